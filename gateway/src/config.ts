@@ -1,0 +1,30 @@
+import { hostname } from 'node:os';
+import { commonEnv, grpcAddress, loadConfig } from '@voiceapi/kit';
+import { z } from 'zod';
+
+export const configSchema = z.object({
+  ...commonEnv,
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  MONGO_DB: z.string().default('gateway'),
+  /** Operator API bearer token. */
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+  /** Secret mixed into every stored key hash (HMAC), so a database dump alone cannot confirm a key. */
+  KEY_HASH_PEPPER: z.string().min(16, 'must be at least 16 characters'),
+  RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(50),
+  /** Largest JSON body accepted on any route (bytes). */
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(100 * 1024),
+  GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
+  COMPANIES_GRPC_ADDR: grpcAddress.default('127.0.0.1:50061'),
+  /** Unique per replica: names this replica's consumer group for broadcast control events. */
+  INSTANCE_ID: z.string().default(`${hostname()}-${process.pid}`),
+  /** Backstop re-read of the kill switch in case a control event was missed. */
+  CONTROL_RESYNC_MS: z.coerce.number().int().positive().default(5_000),
+  /** Backstop lifetime of a cached key; deactivation normally evicts at once via Kafka. */
+  KEY_CACHE_TTL_MS: z.coerce.number().int().positive().default(60_000),
+  /** `lastUsedAt` is written at most this often per key and replica. */
+  LAST_USED_RESOLUTION_MS: z.coerce.number().int().positive().default(60_000),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export const readConfig = (env?: Record<string, string | undefined>): Readonly<Config> => loadConfig(configSchema, env);

@@ -1,0 +1,68 @@
+import { DomainError, type ErrorDetail } from '@voiceapi/kit';
+import type { ErrorRequestHandler, Response } from 'express';
+import type { Logger } from '@voiceapi/kit';
+import { z } from './zod';
+
+export const ErrorBody = z
+  .object({
+    error: z.string().openapi({ description: 'Human-readable message' }),
+    reasonCode: z.string().openapi({ description: 'Machine-readable code', example: 'not_found' }),
+    missing: z.array(z.string()).optional().openapi({ description: 'Scopes the key lacks (403 only)' }),
+    details: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .openapi({ description: 'Field problems (400)' }),
+  })
+  .openapi('Error');
+
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export interface HttpResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Any thrown value → the documented error body. Unknown errors are logged and answered as 500. */
+export function errorResult(err: unknown, log: Logger, requestId?: string): HttpResult {
+  if (err instanceof DomainError) {
+    const body: ErrorBody = { error: err.message, reasonCode: err.reasonCode };
+    if (err.details?.length) body.details = err.details;
+    const headers: Record<string, string> = {};
+    if (err.reasonCode === 'service_unavailable' || err.reasonCode === 'upstream_timeout') headers['Retry-After'] = '1';
+    return { status: err.httpStatus, body, headers };
+  }
+  log.error({ err, requestId }, 'unhandled error');
+  return { status: 500, body: { error: 'internal error', reasonCode: 'internal_error' } };
+}
+
+export function send(res: Response, result: HttpResult): void {
+  if (result.headers) res.set(result.headers);
+  if (result.body === undefined) res.status(result.status).end();
+  else res.status(result.status).json(result.body);
+}
+
+export function fail(res: Response, reasonCode: DomainError['reasonCode'], message: string, extra?: { missing?: string[]; details?: ErrorDetail[] }): void {
+  const err = new DomainError(reasonCode, message, extra?.details);
+  const body: ErrorBody = { error: message, reasonCode, ...(extra?.missing ? { missing: extra.missing } : {}) };
+  if (extra?.details) body.details = extra.details;
+  res.status(err.httpStatus).json(body);
+}
+
+/**
+ * Last-resort handler: body-parser failures get their documented codes (413, 400), anything
+ * else a 500 without a stack trace.
+ */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    if (res.headersSent) return;
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') return fail(res, 'payload_too_large', 'request body is too large');
+    if (type === 'entity.parse.failed') return fail(res, 'validation_error', 'request body is not valid JSON');
+    if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+      return fail(res, 'unsupported_media_type', 'request body encoding is not supported');
+    }
+    if (type === 'request.aborted') return;
+    send(res, errorResult(err, log, req.get('x-request-id')));
+  };
+}

@@ -1,0 +1,27 @@
+import { z } from './zod';
+
+/** `page` ≥ 1 (default 1) and `limit` 1–100 (default 25), as every list takes them. */
+export const PageQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1).openapi({ description: 'Page number, from 1', example: 1 }),
+  limit: z.coerce.number().int().min(1).max(100).default(25).openapi({ description: 'Page size, at most 100', example: 25 }),
+});
+
+export const Pagination = z
+  .object({
+    page: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int(),
+    totalPages: z.number().int(),
+    hasMore: z.boolean(),
+  })
+  .openapi('Pagination');
+
+export function pagination(page: number, limit: number, total: number): z.infer<typeof Pagination> {
+  const totalPages = Math.ceil(total / limit);
+  return { page, limit, total, totalPages, hasMore: page < totalPages };
+}
+
+/** A 24-hex id; anything else is refused with 400 before a service is called. */
+export const IdParam = z.object({
+  id: z.string().regex(/^[a-f0-9]{24}$/i, 'must be a 24-character hex id').openapi({ example: '665f1c2b9d3e4a0012345678' }),
+});

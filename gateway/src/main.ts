@@ -1,0 +1,128 @@
+import type { Server } from 'node:http';
+import {
+  connectMongo,
+  createKafka,
+  createLogger,
+  ensureIndexes,
+  EventConsumer,
+  EventProducer,
+  Lifecycle,
+  Outbox,
+  shutdownTelemetry,
+} from '@voiceapi/kit';
+import { buildApp } from './app';
+import { KeyCache } from './auth/key-cache';
+import { LastUsedRecorder } from './auth/last-used';
+import { closeServiceClients, createServiceClients } from './clients';
+import { readConfig } from './config';
+import { ControlPlane } from './control/control-plane';
+import { OperatorUseCases } from './operator/operator';
+import { ApiKeyStore } from './store/api-keys';
+import { IdempotencyStore } from './store/idempotency';
+import { KeyRequestStore } from './store/key-requests';
+import { SettingsStore } from './store/settings';
+import { TenantStore } from './store/tenants';
+
+/** Starts one gateway replica; returns its port and lifecycle so tests can run it in-process. */
+export async function startGateway(env: Record<string, string | undefined> = process.env) {
+  const cfg = readConfig(env);
+  const log = createLogger('gateway', cfg.LOG_LEVEL);
+  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
+  lifecycle.onStop('telemetry', shutdownTelemetry);
+
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  lifecycle.onStop('mongo', () => conn.close());
+  const tenants = new TenantStore(conn);
+  const apiKeys = new ApiKeyStore(conn);
+  const requests = new KeyRequestStore(conn);
+  const settings = new SettingsStore(conn);
+  const idempotency = new IdempotencyStore(conn);
+
+  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `gateway-${cfg.INSTANCE_ID}`, log });
+  const producer = new EventProducer(kafka);
+  await producer.connect();
+  lifecycle.onStop('kafka producer', () => producer.disconnect());
+  const outbox = new Outbox(conn, producer, log);
+  await ensureIndexes(conn);
+  outbox.start();
+  lifecycle.onStop('outbox', () => outbox.stop());
+
+  const keys = new KeyCache(
+    async (hash) => {
+      const k = await apiKeys.findByHash(hash);
+      if (!k) return null;
+      return {
+        keyId: k._id.toString(),
+        tenantId: k.tenantId,
+        mode: k.mode,
+        scopes: new Set(k.scopes),
+        status: k.status,
+        ...(k.rateLimitPerSecond !== undefined && { rateLimitPerSecond: k.rateLimitPerSecond }),
+      };
+    },
+    { ttlMs: cfg.KEY_CACHE_TTL_MS },
+  );
+  const control = new ControlPlane(
+    settings,
+    keys,
+    outbox,
+    new EventConsumer(kafka, `gateway-control-${cfg.INSTANCE_ID}`, log),
+    log,
+    cfg.CONTROL_RESYNC_MS,
+  );
+  await control.start();
+  lifecycle.onStop('control plane', () => control.stop());
+
+  const lastUsed = new LastUsedRecorder(
+    (keyId, at) => apiKeys.touch(keyId, at),
+    cfg.LAST_USED_RESOLUTION_MS,
+    (err) => log.warn({ err }, 'could not record lastUsedAt'),
+  );
+  const sweep = setInterval(() => void idempotency.sweep().catch(() => undefined), 10 * 60_000);
+  sweep.unref();
+  lifecycle.onStop('idempotency sweep', () => clearInterval(sweep));
+
+  const clients = createServiceClients(cfg);
+  lifecycle.onStop('grpc clients', () => closeServiceClients(clients));
+
+  const app = buildApp({
+    cfg,
+    log,
+    killSwitch: () => control.killSwitch,
+    ready: () => control.ready && conn.readyState === 1,
+    keys,
+    onKeyUsed: (auth) => lastUsed.used(auth.keyId),
+    idempotency,
+    operator: new OperatorUseCases(tenants, apiKeys, requests, control, cfg.KEY_HASH_PEPPER),
+    clients,
+  });
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(cfg.PORT, cfg.HOST, () => resolve(s));
+    s.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  // Stop accepting first; requests in flight finish, idle keep-alive sockets close.
+  lifecycle.onStop('http', () => closeHttp(server));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : cfg.PORT;
+  log.info({ port, host: cfg.HOST }, 'gateway listening');
+  return { port, lifecycle, log, control };
+}
+
+function closeHttp(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+if (require.main === module) {
+  startGateway().then(
+    ({ lifecycle }) => lifecycle.handleSignals(),
+    (err: unknown) => {
+      console.error(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,199 @@
+import type { voiceapi } from '@voiceapi/proto';
+import type { ServiceClients } from '../clients';
+import { IdParam, PageQuery, Pagination, pagination } from '../http/pagination';
+import { defineRoute } from '../http/route';
+import { z } from '../http/zod';
+
+const isTimeZone = (tz: string): boolean => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const CREDENTIALS_FIELD = 'omniChannelSettings';
+
+const fields = {
+  name: z.string().trim().min(1).max(200),
+  mobile: z.string().trim().regex(/^\+?[0-9][0-9 ()-]{2,30}$/, 'must be a phone number').openapi({ example: '+14155550100' }),
+  countryCode: z.string().trim().regex(/^\+?[0-9]{1,4}$/, 'must be a calling code like +1').openapi({ example: '+1' }),
+  countryIso: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 code')
+    .transform((s) => s.toUpperCase())
+    .openapi({ example: 'US' }),
+  description: z.string().max(5_000),
+  industry: z.string().trim().max(200),
+  website: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2_048).openapi({ example: 'https://clinic.example' }),
+  businessHours: z
+    .record(z.string(), z.unknown())
+    .openapi({ description: 'Free-form opening hours, e.g. `{ "mon": ["09:00-17:00"] }`', example: { mon: ['09:00-17:00'] } }),
+  timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin').openapi({ example: 'America/New_York' }),
+};
+
+// Unknown fields are refused, and the credential container gets its own clear message.
+const refuseUnknown = {
+  error: (issue: { code?: string; keys?: string[] }) =>
+    issue.code === 'unrecognized_keys' && issue.keys?.includes(CREDENTIALS_FIELD)
+      ? `${CREDENTIALS_FIELD} cannot be set through the API (dashboard only)`
+      : issue.code === 'unrecognized_keys'
+        ? `unknown field(s): ${issue.keys?.join(', ')}`
+        : undefined,
+};
+
+const CompanyCreate = z
+  .strictObject(
+    {
+      name: fields.name,
+      mobile: fields.mobile.optional(),
+      countryCode: fields.countryCode.optional(),
+      countryIso: fields.countryIso.optional(),
+      description: fields.description.optional(),
+      industry: fields.industry.optional(),
+      website: fields.website.optional(),
+      businessHours: fields.businessHours.optional(),
+      timezone: fields.timezone.optional(),
+    },
+    refuseUnknown,
+  )
+  .openapi('CompanyCreate');
+
+const CompanyPatch = z
+  .strictObject(
+    {
+      name: fields.name.optional(),
+      mobile: fields.mobile.optional(),
+      countryCode: fields.countryCode.optional(),
+      countryIso: fields.countryIso.optional(),
+      description: fields.description.optional(),
+      industry: fields.industry.optional(),
+      website: fields.website.optional(),
+      businessHours: fields.businessHours.optional(),
+      timezone: fields.timezone.optional(),
+    },
+    refuseUnknown,
+  )
+  .refine((b) => Object.keys(b).length > 0, 'send at least one field to change')
+  .openapi('CompanyPatch');
+
+const Company = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    mobile: z.string().nullable(),
+    countryCode: z.string().nullable(),
+    countryIso: z.string().nullable(),
+    description: z.string().nullable(),
+    industry: z.string().nullable(),
+    website: z.string().nullable(),
+    businessHours: z.record(z.string(), z.unknown()).nullable(),
+    timezone: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .openapi('Company', { description: 'Company profile. Credentials (`omniChannelSettings`) are never returned.' });
+
+const CompanyEnvelope = z.object({ company: Company });
+
+function companyJson(c: voiceapi.companies.v1.Company | undefined): z.infer<typeof Company> {
+  if (!c) throw new Error('companies service answered without a company');
+  return {
+    id: c.id,
+    name: c.name,
+    mobile: c.mobile ?? null,
+    countryCode: c.countryCode ?? null,
+    countryIso: c.countryIso ?? null,
+    description: c.description ?? null,
+    industry: c.industry ?? null,
+    website: c.website ?? null,
+    businessHours: c.businessHours ?? null,
+    timezone: c.timezone ?? null,
+    createdAt: (c.createTime ?? new Date(0)).toISOString(),
+    updatedAt: (c.updateTime ?? new Date(0)).toISOString(),
+  };
+}
+
+export function companyRoutes(clients: ServiceClients) {
+  const tag = 'Companies';
+  const notFound = { 404: 'No such company for this tenant (`not_found`)' };
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/companies',
+      tag,
+      summary: 'List company profiles',
+      scopes: ['companies:read'],
+      query: PageQuery,
+      responses: {
+        200: { description: 'A page of companies, newest first', schema: z.object({ companies: z.array(Company), pagination: Pagination }) },
+      },
+      handler: async ({ query }, { call }) => {
+        const res = await clients.companies.listCompanies({ page: { page: query.page, limit: query.limit } }, call);
+        return {
+          status: 200,
+          body: { companies: res.companies.map(companyJson), pagination: pagination(query.page, query.limit, res.page?.total ?? 0) },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/companies',
+      tag,
+      summary: 'Create a company profile',
+      scopes: ['companies:write'],
+      body: CompanyCreate,
+      responses: { 201: { description: 'Created', schema: CompanyEnvelope } },
+      handler: async ({ body }, { call }) => {
+        const res = await clients.companies.createCompany({ fields: body }, call);
+        return { status: 201, body: { company: companyJson(res.company) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/companies/{id}',
+      tag,
+      summary: 'Get a company profile',
+      scopes: ['companies:read'],
+      params: IdParam,
+      responses: { 200: { description: 'The company', schema: CompanyEnvelope } },
+      errors: notFound,
+      handler: async ({ params }, { call }) => {
+        const res = await clients.companies.getCompany({ id: params.id }, call);
+        return { status: 200, body: { company: companyJson(res.company) } };
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/companies/{id}',
+      tag,
+      summary: 'Update a company profile',
+      description: 'Send only the fields to change. `omniChannelSettings` and unknown fields are refused with 400.',
+      scopes: ['companies:write'],
+      params: IdParam,
+      body: CompanyPatch,
+      responses: { 200: { description: 'The updated company', schema: CompanyEnvelope } },
+      errors: notFound,
+      handler: async ({ params, body }, { call }) => {
+        const res = await clients.companies.updateCompany({ id: params.id, fields: body }, call);
+        return { status: 200, body: { company: companyJson(res.company) } };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/companies/{id}',
+      tag,
+      summary: 'Delete a company profile',
+      scopes: ['companies:write'],
+      params: IdParam,
+      responses: { 204: { description: 'Deleted' } },
+      errors: notFound,
+      handler: async ({ params }, { call }) => {
+        await clients.companies.deleteCompany({ id: params.id }, call);
+        return { status: 204 };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,31 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+
+interface SettingsRecord {
+  _id: string;
+  killSwitch: boolean;
+  updatedAt: Date;
+}
+
+const settingsSchema = new Schema<SettingsRecord>(
+  { _id: String, killSwitch: { type: Boolean, required: true }, updatedAt: { type: Date, required: true } },
+  { collection: 'platform_settings', versionKey: false },
+);
+
+const GLOBAL = 'global';
+
+/** Platform-wide settings: one document. */
+export class SettingsStore {
+  private readonly model: Model<SettingsRecord>;
+  constructor(conn: Connection) {
+    this.model = conn.models.PlatformSettings ?? conn.model<SettingsRecord>('PlatformSettings', settingsSchema);
+  }
+
+  async killSwitch(): Promise<boolean> {
+    const doc = await this.model.findById(GLOBAL).lean<SettingsRecord>();
+    return doc?.killSwitch ?? false;
+  }
+
+  async setKillSwitch(enabled: boolean): Promise<void> {
+    await this.model.updateOne({ _id: GLOBAL }, { $set: { killSwitch: enabled, updatedAt: new Date() } }, { upsert: true });
+  }
+}

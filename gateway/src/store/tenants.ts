@@ -1,0 +1,30 @@
+import { isObjectIdHex } from '@voiceapi/kit';
+import { Schema, Types, type Connection, type Model } from 'mongoose';
+
+export interface TenantRecord {
+  _id: Types.ObjectId;
+  name: string;
+  createdAt: Date;
+}
+
+const tenantSchema = new Schema<TenantRecord>(
+  { name: { type: String, required: true }, createdAt: { type: Date, required: true } },
+  { collection: 'tenants', versionKey: false },
+);
+
+export class TenantStore {
+  readonly model: Model<TenantRecord>;
+  constructor(conn: Connection) {
+    this.model = conn.models.Tenant ?? conn.model<TenantRecord>('Tenant', tenantSchema);
+  }
+
+  async create(name: string): Promise<TenantRecord> {
+    return (await this.model.create({ name, createdAt: new Date() })).toObject();
+  }
+
+  async exists(id: string): Promise<boolean> {
+    return isObjectIdHex(id) && (await this.model.exists({ _id: id })) !== null;
+  }
+}
+
+export const tenantJson = (t: TenantRecord) => ({ id: t._id.toString(), name: t.name, createdAt: t.createdAt.toISOString() });

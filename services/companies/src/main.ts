@@ -1,0 +1,38 @@
+import { connectMongo, ensureIndexes, createLogger, Lifecycle, shutdownTelemetry, startGrpcServer } from '@voiceapi/kit';
+import { readConfig } from './config';
+import { companiesService } from './grpc/companies-server';
+import { CompanyStore, registerCompanyModel } from './store/company-store';
+import { CompanyUseCases } from './usecases/companies';
+
+/** Starts the companies service; returns its lifecycle so tests can stop it in-process. */
+export async function startCompanies(env: Record<string, string | undefined> = process.env) {
+  const cfg = readConfig(env);
+  const log = createLogger('companies', cfg.LOG_LEVEL);
+  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
+  lifecycle.onStop('telemetry', shutdownTelemetry);
+
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, models: registerCompanyModel });
+  lifecycle.onStop('mongo', () => conn.close());
+  await ensureIndexes(conn);
+
+  const useCases = new CompanyUseCases(new CompanyStore(registerCompanyModel(conn)));
+  const server = await startGrpcServer({
+    host: cfg.GRPC_HOST,
+    port: cfg.GRPC_PORT,
+    services: [companiesService(useCases, log)],
+    log,
+  });
+  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  return { port: server.port, lifecycle, log };
+}
+
+if (require.main === module) {
+  startCompanies().then(
+    ({ lifecycle }) => lifecycle.handleSignals(),
+    (err: unknown) => {
+      // Config and connection failures end the process with one clear line, not a trace.
+      console.error(`companies failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

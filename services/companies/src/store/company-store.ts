@@ -1,0 +1,109 @@
+import { isObjectIdHex, type TenantScope } from '@voiceapi/kit';
+import { Schema, Types, type Connection, type Model } from 'mongoose';
+
+export interface CompanyRecord {
+  _id: Types.ObjectId;
+  tenantId: string;
+  name: string;
+  mobile?: string;
+  countryCode?: string;
+  countryIso?: string;
+  description?: string;
+  industry?: string;
+  website?: string;
+  businessHours?: Record<string, unknown>;
+  timezone?: string;
+  /** Email-server and WhatsApp credentials, set by the dashboard. Never selected by this store. */
+  omniChannelSettings?: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type CompanyFields = Omit<CompanyRecord, '_id' | 'tenantId' | 'omniChannelSettings' | 'createdAt' | 'updatedAt'>;
+export type CompanyView = Omit<CompanyRecord, 'omniChannelSettings'>;
+
+const companySchema = new Schema<CompanyRecord>(
+  {
+    tenantId: { type: String, required: true },
+    name: { type: String, required: true },
+    mobile: String,
+    countryCode: String,
+    countryIso: String,
+    description: String,
+    industry: String,
+    website: String,
+    businessHours: { type: Schema.Types.Mixed },
+    timezone: String,
+    omniChannelSettings: { type: Schema.Types.Mixed, select: false },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'companies', versionKey: false, minimize: true },
+);
+// Serves every tenant query: list newest first, the latest company, and get/update/delete by id
+// (the _id index finds the document; tenantId in the filter keeps it the tenant's).
+companySchema.index({ tenantId: 1, createdAt: -1, _id: -1 });
+
+// Credentials are excluded by every read, including after findOneAndUpdate.
+const PUBLIC_PROJECTION = { omniChannelSettings: 0 } as const;
+
+export function registerCompanyModel(conn: Connection): Model<CompanyRecord> {
+  return conn.models.Company ?? conn.model<CompanyRecord>('Company', companySchema);
+}
+
+/**
+ * The only way into the companies collection. Every method takes a TenantScope, and every filter
+ * is built from it, so a query without a tenant cannot be written here.
+ */
+export class CompanyStore {
+  constructor(private readonly model: Model<CompanyRecord>) {}
+
+  private byId(scope: TenantScope, id: string) {
+    return { _id: new Types.ObjectId(id), tenantId: scope.tenantId };
+  }
+
+  async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<CompanyView> {
+    const doc = await this.model.create({ ...fields, tenantId: scope.tenantId, createdAt: now, updatedAt: now });
+    const { omniChannelSettings: _hidden, ...view } = doc.toObject();
+    return view;
+  }
+
+  async get(scope: TenantScope, id: string): Promise<CompanyView | null> {
+    if (!isObjectIdHex(id)) return null;
+    return this.model.findOne(this.byId(scope, id), PUBLIC_PROJECTION).lean<CompanyView>();
+  }
+
+  async latest(scope: TenantScope): Promise<CompanyView | null> {
+    return this.model
+      .findOne({ tenantId: scope.tenantId }, PUBLIC_PROJECTION)
+      .sort({ createdAt: -1, _id: -1 })
+      .lean<CompanyView>();
+  }
+
+  async list(scope: TenantScope, page: number, limit: number): Promise<{ items: CompanyView[]; total: number }> {
+    const filter = { tenantId: scope.tenantId };
+    const [items, total] = await Promise.all([
+      this.model
+        .find(filter, PUBLIC_PROJECTION)
+        .sort({ createdAt: -1, _id: -1 })
+        .skip((page - 1) * limit)
+        .limit(limit)
+        .lean<CompanyView[]>(),
+      this.model.countDocuments(filter),
+    ]);
+    return { items, total };
+  }
+
+  async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, now: Date): Promise<CompanyView | null> {
+    if (!isObjectIdHex(id)) return null;
+    return this.model
+      .findOneAndUpdate(this.byId(scope, id), { $set: { ...fields, updatedAt: now } }, { new: true, projection: PUBLIC_PROJECTION })
+      .lean<CompanyView>();
+  }
+
+  async delete(scope: TenantScope, id: string): Promise<boolean> {
+    if (!isObjectIdHex(id)) return false;
+    const res = await this.model.deleteOne(this.byId(scope, id));
+    return res.deletedCount === 1;
+  }
+}

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+/**
+ * Validates the environment against a schema once at start-up and returns a frozen, typed
+ * object. A bad setting stops the process with one line per problem: config fails fast, and
+ * nothing else in a process reads `process.env`.
+ */
+export function loadConfig<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined> = process.env,
+): Readonly<z.infer<S>> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return Object.freeze(parsed.data) as Readonly<z.infer<S>>;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Settings every process shares. Spread into a process's own schema. */
+export const commonEnv = {
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL'),
+  KAFKA_BROKERS: z
+    .string()
+    .min(1)
+    .transform((s) => s.split(',').map((b) => b.trim()).filter(Boolean)),
+  /** How long a SIGTERM drain may take before remaining work is abandoned. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
+};
+
+/** `host:port` of a gRPC dependency. */
+export const grpcAddress = z.string().regex(/^[\w.-]+:\d+$/, 'must be host:port');
+
+export const boolFromEnv = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');

@@ -1,0 +1,54 @@
+import { Metadata } from '@grpc/grpc-js';
+import { DomainError } from './errors';
+
+export type KeyMode = 'live' | 'sandbox';
+
+/** Who is calling, carried in gRPC metadata from the gateway to every service. */
+export interface CallContext {
+  tenantId?: string;
+  keyId?: string;
+  keyMode?: KeyMode;
+  requestId?: string;
+}
+
+const KEYS = { tenantId: 'tenant-id', keyId: 'key-id', keyMode: 'key-mode', requestId: 'request-id' } as const;
+
+export function contextToMetadata(ctx: CallContext): Metadata {
+  const md = new Metadata();
+  for (const [field, header] of Object.entries(KEYS) as [keyof CallContext, string][]) {
+    const value = ctx[field];
+    if (value) md.set(header, value);
+  }
+  return md;
+}
+
+export function contextFromMetadata(md: Metadata): CallContext {
+  const read = (header: string): string | undefined => {
+    const v = md.get(header)[0];
+    return typeof v === 'string' && v.length > 0 ? v : undefined;
+  };
+  const mode = read(KEYS.keyMode);
+  return {
+    tenantId: read(KEYS.tenantId),
+    keyId: read(KEYS.keyId),
+    keyMode: mode === 'live' || mode === 'sandbox' ? mode : undefined,
+    requestId: read(KEYS.requestId),
+  };
+}
+
+declare const tenantBrand: unique symbol;
+
+/**
+ * Proof that a call belongs to one tenant. Store methods take a `TenantScope`, and the only way
+ * to make one is `requireTenant`, so a query without a tenant id does not compile.
+ */
+export interface TenantScope {
+  readonly tenantId: string;
+  readonly mode: KeyMode;
+  readonly [tenantBrand]: true;
+}
+
+export function requireTenant(ctx: CallContext): TenantScope {
+  if (!ctx.tenantId) throw new DomainError('unauthorized', 'call carries no tenant');
+  return { tenantId: ctx.tenantId, mode: ctx.keyMode ?? 'live' } as TenantScope;
+}

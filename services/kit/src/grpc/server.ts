@@ -1,0 +1,103 @@
+import {
+  Server,
+  ServerCredentials,
+  type Metadata,
+  type sendUnaryData,
+  type ServerUnaryCall,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { HealthImplementation } from 'grpc-health-check';
+import { contextFromMetadata, type CallContext } from '../context';
+import { DomainError, toGrpcError } from '../errors';
+import type { Logger } from '../logger';
+import type { RequestOf, ResponseOf, UnaryServiceDef } from './types';
+
+/** A service implemented as plain async functions; the adapter does the grpc-js plumbing. */
+export type AsyncService<D extends UnaryServiceDef> = {
+  [M in keyof D]: (request: RequestOf<D[M]>, ctx: CallContext) => Promise<ResponseOf<D[M]>>;
+};
+
+export interface ServiceRegistration {
+  name: string;
+  definition: UnaryServiceDef;
+  implementation: UntypedServiceImplementation;
+}
+
+/**
+ * Adapts async handlers to grpc-js: reads the call context from metadata, and maps errors once
+ * (domain error → status + reason code; anything else → INTERNAL, logged, never a stack trace).
+ */
+export function registerService<D extends UnaryServiceDef>(
+  name: string,
+  definition: D,
+  impl: AsyncService<D>,
+  log: Logger,
+): ServiceRegistration {
+  const implementation: UntypedServiceImplementation = {};
+  for (const method of Object.keys(definition) as (keyof D & string)[]) {
+    const handler = impl[method];
+    implementation[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+      const ctx = contextFromMetadata(call.metadata);
+      handler(call.request as RequestOf<D[typeof method]>, ctx).then(
+        (response) => callback(null, response),
+        (err: unknown) => {
+          if (!(err instanceof DomainError)) {
+            log.error({ err, method, requestId: ctx.requestId }, 'unexpected error in handler');
+          }
+          callback(toGrpcError(err) as Parameters<sendUnaryData<unknown>>[0]);
+        },
+      );
+    };
+  }
+  return { name, definition, implementation };
+}
+
+export interface RunningGrpcServer {
+  port: number;
+  health: HealthImplementation;
+  /** Marks the process NOT_SERVING, waits for in-flight calls, then stops. */
+  drain(graceMs: number): Promise<void>;
+}
+
+export async function startGrpcServer(opts: {
+  host: string;
+  port: number;
+  services: ServiceRegistration[];
+  log: Logger;
+}): Promise<RunningGrpcServer> {
+  const server = new Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
+  const statusMap: Record<string, 'SERVING' | 'NOT_SERVING'> = { '': 'SERVING' };
+  for (const s of opts.services) statusMap[s.name] = 'SERVING';
+  const health = new HealthImplementation(statusMap);
+  health.addToServer(server);
+  for (const s of opts.services) server.addService(s.definition as never, s.implementation);
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${opts.host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    );
+  });
+  opts.log.info({ port, services: opts.services.map((s) => s.name) }, 'gRPC server listening');
+
+  return {
+    port,
+    health,
+    drain: (graceMs) =>
+      new Promise<void>((resolve) => {
+        for (const name of Object.keys(statusMap)) health.setStatus(name, 'NOT_SERVING');
+        // tryShutdown lets in-flight calls finish; only a drain that outlives the grace period
+        // is cut short.
+        const timer = setTimeout(() => {
+          opts.log.warn('gRPC drain exceeded grace period, forcing shutdown');
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}
+
+export type { Metadata };

@@ -1,0 +1,12 @@
+export * from './config';
+export * from './context';
+export * from './errors';
+export * from './lifecycle';
+export * from './logger';
+export * from './grpc/types';
+export * from './grpc/server';
+export * from './grpc/client';
+export * from './mongo/connect';
+export * from './kafka/client';
+export * from './kafka/outbox';
+export { shutdownTelemetry, telemetryEnabled } from './telemetry/sdk';

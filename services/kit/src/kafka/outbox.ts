@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { Logger } from '../logger';
+import type { EventProducer, OutgoingEvent } from './client';
+
+interface OutboxDoc {
+  _id: string;
+  topic: string;
+  key: string;
+  type: string;
+  payload: Buffer;
+  createdAt: Date;
+  publishedAt: Date | null;
+}
+
+const outboxSchema = new Schema<OutboxDoc>(
+  {
+    _id: { type: String },
+    topic: { type: String, required: true },
+    key: { type: String, required: true },
+    type: { type: String, required: true },
+    payload: { type: Buffer, required: true },
+    createdAt: { type: Date, required: true },
+    publishedAt: { type: Date, default: null },
+  },
+  { versionKey: false, collection: 'outbox' },
+);
+// Serves the relay's scan: unpublished events, oldest first; and the sweep of old published ones.
+outboxSchema.index({ publishedAt: 1, createdAt: 1 });
+
+/**
+ * Transactional-outbox without transactions (FerretDB has none): an event is stored in the
+ * service's own database before the state change it announces, then relayed to Kafka. A crash
+ * at any point loses no event; the cost is that an event may be published although the state
+ * write after it failed, or published twice. Use it for events whose consumers re-read state
+ * or dedupe by event id, and make every consumer idempotent.
+ */
+export class Outbox {
+  readonly model: Model<OutboxDoc>;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    conn: Connection,
+    private readonly producer: EventProducer,
+    private readonly log: Logger,
+    private readonly opts: { intervalMs: number; retainPublishedMs: number } = {
+      intervalMs: 1_000,
+      retainPublishedMs: 24 * 3600_000,
+    },
+  ) {
+    this.model = conn.models.Outbox ?? conn.model<OutboxDoc>('Outbox', outboxSchema);
+  }
+
+  /** Stores events durably; call `flush()` afterwards to publish without waiting for the timer. */
+  async add(events: OutgoingEvent[]): Promise<void> {
+    const now = new Date();
+    await this.model.insertMany(
+      events.map((e) => ({ ...e, _id: e.eventId ?? randomUUID(), payload: Buffer.from(e.payload), createdAt: now })),
+    );
+  }
+
+  /** Publishes pending events now; concurrent calls coalesce into one more pass. */
+  flush(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.relayOnce();
+        } while (this.again);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.flush().catch((err: unknown) => this.log.warn({ err }, 'outbox relay failed; will retry'));
+      void this.sweep();
+    }, this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  private async relayOnce(): Promise<void> {
+    for (;;) {
+      const batch = await this.model.find({ publishedAt: null }).sort({ createdAt: 1 }).limit(100).lean();
+      if (batch.length === 0) return;
+      await this.producer.publish(
+        batch.map((d) => ({ topic: d.topic, key: d.key, type: d.type, payload: asBytes(d.payload), eventId: d._id })),
+      );
+      await this.model.updateMany({ _id: { $in: batch.map((d) => d._id) } }, { $set: { publishedAt: new Date() } });
+      if (batch.length < 100) return;
+    }
+  }
+
+  /** Explicit expiry instead of a TTL index, which FerretDB lacks. */
+  private async sweep(): Promise<void> {
+    const before = new Date(Date.now() - this.opts.retainPublishedMs);
+    await this.model.deleteMany({ publishedAt: { $ne: null, $lt: before } }).catch(() => undefined);
+  }
+}
+
+/** Lean reads return BSON Binary for Buffer fields. */
+function asBytes(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  const binary = value as { buffer?: Uint8Array; value?: () => Uint8Array };
+  if (binary.buffer instanceof Uint8Array) return binary.buffer;
+  throw new Error('outbox payload is not binary');
+}

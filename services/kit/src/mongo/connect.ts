@@ -1,0 +1,41 @@
+import mongoose, { type Connection } from 'mongoose';
+import type { Logger } from '../logger';
+
+// Queries fail at once when the server is away instead of buffering until a hang.
+mongoose.set('bufferCommands', false);
+mongoose.set('strictQuery', true);
+// Indexes are declared beside their schemas and built explicitly at start-up (syncIndexes below).
+mongoose.set('autoIndex', false);
+
+/**
+ * Opens this process's own database (one database per service). Works on MongoDB 7 and FerretDB 1.24: no transactions, no TTL indexes.
+ */
+export async function connectMongo(opts: {
+  url: string;
+  dbName: string;
+  log: Logger;
+  models?: (conn: Connection) => void;
+}): Promise<Connection> {
+  const conn = mongoose.createConnection(opts.url, {
+    dbName: opts.dbName,
+    serverSelectionTimeoutMS: 10_000,
+    maxPoolSize: 20,
+  });
+  opts.models?.(conn);
+  await conn.asPromise();
+  conn.on('disconnected', () => opts.log.warn({ db: opts.dbName }, 'MongoDB disconnected'));
+  conn.on('reconnected', () => opts.log.info({ db: opts.dbName }, 'MongoDB reconnected'));
+  opts.log.info({ db: opts.dbName }, 'MongoDB connected');
+  return conn;
+}
+
+/** Builds the indexes the connection's models declare (beside their schemas). Idempotent. */
+export async function ensureIndexes(conn: Connection): Promise<void> {
+  for (const model of Object.values(conn.models)) await model.createIndexes();
+}
+
+export const isObjectIdHex = (id: string): boolean => /^[a-f0-9]{24}$/i.test(id);
+
+/** MongoDB's duplicate key error, also what FerretDB answers on a unique index. */
+export const isDuplicateKeyError = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
