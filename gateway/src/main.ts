@@ -4,6 +4,7 @@ import {
   createKafka,
   createLogger,
   ensureIndexes,
+  ensureTopics,
   EventConsumer,
   EventProducer,
   Lifecycle,
@@ -15,7 +16,7 @@ import { KeyCache } from './auth/key-cache';
 import { LastUsedRecorder } from './auth/last-used';
 import { closeServiceClients, createServiceClients } from './clients';
 import { readConfig } from './config';
-import { ControlPlane } from './control/control-plane';
+import { CONTROL_TOPIC, ControlPlane } from './control/control-plane';
 import { OperatorUseCases } from './operator/operator';
 import { ApiKeyStore } from './store/api-keys';
 import { IdempotencyStore } from './store/idempotency';
@@ -39,6 +40,7 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   const idempotency = new IdempotencyStore(conn);
 
   const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `gateway-${cfg.INSTANCE_ID}`, log });
+  await ensureTopics(kafka, [CONTROL_TOPIC]);
   const producer = new EventProducer(kafka);
   await producer.connect();
   lifecycle.onStop('kafka producer', () => producer.disconnect());

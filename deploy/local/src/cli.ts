@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * node deploy/local/dist/cli.js up [--data DIR] [--mongo-port N] [--kafka-port N]
- *                                  [--kafka-controller-port N] [--env-file FILE] [--quiet]
+ *                                  [--kafka-controller-port N] [--env-out FILE] [--quiet]
  * node deploy/local/dist/cli.js install
  *
  * `up` starts FerretDB and Kafka, prints MONGO_URL=... and KAFKA_BROKERS=... on stdout (server
@@ -13,7 +13,7 @@ import { ensureInstalled, startLocalInfra } from './index';
 
 const USAGE = `usage:
   cli.js up [--data DIR] [--mongo-port N] [--kafka-port N] [--kafka-controller-port N]
-            [--env-file FILE] [--quiet]
+            [--env-out FILE] [--quiet]
       Starts FerretDB + Kafka (data in DIR, default ./.data/local-infra; ports default to free
       ones), prints MONGO_URL=... and KAFKA_BROKERS=..., stops both on Ctrl-C / SIGTERM.
   cli.js install
@@ -45,7 +45,7 @@ function port(args: Map<string, string>, name: string): number | undefined {
 }
 
 async function up(args: Map<string, string>): Promise<number> {
-  const known = ['data', 'mongo-port', 'kafka-port', 'kafka-controller-port', 'env-file', 'quiet'];
+  const known = ['data', 'mongo-port', 'kafka-port', 'kafka-controller-port', 'env-out', 'quiet'];
   for (const k of args.keys()) if (!known.includes(k)) throw new Error(`unknown option --${k}`);
 
   const dataDir = path.resolve(args.get('data') ?? path.join('.data', 'local-infra'));
@@ -89,7 +89,7 @@ async function up(args: Map<string, string>): Promise<number> {
   }
 
   const env = `MONGO_URL=${infra.mongoUrl}\nKAFKA_BROKERS=${infra.kafkaBrokers.join(',')}\n`;
-  const envFile = args.get('env-file');
+  const envFile = args.get('env-out');
   if (envFile) fs.writeFileSync(envFile, env);
   process.stdout.write(env);
   process.stderr.write(

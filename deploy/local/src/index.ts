@@ -471,7 +471,7 @@ export interface FerretOptions {
   /** 0 or undefined: a free port. */
   port?: number;
   log?: LogFn;
-  /** FerretDB log level (debug, info, warn, error). Default: warn, or $FERRETDB_LOG_LEVEL. */
+  /** FerretDB log level (debug, info, warn, error). Default: error (warn logs every error reply in full), or $FERRETDB_LOG_LEVEL. */
   logLevel?: string;
 }
 
@@ -493,7 +493,7 @@ export async function startFerret(opts: FerretOptions): Promise<FerretHandle> {
   const dataDir = path.resolve(opts.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
   const port = opts.port || (await freePorts(1))[0]!;
-  const logLevel = opts.logLevel ?? process.env.FERRETDB_LOG_LEVEL ?? 'warn';
+  const logLevel = opts.logLevel ?? process.env.FERRETDB_LOG_LEVEL ?? 'error';
 
   const proc = spawnManaged(
     'ferretdb',

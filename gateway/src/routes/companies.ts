@@ -76,7 +76,11 @@ const CompanyPatch = z
     },
     refuseUnknown,
   )
-  .refine((b) => Object.keys(b).length > 0, 'send at least one field to change')
+  .refine((b) => Object.keys(b).length > 0, {
+    message: 'send at least one field to change',
+    // Only meaningful when the body is otherwise valid (an unknown field already failed it).
+    when: (payload) => payload.issues.length === 0,
+  })
   .openapi('CompanyPatch');
 
 const Company = z

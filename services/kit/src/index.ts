@@ -9,4 +9,5 @@ export * from './grpc/client';
 export * from './mongo/connect';
 export * from './kafka/client';
 export * from './kafka/outbox';
+export * from './kafka/inbox';
 export { shutdownTelemetry, telemetryEnabled } from './telemetry/sdk';

@@ -34,7 +34,7 @@ const companySchema = new Schema<CompanyRecord>(
     website: String,
     businessHours: { type: Schema.Types.Mixed },
     timezone: String,
-    omniChannelSettings: { type: Schema.Types.Mixed, select: false },
+    omniChannelSettings: { type: Schema.Types.Mixed },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -44,8 +44,14 @@ const companySchema = new Schema<CompanyRecord>(
 // (the _id index finds the document; tenantId in the filter keeps it the tenant's).
 companySchema.index({ tenantId: 1, createdAt: -1, _id: -1 });
 
-// Credentials are excluded by every read, including after findOneAndUpdate.
+// Credentials are excluded by every find; findOneAndUpdate cannot take a projection on FerretDB
+// 1.24, so its result goes through toView, which drops them in code.
 const PUBLIC_PROJECTION = { omniChannelSettings: 0 } as const;
+
+function toView(doc: CompanyRecord): CompanyView {
+  const { omniChannelSettings: _credentials, ...view } = doc;
+  return view;
+}
 
 export function registerCompanyModel(conn: Connection): Model<CompanyRecord> {
   return conn.models.Company ?? conn.model<CompanyRecord>('Company', companySchema);
@@ -64,8 +70,7 @@ export class CompanyStore {
 
   async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<CompanyView> {
     const doc = await this.model.create({ ...fields, tenantId: scope.tenantId, createdAt: now, updatedAt: now });
-    const { omniChannelSettings: _hidden, ...view } = doc.toObject();
-    return view;
+    return toView(doc.toObject());
   }
 
   async get(scope: TenantScope, id: string): Promise<CompanyView | null> {
@@ -96,9 +101,10 @@ export class CompanyStore {
 
   async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, now: Date): Promise<CompanyView | null> {
     if (!isObjectIdHex(id)) return null;
-    return this.model
-      .findOneAndUpdate(this.byId(scope, id), { $set: { ...fields, updatedAt: now } }, { new: true, projection: PUBLIC_PROJECTION })
-      .lean<CompanyView>();
+    const doc = await this.model
+      .findOneAndUpdate(this.byId(scope, id), { $set: { ...fields, updatedAt: now } }, { new: true })
+      .lean<CompanyRecord>();
+    return doc ? toView(doc) : null;
   }
 
   async delete(scope: TenantScope, id: string): Promise<boolean> {

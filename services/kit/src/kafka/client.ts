@@ -3,12 +3,14 @@ import { context, propagation } from '@opentelemetry/api';
 import {
   Kafka,
   logLevel,
+  Partitioners,
   type Consumer,
   type IHeaders,
   type KafkaMessage,
   type Producer,
 } from 'kafkajs';
 import type { Logger } from '../logger';
+import type { Inbox } from './inbox';
 
 export interface KafkaSettings {
   brokers: string[];
@@ -35,6 +37,24 @@ export function createKafka(s: KafkaSettings): Kafka {
       s.log[LEVELS[level] ?? 'info']({ kafka: extra }, message);
     },
   });
+}
+
+/**
+ * Creates topics that do not exist yet (idempotent), so consumers can subscribe before the first
+ * event is produced. Production clusters may pre-create them; this then does nothing.
+ */
+export async function ensureTopics(kafka: Kafka, topics: string[], numPartitions = 3): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((t) => !existing.has(t));
+    if (missing.length) {
+      await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions })) });
+    }
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** An event as it travels: a protobuf payload plus headers naming it. */
@@ -71,7 +91,7 @@ export class EventProducer {
   private connected: Promise<void> | undefined;
 
   constructor(kafka: Kafka) {
-    this.producer = kafka.producer({ allowAutoTopicCreation: true });
+    this.producer = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
   }
 
   connect(): Promise<void> {
@@ -132,8 +152,9 @@ export class EventConsumer {
   async start(
     topics: string[],
     handler: (event: IncomingEvent) => Promise<void>,
-    opts: { fromBeginning?: boolean } = {},
+    opts: { fromBeginning?: boolean; /** Skip events this group already processed. */ inbox?: Inbox } = {},
   ): Promise<void> {
+    const inbox = opts.inbox;
     await this.consumer.connect();
     await this.consumer.subscribe({ topics, fromBeginning: opts.fromBeginning ?? false });
     await this.consumer.run({
@@ -141,7 +162,9 @@ export class EventConsumer {
         const event = toIncoming(topic, partition, message);
         const parent = propagation.extract(context.active(), headersAsStrings(message.headers));
         try {
+          if (inbox && (await inbox.seen(this.groupId, event.eventId))) return;
           await context.with(parent, () => handler(event));
+          await inbox?.record(this.groupId, event.eventId);
         } catch (err) {
           this.log.error({ err, topic, eventId: event.eventId, group: this.groupId }, 'event handler failed; will retry');
           throw err;

@@ -1,0 +1,20 @@
+// Three levels: unit specs beside the code; integration tests per service against real MongoDB
+// (FerretDB locally) and Kafka; end-to-end tests through the gateway with real processes.
+// jest only transpiles (swc); `tsc -b` does the type-checking.
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
+const common = { transform, testEnvironment: 'node', testPathIgnorePatterns: ['/node_modules/', '/dist/'] };
+const withInfra = {
+  ...common,
+  globalSetup: '<rootDir>/test/harness/global-setup.ts',
+  globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
+};
+
+module.exports = {
+  // Real servers and real processes start in these suites; allow for a slow CI machine.
+  testTimeout: 90_000,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{gateway,services/*}/src/**/*.test.ts'] },
+    { ...withInfra, displayName: 'integration', testMatch: ['<rootDir>/{gateway,services/*}/test/**/*.int.test.ts'] },
+    { ...withInfra, displayName: 'e2e', testMatch: ['<rootDir>/test/{e2e,fault}/**/*.test.ts'] },
+  ],
+};

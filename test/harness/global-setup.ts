@@ -1,0 +1,17 @@
+import { provideInfra, type Infra } from './infra';
+
+declare global {
+  // eslint-disable-next-line no-var
+  var __voiceapiInfra: Infra | undefined;
+}
+
+/** Starts (or finds) the real servers once; workers inherit their addresses through the environment. */
+export default async function globalSetup(): Promise<void> {
+  if (globalThis.__voiceapiInfra) return;
+  const started = Date.now();
+  const infra = await provideInfra((line) => process.stderr.write(`[infra] ${line}\n`));
+  globalThis.__voiceapiInfra = infra;
+  process.env.MONGO_URL = infra.mongoUrl;
+  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  process.stderr.write(`\n[infra] MongoDB ${infra.mongoUrl} and Kafka ${infra.kafkaBrokers} from ${infra.source} (${Date.now() - started} ms)\n`);
+}

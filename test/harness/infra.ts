@@ -1,0 +1,55 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export interface Infra {
+  mongoUrl: string;
+  kafkaBrokers: string;
+  source: 'environment' | 'testcontainers' | 'local processes';
+  stop(): Promise<void>;
+}
+
+const dockerAvailable = (): boolean =>
+  Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
+
+/**
+ * Real servers for integration and end-to-end tests, in this order: addresses given in the
+ * environment (MONGO_URL and KAFKA_BROKERS); testcontainers where a Docker engine exists
+ * (mongo:7 and Kafka); otherwise FerretDB and Kafka started here as local processes.
+ * Never an in-memory fake.
+ */
+export async function provideInfra(log: (line: string) => void = () => undefined): Promise<Infra> {
+  if (process.env.MONGO_URL && process.env.KAFKA_BROKERS) {
+    return { mongoUrl: process.env.MONGO_URL, kafkaBrokers: process.env.KAFKA_BROKERS, source: 'environment', stop: async () => undefined };
+  }
+  if (dockerAvailable() && process.env.TEST_INFRA !== 'local') {
+    try {
+      return await fromTestcontainers();
+    } catch (err) {
+      log(`testcontainers unavailable (${err instanceof Error ? err.message : String(err)}); starting local servers`);
+    }
+  }
+  const { startLocalInfra } = await import('@voiceapi/local-infra');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-test-'));
+  const infra = await startLocalInfra({ dataDir, log });
+  return { mongoUrl: infra.mongoUrl, kafkaBrokers: infra.kafkaBrokers.join(','), source: 'local processes', stop: () => infra.stop() };
+}
+
+async function fromTestcontainers(): Promise<Infra> {
+  // Loaded only where Docker exists; the package is an optional dependency of the test workspace.
+  const req = (m: string) => import(m) as Promise<Record<string, new (image: string) => { start(): Promise<any> }>>;
+  const { MongoDBContainer } = await req('@testcontainers/mongodb');
+  const { KafkaContainer } = await req('@testcontainers/kafka');
+  const [mongo, kafka] = await Promise.all([
+    new MongoDBContainer!('mongo:7').start(),
+    new (KafkaContainer as any)('confluentinc/cp-kafka:7.7.1').withKraft().start(),
+  ]);
+  return {
+    mongoUrl: `${mongo.getConnectionString()}/?directConnection=true`,
+    kafkaBrokers: `${kafka.getHost()}:${kafka.getMappedPort(9093)}`,
+    source: 'testcontainers',
+    stop: async () => {
+      await Promise.all([mongo.stop(), kafka.stop()]);
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../..');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+  /** SIGTERM and wait for exit (SIGKILL after 15 s). */
+  stop(): Promise<number | null>;
+}
+
+/** Starts one of the project's built processes (`node --require telemetry dist/main.js`). */
+export function startProcess(name: string, entry: string, env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, ['--require', '@voiceapi/kit/telemetry', path.join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (b: Buffer) => {
+    out = (out + b.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    name,
+    child,
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000, proc?: Proc): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (proc && proc.child.exitCode !== null) throw new Error(`${proc.name} exited early:\n${proc.output()}`);
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} not ready within ${timeoutMs} ms${proc ? `:\n${proc.output()}` : ''}`);
+}
