@@ -12,6 +12,7 @@ const withInfra = {
 module.exports = {
   // Real servers and real processes start in these suites; allow for a slow CI machine.
   testTimeout: 90_000,
+  reporters: ['default', '<rootDir>/test/harness/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{gateway,services/*}/src/**/*.test.ts'] },
     { ...withInfra, displayName: 'integration', testMatch: ['<rootDir>/{gateway,services/*}/test/**/*.int.test.ts'] },

@@ -6,6 +6,17 @@
  *
  * Both run as child processes of the calling Node process, listen on 127.0.0.1 only, and keep
  * their data in the given directory across restarts. Only Node built-ins are used.
+ *
+ * FerretDB 1.24 gaps met with mongodb 6.x / mongoose 8.x (production runs real MongoDB 7):
+ *  - findAndModify `fields` is NotImplemented (code 238): any projection on findOneAndUpdate /
+ *    findOneAndDelete fails, including the implicit one mongoose adds for `select: false` paths
+ *    and an empty `{}`. Project in application code instead.
+ *  - A unique-index violation caused by an update/replace (not an insert or upsert-insert) comes
+ *    back as code 1 InternalError "UNIQUE constraint failed", not 11000. E11000 errors carry no
+ *    keyPattern/keyValue.
+ *  - Concurrent upserts on one unique key: MongoDB retries internally, FerretDB returns 11000 to
+ *    all but one; callers should retry an upsert once on 11000.
+ *  - No sessions/transactions (driver `autocommit` field rejected), no TTL indexes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -266,7 +277,7 @@ async function waitReady(
 // ------------------------------------------------------------- networking
 
 /** Free TCP ports on 127.0.0.1 (all held open together, so they are distinct). */
-async function freePorts(count: number): Promise<number[]> {
+export async function freePorts(count: number): Promise<number[]> {
   const servers: net.Server[] = [];
   try {
     const ports: number[] = [];

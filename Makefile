@@ -1,0 +1,68 @@
+# The two commands a new user needs: `make run` and `make test`. Everything else supports them.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+NPM_STAMP := node_modules/.install-stamp
+BUF := npx --no-install buf
+
+.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck proto proto-check proto-breaking charts-check bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
+
+$(NPM_STAMP): package.json package-lock.json */package.json services/*/package.json proto/gen/package.json deploy/local/package.json
+	@echo "==> installing npm dependencies (npm ci)…"
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(NPM_STAMP) ## install npm dependencies
+
+build: $(NPM_STAMP) ## compile every TypeScript project (tsc -b, strict)
+	@echo "==> compiling TypeScript (tsc -b)…"
+	npx --no-install tsc -b
+
+infra: build ## build/resolve FerretDB and Kafka for local runs (first time: a few minutes)
+	bash deploy/local/install.sh
+
+run: infra ## start everything locally and print how to call it (Ctrl-C stops)
+	node deploy/local/dist/run.js
+
+typecheck: build ## type-check the tests too
+	npx --no-install tsc -p test/tsconfig.json
+
+proto: $(NPM_STAMP) ## regenerate TypeScript from proto/ (ts-proto)
+	cd proto && $(BUF) generate
+
+proto-check: $(NPM_STAMP) ## buf lint, breaking check against main, and generated-code drift
+	cd proto && $(BUF) lint
+	@$(MAKE) --no-print-directory proto-breaking
+	@tmp=$$(mktemp -d); cd proto && $(BUF) generate -o $$tmp && \
+	  if diff -r $$tmp/gen/src gen/src >/dev/null; then echo "generated code is up to date"; \
+	  else echo "proto/gen is stale: run 'make proto' and commit" >&2; diff -r $$tmp/gen/src gen/src | head -20 >&2; exit 1; fi
+
+proto-breaking: $(NPM_STAMP) ## buf breaking against main (skipped when main has no proto/ yet)
+	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:proto/buf.yaml 2>/dev/null; then \
+	  cd proto && $(BUF) breaking --against '../.git#branch=main,subdir=proto' && echo "no breaking changes against main"; \
+	else echo "buf breaking: no proto/ on main yet, nothing to compare"; fi
+
+test-unit: build ## unit specs beside the code
+	npx --no-install jest --selectProjects unit
+
+test-integration: typecheck infra ## integration tests per service (real MongoDB-compatible server and Kafka)
+	npx --no-install jest --selectProjects integration --runInBand
+
+test-e2e: typecheck infra ## end-to-end and fault tests through the gateway with real processes
+	npx --no-install jest --selectProjects e2e --runInBand
+
+test: typecheck proto-check infra ## every test level against real servers (what CI runs)
+	npx --no-install jest --selectProjects unit integration e2e --runInBand
+	@if [ -x scripts/chart-checks.sh ]; then bash scripts/chart-checks.sh; fi
+
+charts-check: ## helm lint, render and validate every chart offline
+	bash scripts/chart-checks.sh
+
+bench: infra ## gateway edge-cost benchmark; writes docs/performance.md
+	node test/bench/dist/edge.js
+
+clean: ## remove build output (keeps .data and downloaded infra)
+	npx --no-install tsc -b --clean || true
