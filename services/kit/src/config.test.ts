@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { commonEnv, ConfigError, loadConfig } from './config';
+
+const schema = z.object({ ...commonEnv, PORT: z.coerce.number().int().default(8080) });
+
+describe('loadConfig', () => {
+  it('parses, applies defaults and freezes', () => {
+    const cfg = loadConfig(schema, { MONGO_URL: 'mongodb://127.0.0.1:27017', KAFKA_BROKERS: 'a:9092, b:9092' });
+    expect(cfg.PORT).toBe(8080);
+    expect(cfg.KAFKA_BROKERS).toEqual(['a:9092', 'b:9092']);
+    expect(cfg.LOG_LEVEL).toBe('info');
+    expect(Object.isFrozen(cfg)).toBe(true);
+  });
+
+  it('fails fast naming every bad variable', () => {
+    expect(() => loadConfig(schema, { MONGO_URL: 'postgres://x', PORT: 'eighty' })).toThrow(ConfigError);
+    try {
+      loadConfig(schema, { MONGO_URL: 'postgres://x', PORT: 'eighty' });
+    } catch (err) {
+      const message = (err as Error).message;
+      expect(message).toMatch(/MONGO_URL/);
+      expect(message).toMatch(/KAFKA_BROKERS/);
+      expect(message).toMatch(/PORT/);
+    }
+  });
+});
