@@ -11,8 +11,10 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
 $(NPM_STAMP): package.json package-lock.json */package.json services/*/package.json proto/gen/package.json deploy/local/package.json
-	@echo "==> installing npm dependencies (npm ci)…"
-	npm ci --no-audit --no-fund
+	@echo "==> installing npm dependencies (from package-lock.json)…"
+	@# npm install, not npm ci: npm 11 leaves other platforms' optional binaries (buf, swc) out of
+	@# the lock file and then refuses `npm ci`; install still honours every locked version.
+	npm install --no-audit --no-fund
 	@touch $@
 
 install: $(NPM_STAMP) ## install npm dependencies

@@ -47,7 +47,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "common.labels" -}}
 helm.sh/chart: {{ include "common.chart" . }}
 {{ include "common.selectorLabels" . }}
-app.kubernetes.io/version: {{ include "common.imageTag" . | regexReplaceAll "[^-A-Za-z0-9_.]" "-" | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/version: {{ regexReplaceAll "[^-A-Za-z0-9_.]" (include "common.imageTag" .) "-" | trunc 63 | trimSuffix "-" | quote }}
 app.kubernetes.io/component: {{ .Values.component | default (ternary "gateway" "grpc-service" (eq .Values.protocol "http")) }}
 app.kubernetes.io/part-of: {{ include "common.partOf" . }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
@@ -97,8 +97,9 @@ labels:
 {{/*
 Where each secret-backed variable comes from, as a YAML map
   ENV_NAME: {name: <Secret>, key: <key>, value: <only when the chart creates the Secret>}
-Sources, per variable: an existing Secret (preferred), else an inline value that this chart turns
-into its own Secret `<fullname>`. MONGO_URL falls back from mongo.* to global.mongo.*.
+Sources, per variable: an inline value (development), which this chart turns into its own Secret
+`<fullname>`, else an existing Secret (production; the defaults name one). The service's
+mongo.* wins over global.mongo.*.
 Rendering fails with a clear message when a variable has neither.
 */}}
 {{- define "common.secretRefs" -}}
@@ -106,23 +107,23 @@ Rendering fails with a clear message when a variable has neither.
 {{- $refs := dict -}}
 {{- $m := .Values.mongo | default dict -}}
 {{- $gm := (.Values.global | default dict).mongo | default dict -}}
-{{- if $m.existingSecret -}}
-{{- $_ := set $refs "MONGO_URL" (dict "name" $m.existingSecret "key" ($m.existingSecretKey | default "mongo-url")) -}}
-{{- else if $m.url -}}
+{{- if $m.url -}}
 {{- $_ := set $refs "MONGO_URL" (dict "name" $fullname "key" "mongo-url" "value" $m.url) -}}
-{{- else if $gm.existingSecret -}}
-{{- $_ := set $refs "MONGO_URL" (dict "name" $gm.existingSecret "key" ($gm.existingSecretKey | default "mongo-url")) -}}
+{{- else if $m.existingSecret -}}
+{{- $_ := set $refs "MONGO_URL" (dict "name" $m.existingSecret "key" ($m.existingSecretKey | default "mongo-url")) -}}
 {{- else if $gm.url -}}
 {{- $_ := set $refs "MONGO_URL" (dict "name" $fullname "key" "mongo-url" "value" $gm.url) -}}
+{{- else if $gm.existingSecret -}}
+{{- $_ := set $refs "MONGO_URL" (dict "name" $gm.existingSecret "key" ($gm.existingSecretKey | default "mongo-url")) -}}
 {{- else -}}
 {{- fail (printf "%s: MONGO_URL has no source: set global.mongo.existingSecret (a Secret holding the URL under key %q) or, for development, global.mongo.url" (include "common.name" .) "mongo-url") -}}
 {{- end -}}
 {{- range $env, $s := .Values.secretEnv | default dict -}}
 {{- $key := $s.key | default (lower $env | replace "_" "-") -}}
-{{- if $s.existingSecret -}}
-{{- $_ := set $refs $env (dict "name" $s.existingSecret "key" $key) -}}
-{{- else if $s.value -}}
+{{- if $s.value -}}
 {{- $_ := set $refs $env (dict "name" $fullname "key" $key "value" $s.value) -}}
+{{- else if $s.existingSecret -}}
+{{- $_ := set $refs $env (dict "name" $s.existingSecret "key" $key) -}}
 {{- else -}}
 {{- fail (printf "%s: secretEnv.%s has no source: set secretEnv.%s.existingSecret (a Secret holding it under key %q) or, for development, secretEnv.%s.value" (include "common.name" $) $env $env $key $env) -}}
 {{- end -}}
