@@ -64,7 +64,7 @@ charts-check: ## helm lint, render and validate every chart offline
 	bash scripts/chart-checks.sh
 
 bench: infra ## gateway edge-cost benchmark; writes docs/performance.md
-	node test/bench/dist/edge.js
+	node --import tsx test/bench/edge.ts
 
 clean: ## remove build output (keeps .data and downloaded infra)
 	npx --no-install tsc -b --clean || true
