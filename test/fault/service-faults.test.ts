@@ -13,7 +13,8 @@ describe('faults behind the gateway', () => {
   beforeAll(async () => {
     sys = await startSystem();
     gw = sys.gateways[0]!.url;
-    ({ key } = await tenantWithKey(gw, { scopes }));
+    // A generous rate limit: this suite is about the backend, not the edge.
+    ({ key } = await tenantWithKey(gw, { scopes, rateLimitPerSecond: 100_000 }));
   });
   afterAll(() => sys.stop());
 

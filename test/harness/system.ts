@@ -34,7 +34,7 @@ export interface System {
  */
 export async function startSystem(opts: { gateways?: number; gatewayEnv?: Record<string, string> } = {}): Promise<System> {
   const suffix = randomBytes(4).toString('hex');
-  const env = {
+  const env: Record<string, string> = {
     MONGO_URL: process.env.MONGO_URL!,
     KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
   };
@@ -47,7 +47,7 @@ export async function startSystem(opts: { gateways?: number; gatewayEnv?: Record
     env,
     async startCompanies() {
       const proc = startProcess('companies', 'services/companies/dist/main.js', {
-        ...env,
+        ...system.env,
         MONGO_DB: `companies_${suffix}`,
         GRPC_PORT: String(companiesPort),
       });
