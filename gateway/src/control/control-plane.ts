@@ -49,27 +49,36 @@ export class ControlPlane {
   }
 
   async setKillSwitch(enabled: boolean): Promise<void> {
-    await this.announce({ $case: 'killSwitchChanged', killSwitchChanged: { enabled } }, 'kill-switch');
-    await this.settings.setKillSwitch(enabled);
-    this.killSwitchOn = enabled;
-    void this.outbox.flush().catch((err: unknown) => this.log.warn({ err }, 'control event relay deferred'));
+    await this.announced({ $case: 'killSwitchChanged', killSwitchChanged: { enabled } }, 'kill-switch', async () => {
+      await this.settings.setKillSwitch(enabled);
+      this.killSwitchOn = enabled;
+    });
+  }
+
+  /** Runs a write that changes a key's status, name or scopes; every replica drops the key. */
+  async changeKey<T>(keyId: string, tenantId: string, write: () => Promise<T>): Promise<T> {
+    return this.announced({ $case: 'apiKeyChanged', apiKeyChanged: { keyId, tenantId } }, keyId, async () => {
+      const result = await write();
+      this.keys.evictKeyId(keyId);
+      return result;
+    });
   }
 
   /**
-   * Runs a write that changes a key's status, name or scopes. The change event is stored before
-   * the write (a crash in between loses nothing), and the key leaves this replica's cache at once.
+   * The event is stored (held) before the write, so a crash in between loses nothing, and
+   * released after it, so no replica hears of the change before it can read it.
    */
-  async changeKey<T>(keyId: string, tenantId: string, write: () => Promise<T>): Promise<T> {
-    await this.announce({ $case: 'apiKeyChanged', apiKeyChanged: { keyId, tenantId } }, keyId);
-    const result = await write();
-    this.keys.evictKeyId(keyId);
-    void this.outbox.flush().catch((err: unknown) => this.log.warn({ err, keyId }, 'control event relay deferred'));
-    return result;
-  }
-
-  private async announce(change: NonNullable<voiceapi.events.v1.GatewayControlEvent['change']>, key: string): Promise<void> {
+  private async announced<T>(
+    change: NonNullable<voiceapi.events.v1.GatewayControlEvent['change']>,
+    key: string,
+    write: () => Promise<T>,
+  ): Promise<T> {
     const payload = GatewayControlEvent.encode({ occurTime: new Date(), change }).finish();
-    await this.outbox.add([{ topic: CONTROL_TOPIC, key, type: EVENT_TYPE, payload }]);
+    const ids = await this.outbox.add([{ topic: CONTROL_TOPIC, key, type: EVENT_TYPE, payload }], { hold: true });
+    const result = await write();
+    await this.outbox.release(ids);
+    void this.outbox.flush().catch((err: unknown) => this.log.warn({ err, key }, 'control event relay deferred'));
+    return result;
   }
 
   private async refreshKillSwitch(): Promise<void> {

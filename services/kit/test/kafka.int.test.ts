@@ -78,12 +78,30 @@ describe('kit Kafka producer, consumer, outbox and inbox', () => {
     const seen = await consume('outbox');
     const left = new Outbox(conn, producer, log);
     await left.add([{ topic, key: 'k', type: 'test.Left', payload: Buffer.from('left behind') }]);
-    // The process "crashes" here: nothing was flushed. A new instance's relay picks it up.
-    const relay = new Outbox(conn, producer, log, { intervalMs: 100, retainPublishedMs: 60_000 });
+    // Held for a write that never completed: published only once the hold expires.
+    await new Outbox(conn, producer, log, { intervalMs: 100, retainPublishedMs: 60_000, holdMs: 300 }).add(
+      [{ topic, key: 'k', type: 'test.Held', payload: Buffer.from('held') }],
+      { hold: true },
+    );
+    // The process "crashes" here: nothing was flushed. A new instance's relay picks both up.
+    const relay = new Outbox(conn, producer, log, { intervalMs: 100, retainPublishedMs: 60_000, holdMs: 200 });
     relay.start();
     await until(() => seen.some((e) => e.payload.toString() === 'left behind'));
+    await until(() => seen.some((e) => e.payload.toString() === 'held'));
     await relay.stop();
     expect(await left.model.countDocuments({ publishedAt: null })).toBe(0);
+  });
+
+  it('publishes a held event only after it is released', async () => {
+    const seen = await consume('held');
+    const outbox = new Outbox(conn, producer, log, { intervalMs: 50, retainPublishedMs: 60_000, holdMs: 60_000 });
+    const ids = await outbox.add([{ topic, key: 'k', type: 'test.Held', payload: Buffer.from('after the write') }], { hold: true });
+    await outbox.flush();
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(seen.some((e) => e.payload.toString() === 'after the write')).toBe(false);
+    await outbox.release(ids);
+    await outbox.flush();
+    await until(() => seen.some((e) => e.payload.toString() === 'after the write'));
   });
 
   it('skips a replayed event id when the consumer has an inbox', async () => {

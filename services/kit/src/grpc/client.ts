@@ -33,7 +33,7 @@ export function createPromiseClient<D extends UnaryServiceDef>(
     'grpc.keepalive_time_ms': 30_000,
     // Reconnect quickly after a service restart instead of backing off for long.
     'grpc.initial_reconnect_backoff_ms': 200,
-    'grpc.max_reconnect_backoff_ms': 2_000,
+    'grpc.max_reconnect_backoff_ms': 1_000,
   }) as Client & Record<string, Function>;
 
   const client = { close: () => raw.close() } as PromiseClient<D>;

@@ -10,6 +10,8 @@ interface OutboxDoc {
   type: string;
   payload: Buffer;
   createdAt: Date;
+  /** The relay publishes an event only from this moment on (see `add` and `release`). */
+  availableAt: Date;
   publishedAt: Date | null;
 }
 
@@ -21,19 +23,21 @@ const outboxSchema = new Schema<OutboxDoc>(
     type: { type: String, required: true },
     payload: { type: Buffer, required: true },
     createdAt: { type: Date, required: true },
+    availableAt: { type: Date, required: true },
     publishedAt: { type: Date, default: null },
   },
   { versionKey: false, collection: 'outbox' },
 );
-// Serves the relay's scan: unpublished events, oldest first; and the sweep of old published ones.
-outboxSchema.index({ publishedAt: 1, createdAt: 1 });
+// Serves the relay's scan (unpublished and available, oldest first) and the sweep of published ones.
+outboxSchema.index({ publishedAt: 1, availableAt: 1, createdAt: 1 });
 
 /**
- * Transactional-outbox without transactions (FerretDB has none): an event is stored in the
- * service's own database before the state change it announces, then relayed to Kafka. A crash
- * at any point loses no event; the cost is that an event may be published although the state
- * write after it failed, or published twice. Use it for events whose consumers re-read state
- * or dedupe by event id, and make every consumer idempotent.
+ * Transactional outbox without transactions (FerretDB has none). An event is stored, held, in the
+ * service's own database before the state change it announces; after the write the caller
+ * releases it and the relay publishes it at once. Consumers therefore never hear of a change
+ * before it is readable. If the process dies between the two steps, the relay publishes the held
+ * event once the hold expires: no event is lost, at the cost that it may announce a write that
+ * failed, or arrive twice. Use it for events whose consumers re-read state or dedupe by event id.
  */
 export class Outbox {
   readonly model: Model<OutboxDoc>;
@@ -45,20 +49,31 @@ export class Outbox {
     conn: Connection,
     private readonly producer: EventProducer,
     private readonly log: Logger,
-    private readonly opts: { intervalMs: number; retainPublishedMs: number } = {
+    private readonly opts: { intervalMs: number; retainPublishedMs: number; holdMs: number } = {
       intervalMs: 1_000,
       retainPublishedMs: 24 * 3600_000,
+      holdMs: 30_000,
     },
   ) {
     this.model = conn.models.Outbox ?? conn.model<OutboxDoc>('Outbox', outboxSchema);
   }
 
-  /** Stores events durably; call `flush()` afterwards to publish without waiting for the timer. */
-  async add(events: OutgoingEvent[]): Promise<void> {
+  /**
+   * Stores events durably. `hold: true` keeps them from the relay until `release` (or until the
+   * hold expires, should the caller die first); otherwise they are available at once. Returns
+   * their ids. Call `flush()` to publish without waiting for the timer.
+   */
+  async add(events: OutgoingEvent[], opts: { hold?: boolean } = {}): Promise<string[]> {
     const now = new Date();
-    await this.model.insertMany(
-      events.map((e) => ({ ...e, _id: e.eventId ?? randomUUID(), payload: Buffer.from(e.payload), createdAt: now })),
-    );
+    const availableAt = opts.hold ? new Date(now.getTime() + this.opts.holdMs) : now;
+    const docs = events.map((e) => ({ ...e, _id: e.eventId ?? randomUUID(), payload: Buffer.from(e.payload), createdAt: now, availableAt }));
+    await this.model.insertMany(docs);
+    return docs.map((d) => d._id);
+  }
+
+  /** Makes held events available to the relay (call after the state write they announce). */
+  async release(ids: string[]): Promise<void> {
+    await this.model.updateMany({ _id: { $in: ids }, publishedAt: null }, { $set: { availableAt: new Date() } });
   }
 
   /** Publishes pending events now; concurrent calls coalesce into one more pass. */
@@ -95,7 +110,11 @@ export class Outbox {
 
   private async relayOnce(): Promise<void> {
     for (;;) {
-      const batch = await this.model.find({ publishedAt: null }).sort({ createdAt: 1 }).limit(100).lean();
+      const batch = await this.model
+        .find({ publishedAt: null, availableAt: { $lte: new Date() } })
+        .sort({ createdAt: 1 })
+        .limit(100)
+        .lean();
       if (batch.length === 0) return;
       await this.producer.publish(
         batch.map((d) => ({ topic: d.topic, key: d.key, type: d.type, payload: asBytes(d.payload), eventId: d._id })),

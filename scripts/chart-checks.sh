@@ -1,0 +1,417 @@
+#!/usr/bin/env bash
+# Offline checks of every Helm chart under charts/: lint, dependency build, render and validate the
+# rendered objects against the Kubernetes schemas, plus the platform's own rules (hardened pods,
+# secrets only by reference, NetworkPolicies, labels). Needs no cluster and no network beyond the
+# first run, which builds helm from the Go module proxy and installs the validator from PyPI into
+# .tools/ (repo-local, git-ignored).
+#
+#   scripts/chart-checks.sh                  run every check; exit 1 if any failed
+#   scripts/chart-checks.sh --sync-schemas   first copy charts/common/schema/service-defs.json into
+#                                            the `definitions` of every chart's values.schema.json
+#
+# Settings (environment):
+#   HELM_VERSION      helm tag built with `go install` (default v3.19.5)
+#   KV_VERSION        PyPI kubernetes-validate version (default 1.37.0; ships the schemas)
+#   KUBE_VERSIONS     Kubernetes versions to validate against (default "1.31.0 1.37.0")
+#   HELM              use this helm binary instead of building one
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CHARTS=$ROOT/charts
+TOOLS=$ROOT/.tools
+HELM_VERSION=${HELM_VERSION:-v3.19.5}
+HELM_K8S_MINOR=${HELM_K8S_MINOR:-34}   # helm 3.19 is built against k8s.io/client-go v0.34
+KV_VERSION=${KV_VERSION:-1.37.0}
+read -r -a KUBE_VERSIONS <<<"${KUBE_VERSIONS:-1.31.0 1.37.0}"
+RENDER_KUBE_VERSION=${KUBE_VERSIONS[0]}
+# Kinds from CRDs: no schema ships with the validator; reported as SKIP, never silently.
+SKIP_API_GROUPS=monitoring.coreos.com
+SYNC_SCHEMAS=0
+for arg in "$@"; do
+  case $arg in
+    --sync-schemas) SYNC_SCHEMAS=1 ;;
+    -h | --help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+
+START=$(date +%s)
+step() { printf '\n==> %s\n' "$*"; }
+elapsed() { echo "$(( $(date +%s) - START ))s"; }
+
+# ---------------------------------------------------------------------------------------- tools
+install_helm() {
+  if [[ -n ${HELM:-} ]]; then
+    echo "using HELM=$HELM ($("$HELM" version --short))"
+    return
+  fi
+  HELM=$TOOLS/bin/helm
+  if [[ -x $HELM && "$(cat "$TOOLS/bin/helm.version" 2>/dev/null)" == "$HELM_VERSION" ]]; then
+    echo "helm $HELM_VERSION: $HELM"
+    return
+  fi
+  command -v go >/dev/null || { echo "go is needed to build helm (or set HELM=/path/to/helm)" >&2; exit 1; }
+  echo "building helm $HELM_VERSION from the Go module proxy into $TOOLS/bin (first run: a few minutes)..."
+  local t0; t0=$(date +%s)
+  mkdir -p "$TOOLS/bin"
+  # The ldflags are those of helm's own Makefile: version, and the default Kubernetes version
+  # (that of the client-go helm 3.19 is built with) instead of the compiled-in v1.20.
+  local x=helm.sh/helm/v3
+  GOBIN=$TOOLS/bin CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install -trimpath -ldflags "-s -w \
+    -X $x/internal/version.version=$HELM_VERSION \
+    -X $x/pkg/chartutil.k8sVersionMajor=1 -X $x/pkg/chartutil.k8sVersionMinor=$HELM_K8S_MINOR \
+    -X $x/pkg/lint/rules.k8sVersionMajor=1 -X $x/pkg/lint/rules.k8sVersionMinor=$HELM_K8S_MINOR" \
+    "$x/cmd/helm@$HELM_VERSION"
+  echo "$HELM_VERSION" >"$TOOLS/bin/helm.version"
+  echo "built $("$HELM" version --short) in $(( $(date +%s) - t0 ))s"
+}
+
+install_validator() {
+  VENV=$TOOLS/venv
+  PY=$VENV/bin/python
+  if [[ -x $PY ]] && "$PY" -c "import sys, kubernetes_validate.version as v; sys.exit(v.__version__ != '$KV_VERSION')" 2>/dev/null; then
+    echo "kubernetes-validate $KV_VERSION: $VENV"
+    return
+  fi
+  echo "installing kubernetes-validate $KV_VERSION (schemas included) into $VENV..."
+  local t0; t0=$(date +%s)
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+  "$PY" -m pip install --quiet --disable-pip-version-check "kubernetes-validate==$KV_VERSION"
+  echo "installed in $(( $(date +%s) - t0 ))s"
+}
+
+step "tools"
+install_helm
+install_validator
+
+# Helm runs with empty, private config/cache dirs (no repositories, no plugins) and a dead proxy:
+# everything below must work offline, and anything that tries the network fails loudly.
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/chart-checks.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+export HELM_CONFIG_HOME=$WORK/helm/config HELM_CACHE_HOME=$WORK/helm/cache HELM_DATA_HOME=$WORK/helm/data
+export HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 NO_PROXY= https_proxy=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 no_proxy=
+export KUBECONFIG=$WORK/kubeconfig-none
+
+# The checker itself: validates rendered manifests and asserts the platform's rules. Python from the
+# validator's venv; sockets are disabled before kubernetes_validate is imported, so a schema fetched
+# at run time would fail the check instead of passing quietly.
+cat >"$WORK/check.py" <<'PY'
+import json, os, socket, sys
+
+def _no_network(*_a, **_k):
+    raise RuntimeError("network access attempted during validation")
+socket.socket.connect = _no_network
+socket.create_connection = _no_network
+
+import yaml
+import kubernetes_validate.utils as kv
+
+SKIP_GROUPS = set(os.environ["SKIP_API_GROUPS"].split(","))
+VERSIONS = os.environ["CHECK_KUBE_VERSIONS"].split()
+
+def docs(path):
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d]
+
+def ident(d):
+    return f'{d["kind"]}/{d["metadata"]["name"]}'
+
+def validate(path):
+    """Schema-validates every object (strict: unknown fields are errors) for every version."""
+    problems, n, skipped = [], 0, []
+    for d in docs(path):
+        group = d["apiVersion"].split("/")[0] if "/" in d["apiVersion"] else ""
+        if group in SKIP_GROUPS:
+            skipped.append(f'{ident(d)} ({d["apiVersion"]})')
+            continue
+        n += 1
+        for v in VERSIONS:
+            try:
+                kv.validate(d, v, strict=True)
+            except kv.ValidationError as e:
+                where = "/".join(str(p) for p in e.path)
+                problems.append(f"{ident(d)} @ k8s {v}: {where}: {e.message}")
+            except kv.SchemaNotFoundError as e:
+                problems.append(f"{ident(d)} @ k8s {v}: {e.message}")
+    for s in skipped:
+        print(f"    SKIP {s}: CRD kind, no schema in kubernetes-validate")
+    print(f"    {n} objects valid against Kubernetes {', '.join(VERSIONS)}" if not problems else "")
+    return problems
+
+SECRET_ENV = {"MONGO_URL", "ADMIN_TOKEN", "KEY_HASH_PEPPER"}
+REQUIRED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
+                   "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by",
+                   "helm.sh/chart"]
+
+def rules(path):
+    """The platform's own rules, on top of schema validity."""
+    p = []
+    objs = docs(path)
+    for d in objs:
+        labels = d["metadata"].get("labels") or {}
+        for l in REQUIRED_LABELS:
+            if not labels.get(l):
+                p.append(f"{ident(d)}: label {l} missing")
+        if d["kind"] != "Deployment":
+            continue
+        spec = d["spec"]["template"]["spec"]
+        psc = spec.get("securityContext", {})
+        if psc.get("runAsNonRoot") is not True: p.append(f"{ident(d)}: pod runAsNonRoot is not true")
+        if (psc.get("seccompProfile") or {}).get("type") != "RuntimeDefault": p.append(f"{ident(d)}: seccomp is not RuntimeDefault")
+        if spec.get("automountServiceAccountToken") is not False: p.append(f"{ident(d)}: service account token mounted")
+        vols = {v["name"]: v for v in spec.get("volumes", [])}
+        for c in spec["containers"]:
+            sc = c.get("securityContext", {})
+            if sc.get("readOnlyRootFilesystem") is not True: p.append(f"{ident(d)}: root filesystem writable")
+            if sc.get("allowPrivilegeEscalation") is not False: p.append(f"{ident(d)}: privilege escalation allowed")
+            if "ALL" not in (sc.get("capabilities") or {}).get("drop", []): p.append(f"{ident(d)}: capabilities not dropped")
+            res = c.get("resources", {})
+            for kind in ("requests", "limits"):
+                for r in ("cpu", "memory"):
+                    if r not in res.get(kind, {}): p.append(f"{ident(d)}: resources.{kind}.{r} missing")
+            tmp = [m for m in c.get("volumeMounts", []) if m["mountPath"] == "/tmp"]
+            if not tmp or "emptyDir" not in vols.get(tmp[0]["name"], {}): p.append(f"{ident(d)}: no emptyDir on /tmp")
+            ports = {pt["name"] for pt in c.get("ports", [])}
+            for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+                pr = c.get(probe)
+                if not pr: p.append(f"{ident(d)}: {probe} missing"); continue
+                if "grpc" in ports and "grpc" not in pr: p.append(f"{ident(d)}: {probe} is not a native gRPC probe")
+                if "http" in ports and "httpGet" not in pr: p.append(f"{ident(d)}: {probe} is not httpGet")
+            for e in c.get("env", []):
+                if e["name"] in SECRET_ENV and "secretKeyRef" not in (e.get("valueFrom") or {}):
+                    p.append(f"{ident(d)}: {e['name']} is not read from a Secret")
+                if e["name"] == "INSTANCE_ID" and (e.get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") != "metadata.name":
+                    p.append(f"{ident(d)}: INSTANCE_ID is not the pod name")
+    # Each service accepts traffic only from its known callers.
+    for d in objs:
+        if d["kind"] != "NetworkPolicy":
+            continue
+        name = d["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/name"]
+        peers = [f for rule in d["spec"].get("ingress") or [] for f in rule.get("from", [])]
+        callers = sorted({(f.get("podSelector") or {}).get("matchLabels", {}).get("app.kubernetes.io/name")
+                          for f in peers if "podSelector" in f and "namespaceSelector" not in f})
+        if name == "companies" and callers != ["gateway"]:
+            p.append(f"{ident(d)}: companies must accept only the gateway, got {callers}")
+        if not peers and d["spec"].get("ingress") != []:
+            p.append(f"{ident(d)}: ingress rule without peers would allow everyone")
+    return p
+
+def expect(path, spec):
+    """spec: comma list of Kind[/name][=count] that must (or, with !, must not) be present."""
+    objs = docs(path)
+    p = []
+    for item in filter(None, spec.split(",")):
+        neg = item.startswith("!")
+        item = item.lstrip("!")
+        want, _, count = item.partition("=")
+        kind, _, name = want.partition("/")
+        found = [d for d in objs if d["kind"] == kind and (not name or d["metadata"]["name"] == name)]
+        if neg and found: p.append(f"unexpected {want}")
+        if not neg and not found: p.append(f"missing {want}")
+        if count and len(found) != int(count): p.append(f"{want}: {len(found)} found, {count} expected")
+    return p
+
+def query(path, expr):
+    """Prints a value from the rendered objects: Kind/name:dotted.path"""
+    target, _, dotted = expr.partition(":")
+    kind, _, name = target.partition("/")
+    for d in docs(path):
+        if d["kind"] == kind and d["metadata"]["name"] == name:
+            v = d
+            for k in dotted.split("."):
+                v = v[int(k)] if isinstance(v, list) else v.get(k)
+            print(json.dumps(v)); return []
+    return [f"{target} not found"]
+
+cmd, path, *rest = sys.argv[1:]
+problems = {"validate": lambda: validate(path), "rules": lambda: rules(path),
+            "expect": lambda: expect(path, rest[0]), "query": lambda: query(path, rest[0])}[cmd]()
+for x in problems:
+    print(f"    {x}")
+sys.exit(1 if problems else 0)
+PY
+export SKIP_API_GROUPS CHECK_KUBE_VERSIONS="${KUBE_VERSIONS[*]}"
+check_py() { "$PY" "$WORK/check.py" "$@"; }
+
+# ---------------------------------------------------------------------------------------- checks
+PASSED=() FAILED=()
+# run NAME CMD...: runs one check, shows its output indented, records the result, never aborts.
+run() {
+  local name=$1; shift
+  local log=$WORK/log.$(( ${#PASSED[@]} + ${#FAILED[@]} ))
+  if "$@" >"$log" 2>&1; then
+    PASSED+=("$name"); printf '  PASS  %s\n' "$name"
+    grep -E '^    ' "$log" || true   # details worth seeing on success are indented
+  else
+    FAILED+=("$name"); printf '  FAIL  %s\n' "$name"
+    sed 's/^/        /' "$log" | tail -n 40
+  fi
+}
+# expect_failure PATTERN CMD...: CMD must fail, saying PATTERN (the negative tests).
+expect_failure() {
+  local pattern=$1 out; shift
+  if out=$("$@" 2>&1); then echo "unexpectedly accepted"; return 1; fi
+  if grep -qE "$pattern" <<<"$out"; then
+    echo "    refused: $(grep -oE ".{0,70}($pattern).{0,50}" <<<"$out" | head -n 1)"
+  else
+    echo "failed, but without /$pattern/:"; tail -n 5 <<<"$out"; return 1
+  fi
+}
+must_fail() { local name=$1; shift; run "$name" expect_failure "$@"; }
+# absent PATTERN FILE: FILE must not contain PATTERN.
+absent() {
+  if grep -nE "$1" "$2"; then echo "found /$1/ above"; return 1; fi
+  echo "    no match for /$1/ in $(grep -c . "$2") lines"
+}
+# value_is FILE Kind/name:path EXPECTED_JSON
+value_is() {
+  local got; got=$(check_py query "$1" "$2") || return 1
+  echo "    $2 = $got"; [[ $got == "$3" ]]
+}
+render() { # render OUT CHART RELEASE [helm args...]
+  local out=$1 chart=$2 release=$3; shift 3
+  "$HELM" template "$release" "$chart" --namespace voiceapi --kube-version "$RENDER_KUBE_VERSION" "$@" >"$out"
+}
+rendered() { # rendered NAME CHART RELEASE [helm args...] -- renders, then validates and checks rules
+  local name=$1 chart=$2 release=$3; shift 3
+  local out=$WORK/render.$name.yaml
+  LAST_RENDER=$out
+  run "render $name" render "$out" "$chart" "$release" "$@"
+  [[ -s $out ]] || return 0
+  run "validate $name (kubernetes-validate, strict)" check_py validate "$out"
+  run "platform rules $name" check_py rules "$out"
+}
+
+# Chart inventory: the library, the service charts (depend on common), the umbrella (last).
+LIBRARIES=() SERVICES=() UMBRELLA=platform
+for chart_yaml in "$CHARTS"/*/Chart.yaml; do
+  dir=$(dirname "$chart_yaml"); name=$(basename "$dir")
+  if grep -qE '^type:\s*library' "$chart_yaml"; then LIBRARIES+=("$name")
+  elif [[ $name != "$UMBRELLA" ]]; then SERVICES+=("$name"); fi
+done
+echo "charts: library ${LIBRARIES[*]}; services ${SERVICES[*]}; umbrella $UMBRELLA"
+
+step "values schemas (definitions from charts/common/schema/service-defs.json)"
+DEFS=$CHARTS/common/schema/service-defs.json
+sync_schemas() { # sync_schemas write|check
+  "$PY" - "$1" "$DEFS" "${SERVICES[@]/#/$CHARTS/}" "$CHARTS/$UMBRELLA" <<'PY'
+import json, sys
+mode, defs_path, *charts = sys.argv[1:]
+defs = json.load(open(defs_path))["definitions"]
+stale = []
+for c in charts:
+    path = f"{c}/values.schema.json"
+    schema = json.load(open(path))
+    if schema.get("definitions") != defs:
+        if mode == "write":
+            schema["definitions"] = defs
+            with open(path, "w") as f:
+                json.dump(schema, f, indent=2); f.write("\n")
+            print(f"    updated {path}")
+        else:
+            stale.append(path)
+for s in stale:
+    print(f"    {s}: definitions differ from {defs_path}; run scripts/chart-checks.sh --sync-schemas")
+sys.exit(1 if stale else 0)
+PY
+}
+if [[ $SYNC_SCHEMAS == 1 ]]; then sync_schemas write; fi
+run "every chart's values.schema.json matches the common definitions" sync_schemas check
+
+step "helm dependency build (file:// dependencies, offline)"
+for c in "${SERVICES[@]}" "$UMBRELLA"; do
+  run "dependency build $c" "$HELM" dependency build "$CHARTS/$c"
+done
+
+step "helm lint --strict"
+for c in "${LIBRARIES[@]}" "${SERVICES[@]}"; do
+  run "lint $c" "$HELM" lint --strict "$CHARTS/$c" --kube-version "$RENDER_KUBE_VERSION"
+done
+run "lint $UMBRELLA (default values)" "$HELM" lint --strict "$CHARTS/$UMBRELLA" --kube-version "$RENDER_KUBE_VERSION"
+run "lint $UMBRELLA (values-production.yaml)" "$HELM" lint --strict "$CHARTS/$UMBRELLA" --kube-version "$RENDER_KUBE_VERSION" \
+  -f "$CHARTS/$UMBRELLA/values-production.yaml"
+
+step "umbrella: default values"
+rendered "platform-default" "$CHARTS/$UMBRELLA" voiceapi
+run "platform-default has every service" check_py expect "$LAST_RENDER" \
+  "Deployment=${#SERVICES[@]},Service=${#SERVICES[@]},NetworkPolicy=${#SERVICES[@]},PodDisruptionBudget=${#SERVICES[@]},!Secret,!Ingress,!HorizontalPodAutoscaler"
+
+step "umbrella: values-production.yaml"
+PROD=(-f "$CHARTS/$UMBRELLA/values-production.yaml")
+rendered "platform-production" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}"
+run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret)" check_py expect "$LAST_RENDER" \
+  "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,!Secret"
+run "platform-production gateway scales from 3 replicas" \
+  value_is "$LAST_RENDER" HorizontalPodAutoscaler/gateway:spec.minReplicas 3
+run "platform-production ingress serves TLS" \
+  value_is "$LAST_RENDER" Ingress/gateway:spec.tls.0.hosts.0 '"api.voiceapi.example.com"'
+
+step "umbrella: ServiceMonitor only with the monitoring.coreos.com CRD"
+MON=(--set gateway.metrics.enabled=true --set gateway.serviceMonitor.enabled=true
+     --set companies.metrics.enabled=true --set companies.serviceMonitor.enabled=true)
+rendered "platform-monitoring" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}" "${MON[@]}" \
+  --api-versions monitoring.coreos.com/v1/ServiceMonitor
+run "platform-monitoring renders ServiceMonitors" check_py expect "$LAST_RENDER" "ServiceMonitor=${#SERVICES[@]}"
+rendered "platform-monitoring-no-crd" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}" "${MON[@]}"
+run "platform-monitoring-no-crd renders none" check_py expect "$LAST_RENDER" "!ServiceMonitor"
+
+step "umbrella: one service switched off (<service>.enabled=false)"
+for c in "${SERVICES[@]}"; do
+  rendered "platform-without-$c" "$CHARTS/$UMBRELLA" voiceapi --set "$c.enabled=false"
+  run "platform-without-$c has no $c" check_py expect "$LAST_RENDER" "!Deployment/$c,Deployment=$(( ${#SERVICES[@]} - 1 ))"
+done
+
+step "each service chart on its own (independent release)"
+for c in "${SERVICES[@]}"; do
+  rendered "$c-alone" "$CHARTS/$c" "$c"
+  run "$c-alone renders only $c" check_py expect "$LAST_RENDER" "Deployment/$c=1,Service/$c,NetworkPolicy/$c,ServiceAccount/$c"
+  # What a service team releases: the packaged chart (common vendored inside), on its own.
+  run "$c: helm package" "$HELM" package "$CHARTS/$c" --destination "$WORK/packages"
+  pkg=$(ls "$WORK/packages/$c"-*.tgz 2>/dev/null | head -n 1)
+  rendered "$c-packaged" "${pkg:-$WORK/packages/$c-missing.tgz}" "$c"
+done
+step "development values: inline secrets become a chart-made Secret, referenced, never inlined"
+DEV=(--set global.mongo.url=mongodb://app:dev-password@mongo:27017/
+     --set gateway.secretEnv.ADMIN_TOKEN.value=dev-admin-token-0123456789
+     --set gateway.secretEnv.KEY_HASH_PEPPER.value=dev-pepper-0123456789abcdef)
+rendered "platform-dev-secrets" "$CHARTS/$UMBRELLA" voiceapi "${DEV[@]}"
+run "platform-dev-secrets has one Secret per service" check_py expect "$LAST_RENDER" "Secret=${#SERVICES[@]}"
+# Secret data is base64: a plaintext hit anywhere means a value was written into a manifest.
+run "platform-dev-secrets: no plaintext secret in any manifest" \
+  absent "dev-password|dev-admin-token|dev-pepper" "$LAST_RENDER"
+
+step "what the charts must refuse"
+must_fail "gateway: ADMIN_TOKEN shorter than 16 characters" "ADMIN_TOKEN|minLength|at least 16|length must be" \
+  render /dev/null "$CHARTS/gateway" gateway --set secretEnv.ADMIN_TOKEN.value=short
+must_fail "service: writable root filesystem" "readOnlyRootFilesystem" \
+  render /dev/null "$CHARTS/companies" companies --set containerSecurityContext.readOnlyRootFilesystem=false
+must_fail "service: no resource limits" "limits" \
+  render /dev/null "$CHARTS/companies" companies --set resources.limits=null
+must_fail "service: MongoDB URL without a source" "MONGO_URL has no source" \
+  render /dev/null "$CHARTS/companies" companies --set global.mongo.existingSecret=
+must_fail "umbrella: unknown global setting" "additional properties|not allowed|additionalProperties" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set global.mongoUrl=x
+cat >"$WORK/broken.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: broken}
+spec:
+  replicas: "three"
+  selector: {matchLabels: {app: broken}}
+  template:
+    metadata: {labels: {app: broken}}
+    spec:
+      containers: [{name: c, image: x, imagePullPolicy: Sometimes, notAField: 1}]
+EOF
+must_fail "validator rejects a broken Deployment (canary)" "is not of type|Additional properties|not valid|is not one of" \
+  check_py validate "$WORK/broken.yaml"
+
+# ---------------------------------------------------------------------------------------- summary
+printf '\n==> summary (%s, helm %s, kubernetes-validate %s, Kubernetes %s)\n' \
+  "$(elapsed)" "$("$HELM" version --short)" "$KV_VERSION" "${KUBE_VERSIONS[*]}"
+printf '%d passed, %d failed\n' "${#PASSED[@]}" "${#FAILED[@]}"
+if (( ${#FAILED[@]} )); then
+  printf '  failed: %s\n' "${FAILED[@]}"
+  exit 1
+fi
