@@ -129,15 +129,3 @@ export async function tenantWithKey(
   if (k.status !== 201) throw new Error(`key: ${k.status} ${JSON.stringify(k.body)}`);
   return { tenantId: t.body.tenant.id, key: k.body.key, keyId: k.body.apiKey.id };
 }
-
-export const ALL_SCOPES = [
-  'calls:read',
-  'credits:read',
-  'webhooks:write',
-  'leads:read',
-  'leads:write',
-  'inbound:read',
-  'inbound:write',
-  'companies:read',
-  'companies:write',
-];

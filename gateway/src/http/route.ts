@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { DomainError, type CallContext, type Logger } from '@voiceapi/kit';
+import type { CallContext, Logger } from '@voiceapi/kit';
 import express, { type RequestHandler, type Router } from 'express';
 import type { AuthenticatedKey } from '../auth/key-cache';
 import type { Scope } from '../auth/scopes';
@@ -223,4 +223,3 @@ function document(surface: Surface, route: AnyRoute): void {
   });
 }
 
-export { DomainError };

@@ -44,38 +44,25 @@ const refuseUnknown = {
         : undefined,
 };
 
-const CompanyCreate = z
-  .strictObject(
-    {
-      name: fields.name,
-      mobile: fields.mobile.optional(),
-      countryCode: fields.countryCode.optional(),
-      countryIso: fields.countryIso.optional(),
-      description: fields.description.optional(),
-      industry: fields.industry.optional(),
-      website: fields.website.optional(),
-      businessHours: fields.businessHours.optional(),
-      timezone: fields.timezone.optional(),
-    },
-    refuseUnknown,
-  )
-  .openapi('CompanyCreate');
+// Every field optional (PATCH); create requires a name on top.
+const companyFields = z.strictObject(
+  {
+    name: fields.name.optional(),
+    mobile: fields.mobile.optional(),
+    countryCode: fields.countryCode.optional(),
+    countryIso: fields.countryIso.optional(),
+    description: fields.description.optional(),
+    industry: fields.industry.optional(),
+    website: fields.website.optional(),
+    businessHours: fields.businessHours.optional(),
+    timezone: fields.timezone.optional(),
+  },
+  refuseUnknown,
+);
 
-const CompanyPatch = z
-  .strictObject(
-    {
-      name: fields.name.optional(),
-      mobile: fields.mobile.optional(),
-      countryCode: fields.countryCode.optional(),
-      countryIso: fields.countryIso.optional(),
-      description: fields.description.optional(),
-      industry: fields.industry.optional(),
-      website: fields.website.optional(),
-      businessHours: fields.businessHours.optional(),
-      timezone: fields.timezone.optional(),
-    },
-    refuseUnknown,
-  )
+const CompanyCreate = companyFields.extend({ name: fields.name }).openapi('CompanyCreate');
+
+const CompanyPatch = companyFields
   .refine((b) => Object.keys(b).length > 0, {
     message: 'send at least one field to change',
     // Only meaningful when the body is otherwise valid (an unknown field already failed it).
