@@ -30,7 +30,7 @@ SYNC_SCHEMAS=0
 for arg in "$@"; do
   case $arg in
     --sync-schemas) SYNC_SCHEMAS=1 ;;
-    -h | --help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,16p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -90,7 +90,7 @@ install_validator
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/chart-checks.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export HELM_CONFIG_HOME=$WORK/helm/config HELM_CACHE_HOME=$WORK/helm/cache HELM_DATA_HOME=$WORK/helm/data
-export HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 NO_PROXY= https_proxy=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 no_proxy=
+export HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 NO_PROXY='' https_proxy=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 no_proxy=''
 export KUBECONFIG=$WORK/kubeconfig-none
 
 # The checker itself: validates rendered manifests and asserts the platform's rules. Python from the
@@ -319,10 +319,48 @@ PY
 if [[ $SYNC_SCHEMAS == 1 ]]; then sync_schemas write; fi
 run "every chart's values.schema.json matches the common definitions" sync_schemas check
 
-step "helm dependency build (file:// dependencies, offline)"
+# Everything from here works on a copy, so the checks never rewrite files in the work tree.
+cp -R "$CHARTS" "$WORK/charts"
+SRC_CHARTS=$CHARTS CHARTS=$WORK/charts
+
+step "helm dependency build (file:// dependencies, offline; on a copy of charts/)"
 for c in "${SERVICES[@]}" "$UMBRELLA"; do
   run "dependency build $c" "$HELM" dependency build "$CHARTS/$c"
 done
+# Archives under charts/*/charts/ in the work tree, if any are kept there, must hold exactly what
+# the dependency build makes from the sources (an install from the checkout would use them).
+vendored_current() {
+  "$PY" - "$SRC_CHARTS" "$CHARTS" <<'PY'
+import glob, hashlib, os, sys, tarfile
+src, built = sys.argv[1:]
+def members(path):
+    with tarfile.open(path) as t:
+        out = {}
+        for m in t.getmembers():
+            if not m.isfile():
+                continue
+            data = t.extractfile(m).read()
+            if m.name.endswith(".tgz"):  # nested dependency: compare its contents, not its bytes
+                import io
+                with tarfile.open(fileobj=io.BytesIO(data)) as n:
+                    data = repr(sorted((x.name, hashlib.sha256(n.extractfile(x).read()).hexdigest())
+                                       for x in n.getmembers() if x.isfile())).encode()
+            out[m.name] = hashlib.sha256(data).hexdigest()
+        return out
+stale, n = [], 0
+for archive in sorted(glob.glob(f"{src}/*/charts/*.tgz")):
+    rel = os.path.relpath(archive, src)
+    fresh = os.path.join(built, rel)
+    n += 1
+    if not os.path.exists(fresh) or members(archive) != members(fresh):
+        stale.append(rel)
+for s in stale:
+    print(f"    charts/{s} is stale: run helm dependency build on its chart, or stop tracking it")
+print(f"    {n} vendored archive(s) in the work tree, {n - len(stale)} current")
+sys.exit(1 if stale else 0)
+PY
+}
+run "vendored dependency archives (if any) match their sources" vendored_current
 
 step "helm lint --strict"
 for c in "${LIBRARIES[@]}" "${SERVICES[@]}"; do
@@ -368,8 +406,8 @@ for c in "${SERVICES[@]}"; do
   run "$c-alone renders only $c" check_py expect "$LAST_RENDER" "Deployment/$c=1,Service/$c,NetworkPolicy/$c,ServiceAccount/$c"
   # What a service team releases: the packaged chart (common vendored inside), on its own.
   run "$c: helm package" "$HELM" package "$CHARTS/$c" --destination "$WORK/packages"
-  pkg=$(ls "$WORK/packages/$c"-*.tgz 2>/dev/null | head -n 1)
-  rendered "$c-packaged" "${pkg:-$WORK/packages/$c-missing.tgz}" "$c"
+  pkgs=("$WORK/packages/$c"-[0-9]*.tgz)
+  rendered "$c-packaged" "${pkgs[0]}" "$c"
 done
 step "development values: inline secrets become a chart-made Secret, referenced, never inlined"
 DEV=(--set global.mongo.url=mongodb://app:dev-password@mongo:27017/
