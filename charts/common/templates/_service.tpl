@@ -9,6 +9,11 @@ metadata:
   {{- end }}
 spec:
   type: {{ .Values.service.type }}
+  {{- if and (eq .Values.protocol "grpc") (eq .Values.service.type "ClusterIP") }}
+  {{- /* Headless: DNS answers with every pod, and the callers' round_robin gRPC balancing spreads
+         calls over them (a ClusterIP would pin each long-lived HTTP/2 connection to one pod). */}}
+  clusterIP: None
+  {{- end }}
   selector:
     {{- include "common.selectorLabels" . | nindent 4 }}
   ports:

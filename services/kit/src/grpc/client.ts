@@ -34,6 +34,8 @@ export function createPromiseClient<D extends UnaryServiceDef>(
     // Reconnect quickly after a service restart instead of backing off for long.
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 1_000,
+    // Spread calls over every address the name resolves to (a headless Service lists each pod).
+    'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
   }) as Client & Record<string, Function>;
 
   const client = { close: () => raw.close() } as PromiseClient<D>;
