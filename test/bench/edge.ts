@@ -13,8 +13,10 @@ import { provideInfra } from '../harness/infra';
 import { freePort, ROOT } from '../harness/processes';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+/** The four measurements run interleaved this many times; medians are reported (a shared VM is noisy). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 interface Result {
   name: string;
@@ -22,17 +24,50 @@ interface Result {
   p50: number;
   p99: number;
   errors: number;
+  /** Every round's figures, for paired comparisons (runs next to each other share the noise). */
+  rounds?: Result[];
 }
 
-async function measure(name: string, url: string, headers: Record<string, string> = {}): Promise<Result> {
-  // Warm-up (JIT, connection pools, caches), then the measured run.
-  await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 });
-  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
-  const errors = r.errors + r.timeouts + r.non2xx;
-  const out = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors };
-  process.stdout.write(`  ${name.padEnd(44)} ${out.rps.toFixed(0).padStart(7)} req/s  p50 ${out.p50} ms  p99 ${out.p99} ms  errors ${errors}\n`);
-  return out;
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
 }
+
+async function once(t: Target, seconds: number): Promise<Result> {
+  const r = await autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: seconds });
+  return { name: t.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Warms every target, then measures them interleaved ROUNDS times and keeps each one's medians. */
+async function measureAll(targets: Target[]): Promise<Result[]> {
+  for (const t of targets) await once(t, 2);
+  const runs = new Map<string, Result[]>(targets.map((t) => [t.name, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const t of targets) {
+      const r = await once(t, DURATION_S);
+      runs.get(t.name)!.push(r);
+      process.stdout.write(`  round ${round}  ${t.name.padEnd(40)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms\n`);
+    }
+  }
+  return targets.map((t) => {
+    const rs = runs.get(t.name)!;
+    return {
+      name: t.name,
+      rps: median(rs.map((r) => r.rps)),
+      p50: median(rs.map((r) => r.p50)),
+      p99: median(rs.map((r) => r.p99)),
+      errors: rs.reduce((n, r) => n + r.errors, 0),
+      rounds: rs,
+    };
+  });
+}
+
+/** Median over rounds of x's figure relative to its baseline's in the same round. */
+const pairedRatio = (x: Result, base: Result) => median(x.rounds!.map((r, i) => r.rps / base.rounds![i]!.rps));
+const pairedP99Added = (x: Result, base: Result) => median(x.rounds!.map((r, i) => r.p99 - base.rounds![i]!.p99));
 
 function startBaseline(mode: string, port: number, target?: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'baselines.ts'), mode, String(port), ...(target ? [target] : [])], {
@@ -64,28 +99,33 @@ async function main(): Promise<void> {
     children.push(await startBaseline('static-grpc', grpcPort));
     children.push(await startBaseline('http-to-grpc', chainPort, `127.0.0.1:${grpcPort}`));
 
-    process.stdout.write(`edge benchmark: ${CONNECTIONS} connections, ${DURATION_S} s each, ${cpus().length} cores\n`);
+    process.stdout.write(`edge benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s, ${cpus().length} cores\n`);
     const auth = { authorization: `Bearer ${key}` };
-    const bare = await measure('A bare Express handler', `http://127.0.0.1:${barePort}/ping`);
-    const ping = await measure('B gateway GET /api/v1/ping', `${gw}/api/v1/ping`, auth);
-    const chain = await measure('C Express → gRPC → static reply', `http://127.0.0.1:${chainPort}/companies/${companyId}`);
-    const read = await measure('D gateway GET /api/v1/companies/{id}', `${gw}/api/v1/companies/${companyId}`, auth);
+    const [bare, ping, chain, read] = (await measureAll([
+      { name: 'A bare Express handler', url: `http://127.0.0.1:${barePort}/ping`, headers: {} },
+      { name: 'B gateway GET /api/v1/ping', url: `${gw}/api/v1/ping`, headers: auth },
+      { name: 'C Express → gRPC → static reply', url: `http://127.0.0.1:${chainPort}/companies/${companyId}`, headers: {} },
+      { name: 'D gateway GET /api/v1/companies/{id}', url: `${gw}/api/v1/companies/${companyId}`, headers: auth },
+    ])) as [Result, Result, Result, Result];
 
-    const row = (label: string, x: Result, base: Result, target: string) =>
-      `| ${label} | ${x.rps.toFixed(0)} | ${base.rps.toFixed(0)} | **${pct(x.rps, base.rps)}** | ${x.p50} / ${x.p99} | ${base.p50} / ${base.p99} | +${(x.p99 - base.p99).toFixed(0)} ms | ${target} |`;
+    const row = (label: string, x: Result, base: Result, target: string, met: boolean) => {
+      const added = pairedP99Added(x, base);
+      return `| ${label} | ${x.rps.toFixed(0)} | ${base.rps.toFixed(0)} | **${pct(pairedRatio(x, base), 1)}** | ${x.p50} / ${x.p99} | ${base.p50} / ${base.p99} | ${added >= 0 ? '+' : '−'}${Math.abs(added).toFixed(0)} ms | ${target} | ${met ? 'yes' : 'no'} |`;
+    };
     const table = [
-      '| measured | req/s | baseline req/s | throughput ratio | p50 / p99 ms | baseline p50 / p99 ms | p99 added | target |',
-      '|---|---|---|---|---|---|---|---|',
-      row('B ping vs A bare Express', ping, bare, '≥ 85 %, p99 ≤ +1 ms'),
-      row('D companies read vs C Express→gRPC→static', read, chain, '≥ 40 %'),
+      '| measured | req/s | baseline req/s | throughput ratio | p50 / p99 ms | baseline p50 / p99 ms | p99 added | target | met |',
+      '|---|---|---|---|---|---|---|---|---|',
+      row('B ping vs A bare Express', ping, bare, '≥ 85 %, p99 ≤ +1 ms', pairedRatio(ping, bare) >= 0.85 && pairedP99Added(ping, bare) <= 1),
+      row('D companies read vs C Express→gRPC→static', read, chain, '≥ 40 %', pairedRatio(read, chain) >= 0.4),
     ].join('\n');
     const errors = [bare, ping, chain, read].reduce((n, r) => n + r.errors, 0);
     const doc = `# Performance
 
 Benchmarks measure and report; they never fail the build on time. Run them with \`make bench\`
-(\`BENCH_DURATION_S\`, \`BENCH_CONNECTIONS\` tune the run). Numbers below are from the last run
-on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), load generator
-(autocannon, ${CONNECTIONS} connections, ${DURATION_S} s after a 2 s warm-up) on the same machine,
+(\`BENCH_ROUNDS\`, \`BENCH_DURATION_S\`, \`BENCH_CONNECTIONS\` tune the run). Numbers below are from
+the last run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), load generator
+(autocannon, ${CONNECTIONS} connections) on the same machine; after a 2 s warm-up of each target, the
+four targets ran interleaved ${ROUNDS} times for ${DURATION_S} s and each figure is the median of its runs.
 MongoDB-compatible server: ${infra.source === 'local processes' ? 'FerretDB 1.24 (SQLite)' : infra.source}.
 
 ## Gateway edge cost
@@ -99,7 +139,18 @@ MongoDB-compatible server: ${infra.source === 'local processes' ? 'FerretDB 1.24
 
 ${table}
 
+req/s and latencies are medians over the rounds; the throughput ratio and the p99 added are the
+medians of the per-round comparisons (each target against its baseline measured right before it).
+
 Errors during the run (non-2xx, timeouts): ${errors}.
+
+What the edge costs (profiled on 2026-11-21 with \`--cpu-prof\` and micro-benchmarks): the per-key
+rate limiter ≈ 3 µs and key parsing + HMAC ≈ 4 µs per request; a key lookup is a cache hit (no
+database); the rest is Express routing through the nested routers and writing the response.
+Serialising answers directly instead of through \`res.json\` (content negotiation, ETag and
+freshness checks) was the one change that moved the ping ratio measurably. The companies read is
+dominated by the FerretDB query (SQLite underneath); on MongoDB 7 the ratio is expected to be higher,
+not measured here.
 
 Reading the numbers: on 2 cores the load generator, the gateway, the service and the database
 share the CPU, so absolute numbers are low and vary between runs; the ratios within one run are
