@@ -56,9 +56,9 @@ test-integration: typecheck infra ## integration tests per service (real MongoDB
 test-e2e: typecheck infra ## end-to-end and fault tests through the gateway with real processes
 	npx --no-install jest --selectProjects e2e --runInBand
 
-test: typecheck proto-check infra ## every test level against real servers (what CI runs)
+test: typecheck proto-check infra ## every test level against real servers, and the chart checks (what CI runs)
 	npx --no-install jest --selectProjects unit integration e2e --runInBand
-	@if [ -x scripts/chart-checks.sh ]; then bash scripts/chart-checks.sh; fi
+	bash scripts/chart-checks.sh
 
 charts-check: ## helm lint, render and validate every chart offline
 	bash scripts/chart-checks.sh
