@@ -142,6 +142,14 @@ export class EventConsumer {
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
       this.joined = true;
     });
+    // A crash kafkajs will not recover from makes the process unready, so an orchestrator
+    // replaces it instead of letting it run deaf to events.
+    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) {
+        this.joined = false;
+        this.log.error({ err: payload.error, group: this.groupId }, 'consumer crashed and will not restart');
+      }
+    });
   }
 
   /** True once the consumer has joined its group and is assigned partitions. */
