@@ -53,10 +53,12 @@ test-unit: build ## unit specs beside the code
 test-integration: typecheck infra ## integration tests per service (real MongoDB-compatible server and Kafka)
 	npx --no-install jest --selectProjects integration --runInBand
 
-test-e2e: typecheck infra ## end-to-end and fault tests through the gateway with real processes
+test-e2e: typecheck infra ## end-to-end, fault and API-fuzz tests through the gateway with real processes
+	bash scripts/install-schemathesis.sh
 	npx --no-install jest --selectProjects e2e --runInBand
 
 test: typecheck proto-check infra ## every test level against real servers, and the chart checks (what CI runs)
+	bash scripts/install-schemathesis.sh
 	npx --no-install jest --selectProjects unit integration e2e --runInBand
 	bash scripts/chart-checks.sh
 

@@ -36,6 +36,14 @@ describe('IdempotencyStore', () => {
     expect(await reason(store.claim(scope('k2'), 'hash-b'))).toBe('idempotency_key_reused');
   });
 
+  it('replays any JSON answer exactly, including keys a document could not hold', async () => {
+    const body = { company: { businessHours: { $x: 1, 'a.b': [[1, 2], []], nul: null } } };
+    const claim = await store.claim(scope('k6'), 'h');
+    if (claim.kind !== 'claimed') throw new Error('expected a claim');
+    await store.complete(claim.id, { status: 201, body });
+    expect(await store.claim(scope('k6'), 'h')).toEqual({ kind: 'replay', response: { status: 201, body } });
+  });
+
   it('keeps keys apart per tenant and per key mode', async () => {
     await store.claim(scope('k3'), 'h');
     expect((await store.claim({ ...scope('k3'), mode: 'sandbox' }, 'h')).kind).toBe('claimed');

@@ -10,8 +10,9 @@ describe('companies through the gateway', () => {
   beforeAll(async () => {
     sys = await startSystem();
     gw = sys.gateways[0]!.url;
-    a = await tenantWithKey(gw, { scopes });
-    b = await tenantWithKey(gw, { scopes });
+    // Generous limits: rate limiting has its own suite, this one sends bursts on purpose.
+    a = await tenantWithKey(gw, { scopes, rateLimitPerSecond: 10_000 });
+    b = await tenantWithKey(gw, { scopes, rateLimitPerSecond: 10_000 });
   });
   afterAll(() => sys.stop());
 
@@ -103,6 +104,35 @@ describe('companies through the gateway', () => {
       expect({ name, status: res.status, reasonCode: res.body?.reasonCode }).toEqual({ name, status, reasonCode });
       expect(JSON.stringify(res.body)).not.toMatch(/at .*\.js:\d+/);
     }
+  });
+
+  it('stores any JSON object as businessHours and returns it unchanged (nested arrays, $ and dotted keys)', async () => {
+    const businessHours = { mon: [['09:00', '12:00'], ['13:00', '17:00']], $note: 'closed on holidays', 'tue.wed': { open: true }, '': null };
+    const created = await create(a.key, { name: 'Odd hours' }, { 'Idempotency-Key': `odd-${Date.now()}` });
+    const patched = await call(`${gw}/api/v1/companies/${created.body.company.id}`, { method: 'PATCH', key: a.key, body: { businessHours } });
+    expect(patched.status).toBe(200);
+    expect(patched.body.company.businessHours).toEqual(businessHours);
+    const got = await call(`${gw}/api/v1/companies/${created.body.company.id}`, { key: a.key });
+    expect(got.body.company.businessHours).toEqual(businessHours);
+    const replayKey = `odd-create-${Date.now()}`;
+    const first = await create(a.key, { name: 'Odd create', businessHours }, { 'Idempotency-Key': replayKey });
+    const replay = await create(a.key, { name: 'Odd create', businessHours }, { 'Idempotency-Key': replayKey });
+    expect(first.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+  });
+
+  it('refuses businessHours over 8 KiB', async () => {
+    const res = await create(a.key, { name: 'Verbose', businessHours: { note: 'x'.repeat(9_000) } });
+    expect(res.status).toBe(400);
+    expect(res.body.details[0].path).toBe('body.businessHours');
+  });
+
+  it('answers 405 with Allow for a method a known path does not have', async () => {
+    const res = await call(`${gw}/api/v1/companies`, { method: 'PUT', key: a.key, body: { name: 'x' } });
+    expect(res.status).toBe(405);
+    expect(res.body.reasonCode).toBe('method_not_allowed');
+    expect(res.headers.get('allow')).toBe('GET, POST, HEAD');
   });
 
   describe('Idempotency-Key on POST', () => {

@@ -1,8 +1,11 @@
 import { z } from './zod';
 
-/** `page` ≥ 1 (default 1) and `limit` 1–100 (default 25), as every list takes them. */
+/** Deeper pages are refused: an offset that large is a client bug, and it must fit the contract's int32. */
+export const MAX_PAGE = 100_000;
+
+/** `page` 1–MAX_PAGE (default 1) and `limit` 1–100 (default 25), as every list takes them. */
 export const PageQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1).openapi({ description: 'Page number, from 1', example: 1 }),
+  page: z.coerce.number().int().min(1).max(MAX_PAGE).default(1).openapi({ description: `Page number, from 1 to ${MAX_PAGE}`, example: 1 }),
   limit: z.coerce.number().int().min(1).max(100).default(25).openapi({ description: 'Page size, at most 100', example: 25 }),
 });
 
@@ -23,5 +26,5 @@ export function pagination(page: number, limit: number, total: number): z.infer<
 
 /** A 24-hex id; anything else is refused with 400 before a service is called. */
 export const IdParam = z.object({
-  id: z.string().regex(/^[a-f0-9]{24}$/i, 'must be a 24-character hex id').openapi({ example: '665f1c2b9d3e4a0012345678' }),
+  id: z.string().regex(/^[a-fA-F0-9]{24}$/, 'must be a 24-character hex id').openapi({ example: '665f1c2b9d3e4a0012345678' }),
 });

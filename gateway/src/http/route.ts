@@ -58,6 +58,8 @@ export interface Surface {
 }
 
 const IDEMPOTENCY_HEADER = 'idempotency-key';
+/** 1–255 visible ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Mounts each route on the router and documents it, from one definition. */
 export function mountRoutes(router: Router, surface: Surface, routes: AnyRoute[]): void {
@@ -69,9 +71,21 @@ export function mountRoutes(router: Router, surface: Surface, routes: AnyRoute[]
     if (surface.rateLimit) chain.push(surface.rateLimit);
     if (route.body) chain.push(requireJson, json);
     chain.push(run(surface, route));
-    router[route.method](route.path.replace(/\{(\w+)\}/g, ':$1'), ...chain);
+    router[route.method](expressPath(route.path), ...chain);
+  }
+  // A known path with a method it does not have: 405 naming the allowed ones, not 404.
+  const methods = new Map<string, Set<string>>();
+  for (const r of routes) methods.set(r.path, (methods.get(r.path) ?? new Set()).add(r.method.toUpperCase()));
+  for (const [path, allowed] of methods) {
+    const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
+    router.all(expressPath(path), (_req, res) => {
+      res.setHeader('Allow', allow);
+      fail(res, 'method_not_allowed', `method not allowed here; allowed: ${allow}`);
+    });
   }
 }
+
+const expressPath = (openApiPath: string) => openApiPath.replace(/\{(\w+)\}/g, ':$1');
 
 /** A body must be declared as JSON; an empty body is left for validation to report. */
 const requireJson: RequestHandler = (req, res, next) => {
@@ -112,7 +126,7 @@ function run(surface: Surface, route: AnyRoute): RequestHandler {
     if (route.method !== 'post' || idemKey === undefined || !surface.idempotency || !ctx.auth) {
       return send(res, await exec());
     }
-    if (idemKey.length === 0 || idemKey.length > 255 || !/^[\x21-\x7e]+$/.test(idemKey)) {
+    if (!IDEMPOTENCY_KEY.test(idemKey)) {
       return fail(res, 'validation_error', 'Idempotency-Key must be 1–255 visible ASCII characters', {
         details: [{ path: 'header.Idempotency-Key', message: 'invalid' }],
       });
@@ -131,8 +145,13 @@ function run(surface: Surface, route: AnyRoute): RequestHandler {
     }
     const result = await exec();
     // Answers the service gave are kept for replay; our own failures (5xx) free the key for a retry.
-    if (result.status < 500) await store.complete(claim.id, { status: result.status, body: result.body ?? null });
-    else await store.release(claim.id).catch(() => undefined);
+    // Failing to record the answer must not hide it: the write happened, so the caller gets it.
+    try {
+      if (result.status < 500) await store.complete(claim.id, { status: result.status, body: result.body });
+      else await store.release(claim.id);
+    } catch (err) {
+      surface.log.warn({ err, requestId: ctx.requestId }, 'could not record the idempotent answer');
+    }
     send(res, result);
   };
 }
@@ -190,6 +209,11 @@ function document(surface: Surface, route: AnyRoute): void {
     errors[413] = 'Body over the size limit (`payload_too_large`)';
     errors[415] = 'Body is not JSON (`unsupported_media_type`)';
   }
+  const idempotent = surface.kind === 'tenant' && route.method === 'post';
+  if (idempotent) {
+    errors[409] ??= 'A request with this Idempotency-Key is still running (`idempotency_in_progress`)';
+    errors[422] ??= 'This Idempotency-Key was used with another body (`idempotency_key_reused`)';
+  }
   const responses: RouteConfig['responses'] = {};
   for (const [status, r] of Object.entries(route.responses)) {
     responses[status] = r.schema
@@ -203,9 +227,9 @@ function document(surface: Surface, route: AnyRoute): void {
   if (route.params) request.params = route.params as never;
   if (route.query) request.query = route.query as never;
   if (route.body) request.body = { required: true, content: { 'application/json': { schema: route.body } } };
-  if (surface.kind === 'tenant' && route.method === 'post') {
+  if (idempotent) {
     request.headers = z.object({
-      'Idempotency-Key': z.string().max(255).optional().openapi({
+      'Idempotency-Key': z.string().regex(IDEMPOTENCY_KEY).optional().openapi({
         description: 'Makes a retry safe: same key and body within 24 h replays the first answer (`Idempotent-Replayed: true`)',
       }),
     });

@@ -15,6 +15,8 @@ const isTimeZone = (tz: string): boolean => {
 
 const CREDENTIALS_FIELD = 'omniChannelSettings';
 
+const FREE_FORM_MAX_BYTES = 8 * 1024;
+
 const fields = {
   name: z.string().trim().min(1).max(200),
   mobile: z.string().trim().regex(/^\+?[0-9][0-9 ()-]{2,30}$/, 'must be a phone number').openapi({ example: '+14155550100' }),
@@ -30,7 +32,11 @@ const fields = {
   website: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2_048).openapi({ example: 'https://clinic.example' }),
   businessHours: z
     .record(z.string(), z.unknown())
-    .openapi({ description: 'Free-form opening hours, e.g. `{ "mon": ["09:00-17:00"] }`', example: { mon: ['09:00-17:00'] } }),
+    .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= FREE_FORM_MAX_BYTES, 'must be at most 8 KiB as JSON')
+    .openapi({
+      description: 'Free-form opening hours, e.g. `{ "mon": ["09:00-17:00"] }`, at most 8 KiB as JSON',
+      example: { mon: ['09:00-17:00'] },
+    }),
   timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin').openapi({ example: 'America/New_York' }),
 };
 
@@ -68,7 +74,7 @@ const CompanyPatch = companyFields
     // Only meaningful when the body is otherwise valid (an unknown field already failed it).
     when: (payload) => payload.issues.length === 0,
   })
-  .openapi('CompanyPatch');
+  .openapi('CompanyPatch', { minProperties: 1 });
 
 const Company = z
   .object({

@@ -9,7 +9,8 @@ interface IdempotencyRecord {
   requestHash: string;
   state: 'in_flight' | 'done';
   status?: number;
-  body?: unknown;
+  /** The answer's body as JSON text: any JSON a service returns can be stored and replayed as is. */
+  body?: string;
   /** An in-flight claim older than this is taken over (its request died with its replica). */
   lockedUntil: Date;
   expiresAt: Date;
@@ -23,7 +24,7 @@ const schema = new Schema<IdempotencyRecord>(
     requestHash: { type: String, required: true },
     state: { type: String, required: true },
     status: Number,
-    body: Schema.Types.Mixed,
+    body: String,
     lockedUntil: { type: Date, required: true },
     expiresAt: { type: Date, required: true },
   },
@@ -72,7 +73,7 @@ export class IdempotencyStore {
         throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
       }
       if (existing.state === 'done') {
-        return { kind: 'replay', response: { status: existing.status ?? 200, body: existing.body } };
+        return { kind: 'replay', response: { status: existing.status ?? 200, body: existing.body === undefined ? undefined : JSON.parse(existing.body) } };
       }
       if (existing.lockedUntil <= now) {
         const taken = await this.model.findOneAndUpdate(
@@ -88,7 +89,8 @@ export class IdempotencyStore {
   }
 
   async complete(id: Types.ObjectId, response: StoredResponse): Promise<void> {
-    await this.model.updateOne({ _id: id }, { $set: { state: 'done', status: response.status, body: response.body } });
+    const body = response.body === undefined ? undefined : JSON.stringify(response.body);
+    await this.model.updateOne({ _id: id }, { $set: { state: 'done', status: response.status, ...(body !== undefined && { body }) } });
   }
 
   /** Forgets a claim whose request failed on our side, so the client may retry with the same key. */

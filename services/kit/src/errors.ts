@@ -12,6 +12,7 @@ export const REASONS = {
   insufficient_credits: { http: 402, grpc: status.FAILED_PRECONDITION },
   forbidden: { http: 403, grpc: status.PERMISSION_DENIED },
   not_found: { http: 404, grpc: status.NOT_FOUND },
+  method_not_allowed: { http: 405, grpc: status.UNIMPLEMENTED },
   conflict: { http: 409, grpc: status.ALREADY_EXISTS },
   script_not_ready: { http: 409, grpc: status.FAILED_PRECONDITION },
   idempotency_in_progress: { http: 409, grpc: status.ABORTED },

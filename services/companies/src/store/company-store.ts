@@ -1,6 +1,7 @@
 import { isObjectIdHex, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 
+/** A company as the use cases see it. */
 export interface CompanyRecord {
   _id: Types.ObjectId;
   tenantId: string;
@@ -22,7 +23,14 @@ export interface CompanyRecord {
 export type CompanyFields = Omit<CompanyRecord, '_id' | 'tenantId' | 'omniChannelSettings' | 'createdAt' | 'updatedAt'>;
 export type CompanyView = Omit<CompanyRecord, 'omniChannelSettings'>;
 
-const companySchema = new Schema<CompanyRecord>(
+/**
+ * The stored document. Free-form business hours are kept as JSON text: tenants may send any
+ * JSON object, and documents cannot hold every JSON shape portably (FerretDB refuses nested
+ * arrays; MongoDB treats `$`-prefixed and dotted keys specially).
+ */
+type CompanyDoc = Omit<CompanyRecord, 'businessHours'> & { businessHours?: string };
+
+const companySchema = new Schema<CompanyDoc>(
   {
     tenantId: { type: String, required: true },
     name: { type: String, required: true },
@@ -32,7 +40,7 @@ const companySchema = new Schema<CompanyRecord>(
     description: String,
     industry: String,
     website: String,
-    businessHours: { type: Schema.Types.Mixed },
+    businessHours: String,
     timezone: String,
     omniChannelSettings: { type: Schema.Types.Mixed },
     createdAt: { type: Date, required: true },
@@ -48,13 +56,18 @@ companySchema.index({ tenantId: 1, createdAt: -1, _id: -1 });
 // 1.24, so its result goes through toView, which drops them in code.
 const PUBLIC_PROJECTION = { omniChannelSettings: 0 } as const;
 
-function toView(doc: CompanyRecord): CompanyView {
-  const { omniChannelSettings: _credentials, ...view } = doc;
-  return view;
+function toView(doc: CompanyDoc): CompanyView {
+  const { omniChannelSettings: _credentials, businessHours, ...view } = doc;
+  return businessHours === undefined ? view : { ...view, businessHours: JSON.parse(businessHours) as Record<string, unknown> };
 }
 
-export function registerCompanyModel(conn: Connection): Model<CompanyRecord> {
-  return conn.models.Company ?? conn.model<CompanyRecord>('Company', companySchema);
+function toDoc<F extends Partial<CompanyFields>>(fields: F): Omit<F, 'businessHours'> & { businessHours?: string } {
+  const { businessHours, ...rest } = fields;
+  return businessHours === undefined ? rest : { ...rest, businessHours: JSON.stringify(businessHours) };
+}
+
+export function registerCompanyModel(conn: Connection): Model<CompanyDoc> {
+  return conn.models.Company ?? conn.model<CompanyDoc>('Company', companySchema);
 }
 
 /**
@@ -62,27 +75,29 @@ export function registerCompanyModel(conn: Connection): Model<CompanyRecord> {
  * is built from it, so a query without a tenant cannot be written here.
  */
 export class CompanyStore {
-  constructor(private readonly model: Model<CompanyRecord>) {}
+  constructor(private readonly model: Model<CompanyDoc>) {}
 
   private byId(scope: TenantScope, id: string) {
     return { _id: new Types.ObjectId(id), tenantId: scope.tenantId };
   }
 
   async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<CompanyView> {
-    const doc = await this.model.create({ ...fields, tenantId: scope.tenantId, createdAt: now, updatedAt: now });
+    const doc = await this.model.create({ ...toDoc(fields), tenantId: scope.tenantId, createdAt: now, updatedAt: now });
     return toView(doc.toObject());
   }
 
   async get(scope: TenantScope, id: string): Promise<CompanyView | null> {
     if (!isObjectIdHex(id)) return null;
-    return this.model.findOne(this.byId(scope, id), PUBLIC_PROJECTION).lean<CompanyView>();
+    return this.model.findOne(this.byId(scope, id), PUBLIC_PROJECTION).lean<CompanyDoc>()
+      .then((d) => (d ? toView(d) : null));
   }
 
   async latest(scope: TenantScope): Promise<CompanyView | null> {
     return this.model
       .findOne({ tenantId: scope.tenantId }, PUBLIC_PROJECTION)
       .sort({ createdAt: -1, _id: -1 })
-      .lean<CompanyView>();
+      .lean<CompanyDoc>()
+      .then((d) => (d ? toView(d) : null));
   }
 
   async list(scope: TenantScope, page: number, limit: number): Promise<{ items: CompanyView[]; total: number }> {
@@ -93,17 +108,17 @@ export class CompanyStore {
         .sort({ createdAt: -1, _id: -1 })
         .skip((page - 1) * limit)
         .limit(limit)
-        .lean<CompanyView[]>(),
+        .lean<CompanyDoc[]>(),
       this.model.countDocuments(filter),
     ]);
-    return { items, total };
+    return { items: items.map(toView), total };
   }
 
   async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, now: Date): Promise<CompanyView | null> {
     if (!isObjectIdHex(id)) return null;
     const doc = await this.model
-      .findOneAndUpdate(this.byId(scope, id), { $set: { ...fields, updatedAt: now } }, { new: true })
-      .lean<CompanyRecord>();
+      .findOneAndUpdate(this.byId(scope, id), { $set: { ...toDoc(fields), updatedAt: now } }, { new: true })
+      .lean<CompanyDoc>();
     return doc ? toView(doc) : null;
   }
 
