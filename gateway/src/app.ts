@@ -92,7 +92,8 @@ export function buildApp(deps: AppDeps): Express {
     swaggerUi.serve,
     swaggerUi.setup(undefined, {
       customSiteTitle: 'Tenant API reference',
-      swaggerOptions: { url: `${API_PREFIX}/openapi.json`, persistAuthorization: true },
+      // The key stays in page memory only: not persisted to localStorage where other scripts could read it.
+      swaggerOptions: { url: `${API_PREFIX}/openapi.json`, persistAuthorization: false },
     }),
   );
 
