@@ -22,6 +22,11 @@ type Entry = { found: AuthenticatedKey } | { found: null };
 export class KeyCache {
   private readonly byHash: LRUCache<string, Entry>;
   private readonly hashById = new Map<string, string>();
+  private readonly negativeTtlMs: number;
+  /** Concurrent misses for one key share one database read. */
+  private readonly inflight = new Map<string, Promise<AuthenticatedKey | null>>();
+  /** Bumped on every eviction: a load that started before it must not repopulate the cache. */
+  private generation = 0;
 
   constructor(
     private readonly load: (hash: string) => Promise<AuthenticatedKey | null>,
@@ -37,15 +42,9 @@ export class KeyCache {
     this.negativeTtlMs = opts.negativeTtlMs ?? 5_000;
   }
 
-  private readonly negativeTtlMs: number;
-  private readonly inflight = new Map<string, Promise<AuthenticatedKey | null>>();
-  /** Bumped on every eviction: a load that started before it must not repopulate the cache. */
-  private generation = 0;
-
   async get(hash: string): Promise<AuthenticatedKey | null> {
     const hit = this.byHash.get(hash);
     if (hit) return hit.found;
-    // Concurrent misses for one key share one database read.
     const generation = this.generation;
     let pending = this.inflight.get(hash);
     if (!pending) {

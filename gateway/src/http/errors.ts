@@ -1,4 +1,4 @@
-import { DomainError, type ErrorDetail } from '@voiceapi/kit';
+import { DomainError, REASONS, type ErrorDetail, type ReasonCode } from '@voiceapi/kit';
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from '@voiceapi/kit';
 import { z } from './zod';
@@ -53,11 +53,12 @@ export function send(res: Response, result: HttpResult): void {
   res.end(payload);
 }
 
-export function fail(res: Response, reasonCode: DomainError['reasonCode'], message: string, extra?: { missing?: string[]; details?: ErrorDetail[] }): void {
-  const err = new DomainError(reasonCode, message, extra?.details);
-  const body: ErrorBody = { error: message, reasonCode, ...(extra?.missing ? { missing: extra.missing } : {}) };
+/** Answers with the documented error body for a reason code. */
+export function fail(res: Response, reasonCode: ReasonCode, message: string, extra?: { missing?: string[]; details?: ErrorDetail[] }): void {
+  const body: ErrorBody = { error: message, reasonCode };
+  if (extra?.missing) body.missing = extra.missing;
   if (extra?.details) body.details = extra.details;
-  res.status(err.httpStatus).json(body);
+  send(res, { status: REASONS[reasonCode].http, body });
 }
 
 /**
