@@ -96,9 +96,11 @@ export class Outbox {
   }
 
   start(): void {
+    let ticks = 0;
     this.timer = setInterval(() => {
       this.flush().catch((err: unknown) => this.log.warn({ err }, 'outbox relay failed; will retry'));
-      void this.sweep();
+      // Published events are kept for a day; removing them once a minute is plenty.
+      if (++ticks % 60 === 0) void this.sweep();
     }, this.opts.intervalMs);
     this.timer.unref();
   }
