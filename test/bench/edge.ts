@@ -153,7 +153,7 @@ dominated by the FerretDB query (SQLite underneath); on MongoDB 7 the ratio is e
 not measured here.
 
 Run-to-run spread on this shared VM is large: five runs on 2026-11-21 gave a ping ratio of
-69–83 % (target 85 %: not met) and a companies-read ratio of 37–44 % (target 40 %: met in three of
+69–83 % (target 85 %: not met) and a companies-read ratio of 37–44 % (target 40 %: met in four of
 five). The p99 target for ping (at most 1 ms added) was met in every run.
 
 Reading the numbers: on 2 cores the load generator, the gateway, the service and the database
