@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import { connect } from 'node:net';
 import * as path from 'node:path';
 import { freePorts, startLocalInfra, type LocalInfra } from './index';
 
@@ -52,6 +53,24 @@ async function stopChild(c: Child): Promise<void> {
   const timer = setTimeout(() => c.proc.kill('SIGKILL'), 15_000);
   await c.exited;
   clearTimeout(timer);
+}
+
+/** Resolves once something accepts TCP connections on the port (the gRPC server binds last). */
+async function waitListening(port: number, child: Child, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.proc.exitCode !== null) throw new Error(`${child.name} exited; see ${path.join(DATA_DIR, 'logs', `${child.name}.log`)}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${child.name} not listening within ${timeoutMs / 1000} s`);
 }
 
 async function waitReady(url: string, child: Child, timeoutMs = 60_000): Promise<void> {
@@ -147,6 +166,7 @@ async function main(): Promise<void> {
   say('starting companies service…');
   const companies = startService('companies', 'services/companies/dist/main.js', { ...shared, GRPC_PORT: String(companiesPort) });
   children.push(companies);
+  await waitListening(companiesPort!, companies);
 
   say('starting gateway…');
   const gateway = startService('gateway', 'gateway/dist/main.js', {
