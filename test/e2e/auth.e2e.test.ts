@@ -80,6 +80,8 @@ describe('gateway edge: keys, scopes, rate limits, bad input', () => {
   it('rate limits per key with 429, Retry-After and RateLimit headers', async () => {
     const limited = await tenantWithKey(gw, { rateLimitPerSecond: 3 });
     const results = await Promise.all(Array.from({ length: 8 }, () => call(`${gw}/api/v1/ping`, { key: limited.key })));
+    const statuses = results.map((r) => r.status);
+    expect({ statuses, onlyOkOrLimited: statuses.every((s) => s === 200 || s === 429) }).toMatchObject({ onlyOkOrLimited: true });
     const ok = results.filter((r) => r.status === 200);
     const tooMany = results.filter((r) => r.status === 429);
     expect(ok.length).toBeLessThanOrEqual(3);

@@ -5,6 +5,7 @@ import type { AuthenticatedKey, KeyCache } from '../auth/key-cache';
 import { hashKey, parseKey } from '../auth/key-format';
 import type { Scope } from '../auth/scopes';
 import { fail } from './errors';
+import { SnapshotMemoryStore } from './rate-limit-store';
 
 export interface GatewayLocals {
   requestId: string;
@@ -74,11 +75,12 @@ export const requireScopes =
 
 /**
  * Per-key limit over a one-second window, with `RateLimit-*` and `Retry-After` headers. Counters
- * live in each replica's memory (see docs/decisions/0005-rate-limiting.md).
+ * live in each replica's memory (see docs/decisions/0005-rate-limiting.md and rate-limit-store.ts).
  */
 export function perKeyRateLimit(defaultPerSecond: number): RequestHandler {
   return rateLimit({
     windowMs: 1_000,
+    store: new SnapshotMemoryStore(),
     limit: (_req, res) => localsOf(res).auth?.rateLimitPerSecond ?? defaultPerSecond,
     keyGenerator: (_req, res) => localsOf(res).auth?.keyId ?? 'anonymous',
     standardHeaders: 'draft-6',
