@@ -152,9 +152,9 @@ freshness checks) was the one change that moved the ping ratio measurably. The c
 dominated by the FerretDB query (SQLite underneath); on MongoDB 7 the ratio is expected to be higher,
 not measured here.
 
-Run-to-run spread on this shared VM is large: five runs on 2026-11-21 gave a ping ratio of
+Run-to-run spread on this shared VM is large: six runs on 2026-11-21 gave a ping ratio of
 69–83 % (target 85 %: not met) and a companies-read ratio of 37–44 % (target 40 %: met in four of
-five). The p99 target for ping (at most 1 ms added) was met in every run.
+six). The p99 target for ping (at most 1 ms added) was met in every run.
 
 Reading the numbers: on 2 cores the load generator, the gateway, the service and the database
 share the CPU, so absolute numbers are low and vary between runs; the ratios within one run are
