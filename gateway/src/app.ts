@@ -97,7 +97,7 @@ export function buildApp(deps: AppDeps): Express {
     }),
   );
 
-  app.use((_req, res) => fail(res, 'not_found', 'no such endpoint'));
+  app.use(notFoundRoute);
   app.use(errorHandler(deps.log));
   return app;
 }

@@ -12,7 +12,7 @@ import {
   shutdownTelemetry,
 } from '@voiceapi/kit';
 import { buildApp } from './app';
-import { KeyCache } from './auth/key-cache';
+import { authenticatedKey, KeyCache } from './auth/key-cache';
 import { LastUsedRecorder } from './auth/last-used';
 import { closeServiceClients, createServiceClients } from './clients';
 import { readConfig } from './config';
@@ -51,16 +51,8 @@ export async function startGateway(env: Record<string, string | undefined> = pro
 
   const keys = new KeyCache(
     async (hash) => {
-      const k = await apiKeys.findByHash(hash);
-      if (!k) return null;
-      return {
-        keyId: k._id.toString(),
-        tenantId: k.tenantId,
-        mode: k.mode,
-        scopes: new Set(k.scopes),
-        status: k.status,
-        ...(k.rateLimitPerSecond !== undefined && { rateLimitPerSecond: k.rateLimitPerSecond }),
-      };
+      const record = await apiKeys.findByHash(hash);
+      return record && authenticatedKey(record);
     },
     { ttlMs: cfg.KEY_CACHE_TTL_MS },
   );

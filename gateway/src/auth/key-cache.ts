@@ -11,6 +11,18 @@ export interface AuthenticatedKey {
   rateLimitPerSecond?: number;
 }
 
+/** The part of a stored key that authentication and the rate limit need. */
+export function authenticatedKey(k: ApiKeyRecord): AuthenticatedKey {
+  return {
+    keyId: k._id.toString(),
+    tenantId: k.tenantId,
+    mode: k.mode,
+    scopes: new Set(k.scopes),
+    status: k.status,
+    ...(k.rateLimitPerSecond !== undefined && { rateLimitPerSecond: k.rateLimitPerSecond }),
+  };
+}
+
 type Entry = { found: AuthenticatedKey } | { found: null };
 
 /**

@@ -54,5 +54,3 @@ export const hashKey = (key: string, pepper: string): string => createHmac('sha2
 
 /** What may be shown about a key after creation: its mode prefix and last four characters. */
 export const keyHint = (key: string): string => `${key.slice(0, key.indexOf('_', 3) + 1)}…${key.slice(-4)}`;
-
-export const KEY_SHAPE = { secretLength: SECRET_LENGTH, checksumLength: CHECKSUM_LENGTH } as const;

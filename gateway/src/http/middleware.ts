@@ -37,11 +37,13 @@ export const killSwitchGate =
     next();
   };
 
+/** Query parameters a client might put a key in; their presence alone refuses the request. */
+const KEY_QUERY_PARAMS = ['api_key', 'apiKey', 'key', 'access_token', 'token'];
+
 /** Reads the key from `Authorization: Bearer` or `X-API-Key`. A key in the query string is refused. */
 export function authenticate(keys: KeyCache, pepper: string, onUse: (auth: AuthenticatedKey) => void): RequestHandler {
   return async (req, res, next) => {
-    const queryKeys = ['api_key', 'apiKey', 'key', 'access_token', 'token'];
-    if (queryKeys.some((k) => k in (req.query as object))) {
+    if (req.url.includes('?') && KEY_QUERY_PARAMS.some((k) => k in (req.query as object))) {
       return fail(res, 'unauthorized', 'API keys are accepted only in the Authorization or X-API-Key header, never in the URL');
     }
     const header = req.get('authorization');

@@ -11,11 +11,12 @@ export async function startCompanies(env: Record<string, string | undefined> = p
   const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
   lifecycle.onStop('telemetry', shutdownTelemetry);
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, models: registerCompanyModel });
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
   lifecycle.onStop('mongo', () => conn.close());
-  await ensureIndexes(conn);
 
-  const useCases = new CompanyUseCases(new CompanyStore(registerCompanyModel(conn)));
+  const companies = registerCompanyModel(conn);
+  await ensureIndexes(conn);
+  const useCases = new CompanyUseCases(new CompanyStore(companies));
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,
     port: cfg.GRPC_PORT,

@@ -35,7 +35,3 @@ export const commonEnv = {
 
 /** `host:port` of a gRPC dependency. */
 export const grpcAddress = z.string().regex(/^[\w.-]+:\d+$/, 'must be host:port');
-
-export const boolFromEnv = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');

@@ -10,4 +10,4 @@ export * from './mongo/connect';
 export * from './kafka/client';
 export * from './kafka/outbox';
 export * from './kafka/inbox';
-export { shutdownTelemetry, telemetryEnabled } from './telemetry/sdk';
+export { shutdownTelemetry } from './telemetry/sdk';

@@ -1,7 +1,6 @@
 import {
   Server,
   ServerCredentials,
-  type Metadata,
   type sendUnaryData,
   type ServerUnaryCall,
   type UntypedServiceImplementation,
@@ -100,4 +99,3 @@ export async function startGrpcServer(opts: {
   };
 }
 
-export type { Metadata };

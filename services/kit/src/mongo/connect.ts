@@ -14,14 +14,12 @@ export async function connectMongo(opts: {
   url: string;
   dbName: string;
   log: Logger;
-  models?: (conn: Connection) => void;
 }): Promise<Connection> {
   const conn = mongoose.createConnection(opts.url, {
     dbName: opts.dbName,
     serverSelectionTimeoutMS: 10_000,
     maxPoolSize: 20,
   });
-  opts.models?.(conn);
   await conn.asPromise();
   conn.on('disconnected', () => opts.log.warn({ db: opts.dbName }, 'MongoDB disconnected'));
   conn.on('reconnected', () => opts.log.info({ db: opts.dbName }, 'MongoDB reconnected'));
