@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import { commonEnv, grpcAddress, loadConfig } from '@voiceapi/kit';
 import { z } from 'zod';
 
@@ -16,8 +15,6 @@ export const configSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(100 * 1024),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   COMPANIES_GRPC_ADDR: grpcAddress.default('127.0.0.1:50061'),
-  /** Unique per replica: names this replica's consumer group for broadcast control events. */
-  INSTANCE_ID: z.string().default(`${hostname()}-${process.pid}`),
   /** Backstop re-read of the kill switch in case a control event was missed. */
   CONTROL_RESYNC_MS: z.coerce.number().int().positive().default(5_000),
   /** Backstop lifetime of a cached key; deactivation normally evicts at once via Kafka. */

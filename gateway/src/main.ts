@@ -1,22 +1,26 @@
 import type { Server } from 'node:http';
 import {
+  broadcastGroup,
+  broadcastGroupPrefix,
   connectMongo,
   createKafka,
   createLogger,
   ensureIndexes,
-  ensureTopics,
-  EventConsumer,
-  EventProducer,
+  ensureStreams,
+  EventPublisher,
+  EventSubscriber,
   Lifecycle,
   Outbox,
+  removeIdleBroadcastGroups,
   shutdownTelemetry,
 } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
 import { buildApp } from './app';
 import { authenticatedKey, KeyCache } from './auth/key-cache';
 import { LastUsedRecorder } from './auth/last-used';
 import { closeServiceClients, createServiceClients } from './clients';
 import { readConfig } from './config';
-import { CONTROL_TOPIC, ControlPlane } from './control/control-plane';
+import { ControlPlane } from './control/control-plane';
 import { OperatorUseCases } from './operator/operator';
 import { ApiKeyStore } from './store/api-keys';
 import { IdempotencyStore } from './store/idempotency';
@@ -27,7 +31,8 @@ import { TenantStore } from './store/tenants';
 /** Starts one gateway replica; returns its port and lifecycle so tests can run it in-process. */
 export async function startGateway(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
-  const log = createLogger('gateway', cfg.LOG_LEVEL);
+  // An issued key's plaintext (`key`) and the operator token must never reach a log line.
+  const log = createLogger('gateway', cfg.LOG_LEVEL, { redact: ['key', '*.key', 'adminToken', 'ADMIN_TOKEN', 'KEY_HASH_PEPPER'] });
   const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
   lifecycle.onStop('telemetry', shutdownTelemetry);
 
@@ -40,11 +45,13 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   const idempotency = new IdempotencyStore(conn);
 
   const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `gateway-${cfg.INSTANCE_ID}`, log });
-  await ensureTopics(kafka, [CONTROL_TOPIC]);
-  const producer = new EventProducer(kafka);
-  await producer.connect();
-  lifecycle.onStop('kafka producer', () => producer.disconnect());
-  const outbox = new Outbox(conn, producer, log);
+  // The gateway owns the control stream, so it creates its topics.
+  const { GatewayControlEvent } = voiceapi.events.v1;
+  await ensureStreams(kafka, [GatewayControlEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
+  const publisher = new EventPublisher(kafka);
+  await publisher.connect();
+  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
   await ensureIndexes(conn);
   outbox.start();
   lifecycle.onStop('outbox', () => outbox.stop());
@@ -60,12 +67,17 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     settings,
     keys,
     outbox,
-    new EventConsumer(kafka, `gateway-control-${cfg.INSTANCE_ID}`, log),
+    // Every replica hears every control event: a broadcast group of its own, removed on stop.
+    new EventSubscriber(kafka, { group: broadcastGroup('gateway', 'control', cfg.INSTANCE_ID), log, publisher, removeGroupOnStop: true }),
     log,
     cfg.CONTROL_RESYNC_MS,
   );
   await control.start();
   lifecycle.onStop('control plane', () => control.stop());
+  // Groups of replicas that died without removing their own.
+  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('gateway', 'control'), log).catch((err: unknown) =>
+    log.warn({ err }, 'could not look for idle broadcast groups'),
+  );
 
   const lastUsed = new LastUsedRecorder(
     (keyId, at) => apiKeys.touch(keyId, at),

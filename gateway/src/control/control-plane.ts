@@ -1,17 +1,17 @@
-import { EventConsumer, type IncomingEvent, type Logger, type Outbox } from '@voiceapi/kit';
+import type { EventMeta, EventSubscriber, Logger, Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { SettingsStore } from '../store/settings';
 import type { KeyCache } from '../auth/key-cache';
+import type { SettingsStore } from '../store/settings';
 
-export const CONTROL_TOPIC = 'gateway.control.v1';
-const EVENT_TYPE = 'voiceapi.events.v1.GatewayControlEvent';
 const { GatewayControlEvent } = voiceapi.events.v1;
+type ControlEvent = voiceapi.events.v1.GatewayControlEvent;
 
 /**
  * Keeps every gateway replica's view of the kill switch and of key status current.
- * A change is written to the database and announced on Kafka (through the outbox); each
- * replica consumes the topic in its own consumer group, so every replica hears every change
- * and re-reads the state. A periodic re-read is the backstop if an event is ever missed.
+ * A change is written to the database and announced on the gateway control stream (through
+ * the outbox); each replica consumes the stream in a broadcast group of its own, so every
+ * replica hears every change and re-reads the state. A periodic re-read is the backstop if an
+ * event is ever missed.
  */
 export class ControlPlane {
   private killSwitchOn = false;
@@ -21,22 +21,24 @@ export class ControlPlane {
     private readonly settings: SettingsStore,
     private readonly keys: KeyCache,
     private readonly outbox: Outbox,
-    private readonly consumer: EventConsumer,
+    private readonly subscriber: EventSubscriber,
     private readonly log: Logger,
     private readonly resyncMs: number,
-  ) {}
+  ) {
+    subscriber.on(GatewayControlEvent, (event, meta) => this.onEvent(event, meta));
+  }
 
   get killSwitch(): boolean {
     return this.killSwitchOn;
   }
 
   get ready(): boolean {
-    return this.consumer.ready;
+    return this.subscriber.ready;
   }
 
   async start(): Promise<void> {
     await this.refreshKillSwitch();
-    await this.consumer.start([CONTROL_TOPIC], (e) => this.onEvent(e));
+    await this.subscriber.start();
     this.resyncTimer = setInterval(() => {
       this.refreshKillSwitch().catch((err: unknown) => this.log.warn({ err }, 'kill switch re-read failed'));
     }, this.resyncMs);
@@ -45,7 +47,7 @@ export class ControlPlane {
 
   async stop(): Promise<void> {
     clearInterval(this.resyncTimer);
-    await this.consumer.stop();
+    await this.subscriber.stop();
   }
 
   async setKillSwitch(enabled: boolean): Promise<void> {
@@ -66,17 +68,19 @@ export class ControlPlane {
 
   /**
    * The event is stored (held) before the write, so a crash in between loses nothing, and
-   * released after it, so no replica hears of the change before it can read it.
+   * released after it, so no replica hears of the change before it can read it. A write that
+   * fails takes its event with it.
    */
-  private async announced<T>(
-    change: NonNullable<voiceapi.events.v1.GatewayControlEvent['change']>,
-    key: string,
-    write: () => Promise<T>,
-  ): Promise<T> {
-    const payload = GatewayControlEvent.encode({ occurTime: new Date(), change }).finish();
-    const ids = await this.outbox.add([{ topic: CONTROL_TOPIC, key, type: EVENT_TYPE, payload }], { hold: true });
-    const result = await write();
-    await this.outbox.release(ids);
+  private async announced<T>(change: NonNullable<ControlEvent['change']>, key: string, write: () => Promise<T>): Promise<T> {
+    const id = await this.outbox.add(GatewayControlEvent, key, { occurTime: new Date(), change }, { hold: true });
+    let result: T;
+    try {
+      result = await write();
+    } catch (err) {
+      await this.outbox.discard([id]).catch(() => undefined);
+      throw err;
+    }
+    await this.outbox.release([id]);
     void this.outbox.flush().catch((err: unknown) => this.log.warn({ err, key }, 'control event relay deferred'));
     return result;
   }
@@ -87,9 +91,7 @@ export class ControlPlane {
     this.killSwitchOn = on;
   }
 
-  private async onEvent(e: IncomingEvent): Promise<void> {
-    if (e.type !== EVENT_TYPE) return;
-    const event = GatewayControlEvent.decode(e.payload);
+  private async onEvent(event: ControlEvent, _meta: EventMeta): Promise<void> {
     switch (event.change?.$case) {
       case 'killSwitchChanged':
         await this.refreshKillSwitch();

@@ -1,6 +1,6 @@
-import { DomainError, REASONS, type ErrorDetail, type ReasonCode } from '@voiceapi/kit';
+import { DomainError, type ErrorDetail, type Logger } from '@voiceapi/kit';
 import type { ErrorRequestHandler, Response } from 'express';
-import type { Logger } from '@voiceapi/kit';
+import { HTTP_STATUS, httpStatusOf, type HttpReason } from './reasons';
 import { z } from './zod';
 
 export const ErrorBody = z
@@ -23,17 +23,29 @@ export interface HttpResult {
   headers?: Record<string, string>;
 }
 
-/** Any thrown value → the documented error body. Unknown errors are logged and answered as 500. */
+const INTERNAL: HttpResult = { status: 500, body: { error: 'internal error', reasonCode: 'internal_error' } };
+
+/**
+ * Any thrown value → the documented error body, its status from the one reason table. A reason
+ * the table does not know, and anything that is not a domain error, is logged and answered as
+ * 500 `internal_error` without its text.
+ */
 export function errorResult(err: unknown, log: Logger, requestId?: string): HttpResult {
-  if (err instanceof DomainError) {
-    const body: ErrorBody = { error: err.message, reasonCode: err.reasonCode };
-    if (err.details?.length) body.details = err.details;
-    const headers: Record<string, string> = {};
-    if (err.reasonCode === 'service_unavailable' || err.reasonCode === 'upstream_timeout') headers['Retry-After'] = '1';
-    return { status: err.httpStatus, body, headers };
+  if (!(err instanceof DomainError)) {
+    log.error({ err, requestId }, 'unhandled error');
+    return INTERNAL;
   }
-  log.error({ err, requestId }, 'unhandled error');
-  return { status: 500, body: { error: 'internal error', reasonCode: 'internal_error' } };
+  const status = httpStatusOf(err.reasonCode);
+  if (status === undefined) {
+    log.error({ reason: err.reasonCode, domain: err.domain, requestId }, 'a service raised a reason the gateway does not know');
+    return INTERNAL;
+  }
+  if (status === 500) return INTERNAL;
+  const body: ErrorBody = { error: err.message, reasonCode: err.reasonCode };
+  if (err.details?.length) body.details = err.details;
+  const headers: Record<string, string> = {};
+  if (err.reasonCode === 'service_unavailable' || err.reasonCode === 'upstream_timeout') headers['Retry-After'] = '1';
+  return { status, body, headers };
 }
 
 /**
@@ -54,11 +66,11 @@ export function send(res: Response, result: HttpResult): void {
 }
 
 /** Answers with the documented error body for a reason code. */
-export function fail(res: Response, reasonCode: ReasonCode, message: string, extra?: { missing?: string[]; details?: ErrorDetail[] }): void {
+export function fail(res: Response, reasonCode: HttpReason, message: string, extra?: { missing?: string[]; details?: ErrorDetail[] }): void {
   const body: ErrorBody = { error: message, reasonCode };
   if (extra?.missing) body.missing = extra.missing;
   if (extra?.details) body.details = extra.details;
-  send(res, { status: REASONS[reasonCode].http, body });
+  send(res, { status: HTTP_STATUS[reasonCode], body });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { DomainError, notFound, type KeyMode } from '@voiceapi/kit';
+import { commonReasons, notFound, type KeyMode } from '@voiceapi/kit';
 import { Types } from 'mongoose';
 import { generateKey, hashKey, keyHint } from '../auth/key-format';
 import { DEFAULT_SCOPES, type Scope } from '../auth/scopes';
@@ -65,7 +65,7 @@ export class OperatorUseCases {
     const keyId = new Types.ObjectId();
     const decided = await this.requests.decide(requestId, { status: 'approved', apiKeyId: keyId.toString() });
     if (!decided) {
-      if (await this.requests.get(requestId)) throw new DomainError('conflict', 'this request has already been decided');
+      if (await this.requests.get(requestId)) throw commonReasons.error('conflict', 'this request has already been decided');
       throw notFound('key request');
     }
     try {
@@ -84,7 +84,7 @@ export class OperatorUseCases {
   async reject(requestId: string, reason?: string) {
     const decided = await this.requests.decide(requestId, { status: 'rejected', ...(reason !== undefined && { reason }) });
     if (!decided) {
-      if (await this.requests.get(requestId)) throw new DomainError('conflict', 'this request has already been decided');
+      if (await this.requests.get(requestId)) throw commonReasons.error('conflict', 'this request has already been decided');
       throw notFound('key request');
     }
     return { request: keyRequestJson(decided) };

@@ -1,4 +1,5 @@
-import { DomainError, isDuplicateKeyError, type KeyMode } from '@voiceapi/kit';
+import { isDuplicateKeyError, type KeyMode } from '@voiceapi/kit';
+import { gatewayReasons } from '../http/reasons';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 
 interface IdempotencyRecord {
@@ -70,7 +71,7 @@ export class IdempotencyStore {
         continue;
       }
       if (existing.requestHash !== requestHash) {
-        throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+        throw gatewayReasons.error('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
       }
       if (existing.state === 'done') {
         return { kind: 'replay', response: { status: existing.status ?? 200, body: existing.body === undefined ? undefined : JSON.parse(existing.body) } };
@@ -83,9 +84,9 @@ export class IdempotencyStore {
         );
         if (taken) return { kind: 'claimed', id: taken._id };
       }
-      throw new DomainError('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
+      throw gatewayReasons.error('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
     }
-    throw new DomainError('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
+    throw gatewayReasons.error('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
   }
 
   async complete(id: Types.ObjectId, response: StoredResponse): Promise<void> {

@@ -5,5 +5,6 @@
 
 /* eslint-disable */
 
+export * from "./google/protobuf/any";
 export * from "./google/protobuf/struct";
 export * from "./google/protobuf/timestamp";

@@ -5,4 +5,5 @@
 
 /* eslint-disable */
 
+export * as rpc from "./index.google.rpc";
 export * as protobuf from "./index.google.protobuf";

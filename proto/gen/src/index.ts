@@ -5,5 +5,5 @@
 
 /* eslint-disable */
 
-export * as voiceapi from "./index.voiceapi";
 export * as google from "./index.google";
+export * as voiceapi from "./index.voiceapi";

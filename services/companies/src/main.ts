@@ -7,7 +7,8 @@ import { CompanyUseCases } from './usecases/companies';
 /** Starts the companies service; returns its lifecycle so tests can stop it in-process. */
 export async function startCompanies(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
-  const log = createLogger('companies', cfg.LOG_LEVEL);
+  // Email-server and WhatsApp credentials stored on a company never reach a log line.
+  const log = createLogger('companies', cfg.LOG_LEVEL, { redact: ['omniChannelSettings', '*.omniChannelSettings'] });
   const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
   lifecycle.onStop('telemetry', shutdownTelemetry);
 

@@ -59,8 +59,10 @@ describe('companies service (gRPC + MongoDB)', () => {
     expect((await client.getCompany({ id }, tenantA)).company?.name).toBe('Private');
   });
 
-  it('refuses a call without a tenant', async () => {
+  it('refuses a call without a tenant, and one without a key mode instead of assuming live', async () => {
     expect((await rejection(client.listCompanies({}, {}))).reasonCode).toBe('unauthorized');
+    const noMode = await rejection(client.createCompany({ fields: { name: 'No mode' } }, { tenantId: 'tenant-a' }));
+    expect({ reason: noMode.reasonCode, message: noMode.message }).toEqual({ reason: 'unauthorized', message: expect.stringMatching(/key mode/) });
   });
 
   it('answers not_found for ids that are not ids', async () => {

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 
 /**
@@ -31,6 +32,12 @@ export const commonEnv = {
     .transform((s) => s.split(',').map((b) => b.trim()).filter(Boolean)),
   /** How long a SIGTERM drain may take before remaining work is abandoned. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
+  /** Unique per replica (the pod name in Kubernetes): names its broadcast groups and leases. */
+  INSTANCE_ID: z.string().min(1).default(`${hostname()}-${process.pid}`),
+  /** Partitions of the topics this service creates for the streams it owns. */
+  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
+  /** Replication factor of those topics; -1 takes the broker's default. */
+  KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(-1).max(10).default(-1),
 };
 
 /** `host:port` of a gRPC dependency. */

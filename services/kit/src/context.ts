@@ -1,5 +1,5 @@
 import { Metadata } from '@grpc/grpc-js';
-import { DomainError } from './errors';
+import { commonReasons } from './errors';
 
 export type KeyMode = 'live' | 'sandbox';
 
@@ -48,7 +48,12 @@ export interface TenantScope {
   readonly [tenantBrand]: true;
 }
 
+/**
+ * The tenant and key mode a call acts for. Both must be present: a call without a key mode is
+ * refused rather than treated as live, since live spends money and dials real numbers.
+ */
 export function requireTenant(ctx: CallContext): TenantScope {
-  if (!ctx.tenantId) throw new DomainError('unauthorized', 'call carries no tenant');
-  return { tenantId: ctx.tenantId, mode: ctx.keyMode ?? 'live' } as TenantScope;
+  if (!ctx.tenantId) throw commonReasons.error('unauthorized', 'call carries no tenant');
+  if (!ctx.keyMode) throw commonReasons.error('unauthorized', 'call carries no key mode (live or sandbox)');
+  return { tenantId: ctx.tenantId, mode: ctx.keyMode } as TenantScope;
 }

@@ -1,47 +1,51 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { DomainError, fromGrpcError, REASONS, toGrpcError } from './errors';
+import { google } from '@voiceapi/proto';
+import { commonReasons, defineReasons, fromGrpcError, toGrpcError } from './errors';
 
 const asServiceError = (e: Partial<ServiceError>) => e as ServiceError;
+const billing = defineReasons('billing.voiceapi', { insufficient_credits: status.FAILED_PRECONDITION });
 
-describe('error mapping', () => {
-  it('carries a domain error across gRPC with its reason code, message and details', () => {
-    const original = new DomainError('validation_error', 'name is required', [{ path: 'name', message: 'required' }]);
-    const wire = toGrpcError(original);
-    expect(wire.code).toBe(status.INVALID_ARGUMENT);
+describe('error mapping across gRPC', () => {
+  it('carries a service-declared reason, its domain, message and field problems', () => {
+    const wire = toGrpcError(billing.error('insufficient_credits', 'the wallet cannot cover 12 credits', [{ path: 'amount', message: 'too large' }]));
+    expect(wire.code).toBe(status.FAILED_PRECONDITION);
     const back = fromGrpcError(asServiceError(wire));
-    expect(back.reasonCode).toBe('validation_error');
-    expect(back.message).toBe('name is required');
-    expect(back.details).toEqual([{ path: 'name', message: 'required' }]);
-    expect(back.httpStatus).toBe(400);
+    expect(back).toMatchObject({ reasonCode: 'insufficient_credits', domain: 'billing.voiceapi', message: 'the wallet cannot cover 12 credits' });
+    expect(back.details).toEqual([{ path: 'amount', message: 'too large' }]);
+  });
+
+  it('sends the standard google.rpc.Status trailer that any gRPC client can read', () => {
+    const wire = toGrpcError(commonReasons.error('validation_error', 'name is required', [{ path: 'name', message: 'required' }]));
+    const raw = wire.metadata!.get('grpc-status-details-bin')[0] as Buffer;
+    const decoded = google.rpc.Status.decode(raw);
+    expect(decoded.code).toBe(status.INVALID_ARGUMENT);
+    expect(decoded.details.map((d) => d.typeUrl)).toEqual(['type.googleapis.com/google.rpc.ErrorInfo', 'type.googleapis.com/google.rpc.BadRequest']);
+    expect(google.rpc.ErrorInfo.decode(decoded.details[0]!.value)).toMatchObject({ reason: 'validation_error', domain: 'voiceapi' });
   });
 
   it('never lets an unexpected error message cross a process boundary', () => {
     const wire = toGrpcError(new Error('connection string mongodb://user:secret@host failed'));
     expect(wire.code).toBe(status.INTERNAL);
-    expect(wire.details).toBe('internal error');
+    expect(JSON.stringify(wire)).not.toContain('secret');
     const back = fromGrpcError(asServiceError(wire));
     expect(back.reasonCode).toBe('internal_error');
     expect(back.message).toBe('internal error');
   });
 
   it.each([
-    [status.UNAVAILABLE, 'service_unavailable', 503],
-    [status.DEADLINE_EXCEEDED, 'upstream_timeout', 504],
-    [status.CANCELLED, 'service_unavailable', 503],
-    [status.UNKNOWN, 'internal_error', 500],
-  ])('maps a transport failure with gRPC status %s to %s (%s)', (code, reason, http) => {
+    [status.UNAVAILABLE, 'service_unavailable'],
+    [status.DEADLINE_EXCEEDED, 'upstream_timeout'],
+    [status.CANCELLED, 'service_unavailable'],
+    [status.UNKNOWN, 'internal_error'],
+  ])('maps a transport failure with gRPC status %s (no details) to %s without its text', (code, reason) => {
     const err = fromGrpcError(asServiceError({ code, details: 'raw transport text', metadata: new Metadata() }));
     expect(err.reasonCode).toBe(reason);
-    expect(err.httpStatus).toBe(http);
     expect(err.message).not.toContain('raw transport text');
   });
 
-  it('gives every reason code one HTTP status in the documented range', () => {
-    for (const [code, r] of Object.entries(REASONS)) {
-      expect({ code, ok: r.http >= 400 && r.http < 600 }).toEqual({ code, ok: true });
-    }
-    expect(REASONS.not_found.http).toBe(404);
-    expect(REASONS.api_globally_disabled.http).toBe(503);
-    expect(REASONS.idempotency_key_reused.http).toBe(422);
+  it('treats an unreadable details trailer as a transport failure', () => {
+    const metadata = new Metadata();
+    metadata.set('grpc-status-details-bin', Buffer.from([0xff, 0xff, 0xff]));
+    expect(fromGrpcError(asServiceError({ code: status.INTERNAL, details: 'x', metadata })).reasonCode).toBe('internal_error');
   });
 });

@@ -1,49 +1,19 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { google } from '@voiceapi/proto';
+
+/** gRPC status codes, for `defineReasons` (services need not depend on grpc-js for them). */
+export { status as grpcStatus };
 
 /**
- * The one catalogue of machine-readable reason codes. Each code has exactly one HTTP status
- * (what tenants see) and one gRPC status (what crosses between processes). Services throw
- * `DomainError`s; the gRPC server adapter turns them into a status plus a `reason-code`
- * trailer; the gateway turns that back into the documented error body.
+ * Errors that cross process boundaries. A service declares its own reason codes (with the gRPC
+ * status each travels under) through `defineReasons`; the kit declares only the codes every
+ * process shares. On the wire a failure is the standard rich gRPC error: a `google.rpc.Status`
+ * in the `grpc-status-details-bin` trailer holding an `ErrorInfo` (reason, domain) and, for field
+ * problems, a `BadRequest`. What a reason means to a tenant (its HTTP status) is decided in one
+ * place only: the gateway's table.
  */
-export const REASONS = {
-  validation_error: { http: 400, grpc: status.INVALID_ARGUMENT },
-  unauthorized: { http: 401, grpc: status.UNAUTHENTICATED },
-  insufficient_credits: { http: 402, grpc: status.FAILED_PRECONDITION },
-  forbidden: { http: 403, grpc: status.PERMISSION_DENIED },
-  not_found: { http: 404, grpc: status.NOT_FOUND },
-  method_not_allowed: { http: 405, grpc: status.UNIMPLEMENTED },
-  conflict: { http: 409, grpc: status.ALREADY_EXISTS },
-  script_not_ready: { http: 409, grpc: status.FAILED_PRECONDITION },
-  idempotency_in_progress: { http: 409, grpc: status.ABORTED },
-  campaign_not_running: { http: 409, grpc: status.FAILED_PRECONDITION },
-  payload_too_large: { http: 413, grpc: status.INVALID_ARGUMENT },
-  unsupported_media_type: { http: 415, grpc: status.INVALID_ARGUMENT },
-  company_not_found: { http: 422, grpc: status.FAILED_PRECONDITION },
-  knowledge_document_not_found: { http: 422, grpc: status.FAILED_PRECONDITION },
-  phone_not_owned: { http: 422, grpc: status.FAILED_PRECONDITION },
-  campaign_not_found: { http: 422, grpc: status.FAILED_PRECONDITION },
-  consent_required: { http: 422, grpc: status.FAILED_PRECONDITION },
-  do_not_call: { http: 422, grpc: status.FAILED_PRECONDITION },
-  event_route_not_found: { http: 422, grpc: status.FAILED_PRECONDITION },
-  idempotency_key_reused: { http: 422, grpc: status.FAILED_PRECONDITION },
-  custom_api_not_configured: { http: 422, grpc: status.FAILED_PRECONDITION },
-  url_not_allowed: { http: 422, grpc: status.FAILED_PRECONDITION },
-  rate_limited: { http: 429, grpc: status.RESOURCE_EXHAUSTED },
-  internal_error: { http: 500, grpc: status.INTERNAL },
-  custom_api_error: { http: 502, grpc: status.UNAVAILABLE },
-  api_globally_disabled: { http: 503, grpc: status.UNAVAILABLE },
-  service_unavailable: { http: 503, grpc: status.UNAVAILABLE },
-  upstream_timeout: { http: 504, grpc: status.DEADLINE_EXCEEDED },
-} as const satisfies Record<string, { http: number; grpc: status }>;
 
-export type ReasonCode = keyof typeof REASONS;
-
-export function isReasonCode(value: unknown): value is ReasonCode {
-  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(REASONS, value);
-}
-
-/** A field problem reported on 400 (and, for do_not_call, which list matched). */
+/** A field problem: `path` names the field, `message` says what is wrong with it. */
 export interface ErrorDetail {
   path: string;
   message: string;
@@ -53,61 +23,125 @@ export interface ErrorDetail {
 export class DomainError extends Error {
   override name = 'DomainError';
   constructor(
-    readonly reasonCode: ReasonCode,
+    /** Machine-readable reason (`ErrorInfo.reason`), e.g. `not_found`. */
+    readonly reasonCode: string,
     message: string,
-    readonly details?: ErrorDetail[],
+    readonly opts: {
+      /** The declaring service (`ErrorInfo.domain`), e.g. `companies.voiceapi`. */
+      domain: string;
+      grpcCode: status;
+      details?: ErrorDetail[] | undefined;
+    },
   ) {
     super(message);
   }
 
-  get httpStatus(): number {
-    return REASONS[this.reasonCode].http;
+  get domain(): string {
+    return this.opts.domain;
+  }
+
+  get details(): ErrorDetail[] | undefined {
+    return this.opts.details;
   }
 }
 
-export const notFound = (what = 'resource'): DomainError =>
-  new DomainError('not_found', `${what} not found`);
+export interface ReasonCatalogue<R extends string> {
+  readonly domain: string;
+  readonly reasons: Readonly<Record<R, status>>;
+  /** A `DomainError` for one of this catalogue's reasons. */
+  error(reason: R, message: string, details?: ErrorDetail[]): DomainError;
+}
 
-const REASON_KEY = 'reason-code';
-const DETAILS_KEY = 'error-details-bin';
+/**
+ * Declares a service's reason codes and the gRPC status each one travels under. The domain
+ * names the service (`<service>.voiceapi`), so a reason is never mistaken for another
+ * service's reason of the same name in logs.
+ */
+export function defineReasons<R extends string>(domain: string, reasons: Record<R, status>): ReasonCatalogue<R> {
+  const frozen = Object.freeze({ ...reasons });
+  return {
+    domain,
+    reasons: frozen,
+    error: (reason, message, details) => new DomainError(reason, message, { domain, grpcCode: frozen[reason], details }),
+  };
+}
 
-/** Domain error → gRPC error with the reason code in trailing metadata. Anything else is internal. */
+/** The codes every process may raise or meet: generic request problems and transport failures. */
+export const commonReasons = defineReasons('voiceapi', {
+  validation_error: status.INVALID_ARGUMENT,
+  unauthorized: status.UNAUTHENTICATED,
+  not_found: status.NOT_FOUND,
+  conflict: status.ALREADY_EXISTS,
+  internal_error: status.INTERNAL,
+  service_unavailable: status.UNAVAILABLE,
+  upstream_timeout: status.DEADLINE_EXCEEDED,
+});
+
+export type CommonReason = keyof typeof commonReasons.reasons;
+
+export const notFound = (what = 'resource'): DomainError => commonReasons.error('not_found', `${what} not found`);
+
+export const validationError = (message: string, details?: ErrorDetail[]): DomainError =>
+  commonReasons.error('validation_error', message, details);
+
+const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
+const TYPE_PREFIX = 'type.googleapis.com/';
+const { Status, ErrorInfo, BadRequest } = google.rpc;
+const ERROR_INFO_URL = TYPE_PREFIX + ErrorInfo.$type;
+const BAD_REQUEST_URL = TYPE_PREFIX + BadRequest.$type;
+
+/** Domain error → rich gRPC error. Anything else is INTERNAL with no text of its own. */
 export function toGrpcError(err: unknown): Partial<ServiceError> {
-  const metadata = new Metadata();
-  if (err instanceof DomainError) {
-    metadata.set(REASON_KEY, err.reasonCode);
-    if (err.details?.length) metadata.set(DETAILS_KEY, Buffer.from(JSON.stringify(err.details)));
-    return { code: REASONS[err.reasonCode].grpc, details: err.message, metadata };
+  const e = err instanceof DomainError ? err : commonReasons.error('internal_error', 'internal error');
+  const pack = (typeUrl: string, bytes: Uint8Array) => ({ typeUrl, value: Buffer.from(bytes) });
+  const details = [pack(ERROR_INFO_URL, ErrorInfo.encode({ reason: e.reasonCode, domain: e.domain, metadata: {} }).finish())];
+  if (e.details?.length) {
+    const fieldViolations = e.details.map((d) => ({ field: d.path, description: d.message }));
+    details.push(pack(BAD_REQUEST_URL, BadRequest.encode({ fieldViolations }).finish()));
   }
-  metadata.set(REASON_KEY, 'internal_error');
-  return { code: status.INTERNAL, details: 'internal error', metadata };
+  const code = e.opts.grpcCode;
+  const metadata = new Metadata();
+  metadata.set(STATUS_DETAILS_KEY, Buffer.from(Status.encode({ code, message: e.message, details }).finish()));
+  return { code, details: e.message, metadata };
 }
 
 /** A gRPC failure seen by a caller → the domain error it stands for. */
 export function fromGrpcError(err: unknown): DomainError {
   const e = err as Partial<ServiceError>;
-  const reason = e.metadata?.get(REASON_KEY)[0];
-  if (isReasonCode(reason)) {
-    const raw = e.metadata?.get(DETAILS_KEY)[0];
-    let details: ErrorDetail[] | undefined;
-    if (Buffer.isBuffer(raw)) {
-      try {
-        details = JSON.parse(raw.toString('utf8')) as ErrorDetail[];
-      } catch {
-        details = undefined;
-      }
-    }
-    const message = reason === 'internal_error' ? 'internal error' : (e.details ?? reason);
-    return new DomainError(reason, message, details);
+  const rich = readStatusDetails(e.metadata);
+  if (rich) {
+    const message = rich.info.reason === 'internal_error' ? 'internal error' : rich.message;
+    return new DomainError(rich.info.reason, message, { domain: rich.info.domain, grpcCode: e.code ?? status.UNKNOWN, details: rich.details });
   }
   switch (e.code) {
     case status.UNAVAILABLE:
-      return new DomainError('service_unavailable', 'a backing service is unavailable, retry shortly');
+      return commonReasons.error('service_unavailable', 'a backing service is unavailable, retry shortly');
     case status.DEADLINE_EXCEEDED:
-      return new DomainError('upstream_timeout', 'a backing service did not answer in time');
+      return commonReasons.error('upstream_timeout', 'a backing service did not answer in time');
     case status.CANCELLED:
-      return new DomainError('service_unavailable', 'the call to a backing service was cancelled');
+      return commonReasons.error('service_unavailable', 'the call to a backing service was cancelled');
     default:
-      return new DomainError('internal_error', 'internal error');
+      return commonReasons.error('internal_error', 'internal error');
+  }
+}
+
+function readStatusDetails(
+  metadata: Metadata | undefined,
+): { message: string; info: google.rpc.ErrorInfo; details: ErrorDetail[] | undefined } | undefined {
+  const raw = metadata?.get(STATUS_DETAILS_KEY)[0];
+  if (!Buffer.isBuffer(raw)) return undefined;
+  try {
+    const decoded = Status.decode(raw);
+    let info: google.rpc.ErrorInfo | undefined;
+    let details: ErrorDetail[] | undefined;
+    for (const any of decoded.details) {
+      if (any.typeUrl === ERROR_INFO_URL) info = ErrorInfo.decode(any.value);
+      else if (any.typeUrl === BAD_REQUEST_URL) {
+        details = BadRequest.decode(any.value).fieldViolations.map((v) => ({ path: v.field, message: v.description }));
+      }
+    }
+    return info?.reason ? { message: decoded.message, info, details } : undefined;
+  } catch {
+    return undefined;
   }
 }

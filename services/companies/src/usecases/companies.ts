@@ -1,4 +1,4 @@
-import { DomainError, notFound, requireTenant, type CallContext } from '@voiceapi/kit';
+import { notFound, requireTenant, validationError, type CallContext } from '@voiceapi/kit';
 import type { voiceapi } from '@voiceapi/proto';
 import type { CompanyFields, CompanyStore, CompanyView } from '../store/company-store';
 
@@ -26,7 +26,7 @@ export class CompanyUseCases {
   async create(ctx: CallContext, fields: ProtoFields | undefined): Promise<Company> {
     const scope = requireTenant(ctx);
     const clean = cleanFields(fields);
-    if (!clean.name) throw new DomainError('validation_error', 'name is required', [{ path: 'name', message: 'required' }]);
+    if (!clean.name) throw validationError('name is required', [{ path: 'name', message: 'required' }]);
     return toProto(await this.store.create(scope, { ...clean, name: clean.name }, this.now()));
   }
 
@@ -45,7 +45,7 @@ export class CompanyUseCases {
     const scope = requireTenant(ctx);
     const clean = cleanFields(fields);
     if (clean.name !== undefined && clean.name.trim() === '') {
-      throw new DomainError('validation_error', 'name cannot be empty', [{ path: 'name', message: 'must not be empty' }]);
+      throw validationError('name cannot be empty', [{ path: 'name', message: 'must not be empty' }]);
     }
     const updated = await this.store.update(scope, id, clean, this.now());
     if (!updated) throw notFound('company');

@@ -118,7 +118,9 @@ function createBaseStruct(): Struct {
   return { fields: {} };
 }
 
-export const Struct: MessageFns<Struct> & StructWrapperFns = {
+export const Struct: MessageFns<Struct, "google.protobuf.Struct"> & StructWrapperFns = {
+  $type: "google.protobuf.Struct" as const,
+
   encode(message: Struct, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     globalThis.Object.entries(message.fields).forEach(([key, value]: [string, any | undefined]) => {
       if (value !== undefined) {
@@ -240,7 +242,9 @@ function createBaseStruct_FieldsEntry(): Struct_FieldsEntry {
   return { key: "", value: undefined };
 }
 
-export const Struct_FieldsEntry: MessageFns<Struct_FieldsEntry> = {
+export const Struct_FieldsEntry: MessageFns<Struct_FieldsEntry, "google.protobuf.Struct.FieldsEntry"> = {
+  $type: "google.protobuf.Struct.FieldsEntry" as const,
+
   encode(message: Struct_FieldsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.key !== "") {
       writer.uint32(10).string(message.key);
@@ -325,7 +329,9 @@ function createBaseValue(): Value {
   return { kind: undefined };
 }
 
-export const Value: MessageFns<Value> & AnyValueWrapperFns = {
+export const Value: MessageFns<Value, "google.protobuf.Value"> & AnyValueWrapperFns = {
+  $type: "google.protobuf.Value" as const,
+
   encode(message: Value, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     switch (message.kind?.$case) {
       case "nullValue":
@@ -563,7 +569,9 @@ function createBaseListValue(): ListValue {
   return { values: [] };
 }
 
-export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
+export const ListValue: MessageFns<ListValue, "google.protobuf.ListValue"> & ListValueWrapperFns = {
+  $type: "google.protobuf.ListValue" as const,
+
   encode(message: ListValue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.values) {
       Value.encode(Value.wrap(v!), writer.uint32(10).fork()).join();
@@ -661,7 +669,8 @@ function isSet(value: any): boolean {
   return value !== null && value !== undefined;
 }
 
-interface MessageFns<T> {
+interface MessageFns<T, V extends string> {
+  readonly $type: V;
   encode(message: T, writer?: BinaryWriter): BinaryWriter;
   decode(input: BinaryReader | Uint8Array, length?: number): T;
   fromJSON(object: any): T;

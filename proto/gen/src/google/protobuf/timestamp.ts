@@ -119,7 +119,9 @@ function createBaseTimestamp(): Timestamp {
   return { seconds: 0, nanos: 0 };
 }
 
-export const Timestamp: MessageFns<Timestamp> = {
+export const Timestamp: MessageFns<Timestamp, "google.protobuf.Timestamp"> = {
+  $type: "google.protobuf.Timestamp" as const,
+
   encode(message: Timestamp, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.seconds !== 0) {
       writer.uint32(8).int64(message.seconds);
@@ -246,7 +248,8 @@ function isSet(value: any): boolean {
   return value !== null && value !== undefined;
 }
 
-interface MessageFns<T> {
+interface MessageFns<T, V extends string> {
+  readonly $type: V;
   encode(message: T, writer?: BinaryWriter): BinaryWriter;
   decode(input: BinaryReader | Uint8Array, length?: number): T;
   fromJSON(object: any): T;

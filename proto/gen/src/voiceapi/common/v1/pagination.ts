@@ -27,7 +27,9 @@ function createBasePageRequest(): PageRequest {
   return { page: 0, limit: 0 };
 }
 
-export const PageRequest: MessageFns<PageRequest> = {
+export const PageRequest: MessageFns<PageRequest, "voiceapi.common.v1.PageRequest"> = {
+  $type: "voiceapi.common.v1.PageRequest" as const,
+
   encode(message: PageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.page !== 0) {
       writer.uint32(8).int32(message.page);
@@ -112,7 +114,9 @@ function createBasePageInfo(): PageInfo {
   return { page: 0, limit: 0, total: 0 };
 }
 
-export const PageInfo: MessageFns<PageInfo> = {
+export const PageInfo: MessageFns<PageInfo, "voiceapi.common.v1.PageInfo"> = {
+  $type: "voiceapi.common.v1.PageInfo" as const,
+
   encode(message: PageInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.page !== 0) {
       writer.uint32(8).int32(message.page);
@@ -233,7 +237,8 @@ function isSet(value: any): boolean {
   return value !== null && value !== undefined;
 }
 
-interface MessageFns<T> {
+interface MessageFns<T, V extends string> {
+  readonly $type: V;
   encode(message: T, writer?: BinaryWriter): BinaryWriter;
   decode(input: BinaryReader | Uint8Array, length?: number): T;
   fromJSON(object: any): T;

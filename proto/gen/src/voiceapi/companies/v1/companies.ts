@@ -115,7 +115,9 @@ function createBaseCompany(): Company {
   };
 }
 
-export const Company: MessageFns<Company> = {
+export const Company: MessageFns<Company, "voiceapi.companies.v1.Company"> = {
+  $type: "voiceapi.companies.v1.Company" as const,
+
   encode(message: Company, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
@@ -390,7 +392,9 @@ function createBaseCompanyFields(): CompanyFields {
   };
 }
 
-export const CompanyFields: MessageFns<CompanyFields> = {
+export const CompanyFields: MessageFns<CompanyFields, "voiceapi.companies.v1.CompanyFields"> = {
+  $type: "voiceapi.companies.v1.CompanyFields" as const,
+
   encode(message: CompanyFields, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== undefined) {
       writer.uint32(10).string(message.name);
@@ -599,7 +603,9 @@ function createBaseListCompaniesRequest(): ListCompaniesRequest {
   return { page: undefined };
 }
 
-export const ListCompaniesRequest: MessageFns<ListCompaniesRequest> = {
+export const ListCompaniesRequest: MessageFns<ListCompaniesRequest, "voiceapi.companies.v1.ListCompaniesRequest"> = {
+  $type: "voiceapi.companies.v1.ListCompaniesRequest" as const,
+
   encode(message: ListCompaniesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.page !== undefined) {
       PageRequest.encode(message.page, writer.uint32(10).fork()).join();
@@ -668,7 +674,9 @@ function createBaseListCompaniesResponse(): ListCompaniesResponse {
   return { companies: [], page: undefined };
 }
 
-export const ListCompaniesResponse: MessageFns<ListCompaniesResponse> = {
+export const ListCompaniesResponse: MessageFns<ListCompaniesResponse, "voiceapi.companies.v1.ListCompaniesResponse"> = {
+  $type: "voiceapi.companies.v1.ListCompaniesResponse" as const,
+
   encode(message: ListCompaniesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.companies) {
       Company.encode(v!, writer.uint32(10).fork()).join();
@@ -755,7 +763,9 @@ function createBaseCreateCompanyRequest(): CreateCompanyRequest {
   return { fields: undefined };
 }
 
-export const CreateCompanyRequest: MessageFns<CreateCompanyRequest> = {
+export const CreateCompanyRequest: MessageFns<CreateCompanyRequest, "voiceapi.companies.v1.CreateCompanyRequest"> = {
+  $type: "voiceapi.companies.v1.CreateCompanyRequest" as const,
+
   encode(message: CreateCompanyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.fields !== undefined) {
       CompanyFields.encode(message.fields, writer.uint32(10).fork()).join();
@@ -824,7 +834,9 @@ function createBaseCreateCompanyResponse(): CreateCompanyResponse {
   return { company: undefined };
 }
 
-export const CreateCompanyResponse: MessageFns<CreateCompanyResponse> = {
+export const CreateCompanyResponse: MessageFns<CreateCompanyResponse, "voiceapi.companies.v1.CreateCompanyResponse"> = {
+  $type: "voiceapi.companies.v1.CreateCompanyResponse" as const,
+
   encode(message: CreateCompanyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.company !== undefined) {
       Company.encode(message.company, writer.uint32(10).fork()).join();
@@ -893,7 +905,9 @@ function createBaseGetCompanyRequest(): GetCompanyRequest {
   return { id: "" };
 }
 
-export const GetCompanyRequest: MessageFns<GetCompanyRequest> = {
+export const GetCompanyRequest: MessageFns<GetCompanyRequest, "voiceapi.companies.v1.GetCompanyRequest"> = {
+  $type: "voiceapi.companies.v1.GetCompanyRequest" as const,
+
   encode(message: GetCompanyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
@@ -960,7 +974,9 @@ function createBaseGetCompanyResponse(): GetCompanyResponse {
   return { company: undefined };
 }
 
-export const GetCompanyResponse: MessageFns<GetCompanyResponse> = {
+export const GetCompanyResponse: MessageFns<GetCompanyResponse, "voiceapi.companies.v1.GetCompanyResponse"> = {
+  $type: "voiceapi.companies.v1.GetCompanyResponse" as const,
+
   encode(message: GetCompanyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.company !== undefined) {
       Company.encode(message.company, writer.uint32(10).fork()).join();
@@ -1029,7 +1045,9 @@ function createBaseUpdateCompanyRequest(): UpdateCompanyRequest {
   return { id: "", fields: undefined };
 }
 
-export const UpdateCompanyRequest: MessageFns<UpdateCompanyRequest> = {
+export const UpdateCompanyRequest: MessageFns<UpdateCompanyRequest, "voiceapi.companies.v1.UpdateCompanyRequest"> = {
+  $type: "voiceapi.companies.v1.UpdateCompanyRequest" as const,
+
   encode(message: UpdateCompanyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
@@ -1116,7 +1134,9 @@ function createBaseUpdateCompanyResponse(): UpdateCompanyResponse {
   return { company: undefined };
 }
 
-export const UpdateCompanyResponse: MessageFns<UpdateCompanyResponse> = {
+export const UpdateCompanyResponse: MessageFns<UpdateCompanyResponse, "voiceapi.companies.v1.UpdateCompanyResponse"> = {
+  $type: "voiceapi.companies.v1.UpdateCompanyResponse" as const,
+
   encode(message: UpdateCompanyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.company !== undefined) {
       Company.encode(message.company, writer.uint32(10).fork()).join();
@@ -1185,7 +1205,9 @@ function createBaseDeleteCompanyRequest(): DeleteCompanyRequest {
   return { id: "" };
 }
 
-export const DeleteCompanyRequest: MessageFns<DeleteCompanyRequest> = {
+export const DeleteCompanyRequest: MessageFns<DeleteCompanyRequest, "voiceapi.companies.v1.DeleteCompanyRequest"> = {
+  $type: "voiceapi.companies.v1.DeleteCompanyRequest" as const,
+
   encode(message: DeleteCompanyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
@@ -1252,7 +1274,9 @@ function createBaseDeleteCompanyResponse(): DeleteCompanyResponse {
   return {};
 }
 
-export const DeleteCompanyResponse: MessageFns<DeleteCompanyResponse> = {
+export const DeleteCompanyResponse: MessageFns<DeleteCompanyResponse, "voiceapi.companies.v1.DeleteCompanyResponse"> = {
+  $type: "voiceapi.companies.v1.DeleteCompanyResponse" as const,
+
   encode(_: DeleteCompanyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     return writer;
   },
@@ -1304,7 +1328,12 @@ function createBaseGetLatestCompanyRequest(): GetLatestCompanyRequest {
   return {};
 }
 
-export const GetLatestCompanyRequest: MessageFns<GetLatestCompanyRequest> = {
+export const GetLatestCompanyRequest: MessageFns<
+  GetLatestCompanyRequest,
+  "voiceapi.companies.v1.GetLatestCompanyRequest"
+> = {
+  $type: "voiceapi.companies.v1.GetLatestCompanyRequest" as const,
+
   encode(_: GetLatestCompanyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     return writer;
   },
@@ -1356,7 +1385,12 @@ function createBaseGetLatestCompanyResponse(): GetLatestCompanyResponse {
   return { company: undefined };
 }
 
-export const GetLatestCompanyResponse: MessageFns<GetLatestCompanyResponse> = {
+export const GetLatestCompanyResponse: MessageFns<
+  GetLatestCompanyResponse,
+  "voiceapi.companies.v1.GetLatestCompanyResponse"
+> = {
+  $type: "voiceapi.companies.v1.GetLatestCompanyResponse" as const,
+
   encode(message: GetLatestCompanyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.company !== undefined) {
       Company.encode(message.company, writer.uint32(10).fork()).join();
@@ -1643,7 +1677,8 @@ function isSet(value: any): boolean {
   return value !== null && value !== undefined;
 }
 
-interface MessageFns<T> {
+interface MessageFns<T, V extends string> {
+  readonly $type: V;
   encode(message: T, writer?: BinaryWriter): BinaryWriter;
   decode(input: BinaryReader | Uint8Array, length?: number): T;
   fromJSON(object: any): T;

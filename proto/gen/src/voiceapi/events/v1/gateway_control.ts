@@ -35,7 +35,9 @@ function createBaseGatewayControlEvent(): GatewayControlEvent {
   return { occurTime: undefined, change: undefined };
 }
 
-export const GatewayControlEvent: MessageFns<GatewayControlEvent> = {
+export const GatewayControlEvent: MessageFns<GatewayControlEvent, "voiceapi.events.v1.GatewayControlEvent"> = {
+  $type: "voiceapi.events.v1.GatewayControlEvent" as const,
+
   encode(message: GatewayControlEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.occurTime !== undefined) {
       Timestamp.encode(toTimestamp(message.occurTime), writer.uint32(10).fork()).join();
@@ -169,7 +171,9 @@ function createBaseKillSwitchChanged(): KillSwitchChanged {
   return { enabled: false };
 }
 
-export const KillSwitchChanged: MessageFns<KillSwitchChanged> = {
+export const KillSwitchChanged: MessageFns<KillSwitchChanged, "voiceapi.events.v1.KillSwitchChanged"> = {
+  $type: "voiceapi.events.v1.KillSwitchChanged" as const,
+
   encode(message: KillSwitchChanged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.enabled !== false) {
       writer.uint32(8).bool(message.enabled);
@@ -236,7 +240,9 @@ function createBaseApiKeyChanged(): ApiKeyChanged {
   return { keyId: "", tenantId: "" };
 }
 
-export const ApiKeyChanged: MessageFns<ApiKeyChanged> = {
+export const ApiKeyChanged: MessageFns<ApiKeyChanged, "voiceapi.events.v1.ApiKeyChanged"> = {
+  $type: "voiceapi.events.v1.ApiKeyChanged" as const,
+
   encode(message: ApiKeyChanged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.keyId !== "") {
       writer.uint32(10).string(message.keyId);
@@ -360,7 +366,8 @@ function isSet(value: any): boolean {
   return value !== null && value !== undefined;
 }
 
-interface MessageFns<T> {
+interface MessageFns<T, V extends string> {
+  readonly $type: V;
   encode(message: T, writer?: BinaryWriter): BinaryWriter;
   decode(input: BinaryReader | Uint8Array, length?: number): T;
   fromJSON(object: any): T;

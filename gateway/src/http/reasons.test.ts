@@ -1,0 +1,49 @@
+import { commonReasons, defineReasons, fromGrpcError, grpcStatus, toGrpcError, type Logger } from '@voiceapi/kit';
+import { errorResult } from './errors';
+
+function recordingLog() {
+  const errors: unknown[][] = [];
+  const log = { error: (...args: unknown[]) => void errors.push(args) } as unknown as Logger;
+  return { log, errors };
+}
+
+// What the gateway answers for errors that came back from a service over gRPC.
+const viaGrpc = (err: unknown) => fromGrpcError(toGrpcError(err));
+
+describe('errorResult: reason → HTTP, in one table', () => {
+  it('answers a service-declared reason it knows with its documented status and body', () => {
+    const billing = defineReasons('billing.voiceapi', { insufficient_credits: grpcStatus.FAILED_PRECONDITION });
+    const { log } = recordingLog();
+    expect(errorResult(viaGrpc(billing.error('insufficient_credits', 'balance too low')), log)).toMatchObject({
+      status: 402,
+      body: { error: 'balance too low', reasonCode: 'insufficient_credits' },
+    });
+  });
+
+  it('turns a reason it does not know into a logged 500 that hides the text', () => {
+    const rogue = defineReasons('rogue.voiceapi', { made_up: grpcStatus.FAILED_PRECONDITION });
+    const { log, errors } = recordingLog();
+    const result = errorResult(viaGrpc(rogue.error('made_up', 'internal detail')), log, 'req-1');
+    expect(result).toEqual({ status: 500, body: { error: 'internal error', reasonCode: 'internal_error' } });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]![0]).toMatchObject({ reason: 'made_up', domain: 'rogue.voiceapi', requestId: 'req-1' });
+  });
+
+  it('answers anything that is not a domain error as a logged 500', () => {
+    const { log, errors } = recordingLog();
+    expect(errorResult(new TypeError('x is undefined'), log).status).toBe(500);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('asks the caller to retry when a service is down or slow', () => {
+    const { log } = recordingLog();
+    const down = errorResult(commonReasons.error('service_unavailable', 'down'), log);
+    expect(down).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+  });
+
+  it('carries field problems into details', () => {
+    const { log } = recordingLog();
+    const r = errorResult(viaGrpc(commonReasons.error('validation_error', 'bad', [{ path: 'name', message: 'required' }])), log);
+    expect(r).toMatchObject({ status: 400, body: { details: [{ path: 'name', message: 'required' }] } });
+  });
+});

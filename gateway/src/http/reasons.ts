@@ -1,0 +1,53 @@
+import { defineReasons, grpcStatus } from '@voiceapi/kit';
+
+/**
+ * The one table from a reason code to the HTTP status tenants and operators see
+ * (../shared/guide/api-decisions.md, "Errors"). Services declare their reasons and raise them;
+ * only the gateway knows what they mean in HTTP. A reason missing here is answered as a logged
+ * 500 `internal_error`, so a service can never invent a status the contract does not promise.
+ */
+export const HTTP_STATUS = {
+  // Shared by every process (the kit's common reasons).
+  validation_error: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  internal_error: 500,
+  service_unavailable: 503,
+  upstream_timeout: 504,
+  // The gateway's own.
+  forbidden: 403,
+  method_not_allowed: 405,
+  idempotency_in_progress: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  api_globally_disabled: 503,
+  // Raised by the owning services.
+  insufficient_credits: 402,
+  script_not_ready: 409,
+  campaign_not_running: 409,
+  company_not_found: 422,
+  knowledge_document_not_found: 422,
+  phone_not_owned: 422,
+  campaign_not_found: 422,
+  consent_required: 422,
+  do_not_call: 422,
+  event_route_not_found: 422,
+  custom_api_not_configured: 422,
+  url_not_allowed: 422,
+  custom_api_error: 502,
+} as const satisfies Record<string, number>;
+
+export type HttpReason = keyof typeof HTTP_STATUS;
+
+export function httpStatusOf(reason: string): number | undefined {
+  return Object.prototype.hasOwnProperty.call(HTTP_STATUS, reason) ? HTTP_STATUS[reason as HttpReason] : undefined;
+}
+
+/** Reasons the gateway raises itself (the gRPC status is unused: they never leave this process). */
+export const gatewayReasons = defineReasons('gateway.voiceapi', {
+  idempotency_in_progress: grpcStatus.ABORTED,
+  idempotency_key_reused: grpcStatus.FAILED_PRECONDITION,
+});

@@ -1,0 +1,154 @@
+import { Kafka, logLevel, type IHeaders } from 'kafkajs';
+import type { Logger } from '../logger';
+import { streamTopics } from './stream';
+
+export interface KafkaSettings {
+  brokers: string[];
+  clientId: string;
+  log: Logger;
+}
+
+const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'info',
+  [logLevel.DEBUG]: 'debug',
+};
+
+export function createKafka(s: KafkaSettings): Kafka {
+  return new Kafka({
+    clientId: s.clientId,
+    brokers: s.brokers,
+    connectionTimeout: 3_000,
+    retry: { initialRetryTime: 200, retries: 8 },
+    logLevel: logLevel.WARN,
+    logCreator: () => ({ level, log }) => {
+      const { message, ...extra } = log;
+      s.log[LEVELS[level] ?? 'info']({ kafka: extra }, message);
+    },
+  });
+}
+
+/** An event as stored in an outbox and sent to Kafka: the encoded envelope plus what names it. */
+export interface EventRecord {
+  /** Stable id: a redelivery carries the same id, so consumers can skip it. */
+  eventId: string;
+  topic: string;
+  /** Partition key: events of one key (a tenant's wallet, a call) keep their order. */
+  key: string;
+  /** The envelope's full proto name. */
+  type: string;
+  payload: Uint8Array;
+  /** Trace context of the code that made the event, so the consumer's work joins its trace. */
+  traceHeaders?: Record<string, string>;
+}
+
+export interface StreamTopicSettings {
+  /** Partitions of each new topic. Fixed once created: adding partitions reorders keys. */
+  partitions: number;
+  /** -1: the broker's default. */
+  replicationFactor?: number;
+}
+
+/**
+ * Creates the topics of the streams this service owns (each stream's topic and its dead-letter
+ * topic), if missing. Only the owner calls this; consumers wait for the topics instead
+ * (`waitForTopics`), so no topic is ever created by whichever process happens to start first.
+ */
+export async function ensureStreams(
+  kafka: Kafka,
+  envelopes: readonly { readonly $type: string }[],
+  settings: StreamTopicSettings,
+  log: Logger,
+): Promise<void> {
+  const wanted = envelopes.flatMap((e) => {
+    const s = streamTopics(e);
+    return [s.topic, s.deadLetterTopic];
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = wanted.filter((t) => !existing.has(t));
+    if (missing.length) {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({ topic, numPartitions: settings.partitions, replicationFactor: settings.replicationFactor ?? -1 })),
+      });
+      log.info({ topics: missing, partitions: settings.partitions }, 'created the topics of the streams this service owns');
+    }
+    const present = wanted.filter((t) => existing.has(t));
+    if (present.length) {
+      const meta = await admin.fetchTopicMetadata({ topics: present });
+      for (const t of meta.topics) {
+        if (t.partitions.length !== settings.partitions) {
+          // Never changed automatically: more partitions would move keys and break their order.
+          log.warn({ topic: t.name, partitions: t.partitions.length, configured: settings.partitions }, 'topic partition count differs from the setting');
+        }
+      }
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Resolves once every topic exists (created by its owner); rejects after the timeout. */
+export async function waitForTopics(kafka: Kafka, topics: string[], timeoutMs: number, log: Logger): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const until = Date.now() + timeoutMs;
+    let warned = false;
+    for (;;) {
+      const existing = new Set(await admin.listTopics());
+      const missing = topics.filter((t) => !existing.has(t));
+      if (missing.length === 0) return;
+      if (Date.now() > until) throw new Error(`topics ${missing.join(', ')} do not exist; their owning service creates them`);
+      if (!warned) {
+        log.warn({ topics: missing }, 'waiting for the owning service to create topics');
+        warned = true;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Removes broadcast groups (see `broadcastGroup`) with this prefix that no member uses any more:
+ * the ones replicas left behind when they died without removing their own.
+ */
+export async function removeIdleBroadcastGroups(kafka: Kafka, prefix: string, log: Logger): Promise<string[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.listGroups();
+    const candidates = groups.map((g) => g.groupId).filter((id) => id.startsWith(prefix));
+    if (candidates.length === 0) return [];
+    const described = await admin.describeGroups(candidates);
+    const idle = described.groups.filter((g) => g.state === 'Empty' || g.state === 'Dead').map((g) => g.groupId);
+    if (idle.length) {
+      await admin.deleteGroups(idle).catch((err: unknown) => log.warn({ err, groups: idle }, 'could not remove idle broadcast groups'));
+      log.info({ groups: idle }, 'removed broadcast groups left by stopped replicas');
+    }
+    return idle;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export const header = (headers: IHeaders | undefined, name: string): string | undefined => {
+  const v = headers?.[name];
+  if (v === undefined) return undefined;
+  return Array.isArray(v) ? v[0]?.toString() : v.toString();
+};
+
+export function headersAsStrings(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(headers ?? {})) {
+    const v = header(headers, name);
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}

@@ -1,0 +1,223 @@
+import type { Connection, Model } from 'mongoose';
+import { Schema } from 'mongoose';
+import type { Logger } from '../logger';
+import { isDuplicateKeyError } from '../mongo/connect';
+import { Lease } from '../mongo/lease';
+import type { EventRecord } from './kafka';
+import { eventRecord, type EventPublisher } from './publisher';
+import type { MessageCodec } from './stream';
+
+interface OutboxDoc {
+  /** The event id. */
+  _id: string;
+  /** Store order: the relay publishes in this order, so one key's events keep theirs. */
+  seq: number;
+  topic: string;
+  key: string;
+  type: string;
+  payload: Buffer;
+  traceHeaders?: Record<string, string>;
+  createdAt: Date;
+  /** The relay publishes an event only from this moment on (see `add` with `hold`). */
+  availableAt: Date;
+}
+
+const outboxSchema = new Schema<OutboxDoc>(
+  {
+    _id: { type: String },
+    seq: { type: Number, required: true },
+    topic: { type: String, required: true },
+    key: { type: String, required: true },
+    type: { type: String, required: true },
+    payload: { type: Buffer, required: true },
+    traceHeaders: { type: Schema.Types.Mixed },
+    createdAt: { type: Date, required: true },
+    availableAt: { type: Date, required: true },
+  },
+  { versionKey: false, collection: 'outbox' },
+);
+// Serves the relay's scan: every waiting event, oldest first. Published events are deleted at
+// once, so the collection holds only what is still to be sent and the scan stays small.
+outboxSchema.index({ seq: 1 });
+
+interface SequenceDoc {
+  _id: string;
+  value: number;
+}
+const sequenceSchema = new Schema<SequenceDoc>({ _id: String, value: { type: Number, required: true } }, { versionKey: false, collection: 'outbox_sequence' });
+
+export interface OutboxOptions {
+  /** Names this replica as a relay lease holder (unique per replica). */
+  instanceId: string;
+  /** How often the lease holder looks for events (and others try to take the lease over). */
+  intervalMs?: number;
+  /** How long a held event waits for `release` before it is published anyway. */
+  holdMs?: number;
+  /** How long the relay lease lasts without renewal. */
+  leaseMs?: number;
+}
+
+const BATCH = 200;
+
+/**
+ * Transactional outbox without transactions (FerretDB has none). An event is stored in the
+ * service's own database before (`hold`) or together with the state change it announces, and a
+ * relay publishes it. Exactly one replica relays at a time (a lease), in store order, skipping
+ * past a held event only for other keys, so every key's events reach Kafka in the order they
+ * were stored; each is deleted once Kafka has it. A relay that dies between publishing and
+ * deleting publishes those events again with the same ids, which consumers skip: delivery is at
+ * least once, never lost.
+ */
+export class Outbox {
+  readonly model: Model<OutboxDoc>;
+  private readonly sequence: Model<SequenceDoc>;
+  private readonly lease: Lease;
+  private readonly intervalMs: number;
+  private readonly holdMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    conn: Connection,
+    private readonly publisher: EventPublisher,
+    private readonly log: Logger,
+    opts: OutboxOptions,
+  ) {
+    this.model = conn.models.Outbox ?? conn.model<OutboxDoc>('Outbox', outboxSchema);
+    this.sequence = conn.models.OutboxSequence ?? conn.model<SequenceDoc>('OutboxSequence', sequenceSchema);
+    this.intervalMs = opts.intervalMs ?? 250;
+    this.holdMs = opts.holdMs ?? 30_000;
+    this.lease = new Lease(conn, 'outbox-relay', opts.instanceId, opts.leaseMs ?? 10_000);
+  }
+
+  /** Stores one event of the envelope's stream; returns its id. */
+  async add<T>(envelope: MessageCodec<T>, key: string, message: T, opts: { hold?: boolean; eventId?: string } = {}): Promise<string> {
+    const [id] = await this.addRecords([eventRecord(envelope, key, message, opts.eventId)], opts);
+    return id!;
+  }
+
+  /**
+   * Stores events durably, in order. `hold: true` keeps them from the relay until `release` (or
+   * until the hold expires, should the caller die first): store them before the write they
+   * announce, release them after it, and no consumer hears of a change it cannot yet read.
+   */
+  async addRecords(records: readonly EventRecord[], opts: { hold?: boolean } = {}): Promise<string[]> {
+    if (records.length === 0) return [];
+    const first = await this.allocate(records.length);
+    const now = new Date();
+    const availableAt = opts.hold ? new Date(now.getTime() + this.holdMs) : now;
+    await this.model.insertMany(
+      records.map((r, i) => ({
+        _id: r.eventId,
+        seq: first + i,
+        topic: r.topic,
+        key: r.key,
+        type: r.type,
+        payload: Buffer.from(r.payload),
+        ...(r.traceHeaders && Object.keys(r.traceHeaders).length > 0 && { traceHeaders: r.traceHeaders }),
+        createdAt: now,
+        availableAt,
+      })),
+    );
+    return records.map((r) => r.eventId);
+  }
+
+  /** Makes held events available to the relay (call after the state write they announce). */
+  async release(ids: readonly string[]): Promise<void> {
+    await this.model.updateMany({ _id: { $in: ids } }, { $set: { availableAt: new Date() } });
+  }
+
+  /** Drops held events whose write failed, so nothing announces a change that did not happen. */
+  async discard(ids: readonly string[]): Promise<void> {
+    await this.model.deleteMany({ _id: { $in: ids } });
+  }
+
+  /** Relays waiting events now if this replica holds the lease; concurrent calls coalesce. */
+  flush(): Promise<void> {
+    if (!this.lease.held) return Promise.resolve();
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.relayOnce();
+        } while (this.again && this.lease.held);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  start(): void {
+    const tick = () =>
+      this.lease
+        .acquire()
+        .then((held) => (held ? this.flush() : undefined))
+        .catch((err: unknown) => this.log.warn({ err }, 'outbox relay failed; will retry'));
+    void tick();
+    this.timer = setInterval(() => void tick(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+    await this.lease.release().catch(() => undefined);
+  }
+
+  /** Whether this replica is the one relaying now. */
+  get relaying(): boolean {
+    return this.lease.held;
+  }
+
+  private async relayOnce(): Promise<void> {
+    for (;;) {
+      const now = Date.now();
+      const batch = await this.model.find({}).sort({ seq: 1 }).limit(BATCH).lean<OutboxDoc[]>();
+      // A held event blocks the later events of its key (not of other keys) until it is released.
+      const blocked = new Set<string>();
+      const ready: OutboxDoc[] = [];
+      for (const d of batch) {
+        const lane = `${d.topic}\u0000${d.key}`;
+        if (blocked.has(lane) || d.availableAt.getTime() > now) blocked.add(lane);
+        else ready.push(d);
+      }
+      if (ready.length === 0) return;
+      await this.publisher.send(ready.map(toRecord));
+      await this.model.deleteMany({ _id: { $in: ready.map((d) => d._id) } });
+      if (batch.length < BATCH || !this.lease.held) return;
+    }
+  }
+
+  /** Reserves `count` consecutive sequence numbers; returns the first. */
+  private async allocate(count: number): Promise<number> {
+    const bump = () =>
+      this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>();
+    let doc: SequenceDoc | null;
+    try {
+      doc = await bump();
+    } catch (err) {
+      // FerretDB answers concurrent first upserts of one _id with a duplicate key; it exists now.
+      if (!isDuplicateKeyError(err)) throw err;
+      doc = await bump();
+    }
+    return doc!.value - count + 1;
+  }
+}
+
+function toRecord(d: OutboxDoc): EventRecord {
+  return { eventId: d._id, topic: d.topic, key: d.key, type: d.type, payload: asBytes(d.payload), ...(d.traceHeaders && { traceHeaders: d.traceHeaders }) };
+}
+
+/** Lean reads return BSON Binary for Buffer fields. */
+function asBytes(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  const binary = value as { buffer?: Uint8Array };
+  if (binary.buffer instanceof Uint8Array) return binary.buffer;
+  throw new Error('outbox payload is not binary');
+}

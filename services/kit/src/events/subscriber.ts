@@ -1,0 +1,218 @@
+import { context, propagation } from '@opentelemetry/api';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { Logger } from '../logger';
+import type { Inbox } from './inbox';
+import { header, headersAsStrings, waitForTopics } from './kafka';
+import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type EventPublisher } from './publisher';
+import { streamOf, type MessageCodec, type Stream } from './stream';
+
+/** Where an event came from; `eventId` is stable across redeliveries. */
+export interface EventMeta {
+  eventId: string;
+  key: string | undefined;
+  topic: string;
+  partition: number;
+  offset: string;
+  /** 1 on the first try of this delivery. */
+  attempt: number;
+}
+
+export type EventHandler<T> = (event: T, meta: EventMeta) => Promise<void>;
+
+export interface RetryPolicy {
+  /** Tries per delivery before the event goes to the dead-letter topic. */
+  attempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+}
+
+export interface SubscriberOptions {
+  /** From `consumerGroup` or `broadcastGroup`. */
+  group: string;
+  log: Logger;
+  /** Sends dead letters. */
+  publisher: EventPublisher;
+  /** Skips events this group already handled (a redelivery after a crash, a replay). */
+  inbox?: Inbox;
+  retry?: RetryPolicy;
+  fromBeginning?: boolean;
+  /** How long to wait for the owning service to create the topics. */
+  topicWaitMs?: number;
+  /** A broadcast group of this replica alone: removed from the cluster when the subscriber stops. */
+  removeGroupOnStop?: boolean;
+  /** How long a silent member keeps its partitions before the group gives them to another. */
+  sessionTimeoutMs?: number;
+}
+
+export const DEAD_LETTER_HEADERS = {
+  error: 'dlq-error',
+  group: 'dlq-group',
+  topic: 'dlq-source-topic',
+  partition: 'dlq-source-partition',
+  offset: 'dlq-source-offset',
+  attempts: 'dlq-attempts',
+  failedAt: 'dlq-failed-at',
+} as const;
+
+const DEFAULT_RETRY: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 5_000 };
+
+class Stopping extends Error {}
+
+/**
+ * Consumes event streams by their envelopes. Each event is decoded with its stream's envelope
+ * and handed to the handler inside the producer's trace context. A failing handler is retried
+ * with backoff a bounded number of times; then the event goes to the stream's dead-letter topic
+ * with the error, and the partition moves on: a poison event never stalls the ones behind it.
+ * Offsets are committed after handling, so delivery is at least once: handlers must be
+ * idempotent (an inbox skips what this group already handled).
+ */
+export class EventSubscriber {
+  private readonly consumer: Consumer;
+  private readonly handlers = new Map<string, { stream: Stream; handler: EventHandler<unknown> }>();
+  private readonly retry: RetryPolicy;
+  private joined = false;
+  private stopping = false;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly opts: SubscriberOptions,
+  ) {
+    this.retry = opts.retry ?? DEFAULT_RETRY;
+    this.consumer = kafka.consumer({
+      groupId: opts.group,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs: 500,
+      sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: 1_000,
+    });
+    this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
+      this.joined = true;
+    });
+    // A crash kafkajs will not recover from makes the process unready, so an orchestrator
+    // replaces it instead of letting it run deaf to events.
+    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) {
+        this.joined = false;
+        opts.log.error({ err: payload.error, group: opts.group }, 'consumer crashed and will not restart');
+      }
+    });
+  }
+
+  /** Handles the events of the envelope's stream. Call before `start`. */
+  on<T>(envelope: MessageCodec<T>, handler: EventHandler<T>): this {
+    const stream = streamOf(envelope);
+    this.handlers.set(stream.topic, { stream, handler: handler as EventHandler<unknown> });
+    return this;
+  }
+
+  /** True once the consumer has joined its group. */
+  get ready(): boolean {
+    return this.joined;
+  }
+
+  async start(): Promise<void> {
+    const topics = [...this.handlers.keys()];
+    await waitForTopics(this.kafka, topics, this.opts.topicWaitMs ?? 60_000, this.opts.log);
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topics, fromBeginning: this.opts.fromBeginning ?? false });
+    this.opts.inbox?.scheduleSweep();
+    await this.consumer.run({
+      eachMessage: async ({ topic, partition, message, heartbeat }) => this.handle(topic, partition, message, heartbeat),
+    });
+  }
+
+  /** Resolves once the group is joined (or rejects after the timeout). */
+  async waitUntilReady(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (!this.joined) {
+      if (Date.now() > until) throw new Error(`consumer group ${this.opts.group} did not join within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.consumer.disconnect();
+    this.joined = false;
+    if (this.opts.removeGroupOnStop) {
+      const admin = this.kafka.admin();
+      try {
+        await admin.connect();
+        await admin.deleteGroups([this.opts.group]);
+      } catch (err) {
+        this.opts.log.warn({ err, group: this.opts.group }, 'could not remove this replica\'s broadcast group');
+      } finally {
+        await admin.disconnect().catch(() => undefined);
+      }
+    }
+  }
+
+  private async handle(topic: string, partition: number, message: KafkaMessage, heartbeat: () => Promise<void>): Promise<void> {
+    const { group, log, inbox } = this.opts;
+    const entry = this.handlers.get(topic);
+    if (!entry) return;
+    const meta: EventMeta = {
+      eventId: header(message.headers, EVENT_ID_HEADER) ?? `${topic}/${partition}/${message.offset}`,
+      key: message.key?.toString(),
+      topic,
+      partition,
+      offset: message.offset,
+      attempt: 1,
+    };
+    if (inbox && (await inbox.seen(group, meta.eventId))) return;
+
+    const type = header(message.headers, EVENT_TYPE_HEADER);
+    let event: unknown;
+    try {
+      if (type !== entry.stream.type) throw new Error(`event type ${type ?? '(none)'} is not ${entry.stream.type}`);
+      event = entry.stream.envelope.decode(message.value ?? Buffer.alloc(0));
+    } catch (err) {
+      // Decoding is deterministic: retrying an undecodable event cannot help.
+      return this.deadLetter(entry.stream, message, meta, err, 1);
+    }
+
+    const parent = propagation.extract(context.active(), headersAsStrings(message.headers));
+    for (let attempt = 1; ; attempt++) {
+      meta.attempt = attempt;
+      try {
+        await context.with(parent, () => entry.handler(event, meta));
+        await inbox?.record(group, meta.eventId);
+        return;
+      } catch (err) {
+        if (attempt >= this.retry.attempts) return this.deadLetter(entry.stream, message, meta, err, attempt);
+        log.warn({ err, topic, eventId: meta.eventId, group, attempt }, 'event handler failed; retrying');
+        await this.pause(Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (attempt - 1)));
+        await heartbeat();
+      }
+    }
+  }
+
+  /** Waits between tries; a stop in the meantime leaves the event uncommitted for redelivery. */
+  private async pause(ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      if (this.stopping) throw new Stopping('subscriber stopping; the event will be redelivered');
+      await new Promise((r) => setTimeout(r, Math.min(100, until - Date.now())));
+    }
+  }
+
+  private async deadLetter(stream: Stream, message: KafkaMessage, meta: EventMeta, err: unknown, attempts: number): Promise<void> {
+    const { group, log, publisher, inbox } = this.opts;
+    const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    // The original bytes and headers travel unchanged, so the event can be replayed as it was.
+    await publisher.send(
+      [{ eventId: meta.eventId, topic: stream.deadLetterTopic, key: meta.key ?? '', type: header(message.headers, EVENT_TYPE_HEADER) ?? 'unknown', payload: message.value ?? Buffer.alloc(0), traceHeaders: headersAsStrings(message.headers) }],
+      () => ({
+        [DEAD_LETTER_HEADERS.error]: error.slice(0, 2_000),
+        [DEAD_LETTER_HEADERS.group]: group,
+        [DEAD_LETTER_HEADERS.topic]: meta.topic,
+        [DEAD_LETTER_HEADERS.partition]: String(meta.partition),
+        [DEAD_LETTER_HEADERS.offset]: meta.offset,
+        [DEAD_LETTER_HEADERS.attempts]: String(attempts),
+        [DEAD_LETTER_HEADERS.failedAt]: new Date().toISOString(),
+      }),
+    );
+    await inbox?.record(group, meta.eventId);
+    log.error({ err, topic: meta.topic, eventId: meta.eventId, group, attempts, deadLetterTopic: stream.deadLetterTopic }, 'event moved to the dead-letter topic');
+  }
+}

@@ -1,0 +1,69 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { isDuplicateKeyError } from './connect';
+
+interface LeaseDoc {
+  /** The lease's name, e.g. `outbox-relay`. */
+  _id: string;
+  holder: string;
+  expiresAt: Date;
+}
+
+const leaseSchema = new Schema<LeaseDoc>(
+  { _id: String, holder: { type: String, required: true }, expiresAt: { type: Date, required: true } },
+  { versionKey: false, collection: 'leases' },
+);
+// No secondary index: one document per lease, always found by _id.
+
+/**
+ * A time-bound claim on a job that only one replica of a service may run at a time (the outbox
+ * relay, a sweeper). The holder renews it while working; if the holder dies, another replica
+ * takes over once it expires. A holder that stalls longer than the lease may overlap with its
+ * successor for a moment, so the job itself must tolerate a repeat (events carry stable ids).
+ */
+export class Lease {
+  private readonly model: Model<LeaseDoc>;
+  private heldUntil = 0;
+
+  constructor(
+    conn: Connection,
+    readonly name: string,
+    readonly holder: string,
+    private readonly ttlMs: number,
+  ) {
+    this.model = conn.models.Lease ?? conn.model<LeaseDoc>('Lease', leaseSchema);
+  }
+
+  /** True while this replica holds the lease (by its own clock, with a safety margin). */
+  get held(): boolean {
+    return Date.now() < this.heldUntil;
+  }
+
+  /** Takes the lease if it is free or expired, or renews it if held; true when held afterwards. */
+  async acquire(): Promise<boolean> {
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + this.ttlMs);
+    try {
+      const doc = await this.model
+        .findOneAndUpdate(
+          { _id: this.name, $or: [{ holder: this.holder }, { expiresAt: { $lte: now } }] },
+          { $set: { holder: this.holder, expiresAt } },
+          { upsert: true, new: true },
+        )
+        .lean<LeaseDoc>();
+      // Stop trusting the lease a third of its time before it runs out, to allow for clock skew.
+      this.heldUntil = doc?.holder === this.holder ? now.getTime() + (this.ttlMs * 2) / 3 : 0;
+    } catch (err) {
+      // Someone else holds it: the upsert tried to insert a second document with this _id.
+      if (!isDuplicateKeyError(err)) throw err;
+      this.heldUntil = 0;
+    }
+    return this.held;
+  }
+
+  /** Gives the lease up at once (on shutdown), so another replica need not wait for it to expire. */
+  async release(): Promise<void> {
+    if (this.heldUntil === 0) return;
+    this.heldUntil = 0;
+    await this.model.deleteOne({ _id: this.name, holder: this.holder });
+  }
+}

@@ -1,0 +1,305 @@
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { context, propagation, trace, TraceFlags } from '@opentelemetry/api';
+import type { Consumer, KafkaMessage } from 'kafkajs';
+import mongoose, { type Connection } from 'mongoose';
+import {
+  consumerGroup,
+  createKafka,
+  createLogger,
+  DEAD_LETTER_HEADERS,
+  ensureStreams,
+  EventPublisher,
+  EventSubscriber,
+  Inbox,
+  Lease,
+  Outbox,
+  streamOf,
+  type EventMeta,
+} from '../src';
+import { probe, probeOf, testEnvelope } from './fixtures/test-stream';
+
+// The kit's event path against a real broker and the real database: typed streams, the
+// leased outbox relay, retries and dead letters, the inbox, and a consumer that crashes.
+describe('kit events', () => {
+  const log = createLogger('kit-test', 'silent');
+  const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'kit-test', log });
+  const suffix = randomBytes(4).toString('hex');
+  const Envelope = testEnvelope(suffix);
+  const stream = streamOf(Envelope);
+  const publishers: EventPublisher[] = [];
+  const subscribers: EventSubscriber[] = [];
+  const rawConsumers: Consumer[] = [];
+  let publisher: EventPublisher;
+  let conn: Connection;
+  let dbCount = 0;
+
+  const newPublisher = () => {
+    const p = new EventPublisher(kafka);
+    publishers.push(p);
+    return p;
+  };
+  /** A database of its own per test, as each service has its own. */
+  const freshDb = () => conn.useDb(`kit_${suffix}_${++dbCount}`, { useCache: false });
+  const group = (purpose: string) => consumerGroup('kit-test', `${purpose}-${suffix}`);
+
+  beforeAll(async () => {
+    // What the telemetry module's NodeSDK registers in a running process.
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    await ensureStreams(kafka, [Envelope], { partitions: 3 }, log);
+    publisher = newPublisher();
+    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `kit_${suffix}` }).asPromise();
+  });
+  afterAll(async () => {
+    await Promise.all(subscribers.map((s) => s.stop()));
+    await Promise.all(rawConsumers.map((c) => c.disconnect()));
+    await Promise.all(publishers.map((p) => p.disconnect()));
+    await conn.close();
+  });
+
+  interface Seen {
+    key: string;
+    n: number;
+    meta: EventMeta;
+    traceId: string | undefined;
+  }
+
+  async function subscribe(purpose: string, opts: { inbox?: Inbox; handler?: (s: Seen) => Promise<void> } = {}): Promise<Seen[]> {
+    const seen: Seen[] = [];
+    const subscriber = new EventSubscriber(kafka, {
+      group: group(purpose),
+      log,
+      publisher,
+      fromBeginning: true,
+      retry: { attempts: 3, initialDelayMs: 20, maxDelayMs: 50 },
+      ...(opts.inbox && { inbox: opts.inbox }),
+    });
+    subscribers.push(subscriber);
+    subscriber.on(Envelope, async (event, meta) => {
+      const s = { ...probeOf(event), meta: { ...meta }, traceId: trace.getSpanContext(context.active())?.traceId };
+      await opts.handler?.(s);
+      seen.push(s);
+    });
+    await subscriber.start();
+    await subscriber.waitUntilReady(30_000);
+    return seen;
+  }
+
+  async function deadLetters(purpose: string): Promise<KafkaMessage[]> {
+    const got: KafkaMessage[] = [];
+    const consumer = kafka.consumer({ groupId: group(`${purpose}-dlq-reader`), maxWaitTimeInMs: 200 });
+    rawConsumers.push(consumer);
+    await consumer.connect();
+    await consumer.subscribe({ topics: [stream.deadLetterTopic], fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void got.push(message) });
+    return got;
+  }
+
+  const until = async (what: string, check: () => boolean | Promise<boolean>, ms = 30_000) => {
+    const end = Date.now() + ms;
+    while (!(await check())) {
+      if (Date.now() > end) throw new Error(`${what}: not met in time`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it('names topics after the envelope and refuses a message that is not an envelope', () => {
+    expect(stream.topic).toBe(`kit.test${suffix}.v1`);
+    expect(stream.deadLetterTopic).toBe(`kit.test${suffix}.v1.dlq`);
+    expect(() => streamOf({ ...Envelope, $type: 'voiceapi.companies.v1.Company' })).toThrow(/not an event envelope/);
+  });
+
+  it('delivers the typed event with its key, a stable id and the producer trace context', async () => {
+    const seen = await subscribe('plain');
+    const traceId = randomBytes(16).toString('hex');
+    const parent = trace.setSpanContext(context.active(), { traceId, spanId: randomBytes(8).toString('hex'), traceFlags: TraceFlags.SAMPLED });
+    const eventId = await context.with(parent, () => publisher.publish(Envelope, 'tenant-1', probe('tenant-1', 7)));
+    await until('delivered', () => seen.some((s) => s.meta.eventId === eventId));
+    const got = seen.find((s) => s.meta.eventId === eventId)!;
+    expect(got).toMatchObject({ key: 'tenant-1', n: 7, traceId, meta: { key: 'tenant-1', topic: stream.topic, attempt: 1 } });
+  });
+
+  it('two relay replicas publish each event exactly once and every key in store order', async () => {
+    const db = freshDb();
+    const relays = ['replica-a', 'replica-b'].map((instanceId) => new Outbox(db, newPublisher(), log, { instanceId, intervalMs: 50, leaseMs: 2_000 }));
+    const seen = await subscribe('relays');
+    relays.forEach((r) => r.start());
+    await until('one relay holds the lease', () => relays.some((r) => r.relaying));
+    expect(relays.filter((r) => r.relaying)).toHaveLength(1);
+
+    // Writers on both replicas, interleaved, some events held for a write then released.
+    const keys = ['k0', 'k1', 'k2', 'k3', 'k4'];
+    const next = new Map(keys.map((k) => [k, 0]));
+    const ids: string[] = [];
+    for (let round = 0; round < 20; round++) {
+      for (const [i, key] of keys.entries()) {
+        const writer = relays[(round + i) % 2]!;
+        const n = next.get(key)!;
+        next.set(key, n + 1);
+        const hold = n % 7 === 3;
+        const id = await writer.add(Envelope, key, probe(key, n), { hold });
+        if (hold) setTimeout(() => void writer.release([id]), 30);
+        ids.push(id);
+      }
+    }
+    await until('all delivered', () => new Set(seen.map((s) => s.meta.eventId)).size >= ids.length);
+    // A takeover: the holder stops; the other replica relays what comes next.
+    const holder = relays.find((r) => r.relaying)!;
+    const other = relays.find((r) => r !== holder)!;
+    await holder.stop();
+    const late = await other.add(Envelope, 'k0', probe('k0', next.get('k0')!));
+    await until('relayed after takeover', () => seen.some((s) => s.meta.eventId === late));
+    await other.stop();
+
+    const mine = seen.filter((s) => ids.includes(s.meta.eventId) || s.meta.eventId === late);
+    expect(mine).toHaveLength(ids.length + 1);
+    expect(new Set(mine.map((s) => s.meta.eventId)).size).toBe(ids.length + 1);
+    for (const key of keys) {
+      const order = mine.filter((s) => s.key === key).map((s) => s.n);
+      expect({ key, order }).toEqual({ key, order: [...order].sort((a, b) => a - b) });
+    }
+    expect(await relays[0]!.model.countDocuments({})).toBe(0);
+  });
+
+  it('publishes a held event only after its write is released, and never one whose write failed', async () => {
+    const db = freshDb();
+    const seen = await subscribe('held');
+    const outbox = new Outbox(db, publisher, log, { instanceId: 'solo', intervalMs: 50, holdMs: 60_000 });
+    outbox.start();
+    await until('lease', () => outbox.relaying);
+    const kept = await outbox.add(Envelope, 'h', probe('h', 1), { hold: true });
+    const failed = await outbox.add(Envelope, 'f', probe('f', 1), { hold: true });
+    await outbox.flush();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(seen.some((s) => s.meta.eventId === kept)).toBe(false);
+    await outbox.discard([failed]);
+    await outbox.release([kept]);
+    await outbox.flush();
+    await until('released event delivered', () => seen.some((s) => s.meta.eventId === kept));
+    const marker = await outbox.add(Envelope, 'f', probe('f', 2));
+    await until('marker delivered', () => seen.some((s) => s.meta.eventId === marker));
+    expect(seen.some((s) => s.meta.eventId === failed)).toBe(false);
+    await outbox.stop();
+  });
+
+  it('publishes what a crashed writer left behind once its hold expires', async () => {
+    const db = freshDb();
+    const seen = await subscribe('left');
+    // The writer stored the event for a write and died before releasing it.
+    const left = await new Outbox(db, publisher, log, { instanceId: 'dead', holdMs: 300 }).add(Envelope, 'x', probe('x', 1), { hold: true });
+    const relay = new Outbox(db, publisher, log, { instanceId: 'alive', intervalMs: 50 });
+    relay.start();
+    await until('left-behind event delivered', () => seen.some((s) => s.meta.eventId === left));
+    await relay.stop();
+  });
+
+  it('sends a poison event to the dead-letter topic with its error, and handles the next one', async () => {
+    const dlq = await deadLetters('poison');
+    const seen = await subscribe('poison', {
+      handler: async (s) => {
+        if (s.key === 'fails') throw new Error('cannot apply this event');
+      },
+    });
+    const undecodable = randomUUID();
+    await publisher.send([{ eventId: undecodable, topic: stream.topic, key: 'garbage', type: stream.type, payload: Buffer.from([0xff, 0xff, 0xff, 0xff]) }]);
+    const failing = await publisher.publish(Envelope, 'fails', probe('fails', 1));
+    const after = await publisher.publish(Envelope, 'fails', probe('fails', 2));
+    const good = await publisher.publish(Envelope, 'garbage', probe('garbage', 2));
+
+    await until('the events behind the poison ones handled', () => seen.some((s) => s.meta.eventId === good));
+    await until('both poison events dead-lettered', () => dlq.length >= 2);
+    const byId = new Map(dlq.map((m) => [m.headers!['event-id']!.toString(), m]));
+    expect(byId.get(undecodable)!.headers![DEAD_LETTER_HEADERS.attempts]!.toString()).toBe('1');
+    const failed = byId.get(failing)!;
+    expect(failed.headers![DEAD_LETTER_HEADERS.error]!.toString()).toContain('cannot apply this event');
+    expect(failed.headers![DEAD_LETTER_HEADERS.attempts]!.toString()).toBe('3');
+    expect(failed.headers![DEAD_LETTER_HEADERS.group]!.toString()).toBe(group('poison'));
+    expect(failed.key!.toString()).toBe('fails');
+    // The original event travels unchanged, so it can be replayed.
+    expect(probeOf(Envelope.decode(failed.value!))).toEqual({ key: 'fails', n: 1 });
+    // The same key's next event was tried too (and failed the same way): nothing stalled.
+    await until('next event of the key tried', () => dlq.some((m) => m.headers!['event-id']!.toString() === after));
+  });
+
+  it('skips a redelivered event id when the consumer has an inbox', async () => {
+    const inbox = new Inbox(freshDb());
+    const seen = await subscribe('inbox', { inbox });
+    const eventId = randomUUID();
+    await publisher.publish(Envelope, 'k', probe('k', 1), { eventId });
+    await publisher.publish(Envelope, 'k', probe('k', 1), { eventId });
+    const marker = await publisher.publish(Envelope, 'k', probe('k', 2));
+    await until('marker delivered', () => seen.some((s) => s.meta.eventId === marker));
+    expect(seen.filter((s) => s.meta.eventId === eventId)).toHaveLength(1);
+  });
+
+  it('redelivers the batch of a consumer killed in the middle of it, without a double effect', async () => {
+    const db = freshDb();
+    const groupId = group('crash');
+    // A stream of its own, so the batch holds only this test's events, at offsets 0–19.
+    const crashSuffix = `${suffix}crash`;
+    const CrashEnvelope = testEnvelope(crashSuffix);
+    await ensureStreams(kafka, [CrashEnvelope], { partitions: 1 }, log);
+    const key = 'crash';
+    const ids: string[] = [];
+    for (let n = 1; n <= 20; n++) ids.push(await publisher.publish(CrashEnvelope, key, probe(key, n)));
+
+    const run = (crashAt: number) =>
+      new Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures/crashing-consumer.ts')], {
+          env: { ...process.env, DB_NAME: db.name, GROUP: groupId, SUFFIX: crashSuffix, CRASH_AT: String(crashAt) },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+        child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+        const timer = setTimeout(() => child.kill('SIGTERM'), 60_000);
+        child.once('exit', (code, signal) => {
+          clearTimeout(timer);
+          resolve({ code, signal, output });
+        });
+      });
+
+    const effects = db.collection<{ _id: string; times: number }>('effects');
+    const first = await run(11);
+    expect({ signal: first.signal, output: first.output }).toEqual({ signal: 'SIGKILL', output: expect.any(String) });
+    expect(await effects.countDocuments({ _id: { $in: ids } })).toBe(10);
+    // Events that were applied are not all committed: the group starts again before event 11.
+    const admin = kafka.admin();
+    await admin.connect();
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [streamOf(CrashEnvelope).topic] });
+    await admin.disconnect();
+    expect(Number(committed!.partitions[0]!.offset)).toBeLessThan(10);
+
+    // A new replica of the consumer gets the whole batch again; the inbox skips the first ten.
+    const second = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures/crashing-consumer.ts')], {
+      env: { ...process.env, DB_NAME: db.name, GROUP: groupId, SUFFIX: crashSuffix, CRASH_AT: '0' },
+      stdio: 'ignore',
+    });
+    try {
+      await until('every event applied', async () => (await effects.countDocuments({ _id: { $in: ids } })) === 20, 60_000);
+    } finally {
+      second.kill('SIGTERM');
+    }
+    const all = await effects.find({ _id: { $in: ids } }).toArray();
+    expect(all.filter((e) => e.times !== 1)).toEqual([]);
+  });
+
+  it('lets one holder have a lease at a time and hands it over when released or expired', async () => {
+    const db = freshDb();
+    const a = new Lease(db, 'job', 'a', 500);
+    const b = new Lease(db, 'job', 'b', 500);
+    const [gotA, gotB] = await Promise.all([a.acquire(), b.acquire()]);
+    expect([gotA, gotB].filter(Boolean)).toHaveLength(1);
+    const [holder, waiter] = gotA ? [a, b] : [b, a];
+    expect(await holder.acquire()).toBe(true);
+    expect(await waiter.acquire()).toBe(false);
+    await holder.release();
+    expect(await waiter.acquire()).toBe(true);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await holder.acquire()).toBe(true);
+  });
+});
