@@ -131,7 +131,10 @@ export function companyRoutes(clients: ServiceClients) {
         const res = await clients.companies.listCompanies({ page: { page: query.page, limit: query.limit } }, call);
         return {
           status: 200,
-          body: { companies: res.companies.map(companyJson), pagination: pagination(query.page, query.limit, res.page?.total ?? 0) },
+          body: {
+            companies: res.companies.map(companyJson),
+            pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }),
+          },
         };
       },
     }),

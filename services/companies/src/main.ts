@@ -1,7 +1,7 @@
 import { connectMongo, ensureIndexes, createLogger, Lifecycle, shutdownTelemetry, startGrpcServer } from '@voiceapi/kit';
 import { readConfig } from './config';
 import { companiesService } from './grpc/companies-server';
-import { CompanyStore, registerCompanyModel } from './store/company-store';
+import { CompanyStore } from './store/company-store';
 import { CompanyUseCases } from './usecases/companies';
 
 /** Starts the companies service; returns its lifecycle so tests can stop it in-process. */
@@ -15,9 +15,9 @@ export async function startCompanies(env: Record<string, string | undefined> = p
   const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
   lifecycle.onStop('mongo', () => conn.close());
 
-  const companies = registerCompanyModel(conn);
+  const store = new CompanyStore(conn);
   await ensureIndexes(conn);
-  const useCases = new CompanyUseCases(new CompanyStore(companies));
+  const useCases = new CompanyUseCases(store);
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,
     port: cfg.GRPC_PORT,

@@ -96,13 +96,14 @@ describe('companies service (gRPC + MongoDB)', () => {
   });
 
   it('pages newest first', async () => {
-    const tenant: CallContext = { tenantId: `pager-${randomBytes(3).toString('hex')}` };
+    const tenant: CallContext = { tenantId: `pager-${randomBytes(3).toString('hex')}`, keyMode: 'sandbox' };
     for (const name of ['first', 'second', 'third']) await client.createCompany({ fields: { name } }, tenant);
     const page1 = await client.listCompanies({ page: { page: 1, limit: 2 } }, tenant);
     const page2 = await client.listCompanies({ page: { page: 2, limit: 2 } }, tenant);
     expect(page1.companies.map((c) => c.name)).toEqual(['third', 'second']);
     expect(page2.companies.map((c) => c.name)).toEqual(['first']);
-    expect(page1.page?.total).toBe(3);
+    expect(page1.page).toMatchObject({ total: 3, hasMore: true });
+    expect(page2.page).toMatchObject({ total: 3, hasMore: false });
     expect((await client.getLatestCompany({}, tenant)).company?.name).toBe('third');
   });
 

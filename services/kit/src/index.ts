@@ -8,6 +8,8 @@ export * from './grpc/server';
 export * from './grpc/client';
 export * from './mongo/connect';
 export * from './mongo/lease';
+export * from './mongo/query-shapes';
+export * from './mongo/tenant-collection';
 export * from './events/stream';
 export * from './events/kafka';
 export * from './events/publisher';

@@ -1,28 +1,64 @@
 import { registerService, type Logger, type ServiceRegistration } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
+import type { Company, CompanyFields } from '../store/company-store';
 import type { CompanyUseCases } from '../usecases/companies';
 
-/** gRPC adapter: maps messages to use-case calls and back, nothing more. */
+type ProtoCompany = voiceapi.companies.v1.Company;
+type ProtoFields = voiceapi.companies.v1.CompanyFields;
+
+/** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
 export function companiesService(uc: CompanyUseCases, log: Logger): ServiceRegistration {
   return registerService(
     'voiceapi.companies.v1.CompaniesService',
     voiceapi.companies.v1.CompaniesServiceService,
     {
       listCompanies: async (req, ctx) => {
-        const page = req.page?.page ?? 1;
-        const limit = req.page?.limit ?? 25;
-        const res = await uc.list(ctx, page, limit);
-        return { companies: res.companies, page: { page, limit, total: res.total } };
+        const res = await uc.list(ctx, req.page?.page ?? 1, req.page?.limit ?? 25);
+        return { companies: res.items.map(toProto), page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore } };
       },
-      createCompany: async (req, ctx) => ({ company: await uc.create(ctx, req.fields) }),
-      getCompany: async (req, ctx) => ({ company: await uc.get(ctx, req.id) }),
-      updateCompany: async (req, ctx) => ({ company: await uc.update(ctx, req.id, req.fields) }),
+      createCompany: async (req, ctx) => ({ company: toProto(await uc.create(ctx, fromProto(req.fields))) }),
+      getCompany: async (req, ctx) => ({ company: toProto(await uc.get(ctx, req.id)) }),
+      updateCompany: async (req, ctx) => ({ company: toProto(await uc.update(ctx, req.id, fromProto(req.fields))) }),
       deleteCompany: async (req, ctx) => {
         await uc.delete(ctx, req.id);
         return {};
       },
-      getLatestCompany: async (_req, ctx) => ({ company: await uc.latest(ctx) }),
+      getLatestCompany: async (_req, ctx) => {
+        const latest = await uc.latest(ctx);
+        return latest ? { company: toProto(latest) } : {};
+      },
     },
     log,
   );
+}
+
+const TEXT_FIELDS = ['name', 'mobile', 'countryCode', 'countryIso', 'description', 'industry', 'website', 'timezone'] as const;
+
+/** Keeps only fields that were sent (proto3 optional presence), so an update changes nothing else. */
+export function fromProto(fields: ProtoFields | undefined): Partial<CompanyFields> {
+  const out: Partial<CompanyFields> = {};
+  if (!fields) return out;
+  for (const key of TEXT_FIELDS) {
+    const value = fields[key];
+    if (value !== undefined) out[key] = value;
+  }
+  if (fields.businessHours !== undefined) out.businessHours = fields.businessHours;
+  return out;
+}
+
+export function toProto(c: Company): ProtoCompany {
+  return {
+    id: c.id,
+    name: c.name,
+    mobile: c.mobile,
+    countryCode: c.countryCode,
+    countryIso: c.countryIso,
+    description: c.description,
+    industry: c.industry,
+    website: c.website,
+    businessHours: c.businessHours,
+    timezone: c.timezone,
+    createTime: c.createdAt,
+    updateTime: c.updatedAt,
+  };
 }

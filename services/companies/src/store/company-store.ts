@@ -1,10 +1,9 @@
-import { isObjectIdHex, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection, type Types } from 'mongoose';
 
-/** A company as the use cases see it. */
-export interface CompanyRecord {
-  _id: Types.ObjectId;
-  tenantId: string;
+/** A company as the use cases see it (the domain object). Credentials are not part of it. */
+export interface Company {
+  id: string;
   name: string;
   mobile?: string;
   countryCode?: string;
@@ -14,23 +13,28 @@ export interface CompanyRecord {
   website?: string;
   businessHours?: Record<string, unknown>;
   timezone?: string;
-  /** Email-server and WhatsApp credentials, set by the dashboard. Never selected by this store. */
-  omniChannelSettings?: Record<string, unknown>;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type CompanyFields = Omit<CompanyRecord, '_id' | 'tenantId' | 'omniChannelSettings' | 'createdAt' | 'updatedAt'>;
-export type CompanyView = Omit<CompanyRecord, 'omniChannelSettings'>;
+export type CompanyFields = Omit<Company, 'id' | 'createdAt' | 'updatedAt'>;
 
 /**
  * The stored document. Free-form business hours are kept as JSON text: tenants may send any
  * JSON object, and documents cannot hold every JSON shape portably (FerretDB refuses nested
  * arrays; MongoDB treats `$`-prefixed and dotted keys specially).
  */
-type CompanyDoc = Omit<CompanyRecord, 'businessHours'> & { businessHours?: string };
+interface CompanyDoc extends Omit<CompanyFields, 'businessHours'> {
+  _id: Types.ObjectId;
+  tenantId: string;
+  businessHours?: string;
+  /** Email-server and WhatsApp credentials, set by the dashboard. Never read into a Company. */
+  omniChannelSettings?: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
 
-const companySchema = new Schema<CompanyDoc>(
+export const companySchema = new Schema<CompanyDoc>(
   {
     tenantId: { type: String, required: true },
     name: { type: String, required: true },
@@ -48,17 +52,21 @@ const companySchema = new Schema<CompanyDoc>(
   },
   { collection: 'companies', versionKey: false, minimize: true },
 );
-// Serves every tenant query: list newest first, the latest company, and get/update/delete by id
-// (the _id index finds the document; tenantId in the filter keeps it the tenant's).
+// Serves `newest` (the list page and the latest company): a tenant's companies, newest first.
 companySchema.index({ tenantId: 1, createdAt: -1, _id: -1 });
 
+const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
+
+/** Every query this store runs besides lookups by `_id`, for the index check in its unit test. */
+export const companyQueryShapes: QueryShape[] = [{ name: 'newest', equality: ['tenantId'], sort: NEWEST_FIRST }];
+
 // Credentials are excluded by every find; findOneAndUpdate cannot take a projection on FerretDB
-// 1.24, so its result goes through toView, which drops them in code.
+// 1.24, so every result also goes through toCompany, which leaves them out in code.
 const PUBLIC_PROJECTION = { omniChannelSettings: 0 } as const;
 
-function toView(doc: CompanyDoc): CompanyView {
-  const { omniChannelSettings: _credentials, businessHours, ...view } = doc;
-  return businessHours === undefined ? view : { ...view, businessHours: JSON.parse(businessHours) as Record<string, unknown> };
+function toCompany(doc: CompanyDoc): Company {
+  const { _id, tenantId: _tenant, omniChannelSettings: _credentials, businessHours, ...rest } = doc;
+  return { id: _id.toString(), ...rest, ...(businessHours !== undefined && { businessHours: JSON.parse(businessHours) as Record<string, unknown> }) };
 }
 
 function toDoc<F extends Partial<CompanyFields>>(fields: F): Omit<F, 'businessHours'> & { businessHours?: string } {
@@ -66,65 +74,40 @@ function toDoc<F extends Partial<CompanyFields>>(fields: F): Omit<F, 'businessHo
   return businessHours === undefined ? rest : { ...rest, businessHours: JSON.stringify(businessHours) };
 }
 
-export function registerCompanyModel(conn: Connection): Model<CompanyDoc> {
-  return conn.models.Company ?? conn.model<CompanyDoc>('Company', companySchema);
-}
-
-/**
- * The only way into the companies collection. Every method takes a TenantScope, and every filter
- * is built from it, so a query without a tenant cannot be written here.
- */
+/** The companies collection, tenant-scoped by construction (see TenantCollection). */
 export class CompanyStore {
-  constructor(private readonly model: Model<CompanyDoc>) {}
+  private readonly companies: TenantCollection<CompanyDoc>;
 
-  private byId(scope: TenantScope, id: string) {
-    return { _id: new Types.ObjectId(id), tenantId: scope.tenantId };
+  constructor(conn: Connection) {
+    const model = conn.models.Company ?? conn.model<CompanyDoc>('Company', companySchema);
+    this.companies = new TenantCollection(model, objectIds, companyQueryShapes);
   }
 
-  async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<CompanyView> {
-    const doc = await this.model.create({ ...toDoc(fields), tenantId: scope.tenantId, createdAt: now, updatedAt: now });
-    return toView(doc.toObject());
+  async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<Company> {
+    return toCompany(await this.companies.insert(scope, { ...toDoc(fields), createdAt: now, updatedAt: now }));
   }
 
-  async get(scope: TenantScope, id: string): Promise<CompanyView | null> {
-    if (!isObjectIdHex(id)) return null;
-    return this.model.findOne(this.byId(scope, id), PUBLIC_PROJECTION).lean<CompanyDoc>()
-      .then((d) => (d ? toView(d) : null));
+  async get(scope: TenantScope, id: string): Promise<Company | null> {
+    const doc = await this.companies.findById(scope, id, PUBLIC_PROJECTION);
+    return doc && toCompany(doc);
   }
 
-  async latest(scope: TenantScope): Promise<CompanyView | null> {
-    return this.model
-      .findOne({ tenantId: scope.tenantId }, PUBLIC_PROJECTION)
-      .sort({ createdAt: -1, _id: -1 })
-      .lean<CompanyDoc>()
-      .then((d) => (d ? toView(d) : null));
+  async latest(scope: TenantScope): Promise<Company | null> {
+    const doc = await this.companies.findOne(scope, {}, { sort: NEWEST_FIRST, projection: PUBLIC_PROJECTION });
+    return doc && toCompany(doc);
   }
 
-  async list(scope: TenantScope, page: number, limit: number): Promise<{ items: CompanyView[]; total: number }> {
-    const filter = { tenantId: scope.tenantId };
-    const [items, total] = await Promise.all([
-      this.model
-        .find(filter, PUBLIC_PROJECTION)
-        .sort({ createdAt: -1, _id: -1 })
-        .skip((page - 1) * limit)
-        .limit(limit)
-        .lean<CompanyDoc[]>(),
-      this.model.countDocuments(filter),
-    ]);
-    return { items: items.map(toView), total };
+  async list(scope: TenantScope, page: number, limit: number): Promise<Page<Company>> {
+    const res = await this.companies.page(scope, {}, { sort: NEWEST_FIRST, page, limit, projection: PUBLIC_PROJECTION });
+    return { ...res, items: res.items.map(toCompany) };
   }
 
-  async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, now: Date): Promise<CompanyView | null> {
-    if (!isObjectIdHex(id)) return null;
-    const doc = await this.model
-      .findOneAndUpdate(this.byId(scope, id), { $set: { ...toDoc(fields), updatedAt: now } }, { new: true })
-      .lean<CompanyDoc>();
-    return doc ? toView(doc) : null;
+  async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, now: Date): Promise<Company | null> {
+    const doc = await this.companies.updateById(scope, id, { $set: { ...toDoc(fields), updatedAt: now } });
+    return doc && toCompany(doc);
   }
 
-  async delete(scope: TenantScope, id: string): Promise<boolean> {
-    if (!isObjectIdHex(id)) return false;
-    const res = await this.model.deleteOne(this.byId(scope, id));
-    return res.deletedCount === 1;
+  delete(scope: TenantScope, id: string): Promise<boolean> {
+    return this.companies.deleteById(scope, id);
   }
 }

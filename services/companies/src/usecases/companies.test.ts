@@ -1,29 +1,17 @@
 import { DomainError } from '@voiceapi/kit';
-import { Types } from 'mongoose';
-import type { CompanyStore, CompanyView } from '../store/company-store';
+import type { CompanyStore } from '../store/company-store';
 import { CompanyUseCases } from './companies';
 
 const NOW = new Date('2026-01-02T03:04:05Z');
-const view = (over: Partial<CompanyView> = {}): CompanyView => ({
-  _id: new Types.ObjectId(),
-  tenantId: 't1',
-  name: 'Clinic',
-  createdAt: NOW,
-  updatedAt: NOW,
-  ...over,
-});
 
-// A recording stand-in for the store: these specs are about the use case's own rules; the store
-// itself is exercised against a real server in test/companies.int.test.ts.
-function recordingStore() {
+// The use cases' own rules: what they refuse before the store is touched, and what they pass on.
+// The store itself runs against a real server in test/companies.int.test.ts.
+function storeSpy() {
   const calls: { method: string; args: unknown[] }[] = [];
   const store = new Proxy({} as CompanyStore, {
     get: (_t, method: string) => async (...args: unknown[]) => {
       calls.push({ method, args });
-      if (method === 'list') return { items: [view()], total: 1 };
-      if (method === 'delete') return false;
-      if (method === 'get' || method === 'update') return null;
-      return view(args[1] as Partial<CompanyView>);
+      return method === 'list' ? { items: [], total: 0, hasMore: false } : method === 'delete' ? false : null;
     },
   });
   return { store, calls };
@@ -33,43 +21,41 @@ const ctx = { tenantId: 't1', keyMode: 'live' as const };
 const reasonOf = async (p: Promise<unknown>) => ((await p.then(() => undefined, (e: unknown) => e)) as DomainError).reasonCode;
 
 describe('CompanyUseCases', () => {
-  it('passes on only the fields that were sent', async () => {
-    const { store, calls } = recordingStore();
-    await new CompanyUseCases(store, () => NOW).update(ctx, new Types.ObjectId().toString(), { industry: 'health' }).catch(() => undefined);
-    expect(calls[0]!.args[2]).toEqual({ industry: 'health' });
+  it('passes on only the fields that were sent, with the time of the change', async () => {
+    const { store, calls } = storeSpy();
+    await new CompanyUseCases(store, () => NOW).update(ctx, 'id', { industry: 'health' }).catch(() => undefined);
+    expect(calls[0]!.args.slice(2)).toEqual([{ industry: 'health' }, NOW]);
   });
 
-  it('requires a non-empty name on create and refuses to blank it on update', async () => {
-    const { store, calls } = recordingStore();
+  it('requires a non-empty name on create and refuses to blank it on update, before the store is touched', async () => {
+    const { store, calls } = storeSpy();
     const uc = new CompanyUseCases(store, () => NOW);
     expect(await reasonOf(uc.create(ctx, {}))).toBe('validation_error');
+    expect(await reasonOf(uc.create(ctx, { name: '   ' }))).toBe('validation_error');
     expect(await reasonOf(uc.update(ctx, 'x', { name: '  ' }))).toBe('validation_error');
     expect(calls).toHaveLength(0);
   });
 
-  it('refuses calls without a tenant before touching the store', async () => {
-    const { store, calls } = recordingStore();
-    expect(await reasonOf(new CompanyUseCases(store).list({}, 1, 25))).toBe('unauthorized');
+  it('refuses calls without a tenant or without a key mode before touching the store', async () => {
+    const { store, calls } = storeSpy();
+    const uc = new CompanyUseCases(store);
+    expect(await reasonOf(uc.list({}, 1, 25))).toBe('unauthorized');
+    expect(await reasonOf(uc.get({ tenantId: 't1' }, 'x'))).toBe('unauthorized');
     expect(calls).toHaveLength(0);
   });
 
-  it('clamps paging defensively', async () => {
-    const { store, calls } = recordingStore();
-    await new CompanyUseCases(store).list(ctx, 0, 1_000);
+  it('clamps paging defensively and says which page it answered', async () => {
+    const { store, calls } = storeSpy();
+    const res = await new CompanyUseCases(store).list(ctx, 0, 1_000);
     expect(calls[0]!.args.slice(1)).toEqual([1, 100]);
+    expect(res).toMatchObject({ page: 1, limit: 100 });
   });
 
   it('reports absent companies as not_found', async () => {
-    const { store } = recordingStore();
+    const { store } = storeSpy();
     const uc = new CompanyUseCases(store);
     expect(await reasonOf(uc.get(ctx, 'x'))).toBe('not_found');
+    expect(await reasonOf(uc.update(ctx, 'x', { industry: 'a' }))).toBe('not_found');
     expect(await reasonOf(uc.delete(ctx, 'x'))).toBe('not_found');
-  });
-
-  it('maps records to the wire shape with timestamps', async () => {
-    const { store } = recordingStore();
-    const created = await new CompanyUseCases(store, () => NOW).create(ctx, { name: 'Sunrise', countryIso: 'US' });
-    expect(created).toMatchObject({ name: 'Sunrise', countryIso: 'US', createTime: NOW, updateTime: NOW });
-    expect(created.id).toMatch(/^[a-f0-9]{24}$/);
   });
 });

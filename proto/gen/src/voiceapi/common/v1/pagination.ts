@@ -16,11 +16,14 @@ export interface PageRequest {
   limit: number;
 }
 
-/** What a service knows about the page it answered; the gateway derives totalPages and hasMore. */
+/** What a service knows about the page it answered; the gateway derives totalPages. */
 export interface PageInfo {
   page: number;
   limit: number;
+  /** Exact below 10,000 matching rows; at 10,000 it means "at least" (decision 0012). */
   total: number;
+  /** Whether rows follow this page: exact, whatever the total. */
+  hasMore: boolean;
 }
 
 function createBasePageRequest(): PageRequest {
@@ -111,7 +114,7 @@ export const PageRequest: MessageFns<PageRequest, "voiceapi.common.v1.PageReques
 };
 
 function createBasePageInfo(): PageInfo {
-  return { page: 0, limit: 0, total: 0 };
+  return { page: 0, limit: 0, total: 0, hasMore: false };
 }
 
 export const PageInfo: MessageFns<PageInfo, "voiceapi.common.v1.PageInfo"> = {
@@ -126,6 +129,9 @@ export const PageInfo: MessageFns<PageInfo, "voiceapi.common.v1.PageInfo"> = {
     }
     if (message.total !== 0) {
       writer.uint32(24).int64(message.total);
+    }
+    if (message.hasMore !== false) {
+      writer.uint32(32).bool(message.hasMore);
     }
     return writer;
   },
@@ -167,6 +173,14 @@ export const PageInfo: MessageFns<PageInfo, "voiceapi.common.v1.PageInfo"> = {
             message.total = longToNumber(reader.int64());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.hasMore = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -184,6 +198,11 @@ export const PageInfo: MessageFns<PageInfo, "voiceapi.common.v1.PageInfo"> = {
       page: isSet(object.page) ? globalThis.Number(object.page) : 0,
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+      hasMore: isSet(object.hasMore)
+        ? globalThis.Boolean(object.hasMore)
+        : isSet(object.has_more)
+        ? globalThis.Boolean(object.has_more)
+        : false,
     };
   },
 
@@ -198,6 +217,9 @@ export const PageInfo: MessageFns<PageInfo, "voiceapi.common.v1.PageInfo"> = {
     if (message.total !== 0) {
       obj.total = Math.round(message.total);
     }
+    if (message.hasMore !== false) {
+      obj.hasMore = message.hasMore;
+    }
     return obj;
   },
 
@@ -209,6 +231,7 @@ export const PageInfo: MessageFns<PageInfo, "voiceapi.common.v1.PageInfo"> = {
     message.page = object.page ?? 0;
     message.limit = object.limit ?? 0;
     message.total = object.total ?? 0;
+    message.hasMore = object.hasMore ?? false;
     return message;
   },
 };

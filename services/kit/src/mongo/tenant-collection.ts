@@ -1,0 +1,169 @@
+import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
+import type { TenantScope } from '../context';
+import type { QueryShape } from './query-shapes';
+
+/** A document owned by one tenant. Its tenant never changes once written. */
+export interface TenantOwned {
+  _id: unknown;
+  tenantId: string;
+}
+
+/** A filter without the tenant: the collection adds it, so no caller can leave it out. */
+export type ScopedFilter<D> = Omit<FilterQuery<D>, 'tenantId'>;
+
+/** How ids of a collection look in URLs and in the store. */
+export interface IdCodec<Id> {
+  /** The stored id for a public id, or undefined when it cannot be one (answered as not found). */
+  parse(id: string): Id | undefined;
+}
+
+export const objectIds: IdCodec<Types.ObjectId> = {
+  parse: (id) => (/^[a-f0-9]{24}$/i.test(id) ? new Types.ObjectId(id) : undefined),
+};
+
+export const stringIds: IdCodec<string> = { parse: (id) => (id.length > 0 && id.length <= 200 ? id : undefined) };
+
+/** Rows counted exactly before a list's total is reported as "at least this many". */
+export const COUNT_CAP = 10_000;
+
+export interface Page<D> {
+  items: D[];
+  /** Exact below `COUNT_CAP`; at the cap it means "at least". */
+  total: number;
+  hasMore: boolean;
+}
+
+/**
+ * The only way into a tenant-owned collection: every read, insert, update and delete is scoped
+ * to the caller's tenant by construction. Point lookups go by `_id` alone and check the tenant
+ * on what comes back (another tenant's id is not found), because an `_id`-only filter is the
+ * one every store serves fast, FerretDB included; since a document's tenant never changes, the
+ * write that follows may go by `_id` too. Queries that are not point lookups must be declared
+ * in `shapes`, beside the indexes that serve them (a unit test checks them).
+ */
+export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
+  constructor(
+    readonly model: Model<D>,
+    private readonly ids: IdCodec<Id>,
+    /** The queries this collection's store runs, for `unservedShapes`. */
+    readonly shapes: readonly QueryShape[],
+  ) {}
+
+  async findById(scope: TenantScope, id: string, projection?: ProjectionType<D>): Promise<D | null> {
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return null;
+    const doc = await this.model.findOne({ _id } as FilterQuery<D>, projection).lean<D>();
+    return doc && doc.tenantId === scope.tenantId ? doc : null;
+  }
+
+  find(
+    scope: TenantScope,
+    filter: ScopedFilter<D>,
+    opts: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: ProjectionType<D> } = {},
+  ): Promise<D[]> {
+    let q = this.model.find(this.scoped(scope, filter), opts.projection);
+    if (opts.sort) q = q.sort(opts.sort);
+    if (opts.skip) q = q.skip(opts.skip);
+    if (opts.limit) q = q.limit(opts.limit);
+    return q.lean<D[]>().exec();
+  }
+
+  async findOne(scope: TenantScope, filter: ScopedFilter<D>, opts: { sort?: Record<string, 1 | -1>; projection?: ProjectionType<D> } = {}): Promise<D | null> {
+    const [doc] = await this.find(scope, filter, { ...opts, limit: 1 });
+    return doc ?? null;
+  }
+
+  /**
+   * A page of a list, newest first or as sorted. One extra row tells whether more follow; the
+   * count runs only when they do, and stops at `COUNT_CAP` (decision 0012).
+   */
+  async page(
+    scope: TenantScope,
+    filter: ScopedFilter<D>,
+    opts: { sort: Record<string, 1 | -1>; page: number; limit: number; projection?: ProjectionType<D> },
+  ): Promise<Page<D>> {
+    const skip = (opts.page - 1) * opts.limit;
+    const rows = await this.find(scope, filter, { sort: opts.sort, skip, limit: opts.limit + 1, ...(opts.projection && { projection: opts.projection }) });
+    const hasMore = rows.length > opts.limit;
+    const items = hasMore ? rows.slice(0, opts.limit) : rows;
+    if (!hasMore && (items.length > 0 || skip === 0)) return { items, total: skip + items.length, hasMore };
+    return { items, total: await this.count(scope, filter), hasMore };
+  }
+
+  /** Matching rows, counted up to `COUNT_CAP`. */
+  count(scope: TenantScope, filter: ScopedFilter<D>): Promise<number> {
+    return this.model.countDocuments(this.scoped(scope, filter), { limit: COUNT_CAP }).exec();
+  }
+
+  async insert(scope: TenantScope, doc: Omit<D, 'tenantId' | '_id'> & { _id?: Id }): Promise<D> {
+    const created = await this.model.create({ ...doc, tenantId: scope.tenantId });
+    return created.toObject() as D;
+  }
+
+  /** Applies the update to the tenant's document; null when it is not the tenant's (or absent). */
+  async updateById(scope: TenantScope, id: string, update: UpdateQuery<D>): Promise<D | null> {
+    refuseTenantChange(update);
+    const _id = await this.ownedId(scope, id);
+    if (_id === undefined) return null;
+    return this.model.findOneAndUpdate({ _id } as FilterQuery<D>, update, { new: true }).lean<D>();
+  }
+
+  async deleteById(scope: TenantScope, id: string): Promise<boolean> {
+    const _id = await this.ownedId(scope, id);
+    if (_id === undefined) return false;
+    return (await this.model.deleteOne({ _id } as FilterQuery<D>)).deletedCount === 1;
+  }
+
+  /**
+   * The escape hatch for the rare lookup that cannot know the tenant yet: a signed recording URL,
+   * an inbound call routed by the number it dialled, a sweeper working across tenants. `why`
+   * says which, at the call site, where a reviewer sees it.
+   */
+  crossTenant(why: string): CrossTenantAccess<D, Id> {
+    if (why.trim().length < 10) throw new Error('say why this lookup cannot be scoped to a tenant');
+    return new CrossTenantAccess(this.model, this.ids);
+  }
+
+  private scoped(scope: TenantScope, filter: ScopedFilter<D>): FilterQuery<D> {
+    return { ...filter, tenantId: scope.tenantId } as FilterQuery<D>;
+  }
+
+  /** The stored id when the document exists and is the tenant's. */
+  private async ownedId(scope: TenantScope, id: string): Promise<Id | undefined> {
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return undefined;
+    const doc = await this.model.findOne({ _id } as FilterQuery<D>, { tenantId: 1 }).lean<TenantOwned>();
+    return doc?.tenantId === scope.tenantId ? _id : undefined;
+  }
+}
+
+/** Reads and deletes across tenants; made only by `TenantCollection.crossTenant(why)`. */
+export class CrossTenantAccess<D extends TenantOwned, Id> {
+  constructor(
+    private readonly model: Model<D>,
+    private readonly ids: IdCodec<Id>,
+  ) {}
+
+  findById(id: string, projection?: ProjectionType<D>): Promise<D | null> {
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return Promise.resolve(null);
+    return this.model.findOne({ _id } as FilterQuery<D>, projection).lean<D>().exec();
+  }
+
+  find(filter: FilterQuery<D>, opts: { sort?: Record<string, 1 | -1>; limit?: number } = {}): Promise<D[]> {
+    let q = this.model.find(filter);
+    if (opts.sort) q = q.sort(opts.sort);
+    if (opts.limit) q = q.limit(opts.limit);
+    return q.lean<D[]>().exec();
+  }
+
+  async deleteMany(filter: FilterQuery<D>): Promise<number> {
+    return (await this.model.deleteMany(filter)).deletedCount;
+  }
+}
+
+function refuseTenantChange(update: UpdateQuery<unknown>): void {
+  const u = update as Record<string, unknown>;
+  const touched = 'tenantId' in u || Object.values(u).some((v) => v !== null && typeof v === 'object' && 'tenantId' in (v as object));
+  if (touched) throw new Error("a document's tenant never changes");
+}

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import mongoose, { Schema, type Connection, type Types } from 'mongoose';
+import { objectIds, requireTenant, TenantCollection } from '../src';
+
+interface NoteDoc {
+  _id: Types.ObjectId;
+  tenantId: string;
+  text: string;
+  createdAt: Date;
+}
+
+// The tenant-scoped collection base against the real MongoDB-compatible server.
+describe('TenantCollection', () => {
+  let conn: Connection;
+  let notes: TenantCollection<NoteDoc>;
+  const a = requireTenant({ tenantId: 'tenant-a', keyMode: 'live' });
+  const b = requireTenant({ tenantId: 'tenant-b', keyMode: 'sandbox' });
+  const newest = { createdAt: -1, _id: -1 } as const;
+
+  beforeAll(async () => {
+    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `tc_${randomBytes(4).toString('hex')}` }).asPromise();
+    const schema = new Schema<NoteDoc>({ tenantId: { type: String, required: true }, text: String, createdAt: Date }, { versionKey: false });
+    schema.index({ tenantId: 1, createdAt: -1, _id: -1 });
+    notes = new TenantCollection(conn.model<NoteDoc>('Note', schema), objectIds, [{ name: 'newest', equality: ['tenantId'], sort: newest }]);
+  });
+  afterAll(() => conn.close());
+
+  const add = (scope: typeof a, text: string, at = Date.now()) => notes.insert(scope, { text, createdAt: new Date(at) });
+
+  it("stamps the caller's tenant on insert and finds its own documents by id", async () => {
+    const note = await add(a, 'mine');
+    expect(note.tenantId).toBe('tenant-a');
+    expect((await notes.findById(a, note._id.toString()))?.text).toBe('mine');
+  });
+
+  it("treats another tenant's document as absent for every operation, and leaves it untouched", async () => {
+    const note = await add(a, 'private');
+    const id = note._id.toString();
+    expect(await notes.findById(b, id)).toBeNull();
+    expect(await notes.updateById(b, id, { $set: { text: 'stolen' } })).toBeNull();
+    expect(await notes.deleteById(b, id)).toBe(false);
+    expect((await notes.find(b, {})).map((n) => n.text)).not.toContain('private');
+    expect(await notes.findOne(b, { text: 'private' })).toBeNull();
+    expect((await notes.findById(a, id))?.text).toBe('private');
+  });
+
+  it('updates and deletes the tenant\'s own document', async () => {
+    const note = await add(a, 'draft');
+    expect((await notes.updateById(a, note._id.toString(), { $set: { text: 'final' } }))?.text).toBe('final');
+    expect(await notes.deleteById(a, note._id.toString())).toBe(true);
+    expect(await notes.findById(a, note._id.toString())).toBeNull();
+  });
+
+  it('answers ids that cannot be ids as absent, without a query error', async () => {
+    expect(await notes.findById(a, 'not-an-id')).toBeNull();
+    expect(await notes.deleteById(a, '')).toBe(false);
+  });
+
+  it('refuses an update that would move a document to another tenant', async () => {
+    const note = await add(a, 'stays');
+    await expect(notes.updateById(a, note._id.toString(), { $set: { tenantId: 'tenant-b' } })).rejects.toThrow(/tenant never changes/);
+    await expect(notes.updateById(a, note._id.toString(), { tenantId: 'tenant-b' })).rejects.toThrow(/tenant never changes/);
+  });
+
+  it('pages newest first with an exact total and hasMore, counting only when more rows follow', async () => {
+    const scope = requireTenant({ tenantId: `pager-${randomBytes(3).toString('hex')}`, keyMode: 'live' });
+    const t0 = Date.UTC(2026, 0, 1);
+    for (let i = 0; i < 7; i++) await add(scope, `n${i}`, t0 + i * 1000);
+    const first = await notes.page(scope, {}, { sort: newest, page: 1, limit: 3 });
+    expect({ texts: first.items.map((n) => n.text), total: first.total, hasMore: first.hasMore }).toEqual({ texts: ['n6', 'n5', 'n4'], total: 7, hasMore: true });
+    const last = await notes.page(scope, {}, { sort: newest, page: 3, limit: 3 });
+    expect({ texts: last.items.map((n) => n.text), total: last.total, hasMore: last.hasMore }).toEqual({ texts: ['n0'], total: 7, hasMore: false });
+    const beyond = await notes.page(scope, {}, { sort: newest, page: 9, limit: 3 });
+    expect({ n: beyond.items.length, total: beyond.total, hasMore: beyond.hasMore }).toEqual({ n: 0, total: 7, hasMore: false });
+  });
+
+  it('reaches across tenants only through the named escape hatch, which wants a reason', async () => {
+    const note = await add(b, 'routed by number');
+    expect(() => notes.crossTenant('')).toThrow(/say why/);
+    const hatch = notes.crossTenant('an inbound call is routed by the number it dialled, before its tenant is known');
+    expect((await hatch.findById(note._id.toString()))?.tenantId).toBe('tenant-b');
+  });
+});
