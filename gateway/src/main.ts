@@ -53,6 +53,8 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   lifecycle.onStop('kafka producer', () => publisher.disconnect());
   const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
   await ensureIndexes(conn);
+  const backfilled = await apiKeys.backfillHashes();
+  if (backfilled > 0) log.info({ keys: backfilled }, 'indexed stored API keys by hash');
   outbox.start();
   lifecycle.onStop('outbox', () => outbox.stop());
 

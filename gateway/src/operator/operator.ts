@@ -1,9 +1,9 @@
-import { commonReasons, notFound, type KeyMode } from '@voiceapi/kit';
+import { commonReasons, notFound, requireTenant, type KeyMode, type TenantScope } from '@voiceapi/kit';
 import { Types } from 'mongoose';
 import { generateKey, hashKey, keyHint } from '../auth/key-format';
 import { DEFAULT_SCOPES, type Scope } from '../auth/scopes';
 import type { ControlPlane } from '../control/control-plane';
-import { apiKeyJson, type ApiKeyRecord, type ApiKeyStore, type KeyStatus } from '../store/api-keys';
+import { apiKeyJson, type ApiKeyStore, type KeyStatus, type NewApiKey } from '../store/api-keys';
 import { keyRequestJson, type KeyRequestStore, type RequestStatus } from '../store/key-requests';
 import { tenantJson, type TenantStore } from '../store/tenants';
 
@@ -31,10 +31,9 @@ export class OperatorUseCases {
 
   /** Request and approval in one step; the plaintext is returned this once and never stored. */
   async issueKey(tenantId: string, grant: KeyGrant, requestId?: string, id?: Types.ObjectId) {
-    await this.requireTenant(tenantId);
+    const scope = await this.tenantScope(tenantId, grant.mode);
     const key = generateKey(grant.mode);
-    const doc: Omit<ApiKeyRecord, '_id' | 'createdAt' | 'updatedAt'> & { _id?: Types.ObjectId } = {
-      tenantId,
+    const doc: NewApiKey = {
       name: grant.name,
       mode: grant.mode,
       scopes: [...new Set(grant.scopes ?? DEFAULT_SCOPES)],
@@ -46,13 +45,13 @@ export class OperatorUseCases {
       ...(requestId !== undefined && { requestId }),
       ...(id !== undefined && { _id: id }),
     };
-    const record = await this.keys.insert(doc);
+    const record = await this.keys.insert(scope, doc);
     return { apiKey: apiKeyJson(record), key };
   }
 
   async fileKeyRequest(tenantId: string, req: { name: string; mode: KeyMode; purpose: string; scopes?: Scope[] }) {
-    await this.requireTenant(tenantId);
-    const record = await this.requests.create({ ...req, tenantId, scopes: [...new Set(req.scopes ?? DEFAULT_SCOPES)] });
+    const scope = await this.tenantScope(tenantId, req.mode);
+    const record = await this.requests.create(scope, { ...req, scopes: [...new Set(req.scopes ?? DEFAULT_SCOPES)] });
     return { request: keyRequestJson(record) };
   }
 
@@ -108,7 +107,9 @@ export class OperatorUseCases {
     return { enabled };
   }
 
-  private async requireTenant(tenantId: string): Promise<void> {
+  /** The tenant's scope for writing what it will own; the tenant must exist. */
+  private async tenantScope(tenantId: string, mode: KeyMode): Promise<TenantScope> {
     if (!(await this.tenants.exists(tenantId))) throw notFound('tenant');
+    return requireTenant({ tenantId, keyMode: mode });
   }
 }

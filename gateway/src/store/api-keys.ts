@@ -1,6 +1,5 @@
-import type { KeyMode } from '@voiceapi/kit';
-import { isObjectIdHex } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import { objectIds, requireTenant, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, Types, type Connection } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 
 export type KeyStatus = 'pending' | 'active' | 'inactive';
@@ -24,7 +23,7 @@ export interface ApiKeyRecord {
   lastUsedAt?: Date;
 }
 
-const apiKeySchema = new Schema<ApiKeyRecord>(
+export const apiKeySchema = new Schema<ApiKeyRecord>(
   {
     tenantId: { type: String, required: true },
     name: { type: String, required: true },
@@ -42,40 +41,79 @@ const apiKeySchema = new Schema<ApiKeyRecord>(
   },
   { collection: 'api_keys', versionKey: false },
 );
-// Serves authentication: one lookup by hash on a cache miss.
-apiKeySchema.index({ keyHash: 1 }, { unique: true });
-// Serves listing a tenant's keys (dashboard).
-apiKeySchema.index({ tenantId: 1, createdAt: -1 });
+// No secondary index: every lookup is by _id (the key id, or the id the hash leads to).
+export const apiKeyQueryShapes: QueryShape[] = [];
+
+/**
+ * Authentication's index: the key's hash as `_id`, pointing at the key. A lookup by hash is then
+ * a lookup by `_id`, the one every store serves fast (FerretDB uses no other index).
+ */
+interface KeyHashRecord {
+  _id: string;
+  tenantId: string;
+  keyId: string;
+}
+
+const keyHashSchema = new Schema<KeyHashRecord>(
+  { _id: String, tenantId: { type: String, required: true }, keyId: { type: String, required: true } },
+  { collection: 'api_key_hashes', versionKey: false },
+);
+
+export type NewApiKey = Omit<ApiKeyRecord, '_id' | 'tenantId' | 'createdAt' | 'updatedAt'> & { _id?: Types.ObjectId };
 
 export class ApiKeyStore {
-  readonly model: Model<ApiKeyRecord>;
+  private readonly keys: TenantCollection<ApiKeyRecord>;
+  private readonly hashes: TenantCollection<KeyHashRecord, string>;
+
   constructor(conn: Connection) {
-    this.model = conn.models.ApiKey ?? conn.model<ApiKeyRecord>('ApiKey', apiKeySchema);
+    this.keys = new TenantCollection(conn.models.ApiKey ?? conn.model<ApiKeyRecord>('ApiKey', apiKeySchema), objectIds, apiKeyQueryShapes);
+    this.hashes = new TenantCollection(conn.models.ApiKeyHash ?? conn.model<KeyHashRecord>('ApiKeyHash', keyHashSchema), stringIds, []);
   }
 
-  async insert(doc: Omit<ApiKeyRecord, '_id' | 'createdAt' | 'updatedAt'> & { _id?: Types.ObjectId }): Promise<ApiKeyRecord> {
+  /** The hash entry goes first: a crash in between leaves a pointer to nothing, never a key no hash finds. */
+  async insert(scope: TenantScope, doc: NewApiKey): Promise<ApiKeyRecord> {
     const now = new Date();
-    return (await this.model.create({ ...doc, createdAt: now, updatedAt: now })).toObject();
+    const _id = doc._id ?? new Types.ObjectId();
+    await this.hashes.insert(scope, { _id: doc.keyHash, keyId: _id.toString() });
+    return this.keys.insert(scope, { ...doc, _id, createdAt: now, updatedAt: now });
   }
 
+  /** Authentication: the key a presented secret hashes to, whichever tenant it belongs to. */
+  async findByHash(keyHash: string): Promise<ApiKeyRecord | null> {
+    const why = 'authentication finds a key by its hash; the key is what tells the tenant';
+    const entry = await this.hashes.crossTenant(why).findById(keyHash);
+    if (!entry) return null;
+    const key = await this.keys.crossTenant(why).findById(entry.keyId);
+    return key && key.tenantId === entry.tenantId && key.keyHash === keyHash ? key : null;
+  }
+
+  /** Operators act on any tenant's key by its id. */
   get(id: string): Promise<ApiKeyRecord | null> {
-    if (!isObjectIdHex(id)) return Promise.resolve(null);
-    return this.model.findById(id).lean<ApiKeyRecord>();
+    return this.keys.crossTenant('operators manage keys of every tenant by id').findById(id);
   }
 
-  findByHash(keyHash: string): Promise<ApiKeyRecord | null> {
-    return this.model.findOne({ keyHash }).lean<ApiKeyRecord>();
+  update(id: string, changes: { status?: KeyStatus; name?: string }): Promise<ApiKeyRecord | null> {
+    return this.keys.crossTenant('operators manage keys of every tenant by id').updateById(id, { $set: { ...changes, updatedAt: new Date() } });
   }
 
-  async update(id: string, changes: { status?: KeyStatus; name?: string }): Promise<ApiKeyRecord | null> {
-    if (!isObjectIdHex(id)) return null;
-    return this.model
-      .findOneAndUpdate({ _id: id }, { $set: { ...changes, updatedAt: new Date() } }, { new: true })
-      .lean<ApiKeyRecord>();
+  /**
+   * Gives keys stored before the hash index existed their entry (idempotent; a no-op once every
+   * key has one). Returns how many were added.
+   */
+  async backfillHashes(): Promise<number> {
+    const why = 'a one-time migration covers the keys of every tenant';
+    const keys = await this.keys.crossTenant(why).find({});
+    let added = 0;
+    for (const k of keys) {
+      if (await this.hashes.crossTenant(why).findById(k.keyHash)) continue;
+      await this.hashes.insert(requireTenant({ tenantId: k.tenantId, keyMode: k.mode }), { _id: k.keyHash, keyId: k._id.toString() });
+      added++;
+    }
+    return added;
   }
 
   async touch(id: string, at: Date): Promise<void> {
-    await this.model.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
+    await this.keys.crossTenant('the authenticated key records its own use').updateById(id, { $set: { lastUsedAt: at } });
   }
 }
 

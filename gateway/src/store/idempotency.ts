@@ -1,12 +1,13 @@
-import { isDuplicateKeyError, type KeyMode } from '@voiceapi/kit';
+import { createHash } from 'node:crypto';
+import { isDuplicateKeyError, requireTenant, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import { gatewayReasons } from '../http/reasons';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
 
 interface IdempotencyRecord {
-  _id: Types.ObjectId;
+  /** Derived from tenant, key mode and Idempotency-Key, so a claim is a lookup by `_id` alone. */
+  _id: string;
   tenantId: string;
   mode: KeyMode;
-  key: string;
   requestHash: string;
   state: 'in_flight' | 'done';
   status?: number;
@@ -17,11 +18,11 @@ interface IdempotencyRecord {
   expiresAt: Date;
 }
 
-const schema = new Schema<IdempotencyRecord>(
+export const idempotencySchema = new Schema<IdempotencyRecord>(
   {
+    _id: String,
     tenantId: { type: String, required: true },
     mode: { type: String, required: true },
-    key: { type: String, required: true },
     requestHash: { type: String, required: true },
     state: { type: String, required: true },
     status: Number,
@@ -31,43 +32,70 @@ const schema = new Schema<IdempotencyRecord>(
   },
   { collection: 'idempotency_records', versionKey: false, minimize: false },
 );
-// Serves the claim: one record per tenant, key mode and Idempotency-Key.
-schema.index({ tenantId: 1, mode: 1, key: 1 }, { unique: true });
-// Serves the expiry sweep (no TTL indexes on FerretDB).
-schema.index({ expiresAt: 1 });
+// Serves `expired`: the sweep (no TTL indexes on FerretDB).
+idempotencySchema.index({ expiresAt: 1 });
+export const idempotencyQueryShapes: QueryShape[] = [{ name: 'expired', equality: [], range: ['expiresAt'] }];
 
 export type StoredResponse = { status: number; body: unknown };
-export type Claim = { kind: 'claimed'; id: Types.ObjectId } | { kind: 'replay'; response: StoredResponse };
+/** Names a claim for `complete` or `release`: the record and the tenant it belongs to. */
+export interface ClaimId {
+  readonly tenant: TenantScope;
+  readonly recordId: string;
+}
+export type Claim = { kind: 'claimed'; id: ClaimId } | { kind: 'replay'; response: StoredResponse };
+export interface IdempotencyScope {
+  tenantId: string;
+  mode: KeyMode;
+  key: string;
+}
+
+/** The operations the route layer's idempotency protocol needs. */
+export interface IdempotencyRecords {
+  claim(scope: IdempotencyScope, requestHash: string): Promise<Claim>;
+  complete(id: ClaimId, response: StoredResponse): Promise<void>;
+  release(id: ClaimId): Promise<void>;
+}
 
 const RETAIN_MS = 24 * 3600_000;
 const LOCK_MS = 60_000;
 
+const recordId = (s: IdempotencyScope) => createHash('sha256').update(`${s.tenantId}\u0000${s.mode}\u0000${s.key}`).digest('hex');
+const tenantOf = (s: IdempotencyScope): TenantScope => requireTenant({ tenantId: s.tenantId, keyMode: s.mode });
+
 /** Idempotency-Key records: claim before running a POST, store its answer after. */
-export class IdempotencyStore {
-  private readonly model: Model<IdempotencyRecord>;
+export class IdempotencyStore implements IdempotencyRecords {
+  private readonly records: TenantCollection<IdempotencyRecord, string>;
+
   constructor(conn: Connection) {
-    this.model = conn.models.IdempotencyRecord ?? conn.model<IdempotencyRecord>('IdempotencyRecord', schema);
+    this.records = new TenantCollection(
+      conn.models.IdempotencyRecord ?? conn.model<IdempotencyRecord>('IdempotencyRecord', idempotencySchema),
+      stringIds,
+      idempotencyQueryShapes,
+    );
   }
 
-  async claim(scope: { tenantId: string; mode: KeyMode; key: string }, requestHash: string): Promise<Claim> {
+  async claim(scope: IdempotencyScope, requestHash: string): Promise<Claim> {
+    const tenant = tenantOf(scope);
+    const id = recordId(scope);
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = new Date();
       try {
-        const doc = await this.model.create({
-          ...scope,
+        await this.records.insert(tenant, {
+          _id: id,
+          mode: scope.mode,
           requestHash,
           state: 'in_flight',
           lockedUntil: new Date(now.getTime() + LOCK_MS),
           expiresAt: new Date(now.getTime() + RETAIN_MS),
         });
-        return { kind: 'claimed', id: doc._id };
+        return { kind: 'claimed', id: { tenant, recordId: id } };
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
       }
-      const existing = await this.model.findOne(scope).lean<IdempotencyRecord>();
+      const existing = await this.records.findById(tenant, id);
       if (!existing) continue; // removed between our insert and read: try again
       if (existing.expiresAt <= now) {
-        await this.model.deleteOne({ _id: existing._id, expiresAt: { $lte: now } });
+        await this.records.deleteById(tenant, id, { where: { expiresAt: { $lte: now } } });
         continue;
       }
       if (existing.requestHash !== requestHash) {
@@ -77,29 +105,27 @@ export class IdempotencyStore {
         return { kind: 'replay', response: { status: existing.status ?? 200, body: existing.body === undefined ? undefined : JSON.parse(existing.body) } };
       }
       if (existing.lockedUntil <= now) {
-        const taken = await this.model.findOneAndUpdate(
-          { _id: existing._id, state: 'in_flight', lockedUntil: { $lte: now } },
-          { $set: { lockedUntil: new Date(now.getTime() + LOCK_MS) } },
-          { new: true },
-        );
-        if (taken) return { kind: 'claimed', id: taken._id };
+        const taken = await this.records.updateById(tenant, id, { $set: { lockedUntil: new Date(now.getTime() + LOCK_MS) } }, {
+          where: { state: 'in_flight', lockedUntil: { $lte: now } },
+        });
+        if (taken) return { kind: 'claimed', id: { tenant, recordId: id } };
       }
       throw gatewayReasons.error('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
     }
     throw gatewayReasons.error('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
   }
 
-  async complete(id: Types.ObjectId, response: StoredResponse): Promise<void> {
+  async complete(id: ClaimId, response: StoredResponse): Promise<void> {
     const body = response.body === undefined ? undefined : JSON.stringify(response.body);
-    await this.model.updateOne({ _id: id }, { $set: { state: 'done', status: response.status, ...(body !== undefined && { body }) } });
+    await this.records.updateById(id.tenant, id.recordId, { $set: { state: 'done', status: response.status, ...(body !== undefined && { body }) } });
   }
 
   /** Forgets a claim whose request failed on our side, so the client may retry with the same key. */
-  async release(id: Types.ObjectId): Promise<void> {
-    await this.model.deleteOne({ _id: id, state: 'in_flight' });
+  async release(id: ClaimId): Promise<void> {
+    await this.records.deleteById(id.tenant, id.recordId, { where: { state: 'in_flight' } });
   }
 
   async sweep(now = new Date()): Promise<number> {
-    return (await this.model.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+    return this.records.crossTenant('the expiry sweep covers every tenant').deleteMany({ expiresAt: { $lte: now } });
   }
 }

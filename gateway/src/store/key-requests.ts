@@ -1,6 +1,5 @@
-import type { KeyMode } from '@voiceapi/kit';
-import { isObjectIdHex } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import { objectIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection, type Types } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 
 export type RequestStatus = 'pending' | 'approved' | 'rejected';
@@ -19,7 +18,7 @@ export interface KeyRequestRecord {
   decidedAt?: Date;
 }
 
-const keyRequestSchema = new Schema<KeyRequestRecord>(
+export const keyRequestSchema = new Schema<KeyRequestRecord>(
   {
     tenantId: { type: String, required: true },
     name: { type: String, required: true },
@@ -34,42 +33,44 @@ const keyRequestSchema = new Schema<KeyRequestRecord>(
   },
   { collection: 'api_key_requests', versionKey: false },
 );
-// Serves the operator's queue: requests by status, oldest first.
+// Serves `queue`: the operator's requests by status, oldest first.
 keyRequestSchema.index({ status: 1, createdAt: 1 });
 
+export const keyRequestQueryShapes: QueryShape[] = [
+  { name: 'queue', equality: ['status'], sort: { createdAt: 1 } },
+  { name: 'all', equality: [], sort: { createdAt: 1 } },
+];
+keyRequestSchema.index({ createdAt: 1 }); // Serves `all`: the whole queue, oldest first.
+
+const OPERATOR = 'the operator decides requests of every tenant';
+
+/** Key requests filed for tenants (dashboard "API Access"), decided by operators. */
 export class KeyRequestStore {
-  readonly model: Model<KeyRequestRecord>;
+  private readonly requests: TenantCollection<KeyRequestRecord>;
+
   constructor(conn: Connection) {
-    this.model = conn.models.KeyRequest ?? conn.model<KeyRequestRecord>('KeyRequest', keyRequestSchema);
+    this.requests = new TenantCollection(conn.models.KeyRequest ?? conn.model<KeyRequestRecord>('KeyRequest', keyRequestSchema), objectIds, keyRequestQueryShapes);
   }
 
-  async create(doc: Pick<KeyRequestRecord, 'tenantId' | 'name' | 'mode' | 'purpose' | 'scopes'>): Promise<KeyRequestRecord> {
-    return (await this.model.create({ ...doc, status: 'pending', createdAt: new Date() })).toObject();
+  create(scope: TenantScope, doc: Pick<KeyRequestRecord, 'name' | 'mode' | 'purpose' | 'scopes'>): Promise<KeyRequestRecord> {
+    return this.requests.insert(scope, { ...doc, status: 'pending', createdAt: new Date() });
   }
 
   list(status?: RequestStatus): Promise<KeyRequestRecord[]> {
-    return this.model
-      .find(status ? { status } : {})
-      .sort({ createdAt: 1 })
-      .limit(500)
-      .lean<KeyRequestRecord[]>();
+    return this.requests.crossTenant(OPERATOR).find(status ? { status } : {}, { sort: { createdAt: 1 }, limit: 500 });
   }
 
   get(id: string): Promise<KeyRequestRecord | null> {
-    if (!isObjectIdHex(id)) return Promise.resolve(null);
-    return this.model.findById(id).lean<KeyRequestRecord>();
+    return this.requests.crossTenant(OPERATOR).findById(id);
   }
 
   /** Moves a pending request to a decision atomically: exactly one approve or reject wins. */
-  decide(id: string, changes: Partial<KeyRequestRecord> & { status: RequestStatus }): Promise<KeyRequestRecord | null> {
-    if (!isObjectIdHex(id)) return Promise.resolve(null);
-    return this.model
-      .findOneAndUpdate({ _id: id, status: 'pending' }, { $set: { ...changes, decidedAt: new Date() } }, { new: true })
-      .lean<KeyRequestRecord>();
+  decide(id: string, changes: Partial<Omit<KeyRequestRecord, 'tenantId'>> & { status: RequestStatus }): Promise<KeyRequestRecord | null> {
+    return this.requests.crossTenant(OPERATOR).updateById(id, { $set: { ...changes, decidedAt: new Date() } }, { where: { status: 'pending' } });
   }
 
   async reopen(id: string): Promise<void> {
-    await this.model.updateOne({ _id: id }, { $set: { status: 'pending' }, $unset: { apiKeyId: 1, decidedAt: 1 } });
+    await this.requests.crossTenant(OPERATOR).updateById(id, { $set: { status: 'pending' }, $unset: { apiKeyId: 1, decidedAt: 1 } });
   }
 }
 

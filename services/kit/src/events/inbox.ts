@@ -1,5 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { isDuplicateKeyError } from '../mongo/connect';
+import type { QueryShape } from '../mongo/query-shapes';
 
 interface InboxDoc {
   /** `<group>:<eventId>`: looked up by `_id` alone, the one lookup every store serves fast. */
@@ -7,12 +8,13 @@ interface InboxDoc {
   processedAt: Date;
 }
 
-const inboxSchema = new Schema<InboxDoc>(
+export const inboxSchema = new Schema<InboxDoc>(
   { _id: String, processedAt: { type: Date, required: true } },
   { versionKey: false, collection: 'inbox' },
 );
 // Serves the expiry sweep: processedAt < cutoff.
 inboxSchema.index({ processedAt: 1 });
+export const inboxQueryShapes: QueryShape[] = [{ name: 'sweep', equality: [], range: ['processedAt'] }];
 
 /**
  * Remembers which events a consumer group has handled, so a redelivered or replayed event is

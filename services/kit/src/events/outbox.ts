@@ -3,6 +3,7 @@ import { Schema } from 'mongoose';
 import type { Logger } from '../logger';
 import { isDuplicateKeyError } from '../mongo/connect';
 import { Lease } from '../mongo/lease';
+import type { QueryShape } from '../mongo/query-shapes';
 import type { EventRecord } from './kafka';
 import { eventRecord, type EventPublisher } from './publisher';
 import type { MessageCodec } from './stream';
@@ -22,7 +23,7 @@ interface OutboxDoc {
   availableAt: Date;
 }
 
-const outboxSchema = new Schema<OutboxDoc>(
+export const outboxSchema = new Schema<OutboxDoc>(
   {
     _id: { type: String },
     seq: { type: Number, required: true },
@@ -39,6 +40,7 @@ const outboxSchema = new Schema<OutboxDoc>(
 // Serves the relay's scan: every waiting event, oldest first. Published events are deleted at
 // once, so the collection holds only what is still to be sent and the scan stays small.
 outboxSchema.index({ seq: 1 });
+export const outboxQueryShapes: QueryShape[] = [{ name: 'relay', equality: [], sort: { seq: 1 } }];
 
 interface SequenceDoc {
   _id: string;

@@ -43,7 +43,8 @@ export interface Page<D> {
  */
 export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   constructor(
-    readonly model: Model<D>,
+    // Private on purpose: a store that could reach the model could write an unscoped query.
+    private readonly model: Model<D>,
     private readonly ids: IdCodec<Id>,
     /** The queries this collection's store runs, for `unservedShapes`. */
     readonly shapes: readonly QueryShape[],
@@ -100,18 +101,21 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return created.toObject() as D;
   }
 
-  /** Applies the update to the tenant's document; null when it is not the tenant's (or absent). */
-  async updateById(scope: TenantScope, id: string, update: UpdateQuery<D>): Promise<D | null> {
+  /**
+   * Applies the update to the tenant's document; null when it is not the tenant's, is absent, or
+   * does not match `where` (a condition checked atomically with the write, e.g. a state).
+   */
+  async updateById(scope: TenantScope, id: string, update: UpdateQuery<D>, opts: { where?: ScopedFilter<D> } = {}): Promise<D | null> {
     refuseTenantChange(update);
     const _id = await this.ownedId(scope, id);
     if (_id === undefined) return null;
-    return this.model.findOneAndUpdate({ _id } as FilterQuery<D>, update, { new: true }).lean<D>();
+    return this.model.findOneAndUpdate({ ...opts.where, _id } as FilterQuery<D>, update, { new: true }).lean<D>();
   }
 
-  async deleteById(scope: TenantScope, id: string): Promise<boolean> {
+  async deleteById(scope: TenantScope, id: string, opts: { where?: ScopedFilter<D> } = {}): Promise<boolean> {
     const _id = await this.ownedId(scope, id);
     if (_id === undefined) return false;
-    return (await this.model.deleteOne({ _id } as FilterQuery<D>)).deletedCount === 1;
+    return (await this.model.deleteOne({ ...opts.where, _id } as FilterQuery<D>)).deletedCount === 1;
   }
 
   /**
@@ -155,6 +159,14 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     if (opts.sort) q = q.sort(opts.sort);
     if (opts.limit) q = q.limit(opts.limit);
     return q.lean<D[]>().exec();
+  }
+
+  /** Updates the document with this id (matching `where`, if given); null when there is none. */
+  updateById(id: string, update: UpdateQuery<D>, opts: { where?: FilterQuery<D> } = {}): Promise<D | null> {
+    refuseTenantChange(update);
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return Promise.resolve(null);
+    return this.model.findOneAndUpdate({ ...opts.where, _id } as FilterQuery<D>, update, { new: true }).lean<D>().exec();
   }
 
   async deleteMany(filter: FilterQuery<D>): Promise<number> {
