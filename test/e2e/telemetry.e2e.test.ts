@@ -3,8 +3,9 @@ import { createServer, type Server } from 'node:http';
 import { freePort } from '../harness/processes';
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
 
-// With OTEL_EXPORTER_OTLP_ENDPOINT set, both processes export spans over OTLP, and one tenant
-// request is one trace across the gateway and the companies service.
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, both processes export spans and metrics over OTLP: one
+// tenant request is one trace across the gateway and the companies service, and runtime metrics
+// arrive with the resource that says where they came from.
 describe('telemetry', () => {
   let sys: System;
   let collector: Server;
@@ -21,7 +22,7 @@ describe('telemetry', () => {
       });
     });
     await new Promise<void>((r) => collector.listen(port, '127.0.0.1', r));
-    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_METRIC_EXPORT_INTERVAL: '60000' };
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_METRIC_EXPORT_INTERVAL: '1000' };
     sys = await startSystem({ gateways: 0 });
     // Restart companies with telemetry on, then a gateway with telemetry on.
     await sys.companies.stop();
@@ -49,5 +50,14 @@ describe('telemetry', () => {
     }
     expect(carries('gateway-under-test')).toBe(true);
     expect(carries('companies-under-test')).toBe(true);
+  });
+
+  it('exports runtime metrics with host and process resource attributes', async () => {
+    const has = (e: { path: string; body: Buffer }, ...needles: string[]) => e.path === '/v1/metrics' && needles.every((n) => e.body.includes(Buffer.from(n)));
+    const wanted = ['companies-under-test', 'nodejs.eventloop', 'v8js.memory', 'host.name', 'process.pid'];
+    const until = Date.now() + 15_000;
+    while (!exports.some((e) => has(e, ...wanted)) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    const found = wanted.filter((w) => exports.some((e) => e.path === '/v1/metrics' && e.body.includes(Buffer.from('companies-under-test')) && e.body.includes(Buffer.from(w))));
+    expect(found).toEqual(wanted);
   });
 });

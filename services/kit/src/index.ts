@@ -17,3 +17,4 @@ export * from './events/subscriber';
 export * from './events/outbox';
 export * from './events/inbox';
 export { shutdownTelemetry } from './telemetry/sdk';
+export * from './telemetry/metrics';

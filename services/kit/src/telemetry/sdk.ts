@@ -7,21 +7,30 @@ import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
 import { MongooseInstrumentation } from '@opentelemetry/instrumentation-mongoose';
 import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
+import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
+import { envDetector, hostDetector, osDetector, processDetector, serviceInstanceIdDetector } from '@opentelemetry/resources';
 import { PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 
 let sdk: NodeSDK | undefined;
 
-export function telemetryEnabled(env = process.env): boolean {
+function enabled(env = process.env): boolean {
   if (env.OTEL_SDK_DISABLED === 'true') return false;
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 }
 
 export function startTelemetry(): void {
-  if (sdk || !telemetryEnabled()) return;
+  if (sdk || !enabled()) return;
   sdk = new NodeSDK({
     traceExporter: new OTLPTraceExporter(),
-    metricReader: new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() }),
+    // A reader passed in ignores OTEL_METRIC_EXPORT_INTERVAL unless given it (default 60 s).
+    metricReader: new PeriodicExportingMetricReader({
+      exporter: new OTLPMetricExporter(),
+      exportIntervalMillis: Number(process.env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000,
+    }),
+    // Who sent it: OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES (the charts set the pod and
+    // namespace there), the host, the OS, the process and a per-process instance id.
+    resourceDetectors: [envDetector, hostDetector, osDetector, processDetector, serviceInstanceIdDetector],
     instrumentations: [
       // Probes and the docs page are noise in traces.
       new HttpInstrumentation({
@@ -33,12 +42,14 @@ export function startTelemetry(): void {
       new MongooseInstrumentation(),
       new KafkaJsInstrumentation(),
       new PinoInstrumentation(),
+      // Event-loop delay and utilisation, heap and GC: what tells a saturated process.
+      new RuntimeNodeInstrumentation(),
     ],
   });
   sdk.start();
 }
 
-/** Flushes spans on shutdown; a no-op when telemetry is off. */
+/** Flushes spans and metrics on shutdown; a no-op when telemetry is off. */
 export async function shutdownTelemetry(): Promise<void> {
   await sdk?.shutdown();
   sdk = undefined;
