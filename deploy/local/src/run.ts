@@ -182,6 +182,21 @@ function onSignal(signal: NodeJS.Signals): void {
   void stopAll(0);
 }
 
+/** MONGO_URL / KAFKA_BROKERS from the environment, else local servers started under supervision. */
+async function infrastructure(): Promise<{ mongoUrl: string; kafkaBrokers: string }> {
+  const given = { mongoUrl: env.MONGO_URL, kafkaBrokers: env.KAFKA_BROKERS };
+  if (given.mongoUrl && given.kafkaBrokers) return { mongoUrl: given.mongoUrl, kafkaBrokers: given.kafkaBrokers };
+  await ensureInstalled();
+  const dirs = infraDirs(path.join(DATA_DIR, 'infra'));
+  say(`starting ${[!given.mongoUrl && 'FerretDB', !given.kafkaBrokers && 'Kafka'].filter(Boolean).join(' and ')} (data in ${path.join(DATA_DIR, 'infra')})…`);
+  const ferret = given.mongoUrl ? undefined : superviseFerret(dirs.mongo);
+  const kafka = given.kafkaBrokers ? undefined : superviseKafka(dirs.kafka);
+  const infra = [ferret?.sup, kafka?.sup].filter((s): s is Supervisor => s !== undefined);
+  tiers.push(infra);
+  await Promise.all(infra.map((s) => s.started));
+  return { mongoUrl: given.mongoUrl || ferret!.url(), kafkaBrokers: given.kafkaBrokers || kafka!.brokers() };
+}
+
 async function main(): Promise<void> {
   const manifest = loadManifest();
   process.on('SIGINT', onSignal);
@@ -190,21 +205,7 @@ async function main(): Promise<void> {
   const adminToken = persistentSecret('ADMIN_TOKEN', 'admin-token');
   const pepper = persistentSecret('KEY_HASH_PEPPER', 'key-hash-pepper');
 
-  let mongoUrl = env.MONGO_URL;
-  let kafkaBrokers = env.KAFKA_BROKERS;
-  if (!mongoUrl || !kafkaBrokers) {
-    await ensureInstalled();
-    const dirs = infraDirs(path.join(DATA_DIR, 'infra'));
-    say(`starting ${[!mongoUrl && 'FerretDB', !kafkaBrokers && 'Kafka'].filter(Boolean).join(' and ')} (data in ${path.join(DATA_DIR, 'infra')})…`);
-    const ferret = mongoUrl ? undefined : superviseFerret(dirs.mongo);
-    const kafka = kafkaBrokers ? undefined : superviseKafka(dirs.kafka);
-    const infra = [ferret?.sup, kafka?.sup].filter((s): s is Supervisor => s !== undefined);
-    tiers.push(infra);
-    await Promise.all(infra.map((s) => s.started));
-    mongoUrl ??= ferret!.url();
-    kafkaBrokers ??= kafka!.brokers();
-  }
-
+  const { mongoUrl, kafkaBrokers } = await infrastructure();
   const ports = await servicePorts(manifest.services);
   const shared = { MONGO_URL: mongoUrl, KAFKA_BROKERS: kafkaBrokers, LOG_LEVEL: env.LOG_LEVEL ?? 'info', ...addressSettings(manifest, ports) };
 
