@@ -126,6 +126,21 @@ describe('supervise', () => {
     expect(starts).toBe(1);
   });
 
+  it('after noMoreRestarts an exit is final, and stop still stops', async () => {
+    const lines: string[] = [];
+    let last: ReturnType<typeof fakeProcess> | undefined;
+    const sup = supervise({ name: 'ferretdb', say: (l) => lines.push(l), start: async () => (last = fakeProcess(1)) });
+    await sup.started;
+    sup.noMoreRestarts();
+    last!.exit('signal SIGINT');
+    await flush();
+    jest.advanceTimersByTime(60_000);
+    await flush();
+    expect(lines).toEqual([]);
+    expect(sup.restarts()).toBe(0);
+    await sup.stop();
+  });
+
   it('does not restart a process stopped on purpose', async () => {
     const lines: string[] = [];
     let starts = 0;

@@ -41,6 +41,8 @@ export interface Supervisor {
   current(): Running | undefined;
   /** How many restarts were attempted. */
   restarts(): number;
+  /** From now on an exit is final (used when a shutdown begins, before the ordered stops). */
+  noMoreRestarts(): void;
   /** No more restarts; stops the process, or a start still in progress. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -85,6 +87,11 @@ export function supervise(opts: SuperviseOptions): Supervisor {
     }, wait);
   };
 
+  const noMoreRestarts = (): void => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+
   const started = launch(true);
   starting = started.catch(() => undefined);
 
@@ -93,10 +100,10 @@ export function supervise(opts: SuperviseOptions): Supervisor {
     started,
     current: () => running,
     restarts: () => restarts,
+    noMoreRestarts,
     stop: () =>
       (stopping ??= (async () => {
-        stopped = true;
-        clearTimeout(timer);
+        noMoreRestarts();
         abort.abort();
         await starting;
         await running?.stop();
