@@ -97,7 +97,7 @@ export KUBECONFIG=$WORK/kubeconfig-none
 # validator's venv; sockets are disabled before kubernetes_validate is imported, so a schema fetched
 # at run time would fail the check instead of passing quietly.
 cat >"$WORK/check.py" <<'PY'
-import json, os, socket, sys
+import glob, json, os, socket, sys
 
 def _no_network(*_a, **_k):
     raise RuntimeError("network access attempted during validation")
@@ -224,9 +224,73 @@ def query(path, expr):
             print(json.dumps(v)); return []
     return [f"{target} not found"]
 
+def manifest(path, manifest_path, charts_dir, umbrella):
+    """services/manifest.json against the charts: every process has its chart, listed in the umbrella;
+    the gateway is given every gRPC service's address; no chart lacks a process."""
+    p = []
+    def yml(f):
+        with open(f) as fh:
+            return yaml.safe_load(fh) or {}
+    procs = json.load(open(manifest_path))["processes"]
+    deps = {d["name"]: d for d in yml(f"{charts_dir}/{umbrella}/Chart.yaml").get("dependencies") or []}
+    umbrella_values = yml(f"{charts_dir}/{umbrella}/values.yaml")
+    http = [x for x in procs if x.get("protocol") == "http"]
+    gw_chart = http[0]["chart"] if len(http) == 1 else None
+    gw_values = yml(f"{charts_dir}/{gw_chart}/values.yaml") if gw_chart and os.path.exists(f"{charts_dir}/{gw_chart}/values.yaml") else {}
+    clients = gw_values.get("grpcClients") or {}
+    rendered = {d["metadata"]["name"]: d for d in docs(path) if d["kind"] == "Deployment"}
+    gw_env = {}
+    if gw_chart in rendered:
+        gw_env = {e["name"]: e.get("value") for c in rendered[gw_chart]["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])}
+    for x in procs:
+        name, chart = x.get("name"), x.get("chart")
+        where = f"manifest process {name}"
+        if not os.path.exists(f"{charts_dir}/{chart}/Chart.yaml"):
+            p.append(f"{where}: no chart at charts/{chart} (copy charts/companies, see docs/decisions/0010-helm-charts.md)")
+            continue
+        meta, values = yml(f"{charts_dir}/{chart}/Chart.yaml"), yml(f"{charts_dir}/{chart}/values.yaml")
+        if meta.get("name") != chart: p.append(f"{where}: charts/{chart}/Chart.yaml is named {meta.get('name')!r}")
+        for key, want in (("protocol", x.get("protocol")), ("port", x.get("port"))):
+            if values.get(key) != want: p.append(f"{where}: charts/{chart} values {key} is {values.get(key)!r}, the manifest says {want!r}")
+        if (values.get("mongo") or {}).get("database") != x.get("mongoDb"):
+            p.append(f"{where}: charts/{chart} values mongo.database is {(values.get('mongo') or {}).get('database')!r}, the manifest says {x.get('mongoDb')!r}")
+        dep = deps.get(chart)
+        if not dep:
+            p.append(f"{where}: charts/{umbrella}/Chart.yaml has no dependency {chart}")
+        else:
+            if dep.get("repository") != f"file://../{chart}": p.append(f"{where}: umbrella dependency {chart} is not file://../{chart}")
+            if dep.get("condition") != f"{chart}.enabled": p.append(f"{where}: umbrella dependency {chart} lacks condition {chart}.enabled")
+        if (umbrella_values.get(chart) or {}).get("enabled") is not True:
+            p.append(f"{where}: charts/{umbrella}/values.yaml does not set {chart}.enabled: true")
+        if chart not in rendered:
+            p.append(f"{where}: the umbrella with default values renders no Deployment/{chart}")
+        addr = x.get("addressEnv")
+        if x.get("protocol") == "grpc" and gw_chart:
+            want = {"service": chart, "port": x.get("port")}
+            got = clients.get(addr)
+            if got is None:
+                p.append(f"{where}: charts/{gw_chart} values grpcClients has no {addr} (the gateway reads its address there)")
+            elif {k: got.get(k) for k in want} != want:
+                p.append(f"{where}: charts/{gw_chart} grpcClients.{addr} is {got}, expected {want}")
+            if gw_env.get(addr) != f"{chart}:{x.get('port')}":
+                p.append(f"{where}: rendered Deployment/{gw_chart} sets {addr}={gw_env.get(addr)!r}, expected {chart}:{x.get('port')!r}")
+    known = {x.get("chart") for x in procs}
+    for chart_yaml in sorted(glob.glob(f"{charts_dir}/*/Chart.yaml")):
+        c = os.path.basename(os.path.dirname(chart_yaml))
+        meta = yml(chart_yaml)
+        if c != umbrella and meta.get("type") != "library" and c not in known:
+            p.append(f"charts/{c}: no process in {os.path.basename(manifest_path)} (add its entry, or remove the chart)")
+    addrs = {x.get("addressEnv") for x in procs}
+    for env in clients:
+        if env not in addrs: p.append(f"charts/{gw_chart} grpcClients.{env}: no manifest process has addressEnv {env}")
+    if not p:
+        print(f"    {len(procs)} processes ({', '.join(x['name'] for x in procs)}): chart, umbrella entry and gateway address each")
+    return p
+
 cmd, path, *rest = sys.argv[1:]
 problems = {"validate": lambda: validate(path), "rules": lambda: rules(path),
-            "expect": lambda: expect(path, rest[0]), "query": lambda: query(path, rest[0])}[cmd]()
+            "expect": lambda: expect(path, rest[0]), "query": lambda: query(path, rest[0]),
+            "manifest": lambda: manifest(path, *rest)}[cmd]()
 for x in problems:
     print(f"    {x}")
 sys.exit(1 if problems else 0)
@@ -375,6 +439,30 @@ rendered "platform-default" "$CHARTS/$UMBRELLA" voiceapi
 run "platform-default has every service" check_py expect "$LAST_RENDER" \
   "Deployment=${#SERVICES[@]},Service=${#SERVICES[@]},NetworkPolicy=${#SERVICES[@]},PodDisruptionBudget=${#SERVICES[@]},!Secret,!Ingress,!HorizontalPodAutoscaler"
 
+step "service manifest: every process has a chart, an umbrella entry and (gRPC) its address in the gateway"
+# services/manifest.json is also read by make run, the test harness and the image build: adding a
+# service is one entry there plus its chart; these checks say which chart piece is missing.
+MANIFEST=$ROOT/services/manifest.json
+PLATFORM_DEFAULT=$LAST_RENDER
+run "services/manifest.json matches the charts" check_py manifest "$PLATFORM_DEFAULT" "$MANIFEST" "$CHARTS" "$UMBRELLA"
+# Canaries: a manifest entry without a chart, and an address setting the gateway chart does not give.
+"$PY" - "$MANIFEST" "$WORK" <<'PY'
+import copy, json, sys
+src, work = sys.argv[1:]
+m = json.load(open(src))
+grpc = next(x for x in m["processes"] if x["protocol"] == "grpc")
+billing = dict(grpc, name="billing", package="@voiceapi/billing", workspace="services/billing",
+               entry="services/billing/dist/main.js", addressEnv="BILLING_GRPC_ADDR", mongoDb="billing", chart="billing")
+json.dump(dict(m, processes=[billing] + m["processes"]), open(f"{work}/manifest-billing.json", "w"))
+renamed = copy.deepcopy(m)
+next(x for x in renamed["processes"] if x["protocol"] == "grpc")["addressEnv"] = "RENAMED_GRPC_ADDR"
+json.dump(renamed, open(f"{work}/manifest-renamed-address.json", "w"))
+PY
+must_fail "manifest: a process without a chart is refused (canary)" "billing: no chart at charts/billing" \
+  check_py manifest "$PLATFORM_DEFAULT" "$WORK/manifest-billing.json" "$CHARTS" "$UMBRELLA"
+must_fail "manifest: an address the gateway chart does not set is refused (canary)" "grpcClients has no RENAMED_GRPC_ADDR" \
+  check_py manifest "$PLATFORM_DEFAULT" "$WORK/manifest-renamed-address.json" "$CHARTS" "$UMBRELLA"
+
 step "umbrella: values-production.yaml"
 PROD=(-f "$CHARTS/$UMBRELLA/values-production.yaml")
 rendered "platform-production" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}"
@@ -386,8 +474,8 @@ run "platform-production ingress serves TLS" \
   value_is "$LAST_RENDER" Ingress/gateway:spec.tls.0.hosts.0 '"api.voiceapi.example.com"'
 
 step "umbrella: ServiceMonitor only with the monitoring.coreos.com CRD"
-MON=(--set gateway.metrics.enabled=true --set gateway.serviceMonitor.enabled=true
-     --set companies.metrics.enabled=true --set companies.serviceMonitor.enabled=true)
+MON=()
+for c in "${SERVICES[@]}"; do MON+=(--set "$c.metrics.enabled=true" --set "$c.serviceMonitor.enabled=true"); done
 rendered "platform-monitoring" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}" "${MON[@]}" \
   --api-versions monitoring.coreos.com/v1/ServiceMonitor
 run "platform-monitoring renders ServiceMonitors" check_py expect "$LAST_RENDER" "ServiceMonitor=${#SERVICES[@]}"

@@ -37,7 +37,7 @@ need() {
   fi
 }
 
-# Same digest as inputsHash() in src/index.ts: sha256 of the files concatenated in order.
+# Same digest as inputsHash() in src/install.ts: sha256 of the files concatenated in order.
 digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
 # Runs a command with its output in a log file, printing a line every 15 s so a

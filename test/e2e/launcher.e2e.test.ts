@@ -1,48 +1,96 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, ROOT } from '../harness/processes';
 import { call } from '../harness/system';
 
 // The README's `make run` launcher (after `make infra`): prints how to call it, keeps tenants and
-// keys across a restart, stops cleanly on Ctrl-C. It uses the harness's servers via MONGO_URL.
+// keys across a restart, restarts a process that dies while the others keep serving, and stops
+// everything on Ctrl-C. It uses the harness's servers via MONGO_URL unless a test says otherwise.
 describe('make run launcher', () => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-run-'));
-  let port: number;
+  interface Launched {
+    child: ChildProcess;
+    banner: Promise<string>;
+    output(): string;
+    /** Resolves with the first match of `re` in the output (now or later). */
+    waitFor(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  }
 
-  beforeAll(async () => {
-    port = await freePort();
-  });
-
-  function launch(): { child: ChildProcess; banner: Promise<string> } {
+  function launch(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Launched {
     const child = spawn(process.execPath, [path.join(ROOT, 'deploy/local/dist/run.js')], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ADMIN_TOKEN: '' },
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ADMIN_TOKEN: '', ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    const banner = new Promise<string>((resolve, reject) => {
-      child.stdout!.on('data', (b: Buffer) => {
-        out += b.toString();
-        if (out.includes('Ctrl-C stops everything')) resolve(out);
+    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    const waitFor = (re: RegExp, timeoutMs = 60_000) =>
+      new Promise<RegExpMatchArray>((resolve, reject) => {
+        const until = Date.now() + timeoutMs;
+        const poll = () => {
+          const m = re.exec(out);
+          if (m) return resolve(m);
+          if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`launcher exited waiting for ${re}:\n${out}`));
+          if (Date.now() > until) return reject(new Error(`no ${re} within ${timeoutMs} ms:\n${out}`));
+          setTimeout(poll, 50);
+        };
+        poll();
       });
-      child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-      child.once('exit', (code) => reject(new Error(`launcher exited ${code}:\n${out}`)));
-    });
-    return { child, banner };
+    const banner = waitFor(/Ctrl-C stops everything/, 150_000).then(() => out);
+    banner.catch(() => undefined); // a test that fails earlier reports its own error
+    return { child, banner, output: () => out, waitFor };
   }
 
   const field = (banner: string, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(banner)?.[1] ?? '';
 
   async function stop(child: ChildProcess): Promise<number | null> {
+    if (child.exitCode !== null) return child.exitCode;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGINT');
     return exited;
   }
 
+  /** Every process below `pid` (children, their children, …). */
+  function descendants(pid: number): number[] {
+    const rows = execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/).map(Number));
+    const found: number[] = [];
+    const queue = [pid];
+    while (queue.length) {
+      const parent = queue.shift()!;
+      for (const [p, pp] of rows) if (pp === parent && p !== undefined) (found.push(p), queue.push(p));
+    }
+    return found;
+  }
+
+  /** Running, not a zombie waiting to be reaped. */
+  function alive(pid: number): boolean {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+    } catch {
+      return false;
+    }
+  }
+
+  /** `[run] <name> started|restarted (pid N, …)`: the pid of the latest start. */
+  const pidOf = (out: string, name: string) => Number([...out.matchAll(new RegExp(`\\[run\\] ${name} (?:re)?started \\(pid (\\d+)`, 'g'))].at(-1)?.[1]);
+
+  async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (!(await check().catch(() => false))) {
+      if (Date.now() > until) throw new Error(`${what}: not within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
   it('prints URL, admin token and working keys, and keeps them across a restart', async () => {
-    const first = launch();
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-run-'));
+    const port = await freePort();
+    const first = launch(dataDir, port);
     const banner = await first.banner;
     const base = `http://127.0.0.1:${port}`;
     expect(banner).toContain(`${base}/api/v1`);
@@ -59,7 +107,7 @@ describe('make run launcher', () => {
     expect(kill.body).toEqual({ enabled: false });
     expect(await stop(first.child)).toBe(0);
 
-    const second = launch();
+    const second = launch(dataDir, port);
     const again = await second.banner;
     try {
       expect(field(again, 'Sandbox key')).toBe(sandbox);
@@ -71,4 +119,63 @@ describe('make run launcher', () => {
       expect(await stop(second.child)).toBe(0);
     }
   });
+
+  it('restarts a killed service while the gateway keeps answering, and Ctrl-C leaves no process behind', async () => {
+    const port = await freePort();
+    const run = launch(mkdtempSync(path.join(tmpdir(), 'voiceapi-run-')), port);
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      const banner = await run.banner;
+      const live = field(banner, 'Live key');
+      const created = await call(`${base}/api/v1/companies`, { key: live, body: { name: 'Outlives a crash' } });
+      expect(created.status).toBe(201);
+
+      const victim = pidOf(run.output(), 'companies');
+      expect(readFileSync(`/proc/${victim}/cmdline`, 'utf8')).toContain('services/companies/dist/main.js');
+      process.kill(victim, 'SIGKILL');
+      await run.waitFor(/\[run\] companies exited \(signal SIGKILL\); restarting in 0\.5 s/, 10_000);
+      // The edge does not depend on the backend: it answers throughout.
+      expect((await call(`${base}/api/v1/ping`, { key: live })).status).toBe(200);
+
+      await run.waitFor(/\[run\] companies restarted \(pid \d+/, 10_000);
+      const restarted = pidOf(run.output(), 'companies');
+      expect(restarted).not.toBe(victim);
+      await eventually('companies answers again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200);
+      expect((await call(`${base}/api/v1/companies`, { key: live, body: { name: 'After the restart' } })).status).toBe(201);
+      expect((await call(`${base}/api/v1/ping`, { key: live })).status).toBe(200);
+    } finally {
+      const children = descendants(run.child.pid!);
+      expect(children.length).toBeGreaterThanOrEqual(2); // companies and the gateway
+      expect(await stop(run.child)).toBe(0);
+      expect(children.filter(alive)).toEqual([]);
+    }
+  });
+
+  it('with its own FerretDB and Kafka: restarts FerretDB on the same port and data, and stops every server on Ctrl-C', async () => {
+    const port = await freePort();
+    // No MONGO_URL / KAFKA_BROKERS: the launcher starts and supervises the servers itself.
+    const run = launch(mkdtempSync(path.join(tmpdir(), 'voiceapi-run-')), port, { MONGO_URL: '', KAFKA_BROKERS: '' });
+    const base = `http://127.0.0.1:${port}`;
+    let children: number[] = [];
+    try {
+      const banner = await run.banner;
+      const live = field(banner, 'Live key');
+      const created = await call(`${base}/api/v1/companies`, { key: live, body: { name: 'Kept by FerretDB' } });
+      expect(created.status).toBe(201);
+      const url = (await run.waitFor(/\[run\] ferretdb started \(pid \d+, (\S+)\)/))[1];
+      children = descendants(run.child.pid!);
+
+      process.kill(pidOf(run.output(), 'ferretdb'), 'SIGKILL');
+      await run.waitFor(/\[run\] ferretdb exited \(signal SIGKILL\); restarting in 0\.5 s/, 10_000);
+      expect((await run.waitFor(/\[run\] ferretdb restarted \(pid \d+, (\S+)\)/, 40_000))[1]).toBe(url);
+      children.push(pidOf(run.output(), 'ferretdb'));
+      await eventually('the company is readable again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200);
+    } finally {
+      children.push(...descendants(run.child.pid!));
+      expect(await stop(run.child)).toBe(0);
+      expect([...new Set(children)].filter(alive)).toEqual([]);
+    }
+    // FerretDB, Kafka (java), companies and the gateway were all there.
+    expect(children.length).toBeGreaterThanOrEqual(4);
+  }, 240_000);
 });

@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { Socket } from 'node:net';
+import { addressSettings, loadManifest, tcpOpen } from '@voiceapi/local-infra';
 import { freePort, startProcess, waitFor, type Proc } from './processes';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const PEPPER = 'test-pepper-0123456789abcdef';
 
-const tcpOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = new Socket();
-    s.once('connect', () => (s.destroy(), resolve(true)));
-    s.once('error', () => resolve(false));
-    s.connect(port, '127.0.0.1');
-  });
+/** services/manifest.json: every gRPC service listed there is started, and the gateway is given every address. */
+const manifest = loadManifest();
 
 export interface Gateway {
   url: string;
@@ -20,51 +15,69 @@ export interface Gateway {
 
 export interface System {
   gateways: Gateway[];
-  companies: Proc;
-  companiesPort: number;
+  /** The running process of every gRPC service in the manifest, by name. */
+  services: Record<string, Proc>;
+  /** Each service's port, fixed for the suite so a restarted service is found at the same address. */
+  ports: Record<string, number>;
+  /** Settings every process gets (MONGO_URL, KAFKA_BROKERS); a suite may add to it before a (re)start. */
   env: Record<string, string>;
+  /** (Re)starts one manifest service and waits until it listens. */
+  startService(name: string): Promise<Proc>;
+  /** Shorthands for the companies service, used by suites that stop and start it. */
+  readonly companies: Proc;
+  readonly companiesPort: number;
   startCompanies(): Promise<Proc>;
   startGateway(extra?: Record<string, string>): Promise<Gateway>;
   stop(): Promise<void>;
 }
 
 /**
- * Starts the real processes (companies service and gateway replicas) against the harness's
- * MongoDB and Kafka, each suite in databases of its own.
+ * Starts the real processes (every service of the manifest and gateway replicas) against the
+ * harness's MongoDB and Kafka, each suite in databases of its own.
  */
 export async function startSystem(opts: { gateways?: number; gatewayEnv?: Record<string, string> } = {}): Promise<System> {
   const suffix = randomBytes(4).toString('hex');
-  const env: Record<string, string> = {
-    MONGO_URL: process.env.MONGO_URL!,
-    KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
-  };
-  const companiesPort = await freePort();
+  const ports: Record<string, number> = {};
+  for (const s of manifest.services) ports[s.name] = await freePort();
+  const addresses = addressSettings(manifest, new Map(Object.entries(ports)));
   const procs: Proc[] = [];
+  const gw = manifest.gateway;
   const system: System = {
     gateways: [],
-    companies: undefined as unknown as Proc,
-    companiesPort,
-    env,
-    async startCompanies() {
-      const proc = startProcess('companies', 'services/companies/dist/main.js', {
+    services: {},
+    ports,
+    env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS! },
+    async startService(name) {
+      const s = manifest.services.find((x) => x.name === name);
+      if (!s) throw new Error(`${name} is not a gRPC service of services/manifest.json`);
+      const port = ports[name]!;
+      const proc = startProcess(name, s.entry, {
+        ...addresses,
         ...system.env,
-        MONGO_DB: `companies_${suffix}`,
-        GRPC_PORT: String(companiesPort),
+        MONGO_DB: `${s.mongoDb}_${suffix}`,
+        [s.portEnv]: String(port),
       });
       procs.push(proc);
-      await waitFor('companies', () => tcpOpen(companiesPort), 30_000, proc);
-      system.companies = proc;
+      await waitFor(name, () => tcpOpen(port), 30_000, proc);
+      system.services[name] = proc;
       return proc;
     },
+    get companies() {
+      return system.services.companies!;
+    },
+    get companiesPort() {
+      return ports.companies!;
+    },
+    startCompanies: () => system.startService('companies'),
     async startGateway(extra = {}) {
       const port = await freePort();
-      const proc = startProcess('gateway', 'gateway/dist/main.js', {
-        ...env,
-        MONGO_DB: `gateway_${suffix}`,
-        PORT: String(port),
+      const proc = startProcess(gw.name, gw.entry, {
+        ...system.env,
+        ...addresses,
+        MONGO_DB: `${gw.mongoDb}_${suffix}`,
+        [gw.portEnv]: String(port),
         ADMIN_TOKEN,
         KEY_HASH_PEPPER: PEPPER,
-        COMPANIES_GRPC_ADDR: `127.0.0.1:${companiesPort}`,
         INSTANCE_ID: `test-${suffix}-${port}`,
         ...opts.gatewayEnv,
         ...extra,
@@ -72,15 +85,15 @@ export async function startSystem(opts: { gateways?: number; gatewayEnv?: Record
       procs.push(proc);
       const url = `http://127.0.0.1:${port}`;
       await waitFor('gateway', async () => (await fetch(`${url}/readyz`)).status === 200, 60_000, proc);
-      const gw = { url, proc };
-      system.gateways.push(gw);
-      return gw;
+      const gateway = { url, proc };
+      system.gateways.push(gateway);
+      return gateway;
     },
     async stop() {
       await Promise.all(procs.map((p) => p.stop()));
     },
   };
-  await system.startCompanies();
+  await Promise.all(manifest.services.map((s) => system.startService(s.name)));
   for (let i = 0; i < (opts.gateways ?? 1); i++) await system.startGateway();
   return system;
 }

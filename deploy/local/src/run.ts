@@ -1,21 +1,38 @@
 /**
  * `make run`: the whole system on one machine, no Docker. Starts FerretDB and Kafka (or uses
- * MONGO_URL / KAFKA_BROKERS when given), the companies service and the gateway; creates a demo
- * tenant with a sandbox and a live key; prints how to call it. Ctrl-C stops everything.
+ * MONGO_URL / KAFKA_BROKERS when given), every process of services/manifest.json (the gRPC
+ * services, then the gateway); creates a demo tenant with a sandbox and a live key; prints how to
+ * call it. Like an orchestrator, it restarts any process that exits on its own (backoff 0.5 s
+ * doubling to 30 s) while the others keep serving. Ctrl-C or SIGTERM stops everything.
  * Data (and the generated admin token, key pepper and demo keys) stay in DATA_DIR, so a restart
  * loses no tenant or key.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { connect } from 'node:net';
 import * as path from 'node:path';
-import { freePorts, startLocalInfra, type LocalInfra } from './index';
+import {
+  addressSettings,
+  ensureInstalled,
+  freePorts,
+  infraDirs,
+  loadManifest,
+  spawnProcess,
+  startFerret,
+  startKafka,
+  supervise,
+  tcpOpen,
+  waitReady,
+  type LogFn,
+  type ProcessEntry,
+  type Supervisor,
+} from './index';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const env = process.env;
 const DATA_DIR = path.resolve(env.DATA_DIR ?? path.join(ROOT, '.data'));
+const LOGS = path.join(DATA_DIR, 'logs');
 const PORT = Number(env.PORT ?? 8080);
+const START_TIMEOUT_MS = 60_000;
 const say = (line: string) => process.stdout.write(`[run] ${line}\n`);
 
 /** A secret from the environment, else the one generated on an earlier run, else a new one. */
@@ -28,63 +45,69 @@ function persistentSecret(name: string, file: string): string {
   return value;
 }
 
-interface Child {
-  name: string;
-  proc: ChildProcess;
-  exited: Promise<number | null>;
+/** Server output into logs/<name>.log (the console stays for the launcher's own lines). */
+function fileLog(name: string): LogFn {
+  const stream = fs.createWriteStream(path.join(LOGS, `${name}.log`), { flags: 'a' });
+  return (line) => void stream.write(`${line}\n`);
 }
 
-function startService(name: string, entry: string, childEnv: Record<string, string>): Child {
-  const logFile = path.join(DATA_DIR, 'logs', `${name}.log`);
-  const out = fs.openSync(logFile, 'a');
-  const proc = spawn(process.execPath, ['--require', '@voiceapi/kit/telemetry', path.join(ROOT, entry)], {
-    cwd: ROOT,
-    env: { ...env, ...childEnv },
-    stdio: ['ignore', out, out],
+/** FerretDB under supervision; a restart reuses its port and data directory. */
+function superviseFerret(dataDir: string): { sup: Supervisor; url: () => string } {
+  let port: number | undefined;
+  const log = fileLog('ferretdb');
+  const sup = supervise({
+    name: 'ferretdb',
+    say,
+    start: async ({ first, signal }) => {
+      const h = await startFerret({ dataDir, port, log, signal });
+      port = h.port;
+      say(`ferretdb ${first ? 'started' : 'restarted'} (pid ${h.pid}, ${h.url})`);
+      return h;
+    },
   });
-  fs.closeSync(out);
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  return { name, proc, exited };
+  return { sup, url: () => `mongodb://127.0.0.1:${port}/` };
 }
 
-async function stopChild(c: Child): Promise<void> {
-  if (c.proc.exitCode !== null || c.proc.signalCode !== null) return;
-  c.proc.kill('SIGTERM');
-  const timer = setTimeout(() => c.proc.kill('SIGKILL'), 15_000);
-  await c.exited;
-  clearTimeout(timer);
+/** Kafka under supervision; a restart reuses its ports and data directory. */
+function superviseKafka(dataDir: string): { sup: Supervisor; brokers: () => string } {
+  let port: number | undefined;
+  let controllerPort: number | undefined;
+  const log = fileLog('kafka');
+  const sup = supervise({
+    name: 'kafka',
+    say,
+    start: async ({ first, signal }) => {
+      const h = await startKafka({ dataDir, port, controllerPort, log, signal });
+      ({ port, controllerPort } = h);
+      say(`kafka ${first ? 'started' : 'restarted'} (pid ${h.pid}, ${h.brokers.join(',')})`);
+      return h;
+    },
+  });
+  return { sup, brokers: () => `127.0.0.1:${port}` };
 }
 
-/** Resolves once something accepts TCP connections on the port (the gRPC server binds last). */
-async function waitListening(port: number, child: Child, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (child.proc.exitCode !== null) throw new Error(`${child.name} exited; see ${path.join(DATA_DIR, 'logs', `${child.name}.log`)}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.destroy();
-        resolve(true);
+/**
+ * One manifest process under supervision. The first start waits until `ready` (so the gateway
+ * starts once its backends listen, and the banner comes once everything answers); a restart
+ * counts as up once spawned, so a slow start is never killed for being slow.
+ */
+function superviseProcess(p: ProcessEntry, childEnv: Record<string, string>, where: string, ready: () => Promise<boolean>): Supervisor {
+  const logFile = path.join(LOGS, `${p.name}.log`);
+  return supervise({
+    name: p.name,
+    say,
+    start: async ({ first, signal }) => {
+      const proc = spawnProcess(p.name, process.execPath, ['--require', '@voiceapi/kit/telemetry', path.join(ROOT, p.entry)], {
+        cwd: ROOT,
+        env: { ...env, ...childEnv },
+        logFile,
+        stopTimeoutMs: 15_000,
       });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${child.name} not listening within ${timeoutMs / 1000} s`);
-}
-
-async function waitReady(url: string, child: Child, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (child.proc.exitCode !== null) throw new Error(`${child.name} exited; see ${path.join(DATA_DIR, 'logs', `${child.name}.log`)}`);
-    try {
-      if ((await fetch(url)).status === 200) return;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${child.name} not ready within ${timeoutMs / 1000} s`);
+      say(`${p.name} ${first ? 'started' : 'restarted'} (pid ${proc.pid}, ${where})`);
+      if (first) await waitReady(proc, where, START_TIMEOUT_MS, ready, signal);
+      return proc;
+    },
+  });
 }
 
 interface Demo {
@@ -126,67 +149,85 @@ async function demoTenant(base: string, adminToken: string): Promise<Demo> {
   return demo;
 }
 
+/** `<NAME>_GRPC_PORT` pins a service's port (e.g. COMPANIES_GRPC_PORT); otherwise a free one. */
+async function servicePorts(services: readonly ProcessEntry[]): Promise<Map<string, number>> {
+  const free = await freePorts(services.length);
+  return new Map(
+    services.map((s, i) => {
+      const pinned = env[`${s.name.toUpperCase().replace(/-/g, '_')}_GRPC_PORT`];
+      return [s.name, pinned ? Number(pinned) : free[i]!];
+    }),
+  );
+}
+
+// Stopped in reverse: the gateway first, then the services, then the servers they use.
+const tiers: Supervisor[][] = [];
+let stopping = false;
+
+async function stopAll(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    say('stopping…');
+    // Ctrl-C reaches every process of the terminal's group: none of those exits is a crash.
+    for (const s of tiers.flat()) s.noMoreRestarts();
+    for (const tier of [...tiers].reverse()) await Promise.all(tier.map((s) => s.stop()));
+    say('stopped');
+  }
+  process.exit(code);
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (stopping) {
+    say(`${signal} again: killing everything`);
+    process.exit(130); // the exit hook SIGKILLs every child
+  }
+  void stopAll(0);
+}
+
+/** MONGO_URL / KAFKA_BROKERS from the environment, else local servers started under supervision. */
+async function infrastructure(): Promise<{ mongoUrl: string; kafkaBrokers: string }> {
+  const given = { mongoUrl: env.MONGO_URL, kafkaBrokers: env.KAFKA_BROKERS };
+  if (given.mongoUrl && given.kafkaBrokers) return { mongoUrl: given.mongoUrl, kafkaBrokers: given.kafkaBrokers };
+  await ensureInstalled();
+  const dirs = infraDirs(path.join(DATA_DIR, 'infra'));
+  say(`starting ${[!given.mongoUrl && 'FerretDB', !given.kafkaBrokers && 'Kafka'].filter(Boolean).join(' and ')} (data in ${path.join(DATA_DIR, 'infra')})…`);
+  const ferret = given.mongoUrl ? undefined : superviseFerret(dirs.mongo);
+  const kafka = given.kafkaBrokers ? undefined : superviseKafka(dirs.kafka);
+  const infra = [ferret?.sup, kafka?.sup].filter((s): s is Supervisor => s !== undefined);
+  tiers.push(infra);
+  await Promise.all(infra.map((s) => s.started));
+  return { mongoUrl: given.mongoUrl || ferret!.url(), kafkaBrokers: given.kafkaBrokers || kafka!.brokers() };
+}
+
 async function main(): Promise<void> {
-  fs.mkdirSync(path.join(DATA_DIR, 'logs'), { recursive: true });
+  const manifest = loadManifest();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  fs.mkdirSync(LOGS, { recursive: true });
   const adminToken = persistentSecret('ADMIN_TOKEN', 'admin-token');
   const pepper = persistentSecret('KEY_HASH_PEPPER', 'key-hash-pepper');
 
-  let infra: LocalInfra | undefined;
-  let mongoUrl = env.MONGO_URL;
-  let kafkaBrokers = env.KAFKA_BROKERS;
-  const children: Child[] = [];
-  let stopping = false;
-  const stopAll = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    say('stopping…');
-    for (const c of [...children].reverse()) await stopChild(c);
-    await infra?.stop();
-    say('stopped');
-    process.exit(code);
-  };
-  process.on('SIGINT', () => void stopAll(0));
-  process.on('SIGTERM', () => void stopAll(0));
+  const { mongoUrl, kafkaBrokers } = await infrastructure();
+  const ports = await servicePorts(manifest.services);
+  const shared = { MONGO_URL: mongoUrl, KAFKA_BROKERS: kafkaBrokers, LOG_LEVEL: env.LOG_LEVEL ?? 'info', ...addressSettings(manifest, ports) };
 
-  if (!mongoUrl || !kafkaBrokers) {
-    say(`starting FerretDB and Kafka (data in ${path.join(DATA_DIR, 'infra')})…`);
-    infra = await startLocalInfra({ dataDir: path.join(DATA_DIR, 'infra'), log: () => undefined });
-    mongoUrl = infra.mongoUrl;
-    kafkaBrokers = infra.kafkaBrokers.join(',');
-    void infra.exited.then((why) => {
-      if (!stopping) {
-        say(`infrastructure stopped unexpectedly: ${why}`);
-        void stopAll(1);
-      }
-    });
-  }
-  const [companiesPort] = env.COMPANIES_GRPC_PORT ? [Number(env.COMPANIES_GRPC_PORT)] : await freePorts(1);
-  const shared = { MONGO_URL: mongoUrl, KAFKA_BROKERS: kafkaBrokers, LOG_LEVEL: env.LOG_LEVEL ?? 'info' };
-
-  say('starting companies service…');
-  const companies = startService('companies', 'services/companies/dist/main.js', { ...shared, GRPC_PORT: String(companiesPort) });
-  children.push(companies);
-  await waitListening(companiesPort!, companies);
-
-  say('starting gateway…');
-  const gateway = startService('gateway', 'gateway/dist/main.js', {
-    ...shared,
-    PORT: String(PORT),
-    ADMIN_TOKEN: adminToken,
-    KEY_HASH_PEPPER: pepper,
-    COMPANIES_GRPC_ADDR: `127.0.0.1:${companiesPort}`,
+  const services = manifest.services.map((s) => {
+    const port = ports.get(s.name)!;
+    return superviseProcess(s, { ...shared, [s.portEnv]: String(port) }, `127.0.0.1:${port}`, () => tcpOpen(port));
   });
-  children.push(gateway);
+  tiers.push(services);
+  await Promise.all(services.map((s) => s.started));
+
   const base = `http://127.0.0.1:${PORT}`;
-  await waitReady(`${base}/readyz`, gateway);
-  for (const c of children) {
-    void c.exited.then((code) => {
-      if (!stopping) {
-        say(`${c.name} exited (${code}); see ${path.join(DATA_DIR, 'logs', `${c.name}.log`)}`);
-        void stopAll(1);
-      }
-    });
-  }
+  const gw = manifest.gateway;
+  const gateway = superviseProcess(
+    gw,
+    { ...shared, [gw.portEnv]: String(PORT), ADMIN_TOKEN: adminToken, KEY_HASH_PEPPER: pepper },
+    base,
+    async () => (await fetch(`${base}/readyz`)).status === 200,
+  );
+  tiers.push([gateway]);
+  await gateway.started;
 
   const demo = await demoTenant(base, adminToken);
   process.stdout.write(`
@@ -196,17 +237,18 @@ async function main(): Promise<void> {
   Demo tenant    ${demo.tenantId}
   Sandbox key    ${demo.sandboxKey}
   Live key       ${demo.liveKey}
-  Logs           ${path.join(DATA_DIR, 'logs')}
+  Logs           ${LOGS}
 
   Try:
     curl -s ${base}/api/v1/ping -H "Authorization: Bearer ${demo.sandboxKey}"
     curl -s ${base}/api/v1/companies -H "X-API-Key: ${demo.liveKey}" -H "Content-Type: application/json" -d '{"name":"Sunrise Clinic","timezone":"America/New_York"}'
 
-  Ctrl-C stops everything; data stays in ${DATA_DIR}.
+  A process that exits is restarted; Ctrl-C stops everything. Data stays in ${DATA_DIR}.
 `);
 }
 
-main().catch((err: unknown) => {
+main().catch(async (err: unknown) => {
+  if (stopping) return; // a start cut short by Ctrl-C
   process.stderr.write(`[run] failed: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  await stopAll(1);
 });
