@@ -73,7 +73,8 @@ function serverProperties(o: { port: number; controllerPort: number; logDir: str
     'num.partitions=3',
     'default.replication.factor=1',
     'min.insync.replicas=1',
-    'auto.create.topics.enable=true',
+    // Topics belong to the service that owns their stream (decision 0011): nobody creates one by accident.
+    'auto.create.topics.enable=false',
     'offsets.topic.replication.factor=1',
     // Fewer internal partitions: faster first consumer-group join on a 2-core machine.
     'offsets.topic.num.partitions=1',
