@@ -87,7 +87,8 @@ async function main(): Promise<void> {
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
   const children: ChildProcess[] = [];
-  const sys = await startSystem({ gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn' } });
+  // As in production: no response-schema check (the harness turns it on for tests).
+  const sys = await startSystem({ gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' } });
   try {
     const gw = sys.gateways[0]!.url;
     const { key } = await tenantWithKey(gw, { scopes: ['companies:read', 'companies:write'] });

@@ -32,7 +32,9 @@ export interface System {
  * Starts the real processes (companies service and gateway replicas) against the harness's
  * MongoDB and Kafka, each suite in databases of its own.
  */
-export async function startSystem(opts: { gateways?: number; gatewayEnv?: Record<string, string> } = {}): Promise<System> {
+export async function startSystem(
+  opts: { gateways?: number; gatewayEnv?: Record<string, string>; /** e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */ gatewayNodeArgs?: string[] } = {},
+): Promise<System> {
   const suffix = randomBytes(4).toString('hex');
   const env: Record<string, string> = {
     MONGO_URL: process.env.MONGO_URL!,
@@ -66,9 +68,11 @@ export async function startSystem(opts: { gateways?: number; gatewayEnv?: Record
         KEY_HASH_PEPPER: PEPPER,
         COMPANIES_GRPC_ADDR: `127.0.0.1:${companiesPort}`,
         INSTANCE_ID: `test-${suffix}-${port}`,
+        // Every answer is checked against its documented schema; a mismatch is a loud 500.
+        RESPONSE_SCHEMA_CHECK: 'true',
         ...opts.gatewayEnv,
         ...extra,
-      });
+      }, opts.gatewayNodeArgs);
       procs.push(proc);
       const url = `http://127.0.0.1:${port}`;
       await waitFor('gateway', async () => (await fetch(`${url}/readyz`)).status === 200, 60_000, proc);

@@ -1,65 +1,12 @@
-import { SCOPES } from '../auth/scopes';
-import type { OperatorUseCases } from '../operator/operator';
-import { IdParam } from '../http/pagination';
-import { defineRoute } from '../http/route';
-import { z } from '../http/zod';
+import type { OperatorUseCases } from '../../operator/operator';
+import { defineRoute } from '../../http/route';
+import { z } from '../../http/zod';
+import { ScopeList, Mode, Name, ApiKey, IssuedKey, KeyRequest, TenantParam, RequestParam, KeyParam } from './schemas';
 
-const ScopeList = z
-  .array(z.enum(SCOPES))
-  .min(1, 'must name at least one scope')
-  .openapi({ description: 'Scopes to grant; omitted means the default set' });
-const Mode = z.enum(['live', 'sandbox']);
-const Name = z.string().trim().min(1).max(100);
-
-const ApiKey = z
-  .object({
-    id: z.string(),
-    tenantId: z.string(),
-    name: z.string(),
-    mode: Mode,
-    scopes: z.array(z.string()),
-    status: z.enum(['pending', 'active', 'inactive']),
-    keyHint: z.string().openapi({ description: 'Mode prefix and last four characters' }),
-    purpose: z.string().nullable(),
-    rateLimitPerSecond: z.number().nullable(),
-    createdAt: z.iso.datetime(),
-    lastUsedAt: z.iso.datetime().nullable(),
-  })
-  .openapi('ApiKey');
-const IssuedKey = z.object({ apiKey: ApiKey, key: z.string().openapi({ description: 'Plaintext key, shown this once' }) });
-const KeyRequest = z
-  .object({
-    id: z.string(),
-    tenantId: z.string(),
-    name: z.string(),
-    mode: Mode,
-    purpose: z.string(),
-    scopes: z.array(z.string()),
-    status: z.enum(['pending', 'approved', 'rejected']),
-    reason: z.string().nullable(),
-    apiKeyId: z.string().nullable(),
-    createdAt: z.iso.datetime(),
-  })
-  .openapi('ApiKeyRequest');
-const Tenant = z.object({ id: z.string(), name: z.string(), createdAt: z.iso.datetime() }).openapi('Tenant');
-const KillSwitch = z.object({ enabled: z.boolean() }).openapi('KillSwitch');
-const TenantParam = z.object({ tenantId: IdParam.shape.id });
-const RequestParam = z.object({ requestId: IdParam.shape.id });
-const KeyParam = z.object({ keyId: IdParam.shape.id });
-
-/** The operator API of ../shared/guide/operator-api.md: tenants, keys and the kill switch. */
-export function adminRoutes(op: OperatorUseCases) {
+/** API keys and key requests: issue, approve, reject, rename, deactivate. */
+export function apiKeyRoutes(op: OperatorUseCases) {
   const notFound = { 404: 'No such resource (`not_found`)' };
   return [
-    defineRoute({
-      method: 'post',
-      path: '/tenants',
-      tag: 'Tenants',
-      summary: 'Create a tenant',
-      body: z.strictObject({ name: Name }),
-      responses: { 201: { description: 'Created', schema: z.object({ tenant: Tenant }) } },
-      handler: async ({ body }) => ({ status: 201, body: await op.createTenant(body.name) }),
-    }),
     defineRoute({
       method: 'post',
       path: '/tenants/{tenantId}/api-keys',
@@ -132,24 +79,6 @@ export function adminRoutes(op: OperatorUseCases) {
       responses: { 200: { description: 'Updated', schema: z.object({ apiKey: ApiKey }) } },
       errors: notFound,
       handler: async ({ params, body }) => ({ status: 200, body: await op.updateKey(params.keyId, body) }),
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/kill-switch',
-      tag: 'Kill switch',
-      summary: 'Read the global kill switch',
-      responses: { 200: { description: 'Current state', schema: KillSwitch } },
-      handler: async () => ({ status: 200, body: op.killSwitch() }),
-    }),
-    defineRoute({
-      method: 'put',
-      path: '/kill-switch',
-      tag: 'Kill switch',
-      summary: 'Turn the tenant API off or on',
-      description: 'While enabled, every /api/v1 call answers 503 `api_globally_disabled`; every replica obeys within a second.',
-      body: z.strictObject({ enabled: z.boolean() }),
-      responses: { 200: { description: 'New state', schema: KillSwitch } },
-      handler: async ({ body }) => ({ status: 200, body: await op.setKillSwitch(body.enabled) }),
     }),
   ];
 }
