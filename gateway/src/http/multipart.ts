@@ -73,7 +73,7 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
     // Stop reading: the answer carries Connection: close, so the rest of the upload is never read.
     req.unpipe(parser);
     req.pause();
-    current?.destroy(e);
+    if (current && !current.readableEnded) current.destroy(e);
     for (const part of queue) part.stream.destroy(e);
     if (!headSettled) {
       headSettled = true;
@@ -106,6 +106,8 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
       return stop(new DomainError('unsupported_media_type', `file ${field}: content type ${mimeType} is not accepted; accepted: ${fileSpec.contentTypes.join(', ')}`));
     }
     stream.once('limit', () => stop(tooLarge(spec.maxBytes)));
+    // The failure reaches the reader of the stream, and the answer through `error`; not the process.
+    stream.on('error', () => undefined);
     const part: FilePart = { field, filename, contentType: mimeType, stream };
     seenFile = true;
     if (!headSettled) {

@@ -91,7 +91,7 @@ function multipartMedia(spec: MultipartSpec) {
   const files: Record<string, z.ZodType> = {};
   const encoding: Record<string, { contentType: string }> = {};
   for (const [name, f] of Object.entries(spec.files)) {
-    const one = z.any().openapi({ ...BINARY, description: f.description });
+    const one = z.string().openapi({ format: 'binary', description: f.description });
     const field = (f.maxCount ?? 1) > 1 ? z.array(one).max(f.maxCount!) : one;
     files[name] = f.required ? field : field.optional();
     if (f.contentTypes) encoding[name] = { contentType: f.contentTypes.join(', ') };
