@@ -22,6 +22,8 @@ export interface System {
   gateways: Gateway[];
   companies: Proc;
   companiesPort: number;
+  /** The gateway replicas' MongoDB database (tests may look at what the gateway stored). */
+  gatewayDb: string;
   env: Record<string, string>;
   startCompanies(): Promise<Proc>;
   startGateway(extra?: Record<string, string>): Promise<Gateway>;
@@ -46,6 +48,7 @@ export async function startSystem(
     gateways: [],
     companies: undefined as unknown as Proc,
     companiesPort,
+    gatewayDb: `gateway_${suffix}`,
     env,
     async startCompanies() {
       const proc = startProcess('companies', 'services/companies/dist/main.js', {
@@ -62,7 +65,7 @@ export async function startSystem(
       const port = await freePort();
       const proc = startProcess('gateway', 'gateway/dist/main.js', {
         ...env,
-        MONGO_DB: `gateway_${suffix}`,
+        MONGO_DB: system.gatewayDb,
         PORT: String(port),
         ADMIN_TOKEN,
         KEY_HASH_PEPPER: PEPPER,
