@@ -21,6 +21,7 @@ export function routeHandler(surface: Surface, route: AnyRoute): RequestHandler 
   const json = body?.kind === 'json' || body?.kind === 'none' ? express.json({ limit: surface.bodyLimitBytes, strict: true, type: () => true }) : undefined;
   const execute = execution(surface, route);
 
+  // An unexpected throw after the handler (a broken stream, say) reaches the app's error handler.
   return (req, res, next) => {
     const locals = localsOf(res);
     if (scopes) {
@@ -31,24 +32,24 @@ export function routeHandler(surface: Surface, route: AnyRoute): RequestHandler 
     if (limiter && !limiter.admit(res, locals.auth)) return;
     switch (body?.kind) {
       case undefined:
-        return void execute(req, res, locals, undefined);
+        return void execute(req, res, locals, undefined).catch(next);
       case 'json':
         if (hasBody(req) && !req.is('application/json')) {
           return fail(res, 'unsupported_media_type', 'request body must be JSON with Content-Type: application/json');
         }
         // Parser failures (413, malformed JSON) go to the app's error handler, which answers them.
-        return json!(req, res, (err?: unknown) => (err ? next(err) : void execute(req, res, locals, req.body ?? undefined)));
+        return json!(req, res, (err?: unknown) => (err ? next(err) : void execute(req, res, locals, req.body ?? undefined).catch(next)));
       case 'none':
-        if (!hasBody(req)) return void execute(req, res, locals, undefined);
+        if (!hasBody(req)) return void execute(req, res, locals, undefined).catch(next);
         if (!req.is('application/json')) return fail(res, 'unsupported_media_type', NO_BODY);
         return json!(req, res, (err?: unknown) => {
           if (err) return next(err);
           if (!isEmptyObject(req.body)) return fail(res, 'validation_error', NO_BODY, { details: [{ path: 'body', message: 'must be empty or {}' }] });
-          void execute(req, res, locals, undefined);
+          void execute(req, res, locals, undefined).catch(next);
         });
       case 'multipart':
         if (!req.is('multipart/form-data')) return fail(res, 'unsupported_media_type', 'request body must be multipart/form-data');
-        return void executeMultipart(surface, body, execute, req, res, locals);
+        return void executeMultipart(surface, body, execute, req, res, locals).catch(next);
     }
   };
 }
