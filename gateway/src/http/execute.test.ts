@@ -117,6 +117,8 @@ describe('route layer: requests in, documented answers out', () => {
       expect(await post('/things/t1/cancel', undefined, {})).toMatchObject({ status: 200, body: { cancelled: 't1' } });
       expect(await post('/things/t1/cancel', '', {})).toMatchObject({ status: 200, body: { cancelled: 't1' } });
       expect(await post('/things/t1/cancel', ' {} ')).toMatchObject({ status: 200, body: { cancelled: 't1' } });
+      const emptyChunked = await fetch(`${s.url}/things/t1/cancel`, { method: 'POST', body: new ReadableStream({ start: (c) => c.close() }), duplex: 'half' } as RequestInit).then(json);
+      expect(emptyChunked).toMatchObject({ status: 200, body: { cancelled: 't1' } });
     });
 
     it('refuses a body with content clearly: 400 for JSON, 415 for anything else', async () => {
@@ -125,6 +127,9 @@ describe('route layer: requests in, documented answers out', () => {
       expect(withJson.body.error).toMatch(/takes no request body/);
       const text = await post('/things/t1/cancel', 'please', { 'content-type': 'text/plain' });
       expect(text).toMatchObject({ status: 415, body: { reasonCode: 'unsupported_media_type' } });
+      // Bytes without a Content-Type are read as JSON: not JSON, so 400.
+      const untyped = await fetch(`${s.url}/things/t1/cancel`, { method: 'POST', body: new TextEncoder().encode('please') }).then(json);
+      expect(untyped).toMatchObject({ status: 400, body: { reasonCode: 'validation_error' } });
     });
   });
 

@@ -41,7 +41,9 @@ export function routeHandler(surface: Surface, route: AnyRoute): RequestHandler 
         return json!(req, res, (err?: unknown) => (err ? next(err) : void execute(req, res, locals, req.body ?? undefined).catch(next)));
       case 'none':
         if (!hasBody(req)) return void execute(req, res, locals, undefined).catch(next);
-        if (!req.is('application/json')) return fail(res, 'unsupported_media_type', NO_BODY);
+        // Without a Content-Type (some clients send an empty chunked body) it is read like JSON:
+        // nothing, or {}, passes.
+        if (req.get('content-type') !== undefined && !req.is('application/json')) return fail(res, 'unsupported_media_type', NO_BODY);
         return json!(req, res, (err?: unknown) => {
           if (err) return next(err);
           if (!isEmptyObject(req.body)) return fail(res, 'validation_error', NO_BODY, { details: [{ path: 'body', message: 'must be empty or {}' }] });
