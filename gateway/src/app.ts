@@ -4,7 +4,7 @@ import swaggerUi from 'swagger-ui-express';
 import type { KeyCache, AuthenticatedKey } from './auth/key-cache';
 import type { ServiceClients } from './clients';
 import { errorHandler, fail } from './http/errors';
-import { authenticate, killSwitchGate, perKeyRateLimit, requestId, requireAdmin } from './http/middleware';
+import { authenticate, inSequence, killSwitchGate, perKeyRateLimit, requestId, requireAdmin } from './http/middleware';
 import type { IdempotencyRecords } from './http/idempotency';
 import { mountRoutes } from './http/mount';
 import { adminRegistry, buildDocument, tenantRegistry } from './http/openapi';
@@ -51,13 +51,14 @@ export function buildApp(deps: AppDeps): Express {
   // Tenant API: kill switch → key → (per route) scope → rate limit → validation → service.
   const publicRegistry = tenantRegistry();
   const api = express.Router();
-  api.use(requestId, killSwitchGate(deps.killSwitch));
+  const killSwitch = killSwitchGate(deps.killSwitch);
   let openApiDoc: object | undefined;
-  api.get('/openapi.json', (_req, res) => {
+  api.get('/openapi.json', requestId, killSwitch, (_req, res) => {
     openApiDoc ??= buildDocument(publicRegistry, 'Tenant API', 'Tenant-facing API of the AI voice-calling platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.');
     res.json(openApiDoc);
   });
-  api.use(authenticate(deps.keys, deps.cfg.KEY_HASH_PEPPER, deps.onKeyUsed));
+  // One router layer for the three: each layer costs on every request.
+  api.use(inSequence(requestId, killSwitch, authenticate(deps.keys, deps.cfg.KEY_HASH_PEPPER, deps.onKeyUsed)));
   mountRoutes(
     api,
     {
