@@ -155,12 +155,13 @@ a .cpuprofile for DevTools or speedscope). Shares are of the gateway's busy CPU.
 |---|---|---|
 | per-key rate limit | express-rate-limit ≈ 10 % (7 % its own code, the rest four awaits per request; its debug calls evaluate \`req.ip\`, which parses proxy headers) | ≈ 1 %: a synchronous fixed-window counter writing the same headers (decision 0021) |
 | key parsing + HMAC | ≈ 7 % (the HMAC alone ≈ 6 %) | ≈ 0: the last key on a connection and its HMAC are remembered per socket; the cache lookup by hash still decides every request |
-| Express routing (router \`next\`/\`handle\`, \`parseurl\`, \`trimPrefix\`) | ≈ 18 % self time: a mounted router, then request id, kill switch, key check and a chain of two to five handlers per route, each a router layer | request id + kill switch + key check are one layer, each route one handler; routing is now the largest share the gateway adds, with the mounted \`/api/v1\` router |
+| Express routing (router \`next\`/\`handle\`, \`parseurl\`, \`trimPrefix\`) | ≈ 18 % self time: a mounted router, then request id, kill switch, key check and a chain of two to five handlers per route, each a router layer | request id + kill switch + key check are one layer, each route one handler; ≈ 27 % self time of a smaller whole: the mounted \`/api/v1\` router and the route lookup are now the largest cost the gateway adds |
 | writing the answer (headers, \`writev\`) | the rest, as for the baseline | unchanged (already serialised directly, not through \`res.json\`) |
 
 A cached key is also answered synchronously now (no promise per request). Before these changes the
 ping ratio was 69–83 % over six runs on 2026-11-21 and 75 % in a run on 2026-11-22 (ping 3337 vs
-bare 4461 req/s, companies read 36 %); the table above is the run after them. The companies read is
+bare 4461 req/s, companies read 36 %); after them, two runs on 2026-11-22 gave ping 93 % and
+89 %, companies read 52 % and 43 %. The companies read is
 dominated by the FerretDB query (SQLite underneath); on MongoDB 7 the ratio is expected to be higher,
 not measured here.
 
