@@ -1,4 +1,4 @@
-import { DomainError } from '@voiceapi/kit';
+import { notFound } from '@voiceapi/kit';
 import express from 'express';
 import { mountRoutes } from './mount';
 import { FixedWindowLimiter } from './rate-limit';
@@ -38,7 +38,7 @@ const routes = [
     params: z.object({ id: z.string().regex(/^t\d+$/, 'must look like t1') }),
     responses: { 200: { description: 'The thing', schema: z.object({ thing: Thing }) } },
     handler: async ({ params }) => {
-      if (params.id === 't404') throw new DomainError('not_found', 'thing not found');
+      if (params.id === 't404') throw notFound('thing');
       if (params.id === 't500') throw new Error('connection string postgres://secret@db leaked?');
       return { status: 200, body: { thing: { id: params.id, name: 'x' } } };
     },

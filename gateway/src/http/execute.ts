@@ -1,4 +1,3 @@
-import { REASONS } from '@voiceapi/kit';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { sendBinary } from './binary';
 import { errorResult, fail, send, type HttpResult } from './errors';
@@ -195,7 +194,7 @@ function checked(result: RouteResult, route: AnyRoute, name: string, log: Surfac
   if (!problem) return result;
   log.error({ route: name, status: result.status, problem, requestId }, 'answer does not match the documented response');
   const failure: HttpResult = {
-    status: REASONS.internal_error.http,
+    status: 500,
     body: { error: `answer of ${name} does not match its documentation: ${problem}`, reasonCode: 'internal_error' },
   };
   return failure;

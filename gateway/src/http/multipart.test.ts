@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { request, type ClientRequest } from 'node:http';
-import { DomainError } from '@voiceapi/kit';
+import { notFound } from '@voiceapi/kit';
 import { defineRoute, multipart, noBody, type FilePart } from './route';
 import { json, serve, type Served } from './route-test-kit';
 import { z } from './zod';
@@ -86,7 +86,7 @@ const routes = [
     responses: { 200: { description: 'The audio', binary: ['audio/mpeg'] } },
     handler: async ({ params }) => {
       async function* audio(): AsyncGenerator<Buffer> {
-        if (params.id === 'gone') throw new DomainError('not_found', 'recording not found');
+        if (params.id === 'gone') throw notFound('recording');
         for (let i = 0; i < 64; i++) yield Buffer.alloc(16 * 1024, i);
       }
       return { status: 200, stream: audio(), contentType: 'audio/mpeg', length: 64 * 16 * 1024, filename: `call ${params.id}.mp3` };

@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
-import { DomainError } from '@voiceapi/kit';
+import type { DomainError } from '@voiceapi/kit';
 import type { Request } from 'express';
+import { refusal } from './refusals';
 import { contentTypeMatches, type FilePart, type MultipartSpec } from './route';
 
 /**
@@ -40,7 +41,7 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
       limits: { fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, files: maxFiles, parts: MAX_FIELDS + maxFiles, fileSize: spec.maxBytes },
     });
   } catch {
-    throw new DomainError('unsupported_media_type', 'request body must be multipart/form-data with a boundary');
+    throw refusal('unsupported_media_type', 'request body must be multipart/form-data with a boundary');
   }
 
   const fields: Record<string, string> = {};
@@ -84,7 +85,7 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
 
   parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
     if (seenFile) return stop(invalid(`body.${name}`, 'text fields must come before the file parts'));
-    if (valueTruncated) return stop(new DomainError('payload_too_large', `field ${name} is over ${MAX_FIELD_BYTES} bytes`));
+    if (valueTruncated) return stop(refusal('payload_too_large', `field ${name} is over ${MAX_FIELD_BYTES} bytes`));
     if (name in fields) return stop(invalid(`body.${name}`, 'given more than once'));
     fields[name] = value;
   });
@@ -103,7 +104,7 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
     }
     if (fileSpec.contentTypes && !contentTypeMatches(mimeType, fileSpec.contentTypes)) {
       stream.resume();
-      return stop(new DomainError('unsupported_media_type', `file ${field}: content type ${mimeType} is not accepted; accepted: ${fileSpec.contentTypes.join(', ')}`));
+      return stop(refusal('unsupported_media_type', `file ${field}: content type ${mimeType} is not accepted; accepted: ${fileSpec.contentTypes.join(', ')}`));
     }
     stream.once('limit', () => stop(tooLarge(spec.maxBytes)));
     // The failure reaches the reader of the stream, and the answer through `error`; not the process.
@@ -122,7 +123,7 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
   for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
     parser.on(limit, () => stop(invalid('body', 'too many parts')));
   }
-  parser.on('error', () => stop(new DomainError('validation_error', 'malformed multipart body')));
+  parser.on('error', () => stop(refusal('validation_error', 'malformed multipart body')));
   parser.on('finish', () => {
     ended = true;
     for (const [field, f] of Object.entries(spec.files)) {
@@ -140,7 +141,7 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
     if (received > spec.maxBytes) stop(tooLarge(spec.maxBytes));
   });
   req.once('close', () => {
-    if (!req.complete) stop(new DomainError('validation_error', 'the upload was aborted by the client'));
+    if (!req.complete) stop(refusal('validation_error', 'the upload was aborted by the client'));
   });
   req.pipe(parser);
 
@@ -188,5 +189,5 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
   };
 }
 
-const tooLarge = (max: number) => new DomainError('payload_too_large', `upload is over the limit of ${max} bytes`);
-const invalid = (path: string, message: string) => new DomainError('validation_error', `invalid body: ${path} ${message}`, [{ path, message }]);
+const tooLarge = (max: number) => refusal('payload_too_large', `upload is over the limit of ${max} bytes`);
+const invalid = (path: string, message: string) => refusal('validation_error', `invalid body: ${path} ${message}`, [{ path, message }]);

@@ -1,12 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { DomainError, type Logger } from '@voiceapi/kit';
+import type { Logger } from '@voiceapi/kit';
 import express from 'express';
 import type { AuthenticatedKey } from '../auth/key-cache';
 import { errorHandler, fail } from './errors';
 import type { IdempotencyClaim, IdempotencyRecords, StoredResponse } from './idempotency';
 import { localsOf, requestId } from './middleware';
 import { mountRoutes } from './mount';
+import { refusal } from './refusals';
 import { buildDocument } from './openapi';
 import type { RateLimiter } from './rate-limit';
 import type { AnyRoute, Surface } from './route';
@@ -109,9 +110,9 @@ export class MemoryIdempotency implements IdempotencyRecords {
       this.records.set(id, { hash });
       return { kind: 'claimed', id };
     }
-    if (existing.hash !== hash) throw new DomainError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+    if (existing.hash !== hash) throw refusal('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
     if (existing.response) return { kind: 'replay', response: JSON.parse(JSON.stringify(existing.response)) as StoredResponse };
-    throw new DomainError('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
+    throw refusal('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
   }
 
   async complete(id: unknown, response: StoredResponse): Promise<void> {
