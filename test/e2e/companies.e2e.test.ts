@@ -175,7 +175,8 @@ describe('companies through the gateway', () => {
         // The companies service is frozen, so the first request holds the key inside its gRPC call.
         companies.kill('SIGSTOP');
         const first = create(a.key, { name: 'Raced' }, { 'Idempotency-Key': key });
-        const claimed = () => conn.collection('idempotency_records').countDocuments({ key, state: 'in_flight' });
+        // Only this request of the tenant holds a key now (records store the tenant, not always the key).
+        const claimed = () => conn.collection('idempotency_records').countDocuments({ tenantId: a.tenantId, state: 'in_flight' });
         for (let i = 0; i < 100 && (await claimed()) === 0; i++) await new Promise((r) => setTimeout(r, 20));
         expect(await claimed()).toBe(1);
         const during = await create(a.key, { name: 'Raced' }, { 'Idempotency-Key': key });
