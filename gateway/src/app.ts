@@ -1,17 +1,15 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { Logger } from '@voiceapi/kit';
 import express, { type Express, type RequestHandler } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { KeyCache, AuthenticatedKey } from './auth/key-cache';
 import type { ServiceClients } from './clients';
 import { errorHandler, fail } from './http/errors';
-import { authenticate, killSwitchGate, perKeyRateLimit, requestId, requireAdmin } from './http/middleware';
-import { mountRoutes } from './http/route';
+import { authenticate, inSequence, killSwitchGate, perKeyRateLimit, requestId, requireAdmin } from './http/middleware';
+import type { IdempotencyRecords } from './http/idempotency';
+import { mountRoutes } from './http/mount';
+import { adminRegistry, buildDocument, tenantRegistry } from './http/openapi';
 import type { OperatorUseCases } from './operator/operator';
-import { adminRoutes } from './routes/admin';
-import { companyRoutes } from './routes/companies';
-import { pingRoutes } from './routes/ping';
-import type { IdempotencyStore } from './store/idempotency';
+import { adminAreas, routesOf, tenantAreas } from './routes';
 
 export interface AppDeps {
   cfg: {
@@ -19,13 +17,15 @@ export interface AppDeps {
     KEY_HASH_PEPPER: string;
     RATE_LIMIT_PER_SECOND: number;
     BODY_LIMIT_BYTES: number;
+    /** Test harnesses: check every answer against its documented schema (off in production). */
+    RESPONSE_SCHEMA_CHECK: boolean;
   };
   log: Logger;
   killSwitch: () => boolean;
   ready: () => boolean;
   keys: KeyCache;
   onKeyUsed: (auth: AuthenticatedKey) => void;
-  idempotency: IdempotencyStore;
+  idempotency: IdempotencyRecords;
   operator: OperatorUseCases;
   clients: ServiceClients;
 }
@@ -35,6 +35,8 @@ export const ADMIN_PREFIX = '/admin/v1';
 
 /** Builds the HTTP surface: probes, the tenant API, the operator API and the API reference. */
 export function buildApp(deps: AppDeps): Express {
+  const routeDeps = { clients: deps.clients, operator: deps.operator };
+  const checkResponses = deps.cfg.RESPONSE_SCHEMA_CHECK;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -49,13 +51,14 @@ export function buildApp(deps: AppDeps): Express {
   // Tenant API: kill switch → key → (per route) scope → rate limit → validation → service.
   const publicRegistry = tenantRegistry();
   const api = express.Router();
-  api.use(requestId, killSwitchGate(deps.killSwitch));
+  const killSwitch = killSwitchGate(deps.killSwitch);
   let openApiDoc: object | undefined;
-  api.get('/openapi.json', (_req, res) => {
+  api.get('/openapi.json', requestId, killSwitch, (_req, res) => {
     openApiDoc ??= buildDocument(publicRegistry, 'Tenant API', 'Tenant-facing API of the AI voice-calling platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.');
     res.json(openApiDoc);
   });
-  api.use(authenticate(deps.keys, deps.cfg.KEY_HASH_PEPPER, deps.onKeyUsed));
+  // One router layer for the three: each layer costs on every request.
+  api.use(inSequence(requestId, killSwitch, authenticate(deps.keys, deps.cfg.KEY_HASH_PEPPER, deps.onKeyUsed)));
   mountRoutes(
     api,
     {
@@ -66,21 +69,25 @@ export function buildApp(deps: AppDeps): Express {
       idempotency: deps.idempotency,
       bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES,
       log: deps.log,
+      checkResponses,
     },
-    [...pingRoutes, ...companyRoutes(deps.clients)],
+    routesOf(tenantAreas, routeDeps),
   );
   api.use(notFoundRoute);
   app.use(API_PREFIX, api);
 
   // Operator API: admin token only; the kill switch does not apply.
-  const adminRegistry = new OpenAPIRegistry();
-  adminRegistry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' });
+  const operatorRegistry = adminRegistry();
   const admin = express.Router();
   admin.use(requestId, requireAdmin(deps.cfg.ADMIN_TOKEN));
-  mountRoutes(admin, { kind: 'admin', prefix: ADMIN_PREFIX, registry: adminRegistry, bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES, log: deps.log }, adminRoutes(deps.operator));
+  mountRoutes(
+    admin,
+    { kind: 'admin', prefix: ADMIN_PREFIX, registry: operatorRegistry, bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES, log: deps.log, checkResponses },
+    routesOf(adminAreas, routeDeps),
+  );
   let adminDoc: object | undefined;
   admin.get('/openapi.json', (_req, res) => {
-    adminDoc ??= buildDocument(adminRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch).');
+    adminDoc ??= buildDocument(operatorRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch).');
     res.json(adminDoc);
   });
   admin.use(notFoundRoute);
@@ -103,21 +110,3 @@ export function buildApp(deps: AppDeps): Express {
 }
 
 const notFoundRoute: RequestHandler = (_req, res) => fail(res, 'not_found', 'no such endpoint');
-
-function tenantRegistry(): OpenAPIRegistry {
-  const registry = new OpenAPIRegistry();
-  registry.registerComponent('securitySchemes', 'bearerAuth', {
-    type: 'http',
-    scheme: 'bearer',
-    description: 'API key (`sk_live_…` or `sk_sandbox_…`); the reference page adds the word Bearer',
-  });
-  registry.registerComponent('securitySchemes', 'apiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
-  return registry;
-}
-
-function buildDocument(registry: OpenAPIRegistry, title: string, description: string): object {
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
-    openapi: '3.1.0',
-    info: { title, version: '1.0.0', description },
-  });
-}

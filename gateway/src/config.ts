@@ -11,6 +11,14 @@ export const configSchema = z.object({
   /** Secret mixed into every stored key hash (HMAC), so a database dump alone cannot confirm a key. */
   KEY_HASH_PEPPER: z.string().min(16, 'must be at least 16 characters'),
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(50),
+  /**
+   * Test harnesses only: every answer is checked against the route's documented response schema and
+   * a mismatch answers 500 (and is logged). It parses every answer, so it stays off in production.
+   */
+  RESPONSE_SCHEMA_CHECK: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
   /** Largest JSON body accepted on any route (bytes). */
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(100 * 1024),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),

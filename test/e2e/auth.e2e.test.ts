@@ -84,8 +84,8 @@ describe('gateway edge: keys, scopes, rate limits, bad input', () => {
     expect({ statuses, onlyOkOrLimited: statuses.every((s) => s === 200 || s === 429) }).toMatchObject({ onlyOkOrLimited: true });
     const ok = results.filter((r) => r.status === 200);
     const tooMany = results.filter((r) => r.status === 429);
-    expect(ok.length).toBeLessThanOrEqual(3);
-    expect(tooMany.length).toBeGreaterThanOrEqual(5);
+    // The key's window opens at its first request; the burst of 8 lands well inside one second.
+    expect({ ok: ok.length, tooMany: tooMany.length }).toEqual({ ok: 3, tooMany: 5 });
     expect(tooMany[0]!.body.reasonCode).toBe('rate_limited');
     expect(Number(tooMany[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(ok[0]!.headers.get('ratelimit-limit')).toBe('3');

@@ -1,3 +1,4 @@
+import mongoose from 'mongoose';
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
 
 describe('companies through the gateway', () => {
@@ -166,17 +167,35 @@ describe('companies through the gateway', () => {
       expect(rb.body.company.id).not.toBe(ra.body.company.id);
     });
 
-    it('answers 409 idempotency_in_progress while the first request runs', async () => {
+    it('answers exactly one 409 idempotency_in_progress while the first request runs, then replays its answer', async () => {
       const key = `idem-race-${Date.now()}`;
-      const results = await Promise.all(Array.from({ length: 6 }, () => create(a.key, { name: 'Raced' }, { 'Idempotency-Key': key })));
-      const statuses = results.map((r) => r.status);
-      expect(statuses.filter((s) => s === 201).length).toBeGreaterThanOrEqual(1);
-      for (const r of results) {
-        if (r.status === 409) expect(r.body.reasonCode).toBe('idempotency_in_progress');
-        else expect(r.status).toBe(201);
+      const conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: sys.gatewayDb }).asPromise();
+      const companies = sys.companies.child;
+      try {
+        // The companies service is frozen, so the first request holds the key inside its gRPC call.
+        companies.kill('SIGSTOP');
+        const first = create(a.key, { name: 'Raced' }, { 'Idempotency-Key': key });
+        // Only this request of the tenant holds a key now (records store the tenant, not always the key).
+        const claimed = () => conn.collection('idempotency_records').countDocuments({ tenantId: a.tenantId, state: 'in_flight' });
+        for (let i = 0; i < 100 && (await claimed()) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(await claimed()).toBe(1);
+        const during = await create(a.key, { name: 'Raced' }, { 'Idempotency-Key': key });
+        companies.kill('SIGCONT');
+        const done = await first;
+        const after = await create(a.key, { name: 'Raced' }, { 'Idempotency-Key': key });
+
+        expect(during.status).toBe(409);
+        expect(during.body.reasonCode).toBe('idempotency_in_progress');
+        expect(done.status).toBe(201);
+        expect(after.status).toBe(201);
+        expect(after.headers.get('idempotent-replayed')).toBe('true');
+        expect(after.body).toEqual(done.body);
+        const list = await call(`${gw}/api/v1/companies?limit=100`, { key: a.key });
+        expect(list.body.companies.filter((c: { name: string }) => c.name === 'Raced')).toHaveLength(1);
+      } finally {
+        companies.kill('SIGCONT');
+        await conn.close();
       }
-      const ids = new Set(results.filter((r) => r.status === 201).map((r) => r.body.company.id));
-      expect(ids.size).toBe(1);
     });
 
     it('refuses an Idempotency-Key over 255 characters', async () => {

@@ -24,8 +24,8 @@ export interface Proc {
 }
 
 /** Starts one of the project's built processes (`node --require telemetry dist/main.js`). */
-export function startProcess(name: string, entry: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--require', '@voiceapi/kit/telemetry', path.join(ROOT, entry)], {
+export function startProcess(name: string, entry: string, env: Record<string, string>, nodeArgs: string[] = []): Proc {
+  const child = spawn(process.execPath, [...nodeArgs, '--require', '@voiceapi/kit/telemetry', path.join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

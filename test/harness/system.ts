@@ -19,6 +19,8 @@ export interface System {
   services: Record<string, Proc>;
   /** Each service's port, fixed for the suite so a restarted service is found at the same address. */
   ports: Record<string, number>;
+  /** The gateway replicas' MongoDB database (tests may look at what the gateway stored). */
+  gatewayDb: string;
   /** Settings every process gets (MONGO_URL, KAFKA_BROKERS); a suite may add to it before a (re)start. */
   env: Record<string, string>;
   /** (Re)starts one manifest service and waits until it listens. */
@@ -35,7 +37,9 @@ export interface System {
  * Starts the real processes (every service of the manifest and gateway replicas) against the
  * harness's MongoDB and Kafka, each suite in databases of its own.
  */
-export async function startSystem(opts: { gateways?: number; gatewayEnv?: Record<string, string> } = {}): Promise<System> {
+export async function startSystem(
+  opts: { gateways?: number; gatewayEnv?: Record<string, string>; /** e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */ gatewayNodeArgs?: string[] } = {},
+): Promise<System> {
   const suffix = randomBytes(4).toString('hex');
   const ports: Record<string, number> = {};
   for (const s of manifest.services) ports[s.name] = await freePort();
@@ -46,6 +50,7 @@ export async function startSystem(opts: { gateways?: number; gatewayEnv?: Record
     gateways: [],
     services: {},
     ports,
+    gatewayDb: `${gw.mongoDb}_${suffix}`,
     env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS! },
     async startService(name) {
       const s = manifest.services.find((x) => x.name === name);
@@ -74,14 +79,16 @@ export async function startSystem(opts: { gateways?: number; gatewayEnv?: Record
       const proc = startProcess(gw.name, gw.entry, {
         ...system.env,
         ...addresses,
-        MONGO_DB: `${gw.mongoDb}_${suffix}`,
+        MONGO_DB: system.gatewayDb,
         [gw.portEnv]: String(port),
         ADMIN_TOKEN,
         KEY_HASH_PEPPER: PEPPER,
         INSTANCE_ID: `test-${suffix}-${port}`,
+        // Every answer is checked against its documented schema; a mismatch is a loud 500.
+        RESPONSE_SCHEMA_CHECK: 'true',
         ...opts.gatewayEnv,
         ...extra,
-      });
+      }, opts.gatewayNodeArgs);
       procs.push(proc);
       const url = `http://127.0.0.1:${port}`;
       await waitFor('gateway', async () => (await fetch(`${url}/readyz`)).status === 200, 60_000, proc);

@@ -54,6 +54,11 @@ export class KeyCache {
     this.negativeTtlMs = opts.negativeTtlMs ?? 5_000;
   }
 
+  /** The cached answer without loading: a key, null for a known-unknown hash, undefined when not cached. */
+  cached(hash: string): AuthenticatedKey | null | undefined {
+    return this.byHash.get(hash)?.found;
+  }
+
   async get(hash: string): Promise<AuthenticatedKey | null> {
     const hit = this.byHash.get(hash);
     if (hit) return hit.found;

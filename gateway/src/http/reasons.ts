@@ -50,4 +50,6 @@ export function httpStatusOf(reason: string): number | undefined {
 export const gatewayReasons = defineReasons('gateway.voiceapi', {
   idempotency_in_progress: grpcStatus.ABORTED,
   idempotency_key_reused: grpcStatus.FAILED_PRECONDITION,
+  payload_too_large: grpcStatus.INVALID_ARGUMENT,
+  unsupported_media_type: grpcStatus.INVALID_ARGUMENT,
 });

@@ -3,9 +3,15 @@ import { Types } from 'mongoose';
 import { generateKey, hashKey, keyHint } from '../auth/key-format';
 import { DEFAULT_SCOPES, type Scope } from '../auth/scopes';
 import type { ControlPlane } from '../control/control-plane';
-import { apiKeyJson, type ApiKeyStore, type KeyStatus, type NewApiKey } from '../store/api-keys';
-import { keyRequestJson, type KeyRequestStore, type RequestStatus } from '../store/key-requests';
-import { tenantJson, type TenantStore } from '../store/tenants';
+import type { ApiKeyRecord, ApiKeyStore, KeyStatus, NewApiKey } from '../store/api-keys';
+import type { KeyRequestRecord, KeyRequestStore, RequestStatus } from '../store/key-requests';
+import type { TenantRecord, TenantStore } from '../store/tenants';
+
+/** A new key and its plaintext, which is returned this once and never stored. */
+export interface IssuedKey {
+  apiKey: ApiKeyRecord;
+  key: string;
+}
 
 export interface KeyGrant {
   name: string;
@@ -25,12 +31,12 @@ export class OperatorUseCases {
     private readonly pepper: string,
   ) {}
 
-  async createTenant(name: string) {
-    return { tenant: tenantJson(await this.tenants.create(name)) };
+  createTenant(name: string): Promise<TenantRecord> {
+    return this.tenants.create(name);
   }
 
   /** Request and approval in one step; the plaintext is returned this once and never stored. */
-  async issueKey(tenantId: string, grant: KeyGrant, requestId?: string, id?: Types.ObjectId) {
+  async issueKey(tenantId: string, grant: KeyGrant, requestId?: string, id?: Types.ObjectId): Promise<IssuedKey> {
     const scope = await this.tenantScope(tenantId, grant.mode);
     const key = generateKey(grant.mode);
     const doc: NewApiKey = {
@@ -45,22 +51,20 @@ export class OperatorUseCases {
       ...(requestId !== undefined && { requestId }),
       ...(id !== undefined && { _id: id }),
     };
-    const record = await this.keys.insert(scope, doc);
-    return { apiKey: apiKeyJson(record), key };
+    return { apiKey: await this.keys.insert(scope, doc), key };
   }
 
-  async fileKeyRequest(tenantId: string, req: { name: string; mode: KeyMode; purpose: string; scopes?: Scope[] }) {
+  async fileKeyRequest(tenantId: string, req: { name: string; mode: KeyMode; purpose: string; scopes?: Scope[] }): Promise<KeyRequestRecord> {
     const scope = await this.tenantScope(tenantId, req.mode);
-    const record = await this.requests.create(scope, { ...req, scopes: [...new Set(req.scopes ?? DEFAULT_SCOPES)] });
-    return { request: keyRequestJson(record) };
+    return this.requests.create(scope, { ...req, scopes: [...new Set(req.scopes ?? DEFAULT_SCOPES)] });
   }
 
-  async listRequests(status?: RequestStatus) {
-    return { requests: (await this.requests.list(status)).map(keyRequestJson) };
+  listRequests(status?: RequestStatus): Promise<KeyRequestRecord[]> {
+    return this.requests.list(status);
   }
 
   /** Exactly one approval wins: the request leaves `pending` atomically before the key is made. */
-  async approve(requestId: string, scopes?: Scope[]) {
+  async approve(requestId: string, scopes?: Scope[]): Promise<IssuedKey> {
     const keyId = new Types.ObjectId();
     const decided = await this.requests.decide(requestId, { status: 'approved', apiKeyId: keyId.toString() });
     if (!decided) {
@@ -80,31 +84,31 @@ export class OperatorUseCases {
     }
   }
 
-  async reject(requestId: string, reason?: string) {
+  async reject(requestId: string, reason?: string): Promise<KeyRequestRecord> {
     const decided = await this.requests.decide(requestId, { status: 'rejected', ...(reason !== undefined && { reason }) });
     if (!decided) {
       if (await this.requests.get(requestId)) throw commonReasons.error('conflict', 'this request has already been decided');
       throw notFound('key request');
     }
-    return { request: keyRequestJson(decided) };
+    return decided;
   }
 
   /** Rename or (de)activate. Renaming never changes the secret. Every replica drops the key at once. */
-  async updateKey(keyId: string, changes: { status?: KeyStatus; name?: string }) {
+  async updateKey(keyId: string, changes: { status?: KeyStatus; name?: string }): Promise<ApiKeyRecord> {
     const existing = await this.keys.get(keyId);
     if (!existing) throw notFound('API key');
     const updated = await this.control.changeKey(keyId, existing.tenantId, () => this.keys.update(keyId, changes));
     if (!updated) throw notFound('API key');
-    return { apiKey: apiKeyJson(updated) };
+    return updated;
   }
 
-  killSwitch() {
-    return { enabled: this.control.killSwitch };
+  killSwitch(): boolean {
+    return this.control.killSwitch;
   }
 
-  async setKillSwitch(enabled: boolean) {
+  async setKillSwitch(enabled: boolean): Promise<boolean> {
     await this.control.setKillSwitch(enabled);
-    return { enabled };
+    return enabled;
   }
 
   /** The tenant's scope for writing what it will own; the tenant must exist. */

@@ -116,17 +116,3 @@ export class ApiKeyStore {
     await this.keys.crossTenant('the authenticated key records its own use').updateById(id, { $set: { lastUsedAt: at } });
   }
 }
-
-export const apiKeyJson = (k: ApiKeyRecord) => ({
-  id: k._id.toString(),
-  tenantId: k.tenantId,
-  name: k.name,
-  mode: k.mode,
-  scopes: k.scopes,
-  status: k.status,
-  keyHint: k.keyHint,
-  purpose: k.purpose ?? null,
-  rateLimitPerSecond: k.rateLimitPerSecond ?? null,
-  createdAt: k.createdAt.toISOString(),
-  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
-});

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isDuplicateKeyError, requireTenant, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
+import type { IdempotencyRecords, StoredResponse } from '../http/idempotency';
 import { gatewayReasons } from '../http/reasons';
 
 interface IdempotencyRecord {
@@ -36,7 +37,6 @@ export const idempotencySchema = new Schema<IdempotencyRecord>(
 idempotencySchema.index({ expiresAt: 1 });
 export const idempotencyQueryShapes: QueryShape[] = [{ name: 'expired', equality: [], range: ['expiresAt'] }];
 
-export type StoredResponse = { status: number; body: unknown };
 /** Names a claim for `complete` or `release`: the record and the tenant it belongs to. */
 export interface ClaimId {
   readonly tenant: TenantScope;
@@ -49,12 +49,6 @@ export interface IdempotencyScope {
   key: string;
 }
 
-/** The operations the route layer's idempotency protocol needs. */
-export interface IdempotencyRecords {
-  claim(scope: IdempotencyScope, requestHash: string): Promise<Claim>;
-  complete(id: ClaimId, response: StoredResponse): Promise<void>;
-  release(id: ClaimId): Promise<void>;
-}
 
 const RETAIN_MS = 24 * 3600_000;
 const LOCK_MS = 60_000;

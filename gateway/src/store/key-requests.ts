@@ -73,16 +73,3 @@ export class KeyRequestStore {
     await this.requests.crossTenant(OPERATOR).updateById(id, { $set: { status: 'pending' }, $unset: { apiKeyId: 1, decidedAt: 1 } });
   }
 }
-
-export const keyRequestJson = (r: KeyRequestRecord) => ({
-  id: r._id.toString(),
-  tenantId: r.tenantId,
-  name: r.name,
-  mode: r.mode,
-  purpose: r.purpose,
-  scopes: r.scopes,
-  status: r.status,
-  reason: r.reason ?? null,
-  apiKeyId: r.apiKeyId ?? null,
-  createdAt: r.createdAt.toISOString(),
-});

@@ -26,5 +26,3 @@ export class TenantStore {
     return isObjectIdHex(id) && (await this.model.exists({ _id: id })) !== null;
   }
 }
-
-export const tenantJson = (t: TenantRecord) => ({ id: t._id.toString(), name: t.name, createdAt: t.createdAt.toISOString() });

@@ -1,5 +1,5 @@
-import { defineRoute } from '../http/route';
-import { z } from '../http/zod';
+import { defineRoute } from '../../http/route';
+import { z } from '../../http/zod';
 
 const Ping = z
   .object({
