@@ -69,8 +69,9 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     settings,
     keys,
     outbox,
-    // Every replica hears every control event: a broadcast group of its own, removed on stop.
-    new EventSubscriber(kafka, { group: broadcastGroup('gateway', 'control', cfg.INSTANCE_ID), log, publisher, removeGroupOnStop: true }),
+    // Every replica hears every control event: a broadcast group of its own, from now on (it reads
+    // the state at start), removed on stop.
+    new EventSubscriber(kafka, { group: broadcastGroup('gateway', 'control', cfg.INSTANCE_ID), log, publisher, removeGroupOnStop: true, fromBeginning: false }),
     log,
     cfg.CONTROL_RESYNC_MS,
   );

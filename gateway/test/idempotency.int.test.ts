@@ -64,4 +64,17 @@ describe('IdempotencyStore', () => {
     expect(await store.sweep(new Date(Date.now() + 25 * 3600_000))).toBeGreaterThanOrEqual(1);
     expect((await store.claim(scope('k5'), 'other-body')).kind).toBe('claimed');
   });
+
+  it('lets only the holder of a claim complete it: a retry that took over a stalled claim keeps its answer', async () => {
+    const first = await store.claim(scope('k7'), 'h7');
+    if (first.kind !== 'claimed') throw new Error('expected a claim');
+    // The first request outlives its lock (its replica stalled); a retry takes the claim over.
+    await conn.collection('idempotency_records').updateOne({ requestHash: 'h7' }, { $set: { lockedUntil: new Date(0) } });
+    const second = await store.claim(scope('k7'), 'h7');
+    if (second.kind !== 'claimed') throw new Error('expected a takeover');
+    await store.complete(second.id, { status: 201, body: { who: 'retry' } });
+    await store.complete(first.id, { status: 201, body: { who: 'stalled' } });
+    await store.release(first.id);
+    expect(await store.claim(scope('k7'), 'h7')).toEqual({ kind: 'replay', response: { status: 201, body: { who: 'retry' } } });
+  });
 });

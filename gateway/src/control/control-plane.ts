@@ -39,6 +39,9 @@ export class ControlPlane {
   async start(): Promise<void> {
     await this.refreshKillSwitch();
     await this.subscriber.start();
+    // A change between the first read and the group's join was announced before this replica
+    // listened: read once more.
+    await this.subscriber.waitUntilReady(30_000).then(() => this.refreshKillSwitch(), () => undefined);
     this.resyncTimer = setInterval(() => {
       this.refreshKillSwitch().catch((err: unknown) => this.log.warn({ err }, 'kill switch re-read failed'));
     }, this.resyncMs);

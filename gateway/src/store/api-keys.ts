@@ -1,4 +1,4 @@
-import { objectIds, requireTenant, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, objectIds, requireTenant, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 
@@ -106,8 +106,13 @@ export class ApiKeyStore {
     let added = 0;
     for (const k of keys) {
       if (await this.hashes.crossTenant(why).findById(k.keyHash)) continue;
-      await this.hashes.insert(requireTenant({ tenantId: k.tenantId, keyMode: k.mode }), { _id: k.keyHash, keyId: k._id.toString() });
-      added++;
+      try {
+        await this.hashes.insert(requireTenant({ tenantId: k.tenantId, keyMode: k.mode }), { _id: k.keyHash, keyId: k._id.toString() });
+        added++;
+      } catch (err) {
+        // Another replica starting at the same moment indexed it first.
+        if (!isDuplicateKeyError(err)) throw err;
+      }
     }
     return added;
   }

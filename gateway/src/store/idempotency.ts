@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { isDuplicateKeyError, requireTenant, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { IdempotencyRecords, StoredResponse } from '../http/idempotency';
@@ -16,6 +16,8 @@ interface IdempotencyRecord {
   body?: string;
   /** An in-flight claim older than this is taken over (its request died with its replica). */
   lockedUntil: Date;
+  /** Who holds the in-flight claim: only its holder completes or releases it. */
+  claimToken: string;
   expiresAt: Date;
 }
 
@@ -29,6 +31,7 @@ export const idempotencySchema = new Schema<IdempotencyRecord>(
     status: Number,
     body: String,
     lockedUntil: { type: Date, required: true },
+    claimToken: { type: String, required: true },
     expiresAt: { type: Date, required: true },
   },
   { collection: 'idempotency_records', versionKey: false, minimize: false },
@@ -41,6 +44,7 @@ export const idempotencyQueryShapes: QueryShape[] = [{ name: 'expired', equality
 export interface ClaimId {
   readonly tenant: TenantScope;
   readonly recordId: string;
+  readonly token: string;
 }
 export type Claim = { kind: 'claimed'; id: ClaimId } | { kind: 'replay'; response: StoredResponse };
 export interface IdempotencyScope {
@@ -71,10 +75,12 @@ export class IdempotencyStore implements IdempotencyRecords {
   async claim(scope: IdempotencyScope, requestHash: string): Promise<Claim> {
     const tenant = tenantOf(scope);
     const id = recordId(scope);
+    const token = randomUUID();
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = new Date();
       try {
         await this.records.insert(tenant, {
+          claimToken: token,
           _id: id,
           mode: scope.mode,
           requestHash,
@@ -82,7 +88,7 @@ export class IdempotencyStore implements IdempotencyRecords {
           lockedUntil: new Date(now.getTime() + LOCK_MS),
           expiresAt: new Date(now.getTime() + RETAIN_MS),
         });
-        return { kind: 'claimed', id: { tenant, recordId: id } };
+        return { kind: 'claimed', id: { tenant, recordId: id, token } };
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
       }
@@ -99,10 +105,10 @@ export class IdempotencyStore implements IdempotencyRecords {
         return { kind: 'replay', response: { status: existing.status ?? 200, body: existing.body === undefined ? undefined : JSON.parse(existing.body) } };
       }
       if (existing.lockedUntil <= now) {
-        const taken = await this.records.updateById(tenant, id, { $set: { lockedUntil: new Date(now.getTime() + LOCK_MS) } }, {
+        const taken = await this.records.updateById(tenant, id, { $set: { lockedUntil: new Date(now.getTime() + LOCK_MS), claimToken: token } }, {
           where: { state: 'in_flight', lockedUntil: { $lte: now } },
         });
-        if (taken) return { kind: 'claimed', id: { tenant, recordId: id } };
+        if (taken) return { kind: 'claimed', id: { tenant, recordId: id, token } };
       }
       throw gatewayReasons.error('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
     }
@@ -111,12 +117,15 @@ export class IdempotencyStore implements IdempotencyRecords {
 
   async complete(id: ClaimId, response: StoredResponse): Promise<void> {
     const body = response.body === undefined ? undefined : JSON.stringify(response.body);
-    await this.records.updateById(id.tenant, id.recordId, { $set: { state: 'done', status: response.status, ...(body !== undefined && { body }) } });
+    // A claim taken over by a retry (this request outlived LOCK_MS) belongs to the retry now.
+    await this.records.updateById(id.tenant, id.recordId, { $set: { state: 'done', status: response.status, ...(body !== undefined && { body }) } }, {
+      where: { claimToken: id.token, state: 'in_flight' },
+    });
   }
 
   /** Forgets a claim whose request failed on our side, so the client may retry with the same key. */
   async release(id: ClaimId): Promise<void> {
-    await this.records.deleteById(id.tenant, id.recordId, { where: { state: 'in_flight' } });
+    await this.records.deleteById(id.tenant, id.recordId, { where: { state: 'in_flight', claimToken: id.token } });
   }
 
   async sweep(now = new Date()): Promise<number> {

@@ -186,6 +186,30 @@ describe('kit events', () => {
     await outbox.stop();
   });
 
+  it('parks an event Kafka refuses for good, and relays the events behind it', async () => {
+    const db = freshDb();
+    const seen = await subscribe('parked');
+    // Kafka's own refusals are retried forever by the idempotent producer, except the permanent
+    // ones; this publisher refuses one key's events the way the broker refuses a record for good.
+    const refusing = newPublisher();
+    const send = refusing.send.bind(refusing);
+    refusing.send = async (records, extra) => {
+      if (records.some((r) => r.key === 'refused')) throw new Error('The request included a message larger than the max message size the server will accept');
+      return send(records, extra);
+    };
+    const outbox = new Outbox(db, refusing, log, { instanceId: 'parker', intervalMs: 50 });
+    const before = await outbox.add(Envelope, 'fine', probe('fine', 1));
+    const refused = await outbox.add(Envelope, 'refused', probe('refused', 1));
+    const after = await outbox.add(Envelope, 'fine', probe('fine', 2));
+    outbox.start();
+    await until('events around the refused one delivered', () => [before, after].every((id) => seen.some((s) => s.meta.eventId === id)));
+    await outbox.stop();
+    const parked = await outbox.parked.find({}).lean();
+    expect(parked.map((p) => ({ id: p._id, error: p.error }))).toEqual([{ id: refused, error: expect.stringContaining('larger than the max message size') }]);
+    expect(await outbox.model.countDocuments({})).toBe(0);
+    await expect(outbox.add(Envelope, 'big', { change: { $case: 'apiKeyChanged', apiKeyChanged: { keyId: 'x'.repeat(300_000), tenantId: '1' } } })).rejects.toThrow(/at most/);
+  });
+
   it('publishes what a crashed writer left behind once its hold expires', async () => {
     const db = freshDb();
     const seen = await subscribe('left');

@@ -60,6 +60,9 @@ describe('TenantCollection', () => {
     const note = await add(a, 'stays');
     await expect(notes.updateById(a, note._id.toString(), { $set: { tenantId: 'tenant-b' } })).rejects.toThrow(/tenant never changes/);
     await expect(notes.updateById(a, note._id.toString(), { tenantId: 'tenant-b' })).rejects.toThrow(/tenant never changes/);
+    await expect(notes.updateById(a, note._id.toString(), { $rename: { text: 'tenantId' } })).rejects.toThrow(/tenant never changes/);
+    await expect(notes.updateById(a, note._id.toString(), { $unset: { tenantId: 1 } })).rejects.toThrow(/tenant never changes/);
+    expect((await notes.findById(a, note._id.toString()))?.tenantId).toBe('tenant-a');
   });
 
   it('pages newest first with an exact total and hasMore, counting only when more rows follow', async () => {

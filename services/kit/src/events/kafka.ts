@@ -128,11 +128,15 @@ export async function removeIdleBroadcastGroups(kafka: Kafka, prefix: string, lo
     if (candidates.length === 0) return [];
     const described = await admin.describeGroups(candidates);
     const idle = described.groups.filter((g) => g.state === 'Empty' || g.state === 'Dead').map((g) => g.groupId);
-    if (idle.length) {
-      await admin.deleteGroups(idle).catch((err: unknown) => log.warn({ err, groups: idle }, 'could not remove idle broadcast groups'));
+    if (idle.length === 0) return [];
+    try {
+      await admin.deleteGroups(idle);
       log.info({ groups: idle }, 'removed broadcast groups left by stopped replicas');
+      return idle;
+    } catch (err) {
+      log.warn({ err, groups: idle }, 'could not remove idle broadcast groups');
+      return [];
     }
-    return idle;
   } finally {
     await admin.disconnect();
   }

@@ -39,7 +39,9 @@ export const outboxSchema = new Schema<OutboxDoc>(
 );
 // Serves the relay's scan: every waiting event, oldest first. Published events are deleted at
 // once, so the collection holds only what is still to be sent and the scan stays small.
-outboxSchema.index({ seq: 1 });
+// Unique: two writers can never share a place in the order, even on a store whose
+// find-and-modify is not atomic (the add retries with a fresh number).
+outboxSchema.index({ seq: 1 }, { unique: true });
 export const outboxQueryShapes: QueryShape[] = [{ name: 'relay', equality: [], sort: { seq: 1 } }];
 
 interface SequenceDoc {
@@ -60,6 +62,33 @@ export interface OutboxOptions {
 }
 
 const BATCH = 200;
+/** One send stays well below Kafka's default 1 MB per partition batch (`message.max.bytes`). */
+const BATCH_BYTES = 256 * 1024;
+/** An event larger than this is refused when it is added, not discovered when it cannot be sent. */
+export const MAX_EVENT_BYTES = 256 * 1024;
+
+/** Events Kafka refused for good (kept, with the error, for an operator to look at and replay). */
+interface ParkedDoc extends OutboxDoc {
+  error: string;
+  parkedAt: Date;
+}
+const parkedSchema = new Schema<ParkedDoc>(
+  {
+    _id: { type: String },
+    seq: { type: Number, required: true },
+    topic: { type: String, required: true },
+    key: { type: String, required: true },
+    type: { type: String, required: true },
+    payload: { type: Buffer, required: true },
+    traceHeaders: { type: Schema.Types.Mixed },
+    createdAt: { type: Date, required: true },
+    availableAt: { type: Date, required: true },
+    error: { type: String, required: true },
+    parkedAt: { type: Date, required: true },
+  },
+  { versionKey: false, collection: 'outbox_parked' },
+);
+// No secondary index: read by operators, rarely and whole.
 
 /**
  * Transactional outbox without transactions (FerretDB has none). An event is stored in the
@@ -76,9 +105,12 @@ export class Outbox {
   private readonly lease: Lease;
   private readonly intervalMs: number;
   private readonly holdMs: number;
+  readonly parked: Model<ParkedDoc>;
   private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  private stopped = false;
 
   constructor(
     conn: Connection,
@@ -88,6 +120,7 @@ export class Outbox {
   ) {
     this.model = conn.models.Outbox ?? conn.model<OutboxDoc>('Outbox', outboxSchema);
     this.sequence = conn.models.OutboxSequence ?? conn.model<SequenceDoc>('OutboxSequence', sequenceSchema);
+    this.parked = conn.models.OutboxParked ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
     this.intervalMs = opts.intervalMs ?? 250;
     this.holdMs = opts.holdMs ?? 30_000;
     this.lease = new Lease(conn, 'outbox-relay', opts.instanceId, opts.leaseMs ?? 10_000);
@@ -106,7 +139,26 @@ export class Outbox {
    */
   async addRecords(records: readonly EventRecord[], opts: { hold?: boolean } = {}): Promise<string[]> {
     if (records.length === 0) return [];
-    const first = await this.allocate(records.length);
+    const tooLarge = records.find((r) => r.payload.byteLength > MAX_EVENT_BYTES);
+    if (tooLarge) throw new Error(`event ${tooLarge.type} is ${tooLarge.payload.byteLength} bytes; events carry ids and facts, at most ${MAX_EVENT_BYTES}`);
+    const ids = records.map((r) => r.eventId);
+    for (let attempt = 1; ; attempt++) {
+      const first = await this.allocate(records.length);
+      try {
+        await this.insertInOrder(records, first, opts);
+        return ids;
+      } catch (err) {
+        if (!isDuplicateKeyError(err) || attempt >= 3) throw err;
+        // Undo what this attempt inserted (its ids at its sequence numbers), then tell apart an
+        // event id stored before (the caller's to handle) from a sequence number another writer
+        // also got (take new ones).
+        await this.model.deleteMany({ _id: { $in: ids }, seq: { $gte: first, $lt: first + records.length } });
+        if (await this.model.exists({ _id: { $in: ids } })) throw err;
+      }
+    }
+  }
+
+  private async insertInOrder(records: readonly EventRecord[], first: number, opts: { hold?: boolean }): Promise<void> {
     const now = new Date();
     const availableAt = opts.hold ? new Date(now.getTime() + this.holdMs) : now;
     await this.model.insertMany(
@@ -122,7 +174,6 @@ export class Outbox {
         availableAt,
       })),
     );
-    return records.map((r) => r.eventId);
   }
 
   /** Makes held events available to the relay (call after the state write they announce). */
@@ -137,7 +188,7 @@ export class Outbox {
 
   /** Relays waiting events now if this replica holds the lease; concurrent calls coalesce. */
   flush(): Promise<void> {
-    if (!this.lease.held) return Promise.resolve();
+    if (this.stopped || !this.lease.held) return Promise.resolve();
     if (this.running) {
       this.again = true;
       return this.running;
@@ -147,7 +198,7 @@ export class Outbox {
         do {
           this.again = false;
           await this.relayOnce();
-        } while (this.again && this.lease.held);
+        } while (this.again && this.lease.held && !this.stopped);
       } finally {
         this.running = undefined;
       }
@@ -156,18 +207,26 @@ export class Outbox {
   }
 
   start(): void {
-    const tick = () =>
-      this.lease
+    const tick = () => {
+      if (this.stopped || this.ticking) return;
+      this.ticking = this.lease
         .acquire()
-        .then((held) => (held ? this.flush() : undefined))
-        .catch((err: unknown) => this.log.warn({ err }, 'outbox relay failed; will retry'));
-    void tick();
-    this.timer = setInterval(() => void tick(), this.intervalMs);
+        .then((held) => (held && !this.stopped ? this.flush() : undefined))
+        .catch((err: unknown) => this.log.warn({ err }, 'outbox relay failed; will retry'))
+        .finally(() => {
+          this.ticking = undefined;
+        });
+    };
+    tick();
+    this.timer = setInterval(tick, this.intervalMs);
     this.timer.unref();
   }
 
+  /** Stops relaying; a tick under way finishes first, then the lease is given up for the next replica. */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
+    await this.ticking;
     await this.running?.catch(() => undefined);
     await this.lease.release().catch(() => undefined);
   }
@@ -190,10 +249,34 @@ export class Outbox {
         else ready.push(d);
       }
       if (ready.length === 0) return;
-      await this.publisher.send(ready.map(toRecord));
-      await this.model.deleteMany({ _id: { $in: ready.map((d) => d._id) } });
-      if (batch.length < BATCH || !this.lease.held) return;
+      for (const chunk of byBytes(ready)) {
+        // A relay whose lease ran out while it waited must not publish behind its successor.
+        if (!this.lease.held || this.stopped) return;
+        await this.publish(chunk);
+      }
+      if (batch.length < BATCH) return;
     }
+  }
+
+  /**
+   * Sends and deletes a chunk. The idempotent producer retries whatever can be retried, so a
+   * rejection is for good (a topic that does not exist, a record the broker refuses): the events
+   * are then tried one by one and the one Kafka refuses is parked with its error, so it does not
+   * hold up every event behind it.
+   */
+  private async publish(chunk: OutboxDoc[]): Promise<void> {
+    try {
+      await this.publisher.send(chunk.map(toRecord));
+    } catch (err) {
+      if (chunk.length > 1) {
+        for (const d of chunk) await this.publish([d]);
+        return;
+      }
+      const d = chunk[0]!;
+      this.log.error({ err, eventId: d._id, topic: d.topic, type: d.type }, 'Kafka refused an outbox event; parked in outbox_parked');
+      await this.parked.create({ ...d, error: err instanceof Error ? err.message : String(err), parkedAt: new Date() });
+    }
+    await this.model.deleteMany({ _id: { $in: chunk.map((d) => d._id) } });
   }
 
   /** Reserves `count` consecutive sequence numbers; returns the first. */
@@ -210,6 +293,25 @@ export class Outbox {
     }
     return doc!.value - count + 1;
   }
+}
+
+/** Consecutive chunks of at most `BATCH_BYTES` (a lone larger event is a chunk of its own). */
+function byBytes(docs: OutboxDoc[]): OutboxDoc[][] {
+  const chunks: OutboxDoc[][] = [];
+  let current: OutboxDoc[] = [];
+  let bytes = 0;
+  for (const d of docs) {
+    const size = asBytes(d.payload).byteLength + d.key.length + 200;
+    if (current.length > 0 && bytes + size > BATCH_BYTES) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(d);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
 }
 
 function toRecord(d: OutboxDoc): EventRecord {

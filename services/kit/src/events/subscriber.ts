@@ -35,6 +35,11 @@ export interface SubscriberOptions {
   /** Skips events this group already handled (a redelivery after a crash, a replay). */
   inbox?: Inbox;
   retry?: RetryPolicy;
+  /**
+   * Where a group with no committed offset starts. Default: the beginning of the topic, so a
+   * new service (or a group whose offsets expired) misses nothing; a broadcast group that
+   * re-reads state at start passes false.
+   */
   fromBeginning?: boolean;
   /** How long to wait for the owning service to create the topics. */
   topicWaitMs?: number;
@@ -114,7 +119,7 @@ export class EventSubscriber {
     const topics = [...this.handlers.keys()];
     await waitForTopics(this.kafka, topics, this.opts.topicWaitMs ?? 60_000, this.opts.log);
     await this.consumer.connect();
-    await this.consumer.subscribe({ topics, fromBeginning: this.opts.fromBeginning ?? false });
+    await this.consumer.subscribe({ topics, fromBeginning: this.opts.fromBeginning ?? true });
     this.opts.inbox?.scheduleSweep();
     await this.consumer.run({
       eachMessage: async ({ topic, partition, message, heartbeat }) => this.handle(topic, partition, message, heartbeat),
@@ -197,9 +202,9 @@ export class EventSubscriber {
   }
 
   private async deadLetter(stream: Stream, message: KafkaMessage, meta: EventMeta, err: unknown, attempts: number): Promise<void> {
-    const { group, log, publisher, inbox } = this.opts;
+    const { group, log, publisher } = this.opts;
     const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    // The original bytes and headers travel unchanged, so the event can be replayed as it was.
+    // The original bytes, key and (text) headers travel on, so the event can be replayed as it was.
     await publisher.send(
       [{ eventId: meta.eventId, topic: stream.deadLetterTopic, key: meta.key ?? '', type: header(message.headers, EVENT_TYPE_HEADER) ?? 'unknown', payload: message.value ?? Buffer.alloc(0), traceHeaders: headersAsStrings(message.headers) }],
       () => ({
@@ -212,7 +217,8 @@ export class EventSubscriber {
         [DEAD_LETTER_HEADERS.failedAt]: new Date().toISOString(),
       }),
     );
-    await inbox?.record(group, meta.eventId);
+    // Not recorded in the inbox: replaying the dead letter later (same event id) must reach the
+    // handler. A redelivery before the commit dead-letters it once more, which is harmless.
     log.error({ err, topic: meta.topic, eventId: meta.eventId, group, attempts, deadLetterTopic: stream.deadLetterTopic }, 'event moved to the dead-letter topic');
   }
 }

@@ -87,8 +87,11 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     const rows = await this.find(scope, filter, { sort: opts.sort, skip, limit: opts.limit + 1, ...(opts.projection && { projection: opts.projection }) });
     const hasMore = rows.length > opts.limit;
     const items = hasMore ? rows.slice(0, opts.limit) : rows;
-    if (!hasMore && (items.length > 0 || skip === 0)) return { items, total: skip + items.length, hasMore };
-    return { items, total: await this.count(scope, filter), hasMore };
+    // Rows this page proves exist (none when the page lies past the end).
+    const seen = items.length > 0 ? skip + items.length + (hasMore ? 1 : 0) : 0;
+    if (!hasMore && (items.length > 0 || skip === 0)) return { items, total: seen, hasMore };
+    // A capped count is still at least what this page has shown to exist.
+    return { items, total: Math.max(await this.count(scope, filter), seen), hasMore };
   }
 
   /** Matching rows, counted up to `COUNT_CAP`. */
@@ -174,8 +177,11 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   }
 }
 
+/** Refuses an update that names `tenantId` anywhere: as a field, under an operator, or as a rename target. */
 function refuseTenantChange(update: UpdateQuery<unknown>): void {
+  if (Array.isArray(update)) throw new Error('pipeline updates are not supported here');
   const u = update as Record<string, unknown>;
-  const touched = 'tenantId' in u || Object.values(u).some((v) => v !== null && typeof v === 'object' && 'tenantId' in (v as object));
-  if (touched) throw new Error("a document's tenant never changes");
+  const names = (v: unknown): boolean =>
+    v !== null && typeof v === 'object' && ('tenantId' in (v as object) || Object.values(v as object).includes('tenantId'));
+  if ('tenantId' in u || Object.values(u).some(names)) throw new Error("a document's tenant never changes");
 }
