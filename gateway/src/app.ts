@@ -96,6 +96,13 @@ export function buildApp(deps: AppDeps): Express {
   // Interactive reference: takes a key and sends it as Bearer.
   app.use(
     '/docs',
+    // The reference page takes a key: never inside another site's frame (clickjacking).
+    ((_req, res, next) => {
+      res.setHeader('X-Frame-Options', 'DENY');
+      res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      next();
+    }) satisfies RequestHandler,
     swaggerUi.serve,
     swaggerUi.setup(undefined, {
       customSiteTitle: 'Tenant API reference',

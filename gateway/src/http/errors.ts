@@ -54,6 +54,8 @@ export function errorResult(err: unknown, log: Logger, requestId?: string): Http
  */
 export function send(res: Response, result: HttpResult): void {
   if (result.headers) for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
+  // RFC 9110: a 401 names the scheme that would work.
+  if (result.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
   res.statusCode = result.status;
   if (result.body === undefined) {
     res.end();

@@ -20,14 +20,32 @@ export function inSequence(...handlers: RequestHandler[]): RequestHandler {
   );
 }
 
-/** Accepts a caller's X-Request-Id when it is sane, otherwise makes one; echoes it back. */
+/**
+ * First on every API request: accepts a caller's X-Request-Id when it is sane, otherwise makes
+ * one, and echoes it back. Every API answer is private to its caller (some show a key once) and
+ * is JSON or a declared type, so none may be cached or content-sniffed.
+ */
 export const requestId: RequestHandler = (req, res, next) => {
   const given = req.get('x-request-id');
   const id = given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
   localsOf(res).requestId = id;
   res.setHeader('X-Request-Id', id);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
   next();
 };
+
+/** How many times each credential header was sent (Node keeps only the first `Authorization`). */
+function credentialHeaders(rawHeaders: string[]): { authorization: number; apiKey: number } {
+  let authorization = 0;
+  let apiKey = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') authorization++;
+    else if (name.length === 9 && name.toLowerCase() === 'x-api-key') apiKey++;
+  }
+  return { authorization, apiKey };
+}
 
 /** First check on every /api/v1 request: answered from memory, before the key is looked at. */
 export const killSwitchGate =
@@ -59,6 +77,10 @@ export function authenticate(keys: KeyCache, pepper: string, onUse: (auth: Authe
   return (req, res, next) => {
     if (req.url.includes('?') && KEY_QUERY_PARAMS.some((k) => k in (req.query as object))) {
       return fail(res, 'unauthorized', 'API keys are accepted only in the Authorization or X-API-Key header, never in the URL');
+    }
+    const sent = credentialHeaders(req.rawHeaders);
+    if (sent.authorization + sent.apiKey > 1) {
+      return fail(res, 'unauthorized', 'send exactly one credential: one Authorization or one X-API-Key header, not several');
     }
     const header = req.get('authorization');
     let key: string | undefined;
@@ -94,6 +116,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 export function requireAdmin(token: string): RequestHandler {
   const expected = digest(token);
   return (req, res, next) => {
+    if (credentialHeaders(req.rawHeaders).authorization > 1) return fail(res, 'unauthorized', 'send the operator token once');
     const m = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
     if (!m || !timingSafeEqual(digest(m[1]!), expected)) return fail(res, 'unauthorized', 'missing or wrong operator token');
     next();

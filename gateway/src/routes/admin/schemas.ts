@@ -1,6 +1,6 @@
 import { SCOPES } from '../../auth/scopes';
 import { IdParam } from '../../http/pagination';
-import { z } from '../../http/zod';
+import { name, z } from '../../http/zod';
 
 /** The HTTP shapes of the operator API (../shared/guide/operator-api.md). */
 
@@ -9,7 +9,7 @@ export const ScopeList = z
   .min(1, 'must name at least one scope')
   .openapi({ description: 'Scopes to grant; omitted means the default set' });
 export const Mode = z.enum(['live', 'sandbox']);
-export const Name = z.string().trim().min(1).max(100);
+export const Name = name(100);
 
 export const ApiKey = z
   .object({

@@ -1,4 +1,4 @@
-import { z } from '../../http/zod';
+import { name, text, z } from '../../http/zod';
 
 /** The HTTP shapes of company profiles: request bodies as the contract allows them, the answer. */
 
@@ -16,7 +16,7 @@ const CREDENTIALS_FIELD = 'omniChannelSettings';
 const FREE_FORM_MAX_BYTES = 8 * 1024;
 
 const fields = {
-  name: z.string().trim().min(1).max(200),
+  name: name(200),
   mobile: z.string().trim().regex(/^\+?[0-9][0-9 ()-]{2,30}$/, 'must be a phone number').openapi({ example: '+14155550100' }),
   countryCode: z.string().trim().regex(/^\+?[0-9]{1,4}$/, 'must be a calling code like +1').openapi({ example: '+1' }),
   countryIso: z
@@ -25,8 +25,8 @@ const fields = {
     .regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 code')
     .transform((s) => s.toUpperCase())
     .openapi({ example: 'US' }),
-  description: z.string().max(5_000),
-  industry: z.string().trim().max(200),
+  description: text(5_000),
+  industry: text(200).transform((v) => v.trim()),
   website: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2_048).openapi({ example: 'https://clinic.example' }),
   businessHours: z
     .record(z.string(), z.unknown())

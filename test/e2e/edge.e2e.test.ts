@@ -1,0 +1,94 @@
+import { request } from 'node:http';
+import { ADMIN_TOKEN, call, startSystem, tenantWithKey, type System } from '../harness/system';
+
+/** A request with raw header lines, so a header can be sent twice (fetch would merge them). */
+function raw(url: string, headerLines: string[]): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+  return new Promise((resolve, reject) => {
+    // Raw header lines get no Host of their own; HTTP/1.1 requires one.
+    const req = request(url, { method: 'GET', headers: ['Host', new URL(url).host, ...headerLines] }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+// The edge's answers to ambiguous credentials, and the headers every answer carries.
+describe('edge hardening', () => {
+  let sys: System;
+  let gw: string;
+  let a: { key: string; tenantId: string };
+  let b: { key: string };
+
+  beforeAll(async () => {
+    sys = await startSystem();
+    gw = sys.gateways[0]!.url;
+    a = await tenantWithKey(gw, { scopes: ['companies:read', 'companies:write'] });
+    b = await tenantWithKey(gw, { scopes: ['companies:read'] });
+  });
+  afterAll(() => sys.stop());
+
+  it('refuses conflicting or repeated credentials with 401 and a WWW-Authenticate challenge', async () => {
+    const cases = {
+      twoAuthorization: ['Authorization', `Bearer ${a.key}`, 'Authorization', `Bearer ${b.key}`],
+      sameKeyTwice: ['Authorization', `Bearer ${a.key}`, 'Authorization', `Bearer ${a.key}`],
+      authorizationAndOtherTenantsKey: ['Authorization', `Bearer ${a.key}`, 'X-API-Key', b.key],
+      authorizationAndInvalidKey: ['Authorization', `Bearer ${a.key}`, 'X-API-Key', 'sk_live_nonsense'],
+      twoApiKeys: ['X-API-Key', a.key, 'X-API-Key', a.key],
+    };
+    for (const [name, lines] of Object.entries(cases)) {
+      const res = await raw(`${gw}/api/v1/ping`, lines);
+      expect({ name, status: res.status, reason: res.body?.reasonCode, challenge: res.headers['www-authenticate'] }).toEqual({
+        name,
+        status: 401,
+        reason: 'unauthorized',
+        challenge: 'Bearer',
+      });
+    }
+    expect((await raw(`${gw}/api/v1/ping`, ['X-API-Key', a.key])).status).toBe(200);
+    const admin = await raw(`${gw}/admin/v1/kill-switch`, ['Authorization', `Bearer ${ADMIN_TOKEN}`, 'Authorization', `Bearer ${ADMIN_TOKEN}`]);
+    expect(admin.status).toBe(401);
+  });
+
+  it('marks every API answer, the one showing a new key included, as not cacheable and not sniffable', async () => {
+    const ping = await call(`${gw}/api/v1/ping`, { key: a.key });
+    const issued = await call(`${gw}/admin/v1/tenants/${a.tenantId}/api-keys`, { admin: true, body: { name: 'k', mode: 'sandbox' } });
+    const refused = await call(`${gw}/api/v1/ping`);
+    for (const [name, res, status] of [['ping', ping, 200], ['issued key', issued, 201], ['refused', refused, 401]] as const) {
+      expect({ name, status: res.status, cache: res.headers.get('cache-control'), sniff: res.headers.get('x-content-type-options') }).toEqual({
+        name,
+        status,
+        cache: 'no-store',
+        sniff: 'nosniff',
+      });
+    }
+  });
+
+  it('keeps the reference page out of other sites\' frames', async () => {
+    const res = await fetch(`${gw}/docs/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+  });
+
+  it('accepts page and limit only as plain integers', async () => {
+    for (const q of ['page=1e3', 'limit=%2B5', 'limit=5.0', 'page=0x10', 'page=', 'limit=1%2C2']) {
+      const res = await call(`${gw}/api/v1/companies?${q}`, { key: a.key });
+      expect({ q, status: res.status, reason: res.body?.reasonCode }).toEqual({ q, status: 400, reason: 'validation_error' });
+    }
+    expect((await call(`${gw}/api/v1/companies?page=2&limit=5`, { key: a.key })).body.pagination).toMatchObject({ page: 2, limit: 5 });
+  });
+
+  it('refuses control characters in names and texts, and keeps newlines in a description', async () => {
+    for (const body of [{ name: 'Clinic\u0000' }, { name: 'Sunrise\u0007 Clinic' }, { name: 'Ok', description: 'bad\u0001byte' }]) {
+      const res = await call(`${gw}/api/v1/companies`, { key: a.key, body });
+      expect({ body, status: res.status, reason: res.body?.reasonCode }).toEqual({ body, status: 400, reason: 'validation_error' });
+    }
+    const ok = await call(`${gw}/api/v1/companies`, { key: a.key, body: { name: 'Sunrise Clinic', description: 'Line one\nLine two\twith a tab' } });
+    expect(ok.status).toBe(201);
+    const tenant = await call(`${gw}/admin/v1/tenants`, { admin: true, body: { name: 'Acme\u0000' } });
+    expect(tenant.status).toBe(400);
+  });
+});
