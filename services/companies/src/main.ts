@@ -23,6 +23,8 @@ export async function startCompanies(env: Record<string, string | undefined> = p
     port: cfg.GRPC_PORT,
     services: [companiesService(useCases, log)],
     log,
+    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
+    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
   });
   lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
   return { port: server.port, lifecycle, log };

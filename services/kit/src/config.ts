@@ -40,5 +40,16 @@ export const commonEnv = {
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(-1).max(10).default(-1),
 };
 
+/**
+ * Settings of a process that serves gRPC. Clients keep a connection for as long as it works and
+ * re-resolve DNS only when it fails, so a scaled-out service would get no traffic from callers
+ * already running: the server closes each connection after a maximum age (with a grace period
+ * for calls in flight), and callers reconnect to whatever the name resolves to now.
+ */
+export const grpcServerEnv = {
+  GRPC_MAX_CONNECTION_AGE_MS: z.coerce.number().int().min(1_000).default(300_000),
+  GRPC_MAX_CONNECTION_AGE_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+};
+
 /** `host:port` of a gRPC dependency. */
 export const grpcAddress = z.string().regex(/^[\w.-]+:\d+$/, 'must be host:port');

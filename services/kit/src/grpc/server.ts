@@ -63,8 +63,15 @@ export async function startGrpcServer(opts: {
   port: number;
   services: ServiceRegistration[];
   log: Logger;
+  /** See `grpcServerEnv`: connections are closed after this age so callers spread to new replicas. */
+  maxConnectionAgeMs: number;
+  maxConnectionAgeGraceMs: number;
 }): Promise<RunningGrpcServer> {
-  const server = new Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
+  const server = new Server({
+    'grpc.max_receive_message_length': 8 * 1024 * 1024,
+    'grpc.max_connection_age_ms': opts.maxConnectionAgeMs,
+    'grpc.max_connection_age_grace_ms': opts.maxConnectionAgeGraceMs,
+  });
   const statusMap: Record<string, 'SERVING' | 'NOT_SERVING'> = { '': 'SERVING' };
   for (const s of opts.services) statusMap[s.name] = 'SERVING';
   const health = new HealthImplementation(statusMap);
