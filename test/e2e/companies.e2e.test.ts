@@ -36,6 +36,13 @@ describe('companies through the gateway', () => {
     expect(patched.status).toBe(200);
     expect(patched.body.company).toMatchObject({ name: 'Sunrise Clinic', industry: 'health', website: 'https://sunrise.example' });
 
+    // null removes a field; the name cannot be removed.
+    const cleared = await call(`${gw}/api/v1/companies/${company.id}`, { method: 'PATCH', key: a.key, body: { website: null, timezone: null } });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.company).toMatchObject({ name: 'Sunrise Clinic', industry: 'health', website: null, timezone: null });
+    const noName = await call(`${gw}/api/v1/companies/${company.id}`, { method: 'PATCH', key: a.key, body: { name: null } });
+    expect({ status: noName.status, reason: noName.body.reasonCode }).toEqual({ status: 400, reason: 'validation_error' });
+
     const list = await call(`${gw}/api/v1/companies?page=1&limit=10`, { key: a.key });
     expect(list.status).toBe(200);
     expect(list.body.companies.map((c: { id: string }) => c.id)).toContain(company.id);

@@ -36,7 +36,7 @@ describe('companies service (gRPC + MongoDB)', () => {
     expect(company?.businessHours).toEqual({ mon: ['09:00-17:00'] });
     const id = company!.id;
 
-    const updated = await client.updateCompany({ id, fields: { industry: 'health' } }, tenantA);
+    const updated = await client.updateCompany({ id, fields: { industry: 'health' }, clearFields: [] }, tenantA);
     expect(updated.company).toMatchObject({ name: 'Sunrise Clinic', industry: 'health', countryIso: 'US' });
     expect(updated.company!.updateTime!.getTime()).toBeGreaterThanOrEqual(company!.createTime!.getTime());
 
@@ -52,7 +52,7 @@ describe('companies service (gRPC + MongoDB)', () => {
     const { company } = await client.createCompany({ fields: { name: 'Private' } }, tenantA);
     const id = company!.id;
     expect((await rejection(client.getCompany({ id }, tenantB))).reasonCode).toBe('not_found');
-    expect((await rejection(client.updateCompany({ id, fields: { name: 'stolen' } }, tenantB))).reasonCode).toBe('not_found');
+    expect((await rejection(client.updateCompany({ id, fields: { name: 'stolen' }, clearFields: [] }, tenantB))).reasonCode).toBe('not_found');
     expect((await rejection(client.deleteCompany({ id }, tenantB))).reasonCode).toBe('not_found');
     const listB = await client.listCompanies({ page: { page: 1, limit: 100 } }, tenantB);
     expect(listB.companies.map((c) => c.id)).not.toContain(id);
@@ -63,6 +63,15 @@ describe('companies service (gRPC + MongoDB)', () => {
     expect((await rejection(client.listCompanies({}, {}))).reasonCode).toBe('unauthorized');
     const noMode = await rejection(client.createCompany({ fields: { name: 'No mode' } }, { tenantId: 'tenant-a' }));
     expect({ reason: noMode.reasonCode, message: noMode.message }).toEqual({ reason: 'unauthorized', message: expect.stringMatching(/key mode/) });
+  });
+
+  it('removes the fields an update names, never the name, and never a field it also sets', async () => {
+    const { company } = await client.createCompany({ fields: { name: 'Clearable', mobile: '+14155550100', website: 'https://a.example' } }, tenantA);
+    const id = company!.id;
+    const cleared = await client.updateCompany({ id, fields: { industry: 'health' }, clearFields: ['mobile', 'website'] }, tenantA);
+    expect(cleared.company).toMatchObject({ name: 'Clearable', industry: 'health', mobile: undefined, website: undefined });
+    expect((await rejection(client.updateCompany({ id, fields: {}, clearFields: ['name'] }, tenantA))).reasonCode).toBe('validation_error');
+    expect((await rejection(client.updateCompany({ id, fields: { mobile: '+1 555' }, clearFields: ['mobile'] }, tenantA))).reasonCode).toBe('validation_error');
   });
 
   it('answers not_found for ids that are not ids', async () => {
@@ -80,7 +89,7 @@ describe('companies service (gRPC + MongoDB)', () => {
       );
       const answers = [
         await client.getCompany({ id: company!.id }, tenantA),
-        await client.updateCompany({ id: company!.id, fields: { description: 'x' } }, tenantA),
+        await client.updateCompany({ id: company!.id, fields: { description: 'x' } , clearFields: [] }, tenantA),
         await client.listCompanies({ page: { page: 1, limit: 100 } }, tenantA),
         await client.getLatestCompany({}, tenantA),
       ];

@@ -2,7 +2,7 @@ import type { ServiceClients } from '../../clients';
 import { IdParam, PageQuery, Pagination, pagination } from '../../http/pagination';
 import { defineRoute } from '../../http/route';
 import { z } from '../../http/zod';
-import { companyJson } from './mappers';
+import { companyJson, updateRequest } from './mappers';
 import { Company, CompanyCreate, CompanyEnvelope, CompanyPatch } from './schemas';
 
 /** Company profiles (`companies:read`, `companies:write`), owned by the companies service. */
@@ -60,14 +60,14 @@ export function companyRoutes(clients: ServiceClients) {
       path: '/companies/{id}',
       tag,
       summary: 'Update a company profile',
-      description: 'Send only the fields to change. `omniChannelSettings` and unknown fields are refused with 400.',
+      description: 'Send only the fields to change; `null` removes a field (every field but `name`). `omniChannelSettings` and unknown fields are refused with 400.',
       scopes: ['companies:write'],
       params: IdParam,
       body: CompanyPatch,
       responses: { 200: { description: 'The updated company', schema: CompanyEnvelope } },
       errors: notFound,
       handler: async ({ params, body }, { call }) => {
-        const res = await clients.companies.updateCompany({ id: params.id, fields: body }, call);
+        const res = await clients.companies.updateCompany(updateRequest(params.id, body), call);
         return { status: 200, body: { company: companyJson(res.company) } };
       },
     }),

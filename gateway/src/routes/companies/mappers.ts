@@ -20,3 +20,26 @@ export function companyJson(c: voiceapi.companies.v1.Company | undefined): z.inf
     updatedAt: (c.updateTime ?? new Date(0)).toISOString(),
   };
 }
+
+/** The proto name of each field a PATCH may remove with `null`. */
+const PROTO_NAME: Record<string, string> = {
+  mobile: 'mobile',
+  countryCode: 'country_code',
+  countryIso: 'country_iso',
+  description: 'description',
+  industry: 'industry',
+  website: 'website',
+  businessHours: 'business_hours',
+  timezone: 'timezone',
+};
+
+/** A PATCH body → the fields to set and the fields to remove (sent as `null`). */
+export function updateRequest(id: string, body: Record<string, unknown>): voiceapi.companies.v1.UpdateCompanyRequest {
+  const fields: Record<string, unknown> = {};
+  const clearFields: string[] = [];
+  for (const [key, value] of Object.entries(body)) {
+    if (value === null) clearFields.push(PROTO_NAME[key]!);
+    else if (value !== undefined) fields[key] = value;
+  }
+  return { id, fields: fields as voiceapi.companies.v1.CompanyFields, clearFields };
+}

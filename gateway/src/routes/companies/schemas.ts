@@ -66,7 +66,23 @@ const companyFields = z.strictObject(
 
 export const CompanyCreate = companyFields.extend({ name: fields.name }).openapi('CompanyCreate');
 
-export const CompanyPatch = companyFields
+// PATCH: `null` removes a field (every field but the name).
+const companyPatchFields = z.strictObject(
+  {
+    name: fields.name.optional(),
+    mobile: fields.mobile.nullable().optional(),
+    countryCode: fields.countryCode.nullable().optional(),
+    countryIso: fields.countryIso.nullable().optional(),
+    description: fields.description.nullable().optional(),
+    industry: fields.industry.nullable().optional(),
+    website: fields.website.nullable().optional(),
+    businessHours: fields.businessHours.nullable().optional(),
+    timezone: fields.timezone.nullable().optional(),
+  },
+  refuseUnknown,
+);
+
+export const CompanyPatch = companyPatchFields
   .refine((b) => Object.keys(b).length > 0, {
     message: 'send at least one field to change',
     // Only meaningful when the body is otherwise valid (an unknown field already failed it).

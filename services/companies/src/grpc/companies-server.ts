@@ -1,6 +1,6 @@
-import { registerService, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { registerService, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { Company, CompanyFields } from '../store/company-store';
+import type { ClearableField, Company, CompanyFields } from '../store/company-store';
 import type { CompanyUseCases } from '../usecases/companies';
 
 type ProtoCompany = voiceapi.companies.v1.Company;
@@ -18,7 +18,7 @@ export function companiesService(uc: CompanyUseCases, log: Logger): ServiceRegis
       },
       createCompany: async (req, ctx) => ({ company: toProto(await uc.create(ctx, fromProto(req.fields))) }),
       getCompany: async (req, ctx) => ({ company: toProto(await uc.get(ctx, req.id)) }),
-      updateCompany: async (req, ctx) => ({ company: toProto(await uc.update(ctx, req.id, fromProto(req.fields))) }),
+      updateCompany: async (req, ctx) => ({ company: toProto(await uc.update(ctx, req.id, fromProto(req.fields), clearedFields(req.clearFields))) }),
       deleteCompany: async (req, ctx) => {
         await uc.delete(ctx, req.id);
         return {};
@@ -44,6 +44,26 @@ export function fromProto(fields: ProtoFields | undefined): Partial<CompanyField
   }
   if (fields.businessHours !== undefined) out.businessHours = fields.businessHours;
   return out;
+}
+
+/** Proto field names of what may be removed → the domain's names. */
+const CLEARABLE: Record<string, ClearableField> = {
+  mobile: 'mobile',
+  country_code: 'countryCode',
+  country_iso: 'countryIso',
+  description: 'description',
+  industry: 'industry',
+  website: 'website',
+  business_hours: 'businessHours',
+  timezone: 'timezone',
+};
+
+function clearedFields(names: string[]): ClearableField[] {
+  const unknown = names.filter((n) => !Object.prototype.hasOwnProperty.call(CLEARABLE, n));
+  if (unknown.length) {
+    throw validationError(`these fields cannot be removed: ${unknown.join(', ')}`, unknown.map((n) => ({ path: n, message: 'cannot be removed' })));
+  }
+  return [...new Set(names.map((n) => CLEARABLE[n]!))];
 }
 
 export function toProto(c: Company): ProtoCompany {

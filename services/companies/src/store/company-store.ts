@@ -19,6 +19,9 @@ export interface Company {
 
 export type CompanyFields = Omit<Company, 'id' | 'createdAt' | 'updatedAt'>;
 
+/** The fields a company may be without (every field but its name). */
+export type ClearableField = Exclude<keyof CompanyFields, 'name'>;
+
 /**
  * The stored document. Free-form business hours are kept as JSON text: tenants may send any
  * JSON object, and documents cannot hold every JSON shape portably (FerretDB refuses nested
@@ -102,8 +105,9 @@ export class CompanyStore {
     return { ...res, items: res.items.map(toCompany) };
   }
 
-  async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, now: Date): Promise<Company | null> {
-    const doc = await this.companies.updateById(scope, id, { $set: { ...toDoc(fields), updatedAt: now } });
+  async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, now: Date, clear: readonly ClearableField[] = []): Promise<Company | null> {
+    const unset = Object.fromEntries(clear.map((f) => [f, 1]));
+    const doc = await this.companies.updateById(scope, id, { $set: { ...toDoc(fields), updatedAt: now }, ...(clear.length > 0 && { $unset: unset }) });
     return doc && toCompany(doc);
   }
 

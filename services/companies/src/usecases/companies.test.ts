@@ -24,7 +24,13 @@ describe('CompanyUseCases', () => {
   it('passes on only the fields that were sent, with the time of the change', async () => {
     const { store, calls } = storeSpy();
     await new CompanyUseCases(store, () => NOW).update(ctx, 'id', { industry: 'health' }).catch(() => undefined);
-    expect(calls[0]!.args.slice(2)).toEqual([{ industry: 'health' }, NOW]);
+    expect(calls[0]!.args.slice(2)).toEqual([{ industry: 'health' }, NOW, []]);
+  });
+
+  it('refuses to set and remove the same field in one update', async () => {
+    const { store, calls } = storeSpy();
+    expect(await reasonOf(new CompanyUseCases(store).update(ctx, 'id', { mobile: '+1 555 0100' }, ['mobile']))).toBe('validation_error');
+    expect(calls).toHaveLength(0);
   });
 
   it('requires a non-empty name on create and refuses to blank it on update, before the store is touched', async () => {

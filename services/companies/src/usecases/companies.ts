@@ -1,5 +1,5 @@
 import { notFound, requireTenant, validationError, type CallContext, type Page } from '@voiceapi/kit';
-import type { Company, CompanyFields, CompanyStore } from '../store/company-store';
+import type { ClearableField, Company, CompanyFields, CompanyStore } from '../store/company-store';
 
 const MAX_LIMIT = 100;
 
@@ -34,12 +34,14 @@ export class CompanyUseCases {
     return this.store.latest(requireTenant(ctx));
   }
 
-  async update(ctx: CallContext, id: string, fields: Partial<CompanyFields>): Promise<Company> {
+  async update(ctx: CallContext, id: string, fields: Partial<CompanyFields>, clear: readonly ClearableField[] = []): Promise<Company> {
     const scope = requireTenant(ctx);
     if (fields.name !== undefined && fields.name.trim() === '') {
       throw validationError('name cannot be empty', [{ path: 'name', message: 'must not be empty' }]);
     }
-    const updated = await this.store.update(scope, id, fields, this.now());
+    const both = clear.filter((f) => fields[f] !== undefined);
+    if (both.length) throw validationError('a field cannot be both set and removed', both.map((f) => ({ path: f, message: 'set and removed' })));
+    const updated = await this.store.update(scope, id, fields, this.now(), clear);
     if (!updated) throw notFound('company');
     return updated;
   }

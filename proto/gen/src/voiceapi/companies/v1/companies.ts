@@ -77,7 +77,16 @@ export interface GetCompanyResponse {
 
 export interface UpdateCompanyRequest {
   id: string;
-  fields?: CompanyFields | undefined;
+  /** Fields to set; unset fields are left unchanged. */
+  fields?:
+    | CompanyFields
+    | undefined;
+  /**
+   * Fields to remove (answered as null afterwards), by proto name: `mobile`, `country_code`,
+   * `country_iso`, `description`, `industry`, `website`, `business_hours`, `timezone`. The name
+   * cannot be removed; a field may not be both set and removed.
+   */
+  clearFields: string[];
 }
 
 export interface UpdateCompanyResponse {
@@ -1042,7 +1051,7 @@ export const GetCompanyResponse: MessageFns<GetCompanyResponse, "voiceapi.compan
 };
 
 function createBaseUpdateCompanyRequest(): UpdateCompanyRequest {
-  return { id: "", fields: undefined };
+  return { id: "", fields: undefined, clearFields: [] };
 }
 
 export const UpdateCompanyRequest: MessageFns<UpdateCompanyRequest, "voiceapi.companies.v1.UpdateCompanyRequest"> = {
@@ -1054,6 +1063,9 @@ export const UpdateCompanyRequest: MessageFns<UpdateCompanyRequest, "voiceapi.co
     }
     if (message.fields !== undefined) {
       CompanyFields.encode(message.fields, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.clearFields) {
+      writer.uint32(26).string(v!);
     }
     return writer;
   },
@@ -1087,6 +1099,14 @@ export const UpdateCompanyRequest: MessageFns<UpdateCompanyRequest, "voiceapi.co
             message.fields = CompanyFields.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.clearFields.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1103,6 +1123,11 @@ export const UpdateCompanyRequest: MessageFns<UpdateCompanyRequest, "voiceapi.co
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
       fields: isSet(object.fields) ? CompanyFields.fromJSON(object.fields) : undefined,
+      clearFields: globalThis.Array.isArray(object?.clearFields)
+        ? object.clearFields.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.clear_fields)
+        ? object.clear_fields.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1113,6 +1138,9 @@ export const UpdateCompanyRequest: MessageFns<UpdateCompanyRequest, "voiceapi.co
     }
     if (message.fields !== undefined) {
       obj.fields = CompanyFields.toJSON(message.fields);
+    }
+    if (message.clearFields?.length) {
+      obj.clearFields = message.clearFields;
     }
     return obj;
   },
@@ -1126,6 +1154,7 @@ export const UpdateCompanyRequest: MessageFns<UpdateCompanyRequest, "voiceapi.co
     message.fields = (object.fields !== undefined && object.fields !== null)
       ? CompanyFields.fromPartial(object.fields)
       : undefined;
+    message.clearFields = object.clearFields?.map((e) => e) || [];
     return message;
   },
 };
