@@ -144,6 +144,38 @@ REQUIRED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.
                    "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by",
                    "helm.sh/chart"]
 
+# Labels a selector may use: stable across releases (never the release name, chart version or image
+# tag), so a service moved from the umbrella to its own release keeps its immutable selector.
+SELECTOR_LABELS = {"app.kubernetes.io/name", "app.kubernetes.io/part-of"}
+
+def selectors(d):
+    """Every label selector of an object that picks the service's pods, as {where: labels}."""
+    spec, out = d.get("spec") or {}, {}
+    if d["kind"] == "Service":
+        out["spec.selector"] = spec.get("selector")
+    if d["kind"] in ("Deployment", "PodDisruptionBudget"):
+        out["spec.selector.matchLabels"] = (spec.get("selector") or {}).get("matchLabels")
+    if d["kind"] == "NetworkPolicy":
+        out["spec.podSelector.matchLabels"] = (spec.get("podSelector") or {}).get("matchLabels")
+    if d["kind"] == "Deployment":
+        for i, t in enumerate(spec["template"]["spec"].get("topologySpreadConstraints") or []):
+            out[f"topologySpreadConstraints.{i}.labelSelector"] = (t.get("labelSelector") or {}).get("matchLabels")
+    return out
+
+def same_selectors(a, b, name):
+    """The objects of service `name` select their pods identically in two renders (e.g. through the
+    umbrella and as the service's own release)."""
+    def sel(path):
+        return {f"{d['kind']}/{d['metadata']['name']} {w}": v for d in docs(path)
+                if d["metadata"]["name"] == name for w, v in selectors(d).items()}
+    sa, sb = sel(a), sel(b)
+    p = [f"{k}: {sa.get(k)} vs {sb.get(k)}" for k in sorted(set(sa) | set(sb)) if sa.get(k) != sb.get(k)]
+    if not any(k.startswith("Deployment/") for k in sa):
+        p.append(f"no Deployment/{name} in {os.path.basename(a)}")
+    if not p:
+        print(f"    {len(sa)} selectors identical, e.g. Deployment: {next(v for k, v in sa.items() if k.startswith('Deployment/'))}")
+    return p
+
 def rules(path):
     """The platform's own rules, on top of schema validity."""
     p = []
@@ -153,6 +185,9 @@ def rules(path):
         for l in REQUIRED_LABELS:
             if not labels.get(l):
                 p.append(f"{ident(d)}: label {l} missing")
+        for where, sel in selectors(d).items():
+            if set(sel or {}) != SELECTOR_LABELS:
+                p.append(f"{ident(d)}: {where} must be exactly {sorted(SELECTOR_LABELS)} (stable across releases), got {sorted(sel or {})}")
         if d["kind"] != "Deployment":
             continue
         spec = d["spec"]["template"]["spec"]
@@ -290,7 +325,7 @@ def manifest(path, manifest_path, charts_dir, umbrella):
 cmd, path, *rest = sys.argv[1:]
 problems = {"validate": lambda: validate(path), "rules": lambda: rules(path),
             "expect": lambda: expect(path, rest[0]), "query": lambda: query(path, rest[0]),
-            "manifest": lambda: manifest(path, *rest)}[cmd]()
+            "manifest": lambda: manifest(path, *rest), "same-selectors": lambda: same_selectors(path, *rest)}[cmd]()
 for x in problems:
     print(f"    {x}")
 sys.exit(1 if problems else 0)
@@ -497,6 +532,26 @@ for c in "${SERVICES[@]}"; do
   pkgs=("$WORK/packages/$c"-[0-9]*.tgz)
   rendered "$c-packaged" "${pkgs[0]}" "$c"
 done
+step "independent release: a service keeps its selectors when it leaves the umbrella"
+# Deployment selectors are immutable: the hand-over in docs/operations.md (umbrella release
+# "platform" -> own release "companies") works only if both select the pods with the same labels.
+for c in "${SERVICES[@]}"; do
+  render "$WORK/handover.$c.umbrella.yaml" "$CHARTS/$UMBRELLA" platform
+  render "$WORK/handover.$c.alone.yaml" "$CHARTS/$c" "$c"
+  run "$c: same selectors in the umbrella (release platform) and alone (release $c)" \
+    check_py same-selectors "$WORK/handover.$c.umbrella.yaml" "$WORK/handover.$c.alone.yaml" "$c"
+done
+render "$WORK/handover.other-part-of.yaml" "$CHARTS/companies" companies --set global.partOf=other
+must_fail "selectors that differ are refused (canary: another part-of)" "Deployment/companies spec.selector.matchLabels" \
+  check_py same-selectors "$WORK/handover.companies.umbrella.yaml" "$WORK/handover.other-part-of.yaml" companies
+sed 's|app.kubernetes.io/part-of: voiceapi|app.kubernetes.io/instance: companies|' \
+  "$WORK/handover.companies.alone.yaml" >"$WORK/handover.instance-selector.yaml"
+must_fail "a selector on the release name is refused (canary)" "must be exactly" \
+  check_py rules "$WORK/handover.instance-selector.yaml"
+must_fail "a second copy (namePrefix) with the same part-of is refused" "needs its own global.partOf" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy-
+rendered "platform-second-copy" "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy- --set global.partOf=voiceapi-copy
+
 step "development values: inline secrets become a chart-made Secret, referenced, never inlined"
 DEV=(--set global.mongo.url=mongodb://app:dev-password@mongo:27017/
      --set gateway.secretEnv.ADMIN_TOKEN.value=dev-admin-token-0123456789
