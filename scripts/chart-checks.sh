@@ -194,6 +194,8 @@ def rules(path):
         spec = d["spec"]["template"]["spec"]
         psc = spec.get("securityContext", {})
         if psc.get("runAsNonRoot") is not True: p.append(f"{ident(d)}: pod runAsNonRoot is not true")
+        for k in ("runAsUser", "runAsGroup", "fsGroup"):
+            if not isinstance(psc.get(k), int) or psc[k] < 10000: p.append(f"{ident(d)}: pod {k} is {psc.get(k)}, must be at least 10000")
         if (psc.get("seccompProfile") or {}).get("type") != "RuntimeDefault": p.append(f"{ident(d)}: seccomp is not RuntimeDefault")
         if spec.get("automountServiceAccountToken") is not False: p.append(f"{ident(d)}: service account token mounted")
         vols = {v["name"]: v for v in spec.get("volumes", [])}
@@ -202,9 +204,13 @@ def rules(path):
             if sc.get("readOnlyRootFilesystem") is not True: p.append(f"{ident(d)}: root filesystem writable")
             if sc.get("allowPrivilegeEscalation") is not False: p.append(f"{ident(d)}: privilege escalation allowed")
             if "ALL" not in (sc.get("capabilities") or {}).get("drop", []): p.append(f"{ident(d)}: capabilities not dropped")
+            # registry + repository joined without a repeated path segment (registry.example.com/voiceapi
+            # + voiceapi/companies once gave .../voiceapi/voiceapi/companies).
+            segs = c["image"].split("@")[0].rsplit(":", 1)[0].split("/") if ":" in c["image"].split("/")[-1] else c["image"].split("@")[0].split("/")
+            if any(a == b for a, b in zip(segs, segs[1:])): p.append(f"{ident(d)}: image {c['image']} repeats a path segment")
             res = c.get("resources", {})
             for kind in ("requests", "limits"):
-                for r in ("cpu", "memory"):
+                for r in ("cpu", "memory", "ephemeral-storage"):
                     if r not in res.get(kind, {}): p.append(f"{ident(d)}: resources.{kind}.{r} missing")
             tmp = [m for m in c.get("volumeMounts", []) if m["mountPath"] == "/tmp"]
             if not tmp or "emptyDir" not in vols.get(tmp[0]["name"], {}): p.append(f"{ident(d)}: no emptyDir on /tmp")
@@ -509,6 +515,11 @@ run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret)" ch
   "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,!Secret"
 run "platform-production gateway scales from 3 replicas" \
   value_is "$LAST_RENDER" HorizontalPodAutoscaler/gateway:spec.minReplicas 3
+run "platform-production images are registry.example.com/voiceapi/<service> (no doubled segment)" \
+  value_is "$LAST_RENDER" Deployment/companies:spec.template.spec.containers.0.image '"registry.example.com/voiceapi/companies:0.1.0"'
+render "$WORK/doubled-image.yaml" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}" --set global.image.registry=registry.example.com/voiceapi
+must_fail "an image path with a repeated segment is refused (canary)" "repeats a path segment" \
+  check_py rules "$WORK/doubled-image.yaml"
 run "platform-production ingress serves TLS" \
   value_is "$LAST_RENDER" Ingress/gateway:spec.tls.0.hosts.0 '"api.voiceapi.example.com"'
 
@@ -557,6 +568,21 @@ run "platform-dev-secrets has one Secret per service" check_py expect "$LAST_REN
 run "platform-dev-secrets: no plaintext secret in any manifest" \
   absent "dev-password|dev-admin-token|dev-pepper" "$LAST_RENDER"
 
+step "the image's user is the charts' runAsUser/runAsGroup/fsGroup"
+dockerfile_user() { # dockerfile_user DOCKERFILE
+  local user; user=$(grep -E '^USER ' "$1" | tail -n 1 | awk '{print $2}')
+  for c in "${SERVICES[@]}"; do
+    local want; want=$(check_py query "$WORK/render.$c-alone.yaml" "Deployment/$c:spec.template.spec.securityContext" |
+      "$PY" -c 'import json,sys; s=json.load(sys.stdin); print("%s:%s %s" % (s["runAsUser"], s["runAsGroup"], s["fsGroup"]))')
+    echo "    deploy/Dockerfile USER $user; $c runs as ${want% *} with fsGroup ${want#* }"
+    [[ $user == "${want% *}" && $user == "${want#* }:${want#* }" ]] || { echo "    $c: differs from USER $user"; return 1; }
+  done
+}
+run "deploy/Dockerfile USER matches every chart's pod security context" dockerfile_user "$ROOT/deploy/Dockerfile"
+sed -E 's/^USER .*/USER 1000:1000/' "$ROOT/deploy/Dockerfile" >"$WORK/Dockerfile.uid1000"
+must_fail "a Dockerfile user other than the charts' is refused (canary)" "differs from USER 1000:1000" \
+  dockerfile_user "$WORK/Dockerfile.uid1000"
+
 step "what the charts must refuse"
 must_fail "gateway: ADMIN_TOKEN shorter than 16 characters" "ADMIN_TOKEN|minLength|at least 16|length must be" \
   render /dev/null "$CHARTS/gateway" gateway --set secretEnv.ADMIN_TOKEN.value=short
@@ -564,6 +590,12 @@ must_fail "service: writable root filesystem" "readOnlyRootFilesystem" \
   render /dev/null "$CHARTS/companies" companies --set containerSecurityContext.readOnlyRootFilesystem=false
 must_fail "service: no resource limits" "limits" \
   render /dev/null "$CHARTS/companies" companies --set resources.limits=null
+must_fail "service: runAsUser below 10000" "runAsUser|minimum|must be >= 10000" \
+  render /dev/null "$CHARTS/companies" companies --set podSecurityContext.runAsUser=1000
+must_fail "service: fsGroup below 10000" "fsGroup|minimum|must be >= 10000" \
+  render /dev/null "$CHARTS/gateway" gateway --set podSecurityContext.fsGroup=1000
+must_fail "service: no ephemeral-storage limit" "ephemeral-storage" \
+  render /dev/null "$CHARTS/companies" companies --set resources.limits.ephemeral-storage=null
 must_fail "service: MongoDB URL without a source" "MONGO_URL has no source" \
   render /dev/null "$CHARTS/companies" companies --set global.mongo.existingSecret=
 # No process serves Prometheus metrics (they push OTLP), so the charts have no metrics port and no
