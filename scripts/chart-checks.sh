@@ -24,8 +24,9 @@ HELM_K8S_MINOR=${HELM_K8S_MINOR:-34}   # helm 3.19 is built against k8s.io/clien
 KV_VERSION=${KV_VERSION:-1.37.0}
 read -r -a KUBE_VERSIONS <<<"${KUBE_VERSIONS:-1.31.0 1.37.0}"
 RENDER_KUBE_VERSION=${KUBE_VERSIONS[0]}
-# Kinds from CRDs: no schema ships with the validator; reported as SKIP, never silently.
-SKIP_API_GROUPS=monitoring.coreos.com
+# API groups of CRD kinds (comma list): no schema ships with the validator; reported as SKIP, never
+# silently. None today (the charts render only built-in kinds).
+SKIP_API_GROUPS=${SKIP_API_GROUPS:-}
 SYNC_SCHEMAS=0
 for arg in "$@"; do
   case $arg in
@@ -107,7 +108,7 @@ socket.create_connection = _no_network
 import yaml
 import kubernetes_validate.utils as kv
 
-SKIP_GROUPS = set(os.environ["SKIP_API_GROUPS"].split(","))
+SKIP_GROUPS = set(filter(None, os.environ["SKIP_API_GROUPS"].split(",")))
 VERSIONS = os.environ["CHECK_KUBE_VERSIONS"].split()
 
 def docs(path):
@@ -144,6 +145,38 @@ REQUIRED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.
                    "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by",
                    "helm.sh/chart"]
 
+# Labels a selector may use: stable across releases (never the release name, chart version or image
+# tag), so a service moved from the umbrella to its own release keeps its immutable selector.
+SELECTOR_LABELS = {"app.kubernetes.io/name", "app.kubernetes.io/part-of"}
+
+def selectors(d):
+    """Every label selector of an object that picks the service's pods, as {where: labels}."""
+    spec, out = d.get("spec") or {}, {}
+    if d["kind"] == "Service":
+        out["spec.selector"] = spec.get("selector")
+    if d["kind"] in ("Deployment", "PodDisruptionBudget"):
+        out["spec.selector.matchLabels"] = (spec.get("selector") or {}).get("matchLabels")
+    if d["kind"] == "NetworkPolicy":
+        out["spec.podSelector.matchLabels"] = (spec.get("podSelector") or {}).get("matchLabels")
+    if d["kind"] == "Deployment":
+        for i, t in enumerate(spec["template"]["spec"].get("topologySpreadConstraints") or []):
+            out[f"topologySpreadConstraints.{i}.labelSelector"] = (t.get("labelSelector") or {}).get("matchLabels")
+    return out
+
+def same_selectors(a, b, name):
+    """The objects of service `name` select their pods identically in two renders (e.g. through the
+    umbrella and as the service's own release)."""
+    def sel(path):
+        return {f"{d['kind']}/{d['metadata']['name']} {w}": v for d in docs(path)
+                if d["metadata"]["name"] == name for w, v in selectors(d).items()}
+    sa, sb = sel(a), sel(b)
+    p = [f"{k}: {sa.get(k)} vs {sb.get(k)}" for k in sorted(set(sa) | set(sb)) if sa.get(k) != sb.get(k)]
+    if not any(k.startswith("Deployment/") for k in sa):
+        p.append(f"no Deployment/{name} in {os.path.basename(a)}")
+    if not p:
+        print(f"    {len(sa)} selectors identical, e.g. Deployment: {next(v for k, v in sa.items() if k.startswith('Deployment/'))}")
+    return p
+
 def rules(path):
     """The platform's own rules, on top of schema validity."""
     p = []
@@ -153,11 +186,16 @@ def rules(path):
         for l in REQUIRED_LABELS:
             if not labels.get(l):
                 p.append(f"{ident(d)}: label {l} missing")
+        for where, sel in selectors(d).items():
+            if set(sel or {}) != SELECTOR_LABELS:
+                p.append(f"{ident(d)}: {where} must be exactly {sorted(SELECTOR_LABELS)} (stable across releases), got {sorted(sel or {})}")
         if d["kind"] != "Deployment":
             continue
         spec = d["spec"]["template"]["spec"]
         psc = spec.get("securityContext", {})
         if psc.get("runAsNonRoot") is not True: p.append(f"{ident(d)}: pod runAsNonRoot is not true")
+        for k in ("runAsUser", "runAsGroup", "fsGroup"):
+            if not isinstance(psc.get(k), int) or psc[k] < 10000: p.append(f"{ident(d)}: pod {k} is {psc.get(k)}, must be at least 10000")
         if (psc.get("seccompProfile") or {}).get("type") != "RuntimeDefault": p.append(f"{ident(d)}: seccomp is not RuntimeDefault")
         if spec.get("automountServiceAccountToken") is not False: p.append(f"{ident(d)}: service account token mounted")
         vols = {v["name"]: v for v in spec.get("volumes", [])}
@@ -166,9 +204,13 @@ def rules(path):
             if sc.get("readOnlyRootFilesystem") is not True: p.append(f"{ident(d)}: root filesystem writable")
             if sc.get("allowPrivilegeEscalation") is not False: p.append(f"{ident(d)}: privilege escalation allowed")
             if "ALL" not in (sc.get("capabilities") or {}).get("drop", []): p.append(f"{ident(d)}: capabilities not dropped")
+            # registry + repository joined without a repeated path segment (registry.example.com/voiceapi
+            # + voiceapi/companies once gave .../voiceapi/voiceapi/companies).
+            segs = c["image"].split("@")[0].rsplit(":", 1)[0].split("/") if ":" in c["image"].split("/")[-1] else c["image"].split("@")[0].split("/")
+            if any(a == b for a, b in zip(segs, segs[1:])): p.append(f"{ident(d)}: image {c['image']} repeats a path segment")
             res = c.get("resources", {})
             for kind in ("requests", "limits"):
-                for r in ("cpu", "memory"):
+                for r in ("cpu", "memory", "ephemeral-storage"):
                     if r not in res.get(kind, {}): p.append(f"{ident(d)}: resources.{kind}.{r} missing")
             tmp = [m for m in c.get("volumeMounts", []) if m["mountPath"] == "/tmp"]
             if not tmp or "emptyDir" not in vols.get(tmp[0]["name"], {}): p.append(f"{ident(d)}: no emptyDir on /tmp")
@@ -234,6 +276,7 @@ def manifest(path, manifest_path, charts_dir, umbrella):
     procs = json.load(open(manifest_path))["processes"]
     deps = {d["name"]: d for d in yml(f"{charts_dir}/{umbrella}/Chart.yaml").get("dependencies") or []}
     umbrella_values = yml(f"{charts_dir}/{umbrella}/values.yaml")
+    umbrella_schema_keys = set(json.load(open(f"{charts_dir}/{umbrella}/values.schema.json")).get("properties") or {})
     http = [x for x in procs if x.get("protocol") == "http"]
     gw_chart = http[0]["chart"] if len(http) == 1 else None
     gw_values = yml(f"{charts_dir}/{gw_chart}/values.yaml") if gw_chart and os.path.exists(f"{charts_dir}/{gw_chart}/values.yaml") else {}
@@ -260,6 +303,8 @@ def manifest(path, manifest_path, charts_dir, umbrella):
         else:
             if dep.get("repository") != f"file://../{chart}": p.append(f"{where}: umbrella dependency {chart} is not file://../{chart}")
             if dep.get("condition") != f"{chart}.enabled": p.append(f"{where}: umbrella dependency {chart} lacks condition {chart}.enabled")
+        if chart not in umbrella_schema_keys:
+            p.append(f"{where}: charts/{umbrella}/values.schema.json has no top-level property {chart} (it refuses unknown keys)")
         if (umbrella_values.get(chart) or {}).get("enabled") is not True:
             p.append(f"{where}: charts/{umbrella}/values.yaml does not set {chart}.enabled: true")
         if chart not in rendered:
@@ -290,7 +335,7 @@ def manifest(path, manifest_path, charts_dir, umbrella):
 cmd, path, *rest = sys.argv[1:]
 problems = {"validate": lambda: validate(path), "rules": lambda: rules(path),
             "expect": lambda: expect(path, rest[0]), "query": lambda: query(path, rest[0]),
-            "manifest": lambda: manifest(path, *rest)}[cmd]()
+            "manifest": lambda: manifest(path, *rest), "same-selectors": lambda: same_selectors(path, *rest)}[cmd]()
 for x in problems:
     print(f"    {x}")
 sys.exit(1 if problems else 0)
@@ -355,6 +400,50 @@ for chart_yaml in "$CHARTS"/*/Chart.yaml; do
   elif [[ $name != "$UMBRELLA" ]]; then SERVICES+=("$name"); fi
 done
 echo "charts: library ${LIBRARIES[*]}; services ${SERVICES[*]}; umbrella $UMBRELLA"
+
+step "a changed chart has a new version (against git merge-base HEAD main, or HEAD~ on main)"
+chart_version() { sed -nE 's/^version:[[:space:]]*["'\'']?([^"'\'' #]+).*/\1/p' | head -n 1; }
+# versions_bumped REPO BASE: every charts/<c> that differs from BASE (commits, staged, unstaged or
+# untracked files) has a Chart.yaml version other than BASE's. A chart new since BASE passes.
+versions_bumped() {
+  local repo=$1 base=$2 changed=0 bad=0 dir c old new
+  for dir in "$repo"/charts/*/; do
+    c=$(basename "$dir")
+    [[ -f $dir/Chart.yaml ]] || continue
+    if git -C "$repo" diff --quiet "$base" -- "charts/$c" &&
+       [[ -z $(git -C "$repo" ls-files --others --exclude-standard -- "charts/$c") ]]; then continue; fi
+    changed=$((changed + 1))
+    new=$(chart_version <"$dir/Chart.yaml")
+    old=$(git -C "$repo" show "$base:charts/$c/Chart.yaml" 2>/dev/null | chart_version || true)
+    if [[ -z $old ]]; then echo "    charts/$c: new since ${base:0:12} ($new)"
+    elif [[ $old == "$new" ]]; then echo "    charts/$c changed since ${base:0:12} but its version is still $new: bump it in charts/$c/Chart.yaml"; bad=1
+    else echo "    charts/$c: $old -> $new"; fi
+  done
+  (( changed )) || echo "    no chart changed since ${base:0:12}"
+  return $bad
+}
+version_base() { # the commit to compare with; fails when git history is unavailable
+  git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1 || return 1
+  local head mb="" ref; head=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null) || return 1
+  for ref in main origin/main; do mb=$(git -C "$ROOT" merge-base HEAD "$ref" 2>/dev/null) && break; done
+  [[ -n $mb ]] || return 1
+  if [[ $mb == "$head" ]]; then mb=$(git -C "$ROOT" rev-parse --verify -q 'HEAD~' 2>/dev/null) || return 1; fi
+  echo "$mb"
+}
+if BASE=$(version_base); then
+  run "every chart changed since ${BASE:0:12} has a new version" versions_bumped "$ROOT" "$BASE"
+else
+  echo "  SKIP  chart versions: no git history here (or no main branch, or a single commit)"
+fi
+# Canary: a throw-away repository where a chart changes and its version does not.
+version_canary() {
+  local r=$WORK/version-canary g=(git -c user.name=chart-checks -c user.email=chart-checks@invalid -c commit.gpgsign=false)
+  mkdir -p "$r/charts/companies" && cp "$CHARTS/companies/Chart.yaml" "$CHARTS/companies/values.yaml" "$r/charts/companies/"
+  "${g[@]}" -C "$r" init -q && "${g[@]}" -C "$r" add -A && "${g[@]}" -C "$r" commit -qm base
+  echo "replicaCount: 3" >>"$r/charts/companies/values.yaml"
+  versions_bumped "$r" HEAD
+}
+must_fail "a chart changed without a version bump is refused (canary)" "still [0-9.]+: bump it" version_canary
 
 step "values schemas (definitions from charts/common/schema/service-defs.json)"
 DEFS=$CHARTS/common/schema/service-defs.json
@@ -470,17 +559,13 @@ run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret)" ch
   "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,!Secret"
 run "platform-production gateway scales from 3 replicas" \
   value_is "$LAST_RENDER" HorizontalPodAutoscaler/gateway:spec.minReplicas 3
+run "platform-production images are registry.example.com/voiceapi/<service> (no doubled segment)" \
+  value_is "$LAST_RENDER" Deployment/companies:spec.template.spec.containers.0.image '"registry.example.com/voiceapi/companies:0.1.0"'
+render "$WORK/doubled-image.yaml" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}" --set global.image.registry=registry.example.com/voiceapi
+must_fail "an image path with a repeated segment is refused (canary)" "repeats a path segment" \
+  check_py rules "$WORK/doubled-image.yaml"
 run "platform-production ingress serves TLS" \
   value_is "$LAST_RENDER" Ingress/gateway:spec.tls.0.hosts.0 '"api.voiceapi.example.com"'
-
-step "umbrella: ServiceMonitor only with the monitoring.coreos.com CRD"
-MON=()
-for c in "${SERVICES[@]}"; do MON+=(--set "$c.metrics.enabled=true" --set "$c.serviceMonitor.enabled=true"); done
-rendered "platform-monitoring" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}" "${MON[@]}" \
-  --api-versions monitoring.coreos.com/v1/ServiceMonitor
-run "platform-monitoring renders ServiceMonitors" check_py expect "$LAST_RENDER" "ServiceMonitor=${#SERVICES[@]}"
-rendered "platform-monitoring-no-crd" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}" "${MON[@]}"
-run "platform-monitoring-no-crd renders none" check_py expect "$LAST_RENDER" "!ServiceMonitor"
 
 step "umbrella: one service switched off (<service>.enabled=false)"
 for c in "${SERVICES[@]}"; do
@@ -497,6 +582,26 @@ for c in "${SERVICES[@]}"; do
   pkgs=("$WORK/packages/$c"-[0-9]*.tgz)
   rendered "$c-packaged" "${pkgs[0]}" "$c"
 done
+step "independent release: a service keeps its selectors when it leaves the umbrella"
+# Deployment selectors are immutable: the hand-over in docs/operations.md (umbrella release
+# "platform" -> own release "companies") works only if both select the pods with the same labels.
+for c in "${SERVICES[@]}"; do
+  render "$WORK/handover.$c.umbrella.yaml" "$CHARTS/$UMBRELLA" platform
+  render "$WORK/handover.$c.alone.yaml" "$CHARTS/$c" "$c"
+  run "$c: same selectors in the umbrella (release platform) and alone (release $c)" \
+    check_py same-selectors "$WORK/handover.$c.umbrella.yaml" "$WORK/handover.$c.alone.yaml" "$c"
+done
+render "$WORK/handover.other-part-of.yaml" "$CHARTS/companies" companies --set global.partOf=other
+must_fail "selectors that differ are refused (canary: another part-of)" "Deployment/companies spec.selector.matchLabels" \
+  check_py same-selectors "$WORK/handover.companies.umbrella.yaml" "$WORK/handover.other-part-of.yaml" companies
+sed 's|app.kubernetes.io/part-of: voiceapi|app.kubernetes.io/instance: companies|' \
+  "$WORK/handover.companies.alone.yaml" >"$WORK/handover.instance-selector.yaml"
+must_fail "a selector on the release name is refused (canary)" "must be exactly" \
+  check_py rules "$WORK/handover.instance-selector.yaml"
+must_fail "a second copy (namePrefix) with the same part-of is refused" "needs its own global.partOf" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy-
+rendered "platform-second-copy" "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy- --set global.partOf=voiceapi-copy
+
 step "development values: inline secrets become a chart-made Secret, referenced, never inlined"
 DEV=(--set global.mongo.url=mongodb://app:dev-password@mongo:27017/
      --set gateway.secretEnv.ADMIN_TOKEN.value=dev-admin-token-0123456789
@@ -507,6 +612,21 @@ run "platform-dev-secrets has one Secret per service" check_py expect "$LAST_REN
 run "platform-dev-secrets: no plaintext secret in any manifest" \
   absent "dev-password|dev-admin-token|dev-pepper" "$LAST_RENDER"
 
+step "the image's user is the charts' runAsUser/runAsGroup/fsGroup"
+dockerfile_user() { # dockerfile_user DOCKERFILE
+  local user; user=$(grep -E '^USER ' "$1" | tail -n 1 | awk '{print $2}')
+  for c in "${SERVICES[@]}"; do
+    local want; want=$(check_py query "$WORK/render.$c-alone.yaml" "Deployment/$c:spec.template.spec.securityContext" |
+      "$PY" -c 'import json,sys; s=json.load(sys.stdin); print("%s:%s %s" % (s["runAsUser"], s["runAsGroup"], s["fsGroup"]))')
+    echo "    deploy/Dockerfile USER $user; $c runs as ${want% *} with fsGroup ${want#* }"
+    [[ $user == "${want% *}" && $user == "${want#* }:${want#* }" ]] || { echo "    $c: differs from USER $user"; return 1; }
+  done
+}
+run "deploy/Dockerfile USER matches every chart's pod security context" dockerfile_user "$ROOT/deploy/Dockerfile"
+sed -E 's/^USER .*/USER 1000:1000/' "$ROOT/deploy/Dockerfile" >"$WORK/Dockerfile.uid1000"
+must_fail "a Dockerfile user other than the charts' is refused (canary)" "differs from USER 1000:1000" \
+  dockerfile_user "$WORK/Dockerfile.uid1000"
+
 step "what the charts must refuse"
 must_fail "gateway: ADMIN_TOKEN shorter than 16 characters" "ADMIN_TOKEN|minLength|at least 16|length must be" \
   render /dev/null "$CHARTS/gateway" gateway --set secretEnv.ADMIN_TOKEN.value=short
@@ -514,8 +634,24 @@ must_fail "service: writable root filesystem" "readOnlyRootFilesystem" \
   render /dev/null "$CHARTS/companies" companies --set containerSecurityContext.readOnlyRootFilesystem=false
 must_fail "service: no resource limits" "limits" \
   render /dev/null "$CHARTS/companies" companies --set resources.limits=null
+must_fail "service: runAsUser below 10000" "runAsUser|minimum|must be >= 10000" \
+  render /dev/null "$CHARTS/companies" companies --set podSecurityContext.runAsUser=1000
+must_fail "service: fsGroup below 10000" "fsGroup|minimum|must be >= 10000" \
+  render /dev/null "$CHARTS/gateway" gateway --set podSecurityContext.fsGroup=1000
+must_fail "service: no ephemeral-storage limit" "ephemeral-storage" \
+  render /dev/null "$CHARTS/companies" companies --set resources.limits.ephemeral-storage=null
 must_fail "service: MongoDB URL without a source" "MONGO_URL has no source" \
   render /dev/null "$CHARTS/companies" companies --set global.mongo.existingSecret=
+# No process serves Prometheus metrics (they push OTLP), so the charts have no metrics port and no
+# ServiceMonitor, and refuse the options rather than ignore them.
+must_fail "service: serviceMonitor.enabled is refused (no process serves Prometheus)" "additional properties|not allowed|additionalProperties" \
+  render /dev/null "$CHARTS/companies" companies --set serviceMonitor.enabled=true
+must_fail "service: metrics.enabled is refused" "additional properties|not allowed|additionalProperties" \
+  render /dev/null "$CHARTS/gateway" gateway --set metrics.enabled=true
+must_fail "umbrella: <service>.serviceMonitor.enabled is refused" "additional properties|not allowed|additionalProperties" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set companies.serviceMonitor.enabled=true
+must_fail "umbrella: a misspelled service key is refused (compnies.enabled)" "compnies|additional properties|not allowed|additionalProperties" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set compnies.enabled=true
 must_fail "umbrella: unknown global setting" "additional properties|not allowed|additionalProperties" \
   render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set global.mongoUrl=x
 cat >"$WORK/broken.yaml" <<'EOF'

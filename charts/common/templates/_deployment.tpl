@@ -165,11 +165,6 @@ spec:
             - name: {{ $portName }}
               containerPort: {{ .Values.port }}
               protocol: TCP
-            {{- if .Values.metrics.enabled }}
-            - name: metrics
-              containerPort: {{ .Values.metrics.port }}
-              protocol: TCP
-            {{- end }}
           env:
             {{- include "common.env" . | nindent 12 }}
           startupProbe:

@@ -38,18 +38,23 @@ second copy of the platform in one namespace.
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* Labels that select the pods of one service in one release (immutable once deployed). */}}
+{{/*
+Labels that select the pods of one service (Deployment selector, Service, NetworkPolicy, PDB,
+topology spread). Stable labels only: never the release name, chart version or image tag. A
+Deployment's selector is immutable, so a service moved from the umbrella release to its own
+release (docs/operations.md) must select its pods with exactly the same labels in both.
+*/}}
 {{- define "common.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "common.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/part-of: {{ include "common.partOf" . }}
 {{- end -}}
 
 {{- define "common.labels" -}}
 helm.sh/chart: {{ include "common.chart" . }}
 {{ include "common.selectorLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ regexReplaceAll "[^-A-Za-z0-9_.]" (include "common.imageTag" .) "-" | trunc 63 | trimSuffix "-" | quote }}
 app.kubernetes.io/component: {{ .Values.component | default (ternary "gateway" "grpc-service" (eq .Values.protocol "http")) }}
-app.kubernetes.io/part-of: {{ include "common.partOf" . }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 

@@ -17,11 +17,10 @@ spec:
       {{- include "common.selectorLabels" . | nindent 6 }}
   policyTypes:
     - Ingress
-  {{- if not (or .Values.networkPolicy.allowedCallers .Values.networkPolicy.extraIngressFrom (and .Values.metrics.enabled .Values.networkPolicy.metricsFrom)) }}
+  {{- if not (or .Values.networkPolicy.allowedCallers .Values.networkPolicy.extraIngressFrom) }}
   ingress: []
   {{- else }}
   ingress:
-    {{- if or .Values.networkPolicy.allowedCallers .Values.networkPolicy.extraIngressFrom }}
     - from:
         {{- range .Values.networkPolicy.allowedCallers }}
         - podSelector:
@@ -35,14 +34,6 @@ spec:
       ports:
         - port: {{ include "common.portName" . }}
           protocol: TCP
-    {{- end }}
-    {{- if and .Values.metrics.enabled .Values.networkPolicy.metricsFrom }}
-    - from:
-        {{- toYaml .Values.networkPolicy.metricsFrom | nindent 8 }}
-      ports:
-        - port: metrics
-          protocol: TCP
-    {{- end }}
   {{- end }}
 {{- end -}}
 {{- end -}}

@@ -23,11 +23,4 @@ spec:
       protocol: TCP
       {{- /* h2c: cleartext HTTP/2, what gRPC speaks inside the cluster. */}}
       appProtocol: {{ ternary "kubernetes.io/h2c" "http" (eq .Values.protocol "grpc") }}
-    {{- if .Values.metrics.enabled }}
-    - name: metrics
-      port: {{ .Values.metrics.port }}
-      targetPort: metrics
-      protocol: TCP
-      appProtocol: http
-    {{- end }}
 {{- end -}}
