@@ -9,7 +9,7 @@ import type { IdempotencyRecords } from './http/idempotency';
 import { mountRoutes } from './http/mount';
 import { adminRegistry, buildDocument, tenantRegistry } from './http/openapi';
 import type { OperatorUseCases } from './operator/operator';
-import { adminAreas, routesOf, tenantAreas } from './routes';
+import { adminAreas, routesOf, tagsOf, tenantAreas } from './routes';
 
 export interface AppDeps {
   cfg: {
@@ -54,7 +54,7 @@ export function buildApp(deps: AppDeps): Express {
   const killSwitch = killSwitchGate(deps.killSwitch);
   let openApiDoc: object | undefined;
   api.get('/openapi.json', requestId, killSwitch, (_req, res) => {
-    openApiDoc ??= buildDocument(publicRegistry, 'Tenant API', 'Tenant-facing API of the AI voice-calling platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.');
+    openApiDoc ??= buildDocument(publicRegistry, 'Tenant API', 'Tenant-facing API of the AI voice-calling platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.', tagsOf(tenantAreas));
     res.json(openApiDoc);
   });
   // One router layer for the three: each layer costs on every request.
@@ -87,7 +87,7 @@ export function buildApp(deps: AppDeps): Express {
   );
   let adminDoc: object | undefined;
   admin.get('/openapi.json', (_req, res) => {
-    adminDoc ??= buildDocument(operatorRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch).');
+    adminDoc ??= buildDocument(operatorRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch).', tagsOf(adminAreas));
     res.json(adminDoc);
   });
   admin.use(notFoundRoute);
