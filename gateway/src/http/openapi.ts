@@ -170,7 +170,10 @@ export interface Tag {
 
 const METHOD_NOT_ALLOWED =
   'A path called with a method it does not have answers 405 `method_not_allowed` with the error body and an `Allow` header ' +
-  'naming the methods it has (HEAD wherever GET is). Every answer carries `X-Request-Id` and `Cache-Control: no-store`.';
+  'naming the methods it has (HEAD wherever GET is). Every answer carries `X-Request-Id` and `Cache-Control: no-store`. ' +
+  'A request head (URL and header fields) over the server\'s limit (`MAX_HEADER_BYTES`, 16 KiB by default) answers 414 ' +
+  '`uri_too_long` when the URL alone is too long, else 431 `headers_too_large`; a request with more than one `Host` header, ' +
+  'or one that is not valid HTTP/1.1, answers 400 `validation_error`; each with the error body, and the connection closes.';
 
 /**
  * The document: operations as registered, `servers` relative to where it is served, the tags with
