@@ -1,15 +1,19 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from '@voiceapi/kit';
 import express, { type Express, type RequestHandler } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { KeyCache, AuthenticatedKey } from './auth/key-cache';
 import type { ServiceClients } from './clients';
-import { errorHandler, fail } from './http/errors';
+import { errorHandler, fail, type ErrorBody } from './http/errors';
+import { HTTP_STATUS, type HttpReason } from './http/reasons';
 import { authenticate, inSequence, killSwitchGate, perKeyRateLimit, requestId, requireAdmin } from './http/middleware';
 import type { IdempotencyRecords } from './http/idempotency';
 import { mountRoutes } from './http/mount';
 import { adminRegistry, buildDocument, tenantRegistry } from './http/openapi';
 import type { OperatorUseCases } from './operator/operator';
-import { adminAreas, routesOf, tenantAreas } from './routes';
+import { adminAreas, routesOf, tagsOf, tenantAreas } from './routes';
 
 export interface AppDeps {
   cfg: {
@@ -42,6 +46,8 @@ export function buildApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  // RFC 9112 §3.2: a request with more than one Host is answered 400, before anything else.
+  app.use(oneHost);
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', (_req, res) => {
     const ready = deps.ready();
@@ -54,7 +60,7 @@ export function buildApp(deps: AppDeps): Express {
   const killSwitch = killSwitchGate(deps.killSwitch);
   let openApiDoc: object | undefined;
   api.get('/openapi.json', requestId, killSwitch, (_req, res) => {
-    openApiDoc ??= buildDocument(publicRegistry, 'Tenant API', 'Tenant-facing API of the AI voice-calling platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.');
+    openApiDoc ??= buildDocument(publicRegistry, 'Tenant API', 'Tenant-facing API of the AI voice-calling platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.', tagsOf(tenantAreas));
     res.json(openApiDoc);
   });
   // One router layer for the three: each layer costs on every request.
@@ -87,7 +93,7 @@ export function buildApp(deps: AppDeps): Express {
   );
   let adminDoc: object | undefined;
   admin.get('/openapi.json', (_req, res) => {
-    adminDoc ??= buildDocument(operatorRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch).');
+    adminDoc ??= buildDocument(operatorRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch).', tagsOf(adminAreas));
     res.json(adminDoc);
   });
   admin.use(notFoundRoute);
@@ -117,3 +123,62 @@ export function buildApp(deps: AppDeps): Express {
 }
 
 const notFoundRoute: RequestHandler = (_req, res) => fail(res, 'not_found', 'no such endpoint');
+
+/** Node keeps the first of several Host headers; HTTP/1.1 says such a request is invalid. */
+const oneHost: RequestHandler = (req, res, next) => {
+  let hosts = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) {
+    res.setHeader('X-Request-Id', randomUUID());
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Connection', 'close');
+    return fail(res, 'validation_error', 'a request must carry exactly one Host header');
+  }
+  next();
+};
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large' };
+
+/**
+ * The HTTP server for the app: request heads over `maxHeaderBytes` and requests Node cannot parse
+ * get the documented error body (not a bare status line or a reset) and the connection closes.
+ * A head over the limit whose request line has not ended is a URL too long (414); otherwise the
+ * header fields are (431).
+ */
+export function createHttpServer(app: Express, opts: { maxHeaderBytes: number; log: Logger }): Server {
+  const server = createServer({ maxHeaderSize: opts.maxHeaderBytes }, app);
+  const answered = new WeakSet<Socket>();
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
+    // The parser may report more than once for one connection; answer once.
+    if (answered.has(socket) || err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    answered.add(socket);
+    let reason: HttpReason = 'validation_error';
+    let message = 'malformed HTTP request';
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      const packet = err.rawPacket;
+      const lineOpen = packet !== undefined && /^[A-Z]+ /.test(packet.subarray(0, 16).toString('latin1')) && !packet.includes(10);
+      reason = lineOpen ? 'uri_too_long' : 'headers_too_large';
+      message = lineOpen
+        ? `request URL is too long (the request head may be at most ${opts.maxHeaderBytes} bytes)`
+        : `request header fields are too large (the request head may be at most ${opts.maxHeaderBytes} bytes)`;
+    } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      return void socket.end(`HTTP/1.1 408 ${STATUS_TEXT[408]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    }
+    const status = HTTP_STATUS[reason];
+    const body: ErrorBody = { error: message, reasonCode: reason };
+    const payload = JSON.stringify(body);
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(payload)}\r\n` +
+        `X-Request-Id: ${randomUUID()}\r\n` +
+        'Cache-Control: no-store\r\n' +
+        'X-Content-Type-Options: nosniff\r\n' +
+        'Connection: close\r\n\r\n' +
+        payload,
+    );
+    opts.log.debug({ code: err.code, status }, 'refused a request Node could not parse');
+  });
+  return server;
+}

@@ -19,6 +19,11 @@ export const configSchema = z.object({
     .enum(['true', 'false'], { error: 'must be true or false' })
     .default('false')
     .transform((v) => v === 'true'),
+  /**
+   * Largest request head (request line and header fields, bytes). Over it: 414 `uri_too_long` when
+   * the request line alone is, else 431 `headers_too_large`, with the error body.
+   */
+  MAX_HEADER_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024).default(16 * 1024),
   /** Largest JSON body accepted on any route (bytes). */
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(100 * 1024),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),

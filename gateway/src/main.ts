@@ -15,7 +15,7 @@ import {
   shutdownTelemetry,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import { buildApp } from './app';
+import { buildApp, createHttpServer } from './app';
 import { authenticatedKey, KeyCache } from './auth/key-cache';
 import { LastUsedRecorder } from './auth/last-used';
 import { closeServiceClients, createServiceClients } from './clients';
@@ -106,7 +106,7 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     clients,
   });
   const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(cfg.PORT, cfg.HOST, () => resolve(s));
+    const s = createHttpServer(app, { maxHeaderBytes: cfg.MAX_HEADER_BYTES, log }).listen(cfg.PORT, cfg.HOST, () => resolve(s));
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;

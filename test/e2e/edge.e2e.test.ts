@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { ADMIN_TOKEN, call, startSystem, tenantWithKey, type System } from '../harness/system';
 
 /** A request with raw header lines, so a header can be sent twice (fetch would merge them). */
@@ -12,6 +13,30 @@ function raw(url: string, headerLines: string[]): Promise<{ status: number; head
     });
     req.once('error', reject);
     req.end();
+  });
+}
+
+/** Writes a request by hand on a fresh connection and reads until the server closes it. */
+function rawRequest(url: string, head: string): Promise<{ status: number; headers: Record<string, string>; body: any; raw: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(head));
+    let data = '';
+    socket.on('data', (b: Buffer) => (data += b.toString('latin1')));
+    // The server may close while the rest of a large request is still being written.
+    socket.on('error', (err: NodeJS.ErrnoException) => (data ? undefined : reject(err)));
+    socket.on('close', () => {
+      const [top = '', text = ''] = data.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = top.split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      let body: any;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        body = text;
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, raw: data });
+    });
   });
 }
 
@@ -90,5 +115,29 @@ describe('edge hardening', () => {
     expect(ok.status).toBe(201);
     const tenant = await call(`${gw}/admin/v1/tenants`, { admin: true, body: { name: 'Acme\u0000' } });
     expect(tenant.status).toBe(400);
+  });
+
+  it('answers a 100 KB URL with 414 and a header block over 16 KiB with 431, each with the error body', async () => {
+    const host = new URL(gw).host;
+    const longUrl = await rawRequest(gw, `GET /api/v1/companies?q=${'a'.repeat(100 * 1024)} HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${a.key}\r\n\r\n`);
+    expect({ status: longUrl.status, body: longUrl.body, type: longUrl.headers['content-type'] }).toEqual({
+      status: 414,
+      body: { error: expect.stringContaining('16384'), reasonCode: 'uri_too_long' },
+      type: 'application/json; charset=utf-8',
+    });
+    expect(longUrl.headers['x-request-id']).toBeTruthy();
+    const bigHeader = await rawRequest(gw, `GET /api/v1/ping HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${a.key}\r\nX-Filler: ${'b'.repeat(20 * 1024)}\r\n\r\n`);
+    expect({ status: bigHeader.status, body: bigHeader.body }).toEqual({ status: 431, body: { error: expect.any(String), reasonCode: 'headers_too_large' } });
+    // Just under the limit is served.
+    const fits = await rawRequest(gw, `GET /api/v1/ping?q=${'c'.repeat(12 * 1024)} HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${a.key}\r\nConnection: close\r\n\r\n`);
+    expect(fits.status).toBe(200);
+  });
+
+  it('answers a request with two Host headers with 400 and the error body (RFC 9112)', async () => {
+    const host = new URL(gw).host;
+    const two = await rawRequest(gw, `GET /api/v1/ping HTTP/1.1\r\nHost: ${host}\r\nHost: evil.example\r\nX-API-Key: ${a.key}\r\n\r\n`);
+    expect({ status: two.status, body: two.body }).toEqual({ status: 400, body: { error: expect.stringMatching(/Host/), reasonCode: 'validation_error' } });
+    const garbage = await rawRequest(gw, 'NOT HTTP AT ALL\r\n\r\n');
+    expect({ status: garbage.status, reason: garbage.body?.reasonCode }).toEqual({ status: 400, reason: 'validation_error' });
   });
 });

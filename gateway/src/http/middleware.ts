@@ -112,13 +112,60 @@ export const perKeyRateLimit = (defaultPerSecond: number): FixedWindowLimiter =>
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** Operator API: constant-time comparison of the bearer token. */
-export function requireAdmin(token: string): RequestHandler {
+export interface AdminThrottle {
+  /** Wrong tokens a client address may send per window before it is refused (default 10). */
+  maxFailures?: number;
+  /** The window, from the address's first failure (default 60 s). */
+  windowMs?: number;
+  now?: () => number;
+}
+
+/** Addresses remembered at most; past it, expired windows are dropped, then the oldest. */
+const MAX_TRACKED_ADDRESSES = 10_000;
+
+/**
+ * Operator API: constant-time comparison of the bearer token. A client address that sent
+ * `maxFailures` wrong (or malformed, or repeated) tokens within the window is refused with 429 `rate_limited` and
+ * `Retry-After` until the window ends — the right token included, so guessing learns nothing
+ * meanwhile. The address is the socket's peer (no proxy headers are trusted).
+ */
+export function requireAdmin(token: string, throttle: AdminThrottle = {}): RequestHandler {
   const expected = digest(token);
+  const maxFailures = throttle.maxFailures ?? 10;
+  const windowMs = throttle.windowMs ?? 60_000;
+  const now = throttle.now ?? Date.now;
+  const failures = new Map<string, { count: number; resetAt: number }>();
+  const refuse = (res: Response, address: string, message: string): void => {
+    const t = now();
+    let entry = failures.get(address);
+    if (!entry || entry.resetAt <= t) {
+      if (failures.size >= MAX_TRACKED_ADDRESSES) {
+        for (const [a, e] of failures) if (e.resetAt <= t) failures.delete(a);
+        if (failures.size >= MAX_TRACKED_ADDRESSES) failures.delete(failures.keys().next().value!);
+      }
+      entry = { count: 0, resetAt: t + windowMs };
+      failures.set(address, entry);
+    }
+    entry.count++;
+    fail(res, 'unauthorized', message);
+  };
   return (req, res, next) => {
-    if (credentialHeaders(req.rawHeaders).authorization > 1) return fail(res, 'unauthorized', 'send the operator token once');
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
-    if (!m || !timingSafeEqual(digest(m[1]!), expected)) return fail(res, 'unauthorized', 'missing or wrong operator token');
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const entry = failures.get(address);
+    if (entry && entry.count >= maxFailures) {
+      const left = entry.resetAt - now();
+      if (left > 0) {
+        res.setHeader('Retry-After', Math.max(1, Math.ceil(left / 1_000)));
+        return fail(res, 'rate_limited', 'too many wrong operator tokens from this address; retry after the Retry-After interval');
+      }
+      failures.delete(address);
+    }
+    if (credentialHeaders(req.rawHeaders).authorization > 1) return refuse(res, address, 'send the operator token once');
+    const header = req.get('authorization');
+    // No credential at all is not a guess: answered, not counted.
+    if (header === undefined) return fail(res, 'unauthorized', 'missing operator token: send Authorization: Bearer <token>');
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m || !timingSafeEqual(digest(m[1]!), expected)) return refuse(res, address, 'missing or wrong operator token');
     next();
   };
 }

@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { fail } from './errors';
 import { routeHandler } from './execute';
 import { documentRoute } from './openapi';
-import type { AnyRoute, Surface } from './route';
+import { allowHeader, type AnyRoute, type Surface } from './route';
 
 /** Mounts each route on the router and documents it, from one definition. */
 export function mountRoutes(router: Router, surface: Surface, routes: AnyRoute[]): void {
@@ -16,9 +16,9 @@ export function mountRoutes(router: Router, surface: Surface, routes: AnyRoute[]
   }
   // A known path with a method it does not have: 405 naming the allowed ones, not 404.
   const methods = new Map<string, Set<string>>();
-  for (const r of routes) methods.set(r.path, (methods.get(r.path) ?? new Set()).add(r.method.toUpperCase()));
+  for (const r of routes) methods.set(r.path, (methods.get(r.path) ?? new Set()).add(r.method));
   for (const [path, allowed] of methods) {
-    const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
+    const allow = allowHeader(allowed);
     router.all(expressPath(path), (_req, res) => {
       res.setHeader('Allow', allow);
       fail(res, 'method_not_allowed', `method not allowed here; allowed: ${allow}`);

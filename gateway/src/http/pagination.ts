@@ -1,12 +1,12 @@
-import { queryInt, z } from './zod';
+import { PLAIN_INTEGER, queryInt, z } from './zod';
 
 /** Deeper pages are refused: an offset that large is a client bug, and it must fit the contract's int32. */
 export const MAX_PAGE = 100_000;
 
 /** `page` 1–MAX_PAGE (default 1) and `limit` 1–100 (default 25), as every list takes them. */
 export const PageQuery = z.object({
-  page: queryInt(1, MAX_PAGE).default(1).openapi({ description: `Page number, from 1 to ${MAX_PAGE}`, example: 1 }),
-  limit: queryInt(1, 100).default(25).openapi({ description: 'Page size, at most 100', example: 25 }),
+  page: queryInt(1, MAX_PAGE).default(1).openapi({ description: `Page number, from 1 to ${MAX_PAGE}; ${PLAIN_INTEGER}`, example: 1 }),
+  limit: queryInt(1, 100).default(25).openapi({ description: `Page size, 1 to 100; ${PLAIN_INTEGER}`, example: 25 }),
 });
 
 export const Pagination = z

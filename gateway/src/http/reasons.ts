@@ -20,9 +20,11 @@ export const HTTP_STATUS = {
   method_not_allowed: 405,
   idempotency_in_progress: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   api_globally_disabled: 503,
   // Raised by the owning services.
   insufficient_credits: 402,

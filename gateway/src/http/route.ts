@@ -116,6 +116,15 @@ export interface ResponseSpec {
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+const METHOD_ORDER: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
+
+/** The `Allow` header of a path with these methods (HEAD wherever GET is), in one fixed order. */
+export const allowHeader = (methods: Iterable<string>): string => {
+  const has = new Set([...methods].map((m) => m.toLowerCase()));
+  const allowed = METHOD_ORDER.filter((m) => has.has(m)).map((m) => m.toUpperCase());
+  return [...allowed, ...(has.has('get') ? ['HEAD'] : [])].join(', ');
+};
+
 export interface RouteDef<P extends AnyZod | undefined, Q extends AnyZod | undefined, B extends BodySpec | undefined> {
   method: Method;
   /** OpenAPI-style path relative to the surface's prefix, e.g. `/companies/{id}`. */
@@ -123,6 +132,12 @@ export interface RouteDef<P extends AnyZod | undefined, Q extends AnyZod | undef
   summary: string;
   tag: string;
   description?: string;
+  /**
+   * The OpenAPI `operationId`; derived from the method and path when omitted (`GET /companies` →
+   * `listCompanies`, `POST /companies/{id}/cancel` → `cancelCompany`, see `operationIdOf`). Set it
+   * when the derived name reads badly. Unique per surface: mounting fails otherwise.
+   */
+  operationId?: string;
   /** Tenant routes: scopes the key must hold (none: any valid key). */
   scopes?: Scope[];
   params?: P;
@@ -158,4 +173,48 @@ export function contentTypeMatches(actual: string, accepted: readonly string[]):
     const want = a.toLowerCase();
     return want.endsWith('/*') ? type.startsWith(want.slice(0, -1)) : type === want;
   });
+}
+
+const camel = (words: string[]) => words.map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
+const wordsOf = (segment: string) => segment.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+const isParam = (segment: string) => segment.startsWith('{');
+const singular = (w: string) => (w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.endsWith('ss') ? w : w.endsWith('s') ? w.slice(0, -1) : w);
+const plural = (segment: string) => segment.endsWith('s') && !segment.endsWith('ss');
+
+/**
+ * A stable operationId from the method and path: a collection is `list…`/`create…`, an item
+ * `get…`/`update…`/`replace…`/`delete…`, a singleton `get…`/`set…`, and a verb after an item
+ * (`POST /api-key-requests/{id}/approve`) names the action (`approveApiKeyRequest`). Segments
+ * followed by a parameter are singular (`/tenants/{tenantId}/api-keys` → `…TenantApiKeys`).
+ */
+export function operationIdOf(route: Pick<AnyRoute, 'method' | 'path' | 'operationId'>): string {
+  if (route.operationId) return route.operationId;
+  const segments = route.path.split('/').filter(Boolean);
+  const last = segments[segments.length - 1] ?? '';
+  const afterItem = segments.length >= 2 && isParam(segments[segments.length - 2]!);
+  let verb: string;
+  let nounSegments = segments;
+  let singularLast = false;
+  if (isParam(last)) {
+    verb = { get: 'get', post: 'create', put: 'replace', patch: 'update', delete: 'delete' }[route.method];
+  } else if (afterItem && !plural(last)) {
+    // An action on an item: the last word is the verb.
+    verb = camel(wordsOf(last));
+    nounSegments = segments.slice(0, -1);
+  } else if (plural(last)) {
+    verb = { get: 'list', post: 'create', put: 'replace', patch: 'update', delete: 'delete' }[route.method];
+    singularLast = route.method === 'post';
+  } else {
+    verb = { get: 'get', post: 'post', put: 'set', patch: 'update', delete: 'delete' }[route.method];
+  }
+  const nouns: string[] = [];
+  nounSegments.forEach((segment, i) => {
+    if (isParam(segment)) return;
+    const words = wordsOf(segment);
+    const next = nounSegments[i + 1];
+    const isLast = i === nounSegments.length - 1;
+    if ((next !== undefined && isParam(next)) || (isLast && singularLast)) words[words.length - 1] = singular(words[words.length - 1]!);
+    nouns.push(...words);
+  });
+  return camel([verb, ...nouns.map((w) => w.charAt(0).toUpperCase() + w.slice(1))]);
 }

@@ -1,4 +1,5 @@
 import type { ServiceClients } from '../clients';
+import type { Tag } from '../http/openapi';
 import type { AnyRoute } from '../http/route';
 import type { OperatorUseCases } from '../operator/operator';
 import { apiKeyRoutes } from './admin/api-keys';
@@ -18,20 +19,36 @@ export interface RouteDeps {
 
 export interface Area {
   name: string;
+  /** The OpenAPI tag(s) of the area's routes, with the descriptions the reference page shows. */
+  tags: Tag[];
   routes(deps: RouteDeps): AnyRoute[];
 }
 
 /** `/api/v1`: key, scopes, rate limit, Idempotency-Key on POST. */
 export const tenantAreas: Area[] = [
-  { name: 'core', routes: () => pingRoutes },
-  { name: 'companies', routes: ({ clients }) => companyRoutes(clients) },
+  { name: 'core', tags: [{ name: 'Core', description: 'Checking a key: who it belongs to, its mode and scopes' }], routes: () => pingRoutes },
+  {
+    name: 'companies',
+    tags: [{ name: 'Companies', description: 'Company profiles the agents speak for (`companies:read`, `companies:write`)' }],
+    routes: ({ clients }) => companyRoutes(clients),
+  },
 ];
 
 /** `/admin/v1`: operator token. */
 export const adminAreas: Area[] = [
-  { name: 'tenants', routes: ({ operator }) => tenantRoutes(operator) },
-  { name: 'api-keys', routes: ({ operator }) => apiKeyRoutes(operator) },
-  { name: 'kill-switch', routes: ({ operator }) => killSwitchRoutes(operator) },
+  { name: 'tenants', tags: [{ name: 'Tenants', description: "The platform's customers" }], routes: ({ operator }) => tenantRoutes(operator) },
+  {
+    name: 'api-keys',
+    tags: [{ name: 'API keys', description: 'Key requests from the dashboard, their approval, and issued keys' }],
+    routes: ({ operator }) => apiKeyRoutes(operator),
+  },
+  {
+    name: 'kill-switch',
+    tags: [{ name: 'Kill switch', description: 'Switching the whole tenant API off and on' }],
+    routes: ({ operator }) => killSwitchRoutes(operator),
+  },
 ];
+
+export const tagsOf = (areas: Area[]): Tag[] => areas.flatMap((a) => a.tags);
 
 export const routesOf = (areas: Area[], deps: RouteDeps): AnyRoute[] => areas.flatMap((a) => a.routes(deps));

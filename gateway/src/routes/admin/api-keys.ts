@@ -13,6 +13,7 @@ export function apiKeyRoutes(op: OperatorUseCases) {
       path: '/tenants/{tenantId}/api-keys',
       tag: 'API keys',
       summary: 'Issue a key (request and approval in one step)',
+      operationId: 'issueApiKey',
       params: TenantParam,
       body: z.strictObject({
         name: Name,
@@ -30,6 +31,7 @@ export function apiKeyRoutes(op: OperatorUseCases) {
       path: '/tenants/{tenantId}/api-key-requests',
       tag: 'API keys',
       summary: 'File a key request (dashboard "API Access")',
+      operationId: 'fileApiKeyRequest',
       params: TenantParam,
       body: z.strictObject({ name: Name, mode: Mode, purpose: z.string().trim().min(1).max(500), scopes: ScopeList.optional() }),
       responses: { 201: { description: 'Filed, pending approval', schema: z.object({ request: KeyRequest }) } },
