@@ -23,20 +23,19 @@ interface OutboxDoc {
   availableAt: Date;
 }
 
-export const outboxSchema = new Schema<OutboxDoc>(
-  {
-    _id: { type: String },
-    seq: { type: Number, required: true },
-    topic: { type: String, required: true },
-    key: { type: String, required: true },
-    type: { type: String, required: true },
-    payload: { type: Buffer, required: true },
-    traceHeaders: { type: Schema.Types.Mixed },
-    createdAt: { type: Date, required: true },
-    availableAt: { type: Date, required: true },
-  },
-  { versionKey: false, collection: 'outbox' },
-);
+const outboxFields = {
+  _id: { type: String },
+  seq: { type: Number, required: true },
+  topic: { type: String, required: true },
+  key: { type: String, required: true },
+  type: { type: String, required: true },
+  payload: { type: Buffer, required: true },
+  traceHeaders: { type: Schema.Types.Mixed },
+  createdAt: { type: Date, required: true },
+  availableAt: { type: Date, required: true },
+};
+
+export const outboxSchema = new Schema<OutboxDoc>(outboxFields, { versionKey: false, collection: 'outbox' });
 // Serves the relay's scan: every waiting event, oldest first. Published events are deleted at
 // once, so the collection holds only what is still to be sent and the scan stays small.
 // Unique: two writers can never share a place in the order, even on a store whose
@@ -73,19 +72,7 @@ interface ParkedDoc extends OutboxDoc {
   parkedAt: Date;
 }
 const parkedSchema = new Schema<ParkedDoc>(
-  {
-    _id: { type: String },
-    seq: { type: Number, required: true },
-    topic: { type: String, required: true },
-    key: { type: String, required: true },
-    type: { type: String, required: true },
-    payload: { type: Buffer, required: true },
-    traceHeaders: { type: Schema.Types.Mixed },
-    createdAt: { type: Date, required: true },
-    availableAt: { type: Date, required: true },
-    error: { type: String, required: true },
-    parkedAt: { type: Date, required: true },
-  },
+  { ...outboxFields, error: { type: String, required: true }, parkedAt: { type: Date, required: true } },
   { versionKey: false, collection: 'outbox_parked' },
 );
 // No secondary index: read by operators, rarely and whole.
