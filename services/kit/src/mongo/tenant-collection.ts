@@ -175,6 +175,11 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   async deleteMany(filter: FilterQuery<D>): Promise<number> {
     return (await this.model.deleteMany(filter)).deletedCount;
   }
+
+  /** Documents in the whole collection, from its metadata (no scan). */
+  estimatedCount(): Promise<number> {
+    return this.model.estimatedDocumentCount().exec();
+  }
 }
 
 /** Refuses an update that names `tenantId` anywhere: as a field, under an operator, or as a rename target. */
