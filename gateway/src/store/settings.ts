@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '@voiceapi/kit';
+import { upsertOnce } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 interface SettingsRecord {
@@ -27,14 +27,6 @@ export class SettingsStore {
   }
 
   async setKillSwitch(enabled: boolean): Promise<void> {
-    const write = () => this.model.updateOne({ _id: GLOBAL }, { $set: { killSwitch: enabled, updatedAt: new Date() } }, { upsert: true });
-    try {
-      await write();
-    } catch (err) {
-      // FerretDB answers concurrent first upserts of one _id with a duplicate key; the document
-      // exists now, so one retry updates it.
-      if (!isDuplicateKeyError(err)) throw err;
-      await write();
-    }
+    await upsertOnce(() => this.model.updateOne({ _id: GLOBAL }, { $set: { killSwitch: enabled, updatedAt: new Date() } }, { upsert: true }));
   }
 }

@@ -1,7 +1,7 @@
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
 import type { Logger } from '../logger';
-import { isDuplicateKeyError } from '../mongo/connect';
+import { isDuplicateKeyError, upsertOnce } from '../mongo/connect';
 import { Lease } from '../mongo/lease';
 import type { QueryShape } from '../mongo/query-shapes';
 import type { EventRecord } from './kafka';
@@ -268,16 +268,9 @@ export class Outbox {
 
   /** Reserves `count` consecutive sequence numbers; returns the first. */
   private async allocate(count: number): Promise<number> {
-    const bump = () =>
-      this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>();
-    let doc: SequenceDoc | null;
-    try {
-      doc = await bump();
-    } catch (err) {
-      // FerretDB answers concurrent first upserts of one _id with a duplicate key; it exists now.
-      if (!isDuplicateKeyError(err)) throw err;
-      doc = await bump();
-    }
+    const doc = await upsertOnce(() =>
+      this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>(),
+    );
     return doc!.value - count + 1;
   }
 }

@@ -37,3 +37,17 @@ export const isObjectIdHex = (id: string): boolean => /^[a-f0-9]{24}$/i.test(id)
 /** MongoDB's duplicate key error, also what FerretDB answers on a unique index. */
 export const isDuplicateKeyError = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+
+/**
+ * Runs an upsert of one `_id`, once more if it fails with a duplicate key: FerretDB answers
+ * concurrent first upserts of one `_id` that way (MongoDB retries internally); the document
+ * exists by then, so the second try updates it.
+ */
+export async function upsertOnce<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    return write();
+  }
+}

@@ -1,5 +1,6 @@
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import type { TenantScope } from '../context';
+import { isObjectIdHex } from './connect';
 import type { QueryShape } from './query-shapes';
 
 /** A document owned by one tenant. Its tenant never changes once written. */
@@ -18,7 +19,7 @@ export interface IdCodec<Id> {
 }
 
 export const objectIds: IdCodec<Types.ObjectId> = {
-  parse: (id) => (/^[a-f0-9]{24}$/i.test(id) ? new Types.ObjectId(id) : undefined),
+  parse: (id) => (isObjectIdHex(id) ? new Types.ObjectId(id) : undefined),
 };
 
 export const stringIds: IdCodec<string> = { parse: (id) => (id.length > 0 && id.length <= 200 ? id : undefined) };
