@@ -3,6 +3,13 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 NPM_STAMP := node_modules/.install-stamp
+# One Node.js LTS line everywhere (images, CI, make run): the machine's own when it is that line,
+# else the npm registry's official build, installed once into .tools/ (scripts/node-lts.sh).
+NODE_BIN := $(shell bash scripts/node-lts.sh)
+ifeq ($(NODE_BIN),)
+$(error could not find or install the project's Node.js (scripts/node-lts.sh))
+endif
+export PATH := $(NODE_BIN):$(PATH)
 BUF := npx --no-install buf
 
 .PHONY: help install build infra run test test-unit test-integration test-e2e typecheck proto proto-check proto-breaking charts-check bench clean
@@ -10,7 +17,7 @@ BUF := npx --no-install buf
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
-$(NPM_STAMP): package.json package-lock.json */package.json services/*/package.json proto/gen/package.json deploy/local/package.json
+$(NPM_STAMP): scripts/node-lts.sh package.json package-lock.json */package.json services/*/package.json proto/gen/package.json deploy/local/package.json
 	@echo "==> installing npm dependencies (from package-lock.json)…"
 	@# npm install, not npm ci: npm 11 leaves other platforms' optional binaries (buf, swc) out of
 	@# the lock file and then refuses `npm ci`; install still honours every locked version.

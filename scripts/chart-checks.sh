@@ -520,8 +520,14 @@ for c in "${LIBRARIES[@]}" "${SERVICES[@]}"; do
   run "lint $c" "$HELM" lint --strict "$CHARTS/$c" --kube-version "$RENDER_KUBE_VERSION"
 done
 run "lint $UMBRELLA (default values)" "$HELM" lint --strict "$CHARTS/$UMBRELLA" --kube-version "$RENDER_KUBE_VERSION"
-run "lint $UMBRELLA (values-production.yaml)" "$HELM" lint --strict "$CHARTS/$UMBRELLA" --kube-version "$RENDER_KUBE_VERSION" \
-  -f "$CHARTS/$UMBRELLA/values-production.yaml"
+# Production pins every image by digest; a release passes them in a values file like this one
+# (made-up digests: the checks need only their form).
+for c in "${SERVICES[@]}"; do
+  printf '%s:\n  image:\n    digest: sha256:%s\n' "$c" "$(printf '%s' "$c" | sha256sum | cut -c1-64)"
+done >"$WORK/release-images.yaml"
+PROD=(-f "$CHARTS/$UMBRELLA/values-production.yaml" -f "$WORK/release-images.yaml")
+run "lint $UMBRELLA (values-production.yaml with the release's image digests)" "$HELM" lint --strict "$CHARTS/$UMBRELLA" \
+  --kube-version "$RENDER_KUBE_VERSION" "${PROD[@]}"
 
 step "umbrella: default values"
 rendered "platform-default" "$CHARTS/$UMBRELLA" voiceapi
@@ -553,14 +559,16 @@ must_fail "manifest: an address the gateway chart does not set is refused (canar
   check_py manifest "$PLATFORM_DEFAULT" "$WORK/manifest-renamed-address.json" "$CHARTS" "$UMBRELLA"
 
 step "umbrella: values-production.yaml"
-PROD=(-f "$CHARTS/$UMBRELLA/values-production.yaml")
 rendered "platform-production" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}"
 run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret)" check_py expect "$LAST_RENDER" \
   "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,!Secret"
 run "platform-production gateway scales from 3 replicas" \
   value_is "$LAST_RENDER" HorizontalPodAutoscaler/gateway:spec.minReplicas 3
-run "platform-production images are registry.example.com/voiceapi/<service> (no doubled segment)" \
-  value_is "$LAST_RENDER" Deployment/companies:spec.template.spec.containers.0.image '"registry.example.com/voiceapi/companies:0.1.0"'
+run "platform-production images are registry.example.com/voiceapi/<service>@<digest> (no doubled segment)" \
+  value_is "$LAST_RENDER" Deployment/companies:spec.template.spec.containers.0.image \
+  "\"registry.example.com/voiceapi/companies@sha256:$(printf companies | sha256sum | cut -c1-64)\""
+must_fail "production without a service's image digest is refused" "companies: global.image.requireDigest is set" \
+  render "$WORK/undigested.yaml" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}" --set companies.image.digest=
 render "$WORK/doubled-image.yaml" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}" --set global.image.registry=registry.example.com/voiceapi
 must_fail "an image path with a repeated segment is refused (canary)" "repeats a path segment" \
   check_py rules "$WORK/doubled-image.yaml"
@@ -626,6 +634,20 @@ run "deploy/Dockerfile USER matches every chart's pod security context" dockerfi
 sed -E 's/^USER .*/USER 1000:1000/' "$ROOT/deploy/Dockerfile" >"$WORK/Dockerfile.uid1000"
 must_fail "a Dockerfile user other than the charts' is refused (canary)" "differs from USER 1000:1000" \
   dockerfile_user "$WORK/Dockerfile.uid1000"
+
+step "the image's Node.js is the one CI and make run use, pinned by digest"
+dockerfile_node() { # dockerfile_node DOCKERFILE
+  local want; want=$(sed -nE 's/^NODE_VERSION=([0-9.]+)$/\1/p' "$ROOT/scripts/node-lts.sh")
+  [[ -n $want ]] || { echo "    no NODE_VERSION in scripts/node-lts.sh"; return 1; }
+  for arg in NODE_BUILD_IMAGE NODE_RUNTIME_IMAGE; do
+    local img; img=$(sed -nE "s/^ARG $arg=//p" "$1")
+    echo "    $arg=$img (scripts/node-lts.sh: $want)"
+    [[ $img =~ ^node:${want//./\\.}-[a-z-]+@sha256:[0-9a-f]{64}$ ]] || { echo "    $arg is not node:$want-<variant>@sha256:<digest>"; return 1; }
+  done
+}
+run "deploy/Dockerfile's Node images are scripts/node-lts.sh's version, by digest" dockerfile_node "$ROOT/deploy/Dockerfile"
+sed -E 's/^ARG NODE_RUNTIME_IMAGE=.*/ARG NODE_RUNTIME_IMAGE=node:26-bookworm-slim/' "$ROOT/deploy/Dockerfile" >"$WORK/Dockerfile.unpinned"
+must_fail "a base image by tag alone is refused (canary)" "NODE_RUNTIME_IMAGE is not node:" dockerfile_node "$WORK/Dockerfile.unpinned"
 
 step "what the charts must refuse"
 must_fail "gateway: ADMIN_TOKEN shorter than 16 characters" "ADMIN_TOKEN|minLength|at least 16|length must be" \

@@ -89,6 +89,8 @@ labels:
 {{- if $registry }}{{ $repo = printf "%s/%s" $registry $repo }}{{ end -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" $repo .Values.image.digest -}}
+{{- else if $g.requireDigest -}}
+{{- fail (printf "%s: global.image.requireDigest is set, so image.digest (sha256:...) is required: production pins images by digest (docs/operations.md, Images)" .Chart.Name) -}}
 {{- else -}}
 {{- printf "%s:%s" $repo (include "common.imageTag" .) -}}
 {{- end -}}

@@ -129,10 +129,7 @@ function execution(surface: Surface, route: AnyRoute): Execute {
       if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
       result = outcome.result;
     }
-    if (reader && !reader.ended) {
-      reader.abandon();
-      res.setHeader('Connection', 'close');
-    }
+    await beforeEarlyAnswer(res, reader);
     if (isBinary(result)) return sendBinary(res, result, log, requestId);
     send(res, result);
   };
@@ -141,7 +138,7 @@ function execution(surface: Surface, route: AnyRoute): Execute {
 /**
  * After the handler: the body's own failure (over the limit, malformed) wins over what the handler
  * answered. A successful handler's body is read to its end (unread parts discarded, limit still
- * counted); after a failure the rest of the upload is not read (the answer closes the connection).
+ * counted); after a failure the rest is only drained briefly (see beforeEarlyAnswer).
  */
 async function settleUpload(reader: MultipartReader, result: RouteResult, log: Surface['log'], requestId: string): Promise<RouteResult> {
   if (!reader.error && result.status < 400) await reader.finish();
@@ -169,7 +166,7 @@ async function executeMultipart(
   try {
     head = await reader.head;
   } catch (err) {
-    if (!reader.ended) res.setHeader('Connection', 'close');
+    await beforeEarlyAnswer(res, reader);
     return send(res, errorResult(err, log, locals.requestId));
   }
   const fields = parse(spec.fields, head.fields, 'body');
@@ -180,12 +177,14 @@ async function executeMultipart(
   return execute(req, res, locals, { fields, files: reader.files }, { reader, hashed: { fields, first } });
 }
 
-function answerInvalid(res: Response, invalid: Invalid, reader: MultipartReader | undefined): void {
-  if (reader && !reader.ended) {
-    reader.abandon();
-    res.setHeader('Connection', 'close');
-  }
+async function answerInvalid(res: Response, invalid: Invalid, reader: MultipartReader | undefined): Promise<void> {
+  await beforeEarlyAnswer(res, reader);
   fail(res, 'validation_error', invalid.message, { details: invalid.details });
+}
+
+/** An answer before the upload was read to its end: the rest drains briefly, else the connection closes. */
+async function beforeEarlyAnswer(res: Response, reader: MultipartReader | undefined): Promise<void> {
+  if (reader && !reader.ended && !(await reader.drain())) res.setHeader('Connection', 'close');
 }
 
 /** Test harness only: an answer that differs from its documentation is a loud 500. */

@@ -22,12 +22,20 @@ export interface MultipartReader {
   readonly error: DomainError | undefined;
   /** True once the body has been read to its end. */
   readonly ended: boolean;
-  /** Stops reading: the answer is sent with Connection: close and the rest is never read. */
-  abandon(): void;
+  /**
+   * Before an answer sent while the upload is unread: reads and drops the rest for a moment (up to
+   * LINGER_BYTES or LINGER_MS). True when the body ended, so the connection can stay open; false
+   * when it did not, so the answer must close it. Closing under a client still sending resets the
+   * connection, and a reset can destroy the answer in flight: draining the small rest of a refused
+   * form first avoids that, and a large upload stops at the budget.
+   */
+  drain(): Promise<boolean>;
 }
 
 const MAX_FIELDS = 50;
 const MAX_FIELD_BYTES = 64 * 1024;
+const LINGER_BYTES = 1024 * 1024;
+const LINGER_MS = 250;
 
 export function readMultipart(req: Request, spec: MultipartSpec): MultipartReader {
   const declared = Number(req.get('content-length'));
@@ -71,7 +79,7 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
   const stop = (e: DomainError) => {
     if (error) return;
     error = e;
-    // Stop reading: the answer carries Connection: close, so the rest of the upload is never read.
+    // Parsing stops here; what comes after is only drained (see drain()).
     req.unpipe(parser);
     req.pause();
     if (current && !current.readableEnded) current.destroy(e);
@@ -179,9 +187,26 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
     get error() {
       return error;
     },
-    abandon() {
+    async drain() {
+      if (req.complete) return true;
       req.unpipe(parser);
-      req.pause();
+      let dropped = 0;
+      let settle!: (ended: boolean) => void;
+      const outcome = new Promise<boolean>((resolve) => (settle = resolve));
+      const onData = (chunk: Buffer) => {
+        dropped += chunk.length;
+        if (dropped > LINGER_BYTES) settle(false);
+      };
+      const onEnd = () => settle(true);
+      const onClose = () => settle(req.complete);
+      const timer = setTimeout(() => settle(false), LINGER_MS);
+      req.on('data', onData).once('end', onEnd).once('close', onClose);
+      req.resume();
+      const ended = await outcome;
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('close', onClose);
+      if (!ended) req.pause();
+      return ended;
     },
     get ended() {
       return ended;
