@@ -5,4 +5,6 @@
 
 /* eslint-disable */
 
+export * from "./voiceapi/events/v1/telephony_call";
+export * from "./voiceapi/events/v1/billing";
 export * from "./voiceapi/events/v1/gateway_control";

@@ -6,5 +6,6 @@
 /* eslint-disable */
 
 export * as common from "./index.voiceapi.common";
+export * as billing from "./index.voiceapi.billing";
 export * as companies from "./index.voiceapi.companies";
 export * as events from "./index.voiceapi.events";
