@@ -1,0 +1,76 @@
+import { eventRecord, isDuplicateKeyError, type EventRecord, type Outbox } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { rowOf, type Entry } from '../domain/wallet';
+import type { CallOutcome } from '../store/call-store';
+import type { WalletStore } from '../store/wallet-store';
+
+const { BillingEvent, CallDirection } = voiceapi.events.v1;
+
+/**
+ * Billing's events go out through the outbox with ids derived from what they announce
+ * (`usage:<tenant>:<seq>`, `billed:<call>`): announcing the same thing twice (a retry, the
+ * sweeper after a crash) stores or publishes the same event id, which consumers skip.
+ */
+export class Announcements {
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly store: WalletStore,
+  ) {}
+
+  /** CreditsUsage for each debit row appended; then notes how far the chain is announced. */
+  async ledgerEntries(tenantId: string, entries: readonly Entry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const at = new Date();
+    const records: EventRecord[] = [];
+    for (const e of entries) {
+      const row = rowOf(e.change, e.state, e.state.updatedAt ?? at);
+      if (!row || row.amount >= 0) continue;
+      const usage = {
+        tenantId,
+        transactionId: row.id,
+        type: row.type,
+        credits: -row.amount,
+        balanceAfter: row.balanceAfter,
+        reference: row.reference,
+        ...(row.callId !== undefined && { callId: row.callId }),
+      };
+      records.push(
+        eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`),
+      );
+    }
+    await this.put(records);
+    await this.store.noteAnnounced(tenantId, entries[0]!.state.seq - 1, entries[entries.length - 1]!.state.seq);
+  }
+
+  async outcome(o: CallOutcome): Promise<void> {
+    const billed = {
+      callId: o.callId,
+      tenantId: o.tenantId,
+      direction: o.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
+      billingStatus: o.status,
+      creditsCharged: o.creditsCharged,
+      ...(o.creditsError !== undefined && { creditsError: o.creditsError }),
+      ...(o.balanceAfter !== undefined && { balanceAfter: o.balanceAfter }),
+      ...(o.transactionId !== undefined && { transactionId: o.transactionId }),
+      sandbox: o.sandbox,
+      endTime: o.endedAt,
+      durationSeconds: o.durationSeconds,
+    };
+    await this.put([eventRecord(BillingEvent, o.tenantId, BillingEvent.fromPartial({ occurTime: o.billedAt, event: { $case: 'callBilled', callBilled: billed } }), `billed:${o.callId}`)]);
+  }
+
+  /** Stores the records; those already stored (a retry) are skipped one by one. */
+  private async put(records: EventRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    try {
+      await this.outbox.addRecords(records);
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      for (const r of records) {
+        await this.outbox.addRecords([r]).catch((e: unknown) => {
+          if (!isDuplicateKeyError(e)) throw e;
+        });
+      }
+    }
+  }
+}

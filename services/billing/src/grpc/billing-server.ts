@@ -1,0 +1,102 @@
+import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { available, type Direction, type Hold, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
+import type { Billing } from '../usecases/billing';
+
+const { TransactionType: T, CallDirection: D } = voiceapi.billing.v1;
+type ProtoTransaction = voiceapi.billing.v1.Transaction;
+
+const TYPES: Record<TransactionType, number> = {
+  top_up: T.TRANSACTION_TYPE_TOP_UP,
+  call_deduction: T.TRANSACTION_TYPE_CALL_DEDUCTION,
+  number_purchase: T.TRANSACTION_TYPE_NUMBER_PURCHASE,
+  knowledge_upload: T.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD,
+  adjustment: T.TRANSACTION_TYPE_ADJUSTMENT,
+};
+const TYPE_OF = new Map<number, TransactionType>(Object.entries(TYPES).map(([k, v]) => [v, k as TransactionType]));
+
+/** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
+export function billingService(uc: Billing, log: Logger): ServiceRegistration {
+  return registerService(
+    'voiceapi.billing.v1.BillingService',
+    voiceapi.billing.v1.BillingServiceService,
+    {
+      getBalance: async (_req, ctx) => ({ balance: balance(await uc.balance(requireTenant(ctx))) }),
+      listTransactions: async (req, ctx) => {
+        const page = req.page?.page ?? 1;
+        const limit = req.page?.limit ?? 25;
+        if (page < 1 || limit < 1 || limit > 100) throw validationError('page ≥ 1 and 1 ≤ limit ≤ 100', [{ path: 'page', message: 'out of range' }]);
+        const type = req.type === T.TRANSACTION_TYPE_UNSPECIFIED ? undefined : typeOf(req.type, 'type');
+        const res = await uc.transactions(requireTenant(ctx), { page, limit, ...(type && { type }) });
+        return { transactions: res.rows.map(transaction), page: { page, limit, total: res.total, hasMore: res.hasMore } };
+      },
+      topUp: async (req, ctx) => {
+        const r = await uc.topUp(requireTenant(ctx), req.amount, req.reference, req.note);
+        return { transaction: transaction(r.row!), balance: balance(r.state) };
+      },
+      debit: async (req, ctx) => {
+        const r = await uc.debit(requireTenant(ctx), { reference: req.reference, amount: req.amount, type: typeOf(req.type, 'type'), description: req.description });
+        return { transaction: transaction(r.row!), balance: balance(r.state), replayed: r.replayed };
+      },
+      placeHold: async (req, ctx) => {
+        const r = await uc.placeHold(requireTenant(ctx), { callId: req.callId, amount: req.amount, direction: direction(req.direction), expiresAt: req.expireTime ?? new Date(NaN) });
+        return { hold: hold(r.hold!), balance: balance(r.state) };
+      },
+      captureHold: async (req, ctx) => {
+        const r = await uc.capture(requireTenant(ctx), { callId: req.callId, amount: req.amount, description: req.description });
+        return { ...(r.row && { transaction: transaction(r.row) }), balance: balance(r.state), replayed: r.replayed };
+      },
+      releaseHold: async (req, ctx) => {
+        const r = await uc.release(requireTenant(ctx), req.callId);
+        return { balance: balance(r.state), released: r.released ?? false };
+      },
+      getRateCard: async () => ({
+        rateCard: {
+          outboundPerMinute: uc.rates.outboundPerMinute,
+          inboundPerMinute: uc.rates.inboundPerMinute,
+          knowledgePerThousandWords: uc.rates.knowledgePerThousandWords,
+        },
+      }),
+    },
+    log,
+  );
+}
+
+function typeOf(v: number, path: string): TransactionType {
+  const t = TYPE_OF.get(v);
+  if (!t) throw validationError(`${path} must be a transaction type`, [{ path, message: 'unknown' }]);
+  return t;
+}
+
+function direction(v: number): Direction {
+  if (v === D.CALL_DIRECTION_OUTBOUND) return 'outbound';
+  if (v === D.CALL_DIRECTION_INBOUND) return 'inbound';
+  throw validationError('direction must be outbound or inbound', [{ path: 'direction', message: 'unknown' }]);
+}
+
+export function transaction(r: LedgerRow): ProtoTransaction {
+  return {
+    id: r.id,
+    type: TYPES[r.type],
+    amount: r.amount,
+    balanceAfter: r.balanceAfter,
+    ...(r.callId !== undefined && { callId: r.callId }),
+    reference: r.reference,
+    description: r.description,
+    createTime: r.createdAt,
+  };
+}
+
+function balance(s: WalletState): voiceapi.billing.v1.Balance {
+  return { balance: s.balance, available: available(s), held: s.held, ...(s.updatedAt && { updateTime: new Date(s.updatedAt) }) };
+}
+
+function hold(h: Hold): voiceapi.billing.v1.Hold {
+  return {
+    callId: h.callId,
+    amount: h.amount,
+    direction: h.direction === 'outbound' ? D.CALL_DIRECTION_OUTBOUND : D.CALL_DIRECTION_INBOUND,
+    createTime: new Date(h.createdAt),
+    expireTime: new Date(h.expiresAt),
+  };
+}

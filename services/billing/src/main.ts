@@ -1,0 +1,108 @@
+import {
+  connectMongo,
+  consumerGroup,
+  createKafka,
+  createLogger,
+  ensureIndexes,
+  ensureStreams,
+  EventPublisher,
+  EventSubscriber,
+  Inbox,
+  Lease,
+  Lifecycle,
+  Outbox,
+  serviceMetrics,
+  shutdownTelemetry,
+  startGrpcServer,
+} from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { rateCard, readConfig } from './config';
+import { Announcements } from './events/announcements';
+import { chargeEndedCalls } from './events/call-ended';
+import { billingService } from './grpc/billing-server';
+import { CallStore } from './store/call-store';
+import { WalletStore } from './store/wallet-store';
+import { Billing } from './usecases/billing';
+import { CallCharging } from './usecases/calls';
+import { Sweeper } from './usecases/sweeper';
+import { Wallets } from './usecases/wallets';
+
+/** Starts the billing service; returns its lifecycle so tests can stop it in-process. */
+export async function startBilling(env: Record<string, string | undefined> = process.env) {
+  const cfg = readConfig(env);
+  const log = createLogger('billing', cfg.LOG_LEVEL);
+  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
+  lifecycle.onStop('telemetry', shutdownTelemetry);
+  const rates = rateCard(cfg);
+
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  lifecycle.onStop('mongo', () => conn.close());
+  const store = new WalletStore(conn);
+  const calls = new CallStore(conn);
+
+  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `billing-${cfg.INSTANCE_ID}`, log });
+  // Billing owns its stream. It also creates telephony's call stream, which it reads, so it can
+  // start before telephony exists (creation is idempotent, with the same settings).
+  const { BillingEvent, TelephonyCallEvent } = voiceapi.events.v1;
+  await ensureStreams(kafka, [BillingEvent, TelephonyCallEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
+  const publisher = new EventPublisher(kafka);
+  await publisher.connect();
+  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
+  const inbox = new Inbox(conn);
+  await ensureIndexes(conn);
+  outbox.start();
+  lifecycle.onStop('outbox', () => outbox.stop());
+
+  const metrics = serviceMetrics('billing');
+  const announcements = new Announcements(outbox, store);
+  const wallets = new Wallets(store, log, (tenantId, entries) => announcements.ledgerEntries(tenantId, entries));
+  const charging = new CallCharging(wallets, calls, rates, (o) => announcements.outcome(o), log, {
+    billed: metrics.counter('calls_billed', { description: 'Ended calls billed, by outcome (charged, failed, skipped) and direction' }),
+    lagMs: metrics.histogram('billing_lag', { description: 'From the end of a call to its billing outcome', unit: 'ms', buckets: [50, 100, 250, 500, 1000, 2500, 5000, 30_000, 300_000] }),
+  });
+  const billing = new Billing(wallets, store, rates, {
+    charged: metrics.counter('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' }),
+  });
+
+  const subscriber = chargeEndedCalls(new EventSubscriber(kafka, { group: consumerGroup('billing', 'call-charging'), log, publisher, inbox }), charging);
+  await subscriber.start();
+  lifecycle.onStop('call-ended consumer', () => subscriber.stop());
+
+  const sweeper = new Sweeper({
+    lease: new Lease(conn, 'billing-sweeper', cfg.INSTANCE_ID, Math.max(10_000, cfg.SWEEP_INTERVAL_MS * 3)),
+    calls,
+    charging,
+    store,
+    wallets,
+    announce: async (tenantId, from, to) => announcements.ledgerEntries(tenantId, await store.entriesBetween(tenantId, from + 1, to)),
+    log,
+    intervalMs: cfg.SWEEP_INTERVAL_MS,
+    settleAfterMs: cfg.SETTLE_AFTER_MS,
+  });
+  sweeper.start();
+  lifecycle.onStop('sweeper', () => sweeper.stop());
+
+  const server = await startGrpcServer({
+    host: cfg.GRPC_HOST,
+    port: cfg.GRPC_PORT,
+    services: [billingService(billing, log)],
+    log,
+    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
+    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+  });
+  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  log.info({ port: server.port, rates }, 'billing listening');
+  return { port: server.port, lifecycle, log, sweeper, wallets, store, charging };
+}
+
+if (require.main === module) {
+  startBilling().then(
+    ({ lifecycle }) => lifecycle.handleSignals(),
+    (err: unknown) => {
+      // Config and connection failures end the process with one clear line, not a trace.
+      console.error(`billing failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,138 @@
+import { isDuplicateKeyError } from '@voiceapi/kit';
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { Direction } from '../domain/wallet';
+
+/** What billing needs to know of an ended call (from telephony's CallEnded). */
+export interface EndedCall {
+  callId: string;
+  tenantId: string;
+  direction: Direction;
+  durationSeconds: number;
+  sandbox: boolean;
+  free: boolean;
+  holdFailed: boolean;
+  endedAt: Date;
+  /** Not an end at all: the call's hold expired without one (settled by the sweeper). */
+  expired?: boolean;
+}
+
+export type BillingStatus = 'charged' | 'failed' | 'skipped';
+
+/** A call's one billing outcome. */
+export interface CallOutcome {
+  callId: string;
+  tenantId: string;
+  direction: Direction;
+  status: BillingStatus;
+  creditsCharged: number;
+  creditsError?: string;
+  balanceAfter?: number;
+  transactionId?: string;
+  sandbox: boolean;
+  durationSeconds: number;
+  endedAt: Date;
+  billedAt: Date;
+  /** Its CallBilled event is in the outbox. */
+  announced: boolean;
+}
+
+interface OutcomeDoc extends Omit<CallOutcome, 'callId'> {
+  _id: string;
+}
+const outcomeSchema = new Schema<OutcomeDoc>(
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    direction: { type: String, required: true },
+    status: { type: String, required: true },
+    creditsCharged: { type: Number, required: true },
+    creditsError: String,
+    balanceAfter: Number,
+    transactionId: String,
+    sandbox: { type: Boolean, required: true },
+    durationSeconds: { type: Number, required: true },
+    endedAt: { type: Date, required: true },
+    billedAt: { type: Date, required: true },
+    announced: { type: Boolean, required: true },
+  },
+  { collection: 'call_outcomes', versionKey: false },
+);
+// No secondary index: read by `_id` (the call id) only.
+
+/** Ended calls not settled yet: the sweeper's small working set (deleted once settled). */
+interface UnsettledDoc extends Omit<EndedCall, 'callId'> {
+  _id: string;
+  receivedAt: Date;
+}
+const unsettledSchema = new Schema<UnsettledDoc>(
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    direction: { type: String, required: true },
+    durationSeconds: { type: Number, required: true },
+    sandbox: { type: Boolean, required: true },
+    free: { type: Boolean, required: true },
+    holdFailed: { type: Boolean, required: true },
+    endedAt: { type: Date, required: true },
+    expired: Boolean,
+    receivedAt: { type: Date, required: true },
+  },
+  { collection: 'calls_unsettled', versionKey: false },
+);
+// No secondary index: scanned whole by the sweeper, and it holds only calls being settled.
+
+/**
+ * Call outcomes are keyed by call id alone: call ids are unique across tenants (telephony makes
+ * them), and every read checks the tenant it expects.
+ */
+export class CallStore {
+  private readonly outcomes: Model<OutcomeDoc>;
+  private readonly unsettled: Model<UnsettledDoc>;
+
+  constructor(conn: Connection) {
+    this.outcomes = conn.models.CallOutcome ?? conn.model<OutcomeDoc>('CallOutcome', outcomeSchema);
+    this.unsettled = conn.models.UnsettledCall ?? conn.model<UnsettledDoc>('UnsettledCall', unsettledSchema);
+  }
+
+  async outcome(callId: string): Promise<CallOutcome | undefined> {
+    const doc = await this.outcomes.findById(callId).lean<OutcomeDoc>();
+    return doc ? fromDoc(doc) : undefined;
+  }
+
+  /** Stores the outcome unless the call has one; answers the one that stands. */
+  async settle(outcome: CallOutcome): Promise<CallOutcome> {
+    const { callId, ...rest } = outcome;
+    try {
+      await this.outcomes.create({ _id: callId, ...rest });
+      return outcome;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      return (await this.outcome(callId))!;
+    }
+  }
+
+  async markAnnounced(callId: string): Promise<void> {
+    await this.outcomes.updateOne({ _id: callId }, { $set: { announced: true } });
+  }
+
+  async remember(call: EndedCall): Promise<void> {
+    const { callId, ...rest } = call;
+    await this.unsettled.updateOne({ _id: callId }, { $setOnInsert: { ...rest, receivedAt: new Date() } }, { upsert: true }).catch((err: unknown) => {
+      if (!isDuplicateKeyError(err)) throw err;
+    });
+  }
+
+  async forget(callId: string): Promise<void> {
+    await this.unsettled.deleteOne({ _id: callId });
+  }
+
+  /** Ended calls received before `before` and still not settled. */
+  async unsettledSince(before: Date): Promise<EndedCall[]> {
+    const docs = await this.unsettled.find({ receivedAt: { $lt: before } }).limit(500).lean<UnsettledDoc[]>();
+    return docs.map(({ _id, receivedAt: _r, ...rest }) => ({ callId: _id, ...rest }));
+  }
+}
+
+function fromDoc({ _id, ...rest }: OutcomeDoc): CallOutcome {
+  return { callId: _id, ...rest } as CallOutcome;
+}

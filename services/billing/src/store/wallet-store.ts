@@ -1,0 +1,272 @@
+import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { randomUUID } from 'node:crypto';
+import { Schema, type Connection, type Model } from 'mongoose';
+import { EMPTY_WALLET, rowOf, type Entry, type EntryChange, type LedgerRow, type PendingRef, type TransactionType, type WalletState } from '../domain/wallet';
+
+/**
+ * The wallet chains (decision 0050). Three collections:
+ *  - `wallet_entries`: the chain, the truth. `_id` is `<tenantId>:<seq>`, so appending entry n+1
+ *    is one insert that only one writer can win, and finding the head is a walk of `_id` lookups;
+ *  - `wallet_heads`: per tenant, a hint of the head's seq (written after each append, may lag:
+ *    readers walk forward from it) and how far the chain has been announced on Kafka;
+ *  - `ledger_refs`: `<tenantId>:<reference>` → seq, the index that makes references unique. A
+ *    reference is in it or in the head's `pendingRefs`, never in neither (see `confirmRefs`).
+ * Ids embed the tenant, so no lookup here can reach another tenant's wallet.
+ */
+interface EntryDoc {
+  _id: string;
+  tenantId: string;
+  seq: number;
+  kind: EntryChange['kind'];
+  /** Ledger rows only. */
+  rowId?: string;
+  type?: TransactionType;
+  amount?: number;
+  reference?: string;
+  description?: string;
+  callId?: string;
+  balanceAfter?: number;
+  /** The change itself, for holds and releases. */
+  change?: EntryChange;
+  state: WalletState;
+  createdAt: Date;
+  /** Which append wrote it: after a conflict the writer counts what it inserted by this. */
+  writer: string;
+}
+
+const entrySchema = new Schema<EntryDoc>(
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    seq: { type: Number, required: true },
+    kind: { type: String, required: true },
+    rowId: String,
+    type: String,
+    amount: Number,
+    reference: String,
+    description: String,
+    callId: String,
+    balanceAfter: Number,
+    change: Schema.Types.Mixed,
+    state: { type: Schema.Types.Mixed, required: true },
+    createdAt: { type: Date, required: true },
+    writer: { type: String, required: true },
+  },
+  { collection: 'wallet_entries', versionKey: false },
+);
+// Serve `rows` and `rowsOfType`: a tenant's ledger rows, newest first, optionally of one type.
+entrySchema.index({ tenantId: 1, kind: 1, seq: -1 });
+entrySchema.index({ tenantId: 1, kind: 1, type: 1, seq: -1 });
+const NEWEST_FIRST = { seq: -1 } as const;
+export const entryQueryShapes: QueryShape[] = [
+  { name: 'rows', equality: ['tenantId', 'kind'], sort: NEWEST_FIRST, range: [] },
+  { name: 'rowsOfType', equality: ['tenantId', 'kind', 'type'], sort: NEWEST_FIRST },
+];
+export { entrySchema };
+
+interface HeadDoc {
+  _id: string;
+  seq: number;
+  /** Entries up to this seq have had their events stored in the outbox. */
+  announcedSeq: number;
+  /** Open holds at the last append (a hint for the sweeper). */
+  holds: number;
+  updatedAt: Date;
+}
+const headSchema = new Schema<HeadDoc>(
+  { _id: String, seq: { type: Number, required: true }, announcedSeq: { type: Number, default: 0 }, holds: { type: Number, default: 0 }, updatedAt: Date },
+  { collection: 'wallet_heads', versionKey: false },
+);
+// No secondary index: read by `_id`, or whole by the sweeper (one small document per tenant).
+
+interface RefDoc {
+  _id: string;
+  tenantId: string;
+  seq: number;
+}
+const refSchema = new Schema<RefDoc>({ _id: String, tenantId: { type: String, required: true }, seq: { type: Number, required: true } }, { collection: 'ledger_refs', versionKey: false });
+// No secondary index: read by `_id` only.
+
+const entryId = (tenantId: string, seq: number) => `${tenantId}:${seq}`;
+const refId = (tenantId: string, ref: string) => `${tenantId}:${ref}`;
+
+export interface Head {
+  tenantId: string;
+  seq: number;
+  announcedSeq: number;
+  holds: number;
+}
+
+export class WalletStore {
+  private readonly entries: Model<EntryDoc>;
+  private readonly rows: TenantCollection<EntryDoc, string>;
+  private readonly heads: Model<HeadDoc>;
+  private readonly refs: Model<RefDoc>;
+
+  constructor(conn: Connection) {
+    this.entries = conn.models.WalletEntry ?? conn.model<EntryDoc>('WalletEntry', entrySchema);
+    this.rows = new TenantCollection(this.entries, stringIds, entryQueryShapes);
+    this.heads = conn.models.WalletHead ?? conn.model<HeadDoc>('WalletHead', headSchema);
+    this.refs = conn.models.LedgerRef ?? conn.model<RefDoc>('LedgerRef', refSchema);
+  }
+
+  /**
+   * The wallet's newest state: from `from` (a state this process saw) or the head hint, walking
+   * forward by `_id` until an entry is missing. Exact at the moment of the last read.
+   */
+  async head(tenantId: string, from?: WalletState): Promise<WalletState> {
+    let state = from;
+    if (!state) {
+      const hint = await this.heads.findById(tenantId).lean<HeadDoc>();
+      state = hint && hint.seq > 0 ? ((await this.entryAt(tenantId, hint.seq))?.state ?? EMPTY_WALLET) : EMPTY_WALLET;
+    }
+    for (;;) {
+      const next = await this.entryAt(tenantId, state.seq + 1);
+      if (!next) return state;
+      state = next.state;
+    }
+  }
+
+  async entryAt(tenantId: string, seq: number): Promise<EntryDoc | null> {
+    return this.entries.findById(entryId(tenantId, seq)).lean<EntryDoc>();
+  }
+
+  /**
+   * Appends entries in order; returns how many were inserted. Fewer than given means another
+   * writer took the next place: the caller reads the head again and recomputes the rest.
+   */
+  async append(tenantId: string, entries: readonly Entry[], at: Date): Promise<number> {
+    if (entries.length === 0) return 0;
+    const writer = randomUUID();
+    const docs = entries.map(({ change, state }): EntryDoc => {
+      const row = rowOf(change, state, at);
+      return {
+        _id: entryId(tenantId, state.seq),
+        tenantId,
+        seq: state.seq,
+        kind: change.kind,
+        ...(row
+          ? {
+              rowId: row.id,
+              type: row.type,
+              amount: row.amount,
+              balanceAfter: row.balanceAfter,
+              reference: row.reference,
+              description: row.description,
+              ...(row.callId !== undefined && { callId: row.callId }),
+            }
+          : { change }),
+        state,
+        createdAt: at,
+        writer,
+      };
+    });
+    try {
+      await this.entries.insertMany(docs, { ordered: true });
+      return docs.length;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      // Ordered: what was inserted is a prefix, told apart by this append's writer token.
+      let n = 0;
+      for (const d of docs) {
+        const got = await this.entries.findById(d._id, { writer: 1 }).lean<EntryDoc>();
+        if (got?.writer !== writer) break;
+        n++;
+      }
+      return n;
+    }
+  }
+
+  /** Best effort: the head hint may lag (readers walk forward), never matters for correctness. */
+  async noteHead(tenantId: string, state: WalletState): Promise<void> {
+    await this.heads.updateOne(
+      { _id: tenantId, $or: [{ seq: { $lt: state.seq } }, { seq: { $exists: false } }] },
+      { $set: { seq: state.seq, holds: state.holds.length, updatedAt: state.updatedAt ?? new Date() } },
+      { upsert: true },
+    ).catch((err: unknown) => {
+      // The hint is already further on (the filter missed, so the upsert tried to insert it
+      // again), or two first appends raced to create it: either way another writer has it.
+      if (!isDuplicateKeyError(err)) throw err;
+    });
+  }
+
+  /** Entries after `from` up to `to` are announced, if everything up to `from` was. */
+  async noteAnnounced(tenantId: string, from: number, to: number): Promise<void> {
+    await this.heads.updateOne({ _id: tenantId, announcedSeq: from }, { $set: { announcedSeq: to } });
+  }
+
+  /** Entries from `from` to `to` (inclusive), in order, as appended. */
+  async entriesBetween(tenantId: string, from: number, to: number): Promise<Entry[]> {
+    const out: Entry[] = [];
+    for (let seq = from; seq <= to; seq++) {
+      const doc = await this.entryAt(tenantId, seq);
+      if (!doc) break;
+      const change: EntryChange =
+        doc.kind === 'ledger'
+          ? { kind: 'ledger', rowId: doc.rowId!, type: doc.type!, amount: doc.amount!, reference: doc.reference!, description: doc.description ?? '', ...(doc.callId ? { callId: doc.callId } : {}) }
+          : doc.change!;
+      out.push({ change, state: doc.state });
+    }
+    return out;
+  }
+
+  async headHints(): Promise<Head[]> {
+    const docs = await this.heads.find({}).lean<HeadDoc[]>();
+    return docs.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 }));
+  }
+
+  /** The seq of the row posted with this reference, if it is indexed. */
+  async refSeq(tenantId: string, ref: string): Promise<number | undefined> {
+    return (await this.refs.findById(refId(tenantId, ref)).lean<RefDoc>())?.seq;
+  }
+
+  /**
+   * Indexes posted references. Written before an entry drops them from `pendingRefs`, so a
+   * reference is always findable; writing one twice is harmless.
+   */
+  async confirmRefs(tenantId: string, pending: readonly PendingRef[]): Promise<void> {
+    if (pending.length === 0) return;
+    try {
+      await this.refs.insertMany(
+        pending.map((p) => ({ _id: refId(tenantId, p.ref), tenantId, seq: p.seq })),
+        { ordered: false },
+      );
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+  }
+
+  async rowAt(tenantId: string, seq: number): Promise<LedgerRow | undefined> {
+    const doc = await this.entryAt(tenantId, seq);
+    return doc && doc.kind === 'ledger' ? toRow(doc) : undefined;
+  }
+
+  /** A page of ledger rows up to `maxSeq` (the head the caller read), newest first. */
+  async listRows(scope: TenantScope, opts: { type?: TransactionType; page: number; limit: number; maxSeq: number }): Promise<LedgerRow[]> {
+    const docs = await this.rows.find(
+      scope,
+      { kind: 'ledger', ...(opts.type && { type: opts.type }), seq: { $lte: opts.maxSeq } },
+      { sort: NEWEST_FIRST, skip: (opts.page - 1) * opts.limit, limit: opts.limit, projection: { state: 0 } },
+    );
+    return docs.map(toRow);
+  }
+
+  /** Every ledger row of a tenant, oldest first (the invariant checks of the tests). */
+  async allEntries(tenantId: string): Promise<EntryDoc[]> {
+    return this.entries.find({ tenantId }).sort({ seq: 1 }).lean<EntryDoc[]>();
+  }
+}
+
+function toRow(doc: EntryDoc): LedgerRow {
+  return {
+    id: doc.rowId!,
+    seq: doc.seq,
+    type: doc.type!,
+    amount: doc.amount!,
+    balanceAfter: doc.balanceAfter!,
+    ...(doc.callId !== undefined && doc.callId !== null && { callId: doc.callId }),
+    reference: doc.reference!,
+    description: doc.description ?? '',
+    createdAt: doc.createdAt,
+  };
+}

@@ -1,0 +1,101 @@
+import { validationError, type TenantScope, type TypedCounter } from '@voiceapi/kit';
+import type { RateCard } from '../config';
+import { type Direction, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
+import { billingReasons } from '../reasons';
+import type { WalletStore } from '../store/wallet-store';
+import type { WalletResult, Wallets } from './wallets';
+
+export const MAX_TOP_UP = 1_000_000_000;
+/** Larger than any real debit or hold; keeps sums far inside exact integers. */
+const MAX_AMOUNT = 1_000_000_000;
+const REFERENCE = /^[\x21-\x7e]{1,200}$/;
+const CALL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface BillingMetrics {
+  charged: TypedCounter<{ type: string }>;
+}
+
+export interface RowsPage {
+  rows: LedgerRow[];
+  total: number;
+  hasMore: boolean;
+}
+
+/** The rules of the billing RPCs, on domain values; the gRPC adapter only translates. */
+export class Billing {
+  constructor(
+    private readonly wallets: Wallets,
+    private readonly store: WalletStore,
+    readonly rates: RateCard,
+    private readonly metrics?: BillingMetrics,
+  ) {}
+
+  balance(scope: TenantScope): Promise<WalletState> {
+    return this.wallets.read(scope.tenantId);
+  }
+
+  /** Newest first, up to the head read first: the rows and the total agree. */
+  async transactions(scope: TenantScope, opts: { type?: TransactionType; page: number; limit: number }): Promise<RowsPage> {
+    const head = await this.wallets.read(scope.tenantId);
+    const total = head.counts[opts.type ?? 'all'] ?? 0;
+    const rows = total === 0 ? [] : await this.store.listRows(scope, { ...opts, maxSeq: head.seq });
+    return { rows, total, hasMore: opts.page * opts.limit < total };
+  }
+
+  topUp(scope: TenantScope, amount: number, reference: string, note?: string): Promise<WalletResult> {
+    refuseSandbox(scope);
+    wholeAmount('amount', amount, MAX_TOP_UP);
+    checkReference(reference);
+    return this.wallets.run(scope.tenantId, { kind: 'topUp', reference, amount, description: note?.trim() || 'Top-up' });
+  }
+
+  async debit(scope: TenantScope, req: { reference: string; amount: number; type: TransactionType; description: string }): Promise<WalletResult> {
+    refuseSandbox(scope);
+    wholeAmount('amount', req.amount, MAX_AMOUNT);
+    checkReference(req.reference);
+    if (req.type === 'top_up' || req.type === 'call_deduction') {
+      throw validationError(`a debit cannot be of type ${req.type} (calls are charged from their hold)`, [{ path: 'type', message: 'not a debit type' }]);
+    }
+    const r = await this.wallets.run(scope.tenantId, { kind: 'debit', reference: req.reference, amount: req.amount, type: req.type, description: req.description.trim() || req.type });
+    if (!r.replayed) this.metrics?.charged.add(req.amount, { type: req.type });
+    return r;
+  }
+
+  placeHold(scope: TenantScope, req: { callId: string; amount: number; direction: Direction; expiresAt: Date }): Promise<WalletResult> {
+    refuseSandbox(scope);
+    checkCallId(req.callId);
+    wholeAmount('amount', req.amount, MAX_AMOUNT);
+    if (!(req.expiresAt.getTime() > Date.now())) throw validationError('expire_time must be in the future', [{ path: 'expire_time', message: 'in the past' }]);
+    return this.wallets.run(scope.tenantId, { kind: 'hold', ...req });
+  }
+
+  async capture(scope: TenantScope, req: { callId: string; amount: number; description: string }): Promise<WalletResult> {
+    refuseSandbox(scope);
+    checkCallId(req.callId);
+    wholeAmount('amount', req.amount, MAX_AMOUNT);
+    const r = await this.wallets.run(scope.tenantId, { kind: 'capture', ...req, description: req.description.trim() || 'Call' });
+    if (r.row && !r.replayed) this.metrics?.charged.add(-r.row.amount, { type: 'call_deduction' });
+    return r;
+  }
+
+  release(scope: TenantScope, callId: string): Promise<WalletResult> {
+    checkCallId(callId);
+    return this.wallets.run(scope.tenantId, { kind: 'release', callId });
+  }
+}
+
+function refuseSandbox(scope: TenantScope): void {
+  if (scope.mode === 'sandbox') throw billingReasons.error('sandbox_not_billable', 'sandbox keys never spend or add credits; skip the billing call');
+}
+
+function wholeAmount(path: string, v: number, max: number): void {
+  if (!Number.isSafeInteger(v) || v < 1 || v > max) throw validationError(`${path} must be a whole number of credits from 1 to ${max}`, [{ path, message: 'out of range' }]);
+}
+
+function checkReference(ref: string): void {
+  if (!REFERENCE.test(ref)) throw validationError('reference must be 1–200 visible ASCII characters', [{ path: 'reference', message: 'invalid' }]);
+}
+
+function checkCallId(id: string): void {
+  if (!CALL_ID.test(id)) throw validationError('call_id must be 1–64 letters, digits, - or _', [{ path: 'call_id', message: 'invalid' }]);
+}

@@ -1,0 +1,97 @@
+import type { Logger, TypedCounter, TypedHistogram } from '@voiceapi/kit';
+import type { RateCard } from '../config';
+import { callCharge } from '../domain/wallet';
+import type { CallOutcome, CallStore, EndedCall } from '../store/call-store';
+import type { Wallets } from './wallets';
+
+/** Announces an outcome (the CallBilled event); must be idempotent by call id. */
+export type OutcomeAnnouncer = (outcome: CallOutcome) => Promise<void>;
+
+export interface CallMetrics {
+  billed: TypedCounter<{ outcome: string; direction: string }>;
+  lagMs: TypedHistogram<{ outcome: string }>;
+}
+
+/**
+ * Charges ended calls: exactly one outcome per call, however often and in whatever order the
+ * end arrives, and whoever settles it (the event consumer or the sweeper). The wallet decides:
+ * the call's reference `call:<id>` is posted once, by its ledger row or by a final release, and
+ * every path reads the outcome from what the chain holds.
+ */
+export class CallCharging {
+  constructor(
+    private readonly wallets: Wallets,
+    private readonly calls: CallStore,
+    private readonly rates: RateCard,
+    private readonly announce: OutcomeAnnouncer,
+    private readonly log: Logger,
+    private readonly metrics?: CallMetrics,
+  ) {}
+
+  async settle(call: EndedCall): Promise<CallOutcome> {
+    const known = await this.calls.outcome(call.callId);
+    if (known) {
+      if (known.tenantId !== call.tenantId) {
+        this.log.error({ callId: call.callId }, 'an ended call names another tenant than its outcome; ignored');
+        return known;
+      }
+      if (!known.announced) await this.publish(known);
+      return known;
+    }
+    // Remembered first: if this process dies below, the sweeper settles the call from here.
+    await this.calls.remember(call);
+    const outcome = await this.calls.settle(await this.decide(call));
+    this.metrics?.billed.add(1, { outcome: outcome.status, direction: outcome.direction });
+    this.metrics?.lagMs.record(Math.max(0, outcome.billedAt.getTime() - outcome.endedAt.getTime()), { outcome: outcome.status });
+    await this.publish(outcome);
+    await this.calls.forget(call.callId);
+    return outcome;
+  }
+
+  /** A hold whose call never reported its end: released, and the call settled without a charge. */
+  async expire(tenantId: string, callId: string, direction: EndedCall['direction'], expiredAt: Date): Promise<CallOutcome> {
+    return this.settle({ callId, tenantId, direction, durationSeconds: 0, sandbox: false, free: false, holdFailed: false, endedAt: expiredAt, expired: true });
+  }
+
+  private async decide(call: EndedCall): Promise<CallOutcome> {
+    const base = {
+      callId: call.callId,
+      tenantId: call.tenantId,
+      direction: call.direction,
+      sandbox: call.sandbox,
+      durationSeconds: call.durationSeconds,
+      endedAt: call.endedAt,
+      billedAt: new Date(),
+      announced: false,
+    };
+    const charge = callCharge(call.durationSeconds, call.direction === 'outbound' ? this.rates.outboundPerMinute : this.rates.inboundPerMinute);
+    const noCharge = call.expired || call.sandbox || call.free || charge === 0 || call.holdFailed;
+    if (noCharge) {
+      // Settles the call for good (a later charge of it is refused), releasing any hold; if it
+      // was charged meanwhile, that charge is the outcome.
+      const r = await this.wallets.run(call.tenantId, { kind: 'release', callId: call.callId, final: true });
+      if (r.row) return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id };
+      if (call.expired) return { ...base, status: 'failed', creditsCharged: 0, creditsError: 'end_not_reported' };
+      if (call.holdFailed && !call.sandbox && !call.free && charge > 0) return { ...base, status: 'failed', creditsCharged: 0, creditsError: 'insufficient_credits' };
+      return { ...base, status: 'skipped', creditsCharged: 0 };
+    }
+    const minutes = Math.ceil(call.durationSeconds / 60);
+    const r = await this.wallets.run(call.tenantId, {
+      kind: 'capture',
+      callId: call.callId,
+      amount: charge,
+      description: `${call.direction === 'outbound' ? 'Outbound' : 'Inbound'} call, ${minutes} min`,
+    });
+    if (r.row) {
+      const short = (r.shortfall ?? 0) > 0;
+      return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id, ...(short && { creditsError: 'insufficient_credits' }) };
+    }
+    if (r.settledWithoutCharge) return { ...base, status: 'failed', creditsCharged: 0, creditsError: 'end_not_reported' };
+    return { ...base, status: 'failed', creditsCharged: 0, creditsError: 'insufficient_credits' };
+  }
+
+  private async publish(outcome: CallOutcome): Promise<void> {
+    await this.announce(outcome);
+    await this.calls.markAnnounced(outcome.callId);
+  }
+}

@@ -1,0 +1,311 @@
+import { Types } from 'mongoose';
+import type { Logger } from '@voiceapi/kit';
+import {
+  apply,
+  available,
+  rowOf,
+  EMPTY_WALLET,
+  type Direction,
+  type Entry,
+  type EntryChange,
+  type Hold,
+  type LedgerRow,
+  type TransactionType,
+  type WalletState,
+} from '../domain/wallet';
+import { billingReasons } from '../reasons';
+import type { WalletStore } from '../store/wallet-store';
+
+/** One change asked of a wallet. */
+export type WalletOp =
+  | { kind: 'topUp'; reference: string; amount: number; description: string }
+  | { kind: 'debit'; reference: string; amount: number; type: Exclude<TransactionType, 'top_up' | 'call_deduction'>; description: string }
+  | { kind: 'hold'; callId: string; amount: number; direction: Direction; expiresAt: Date }
+  | { kind: 'capture'; callId: string; amount: number; description: string }
+  /** `final`: the call is settled without a charge; a later capture of it charges nothing. */
+  | { kind: 'release'; callId: string; final?: boolean };
+
+export interface WalletResult {
+  /** The wallet right after this op (or as read, for a replay or a no-op). */
+  state: WalletState;
+  /** The ledger row written, or the original one for a replay. */
+  row?: LedgerRow;
+  replayed: boolean;
+  hold?: Hold;
+  /** `release`: whether a hold was open. */
+  released?: boolean;
+  /** `capture`: credits the wallet could not cover (0 when fully charged). */
+  shortfall?: number;
+  /** The call was settled before without a charge (a final release): nothing was charged now. */
+  settledWithoutCharge?: boolean;
+}
+
+/** Entries appended together: their rows are announced from here (see `announce`). */
+export type AppendedListener = (tenantId: string, entries: readonly Entry[]) => Promise<void>;
+
+export const callReference = (callId: string) => `call:${callId}`;
+
+/** Rows per append: one insert of this many entries instead of one per request. */
+const MAX_BATCH = 256;
+/** Conflicts with other replicas in a row before a request gives up (`wallet_busy`). */
+const MAX_CONFLICTS = 50;
+/** Posted references older than this leave the head's `pendingRefs` (after being indexed). */
+const PENDING_REF_MS = 2_000;
+
+interface Waiting {
+  op: WalletOp;
+  resolve: (r: WalletResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** What planning decided for one op. */
+type Decision =
+  | { entry: number; result: Omit<WalletResult, 'state'> }
+  | { replaySeq: number; op: WalletOp }
+  | { done: Omit<WalletResult, 'state'> }
+  | { error: Error };
+
+/**
+ * The wallets. Each tenant's requests wait in one queue per process and are planned together
+ * against the head: an append carries every entry the batch produced (group commit), so a burst
+ * of a thousand debits on one wallet is a handful of inserts. Another replica appending first
+ * only costs a re-plan (decision 0050).
+ */
+export class Wallets {
+  private readonly queues = new Map<string, { waiting: Waiting[]; running: boolean; state?: WalletState }>();
+
+  constructor(
+    private readonly store: WalletStore,
+    private readonly log: Logger,
+    private readonly onAppended: AppendedListener = async () => undefined,
+  ) {}
+
+  run(tenantId: string, op: WalletOp): Promise<WalletResult> {
+    return new Promise((resolve, reject) => {
+      let q = this.queues.get(tenantId);
+      if (!q) this.queues.set(tenantId, (q = { waiting: [], running: false }));
+      q.waiting.push({ op, resolve, reject });
+      if (!q.running) void this.drain(tenantId, q);
+    });
+  }
+
+  /** The wallet's newest state. */
+  async read(tenantId: string): Promise<WalletState> {
+    const state = await this.store.head(tenantId, this.queues.get(tenantId)?.state);
+    const q = this.queues.get(tenantId);
+    if (q && (!q.state || q.state.seq < state.seq)) q.state = state;
+    return state;
+  }
+
+  private async drain(tenantId: string, q: { waiting: Waiting[]; running: boolean; state?: WalletState }): Promise<void> {
+    q.running = true;
+    try {
+      while (q.waiting.length > 0) {
+        const batch = q.waiting.splice(0, MAX_BATCH);
+        try {
+          await this.runBatch(tenantId, batch, q);
+        } catch (err) {
+          q.state = undefined; // read the head afresh next time
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      q.running = false;
+      // Idle: forget the wallet (the next request reads its head hint again).
+      if (q.waiting.length === 0) this.queues.delete(tenantId);
+    }
+  }
+
+  private async runBatch(tenantId: string, batch: Waiting[], q: { state?: WalletState }): Promise<void> {
+    const refSeqs = await this.indexedRefs(tenantId, batch.map((w) => w.op));
+    let rest = batch;
+    for (let conflicts = 0; rest.length > 0; conflicts++) {
+      if (conflicts > MAX_CONFLICTS) {
+        for (const w of rest) w.reject(billingReasons.error('wallet_busy', 'the wallet kept changing under this request; try again'));
+        return;
+      }
+      const head = await this.store.head(tenantId, q.state);
+      const at = new Date();
+      const { entries, decisions } = plan(head, rest.map((w) => w.op), refSeqs, at);
+      const pruned = await this.prunePendingRefs(tenantId, head, entries, at);
+      const inserted = await this.store.append(tenantId, pruned, at);
+      const committed = inserted === pruned.length;
+      const last = inserted > 0 ? pruned[inserted - 1]!.state : head;
+      q.state = committed ? last : undefined;
+      // Answer what is settled: ops whose entry went in, and (only once everything went in)
+      // replays, no-ops and refusals, which were decided against a head that was still current.
+      const next: Waiting[] = [];
+      await Promise.all(
+        rest.map(async (w, i) => {
+          const d = decisions[i]!;
+          if ('entry' in d) {
+            const e = pruned[d.entry]!;
+            if (d.entry < inserted) return w.resolve({ ...d.result, state: e.state, ...withRow(e, at) });
+            return next.push(w);
+          }
+          if (!committed) return next.push(w);
+          if ('error' in d) return w.reject(d.error);
+          if ('done' in d) return w.resolve({ ...d.done, state: last });
+          await this.replay(tenantId, d.replaySeq, d.op, last).then(w.resolve, w.reject);
+        }),
+      );
+      if (inserted > 0) await this.afterAppend(tenantId, pruned.slice(0, inserted));
+      rest = next;
+    }
+  }
+
+  /** References already indexed (posted long enough ago to have left the head's pendingRefs). */
+  private async indexedRefs(tenantId: string, ops: readonly WalletOp[]): Promise<Map<string, number>> {
+    const refs = new Set(ops.map(referenceOf).filter((r): r is string => r !== undefined));
+    const found = new Map<string, number>();
+    await Promise.all(
+      [...refs].map(async (ref) => {
+        const seq = await this.store.refSeq(tenantId, ref);
+        if (seq !== undefined) found.set(ref, seq);
+      }),
+    );
+    return found;
+  }
+
+  /**
+   * Drops older posted references from the entries' states, once they are indexed: a
+   * reference is in the index or in the head's pendingRefs, never in neither.
+   */
+  private async prunePendingRefs(tenantId: string, head: WalletState, entries: Entry[], at: Date): Promise<Entry[]> {
+    if (entries.length === 0) return entries;
+    const old = head.pendingRefs.filter((p) => at.getTime() - new Date(p.at).getTime() > PENDING_REF_MS);
+    if (old.length === 0) return entries;
+    await this.store.confirmRefs(tenantId, old);
+    const drop = new Set(old.map((p) => p.ref));
+    return entries.map((e) => ({ change: e.change, state: { ...e.state, pendingRefs: e.state.pendingRefs.filter((p) => !drop.has(p.ref)) } }));
+  }
+
+  private async afterAppend(tenantId: string, entries: Entry[]): Promise<void> {
+    const last = entries[entries.length - 1]!.state;
+    try {
+      await this.store.noteHead(tenantId, last);
+      await this.onAppended(tenantId, entries);
+    } catch (err) {
+      // The entries are in; the sweeper announces what could not be announced now.
+      this.log.warn({ err, tenantId }, 'could not note or announce appended wallet entries yet');
+    }
+  }
+
+  private async replay(tenantId: string, seq: number, op: WalletOp, state: WalletState): Promise<WalletResult> {
+    const row = await this.store.rowAt(tenantId, seq);
+    // A call reference posted by a final release: settled without a charge.
+    if (!row) {
+      if (op.kind === 'hold') throw billingReasons.error('reference_conflict', `call ${op.callId} has been settled already`);
+      return { state, replayed: true, settledWithoutCharge: true, ...(op.kind === 'capture' && { shortfall: 0 }), ...(op.kind === 'release' && { released: false }) };
+    }
+    const wanted = expectedRow(op);
+    if (wanted && (wanted.type !== row.type || (wanted.amount !== undefined && wanted.amount !== row.amount))) {
+      throw billingReasons.error('reference_conflict', `reference ${row.reference} was posted before with another amount or type (${row.type} ${row.amount})`);
+    }
+    if (op.kind === 'hold') throw billingReasons.error('reference_conflict', `call ${op.callId} has been charged already`);
+    return { state, row, replayed: true, ...(op.kind === 'capture' && { shortfall: 0 }), ...(op.kind === 'release' && { released: false }) };
+  }
+}
+
+function withRow(e: Entry, at: Date): { row?: LedgerRow } {
+  const row = rowOf(e.change, e.state, at);
+  return row ? { row } : {};
+}
+
+function referenceOf(op: WalletOp): string | undefined {
+  switch (op.kind) {
+    case 'topUp':
+    case 'debit':
+      return op.reference;
+    case 'hold':
+    case 'capture':
+      return callReference(op.callId);
+    case 'release':
+      return op.final ? callReference(op.callId) : undefined;
+  }
+}
+
+/** The row a replayed op must match (amount unset: a capture may have been capped). */
+function expectedRow(op: WalletOp): { type: TransactionType; amount?: number } | undefined {
+  switch (op.kind) {
+    case 'topUp':
+      return { type: 'top_up', amount: op.amount };
+    case 'debit':
+      return { type: op.type, amount: -op.amount };
+    case 'capture':
+      return { type: 'call_deduction' };
+    default:
+      return undefined;
+  }
+}
+
+/** Decides every op in order against the head; the entries to append carry their states. */
+export function plan(head: WalletState, ops: readonly WalletOp[], indexed: ReadonlyMap<string, number>, at: Date): { entries: Entry[]; decisions: Decision[] } {
+  let state = head;
+  const entries: Entry[] = [];
+  const add = (change: EntryChange): number => {
+    state = apply(state, change, at);
+    entries.push({ change, state });
+    return entries.length - 1;
+  };
+  const posted = (ref: string): number | undefined => indexed.get(ref) ?? state.pendingRefs.find((p) => p.ref === ref)?.seq;
+  const insufficient = (need: number) =>
+    billingReasons.error('insufficient_credits', `the available balance (${available(state)} credits) cannot cover ${need} credits`);
+
+  const decisions = ops.map((op): Decision => {
+    const ref = referenceOf(op);
+    const seq = ref === undefined ? undefined : posted(ref);
+    switch (op.kind) {
+      case 'topUp':
+        if (seq !== undefined) return { replaySeq: seq, op };
+        return { entry: add({ kind: 'ledger', rowId: newRowId(), type: 'top_up', amount: op.amount, reference: op.reference, description: op.description }), result: { replayed: false } };
+      case 'debit':
+        if (seq !== undefined) return { replaySeq: seq, op };
+        if (available(state) < op.amount) return { error: insufficient(op.amount) };
+        return { entry: add({ kind: 'ledger', rowId: newRowId(), type: op.type, amount: -op.amount, reference: op.reference, description: op.description }), result: { replayed: false } };
+      case 'hold': {
+        const open = state.holds.find((h) => h.callId === op.callId);
+        if (open) {
+          if (open.amount !== op.amount) return { error: billingReasons.error('reference_conflict', `call ${op.callId} already holds ${open.amount} credits`) };
+          return { done: { replayed: true, hold: open } };
+        }
+        if (seq !== undefined) return { replaySeq: seq, op };
+        if (available(state) < op.amount) return { error: insufficient(op.amount) };
+        const hold: Hold = { callId: op.callId, amount: op.amount, direction: op.direction, createdAt: at, expiresAt: op.expiresAt };
+        return { entry: add({ kind: 'hold', hold }), result: { replayed: false, hold } };
+      }
+      case 'capture': {
+        if (seq !== undefined) return { replaySeq: seq, op };
+        const open = state.holds.find((h) => h.callId === op.callId);
+        // Never below zero: the hold first, then what is available; the rest is a shortfall.
+        const charge = Math.min(op.amount, available(state) + (open?.amount ?? 0));
+        if (charge <= 0) {
+          if (open) return { entry: add({ kind: 'release', callId: op.callId }), result: { replayed: false, shortfall: op.amount, released: true } };
+          return { done: { replayed: false, shortfall: op.amount, released: false } };
+        }
+        const change: EntryChange = {
+          kind: 'ledger',
+          rowId: newRowId(),
+          type: 'call_deduction',
+          amount: -charge,
+          reference: callReference(op.callId),
+          description: op.description,
+          callId: op.callId,
+        };
+        return { entry: add(change), result: { replayed: false, shortfall: op.amount - charge, released: open !== undefined } };
+      }
+      case 'release': {
+        if (seq !== undefined) return { replaySeq: seq, op };
+        const open = state.holds.find((h) => h.callId === op.callId);
+        if (op.final) return { entry: add({ kind: 'release', callId: op.callId, reference: ref }), result: { replayed: false, released: open !== undefined } };
+        if (!open) return { done: { replayed: false, released: false } };
+        return { entry: add({ kind: 'release', callId: op.callId }), result: { replayed: false, released: true } };
+      }
+    }
+  });
+  return { entries, decisions };
+}
+
+const newRowId = () => new Types.ObjectId().toHexString();
+
+export { EMPTY_WALLET };
