@@ -141,6 +141,8 @@ def validate(path):
     return problems
 
 SECRET_ENV = {"MONGO_URL", "ADMIN_TOKEN", "KEY_HASH_PEPPER"}
+# The callers each internal service admits (chart names, sorted), whether or not their charts exist yet.
+CALLERS = {"companies": ["gateway"], "billing": ["gateway", "knowledge", "leads", "telephony"]}
 REQUIRED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
                    "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by",
                    "helm.sh/chart"]
@@ -233,8 +235,8 @@ def rules(path):
         peers = [f for rule in d["spec"].get("ingress") or [] for f in rule.get("from", [])]
         callers = sorted({(f.get("podSelector") or {}).get("matchLabels", {}).get("app.kubernetes.io/name")
                           for f in peers if "podSelector" in f and "namespaceSelector" not in f})
-        if name == "companies" and callers != ["gateway"]:
-            p.append(f"{ident(d)}: companies must accept only the gateway, got {callers}")
+        if name in CALLERS and callers != CALLERS[name]:
+            p.append(f"{ident(d)}: {name} must accept only {CALLERS[name]}, got {callers}")
         if not peers and d["spec"].get("ingress") != []:
             p.append(f"{ident(d)}: ingress rule without peers would allow everyone")
     return p
@@ -546,22 +548,24 @@ import copy, json, sys
 src, work = sys.argv[1:]
 m = json.load(open(src))
 grpc = next(x for x in m["processes"] if x["protocol"] == "grpc")
-billing = dict(grpc, name="billing", package="@voiceapi/billing", workspace="services/billing",
-               entry="services/billing/dist/main.js", addressEnv="BILLING_GRPC_ADDR", mongoDb="billing", chart="billing")
-json.dump(dict(m, processes=[billing] + m["processes"]), open(f"{work}/manifest-billing.json", "w"))
+# A made-up process (not a planned service, which would one day have its chart).
+chartless = dict(grpc, name="ledgerless", package="@voiceapi/ledgerless", workspace="services/ledgerless",
+                 entry="services/ledgerless/dist/main.js", addressEnv="LEDGERLESS_GRPC_ADDR", mongoDb="ledgerless",
+                 chart="ledgerless")
+json.dump(dict(m, processes=[chartless] + m["processes"]), open(f"{work}/manifest-chartless.json", "w"))
 renamed = copy.deepcopy(m)
 next(x for x in renamed["processes"] if x["protocol"] == "grpc")["addressEnv"] = "RENAMED_GRPC_ADDR"
 json.dump(renamed, open(f"{work}/manifest-renamed-address.json", "w"))
 PY
-must_fail "manifest: a process without a chart is refused (canary)" "billing: no chart at charts/billing" \
-  check_py manifest "$PLATFORM_DEFAULT" "$WORK/manifest-billing.json" "$CHARTS" "$UMBRELLA"
+must_fail "manifest: a process without a chart is refused (canary)" "ledgerless: no chart at charts/ledgerless" \
+  check_py manifest "$PLATFORM_DEFAULT" "$WORK/manifest-chartless.json" "$CHARTS" "$UMBRELLA"
 must_fail "manifest: an address the gateway chart does not set is refused (canary)" "grpcClients has no RENAMED_GRPC_ADDR" \
   check_py manifest "$PLATFORM_DEFAULT" "$WORK/manifest-renamed-address.json" "$CHARTS" "$UMBRELLA"
 
 step "umbrella: values-production.yaml"
 rendered "platform-production" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}"
 run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret)" check_py expect "$LAST_RENDER" \
-  "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,!Secret"
+  "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,HorizontalPodAutoscaler/billing,!Secret"
 run "platform-production gateway scales from 3 replicas" \
   value_is "$LAST_RENDER" HorizontalPodAutoscaler/gateway:spec.minReplicas 3
 run "platform-production images are registry.example.com/voiceapi/<service>@<digest> (no doubled segment)" \
@@ -606,6 +610,9 @@ sed 's|app.kubernetes.io/part-of: voiceapi|app.kubernetes.io/instance: companies
   "$WORK/handover.companies.alone.yaml" >"$WORK/handover.instance-selector.yaml"
 must_fail "a selector on the release name is refused (canary)" "must be exactly" \
   check_py rules "$WORK/handover.instance-selector.yaml"
+render "$WORK/extra-caller.yaml" "$CHARTS/billing" billing --set 'networkPolicy.allowedCallers={gateway,telephony,leads,knowledge,webhooks}'
+must_fail "a NetworkPolicy admitting a caller not on its list is refused (canary)" "billing must accept only" \
+  check_py rules "$WORK/extra-caller.yaml"
 must_fail "a second copy (namePrefix) with the same part-of is refused" "needs its own global.partOf" \
   render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy-
 rendered "platform-second-copy" "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy- --set global.partOf=voiceapi-copy
@@ -664,6 +671,11 @@ must_fail "service: no ephemeral-storage limit" "ephemeral-storage" \
   render /dev/null "$CHARTS/companies" companies --set resources.limits.ephemeral-storage=null
 must_fail "service: MongoDB URL without a source" "MONGO_URL has no source" \
   render /dev/null "$CHARTS/companies" companies --set global.mongo.existingSecret=
+# Billing refuses to start on a negative or missing rate; the chart refuses to render one.
+must_fail "billing: a negative rate" "RATE_OUTBOUND_PER_MINUTE|does not match pattern" \
+  render /dev/null "$CHARTS/billing" billing --set-string env.RATE_OUTBOUND_PER_MINUTE=-1
+must_fail "billing: a missing rate" "RATE_INBOUND_PER_MINUTE" \
+  render /dev/null "$CHARTS/billing" billing --set env.RATE_INBOUND_PER_MINUTE=null
 # No process serves Prometheus metrics (they push OTLP), so the charts have no metrics port and no
 # ServiceMonitor, and refuse the options rather than ignore them.
 must_fail "service: serviceMonitor.enabled is refused (no process serves Prometheus)" "additional properties|not allowed|additionalProperties" \
