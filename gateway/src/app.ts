@@ -93,7 +93,7 @@ export function buildApp(deps: AppDeps): Express {
   );
   let adminDoc: object | undefined;
   admin.get('/openapi.json', (_req, res) => {
-    adminDoc ??= buildDocument(operatorRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch).', tagsOf(adminAreas));
+    adminDoc ??= buildDocument(operatorRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch, credit top-ups).', tagsOf(adminAreas));
     res.json(adminDoc);
   });
   admin.use(notFoundRoute);

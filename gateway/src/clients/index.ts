@@ -2,16 +2,19 @@ import { createPromiseClient, type PromiseClient } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 
 export type CompaniesClient = PromiseClient<typeof voiceapi.companies.v1.CompaniesServiceService>;
+export type BillingClient = PromiseClient<typeof voiceapi.billing.v1.BillingServiceService>;
 
 /** The gateway's clients of the owning services, one per service. */
 export interface ServiceClients {
   companies: CompaniesClient;
+  billing: BillingClient;
 }
 
-export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; GRPC_DEADLINE_MS: number }): ServiceClients {
+export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING_GRPC_ADDR: string; GRPC_DEADLINE_MS: number }): ServiceClients {
   const defaults = { timeoutMs: cfg.GRPC_DEADLINE_MS };
   return {
     companies: createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, defaults),
+    billing: createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, defaults),
   };
 }
 

@@ -1,6 +1,6 @@
 import { DomainError, type ErrorDetail, type Logger } from '@voiceapi/kit';
 import type { ErrorRequestHandler, Response } from 'express';
-import { HTTP_STATUS, httpStatusOf, type HttpReason } from './reasons';
+import { HTTP_STATUS, httpStatusOf, RETRY_AFTER_SECONDS, type HttpReason } from './reasons';
 import { z } from './zod';
 
 export const ErrorBody = z
@@ -44,7 +44,8 @@ export function errorResult(err: unknown, log: Logger, requestId?: string): Http
   const body: ErrorBody = { error: err.message, reasonCode: err.reasonCode };
   if (err.details?.length) body.details = err.details;
   const headers: Record<string, string> = {};
-  if (err.reasonCode === 'service_unavailable' || err.reasonCode === 'upstream_timeout') headers['Retry-After'] = '1';
+  const retryAfter = RETRY_AFTER_SECONDS[err.reasonCode as HttpReason];
+  if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   return { status, body, headers };
 }
 

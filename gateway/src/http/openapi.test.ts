@@ -51,6 +51,26 @@ describe('the OpenAPI documents say what the server enforces', () => {
     }
   });
 
+  it('documents the credits rules: examples, the type filter, the top-up bounds, newest first', () => {
+    const schemas = tenant.components.schemas;
+    expect(schemas.CreditBalance.example).toEqual({ balance: 996, available: 976, held: 20, updatedAt: expect.any(String) });
+    expect(schemas.CreditBalance.properties.available.description).toMatch(/`balance` − `held`/);
+    expect(schemas.CreditTransaction.properties.amount.description).toMatch(/debits negative.*Ledger amounts are authoritative/);
+    expect(schemas.CreditTransaction.properties.callId.type).toEqual(['string', 'null']);
+    const list = tenant.paths['/api/v1/credits/transactions'].get;
+    expect(list.description).toMatch(/newest first/);
+    expect(list.responses[200].content['application/json'].schema.example.transactions).toHaveLength(2);
+    expect(list.responses[403].description).toMatch(/credits:read/);
+    const type = (list.parameters as { name: string; schema: { enum: string[] } }[]).find((p) => p.name === 'type');
+    expect(type?.schema.enum).toEqual(['top_up', 'call_deduction', 'number_purchase', 'knowledge_upload', 'adjustment']);
+    const topUp = admin.paths['/admin/v1/tenants/{tenantId}/credits'].post;
+    expect(admin.components.schemas.CreditTopUp.properties.amount).toMatchObject({ type: 'integer', minimum: 1, maximum: 1_000_000_000 });
+    expect(admin.components.schemas.CreditTopUp.properties.note).toMatchObject({ maxLength: 500, description: expect.stringMatching(/trimmed/) });
+    expect(topUp.responses[201].content['application/json'].schema.example).toMatchObject({ balance: 1000, transaction: { type: 'top_up' } });
+    expect(Object.keys(topUp.responses)).toEqual(expect.arrayContaining(['201', '400', '404', '503', '504']));
+    expect(Object.keys(topUp.responses[503].headers)).toContain('Retry-After');
+  });
+
   it('has relative servers, described global tags, and a unique operationId on every operation', () => {
     for (const doc of [tenant, admin]) {
       expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
@@ -61,9 +81,18 @@ describe('the OpenAPI documents say what the server enforces', () => {
       }
       expect(new Set(ops.map((o) => o.op.operationId)).size).toBe(ops.length);
     }
-    expect(operations(tenant).map((o) => o.op.operationId)).toEqual(['getPing', 'listCompanies', 'createCompany', 'getCompany', 'updateCompany', 'deleteCompany']);
+    expect(operations(tenant).map((o) => o.op.operationId)).toEqual([
+      'getPing',
+      'listCompanies',
+      'createCompany',
+      'getCompany',
+      'updateCompany',
+      'deleteCompany',
+      'getCredits',
+      'listCreditTransactions',
+    ]);
     expect(operations(admin).map((o) => o.op.operationId)).toEqual(
-      expect.arrayContaining(['createTenant', 'issueApiKey', 'listApiKeyRequests', 'approveApiKeyRequest', 'updateApiKey', 'getKillSwitch', 'setKillSwitch']),
+      expect.arrayContaining(['createTenant', 'issueApiKey', 'listApiKeyRequests', 'approveApiKeyRequest', 'updateApiKey', 'getKillSwitch', 'setKillSwitch', 'topUpTenantCredits']),
     );
   });
 

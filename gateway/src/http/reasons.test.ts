@@ -39,6 +39,28 @@ describe('errorResult: reason → HTTP, in one table', () => {
     const { log } = recordingLog();
     const down = errorResult(commonReasons.error('service_unavailable', 'down'), log);
     expect(down).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+    expect(errorResult(commonReasons.error('upstream_timeout', 'slow'), log)).toMatchObject({ status: 504, headers: { 'Retry-After': '1' } });
+  });
+
+  it("answers billing's reasons with their contract statuses; only a busy wallet asks for a retry", () => {
+    const billing = defineReasons('billing.voiceapi', {
+      insufficient_credits: grpcStatus.FAILED_PRECONDITION,
+      reference_conflict: grpcStatus.ALREADY_EXISTS,
+      sandbox_not_billable: grpcStatus.FAILED_PRECONDITION,
+      wallet_busy: grpcStatus.ABORTED,
+    });
+    const { log, errors } = recordingLog();
+    const answer = (reason: keyof typeof billing.reasons) => {
+      const r = errorResult(viaGrpc(billing.error(reason, reason)), log);
+      return { reason, status: r.status, retryAfter: r.headers?.['Retry-After'] ?? null, reasonCode: (r.body as { reasonCode: string }).reasonCode };
+    };
+    expect((['insufficient_credits', 'reference_conflict', 'sandbox_not_billable', 'wallet_busy'] as const).map(answer)).toEqual([
+      { reason: 'insufficient_credits', status: 402, retryAfter: null, reasonCode: 'insufficient_credits' },
+      { reason: 'reference_conflict', status: 409, retryAfter: null, reasonCode: 'reference_conflict' },
+      { reason: 'sandbox_not_billable', status: 409, retryAfter: null, reasonCode: 'sandbox_not_billable' },
+      { reason: 'wallet_busy', status: 503, retryAfter: '1', reasonCode: 'wallet_busy' },
+    ]);
+    expect(errors).toEqual([]);
   });
 
   it('carries field problems into details', () => {

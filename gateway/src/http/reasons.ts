@@ -28,6 +28,9 @@ export const HTTP_STATUS = {
   api_globally_disabled: 503,
   // Raised by the owning services.
   insufficient_credits: 402,
+  reference_conflict: 409,
+  sandbox_not_billable: 409,
+  wallet_busy: 503,
   script_not_ready: 409,
   campaign_not_running: 409,
   company_not_found: 422,
@@ -43,6 +46,14 @@ export const HTTP_STATUS = {
 } as const satisfies Record<string, number>;
 
 export type HttpReason = keyof typeof HTTP_STATUS;
+
+/** Reasons worth retrying shortly: their answers carry `Retry-After` (seconds). */
+export const RETRY_AFTER_SECONDS: Partial<Record<HttpReason, number>> = {
+  service_unavailable: 1,
+  upstream_timeout: 1,
+  // Billing: too many concurrent changes to one wallet; the next attempt normally goes through.
+  wallet_busy: 1,
+};
 
 export function httpStatusOf(reason: string): number | undefined {
   return Object.prototype.hasOwnProperty.call(HTTP_STATUS, reason) ? HTTP_STATUS[reason as HttpReason] : undefined;

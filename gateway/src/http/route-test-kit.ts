@@ -14,11 +14,13 @@ import type { AnyRoute, Surface } from './route';
 
 /**
  * For the route layer's unit specs: test-only routes mounted exactly as app.ts mounts the real
- * ones, served on a free port in-process. Authentication is stubbed (a fixed key per request,
- * chosen by the `x-test-key` header); everything after it is the real route layer.
+ * ones, served on a free port in-process. Authentication is stubbed (on the tenant surface a fixed
+ * key per request, chosen by the `x-test-key` header; on the operator surface none, as after the
+ * admin token); everything after it is the real route layer.
  */
 
 export const PREFIX = '/api/v1';
+export const ADMIN_PREFIX = '/admin/v1';
 
 export const testKey = (over: Partial<AuthenticatedKey> = {}): AuthenticatedKey => ({
   keyId: 'key-1',
@@ -50,16 +52,20 @@ export async function serve(
     rateLimit?: RateLimiter;
     checkResponses?: boolean;
     bodyLimitBytes?: number;
+    /** Which surface the routes are mounted on (default tenant). */
+    surface?: Surface['kind'];
   } = {},
 ): Promise<Served> {
   const logs: LogEntry[] = [];
   const record = (level: LogEntry['level']) => (obj: unknown, msg?: string) => void logs.push({ level, obj, msg });
   const log = { error: record('error'), warn: record('warn'), info: () => undefined, debug: () => undefined } as unknown as Logger;
   const keys = opts.keys ?? { default: testKey() };
+  const kind = opts.surface ?? 'tenant';
+  const prefix = kind === 'tenant' ? PREFIX : ADMIN_PREFIX;
   const registry = new OpenAPIRegistry();
   const surface: Surface = {
-    kind: 'tenant',
-    prefix: PREFIX,
+    kind,
+    prefix,
     registry,
     bodyLimitBytes: opts.bodyLimitBytes ?? 1024,
     log,
@@ -70,21 +76,24 @@ export async function serve(
   const app = express();
   app.set('query parser', 'simple');
   const api = express.Router();
-  api.use(requestId, (req, res, next) => {
-    const auth = keys[req.get('x-test-key') ?? 'default'];
-    if (!auth) return fail(res, 'unauthorized', 'invalid API key');
-    localsOf(res).auth = auth;
-    next();
-  });
+  api.use(requestId);
+  if (kind === 'tenant') {
+    api.use((req, res, next) => {
+      const auth = keys[req.get('x-test-key') ?? 'default'];
+      if (!auth) return fail(res, 'unauthorized', 'invalid API key');
+      localsOf(res).auth = auth;
+      next();
+    });
+  }
   mountRoutes(api, surface, routes);
   api.use((_req, res) => fail(res, 'not_found', 'no such endpoint'));
-  app.use(PREFIX, api);
+  app.use(prefix, api);
   app.use(errorHandler(log));
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}${PREFIX}`,
+    url: `http://127.0.0.1:${port}${prefix}`,
     logs,
     document: () => buildDocument(registry, 'test', 'test') as Record<string, any>,
     close: () =>

@@ -111,9 +111,14 @@ export class OperatorUseCases {
     return enabled;
   }
 
+  /** Before acting for a tenant in another service: an unknown tenant is 404 `not_found`. */
+  async assertTenant(tenantId: string): Promise<void> {
+    if (!(await this.tenants.exists(tenantId))) throw notFound('tenant');
+  }
+
   /** The tenant's scope for writing what it will own; the tenant must exist. */
   private async tenantScope(tenantId: string, mode: KeyMode): Promise<TenantScope> {
-    if (!(await this.tenants.exists(tenantId))) throw notFound('tenant');
+    await this.assertTenant(tenantId);
     return requireTenant({ tenantId, keyMode: mode });
   }
 }

@@ -5,6 +5,7 @@ import type { OperatorUseCases } from '../operator/operator';
 import { apiKeyRoutes } from './admin/api-keys';
 import { killSwitchRoutes } from './admin/kill-switch';
 import { tenantRoutes } from './admin/tenants';
+import { creditRoutes, creditTopUpRoutes } from './billing';
 import { companyRoutes } from './companies';
 import { pingRoutes } from './core/ping';
 
@@ -32,6 +33,11 @@ export const tenantAreas: Area[] = [
     tags: [{ name: 'Companies', description: 'Company profiles the agents speak for (`companies:read`, `companies:write`)' }],
     routes: ({ clients }) => companyRoutes(clients),
   },
+  {
+    name: 'credits',
+    tags: [{ name: 'Credits', description: 'The credit wallet and its ledger (`credits:read`); ledger amounts are authoritative' }],
+    routes: ({ clients }) => creditRoutes(clients),
+  },
 ];
 
 /** `/admin/v1`: operator token. */
@@ -46,6 +52,11 @@ export const adminAreas: Area[] = [
     name: 'kill-switch',
     tags: [{ name: 'Kill switch', description: 'Switching the whole tenant API off and on' }],
     routes: ({ operator }) => killSwitchRoutes(operator),
+  },
+  {
+    name: 'credits',
+    tags: [{ name: 'Credits', description: "Top-ups of a tenant's credit wallet" }],
+    routes: ({ clients, operator }) => creditTopUpRoutes(clients, operator),
   },
 ];
 
