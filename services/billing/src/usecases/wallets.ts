@@ -45,12 +45,24 @@ export type AppendedListener = (tenantId: string, entries: readonly Entry[]) => 
 
 export const callReference = (callId: string) => `call:${callId}`;
 
-/** Rows per append: one insert of this many entries instead of one per request. */
-const MAX_BATCH = 256;
+/**
+ * Entries per append: one insert of this many instead of one per request. Each entry carries the
+ * batch's references so far (see pendingRefs), so a batch costs its square in reference copies.
+ */
+const MAX_BATCH = 64;
 /** Conflicts with other replicas in a row before a request gives up (`wallet_busy`). */
 const MAX_CONFLICTS = 50;
-/** Posted references older than this leave the head's `pendingRefs` (after being indexed). */
+/** Another writer's posted references older than this are indexed here and leave `pendingRefs`. */
 const PENDING_REF_MS = 2_000;
+
+interface Queue {
+  waiting: Waiting[];
+  running: boolean;
+  /** The head this process last saw. */
+  state?: WalletState;
+  /** References this process has indexed since (they may leave pendingRefs at once). */
+  indexed: Set<string>;
+}
 
 interface Waiting {
   op: WalletOp;
@@ -72,7 +84,7 @@ type Decision =
  * only costs a re-plan (decision 0050).
  */
 export class Wallets {
-  private readonly queues = new Map<string, { waiting: Waiting[]; running: boolean; state?: WalletState }>();
+  private readonly queues = new Map<string, Queue>();
 
   constructor(
     private readonly store: WalletStore,
@@ -83,7 +95,7 @@ export class Wallets {
   run(tenantId: string, op: WalletOp): Promise<WalletResult> {
     return new Promise((resolve, reject) => {
       let q = this.queues.get(tenantId);
-      if (!q) this.queues.set(tenantId, (q = { waiting: [], running: false }));
+      if (!q) this.queues.set(tenantId, (q = { waiting: [], running: false, indexed: new Set() }));
       q.waiting.push({ op, resolve, reject });
       if (!q.running) void this.drain(tenantId, q);
     });
@@ -97,7 +109,7 @@ export class Wallets {
     return state;
   }
 
-  private async drain(tenantId: string, q: { waiting: Waiting[]; running: boolean; state?: WalletState }): Promise<void> {
+  private async drain(tenantId: string, q: Queue): Promise<void> {
     q.running = true;
     try {
       while (q.waiting.length > 0) {
@@ -116,7 +128,7 @@ export class Wallets {
     }
   }
 
-  private async runBatch(tenantId: string, batch: Waiting[], q: { state?: WalletState }): Promise<void> {
+  private async runBatch(tenantId: string, batch: Waiting[], q: Queue): Promise<void> {
     const refSeqs = await this.indexedRefs(tenantId, batch.map((w) => w.op));
     let rest = batch;
     for (let conflicts = 0; rest.length > 0; conflicts++) {
@@ -127,7 +139,7 @@ export class Wallets {
       const head = await this.store.head(tenantId, q.state);
       const at = new Date();
       const { entries, decisions } = plan(head, rest.map((w) => w.op), refSeqs, at);
-      const pruned = await this.prunePendingRefs(tenantId, head, entries, at);
+      const pruned = await this.prunePendingRefs(tenantId, head, entries, at, q.indexed);
       const inserted = await this.store.append(tenantId, pruned, at);
       const committed = inserted === pruned.length;
       const last = inserted > 0 ? pruned[inserted - 1]!.state : head;
@@ -149,7 +161,7 @@ export class Wallets {
           await this.replay(tenantId, d.replaySeq, d.op, last).then(w.resolve, w.reject);
         }),
       );
-      if (inserted > 0) await this.afterAppend(tenantId, pruned.slice(0, inserted));
+      if (inserted > 0) await this.afterAppend(tenantId, pruned.slice(0, inserted), q.indexed);
       rest = next;
     }
   }
@@ -171,23 +183,35 @@ export class Wallets {
    * Drops older posted references from the entries' states, once they are indexed: a
    * reference is in the index or in the head's pendingRefs, never in neither.
    */
-  private async prunePendingRefs(tenantId: string, head: WalletState, entries: Entry[], at: Date): Promise<Entry[]> {
+  private async prunePendingRefs(tenantId: string, head: WalletState, entries: Entry[], at: Date, indexed: Set<string>): Promise<Entry[]> {
     if (entries.length === 0) return entries;
-    const old = head.pendingRefs.filter((p) => at.getTime() - new Date(p.at).getTime() > PENDING_REF_MS);
-    if (old.length === 0) return entries;
-    await this.store.confirmRefs(tenantId, old);
-    const drop = new Set(old.map((p) => p.ref));
+    const drop = new Set<string>();
+    const others = [];
+    for (const p of head.pendingRefs) {
+      if (indexed.has(p.ref)) drop.add(p.ref);
+      else if (at.getTime() - new Date(p.at).getTime() > PENDING_REF_MS) others.push(p);
+    }
+    if (others.length > 0) {
+      await this.store.confirmRefs(tenantId, others);
+      for (const p of others) drop.add(p.ref);
+    }
+    for (const ref of drop) indexed.delete(ref);
+    if (drop.size === 0) return entries;
     return entries.map((e) => ({ change: e.change, state: { ...e.state, pendingRefs: e.state.pendingRefs.filter((p) => !drop.has(p.ref)) } }));
   }
 
-  private async afterAppend(tenantId: string, entries: Entry[]): Promise<void> {
+  private async afterAppend(tenantId: string, entries: Entry[], indexed: Set<string>): Promise<void> {
     const last = entries[entries.length - 1]!.state;
     try {
+      const mine = last.pendingRefs.filter((p) => p.seq > entries[0]!.state.seq - 1);
+      await this.store.confirmRefs(tenantId, mine);
+      for (const p of mine) indexed.add(p.ref);
       await this.store.noteHead(tenantId, last);
       await this.onAppended(tenantId, entries);
     } catch (err) {
-      // The entries are in; the sweeper announces what could not be announced now.
-      this.log.warn({ err, tenantId }, 'could not note or announce appended wallet entries yet');
+      // The entries are in; pendingRefs keeps their references findable, and the sweeper
+      // announces what could not be announced now.
+      this.log.warn({ err, tenantId }, 'could not index, note or announce appended wallet entries yet');
     }
   }
 

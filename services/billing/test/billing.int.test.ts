@@ -1,0 +1,256 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import {
+  consumerGroup,
+  createKafka,
+  createLogger,
+  createPromiseClient,
+  DomainError,
+  eventRecord,
+  EventPublisher,
+  EventSubscriber,
+  type CallContext,
+} from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { startBilling } from '../src/main';
+import { walletProblems } from './invariants';
+
+const { TransactionType: T, CallDirection: D } = voiceapi.billing.v1;
+const { TelephonyCallEvent, BillingEvent, CallDirection: ED } = voiceapi.events.v1;
+type CallBilled = voiceapi.events.v1.CallBilled;
+
+// The billing service in-process against the harness's real MongoDB-compatible server and
+// Kafka, called over real gRPC; ended calls arrive as real Kafka events.
+describe('billing service (gRPC + MongoDB + Kafka)', () => {
+  const db = `billing_it_${randomBytes(4).toString('hex')}`;
+  let svc: Awaited<ReturnType<typeof startBilling>>;
+  let client: ReturnType<typeof createPromiseClient<typeof voiceapi.billing.v1.BillingServiceService>>;
+  let conn: mongoose.Connection;
+  let publisher: EventPublisher;
+  let listener: EventSubscriber;
+  const billed = new Map<string, CallBilled[]>();
+  const usage = new Map<string, voiceapi.events.v1.CreditsUsage[]>();
+  const log = createLogger('billing-test', 'silent');
+  const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'billing-it', log });
+
+  const tenant = (): CallContext => ({ tenantId: `t-${randomUUID()}`, keyMode: 'live' });
+  const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
+    const err = await p.then(() => undefined, (e: unknown) => e);
+    if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
+    return err;
+  };
+  const topUp = (ctx: CallContext, amount: number) => client.topUp({ amount, reference: `top:${randomUUID()}` }, ctx);
+  const expectSound = async (ctx: CallContext) => expect(await walletProblems(conn, ctx.tenantId!)).toEqual([]);
+
+  beforeAll(async () => {
+    svc = await startBilling({
+      MONGO_URL: process.env.MONGO_URL,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+      MONGO_DB: db,
+      GRPC_PORT: '0',
+      LOG_LEVEL: 'silent',
+      INSTANCE_ID: 'billing-it',
+      SWEEP_INTERVAL_MS: '3600000', // the tests run the sweeper themselves
+      SETTLE_AFTER_MS: '0',
+    });
+    client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${svc.port}`, { timeoutMs: 20_000 });
+    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise();
+    publisher = new EventPublisher(kafka);
+    await publisher.connect();
+    listener = new EventSubscriber(kafka, { group: consumerGroup('billing-it', `listener-${randomUUID()}`), log, publisher, fromBeginning: true }).on(BillingEvent, async (e) => {
+      if (e.event?.$case === 'creditsUsage') {
+        const u = e.event.creditsUsage;
+        usage.set(u.tenantId, [...(usage.get(u.tenantId) ?? []), u]);
+        return;
+      }
+      if (e.event?.$case !== 'callBilled') return;
+      const list = billed.get(e.event.callBilled.callId) ?? [];
+      list.push(e.event.callBilled);
+      billed.set(e.event.callBilled.callId, list);
+    });
+    await listener.start();
+  });
+  afterAll(async () => {
+    await listener.stop();
+    await publisher.disconnect();
+    client.close();
+    await conn.close();
+    await svc.lifecycle.stop();
+  });
+
+  it('tops up, debits by reference, replays a debit and refuses a conflicting one, never below zero', async () => {
+    const a = tenant();
+    const up = await topUp(a, 100);
+    expect(up.transaction).toMatchObject({ type: T.TRANSACTION_TYPE_TOP_UP, amount: 100, balanceAfter: 100 });
+    expect(up.balance).toMatchObject({ balance: 100, available: 100, held: 0 });
+
+    const d = await client.debit({ reference: 'number:1', amount: 30, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: 'Number +15550100' }, a);
+    expect(d).toMatchObject({ replayed: false, transaction: { amount: -30, balanceAfter: 70, reference: 'number:1' }, balance: { balance: 70 } });
+    const again = await client.debit({ reference: 'number:1', amount: 30, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: 'Number +15550100' }, a);
+    expect(again).toMatchObject({ replayed: true, transaction: { id: d.transaction!.id, balanceAfter: 70 } });
+    expect((await rejection(client.debit({ reference: 'number:1', amount: 31, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: '' }, a))).reasonCode).toBe('reference_conflict');
+    expect((await rejection(client.debit({ reference: 'upload:1', amount: 71, type: T.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD, description: '' }, a))).reasonCode).toBe('insufficient_credits');
+
+    const b = await client.getBalance({}, a);
+    expect(b.balance).toMatchObject({ balance: 70, available: 70, held: 0 });
+    const list = await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_UNSPECIFIED }, a);
+    expect(list.transactions.map((t) => t.amount)).toEqual([-30, 100]);
+    expect(list.page).toMatchObject({ total: 2, hasMore: false });
+    const typed = await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_TOP_UP }, a);
+    expect(typed.transactions.map((t) => t.type)).toEqual([T.TRANSACTION_TYPE_TOP_UP]);
+    await expectSound(a);
+  });
+
+  it('refuses sandbox spending, bad amounts and references, and keeps tenants apart', async () => {
+    const a = tenant();
+    await topUp(a, 10);
+    const sandbox = { ...a, keyMode: 'sandbox' as const };
+    expect((await rejection(client.debit({ reference: 'x', amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, sandbox))).reasonCode).toBe('sandbox_not_billable');
+    expect((await rejection(client.placeHold({ callId: 'c1', amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime: new Date(Date.now() + 60_000) }, sandbox))).reasonCode).toBe('sandbox_not_billable');
+    for (const amount of [0, -5, 1_000_000_001]) {
+      expect((await rejection(client.topUp({ amount, reference: `r${amount}` }, a))).reasonCode).toBe('validation_error');
+    }
+    expect((await rejection(client.debit({ reference: '', amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, a))).reasonCode).toBe('validation_error');
+    expect((await rejection(client.debit({ reference: 'c', amount: 1, type: T.TRANSACTION_TYPE_TOP_UP, description: '' }, a))).reasonCode).toBe('validation_error');
+    expect((await rejection(client.getBalance({}, { tenantId: a.tenantId }))).reasonCode).toBe('unauthorized');
+    const other = tenant();
+    expect((await client.getBalance({}, other)).balance).toMatchObject({ balance: 0, available: 0, held: 0 });
+    expect((await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_UNSPECIFIED }, other)).transactions).toEqual([]);
+    expect((await client.getBalance({}, a)).balance?.balance).toBe(10);
+  });
+
+  it('1,000 concurrent debits of 1 against 500 credits: exactly 500 succeed, 500 get insufficient_credits, balance 0', async () => {
+    const a = tenant();
+    await topUp(a, 500);
+    const results = await Promise.allSettled(
+      Array.from({ length: 1000 }, (_, i) => client.debit({ reference: `d${i}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'race' }, a)),
+    );
+    const ok = results.filter((r) => r.status === 'fulfilled').length;
+    const refused = results.filter((r) => r.status === 'rejected' && (r.reason as DomainError).reasonCode === 'insufficient_credits').length;
+    expect({ ok, refused }).toEqual({ ok: 500, refused: 500 });
+    expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 0, available: 0 });
+    expect((await client.listTransactions({ page: { page: 1, limit: 1 }, type: T.TRANSACTION_TYPE_UNSPECIFIED }, a)).page?.total).toBe(501);
+    await expectSound(a);
+  });
+
+  it('holds reserve credit, capture charges the actual amount once, release frees the rest', async () => {
+    const a = tenant();
+    await topUp(a, 50);
+    const expireTime = new Date(Date.now() + 600_000);
+    const h = await client.placeHold({ callId: 'call-h1', amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a);
+    expect(h.balance).toMatchObject({ balance: 50, held: 20, available: 30 });
+    // Idempotent by call id; a hold the available balance cannot cover is refused.
+    expect((await client.placeHold({ callId: 'call-h1', amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a)).balance?.held).toBe(20);
+    expect((await rejection(client.placeHold({ callId: 'call-h2', amount: 31, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a))).reasonCode).toBe('insufficient_credits');
+    expect((await rejection(client.debit({ reference: 'big', amount: 31, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, a))).reasonCode).toBe('insufficient_credits');
+
+    const c = await client.captureHold({ callId: 'call-h1', amount: 6, description: 'Outbound call, 3 min' }, a);
+    expect(c).toMatchObject({ replayed: false, transaction: { amount: -6, callId: 'call-h1', type: T.TRANSACTION_TYPE_CALL_DEDUCTION, balanceAfter: 44 }, balance: { balance: 44, held: 0, available: 44 } });
+    expect((await client.captureHold({ callId: 'call-h1', amount: 6, description: '' }, a))).toMatchObject({ replayed: true, transaction: { id: c.transaction!.id } });
+    // A charged call cannot hold again.
+    expect((await rejection(client.placeHold({ callId: 'call-h1', amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a))).reasonCode).toBe('reference_conflict');
+
+    await client.placeHold({ callId: 'call-h3', amount: 10, direction: D.CALL_DIRECTION_INBOUND, expireTime }, a);
+    expect(await client.releaseHold({ callId: 'call-h3' }, a)).toMatchObject({ released: true, balance: { held: 0, available: 44 } });
+    expect((await client.releaseHold({ callId: 'call-h3' }, a)).released).toBe(false);
+    await expectSound(a);
+  });
+
+  const ended = (ctx: CallContext, callId: string, extra: Partial<voiceapi.events.v1.CallEnded> = {}) =>
+    eventRecord(
+      TelephonyCallEvent,
+      callId,
+      TelephonyCallEvent.fromPartial({
+        occurTime: new Date(),
+        event: { $case: 'callEnded', callEnded: { callId, tenantId: ctx.tenantId!, direction: ED.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, endTime: new Date(), ...extra } },
+      }),
+    );
+  const outcomeOf = async (callId: string) => (await conn.collection('call_outcomes').findOne({ _id: callId as never })) as unknown as { status: string; creditsCharged: number; creditsError?: string } | null;
+  const settled = async (ids: string[], timeoutMs = 30_000) => {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const done = await Promise.all(ids.map((id) => outcomeOf(id)));
+      if (done.every(Boolean) && ids.every((id) => billed.has(id))) return done;
+      if (Date.now() > until) throw new Error(`not all calls were billed: ${ids.filter((_, i) => !done[i]).join(', ')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  it('charges ended calls per started minute from their hold, once, whatever arrives twice or late', async () => {
+    const a = tenant();
+    await topUp(a, 100);
+    const expireTime = new Date(Date.now() + 600_000);
+    for (const id of ['o1', 'i1', 'z1']) {
+      await client.placeHold({ callId: `${a.tenantId}-${id}`, amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a);
+    }
+    const id = (s: string) => `${a.tenantId}-${s}`;
+    await publisher.send([
+      ended(a, id('o1')), // 61 s outbound: 2 started minutes × 2 = 4
+      ended(a, id('o1')), // delivered twice (another event id)
+      ended(a, id('i1'), { direction: ED.CALL_DIRECTION_INBOUND, durationSeconds: 125 }), // 3 × 1 = 3
+      ended(a, id('z1'), { durationSeconds: 0 }), // no answer: skipped, hold released
+      ended(a, id('s1'), { sandbox: true }), // sandbox: skipped
+      ended(a, id('f1'), { direction: ED.CALL_DIRECTION_INBOUND, holdFailed: true }), // answered without a hold
+      ended(a, id('o1'), { durationSeconds: 300 }), // a late, different end of a charged call
+    ]);
+    const [o1, i1, z1, s1, f1] = await settled([id('o1'), id('i1'), id('z1'), id('s1'), id('f1')]);
+    expect(o1).toMatchObject({ status: 'charged', creditsCharged: 4 });
+    expect(i1).toMatchObject({ status: 'charged', creditsCharged: 3 });
+    expect(z1).toMatchObject({ status: 'skipped', creditsCharged: 0 });
+    expect(s1).toMatchObject({ status: 'skipped', creditsCharged: 0 });
+    expect(f1).toMatchObject({ status: 'failed', creditsError: 'insufficient_credits' });
+    expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 93, held: 0, available: 93 });
+    await new Promise((r) => setTimeout(r, 500)); // any second announcement would have arrived
+    for (const c of ['o1', 'i1', 'z1', 's1', 'f1']) expect(billed.get(id(c))).toHaveLength(1);
+    expect(billed.get(id('o1'))![0]).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, balanceAfter: expect.any(Number), transactionId: expect.any(String) });
+    const rows = (await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions;
+    expect(rows.map((r) => [r.callId, r.amount]).sort()).toEqual([
+      [id('i1'), -3],
+      [id('o1'), -4],
+    ].sort());
+    // A hold for a call already settled is refused.
+    expect((await rejection(client.placeHold({ callId: id('z1'), amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a))).reasonCode).toBe('reference_conflict');
+    await expectSound(a);
+  });
+
+  it('charges what the wallet can cover when a call outgrows its hold, and never goes below zero', async () => {
+    const a = tenant();
+    await topUp(a, 5);
+    await client.placeHold({ callId: `${a.tenantId}-long`, amount: 2, direction: D.CALL_DIRECTION_INBOUND, expireTime: new Date(Date.now() + 600_000) }, a);
+    await publisher.send([ended(a, `${a.tenantId}-long`, { direction: ED.CALL_DIRECTION_INBOUND, durationSeconds: 600 })]); // 10 credits
+    const [o] = await settled([`${a.tenantId}-long`]);
+    expect(o).toMatchObject({ status: 'charged', creditsCharged: 5, creditsError: 'insufficient_credits' });
+    expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 0, available: 0, held: 0 });
+    await expectSound(a);
+  });
+
+  it('the sweeper settles a hold whose call never ended, and a late end charges nothing', async () => {
+    const a = tenant();
+    await topUp(a, 30);
+    const callId = `${a.tenantId}-lost`;
+    await client.placeHold({ callId, amount: 10, direction: D.CALL_DIRECTION_OUTBOUND, expireTime: new Date(Date.now() + 300) }, a);
+    await new Promise((r) => setTimeout(r, 400));
+    await svc.sweeper.tick();
+    const [o] = await settled([callId]);
+    expect(o).toMatchObject({ status: 'failed', creditsError: 'end_not_reported' });
+    expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 30, held: 0 });
+    await publisher.send([ended(a, callId)]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await client.getBalance({}, a)).balance?.balance).toBe(30);
+    expect(billed.get(callId)).toHaveLength(1);
+    await expectSound(a);
+  });
+
+  it('announces a credits-usage event for every debit row, and none for top-ups', async () => {
+    const a = tenant();
+    await topUp(a, 10);
+    const d = await client.debit({ reference: 'upload:abc', amount: 2, type: T.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD, description: 'Upload' }, a);
+    const until = Date.now() + 15_000;
+    while (!usage.has(a.tenantId!) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(usage.get(a.tenantId!)).toEqual([
+      expect.objectContaining({ transactionId: d.transaction!.id, type: 'knowledge_upload', credits: 2, balanceAfter: 8, reference: 'upload:abc' }),
+    ]);
+    expect(await conn.collection('wallet_heads').findOne({ _id: a.tenantId as never })).toMatchObject({ seq: 2, announcedSeq: 2 });
+  });
+});
