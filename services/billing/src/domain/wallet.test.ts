@@ -1,0 +1,41 @@
+import { apply, callCharge, EMPTY_WALLET, stateProblems } from './wallet';
+import { plan, type WalletOp } from '../usecases/wallets';
+
+const at = new Date('2026-11-22T10:00:00Z');
+const none = new Map<string, number>();
+
+describe('wallet arithmetic', () => {
+  it('charges each started minute at the rate, and nothing for 0 s', () => {
+    expect([0, 1, 60, 61, 125].map((s) => callCharge(s, 2))).toEqual([0, 2, 2, 4, 6]);
+  });
+
+  it('plans a batch in order against one head: debits only against what is available', () => {
+    const ops: WalletOp[] = [
+      { kind: 'topUp', reference: 't1', amount: 10, description: 'Top-up' },
+      { kind: 'hold', callId: 'c1', amount: 6, direction: 'outbound', expiresAt: new Date(at.getTime() + 60_000) },
+      { kind: 'debit', reference: 'd1', amount: 5, type: 'adjustment', description: '' },
+      { kind: 'debit', reference: 'd2', amount: 4, type: 'adjustment', description: '' },
+      { kind: 'debit', reference: 'd2', amount: 4, type: 'adjustment', description: '' },
+      { kind: 'capture', callId: 'c1', amount: 8, description: 'call' },
+    ];
+    const { entries, decisions } = plan(EMPTY_WALLET, ops, none, at);
+    // top-up, hold, d2 (d1 is refused: 4 available), capture; the second d2 replays the first.
+    expect(entries.map((e) => e.change.kind)).toEqual(['ledger', 'hold', 'ledger', 'ledger']);
+    expect('error' in decisions[2]! && decisions[2].error.message).toMatch(/cannot cover 5/);
+    expect(decisions[4]).toEqual({ replaySeq: 3, op: ops[4] });
+    const last = entries[entries.length - 1]!.state;
+    // The capture takes the hold (6) and the 0 left available: 6 of 8, never below zero.
+    expect(last).toMatchObject({ balance: 0, held: 0, holds: [] });
+    expect(decisions[5]).toMatchObject({ result: { shortfall: 2 } });
+    for (const e of entries) expect(stateProblems(e.state)).toEqual([]);
+  });
+
+  it('a final release posts the call reference, so a later capture charges nothing', () => {
+    const held = apply(apply(EMPTY_WALLET, { kind: 'ledger', rowId: 'r', type: 'top_up', amount: 10, reference: 't', description: '' }, at), { kind: 'hold', hold: { callId: 'c', amount: 4, direction: 'inbound', createdAt: at, expiresAt: at } }, at);
+    const { entries } = plan(held, [{ kind: 'release', callId: 'c', final: true }], none, at);
+    const after = entries[0]!.state;
+    expect(after).toMatchObject({ held: 0, balance: 10 });
+    const { decisions } = plan(after, [{ kind: 'capture', callId: 'c', amount: 2, description: '' }], none, at);
+    expect(decisions[0]).toEqual({ replaySeq: after.seq, op: { kind: 'capture', callId: 'c', amount: 2, description: '' } });
+  });
+});
