@@ -5,13 +5,13 @@
  * and writes the ratios to docs/performance.md. It reports; it never fails on time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { provideInfra } from '../harness/infra';
 import { freePort, ROOT } from '../harness/processes';
 import { call, startSystem, tenantWithKey } from '../harness/system';
+import { writePerformanceSection } from './report';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -120,9 +120,7 @@ async function main(): Promise<void> {
       row('D companies read vs C Express→gRPC→static', read, chain, '≥ 40 %', pairedRatio(read, chain) >= 0.4),
     ].join('\n');
     const errors = [bare, ping, chain, read].reduce((n, r) => n + r.errors, 0);
-    const doc = `# Performance
-
-Benchmarks measure and report; they never fail the build on time. Run them with \`make bench\`
+    const doc = `Benchmarks measure and report; they never fail the build on time. Run them with \`make bench\`
 (\`BENCH_ROUNDS\`, \`BENCH_DURATION_S\`, \`BENCH_CONNECTIONS\` tune the run). Numbers below are from
 the last run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), load generator
 (autocannon, ${CONNECTIONS} connections) on the same machine; after a 2 s warm-up of each target, the
@@ -172,7 +170,7 @@ Reading the numbers: on 2 cores the load generator, the gateway, the service and
 share the CPU, so absolute numbers are low and vary between runs; the ratios within one run are
 what the targets are about.
 `;
-    writeFileSync(path.join(ROOT, 'docs/performance.md'), doc);
+    writePerformanceSection('edge', doc);
     process.stdout.write(`\n${table}\n\nwritten to docs/performance.md\n`);
   } finally {
     for (const c of children) c.kill('SIGTERM');

@@ -211,6 +211,23 @@ describe('credits through the gateway and billing', () => {
     expect(operator.status).toBe(401);
   });
 
+  it('makes a retried top-up with the same Idempotency-Key add nothing, and refuses the key for another amount', async () => {
+    const t = await fresh();
+    const send = (amount: number, key: string) => call(`${gw}/admin/v1/tenants/${t.tenantId}/credits`, { admin: true, body: { amount }, headers: { 'Idempotency-Key': key } });
+    const first = await send(70, 'invoice-42');
+    const again = await send(70, 'invoice-42');
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body.transaction).toEqual(first.body.transaction);
+    expect(first.body.transaction.reference).toBe('top_up:key:invoice-42');
+    const conflict = await send(71, 'invoice-42');
+    expect({ status: conflict.status, reason: conflict.body.reasonCode }).toEqual({ status: 409, reason: 'reference_conflict' });
+    const bad = await send(1, 'has space');
+    expect({ status: bad.status, reason: bad.body.reasonCode }).toEqual({ status: 400, reason: 'validation_error' });
+    expect((await wallet(t.key)).body.balance).toBe(70);
+    expect((await ledger(t.key)).body.pagination.total).toBe(1);
+  });
+
   it('keeps top-ups to the operator: no token or a tenant key is 401', async () => {
     const t = await fresh();
     expect((await call(`${gw}/admin/v1/tenants/${t.tenantId}/credits`, { body: { amount: 5 } })).status).toBe(401);

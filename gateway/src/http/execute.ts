@@ -104,6 +104,14 @@ function execution(surface: Surface, route: AnyRoute): Execute {
       body = r;
     }
 
+    if (route.ownIdempotencyKey) {
+      const key = req.get(IDEMPOTENCY_HEADER);
+      if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+        return answerInvalid(res, new Invalid('Idempotency-Key must be 1–255 visible ASCII characters', [{ path: 'header.Idempotency-Key', message: 'invalid' }]), reader);
+      }
+      if (key !== undefined) ctx.idempotencyKey = key;
+    }
+
     const exec = async (): Promise<RouteResult> => {
       let result: RouteResult;
       try {

@@ -103,6 +103,11 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
       }),
     });
   }
+  if (route.ownIdempotencyKey) {
+    request.headers = z.object({
+      'Idempotency-Key': z.string().regex(IDEMPOTENCY_KEY).optional().openapi({ description: route.ownIdempotencyKey }),
+    });
+  }
   const responses: RouteConfig['responses'] = {};
   for (const [status, r] of Object.entries(route.responses)) {
     const content: NonNullable<Extract<RouteConfig['responses'][string], { description: string }>['content']> = {};

@@ -37,6 +37,8 @@ export interface RouteContext {
   auth: AuthenticatedKey | undefined;
   /** Metadata for the gRPC call to the owning service. */
   call: CallContext;
+  /** The request's `Idempotency-Key`, on routes that make retries safe themselves (`ownIdempotencyKey`). */
+  idempotencyKey?: string;
 }
 
 /** One file of a multipart body, streamed as it arrives: read `stream` to its end, or not at all. */
@@ -147,6 +149,11 @@ export interface RouteDef<P extends AnyZod | undefined, Q extends AnyZod | undef
   responses: Record<number, ResponseSpec>;
   /** Extra documented errors beyond the ones every route can answer. */
   errors?: Record<number, string>;
+  /**
+   * On a surface without the idempotency store (operators): the route makes a retry safe itself
+   * with the `Idempotency-Key` it is handed in its context; this says how, for the document.
+   */
+  ownIdempotencyKey?: string;
   handler: (input: { params: Infer<P>; query: Infer<Q>; body: InferBody<B> }, ctx: RouteContext) => Promise<RouteResult>;
 }
 

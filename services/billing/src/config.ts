@@ -29,6 +29,8 @@ export const configSchema = z.object({
   RATE_KNOWLEDGE_PER_THOUSAND_WORDS: rate(1),
   /** How often holds past their expiry and ended calls not yet settled are settled. */
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Ended calls charged at once from one fetched batch of events. */
+  CHARGING_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /** An ended call still unsettled after this long is settled by the sweeper. */
   SETTLE_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
 });

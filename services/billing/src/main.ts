@@ -65,7 +65,14 @@ export async function startBilling(env: Record<string, string | undefined> = pro
     charged: metrics.counter('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' }),
   });
 
-  const subscriber = chargeEndedCalls(new EventSubscriber(kafka, { group: consumerGroup('billing', 'call-charging'), log, publisher, inbox }), charging);
+  const subscriber = chargeEndedCalls(new EventSubscriber(kafka, {
+      group: consumerGroup('billing', 'call-charging'),
+      log,
+      publisher,
+      inbox,
+      // Charging is idempotent per call and a wallet batches what arrives together (decision 0050).
+      concurrency: cfg.CHARGING_CONCURRENCY,
+    }), charging);
   await subscriber.start();
   lifecycle.onStop('call-ended consumer', () => subscriber.stop());
 

@@ -68,7 +68,7 @@ describe('kit events', () => {
     traceId: string | undefined;
   }
 
-  async function subscribe(purpose: string, opts: { inbox?: Inbox; handler?: (s: Seen) => Promise<void> } = {}): Promise<Seen[]> {
+  async function subscribe(purpose: string, opts: { inbox?: Inbox; handler?: (s: Seen) => Promise<void>; concurrency?: number } = {}): Promise<Seen[]> {
     const seen: Seen[] = [];
     const subscriber = new EventSubscriber(kafka, {
       group: group(purpose),
@@ -77,6 +77,7 @@ describe('kit events', () => {
       fromBeginning: true,
       retry: { attempts: 3, initialDelayMs: 20, maxDelayMs: 50 },
       ...(opts.inbox && { inbox: opts.inbox }),
+      ...(opts.concurrency && { concurrency: opts.concurrency }),
     });
     subscribers.push(subscriber);
     subscriber.on(Envelope, async (event, meta) => {
@@ -247,6 +248,27 @@ describe('kit events', () => {
     expect(probeOf(Envelope.decode(failed.value!))).toEqual({ key: 'fails', n: 1 });
     // The same key's next event was tried too (and failed the same way): nothing stalled.
     await until('next event of the key tried', () => dlq.some((m) => m.headers!['event-id']!.toString() === after));
+  });
+
+  it("with concurrency, handles a batch's events at once but each key's in order", async () => {
+    let running = 0;
+    let most = 0;
+    const seen = await subscribe('concurrent', {
+      concurrency: 8,
+      handler: async () => {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 20));
+        running--;
+      },
+    });
+    const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (let n = 1; n <= 10; n++) for (const k of keys) await publisher.publish(Envelope, `${k}-${suffix}`, probe(`${k}-${suffix}`, n));
+    const mine = (k: string) => seen.filter((s) => s.key === `${k}-${suffix}`);
+    // The group reads the topic from its beginning: earlier tests' events come first.
+    await until('all delivered', () => keys.every((k) => mine(k).length >= 10));
+    for (const k of keys) expect(mine(k).map((s) => s.n)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // More than one at a time, never two of one key (a key's chain waits for its previous event).
+    expect(most).toBeGreaterThan(1);
   });
 
   it('skips a redelivered event id when the consumer has an inbox', async () => {

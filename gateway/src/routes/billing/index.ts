@@ -61,23 +61,28 @@ export function creditTopUpRoutes(clients: ServiceClients, op: OperatorUseCases)
       tag: 'Credits',
       summary: "Top up a tenant's credits",
       description:
-        'Adds a `top_up` ledger row of `amount` credits and answers it with the new balance. Each request is a new top-up: a retry after ' +
-        'an unclear failure can add the credits twice, so read the tenant\'s ledger before retrying.',
+        'Adds a `top_up` ledger row of `amount` credits and answers it with the new balance. Without an `Idempotency-Key` each request ' +
+        'is a new top-up; send one to make a retry safe.',
+      ownIdempotencyKey:
+        'Makes a retry safe: a top-up of the same tenant with the same key is not added again; the answer names the first top-up\'s ' +
+        'row (and the balance now). The same key with another amount: 409 `reference_conflict`. Keys are kept for good (they are the ' +
+        'row\'s ledger reference, `top_up:key:<key>`).',
       operationId: 'topUpTenantCredits',
       params: TenantParam,
       body: TopUp,
       responses: { 201: { description: 'Topped up', schema: TopUpResult } },
       errors: {
         404: 'No such tenant (`not_found`)',
+        409: 'This Idempotency-Key was used for a top-up of another amount (`reference_conflict`)',
         503: 'The wallet is busy with concurrent changes (`wallet_busy`), or billing is down (`service_unavailable`); retry after `Retry-After`',
         504: 'Billing did not answer in time (`upstream_timeout`); the top-up may have happened',
       },
-      handler: async ({ params, body }, { requestId }) => {
+      handler: async ({ params, body }, { requestId, idempotencyKey }) => {
         // The gateway's own tenant store decides 404: billing never sees an id the platform does not know.
         await op.assertTenant(params.tenantId);
         // Operators act live (billing refuses a call without a key mode); there is no key to name.
         const call = { requestId, tenantId: params.tenantId, keyMode: 'live' as const };
-        const res = await clients.billing.topUp(topUpRequest(body), call);
+        const res = await clients.billing.topUp(topUpRequest(body, idempotencyKey), call);
         return { status: 201, body: { balance: balanceJson(res.balance).balance, transaction: transactionJson(res.transaction) } };
       },
     }),

@@ -53,6 +53,8 @@ export function listTransactionsRequest(query: z.infer<typeof TransactionsQuery>
  * An operator top-up. Each request is a new top-up: the reference is fresh every time (billing
  * would answer a repeated reference with the original row).
  */
-export function topUpRequest(body: z.infer<typeof TopUp>): voiceapi.billing.v1.TopUpRequest {
-  return { amount: body.amount, reference: `top_up:${randomUUID()}`, ...(body.note !== undefined && { note: body.note }) };
+/** The ledger reference of a top-up: from the operator's Idempotency-Key (a retry replays), else new. */
+export function topUpRequest(body: z.infer<typeof TopUp>, idempotencyKey?: string): voiceapi.billing.v1.TopUpRequest {
+  const reference = idempotencyKey === undefined ? `top_up:${randomUUID()}` : `top_up:key:${idempotencyKey}`;
+  return { amount: body.amount, reference, ...(body.note !== undefined && { note: body.note }) };
 }

@@ -8,7 +8,7 @@ import type { WalletResult, Wallets } from './wallets';
 export const MAX_TOP_UP = 1_000_000_000;
 /** Larger than any real debit or hold; keeps sums far inside exact integers. */
 const MAX_AMOUNT = 1_000_000_000;
-const REFERENCE = /^[\x21-\x7e]{1,200}$/;
+const REFERENCE = /^[\x21-\x7e]{1,300}$/;
 const CALL_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface BillingMetrics {
@@ -93,7 +93,7 @@ function wholeAmount(path: string, v: number, max: number): void {
 }
 
 function checkReference(ref: string): void {
-  if (!REFERENCE.test(ref)) throw validationError('reference must be 1–200 visible ASCII characters', [{ path: 'reference', message: 'invalid' }]);
+  if (!REFERENCE.test(ref)) throw validationError('reference must be 1–300 visible ASCII characters', [{ path: 'reference', message: 'invalid' }]);
 }
 
 function checkCallId(id: string): void {

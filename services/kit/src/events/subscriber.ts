@@ -47,6 +47,13 @@ export interface SubscriberOptions {
   removeGroupOnStop?: boolean;
   /** How long a silent member keeps its partitions before the group gives them to another. */
   sessionTimeoutMs?: number;
+  /**
+   * Events of one fetched batch handled at once (default 1: one after the other). Events with
+   * the same key still go one after the other, in order; offsets are committed in order, up to
+   * the first event not yet handled. For handlers that are idempotent and order-insensitive
+   * across keys, this turns per-event round trips into throughput.
+   */
+  concurrency?: number;
 }
 
 export const DEAD_LETTER_HEADERS = {
@@ -62,6 +69,26 @@ export const DEAD_LETTER_HEADERS = {
 const DEFAULT_RETRY: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 5_000 };
 
 class Stopping extends Error {}
+
+/** At most `n` tasks at once. */
+class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  constructor(n: number) {
+    this.free = n;
+  }
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
 
 /**
  * Consumes event streams by their envelopes. Each event is decoded with its stream's envelope
@@ -121,8 +148,39 @@ export class EventSubscriber {
     await this.consumer.connect();
     await this.consumer.subscribe({ topics, fromBeginning: this.opts.fromBeginning ?? true });
     this.opts.inbox?.scheduleSweep();
+    const concurrency = this.opts.concurrency ?? 1;
+    if (concurrency <= 1) {
+      await this.consumer.run({
+        eachMessage: async ({ topic, partition, message, heartbeat }) => this.handle(topic, partition, message, heartbeat),
+      });
+      return;
+    }
     await this.consumer.run({
-      eachMessage: async ({ topic, partition, message, heartbeat }) => this.handle(topic, partition, message, heartbeat),
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }) => {
+        const slots = new Slots(concurrency);
+        const byKey = new Map<string, Promise<void>>();
+        const handled = batch.messages.map((m) => {
+          // Same key: after the previous event of that key; otherwise as soon as a slot is free.
+          const key = m.key?.toString() ?? `offset:${m.offset}`;
+          const after = byKey.get(key) ?? Promise.resolve();
+          const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
+          byKey.set(key, done.catch(() => undefined));
+          return done;
+        });
+        try {
+          for (let i = 0; i < handled.length; i++) {
+            await handled[i];
+            resolveOffset(batch.messages[i]!.offset);
+            await heartbeat(); // throttled by kafkajs to the heartbeat interval
+
+          }
+        } finally {
+          // Whatever was handled in order stays handled, even when a stop cut the batch short.
+          await Promise.allSettled(handled);
+          await commitOffsetsIfNecessary();
+        }
+      },
     });
   }
 

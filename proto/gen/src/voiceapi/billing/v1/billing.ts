@@ -178,7 +178,7 @@ export interface TopUpResponse {
 }
 
 export interface DebitRequest {
-  /** Unique per tenant, e.g. `number:<id>` or `knowledge:<fileId>`. */
+  /** Unique per tenant, 1–300 visible ASCII characters, e.g. `number:<id>` or `knowledge:<fileId>`. */
   reference: string;
   /** Credits to take, at least 1. */
   amount: number;
