@@ -7,7 +7,6 @@ import {
   ensureStreams,
   EventPublisher,
   EventSubscriber,
-  Inbox,
   Lease,
   Lifecycle,
   Outbox,
@@ -49,7 +48,6 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   await publisher.connect();
   lifecycle.onStop('kafka producer', () => publisher.disconnect());
   const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
-  const inbox = new Inbox(conn);
   await ensureIndexes(conn);
   outbox.start();
   lifecycle.onStop('outbox', () => outbox.stop());
@@ -57,6 +55,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   const metrics = serviceMetrics('billing');
   const announcements = new Announcements(outbox, store);
   const wallets = new Wallets(store, log, (tenantId, entries) => announcements.ledgerEntries(tenantId, entries));
+  lifecycle.onStop('wallet head hints', () => wallets.stop());
   const charging = new CallCharging(wallets, calls, rates, (o) => announcements.outcome(o), log, {
     billed: metrics.counter('calls_billed', { description: 'Ended calls billed, by outcome (charged, failed, skipped) and direction' }),
     lagMs: metrics.histogram('billing_lag', { description: 'From the end of a call to its billing outcome', unit: 'ms', buckets: [50, 100, 250, 500, 1000, 2500, 5000, 30_000, 300_000] }),
@@ -69,8 +68,8 @@ export async function startBilling(env: Record<string, string | undefined> = pro
       group: consumerGroup('billing', 'call-charging'),
       log,
       publisher,
-      inbox,
-      // Charging is idempotent per call and a wallet batches what arrives together (decision 0050).
+      // No inbox: charging is idempotent per call (one outcome, one reference), so a redelivery
+      // costs one read. A wallet batches what arrives together (decision 0050).
       concurrency: cfg.CHARGING_CONCURRENCY,
     }), charging);
   await subscriber.start();
@@ -82,7 +81,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
     charging,
     store,
     wallets,
-    announce: async (tenantId, from, to) => announcements.ledgerEntries(tenantId, await store.entriesBetween(tenantId, from + 1, to)),
+    announce: (tenantId, from, to) => announcements.catchUp(tenantId, from, to),
     log,
     intervalMs: cfg.SWEEP_INTERVAL_MS,
     settleAfterMs: cfg.SETTLE_AFTER_MS,

@@ -12,12 +12,15 @@ const { BillingEvent, CallDirection } = voiceapi.events.v1;
  * sweeper after a crash) stores or publishes the same event id, which consumers skip.
  */
 export class Announcements {
+  private queued: { records: EventRecord[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private flushing: Promise<void> | undefined;
+
   constructor(
     private readonly outbox: Outbox,
     private readonly store: WalletStore,
   ) {}
 
-  /** CreditsUsage for each debit row appended; then notes how far the chain is announced. */
+  /** CreditsUsage for each debit row appended (the caller notes how far the chain is announced). */
   async ledgerEntries(tenantId: string, entries: readonly Entry[]): Promise<void> {
     if (entries.length === 0) return;
     const at = new Date();
@@ -39,7 +42,12 @@ export class Announcements {
       );
     }
     await this.put(records);
-    await this.store.noteAnnounced(tenantId, entries[0]!.state.seq - 1, entries[entries.length - 1]!.state.seq);
+  }
+
+  /** Announces entries the live path did not (the sweeper), then moves the cursor past them. */
+  async catchUp(tenantId: string, from: number, to: number): Promise<void> {
+    await this.ledgerEntries(tenantId, await this.store.entriesBetween(tenantId, from + 1, to));
+    await this.store.noteAnnounced(tenantId, from, to);
   }
 
   async outcome(o: CallOutcome): Promise<void> {
@@ -59,9 +67,33 @@ export class Announcements {
     await this.put([eventRecord(BillingEvent, o.tenantId, BillingEvent.fromPartial({ occurTime: o.billedAt, event: { $case: 'callBilled', callBilled: billed } }), `billed:${o.callId}`)]);
   }
 
-  /** Stores the records; those already stored (a retry) are skipped one by one. */
-  private async put(records: EventRecord[]): Promise<void> {
-    if (records.length === 0) return;
+  /**
+   * Stores the records. Calls that arrive while a write is under way are written together next
+   * (one outbox insert for many wallets and calls instead of one each).
+   */
+  private put(records: EventRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.queued.push({ records, resolve, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queued.length > 0) {
+      const batch = this.queued.splice(0);
+      try {
+        await this.write(batch.flatMap((b) => b.records));
+        for (const b of batch) b.resolve();
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  /** One insert; if some were stored before (a retry), the rest one by one. */
+  private async write(records: EventRecord[]): Promise<void> {
     try {
       await this.outbox.addRecords(records);
     } catch (err) {

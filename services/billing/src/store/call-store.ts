@@ -32,8 +32,6 @@ export interface CallOutcome {
   durationSeconds: number;
   endedAt: Date;
   billedAt: Date;
-  /** Its CallBilled event is in the outbox. */
-  announced: boolean;
 }
 
 interface OutcomeDoc extends Omit<CallOutcome, 'callId'> {
@@ -53,13 +51,12 @@ const outcomeSchema = new Schema<OutcomeDoc>(
     durationSeconds: { type: Number, required: true },
     endedAt: { type: Date, required: true },
     billedAt: { type: Date, required: true },
-    announced: { type: Boolean, required: true },
   },
   { collection: 'call_outcomes', versionKey: false },
 );
 // No secondary index: read by `_id` (the call id) only.
 
-/** Ended calls not settled yet: the sweeper's small working set (deleted once settled). */
+/** Ended calls whose charge failed: the sweeper's small working set (deleted once settled). */
 interface UnsettledDoc extends Omit<EndedCall, 'callId'> {
   _id: string;
   receivedAt: Date;
@@ -109,10 +106,6 @@ export class CallStore {
       if (!isDuplicateKeyError(err)) throw err;
       return (await this.outcome(callId))!;
     }
-  }
-
-  async markAnnounced(callId: string): Promise<void> {
-    await this.outcomes.updateOne({ _id: callId }, { $set: { announced: true } });
   }
 
   async remember(call: EndedCall): Promise<void> {

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, stringIds, upsertOnce, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { EMPTY_WALLET, rowOf, type Entry, type EntryChange, type LedgerRow, type PendingRef, type TransactionType, type WalletState } from '../domain/wallet';
@@ -114,17 +114,23 @@ export class WalletStore {
    * The wallet's newest state: from `from` (a state this process saw) or the head hint, walking
    * forward by `_id` until an entry is missing. Exact at the moment of the last read.
    */
-  async head(tenantId: string, from?: WalletState): Promise<WalletState> {
+  async head(tenantId: string, from?: WalletState, hintSeq?: number): Promise<WalletState> {
     let state = from;
     if (!state) {
-      const hint = await this.heads.findById(tenantId).lean<HeadDoc>();
-      state = hint && hint.seq > 0 ? ((await this.entryAt(tenantId, hint.seq))?.state ?? EMPTY_WALLET) : EMPTY_WALLET;
+      const seq = hintSeq ?? (await this.hint(tenantId))?.seq ?? 0;
+      state = seq > 0 ? ((await this.entryAt(tenantId, seq))?.state ?? EMPTY_WALLET) : EMPTY_WALLET;
     }
     for (;;) {
       const next = await this.entryAt(tenantId, state.seq + 1);
       if (!next) return state;
       state = next.state;
     }
+  }
+
+  /** The stored head hint: a seq at or behind the head, and the announcement cursor. */
+  async hint(tenantId: string): Promise<{ seq: number; announcedSeq: number } | undefined> {
+    const doc = await this.heads.findById(tenantId).lean<HeadDoc>();
+    return doc ? { seq: doc.seq, announcedSeq: doc.announcedSeq ?? 0 } : undefined;
   }
 
   async entryAt(tenantId: string, seq: number): Promise<EntryDoc | null> {
@@ -177,17 +183,21 @@ export class WalletStore {
     }
   }
 
-  /** Best effort: the head hint may lag (readers walk forward), never matters for correctness. */
-  async noteHead(tenantId: string, state: WalletState): Promise<void> {
-    await this.heads.updateOne(
-      { _id: tenantId, $or: [{ seq: { $lt: state.seq } }, { seq: { $exists: false } }] },
-      { $set: { seq: state.seq, holds: state.holds.length, updatedAt: state.updatedAt ?? new Date() } },
-      { upsert: true },
-    ).catch((err: unknown) => {
-      // The hint is already further on (the filter missed, so the upsert tried to insert it
-      // again), or two first appends raced to create it: either way another writer has it.
-      if (!isDuplicateKeyError(err)) throw err;
-    });
+  /**
+   * Best effort: the head hint may lag (readers walk forward) and never matters for correctness.
+   * One write by `_id`: `$max` keeps it from going back; `announcedSeq` moves only when given.
+   */
+  async noteHead(tenantId: string, state: WalletState, announcedSeq?: number): Promise<void> {
+    await upsertOnce(() =>
+      this.heads.updateOne(
+        { _id: tenantId },
+        {
+          $max: { seq: state.seq, ...(announcedSeq !== undefined && { announcedSeq }) },
+          $set: { holds: state.holds.length, updatedAt: state.updatedAt ?? new Date() },
+        },
+        { upsert: true },
+      ),
+    );
   }
 
   /** Entries after `from` up to `to` are announced, if everything up to `from` was. */

@@ -29,23 +29,28 @@ export class CallCharging {
   ) {}
 
   async settle(call: EndedCall): Promise<CallOutcome> {
-    const known = await this.calls.outcome(call.callId);
-    if (known) {
-      if (known.tenantId !== call.tenantId) {
+    try {
+      // No outcome read first: the wallet op replays for a call settled before (its reference
+      // is posted), and the outcome insert keeps the first one. A redelivery costs the same.
+      const decided = await this.decide(call);
+      const outcome = await this.calls.settle(decided);
+      if (outcome.tenantId !== call.tenantId) {
         this.log.error({ callId: call.callId }, 'an ended call names another tenant than its outcome; ignored');
-        return known;
+        return outcome;
       }
-      if (!known.announced) await this.publish(known);
-      return known;
+      if (outcome === decided) {
+        this.metrics?.billed.add(1, { outcome: outcome.status, direction: outcome.direction });
+        this.metrics?.lagMs.record(Math.max(0, outcome.billedAt.getTime() - outcome.endedAt.getTime()), { outcome: outcome.status });
+      }
+      // Announced again on a redelivery, with the same event id: consumers skip it.
+      await this.announce(outcome);
+      return outcome;
+    } catch (err) {
+      // Kafka redelivers what a crash interrupts; a failure is also remembered (when the store
+      // takes it), so the sweeper settles the call even if its event ends in the dead letters.
+      await this.calls.remember(call).catch(() => undefined);
+      throw err;
     }
-    // Remembered first: if this process dies below, the sweeper settles the call from here.
-    await this.calls.remember(call);
-    const outcome = await this.calls.settle(await this.decide(call));
-    this.metrics?.billed.add(1, { outcome: outcome.status, direction: outcome.direction });
-    this.metrics?.lagMs.record(Math.max(0, outcome.billedAt.getTime() - outcome.endedAt.getTime()), { outcome: outcome.status });
-    await this.publish(outcome);
-    await this.calls.forget(call.callId);
-    return outcome;
   }
 
   /** A hold whose call never reported its end: released, and the call settled without a charge. */
@@ -62,7 +67,6 @@ export class CallCharging {
       durationSeconds: call.durationSeconds,
       endedAt: call.endedAt,
       billedAt: new Date(),
-      announced: false,
     };
     const charge = callCharge(call.durationSeconds, call.direction === 'outbound' ? this.rates.outboundPerMinute : this.rates.inboundPerMinute);
     const noCharge = call.expired || call.sandbox || call.free || charge === 0 || call.holdFailed;
@@ -90,8 +94,4 @@ export class CallCharging {
     return { ...base, status: 'failed', creditsCharged: 0, creditsError: 'insufficient_credits' };
   }
 
-  private async publish(outcome: CallOutcome): Promise<void> {
-    await this.announce(outcome);
-    await this.calls.markAnnounced(outcome.callId);
-  }
 }

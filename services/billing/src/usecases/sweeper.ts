@@ -6,7 +6,7 @@ import type { Wallets } from './wallets';
 
 /**
  * Settles what no event settled, on one replica at a time (a lease):
- *  - ended calls remembered but not settled after `settleAfterMs` (their consumer died or gave up);
+ *  - ended calls whose charge failed (remembered by the consumer), after `settleAfterMs`;
  *  - holds past their expiry: a call that never reported its end is settled without a charge;
  *  - chain entries whose events were not announced (a crash between append and announcement).
  */
@@ -57,6 +57,7 @@ export class Sweeper {
     const { calls, charging, store, wallets, log } = this.deps;
     for (const call of await calls.unsettledSince(new Date(now.getTime() - this.deps.settleAfterMs))) {
       const o = await charging.settle(call);
+      await calls.forget(call.callId);
       log.info({ callId: call.callId, status: o.status }, 'settled an ended call its consumer had not');
     }
     for (const hint of await store.headHints()) {

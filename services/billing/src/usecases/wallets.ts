@@ -52,17 +52,36 @@ export const callReference = (callId: string) => `call:${callId}`;
 const MAX_BATCH = 64;
 /** Conflicts with other replicas in a row before a request gives up (`wallet_busy`). */
 const MAX_CONFLICTS = 50;
-/** Another writer's posted references older than this are indexed here and leave `pendingRefs`. */
+/** Posted references older than this are indexed and leave `pendingRefs`. */
 const PENDING_REF_MS = 2_000;
 
 interface Queue {
   waiting: Waiting[];
   running: boolean;
-  /** The head this process last saw. */
-  state?: WalletState;
-  /** References this process has indexed since (they may leave pendingRefs at once). */
-  indexed: Set<string>;
 }
+
+/** What this process knows of a wallet, kept while its queue comes and goes. */
+interface Known {
+  /** The head this process last saw (the next append checks only the entry after it). */
+  state?: WalletState;
+  /** The chain is announced up to here (by this process, or as the head hint said). */
+  announcedSeq?: number;
+  /** A head hint waiting to be written (at most one write a wallet per HINT_EVERY_MS). */
+  hint?: { state: WalletState; announcedSeq?: number };
+  /** Whether the last hint written said the wallet holds credit (the sweeper looks there). */
+  hintedHolds?: boolean;
+}
+
+/**
+ * Head hints are written at most this often per wallet: they only speed up cold reads and guide
+ * the sweeper, and a lost one costs a walk forward or an announcement repeated (same event ids).
+ */
+const HINT_EVERY_MS = 1_000;
+
+/** Wallets remembered at most (the least recently used are forgotten: a read then finds them). */
+const MAX_KNOWN = 10_000;
+/** pendingRefs beyond this many are indexed and dropped at the next append (bounds entry size). */
+const MAX_PENDING_REFS = 32;
 
 interface Waiting {
   op: WalletOp;
@@ -85,6 +104,8 @@ type Decision =
  */
 export class Wallets {
   private readonly queues = new Map<string, Queue>();
+  private readonly known = new Map<string, Known>();
+  private readonly hintTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly store: WalletStore,
@@ -95,7 +116,7 @@ export class Wallets {
   run(tenantId: string, op: WalletOp): Promise<WalletResult> {
     return new Promise((resolve, reject) => {
       let q = this.queues.get(tenantId);
-      if (!q) this.queues.set(tenantId, (q = { waiting: [], running: false, indexed: new Set() }));
+      if (!q) this.queues.set(tenantId, (q = { waiting: [], running: false }));
       q.waiting.push({ op, resolve, reject });
       if (!q.running) void this.drain(tenantId, q);
     });
@@ -103,10 +124,54 @@ export class Wallets {
 
   /** The wallet's newest state. */
   async read(tenantId: string): Promise<WalletState> {
-    const state = await this.store.head(tenantId, this.queues.get(tenantId)?.state);
-    const q = this.queues.get(tenantId);
-    if (q && (!q.state || q.state.seq < state.seq)) q.state = state;
+    return this.head(tenantId);
+  }
+
+  /** The head, walking forward from what this process last saw (or from the stored hint). */
+  private async head(tenantId: string): Promise<WalletState> {
+    const k = this.knownOf(tenantId);
+    if (!k.state) {
+      const hint = await this.store.hint(tenantId);
+      // No hint yet: nothing of this wallet was announced.
+      k.announcedSeq ??= hint?.announcedSeq ?? 0;
+      k.state = await this.store.head(tenantId, undefined, hint?.seq);
+      return k.state;
+    }
+    const state = await this.store.head(tenantId, k.state);
+    if (state.seq > k.state.seq) k.state = state;
     return state;
+  }
+
+  /** Writes the hints still waiting (on stop). */
+  async stop(): Promise<void> {
+    await Promise.all([...this.hintTimers.keys()].map((t) => this.writeHint(t)));
+  }
+
+  private async writeHint(tenantId: string): Promise<void> {
+    clearTimeout(this.hintTimers.get(tenantId));
+    this.hintTimers.delete(tenantId);
+    const k = this.known.get(tenantId);
+    const hint = k?.hint;
+    if (!k || !hint) return;
+    k.hint = undefined;
+    try {
+      await this.store.noteHead(tenantId, hint.state, hint.announcedSeq);
+      k.hintedHolds = hint.state.holds.length > 0;
+    } catch (err) {
+      this.log.warn({ err, tenantId }, 'could not note the wallet head');
+    }
+  }
+
+  private knownOf(tenantId: string): Known {
+    let k = this.known.get(tenantId);
+    if (k) {
+      this.known.delete(tenantId); // re-inserted last: the map's order is least recently used first
+    } else {
+      k = {};
+      if (this.known.size >= MAX_KNOWN) this.known.delete(this.known.keys().next().value!);
+    }
+    this.known.set(tenantId, k);
+    return k;
   }
 
   private async drain(tenantId: string, q: Queue): Promise<void> {
@@ -115,35 +180,44 @@ export class Wallets {
       while (q.waiting.length > 0) {
         const batch = q.waiting.splice(0, MAX_BATCH);
         try {
-          await this.runBatch(tenantId, batch, q);
+          await this.runBatch(tenantId, batch);
         } catch (err) {
-          q.state = undefined; // read the head afresh next time
+          this.known.delete(tenantId); // read the head afresh next time
           for (const w of batch) w.reject(err);
         }
       }
     } finally {
       q.running = false;
-      // Idle: forget the wallet (the next request reads its head hint again).
       if (q.waiting.length === 0) this.queues.delete(tenantId);
     }
   }
 
-  private async runBatch(tenantId: string, batch: Waiting[], q: Queue): Promise<void> {
+  private async runBatch(tenantId: string, batch: Waiting[]): Promise<void> {
     const refSeqs = await this.indexedRefs(tenantId, batch.map((w) => w.op));
     let rest = batch;
+    // The head this process last saw is used as it is: if another writer appended since, the
+    // insert at the next seq fails and the loop reads the head. Only a batch that appends
+    // nothing (replays, refusals) must first check that the head is still the newest.
+    let cached = this.known.get(tenantId)?.state;
     for (let conflicts = 0; rest.length > 0; conflicts++) {
       if (conflicts > MAX_CONFLICTS) {
         for (const w of rest) w.reject(billingReasons.error('wallet_busy', 'the wallet kept changing under this request; try again'));
         return;
       }
-      const head = await this.store.head(tenantId, q.state);
+      const head = cached ?? (await this.head(tenantId));
       const at = new Date();
       const { entries, decisions } = plan(head, rest.map((w) => w.op), refSeqs, at);
-      const pruned = await this.prunePendingRefs(tenantId, head, entries, at, q.indexed);
+      if (cached && entries.length === 0 && (await this.head(tenantId)).seq !== cached.seq) {
+        cached = undefined;
+        continue;
+      }
+      cached = undefined;
+      const pruned = await this.prunePendingRefs(tenantId, head, entries, at);
       const inserted = await this.store.append(tenantId, pruned, at);
       const committed = inserted === pruned.length;
       const last = inserted > 0 ? pruned[inserted - 1]!.state : head;
-      q.state = committed ? last : undefined;
+      // After a conflict the next head read walks forward from what did go in.
+      this.knownOf(tenantId).state = last;
       // Answer what is settled: ops whose entry went in, and (only once everything went in)
       // replays, no-ops and refusals, which were decided against a head that was still current.
       const next: Waiting[] = [];
@@ -161,7 +235,7 @@ export class Wallets {
           await this.replay(tenantId, d.replaySeq, d.op, last).then(w.resolve, w.reject);
         }),
       );
-      if (inserted > 0) await this.afterAppend(tenantId, pruned.slice(0, inserted), q.indexed);
+      if (inserted > 0) await this.afterAppend(tenantId, pruned.slice(0, inserted));
       rest = next;
     }
   }
@@ -183,35 +257,38 @@ export class Wallets {
    * Drops older posted references from the entries' states, once they are indexed: a
    * reference is in the index or in the head's pendingRefs, never in neither.
    */
-  private async prunePendingRefs(tenantId: string, head: WalletState, entries: Entry[], at: Date, indexed: Set<string>): Promise<Entry[]> {
-    if (entries.length === 0) return entries;
-    const drop = new Set<string>();
-    const others = [];
-    for (const p of head.pendingRefs) {
-      if (indexed.has(p.ref)) drop.add(p.ref);
-      else if (at.getTime() - new Date(p.at).getTime() > PENDING_REF_MS) others.push(p);
-    }
-    if (others.length > 0) {
-      await this.store.confirmRefs(tenantId, others);
-      for (const p of others) drop.add(p.ref);
-    }
-    for (const ref of drop) indexed.delete(ref);
-    if (drop.size === 0) return entries;
+  /**
+   * Keeps pendingRefs short: past MAX_PENDING_REFS, or older than PENDING_REF_MS, references are
+   * indexed (one insert for all of them) and left out of the new entries. A reference is in the
+   * index or in the head's pendingRefs, never in neither.
+   */
+  private async prunePendingRefs(tenantId: string, head: WalletState, entries: Entry[], at: Date): Promise<Entry[]> {
+    if (entries.length === 0 || head.pendingRefs.length === 0) return entries;
+    const old = head.pendingRefs.length > MAX_PENDING_REFS ? head.pendingRefs : head.pendingRefs.filter((p) => at.getTime() - new Date(p.at).getTime() > PENDING_REF_MS);
+    if (old.length === 0) return entries;
+    await this.store.confirmRefs(tenantId, old);
+    const drop = new Set(old.map((p) => p.ref));
     return entries.map((e) => ({ change: e.change, state: { ...e.state, pendingRefs: e.state.pendingRefs.filter((p) => !drop.has(p.ref)) } }));
   }
 
-  private async afterAppend(tenantId: string, entries: Entry[], indexed: Set<string>): Promise<void> {
+  private async afterAppend(tenantId: string, entries: Entry[]): Promise<void> {
+    const k = this.knownOf(tenantId);
+    const first = entries[0]!.state.seq;
     const last = entries[entries.length - 1]!.state;
     try {
-      const mine = last.pendingRefs.filter((p) => p.seq > entries[0]!.state.seq - 1);
-      await this.store.confirmRefs(tenantId, mine);
-      for (const p of mine) indexed.add(p.ref);
-      await this.store.noteHead(tenantId, last);
       await this.onAppended(tenantId, entries);
+      // Announced without a gap: the cursor moves with the head hint, in one write.
+      const contiguous = k.announcedSeq !== undefined && k.announcedSeq >= first - 1;
+      if (contiguous) k.announcedSeq = last.seq;
+      const scheduled = k.hint !== undefined;
+      const announcedSeq = contiguous ? last.seq : k.hint?.announcedSeq;
+      k.hint = { state: last, ...(announcedSeq !== undefined && { announcedSeq }) };
+      // A wallet that starts (or stops) holding credit is told to the sweeper at once.
+      if ((last.holds.length > 0) !== (k.hintedHolds ?? false)) await this.writeHint(tenantId);
+      else if (!scheduled) this.hintTimers.set(tenantId, setTimeout(() => void this.writeHint(tenantId), HINT_EVERY_MS));
     } catch (err) {
-      // The entries are in; pendingRefs keeps their references findable, and the sweeper
-      // announces what could not be announced now.
-      this.log.warn({ err, tenantId }, 'could not index, note or announce appended wallet entries yet');
+      // The entries are in; the sweeper announces what could not be announced now.
+      this.log.warn({ err, tenantId }, 'could not announce or note appended wallet entries yet');
     }
   }
 
