@@ -2,15 +2,19 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import { createKafka, createLogger, createPromiseClient, eventRecord, EventPublisher, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startKafka } from '@voiceapi/local-infra';
 import { walletProblems } from '../../services/billing/test/invariants';
 import { freePort, startProcess, waitFor, type Proc } from '../harness/processes';
 
-const { CallDirection: D } = voiceapi.billing.v1;
+const { CallDirection: D, TransactionType: T } = voiceapi.billing.v1;
 const { TelephonyCallEvent, CallDirection: ED } = voiceapi.events.v1;
 
-// Billing as a real process, killed with SIGKILL in the middle of charging a batch of ended
-// calls and started again: every call ends with exactly one outcome and at most one ledger row,
-// and the wallet's invariants hold.
+// Billing as a real process: killed with SIGKILL in the middle of charging a batch of ended
+// calls and started again, and running through a Kafka restart. Every call ends with exactly one
+// outcome and at most one ledger row, and the wallet's invariants hold.
 describe('billing killed mid-batch', () => {
   const db = `billing_fault_${randomBytes(4).toString('hex')}`;
   const log = createLogger('billing-fault', 'silent');
@@ -19,10 +23,10 @@ describe('billing killed mid-batch', () => {
   let port: number;
   let proc: Proc | undefined;
 
-  const start = async () => {
+  const start = async (brokers = process.env.KAFKA_BROKERS!) => {
     proc = startProcess('billing', 'services/billing/dist/main.js', {
       MONGO_URL: process.env.MONGO_URL!,
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
+      KAFKA_BROKERS: brokers,
       MONGO_DB: db,
       GRPC_PORT: String(port),
       INSTANCE_ID: `billing-fault-${randomUUID()}`,
@@ -93,5 +97,54 @@ describe('billing killed mid-batch', () => {
     const charged = await conn.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId, status: 'charged', creditsCharged: 4 });
     expect(charged).toBe(calls.length);
     expect(await walletProblems(conn, ctx.tenantId!)).toEqual([]);
+  });
+
+  it('keeps charging and debiting across a Kafka restart, and announces what happened meanwhile', async () => {
+    // A broker of this test's own, so stopping it disturbs no other suite.
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'billing-kafka-'));
+    const [kafkaPort, controllerPort] = [await freePort(), await freePort()];
+    let broker = await startKafka({ dataDir, port: kafkaPort, controllerPort });
+    const brokers = broker.brokers.join(',');
+    const ownPublisher = new EventPublisher(createKafka({ brokers: broker.brokers, clientId: 'billing-fault-kafka', log }));
+    try {
+      await proc?.stop();
+      await start(brokers);
+      await ownPublisher.connect();
+      const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
+      const client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 20_000 });
+      await client.topUp({ amount: 10_000, reference: 'top:k' }, ctx);
+      const ends = (from: number, n: number) =>
+        Array.from({ length: n }, (_, i) => {
+          const callId = `${ctx.tenantId}-k${from + i}`;
+          return eventRecord(TelephonyCallEvent, callId, TelephonyCallEvent.fromPartial({
+            occurTime: new Date(),
+            event: { $case: 'callEnded', callEnded: { callId, tenantId: ctx.tenantId!, direction: ED.CALL_DIRECTION_INBOUND, durationSeconds: 30, endTime: new Date() } },
+          }));
+        });
+      const outcomes = () => conn.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId });
+      await ownPublisher.send(ends(0, 50));
+      await waitFor('first calls settled', async () => (await outcomes()) === 50, 60_000, proc);
+
+      // Kafka goes away: the wallet keeps answering (events wait in the outbox).
+      await broker.stop();
+      const during = await client.debit({ reference: 'number:during-outage', amount: 7, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: 'Number' }, ctx);
+      expect(during.balance?.balance).toBe(10_000 - 50 - 7);
+
+      broker = await startKafka({ dataDir, port: kafkaPort, controllerPort });
+      await ownPublisher.send(ends(50, 50));
+      await waitFor('every call settled', async () => (await outcomes()) === 100, 120_000, proc);
+      // What happened during the outage reached Kafka once it was back (the outbox relayed it).
+      await waitFor('outbox drained', async () => (await conn.collection('outbox').countDocuments({})) === 0, 60_000, proc);
+      const balance = await client.getBalance({}, ctx);
+      client.close();
+      // 30 s inbound = 1 started minute × 1 credit, once per call.
+      expect(balance.balance?.balance).toBe(10_000 - 100 - 7);
+      expect(await walletProblems(conn, ctx.tenantId!)).toEqual([]);
+    } finally {
+      await ownPublisher.disconnect().catch(() => undefined);
+      await proc?.stop();
+      proc = undefined;
+      await broker.stop();
+    }
   });
 });
