@@ -51,14 +51,23 @@ async function main(): Promise<void> {
         occurTime: at,
         event: { $case: 'callEnded', callEnded: { callId, tenantId: t.tenantId!, direction: ED.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, endTime: at } },
       }));
-    const outcomes = (filter: object = {}) => conn.collection('call_outcomes').countDocuments(filter);
+    // From the collection's metadata, not a count query: FerretDB would scan every outcome each
+    // poll and take that time from billing (the collection holds only this run's calls).
+    const outcomes = () => conn.collection('call_outcomes').estimatedDocumentCount();
+    const settledAll = async (what: string, n: number, timeoutMs: number) => {
+      const until = Date.now() + timeoutMs;
+      while ((await outcomes()) < n) {
+        if (Date.now() > until || proc.child.exitCode !== null) throw new Error(`${what}: not done in time\n${proc.output()}`);
+        await sleep(500);
+      }
+    };
 
     // (a) A backlog of ended calls, charged as fast as billing can.
     process.stdout.write(`billing benchmark: ${CALLS} ended calls over ${tenants.length} tenants, ${cpus().length} cores\n`);
     const events = Array.from({ length: CALLS }, (_, i) => ended(tenants[i % tenants.length]!, `bench-a-${i}-${randomBytes(3).toString('hex')}`));
     const startA = Date.now();
     for (let i = 0; i < events.length; i += 500) await publisher.send(events.slice(i, i + 500));
-    await waitFor('backlog charged', async () => (await outcomes()) >= CALLS, 30 * 60_000, proc);
+    await settledAll('backlog charged', CALLS, 30 * 60_000);
     const chargedPerS = CALLS / ((Date.now() - startA) / 1000);
     // Baseline: the same number of ledger-sized documents, bulk-inserted into the same database.
     const rows = Array.from({ length: CALLS }, (_, i) => ({
@@ -82,7 +91,7 @@ async function main(): Promise<void> {
       await publisher.send(batch);
       await sleep(Math.max(0, startB + (tick + 1) * 100 - Date.now()));
     }
-    await waitFor('steady calls charged', async () => (await outcomes()) >= CALLS + steady.length, 10 * 60_000, proc);
+    await settledAll('steady calls charged', CALLS + steady.length, 10 * 60_000);
     const docs = await conn.collection('wallet_entries').find({ kind: 'ledger', callId: { $regex: '^bench-b-' } }, { projection: { callId: 1, createdAt: 1 } }).toArray();
     const ends = await conn.collection('call_outcomes').find({ _id: { $regex: '^bench-b-' } as never }, { projection: { endedAt: 1 } }).toArray();
     const endOf = new Map(ends.map((o) => [String(o._id), (o.endedAt as Date).getTime()]));
@@ -118,9 +127,17 @@ load generator in another, FerretDB 1.24 (SQLite) and Kafka on the same ${cpus()
 | (b) end of call → ledger row at a steady 200 calls/s | p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms | | | p99 < 500 ms | ${met(pct(lags, 99) < 500)} |
 | (c) debit RPCs per second, 64 in flight | one wallet ${oneWallet.toFixed(0)}/s; 100 wallets ${hundred.toFixed(0)}/s | | | (reported) | |
 
-Each charge is a chain of small writes (decision 0050): the outcome check, the call remembered,
-the wallet append (group-committed per tenant), its reference index and head hint, the outbox
-events, the outcome and its announcement. A bulk insert does one of these per row.
+What a charge costs (decision 0050): a look-up of the call's reference, its share of the wallet's
+group-committed append, the outcome insert, and its share of a coalesced outbox insert. FerretDB
+on SQLite answers a few hundred such operations a second on this machine whatever their size
+(the bulk insert is one operation per 500 rows), so charging is bound by operation count, not
+bytes. The targets are not met here; (b) is a queue building up, since 200 calls/s is above what
+(a) sustains, and its latency is mostly waiting. From 21 charges/s in the first version, the
+changes that helped were fewer operations per charge (no read of the head before appending, head
+hints at most once a second, references indexed 32 at a time, outbox writes shared, no inbox and
+no outcome read) and handling 64 events of a batch at once. Not measured: MongoDB 7, where these
+operations are much cheaper. Left to do for the target: outcome inserts coalesced like the
+outbox's, and no reference look-up for a call whose hold is open.
 `);
     process.stdout.write('written to docs/performance.md\n');
   } finally {
