@@ -56,13 +56,13 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   const announcements = new Announcements(outbox, store);
   const wallets = new Wallets(store, log, (tenantId, entries) => announcements.ledgerEntries(tenantId, entries));
   lifecycle.onStop('wallet head hints', () => wallets.stop());
+  const creditsCharged = metrics.counter<{ type: string }>('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' });
   const charging = new CallCharging(wallets, calls, rates, (o) => announcements.outcome(o), log, {
     billed: metrics.counter('calls_billed', { description: 'Ended calls billed, by outcome (charged, failed, skipped) and direction' }),
     lagMs: metrics.histogram('billing_lag', { description: 'From the end of a call to its billing outcome', unit: 'ms', buckets: [50, 100, 250, 500, 1000, 2500, 5000, 30_000, 300_000] }),
+    credits: creditsCharged,
   });
-  const billing = new Billing(wallets, store, rates, {
-    charged: metrics.counter('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' }),
-  });
+  const billing = new Billing(wallets, store, rates, { charged: creditsCharged });
 
   const subscriber = chargeEndedCalls(new EventSubscriber(kafka, {
       group: consumerGroup('billing', 'call-charging'),
