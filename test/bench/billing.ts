@@ -134,10 +134,10 @@ on SQLite answers a few hundred such operations a second on this machine whateve
 bytes. The targets are not met here; (b) is a queue building up, since 200 calls/s is above what
 (a) sustains, and its latency is mostly waiting. From 21 charges/s in the first version, the
 changes that helped were fewer operations per charge (no read of the head before appending, head
-hints at most once a second, references indexed 32 at a time, outbox writes shared, no inbox and
-no outcome read) and handling 64 events of a batch at once. Not measured: MongoDB 7, where these
-operations are much cheaper. Left to do for the target: outcome inserts coalesced like the
-outbox's, and no reference look-up for a call whose hold is open.
+hints at most once a second, references indexed 32 at a time, outbox and outcome writes shared,
+no inbox and no outcome read) and handling 64 events of a batch at once. Not measured: MongoDB 7,
+where these operations are much cheaper. Left to do for the target: no reference look-up for a
+call whose hold is open, and the per-call `_id` look-ups gathered into fewer round trips.
 `);
     process.stdout.write('written to docs/performance.md\n');
   } finally {
