@@ -137,7 +137,7 @@ changes that helped were fewer operations per charge (no read of the head before
 hints at most once a second, references indexed 32 at a time, outbox and outcome writes shared,
 no inbox and no outcome read) and handling 64 events of a batch at once. Not measured: MongoDB 7,
 where these operations are much cheaper. Left to do for the target: no reference look-up for a
-call whose hold is open, and the per-call `_id` look-ups gathered into fewer round trips.
+call whose hold is open, and the per-call \`_id\` look-ups gathered into fewer round trips.
 `);
     process.stdout.write('written to docs/performance.md\n');
   } finally {

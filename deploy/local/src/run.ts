@@ -242,6 +242,8 @@ async function main(): Promise<void> {
   Try:
     curl -s ${base}/api/v1/ping -H "Authorization: Bearer ${demo.sandboxKey}"
     curl -s ${base}/api/v1/companies -H "X-API-Key: ${demo.liveKey}" -H "Content-Type: application/json" -d '{"name":"Sunrise Clinic","timezone":"America/New_York"}'
+    curl -s ${base}/admin/v1/tenants/${demo.tenantId}/credits -H "Authorization: Bearer ${adminToken}" -H "Content-Type: application/json" -d '{"amount":500,"note":"Welcome credit"}'
+    curl -s ${base}/api/v1/credits/transactions -H "X-API-Key: ${demo.liveKey}"
 
   A process that exits is restarted; Ctrl-C stops everything. Data stays in ${DATA_DIR}.
 `);
