@@ -6,6 +6,7 @@ import {
   createLogger,
   createPromiseClient,
   DomainError,
+  requireTenant,
   eventRecord,
   EventPublisher,
   EventSubscriber,
@@ -13,6 +14,9 @@ import {
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../src/main';
+import { WalletStore } from '../src/store/wallet-store';
+import { Billing } from '../src/usecases/billing';
+import { Wallets } from '../src/usecases/wallets';
 import { walletProblems } from './invariants';
 
 const { TransactionType: T, CallDirection: D } = voiceapi.billing.v1;
@@ -158,6 +162,23 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     await client.placeHold({ callId: 'call-h3', amount: 10, direction: D.CALL_DIRECTION_INBOUND, expireTime }, a);
     expect(await client.releaseHold({ callId: 'call-h3' }, a)).toMatchObject({ released: true, balance: { held: 0, available: 44 } });
     expect((await client.releaseHold({ callId: 'call-h3' }, a)).released).toBe(false);
+    await expectSound(a);
+  });
+
+  it('two replicas debiting the same references at once post each reference once', async () => {
+    const a = tenant();
+    await topUp(a, 10_000);
+    // A second replica: its own wallets and queues, the same database.
+    const replica = new Billing(new Wallets(new WalletStore(conn), log), new WalletStore(conn), { outboundPerMinute: 2, inboundPerMinute: 1, knowledgePerThousandWords: 1 });
+    const scope = requireTenant(a);
+    const refs = Array.from({ length: 300 }, (_, i) => `dup:${i % 60}`);
+    const results = await Promise.allSettled([
+      ...refs.map((reference) => client.debit({ reference, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'one' }, a)),
+      ...refs.map((reference) => replica.debit(scope, { reference, amount: 1, type: 'adjustment', description: 'two' })),
+    ]);
+    // Replicas racing may ask a caller to retry (wallet_busy); nothing else fails.
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as DomainError).reasonCode).toBe('wallet_busy');
+    expect((await client.getBalance({}, a)).balance?.balance).toBe(10_000 - 60);
     await expectSound(a);
   });
 

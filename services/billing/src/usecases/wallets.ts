@@ -193,7 +193,7 @@ export class Wallets {
   }
 
   private async runBatch(tenantId: string, batch: Waiting[]): Promise<void> {
-    const refSeqs = await this.indexedRefs(tenantId, batch.map((w) => w.op));
+    const refSeqs = new Map<string, number>();
     let rest = batch;
     // The head this process last saw is used as it is: if another writer appended since, the
     // insert at the next seq fails and the loop reads the head. Only a batch that appends
@@ -205,6 +205,14 @@ export class Wallets {
         return;
       }
       const head = cached ?? (await this.head(tenantId));
+      // Looked up only now, after the head was appended: a reference posted before the head is
+      // in its pendingRefs or was indexed before it left them (decision 0050). Looked up before
+      // reading the head, it could have moved from one to the other in between.
+      const unknown = rest.map((w) => w.op).filter((op) => {
+        const ref = referenceOf(op);
+        return ref !== undefined && !refSeqs.has(ref);
+      });
+      for (const [ref, seq] of await this.indexedRefs(tenantId, unknown)) refSeqs.set(ref, seq);
       const at = new Date();
       const { entries, decisions } = plan(head, rest.map((w) => w.op), refSeqs, at);
       if (cached && entries.length === 0 && (await this.head(tenantId)).seq !== cached.seq) {
