@@ -250,6 +250,21 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     await expectSound(a);
   });
 
+  it('a call billed as failed for want of credit stays uncharged when its end comes again after a top-up', async () => {
+    const a = tenant();
+    const callId = `${a.tenantId}-broke`;
+    await publisher.send([ended(a, callId)]);
+    const [o] = await settled([callId]);
+    expect(o).toMatchObject({ status: 'failed', creditsError: 'insufficient_credits' });
+    await topUp(a, 100);
+    await publisher.send([ended(a, callId)]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await client.getBalance({}, a)).balance?.balance).toBe(100);
+    // Call references are the calls' own: a debit cannot take one.
+    expect((await rejection(client.debit({ reference: `call:${callId}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, a))).reasonCode).toBe('validation_error');
+    await expectSound(a);
+  });
+
   it('the sweeper settles a hold whose call never ended, and a late end charges nothing', async () => {
     const a = tenant();
     await topUp(a, 30);

@@ -59,7 +59,7 @@ export type EntryChange =
   | { kind: 'ledger'; rowId: string; type: TransactionType; amount: number; reference: string; description: string; callId?: string }
   | { kind: 'hold'; hold: Hold }
   /** `reference` set: the call is settled for good (its reference is posted, no row). */
-  | { kind: 'release'; callId: string; reference?: string };
+  | { kind: 'release'; callId: string; reference?: string; reason?: string };
 
 export interface Entry {
   change: EntryChange;

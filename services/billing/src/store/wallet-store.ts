@@ -242,7 +242,11 @@ export class WalletStore {
         { ordered: false },
       );
     } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
+      // Only "already indexed" may pass: a reference that failed otherwise must stay pending.
+      type WriteError = { code?: number; err?: { code?: number } }; // the driver's, or as mongoose wraps it
+      const writeErrors = (err as { writeErrors?: WriteError[] | WriteError }).writeErrors;
+      const list = writeErrors === undefined ? undefined : Array.isArray(writeErrors) ? writeErrors : [writeErrors];
+      if (list ? !list.every((w) => (w.code ?? w.err?.code) === 11000) : !isDuplicateKeyError(err)) throw err;
     }
   }
 

@@ -94,6 +94,8 @@ function wholeAmount(path: string, v: number, max: number): void {
 
 function checkReference(ref: string): void {
   if (!REFERENCE.test(ref)) throw validationError('reference must be 1–300 visible ASCII characters', [{ path: 'reference', message: 'invalid' }]);
+  // `call:<id>` references belong to calls (their charge or their settlement).
+  if (ref.startsWith('call:')) throw validationError('references starting with call: are reserved for calls', [{ path: 'reference', message: 'reserved' }]);
 }
 
 function checkCallId(id: string): void {

@@ -76,10 +76,10 @@ export class CallCharging {
     if (noCharge) {
       // Settles the call for good (a later charge of it is refused), releasing any hold; if it
       // was charged meanwhile, that charge is the outcome.
-      const r = await this.wallets.run(call.tenantId, { kind: 'release', callId: call.callId, final: true });
+      const failed = call.expired ? 'end_not_reported' : call.holdFailed && !call.sandbox && !call.free && charge > 0 ? 'insufficient_credits' : undefined;
+      const r = await this.wallets.run(call.tenantId, { kind: 'release', callId: call.callId, final: true, reason: failed ?? 'skipped' });
       if (r.row) return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id };
-      if (call.expired) return { ...base, status: 'failed', creditsCharged: 0, creditsError: 'end_not_reported' };
-      if (call.holdFailed && !call.sandbox && !call.free && charge > 0) return { ...base, status: 'failed', creditsCharged: 0, creditsError: 'insufficient_credits' };
+      if (failed) return { ...base, status: 'failed', creditsCharged: 0, creditsError: failed };
       return { ...base, status: 'skipped', creditsCharged: 0 };
     }
     const minutes = Math.ceil(call.durationSeconds / 60);
@@ -93,8 +93,9 @@ export class CallCharging {
       const short = (r.shortfall ?? 0) > 0;
       return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id, ...(short && { creditsError: 'insufficient_credits' }) };
     }
-    if (r.settledWithoutCharge) return { ...base, status: 'failed', creditsCharged: 0, creditsError: 'end_not_reported' };
-    return { ...base, status: 'failed', creditsCharged: 0, creditsError: 'insufficient_credits' };
+    // Settled before without a charge (its end not reported, or skipped), or nothing to take now.
+    if (r.settledWithoutCharge === 'skipped') return { ...base, status: 'skipped', creditsCharged: 0 };
+    return { ...base, status: 'failed', creditsCharged: 0, creditsError: r.settledWithoutCharge ?? 'insufficient_credits' };
   }
 
 }

@@ -13,6 +13,7 @@ import type { Wallets } from './wallets';
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private passes = 0;
 
   constructor(
     private readonly deps: {
@@ -55,20 +56,31 @@ export class Sweeper {
 
   private async sweep(now: Date): Promise<void> {
     const { calls, charging, store, wallets, log } = this.deps;
+    // Each item on its own: one that keeps failing must not stop the others.
     for (const call of await calls.unsettledSince(new Date(now.getTime() - this.deps.settleAfterMs))) {
-      const o = await charging.settle(call);
-      await calls.forget(call.callId);
-      log.info({ callId: call.callId, status: o.status }, 'settled an ended call its consumer had not');
-    }
-    for (const hint of await store.headHints()) {
-      if (hint.holds === 0 && hint.announcedSeq >= hint.seq) continue;
-      const head = await wallets.read(hint.tenantId);
-      for (const hold of head.holds) {
-        if (new Date(hold.expiresAt).getTime() > now.getTime()) continue;
-        const o = await charging.expire(hint.tenantId, hold.callId, hold.direction, now);
-        log.warn({ callId: hold.callId, status: o.status }, 'settled a hold whose call never reported its end');
+      try {
+        const o = await charging.settle(call);
+        await calls.forget(call.callId);
+        log.info({ callId: call.callId, status: o.status }, 'settled an ended call whose charge had failed');
+      } catch (err) {
+        log.warn({ err, callId: call.callId }, 'could not settle an ended call yet');
       }
-      if (hint.announcedSeq < head.seq) await this.deps.announce(hint.tenantId, hint.announcedSeq, head.seq);
+    }
+    // Hints may lag or be overwritten by another replica: every tenth pass reads every head.
+    const everyHead = ++this.passes % 10 === 0;
+    for (const hint of await store.headHints()) {
+      try {
+        if (!everyHead && hint.holds === 0 && hint.announcedSeq >= hint.seq && !(await store.entryAt(hint.tenantId, hint.seq + 1))) continue;
+        const head = await wallets.read(hint.tenantId);
+        for (const hold of head.holds) {
+          if (new Date(hold.expiresAt).getTime() > now.getTime()) continue;
+          const o = await charging.expire(hint.tenantId, hold.callId, hold.direction, now);
+          log.warn({ callId: hold.callId, status: o.status }, 'settled a hold whose call never reported its end');
+        }
+        if (hint.announcedSeq < head.seq) await this.deps.announce(hint.tenantId, hint.announcedSeq, head.seq);
+      } catch (err) {
+        log.warn({ err, tenantId: hint.tenantId }, 'could not sweep a wallet yet');
+      }
     }
   }
 }

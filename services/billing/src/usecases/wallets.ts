@@ -23,7 +23,7 @@ export type WalletOp =
   | { kind: 'hold'; callId: string; amount: number; direction: Direction; expiresAt: Date }
   | { kind: 'capture'; callId: string; amount: number; description: string }
   /** `final`: the call is settled without a charge; a later capture of it charges nothing. */
-  | { kind: 'release'; callId: string; final?: boolean };
+  | { kind: 'release'; callId: string; final?: boolean; reason?: string };
 
 export interface WalletResult {
   /** The wallet right after this op (or as read, for a replay or a no-op). */
@@ -36,8 +36,8 @@ export interface WalletResult {
   released?: boolean;
   /** `capture`: credits the wallet could not cover (0 when fully charged). */
   shortfall?: number;
-  /** The call was settled before without a charge (a final release): nothing was charged now. */
-  settledWithoutCharge?: boolean;
+  /** The call was settled before without a charge (a final release): why. Nothing was charged now. */
+  settledWithoutCharge?: string;
 }
 
 /** Entries appended together: their rows are announced from here (see `announce`). */
@@ -283,29 +283,36 @@ export class Wallets {
     const k = this.knownOf(tenantId);
     const first = entries[0]!.state.seq;
     const last = entries[entries.length - 1]!.state;
+    let announced = false;
     try {
       await this.onAppended(tenantId, entries);
-      // Announced without a gap: the cursor moves with the head hint, in one write.
-      const contiguous = k.announcedSeq !== undefined && k.announcedSeq >= first - 1;
-      if (contiguous) k.announcedSeq = last.seq;
-      const scheduled = k.hint !== undefined;
-      const announcedSeq = contiguous ? last.seq : k.hint?.announcedSeq;
-      k.hint = { state: last, ...(announcedSeq !== undefined && { announcedSeq }) };
-      // A wallet that starts (or stops) holding credit is told to the sweeper at once.
-      if ((last.holds.length > 0) !== (k.hintedHolds ?? false)) await this.writeHint(tenantId);
-      else if (!scheduled) this.hintTimers.set(tenantId, setTimeout(() => void this.writeHint(tenantId), HINT_EVERY_MS));
+      announced = true;
     } catch (err) {
       // The entries are in; the sweeper announces what could not be announced now.
-      this.log.warn({ err, tenantId }, 'could not announce or note appended wallet entries yet');
+      this.log.warn({ err, tenantId }, 'could not announce appended wallet entries yet');
     }
+    // The hint moves whether or not the announcement went out; the cursor only without a gap.
+    const contiguous = announced && k.announcedSeq !== undefined && k.announcedSeq >= first - 1;
+    if (contiguous) k.announcedSeq = last.seq;
+    const scheduled = k.hint !== undefined;
+    const announcedSeq = contiguous ? last.seq : k.hint?.announcedSeq;
+    k.hint = { state: last, ...(announcedSeq !== undefined && { announcedSeq }) };
+    // A wallet that starts (or stops) holding credit is told to the sweeper at once.
+    if ((last.holds.length > 0) !== (k.hintedHolds ?? false)) await this.writeHint(tenantId);
+    else if (!scheduled) this.hintTimers.set(tenantId, setTimeout(() => void this.writeHint(tenantId), HINT_EVERY_MS));
   }
 
   private async replay(tenantId: string, seq: number, op: WalletOp, state: WalletState): Promise<WalletResult> {
     const row = await this.store.rowAt(tenantId, seq);
     // A call reference posted by a final release: settled without a charge.
     if (!row) {
-      if (op.kind === 'hold') throw billingReasons.error('reference_conflict', `call ${op.callId} has been settled already`);
-      return { state, replayed: true, settledWithoutCharge: true, ...(op.kind === 'capture' && { shortfall: 0 }), ...(op.kind === 'release' && { released: false }) };
+      if (op.kind !== 'capture' && op.kind !== 'release') {
+        throw billingReasons.error('reference_conflict', `reference ${referenceOf(op)} names a call settled without a charge`);
+      }
+      const entry = await this.store.entryAt(tenantId, seq);
+      const change = entry?.change;
+      const reason = (change?.kind === 'release' && change.reason) || 'end_not_reported';
+      return { state, replayed: true, settledWithoutCharge: reason, ...(op.kind === 'capture' && { shortfall: 0 }), ...(op.kind === 'release' && { released: false }) };
     }
     const wanted = expectedRow(op);
     if (wanted && (wanted.type !== row.type || (wanted.amount !== undefined && wanted.amount !== row.amount))) {
@@ -389,8 +396,10 @@ export function plan(head: WalletState, ops: readonly WalletOp[], indexed: Reado
         // Never below zero: the hold first, then what is available; the rest is a shortfall.
         const charge = Math.min(op.amount, available(state) + (open?.amount ?? 0));
         if (charge <= 0) {
-          if (open) return { entry: add({ kind: 'release', callId: op.callId }), result: { replayed: false, shortfall: op.amount, released: true } };
-          return { done: { replayed: false, shortfall: op.amount, released: false } };
+          // Nothing to take: the call is settled for good all the same (its reference posted),
+          // so a retry after a top-up cannot charge a call already billed as failed.
+          const release: EntryChange = { kind: 'release', callId: op.callId, reference: ref, reason: 'insufficient_credits' };
+          return { entry: add(release), result: { replayed: false, shortfall: op.amount, released: open !== undefined } };
         }
         const change: EntryChange = {
           kind: 'ledger',
@@ -406,7 +415,10 @@ export function plan(head: WalletState, ops: readonly WalletOp[], indexed: Reado
       case 'release': {
         if (seq !== undefined) return { replaySeq: seq, op };
         const open = state.holds.find((h) => h.callId === op.callId);
-        if (op.final) return { entry: add({ kind: 'release', callId: op.callId, reference: ref }), result: { replayed: false, released: open !== undefined } };
+        if (op.final) {
+          const release: EntryChange = { kind: 'release', callId: op.callId, reference: ref, ...(op.reason !== undefined && { reason: op.reason }) };
+          return { entry: add(release), result: { replayed: false, released: open !== undefined } };
+        }
         if (!open) return { done: { replayed: false, released: false } };
         return { entry: add({ kind: 'release', callId: op.callId }), result: { replayed: false, released: true } };
       }
