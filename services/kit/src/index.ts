@@ -1,3 +1,4 @@
+export * from './coalesce';
 export * from './config';
 export * from './context';
 export * from './errors';

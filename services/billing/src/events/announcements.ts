@@ -1,4 +1,4 @@
-import { eventRecord, isDuplicateKeyError, type EventRecord, type Outbox } from '@voiceapi/kit';
+import { Coalescer, eventRecord, isDuplicateKeyError, type EventRecord, type Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rowOf, type Entry } from '../domain/wallet';
 import type { CallOutcome } from '../store/call-store';
@@ -12,8 +12,11 @@ const { BillingEvent, CallDirection } = voiceapi.events.v1;
  * sweeper after a crash) stores or publishes the same event id, which consumers skip.
  */
 export class Announcements {
-  private queued: { records: EventRecord[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
-  private flushing: Promise<void> | undefined;
+  /** Records stored while a write is under way go in together next (one outbox insert for many). */
+  private readonly stored = new Coalescer<EventRecord[], void>(async (rounds) => {
+    await this.write(rounds.flat());
+    return rounds.map(() => undefined);
+  });
 
   constructor(
     private readonly outbox: Outbox,
@@ -67,29 +70,8 @@ export class Announcements {
     await this.put([eventRecord(BillingEvent, o.tenantId, BillingEvent.fromPartial({ occurTime: o.billedAt, event: { $case: 'callBilled', callBilled: billed } }), `billed:${o.callId}`)]);
   }
 
-  /**
-   * Stores the records. Calls that arrive while a write is under way are written together next
-   * (one outbox insert for many wallets and calls instead of one each).
-   */
   private put(records: EventRecord[]): Promise<void> {
-    if (records.length === 0) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.queued.push({ records, resolve, reject });
-      this.flushing ??= this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    while (this.queued.length > 0) {
-      const batch = this.queued.splice(0);
-      try {
-        await this.write(batch.flatMap((b) => b.records));
-        for (const b of batch) b.resolve();
-      } catch (err) {
-        for (const b of batch) b.reject(err);
-      }
-    }
-    this.flushing = undefined;
+    return records.length === 0 ? Promise.resolve() : this.stored.run(records);
   }
 
   /** One insert; if some were stored before (a retry), the rest one by one. */

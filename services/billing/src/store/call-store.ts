@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '@voiceapi/kit';
+import { Coalescer, duplicatePositions, isDuplicateKeyError } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Direction } from '../domain/wallet';
 
@@ -85,8 +85,11 @@ const unsettledSchema = new Schema<UnsettledDoc>(
 export class CallStore {
   private readonly outcomes: Model<OutcomeDoc>;
   private readonly unsettled: Model<UnsettledDoc>;
-  private queued: { outcome: CallOutcome; resolve: (o: CallOutcome) => void; reject: (e: unknown) => void }[] = [];
-  private flushing: Promise<void> | undefined;
+  /** Outcomes settled while an insert is under way are inserted together next. */
+  private readonly settled = new Coalescer<CallOutcome, CallOutcome>(async (outcomes) => {
+    const taken = await this.insertOutcomes(outcomes);
+    return Promise.all(outcomes.map(async (o, i) => (taken[i] ? o : (await this.outcome(o.callId))!)));
+  });
 
   constructor(conn: Connection) {
     this.outcomes = conn.models.CallOutcome ?? conn.model<OutcomeDoc>('CallOutcome', outcomeSchema);
@@ -103,23 +106,7 @@ export class CallStore {
    * while an insert is under way are inserted together next (one write for many calls).
    */
   settle(outcome: CallOutcome): Promise<CallOutcome> {
-    return new Promise((resolve, reject) => {
-      this.queued.push({ outcome, resolve, reject });
-      this.flushing ??= this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    while (this.queued.length > 0) {
-      const batch = this.queued.splice(0);
-      try {
-        const taken = await this.insertOutcomes(batch.map((b) => b.outcome));
-        await Promise.all(batch.map(async (b, i) => b.resolve(taken[i] ? b.outcome : (await this.outcome(b.outcome.callId))!)));
-      } catch (err) {
-        for (const b of batch) b.reject(err);
-      }
-    }
-    this.flushing = undefined;
+    return this.settled.run(outcome);
   }
 
   /** Inserts each outcome; per outcome, whether it was the first for its call. */
@@ -137,10 +124,9 @@ export class CallStore {
       // The driver's insert: no per-document validation (the use case built them), one write.
       await this.outcomes.collection.insertMany(docs.map((d) => d.doc) as never[], { ordered: false });
     } catch (err) {
-      const writeErrors = (err as { writeErrors?: { index: number; code: number }[] | { index: number; code: number } }).writeErrors;
-      const list = writeErrors === undefined ? undefined : Array.isArray(writeErrors) ? writeErrors : [writeErrors];
-      if (!list || !list.every((w) => w.code === 11000)) throw err;
-      for (const w of list) taken[docs[w.index]!.i] = false;
+      const duplicates = duplicatePositions(err);
+      if (!duplicates || duplicates.length === 0) throw err;
+      for (const at of duplicates) taken[docs[at]!.i] = false;
     }
     return taken;
   }

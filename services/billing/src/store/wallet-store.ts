@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, upsertOnce, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { duplicatePositions, isDuplicateKeyError, stringIds, upsertOnce, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { EMPTY_WALLET, rowOf, type Entry, type EntryChange, type LedgerRow, type PendingRef, type TransactionType, type WalletState } from '../domain/wallet';
@@ -243,10 +243,7 @@ export class WalletStore {
       );
     } catch (err) {
       // Only "already indexed" may pass: a reference that failed otherwise must stay pending.
-      type WriteError = { code?: number; err?: { code?: number } }; // the driver's, or as mongoose wraps it
-      const writeErrors = (err as { writeErrors?: WriteError[] | WriteError }).writeErrors;
-      const list = writeErrors === undefined ? undefined : Array.isArray(writeErrors) ? writeErrors : [writeErrors];
-      if (list ? !list.every((w) => (w.code ?? w.err?.code) === 11000) : !isDuplicateKeyError(err)) throw err;
+      if (!duplicatePositions(err)) throw err;
     }
   }
 

@@ -39,6 +39,20 @@ export const isDuplicateKeyError = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 
 /**
+ * For an unordered insertMany that failed: the positions of the documents refused as duplicates
+ * when duplicates are all that went wrong, else undefined (the caller rethrows). Reads the
+ * driver's write errors and mongoose's wrapping of them alike.
+ */
+export function duplicatePositions(err: unknown): number[] | undefined {
+  type WriteError = { index?: number; code?: number; err?: { index?: number; code?: number } };
+  const raw = (err as { writeErrors?: WriteError[] | WriteError } | null)?.writeErrors;
+  if (raw === undefined) return isDuplicateKeyError(err) ? [] : undefined;
+  const list = Array.isArray(raw) ? raw : [raw];
+  if (!list.every((w) => (w.code ?? w.err?.code) === 11000)) return undefined;
+  return list.map((w) => w.index ?? w.err?.index ?? -1);
+}
+
+/**
  * Runs an upsert of one `_id`, once more if it fails with a duplicate key: FerretDB answers
  * concurrent first upserts of one `_id` that way (MongoDB retries internally); the document
  * exists by then, so the second try updates it.
