@@ -142,7 +142,8 @@ def validate(path):
 
 SECRET_ENV = {"MONGO_URL", "ADMIN_TOKEN", "KEY_HASH_PEPPER"}
 # The callers each internal service admits (chart names, sorted), whether or not their charts exist yet.
-CALLERS = {"companies": ["gateway"], "billing": ["gateway", "knowledge", "leads", "telephony"]}
+CALLERS = {"companies": ["gateway"], "billing": ["gateway", "knowledge", "leads", "telephony"],
+           "leads": ["gateway", "telephony"]}
 REQUIRED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
                    "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by",
                    "helm.sh/chart"]
@@ -330,8 +331,26 @@ def manifest(path, manifest_path, charts_dir, umbrella):
     addrs = {x.get("addressEnv") for x in procs}
     for env in clients:
         if env not in addrs: p.append(f"charts/{gw_chart} grpcClients.{env}: no manifest process has addressEnv {env}")
+    # A service that calls another (leads calls billing) is given its address the same way.
+    by_addr = {x.get("addressEnv"): x for x in procs if x.get("protocol") == "grpc"}
+    for x in procs:
+        chart = x.get("chart")
+        if chart == gw_chart or not os.path.exists(f"{charts_dir}/{chart}/values.yaml"):
+            continue
+        env_of = {e["name"]: e.get("value") for c in rendered[chart]["spec"]["template"]["spec"]["containers"]
+                  for e in c.get("env", [])} if chart in rendered else {}
+        for env, got in (yml(f"{charts_dir}/{chart}/values.yaml").get("grpcClients") or {}).items():
+            callee = by_addr.get(env)
+            if callee is None:
+                p.append(f"charts/{chart} grpcClients.{env}: no manifest gRPC process has addressEnv {env}"); continue
+            want = {"service": callee.get("chart"), "port": callee.get("port")}
+            if {k: (got or {}).get(k) for k in want} != want:
+                p.append(f"charts/{chart} grpcClients.{env} is {got}, expected {want}")
+            if chart in rendered and env_of.get(env) != f"{want['service']}:{want['port']}":
+                p.append(f"rendered Deployment/{chart} sets {env}={env_of.get(env)!r}, expected {want['service']}:{want['port']!r}")
     if not p:
-        print(f"    {len(procs)} processes ({', '.join(x['name'] for x in procs)}): chart, umbrella entry and gateway address each")
+        print(f"    {len(procs)} processes ({', '.join(x['name'] for x in procs)}): chart, umbrella entry and gateway address each;"
+              f" the addresses the services are given match it")
     return p
 
 cmd, path, *rest = sys.argv[1:]
@@ -536,7 +555,7 @@ rendered "platform-default" "$CHARTS/$UMBRELLA" voiceapi
 run "platform-default has every service" check_py expect "$LAST_RENDER" \
   "Deployment=${#SERVICES[@]},Service=${#SERVICES[@]},NetworkPolicy=${#SERVICES[@]},PodDisruptionBudget=${#SERVICES[@]},!Secret,!Ingress,!HorizontalPodAutoscaler"
 
-step "service manifest: every process has a chart, an umbrella entry and (gRPC) its address in the gateway"
+step "service manifest: every process has a chart, an umbrella entry and (gRPC) its address in the gateway and in its callers"
 # services/manifest.json is also read by make run, the test harness and the image build: adding a
 # service is one entry there plus its chart; these checks say which chart piece is missing.
 MANIFEST=$ROOT/services/manifest.json
@@ -561,11 +580,14 @@ must_fail "manifest: a process without a chart is refused (canary)" "ledgerless:
   check_py manifest "$PLATFORM_DEFAULT" "$WORK/manifest-chartless.json" "$CHARTS" "$UMBRELLA"
 must_fail "manifest: an address the gateway chart does not set is refused (canary)" "grpcClients has no RENAMED_GRPC_ADDR" \
   check_py manifest "$PLATFORM_DEFAULT" "$WORK/manifest-renamed-address.json" "$CHARTS" "$UMBRELLA"
+render "$WORK/wrong-callee-port.yaml" "$CHARTS/$UMBRELLA" voiceapi --set leads.grpcClients.BILLING_GRPC_ADDR.port=50099
+must_fail "manifest: a service given another service's address on the wrong port is refused (canary)" "Deployment/leads sets BILLING_GRPC_ADDR='billing:50099'" \
+  check_py manifest "$WORK/wrong-callee-port.yaml" "$MANIFEST" "$CHARTS" "$UMBRELLA"
 
 step "umbrella: values-production.yaml"
 rendered "platform-production" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}"
 run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret)" check_py expect "$LAST_RENDER" \
-  "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,HorizontalPodAutoscaler/billing,!Secret"
+  "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,HorizontalPodAutoscaler/billing,HorizontalPodAutoscaler/leads,PodDisruptionBudget/leads,!Secret"
 run "platform-production gateway scales from 3 replicas" \
   value_is "$LAST_RENDER" HorizontalPodAutoscaler/gateway:spec.minReplicas 3
 run "platform-production images are registry.example.com/voiceapi/<service>@<digest> (no doubled segment)" \
@@ -613,6 +635,9 @@ must_fail "a selector on the release name is refused (canary)" "must be exactly"
 render "$WORK/extra-caller.yaml" "$CHARTS/billing" billing --set 'networkPolicy.allowedCallers={gateway,telephony,leads,knowledge,webhooks}'
 must_fail "a NetworkPolicy admitting a caller not on its list is refused (canary)" "billing must accept only" \
   check_py rules "$WORK/extra-caller.yaml"
+render "$WORK/extra-caller-leads.yaml" "$CHARTS/leads" leads --set 'networkPolicy.allowedCallers={gateway,telephony,billing}'
+must_fail "leads: a NetworkPolicy admitting a caller other than gateway and telephony is refused (canary)" "leads must accept only" \
+  check_py rules "$WORK/extra-caller-leads.yaml"
 must_fail "a second copy (namePrefix) with the same part-of is refused" "needs its own global.partOf" \
   render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy-
 rendered "platform-second-copy" "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy- --set global.partOf=voiceapi-copy
@@ -676,6 +701,21 @@ must_fail "billing: a negative rate" "RATE_OUTBOUND_PER_MINUTE|does not match pa
   render /dev/null "$CHARTS/billing" billing --set-string env.RATE_OUTBOUND_PER_MINUTE=-1
 must_fail "billing: a missing rate" "RATE_INBOUND_PER_MINUTE" \
   render /dev/null "$CHARTS/billing" billing --set env.RATE_INBOUND_PER_MINUTE=null
+# Leads calls billing (a live call lead's wallet must cover one call's hold): no address, no chart.
+must_fail "leads: no BILLING_GRPC_ADDR" "BILLING_GRPC_ADDR" \
+  render /dev/null "$CHARTS/leads" leads --set grpcClients.BILLING_GRPC_ADDR=null
+# The default calling window is HH:MM-HH:MM or always, nothing else.
+for w in always 00:00-23:59 22:00-06:00; do
+  run "leads: calling window $w is accepted" render /dev/null "$CHARTS/leads" leads --set-string env.CALLING_WINDOW_DEFAULT=$w
+done
+for w in 8:00-21:00 08:00-24:00 08:60-21:00 08:00 08:00-21:00-22:00 Always never ""; do
+  must_fail "leads: calling window '$w' is refused" "CALLING_WINDOW_DEFAULT|does not match pattern" \
+    render /dev/null "$CHARTS/leads" leads --set-string "env.CALLING_WINDOW_DEFAULT=$w"
+done
+must_fail "leads: a message adapter other than record (messages are never sent live)" "MESSAGE_ADAPTER|must be one of|value must be" \
+  render /dev/null "$CHARTS/leads" leads --set env.MESSAGE_ADAPTER=sms
+must_fail "leads: a scheduler interval of 0" "SCHEDULER_INTERVAL_MS|does not match pattern" \
+  render /dev/null "$CHARTS/leads" leads --set-string env.SCHEDULER_INTERVAL_MS=0
 # No process serves Prometheus metrics (they push OTLP), so the charts have no metrics port and no
 # ServiceMonitor, and refuse the options rather than ignore them.
 must_fail "service: serviceMonitor.enabled is refused (no process serves Prometheus)" "additional properties|not allowed|additionalProperties" \

@@ -7,6 +7,8 @@ import { killSwitchRoutes } from './admin/kill-switch';
 import { tenantRoutes } from './admin/tenants';
 import { creditRoutes, creditTopUpRoutes } from './billing';
 import { companyRoutes } from './companies';
+import { leadsRoutes } from './leads';
+import { leadsOperatorRoutes } from './leads/operator';
 import { pingRoutes } from './core/ping';
 
 /**
@@ -38,6 +40,16 @@ export const tenantAreas: Area[] = [
     tags: [{ name: 'Credits', description: 'The credit wallet and its ledger (`credits:read`); ledger amounts are authoritative' }],
     routes: ({ clients }) => creditRoutes(clients),
   },
+  {
+    name: 'leads',
+    tags: [
+      { name: 'Campaigns', description: 'Outbound campaigns, read-only (`leads:read`): the dashboard creates and starts them' },
+      { name: 'Leads', description: 'Lead ingest with consent, do-not-call and calling-hours compliance, and the omni templates of WhatsApp and email (`leads:write`, `leads:read`)' },
+      { name: 'Contacts', description: 'The people leads became: status, compliance evidence, cancel, follow-ups, erasure' },
+      { name: 'Events', description: 'CRM events routed to campaigns (`POST /events`, `/event-routes`)' },
+    ],
+    routes: ({ clients }) => leadsRoutes(clients),
+  },
 ];
 
 /** `/admin/v1`: operator token. */
@@ -57,6 +69,15 @@ export const adminAreas: Area[] = [
     name: 'credits',
     tags: [{ name: 'Credits', description: "Top-ups of a tenant's credit wallet" }],
     routes: ({ clients, operator }) => creditTopUpRoutes(clients, operator),
+  },
+  {
+    name: 'outbound',
+    tags: [
+      { name: 'Campaigns', description: 'Creating and starting API campaigns' },
+      { name: 'Omni templates', description: 'WhatsApp and email templates, and the record of rendered messages' },
+      { name: 'Do not call', description: 'The platform’s and each tenant’s do-not-call lists' },
+    ],
+    routes: ({ clients, operator }) => leadsOperatorRoutes(clients, operator),
   },
 ];
 

@@ -8,3 +8,4 @@
 export * from "./voiceapi/events/v1/telephony_call";
 export * from "./voiceapi/events/v1/billing";
 export * from "./voiceapi/events/v1/gateway_control";
+export * from "./voiceapi/events/v1/leads";

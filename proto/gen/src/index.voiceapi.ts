@@ -9,3 +9,4 @@ export * as common from "./index.voiceapi.common";
 export * as billing from "./index.voiceapi.billing";
 export * as companies from "./index.voiceapi.companies";
 export * as events from "./index.voiceapi.events";
+export * as leads from "./index.voiceapi.leads";

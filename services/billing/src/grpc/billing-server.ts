@@ -50,6 +50,10 @@ export function billingService(uc: Billing, log: Logger): ServiceRegistration {
         const r = await uc.release(requireTenant(ctx), req.callId);
         return { balance: balance(r.state), released: r.released ?? false };
       },
+      quoteCallHold: async (req, ctx) => {
+        const q = await uc.quoteCallHold(requireTenant(ctx), direction(req.direction), req.maxCallSeconds);
+        return { amount: q.amount, balance: balance(q.state), covered: q.covered };
+      },
       getRateCard: async () => ({
         rateCard: {
           outboundPerMinute: uc.rates.outboundPerMinute,

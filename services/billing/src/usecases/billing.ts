@@ -1,6 +1,6 @@
 import { validationError, type TenantScope, type TypedCounter } from '@voiceapi/kit';
 import type { RateCard } from '../config';
-import { type Direction, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
+import { available, callCharge, type Direction, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
 import { billingReasons } from '../reasons';
 import type { WalletStore } from '../store/wallet-store';
 import type { WalletResult, Wallets } from './wallets';
@@ -76,6 +76,21 @@ export class Billing {
     const r = await this.wallets.run(scope.tenantId, { kind: 'capture', ...req, description: req.description.trim() || 'Call' });
     if (r.row && !r.replayed) this.metrics?.charged.add(-r.row.amount, { type: 'call_deduction' });
     return r;
+  }
+
+  /** The hold a call of at most `maxCallSeconds` needs: its longest possible cost (decisions file, "Billing semantics"). */
+  holdFor(direction: Direction, maxCallSeconds: number): number {
+    if (!Number.isSafeInteger(maxCallSeconds) || maxCallSeconds < 1 || maxCallSeconds > 86_400) {
+      throw validationError('max_call_seconds must be a whole number from 1 to 86400', [{ path: 'max_call_seconds', message: 'out of range' }]);
+    }
+    return callCharge(maxCallSeconds, direction === 'outbound' ? this.rates.outboundPerMinute : this.rates.inboundPerMinute);
+  }
+
+  /** The hold a call would need and whether the wallet covers it now (read-only, any key mode). */
+  async quoteCallHold(scope: TenantScope, direction: Direction, maxCallSeconds: number): Promise<{ amount: number; state: WalletState; covered: boolean }> {
+    const amount = this.holdFor(direction, maxCallSeconds);
+    const state = await this.wallets.read(scope.tenantId);
+    return { amount, state, covered: available(state) >= amount };
   }
 
   release(scope: TenantScope, callId: string): Promise<WalletResult> {

@@ -100,9 +100,32 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return this.model.countDocuments(this.scoped(scope, filter), { limit: COUNT_CAP }).exec();
   }
 
+  /**
+   * Matching rows counted per distinct combination of `fields` (a stats query served by an index
+   * on the tenant, the filter's fields and these), capped per group at `COUNT_CAP`.
+   */
+  async countBy<K extends string>(scope: TenantScope, filter: ScopedFilter<D>, fields: readonly K[]): Promise<{ key: Record<K, unknown>; count: number }[]> {
+    const groupId = Object.fromEntries(fields.map((f) => [f, `$${f}`]));
+    const rows = await this.model
+      .aggregate<{ _id: Record<K, unknown>; count: number }>([{ $match: this.scoped(scope, filter) }, { $group: { _id: groupId, count: { $sum: 1 } } }])
+      .exec();
+    return rows.map((r) => ({ key: r._id, count: Math.min(r.count, COUNT_CAP) }));
+  }
+
+  /** Deletes the tenant's documents that match; the number deleted. */
+  async deleteMany(scope: TenantScope, filter: ScopedFilter<D>): Promise<number> {
+    return (await this.model.deleteMany(this.scoped(scope, filter))).deletedCount;
+  }
+
   async insert(scope: TenantScope, doc: Omit<D, 'tenantId' | '_id'> & { _id?: Id }): Promise<D> {
     const created = await this.model.create({ ...doc, tenantId: scope.tenantId });
     return created.toObject() as D;
+  }
+
+  /** Inserts several documents of the tenant in one round trip (ordered: the first failure stops it). */
+  async insertMany(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id?: Id })[]): Promise<void> {
+    if (docs.length === 0) return;
+    await this.model.insertMany(docs.map((d) => ({ ...d, tenantId: scope.tenantId })));
   }
 
   /**

@@ -256,6 +256,22 @@ export interface RateCard {
   knowledgePerThousandWords: number;
 }
 
+export interface QuoteCallHoldRequest {
+  direction: CallDirection;
+  /** 1 to 86,400. */
+  maxCallSeconds: number;
+}
+
+export interface QuoteCallHoldResponse {
+  /** Credits the hold would reserve. */
+  amount: number;
+  balance?:
+    | Balance
+    | undefined;
+  /** Whether the available balance covers `amount` now. */
+  covered: boolean;
+}
+
 function createBaseTransaction(): Transaction {
   return {
     id: "",
@@ -2299,6 +2315,202 @@ export const RateCard: MessageFns<RateCard, "voiceapi.billing.v1.RateCard"> = {
   },
 };
 
+function createBaseQuoteCallHoldRequest(): QuoteCallHoldRequest {
+  return { direction: 0, maxCallSeconds: 0 };
+}
+
+export const QuoteCallHoldRequest: MessageFns<QuoteCallHoldRequest, "voiceapi.billing.v1.QuoteCallHoldRequest"> = {
+  $type: "voiceapi.billing.v1.QuoteCallHoldRequest" as const,
+
+  encode(message: QuoteCallHoldRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.direction !== 0) {
+      writer.uint32(8).int32(message.direction);
+    }
+    if (message.maxCallSeconds !== 0) {
+      writer.uint32(16).int32(message.maxCallSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QuoteCallHoldRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQuoteCallHoldRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.direction = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.maxCallSeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QuoteCallHoldRequest {
+    return {
+      direction: isSet(object.direction) ? callDirectionFromJSON(object.direction) : 0,
+      maxCallSeconds: isSet(object.maxCallSeconds)
+        ? globalThis.Number(object.maxCallSeconds)
+        : isSet(object.max_call_seconds)
+        ? globalThis.Number(object.max_call_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: QuoteCallHoldRequest): unknown {
+    const obj: any = {};
+    if (message.direction !== 0) {
+      obj.direction = callDirectionToJSON(message.direction);
+    }
+    if (message.maxCallSeconds !== 0) {
+      obj.maxCallSeconds = Math.round(message.maxCallSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<QuoteCallHoldRequest>): QuoteCallHoldRequest {
+    return QuoteCallHoldRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<QuoteCallHoldRequest>): QuoteCallHoldRequest {
+    const message = createBaseQuoteCallHoldRequest();
+    message.direction = object.direction ?? 0;
+    message.maxCallSeconds = object.maxCallSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseQuoteCallHoldResponse(): QuoteCallHoldResponse {
+  return { amount: 0, balance: undefined, covered: false };
+}
+
+export const QuoteCallHoldResponse: MessageFns<QuoteCallHoldResponse, "voiceapi.billing.v1.QuoteCallHoldResponse"> = {
+  $type: "voiceapi.billing.v1.QuoteCallHoldResponse" as const,
+
+  encode(message: QuoteCallHoldResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.amount !== 0) {
+      writer.uint32(8).int64(message.amount);
+    }
+    if (message.balance !== undefined) {
+      Balance.encode(message.balance, writer.uint32(18).fork()).join();
+    }
+    if (message.covered !== false) {
+      writer.uint32(24).bool(message.covered);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QuoteCallHoldResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQuoteCallHoldResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.amount = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.balance = Balance.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.covered = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QuoteCallHoldResponse {
+    return {
+      amount: isSet(object.amount) ? globalThis.Number(object.amount) : 0,
+      balance: isSet(object.balance) ? Balance.fromJSON(object.balance) : undefined,
+      covered: isSet(object.covered) ? globalThis.Boolean(object.covered) : false,
+    };
+  },
+
+  toJSON(message: QuoteCallHoldResponse): unknown {
+    const obj: any = {};
+    if (message.amount !== 0) {
+      obj.amount = Math.round(message.amount);
+    }
+    if (message.balance !== undefined) {
+      obj.balance = Balance.toJSON(message.balance);
+    }
+    if (message.covered !== false) {
+      obj.covered = message.covered;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<QuoteCallHoldResponse>): QuoteCallHoldResponse {
+    return QuoteCallHoldResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<QuoteCallHoldResponse>): QuoteCallHoldResponse {
+    const message = createBaseQuoteCallHoldResponse();
+    message.amount = object.amount ?? 0;
+    message.balance = (object.balance !== undefined && object.balance !== null)
+      ? Balance.fromPartial(object.balance)
+      : undefined;
+    message.covered = object.covered ?? false;
+    return message;
+  },
+};
+
 /**
  * A tenant's prepaid credit wallet and its ledger (decision 0050). The tenant comes from the call
  * metadata (`tenant-id`), never from a request body. Amounts are whole credits. Calls made with a
@@ -2399,6 +2611,21 @@ export const BillingServiceService = {
     responseSerialize: (value: GetRateCardResponse): Buffer => Buffer.from(GetRateCardResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetRateCardResponse => GetRateCardResponse.decode(value),
   },
+  /**
+   * The hold a call of at most `max_call_seconds` needs (its longest possible cost at the
+   * direction's rate) and the wallet now, so a caller can tell whether it could be placed.
+   * Read-only: any key mode may ask.
+   */
+  quoteCallHold: {
+    path: "/voiceapi.billing.v1.BillingService/QuoteCallHold" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: QuoteCallHoldRequest): Buffer => Buffer.from(QuoteCallHoldRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): QuoteCallHoldRequest => QuoteCallHoldRequest.decode(value),
+    responseSerialize: (value: QuoteCallHoldResponse): Buffer =>
+      Buffer.from(QuoteCallHoldResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): QuoteCallHoldResponse => QuoteCallHoldResponse.decode(value),
+  },
 } as const;
 
 export interface BillingServiceServer extends UntypedServiceImplementation {
@@ -2428,6 +2655,12 @@ export interface BillingServiceServer extends UntypedServiceImplementation {
   releaseHold: handleUnaryCall<ReleaseHoldRequest, ReleaseHoldResponse>;
   /** The rate card in force (credits per started minute, per direction, and the other prices). */
   getRateCard: handleUnaryCall<GetRateCardRequest, GetRateCardResponse>;
+  /**
+   * The hold a call of at most `max_call_seconds` needs (its longest possible cost at the
+   * direction's rate) and the wallet now, so a caller can tell whether it could be placed.
+   * Read-only: any key mode may ask.
+   */
+  quoteCallHold: handleUnaryCall<QuoteCallHoldRequest, QuoteCallHoldResponse>;
 }
 
 export interface BillingServiceClient extends Client {
@@ -2568,6 +2801,26 @@ export interface BillingServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetRateCardResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The hold a call of at most `max_call_seconds` needs (its longest possible cost at the
+   * direction's rate) and the wallet now, so a caller can tell whether it could be placed.
+   * Read-only: any key mode may ask.
+   */
+  quoteCallHold(
+    request: QuoteCallHoldRequest,
+    callback: (error: ServiceError | null, response: QuoteCallHoldResponse) => void,
+  ): ClientUnaryCall;
+  quoteCallHold(
+    request: QuoteCallHoldRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: QuoteCallHoldResponse) => void,
+  ): ClientUnaryCall;
+  quoteCallHold(
+    request: QuoteCallHoldRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: QuoteCallHoldResponse) => void,
   ): ClientUnaryCall;
 }
 

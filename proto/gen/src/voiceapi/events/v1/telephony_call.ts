@@ -77,7 +77,18 @@ export interface CallEnded {
   /** A free call (e.g. a platform test line): skipped. */
   free: boolean;
   campaignId?: string | undefined;
-  agentId?: string | undefined;
+  agentId?:
+    | string
+    | undefined;
+  /** Outbound calls placed for a lead: the contact and the dial request (leads follows outcomes). */
+  contactId?: string | undefined;
+  dialId?:
+    | string
+    | undefined;
+  /** `completed`, `no_answer`, `busy`, `failed`, `voicemail`. */
+  outcome: string;
+  /** The analysis found that the called party asked not to be called again. */
+  optOut: boolean;
 }
 
 function createBaseTelephonyCallEvent(): TelephonyCallEvent {
@@ -197,6 +208,10 @@ function createBaseCallEnded(): CallEnded {
     free: false,
     campaignId: undefined,
     agentId: undefined,
+    contactId: undefined,
+    dialId: undefined,
+    outcome: "",
+    optOut: false,
   };
 }
 
@@ -236,6 +251,18 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
     }
     if (message.agentId !== undefined) {
       writer.uint32(90).string(message.agentId);
+    }
+    if (message.contactId !== undefined) {
+      writer.uint32(98).string(message.contactId);
+    }
+    if (message.dialId !== undefined) {
+      writer.uint32(106).string(message.dialId);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(114).string(message.outcome);
+    }
+    if (message.optOut !== false) {
+      writer.uint32(120).bool(message.optOut);
     }
     return writer;
   },
@@ -341,6 +368,38 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
             message.agentId = reader.string();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.contactId = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.dialId = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.optOut = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -398,6 +457,22 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
         : isSet(object.agent_id)
         ? globalThis.String(object.agent_id)
         : undefined,
+      contactId: isSet(object.contactId)
+        ? globalThis.String(object.contactId)
+        : isSet(object.contact_id)
+        ? globalThis.String(object.contact_id)
+        : undefined,
+      dialId: isSet(object.dialId)
+        ? globalThis.String(object.dialId)
+        : isSet(object.dial_id)
+        ? globalThis.String(object.dial_id)
+        : undefined,
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      optOut: isSet(object.optOut)
+        ? globalThis.Boolean(object.optOut)
+        : isSet(object.opt_out)
+        ? globalThis.Boolean(object.opt_out)
+        : false,
     };
   },
 
@@ -436,6 +511,18 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
     if (message.agentId !== undefined) {
       obj.agentId = message.agentId;
     }
+    if (message.contactId !== undefined) {
+      obj.contactId = message.contactId;
+    }
+    if (message.dialId !== undefined) {
+      obj.dialId = message.dialId;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.optOut !== false) {
+      obj.optOut = message.optOut;
+    }
     return obj;
   },
 
@@ -455,6 +542,10 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
     message.free = object.free ?? false;
     message.campaignId = object.campaignId ?? undefined;
     message.agentId = object.agentId ?? undefined;
+    message.contactId = object.contactId ?? undefined;
+    message.dialId = object.dialId ?? undefined;
+    message.outcome = object.outcome ?? "";
+    message.optOut = object.optOut ?? false;
     return message;
   },
 };

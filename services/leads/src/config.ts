@@ -1,0 +1,33 @@
+import { commonEnv, grpcAddress, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { z } from 'zod';
+import { parseWindowSetting, type WindowSetting } from './domain/calling-window';
+
+/** `HH:MM-HH:MM` or `always`; anything else stops the service at start with one line naming it. */
+const windowSetting = z.string().transform((v, ctx): WindowSetting => {
+  try {
+    return parseWindowSetting(v);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+    return z.NEVER;
+  }
+});
+
+export const configSchema = z.object({
+  ...commonEnv,
+  ...grpcServerEnv,
+  GRPC_HOST: z.string().default('127.0.0.1'),
+  GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50063),
+  MONGO_DB: z.string().default('leads'),
+  /** Billing: whether a live call lead's wallet covers one call's hold. */
+  BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
+  GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
+  /** The calling window, in the called party's local time, of campaigns created without one. */
+  CALLING_WINDOW_DEFAULT: windowSetting.default(parseWindowSetting('08:00-21:00')),
+  /** How often due scheduled dials and follow-ups are dispatched. */
+  SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /** Where messages go: `record` keeps the rendered message for the operator, never sends it live. */
+  MESSAGE_ADAPTER: z.enum(['record']).default('record'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export const readConfig = (env?: Record<string, string | undefined>): Readonly<Config> => loadConfig(configSchema, env);

@@ -1,0 +1,105 @@
+import type { WindowSetting } from './calling-window';
+
+/** The vocabulary of campaigns and contacts, as the HTTP API spells it (decisions file, "Endpoint shapes"). */
+
+export const CHANNELS = ['call', 'whatsapp', 'email'] as const;
+export type Channel = (typeof CHANNELS)[number];
+export const MESSAGE_CHANNELS = ['whatsapp', 'email'] as const;
+export type MessageChannel = (typeof MESSAGE_CHANNELS)[number];
+export const isChannel = (v: string): v is Channel => (CHANNELS as readonly string[]).includes(v);
+
+export const CAMPAIGN_STATUSES = ['draft', 'running', 'paused', 'completed'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+export const CONTACT_STATUSES = ['sandbox_accepted', 'scheduled', 'queued', 'dialing', 'in_call', 'completed', 'failed', 'cancelled', 'messaged'] as const;
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+
+/** Statuses with work still to do: a dial waiting for its time, its dispatch or its call. */
+export const PENDING: readonly ContactStatus[] = ['scheduled', 'queued', 'dialing', 'in_call'];
+/** Statuses a dial may be claimed from. */
+export const DIALABLE: readonly ContactStatus[] = ['scheduled', 'queued'];
+
+export interface Consent {
+  outboundCall: boolean;
+  capturedAt?: Date;
+  source?: string;
+}
+
+export interface WindowCheck {
+  window: WindowSetting;
+  timeZones: string[];
+  timeZoneSource: 'number' | 'fallback';
+  open: boolean;
+  nextOpenAt?: Date;
+}
+
+/** The evidence of a call lead's compliance decision, kept on the contact. */
+export interface Compliance {
+  checkedAt: Date;
+  consent: Consent;
+  doNotCall: { tenant: boolean; platform: boolean };
+  callingWindow: WindowCheck;
+}
+
+/** What a contact keeps to render its messages again (a follow-up on a message channel). */
+export interface MessageInputs {
+  whatsappTemplateId?: string;
+  emailTemplateId?: string;
+  templateVariables?: Record<string, string>;
+  whatsappParams?: Record<string, string>;
+}
+
+export interface Campaign {
+  id: string;
+  name: string;
+  type: 'api' | 'csv';
+  status: CampaignStatus;
+  channels: Channel[];
+  agentName?: string;
+  callingWindow: WindowSetting;
+  maxCallSeconds: number;
+  maxAttempts: number;
+  retryAfterMinutes: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CampaignStats {
+  contacts: number;
+  queued: number;
+  completed: number;
+  failed: number;
+}
+
+export interface Contact {
+  id: string;
+  campaignId: string;
+  phone: string;
+  name?: string;
+  email?: string;
+  channels: Channel[];
+  status: ContactStatus;
+  attempts: number;
+  /** Dial requests dispatched so far: the next dial id is `<id>:<dispatches + 1>`. */
+  dispatches: number;
+  consent?: Consent;
+  compliance?: Compliance;
+  nextAttemptAt?: Date;
+  lastCallId?: string;
+  lastOutcome?: string;
+  endReason?: string;
+  sandbox: boolean;
+  messageInputs?: MessageInputs;
+  /** The time zones of the number, kept to re-check the window at dial time without a lookup. */
+  timeZones?: string[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Which stats bucket a status counts in (cancelled and sandbox contacts count only as contacts). */
+export function statsBucket(status: ContactStatus): keyof Omit<CampaignStats, 'contacts'> | undefined {
+  if ((PENDING as readonly string[]).includes(status)) return 'queued';
+  if (status === 'completed' || status === 'messaged') return 'completed';
+  if (status === 'failed') return 'failed';
+  return undefined;
+}

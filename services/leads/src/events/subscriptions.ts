@@ -1,0 +1,26 @@
+import type { EventSubscriber } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import type { Dialing } from '../usecases/dialing';
+import type { Messaging } from '../usecases/messaging';
+
+const { TelephonyCallEvent, LeadsEvent } = voiceapi.events.v1;
+
+/** Follows the outcome of every lead's call telephony reports (inbound calls and others' calls are not ours). */
+export function followCallOutcomes(subscriber: EventSubscriber, dialing: Dialing): EventSubscriber {
+  return subscriber.on(TelephonyCallEvent, async (event) => {
+    if (event.event?.$case !== 'callEnded') return;
+    const e = event.event.callEnded;
+    if (!e.contactId || e.sandbox) return;
+    if (!e.tenantId || !e.callId) throw new Error(`CallEnded for contact ${e.contactId} without a tenant or call id`);
+    await dialing.onCallEnded({ tenantId: e.tenantId, contactId: e.contactId, callId: e.callId, outcome: e.outcome, optOut: e.optOut, endedAt: e.endTime ?? event.occurTime ?? new Date() });
+  });
+}
+
+/** Sends the messages the leads stream requests, through the message adapter. */
+export function sendRequestedMessages(subscriber: EventSubscriber, messaging: Messaging): EventSubscriber {
+  return subscriber.on(LeadsEvent, async (event) => {
+    if (event.event?.$case !== 'messageRequested') return;
+    const m = event.event.messageRequested;
+    await messaging.deliver(m.tenantId, m.messageId);
+  });
+}

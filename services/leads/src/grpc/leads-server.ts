@@ -1,0 +1,251 @@
+import { registerService, requireTenant, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import type { Weekday, WindowSetting } from '../domain/calling-window';
+import type { Compliance, Consent, Contact } from '../domain/contact';
+import type { DoNotCallEntry } from '../store/do-not-call-store';
+import type { EventRoute } from '../store/event-route-store';
+import type { Followup } from '../store/followup-store';
+import type { Message } from '../store/message-store';
+import type { Template } from '../store/template-store';
+import type { CampaignWithStats, Campaigns } from '../usecases/campaigns';
+import type { Contacts } from '../usecases/contacts';
+import type { Dialing } from '../usecases/dialing';
+import type { DoNotCall } from '../usecases/do-not-call';
+import type { EventRoutes } from '../usecases/event-routes';
+import type { LeadIngest, LeadInput } from '../usecases/leads';
+import type { Messaging } from '../usecases/messaging';
+import type { Templates } from '../usecases/templates';
+
+type P = typeof voiceapi.leads.v1;
+type Proto<K extends keyof P> = P[K] extends { decode(...a: never[]): infer T } ? T : never;
+
+export interface LeadsUseCases {
+  campaigns: Campaigns;
+  ingest: LeadIngest;
+  contacts: Contacts;
+  routes: EventRoutes;
+  templates: Templates;
+  doNotCall: DoNotCall;
+  messaging: Messaging;
+  dialing: Dialing;
+}
+
+const page = (p: { page: number; limit: number; total: number; hasMore: boolean }) => ({ page: p.page, limit: p.limit, total: p.total, hasMore: p.hasMore });
+
+/** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
+export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistration {
+  return registerService(
+    'voiceapi.leads.v1.LeadsService',
+    voiceapi.leads.v1.LeadsServiceService,
+    {
+      listCampaigns: async (req, ctx) => {
+        const res = await uc.campaigns.list(ctx, req.page?.page ?? 1, req.page?.limit ?? 25);
+        return { campaigns: res.items.map(campaignProto), page: page(res) };
+      },
+      getCampaign: async (req, ctx) => ({ campaign: campaignProto(await uc.campaigns.get(ctx, req.id)) }),
+      listCampaignContacts: async (req, ctx) => {
+        const res = await uc.campaigns.contactsOf(ctx, req.campaignId, req.page?.page ?? 1, req.page?.limit ?? 25);
+        return { contacts: res.items.map(contactProto), page: page(res) };
+      },
+      createCampaign: async (req, ctx) => ({
+        campaign: campaignProto(
+          await uc.campaigns.create(ctx, {
+            name: req.name,
+            type: req.type,
+            channels: req.channels,
+            ...(req.agentName !== undefined && { agentName: req.agentName }),
+            ...(req.callingWindow && { callingWindow: windowFromProto(req.callingWindow) }),
+            ...(req.maxCallSeconds !== undefined && { maxCallSeconds: req.maxCallSeconds }),
+            ...(req.maxAttempts !== undefined && { maxAttempts: req.maxAttempts }),
+            ...(req.retryAfterMinutes !== undefined && { retryAfterMinutes: req.retryAfterMinutes }),
+          }),
+        ),
+      }),
+      startCampaign: async (req, ctx) => ({ campaign: campaignProto(await uc.campaigns.start(ctx, req.id)) }),
+      ingestLead: async (req, ctx) => {
+        const r = await uc.ingest.ingest(ctx, req.campaignId, leadFromProto(req.lead));
+        return { status: r.status, contact: contactProto(r.contact) };
+      },
+      ingestEvent: async (req, ctx) => {
+        const r = await uc.ingest.ingestEvent(ctx, req.eventType, leadFromProto(req.lead));
+        return { status: r.status, contact: contactProto(r.contact) };
+      },
+      getContact: async (req, ctx) => ({ contact: contactProto(await uc.contacts.get(ctx, req.id)) }),
+      deleteContact: async (req, ctx) => {
+        await uc.contacts.delete(ctx, req.id);
+        return {};
+      },
+      cancelContact: async (req, ctx) => ({ contact: contactProto(await uc.contacts.cancel(ctx, req.id)) }),
+      createFollowup: async (req, ctx) => ({
+        followup: followupProto(
+          await uc.contacts.followUp(ctx, req.contactId, {
+            scheduledAt: req.scheduledTime ?? new Date(NaN),
+            ...(req.channel !== undefined && { channel: req.channel }),
+            ...(req.note !== undefined && { note: req.note }),
+          }),
+        ),
+      }),
+      listEventRoutes: async (_req, ctx) => ({ routes: (await uc.routes.list(ctx)).map(routeProto) }),
+      putEventRoute: async (req, ctx) => ({ route: routeProto(await uc.routes.put(ctx, req.eventType, req.campaignId)) }),
+      deleteEventRoute: async (req, ctx) => {
+        await uc.routes.delete(ctx, req.eventType);
+        return {};
+      },
+      listTemplates: async (req, ctx) => ({ templates: (await uc.templates.list(ctx, req.channel || undefined)).map(templateProto) }),
+      createTemplate: async (req, ctx) => ({
+        template: templateProto(
+          await uc.templates.create(ctx, {
+            channel: req.channel,
+            name: req.name,
+            body: req.body,
+            ...(req.subject !== undefined && { subject: req.subject }),
+            ...(req.language !== undefined && { language: req.language }),
+          }),
+        ),
+      }),
+      addTenantDoNotCall: async (req, ctx) => {
+        const r = await uc.doNotCall.addTenant(ctx, req.phone);
+        return { entry: dncProto(r.entry), created: r.created };
+      },
+      addPlatformDoNotCall: async (req) => {
+        const r = await uc.doNotCall.addPlatform(req.phone);
+        return { entry: dncProto(r.entry), created: r.created };
+      },
+      listMessages: async (req, ctx) => ({ messages: (await uc.messaging.list(ctx, req.channel || undefined, req.limit)).map(messageProto) }),
+      claimDial: async (req, ctx) => {
+        requireTenant(ctx);
+        const r = await uc.dialing.claim(ctx, req.contactId, req.dialId);
+        if (r.allowed) {
+          return {
+            allowed: true,
+            phone: r.contact.phone,
+            maxCallSeconds: r.campaign.maxCallSeconds,
+            campaignId: r.campaign.id,
+            ...(r.campaign.agentName !== undefined && { agentName: r.campaign.agentName }),
+          };
+        }
+        return { allowed: false, refusal: r.refusal, phone: '', maxCallSeconds: 0, campaignId: r.contact?.campaignId ?? '', ...(r.nextAttemptAt && { nextAttemptTime: r.nextAttemptAt }) };
+      },
+    },
+    log,
+  );
+}
+
+function windowProto(w: WindowSetting): Proto<'CallingWindow'> {
+  return w === 'always' ? { start: '', end: '', days: [], always: true } : { start: w.start, end: w.end, days: w.days ? [...w.days] : [], always: false };
+}
+
+function windowFromProto(w: Proto<'CallingWindow'>): WindowSetting {
+  return w.always ? 'always' : { start: w.start, end: w.end, ...(w.days.length > 0 && { days: w.days as Weekday[] }) };
+}
+
+export function campaignProto(c: CampaignWithStats): Proto<'Campaign'> {
+  return {
+    id: c.id,
+    name: c.name,
+    type: c.type,
+    status: c.status,
+    channels: c.channels,
+    ...(c.agentName !== undefined && { agentName: c.agentName }),
+    callingWindow: windowProto(c.callingWindow),
+    maxCallSeconds: c.maxCallSeconds,
+    maxAttempts: c.maxAttempts,
+    retryAfterMinutes: c.retryAfterMinutes,
+    stats: c.stats,
+    createTime: c.createdAt,
+    updateTime: c.updatedAt,
+  };
+}
+
+function consentProto(c: Consent): Proto<'Consent'> {
+  return { outboundCall: c.outboundCall, ...(c.capturedAt && { capturedAt: c.capturedAt }), ...(c.source !== undefined && { source: c.source }) };
+}
+
+function complianceProto(c: Compliance): Proto<'Compliance'> {
+  const w = c.callingWindow;
+  return {
+    checkTime: c.checkedAt,
+    consent: consentProto(c.consent),
+    doNotCallTenant: c.doNotCall.tenant,
+    doNotCallPlatform: c.doNotCall.platform,
+    callingWindow: {
+      window: windowProto(w.window),
+      timeZones: w.timeZones,
+      timeZoneSource: w.timeZoneSource,
+      open: w.open,
+      ...(w.nextOpenAt && { nextOpenTime: w.nextOpenAt }),
+    },
+  };
+}
+
+export function contactProto(c: Contact): Proto<'Contact'> {
+  return {
+    id: c.id,
+    campaignId: c.campaignId,
+    phone: c.phone,
+    ...(c.name !== undefined && { name: c.name }),
+    ...(c.email !== undefined && { email: c.email }),
+    channels: c.channels,
+    status: c.status,
+    attempts: c.attempts,
+    ...(c.consent && { consent: consentProto(c.consent) }),
+    ...(c.compliance && { compliance: complianceProto(c.compliance) }),
+    ...(c.nextAttemptAt && { nextAttemptTime: c.nextAttemptAt }),
+    createTime: c.createdAt,
+    updateTime: c.updatedAt,
+    ...(c.lastCallId !== undefined && { lastCallId: c.lastCallId }),
+    ...(c.lastOutcome !== undefined && { lastOutcome: c.lastOutcome }),
+    sandbox: c.sandbox,
+    ...(c.endReason !== undefined && { endReason: c.endReason }),
+  };
+}
+
+function leadFromProto(l: Proto<'LeadInput'> | undefined): LeadInput {
+  if (!l) return { phone: '', channels: [], templateVariables: {}, whatsappParams: {} };
+  return {
+    phone: l.phone,
+    ...(l.name !== undefined && { name: l.name }),
+    ...(l.email !== undefined && { email: l.email }),
+    channels: l.channels,
+    ...(l.consent && {
+      consent: {
+        outboundCall: l.consent.outboundCall,
+        ...(l.consent.capturedAt && { capturedAt: l.consent.capturedAt }),
+        ...(l.consent.source !== undefined && { source: l.consent.source }),
+      },
+    }),
+    templateVariables: { ...l.templateVariables },
+    whatsappParams: { ...l.whatsappParams },
+    ...(l.whatsappTemplateId !== undefined && { whatsappTemplateId: l.whatsappTemplateId }),
+    ...(l.emailTemplateId !== undefined && { emailTemplateId: l.emailTemplateId }),
+  };
+}
+
+function followupProto(f: Followup): Proto<'Followup'> {
+  return { id: f.id, contactId: f.contactId, scheduledTime: f.scheduledAt, channel: f.channel, ...(f.note !== undefined && { note: f.note }), status: f.status, createTime: f.createdAt };
+}
+
+function routeProto(r: EventRoute): Proto<'EventRoute'> {
+  return { eventType: r.eventType, campaignId: r.campaignId, createTime: r.createdAt };
+}
+
+function templateProto(t: Template): Proto<'Template'> {
+  return {
+    id: t.id,
+    channel: t.channel,
+    name: t.name,
+    ...(t.language !== undefined && { language: t.language }),
+    ...(t.subject !== undefined && { subject: t.subject }),
+    body: t.body,
+    variables: t.variables,
+    createTime: t.createdAt,
+  };
+}
+
+function dncProto(e: DoNotCallEntry): Proto<'DoNotCallEntry'> {
+  return { phone: e.phone, list: e.list, createTime: e.createdAt, source: e.source };
+}
+
+function messageProto(m: Message): Proto<'Message'> {
+  return { id: m.id, contactId: m.contactId, channel: m.channel, to: m.to, ...(m.subject !== undefined && { subject: m.subject }), body: m.body, status: m.status, createTime: m.createdAt, templateId: m.templateId };
+}

@@ -1,0 +1,153 @@
+import {
+  connectMongo,
+  consumerGroup,
+  createKafka,
+  createLogger,
+  createPromiseClient,
+  ensureIndexes,
+  ensureStreams,
+  EventPublisher,
+  EventSubscriber,
+  Inbox,
+  Lease,
+  Lifecycle,
+  Outbox,
+  shutdownTelemetry,
+  startGrpcServer,
+} from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { readConfig } from './config';
+import { followCallOutcomes, sendRequestedMessages } from './events/subscriptions';
+import { leadsService } from './grpc/leads-server';
+import { CampaignStore } from './store/campaign-store';
+import { ContactStore } from './store/contact-store';
+import { DialClaimStore } from './store/dial-claim-store';
+import { DoNotCallStore } from './store/do-not-call-store';
+import { EventRouteStore } from './store/event-route-store';
+import { FollowupStore } from './store/followup-store';
+import { MessageStore } from './store/message-store';
+import { ScheduleStore } from './store/schedule-store';
+import { TemplateStore } from './store/template-store';
+import { Campaigns } from './usecases/campaigns';
+import { ComplianceChecks } from './usecases/compliance';
+import { Contacts } from './usecases/contacts';
+import { Dialing } from './usecases/dialing';
+import { DoNotCall } from './usecases/do-not-call';
+import { EventRoutes } from './usecases/event-routes';
+import { LeadIngest, type CreditCheck } from './usecases/leads';
+import { ContactLifecycle } from './usecases/lifecycle';
+import { MessageFollowups, Messaging, RecordingMessageAdapter } from './usecases/messaging';
+import { Scheduler } from './usecases/scheduler';
+import { Templates } from './usecases/templates';
+
+/** Starts the leads service; returns its lifecycle so tests can stop it in-process. */
+export async function startLeads(env: Record<string, string | undefined> = process.env) {
+  const cfg = readConfig(env);
+  // Contacts carry personal data: phones, names, addresses and rendered messages stay out of logs.
+  const log = createLogger('leads', cfg.LOG_LEVEL, { redact: ['phone', '*.phone', 'email', '*.email', 'name', '*.name', 'body', '*.body', 'to', '*.to'] });
+  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
+  lifecycle.onStop('telemetry', shutdownTelemetry);
+  const now = () => new Date();
+
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  lifecycle.onStop('mongo', () => conn.close());
+  const campaigns = new CampaignStore(conn);
+  const contacts = new ContactStore(conn);
+  const dnc = new DoNotCallStore(conn);
+  const routes = new EventRouteStore(conn);
+  const templates = new TemplateStore(conn);
+  const messages = new MessageStore(conn);
+  const schedule = new ScheduleStore(conn);
+  const followups = new FollowupStore(conn);
+  const claims = new DialClaimStore(conn);
+
+  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `leads-${cfg.INSTANCE_ID}`, log });
+  // Leads owns its stream; it also creates telephony's call stream, which it reads, so it can
+  // start before telephony exists (creation is idempotent, with the same settings).
+  const { LeadsEvent, TelephonyCallEvent } = voiceapi.events.v1;
+  await ensureStreams(kafka, [LeadsEvent, TelephonyCallEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
+  const publisher = new EventPublisher(kafka);
+  await publisher.connect();
+  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
+  const inbox = new Inbox(conn);
+  await ensureIndexes(conn);
+  outbox.start();
+  lifecycle.onStop('outbox', () => outbox.stop());
+  inbox.scheduleSweep();
+  lifecycle.onStop('inbox sweep', () => inbox.stopSweep());
+
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
+  lifecycle.onStop('billing client', () => billing.close());
+  const credits: CreditCheck = {
+    coversOneCall: async (ctx, maxCallSeconds) =>
+      (await billing.quoteCallHold({ direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_OUTBOUND, maxCallSeconds }, ctx)).covered,
+  };
+
+  const checks = new ComplianceChecks(dnc);
+  const lifecycleOfContacts = new ContactLifecycle(contacts, outbox, now);
+  const messaging = new Messaging({ messages, contacts, lifecycle: lifecycleOfContacts, adapter: new RecordingMessageAdapter(), log, now });
+  const dialing = new Dialing({
+    campaigns,
+    contacts,
+    followups,
+    schedule,
+    claims,
+    dnc,
+    checks,
+    lifecycle: lifecycleOfContacts,
+    messageFollowups: new MessageFollowups({ templates, messages, outbox, now }),
+    outbox,
+    log,
+    now,
+  });
+  const useCases = {
+    campaigns: new Campaigns(campaigns, contacts, cfg.CALLING_WINDOW_DEFAULT, now),
+    ingest: new LeadIngest({ campaigns, contacts, routes, templates, messages, schedule, checks, credits, outbox, now }),
+    contacts: new Contacts({ contacts, followups, schedule, messages, claims, lifecycle: lifecycleOfContacts, now }),
+    routes: new EventRoutes(routes, campaigns, now),
+    templates: new Templates(templates, now),
+    doNotCall: new DoNotCall(dnc, now),
+    messaging,
+    dialing,
+  };
+
+  const outcomes = followCallOutcomes(new EventSubscriber(kafka, { group: consumerGroup('leads', 'call-outcomes'), log, publisher, inbox }), dialing);
+  await outcomes.start();
+  lifecycle.onStop('call-outcome consumer', () => outcomes.stop());
+  const sender = sendRequestedMessages(new EventSubscriber(kafka, { group: consumerGroup('leads', 'message-sender'), log, publisher, inbox }), messaging);
+  await sender.start();
+  lifecycle.onStop('message sender', () => sender.stop());
+
+  const scheduler = new Scheduler({
+    lease: new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID, Math.max(10_000, cfg.SCHEDULER_INTERVAL_MS * 3)),
+    dialing,
+    log,
+    intervalMs: cfg.SCHEDULER_INTERVAL_MS,
+  });
+  scheduler.start();
+  lifecycle.onStop('scheduler', () => scheduler.stop());
+
+  const server = await startGrpcServer({
+    host: cfg.GRPC_HOST,
+    port: cfg.GRPC_PORT,
+    services: [leadsService(useCases, log)],
+    log,
+    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
+    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+  });
+  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  log.info({ port: server.port, callingWindowDefault: cfg.CALLING_WINDOW_DEFAULT }, 'leads listening');
+  return { port: server.port, lifecycle, log, scheduler, dialing, outbox };
+}
+
+if (require.main === module) {
+  startLeads().then(
+    ({ lifecycle }) => lifecycle.handleSignals(),
+    (err: unknown) => {
+      // Config and connection failures end the process with one clear line, not a trace.
+      console.error(`leads failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

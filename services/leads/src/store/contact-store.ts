@@ -1,0 +1,114 @@
+import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, Types, type Connection, type UpdateQuery } from 'mongoose';
+import { CONTACT_STATUSES, statsBucket, type CampaignStats, type Contact, type ContactStatus } from '../domain/contact';
+
+/**
+ * The stored contact. Template values are kept as JSON text: tenants choose their keys, and
+ * documents cannot hold every key portably (`$`-prefixed and dotted keys).
+ */
+interface ContactDoc extends Omit<Contact, 'id' | 'messageInputs'> {
+  _id: Types.ObjectId;
+  tenantId: string;
+  messageInputs?: string;
+}
+
+const consentFields = { outboundCall: Boolean, capturedAt: Date, source: String };
+
+export const contactSchema = new Schema<ContactDoc>(
+  {
+    tenantId: { type: String, required: true },
+    campaignId: { type: String, required: true },
+    phone: { type: String, required: true },
+    name: String,
+    email: String,
+    channels: { type: [String], required: true },
+    status: { type: String, required: true, enum: CONTACT_STATUSES },
+    attempts: { type: Number, required: true },
+    dispatches: { type: Number, required: true },
+    consent: { type: consentFields, default: undefined },
+    // Evidence, written once at ingest: kept as given.
+    compliance: { type: Schema.Types.Mixed },
+    nextAttemptAt: Date,
+    lastCallId: String,
+    lastOutcome: String,
+    endReason: String,
+    sandbox: { type: Boolean, required: true },
+    messageInputs: String,
+    timeZones: { type: [String], default: undefined },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'contacts', versionKey: false, minimize: true },
+);
+// Serves `campaign-newest` (a campaign's contacts, newest first).
+contactSchema.index({ tenantId: 1, campaignId: 1, createdAt: -1, _id: -1 });
+// Serves `campaign-stats` (contacts of some campaigns counted by status).
+contactSchema.index({ tenantId: 1, campaignId: 1, status: 1 });
+
+const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
+export const contactQueryShapes: QueryShape[] = [
+  { name: 'campaign-newest', equality: ['tenantId', 'campaignId'], sort: NEWEST_FIRST },
+  { name: 'campaign-stats', equality: ['tenantId', 'campaignId', 'status'] },
+];
+
+function toContact(doc: ContactDoc): Contact {
+  const { _id, tenantId: _t, messageInputs, ...rest } = doc;
+  return { id: _id.toString(), ...rest, ...(messageInputs !== undefined && { messageInputs: JSON.parse(messageInputs) as Contact['messageInputs'] }) };
+}
+
+export type ContactChange = UpdateQuery<ContactDoc>;
+
+export class ContactStore {
+  private readonly contacts: TenantCollection<ContactDoc>;
+
+  constructor(conn: Connection) {
+    const model = conn.models.Contact ?? conn.model<ContactDoc>('Contact', contactSchema);
+    this.contacts = new TenantCollection(model, objectIds, contactQueryShapes);
+  }
+
+  /** A fresh id, so events about the contact can be stored before the contact itself. */
+  newId(): string {
+    return new Types.ObjectId().toString();
+  }
+
+  async create(scope: TenantScope, c: Contact): Promise<Contact> {
+    const { id, messageInputs, ...rest } = c;
+    const doc = { ...rest, ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }), _id: new Types.ObjectId(id) };
+    return toContact(await this.contacts.insert(scope, doc));
+  }
+
+  async get(scope: TenantScope, id: string): Promise<Contact | null> {
+    const doc = await this.contacts.findById(scope, id);
+    return doc && toContact(doc);
+  }
+
+  async listByCampaign(scope: TenantScope, campaignId: string, page: number, limit: number): Promise<Page<Contact>> {
+    const res = await this.contacts.page(scope, { campaignId }, { sort: NEWEST_FIRST, page, limit });
+    return { ...res, items: res.items.map(toContact) };
+  }
+
+  /** Applies a change; with `from`, only while the contact is in one of those statuses. */
+  async update(scope: TenantScope, id: string, change: ContactChange, from?: readonly ContactStatus[]): Promise<Contact | null> {
+    const doc = await this.contacts.updateById(scope, id, change, from ? { where: { status: { $in: [...from] } } } : {});
+    return doc && toContact(doc);
+  }
+
+  delete(scope: TenantScope, id: string): Promise<boolean> {
+    return this.contacts.deleteById(scope, id);
+  }
+
+  /** Stats of each campaign, in one grouped count. */
+  async stats(scope: TenantScope, campaignIds: readonly string[]): Promise<Map<string, CampaignStats>> {
+    const out = new Map<string, CampaignStats>(campaignIds.map((id) => [id, { contacts: 0, queued: 0, completed: 0, failed: 0 }]));
+    if (campaignIds.length === 0) return out;
+    const rows = await this.contacts.countBy(scope, { campaignId: { $in: [...campaignIds] } }, ['campaignId', 'status'] as const);
+    for (const { key, count } of rows) {
+      const s = out.get(String(key.campaignId));
+      if (!s) continue;
+      s.contacts += count;
+      const bucket = statsBucket(key.status as ContactStatus);
+      if (bucket) s[bucket] += count;
+    }
+    return out;
+  }
+}

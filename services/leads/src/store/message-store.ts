@@ -1,0 +1,93 @@
+import { objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, Types, type Connection } from 'mongoose';
+import type { MessageChannel } from '../domain/contact';
+
+/** A rendered message and what became of it. */
+export interface Message {
+  id: string;
+  contactId: string;
+  channel: MessageChannel;
+  templateId: string;
+  /** Phone (WhatsApp) or address (email). */
+  to: string;
+  subject?: string;
+  body: string;
+  status: 'queued' | 'sent';
+  /** What the adapter answered (a provider's message id). */
+  providerId?: string;
+  createdAt: Date;
+  sentAt?: Date;
+}
+
+interface MessageDoc extends Omit<Message, 'id'> {
+  _id: Types.ObjectId;
+  tenantId: string;
+}
+
+export const messageSchema = new Schema<MessageDoc>(
+  {
+    tenantId: { type: String, required: true },
+    contactId: { type: String, required: true },
+    channel: { type: String, required: true },
+    templateId: { type: String, required: true },
+    to: { type: String, required: true },
+    subject: String,
+    body: { type: String, required: true },
+    status: { type: String, required: true },
+    providerId: String,
+    createdAt: { type: Date, required: true },
+    sentAt: Date,
+  },
+  { collection: 'messages', versionKey: false, minimize: true },
+);
+// Serves `newest` and `newest-by-channel` (the operator's list).
+messageSchema.index({ tenantId: 1, createdAt: -1, _id: -1 });
+messageSchema.index({ tenantId: 1, channel: 1, createdAt: -1, _id: -1 });
+// Serves `contact` (erasing a contact's messages).
+messageSchema.index({ tenantId: 1, contactId: 1 });
+const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
+export const messageQueryShapes: QueryShape[] = [
+  { name: 'newest', equality: ['tenantId'], sort: NEWEST_FIRST },
+  { name: 'newest-by-channel', equality: ['tenantId', 'channel'], sort: NEWEST_FIRST },
+  { name: 'contact', equality: ['tenantId', 'contactId'] },
+];
+
+function toMessage(doc: MessageDoc): Message {
+  const { _id, tenantId: _t, ...rest } = doc;
+  return { id: _id.toString(), ...rest };
+}
+
+export class MessageStore {
+  private readonly messages: TenantCollection<MessageDoc>;
+
+  constructor(conn: Connection) {
+    const model = conn.models.Message ?? conn.model<MessageDoc>('Message', messageSchema);
+    this.messages = new TenantCollection(model, objectIds, messageQueryShapes);
+  }
+
+  newId(): string {
+    return new Types.ObjectId().toString();
+  }
+
+  async createMany(scope: TenantScope, messages: readonly Message[]): Promise<void> {
+    await this.messages.insertMany(scope, messages.map(({ id, ...rest }) => ({ ...rest, _id: new Types.ObjectId(id) })));
+  }
+
+  async get(scope: TenantScope, id: string): Promise<Message | null> {
+    const doc = await this.messages.findById(scope, id);
+    return doc && toMessage(doc);
+  }
+
+  async markSent(scope: TenantScope, id: string, providerId: string, now: Date): Promise<void> {
+    await this.messages.updateById(scope, id, { $set: { status: 'sent', providerId, sentAt: now } });
+  }
+
+  async list(scope: TenantScope, channel: MessageChannel | undefined, limit: number): Promise<Message[]> {
+    const docs = await this.messages.find(scope, channel ? { channel } : {}, { sort: NEWEST_FIRST, limit });
+    return docs.map(toMessage);
+  }
+
+  eraseContact(scope: TenantScope, contactId: string): Promise<number> {
+    return this.messages.deleteMany(scope, { contactId });
+  }
+}

@@ -1,0 +1,78 @@
+import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
+
+/** What is due: a contact's next dial (after the window opens or a retry delay) or a follow-up. */
+export interface ScheduledItem {
+  /** `<contactId>:dial` (one pending dial per contact) or `<contactId>:followup:<followupId>`. */
+  id: string;
+  tenantId: string;
+  contactId: string;
+  kind: 'dial' | 'followup';
+  followupId?: string;
+  dueAt: Date;
+}
+
+interface ScheduleDoc extends Omit<ScheduledItem, 'id'> {
+  _id: string;
+}
+
+export const scheduleSchema = new Schema<ScheduleDoc>(
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    contactId: { type: String, required: true },
+    kind: { type: String, required: true },
+    followupId: String,
+    dueAt: { type: Date, required: true },
+  },
+  { collection: 'schedule', versionKey: false },
+);
+// Serves `due` (the scheduler's poll across tenants). Entries are deleted once dispatched, so the
+// collection holds only pending work and the poll stays small on a store without indexes too.
+scheduleSchema.index({ dueAt: 1 });
+// Serves `contact` (dropping a contact's pending work).
+scheduleSchema.index({ tenantId: 1, contactId: 1 });
+export const scheduleQueryShapes: QueryShape[] = [
+  { name: 'due', equality: [], sort: { dueAt: 1 }, range: ['dueAt'] },
+  { name: 'contact', equality: ['tenantId', 'contactId'] },
+];
+
+export const dialItemId = (contactId: string): string => `${contactId}:dial`;
+export const followupItemId = (contactId: string, followupId: string): string => `${contactId}:followup:${followupId}`;
+
+export class ScheduleStore {
+  private readonly items: TenantCollection<ScheduleDoc, string>;
+
+  constructor(conn: Connection) {
+    const model = conn.models.Schedule ?? conn.model<ScheduleDoc>('Schedule', scheduleSchema);
+    this.items = new TenantCollection(model, stringIds, scheduleQueryShapes);
+  }
+
+  /** Schedules the item, or moves it when it exists (one pending dial per contact). */
+  async put(scope: TenantScope, item: Omit<ScheduledItem, 'tenantId'>): Promise<void> {
+    const { id, ...rest } = item;
+    const moved = await this.items.updateById(scope, id, { $set: { dueAt: rest.dueAt } });
+    if (moved) return;
+    try {
+      await this.items.insert(scope, { ...rest, _id: id });
+    } catch (err) {
+      if ((err as { code?: number }).code !== 11000) throw err;
+      await this.items.updateById(scope, id, { $set: { dueAt: rest.dueAt } });
+    }
+  }
+
+  /** Due items of every tenant, oldest first. */
+  async due(now: Date, limit: number): Promise<ScheduledItem[]> {
+    const docs = await this.items.crossTenant('the scheduler dispatches due work of every tenant').find({ dueAt: { $lte: now } }, { sort: { dueAt: 1 }, limit });
+    return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+  }
+
+  async remove(scope: TenantScope, id: string): Promise<void> {
+    await this.items.deleteById(scope, id);
+  }
+
+  /** Drops a contact's pending work (cancel, opt-out, delete). */
+  dropContact(scope: TenantScope, contactId: string): Promise<number> {
+    return this.items.deleteMany(scope, { contactId });
+  }
+}

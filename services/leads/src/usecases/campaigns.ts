@@ -1,0 +1,111 @@
+import { commonReasons, notFound, requireTenant, validationError, type CallContext, type ErrorDetail, type Page } from '@voiceapi/kit';
+import { windowProblems, type WindowSetting } from '../domain/calling-window';
+import { CHANNELS, isChannel, type Campaign, type CampaignStats, type Channel, type Contact } from '../domain/contact';
+import type { CampaignStore } from '../store/campaign-store';
+import type { ContactStore } from '../store/contact-store';
+
+/** Defaults of a campaign created without them (the operator API documents them). */
+export const CAMPAIGN_DEFAULTS = { maxCallSeconds: 600, maxAttempts: 3, retryAfterMinutes: 60 } as const;
+export const CAMPAIGN_BOUNDS = {
+  maxCallSeconds: [10, 3600],
+  maxAttempts: [1, 10],
+  retryAfterMinutes: [1, 10_080],
+} as const;
+
+export interface NewCampaign {
+  name: string;
+  type?: string;
+  channels?: string[];
+  agentName?: string;
+  callingWindow?: WindowSetting;
+  maxCallSeconds?: number;
+  maxAttempts?: number;
+  retryAfterMinutes?: number;
+}
+
+export type CampaignWithStats = Campaign & { stats: CampaignStats };
+
+const MAX_LIMIT = 100;
+const clampPage = (page: number, limit: number) => ({ page: Math.max(1, page || 1), limit: Math.min(MAX_LIMIT, Math.max(1, limit || 25)) });
+
+/** Campaigns: read-only for tenants; created and started by the operator (the dashboard). */
+export class Campaigns {
+  constructor(
+    private readonly campaigns: CampaignStore,
+    private readonly contacts: ContactStore,
+    private readonly defaultWindow: WindowSetting,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async list(ctx: CallContext, page: number, limit: number): Promise<Page<CampaignWithStats> & { page: number; limit: number }> {
+    const scope = requireTenant(ctx);
+    const p = clampPage(page, limit);
+    const res = await this.campaigns.list(scope, p.page, p.limit);
+    const stats = await this.contacts.stats(scope, res.items.map((c) => c.id));
+    return { ...res, ...p, items: res.items.map((c) => ({ ...c, stats: stats.get(c.id)! })) };
+  }
+
+  async get(ctx: CallContext, id: string): Promise<CampaignWithStats> {
+    const scope = requireTenant(ctx);
+    const c = await this.campaigns.get(scope, id);
+    if (!c) throw notFound('campaign');
+    const stats = await this.contacts.stats(scope, [c.id]);
+    return { ...c, stats: stats.get(c.id)! };
+  }
+
+  async contactsOf(ctx: CallContext, id: string, page: number, limit: number): Promise<Page<Contact> & { page: number; limit: number }> {
+    const scope = requireTenant(ctx);
+    if (!(await this.campaigns.get(scope, id))) throw notFound('campaign');
+    const p = clampPage(page, limit);
+    return { ...(await this.contacts.listByCampaign(scope, id, p.page, p.limit)), ...p };
+  }
+
+  async create(ctx: CallContext, input: NewCampaign): Promise<CampaignWithStats> {
+    const scope = requireTenant(ctx);
+    const problems: ErrorDetail[] = [];
+    const name = input.name?.trim() ?? '';
+    if (!name) problems.push({ path: 'name', message: 'required' });
+    const type = input.type || 'api';
+    // CSV campaigns are the dashboard's; the API creates the API-ingest kind only.
+    if (type !== 'api') problems.push({ path: 'type', message: 'only "api" campaigns are created here' });
+    const channels = input.channels?.length ? input.channels : [...CHANNELS];
+    if (new Set(channels).size !== channels.length) problems.push({ path: 'channels', message: 'each channel at most once' });
+    for (const c of channels) if (!isChannel(c)) problems.push({ path: 'channels', message: `unknown channel ${JSON.stringify(c)}` });
+    const window = input.callingWindow ?? this.defaultWindow;
+    if (window !== 'always') problems.push(...windowProblems(window).map((p) => ({ path: `callingWindow.${p.path}`, message: p.message })));
+    const limits = { ...CAMPAIGN_DEFAULTS, ...definedOnly({ maxCallSeconds: input.maxCallSeconds, maxAttempts: input.maxAttempts, retryAfterMinutes: input.retryAfterMinutes }) };
+    for (const [key, [min, max]] of Object.entries(CAMPAIGN_BOUNDS) as [keyof typeof CAMPAIGN_BOUNDS, readonly [number, number]][]) {
+      const v = limits[key];
+      if (!Number.isInteger(v) || v < min || v > max) problems.push({ path: key, message: `a whole number from ${min} to ${max}` });
+    }
+    if (problems.length) throw validationError(problems.map((p) => `${p.path}: ${p.message}`).join('; '), problems);
+    const now = this.now();
+    const created = await this.campaigns.create(scope, {
+      name,
+      type: 'api',
+      status: 'draft',
+      channels: channels as Channel[],
+      ...(input.agentName?.trim() && { agentName: input.agentName.trim() }),
+      callingWindow: window,
+      ...limits,
+      createdAt: now,
+      updatedAt: now,
+    });
+    return { ...created, stats: { contacts: 0, queued: 0, completed: 0, failed: 0 } };
+  }
+
+  /** draft → running; starting a running campaign answers it as it is. */
+  async start(ctx: CallContext, id: string): Promise<CampaignWithStats> {
+    const scope = requireTenant(ctx);
+    const c = await this.campaigns.get(scope, id);
+    if (!c) throw notFound('campaign');
+    if (c.status === 'running') return this.get(ctx, id);
+    if (c.status !== 'draft' && c.status !== 'paused') throw commonReasons.error('conflict', `a ${c.status} campaign cannot be started`);
+    await this.campaigns.setStatus(scope, id, 'running', this.now());
+    return this.get(ctx, id);
+  }
+}
+
+function definedOnly<T extends Record<string, number | undefined>>(o: T): Partial<Record<keyof T, number>> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<Record<keyof T, number>>;
+}

@@ -1,0 +1,87 @@
+import { commonReasons, notFound, requireTenant, validationError, type CallContext } from '@voiceapi/kit';
+import { isChannel, type Channel, type Contact } from '../domain/contact';
+import type { ContactStore } from '../store/contact-store';
+import type { DialClaimStore } from '../store/dial-claim-store';
+import type { Followup, FollowupStore } from '../store/followup-store';
+import type { MessageStore } from '../store/message-store';
+import { followupItemId, type ScheduleStore } from '../store/schedule-store';
+import type { ContactLifecycle } from './lifecycle';
+
+/** How far ahead a follow-up may be scheduled. */
+const MAX_FOLLOWUP_AHEAD_MS = 365 * 24 * 3600_000;
+
+/** A tenant's contacts: read, cancel, follow up, erase. */
+export class Contacts {
+  constructor(
+    private readonly d: {
+      contacts: ContactStore;
+      followups: FollowupStore;
+      schedule: ScheduleStore;
+      messages: MessageStore;
+      claims: DialClaimStore;
+      lifecycle: ContactLifecycle;
+      now: () => Date;
+    },
+  ) {}
+
+  async get(ctx: CallContext, id: string): Promise<Contact> {
+    const c = await this.d.contacts.get(requireTenant(ctx), id);
+    if (!c) throw notFound('contact');
+    return c;
+  }
+
+  /** Cancelled: its pending dials and follow-ups are dropped (a dial already requested is refused when claimed). */
+  async cancel(ctx: CallContext, id: string): Promise<Contact> {
+    const scope = requireTenant(ctx);
+    const contact = await this.get(ctx, id);
+    await this.d.schedule.dropContact(scope, id);
+    await this.d.followups.cancelPending(scope, id);
+    if (contact.status === 'cancelled') return contact;
+    const moved = await this.d.lifecycle.move(scope, contact, 'cancelled', { unset: ['nextAttemptAt'] });
+    if (!moved) throw notFound('contact');
+    return moved;
+  }
+
+  /**
+   * Erases the contact's personal data everywhere this service holds it: the contact (phone,
+   * name, email, conversation, template values), its messages, follow-ups, scheduled work and
+   * dial claims. Do-not-call entries stay: an opt-out must outlive the contact.
+   */
+  async delete(ctx: CallContext, id: string): Promise<void> {
+    const scope = requireTenant(ctx);
+    await this.get(ctx, id);
+    // Pending work first, so nothing is dispatched for a contact half erased.
+    await this.d.schedule.dropContact(scope, id);
+    await this.d.followups.eraseContact(scope, id);
+    await this.d.messages.eraseContact(scope, id);
+    await this.d.claims.eraseContact(scope, id);
+    if (!(await this.d.contacts.delete(scope, id))) throw notFound('contact');
+  }
+
+  async followUp(ctx: CallContext, id: string, input: { scheduledAt: Date; channel?: string; note?: string }): Promise<Followup> {
+    const scope = requireTenant(ctx);
+    const contact = await this.get(ctx, id);
+    if (contact.status === 'cancelled') throw commonReasons.error('conflict', 'the contact is cancelled; it gets no follow-ups');
+    const now = this.d.now();
+    const at = input.scheduledAt.getTime();
+    if (!(at > now.getTime())) throw validationError('scheduledAt must be in the future', [{ path: 'scheduledAt', message: 'not in the future' }]);
+    if (at > now.getTime() + MAX_FOLLOWUP_AHEAD_MS) throw validationError('scheduledAt must be within a year', [{ path: 'scheduledAt', message: 'more than a year ahead' }]);
+    const channel = input.channel ?? (contact.channels.includes('call') ? 'call' : contact.channels[0]!);
+    if (!isChannel(channel) || !contact.channels.includes(channel)) {
+      throw validationError(`channel must be one of the contact's channels (${contact.channels.join(', ')})`, [{ path: 'channel', message: 'not a channel of this contact' }]);
+    }
+    const followup: Followup = {
+      id: this.d.followups.newId(),
+      contactId: id,
+      scheduledAt: input.scheduledAt,
+      channel: channel as Channel,
+      ...(input.note !== undefined && { note: input.note }),
+      status: 'scheduled',
+      createdAt: now,
+    };
+    // The schedule entry first: a follow-up is never stored without the work that carries it out
+    // (an entry whose follow-up is missing is dropped when due).
+    await this.d.schedule.put(scope, { id: followupItemId(id, followup.id), contactId: id, kind: 'followup', followupId: followup.id, dueAt: input.scheduledAt });
+    return this.d.followups.create(scope, followup);
+  }
+}

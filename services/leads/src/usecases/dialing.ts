@@ -1,0 +1,244 @@
+import { isDuplicateKeyError, requireTenant, type CallContext, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { windowDecision } from '../domain/calling-window';
+import type { Campaign, Contact } from '../domain/contact';
+import { dialId, dialRequested } from '../events/leads-events';
+import type { CampaignStore } from '../store/campaign-store';
+import type { ContactStore } from '../store/contact-store';
+import type { DialClaimStore } from '../store/dial-claim-store';
+import type { DoNotCallStore } from '../store/do-not-call-store';
+import type { FollowupStore } from '../store/followup-store';
+import { dialItemId, type ScheduledItem, type ScheduleStore } from '../store/schedule-store';
+import type { ComplianceChecks } from './compliance';
+import type { ContactLifecycle } from './lifecycle';
+import type { MessageFollowups } from './messaging';
+
+export type ClaimRefusal = 'not_found' | 'sandbox' | 'not_pending' | 'already_claimed' | 'consent_required' | 'do_not_call' | 'outside_window';
+
+export type ClaimResult =
+  | { allowed: true; contact: Contact; campaign: Campaign }
+  | { allowed: false; refusal: ClaimRefusal; nextAttemptAt?: Date; contact?: Contact };
+
+/** What telephony reports when a lead's call ends. */
+export interface CallOutcome {
+  tenantId: string;
+  contactId: string;
+  callId: string;
+  /** `completed`, `no_answer`, `busy`, `failed`, `voicemail`. */
+  outcome: string;
+  optOut: boolean;
+  endedAt: Date;
+}
+
+const RETRIED = new Set(['no_answer', 'busy']);
+const DONE = new Set(['completed', 'voicemail']);
+
+/** Live work runs in the tenant's live mode: only live contacts are ever scheduled or dialled. */
+const liveScope = (tenantId: string): TenantScope => requireTenant({ tenantId, keyMode: 'live' });
+
+/**
+ * Everything between an accepted lead and its calls: dispatching scheduled dials and follow-ups,
+ * the checks again when telephony claims a dial, and following call outcomes (retries, opt-outs).
+ */
+export class Dialing {
+  constructor(
+    private readonly d: {
+      campaigns: CampaignStore;
+      contacts: ContactStore;
+      followups: FollowupStore;
+      schedule: ScheduleStore;
+      claims: DialClaimStore;
+      dnc: DoNotCallStore;
+      checks: ComplianceChecks;
+      lifecycle: ContactLifecycle;
+      messageFollowups: MessageFollowups;
+      outbox: Outbox;
+      log: Logger;
+      now: () => Date;
+    },
+  ) {}
+
+  /**
+   * The checks at the moment of dialling, then the claim: a dial id is allowed once, so a
+   * redelivered dial request dials nobody twice, and a contact cancelled, opted out or put on a
+   * do-not-call list after ingest is never dialled.
+   */
+  async claim(ctx: CallContext, contactId: string, id: string): Promise<ClaimResult> {
+    const scope = requireTenant(ctx);
+    const contact = await this.d.contacts.get(scope, contactId);
+    if (!contact) return { allowed: false, refusal: 'not_found' };
+    if (contact.sandbox) return { allowed: false, refusal: 'sandbox', contact };
+    if (contact.status !== 'queued' || id !== dialId(contact.id, contact.dispatches)) {
+      // Cancelled, already dialled, or a stale request for an earlier dispatch.
+      return { allowed: false, refusal: contact.status === 'dialing' && id === dialId(contact.id, contact.dispatches) ? 'already_claimed' : 'not_pending', contact };
+    }
+    const campaign = await this.d.campaigns.get(scope, contact.campaignId);
+    if (!campaign) return { allowed: false, refusal: 'not_found', contact };
+    const gate = await this.gate(scope, contact, campaign);
+    if (gate) return gate;
+    if (!(await this.d.claims.claim(scope, id, contact.id, this.d.now()))) return { allowed: false, refusal: 'already_claimed', contact };
+    const moved = await this.d.lifecycle.move(scope, contact, 'dialing', { set: { attempts: contact.attempts + 1 }, from: ['queued'] });
+    if (!moved) return { allowed: false, refusal: 'not_pending', contact };
+    return { allowed: true, contact: moved, campaign };
+  }
+
+  /** Dispatches what is due; returns how many items were handled. */
+  async dispatchDue(limit = 200): Promise<number> {
+    const items = await this.d.schedule.due(this.d.now(), limit);
+    for (const item of items) {
+      try {
+        if (item.kind === 'dial') await this.dispatchDial(item);
+        else await this.dispatchFollowup(item);
+      } catch (err) {
+        // One item's failure never holds up the others; it stays due and is tried next time.
+        this.d.log.warn({ err, item: item.id }, 'scheduled item failed; will retry');
+      }
+    }
+    return items.length;
+  }
+
+  async onCallEnded(e: CallOutcome): Promise<void> {
+    const scope = liveScope(e.tenantId);
+    const contact = await this.d.contacts.get(scope, e.contactId);
+    // Erased meanwhile, or this outcome was followed already (a redelivery).
+    if (!contact || contact.lastCallId === e.callId) return;
+    const last = { lastCallId: e.callId, lastOutcome: e.outcome };
+    if (e.optOut) {
+      // The called party asked not to be called again: at once on the tenant's list, and every
+      // pending dial and follow-up dropped.
+      await this.d.dnc.addTenant(scope, contact.phone, 'opted_out', this.d.now());
+      await this.dropPending(scope, contact.id);
+      const status = contact.status === 'cancelled' ? 'cancelled' : 'completed';
+      await this.d.lifecycle.move(scope, contact, status, { set: last, unset: ['nextAttemptAt'], endReason: 'opted_out' });
+      return;
+    }
+    if (contact.status === 'cancelled') {
+      await this.d.lifecycle.move(scope, contact, 'cancelled', { set: last });
+      return;
+    }
+    if (DONE.has(e.outcome)) {
+      await this.d.lifecycle.move(scope, contact, 'completed', { set: last, unset: ['nextAttemptAt'] });
+      return;
+    }
+    const campaign = await this.d.campaigns.get(scope, contact.campaignId);
+    if (RETRIED.has(e.outcome) && campaign && contact.attempts < campaign.maxAttempts) {
+      const earliest = new Date(e.endedAt.getTime() + campaign.retryAfterMinutes * 60_000);
+      const opens = windowDecision(campaign.callingWindow, contact.timeZones ?? ['UTC'], earliest);
+      const dueAt = opens.open ? earliest : (opens.nextOpenAt ?? earliest);
+      await this.d.schedule.put(scope, { id: dialItemId(contact.id), contactId: contact.id, kind: 'dial', dueAt });
+      await this.d.lifecycle.move(scope, contact, 'scheduled', { set: { ...last, nextAttemptAt: dueAt } });
+      return;
+    }
+    const endReason = RETRIED.has(e.outcome) ? 'max_attempts' : 'call_failed';
+    await this.d.lifecycle.move(scope, contact, 'failed', { set: last, unset: ['nextAttemptAt'], endReason });
+  }
+
+  /**
+   * The checks that can change after ingest, for a dial about to be requested or placed: a
+   * refusal (the contact failed for do-not-call, or moved to when the window opens), or undefined.
+   */
+  private async gate(scope: TenantScope, contact: Contact, campaign: Campaign): Promise<ClaimResult | undefined> {
+    if (contact.consent?.outboundCall !== true) {
+      await this.stop(scope, contact, 'consent_required');
+      return { allowed: false, refusal: 'consent_required', contact };
+    }
+    const zones = { timeZones: contact.timeZones ?? ['UTC'], timeZoneSource: contact.timeZones ? ('number' as const) : ('fallback' as const) };
+    const checks = await this.d.checks.run(scope, contact.phone, campaign.callingWindow, zones, this.d.now());
+    if (checks.doNotCall.tenant || checks.doNotCall.platform) {
+      await this.stop(scope, contact, 'do_not_call');
+      return { allowed: false, refusal: 'do_not_call', contact };
+    }
+    if (!checks.window.open) {
+      const dueAt = checks.window.nextOpenAt ?? new Date(this.d.now().getTime() + 24 * 3600_000);
+      await this.d.schedule.put(scope, { id: dialItemId(contact.id), contactId: contact.id, kind: 'dial', dueAt });
+      await this.d.lifecycle.move(scope, contact, 'scheduled', { set: { nextAttemptAt: dueAt } });
+      return { allowed: false, refusal: 'outside_window', nextAttemptAt: dueAt, contact };
+    }
+    return undefined;
+  }
+
+  private async stop(scope: TenantScope, contact: Contact, endReason: string): Promise<void> {
+    await this.dropPending(scope, contact.id);
+    await this.d.lifecycle.move(scope, contact, 'failed', { unset: ['nextAttemptAt'], endReason });
+  }
+
+  private async dropPending(scope: TenantScope, contactId: string): Promise<void> {
+    await this.d.schedule.dropContact(scope, contactId);
+    await this.d.followups.cancelPending(scope, contactId);
+  }
+
+  /** A scheduled dial whose time came: checked again, then requested (its id fixed by the dispatch count). */
+  private async dispatchDial(item: ScheduledItem): Promise<void> {
+    const scope = liveScope(item.tenantId);
+    const contact = await this.d.contacts.get(scope, item.contactId);
+    if (!contact || contact.status !== 'scheduled' || contact.sandbox) {
+      await this.d.schedule.remove(scope, item.id);
+      return;
+    }
+    await this.requestDial(scope, contact, item);
+  }
+
+  private async requestDial(scope: TenantScope, contact: Contact, item: ScheduledItem): Promise<boolean> {
+    const campaign = await this.d.campaigns.get(scope, contact.campaignId);
+    if (!campaign) {
+      await this.stop(scope, contact, 'campaign_missing');
+      return false;
+    }
+    const gate = await this.gate(scope, contact, campaign);
+    if (gate) {
+      // Refused for good, or moved to the window's opening (the same entry, due later).
+      if (gate.allowed === false && gate.refusal !== 'outside_window') await this.d.schedule.remove(scope, item.id);
+      return false;
+    }
+    const dispatch = contact.dispatches + 1;
+    const now = this.d.now();
+    const event = dialRequested(scope.tenantId, contact, campaign, dispatch, now);
+    try {
+      await this.d.outbox.addRecords([event], { hold: true });
+    } catch (err) {
+      // Stored by an earlier try of this dispatch that died before the contact moved.
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+    const moved = await this.d.lifecycle.move(scope, contact, 'queued', { set: { dispatches: dispatch }, unset: ['nextAttemptAt'], from: [contact.status] });
+    if (moved) await this.d.outbox.release([event.eventId]);
+    else await this.d.outbox.discard([event.eventId]);
+    await this.d.schedule.remove(scope, item.id);
+    return moved !== null;
+  }
+
+  private async dispatchFollowup(item: ScheduledItem): Promise<void> {
+    const scope = liveScope(item.tenantId);
+    const followup = item.followupId ? await this.d.followups.get(scope, item.followupId) : null;
+    const contact = await this.d.contacts.get(scope, item.contactId);
+    if (!followup || followup.status !== 'scheduled' || !contact) {
+      await this.d.schedule.remove(scope, item.id);
+      return;
+    }
+    if (contact.status === 'cancelled') {
+      await this.d.followups.finish(scope, followup.id, 'cancelled');
+    } else if (contact.sandbox) {
+      // A sandbox contact's follow-up is recorded and done; nothing leaves the platform.
+      await this.d.followups.finish(scope, followup.id, 'done');
+    } else if (followup.channel === 'call') {
+      if (['queued', 'dialing', 'in_call'].includes(contact.status)) {
+        // A dial is under way already: it is the follow-up.
+        await this.d.followups.finish(scope, followup.id, 'done');
+      } else {
+        const placed = await this.requestDial(scope, contact, item);
+        // Not placed: either scheduled for the window's opening (the follow-up's dial is then
+        // that scheduled dial) or refused by the checks (the contact says why).
+        const after = placed ? undefined : await this.d.contacts.get(scope, contact.id);
+        if (placed || after?.status === 'scheduled') await this.d.followups.finish(scope, followup.id, 'done');
+        else await this.d.followups.finish(scope, followup.id, 'refused', after?.endReason ?? 'refused');
+      }
+    } else {
+      try {
+        await this.d.messageFollowups.send(scope, contact, followup.channel);
+        await this.d.followups.finish(scope, followup.id, 'done');
+      } catch (err) {
+        this.d.log.warn({ err, followup: followup.id }, 'message follow-up could not be rendered');
+        await this.d.followups.finish(scope, followup.id, 'refused', 'template_unavailable');
+      }
+    }
+    await this.d.schedule.remove(scope, item.id);
+  }
+}

@@ -1,0 +1,26 @@
+import { requireTenant, validationError, type CallContext } from '@voiceapi/kit';
+import { parsePhone } from '../domain/phone';
+import type { DoNotCallEntry, DoNotCallStore } from '../store/do-not-call-store';
+
+/** The operator's additions to the do-not-call lists (removal is not offered: an opt-out stands). */
+export class DoNotCall {
+  constructor(
+    private readonly store: DoNotCallStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async addTenant(ctx: CallContext, phone: string): Promise<{ entry: DoNotCallEntry; created: boolean }> {
+    const scope = requireTenant(ctx);
+    return this.store.addTenant(scope, await e164(phone), 'operator', this.now());
+  }
+
+  async addPlatform(phone: string): Promise<{ entry: DoNotCallEntry; created: boolean }> {
+    return this.store.addPlatform(await e164(phone), 'operator', this.now());
+  }
+}
+
+async function e164(raw: string): Promise<string> {
+  const parsed = await parsePhone(raw);
+  if (!parsed.ok) throw validationError(`phone ${parsed.message}`, [{ path: 'phone', message: parsed.message }]);
+  return parsed.phone.e164;
+}

@@ -1,0 +1,42 @@
+import { notFound, requireTenant, validationError, type CallContext } from '@voiceapi/kit';
+import { leadsReasons } from '../reasons';
+import type { CampaignStore } from '../store/campaign-store';
+import { MAX_ROUTES, type EventRoute, type EventRouteStore } from '../store/event-route-store';
+
+/** Letters, digits and `. _ : -`, as CRMs name their events (`deal.won`, `form:submitted`). */
+export const EVENT_TYPE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
+
+export class EventRoutes {
+  constructor(
+    private readonly routes: EventRouteStore,
+    private readonly campaigns: CampaignStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  list(ctx: CallContext): Promise<EventRoute[]> {
+    return this.routes.list(requireTenant(ctx));
+  }
+
+  async put(ctx: CallContext, eventType: string, campaignId: string): Promise<EventRoute> {
+    const scope = requireTenant(ctx);
+    checkEventType(eventType);
+    if (!(await this.campaigns.get(scope, campaignId))) {
+      throw leadsReasons.error('campaign_not_found', 'no such campaign for this tenant', [{ path: 'campaignId', message: 'unknown' }]);
+    }
+    if (!(await this.routes.get(scope, eventType)) && (await this.routes.count(scope)) >= MAX_ROUTES) {
+      throw validationError(`a tenant has at most ${MAX_ROUTES} event routes`, [{ path: 'eventType', message: 'too many routes' }]);
+    }
+    return this.routes.put(scope, eventType, campaignId, this.now());
+  }
+
+  async delete(ctx: CallContext, eventType: string): Promise<void> {
+    checkEventType(eventType);
+    if (!(await this.routes.delete(requireTenant(ctx), eventType))) throw notFound('event route');
+  }
+}
+
+function checkEventType(eventType: string): void {
+  if (!EVENT_TYPE.test(eventType)) {
+    throw validationError('eventType must be 1–100 letters, digits, ".", "_", ":" or "-", starting with a letter or digit', [{ path: 'eventType', message: 'invalid' }]);
+  }
+}

@@ -1,0 +1,256 @@
+import { requireTenant, validationError, type CallContext, type ErrorDetail, type EventRecord, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { parsePhone, type ParsedPhone } from '../domain/phone';
+import { render, whatsappValues } from '../domain/templates';
+import { isChannel, MESSAGE_CHANNELS, type Campaign, type Channel, type Compliance, type Consent, type Contact, type MessageChannel, type MessageInputs } from '../domain/contact';
+import { dialRequested, messageRequested } from '../events/leads-events';
+import { leadsReasons } from '../reasons';
+import type { CampaignStore } from '../store/campaign-store';
+import type { ContactStore } from '../store/contact-store';
+import type { EventRouteStore } from '../store/event-route-store';
+import type { Message, MessageStore } from '../store/message-store';
+import { dialItemId, type ScheduleStore } from '../store/schedule-store';
+import type { Template, TemplateStore } from '../store/template-store';
+import { doNotCallDetails, type ComplianceChecks } from './compliance';
+
+/** A lead as the gateway hands it over (shapes checked there; the rules are here). */
+export interface LeadInput {
+  phone: string;
+  name?: string;
+  email?: string;
+  channels: string[];
+  consent?: Consent;
+  templateVariables: Record<string, string>;
+  whatsappParams: Record<string, string>;
+  whatsappTemplateId?: string;
+  emailTemplateId?: string;
+}
+
+/** Whether a live wallet can cover one call's hold now (billing decides the amount). */
+export interface CreditCheck {
+  coversOneCall(ctx: CallContext, maxCallSeconds: number): Promise<boolean>;
+}
+
+/** How far in the future a consent's capture time may lie (clock skew between CRM and us). */
+const CAPTURE_SKEW_MS = 60_000;
+
+export interface IngestResult {
+  status: 'accepted' | 'sandbox_accepted';
+  contact: Contact;
+}
+
+/**
+ * Lead ingest (`POST /leads`, `POST /events`): the rules in the order the API documents them,
+ * each with its own error, then the contact with its compliance evidence and, for live keys,
+ * its dial request and messages through the outbox.
+ */
+export class LeadIngest {
+  constructor(
+    private readonly d: {
+      campaigns: CampaignStore;
+      contacts: ContactStore;
+      routes: EventRouteStore;
+      templates: TemplateStore;
+      messages: MessageStore;
+      schedule: ScheduleStore;
+      checks: ComplianceChecks;
+      credits: CreditCheck;
+      outbox: Outbox;
+      now: () => Date;
+    },
+  ) {}
+
+  async ingestEvent(ctx: CallContext, eventType: string, lead: LeadInput): Promise<IngestResult> {
+    const scope = requireTenant(ctx);
+    const route = await this.d.routes.get(scope, eventType);
+    if (!route) throw leadsReasons.error('event_route_not_found', `no event route maps eventType ${JSON.stringify(eventType)} to a campaign`);
+    return this.ingest(ctx, route.campaignId, lead);
+  }
+
+  async ingest(ctx: CallContext, campaignId: string, lead: LeadInput): Promise<IngestResult> {
+    const scope = requireTenant(ctx);
+    const now = this.d.now();
+
+    // 1. The campaign: the tenant's, and running.
+    const campaign = await this.d.campaigns.get(scope, campaignId);
+    if (!campaign) throw leadsReasons.error('campaign_not_found', 'no such campaign for this tenant', [{ path: 'campaignId', message: 'unknown' }]);
+    if (campaign.status !== 'running') {
+      throw leadsReasons.error('campaign_not_running', `the campaign is ${campaign.status}; leads are accepted while it is running`);
+    }
+
+    // 2. The phone: a real number in some numbering plan.
+    const parsed = await parsePhone(lead.phone);
+    if (!parsed.ok) throw validationError(`phone ${parsed.message}`, [{ path: 'phone', message: parsed.message }]);
+    const phone = parsed.phone;
+
+    // 3. Channels.
+    const channels = checkChannels(lead, campaign);
+    const calls = channels.includes('call');
+
+    // 4. The call channel: consent, then both do-not-call lists.
+    let compliance: Compliance | undefined;
+    if (calls) compliance = await this.callCompliance(scope, lead, campaign, phone, now);
+
+    // 5. Templates: every placeholder filled.
+    const rendered = await this.renderMessages(scope, lead, channels, phone);
+
+    // 6. A live call needs credit for one call's hold now.
+    const live = scope.mode === 'live';
+    if (live && calls && !(await this.d.credits.coversOneCall(ctx, campaign.maxCallSeconds))) {
+      throw leadsReasons.error('insufficient_credits', "the wallet's available credit cannot cover one call's hold; top up and retry");
+    }
+
+    const opensLater = compliance !== undefined && !compliance.callingWindow.open;
+    const contact: Contact = {
+      id: this.d.contacts.newId(),
+      campaignId: campaign.id,
+      phone: phone.e164,
+      ...(lead.name !== undefined && { name: lead.name }),
+      ...(lead.email !== undefined && { email: lead.email }),
+      channels,
+      status: !live ? 'sandbox_accepted' : opensLater ? 'scheduled' : 'queued',
+      attempts: 0,
+      dispatches: 0,
+      ...(lead.consent && { consent: lead.consent }),
+      ...(compliance && { compliance }),
+      ...(live && opensLater && compliance?.callingWindow.nextOpenAt && { nextAttemptAt: compliance.callingWindow.nextOpenAt }),
+      sandbox: !live,
+      ...(rendered.length > 0 && { messageInputs: messageInputs(lead) }),
+      ...(calls && { timeZones: phone.timeZones }),
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (!live) {
+      // Sandbox: recorded, checked like a live lead, and nothing leaves the platform.
+      return { status: 'sandbox_accepted', contact: await this.d.contacts.create(scope, contact) };
+    }
+    return { status: 'accepted', contact: await this.accept(scope, contact, campaign, rendered, now) };
+  }
+
+  /**
+   * Stores a live contact so that nothing is lost and nothing announced early: its events held
+   * first, then its messages, its scheduled dial and the contact, then the events released. A
+   * crash in between leaves held events that are published when their hold expires; the dial is
+   * claimed before it is placed (ClaimDial), so a dial for a contact never written dials nobody.
+   */
+  private async accept(scope: TenantScope, contact: Contact, campaign: Campaign, rendered: Rendered[], now: Date): Promise<Contact> {
+    const messages: Message[] = rendered.map((r) => ({
+      id: this.d.messages.newId(),
+      contactId: contact.id,
+      channel: r.channel,
+      templateId: r.template.id,
+      to: r.to,
+      ...(r.subject !== undefined && { subject: r.subject }),
+      body: r.body,
+      status: 'queued',
+      createdAt: now,
+    }));
+    const events: EventRecord[] = [
+      ...(contact.status === 'queued' ? [dialRequested(scope.tenantId, contact, campaign, 1, now)] : []),
+      ...messages.map((m) => messageRequested(scope.tenantId, contact.id, m.id, m.channel, now)),
+    ];
+    const stored = { ...contact, dispatches: contact.status === 'queued' ? 1 : 0 };
+    const ids = await this.d.outbox.addRecords(events, { hold: true });
+    try {
+      await this.d.messages.createMany(scope, messages);
+      if (stored.status === 'scheduled' && stored.nextAttemptAt) {
+        await this.d.schedule.put(scope, { id: dialItemId(contact.id), contactId: contact.id, kind: 'dial', dueAt: stored.nextAttemptAt });
+      }
+      const created = await this.d.contacts.create(scope, stored);
+      await this.d.outbox.release(ids);
+      return created;
+    } catch (err) {
+      await this.d.outbox.discard(ids).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async callCompliance(scope: TenantScope, lead: LeadInput, campaign: Campaign, phone: ParsedPhone, now: Date): Promise<Compliance> {
+    if (lead.consent?.outboundCall !== true) {
+      throw leadsReasons.error('consent_required', 'the call channel needs consent.outboundCall: true', [{ path: 'consent.outboundCall', message: 'must be true for the call channel' }]);
+    }
+    const capturedAt = lead.consent.capturedAt;
+    if (capturedAt && capturedAt.getTime() > now.getTime() + CAPTURE_SKEW_MS) {
+      throw validationError('consent.capturedAt must not be in the future', [{ path: 'consent.capturedAt', message: 'in the future' }]);
+    }
+    const checks = await this.d.checks.run(scope, phone.e164, campaign.callingWindow, phone, now);
+    if (checks.doNotCall.tenant || checks.doNotCall.platform) {
+      const lists = [checks.doNotCall.tenant && 'tenant', checks.doNotCall.platform && 'platform'].filter(Boolean).join(' and ');
+      throw leadsReasons.error('do_not_call', `the number is on the ${lists} do-not-call list`, doNotCallDetails(checks.doNotCall));
+    }
+    return { checkedAt: now, consent: lead.consent, doNotCall: checks.doNotCall, callingWindow: checks.window };
+  }
+
+  private async renderMessages(scope: TenantScope, lead: LeadInput, channels: Channel[], phone: ParsedPhone): Promise<Rendered[]> {
+    const wanted = MESSAGE_CHANNELS.filter((c) => channels.includes(c));
+    const out: Rendered[] = [];
+    const problems: ErrorDetail[] = [];
+    for (const channel of wanted) {
+      const field = channel === 'whatsapp' ? 'whatsappTemplateId' : 'emailTemplateId';
+      const id = lead[field];
+      if (!id) {
+        problems.push({ path: field, message: `required for the ${channel} channel (GET /omni/templates lists them)` });
+        continue;
+      }
+      const template = await this.d.templates.get(scope, id);
+      if (!template || template.channel !== channel) {
+        problems.push({ path: field, message: `no ${channel} template with this id` });
+        continue;
+      }
+      const r = renderTemplate(template, lead, channel === 'whatsapp' ? phone.e164 : (lead.email ?? ''));
+      if ('missing' in r) problems.push(...r.missing);
+      else out.push(r);
+    }
+    if (problems.length) throw validationError(problems.map((p) => `${p.path}: ${p.message}`).join('; '), problems);
+    return out;
+  }
+}
+
+interface Rendered {
+  channel: MessageChannel;
+  template: Template;
+  to: string;
+  subject?: string;
+  body: string;
+}
+
+/** A template filled from the lead's values (WhatsApp from `whatsappParams`, email from `templateVariables`). */
+export function renderTemplate(template: Template, inputs: MessageInputs, to: string): Rendered | { missing: ErrorDetail[] } {
+  const whatsapp = template.channel === 'whatsapp';
+  const values = whatsapp ? whatsappValues(inputs.whatsappParams) : (inputs.templateVariables ?? {});
+  const source = whatsapp ? 'whatsappParams' : 'templateVariables';
+  const body = render(template.body, values);
+  const subject = template.subject === undefined ? undefined : render(template.subject, values);
+  const missing = [...(body.ok ? [] : body.missing), ...(subject && !subject.ok ? subject.missing : [])];
+  if (missing.length) {
+    return { missing: [...new Set(missing)].map((name) => ({ path: `${source}.${name}`, message: `missing: template ${template.id} uses {{${name}}}` })) };
+  }
+  return {
+    channel: template.channel,
+    template,
+    to,
+    ...(subject?.ok && { subject: subject.text }),
+    body: body.ok ? body.text : '',
+  };
+}
+
+function checkChannels(lead: LeadInput, campaign: Campaign): Channel[] {
+  const problems: ErrorDetail[] = [];
+  if (lead.channels.length === 0) problems.push({ path: 'channels', message: 'name at least one channel' });
+  if (new Set(lead.channels).size !== lead.channels.length) problems.push({ path: 'channels', message: 'each channel at most once' });
+  for (const c of lead.channels) {
+    if (!isChannel(c)) problems.push({ path: 'channels', message: `unknown channel ${JSON.stringify(c)}` });
+    else if (!campaign.channels.includes(c)) problems.push({ path: 'channels', message: `the campaign does not use the ${c} channel` });
+  }
+  if (lead.channels.includes('email') && !lead.email) problems.push({ path: 'email', message: 'required for the email channel' });
+  if (problems.length) throw validationError(problems.map((p) => `${p.path}: ${p.message}`).join('; '), problems);
+  return lead.channels as Channel[];
+}
+
+function messageInputs(lead: LeadInput): MessageInputs {
+  return {
+    ...(lead.whatsappTemplateId && { whatsappTemplateId: lead.whatsappTemplateId }),
+    ...(lead.emailTemplateId && { emailTemplateId: lead.emailTemplateId }),
+    ...(Object.keys(lead.templateVariables).length > 0 && { templateVariables: lead.templateVariables }),
+    ...(Object.keys(lead.whatsappParams).length > 0 && { whatsappParams: lead.whatsappParams }),
+  };
+}

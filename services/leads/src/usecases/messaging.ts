@@ -1,0 +1,74 @@
+import { requireTenant, type CallContext, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import type { Contact, MessageChannel } from '../domain/contact';
+import { messageRequested } from '../events/leads-events';
+import type { ContactStore } from '../store/contact-store';
+import type { Message, MessageStore } from '../store/message-store';
+import type { TemplateStore } from '../store/template-store';
+import type { ContactLifecycle } from './lifecycle';
+import { renderTemplate } from './leads';
+import { messageChannel } from './templates';
+
+/** What sends a rendered message: a WhatsApp or email provider, or the recorder. */
+export interface MessageAdapter {
+  /** Sends the message; `message.id` is stable across retries (pass it to the provider as its idempotency key). */
+  send(message: Message & { tenantId: string }): Promise<{ providerId: string }>;
+}
+
+/**
+ * The default adapter: the rendered message, already stored, is its own record (the operator
+ * reads it with `GET /admin/v1/tenants/{tenantId}/messages`); nothing is sent live.
+ */
+export class RecordingMessageAdapter implements MessageAdapter {
+  send(message: Message): Promise<{ providerId: string }> {
+    return Promise.resolve({ providerId: `recorded:${message.id}` });
+  }
+}
+
+export const MAX_MESSAGES = 100;
+
+/** Hands requested messages to the adapter (from the leads stream) and lists them for operators. */
+export class Messaging {
+  constructor(
+    private readonly d: { messages: MessageStore; contacts: ContactStore; lifecycle: ContactLifecycle; adapter: MessageAdapter; log: Logger; now: () => Date },
+  ) {}
+
+  async list(ctx: CallContext, channel: string | undefined, limit: number): Promise<Message[]> {
+    return this.d.messages.list(requireTenant(ctx), channel ? messageChannel(channel) : undefined, Math.min(MAX_MESSAGES, Math.max(1, limit || MAX_MESSAGES)));
+  }
+
+  /** Sends one requested message once: a redelivery finds it sent and stops. */
+  async deliver(tenantId: string, messageId: string): Promise<void> {
+    const scope = requireTenant({ tenantId, keyMode: 'live' });
+    const message = await this.d.messages.get(scope, messageId);
+    // Erased with its contact, or sent already.
+    if (!message || message.status === 'sent') return;
+    const { providerId } = await this.d.adapter.send({ ...message, tenantId });
+    await this.d.messages.markSent(scope, message.id, providerId, this.d.now());
+    const contact = await this.d.contacts.get(scope, message.contactId);
+    // A contact without the call channel is done once messaged; with it, its calls decide.
+    if (contact && !contact.channels.includes('call') && !['messaged', 'cancelled'].includes(contact.status)) {
+      await this.d.lifecycle.move(scope, contact, 'messaged', { from: [contact.status] });
+    }
+  }
+}
+
+/** A follow-up on a message channel: the contact's template rendered again and sent like the first. */
+export class MessageFollowups {
+  constructor(private readonly d: { templates: TemplateStore; messages: MessageStore; outbox: Outbox; now: () => Date }) {}
+
+  async send(scope: TenantScope, contact: Contact, channel: MessageChannel | 'call'): Promise<void> {
+    if (channel === 'call') return;
+    const inputs = contact.messageInputs ?? {};
+    const templateId = channel === 'whatsapp' ? inputs.whatsappTemplateId : inputs.emailTemplateId;
+    const template = templateId ? await this.d.templates.get(scope, templateId) : null;
+    const to = channel === 'whatsapp' ? contact.phone : contact.email;
+    if (!template || !to) throw new Error(`contact ${contact.id} has no ${channel} template or address to follow up with`);
+    const r = renderTemplate(template, inputs, to);
+    if ('missing' in r) throw new Error(`contact ${contact.id}'s ${channel} template needs values it no longer has`);
+    const now = this.d.now();
+    const message: Message = { id: this.d.messages.newId(), contactId: contact.id, channel, templateId: template.id, to, ...(r.subject !== undefined && { subject: r.subject }), body: r.body, status: 'queued', createdAt: now };
+    const ids = await this.d.outbox.addRecords([messageRequested(scope.tenantId, contact.id, message.id, channel, now)], { hold: true });
+    await this.d.messages.createMany(scope, [message]);
+    await this.d.outbox.release(ids);
+  }
+}
