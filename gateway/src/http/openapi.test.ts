@@ -90,9 +90,22 @@ describe('the OpenAPI documents say what the server enforces', () => {
       'deleteCompany',
       'getCredits',
       'listCreditTransactions',
+      'listCampaigns',
+      'getCampaign',
+      'listCampaignContacts',
+      'createLead',
+      'createEvent',
+      'listEventRoutes',
+      'createEventRoute',
+      'deleteEventRoute',
+      'listOmniTemplates',
+      'getContact',
+      'deleteContact',
+      'cancelContact',
+      'createContactFollowup',
     ]);
     expect(operations(admin).map((o) => o.op.operationId)).toEqual(
-      expect.arrayContaining(['createTenant', 'issueApiKey', 'listApiKeyRequests', 'approveApiKeyRequest', 'updateApiKey', 'getKillSwitch', 'setKillSwitch', 'topUpTenantCredits']),
+      expect.arrayContaining(['createTenant', 'issueApiKey', 'listApiKeyRequests', 'approveApiKeyRequest', 'updateApiKey', 'getKillSwitch', 'setKillSwitch', 'topUpTenantCredits', 'createTenantCampaign', 'startTenantCampaign', 'createTenantOmniTemplate', 'addPlatformDoNotCall', 'addTenantDoNotCall', 'listTenantMessages']),
     );
   });
 

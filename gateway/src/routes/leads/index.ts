@@ -146,6 +146,7 @@ export function leadsRoutes(clients: ServiceClients) {
       path: '/event-routes',
       tag: eventsTag,
       summary: 'Remove the route of an event type',
+      operationId: 'deleteEventRoute',
       scopes: ['leads:write'],
       query: EventRouteQuery,
       responses: { 204: { description: 'Removed' } },

@@ -33,7 +33,8 @@ scheduleSchema.index({ dueAt: 1 });
 // Serves `contact` (dropping a contact's pending work).
 scheduleSchema.index({ tenantId: 1, contactId: 1 });
 export const scheduleQueryShapes: QueryShape[] = [
-  { name: 'due', equality: [], sort: { dueAt: 1 }, range: ['dueAt'] },
+  // `dueAt <= now`, oldest first: the range is on the sort field, which the same index serves.
+  { name: 'due', equality: [], sort: { dueAt: 1 } },
   { name: 'contact', equality: ['tenantId', 'contactId'] },
 ];
 
