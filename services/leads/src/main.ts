@@ -8,7 +8,6 @@ import {
   ensureStreams,
   EventPublisher,
   EventSubscriber,
-  Inbox,
   Lease,
   Lifecycle,
   Outbox,
@@ -28,13 +27,15 @@ import { FollowupStore } from './store/followup-store';
 import { MessageStore } from './store/message-store';
 import { ScheduleStore } from './store/schedule-store';
 import { TemplateStore } from './store/template-store';
+import { AcceptWriter } from './usecases/accept-writer';
 import { Campaigns } from './usecases/campaigns';
 import { ComplianceChecks } from './usecases/compliance';
 import { Contacts } from './usecases/contacts';
 import { Dialing } from './usecases/dialing';
 import { DoNotCall } from './usecases/do-not-call';
 import { EventRoutes } from './usecases/event-routes';
-import { LeadIngest, type CreditCheck } from './usecases/leads';
+import { QuotedCreditCheck } from './usecases/credit-check';
+import { LeadIngest } from './usecases/leads';
 import { ContactLifecycle } from './usecases/lifecycle';
 import { MessageFollowups, Messaging, RecordingMessageAdapter } from './usecases/messaging';
 import { Scheduler } from './usecases/scheduler';
@@ -44,7 +45,7 @@ import { Templates } from './usecases/templates';
 export async function startLeads(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // Contacts carry personal data: phones, names, addresses and rendered messages stay out of logs.
-  const log = createLogger('leads', cfg.LOG_LEVEL, { redact: ['phone', '*.phone', 'email', '*.email', 'name', '*.name', 'body', '*.body', 'to', '*.to'] });
+  const log = createLogger('leads', cfg.LOG_LEVEL, { redact: ['phone', '*.phone', 'email', '*.email', '*.name', 'body', '*.body', 'to', '*.to'] });
   const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
   lifecycle.onStop('telemetry', shutdownTelemetry);
   const now = () => new Date();
@@ -70,19 +71,16 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   await publisher.connect();
   lifecycle.onStop('kafka producer', () => publisher.disconnect());
   const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
-  const inbox = new Inbox(conn);
   await ensureIndexes(conn);
   outbox.start();
   lifecycle.onStop('outbox', () => outbox.stop());
-  inbox.scheduleSweep();
-  lifecycle.onStop('inbox sweep', () => inbox.stopSweep());
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());
-  const credits: CreditCheck = {
-    coversOneCall: async (ctx, maxCallSeconds) =>
-      (await billing.quoteCallHold({ direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_OUTBOUND, maxCallSeconds }, ctx)).covered,
-  };
+  const credits = new QuotedCreditCheck(async (ctx, maxCallSeconds) => {
+    const q = await billing.quoteCallHold({ direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_OUTBOUND, maxCallSeconds }, ctx);
+    return { amount: q.amount, available: q.balance?.available ?? 0, covered: q.covered };
+  });
 
   const checks = new ComplianceChecks(dnc);
   const lifecycleOfContacts = new ContactLifecycle(contacts, outbox, now);
@@ -103,7 +101,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   });
   const useCases = {
     campaigns: new Campaigns(campaigns, contacts, cfg.CALLING_WINDOW_DEFAULT, now),
-    ingest: new LeadIngest({ campaigns, contacts, routes, templates, messages, schedule, checks, credits, outbox, now }),
+    ingest: new LeadIngest({ campaigns, contacts, routes, templates, messages, checks, credits, writer: new AcceptWriter({ contacts, messages, schedule, outbox, log }), now }),
     contacts: new Contacts({ contacts, followups, schedule, messages, claims, lifecycle: lifecycleOfContacts, now }),
     routes: new EventRoutes(routes, campaigns, now),
     templates: new Templates(templates, now),
@@ -112,10 +110,13 @@ export async function startLeads(env: Record<string, string | undefined> = proce
     dialing,
   };
 
-  const outcomes = followCallOutcomes(new EventSubscriber(kafka, { group: consumerGroup('leads', 'call-outcomes'), log, publisher, inbox }), dialing);
+  // No inbox on either consumer: both are idempotent by the state they change (an outcome is
+  // followed once per call id, a message is sent once and marked sent), and the leads stream they
+  // share carries every dial request, which an inbox would cost two writes each for nothing.
+  const outcomes = followCallOutcomes(new EventSubscriber(kafka, { group: consumerGroup('leads', 'call-outcomes'), log, publisher }), dialing);
   await outcomes.start();
   lifecycle.onStop('call-outcome consumer', () => outcomes.stop());
-  const sender = sendRequestedMessages(new EventSubscriber(kafka, { group: consumerGroup('leads', 'message-sender'), log, publisher, inbox }), messaging);
+  const sender = sendRequestedMessages(new EventSubscriber(kafka, { group: consumerGroup('leads', 'message-sender'), log, publisher, concurrency: 16 }), messaging);
   await sender.start();
   lifecycle.onStop('message sender', () => sender.stop());
 

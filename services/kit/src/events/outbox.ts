@@ -63,6 +63,8 @@ export interface OutboxOptions {
 const BATCH = 200;
 /** One send stays well below Kafka's default 1 MB per partition batch (`message.max.bytes`). */
 const BATCH_BYTES = 256 * 1024;
+/** Sequence numbers a process takes from the store at once (see `allocate`). */
+const SEQUENCE_BLOCK = 1000;
 /** An event larger than this is refused when it is added, not discovered when it cannot be sent. */
 export const MAX_EVENT_BYTES = 256 * 1024;
 
@@ -98,6 +100,9 @@ export class Outbox {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  /** This process's current block of sequence numbers. */
+  private block: { next: number; last: number } | undefined;
+  private refilling: Promise<void> | undefined;
 
   constructor(
     conn: Connection,
@@ -136,6 +141,9 @@ export class Outbox {
         return ids;
       } catch (err) {
         if (!isDuplicateKeyError(err) || attempt >= 3) throw err;
+        // Another writer holds numbers of this block (a counter that is not atomic handed it
+        // out twice): take a fresh block for the retry.
+        this.block = undefined;
         // Undo what this attempt inserted (its ids at its sequence numbers), then tell apart an
         // event id stored before (the caller's to handle) from a sequence number another writer
         // also got (take new ones).
@@ -266,8 +274,37 @@ export class Outbox {
     await this.model.deleteMany({ _id: { $in: chunk.map((d) => d._id) } });
   }
 
-  /** Reserves `count` consecutive sequence numbers; returns the first. */
+  /**
+   * Reserves `count` consecutive sequence numbers; returns the first. Numbers are taken from the
+   * store a block at a time and handed out here: one shared counter updated per event is a hot
+   * document every writer queues on (and FerretDB's find-and-modify is not atomic under
+   * concurrency, so writers would collide on numbers and retry). Within a process numbers still
+   * rise in call order, which is what keeps one key's events in order (a key's events come from
+   * one flow at a time); across replicas the unique index still gives every event its own place.
+   */
   private async allocate(count: number): Promise<number> {
+    if (count > SEQUENCE_BLOCK) return this.reserve(count);
+    for (;;) {
+      const block = this.block;
+      if (block && block.next + count - 1 <= block.last) {
+        const first = block.next;
+        block.next += count;
+        return first;
+      }
+      // One refill at a time; callers waiting for it take their numbers from the new block.
+      this.refilling ??= this.reserve(SEQUENCE_BLOCK)
+        .then((first) => {
+          this.block = { next: first, last: first + SEQUENCE_BLOCK - 1 };
+        })
+        .finally(() => {
+          this.refilling = undefined;
+        });
+      await this.refilling;
+    }
+  }
+
+  /** Takes `count` numbers from the store's counter; returns the first. */
+  private async reserve(count: number): Promise<number> {
     const doc = await upsertOnce(() =>
       this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>(),
     );

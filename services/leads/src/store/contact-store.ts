@@ -77,6 +77,14 @@ export class ContactStore {
     return toContact(await this.contacts.insert(scope, doc));
   }
 
+  /** Several new contacts of one tenant in one round trip. */
+  async createMany(scope: TenantScope, contacts: readonly Contact[]): Promise<void> {
+    await this.contacts.insertMany(
+      scope,
+      contacts.map(({ id, messageInputs, ...rest }) => ({ ...rest, ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }), _id: new Types.ObjectId(id) })),
+    );
+  }
+
   async get(scope: TenantScope, id: string): Promise<Contact | null> {
     const doc = await this.contacts.findById(scope, id);
     return doc && toContact(doc);

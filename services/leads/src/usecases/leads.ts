@@ -1,4 +1,4 @@
-import { requireTenant, validationError, type CallContext, type ErrorDetail, type EventRecord, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { requireTenant, validationError, type CallContext, type ErrorDetail, type EventRecord, type TenantScope } from '@voiceapi/kit';
 import { parsePhone, type ParsedPhone } from '../domain/phone';
 import { render, whatsappValues } from '../domain/templates';
 import { isChannel, MESSAGE_CHANNELS, type Campaign, type Channel, type Compliance, type Consent, type Contact, type MessageChannel, type MessageInputs } from '../domain/contact';
@@ -8,8 +8,8 @@ import type { CampaignStore } from '../store/campaign-store';
 import type { ContactStore } from '../store/contact-store';
 import type { EventRouteStore } from '../store/event-route-store';
 import type { Message, MessageStore } from '../store/message-store';
-import { dialItemId, type ScheduleStore } from '../store/schedule-store';
 import type { Template, TemplateStore } from '../store/template-store';
+import type { AcceptWriter } from './accept-writer';
 import { doNotCallDetails, type ComplianceChecks } from './compliance';
 
 /** A lead as the gateway hands it over (shapes checked there; the rules are here). */
@@ -30,6 +30,9 @@ export interface CreditCheck {
   coversOneCall(ctx: CallContext, maxCallSeconds: number): Promise<boolean>;
 }
 
+/** How long a running campaign is remembered (see `runningCampaign`). */
+const RUNNING_CAMPAIGN_MS = 5_000;
+
 /** How far in the future a consent's capture time may lie (clock skew between CRM and us). */
 const CAPTURE_SKEW_MS = 60_000;
 
@@ -44,6 +47,8 @@ export interface IngestResult {
  * its dial request and messages through the outbox.
  */
 export class LeadIngest {
+  private readonly running = new Map<string, { campaign: Campaign; until: number }>();
+
   constructor(
     private readonly d: {
       campaigns: CampaignStore;
@@ -51,10 +56,9 @@ export class LeadIngest {
       routes: EventRouteStore;
       templates: TemplateStore;
       messages: MessageStore;
-      schedule: ScheduleStore;
       checks: ComplianceChecks;
       credits: CreditCheck;
-      outbox: Outbox;
+      writer: AcceptWriter;
       now: () => Date;
     },
   ) {}
@@ -71,7 +75,7 @@ export class LeadIngest {
     const now = this.d.now();
 
     // 1. The campaign: the tenant's, and running.
-    const campaign = await this.d.campaigns.get(scope, campaignId);
+    const campaign = await this.runningCampaign(scope, campaignId);
     if (!campaign) throw leadsReasons.error('campaign_not_found', 'no such campaign for this tenant', [{ path: 'campaignId', message: 'unknown' }]);
     if (campaign.status !== 'running') {
       throw leadsReasons.error('campaign_not_running', `the campaign is ${campaign.status}; leads are accepted while it is running`);
@@ -127,11 +131,23 @@ export class LeadIngest {
   }
 
   /**
-   * Stores a live contact so that nothing is lost and nothing announced early: its events held
-   * first, then its messages, its scheduled dial and the contact, then the events released. A
-   * crash in between leaves held events that are published when their hold expires; the dial is
-   * claimed before it is placed (ClaimDial), so a dial for a contact never written dials nobody.
+   * The campaign, from memory for a few seconds once seen running: every lead of a burst would
+   * read it otherwise. Only running campaigns are remembered, so a campaign just started is seen
+   * at once; one stopped (the dashboard's) is seen within `RUNNING_CAMPAIGN_MS`.
    */
+  private async runningCampaign(scope: TenantScope, id: string): Promise<Campaign | null> {
+    const key = `${scope.tenantId}:${id}`;
+    const known = this.running.get(key);
+    if (known && known.until > Date.now()) return known.campaign;
+    const campaign = await this.d.campaigns.get(scope, id);
+    if (campaign?.status === 'running') {
+      if (this.running.size >= 10_000) this.running.delete(this.running.keys().next().value!);
+      this.running.set(key, { campaign, until: Date.now() + RUNNING_CAMPAIGN_MS });
+    } else this.running.delete(key);
+    return campaign;
+  }
+
+  /** A live contact, its messages and its events, stored outbox-first (see AcceptWriter). */
   private async accept(scope: TenantScope, contact: Contact, campaign: Campaign, rendered: Rendered[], now: Date): Promise<Contact> {
     const messages: Message[] = rendered.map((r) => ({
       id: this.d.messages.newId(),
@@ -149,19 +165,7 @@ export class LeadIngest {
       ...messages.map((m) => messageRequested(scope.tenantId, contact.id, m.id, m.channel, now)),
     ];
     const stored = { ...contact, dispatches: contact.status === 'queued' ? 1 : 0 };
-    const ids = await this.d.outbox.addRecords(events, { hold: true });
-    try {
-      await this.d.messages.createMany(scope, messages);
-      if (stored.status === 'scheduled' && stored.nextAttemptAt) {
-        await this.d.schedule.put(scope, { id: dialItemId(contact.id), contactId: contact.id, kind: 'dial', dueAt: stored.nextAttemptAt });
-      }
-      const created = await this.d.contacts.create(scope, stored);
-      await this.d.outbox.release(ids);
-      return created;
-    } catch (err) {
-      await this.d.outbox.discard(ids).catch(() => undefined);
-      throw err;
-    }
+    return this.d.writer.accept({ scope, contact: stored, messages, events });
   }
 
   private async callCompliance(scope: TenantScope, lead: LeadInput, campaign: Campaign, phone: ParsedPhone, now: Date): Promise<Compliance> {
