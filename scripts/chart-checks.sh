@@ -704,11 +704,12 @@ must_fail "billing: a missing rate" "RATE_INBOUND_PER_MINUTE" \
 # Leads calls billing (a live call lead's wallet must cover one call's hold): no address, no chart.
 must_fail "leads: no BILLING_GRPC_ADDR" "BILLING_GRPC_ADDR" \
   render /dev/null "$CHARTS/leads" leads --set grpcClients.BILLING_GRPC_ADDR=null
-# The default calling window is HH:MM-HH:MM or always, nothing else.
-for w in always 00:00-23:59 22:00-06:00; do
+# The default calling window is HH:MM-HH:MM (the end may be 24:00) or always, nothing else. An
+# overnight window has the form and is refused by the service at start (start before end).
+for w in always 00:00-23:59 08:00-24:00; do
   run "leads: calling window $w is accepted" render /dev/null "$CHARTS/leads" leads --set-string env.CALLING_WINDOW_DEFAULT=$w
 done
-for w in 8:00-21:00 08:00-24:00 08:60-21:00 08:00 08:00-21:00-22:00 Always never ""; do
+for w in 8:00-21:00 24:00-08:00 08:60-21:00 08:00 08:00-21:00-22:00 Always never ""; do
   must_fail "leads: calling window '$w' is refused" "CALLING_WINDOW_DEFAULT|does not match pattern" \
     render /dev/null "$CHARTS/leads" leads --set-string "env.CALLING_WINDOW_DEFAULT=$w"
 done

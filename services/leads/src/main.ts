@@ -11,6 +11,7 @@ import {
   Lease,
   Lifecycle,
   Outbox,
+  serviceMetrics,
   shutdownTelemetry,
   startGrpcServer,
 } from '@voiceapi/kit';
@@ -101,7 +102,10 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   });
   const useCases = {
     campaigns: new Campaigns(campaigns, contacts, cfg.CALLING_WINDOW_DEFAULT, now),
-    ingest: new LeadIngest({ campaigns, contacts, routes, templates, messages, checks, credits, writer: new AcceptWriter({ contacts, messages, schedule, outbox, log }), now }),
+    ingest: new LeadIngest({ campaigns, contacts, routes, templates, messages, checks, credits, writer: new AcceptWriter({ contacts, messages, schedule, outbox, log }),
+      now,
+      metrics: { leads: serviceMetrics('leads').counter('leads', { description: 'Leads by outcome: queued, scheduled, sandbox_accepted, or the reason refused' }) },
+    }),
     contacts: new Contacts({ contacts, followups, schedule, messages, claims, lifecycle: lifecycleOfContacts, now }),
     routes: new EventRoutes(routes, campaigns, now),
     templates: new Templates(templates, now),

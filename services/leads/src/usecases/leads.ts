@@ -1,4 +1,4 @@
-import { requireTenant, validationError, type CallContext, type ErrorDetail, type EventRecord, type TenantScope } from '@voiceapi/kit';
+import { DomainError, requireTenant, validationError, type CallContext, type TypedCounter, type ErrorDetail, type EventRecord, type TenantScope } from '@voiceapi/kit';
 import { parsePhone, type ParsedPhone } from '../domain/phone';
 import { render, whatsappValues } from '../domain/templates';
 import { isChannel, MESSAGE_CHANNELS, type Campaign, type Channel, type Compliance, type Consent, type Contact, type MessageChannel, type MessageInputs } from '../domain/contact';
@@ -60,6 +60,8 @@ export class LeadIngest {
       credits: CreditCheck;
       writer: AcceptWriter;
       now: () => Date;
+      /** Leads by outcome: `queued`, `scheduled`, `sandbox_accepted`, or the reason refused. */
+      metrics?: { leads: TypedCounter<{ outcome: string }> };
     },
   ) {}
 
@@ -71,6 +73,17 @@ export class LeadIngest {
   }
 
   async ingest(ctx: CallContext, campaignId: string, lead: LeadInput): Promise<IngestResult> {
+    try {
+      const r = await this.decide(ctx, campaignId, lead);
+      this.d.metrics?.leads.add(1, { outcome: r.status === 'accepted' ? r.contact.status : r.status });
+      return r;
+    } catch (err) {
+      this.d.metrics?.leads.add(1, { outcome: err instanceof DomainError ? err.reasonCode : 'error' });
+      throw err;
+    }
+  }
+
+  private async decide(ctx: CallContext, campaignId: string, lead: LeadInput): Promise<IngestResult> {
     const scope = requireTenant(ctx);
     const now = this.d.now();
 
