@@ -166,9 +166,21 @@ describe('outbound: campaigns, leads, contacts and events through the gateway', 
     expect({ status: replay.status, body: replay.body, replayed: replay.headers.get('idempotent-replayed') }).toEqual({ status: 202, body: first.body, replayed: 'true' });
     const reused = await api(t.key, '/leads', { ...body, phone: '+14155550001' }, { headers: { 'idempotency-key': 'crm-4711' } });
     expect({ status: reused.status, reasonCode: reused.body.reasonCode }).toEqual({ status: 422, reasonCode: 'idempotency_key_reused' });
-    // The issue asks for 10,000 at once; the suite sends E2E_IDEMPOTENCY_BURST (200) so it stays quick.
+    // The issue asks for 10,000 at once; the suite sends E2E_IDEMPOTENCY_BURST (200) so it stays
+    // quick. At most 500 are in flight together: more open connections at one instant only
+    // measure the client's connect timeout.
     const burst = Number(process.env.E2E_IDEMPOTENCY_BURST ?? 200);
-    const answers = await Promise.all(Array.from({ length: burst }, () => api(t.key, '/leads', { ...body, phone: '+14155550009' }, { headers: { 'idempotency-key': 'crm-burst' } })));
+    const answers: { status: number; body: any }[] = [];
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(burst, 500) }, async () => {
+        while (sent < burst) {
+          sent++;
+          answers.push(await api(t.key, '/leads', { ...body, phone: '+14155550009' }, { headers: { 'idempotency-key': 'crm-burst' } }));
+        }
+      }),
+    );
+    expect(answers).toHaveLength(burst);
     const byStatus = answers.reduce<Record<number, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {});
     expect(Object.keys(byStatus).every((s) => s === '202' || s === '409')).toBe(true);
     const ids = new Set(answers.filter((r) => r.status === 202).map((r) => r.body.contactId));

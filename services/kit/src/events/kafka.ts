@@ -52,8 +52,9 @@ export interface StreamTopicSettings {
 
 /**
  * Creates the topics of the streams this service owns (each stream's topic and its dead-letter
- * topic), if missing. Only the owner calls this; consumers wait for the topics instead
- * (`waitForTopics`), so no topic is ever created by whichever process happens to start first.
+ * topic), if missing. Owners call this; consumers wait for the topics instead (`waitForTopics`),
+ * except a reader that must run before the owner exists (billing and leads create telephony's call
+ * stream), which creates it with the same settings.
  */
 export async function ensureStreams(
   kafka: Kafka,
@@ -65,6 +66,23 @@ export async function ensureStreams(
     const s = streamTopics(e);
     return [s.topic, s.deadLetterTopic];
   });
+  // Two services may create a shared topic at the same moment (billing and leads both create
+  // telephony's): the loser then sees it exist before its partitions have leaders, and Kafka
+  // answers "does not host this topic-partition". That passes in moments: try again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ensureTopics(kafka, wanted, settings, log);
+      return;
+    } catch (err) {
+      const e = err as { retriable?: boolean; type?: string };
+      if (!(e.retriable || e.type === 'TOPIC_ALREADY_EXISTS') || attempt >= 10) throw err;
+      log.warn({ err, attempt }, 'topics not ready yet; trying again');
+      await new Promise((r) => setTimeout(r, 250 * attempt));
+    }
+  }
+}
+
+async function ensureTopics(kafka: Kafka, wanted: string[], settings: StreamTopicSettings, log: Logger): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
