@@ -1,5 +1,6 @@
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
+import { Coalescer } from '../coalesce';
 import type { Logger } from '../logger';
 import { isDuplicateKeyError, upsertOnce } from '../mongo/connect';
 import { Lease } from '../mongo/lease';
@@ -63,8 +64,6 @@ export interface OutboxOptions {
 const BATCH = 200;
 /** One send stays well below Kafka's default 1 MB per partition batch (`message.max.bytes`). */
 const BATCH_BYTES = 256 * 1024;
-/** Sequence numbers a process takes from the store at once (see `allocate`). */
-const SEQUENCE_BLOCK = 1000;
 /** An event larger than this is refused when it is added, not discovered when it cannot be sent. */
 export const MAX_EVENT_BYTES = 256 * 1024;
 
@@ -100,9 +99,15 @@ export class Outbox {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
-  /** This process's current block of sequence numbers. */
-  private block: { next: number; last: number } | undefined;
-  private refilling: Promise<void> | undefined;
+  /** Concurrent allocations of this process, one counter update for all of them (see `allocate`). */
+  private readonly allocations = new Coalescer<number, number>(async (counts) => {
+    let next = await this.reserve(counts.reduce((a, b) => a + b, 0));
+    return counts.map((n) => {
+      const first = next;
+      next += n;
+      return first;
+    });
+  });
 
   constructor(
     conn: Connection,
@@ -141,9 +146,6 @@ export class Outbox {
         return ids;
       } catch (err) {
         if (!isDuplicateKeyError(err) || attempt >= 3) throw err;
-        // Another writer holds numbers of this block (a counter that is not atomic handed it
-        // out twice): take a fresh block for the retry.
-        this.block = undefined;
         // Undo what this attempt inserted (its ids at its sequence numbers), then tell apart an
         // event id stored before (the caller's to handle) from a sequence number another writer
         // also got (take new ones).
@@ -275,32 +277,15 @@ export class Outbox {
   }
 
   /**
-   * Reserves `count` consecutive sequence numbers; returns the first. Numbers are taken from the
-   * store a block at a time and handed out here: one shared counter updated per event is a hot
-   * document every writer queues on (and FerretDB's find-and-modify is not atomic under
-   * concurrency, so writers would collide on numbers and retry). Within a process numbers still
-   * rise in call order, which is what keeps one key's events in order (a key's events come from
-   * one flow at a time); across replicas the unique index still gives every event its own place.
+   * Reserves `count` consecutive sequence numbers; returns the first. The counter is one shared
+   * document: every event updating it on its own makes writers queue on it (and FerretDB's
+   * find-and-modify is not atomic under concurrency, so they would collide on numbers and retry).
+   * So the adds of this process that arrive while an allocation is under way take their numbers
+   * together in the next one. Numbers still come from the shared counter in time order, so one
+   * key's events keep their order across replicas; the unique index gives each event its place.
    */
-  private async allocate(count: number): Promise<number> {
-    if (count > SEQUENCE_BLOCK) return this.reserve(count);
-    for (;;) {
-      const block = this.block;
-      if (block && block.next + count - 1 <= block.last) {
-        const first = block.next;
-        block.next += count;
-        return first;
-      }
-      // One refill at a time; callers waiting for it take their numbers from the new block.
-      this.refilling ??= this.reserve(SEQUENCE_BLOCK)
-        .then((first) => {
-          this.block = { next: first, last: first + SEQUENCE_BLOCK - 1 };
-        })
-        .finally(() => {
-          this.refilling = undefined;
-        });
-      await this.refilling;
-    }
+  private allocate(count: number): Promise<number> {
+    return this.allocations.run(count);
   }
 
   /** Takes `count` numbers from the store's counter; returns the first. */
