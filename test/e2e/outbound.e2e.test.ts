@@ -63,7 +63,7 @@ describe('outbound: campaigns, leads, contacts and events through the gateway', 
     expect(listed.body.templates.map((x: { id: string }) => x.id)).toEqual([wa.body.template.id]);
     const body = { campaignId: t.campaignId, phone: '+14155550100', email: 'ada@example.com', channels: ['whatsapp', 'email'], whatsappTemplateId: wa.body.template.id, emailTemplateId: em.body.template.id };
     const missing = await api(t.key, '/leads', { ...body, whatsappParams: ['Ada'], templateVariables: { first_name: 'Ada' } });
-    expect({ status: missing.status, paths: missing.body.details.map((d: { path: string }) => d.path) }).toEqual({ status: 400, paths: ['whatsappParams.2'] });
+    expect({ status: missing.status, paths: missing.body.details.map((d: { path: string }) => d.path) }).toEqual({ status: 400, paths: ['body.whatsappParams.2'] });
     const ok = await api(t.key, '/leads', { ...body, whatsappParams: ['Ada', 'Tuesday 10:00'], templateVariables: { first_name: 'Ada' } });
     expect(ok.status).toBe(202);
     let messages: { channel: string; body: string; status: string; subject: string | null }[] = [];
@@ -105,10 +105,10 @@ describe('outbound: campaigns, leads, contacts and events through the gateway', 
     const again = await admin(`/tenants/${t.tenantId}/do-not-call`, { phone: '+14155550002' });
     expect({ status: again.status, created: again.body.created }).toEqual({ status: 201, created: false });
     const tenantList = await expectRefusal(lead({ phone: '+14155550002' }), 422, 'do_not_call');
-    expect(tenantList.details).toEqual([{ path: 'phone', message: "on the tenant's do-not-call list" }]);
+    expect(tenantList.details).toEqual([{ path: 'body.phone', message: "on the tenant's do-not-call list" }]);
     const platformPhone = `+1212555${String(1000 + Math.floor(Math.random() * 8999))}`;
     expect((await admin('/do-not-call', { phone: platformPhone })).status).toBe(201);
-    expect((await expectRefusal(lead({ phone: platformPhone }), 422, 'do_not_call')).details).toEqual([{ path: 'phone', message: "on the platform's do-not-call list" }]);
+    expect((await expectRefusal(lead({ phone: platformPhone }), 422, 'do_not_call')).details).toEqual([{ path: 'body.phone', message: "on the platform's do-not-call list" }]);
     const foreignTemplate = await admin(`/tenants/${other.tenantId}/omni-templates`, { channel: 'whatsapp', name: 'Theirs', body: 'Hi {{1}}' });
     await expectRefusal(lead({ channel: 'whatsapp', whatsappTemplateId: foreignTemplate.body.template.id, whatsappParams: ['Ada'] }), 400, 'validation_error');
     // A live call lead on an empty wallet, then funded.

@@ -50,6 +50,20 @@ export function errorResult(err: unknown, log: Logger, requestId?: string): Http
 }
 
 /**
+ * A service's field problems name fields of the message it was sent. Where that message is the
+ * request body, they are named as the gateway's own checks name them (`body.<field>`), so a
+ * client finds one field under one name whichever layer refused it.
+ */
+export async function withBodyFields<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (!(err instanceof DomainError) || !err.details?.length) throw err;
+    throw new DomainError(err.reasonCode, err.message, { ...err.opts, details: err.details.map((d) => ({ ...d, path: `body.${d.path}` })) });
+  }
+}
+
+/**
  * Writes a result. Serialises directly instead of through `res.json`, whose content negotiation,
  * ETag and freshness checks this API does not use; they cost measurably on every request.
  */

@@ -1,4 +1,5 @@
 import type { ServiceClients } from '../../clients';
+import { withBodyFields } from '../../http/errors';
 import { IdParam, PageQuery, Pagination, pagination } from '../../http/pagination';
 import { defineRoute } from '../../http/route';
 import { z } from '../../http/zod';
@@ -37,7 +38,7 @@ export function companyRoutes(clients: ServiceClients) {
       body: CompanyCreate,
       responses: { 201: { description: 'Created', schema: CompanyEnvelope } },
       handler: async ({ body }, { call }) => {
-        const res = await clients.companies.createCompany({ fields: body }, call);
+        const res = await withBodyFields(clients.companies.createCompany({ fields: body }, call));
         return { status: 201, body: { company: companyJson(res.company) } };
       },
     }),
@@ -67,7 +68,7 @@ export function companyRoutes(clients: ServiceClients) {
       responses: { 200: { description: 'The updated company', schema: CompanyEnvelope } },
       errors: notFound,
       handler: async ({ params, body }, { call }) => {
-        const res = await clients.companies.updateCompany(updateRequest(params.id, body), call);
+        const res = await withBodyFields(clients.companies.updateCompany(updateRequest(params.id, body), call));
         return { status: 200, body: { company: companyJson(res.company) } };
       },
     }),

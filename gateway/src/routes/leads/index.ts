@@ -1,4 +1,5 @@
 import type { ServiceClients } from '../../clients';
+import { withBodyFields } from '../../http/errors';
 import { IdParam, PageQuery, Pagination, pagination } from '../../http/pagination';
 import { defineRoute, noBody } from '../../http/route';
 import { z } from '../../http/zod';
@@ -95,7 +96,7 @@ export function leadsRoutes(clients: ServiceClients) {
       },
       handler: async ({ body }, { call }) => {
         const { campaignId, ...lead } = body;
-        const res = await clients.leads.ingestLead({ campaignId, lead: leadInput(lead) }, call);
+        const res = await withBodyFields(clients.leads.ingestLead({ campaignId, lead: leadInput(lead) }, call));
         return { status: 202, body: leadAcceptedJson(res) };
       },
     }),
@@ -116,7 +117,7 @@ export function leadsRoutes(clients: ServiceClients) {
       },
       handler: async ({ body }, { call }) => {
         const { eventType, ...lead } = body;
-        const res = await clients.leads.ingestEvent({ eventType, lead: leadInput(lead) }, call);
+        const res = await withBodyFields(clients.leads.ingestEvent({ eventType, lead: leadInput(lead) }, call));
         return { status: 202, body: leadAcceptedJson(res) };
       },
     }),
@@ -139,7 +140,7 @@ export function leadsRoutes(clients: ServiceClients) {
       body: EventRouteCreate,
       responses: { 201: { description: 'The route', schema: z.object({ route: EventRoute }) } },
       errors: { 422: 'The campaign is unknown or another tenant’s (`campaign_not_found`)' },
-      handler: async ({ body }, { call }) => ({ status: 201, body: { route: routeJson(need((await clients.leads.putEventRoute(body, call)).route)) } }),
+      handler: async ({ body }, { call }) => ({ status: 201, body: { route: routeJson(need((await withBodyFields(clients.leads.putEventRoute(body, call))).route)) } }),
     }),
     defineRoute({
       method: 'delete',
@@ -221,9 +222,11 @@ export function leadsRoutes(clients: ServiceClients) {
       responses: { 201: { description: 'Scheduled', schema: z.object({ followup: Followup }) } },
       errors: { ...CAMPAIGN_OR_CONTACT_404, 409: 'The contact is cancelled (`conflict`)' },
       handler: async ({ params, body }, { call }) => {
-        const res = await clients.leads.createFollowup(
-          { contactId: params.id, scheduledTime: new Date(body.scheduledAt), ...(body.channel && { channel: body.channel }), ...(body.note !== undefined && { note: body.note }) },
-          call,
+        const res = await withBodyFields(
+          clients.leads.createFollowup(
+            { contactId: params.id, scheduledTime: new Date(body.scheduledAt), ...(body.channel && { channel: body.channel }), ...(body.note !== undefined && { note: body.note }) },
+            call,
+          ),
         );
         return { status: 201, body: { followup: followupJson(res.followup) } };
       },

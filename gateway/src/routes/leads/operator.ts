@@ -1,5 +1,6 @@
 import type { ServiceClients } from '../../clients';
 import { IdParam } from '../../http/pagination';
+import { withBodyFields } from '../../http/errors';
 import { defineRoute, noBody } from '../../http/route';
 import { z } from '../../http/zod';
 import type { OperatorUseCases } from '../../operator/operator';
@@ -29,7 +30,7 @@ export function leadsOperatorRoutes(clients: ServiceClients, op: OperatorUseCase
       responses: { 201: { description: 'Created', schema: z.object({ campaign: Campaign }) } },
       errors: TENANT_404,
       handler: async ({ params, body }, { requestId }) => {
-        const res = await clients.leads.createCampaign(campaignCreateRequest(body), await tenantCall(params.tenantId, requestId));
+        const res = await withBodyFields(clients.leads.createCampaign(campaignCreateRequest(body), await tenantCall(params.tenantId, requestId)));
         return { status: 201, body: { campaign: campaignJson(res.campaign) } };
       },
     }),
@@ -59,7 +60,7 @@ export function leadsOperatorRoutes(clients: ServiceClients, op: OperatorUseCase
       responses: { 201: { description: 'Created', schema: z.object({ template: Template }) } },
       errors: TENANT_404,
       handler: async ({ params, body }, { requestId }) => {
-        const res = await clients.leads.createTemplate(body, await tenantCall(params.tenantId, requestId));
+        const res = await withBodyFields(clients.leads.createTemplate(body, await tenantCall(params.tenantId, requestId)));
         return { status: 201, body: { template: templateJson(res.template ?? missing('template')) } };
       },
     }),
@@ -74,7 +75,7 @@ export function leadsOperatorRoutes(clients: ServiceClients, op: OperatorUseCase
       responses: { 201: { description: 'On the list', schema: DnCAnswer } },
       handler: async ({ body }, { requestId }) => {
         // The platform list belongs to no tenant: the call carries none.
-        const res = await clients.leads.addPlatformDoNotCall({ phone: body.phone }, { requestId });
+        const res = await withBodyFields(clients.leads.addPlatformDoNotCall({ phone: body.phone }, { requestId }));
         return { status: 201, body: { entry: dncJson(res.entry), created: res.created } };
       },
     }),
@@ -89,7 +90,7 @@ export function leadsOperatorRoutes(clients: ServiceClients, op: OperatorUseCase
       responses: { 201: { description: 'On the list', schema: DnCAnswer } },
       errors: TENANT_404,
       handler: async ({ params, body }, { requestId }) => {
-        const res = await clients.leads.addTenantDoNotCall({ phone: body.phone }, await tenantCall(params.tenantId, requestId));
+        const res = await withBodyFields(clients.leads.addTenantDoNotCall({ phone: body.phone }, await tenantCall(params.tenantId, requestId)));
         return { status: 201, body: { entry: dncJson(res.entry), created: res.created } };
       },
     }),
