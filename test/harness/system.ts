@@ -100,8 +100,17 @@ export async function startSystem(
       await Promise.all(procs.map((p) => p.stop()));
     },
   };
-  await Promise.all(manifest.services.map((s) => system.startService(s.name)));
-  for (let i = 0; i < (opts.gateways ?? 1); i++) await system.startGateway();
+  try {
+    // allSettled: every start has finished (or failed) before a failure stops what did start.
+    const started = await Promise.allSettled(manifest.services.map((s) => system.startService(s.name)));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (let i = 0; i < (opts.gateways ?? 1); i++) await system.startGateway();
+  } catch (err) {
+    // The suite never gets the system to stop: stop what started, so no process outlives it.
+    await system.stop();
+    throw err;
+  }
   return system;
 }
 

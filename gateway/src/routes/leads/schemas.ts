@@ -29,7 +29,7 @@ const Consent = z
     capturedAt: z.iso
       .datetime({ offset: true, error: 'must be an ISO 8601 date-time' })
       .optional()
-      .openapi({ description: 'When the consent was captured (ISO 8601); never in the future. Kept as evidence', example: '2026-11-20T14:03:00Z' }),
+      .openapi({ description: 'When the consent was captured (ISO 8601); not in the future (a minute of clock difference is allowed). Kept as evidence', example: '2026-11-20T14:03:00Z' }),
     source: text(200).optional().openapi({ description: 'Where the consent was captured (free text, at most 200 characters), e.g. the web form', example: 'web form /pricing' }),
   })
   .openapi('LeadConsent');
