@@ -10,3 +10,4 @@ export * as billing from "./index.voiceapi.billing";
 export * as companies from "./index.voiceapi.companies";
 export * as events from "./index.voiceapi.events";
 export * as leads from "./index.voiceapi.leads";
+export * as telephony from "./index.voiceapi.telephony";

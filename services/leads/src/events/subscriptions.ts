@@ -8,11 +8,24 @@ const { TelephonyCallEvent, LeadsEvent } = voiceapi.events.v1;
 /** Follows the outcome of every lead's call telephony reports (inbound calls and others' calls are not ours). */
 export function followCallOutcomes(subscriber: EventSubscriber, dialing: Dialing): EventSubscriber {
   return subscriber.on(TelephonyCallEvent, async (event) => {
+    if (event.event?.$case === 'callStarted') {
+      const s = event.event.callStarted;
+      if (s.contactId && s.tenantId && !s.sandbox) await dialing.onCallStarted(s.tenantId, s.contactId);
+      return;
+    }
     if (event.event?.$case !== 'callEnded') return;
     const e = event.event.callEnded;
     if (!e.contactId || e.sandbox) return;
     if (!e.tenantId || !e.callId) throw new Error(`CallEnded for contact ${e.contactId} without a tenant or call id`);
-    await dialing.onCallEnded({ tenantId: e.tenantId, contactId: e.contactId, callId: e.callId, outcome: e.outcome, optOut: e.optOut, endedAt: e.endTime ?? event.occurTime ?? new Date() });
+    await dialing.onCallEnded({
+      tenantId: e.tenantId,
+      contactId: e.contactId,
+      callId: e.callId,
+      outcome: e.outcome,
+      optOut: e.optOut,
+      endedAt: e.endTime ?? event.occurTime ?? new Date(),
+      ...(e.endReason && { endReason: e.endReason }),
+    });
   });
 }
 

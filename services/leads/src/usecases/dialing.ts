@@ -27,6 +27,8 @@ export interface CallOutcome {
   outcome: string;
   optOut: boolean;
   endedAt: Date;
+  /** Telephony's reason beyond the outcome, e.g. `insufficient_credits` (never dialled). */
+  endReason?: string;
 }
 
 const RETRIED = new Set(['no_answer', 'busy']);
@@ -96,6 +98,13 @@ export class Dialing {
     return items.length;
   }
 
+  /** The called party picked up: a contact being dialled is now in a call. */
+  async onCallStarted(tenantId: string, contactId: string): Promise<void> {
+    const scope = liveScope(tenantId);
+    const contact = await this.d.contacts.get(scope, contactId);
+    if (contact?.status === 'dialing') await this.d.lifecycle.move(scope, contact, 'in_call', { from: ['dialing'] });
+  }
+
   async onCallEnded(e: CallOutcome): Promise<void> {
     const scope = liveScope(e.tenantId);
     const contact = await this.d.contacts.get(scope, e.contactId);
@@ -128,7 +137,7 @@ export class Dialing {
       await this.d.lifecycle.move(scope, contact, 'scheduled', { set: { ...last, nextAttemptAt: dueAt } });
       return;
     }
-    const endReason = RETRIED.has(e.outcome) ? 'max_attempts' : 'call_failed';
+    const endReason = RETRIED.has(e.outcome) ? 'max_attempts' : e.endReason === 'insufficient_credits' ? 'insufficient_credits' : 'call_failed';
     await this.d.lifecycle.move(scope, contact, 'failed', { set: last, unset: ['nextAttemptAt'], endReason });
   }
 

@@ -50,11 +50,11 @@ export function callDirectionToJSON(object: CallDirection): string {
 /**
  * Call lifecycle facts (topic `telephony.call.v1`), keyed by call id. Produced by telephony;
  * billing charges ended calls from them (the contract is defined with billing, which reads it
- * first; telephony will add cases).
+ * first).
  */
 export interface TelephonyCallEvent {
   occurTime?: Date | undefined;
-  event?: { $case: "callEnded"; callEnded: CallEnded } | undefined;
+  event?: { $case: "callEnded"; callEnded: CallEnded } | { $case: "callStarted"; callStarted: CallStarted } | undefined;
 }
 
 export interface CallEnded {
@@ -89,6 +89,40 @@ export interface CallEnded {
   outcome: string;
   /** The analysis found that the called party asked not to be called again. */
   optOut: boolean;
+  /**
+   * Why it ended so, beyond the outcome: `max_call_seconds` (cut at the campaign's limit),
+   * `insufficient_credits` (the hold could not be placed, never dialled), `concurrency_limit`
+   * (inbound, every line busy), `carrier_error`, `not_recovered`.
+   */
+  endReason?:
+    | string
+    | undefined;
+  /** Answered calls: what the conversation came to (the transcript stays in telephony). */
+  analysis?: CallAnalysis | undefined;
+  agentName?: string | undefined;
+  fromNumber?: string | undefined;
+  toNumber?: string | undefined;
+}
+
+export interface CallAnalysis {
+  summary: string;
+  /** `positive`, `neutral`, `negative`. */
+  sentiment: string;
+  outcome: string;
+  optOut: boolean;
+}
+
+/** A call was answered (outbound: the called party picked up; inbound: the agent answered). */
+export interface CallStarted {
+  callId: string;
+  tenantId: string;
+  direction: CallDirection;
+  sandbox: boolean;
+  startTime?: Date | undefined;
+  campaignId?: string | undefined;
+  agentId?: string | undefined;
+  contactId?: string | undefined;
+  dialId?: string | undefined;
 }
 
 function createBaseTelephonyCallEvent(): TelephonyCallEvent {
@@ -105,6 +139,9 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
     switch (message.event?.$case) {
       case "callEnded":
         CallEnded.encode(message.event.callEnded, writer.uint32(18).fork()).join();
+        break;
+      case "callStarted":
+        CallStarted.encode(message.event.callStarted, writer.uint32(26).fork()).join();
         break;
     }
     return writer;
@@ -139,6 +176,14 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
             message.event = { $case: "callEnded", callEnded: CallEnded.decode(reader, reader.uint32()) };
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.event = { $case: "callStarted", callStarted: CallStarted.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -162,6 +207,10 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
         ? { $case: "callEnded", callEnded: CallEnded.fromJSON(object.callEnded) }
         : isSet(object.call_ended)
         ? { $case: "callEnded", callEnded: CallEnded.fromJSON(object.call_ended) }
+        : isSet(object.callStarted)
+        ? { $case: "callStarted", callStarted: CallStarted.fromJSON(object.callStarted) }
+        : isSet(object.call_started)
+        ? { $case: "callStarted", callStarted: CallStarted.fromJSON(object.call_started) }
         : undefined,
     };
   },
@@ -173,6 +222,8 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
     }
     if (message.event?.$case === "callEnded") {
       obj.callEnded = CallEnded.toJSON(message.event.callEnded);
+    } else if (message.event?.$case === "callStarted") {
+      obj.callStarted = CallStarted.toJSON(message.event.callStarted);
     }
     return obj;
   },
@@ -187,6 +238,12 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
       case "callEnded": {
         if (object.event?.callEnded !== undefined && object.event?.callEnded !== null) {
           message.event = { $case: "callEnded", callEnded: CallEnded.fromPartial(object.event.callEnded) };
+        }
+        break;
+      }
+      case "callStarted": {
+        if (object.event?.callStarted !== undefined && object.event?.callStarted !== null) {
+          message.event = { $case: "callStarted", callStarted: CallStarted.fromPartial(object.event.callStarted) };
         }
         break;
       }
@@ -212,6 +269,11 @@ function createBaseCallEnded(): CallEnded {
     dialId: undefined,
     outcome: "",
     optOut: false,
+    endReason: undefined,
+    analysis: undefined,
+    agentName: undefined,
+    fromNumber: undefined,
+    toNumber: undefined,
   };
 }
 
@@ -263,6 +325,21 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
     }
     if (message.optOut !== false) {
       writer.uint32(120).bool(message.optOut);
+    }
+    if (message.endReason !== undefined) {
+      writer.uint32(130).string(message.endReason);
+    }
+    if (message.analysis !== undefined) {
+      CallAnalysis.encode(message.analysis, writer.uint32(138).fork()).join();
+    }
+    if (message.agentName !== undefined) {
+      writer.uint32(146).string(message.agentName);
+    }
+    if (message.fromNumber !== undefined) {
+      writer.uint32(154).string(message.fromNumber);
+    }
+    if (message.toNumber !== undefined) {
+      writer.uint32(162).string(message.toNumber);
     }
     return writer;
   },
@@ -400,6 +477,46 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
             message.optOut = reader.bool();
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.endReason = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.analysis = CallAnalysis.decode(reader, reader.uint32());
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.fromNumber = reader.string();
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.toNumber = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -473,6 +590,27 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
         : isSet(object.opt_out)
         ? globalThis.Boolean(object.opt_out)
         : false,
+      endReason: isSet(object.endReason)
+        ? globalThis.String(object.endReason)
+        : isSet(object.end_reason)
+        ? globalThis.String(object.end_reason)
+        : undefined,
+      analysis: isSet(object.analysis) ? CallAnalysis.fromJSON(object.analysis) : undefined,
+      agentName: isSet(object.agentName)
+        ? globalThis.String(object.agentName)
+        : isSet(object.agent_name)
+        ? globalThis.String(object.agent_name)
+        : undefined,
+      fromNumber: isSet(object.fromNumber)
+        ? globalThis.String(object.fromNumber)
+        : isSet(object.from_number)
+        ? globalThis.String(object.from_number)
+        : undefined,
+      toNumber: isSet(object.toNumber)
+        ? globalThis.String(object.toNumber)
+        : isSet(object.to_number)
+        ? globalThis.String(object.to_number)
+        : undefined,
     };
   },
 
@@ -523,6 +661,21 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
     if (message.optOut !== false) {
       obj.optOut = message.optOut;
     }
+    if (message.endReason !== undefined) {
+      obj.endReason = message.endReason;
+    }
+    if (message.analysis !== undefined) {
+      obj.analysis = CallAnalysis.toJSON(message.analysis);
+    }
+    if (message.agentName !== undefined) {
+      obj.agentName = message.agentName;
+    }
+    if (message.fromNumber !== undefined) {
+      obj.fromNumber = message.fromNumber;
+    }
+    if (message.toNumber !== undefined) {
+      obj.toNumber = message.toNumber;
+    }
     return obj;
   },
 
@@ -546,6 +699,373 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
     message.dialId = object.dialId ?? undefined;
     message.outcome = object.outcome ?? "";
     message.optOut = object.optOut ?? false;
+    message.endReason = object.endReason ?? undefined;
+    message.analysis = (object.analysis !== undefined && object.analysis !== null)
+      ? CallAnalysis.fromPartial(object.analysis)
+      : undefined;
+    message.agentName = object.agentName ?? undefined;
+    message.fromNumber = object.fromNumber ?? undefined;
+    message.toNumber = object.toNumber ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCallAnalysis(): CallAnalysis {
+  return { summary: "", sentiment: "", outcome: "", optOut: false };
+}
+
+export const CallAnalysis: MessageFns<CallAnalysis, "voiceapi.events.v1.CallAnalysis"> = {
+  $type: "voiceapi.events.v1.CallAnalysis" as const,
+
+  encode(message: CallAnalysis, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.summary !== "") {
+      writer.uint32(10).string(message.summary);
+    }
+    if (message.sentiment !== "") {
+      writer.uint32(18).string(message.sentiment);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(26).string(message.outcome);
+    }
+    if (message.optOut !== false) {
+      writer.uint32(32).bool(message.optOut);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallAnalysis {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallAnalysis();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sentiment = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.optOut = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallAnalysis {
+    return {
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      sentiment: isSet(object.sentiment) ? globalThis.String(object.sentiment) : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      optOut: isSet(object.optOut)
+        ? globalThis.Boolean(object.optOut)
+        : isSet(object.opt_out)
+        ? globalThis.Boolean(object.opt_out)
+        : false,
+    };
+  },
+
+  toJSON(message: CallAnalysis): unknown {
+    const obj: any = {};
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    if (message.sentiment !== "") {
+      obj.sentiment = message.sentiment;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.optOut !== false) {
+      obj.optOut = message.optOut;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallAnalysis>): CallAnalysis {
+    return CallAnalysis.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallAnalysis>): CallAnalysis {
+    const message = createBaseCallAnalysis();
+    message.summary = object.summary ?? "";
+    message.sentiment = object.sentiment ?? "";
+    message.outcome = object.outcome ?? "";
+    message.optOut = object.optOut ?? false;
+    return message;
+  },
+};
+
+function createBaseCallStarted(): CallStarted {
+  return {
+    callId: "",
+    tenantId: "",
+    direction: 0,
+    sandbox: false,
+    startTime: undefined,
+    campaignId: undefined,
+    agentId: undefined,
+    contactId: undefined,
+    dialId: undefined,
+  };
+}
+
+export const CallStarted: MessageFns<CallStarted, "voiceapi.events.v1.CallStarted"> = {
+  $type: "voiceapi.events.v1.CallStarted" as const,
+
+  encode(message: CallStarted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== "") {
+      writer.uint32(10).string(message.callId);
+    }
+    if (message.tenantId !== "") {
+      writer.uint32(18).string(message.tenantId);
+    }
+    if (message.direction !== 0) {
+      writer.uint32(24).int32(message.direction);
+    }
+    if (message.sandbox !== false) {
+      writer.uint32(32).bool(message.sandbox);
+    }
+    if (message.startTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.startTime), writer.uint32(42).fork()).join();
+    }
+    if (message.campaignId !== undefined) {
+      writer.uint32(50).string(message.campaignId);
+    }
+    if (message.agentId !== undefined) {
+      writer.uint32(58).string(message.agentId);
+    }
+    if (message.contactId !== undefined) {
+      writer.uint32(66).string(message.contactId);
+    }
+    if (message.dialId !== undefined) {
+      writer.uint32(74).string(message.dialId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallStarted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallStarted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.direction = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.sandbox = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.startTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.campaignId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.contactId = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.dialId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallStarted {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      direction: isSet(object.direction) ? callDirectionFromJSON(object.direction) : 0,
+      sandbox: isSet(object.sandbox) ? globalThis.Boolean(object.sandbox) : false,
+      startTime: isSet(object.startTime)
+        ? fromJsonTimestamp(object.startTime)
+        : isSet(object.start_time)
+        ? fromJsonTimestamp(object.start_time)
+        : undefined,
+      campaignId: isSet(object.campaignId)
+        ? globalThis.String(object.campaignId)
+        : isSet(object.campaign_id)
+        ? globalThis.String(object.campaign_id)
+        : undefined,
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : undefined,
+      contactId: isSet(object.contactId)
+        ? globalThis.String(object.contactId)
+        : isSet(object.contact_id)
+        ? globalThis.String(object.contact_id)
+        : undefined,
+      dialId: isSet(object.dialId)
+        ? globalThis.String(object.dialId)
+        : isSet(object.dial_id)
+        ? globalThis.String(object.dial_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: CallStarted): unknown {
+    const obj: any = {};
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.direction !== 0) {
+      obj.direction = callDirectionToJSON(message.direction);
+    }
+    if (message.sandbox !== false) {
+      obj.sandbox = message.sandbox;
+    }
+    if (message.startTime !== undefined) {
+      obj.startTime = message.startTime.toISOString();
+    }
+    if (message.campaignId !== undefined) {
+      obj.campaignId = message.campaignId;
+    }
+    if (message.agentId !== undefined) {
+      obj.agentId = message.agentId;
+    }
+    if (message.contactId !== undefined) {
+      obj.contactId = message.contactId;
+    }
+    if (message.dialId !== undefined) {
+      obj.dialId = message.dialId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallStarted>): CallStarted {
+    return CallStarted.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallStarted>): CallStarted {
+    const message = createBaseCallStarted();
+    message.callId = object.callId ?? "";
+    message.tenantId = object.tenantId ?? "";
+    message.direction = object.direction ?? 0;
+    message.sandbox = object.sandbox ?? false;
+    message.startTime = object.startTime ?? undefined;
+    message.campaignId = object.campaignId ?? undefined;
+    message.agentId = object.agentId ?? undefined;
+    message.contactId = object.contactId ?? undefined;
+    message.dialId = object.dialId ?? undefined;
     return message;
   },
 };

@@ -1,0 +1,36 @@
+import { commonEnv, grpcAddress, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { z } from 'zod';
+
+export const configSchema = z.object({
+  ...commonEnv,
+  ...grpcServerEnv,
+  GRPC_HOST: z.string().default('127.0.0.1'),
+  GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50064),
+  MONGO_DB: z.string().default('telephony'),
+  /** Billing: holds before a dial or on answer, number purchases. */
+  BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
+  /** Leads: a dial request is claimed (the checks again) before it is dialled; contact checks. */
+  LEADS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50063'),
+  GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
+  /** The carrier adapter: `simulator` (no telephone network is reachable from here). */
+  CARRIER_ADAPTER: z.enum(['simulator']).default('simulator'),
+  /** How many times faster than real time simulated calls run; durations and charges stay simulated. */
+  CARRIER_SIMULATOR_SPEEDUP: z.coerce.number().min(1).max(100_000).default(1),
+  /** Signs recording URLs (HMAC-SHA256); the same on every replica. Never leaves this service. */
+  RECORDING_URL_SECRET: z.string().min(32, 'must be at least 32 characters'),
+  /** Lifetime of a signed recording URL (at most 15 minutes). */
+  RECORDING_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(900).default(600),
+  /** The longest inbound call: its hold covers this, and the call is ended there. */
+  INBOUND_MAX_CALL_SECONDS: z.coerce.number().int().min(60).max(14_400).default(3_600),
+  /** Calls in progress at once per tenant until the operator sets its package. */
+  DEFAULT_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(1).max(1_000).default(10),
+  /** How often queued dial requests are dispatched to free lines. */
+  DISPATCH_INTERVAL_MS: z.coerce.number().int().min(20).default(250),
+  /** How often calls a crashed replica was carrying are finished, and stray lines freed. */
+  RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
+  /** How often changed analytics buckets are recomputed. */
+  ROLLUP_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export const readConfig = (env?: Record<string, string | undefined>): Readonly<Config> => loadConfig(configSchema, env);

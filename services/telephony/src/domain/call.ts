@@ -1,0 +1,64 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { CallAnalysis, CallOutcome, TranscriptTurn } from '../carrier/carrier';
+
+export type Direction = 'outbound' | 'inbound';
+/** A call's progress; an ended call's status is its outcome, voicemail counting as completed. */
+export type CallStatus = 'queued' | 'ringing' | 'in_progress' | 'completed' | 'busy' | 'no_answer' | 'failed';
+export type BillingStatus = 'pending' | 'charged' | 'failed' | 'skipped';
+
+export const DIRECTIONS: readonly Direction[] = ['outbound', 'inbound'];
+export const CALL_STATUSES: readonly CallStatus[] = ['queued', 'ringing', 'in_progress', 'completed', 'busy', 'no_answer', 'failed'];
+export const ACTIVE_STATUSES: readonly CallStatus[] = ['queued', 'ringing', 'in_progress'];
+
+export const statusOfOutcome = (o: CallOutcome): CallStatus => (o === 'voicemail' ? 'completed' : o);
+
+/** One call of the unified feed, inbound or outbound. */
+export interface Call {
+  id: string;
+  tenantId: string;
+  direction: Direction;
+  status: CallStatus;
+  outcome?: CallOutcome;
+  /** Outbound: the dial request it placed (`<contactId>:<n>`). */
+  dialId?: string;
+  contactId?: string;
+  campaignId?: string;
+  agentId?: string;
+  agentName?: string;
+  fromNumber: string | null;
+  toNumber: string | null;
+  carrierCallId?: string;
+  startedAt: Date;
+  answeredAt?: Date;
+  endedAt?: Date;
+  durationSeconds: number;
+  maxCallSeconds: number;
+  /** Inbound simulation: the talk time the operator asked for. */
+  talkSeconds?: number;
+  endReason?: string;
+  sandbox: boolean;
+  /** Inbound: answered although its hold could not be placed. */
+  holdFailed: boolean;
+  billingStatus: BillingStatus;
+  creditsCharged?: number;
+  creditsError?: string;
+  balanceAfter?: number;
+  hasTranscript: boolean;
+  hasAnalysis: boolean;
+  hasRecording: boolean;
+  summary?: string;
+}
+
+export interface CallDetails {
+  transcript: TranscriptTurn[];
+  analysis?: CallAnalysis;
+}
+
+/**
+ * An outbound call's id follows from its dial request, so every try of one request names the same
+ * call and the call's insert (unique `_id`) lets exactly one of them dial.
+ */
+export const outboundCallId = (tenantId: string, dialId: string): string => `call_${sha(`${tenantId}|${dialId}`)}`;
+
+const sha = (s: string): string => createHash('sha256').update(s).digest('hex').slice(0, 24);
+export const newCallId = (): string => `call_${randomBytes(12).toString('hex')}`;

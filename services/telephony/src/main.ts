@@ -1,0 +1,189 @@
+import {
+  connectMongo,
+  consumerGroup,
+  createKafka,
+  createLogger,
+  createPromiseClient,
+  DomainError,
+  ensureIndexes,
+  ensureStreams,
+  EventPublisher,
+  EventSubscriber,
+  Lease,
+  Lifecycle,
+  Outbox,
+  serviceMetrics,
+  shutdownTelemetry,
+  startGrpcServer,
+  type TenantScope,
+} from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { SimulatorCarrier } from './carrier/simulator';
+import { readConfig } from './config';
+import { RecordingTokens } from './domain/recording-token';
+import { followBilling, queueDialRequests } from './events/subscriptions';
+import { telephonyService } from './grpc/telephony-server';
+import { CallStore } from './store/call-store';
+import { DialQueueStore } from './store/dial-queue-store';
+import { LineStore } from './store/line-store';
+import { NumberStore } from './store/number-store';
+import { RecordingStore } from './store/recording-store';
+import { RollupStore } from './store/rollup-store';
+import { TenantSettingsStore } from './store/tenant-settings-store';
+import { Analytics, RollupWorker } from './usecases/analytics';
+import { CallRunner } from './usecases/call-runner';
+import { Calls } from './usecases/calls';
+import { Dialer } from './usecases/dialer';
+import { Inbound } from './usecases/inbound';
+import { Numbers } from './usecases/numbers';
+import type { DialClaims, Wallet } from './usecases/ports';
+import { Recovery } from './usecases/recovery';
+
+const { CallDirection, TransactionType } = voiceapi.billing.v1;
+const ctxOf = (scope: TenantScope) => ({ tenantId: scope.tenantId, keyMode: scope.mode });
+const insufficient = (err: unknown) => err instanceof DomainError && err.reasonCode === 'insufficient_credits';
+
+/** Starts the telephony service; returns its lifecycle so tests can stop it in-process. */
+export async function startTelephony(env: Record<string, string | undefined> = process.env) {
+  const cfg = readConfig(env);
+  // Phone numbers are personal data; the recording secret never leaves this process.
+  const log = createLogger('telephony', cfg.LOG_LEVEL, { redact: ['phone', '*.phone', 'fromNumber', '*.fromNumber', 'toNumber', '*.toNumber', 'token', '*.token'] });
+  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
+  lifecycle.onStop('telemetry', shutdownTelemetry);
+  const now = () => new Date();
+
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  lifecycle.onStop('mongo', () => conn.close());
+  const calls = new CallStore(conn);
+  const recordings = new RecordingStore(conn);
+  const numbers = new NumberStore(conn);
+  const lines = new LineStore(conn);
+  const queue = new DialQueueStore(conn);
+  const settings = new TenantSettingsStore(conn, cfg.DEFAULT_MAX_CONCURRENT_CALLS);
+  const rollups = new RollupStore(conn);
+
+  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `telephony-${cfg.INSTANCE_ID}`, log });
+  // Telephony owns the call stream; it reads the leads and billing streams, created here too so
+  // it can start before either (creation is idempotent, with the same settings).
+  const { TelephonyCallEvent, LeadsEvent, BillingEvent } = voiceapi.events.v1;
+  await ensureStreams(kafka, [TelephonyCallEvent, LeadsEvent, BillingEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
+  const publisher = new EventPublisher(kafka);
+  await publisher.connect();
+  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
+  await ensureIndexes(conn);
+  outbox.start();
+  lifecycle.onStop('outbox', () => outbox.stop());
+
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
+  lifecycle.onStop('billing client', () => billing.close());
+  const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
+  lifecycle.onStop('leads client', () => leads.close());
+
+  const wallet: Wallet = {
+    async placeHold(scope, callId, direction, maxCallSeconds, expiresAt) {
+      const dir = direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND;
+      // Billing owns the arithmetic: the hold is its quote for the call's longest possible cost.
+      const quote = await billing.quoteCallHold({ direction: dir, maxCallSeconds }, ctxOf(scope));
+      if (quote.amount <= 0) return 'placed';
+      try {
+        await billing.placeHold({ callId, amount: quote.amount, direction: dir, expireTime: expiresAt }, ctxOf(scope));
+        return 'placed';
+      } catch (err) {
+        if (insufficient(err)) return 'insufficient';
+        throw err;
+      }
+    },
+    async debitNumber(scope, reference, amount, description) {
+      try {
+        const r = await billing.debit({ reference, amount, type: TransactionType.TRANSACTION_TYPE_NUMBER_PURCHASE, description }, ctxOf(scope));
+        return { creditsCharged: -(r.transaction?.amount ?? -amount), balanceAfter: r.transaction?.balanceAfter ?? r.balance?.balance ?? 0 };
+      } catch (err) {
+        if (insufficient(err)) return 'insufficient';
+        throw err;
+      }
+    },
+  };
+  const claims: DialClaims = {
+    async claim(scope, contactId, dialId) {
+      const r = await leads.claimDial({ contactId, dialId }, ctxOf(scope));
+      return r.allowed
+        ? { allowed: true, maxCallSeconds: r.maxCallSeconds, campaignId: r.campaignId, ...(r.agentName && { agentName: r.agentName }) }
+        : { allowed: false, refusal: r.refusal ?? 'refused' };
+    },
+  };
+
+  const carrier = new SimulatorCarrier(cfg.CARRIER_SIMULATOR_SPEEDUP);
+  const metrics = serviceMetrics('telephony');
+  const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, outbox, log, now });
+  // One replica dispatches dials, recovers calls and recomputes rollups at a time.
+  const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID, 10_000);
+  const keepLease = setInterval(() => void lease.acquire().catch((err: unknown) => log.warn({ err }, 'lease renewal failed')), 3_000);
+  keepLease.unref();
+  await lease.acquire().catch(() => false);
+  lifecycle.onStop('lease', async () => {
+    clearInterval(keepLease);
+    await lease.release().catch(() => undefined);
+  });
+  const dialer = new Dialer({
+    queue,
+    calls,
+    lines,
+    settings,
+    claims,
+    runner,
+    lease,
+    log,
+    now,
+    intervalMs: cfg.DISPATCH_INTERVAL_MS,
+    metrics: { dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }) },
+  });
+  const recovery = new Recovery({ lines, calls, queue, runner, carrier, lease, log, now, intervalMs: cfg.RECOVERY_INTERVAL_MS, isDispatching: (id) => dialer.isDispatching(id) });
+  const rollupWorker = new RollupWorker({ rollups, calls, lease, log, intervalMs: cfg.ROLLUP_INTERVAL_MS });
+
+  // No inbox on either consumer: queueing is idempotent by dial id, billing fields by call id.
+  const dialRequests = queueDialRequests(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }), dialer);
+  await dialRequests.start();
+  lifecycle.onStop('dial-request consumer', () => dialRequests.stop());
+  const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, now);
+  await billed.start();
+  lifecycle.onStop('billing consumer', () => billed.stop());
+
+  dialer.start();
+  lifecycle.onStop('dialer', () => dialer.stop());
+  recovery.start();
+  lifecycle.onStop('recovery', () => recovery.stop());
+  rollupWorker.start();
+  lifecycle.onStop('rollups', () => rollupWorker.stop());
+
+  const useCases = {
+    calls: new Calls({ calls, lines, recordings, tokens: new RecordingTokens(cfg.RECORDING_URL_SECRET), tokenTtlMs: cfg.RECORDING_URL_TTL_SECONDS * 1000, now }),
+    analytics: new Analytics(rollups),
+    numbers: new Numbers({ numbers, wallet, now }),
+    inbound: new Inbound({ numbers, calls, lines, settings, runner, maxCallSeconds: cfg.INBOUND_MAX_CALL_SECONDS, log, now }),
+    settings,
+    now,
+  };
+  const server = await startGrpcServer({
+    host: cfg.GRPC_HOST,
+    port: cfg.GRPC_PORT,
+    services: [telephonyService(useCases, log)],
+    log,
+    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
+    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+  });
+  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  log.info({ port: server.port, carrier: carrier.name, speedup: cfg.CARRIER_SIMULATOR_SPEEDUP }, 'telephony listening');
+  return { port: server.port, lifecycle, log, dialer, recovery, rollupWorker, outbox, runner };
+}
+
+if (require.main === module) {
+  startTelephony().then(
+    ({ lifecycle }) => lifecycle.handleSignals(),
+    (err: unknown) => {
+      // Config and connection failures end the process with one clear line, not a trace.
+      console.error(`telephony failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,198 @@
+import { isDuplicateKeyError, stringIds, TenantCollection, type Page, type QueryShape, type ScopedFilter, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
+import type { CallAnalysis, TranscriptTurn } from '../carrier/carrier';
+import { ACTIVE_STATUSES, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
+
+interface CallDoc extends Omit<Call, 'id'> {
+  _id: string;
+}
+
+export const callSchema = new Schema<CallDoc>(
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    direction: { type: String, required: true },
+    status: { type: String, required: true },
+    outcome: String,
+    dialId: String,
+    contactId: String,
+    campaignId: String,
+    agentId: String,
+    agentName: String,
+    fromNumber: { type: String, default: null },
+    toNumber: { type: String, default: null },
+    carrierCallId: String,
+    startedAt: { type: Date, required: true },
+    answeredAt: Date,
+    endedAt: Date,
+    durationSeconds: { type: Number, required: true },
+    maxCallSeconds: { type: Number, required: true },
+    talkSeconds: Number,
+    endReason: String,
+    sandbox: { type: Boolean, required: true },
+    holdFailed: { type: Boolean, required: true },
+    billingStatus: { type: String, required: true },
+    creditsCharged: Number,
+    creditsError: String,
+    balanceAfter: Number,
+    hasTranscript: { type: Boolean, required: true },
+    hasAnalysis: { type: Boolean, required: true },
+    hasRecording: { type: Boolean, required: true },
+    summary: String,
+  },
+  { collection: 'calls', versionKey: false },
+);
+// The feed, newest first, unfiltered and with each single filter of the API; `_id` breaks ties so
+// pages never skip or repeat a call. A combination of filters uses one of these and filters the rest.
+callSchema.index({ tenantId: 1, startedAt: -1, _id: -1 });
+callSchema.index({ tenantId: 1, direction: 1, startedAt: -1, _id: -1 });
+callSchema.index({ tenantId: 1, status: 1, startedAt: -1, _id: -1 });
+callSchema.index({ tenantId: 1, campaignId: 1, startedAt: -1, _id: -1 });
+callSchema.index({ tenantId: 1, agentId: 1, startedAt: -1, _id: -1 });
+callSchema.index({ tenantId: 1, contactId: 1, startedAt: -1, _id: -1 });
+const newest = { startedAt: -1, _id: -1 } as const;
+export const callQueryShapes: QueryShape[] = [
+  { name: 'feed', equality: ['tenantId'], sort: newest, range: [] },
+  { name: 'feed by date', equality: ['tenantId'], sort: newest },
+  { name: 'feed by direction', equality: ['tenantId', 'direction'], sort: newest },
+  { name: 'feed by status', equality: ['tenantId', 'status'], sort: newest },
+  { name: 'feed by campaign', equality: ['tenantId', 'campaignId'], sort: newest },
+  { name: 'feed by agent', equality: ['tenantId', 'agentId'], sort: newest },
+  { name: 'contact', equality: ['tenantId', 'contactId'], sort: newest },
+  // An analytics bucket's calls: the tenant's calls of one direction started in a quarter hour.
+  { name: 'bucket', equality: ['tenantId', 'direction'], range: ['startedAt'] },
+];
+
+interface DetailsDoc extends CallDetails {
+  _id: string;
+  tenantId: string;
+}
+
+export const detailsSchema = new Schema<DetailsDoc>(
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    transcript: [{ _id: false, role: String, text: String, at: Date }],
+    analysis: { type: { _id: false, summary: String, sentiment: String, outcome: String, optOut: Boolean }, default: undefined },
+  },
+  { collection: 'call_details', versionKey: false },
+);
+
+export interface CallFilter {
+  direction?: Direction;
+  status?: CallStatus;
+  agentId?: string;
+  campaignId?: string;
+  contactId?: string;
+  startedAfter?: Date;
+  startedBefore?: Date;
+}
+
+/** Fields a finished call sets; its billing fields are billing's to set, never these. */
+export type CallEnd = Pick<Call, 'status' | 'outcome' | 'endedAt' | 'durationSeconds' | 'hasTranscript' | 'hasAnalysis' | 'hasRecording'> &
+  Partial<Pick<Call, 'summary' | 'endReason' | 'carrierCallId' | 'answeredAt' | 'holdFailed'>>;
+
+/** Calls (the feed's rows) and their transcripts and analyses (read one call at a time). */
+export class CallStore {
+  private readonly calls: TenantCollection<CallDoc, string>;
+  private readonly details: TenantCollection<DetailsDoc, string>;
+  /** Lifecycle writes by call id: the dialer, recovery and billing's outcomes carry the tenant in the call. */
+  private readonly internal;
+
+  constructor(conn: Connection) {
+    const model = conn.models.Call ?? conn.model<CallDoc>('Call', callSchema);
+    this.calls = new TenantCollection(model, stringIds, callQueryShapes);
+    this.details = new TenantCollection(conn.models.CallDetails ?? conn.model<DetailsDoc>('CallDetails', detailsSchema), stringIds, []);
+    this.internal = this.calls.crossTenant('call lifecycle and billing outcomes are keyed by call id; the row carries its tenant');
+  }
+
+  /** True when this insert created the call; false when a call with its id exists already. */
+  async create(scope: TenantScope, call: Call): Promise<boolean> {
+    const { id, tenantId: _t, ...rest } = call;
+    try {
+      await this.calls.insert(scope, { _id: id, ...rest });
+      return true;
+    } catch (err) {
+      if (isDuplicateKeyError(err)) return false;
+      throw err;
+    }
+  }
+
+  async get(scope: TenantScope, id: string): Promise<Call | null> {
+    const doc = await this.calls.findById(scope, id);
+    return doc ? toCall(doc) : null;
+  }
+
+  /** Any tenant's call, for the lifecycle that already knows the call (its tenant is in the row). */
+  async byId(id: string): Promise<Call | null> {
+    const doc = await this.internal.findById(id);
+    return doc ? toCall(doc) : null;
+  }
+
+  async getMany(scope: TenantScope, ids: readonly string[]): Promise<Call[]> {
+    const calls = await Promise.all(ids.map((id) => this.get(scope, id)));
+    return calls.filter((c): c is Call => c !== null).sort((a, b) => b.startedAt.getTime() - a.startedAt.getTime());
+  }
+
+  async page(scope: TenantScope, f: CallFilter, page: number, limit: number): Promise<Page<Call>> {
+    const filter: ScopedFilter<CallDoc> = {
+      ...(f.direction && { direction: f.direction }),
+      ...(f.status && { status: f.status }),
+      ...(f.agentId && { agentId: f.agentId }),
+      ...(f.campaignId && { campaignId: f.campaignId }),
+      ...(f.contactId && { contactId: f.contactId }),
+      ...((f.startedAfter || f.startedBefore) && { startedAt: { ...(f.startedAfter && { $gte: f.startedAfter }), ...(f.startedBefore && { $lte: f.startedBefore }) } }),
+    };
+    const res = await this.calls.page(scope, filter, { sort: { startedAt: -1, _id: -1 }, page, limit, projection: { maxCallSeconds: 0 } });
+    return { ...res, items: res.items.map(toCall) };
+  }
+
+  /** The calls of one direction whose start lies in [from, to): one analytics bucket's input. */
+  async startedBetween(scope: TenantScope, direction: Direction, from: Date, to: Date): Promise<Call[]> {
+    const docs = await this.calls.find(scope, { direction, startedAt: { $gte: from, $lt: to } }, { projection: { tenantId: 1, direction: 1, status: 1, outcome: 1, agentId: 1, campaignId: 1, durationSeconds: 1, creditsCharged: 1, startedAt: 1 } });
+    return docs.map(toCall);
+  }
+
+  async setRinging(id: string, from: readonly CallStatus[] = ['queued']): Promise<Call | null> {
+    return this.move(id, { status: 'ringing' }, from);
+  }
+
+  async setAnswered(id: string, answeredAt: Date, carrierCallId: string, holdFailed: boolean): Promise<Call | null> {
+    return this.move(id, { status: 'in_progress', answeredAt, carrierCallId, holdFailed }, ['queued', 'ringing']);
+  }
+
+  /** Ends a call still active; null when it had ended already (a recovery raced its owner). */
+  async finish(id: string, end: CallEnd): Promise<Call | null> {
+    return this.move(id, end, ACTIVE_STATUSES);
+  }
+
+  /** Billing's outcome of the call: set once, whatever arrives later (billing announces exactly one). */
+  async setBilling(id: string, tenantId: string, b: Pick<Call, 'billingStatus'> & Partial<Pick<Call, 'creditsCharged' | 'creditsError' | 'balanceAfter'>>): Promise<Call | null> {
+    const doc = await this.internal.updateById(id, { $set: b }, { where: { tenantId } });
+    return doc ? toCall(doc) : null;
+  }
+
+  async saveDetails(scope: TenantScope, id: string, transcript: TranscriptTurn[], analysis: CallAnalysis | undefined): Promise<void> {
+    // Written before the call says it has them; a replay (recovery) finds the same already there.
+    try {
+      await this.details.insert(scope, { _id: id, transcript, ...(analysis && { analysis }) });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+  }
+
+  async getDetails(scope: TenantScope, id: string): Promise<CallDetails | null> {
+    const doc = await this.details.findById(scope, id);
+    return doc ? { transcript: doc.transcript ?? [], ...(doc.analysis && { analysis: doc.analysis }) } : null;
+  }
+
+  private async move(id: string, set: Partial<Call>, from: readonly CallStatus[]): Promise<Call | null> {
+    const doc = await this.internal.updateById(id, { $set: set }, { where: { status: { $in: [...from] } } });
+    return doc ? toCall(doc) : null;
+  }
+}
+
+function toCall(doc: CallDoc): Call {
+  const { _id, ...rest } = doc;
+  return { id: _id, ...rest } as Call;
+}

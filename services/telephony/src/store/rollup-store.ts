@@ -1,0 +1,81 @@
+import type { QueryShape } from '@voiceapi/kit';
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { Direction } from '../domain/call';
+import type { Rollup } from '../domain/rollup';
+
+interface RollupDoc extends Rollup {
+  /** `<tenant>|<direction>|<bucket start ISO>`. */
+  _id: string;
+}
+
+const totals = { calls: Number, completed: Number, durationSeconds: Number, creditsCharged: Number };
+export const rollupSchema = new Schema<RollupDoc>(
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    direction: { type: String, required: true },
+    start: { type: Date, required: true },
+    totals: { _id: false, ...totals },
+    byAgent: [{ _id: false, key: { type: String, default: null }, ...totals }],
+    byCampaign: [{ _id: false, key: { type: String, default: null }, ...totals }],
+  },
+  { collection: 'call_rollups', versionKey: false },
+);
+// Serves `range` (both directions) and `range of a direction`.
+rollupSchema.index({ tenantId: 1, start: 1 });
+rollupSchema.index({ tenantId: 1, direction: 1, start: 1 });
+export const rollupQueryShapes: QueryShape[] = [
+  { name: 'range', equality: ['tenantId'], range: ['start'] },
+  { name: 'range of a direction', equality: ['tenantId', 'direction'], range: ['start'] },
+];
+
+interface DirtyDoc {
+  _id: string;
+  tenantId: string;
+  direction: Direction;
+  start: Date;
+  markedAt: Date;
+}
+
+export const dirtySchema = new Schema<DirtyDoc>(
+  { _id: String, tenantId: { type: String, required: true }, direction: { type: String, required: true }, start: { type: Date, required: true }, markedAt: { type: Date, required: true } },
+  { collection: 'call_rollups_dirty', versionKey: false },
+);
+
+export const rollupId = (tenantId: string, direction: Direction, start: Date): string => `${tenantId}|${direction}|${start.toISOString()}`;
+
+/**
+ * Analytics rollups, and the buckets whose calls changed since they were computed. A bucket is
+ * recomputed from its calls rather than incremented, so a replayed event or a crash between two
+ * writes can neither count a call twice nor lose it.
+ */
+export class RollupStore {
+  private readonly rollups: Model<RollupDoc>;
+  private readonly dirty: Model<DirtyDoc>;
+
+  constructor(conn: Connection) {
+    this.rollups = conn.models.CallRollup ?? conn.model<RollupDoc>('CallRollup', rollupSchema);
+    this.dirty = conn.models.CallRollupDirty ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema);
+  }
+
+  async markDirty(tenantId: string, direction: Direction, start: Date, now: Date): Promise<void> {
+    await this.dirty.updateOne({ _id: rollupId(tenantId, direction, start) }, { $set: { tenantId, direction, start, markedAt: now } }, { upsert: true });
+  }
+
+  async dirtyBuckets(limit: number): Promise<DirtyDoc[]> {
+    return this.dirty.find({}).limit(limit).lean<DirtyDoc[]>();
+  }
+
+  /** Forgets the mark unless it was set again since it was read (then the bucket is recomputed again). */
+  async clean(mark: DirtyDoc): Promise<void> {
+    await this.dirty.deleteOne({ _id: mark._id, markedAt: mark.markedAt });
+  }
+
+  async put(r: Rollup): Promise<void> {
+    await this.rollups.replaceOne({ _id: rollupId(r.tenantId, r.direction, r.start) }, r, { upsert: true });
+  }
+
+  async range(tenantId: string, from: Date, to: Date, direction?: Direction): Promise<Rollup[]> {
+    return this.rollups.find({ tenantId, ...(direction && { direction }), start: { $gte: from, $lt: to } }).lean<RollupDoc[]>();
+  }
+}

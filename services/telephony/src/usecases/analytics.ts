@@ -1,0 +1,77 @@
+import { requireTenant, validationError, type CallContext, type Lease, type Logger } from '@voiceapi/kit';
+import { IANAZone } from 'luxon';
+import { DIRECTIONS, type Direction } from '../domain/call';
+import { BUCKET_MS, bucketStart, group, rollUp, type Bucket, type GroupBy } from '../domain/rollup';
+import type { CallStore } from '../store/call-store';
+import type { RollupStore } from '../store/rollup-store';
+
+const GROUPS: readonly GroupBy[] = ['day', 'agent', 'campaign'];
+const MAX_RANGE_MS = 366 * 24 * 3600_000;
+
+export interface AnalyticsQuery {
+  groupBy: string;
+  from: Date;
+  to: Date;
+  direction?: string;
+  timeZone?: string;
+}
+
+/**
+ * Call aggregates read from rollups (per tenant, direction and quarter hour), never by scanning
+ * calls. Calls count in the bucket of their start; `from` and `to` apply at that granularity.
+ */
+export class Analytics {
+  constructor(private readonly rollups: RollupStore) {}
+
+  async calls(ctx: CallContext, q: AnalyticsQuery): Promise<Bucket[]> {
+    const scope = requireTenant(ctx);
+    const problems = [];
+    if (!GROUPS.includes(q.groupBy as GroupBy)) problems.push({ path: 'groupBy', message: `must be one of ${GROUPS.join(', ')}` });
+    if (q.direction !== undefined && !DIRECTIONS.includes(q.direction as Direction)) problems.push({ path: 'direction', message: `must be one of ${DIRECTIONS.join(', ')}` });
+    if (Number.isNaN(q.from.getTime())) problems.push({ path: 'from', message: 'must be a date-time' });
+    if (Number.isNaN(q.to.getTime())) problems.push({ path: 'to', message: 'must be a date-time' });
+    else if (q.from >= q.to) problems.push({ path: 'from', message: 'must be before to' });
+    else if (q.to.getTime() - q.from.getTime() > MAX_RANGE_MS) problems.push({ path: 'from', message: 'the range is at most 366 days' });
+    if (q.timeZone !== undefined && !IANAZone.isValidZone(q.timeZone)) problems.push({ path: 'timezone', message: 'must be an IANA time zone, e.g. Europe/Berlin' });
+    if (problems.length > 0) throw validationError('invalid analytics query', problems);
+    const rollups = await this.rollups.range(scope.tenantId, bucketStart(q.from), q.to, q.direction as Direction | undefined);
+    return group(rollups, q.groupBy as GroupBy, q.timeZone ?? 'UTC');
+  }
+}
+
+/** Recomputes the buckets whose calls changed (one replica, a lease), from their calls. */
+export class RollupWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly d: { rollups: RollupStore; calls: CallStore; lease: Lease; log: Logger; intervalMs: number },
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.running || !this.d.lease.held) return;
+      this.running = this.runOnce()
+        .then(() => undefined, (err: unknown) => this.d.log.warn({ err }, 'rollup pass failed; next pass tries again'))
+        .finally(() => (this.running = undefined));
+    }, this.d.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass; the number of buckets recomputed. */
+  async runOnce(limit = 200): Promise<number> {
+    const marks = await this.d.rollups.dirtyBuckets(limit);
+    for (const m of marks) {
+      const scope = requireTenant({ tenantId: m.tenantId, keyMode: 'live' });
+      const calls = await this.d.calls.startedBetween(scope, m.direction, m.start, new Date(m.start.getTime() + BUCKET_MS));
+      await this.d.rollups.put(rollUp(m.tenantId, m.direction, m.start, calls));
+      await this.d.rollups.clean(m);
+    }
+    return marks.length;
+  }
+}

@@ -1,0 +1,177 @@
+import { isDuplicateKeyError, requireTenant, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
+import { statusOfOutcome, type Call } from '../domain/call';
+import { bucketStart } from '../domain/rollup';
+import type { CallStore } from '../store/call-store';
+import type { LineStore } from '../store/line-store';
+import type { RecordingStore } from '../store/recording-store';
+import type { RollupStore } from '../store/rollup-store';
+import type { Wallet } from './ports';
+
+const { TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
+const direction = (c: Call) => (c.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND);
+export const liveScope = (tenantId: string): TenantScope => requireTenant({ tenantId, keyMode: 'live' });
+
+export interface RunnerDeps {
+  calls: CallStore;
+  recordings: RecordingStore;
+  lines: LineStore;
+  rollups: RollupStore;
+  carrier: CarrierAdapter;
+  wallet: Wallet;
+  outbox: Outbox;
+  log: Logger;
+  now: () => Date;
+}
+
+/** What the carrier is asked for a call. */
+export const carrierRequest = (call: Call): CarrierCallRequest => ({
+  callId: call.id,
+  direction: call.direction,
+  from: call.fromNumber,
+  to: call.toNumber ?? '',
+  maxCallSeconds: call.maxCallSeconds,
+  ...(call.talkSeconds !== undefined && { talkSeconds: call.talkSeconds }),
+});
+
+/**
+ * Carries a call from ringing to its end: answered (inbound: the hold placed then), ended with its
+ * outcome, transcript, analysis and recording stored, the end announced through the outbox, the
+ * line freed. Every step is idempotent by call id, so recovery may finish a call whose process died.
+ */
+export class CallRunner {
+  /** Calls this process is carrying: recovery leaves them alone. */
+  readonly carrying = new Set<string>();
+
+  constructor(private readonly d: RunnerDeps) {}
+
+  async run(call: Call): Promise<Call | null> {
+    this.carrying.add(call.id);
+    try {
+      let holdFailed = false;
+      let result: CarrierCallResult;
+      try {
+        result = await this.d.carrier.place(carrierRequest(call), {
+          answered: async (at, sid) => {
+            if (call.direction === 'inbound' && !call.sandbox) {
+              // Inbound holds are placed on answer; a patient reaches the clinic even when the
+              // wallet cannot cover it (the call is then billed as failed).
+              holdFailed = (await this.placeHold(call)) === 'insufficient';
+            }
+            const answered = await this.d.calls.setAnswered(call.id, at, sid, holdFailed);
+            if (answered) await this.announceStarted(answered);
+          },
+        });
+      } catch (err) {
+        this.d.log.warn({ err, callId: call.id }, 'the carrier failed a call');
+        return await this.finish(call, { carrierCallId: call.carrierCallId ?? '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'carrier_error');
+      }
+      return await this.finish({ ...call, holdFailed }, result);
+    } finally {
+      this.carrying.delete(call.id);
+    }
+  }
+
+  placeHold(call: Call): Promise<'placed' | 'insufficient'> {
+    const expiresAt = new Date(this.d.now().getTime() + this.d.carrier.longestMs(carrierRequest(call)) + 10 * 60_000);
+    return this.d.wallet.placeHold(liveScope(call.tenantId), call.id, call.direction, call.maxCallSeconds, expiresAt);
+  }
+
+  /** Ends a call with the carrier's result; null when it had ended already. */
+  async finish(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
+    const scope = liveScope(call.tenantId);
+    const now = this.d.now();
+    if (r.transcript) await this.d.calls.saveDetails(scope, call.id, r.transcript, r.analysis);
+    if (r.recording) await this.d.recordings.save(scope, call.id, r.recording, now);
+    const endReason = reason ?? (r.cutAtLimit ? 'max_call_seconds' : call.endReason);
+    const latest = (await this.d.calls.byId(call.id)) ?? call;
+    const holdFailed = latest.holdFailed || call.holdFailed;
+    // Announced before the row says it ended: a crash in between leaves the call active, recovery
+    // finishes it again, and the same event id is stored once.
+    try {
+      await this.d.outbox.add(
+        TelephonyCallEvent,
+        call.id,
+        {
+          occurTime: now,
+          event: {
+            $case: 'callEnded',
+            callEnded: {
+              callId: call.id,
+              tenantId: call.tenantId,
+              direction: direction(call),
+              durationSeconds: r.durationSeconds,
+              sandbox: call.sandbox,
+              startTime: call.startedAt,
+              endTime: now,
+              holdFailed,
+              free: false,
+              outcome: r.outcome,
+              optOut: r.analysis?.optOut ?? false,
+              ...(call.campaignId && { campaignId: call.campaignId }),
+              ...(call.agentId && { agentId: call.agentId }),
+              ...(call.agentName && { agentName: call.agentName }),
+              // A call row dropped before it was dialled is not news for leads (the claim was
+              // refused, and leads moved the contact on itself).
+              ...(call.contactId && endReason !== 'not_dialled' && { contactId: call.contactId }),
+              ...(call.dialId && { dialId: call.dialId }),
+              ...(endReason && { endReason }),
+              ...(r.analysis && { analysis: r.analysis }),
+              ...(call.fromNumber && { fromNumber: call.fromNumber }),
+              ...(call.toNumber && { toNumber: call.toNumber }),
+            },
+          },
+        },
+        { eventId: `call-ended:${call.id}` },
+      );
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+    const ended = await this.d.calls.finish(call.id, {
+      status: statusOfOutcome(r.outcome),
+      outcome: r.outcome,
+      endedAt: now,
+      durationSeconds: r.durationSeconds,
+      hasTranscript: (r.transcript?.length ?? 0) > 0,
+      hasAnalysis: r.analysis !== undefined,
+      hasRecording: r.recording !== undefined,
+      holdFailed,
+      ...(r.analysis && { summary: r.analysis.summary }),
+      ...(endReason && { endReason }),
+      ...(r.carrierCallId && { carrierCallId: r.carrierCallId }),
+    });
+    await this.d.lines.free(call.id);
+    await this.d.rollups.markDirty(call.tenantId, call.direction, bucketStart(call.startedAt), now);
+    return ended;
+  }
+
+  private async announceStarted(call: Call): Promise<void> {
+    try {
+      await this.d.outbox.add(
+        TelephonyCallEvent,
+        call.id,
+        {
+          occurTime: this.d.now(),
+          event: {
+            $case: 'callStarted',
+            callStarted: {
+              callId: call.id,
+              tenantId: call.tenantId,
+              direction: direction(call),
+              sandbox: call.sandbox,
+              startTime: call.answeredAt ?? call.startedAt,
+              ...(call.campaignId && { campaignId: call.campaignId }),
+              ...(call.agentId && { agentId: call.agentId }),
+              ...(call.contactId && { contactId: call.contactId }),
+              ...(call.dialId && { dialId: call.dialId }),
+            },
+          },
+        },
+        { eventId: `call-started:${call.id}` },
+      );
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import { notFound, requireTenant, validationError, type CallContext, type Page } from '@voiceapi/kit';
+import { CALL_STATUSES, DIRECTIONS, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
+import type { RecordingTokens } from '../domain/recording-token';
+import { telephonyReasons } from '../reasons';
+import type { CallFilter, CallStore } from '../store/call-store';
+import type { LineStore } from '../store/line-store';
+import type { RecordingStore } from '../store/recording-store';
+import { PART_BYTES } from '../store/recording-store';
+
+export interface FeedQuery {
+  direction?: string;
+  status?: string;
+  agentId?: string;
+  campaignId?: string;
+  startedAfter?: Date;
+  startedBefore?: Date;
+}
+
+const MAX_ID = 200;
+
+/** Reading calls: the feed, active calls, one call with its conversation, and recordings. */
+export class Calls {
+  constructor(
+    private readonly d: {
+      calls: CallStore;
+      lines: LineStore;
+      recordings: RecordingStore;
+      tokens: RecordingTokens;
+      tokenTtlMs: number;
+      now: () => Date;
+    },
+  ) {}
+
+  list(ctx: CallContext, q: FeedQuery, page: number, limit: number): Promise<Page<Call>> {
+    const scope = requireTenant(ctx);
+    return this.d.calls.page(scope, feedFilter(q), page, limit);
+  }
+
+  /** Calls holding a line: queued for the carrier, ringing or in progress. */
+  async active(ctx: CallContext): Promise<Call[]> {
+    const scope = requireTenant(ctx);
+    const lines = await this.d.lines.held(scope.tenantId);
+    const calls = await this.d.calls.getMany(scope, lines.map((l) => l.callId));
+    return calls.filter((c) => ['queued', 'ringing', 'in_progress'].includes(c.status));
+  }
+
+  /** One call with its transcript and analysis; with a contact, only a call of that contact. */
+  async get(ctx: CallContext, id: string, contactId?: string): Promise<{ call: Call; details: CallDetails | null }> {
+    const scope = requireTenant(ctx);
+    const call = await this.d.calls.get(scope, id);
+    if (!call || (contactId !== undefined && call.contactId !== contactId)) throw notFound('call');
+    const details = call.hasTranscript || call.hasAnalysis ? await this.d.calls.getDetails(scope, id) : null;
+    return { call, details };
+  }
+
+  ofContact(ctx: CallContext, contactId: string, page: number, limit: number): Promise<Page<Call>> {
+    const scope = requireTenant(ctx);
+    if (!contactId || contactId.length > MAX_ID) throw notFound('contact');
+    return this.d.calls.page(scope, { contactId }, page, limit);
+  }
+
+  /** A signed path to the call's recording, valid for the configured lifetime (≤ 15 min). */
+  async recordingLink(ctx: CallContext, id: string): Promise<{ path: string; expiresAt: Date }> {
+    const scope = requireTenant(ctx);
+    const call = await this.d.calls.get(scope, id);
+    if (!call?.hasRecording) throw notFound('recording');
+    const expiresAt = new Date(this.d.now().getTime() + this.d.tokenTtlMs);
+    const token = this.d.tokens.sign({ tenantId: scope.tenantId, callId: id, expiresAt });
+    return { path: `/api/v1/recordings/${token}`, expiresAt };
+  }
+
+  /** A part of the audio behind a token (the token is the only authority). */
+  async openRecording(token: string, offset: number): Promise<{ contentType: string; sizeBytes: number; data: Buffer }> {
+    const check = this.d.tokens.verify(token, this.d.now());
+    if (!check.ok) {
+      throw check.why === 'expired'
+        ? telephonyReasons.error('recording_link_expired', 'this recording link has expired; ask for a new one')
+        : telephonyReasons.error('recording_link_invalid', 'this recording link is not valid');
+    }
+    const scope = requireTenant({ tenantId: check.grant.tenantId, keyMode: 'live' });
+    const header = await this.d.recordings.header(scope, check.grant.callId);
+    if (!header) throw notFound('recording');
+    if (!Number.isInteger(offset) || offset < 0 || offset > header.sizeBytes) throw validationError('offset is outside the recording');
+    const data = offset === header.sizeBytes ? Buffer.alloc(0) : await this.d.recordings.read(scope, check.grant.callId, offset);
+    return { contentType: header.contentType, sizeBytes: header.sizeBytes, data: data.subarray(0, PART_BYTES) };
+  }
+}
+
+/** The feed's filters, checked again here: the service never trusts that a caller validated them. */
+export function feedFilter(q: FeedQuery): CallFilter {
+  const problems: { path: string; message: string }[] = [];
+  if (q.direction !== undefined && !DIRECTIONS.includes(q.direction as Direction)) problems.push({ path: 'direction', message: `must be one of ${DIRECTIONS.join(', ')}` });
+  if (q.status !== undefined && !CALL_STATUSES.includes(q.status as CallStatus)) problems.push({ path: 'status', message: `must be one of ${CALL_STATUSES.join(', ')}` });
+  for (const f of ['agentId', 'campaignId'] as const) if (q[f] !== undefined && (q[f].length === 0 || q[f].length > MAX_ID)) problems.push({ path: f, message: `must be 1–${MAX_ID} characters` });
+  for (const f of ['startedAfter', 'startedBefore'] as const) if (q[f] && Number.isNaN(q[f].getTime())) problems.push({ path: f, message: 'must be a date-time' });
+  if (q.startedAfter && q.startedBefore && q.startedAfter > q.startedBefore) problems.push({ path: 'startedAfter', message: 'must not be later than startedBefore' });
+  if (problems.length > 0) throw validationError('invalid call filter', problems);
+  return {
+    ...(q.direction && { direction: q.direction as Direction }),
+    ...(q.status && { status: q.status as CallStatus }),
+    ...(q.agentId && { agentId: q.agentId }),
+    ...(q.campaignId && { campaignId: q.campaignId }),
+    ...(q.startedAfter && { startedAfter: q.startedAfter }),
+    ...(q.startedBefore && { startedBefore: q.startedBefore }),
+  };
+}

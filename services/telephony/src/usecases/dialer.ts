@@ -1,0 +1,187 @@
+import type { Lease, Logger, TypedCounter } from '@voiceapi/kit';
+import { outboundCallId, type Call } from '../domain/call';
+import type { CallStore } from '../store/call-store';
+import type { DialQueueStore, QueuedDial } from '../store/dial-queue-store';
+import type { LineStore } from '../store/line-store';
+import type { TenantSettingsStore } from '../store/tenant-settings-store';
+import { liveScope, type CallRunner } from './call-runner';
+import type { DialClaims } from './ports';
+
+/** How long a dial waits when leads or billing could not answer. */
+const RETRY_MS = 5_000;
+
+export interface DialerDeps {
+  queue: DialQueueStore;
+  calls: CallStore;
+  lines: LineStore;
+  settings: TenantSettingsStore;
+  claims: DialClaims;
+  runner: CallRunner;
+  lease: Lease;
+  log: Logger;
+  now: () => Date;
+  intervalMs: number;
+  metrics?: { dials: TypedCounter<{ result: string }> };
+}
+
+/**
+ * Turns dial requests into calls. Requests are queued durably (a redelivery finds itself queued);
+ * one replica (a lease) dispatches them to free lines of each tenant's concurrency package. Each
+ * dial is claimed with leads first (the checks again: a contact cancelled, opted out or put on a
+ * do-not-call list since ingest is never dialled), gets its call row (its id follows from the
+ * dial id, so the row's insert admits one try only), then its hold, and only then rings.
+ */
+export class Dialer {
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private again = false;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly d: DialerDeps) {}
+
+  /** Accepts a dial request (idempotent by dial id). */
+  async enqueue(req: Omit<QueuedDial, 'queuedAt' | 'notBefore'>): Promise<void> {
+    const now = this.d.now();
+    await this.d.queue.add({ ...req, queuedAt: now, notBefore: now });
+    this.nudge();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.nudge(), this.d.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops dispatching and waits for dials being set up (calls already ringing run on; recovery finishes them if this process ends first). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.ticking;
+    await Promise.allSettled(this.inFlight.values());
+  }
+
+  isDispatching(dialId: string): boolean {
+    return this.inFlight.has(dialId);
+  }
+
+  /** Dispatches now (coalesced with a dispatch under way). */
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = (async () => {
+      try {
+        do {
+          this.again = false;
+          if (this.d.lease.held) await this.dispatch();
+        } while (this.again && !this.stopped);
+      } catch (err) {
+        this.d.log.warn({ err }, 'dial dispatch failed; next tick tries again');
+      } finally {
+        this.ticking = undefined;
+      }
+    })();
+  }
+
+  /** One pass: each tenant's waiting dials, oldest first, onto its free lines. */
+  async dispatch(): Promise<number> {
+    const now = this.d.now();
+    const waiting = (await this.d.queue.waiting(1_000)).filter((q) => q.notBefore <= now && !this.inFlight.has(q.dialId));
+    const byTenant = new Map<string, QueuedDial[]>();
+    for (const q of waiting) byTenant.set(q.tenantId, [...(byTenant.get(q.tenantId) ?? []), q]);
+    let started = 0;
+    for (const [tenantId, dials] of byTenant) {
+      const limit = await this.d.settings.maxConcurrentCalls(tenantId);
+      for (const q of dials) {
+        const callId = outboundCallId(tenantId, q.dialId);
+        if (!(await this.d.lines.take(tenantId, callId, limit, now))) break;
+        const p = this.place(q, callId).finally(() => this.inFlight.delete(q.dialId));
+        this.inFlight.set(q.dialId, p);
+        started++;
+      }
+    }
+    return started;
+  }
+
+  private async place(q: QueuedDial, callId: string): Promise<void> {
+    let ringing: Call | null = null;
+    try {
+      ringing = await this.prepare(q, callId);
+    } catch (err) {
+      // Leads or billing could not answer: the request waits and is tried again.
+      this.d.log.warn({ err, dialId: q.dialId }, 'dial could not be prepared; retrying later');
+      await this.d.lines.free(callId);
+      await this.d.queue.postpone(q.dialId, new Date(this.d.now().getTime() + RETRY_MS)).catch(() => undefined);
+      return;
+    }
+    if (!ringing) return;
+    // The call runs on its own; the dispatcher is done with this request.
+    void this.d.runner.run(ringing).catch((err: unknown) => this.d.log.error({ err, callId }, 'call could not be finished; recovery will'));
+  }
+
+  /** The steps before the phone rings; the ringing call, or null when this dial ends here. */
+  private async prepare(q: QueuedDial, callId: string): Promise<Call | null> {
+    const scope = liveScope(q.tenantId);
+    const claim = await this.d.claims.claim(scope, q.contactId, q.dialId);
+    let call = await this.d.calls.byId(callId);
+    if (!claim.allowed && !(claim.refusal === 'already_claimed' && (!call || call.status === 'queued'))) {
+      // Refused (leads moved the contact on), or claimed and carried by an earlier try.
+      this.d.metrics?.dials.add(1, { result: claim.refusal });
+      await this.drop(q, callId, call);
+      return null;
+    }
+    if (!call) {
+      // `already_claimed` without a call row: an earlier try of this request died before it
+      // wrote one, so nobody dialled it; the row's insert decides who does now.
+      const fresh: Call = {
+        id: callId,
+        tenantId: q.tenantId,
+        direction: 'outbound',
+        status: 'queued',
+        dialId: q.dialId,
+        contactId: q.contactId,
+        campaignId: claim.allowed ? claim.campaignId : q.campaignId,
+        ...((claim.allowed ? claim.agentName : q.agentName) && { agentName: (claim.allowed ? claim.agentName : q.agentName)! }),
+        fromNumber: null,
+        toNumber: q.phone,
+        startedAt: this.d.now(),
+        durationSeconds: 0,
+        maxCallSeconds: claim.allowed ? claim.maxCallSeconds || q.maxCallSeconds : q.maxCallSeconds,
+        sandbox: false,
+        holdFailed: false,
+        billingStatus: 'pending',
+        hasTranscript: false,
+        hasAnalysis: false,
+        hasRecording: false,
+      };
+      if (await this.d.calls.create(scope, fresh)) call = fresh;
+      else call = await this.d.calls.byId(callId);
+    }
+    if (!call || call.status !== 'queued') {
+      await this.drop(q, callId, call);
+      return null;
+    }
+    if ((await this.d.runner.placeHold(call)) === 'insufficient') {
+      this.d.metrics?.dials.add(1, { result: 'insufficient_credits' });
+      await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'insufficient_credits');
+      await this.d.queue.remove(q.dialId);
+      return null;
+    }
+    // Queued → ringing once: the last check before the carrier is asked.
+    const ringing = await this.d.calls.setRinging(callId);
+    await this.d.queue.remove(q.dialId);
+    if (ringing) this.d.metrics?.dials.add(1, { result: 'dialled' });
+    return ringing;
+  }
+
+  private async drop(q: QueuedDial, callId: string, call: Call | null): Promise<void> {
+    // A row an earlier try wrote is ended, so the feed never shows a call queued for ever (and
+    // billing releases any hold that try placed).
+    if (call?.status === 'queued') await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'not_dialled');
+    await this.d.queue.remove(q.dialId);
+    // The line stays with a call another try is carrying.
+    if (!call || !['ringing', 'in_progress'].includes(call.status)) await this.d.lines.free(callId);
+  }
+}

@@ -1,0 +1,71 @@
+import type { Lease, Logger } from '@voiceapi/kit';
+import type { CarrierAdapter } from '../carrier/carrier';
+import { ACTIVE_STATUSES } from '../domain/call';
+import type { CallStore } from '../store/call-store';
+import type { DialQueueStore } from '../store/dial-queue-store';
+import type { LineStore } from '../store/line-store';
+import { carrierRequest, type CallRunner } from './call-runner';
+
+/** A call in progress is someone else's until this long past its due end. */
+const GRACE_MS = 30_000;
+/** A line or queued call row this old with nothing behind it was left by a crash. */
+const STALE_MS = 120_000;
+
+/**
+ * Finishes what a crashed replica was carrying, from the lines in use (only calls in progress
+ * hold one, so the poll stays small): a call past its due end is ended as the carrier reports it
+ * (the simulator's result is a function of the call), a call that never rang is ended `failed`,
+ * and a line whose call ended or never existed is freed. One replica does it (a lease).
+ */
+export class Recovery {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly d: { lines: LineStore; calls: CallStore; queue: DialQueueStore; runner: CallRunner; carrier: CarrierAdapter; lease: Lease; log: Logger; now: () => Date; intervalMs: number; isDispatching: (dialId: string) => boolean },
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.running || !this.d.lease.held) return;
+      this.running = this.runOnce()
+        .then(() => undefined, (err: unknown) => this.d.log.warn({ err }, 'recovery pass failed; next pass tries again'))
+        .finally(() => (this.running = undefined));
+    }, this.d.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  async runOnce(): Promise<{ finished: number; freed: number }> {
+    const now = this.d.now();
+    let finished = 0;
+    let freed = 0;
+    for (const line of await this.d.lines.all()) {
+      if (this.d.runner.carrying.has(line.callId)) continue;
+      const call = await this.d.calls.byId(line.callId);
+      if (!call || !ACTIVE_STATUSES.includes(call.status)) {
+        if (call || now.getTime() - line.takenAt.getTime() > STALE_MS) {
+          await this.d.lines.free(line.callId);
+          freed++;
+        }
+        continue;
+      }
+      if (call.status === 'queued') {
+        if (now.getTime() - call.startedAt.getTime() < STALE_MS || (call.dialId && this.d.isDispatching(call.dialId))) continue;
+        await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'not_recovered');
+        finished++;
+        continue;
+      }
+      const result = this.d.carrier.recover(carrierRequest(call), call.startedAt, new Date(now.getTime() - GRACE_MS));
+      if (!result) continue;
+      this.d.log.info({ callId: call.id }, 'finishing a call its replica left in progress');
+      await this.d.runner.finish(call, result);
+      finished++;
+    }
+    return { finished, freed };
+  }
+}
