@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
-  const sys = await startSystem({ gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' } });
+  const sys = await startSystem({ without: ['telephony'], gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' } });
   const gw = sys.gateways[0]!.url;
   const log = createLogger('bench', 'silent');
   const kafka = createKafka({ brokers: infra.kafkaBrokers.split(','), clientId: 'leads-bench', log });

@@ -24,7 +24,7 @@ export interface System {
   /** Settings every process gets (MONGO_URL, KAFKA_BROKERS); a suite may add to it before a (re)start. */
   env: Record<string, string>;
   /** (Re)starts one manifest service and waits until it listens. */
-  startService(name: string): Promise<Proc>;
+  startService(name: string, extra?: Record<string, string>): Promise<Proc>;
   /** Shorthands for the companies service, used by suites that stop and start it. */
   readonly companies: Proc;
   readonly companiesPort: number;
@@ -38,8 +38,19 @@ export interface System {
  * harness's MongoDB and Kafka, each suite in databases of its own.
  */
 export async function startSystem(
-  opts: { gateways?: number; gatewayEnv?: Record<string, string>; /** e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */ gatewayNodeArgs?: string[] } = {},
+  opts: {
+    gateways?: number;
+    gatewayEnv?: Record<string, string>;
+    /** Settings of one service, by its manifest name, e.g. `{ telephony: { CARRIER_SIMULATOR_SPEEDUP: '100' } }`. */
+    serviceEnv?: Record<string, Record<string, string>>;
+    /** Services of the manifest not to start (a suite that needs one absent, e.g. no dialler). */
+    without?: string[];
+    /** e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */ gatewayNodeArgs?: string[];
+  } = {},
 ): Promise<System> {
+  const serviceEnv = opts.serviceEnv ?? {};
+  // Each service's own secrets (manifest `secrets`), made once per suite and kept across restarts.
+  const secrets: Record<string, Record<string, string>> = {};
   const suffix = randomBytes(4).toString('hex');
   const ports: Record<string, number> = {};
   for (const s of manifest.services) ports[s.name] = await freePort();
@@ -52,15 +63,19 @@ export async function startSystem(
     ports,
     gatewayDb: `${gw.mongoDb}_${suffix}`,
     env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS! },
-    async startService(name) {
+    async startService(name, extra = {}) {
       const s = manifest.services.find((x) => x.name === name);
       if (!s) throw new Error(`${name} is not a gRPC service of services/manifest.json`);
       const port = ports[name]!;
+      secrets[name] ??= Object.fromEntries((s.secrets ?? []).map((k) => [k, randomBytes(32).toString('base64url')]));
       const proc = startProcess(name, s.entry, {
         ...addresses,
         ...system.env,
+        ...secrets[name],
         MONGO_DB: `${s.mongoDb}_${suffix}`,
         [s.portEnv]: String(port),
+        ...serviceEnv[name],
+        ...extra,
       });
       procs.push(proc);
       await waitFor(name, () => tcpOpen(port), 30_000, proc);
@@ -102,7 +117,8 @@ export async function startSystem(
   };
   try {
     // allSettled: every start has finished (or failed) before a failure stops what did start.
-    const started = await Promise.allSettled(manifest.services.map((s) => system.startService(s.name)));
+    const wanted = manifest.services.filter((s) => !opts.without?.includes(s.name));
+    const started = await Promise.allSettled(wanted.map((s) => system.startService(s.name)));
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     for (let i = 0; i < (opts.gateways ?? 1); i++) await system.startGateway();

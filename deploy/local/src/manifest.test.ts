@@ -48,6 +48,13 @@ describe('service manifest', () => {
     );
   });
 
+  it('names the secrets a process alone holds, as setting names', () => {
+    expect(parseManifest({ processes: [{ ...companies, secrets: ['SIGNING_KEY'] }, gateway] }).services[0]!.secrets).toEqual(['SIGNING_KEY']);
+    expect(parseManifest({ processes: [companies, gateway] }).services[0]!.secrets).toBeUndefined();
+    expect(() => parseManifest({ processes: [{ ...companies, secrets: ['signing key'] }, gateway] })).toThrow(/secrets: must be a list of setting names/);
+    expect(() => parseManifest({ processes: [{ ...companies, secrets: 'SIGNING_KEY' }, gateway] })).toThrow(/secrets: must be a list of setting names/);
+  });
+
   it('refuses a path that leaves the repository', () => {
     expect(() => parseManifest({ processes: [{ ...companies, workspace: '../x', entry: '../x/main.js' }, gateway] })).toThrow(/workspace: .* does not match/);
   });

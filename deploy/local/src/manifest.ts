@@ -28,6 +28,11 @@ export interface ProcessEntry {
   readonly mongoDb: string;
   /** Its chart, charts/<chart>, listed in the platform umbrella. */
   readonly chart: string;
+  /**
+   * Settings holding secrets only this process may know (e.g. a signing key): `make run` makes each
+   * once and keeps it in the data directory, tests make them per suite, charts read them from a Secret.
+   */
+  readonly secrets?: readonly string[];
 }
 
 export interface Manifest {
@@ -42,7 +47,7 @@ export interface Manifest {
 /** services/manifest.json (this file is compiled to deploy/local/dist/manifest.js). */
 export const manifestPath = path.resolve(__dirname, '../../../services/manifest.json');
 
-const FIELDS = ['name', 'package', 'workspace', 'entry', 'protocol', 'portEnv', 'port', 'addressEnv', 'mongoDb', 'chart'];
+const FIELDS = ['name', 'package', 'workspace', 'entry', 'protocol', 'portEnv', 'port', 'addressEnv', 'mongoDb', 'chart', 'secrets'];
 const NAME = /^[a-z][a-z0-9-]{0,50}[a-z0-9]$/;
 const ENV = /^[A-Z][A-Z0-9_]*$/;
 const REL_PATH = /^(?!\/)(?!.*(^|\/)\.\.(\/|$))[A-Za-z0-9._/@-]+$/;
@@ -76,6 +81,8 @@ export function parseManifest(json: unknown, source = 'manifest'): Manifest {
     let addressEnv: string | undefined;
     if (protocol === 'grpc') addressEnv = str('addressEnv', ENV);
     else if (e.addressEnv !== undefined) bad('addressEnv', 'only gRPC services have one (the gateway is called by tenants)');
+    const secrets = e.secrets;
+    if (secrets !== undefined && (!Array.isArray(secrets) || secrets.some((x) => typeof x !== 'string' || !ENV.test(x)))) bad('secrets', 'must be a list of setting names');
     entries.push({
       name,
       package: str('package'),
@@ -87,6 +94,7 @@ export function parseManifest(json: unknown, source = 'manifest'): Manifest {
       ...(addressEnv ? { addressEnv } : {}),
       mongoDb: str('mongoDb'),
       chart: str('chart', NAME),
+      ...(Array.isArray(secrets) && secrets.length > 0 && { secrets: secrets as string[] }),
     });
   });
 

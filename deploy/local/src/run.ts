@@ -213,7 +213,8 @@ async function main(): Promise<void> {
 
   const services = manifest.services.map((s) => {
     const port = ports.get(s.name)!;
-    return superviseProcess(s, { ...shared, [s.portEnv]: String(port) }, `127.0.0.1:${port}`, () => tcpOpen(port));
+    const secrets = Object.fromEntries((s.secrets ?? []).map((name) => [name, persistentSecret(name, `${s.name}-${name.toLowerCase().replace(/_/g, '-')}`)]));
+    return superviseProcess(s, { ...shared, ...secrets, [s.portEnv]: String(port) }, `127.0.0.1:${port}`, () => tcpOpen(port));
   });
   tiers.push(services);
   await Promise.all(services.map((s) => s.started));

@@ -1,0 +1,411 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, createKafka, type CallContext } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import mongoose from 'mongoose';
+import { startBilling } from '../../billing/src/main';
+import { startLeads } from '../../leads/src/main';
+import { RecordingTokens } from '../src/domain/recording-token';
+import { startTelephony } from '../src/main';
+
+type Telephony = ReturnType<typeof createPromiseClient<typeof voiceapi.telephony.v1.TelephonyServiceService>>;
+type Leads = ReturnType<typeof createPromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>>;
+type Billing = ReturnType<typeof createPromiseClient<typeof voiceapi.billing.v1.BillingServiceService>>;
+type Call = voiceapi.telephony.v1.Call;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`not in time: ${what}`);
+    await sleep(100);
+  }
+}
+const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
+  return err;
+};
+
+const SECRET = randomBytes(32).toString('base64url');
+const SPEEDUP = 200;
+
+// Telephony in-process with real leads and billing services, against the harness's FerretDB and
+// Kafka, over real gRPC: dial requests from leads become simulated calls, held and charged by billing.
+describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', () => {
+  const suffix = randomBytes(4).toString('hex');
+  const log = createLogger('telephony-test', 'silent');
+  const base = { MONGO_URL: process.env.MONGO_URL, KAFKA_BROKERS: process.env.KAFKA_BROKERS, GRPC_PORT: '0', LOG_LEVEL: 'silent' };
+  let billing: Awaited<ReturnType<typeof startBilling>>;
+  let leads: Awaited<ReturnType<typeof startLeads>>;
+  let svc: Awaited<ReturnType<typeof startTelephony>>;
+  let tel: Telephony;
+  let lc: Leads;
+  let bc: Billing;
+  let conn: mongoose.Connection;
+
+  const tenant = (mode: 'live' | 'sandbox' = 'live'): CallContext => ({ tenantId: `t-${randomUUID()}`, keyMode: mode });
+  const fund = (ctx: CallContext, amount = 10_000) => bc.topUp({ amount, reference: `top:${randomUUID()}` }, ctx);
+  const balance = async (ctx: CallContext) => (await bc.getBalance({}, ctx)).balance!;
+  const campaign = async (ctx: CallContext, extra: Partial<voiceapi.leads.v1.CreateCampaignRequest> = {}) => {
+    const c = await lc.createCampaign({ name: 'Spring', type: '', channels: [], ...extra }, ctx);
+    await lc.startCampaign({ id: c.campaign!.id }, ctx);
+    return c.campaign!.id;
+  };
+  const lead = async (ctx: CallContext, campaignId: string, phone: string) =>
+    (
+      await lc.ingestLead(
+        { campaignId, lead: { phone, channels: ['call'], consent: { outboundCall: true, capturedAt: new Date(Date.now() - 3_600_000), source: 'web form' }, templateVariables: {}, whatsappParams: {} } },
+        ctx,
+      )
+    ).contact!;
+  const callsOf = async (ctx: CallContext, contactId: string) => (await tel.listContactCalls({ contactId, page: { page: 1, limit: 100 } }, ctx)).calls;
+  /** The contact's call once billing has said how it was billed. */
+  const billedCall = (ctx: CallContext, contactId: string) =>
+    eventually(`the billed call of ${contactId}`, async () => {
+      const [c] = await callsOf(ctx, contactId);
+      return c && c.billingStatus !== 'pending' && c.outcome ? c : undefined;
+    });
+  // San Francisco numbers, a new exchange each; the last four digits pick the simulator's scenario.
+  let line = 0;
+  const phone = (suffix4?: string) => {
+    line++;
+    return `+1415${200 + (line % 700)}${suffix4 ?? String(1000 + ((line * 37) % 8000))}`;
+  };
+
+  beforeAll(async () => {
+    billing = await startBilling({ ...base, MONGO_DB: `billing_tit_${suffix}`, INSTANCE_ID: `billing-tit-${suffix}`, SWEEP_INTERVAL_MS: '1000' });
+    bc = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${billing.port}`, { timeoutMs: 20_000 });
+    leads = await startLeads({ ...base, MONGO_DB: `leads_tit_${suffix}`, INSTANCE_ID: `leads-tit-${suffix}`, BILLING_GRPC_ADDR: `127.0.0.1:${billing.port}`, CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' });
+    lc = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, `127.0.0.1:${leads.port}`, { timeoutMs: 20_000 });
+    svc = await startTelephony({
+      ...base,
+      MONGO_DB: `telephony_tit_${suffix}`,
+      INSTANCE_ID: `telephony-tit-${suffix}`,
+      BILLING_GRPC_ADDR: `127.0.0.1:${billing.port}`,
+      LEADS_GRPC_ADDR: `127.0.0.1:${leads.port}`,
+      CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP),
+      RECORDING_URL_SECRET: SECRET,
+      DISPATCH_INTERVAL_MS: '50',
+      ROLLUP_INTERVAL_MS: '100',
+      RECOVERY_INTERVAL_MS: '500',
+    });
+    tel = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, `127.0.0.1:${svc.port}`, { timeoutMs: 20_000 });
+    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_tit_${suffix}` }).asPromise();
+  });
+  afterAll(async () => {
+    tel.close();
+    lc.close();
+    bc.close();
+    await conn.close();
+    await svc.lifecycle.stop();
+    await leads.lifecycle.stop();
+    await billing.lifecycle.stop();
+  });
+
+  it('dials a lead, holds before dialling, charges the simulated duration, and the feed shows all of it', async () => {
+    const a = tenant();
+    await fund(a, 1_000);
+    const camp = await campaign(a, { maxCallSeconds: 300 });
+    const contact = await lead(a, camp, phone('0000'));
+    const call = await billedCall(a, contact.id);
+    expect(call).toMatchObject({
+      direction: 'outbound',
+      status: 'completed',
+      outcome: 'completed',
+      durationSeconds: 42,
+      campaignId: camp,
+      contactId: contact.id,
+      billingStatus: 'charged',
+      creditsCharged: 2, // one started minute at the outbound rate
+      hasTranscript: true,
+      hasAnalysis: true,
+      hasRecording: true,
+      callSessionId: `${contact.id}:1`,
+    });
+    expect(call.callSid).toMatch(/^SIM/);
+    expect(call.balanceAfter).toBe(998);
+    expect(await balance(a)).toMatchObject({ balance: 998, held: 0, available: 998 });
+    const rows = (await bc.listTransactions({ page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions;
+    expect(rows).toEqual([expect.objectContaining({ amount: -2, callId: call.id, balanceAfter: 998 })]);
+    // The contact followed the call to its end.
+    expect((await lc.getContact({ id: contact.id }, a)).contact).toMatchObject({ status: 'completed', lastCallId: call.id });
+    // One call, with its conversation; another tenant sees nothing of it.
+    const one = await tel.getCall({ callId: call.id, contactId: contact.id }, a);
+    expect(one.transcript.length).toBeGreaterThan(1);
+    expect(one.analysis).toMatchObject({ sentiment: 'positive', optOut: false });
+    expect((await rejection(tel.getCall({ callId: call.id }, tenant()))).reasonCode).toBe('not_found');
+    expect((await rejection(tel.getCall({ callId: call.id, contactId: 'someone-else' }, a))).reasonCode).toBe('not_found');
+    expect((await tel.listCalls({ page: { page: 1, limit: 25 } }, tenant())).calls).toEqual([]);
+    // The call document holds no audio: it is in the recordings store.
+    const raw = await conn.collection('calls').findOne({ _id: call.id as never });
+    expect(Object.keys(raw!)).not.toContain('recording');
+  });
+
+  it('gives every simulator outcome its billing: completed and voicemail charged, no answer, busy and failed skipped, opt-out listed', async () => {
+    const a = tenant();
+    await fund(a, 1_000);
+    const camp = await campaign(a, { maxAttempts: 1 });
+    const cases = [
+      ['0001', 'no_answer', 'no_answer', 0, 'skipped', 'failed'],
+      ['0002', 'busy', 'busy', 0, 'skipped', 'failed'],
+      ['0003', 'failed', 'failed', 0, 'skipped', 'failed'],
+      ['0004', 'voicemail', 'completed', 20, 'charged', 'completed'],
+      ['0005', 'completed', 'completed', 30, 'charged', 'completed'],
+    ] as const;
+    const contacts = await Promise.all(cases.map(([s]) => lead(a, camp, phone(s))));
+    for (const [i, [, outcome, status, seconds, billingStatus, contactStatus]] of cases.entries()) {
+      const c = await billedCall(a, contacts[i]!.id);
+      expect(c).toMatchObject({ outcome, status, durationSeconds: seconds, billingStatus, hasRecording: seconds > 0 });
+      const after = await eventually('the contact moved on', async () => {
+        const k = (await lc.getContact({ id: contacts[i]!.id }, a)).contact!;
+        return k.status === contactStatus ? k : undefined;
+      });
+      expect(after.lastCallId).toBe(c.id);
+    }
+    // The opted-out number is on the tenant's list now: a new lead to it is refused.
+    const optedOut = (await lc.getContact({ id: contacts[4]!.id }, a)).contact!.phone;
+    expect((await rejection(lead(a, camp, optedOut))).reasonCode).toBe('do_not_call');
+    expect((await tel.getCall({ callId: (await callsOf(a, contacts[4]!.id))[0]!.id }, a)).analysis).toMatchObject({ optOut: true });
+  });
+
+  it('never has more calls in progress than the tenant’s package, and dials every request once', async () => {
+    const a = tenant();
+    await fund(a, 10_000);
+    expect(await tel.setConcurrency({ maxConcurrentCalls: 2 }, a)).toEqual({ maxConcurrentCalls: 2 });
+    expect((await rejection(tel.setConcurrency({ maxConcurrentCalls: 0 }, a))).reasonCode).toBe('validation_error');
+    const camp = await campaign(a);
+    const contacts = await Promise.all(Array.from({ length: 6 }, () => lead(a, camp, phone())));
+    let most = 0;
+    await eventually(
+      'six calls ended',
+      async () => {
+        const active = (await tel.listActiveCalls({}, a)).calls;
+        const inProgress = await conn.collection('lines').countDocuments({ tenantId: a.tenantId });
+        most = Math.max(most, active.length, inProgress);
+        const done = (await tel.listCalls({ page: { page: 1, limit: 100 }, status: 'completed' }, a)).calls;
+        return done.length === 6 ? true : undefined;
+      },
+      60_000,
+    );
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
+    for (const c of contacts) expect(await callsOf(a, c.id)).toHaveLength(1);
+  });
+
+  it('dials nobody twice for a redelivered dial request', async () => {
+    const a = tenant();
+    await fund(a);
+    const camp = await campaign(a);
+    const contact = await lead(a, camp, phone('0000'));
+    const first = await billedCall(a, contact.id);
+    // The same request again, as Kafka may redeliver it (same event id and dial id).
+    const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'telephony-it', log });
+    const publisher = new EventPublisher(kafka);
+    await publisher.connect();
+    const dialRequested = { dialId: `${contact.id}:1`, tenantId: a.tenantId!, contactId: contact.id, campaignId: camp, phone: contact.phone, maxCallSeconds: 600, attempt: 1 };
+    await publisher.send([eventRecord(voiceapi.events.v1.LeadsEvent, contact.id, { occurTime: new Date(), event: { $case: 'dialRequested', dialRequested } }, `dial:${dialRequested.dialId}`)]);
+    await publisher.disconnect();
+    await sleep(1_500);
+    const calls = await callsOf(a, contact.id);
+    expect(calls.map((c) => c.id)).toEqual([first.id]);
+    expect((await bc.listTransactions({ page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions).toHaveLength(1);
+  });
+
+  it('fails a dial whose hold the wallet cannot cover, without dialling it', async () => {
+    const a = tenant();
+    // One 10-minute call's hold is 20 credits: both leads pass the check at ingest, one dial cannot hold.
+    await fund(a, 25);
+    const camp = await campaign(a, { maxCallSeconds: 600 });
+    const contacts = [await lead(a, camp, phone('0000')), await lead(a, camp, phone('0000'))];
+    const calls = await Promise.all(contacts.map((c) => billedCall(a, c.id)));
+    const refused = calls.filter((c) => c.endReason === 'insufficient_credits');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ status: 'failed', outcome: 'failed', durationSeconds: 0, billingStatus: 'skipped', hasRecording: false });
+    expect(refused[0]!.callSid).toBeUndefined();
+    const failedContact = contacts.find((c) => c.id === refused[0]!.contactId)!;
+    expect(await eventually('the contact failed', async () => {
+      const k = (await lc.getContact({ id: failedContact.id }, a)).contact!;
+      return k.status === 'failed' ? k : undefined;
+    })).toMatchObject({ endReason: 'insufficient_credits' });
+    expect(await balance(a)).toMatchObject({ balance: 23, held: 0 });
+  });
+
+  it('answers inbound calls on owned numbers with the default answering, billed at the inbound rate', async () => {
+    const a = tenant();
+    await fund(a, 100);
+    const number = phone('7000');
+    const assigned = await tel.assignNumber({ phoneNumber: number, countryIso: 'US' }, a);
+    expect(assigned.number).toMatchObject({ phoneNumber: number, status: 'active', monthlyCredits: 0 });
+    const { callId } = await tel.simulateInboundCall({ toNumber: number, fromNumber: '+14155559999', durationSeconds: 75 }, a);
+    const call = await eventually('the inbound call billed', async () => {
+      const c = (await tel.getCall({ callId }, a)).call!;
+      return c.billingStatus !== 'pending' ? c : undefined;
+    });
+    expect(call).toMatchObject({ direction: 'inbound', status: 'completed', durationSeconds: 75, fromNumber: '+14155559999', toNumber: number, billingStatus: 'charged', creditsCharged: 2 });
+    expect(call.agentId).toBeUndefined();
+    expect(await balance(a)).toMatchObject({ balance: 98, held: 0 });
+    // Only to the tenant's own numbers, and only sensible durations.
+    expect((await rejection(tel.simulateInboundCall({ toNumber: number, fromNumber: '+14155559999' }, tenant()))).reasonCode).toBe('not_found');
+    for (const d of [-1, 86_400]) expect((await rejection(tel.simulateInboundCall({ toNumber: number, fromNumber: '+14155559999', durationSeconds: d }, a))).reasonCode).toBe('validation_error');
+    // A wallet that cannot hold still answers; the call is billed failed, with no ledger row.
+    const poor = tenant();
+    const poorNumber = phone('7001');
+    await tel.assignNumber({ phoneNumber: poorNumber, countryIso: 'US' }, poor);
+    const { callId: unpaid } = await tel.simulateInboundCall({ toNumber: poorNumber, fromNumber: '+14155559998', durationSeconds: 30 }, poor);
+    const failed = await eventually('the unpaid call billed', async () => {
+      const c = (await tel.getCall({ callId: unpaid }, poor)).call!;
+      return c.billingStatus !== 'pending' ? c : undefined;
+    });
+    expect(failed).toMatchObject({ status: 'completed', durationSeconds: 30, billingStatus: 'failed', creditsError: 'insufficient_credits' });
+  });
+
+  it('signs recording links that work until they expire and fail when altered', async () => {
+    const a = tenant();
+    await fund(a);
+    const camp = await campaign(a);
+    const contact = await lead(a, camp, phone('0000'));
+    const call = await billedCall(a, contact.id);
+    const link = await tel.createRecordingLink({ callId: call.id }, a);
+    expect(link.path).toMatch(/^\/api\/v1\/recordings\/[\w-]+\.[\w-]+$/);
+    expect(link.expireTime!.getTime() - Date.now()).toBeLessThanOrEqual(15 * 60_000);
+    const token = link.path.split('/').pop()!;
+    const audio = await tel.openRecording({ token, offset: 0 }, {});
+    expect(audio.contentType).toBe('audio/wav');
+    expect(audio.data.length).toBe(audio.sizeBytes);
+    expect(Buffer.from(audio.data).toString('ascii', 0, 4)).toBe('RIFF');
+    const flipped = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA');
+    for (const bad of [flipped, token.slice(0, 20), `${token}x`, new RecordingTokens('y'.repeat(32)).sign({ tenantId: a.tenantId!, callId: call.id, expiresAt: new Date(Date.now() + 60_000) })]) {
+      expect((await rejection(tel.openRecording({ token: bad, offset: 0 }, {}))).reasonCode).toBe('recording_link_invalid');
+    }
+    const expired = new RecordingTokens(SECRET).sign({ tenantId: a.tenantId!, callId: call.id, expiresAt: new Date(Date.now() - 1_000) });
+    expect((await rejection(tel.openRecording({ token: expired, offset: 0 }, {}))).reasonCode).toBe('recording_link_expired');
+    // Another tenant cannot get a link to it; a call without audio has none.
+    expect((await rejection(tel.createRecordingLink({ callId: call.id }, tenant()))).reasonCode).toBe('not_found');
+  });
+
+  it('filters the feed as the spec says and refuses bad filters', async () => {
+    const a = tenant();
+    await fund(a);
+    const [c1, c2] = [await campaign(a), await campaign(a)];
+    const k1 = await lead(a, c1, phone('0000'));
+    const k2 = await lead(a, c2, phone('0001'));
+    await billedCall(a, k1.id);
+    await billedCall(a, k2.id);
+    const list = (q: Partial<voiceapi.telephony.v1.ListCallsRequest>) => tel.listCalls({ page: { page: 1, limit: 25 }, ...q }, a);
+    expect((await list({})).calls).toHaveLength(2);
+    expect((await list({})).page).toMatchObject({ total: 2, hasMore: false });
+    expect((await list({ campaignId: c1 })).calls.map((c) => c.contactId)).toEqual([k1.id]);
+    expect((await list({ status: 'no_answer' })).calls.map((c) => c.contactId)).toEqual([k2.id]);
+    expect((await list({ direction: 'inbound' })).calls).toEqual([]);
+    expect((await list({ startedAfter: new Date(Date.now() + 60_000) })).calls).toEqual([]);
+    expect((await list({ startedBefore: new Date(Date.now() - 3_600_000) })).calls).toEqual([]);
+    const paged = await tel.listCalls({ page: { page: 1, limit: 1 } }, a);
+    expect(paged.calls).toHaveLength(1);
+    expect(paged.page).toMatchObject({ total: 2, hasMore: true });
+    for (const bad of [{ direction: 'sideways' }, { status: 'weird' }, { startedAfter: new Date(), startedBefore: new Date(Date.now() - 1_000) }]) {
+      expect((await rejection(list(bad))).reasonCode).toBe('validation_error');
+    }
+  });
+
+  it('reads analytics from rollups: by day, campaign and agent, in any time zone', async () => {
+    const a = tenant();
+    await fund(a);
+    const camp = await campaign(a);
+    const ks = [await lead(a, camp, phone('0000')), await lead(a, camp, phone('0004')), await lead(a, camp, phone('0002'))];
+    for (const k of ks) await billedCall(a, k.id);
+    const query = (groupBy: string, extra: Partial<voiceapi.telephony.v1.CallAnalyticsRequest> = {}) =>
+      tel.callAnalytics({ groupBy, from: new Date(Date.now() - 86_400_000), to: new Date(Date.now() + 60_000), ...extra }, a);
+    const byCampaign = await eventually('the rollups caught up', async () => {
+      const r = await query('campaign');
+      return r.buckets[0]?.calls === 3 && r.buckets[0].creditsCharged === 4 ? r : undefined;
+    });
+    expect(byCampaign.buckets).toEqual([{ key: camp, calls: 3, completed: 1, durationSeconds: 62, avgDurationSeconds: 20.67, creditsCharged: 4 }]);
+    const days = (await query('day', { timeZone: 'Pacific/Kiritimati' })).buckets;
+    expect(days.reduce((n, b) => n + b.calls, 0)).toBe(3);
+    expect(days.every((b) => /^\d{4}-\d{2}-\d{2}$/.test(b.key!))).toBe(true);
+    expect((await query('agent')).buckets).toEqual([expect.objectContaining({ calls: 3 })]);
+    expect((await query('day', { direction: 'inbound' })).buckets).toEqual([]);
+    for (const bad of [{ groupBy: 'week' }, { groupBy: 'day', timeZone: 'Mars/Olympus' }, { groupBy: 'day', direction: 'up' }, { groupBy: 'day', from: new Date(), to: new Date(Date.now() - 1) }]) {
+      expect((await rejection(tel.callAnalytics({ from: new Date(Date.now() - 1_000), to: new Date(), ...bad } as voiceapi.telephony.v1.CallAnalyticsRequest, a))).reasonCode).toBe('validation_error');
+    }
+  });
+
+  it('sells a pool number once, debiting its monthly credits; sandbox changes nothing', async () => {
+    const number = phone('8000');
+    expect((await tel.addPoolNumber({ phoneNumber: number, countryIso: 'US', monthlyCredits: 15 }, {})).number).toMatchObject({ phoneNumber: number, status: 'available' });
+    expect((await rejection(tel.addPoolNumber({ phoneNumber: 'not-a-number', countryIso: 'US', monthlyCredits: 15 }, {}))).reasonCode).toBe('validation_error');
+    const [a, b, poor] = [tenant(), tenant(), tenant()];
+    await fund(a, 100);
+    await fund(b, 100);
+    await fund(poor, 10);
+    const digits = number.slice(-7);
+    expect((await tel.listAvailableNumbers({ countryIso: 'US', contains: digits, limit: 10 }, a)).numbers.map((n) => n.phoneNumber)).toEqual([number]);
+    expect((await rejection(tel.listAvailableNumbers({ contains: '12a', limit: 10 }, a))).reasonCode).toBe('validation_error');
+    // Sandbox: accepted, nothing changes.
+    expect((await tel.purchaseNumber({ phoneNumber: number }, { ...a, keyMode: 'sandbox' })).status).toBe('sandbox_accepted');
+    // The poor tenant cannot pay: 402-worthy, and the number stays for sale.
+    expect((await rejection(tel.purchaseNumber({ phoneNumber: number }, poor))).reasonCode).toBe('insufficient_credits');
+    // Two tenants at the same instant: exactly one gets it.
+    const results = await Promise.allSettled([tel.purchaseNumber({ phoneNumber: number }, a), tel.purchaseNumber({ phoneNumber: number }, b)]);
+    const won = results.filter((r) => r.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect((lost.reason as DomainError).reasonCode).toBe('number_already_owned');
+    const winner = results[0]!.status === 'fulfilled' ? a : b;
+    const loser = winner === a ? b : a;
+    expect((won[0] as PromiseFulfilledResult<voiceapi.telephony.v1.PurchaseNumberResponse>).value).toMatchObject({ status: 'purchased', creditsCharged: 15, balanceAfter: 85 });
+    expect(await balance(winner)).toMatchObject({ balance: 85 });
+    expect(await balance(loser)).toMatchObject({ balance: 100 });
+    expect((await tel.listNumbers({ page: { page: 1, limit: 25 } }, winner)).numbers.map((n) => n.phoneNumber)).toEqual([number]);
+    expect((await tel.listNumbers({ page: { page: 1, limit: 25 } }, loser)).numbers).toEqual([]);
+    expect((await tel.listAvailableNumbers({ contains: digits, limit: 10 }, a)).numbers).toEqual([]);
+    // Bought again, or never offered.
+    expect((await rejection(tel.purchaseNumber({ phoneNumber: number }, winner))).reasonCode).toBe('number_already_owned');
+    expect((await rejection(tel.purchaseNumber({ phoneNumber: phone('8001') }, a))).reasonCode).toBe('number_not_found');
+    expect((await tel.getOwnedNumber({ phoneNumber: number }, winner)).number!.phoneNumber).toBe(number);
+    expect((await rejection(tel.getOwnedNumber({ phoneNumber: number }, loser))).reasonCode).toBe('not_found');
+  });
+
+  it('finishes a call whose process died mid-call, as the carrier would have, and frees stray lines', async () => {
+    const a = tenant();
+    await fund(a);
+    // What a replica killed mid-call leaves: an answered call holding a line, carried by nobody.
+    const callId = `call_${randomBytes(12).toString('hex')}`;
+    const startedAt = new Date(Date.now() - 120_000);
+    await conn.collection('calls').insertOne({
+      _id: callId as never,
+      tenantId: a.tenantId,
+      direction: 'inbound',
+      status: 'in_progress',
+      fromNumber: '+14155559997',
+      toNumber: '+14155557100',
+      startedAt,
+      answeredAt: startedAt,
+      durationSeconds: 0,
+      maxCallSeconds: 3600,
+      talkSeconds: 60,
+      sandbox: false,
+      holdFailed: false,
+      billingStatus: 'pending',
+      hasTranscript: false,
+      hasAnalysis: false,
+      hasRecording: false,
+    });
+    await conn.collection('lines').insertOne({ _id: `${a.tenantId}:0` as never, tenantId: a.tenantId, callId, takenAt: startedAt });
+    await conn.collection('lines').insertOne({ _id: `${a.tenantId}:1` as never, tenantId: a.tenantId, callId: 'call_never_written', takenAt: startedAt });
+    expect(await svc.recovery.runOnce()).toEqual({ finished: 1, freed: 1 });
+    expect(await conn.collection('lines').countDocuments({ tenantId: a.tenantId })).toBe(0);
+    const call = await eventually('the recovered call billed', async () => {
+      const c = (await tel.getCall({ callId }, a)).call!;
+      return c.billingStatus !== 'pending' ? c : undefined;
+    });
+    expect(call).toMatchObject({ status: 'completed', durationSeconds: 60, billingStatus: 'charged', creditsCharged: 1, hasRecording: true });
+    // A second pass (or a late owner) changes nothing: one charge.
+    expect(await svc.recovery.runOnce()).toEqual({ finished: 0, freed: 0 });
+    await sleep(500);
+    const rows = (await bc.listTransactions({ page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions;
+    expect(rows).toHaveLength(1);
+  });
+});
