@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { walletProblems } from '../../services/billing/test/invariants';
+import { scenarioOf } from '../../services/telephony/src/carrier/simulator';
+import { startSystem, type System } from '../harness/system';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`not in time: ${what}`);
+    await sleep(250);
+  }
+}
+
+const SPEEDUP = 20;
+const LEADS = 30;
+
+// Telephony as a real process, killed with SIGKILL while calls are in progress and started again:
+// every lead is dialled once, every ended call has one billing outcome, the totals are what the
+// simulated durations say, and the tenant's package is never exceeded.
+describe('telephony killed mid-stream', () => {
+  let sys: System;
+  let conn: { telephony: mongoose.Connection; billing: mongoose.Connection };
+  jest.setTimeout(300_000);
+
+  beforeAll(async () => {
+    sys = await startSystem({ gateways: 0, serviceEnv: { telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP), RECOVERY_INTERVAL_MS: '500' }, leads: { CALLING_WINDOW_DEFAULT: 'always' } } });
+    const suffix = sys.gatewayDb.replace(/^gateway_/, '');
+    conn = {
+      telephony: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_${suffix}` }).asPromise(),
+      billing: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `billing_${suffix}` }).asPromise(),
+    };
+  });
+  afterAll(async () => {
+    await conn?.telephony.close();
+    await conn?.billing.close();
+    await sys?.stop();
+  });
+
+  it('dials each lead once and charges each call once across a crash', async () => {
+    const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
+    const at = (name: string) => `127.0.0.1:${sys.ports[name]}`;
+    const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, at('billing'), { timeoutMs: 20_000 });
+    const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, at('leads'), { timeoutMs: 20_000 });
+    const START = 100_000;
+    await billing.topUp({ amount: START, reference: 'top:1' }, ctx);
+    const { campaign } = await leads.createCampaign({ name: 'fault', type: '', channels: [], maxCallSeconds: 120 }, ctx);
+    await leads.startCampaign({ id: campaign!.id }, ctx);
+    const phones = Array.from({ length: LEADS }, (_, i) => `+1415${300 + i}${String(1000 + i * 7)}`);
+    const contacts = [];
+    for (const phone of phones) {
+      const r = await leads.ingestLead(
+        { campaignId: campaign!.id, lead: { phone, channels: ['call'], consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000), source: 'test' }, templateVariables: {}, whatsappParams: {} } },
+        ctx,
+      );
+      contacts.push(r.contact!);
+    }
+    // What the calls must cost: each number's simulated talk time, cut at 120 s, 2 credits a started minute.
+    const expected = phones.reduce((sum, to) => sum + Math.ceil(Math.min(scenarioOf({ direction: 'outbound', to, from: null }).talkSeconds, 120) / 60) * 2, 0);
+
+    const calls = conn.telephony.collection('calls');
+    const lines = conn.telephony.collection('lines');
+    let most = 0;
+    const sample = async () => (most = Math.max(most, await lines.countDocuments({ tenantId: ctx.tenantId })));
+    await eventually('some calls ended and some in progress', async () => {
+      await sample();
+      const ended = await calls.countDocuments({ tenantId: ctx.tenantId, endedAt: { $exists: true } });
+      const active = await calls.countDocuments({ tenantId: ctx.tenantId, status: 'in_progress' });
+      return ended >= 3 && active >= 3 ? true : undefined;
+    }, 120_000);
+
+    sys.services.telephony!.child.kill('SIGKILL');
+    await sys.services.telephony!.stop();
+    await sys.startService('telephony');
+
+    await eventually('every lead called and billed', async () => {
+      await sample();
+      const done = await calls.countDocuments({ tenantId: ctx.tenantId, billingStatus: { $ne: 'pending' }, endedAt: { $exists: true } });
+      return done === LEADS ? true : undefined;
+    }, 240_000);
+
+    const all = await calls.find({ tenantId: ctx.tenantId }).toArray();
+    // One call per lead, no lead dialled twice.
+    expect(all).toHaveLength(LEADS);
+    expect(new Set(all.map((c) => c.contactId)).size).toBe(LEADS);
+    expect(all.every((c) => c.status === 'completed' && c.billingStatus === 'charged')).toBe(true);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(10);
+    // The totals are the simulated durations' charges, once each.
+    const charged = all.reduce((n, c) => n + (c.creditsCharged as number), 0);
+    expect(charged).toBe(expected);
+    const balance = (await billing.getBalance({}, ctx)).balance!;
+    expect(balance).toMatchObject({ balance: START - expected, held: 0 });
+    const rows = (await billing.listTransactions({ page: { page: 1, limit: 100 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION }, ctx)).transactions;
+    expect(rows).toHaveLength(LEADS);
+    expect(new Set(rows.map((r) => r.callId)).size).toBe(LEADS);
+    expect(await walletProblems(conn.billing, ctx.tenantId!)).toEqual([]);
+    // Every contact followed its call to the end.
+    for (const c of contacts) expect((await leads.getContact({ id: c.id }, ctx)).contact!.status).toBe('completed');
+    billing.close();
+    leads.close();
+  });
+});
