@@ -13,7 +13,7 @@ import type { IdempotencyRecords } from './http/idempotency';
 import { mountRoutes } from './http/mount';
 import { adminRegistry, buildDocument, tenantRegistry } from './http/openapi';
 import type { OperatorUseCases } from './operator/operator';
-import { adminAreas, routesOf, tagsOf, tenantAreas } from './routes';
+import { adminAreas, routesOf, signedAreas, tagsOf, tenantAreas } from './routes';
 
 export interface AppDeps {
   cfg: {
@@ -63,6 +63,14 @@ export function buildApp(deps: AppDeps): Express {
     openApiDoc ??= buildDocument(publicRegistry, 'Tenant API', 'Tenant-facing API of the AI voice-calling platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.', tagsOf(tenantAreas));
     res.json(openApiDoc);
   });
+  // Signed links (recordings): no key, the token is the authorisation; the kill switch applies.
+  const signed = express.Router();
+  mountRoutes(
+    signed,
+    { kind: 'signed', prefix: API_PREFIX, registry: publicRegistry, bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES, log: deps.log, checkResponses, guards: [requestId, killSwitch] },
+    routesOf(signedAreas, routeDeps),
+  );
+  app.use(API_PREFIX, signed);
   // One router layer for the three: each layer costs on every request.
   api.use(inSequence(requestId, killSwitch, authenticate(deps.keys, deps.cfg.KEY_HASH_PEPPER, deps.onKeyUsed)));
   mountRoutes(

@@ -4,20 +4,23 @@ import { voiceapi } from '@voiceapi/proto';
 export type CompaniesClient = PromiseClient<typeof voiceapi.companies.v1.CompaniesServiceService>;
 export type BillingClient = PromiseClient<typeof voiceapi.billing.v1.BillingServiceService>;
 export type LeadsClient = PromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>;
+export type TelephonyClient = PromiseClient<typeof voiceapi.telephony.v1.TelephonyServiceService>;
 
 /** The gateway's clients of the owning services, one per service. */
 export interface ServiceClients {
   companies: CompaniesClient;
   billing: BillingClient;
   leads: LeadsClient;
+  telephony: TelephonyClient;
 }
 
-export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING_GRPC_ADDR: string; LEADS_GRPC_ADDR: string; GRPC_DEADLINE_MS: number }): ServiceClients {
+export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING_GRPC_ADDR: string; LEADS_GRPC_ADDR: string; TELEPHONY_GRPC_ADDR: string; GRPC_DEADLINE_MS: number }): ServiceClients {
   const defaults = { timeoutMs: cfg.GRPC_DEADLINE_MS };
   return {
     companies: createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, defaults),
     billing: createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, defaults),
     leads: createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, defaults),
+    telephony: createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, defaults),
   };
 }
 

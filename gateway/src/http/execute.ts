@@ -82,6 +82,7 @@ function execution(surface: Surface, route: AnyRoute): Execute {
     const ctx: RouteContext = {
       requestId,
       auth,
+      requestBase: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
       call: auth ? { tenantId: auth.tenantId, keyId: auth.keyId, keyMode: auth.mode, requestId } : { requestId },
     };
     let params: unknown;

@@ -12,7 +12,7 @@ export function mountRoutes(router: Router, surface: Surface, routes: AnyRoute[]
       throw new Error(`${route.method.toUpperCase()} ${route.path} must declare its body`);
     }
     documentRoute(surface, route);
-    router[route.method](expressPath(route.path), routeHandler(surface, route));
+    router[route.method](expressPath(route.path), ...(surface.guards ?? []), routeHandler(surface, route));
   }
   // A known path with a method it does not have: 405 naming the allowed ones, not 404.
   const methods = new Map<string, Set<string>>();

@@ -6,7 +6,7 @@ import type { Logger } from '@voiceapi/kit';
 import express from 'express';
 import type { ServiceClients } from '../clients';
 import type { OperatorUseCases } from '../operator/operator';
-import { adminAreas, routesOf, tagsOf, tenantAreas, type Area } from '../routes';
+import { adminAreas, routesOf, signedAreas, tagsOf, tenantAreas, type Area } from '../routes';
 import { mountRoutes } from './mount';
 import { adminRegistry, buildDocument, tenantRegistry } from './openapi';
 import { defineRoute, operationIdOf } from './route';
@@ -21,6 +21,8 @@ function documentOf(kind: 'tenant' | 'admin'): Record<string, any> {
   const registry = kind === 'tenant' ? tenantRegistry() : adminRegistry();
   const areas: Area[] = kind === 'tenant' ? tenantAreas : adminAreas;
   mountRoutes(express.Router(), { kind, prefix: kind === 'tenant' ? '/api/v1' : '/admin/v1', registry, bodyLimitBytes: 1024, log }, routesOf(areas, deps));
+  // The signed routes (recordings) are in the tenant document, as app.ts mounts them.
+  if (kind === 'tenant') mountRoutes(express.Router(), { kind: 'signed', prefix: '/api/v1', registry, bodyLimitBytes: 1024, log }, routesOf(signedAreas, deps));
   return buildDocument(registry, kind, kind, tagsOf(areas)) as Record<string, any>;
 }
 
@@ -103,6 +105,16 @@ describe('the OpenAPI documents say what the server enforces', () => {
       'deleteContact',
       'cancelContact',
       'createContactFollowup',
+      'listCalls',
+      'listActiveCalls',
+      'getCallRecordingLink',
+      'listContactCalls',
+      'getContactCall',
+      'getCallAnalytics',
+      'listNumbers',
+      'listAvailableNumbers',
+      'purchaseNumber',
+      'getRecording',
     ]);
     expect(operations(admin).map((o) => o.op.operationId)).toEqual(
       expect.arrayContaining(['createTenant', 'issueApiKey', 'listApiKeyRequests', 'approveApiKeyRequest', 'updateApiKey', 'getKillSwitch', 'setKillSwitch', 'topUpTenantCredits', 'createTenantCampaign', 'startTenantCampaign', 'createTenantOmniTemplate', 'addPlatformDoNotCall', 'addTenantDoNotCall', 'listTenantMessages']),

@@ -15,6 +15,11 @@ const COMMON_ERRORS: Record<Surface['kind'], Record<number, string>> = {
     503: 'Kill switch on (`api_globally_disabled`) or a service is down (`service_unavailable`)',
     504: 'A backing service did not answer in time (`upstream_timeout`)',
   },
+  signed: {
+    400: 'Invalid request (`validation_error`, with `details`)',
+    500: 'Unexpected failure (`internal_error`)',
+    503: 'Kill switch on (`api_globally_disabled`) or a service is down (`service_unavailable`)',
+  },
   admin: {
     400: 'Invalid request (`validation_error`, with `details`)',
     401: 'Missing or wrong operator token (`unauthorized`)',
@@ -124,7 +129,12 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
   operationIds.set(surface.registry, used);
   if (used.has(operationId)) throw new Error(`operationId ${operationId} of ${route.method.toUpperCase()} ${route.path} is used twice: set operationId on one`);
   used.add(operationId);
-  const scopeNote = surface.kind === 'tenant' ? `\n\nScope: ${route.scopes?.length ? route.scopes.map((s) => `\`${s}\``).join(', ') : 'none (any valid key)'}.` : '';
+  const scopeNote =
+    surface.kind === 'tenant'
+      ? `\n\nScope: ${route.scopes?.length ? route.scopes.map((s) => `\`${s}\``).join(', ') : 'none (any valid key)'}.`
+      : surface.kind === 'signed'
+        ? '\n\nNo key: the signed URL is the authorisation.'
+        : '';
   surface.registry.registerPath({
     method: route.method,
     path: surface.prefix + route.path,
@@ -132,7 +142,7 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
     summary: route.summary,
     description: (route.description ?? '') + scopeNote,
     tags: [route.tag],
-    security: surface.kind === 'tenant' ? [{ bearerAuth: [] }, { apiKeyHeader: [] }] : [{ adminToken: [] }],
+    security: surface.kind === 'tenant' ? [{ bearerAuth: [] }, { apiKeyHeader: [] }] : surface.kind === 'signed' ? [] : [{ adminToken: [] }],
     request,
     responses,
   });

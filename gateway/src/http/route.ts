@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { RequestHandler } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { CallContext, Logger } from '@voiceapi/kit';
 import type { AuthenticatedKey } from '../auth/key-cache';
@@ -17,7 +18,8 @@ export type AnyZod = z.ZodType;
 
 /** One API surface (tenant or operator): where its routes are mounted and what applies to all. */
 export interface Surface {
-  kind: 'tenant' | 'admin';
+  /** `signed`: tenant routes whose URL carries its own authorisation (a signed token), served without a key. */
+  kind: 'tenant' | 'admin' | 'signed';
   /** URL prefix the router is mounted under, e.g. `/api/v1`. */
   prefix: string;
   registry: OpenAPIRegistry;
@@ -29,6 +31,8 @@ export interface Surface {
   log: Logger;
   /** Test harnesses: every answer is checked against its documentation (RESPONSE_SCHEMA_CHECK). */
   checkResponses?: boolean;
+  /** Run before each route of a surface whose router has no common middleware (the signed routes: request id, kill switch). */
+  guards?: RequestHandler[];
 }
 
 export interface RouteContext {
@@ -37,6 +41,8 @@ export interface RouteContext {
   auth: AuthenticatedKey | undefined;
   /** Metadata for the gRPC call to the owning service. */
   call: CallContext;
+  /** `<scheme>://<host>` the request came to: for absolute links in answers. */
+  requestBase: string;
   /** The request's `Idempotency-Key`, on routes that make retries safe themselves (`ownIdempotencyKey`). */
   idempotencyKey?: string;
 }

@@ -9,6 +9,8 @@ import { creditRoutes, creditTopUpRoutes } from './billing';
 import { companyRoutes } from './companies';
 import { leadsRoutes } from './leads';
 import { leadsOperatorRoutes } from './leads/operator';
+import { recordingRoutes, telephonyRoutes } from './telephony';
+import { telephonyOperatorRoutes } from './telephony/operator';
 import { pingRoutes } from './core/ping';
 
 /**
@@ -50,7 +52,19 @@ export const tenantAreas: Area[] = [
     ],
     routes: ({ clients }) => leadsRoutes(clients),
   },
+  {
+    name: 'telephony',
+    tags: [
+      { name: 'Calls', description: 'The unified inbound and outbound call feed (`calls:read`), active calls, and recordings behind signed links (`recordings:read`)' },
+      { name: 'Analytics', description: 'Call aggregates by day, agent and campaign (`analytics:read`)' },
+      { name: 'Numbers', description: 'The tenant’s phone numbers and the pool it buys them from (`inbound:read`, `inbound:write`)' },
+    ],
+    routes: ({ clients }) => telephonyRoutes(clients),
+  },
 ];
+
+/** `/api/v1` routes without a key: their URL carries a signed token (the kill switch still applies). */
+export const signedAreas: Area[] = [{ name: 'recordings', tags: [], routes: ({ clients }) => recordingRoutes(clients) }];
 
 /** `/admin/v1`: operator token. */
 export const adminAreas: Area[] = [
@@ -78,6 +92,11 @@ export const adminAreas: Area[] = [
       { name: 'Do not call', description: 'The platform’s and each tenant’s do-not-call lists' },
     ],
     routes: ({ clients, operator }) => leadsOperatorRoutes(clients, operator),
+  },
+  {
+    name: 'telephony',
+    tags: [{ name: 'Numbers', description: 'The number pool, numbers given to tenants, concurrency packages, and the carrier simulator’s inbound calls' }],
+    routes: ({ clients, operator }) => telephonyOperatorRoutes(clients, operator),
   },
 ];
 
