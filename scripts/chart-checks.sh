@@ -645,12 +645,13 @@ rendered "platform-second-copy" "$CHARTS/$UMBRELLA" voiceapi --set global.namePr
 step "development values: inline secrets become a chart-made Secret, referenced, never inlined"
 DEV=(--set global.mongo.url=mongodb://app:dev-password@mongo:27017/
      --set gateway.secretEnv.ADMIN_TOKEN.value=dev-admin-token-0123456789
-     --set gateway.secretEnv.KEY_HASH_PEPPER.value=dev-pepper-0123456789abcdef)
+     --set gateway.secretEnv.KEY_HASH_PEPPER.value=dev-pepper-0123456789abcdef
+     --set telephony.secretEnv.RECORDING_URL_SECRET.value=dev-recording-secret-0123456789abcdef)
 rendered "platform-dev-secrets" "$CHARTS/$UMBRELLA" voiceapi "${DEV[@]}"
 run "platform-dev-secrets has one Secret per service" check_py expect "$LAST_RENDER" "Secret=${#SERVICES[@]}"
 # Secret data is base64: a plaintext hit anywhere means a value was written into a manifest.
 run "platform-dev-secrets: no plaintext secret in any manifest" \
-  absent "dev-password|dev-admin-token|dev-pepper" "$LAST_RENDER"
+  absent "dev-password|dev-admin-token|dev-pepper|dev-recording-secret" "$LAST_RENDER"
 
 step "the image's user is the charts' runAsUser/runAsGroup/fsGroup"
 dockerfile_user() { # dockerfile_user DOCKERFILE
