@@ -166,6 +166,15 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
       const r = await call(`${gw}/api/v1/recordings/${bad}`);
       expect([r.status, r.body.reasonCode]).toEqual([403, 'recording_link_invalid']);
     }
+    // The kill switch covers signed links too.
+    expect((await admin('/kill-switch', { enabled: true }, 'PUT')).status).toBe(200);
+    try {
+      const off = await eventually('the kill switch', () => call(link.body.url), (r) => r.status === 503, 5_000);
+      expect(off.body.reasonCode).toBe('api_globally_disabled');
+    } finally {
+      expect((await admin('/kill-switch', { enabled: false }, 'PUT')).status).toBe(200);
+    }
+    await eventually('the link again', () => call(link.body.url), (r) => r.status === 200, 5_000);
     // Scope: recordings:read; another tenant's call is not found.
     const other = await funded(10);
     expect((await api(other.key, `/calls/${summary.id}/recording`)).status).toBe(404);
