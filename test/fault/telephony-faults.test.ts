@@ -7,12 +7,12 @@ import { scenarioOf } from '../../services/telephony/src/carrier/simulator';
 import { startSystem, type System } from '../harness/system';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, state?: () => Promise<unknown>): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
     if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`not in time: ${what}`);
+    if (Date.now() > until) throw new Error(`not in time: ${what}${state ? `; state: ${JSON.stringify(await state())}` : ''}`);
     await sleep(250);
   }
 }
@@ -65,6 +65,16 @@ describe('telephony killed mid-stream', () => {
 
     const calls = conn.telephony.collection('calls');
     const lines = conn.telephony.collection('lines');
+    const queue = conn.telephony.collection('dial_queue');
+    // What a timeout reports: the calls by status and billing status, the lines held and the queue.
+    const state = async () => ({
+      calls: Object.fromEntries(
+        (await calls.aggregate([{ $match: { tenantId: ctx.tenantId } }, { $group: { _id: { s: '$status', b: '$billingStatus' }, n: { $sum: 1 } } }]).toArray()).map((g) => [`${g._id.s}/${g._id.b}`, g.n]),
+      ),
+      lines: await lines.countDocuments({ tenantId: ctx.tenantId }),
+      queued: await queue.countDocuments({}),
+      log: sys.services.telephony?.output().slice(-4000),
+    });
     let most = 0;
     const sample = async () => (most = Math.max(most, await lines.countDocuments({ tenantId: ctx.tenantId })));
     await eventually('some calls ended and some in progress', async () => {
@@ -72,7 +82,7 @@ describe('telephony killed mid-stream', () => {
       const ended = await calls.countDocuments({ tenantId: ctx.tenantId, endedAt: { $exists: true } });
       const active = await calls.countDocuments({ tenantId: ctx.tenantId, status: 'in_progress' });
       return ended >= 3 && active >= 3 ? true : undefined;
-    }, 120_000);
+    }, 120_000, state);
 
     sys.services.telephony!.child.kill('SIGKILL');
     await sys.services.telephony!.stop();
@@ -82,7 +92,7 @@ describe('telephony killed mid-stream', () => {
       await sample();
       const done = await calls.countDocuments({ tenantId: ctx.tenantId, billingStatus: { $ne: 'pending' }, endedAt: { $exists: true } });
       return done === LEADS ? true : undefined;
-    }, 240_000);
+    }, 240_000, state);
 
     const all = await calls.find({ tenantId: ctx.tenantId }).toArray();
     // One call per lead, no lead dialled twice.

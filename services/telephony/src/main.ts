@@ -141,14 +141,6 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const recovery = new Recovery({ lines, calls, queue, runner, carrier, lease, log, now, intervalMs: cfg.RECOVERY_INTERVAL_MS, isDispatching: (id) => dialer.isDispatching(id) });
   const rollupWorker = new RollupWorker({ rollups, calls, lease, log, intervalMs: cfg.ROLLUP_INTERVAL_MS });
 
-  // No inbox on either consumer: queueing is idempotent by dial id, billing fields by call id.
-  const dialRequests = queueDialRequests(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }), dialer);
-  await dialRequests.start();
-  lifecycle.onStop('dial-request consumer', () => dialRequests.stop());
-  const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, now);
-  await billed.start();
-  lifecycle.onStop('billing consumer', () => billed.stop());
-
   dialer.start();
   lifecycle.onStop('dialer', () => dialer.stop());
   recovery.start();
@@ -173,6 +165,15 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
   });
   lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  // The consumers start after the server listens: joining a group whose last member was killed waits out
+  // that member's session (30 s), and reads need not wait for it; both groups wait it out together.
+  // No inbox on either consumer: queueing is idempotent by dial id, billing fields by call id.
+  const dialRequests = queueDialRequests(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }), dialer);
+  const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, now);
+  lifecycle.onStop('dial-request consumer', () => dialRequests.stop());
+  lifecycle.onStop('billing consumer', () => billed.stop());
+  await Promise.all([dialRequests.start(), billed.start()]);
+
   log.info({ port: server.port, carrier: carrier.name, speedup: cfg.CARRIER_SIMULATOR_SPEEDUP }, 'telephony listening');
   return { port: server.port, lifecycle, log, dialer, recovery, rollupWorker, outbox, runner };
 }

@@ -71,18 +71,20 @@ export class Dialer {
       this.again = true;
       return;
     }
-    this.ticking = (async () => {
-      try {
-        do {
-          this.again = false;
-          if (this.d.lease.held) await this.dispatch();
-        } while (this.again && !this.stopped);
-      } catch (err) {
-        this.d.log.warn({ err }, 'dial dispatch failed; next tick tries again');
-      } finally {
-        this.ticking = undefined;
-      }
-    })();
+    // Cleared in a `.finally` callback, which runs after this assignment: a pass that ends without
+    // awaiting (no lease) would otherwise clear it first and leave a settled promise that blocks every later pass.
+    this.ticking = this.passes().finally(() => (this.ticking = undefined));
+  }
+
+  private async passes(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        if (this.d.lease.held) await this.dispatch();
+      } while (this.again && !this.stopped);
+    } catch (err) {
+      this.d.log.warn({ err }, 'dial dispatch failed; next tick tries again');
+    }
   }
 
   /** One pass: each tenant's waiting dials, oldest first, onto its free lines. */
