@@ -105,6 +105,25 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     expect((await api(other.key, '/calls')).body.calls).toEqual([]);
   });
 
+  it('shows the last call’s conversation on the contact, and erases the calls’ personal data with the contact', async () => {
+    const t = await funded();
+    const contactId = await lead(t.key, await campaign(t.tenantId), phone('0000'));
+    const summary = await billedCallOf(t.key, contactId);
+    const contact = await eventually('the contact completed', () => api(t.key, `/contacts/${contactId}`), (r) => r.body.contact?.status === 'completed');
+    expect(contact.body.contact).toMatchObject({ lastCallId: summary.id, analysis: { sentiment: 'positive', optOut: false } });
+    expect(contact.body.contact.conversation[0]).toEqual({ role: 'agent', text: expect.any(String), at: expect.stringMatching(ISO) });
+    expect((await api(t.key, `/calls/${summary.id}/recording`)).status).toBe(200);
+
+    expect((await api(t.key, `/contacts/${contactId}`, undefined, 'DELETE')).status).toBe(204);
+    expect((await api(t.key, `/contacts/${contactId}`)).status).toBe(404);
+    // Telephony hears of it (leads' ContactDeleted): the call stays in the feed for billing and
+    // analytics, without the number, summary or conversation.
+    const feed = await eventually('the call erased', () => api(t.key, '/calls'), (r) => r.body.calls?.[0]?.toNumber === null);
+    const [erased] = feed.body.calls;
+    expect(erased).toMatchObject({ id: summary.id, durationSeconds: 42, billingStatus: 'charged', creditsCharged: 2, toNumber: null, summary: null, hasTranscript: false, hasAnalysis: false, hasRecording: false });
+    expect((await api(t.key, `/calls/${summary.id}/recording`)).status).toBe(404);
+  });
+
   it('filters the feed and refuses bad filters with the error body', async () => {
     const t = await funded();
     const [c1, c2] = [await campaign(t.tenantId), await campaign(t.tenantId)];

@@ -106,7 +106,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
       now,
       metrics: { leads: serviceMetrics('leads').counter('leads', { description: 'Leads by outcome: queued, scheduled, sandbox_accepted, or the reason refused' }) },
     }),
-    contacts: new Contacts({ contacts, followups, schedule, messages, claims, lifecycle: lifecycleOfContacts, now }),
+    contacts: new Contacts({ contacts, followups, schedule, messages, claims, lifecycle: lifecycleOfContacts, outbox, now }),
     routes: new EventRoutes(routes, campaigns, now),
     templates: new Templates(templates, now),
     doNotCall: new DoNotCall(dnc, now),

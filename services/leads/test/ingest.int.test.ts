@@ -38,6 +38,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
   let listener: EventSubscriber;
   // Distinct event ids per contact (delivery is at least once).
   const dials = new Map<string, string[]>();
+  const deleted: { tenantId: string; contactId: string }[] = [];
   const seen = new Set<string>();
 
   const env = () => ({
@@ -106,8 +107,10 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     publisher = new EventPublisher(kafka);
     await publisher.connect();
     listener = new EventSubscriber(kafka, { group: consumerGroup('leads-it', `listener-${randomUUID().slice(0, 8)}`), log, publisher, fromBeginning: true }).on(LeadsEvent, async (e, meta) => {
-      if (e.event?.$case !== 'dialRequested' || seen.has(meta.eventId)) return;
+      if (seen.has(meta.eventId)) return;
       seen.add(meta.eventId);
+      if (e.event?.$case === 'contactDeleted') deleted.push(e.event.contactDeleted);
+      if (e.event?.$case !== 'dialRequested') return;
       const d = e.event.dialRequested;
       dials.set(d.contactId, [...(dials.get(d.contactId) ?? []), d.dialId]);
     });
@@ -342,6 +345,9 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     }
     expect(await conn.collection('contacts').countDocuments({ phone: '+14155550600', tenantId: a.tenantId })).toBe(0);
     expect(await conn.collection('do_not_call_tenant').countDocuments({ _id: `${a.tenantId}:+14155550600` } as never)).toBe(1);
+    // Announced once, so telephony erases the calls' personal data too.
+    await eventually('ContactDeleted published', async () => (deleted.some((d) => d.contactId === c.id) ? true : undefined));
+    expect(deleted.filter((d) => d.contactId === c.id)).toEqual([{ tenantId: a.tenantId, contactId: c.id }]);
   });
 
   it('loses nothing when the process dies between the write and the publish', async () => {

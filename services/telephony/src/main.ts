@@ -21,7 +21,7 @@ import { voiceapi } from '@voiceapi/proto';
 import { SimulatorCarrier } from './carrier/simulator';
 import { readConfig } from './config';
 import { RecordingTokens } from './domain/recording-token';
-import { followBilling, queueDialRequests } from './events/subscriptions';
+import { followBilling, followLeads } from './events/subscriptions';
 import { telephonyService } from './grpc/telephony-server';
 import { CallStore } from './store/call-store';
 import { DialQueueStore } from './store/dial-queue-store';
@@ -167,8 +167,8 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
   // The consumers start after the server listens: joining a group whose last member was killed waits out
   // that member's session (30 s), and reads need not wait for it; both groups wait it out together.
-  // No inbox on either consumer: queueing is idempotent by dial id, billing fields by call id.
-  const dialRequests = queueDialRequests(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }), dialer);
+  // No inbox on either consumer: queueing is idempotent by dial id, erasure by contact, billing fields by call id.
+  const dialRequests = followLeads(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }), dialer, useCases.calls);
   const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, now);
   lifecycle.onStop('dial-request consumer', () => dialRequests.stop());
   lifecycle.onStop('billing consumer', () => billed.stop());

@@ -1,4 +1,7 @@
+import { DomainError, type CallContext } from '@voiceapi/kit';
+import type { voiceapi } from '@voiceapi/proto';
 import type { ServiceClients } from '../../clients';
+import { conversationJson } from '../telephony/mappers';
 import { withBodyFields } from '../../http/errors';
 import { IdParam, PageQuery, Pagination, pagination } from '../../http/pagination';
 import { defineRoute, noBody } from '../../http/route';
@@ -31,6 +34,17 @@ const LEAD_RULES =
   'a retry answers the first result.';
 
 const CAMPAIGN_OR_CONTACT_404 = { 404: 'No such contact for this tenant (`not_found`)' };
+
+/** The transcript and analysis of the contact's last call, from telephony (none when it has no call or no conversation). */
+async function lastConversation(clients: ServiceClients, contact: voiceapi.leads.v1.Contact | undefined, call: CallContext) {
+  if (!contact?.lastCallId) return undefined;
+  try {
+    return conversationJson(await clients.telephony.getCall({ callId: contact.lastCallId, contactId: contact.id }, call));
+  } catch (err) {
+    if (err instanceof DomainError && err.reasonCode === 'not_found') return undefined;
+    throw err;
+  }
+}
 
 /** Campaigns (read-only), lead ingest, contacts, events and omni templates, owned by the leads service. */
 export function leadsRoutes(clients: ServiceClients) {
@@ -76,7 +90,7 @@ export function leadsRoutes(clients: ServiceClients) {
       errors: { 404: 'No such campaign for this tenant (`not_found`)' },
       handler: async ({ params, query }, { call }) => {
         const res = await clients.leads.listCampaignContacts({ campaignId: params.id, page: { page: query.page, limit: query.limit } }, call);
-        return { status: 200, body: { contacts: res.contacts.map(contactJson), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) } };
+        return { status: 200, body: { contacts: res.contacts.map((c) => contactJson(c)), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) } };
       },
     }),
     defineRoute({
@@ -174,19 +188,24 @@ export function leadsRoutes(clients: ServiceClients) {
       path: '/contacts/{id}',
       tag: contactsTag,
       summary: 'Get a contact',
-      description: 'With its status, attempts and the compliance decision of its call channel.',
+      description: 'With its status, attempts, the compliance decision of its call channel, and the transcript and analysis of its last answered call.',
       scopes: ['leads:read'],
       params: IdParam,
       responses: { 200: { description: 'The contact', schema: ContactEnvelope } },
       errors: CAMPAIGN_OR_CONTACT_404,
-      handler: async ({ params }, { call }) => ({ status: 200, body: { contact: contactJson((await clients.leads.getContact({ id: params.id }, call)).contact) } }),
+      handler: async ({ params }, { call }) => {
+        const { contact } = await clients.leads.getContact({ id: params.id }, call);
+        return { status: 200, body: { contact: contactJson(contact, await lastConversation(clients, contact, call)) } };
+      },
     }),
     defineRoute({
       method: 'delete',
       path: '/contacts/{id}',
       tag: contactsTag,
       summary: 'Delete a contact and erase its personal data',
-      description: 'Erases the contact (phone, name, email, template values), its messages, follow-ups and pending dials. Do-not-call entries stay.',
+      description:
+        'Erases the contact (phone, name, email, template values), its messages, follow-ups and pending dials, and, moments later, its calls’ numbers, ' +
+        'transcripts, analyses and recordings (the calls stay in the feed with their outcome, duration and charge). Do-not-call entries stay.',
       scopes: ['leads:write'],
       params: IdParam,
       responses: { 204: { description: 'Erased' } },

@@ -1,5 +1,6 @@
 import type { voiceapi } from '@voiceapi/proto';
 import type { z } from '../../http/zod';
+import { conversationJson } from '../telephony/mappers';
 import type { Campaign, CampaignCreate, CallingWindow, Contact, DoNotCallEntry, EventRoute, Followup, Lead, LeadAccepted, LeadEvent, Message, Template } from './schemas';
 
 /** The leads service's messages ↔ the JSON of schemas.ts. */
@@ -88,7 +89,8 @@ function consentJson(c: Proto<'Consent'>) {
   return { outboundCall: c.outboundCall, capturedAt: isoOrNull(c.capturedAt), source: c.source ?? null };
 }
 
-export function contactJson(c: Proto<'Contact'> | undefined): Json<typeof Contact> {
+/** A contact; with its last call's conversation when it was read (GET /contacts/{id}). */
+export function contactJson(c: Proto<'Contact'> | undefined, last?: ReturnType<typeof conversationJson>): Json<typeof Contact> {
   const x = need(c, 'contact');
   const comp = x.compliance;
   const w = comp?.callingWindow;
@@ -123,8 +125,8 @@ export function contactJson(c: Proto<'Contact'> | undefined): Json<typeof Contac
     sandbox: x.sandbox,
     createdAt: iso(x.createTime),
     updatedAt: iso(x.updateTime),
-    conversation: null,
-    analysis: null,
+    conversation: last && last.transcript.length > 0 ? last.transcript : null,
+    analysis: last?.analysis ?? null,
   };
 }
 

@@ -1,4 +1,5 @@
 import { name, text, z } from '../../http/zod';
+import { CallAnalysis, TranscriptTurn } from '../telephony/schemas';
 
 /** The HTTP shapes of campaigns, leads, contacts, events and omni templates (decisions file, "Endpoint shapes"). */
 
@@ -175,8 +176,11 @@ export const Contact = z
     sandbox: z.boolean(),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
-    conversation: z.null().openapi({ description: 'The last call’s transcript arrives with the telephony service; null until then' }),
-    analysis: z.null().openapi({ description: 'The last call’s analysis arrives with the telephony service; null until then' }),
+    conversation: z
+      .array(TranscriptTurn)
+      .nullable()
+      .openapi({ description: 'The last answered call’s transcript, on `GET /contacts/{id}`; null in lists, and before a call was answered' }),
+    analysis: CallAnalysis.nullable().openapi({ description: 'The last answered call’s analysis (summary, sentiment, outcome, opt-out), on `GET /contacts/{id}`; null in lists, and before a call was answered' }),
   })
   .openapi('Contact');
 

@@ -46,8 +46,12 @@ export function callJson(c: Proto<'Call'> | undefined): Json<typeof CallSummary>
 }
 
 export function callDetailJson(r: Proto<'GetCallResponse'>): Json<typeof CallDetail> {
+  return { ...callJson(r.call), ...conversationJson(r) };
+}
+
+/** A call's transcript and analysis (also shown on its contact). */
+export function conversationJson(r: Pick<Proto<'GetCallResponse'>, 'transcript' | 'analysis'>): Pick<Json<typeof CallDetail>, 'transcript' | 'analysis'> {
   return {
-    ...callJson(r.call),
     transcript: r.transcript.map((t) => ({ role: t.role as 'agent' | 'caller', text: t.text, at: isoOrNull(t.at) ?? '' })),
     analysis: r.analysis ? { summary: r.analysis.summary, sentiment: r.analysis.sentiment as 'positive' | 'neutral' | 'negative', outcome: r.analysis.outcome, optOut: r.analysis.optOut } : null,
   };

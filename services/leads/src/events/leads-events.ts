@@ -63,3 +63,8 @@ export function statusChanged(tenantId: string, before: Contact, status: Contact
     },
   });
 }
+
+/** One per contact: a repeated delete (after a failure part-way) finds its event stored already. */
+export function contactDeleted(tenantId: string, contactId: string, now: Date): EventRecord {
+  return eventRecord(LeadsEvent, contactId, { occurTime: now, event: { $case: 'contactDeleted', contactDeleted: { tenantId, contactId } } }, `contact-deleted:${contactId}`);
+}

@@ -1,5 +1,6 @@
-import { commonReasons, notFound, requireTenant, validationError, type CallContext } from '@voiceapi/kit';
+import { commonReasons, isDuplicateKeyError, notFound, requireTenant, validationError, type CallContext, type Outbox } from '@voiceapi/kit';
 import { isChannel, type Channel, type Contact } from '../domain/contact';
+import { contactDeleted } from '../events/leads-events';
 import type { ContactStore } from '../store/contact-store';
 import type { DialClaimStore } from '../store/dial-claim-store';
 import type { Followup, FollowupStore } from '../store/followup-store';
@@ -20,6 +21,7 @@ export class Contacts {
       messages: MessageStore;
       claims: DialClaimStore;
       lifecycle: ContactLifecycle;
+      outbox: Outbox;
       now: () => Date;
     },
   ) {}
@@ -45,17 +47,26 @@ export class Contacts {
   /**
    * Erases the contact's personal data everywhere this service holds it: the contact (phone,
    * name, email, conversation, template values), its messages, follow-ups, scheduled work and
-   * dial claims. Do-not-call entries stay: an opt-out must outlive the contact.
+   * dial claims; and announces it (`ContactDeleted`), so telephony erases its calls' numbers,
+   * transcripts, analyses and recordings. Do-not-call entries stay: an opt-out must outlive the contact.
    */
   async delete(ctx: CallContext, id: string): Promise<void> {
     const scope = requireTenant(ctx);
     await this.get(ctx, id);
+    // The announcement is stored first and held: a failure part-way still gets it published when
+    // its hold runs out (the tenant asked for erasure), and a repeated delete finds it stored.
+    const event = contactDeleted(scope.tenantId, id, this.d.now());
+    await this.d.outbox.addRecords([event], { hold: true }).catch((err: unknown) => {
+      if (!isDuplicateKeyError(err)) throw err;
+    });
     // Pending work first, so nothing is dispatched for a contact half erased.
     await this.d.schedule.dropContact(scope, id);
     await this.d.followups.eraseContact(scope, id);
     await this.d.messages.eraseContact(scope, id);
     await this.d.claims.eraseContact(scope, id);
-    if (!(await this.d.contacts.delete(scope, id))) throw notFound('contact');
+    const deleted = await this.d.contacts.delete(scope, id);
+    await this.d.outbox.release([event.eventId]);
+    if (!deleted) throw notFound('contact');
   }
 
   async followUp(ctx: CallContext, id: string, input: { scheduledAt: Date; channel?: string; note?: string }): Promise<Followup> {

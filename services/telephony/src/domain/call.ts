@@ -47,6 +47,8 @@ export interface Call {
   hasAnalysis: boolean;
   hasRecording: boolean;
   summary?: string;
+  /** The contact was deleted: the call's personal data is gone, and nothing more is stored. */
+  erased?: boolean;
 }
 
 export interface CallDetails {

@@ -3,25 +3,43 @@ import { voiceapi } from '@voiceapi/proto';
 import { bucketStart } from '../domain/rollup';
 import type { CallStore } from '../store/call-store';
 import type { RollupStore } from '../store/rollup-store';
+import { liveScope } from '../usecases/call-runner';
+import type { Calls } from '../usecases/calls';
 import type { Dialer } from '../usecases/dialer';
 
 const { LeadsEvent, BillingEvent } = voiceapi.events.v1;
 
-/** Queues every dial request leads publishes (idempotent by dial id: a redelivery is queued once). */
-export function queueDialRequests(subscriber: EventSubscriber, dialer: Dialer): EventSubscriber {
+/**
+ * Follows the leads stream: queues every dial request (idempotent by dial id: a redelivery is
+ * queued once) and erases the calls' personal data of each deleted contact (idempotent too).
+ * Both are keyed by contact, so a contact's deletion comes after its dial requests.
+ */
+export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: Calls): EventSubscriber {
   return subscriber.on(LeadsEvent, async (event) => {
-    if (event.event?.$case !== 'dialRequested') return;
-    const r = event.event.dialRequested;
-    if (!r.dialId || !r.tenantId || !r.contactId || !r.phone) throw new Error(`DialRequested ${r.dialId} lacks a tenant, contact or phone`);
-    await dialer.enqueue({
-      dialId: r.dialId,
-      tenantId: r.tenantId,
-      contactId: r.contactId,
-      campaignId: r.campaignId,
-      phone: r.phone,
-      maxCallSeconds: r.maxCallSeconds,
-      ...(r.agentName && { agentName: r.agentName }),
-    });
+    switch (event.event?.$case) {
+      case 'dialRequested': {
+        const r = event.event.dialRequested;
+        if (!r.dialId || !r.tenantId || !r.contactId || !r.phone) throw new Error(`DialRequested ${r.dialId} lacks a tenant, contact or phone`);
+        await dialer.enqueue({
+          dialId: r.dialId,
+          tenantId: r.tenantId,
+          contactId: r.contactId,
+          campaignId: r.campaignId,
+          phone: r.phone,
+          maxCallSeconds: r.maxCallSeconds,
+          ...(r.agentName && { agentName: r.agentName }),
+        });
+        return;
+      }
+      case 'contactDeleted': {
+        const d = event.event.contactDeleted;
+        if (!d.tenantId || !d.contactId) throw new Error('ContactDeleted lacks a tenant or contact');
+        await calls.eraseContact(liveScope(d.tenantId), d.contactId);
+        return;
+      }
+      default:
+        return;
+    }
   });
 }
 

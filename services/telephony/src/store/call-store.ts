@@ -39,6 +39,7 @@ export const callSchema = new Schema<CallDoc>(
     hasAnalysis: { type: Boolean, required: true },
     hasRecording: { type: Boolean, required: true },
     summary: String,
+    erased: Boolean,
   },
   { collection: 'calls', versionKey: false },
 );
@@ -179,6 +180,20 @@ export class CallStore {
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
+  }
+
+  /** The ids of a contact's calls (all of them: erasure walks every one). */
+  async idsOfContact(scope: TenantScope, contactId: string): Promise<string[]> {
+    return (await this.calls.find(scope, { contactId }, { sort: { startedAt: -1, _id: -1 }, projection: { _id: 1 } })).map((d) => d._id);
+  }
+
+  /**
+   * Erases a call's personal data: the numbers and summary on the row, then its transcript and
+   * analysis. The row keeps what billing and analytics need (outcome, duration, charge).
+   */
+  async erasePersonalData(scope: TenantScope, id: string): Promise<void> {
+    await this.calls.updateById(scope, id, { $set: { toNumber: null, fromNumber: null, hasTranscript: false, hasAnalysis: false, hasRecording: false, erased: true }, $unset: { summary: 1 } });
+    await this.details.deleteById(scope, id);
   }
 
   async getDetails(scope: TenantScope, id: string): Promise<CallDetails | null> {

@@ -55,6 +55,14 @@ export class RecordingStore {
     return this.headers.findById(scope, callId);
   }
 
+  /** Erases a call's audio: parts first, then the header, so a repeat after a crash finds what is left. */
+  async erase(scope: TenantScope, callId: string): Promise<boolean> {
+    const header = await this.headers.findById(scope, callId);
+    if (!header) return false;
+    for (let n = 0; n < header.parts; n++) await this.parts.deleteById(scope, `${callId}:${n}`);
+    return this.headers.deleteById(scope, callId);
+  }
+
   /** Up to one part's bytes from `offset`. */
   async read(scope: TenantScope, callId: string, offset: number): Promise<Buffer> {
     const n = Math.floor(offset / PART_BYTES);

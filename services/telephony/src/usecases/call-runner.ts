@@ -82,10 +82,12 @@ export class CallRunner {
   async finish(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
     const scope = liveScope(call.tenantId);
     const now = this.d.now();
-    if (r.transcript) await this.d.calls.saveDetails(scope, call.id, r.transcript, r.analysis);
-    if (r.recording) await this.d.recordings.save(scope, call.id, r.recording, now);
-    const endReason = reason ?? (r.cutAtLimit ? 'max_call_seconds' : call.endReason);
     const latest = (await this.d.calls.byId(call.id)) ?? call;
+    // A contact deleted mid-call: its conversation is not kept.
+    const keep = !latest.erased;
+    if (keep && r.transcript) await this.d.calls.saveDetails(scope, call.id, r.transcript, r.analysis);
+    if (keep && r.recording) await this.d.recordings.save(scope, call.id, r.recording, now);
+    const endReason = reason ?? (r.cutAtLimit ? 'max_call_seconds' : call.endReason);
     const holdFailed = latest.holdFailed || call.holdFailed;
     // Announced before the row says it ended: a crash in between leaves the call active, recovery
     // finishes it again, and the same event id is stored once.
@@ -133,11 +135,11 @@ export class CallRunner {
       outcome: r.outcome,
       endedAt: now,
       durationSeconds: r.durationSeconds,
-      hasTranscript: (r.transcript?.length ?? 0) > 0,
-      hasAnalysis: r.analysis !== undefined,
-      hasRecording: r.recording !== undefined,
+      hasTranscript: keep && (r.transcript?.length ?? 0) > 0,
+      hasAnalysis: keep && r.analysis !== undefined,
+      hasRecording: keep && r.recording !== undefined,
       holdFailed,
-      ...(r.analysis && { summary: r.analysis.summary }),
+      ...(keep && r.analysis && { summary: r.analysis.summary }),
       ...(endReason && { endReason }),
       ...(r.carrierCallId && { carrierCallId: r.carrierCallId }),
     });

@@ -1,4 +1,4 @@
-import { notFound, requireTenant, validationError, type CallContext, type Page } from '@voiceapi/kit';
+import { notFound, requireTenant, validationError, type CallContext, type Page, type TenantScope } from '@voiceapi/kit';
 import { CALL_STATUSES, DIRECTIONS, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
 import type { RecordingTokens } from '../domain/recording-token';
 import { telephonyReasons } from '../reasons';
@@ -57,6 +57,19 @@ export class Calls {
     const scope = requireTenant(ctx);
     if (!contactId || contactId.length > MAX_ID) throw notFound('contact');
     return this.d.calls.page(scope, { contactId }, page, limit);
+  }
+
+  /**
+   * Erases the personal data of every call of a contact (numbers, summary, transcript, analysis,
+   * recording) when the contact is deleted; the calls stay in the feed for billing and analytics.
+   */
+  async eraseContact(scope: TenantScope, contactId: string): Promise<number> {
+    const ids = await this.d.calls.idsOfContact(scope, contactId);
+    for (const id of ids) {
+      await this.d.calls.erasePersonalData(scope, id);
+      await this.d.recordings.erase(scope, id);
+    }
+    return ids.length;
   }
 
   /** A signed path to the call's recording, valid for the configured lifetime (≤ 15 min). */

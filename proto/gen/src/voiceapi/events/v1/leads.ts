@@ -18,6 +18,7 @@ export interface LeadsEvent {
     | { $case: "dialRequested"; dialRequested: DialRequested }
     | { $case: "messageRequested"; messageRequested: MessageRequested }
     | { $case: "contactStatusChanged"; contactStatusChanged: ContactStatusChanged }
+    | { $case: "contactDeleted"; contactDeleted: ContactDeleted }
     | undefined;
 }
 
@@ -57,6 +58,15 @@ export interface ContactStatusChanged {
   endReason?: string | undefined;
 }
 
+/**
+ * A contact was deleted at the tenant's request: services holding its personal data erase theirs
+ * (telephony: its calls' numbers, transcripts, analyses and recordings). Consumers erase idempotently.
+ */
+export interface ContactDeleted {
+  tenantId: string;
+  contactId: string;
+}
+
 function createBaseLeadsEvent(): LeadsEvent {
   return { occurTime: undefined, event: undefined };
 }
@@ -77,6 +87,9 @@ export const LeadsEvent: MessageFns<LeadsEvent, "voiceapi.events.v1.LeadsEvent">
         break;
       case "contactStatusChanged":
         ContactStatusChanged.encode(message.event.contactStatusChanged, writer.uint32(34).fork()).join();
+        break;
+      case "contactDeleted":
+        ContactDeleted.encode(message.event.contactDeleted, writer.uint32(42).fork()).join();
         break;
     }
     return writer;
@@ -133,6 +146,14 @@ export const LeadsEvent: MessageFns<LeadsEvent, "voiceapi.events.v1.LeadsEvent">
             };
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.event = { $case: "contactDeleted", contactDeleted: ContactDeleted.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -170,6 +191,10 @@ export const LeadsEvent: MessageFns<LeadsEvent, "voiceapi.events.v1.LeadsEvent">
           $case: "contactStatusChanged",
           contactStatusChanged: ContactStatusChanged.fromJSON(object.contact_status_changed),
         }
+        : isSet(object.contactDeleted)
+        ? { $case: "contactDeleted", contactDeleted: ContactDeleted.fromJSON(object.contactDeleted) }
+        : isSet(object.contact_deleted)
+        ? { $case: "contactDeleted", contactDeleted: ContactDeleted.fromJSON(object.contact_deleted) }
         : undefined,
     };
   },
@@ -185,6 +210,8 @@ export const LeadsEvent: MessageFns<LeadsEvent, "voiceapi.events.v1.LeadsEvent">
       obj.messageRequested = MessageRequested.toJSON(message.event.messageRequested);
     } else if (message.event?.$case === "contactStatusChanged") {
       obj.contactStatusChanged = ContactStatusChanged.toJSON(message.event.contactStatusChanged);
+    } else if (message.event?.$case === "contactDeleted") {
+      obj.contactDeleted = ContactDeleted.toJSON(message.event.contactDeleted);
     }
     return obj;
   },
@@ -219,6 +246,15 @@ export const LeadsEvent: MessageFns<LeadsEvent, "voiceapi.events.v1.LeadsEvent">
           message.event = {
             $case: "contactStatusChanged",
             contactStatusChanged: ContactStatusChanged.fromPartial(object.event.contactStatusChanged),
+          };
+        }
+        break;
+      }
+      case "contactDeleted": {
+        if (object.event?.contactDeleted !== undefined && object.event?.contactDeleted !== null) {
+          message.event = {
+            $case: "contactDeleted",
+            contactDeleted: ContactDeleted.fromPartial(object.event.contactDeleted),
           };
         }
         break;
@@ -766,6 +802,101 @@ export const ContactStatusChanged: MessageFns<ContactStatusChanged, "voiceapi.ev
     message.previousStatus = object.previousStatus ?? "";
     message.sandbox = object.sandbox ?? false;
     message.endReason = object.endReason ?? undefined;
+    return message;
+  },
+};
+
+function createBaseContactDeleted(): ContactDeleted {
+  return { tenantId: "", contactId: "" };
+}
+
+export const ContactDeleted: MessageFns<ContactDeleted, "voiceapi.events.v1.ContactDeleted"> = {
+  $type: "voiceapi.events.v1.ContactDeleted" as const,
+
+  encode(message: ContactDeleted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.contactId !== "") {
+      writer.uint32(18).string(message.contactId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContactDeleted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContactDeleted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.contactId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContactDeleted {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      contactId: isSet(object.contactId)
+        ? globalThis.String(object.contactId)
+        : isSet(object.contact_id)
+        ? globalThis.String(object.contact_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ContactDeleted): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.contactId !== "") {
+      obj.contactId = message.contactId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ContactDeleted>): ContactDeleted {
+    return ContactDeleted.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ContactDeleted>): ContactDeleted {
+    const message = createBaseContactDeleted();
+    message.tenantId = object.tenantId ?? "";
+    message.contactId = object.contactId ?? "";
     return message;
   },
 };
