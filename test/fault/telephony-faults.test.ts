@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import mongoose from 'mongoose';
 import { createPromiseClient, type CallContext } from '@voiceapi/kit';
+import { startKafka, type KafkaHandle } from '@voiceapi/local-infra';
 import { voiceapi } from '@voiceapi/proto';
 import { walletProblems } from '../../services/billing/test/invariants';
 import { scenarioOf } from '../../services/telephony/src/carrier/simulator';
+import { freePort } from '../harness/processes';
 import { startSystem, type System } from '../harness/system';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -20,33 +25,29 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
 const SPEEDUP = 20;
 const LEADS = 30;
 
-// Telephony as a real process, killed with SIGKILL while calls are in progress and started again:
-// every lead is dialled once, every ended call has one billing outcome, the totals are what the
-// simulated durations say, and the tenant's package is never exceeded.
-describe('telephony killed mid-stream', () => {
-  let sys: System;
-  let conn: { telephony: mongoose.Connection; billing: mongoose.Connection };
-  jest.setTimeout(300_000);
+// Telephony as a real process, killed with SIGKILL while calls are in progress and started again;
+// then the whole system through a Kafka restart. Either way every lead is dialled once, every ended
+// call has one billing outcome, the totals are what the simulated durations say, and the tenant's
+// package is never exceeded.
+type Conns = { telephony: mongoose.Connection; billing: mongoose.Connection };
 
-  beforeAll(async () => {
-    sys = await startSystem({ gateways: 0, serviceEnv: { telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP), RECOVERY_INTERVAL_MS: '500' }, leads: { CALLING_WINDOW_DEFAULT: 'always' } } });
-    const suffix = sys.gatewayDb.replace(/^gateway_/, '');
-    conn = {
-      telephony: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_${suffix}` }).asPromise(),
-      billing: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `billing_${suffix}` }).asPromise(),
-    };
-  });
-  afterAll(async () => {
-    await conn?.telephony.close();
-    await conn?.billing.close();
-    await sys?.stop();
-  });
+async function connect(sys: System): Promise<Conns> {
+  const suffix = sys.gatewayDb.replace(/^gateway_/, '');
+  return {
+    telephony: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_${suffix}` }).asPromise(),
+    billing: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `billing_${suffix}` }).asPromise(),
+  };
+}
 
-  it('dials each lead once and charges each call once across a crash', async () => {
-    const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
-    const at = (name: string) => `127.0.0.1:${sys.ports[name]}`;
-    const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, at('billing'), { timeoutMs: 20_000 });
-    const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, at('leads'), { timeoutMs: 20_000 });
+const serviceEnv = { telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP), RECOVERY_INTERVAL_MS: '500' }, leads: { CALLING_WINDOW_DEFAULT: 'always' } };
+
+/** Ingests LEADS call leads, disrupts the system once some calls ended and some are in progress, and checks the totals after. */
+async function callsAcross(sys: System, conn: Conns, disrupt: () => Promise<void>): Promise<void> {
+  const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
+  const at = (name: string) => `127.0.0.1:${sys.ports[name]}`;
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, at('billing'), { timeoutMs: 20_000 });
+  const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, at('leads'), { timeoutMs: 20_000 });
+  try {
     const START = 100_000;
     await billing.topUp({ amount: START, reference: 'top:1' }, ctx);
     const { campaign } = await leads.createCampaign({ name: 'fault', type: '', channels: [], maxCallSeconds: 120 }, ctx);
@@ -84,9 +85,7 @@ describe('telephony killed mid-stream', () => {
       return ended >= 3 && active >= 3 ? true : undefined;
     }, 120_000, state);
 
-    sys.services.telephony!.child.kill('SIGKILL');
-    await sys.services.telephony!.stop();
-    await sys.startService('telephony');
+    await disrupt();
 
     await eventually('every lead called and billed', async () => {
       await sample();
@@ -112,7 +111,72 @@ describe('telephony killed mid-stream', () => {
     expect(await walletProblems(conn.billing, ctx.tenantId!)).toEqual([]);
     // Every contact followed its call to the end.
     for (const c of contacts) expect((await leads.getContact({ id: c.id }, ctx)).contact!.status).toBe('completed');
+  } finally {
     billing.close();
     leads.close();
+  }
+}
+
+describe('telephony killed mid-stream', () => {
+  let sys: System;
+  let conn: Conns;
+  jest.setTimeout(300_000);
+
+  beforeAll(async () => {
+    sys = await startSystem({ gateways: 0, serviceEnv });
+    conn = await connect(sys);
+  });
+  afterAll(async () => {
+    await conn?.telephony.close();
+    await conn?.billing.close();
+    await sys?.stop();
+  });
+
+  it('dials each lead once and charges each call once across a crash', async () => {
+    await callsAcross(sys, conn, async () => {
+      sys.services.telephony!.child.kill('SIGKILL');
+      await sys.services.telephony!.stop();
+      await sys.startService('telephony');
+    });
+  });
+});
+
+describe('Kafka restarted mid-stream', () => {
+  let sys: System;
+  let conn: Conns;
+  let broker: KafkaHandle;
+  let restart: () => Promise<KafkaHandle>;
+  jest.setTimeout(360_000);
+
+  beforeAll(async () => {
+    // A broker of this suite's own, so stopping it disturbs no other suite; the system is started
+    // against it (the harness reads the brokers from the environment once, at start).
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'telephony-kafka-'));
+    const [port, controllerPort] = [await freePort(), await freePort()];
+    restart = () => startKafka({ dataDir, port, controllerPort });
+    broker = await restart();
+    const shared = process.env.KAFKA_BROKERS;
+    process.env.KAFKA_BROKERS = broker.brokers.join(',');
+    try {
+      sys = await startSystem({ gateways: 0, serviceEnv });
+    } finally {
+      process.env.KAFKA_BROKERS = shared;
+    }
+    conn = await connect(sys);
+  });
+  afterAll(async () => {
+    await conn?.telephony.close();
+    await conn?.billing.close();
+    await sys?.stop();
+    await broker?.stop();
+  });
+
+  it('dials each lead once and charges each call once across a Kafka restart', async () => {
+    await callsAcross(sys, conn, async () => {
+      // Calls in progress end meanwhile; their events and the next dial requests wait in the outboxes.
+      await broker.stop();
+      await sleep(5_000);
+      broker = await restart();
+    });
   });
 });
