@@ -195,7 +195,11 @@ describe('kit events', () => {
     const refusing = newPublisher();
     const send = refusing.send.bind(refusing);
     refusing.send = async (records, extra) => {
-      if (records.some((r) => r.key === 'refused')) throw new Error('The request included a message larger than the max message size the server will accept');
+      if (records.some((r) => r.key === 'refused')) {
+        // As kafkajs reports it: the broker's protocol error, wrapped once the retries ran out.
+        const refusal = Object.assign(new Error('The request included a message larger than the max message size the server will accept'), { name: 'KafkaJSProtocolError', type: 'MESSAGE_TOO_LARGE', retriable: false });
+        throw Object.assign(new Error(refusal.message), { name: 'KafkaJSNumberOfRetriesExceeded', cause: refusal, originalError: refusal });
+      }
       return send(records, extra);
     };
     const outbox = new Outbox(db, refusing, log, { instanceId: 'parker', intervalMs: 50 });
@@ -209,6 +213,33 @@ describe('kit events', () => {
     expect(parked.map((p) => ({ id: p._id, error: p.error }))).toEqual([{ id: refused, error: expect.stringContaining('larger than the max message size') }]);
     expect(await outbox.model.countDocuments({})).toBe(0);
     await expect(outbox.add(Envelope, 'big', { change: { $case: 'apiKeyChanged', apiKeyChanged: { keyId: 'x'.repeat(300_000), tenantId: '1' } } })).rejects.toThrow(/at most/);
+  });
+
+  it('keeps events through a Kafka outage (the producer gives up) and relays them, in order, once it is back', async () => {
+    const db = freshDb();
+    const seen = await subscribe('outage');
+    // Kafka away: every send fails the way kafkajs fails once its retries run out.
+    let away = true;
+    const flaky = newPublisher();
+    const send = flaky.send.bind(flaky);
+    flaky.send = async (records, extra) => {
+      if (away) {
+        const lost = Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), { name: 'KafkaJSConnectionError', retriable: true });
+        throw Object.assign(new Error(lost.message), { name: 'KafkaJSNumberOfRetriesExceeded', cause: lost, originalError: lost });
+      }
+      return send(records, extra);
+    };
+    const outbox = new Outbox(db, flaky, log, { instanceId: 'outage', intervalMs: 50 });
+    const ids = [await outbox.add(Envelope, 'k', probe('k', 1)), await outbox.add(Envelope, 'k', probe('k', 2))];
+    outbox.start();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await outbox.parked.countDocuments({})).toBe(0);
+    expect(await outbox.model.countDocuments({})).toBe(2);
+    away = false;
+    await until('both delivered', () => ids.every((id) => seen.some((s) => s.meta.eventId === id)));
+    expect(seen.filter((s) => ids.includes(s.meta.eventId)).map((s) => s.meta.eventId)).toEqual(ids);
+    await outbox.stop();
+    expect(await outbox.parked.countDocuments({})).toBe(0);
   });
 
   it('publishes what a crashed writer left behind once its hold expires', async () => {

@@ -6,7 +6,7 @@ import { isDuplicateKeyError, upsertOnce } from '../mongo/connect';
 import { Lease } from '../mongo/lease';
 import type { QueryShape } from '../mongo/query-shapes';
 import type { EventRecord } from './kafka';
-import { eventRecord, type EventPublisher } from './publisher';
+import { eventRecord, hasKafkaErrorType, type EventPublisher } from './publisher';
 import type { MessageCodec } from './stream';
 
 interface OutboxDoc {
@@ -256,15 +256,16 @@ export class Outbox {
   }
 
   /**
-   * Sends and deletes a chunk. The idempotent producer retries whatever can be retried, so a
-   * rejection is for good (a topic that does not exist, a record the broker refuses): the events
-   * are then tried one by one and the one Kafka refuses is parked with its error, so it does not
-   * hold up every event behind it.
+   * Sends and deletes a chunk. A failure that is not the broker refusing a record (Kafka away, a
+   * leader moving, a timeout: the producer's retries ran out) leaves the chunk for the next pass,
+   * in order. A record Kafka refuses for good (too large, invalid, not allowed) is found by trying
+   * the events one by one and parked with its error, so it does not hold up every event behind it.
    */
   private async publish(chunk: OutboxDoc[]): Promise<void> {
     try {
       await this.publisher.send(chunk.map(toRecord));
     } catch (err) {
+      if (!refusesRecord(err)) throw err;
       if (chunk.length > 1) {
         for (const d of chunk) await this.publish([d]);
         return;
@@ -296,6 +297,11 @@ export class Outbox {
     return doc!.value - count + 1;
   }
 }
+
+/** Broker answers that refuse a record whatever the retries: parked, not retried. */
+const RECORD_REFUSALS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TOPIC_EXCEPTION', 'TOPIC_AUTHORIZATION_FAILED', 'POLICY_VIOLATION']);
+
+const refusesRecord = (err: unknown): boolean => hasKafkaErrorType(err, RECORD_REFUSALS);
 
 /** Consecutive chunks of at most `BATCH_BYTES` (a lone larger event is a chunk of its own). */
 function byBytes(docs: OutboxDoc[]): OutboxDoc[][] {

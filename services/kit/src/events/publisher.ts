@@ -21,11 +21,15 @@ export function eventRecord<T>(envelope: MessageCodec<T>, key: string, message: 
  * duplicates nor reorders the events of a partition. Stamps event id, type and the trace context the event was made in.
  */
 export class EventPublisher {
-  private readonly producer: Producer;
+  private producer: Producer;
   private connected: Promise<void> | undefined;
 
-  constructor(kafka: Kafka) {
-    this.producer = kafka.producer({
+  constructor(private readonly kafka: Kafka) {
+    this.producer = this.newProducer();
+  }
+
+  private newProducer(): Producer {
+    return this.kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
@@ -34,7 +38,11 @@ export class EventPublisher {
   }
 
   connect(): Promise<void> {
-    this.connected ??= this.producer.connect();
+    // A failed connect is tried again by the next send, not remembered.
+    this.connected ??= this.producer.connect().catch((err: unknown) => {
+      this.connected = undefined;
+      throw err;
+    });
     return this.connected;
   }
 
@@ -59,10 +67,40 @@ export class EventPublisher {
       list.push({ key: r.key, value: Buffer.from(r.payload), headers });
       byTopic.set(r.topic, list);
     }
-    await this.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    try {
+      await this.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    } catch (err) {
+      // kafkajs advances an idempotent producer's sequence numbers even for a send that failed (a
+      // broker restart, say), and the broker then refuses every later send as out of order. A new
+      // producer (a new producer id, sequences from zero) is the way out; the caller sends again,
+      // and a record the failed send did write arrives twice (consumers are idempotent by event id).
+      if (producerStateLost(err)) await this.renew();
+      throw err;
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const old = this.producer;
+    this.producer = this.newProducer();
+    this.connected = undefined;
+    await old.disconnect().catch(() => undefined);
   }
 
   async disconnect(): Promise<void> {
     if (this.connected) await this.producer.disconnect();
   }
+}
+
+/** Broker answers that mean the producer's id or sequence state is no longer usable. */
+const PRODUCER_STATE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'DUPLICATE_SEQUENCE_NUMBER']);
+
+const producerStateLost = (err: unknown): boolean => hasKafkaErrorType(err, PRODUCER_STATE_ERRORS);
+
+/** True when the error, or what it wraps (kafkajs nests the last try's error), is a broker answer of one of `types`. */
+export function hasKafkaErrorType(err: unknown, types: ReadonlySet<string>): boolean {
+  for (let e = err as { type?: unknown; cause?: unknown; originalError?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    if (typeof e.type === 'string' && types.has(e.type)) return true;
+    e = (e.cause ?? e.originalError) as typeof e;
+  }
+  return false;
 }
