@@ -2,6 +2,7 @@ export * from './coalesce';
 export * from './config';
 export * from './context';
 export * from './errors';
+export * from './http/outbound';
 export * from './lifecycle';
 export * from './logger';
 export * from './grpc/types';

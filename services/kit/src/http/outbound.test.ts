@@ -1,0 +1,183 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OutboundClient, OutboundFailed, OutboundRefused } from './outbound';
+
+// A real local server stands in for a tenant's API; loopback is refused unless allow-listed, so
+// the suite allow-lists it where it must reach it and leaves it out where it must be refused.
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+describe('outbound client', () => {
+  let server: Server;
+  let base: string;
+  let handler: Handler = (_req, res) => res.end('{}');
+  const loopback = new OutboundClient({ allow: ['127.0.0.0/8', '::1/128'], maxResponseBytes: 64 * 1024 });
+  const strict = new OutboundClient();
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => handler(req, res, body));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await loopback.close();
+    await strict.close();
+  });
+
+  const refusal = async (p: Promise<unknown>) => {
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(OutboundRefused);
+    return err as OutboundRefused;
+  };
+  const failure = async (p: Promise<unknown>) => {
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(OutboundFailed);
+    return err as OutboundFailed;
+  };
+
+  it.each([
+    ['http://169.254.169.254/latest/meta-data', 'address'],
+    ['https://169.254.169.254/', 'address'],
+    ['https://[::1]/', 'address'],
+    ['https://[::ffff:127.0.0.1]/', 'address'],
+    ['https://[::ffff:7f00:1]/', 'address'],
+    ['https://10.0.0.8/', 'address'],
+    ['https://192.168.1.1/', 'address'],
+    ['https://100.64.0.1/', 'address'],
+    ['https://0.0.0.0/', 'address'],
+    ['https://[fd00::1]/', 'address'],
+    ['https://[fe80::1]/', 'address'],
+    ['https://[2002:7f00:1::]/', 'address'],
+    ['https://[64:ff9b::7f00:1]/', 'address'],
+    ['https://0x7f.1/', 'address'],
+    ['file:///etc/passwd', 'scheme'],
+    ['ftp://example.com/', 'scheme'],
+    ['http://example.com/', 'scheme'],
+    ['https://user:pass@example.com/', 'credentials'],
+    ['not a url', 'malformed'],
+  ])('refuses %s (%s) by its form, before sending anything', async (url, reason) => {
+    expect(() => strict.checkUrl(url)).toThrow(OutboundRefused);
+    expect((await refusal(strict.send(url, { timeoutMs: 1000 }))).reason).toBe(reason);
+  });
+
+  it('accepts public https addresses and names by their form (names are resolved when called)', () => {
+    expect(strict.checkUrl('https://api.example.com/v1').hostname).toBe('api.example.com');
+    expect(strict.checkUrl('https://93.184.215.14/').hostname).toBe('93.184.215.14');
+    expect(strict.checkUrl('https://unresolvable.invalid/').hostname).toBe('unresolvable.invalid');
+  });
+
+  it('refuses a name that resolves to loopback when it is called', async () => {
+    const port = (server.address() as AddressInfo).port;
+    expect((await refusal(strict.send(`https://localhost:${port}/`, { timeoutMs: 2000 }))).reason).toBe('address');
+  });
+
+  it('fails an unresolvable name as unreachable', async () => {
+    expect((await failure(strict.send('https://unresolvable.invalid/', { timeoutMs: 5000 }))).reason).toBe('unreachable');
+  });
+
+  it('reaches an allow-listed host over http, by address and by name, with method, headers and body', async () => {
+    const seen: { method?: string; auth?: string; body: string }[] = [];
+    handler = (req, res, body) => {
+      seen.push({ method: req.method, auth: req.headers.authorization, body });
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ found: true }));
+    };
+    const port = (server.address() as AddressInfo).port;
+    const r = await loopback.send(`${base}/crm/lookup`, { method: 'POST', headers: { authorization: 'Bearer s3cret', 'content-type': 'application/json' }, body: '{"phone":"+14155550100"}', timeoutMs: 2000 });
+    expect(r).toMatchObject({ status: 200, headers: { 'content-type': 'application/json' } });
+    expect(JSON.parse(r.body.toString())).toEqual({ found: true });
+    expect(seen).toEqual([{ method: 'POST', auth: 'Bearer s3cret', body: '{"phone":"+14155550100"}' }]);
+    expect((await loopback.send(`http://localhost:${port}/doctors`, { timeoutMs: 2000 })).status).toBe(200);
+  });
+
+  it('still refuses plain http to a public address when an allow-list exists', () => {
+    expect(() => loopback.checkUrl('http://93.184.215.14/')).toThrow(/http: is allowed only/);
+  });
+
+  it('follows a redirect that passes the checks, and refuses one to an internal address', async () => {
+    handler = (req, res) => {
+      if (req.url === '/moved') {
+        res.writeHead(302, { location: '/here' });
+        return res.end();
+      }
+      if (req.url === '/metadata') {
+        res.writeHead(307, { location: 'http://169.254.169.254/latest/meta-data/' });
+        return res.end();
+      }
+      if (req.url === '/loop') {
+        res.writeHead(302, { location: '/loop' });
+        return res.end();
+      }
+      res.end('here');
+    };
+    const moved = await loopback.send(`${base}/moved`, { timeoutMs: 2000 });
+    expect({ status: moved.status, body: moved.body.toString(), url: moved.url }).toEqual({ status: 200, body: 'here', url: `${base}/here` });
+    expect((await refusal(loopback.send(`${base}/metadata`, { timeoutMs: 2000 }))).reason).toBe('address');
+    expect((await refusal(loopback.send(`${base}/loop`, { timeoutMs: 2000 }))).reason).toBe('redirects');
+  });
+
+  it('drops the bearer secret on a redirect to another origin', async () => {
+    const auths: (string | undefined)[] = [];
+    const other = createServer((req, res) => {
+      auths.push(req.headers.authorization);
+      res.end('ok');
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    handler = (_req, res) => {
+      res.writeHead(302, { location: `http://localhost:${(other.address() as AddressInfo).port}/` });
+      res.end();
+    };
+    try {
+      expect((await loopback.send(`${base}/`, { headers: { authorization: 'Bearer s3cret' }, timeoutMs: 2000 })).status).toBe(200);
+      expect(auths).toEqual([undefined]);
+    } finally {
+      other.closeAllConnections();
+      await new Promise((r) => other.close(r));
+    }
+  });
+
+  it('caps the response size without holding it all', async () => {
+    handler = (_req, res) => {
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      let sent = 0;
+      const push = () => {
+        while (sent < 10 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return res.once('drain', push);
+        }
+        res.end();
+      };
+      push();
+    };
+    expect((await failure(loopback.send(`${base}/big`, { timeoutMs: 5000 }))).reason).toBe('too_large');
+  });
+
+  it('gives up on a slow answer at the timeout, before headers and while the body trickles', async () => {
+    handler = (req, res) => {
+      if (req.url === '/trickle') {
+        res.write('{');
+        return;
+      }
+      // never answers
+    };
+    const t0 = Date.now();
+    expect((await failure(loopback.send(`${base}/slow`, { timeoutMs: 300 }))).reason).toBe('timeout');
+    expect((await failure(loopback.send(`${base}/trickle`, { timeoutMs: 300 }))).reason).toBe('timeout');
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+
+  it('refuses an allow-list entry that is not a CIDR at construction', () => {
+    expect(() => new OutboundClient({ allow: ['localhost'] })).toThrow(/not a CIDR/);
+  });
+});

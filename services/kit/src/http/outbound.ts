@@ -1,0 +1,227 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import ipaddr from 'ipaddr.js';
+import { Agent, request, type Dispatcher } from 'undici';
+
+/**
+ * One outbound HTTP client for addresses a tenant gives us (its custom API, its webhook
+ * endpoints): the only way a service reaches a URL it does not control. It refuses what would let
+ * a tenant reach inside the platform (SSRF): schemes other than https (http too for allow-listed
+ * hosts), credentials in the URL, and any host whose resolved addresses include one that is not
+ * public unicast: private, loopback, link-local (cloud metadata), unique-local, carrier NAT,
+ * multicast, reserved, and IPv4 hidden in IPv6 (mapped, 6to4, Teredo, NAT64). Every address a
+ * name resolves to is checked on every request and every redirect, and the connection goes to an
+ * address that was checked (no second resolution to rebind). Responses are capped in size, the
+ * whole exchange in time.
+ */
+
+/** Why a URL was refused before anything was sent (a tenant's mistake, or an attempt). */
+export class OutboundRefused extends Error {
+  constructor(
+    readonly reason: 'scheme' | 'credentials' | 'address' | 'malformed' | 'redirects',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OutboundRefused';
+  }
+}
+
+/** Why a permitted exchange failed: the far side's fault or the network's. */
+export class OutboundFailed extends Error {
+  constructor(
+    readonly reason: 'timeout' | 'too_large' | 'unreachable' | 'network',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OutboundFailed';
+  }
+}
+
+export interface OutboundPolicy {
+  /**
+   * Addresses allowed although not public, as CIDRs (`127.0.0.0/8`, `::1/128`), for operators'
+   * own endpoints and tests; plain http is allowed to hosts whose every address is in the list.
+   */
+  allow?: readonly string[];
+  /** Largest response body read, in bytes (default 1 MiB). */
+  maxResponseBytes?: number;
+  /** Redirects followed, each checked like the first request (default 3). */
+  maxRedirects?: number;
+}
+
+export interface OutboundRequest {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  headers?: Record<string, string>;
+  body?: string;
+  /** The whole exchange, redirects and body included. */
+  timeoutMs: number;
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  /** The URL that answered (after redirects). */
+  url: string;
+}
+
+type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+const DEFAULT_MAX_BYTES = 1024 * 1024;
+const DEFAULT_MAX_REDIRECTS = 3;
+
+export class OutboundClient {
+  private readonly allow: Cidr[];
+  private readonly maxBytes: number;
+  private readonly maxRedirects: number;
+  /** https: to public or allow-listed addresses; http: to allow-listed addresses only. */
+  private readonly agents: Record<'https:' | 'http:', Agent>;
+
+  constructor(policy: OutboundPolicy = {}) {
+    this.allow = (policy.allow ?? []).map((c) => {
+      try {
+        return ipaddr.parseCIDR(c);
+      } catch {
+        throw new Error(`outbound allow-list entry ${JSON.stringify(c)} is not a CIDR (e.g. 127.0.0.0/8)`);
+      }
+    });
+    this.maxBytes = policy.maxResponseBytes ?? DEFAULT_MAX_BYTES;
+    this.maxRedirects = policy.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+    // The connection resolves through the check: what it connects to is what was checked.
+    this.agents = {
+      'https:': new Agent({ connect: { lookup: this.checkedLookup((a) => this.permitted(a)) } }),
+      'http:': new Agent({ connect: { lookup: this.checkedLookup((a) => this.allowed(a)) } }),
+    };
+  }
+
+  /**
+   * The form of a URL, without resolving it (when a tenant saves one): scheme, credentials, a
+   * literal address. A name is resolved, and its addresses checked, when it is called.
+   */
+  checkUrl(raw: string): URL {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new OutboundRefused('malformed', 'not an absolute URL');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundRefused('scheme', `${url.protocol} URLs are not allowed; use https:`);
+    if (url.username || url.password) throw new OutboundRefused('credentials', 'credentials in the URL are not allowed; the platform sends the secret as a bearer token');
+    const literal = literalAddress(url.hostname);
+    if (literal) {
+      if (!this.permitted(literal)) throw new OutboundRefused('address', `${url.hostname} is not a public address`);
+      if (url.protocol === 'http:' && !this.allowed(literal)) throw new OutboundRefused('scheme', 'http: is allowed only to allow-listed hosts; use https:');
+    } else if (url.protocol === 'http:' && this.allow.length === 0) {
+      throw new OutboundRefused('scheme', 'http: is not allowed; use https:');
+    }
+    return url;
+  }
+
+  /** Sends the request, following redirects that pass the same checks; the body read up to the cap. */
+  async send(raw: string, req: OutboundRequest): Promise<OutboundResponse> {
+    const signal = AbortSignal.timeout(req.timeoutMs);
+    let url = this.checkUrl(raw);
+    let method = req.method ?? 'GET';
+    let body = req.body;
+    for (let hop = 0; ; hop++) {
+      const res = await this.exchange(url, { method, body, headers: req.headers ?? {}, signal, timeoutMs: req.timeoutMs });
+      const location = res.statusCode >= 300 && res.statusCode < 400 ? header(res.headers, 'location') : undefined;
+      if (location === undefined) return { status: res.statusCode, headers: flatHeaders(res.headers), body: await this.readCapped(res.body, signal, req.timeoutMs), url: url.toString() };
+      await res.body.dump().catch(() => undefined);
+      if (hop >= this.maxRedirects) throw new OutboundRefused('redirects', `more than ${this.maxRedirects} redirects`);
+      const next = this.checkUrl(new URL(location, url).toString());
+      // Credentials go to the origin they were given for only.
+      if (next.origin !== url.origin) req = { ...req, headers: withoutAuthorization(req.headers) };
+      // 303 (and 301/302 after a POST, as browsers do) continue as GET without the body.
+      if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+      url = next;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(Object.values(this.agents).map((a) => a.close()));
+  }
+
+  private async exchange(url: URL, r: { method: string; body: string | undefined; headers: Record<string, string>; signal: AbortSignal; timeoutMs: number }): Promise<Dispatcher.ResponseData> {
+    try {
+      return await request(url, { dispatcher: this.agents[url.protocol as 'https:' | 'http:'], method: r.method as Dispatcher.HttpMethod, headers: r.headers, body: r.body, signal: r.signal });
+    } catch (err) {
+      throw this.failure(err, r.timeoutMs);
+    }
+  }
+
+  private async readCapped(body: Dispatcher.ResponseData['body'], signal: AbortSignal, timeoutMs: number): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of body) {
+        size += (chunk as Buffer).length;
+        if (size > this.maxBytes) {
+          body.destroy();
+          throw new OutboundFailed('too_large', `the response is larger than ${this.maxBytes} bytes`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      throw this.failure(err, timeoutMs);
+    }
+    if (signal.aborted) throw new OutboundFailed('timeout', `no complete answer within ${timeoutMs} ms`);
+    return Buffer.concat(chunks);
+  }
+
+  private failure(err: unknown, timeoutMs: number): Error {
+    if (err instanceof OutboundRefused || err instanceof OutboundFailed) return err;
+    const cause = (err as { cause?: unknown })?.cause;
+    if (cause instanceof OutboundRefused) return cause;
+    const name = (err as { name?: string })?.name;
+    if (name === 'TimeoutError' || name === 'AbortError') return new OutboundFailed('timeout', `no complete answer within ${timeoutMs} ms`);
+    const code = (err as { code?: string })?.code ?? (cause as { code?: string } | undefined)?.code;
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
+      return new OutboundFailed('unreachable', `the host could not be reached (${code})`);
+    }
+    return new OutboundFailed('network', `the exchange failed (${code ?? name ?? 'error'})`);
+  }
+
+  /** dns.lookup, refusing the name unless every address it resolves to passes `ok`. */
+  private checkedLookup(ok: (addr: ipaddr.IPv4 | ipaddr.IPv6) => boolean) {
+    return (hostname: string, options: LookupOptions, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void): void => {
+      dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+        if (err) return callback(err, []);
+        if (addresses.length === 0 || addresses.some((a) => !ok(ipaddr.process(a.address)))) {
+          return callback(new OutboundRefused('address', `${hostname} resolves to an address that is not allowed`), []);
+        }
+        if (options.all) return callback(null, addresses);
+        callback(null, addresses[0]!.address, addresses[0]!.family);
+      });
+    };
+  }
+
+  private permitted(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+    return this.allowed(addr) || addr.range() === 'unicast';
+  }
+
+  private allowed(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+    return this.allow.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
+  }
+}
+
+/** The address a URL's host names literally (IPv4-mapped IPv6 unwrapped), or null for a name. */
+function literalAddress(hostname: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  return ipaddr.isValid(bare) ? ipaddr.process(bare) : null;
+}
+
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function flatHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]])));
+}
+
+function withoutAuthorization(headers: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() !== 'authorization'));
+}
