@@ -31,6 +31,8 @@ export const configSchema = z.object({
   BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
   LEADS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50063'),
   TELEPHONY_GRPC_ADDR: grpcAddress.default('127.0.0.1:50064'),
+  KNOWLEDGE_GRPC_ADDR: grpcAddress.default('127.0.0.1:50065'),
+  AGENTS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50066'),
   /** Backstop re-read of the kill switch in case a control event was missed. */
   CONTROL_RESYNC_MS: z.coerce.number().int().positive().default(5_000),
   /** Backstop lifetime of a cached key; deactivation normally evicts at once via Kafka. */

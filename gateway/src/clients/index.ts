@@ -5,6 +5,8 @@ export type CompaniesClient = PromiseClient<typeof voiceapi.companies.v1.Compani
 export type BillingClient = PromiseClient<typeof voiceapi.billing.v1.BillingServiceService>;
 export type LeadsClient = PromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>;
 export type TelephonyClient = PromiseClient<typeof voiceapi.telephony.v1.TelephonyServiceService>;
+export type KnowledgeClient = PromiseClient<typeof voiceapi.knowledge.v1.KnowledgeServiceService>;
+export type AgentsClient = PromiseClient<typeof voiceapi.agents.v1.AgentsServiceService>;
 
 /** The gateway's clients of the owning services, one per service. */
 export interface ServiceClients {
@@ -12,15 +14,19 @@ export interface ServiceClients {
   billing: BillingClient;
   leads: LeadsClient;
   telephony: TelephonyClient;
+  knowledge: KnowledgeClient;
+  agents: AgentsClient;
 }
 
-export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING_GRPC_ADDR: string; LEADS_GRPC_ADDR: string; TELEPHONY_GRPC_ADDR: string; GRPC_DEADLINE_MS: number }): ServiceClients {
+export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING_GRPC_ADDR: string; LEADS_GRPC_ADDR: string; TELEPHONY_GRPC_ADDR: string; KNOWLEDGE_GRPC_ADDR: string; AGENTS_GRPC_ADDR: string; GRPC_DEADLINE_MS: number }): ServiceClients {
   const defaults = { timeoutMs: cfg.GRPC_DEADLINE_MS };
   return {
     companies: createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, defaults),
     billing: createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, defaults),
     leads: createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, defaults),
     telephony: createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, defaults),
+    knowledge: createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, defaults),
+    agents: createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, defaults),
   };
 }
 

@@ -46,6 +46,8 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
   try {
     parser = Busboy({
       headers: req.headers as never,
+      // The file name as sent: a name with a path in it is refused by the owning service, not quietly shortened.
+      preservePath: true,
       limits: { fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, files: maxFiles, parts: MAX_FIELDS + maxFiles, fileSize: spec.maxBytes },
     });
   } catch {

@@ -6,7 +6,9 @@ import { apiKeyRoutes } from './admin/api-keys';
 import { killSwitchRoutes } from './admin/kill-switch';
 import { tenantRoutes } from './admin/tenants';
 import { creditRoutes, creditTopUpRoutes } from './billing';
+import { agentRoutes } from './agents';
 import { companyRoutes } from './companies';
+import { knowledgeRoutes } from './knowledge';
 import { leadsRoutes } from './leads';
 import { leadsOperatorRoutes } from './leads/operator';
 import { recordingRoutes, telephonyRoutes } from './telephony';
@@ -60,6 +62,16 @@ export const tenantAreas: Area[] = [
       { name: 'Numbers', description: 'The tenant’s phone numbers and the pool it buys them from (`inbound:read`, `inbound:write`)' },
     ],
     routes: ({ clients }) => telephonyRoutes(clients),
+  },
+  {
+    name: 'knowledge',
+    tags: [{ name: 'Knowledge', description: 'Knowledge-base documents agents answer from: upload, text extraction, metadata (`knowledge:read`, `knowledge:write`); no endpoint returns a file’s bytes' }],
+    routes: ({ clients }) => knowledgeRoutes(clients),
+  },
+  {
+    name: 'agents',
+    tags: [{ name: 'Inbound agents', description: 'Healthcare inbound agents on owned numbers: lifecycle, script generation, and the tenant’s own API (`inbound:read`, `inbound:write`)' }],
+    routes: ({ clients }) => agentRoutes(clients),
   },
 ];
 

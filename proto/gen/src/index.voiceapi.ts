@@ -6,8 +6,10 @@
 /* eslint-disable */
 
 export * as common from "./index.voiceapi.common";
+export * as agents from "./index.voiceapi.agents";
 export * as billing from "./index.voiceapi.billing";
 export * as companies from "./index.voiceapi.companies";
 export * as events from "./index.voiceapi.events";
+export * as knowledge from "./index.voiceapi.knowledge";
 export * as leads from "./index.voiceapi.leads";
 export * as telephony from "./index.voiceapi.telephony";

@@ -1,6 +1,7 @@
 export * from './coalesce';
 export * from './config';
 export * from './context';
+export * from './crypto/secret-box';
 export * from './errors';
 export * from './http/outbound';
 export * from './lifecycle';
@@ -9,6 +10,7 @@ export * from './grpc/types';
 export * from './grpc/server';
 export * from './grpc/client';
 export * from './mongo/connect';
+export * from './mongo/blob-store';
 export * from './mongo/lease';
 export * from './mongo/query-shapes';
 export * from './mongo/tenant-collection';

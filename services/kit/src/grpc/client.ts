@@ -2,11 +2,12 @@ import {
   credentials,
   makeGenericClientConstructor,
   type Client,
+  type ClientWritableStream,
   type ServiceError,
 } from '@grpc/grpc-js';
 import { contextToMetadata, type CallContext } from '../context';
 import { fromGrpcError } from '../errors';
-import type { RequestOf, ResponseOf, UnaryServiceDef } from './types';
+import type { RequestArg, ResponseOf, UnaryServiceDef } from './types';
 
 export interface CallOptions {
   /** Overrides the client's default deadline for this call. */
@@ -15,7 +16,7 @@ export interface CallOptions {
 
 /** Promise-returning, typed methods derived from a generated service definition. */
 export type PromiseClient<D extends UnaryServiceDef> = {
-  [M in keyof D]: (request: RequestOf<D[M]>, ctx: CallContext, opts?: CallOptions) => Promise<ResponseOf<D[M]>>;
+  [M in keyof D]: (request: RequestArg<D[M]>, ctx: CallContext, opts?: CallOptions) => Promise<ResponseOf<D[M]>>;
 } & { close(): void };
 
 /**
@@ -40,13 +41,41 @@ export function createPromiseClient<D extends UnaryServiceDef>(
 
   const client = { close: () => raw.close() } as PromiseClient<D>;
   for (const method of Object.keys(definition)) {
+    const streaming = definition[method]!.requestStream;
     (client as Record<string, unknown>)[method] = (request: unknown, ctx: CallContext, opts?: CallOptions) =>
       new Promise((resolve, reject) => {
         const deadline = new Date(Date.now() + (opts?.timeoutMs ?? defaults.timeoutMs));
-        raw[method]!.call(raw, request, contextToMetadata(ctx), { deadline }, (err: ServiceError | null, res: unknown) =>
-          err ? reject(fromGrpcError(err)) : resolve(res),
-        );
+        let answered = false;
+        const done = (err: ServiceError | null, res: unknown) => {
+          answered = true;
+          if (err) reject(fromGrpcError(err));
+          else resolve(res);
+        };
+        if (!streaming) return void raw[method]!.call(raw, request, contextToMetadata(ctx), { deadline }, done);
+        const call = raw[method]!.call(raw, contextToMetadata(ctx), { deadline }, done) as ClientWritableStream<unknown>;
+        writeAll(call, request as AsyncIterable<unknown>, () => answered).catch((err: unknown) => {
+          // The source failed (e.g. the upload's body went bad): cancel the call, report the source's error.
+          call.cancel();
+          reject(err);
+        });
       });
   }
   return client;
+}
+
+/**
+ * Writes every message of the source in order, waiting for the stream to drain, then ends it. Stops
+ * reading the source once the server has answered (a refusal before the end of an upload).
+ */
+async function writeAll(call: ClientWritableStream<unknown>, source: AsyncIterable<unknown>, answered: () => boolean): Promise<void> {
+  for await (const message of source) {
+    if (answered()) return;
+    if (!call.write(message)) {
+      await new Promise<void>((resolve) => {
+        call.once('drain', resolve);
+        call.once('status', resolve);
+      });
+    }
+  }
+  call.end();
 }

@@ -2,6 +2,7 @@ import {
   Server,
   ServerCredentials,
   type sendUnaryData,
+  type ServerReadableStream,
   type ServerUnaryCall,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
@@ -9,11 +10,11 @@ import { HealthImplementation } from 'grpc-health-check';
 import { contextFromMetadata, type CallContext } from '../context';
 import { DomainError, toGrpcError } from '../errors';
 import type { Logger } from '../logger';
-import type { RequestOf, ResponseOf, UnaryServiceDef } from './types';
+import type { RequestArg, ResponseOf, UnaryServiceDef } from './types';
 
 /** A service implemented as plain async functions; the adapter does the grpc-js plumbing. */
 export type AsyncService<D extends UnaryServiceDef> = {
-  [M in keyof D]: (request: RequestOf<D[M]>, ctx: CallContext) => Promise<ResponseOf<D[M]>>;
+  [M in keyof D]: (request: RequestArg<D[M]>, ctx: CallContext) => Promise<ResponseOf<D[M]>>;
 };
 
 export interface ServiceRegistration {
@@ -35,9 +36,12 @@ export function registerService<D extends UnaryServiceDef>(
   const implementation: UntypedServiceImplementation = {};
   for (const method of Object.keys(definition) as (keyof D & string)[]) {
     const handler = impl[method];
-    implementation[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+    const streaming = definition[method]!.requestStream;
+    implementation[method] = (call: ServerUnaryCall<unknown, unknown> | ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       const ctx = contextFromMetadata(call.metadata);
-      handler(call.request as RequestOf<D[typeof method]>, ctx).then(
+      // A client stream is an object-mode Readable: the handler iterates it, with backpressure.
+      const request = streaming ? (call as ServerReadableStream<unknown, unknown>) : (call as ServerUnaryCall<unknown, unknown>).request;
+      handler(request as RequestArg<D[typeof method]>, ctx).then(
         (response) => callback(null, response),
         (err: unknown) => {
           if (!(err instanceof DomainError)) {

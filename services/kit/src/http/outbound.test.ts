@@ -10,7 +10,7 @@ describe('outbound client', () => {
   let server: Server;
   let base: string;
   let handler: Handler = (_req, res) => res.end('{}');
-  const loopback = new OutboundClient({ allow: ['127.0.0.0/8', '::1/128'], maxResponseBytes: 64 * 1024 });
+  let loopback: OutboundClient;
   const strict = new OutboundClient();
 
   beforeAll(async () => {
@@ -20,7 +20,9 @@ describe('outbound client', () => {
       req.on('end', () => handler(req, res, body));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const port = (server.address() as AddressInfo).port;
+    base = `http://127.0.0.1:${port}`;
+    loopback = new OutboundClient({ allow: [`127.0.0.1:${port}`, `localhost:${port}`], maxResponseBytes: 64 * 1024 });
   });
   afterAll(async () => {
     server.closeAllConnections();
@@ -101,8 +103,10 @@ describe('outbound client', () => {
     expect((await loopback.send(`http://localhost:${port}/doctors`, { timeoutMs: 2000 })).status).toBe(200);
   });
 
-  it('still refuses plain http to a public address when an allow-list exists', () => {
-    expect(() => loopback.checkUrl('http://93.184.215.14/')).toThrow(/http: is allowed only/);
+  it('allows only the listed host:port: another port of the same host, or plain http elsewhere, is refused', async () => {
+    expect(() => loopback.checkUrl('http://93.184.215.14/')).toThrow(/http: is not allowed/);
+    expect((await refusal(loopback.send('http://127.0.0.1:1/', { timeoutMs: 1000 }))).reason).toBe('address');
+    expect((await refusal(loopback.send('https://127.0.0.2/', { timeoutMs: 1000 }))).reason).toBe('address');
   });
 
   it('follows a redirect that passes the checks, and refuses one to an internal address', async () => {
@@ -134,14 +138,17 @@ describe('outbound client', () => {
       res.end('ok');
     });
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const both = new OutboundClient({ allow: [`127.0.0.1:${port}`, `localhost:${(other.address() as AddressInfo).port}`] });
     handler = (_req, res) => {
       res.writeHead(302, { location: `http://localhost:${(other.address() as AddressInfo).port}/` });
       res.end();
     };
     try {
-      expect((await loopback.send(`${base}/`, { headers: { authorization: 'Bearer s3cret' }, timeoutMs: 2000 })).status).toBe(200);
+      expect((await both.send(`${base}/`, { headers: { authorization: 'Bearer s3cret' }, timeoutMs: 2000 })).status).toBe(200);
       expect(auths).toEqual([undefined]);
     } finally {
+      await both.close();
       other.closeAllConnections();
       await new Promise((r) => other.close(r));
     }
@@ -177,7 +184,14 @@ describe('outbound client', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
   });
 
-  it('refuses an allow-list entry that is not a CIDR at construction', () => {
-    expect(() => new OutboundClient({ allow: ['localhost'] })).toThrow(/not a CIDR/);
+  it.each(['localhost', '127.0.0.0/8', 'http://x:1/', 'a:b'])('refuses the allow-list entry %s at construction (host:port only)', (entry) => {
+    expect(() => new OutboundClient({ allow: [entry] })).toThrow(/not host:port/);
+  });
+
+  it('matches an allow-list entry as the URL parser writes the host (case, IPv6 brackets, default port)', () => {
+    const c = new OutboundClient({ allow: ['LocalHost:80', '[::1]:9000'] });
+    expect(c.checkUrl('http://localhost/').hostname).toBe('localhost');
+    expect(c.checkUrl('http://[::1]:9000/x').hostname).toBe('[::1]');
+    expect(() => c.checkUrl('http://[::1]:9001/')).toThrow(OutboundRefused);
   });
 });

@@ -5,8 +5,8 @@ import { Agent, request, type Dispatcher } from 'undici';
 /**
  * One outbound HTTP client for addresses a tenant gives us (its custom API, its webhook
  * endpoints): the only way a service reaches a URL it does not control. It refuses what would let
- * a tenant reach inside the platform (SSRF): schemes other than https (http too for allow-listed
- * hosts), credentials in the URL, and any host whose resolved addresses include one that is not
+ * a tenant reach inside the platform (SSRF): schemes other than https (http too for the operator's
+ * allow-listed `host:port` entries, which are also exempt from the address checks), credentials in the URL, and any host whose resolved addresses include one that is not
  * public unicast: private, loopback, link-local (cloud metadata), unique-local, carrier NAT,
  * multicast, reserved, and IPv4 hidden in IPv6 (mapped, 6to4, Teredo, NAT64). Every address a
  * name resolves to is checked on every request and every redirect, and the connection goes to an
@@ -38,8 +38,8 @@ export class OutboundFailed extends Error {
 
 export interface OutboundPolicy {
   /**
-   * Addresses allowed although not public, as CIDRs (`127.0.0.0/8`, `::1/128`), for operators'
-   * own endpoints and tests; plain http is allowed to hosts whose every address is in the list.
+   * `host:port` entries (`127.0.0.1:8443`, `localhost:9000`, `[::1]:9000`) reachable although not
+   * public, over plain http too: the operator's own endpoints and tests (`OUTBOUND_ALLOWLIST`).
    */
   allow?: readonly string[];
   /** Largest response body read, in bytes (default 1 MiB). */
@@ -64,33 +64,22 @@ export interface OutboundResponse {
   url: string;
 }
 
-type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
-
 const DEFAULT_MAX_BYTES = 1024 * 1024;
 const DEFAULT_MAX_REDIRECTS = 3;
 
 export class OutboundClient {
-  private readonly allow: Cidr[];
+  private readonly allow: Set<string>;
   private readonly maxBytes: number;
   private readonly maxRedirects: number;
-  /** https: to public or allow-listed addresses; http: to allow-listed addresses only. */
-  private readonly agents: Record<'https:' | 'http:', Agent>;
+  /** Public addresses only, checked at connection; allow-listed targets, unchecked. */
+  private readonly agents: { public: Agent; allowListed: Agent };
 
   constructor(policy: OutboundPolicy = {}) {
-    this.allow = (policy.allow ?? []).map((c) => {
-      try {
-        return ipaddr.parseCIDR(c);
-      } catch {
-        throw new Error(`outbound allow-list entry ${JSON.stringify(c)} is not a CIDR (e.g. 127.0.0.0/8)`);
-      }
-    });
+    this.allow = new Set((policy.allow ?? []).map(allowEntry));
     this.maxBytes = policy.maxResponseBytes ?? DEFAULT_MAX_BYTES;
     this.maxRedirects = policy.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
     // The connection resolves through the check: what it connects to is what was checked.
-    this.agents = {
-      'https:': new Agent({ connect: { lookup: this.checkedLookup((a) => this.permitted(a)) } }),
-      'http:': new Agent({ connect: { lookup: this.checkedLookup((a) => this.allowed(a)) } }),
-    };
+    this.agents = { public: new Agent({ connect: { lookup: checkedLookup } }), allowListed: new Agent() };
   }
 
   /**
@@ -106,13 +95,10 @@ export class OutboundClient {
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundRefused('scheme', `${url.protocol} URLs are not allowed; use https:`);
     if (url.username || url.password) throw new OutboundRefused('credentials', 'credentials in the URL are not allowed; the platform sends the secret as a bearer token');
+    if (this.allowListed(url)) return url;
     const literal = literalAddress(url.hostname);
-    if (literal) {
-      if (!this.permitted(literal)) throw new OutboundRefused('address', `${url.hostname} is not a public address`);
-      if (url.protocol === 'http:' && !this.allowed(literal)) throw new OutboundRefused('scheme', 'http: is allowed only to allow-listed hosts; use https:');
-    } else if (url.protocol === 'http:' && this.allow.length === 0) {
-      throw new OutboundRefused('scheme', 'http: is not allowed; use https:');
-    }
+    if (literal && !isPublic(literal)) throw new OutboundRefused('address', `${url.hostname} is not a public address`);
+    if (url.protocol === 'http:') throw new OutboundRefused('scheme', 'http: is not allowed; use https:');
     return url;
   }
 
@@ -141,12 +127,13 @@ export class OutboundClient {
   }
 
   async close(): Promise<void> {
-    await Promise.all(Object.values(this.agents).map((a) => a.close()));
+    await Promise.all([this.agents.public.close(), this.agents.allowListed.close()]);
   }
 
   private async exchange(url: URL, r: { method: string; body: string | undefined; headers: Record<string, string>; signal: AbortSignal; timeoutMs: number }): Promise<Dispatcher.ResponseData> {
     try {
-      return await request(url, { dispatcher: this.agents[url.protocol as 'https:' | 'http:'], method: r.method as Dispatcher.HttpMethod, headers: r.headers, body: r.body, signal: r.signal });
+      const dispatcher = this.allowListed(url) ? this.agents.allowListed : this.agents.public;
+      return await request(url, { dispatcher, method: r.method as Dispatcher.HttpMethod, headers: r.headers, body: r.body, signal: r.signal });
     } catch (err) {
       throw this.failure(err, r.timeoutMs);
     }
@@ -184,27 +171,42 @@ export class OutboundClient {
     return new OutboundFailed('network', `the exchange failed (${code ?? name ?? 'error'})`);
   }
 
-  /** dns.lookup, refusing the name unless every address it resolves to passes `ok`. */
-  private checkedLookup(ok: (addr: ipaddr.IPv4 | ipaddr.IPv6) => boolean) {
-    return (hostname: string, options: LookupOptions, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void): void => {
-      dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-        if (err) return callback(err, []);
-        if (addresses.length === 0 || addresses.some((a) => !ok(ipaddr.process(a.address)))) {
-          return callback(new OutboundRefused('address', `${hostname} resolves to an address that is not allowed`), []);
-        }
-        if (options.all) return callback(null, addresses);
-        callback(null, addresses[0]!.address, addresses[0]!.family);
-      });
-    };
+  private allowListed(url: URL): boolean {
+    return this.allow.has(`${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`);
   }
+}
 
-  private permitted(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
-    return this.allowed(addr) || addr.range() === 'unicast';
+/** An allow-list entry in the form URLs are matched in (`host:port`, host as the URL parser writes it). */
+function allowEntry(entry: string): string {
+  // The port is read here: the URL parser drops a scheme's default port (`host:80` → `host`).
+  const m = /^(.+):(\d{1,5})$/.exec(entry.trim());
+  let host: string | undefined;
+  try {
+    const url = m ? new URL(`http://${m[1]}/`) : undefined;
+    host = url && url.pathname === '/' && !url.username && !url.port ? url.hostname : undefined;
+  } catch {
+    host = undefined;
   }
+  const port = Number(m?.[2]);
+  if (!host || !(port >= 1 && port <= 65_535)) throw new Error(`outbound allow-list entry ${JSON.stringify(entry)} is not host:port (e.g. 127.0.0.1:8443)`);
+  return `${host}:${port}`;
+}
 
-  private allowed(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
-    return this.allow.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
-  }
+/** Public unicast only: not private, loopback, link-local (metadata), unique-local, CGNAT, reserved… */
+function isPublic(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  return addr.range() === 'unicast';
+}
+
+/** dns.lookup, refusing the name unless every address it resolves to is public. */
+function checkedLookup(hostname: string, options: LookupOptions, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void): void {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, []);
+    if (addresses.length === 0 || addresses.some((a) => !isPublic(ipaddr.process(a.address)))) {
+      return callback(new OutboundRefused('address', `${hostname} resolves to an address that is not allowed`), []);
+    }
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
 }
 
 /** The address a URL's host names literally (IPv4-mapped IPv6 unwrapped), or null for a name. */

@@ -1,0 +1,102 @@
+import type { voiceapi } from '@voiceapi/proto';
+import type { ServiceClients } from '../../clients';
+import { PageQuery, Pagination, pagination } from '../../http/pagination';
+import { defineRoute, multipart, type FilePart } from '../../http/route';
+import { z } from '../../http/zod';
+import { documentJson } from './mappers';
+import { Document, DocumentEnvelope, FileIdParam, MAX_UPLOAD_BYTES, UploadBillingInfo, UploadFields } from './schemas';
+
+/** An upload may take as long as a slow client needs to send 20 MB, not the default deadline. */
+const UPLOAD_DEADLINE_MS = 120_000;
+
+/** Knowledge-base documents (`knowledge:read`, `knowledge:write`), owned by the knowledge service. */
+export function knowledgeRoutes(clients: ServiceClients) {
+  const tag = 'Knowledge';
+  const notFound = { 404: 'No such document for this tenant (`not_found`)' };
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/knowledge-bases/documents',
+      tag,
+      summary: 'List knowledge documents',
+      operationId: 'listKnowledgeDocuments',
+      scopes: ['knowledge:read'],
+      query: PageQuery,
+      responses: { 200: { description: 'A page of documents, newest first (metadata only)', schema: z.object({ documents: z.array(Document), pagination: Pagination }) } },
+      handler: async ({ query }, { call }) => {
+        const res = await clients.knowledge.listDocuments({ page: { page: query.page, limit: query.limit } }, call);
+        return { status: 200, body: { documents: res.documents.map(documentJson), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/knowledge-bases/documents',
+      tag,
+      summary: 'Upload a knowledge document',
+      operationId: 'uploadKnowledgeDocument',
+      description:
+        'A `multipart/form-data` body: optional `title` first, then the `file` (txt, md, csv, html, pdf or docx, at most 20 MB). The upload is streamed to the knowledge ' +
+        'service, which checks the bytes against the declared type and the file name’s extension (a PDF that is not a PDF, an executable: 415 `unsupported_media_type`), ' +
+        'extracts the text (`wordCount`), stores the content and charges 1 credit per started 1,000 words (at least 1) by reference `knowledge:<fileId>` ' +
+        '(402 `insufficient_credits`). A sandbox key is never charged. Damaged files and archives that expand too far answer 422 `document_unreadable`; an empty file 400.',
+      scopes: ['knowledge:write'],
+      body: multipart({ fields: UploadFields, files: { file: { description: 'The document', required: true } }, maxBytes: MAX_UPLOAD_BYTES }),
+      responses: { 201: { description: 'Stored, extracted and charged', schema: DocumentEnvelope } },
+      errors: { 402: 'The wallet cannot cover the upload (`insufficient_credits`)', 413: 'Larger than the limit (`payload_too_large`)', 415: 'Not an accepted type, or the bytes are not what the type says (`unsupported_media_type`)', 422: 'Damaged, or an archive that expands past the limits (`document_unreadable`)' },
+      handler: async ({ body }, { call }) => {
+        const res = await clients.knowledge.uploadDocument(uploadMessages(body.fields.title, body.files), call, { timeoutMs: UPLOAD_DEADLINE_MS });
+        return { status: 201, body: { document: documentJson(res.document) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/knowledge-bases/documents/upload-billing-info',
+      tag,
+      summary: 'What an upload costs, the limits, and the balance',
+      operationId: 'getKnowledgeUploadBillingInfo',
+      scopes: ['knowledge:read'],
+      responses: { 200: { description: 'Upload pricing and limits', schema: UploadBillingInfo } },
+      handler: async (_input, { call }) => {
+        const r = await clients.knowledge.getUploadBillingInfo({}, call);
+        return { status: 200, body: { creditsPerUpload: r.creditsPerUpload, creditsPer1000Words: r.creditsPer1000Words, maxFileSizeBytes: r.maxFileSizeBytes, allowedContentTypes: r.allowedContentTypes, sandboxFree: true as const, balance: r.balance } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/knowledge-bases/documents/{fileId}',
+      tag,
+      summary: 'Get a knowledge document’s metadata',
+      operationId: 'getKnowledgeDocument',
+      scopes: ['knowledge:read'],
+      params: FileIdParam,
+      responses: { 200: { description: 'The document (metadata only; no endpoint returns the bytes)', schema: DocumentEnvelope } },
+      errors: notFound,
+      handler: async ({ params }, { call }) => ({ status: 200, body: { document: documentJson((await clients.knowledge.getDocument({ fileId: params.fileId }, call)).document) } }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/knowledge-bases/documents/{fileId}',
+      tag,
+      summary: 'Delete a knowledge document',
+      description: 'Its content and text are erased. The upload’s charge stays. Agents that linked it keep its title in `selectedKnowledgebases`.',
+      operationId: 'deleteKnowledgeDocument',
+      scopes: ['knowledge:write'],
+      params: FileIdParam,
+      responses: { 204: { description: 'Deleted' } },
+      errors: notFound,
+      handler: async ({ params }, { call }) => {
+        await clients.knowledge.deleteDocument({ fileId: params.fileId }, call);
+        return { status: 204 };
+      },
+    }),
+  ];
+}
+
+/** The upload as the service's client stream: the header, then the file's chunks as they arrive. */
+async function* uploadMessages(title: string | undefined, files: AsyncIterable<FilePart>): AsyncIterable<voiceapi.knowledge.v1.UploadDocumentRequest> {
+  for await (const file of files) {
+    yield { part: { $case: 'header', header: { fileName: file.filename, contentType: file.contentType, ...(title !== undefined && { title }) } } };
+    for await (const chunk of file.stream) yield { part: { $case: 'chunk', chunk: chunk as Buffer } };
+    return; // one file per upload (the form allows one)
+  }
+}

@@ -1,0 +1,35 @@
+import { commonEnv, grpcAddress, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { z } from 'zod';
+
+export const configSchema = z.object({
+  ...commonEnv,
+  ...grpcServerEnv,
+  GRPC_HOST: z.string().default('127.0.0.1'),
+  GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50066),
+  MONGO_DB: z.string().default('agents'),
+  /** Companies: the agent's company profile (checked, the latest by default, read for scripts). */
+  COMPANIES_GRPC_ADDR: grpcAddress.default('127.0.0.1:50061'),
+  /** Telephony: the agent's number must be one the tenant owns. */
+  TELEPHONY_GRPC_ADDR: grpcAddress.default('127.0.0.1:50064'),
+  /** Knowledge: linked documents resolved, and their text read for scripts. */
+  KNOWLEDGE_GRPC_ADDR: grpcAddress.default('127.0.0.1:50065'),
+  GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
+  /** Seals tenants' custom-API secrets at rest (AES-256-GCM, key derived per purpose). Never leaves this service. */
+  AGENT_SECRETS_KEY: z.string().min(32, 'must be at least 32 characters'),
+  /** `host:port` entries the custom-API client may reach although private or loopback, over http too. */
+  OUTBOUND_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean)),
+  /** The script generator: `local` (deterministic, no model, no network). */
+  SCRIPT_GENERATOR: z.enum(['local']).default('local'),
+  /** How often script requests are looked for (a request is also started at once). */
+  SCRIPT_WORKER_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /** A script request claimed this long ago without an outcome (its replica died) is taken over. */
+  SCRIPT_CLAIM_MS: z.coerce.number().int().min(1_000).default(60_000),
+  /** The most knowledge documents one agent links. */
+  MAX_SELECTED_KNOWLEDGEBASES: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export const readConfig = (env?: Record<string, string | undefined>): Readonly<Config> => loadConfig(configSchema, env);

@@ -1,0 +1,122 @@
+import { connectMongo, createLogger, createPromiseClient, DomainError, ensureIndexes, Lifecycle, OutboundClient, SecretBox, shutdownTelemetry, startGrpcServer, type TenantScope } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { readConfig } from './config';
+import { CustomApi } from './custom-api/custom-api';
+import { agentsService } from './grpc/agents-server';
+import { scriptGenerator } from './script/generator';
+import { AgentStore } from './store/agent-store';
+import { ScriptJobStore } from './store/script-job-store';
+import { AgentUseCases } from './usecases/agents';
+import type { Companies, Knowledge, OwnedNumbers } from './usecases/ports';
+
+const ctxOf = (scope: TenantScope) => ({ tenantId: scope.tenantId, keyMode: scope.mode });
+const isNotFound = (err: unknown) => err instanceof DomainError && err.reasonCode === 'not_found';
+const orNull = async <T>(p: Promise<T>): Promise<T | null> => {
+  try {
+    return await p;
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+};
+
+/** Starts the agents service; returns its lifecycle so tests can stop it in-process. */
+export async function startAgents(env: Record<string, string | undefined> = process.env) {
+  const cfg = readConfig(env);
+  // The tenant's custom-API secret (and the header it travels in) never reaches a log line.
+  const secretPaths = ['customApiSecret', '*.customApiSecret', 'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization'];
+  const log = createLogger('agents', cfg.LOG_LEVEL, { redact: secretPaths });
+  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
+  lifecycle.onStop('telemetry', shutdownTelemetry);
+
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  lifecycle.onStop('mongo', () => conn.close());
+  const agents = new AgentStore(conn);
+  const jobs = new ScriptJobStore(conn);
+  await ensureIndexes(conn);
+
+  const grpc = { timeoutMs: cfg.GRPC_DEADLINE_MS };
+  const telephony = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, grpc);
+  const companiesClient = createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, grpc);
+  const knowledgeClient = createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, grpc);
+  lifecycle.onStop('clients', () => [telephony, companiesClient, knowledgeClient].forEach((c) => c.close()));
+
+  const numbers: OwnedNumbers = {
+    async find(scope, by) {
+      const r = await orNull(telephony.getOwnedNumber(by, ctxOf(scope)));
+      return r?.number ? { id: r.number.id, phoneNumber: r.number.phoneNumber } : null;
+    },
+  };
+  const toCompany = (c: voiceapi.companies.v1.Company | undefined) =>
+    c ? { id: c.id, name: c.name, ...(c.description && { description: c.description }), ...(c.industry && { industry: c.industry }), ...(c.website && { website: c.website }), ...(c.timezone && { timezone: c.timezone }), ...(c.businessHours && { businessHours: c.businessHours }) } : null;
+  const companies: Companies = {
+    get: async (scope, id) => toCompany((await orNull(companiesClient.getCompany({ id }, ctxOf(scope))))?.company),
+    latest: async (scope) => toCompany((await companiesClient.getLatestCompany({}, ctxOf(scope))).company),
+  };
+  const knowledge: Knowledge = {
+    async resolve(scope, fileIds) {
+      const r = await knowledgeClient.resolveDocuments({ fileIds: [...fileIds] }, ctxOf(scope));
+      return { documents: r.documents.map((d) => ({ fileId: d.fileId, fileName: d.fileName, title: d.title, knowledgebaseId: d.knowledgebaseId, wordCount: d.wordCount })), missing: r.missing };
+    },
+    text: async (scope, fileId, maxChars) => (await orNull(knowledgeClient.getDocumentText({ fileId, maxChars }, ctxOf(scope))))?.text ?? null,
+  };
+
+  const outbound = new OutboundClient({ allow: cfg.OUTBOUND_ALLOWLIST });
+  lifecycle.onStop('outbound client', () => outbound.close());
+  const useCases = new AgentUseCases({
+    agents,
+    jobs,
+    numbers,
+    companies,
+    knowledge,
+    customApi: new CustomApi(outbound),
+    secrets: new SecretBox(cfg.AGENT_SECRETS_KEY, 'agents.custom-api-secret'),
+    generator: scriptGenerator(cfg.SCRIPT_GENERATOR),
+    maxKnowledge: cfg.MAX_SELECTED_KNOWLEDGEBASES,
+    claimMs: cfg.SCRIPT_CLAIM_MS,
+    log,
+  });
+
+  // Script requests are durable (script_jobs): any replica writes them, one claim at a time, and a
+  // request whose replica died is taken over when its claim lapses.
+  let running: Promise<void> | undefined;
+  const work = () => {
+    running ??= (async () => {
+      while (await useCases.runScriptJobs()) {
+        /* until none is left */
+      }
+    })()
+      .catch((err: unknown) => log.warn({ err }, 'script worker pass failed'))
+      .finally(() => (running = undefined));
+    return running;
+  };
+  const worker = setInterval(() => void work(), cfg.SCRIPT_WORKER_INTERVAL_MS);
+  worker.unref();
+  lifecycle.onStop('script worker', async () => {
+    clearInterval(worker);
+    await running;
+  });
+
+  const server = await startGrpcServer({
+    host: cfg.GRPC_HOST,
+    port: cfg.GRPC_PORT,
+    services: [agentsService(useCases, log, () => void work())],
+    log,
+    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
+    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+  });
+  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  log.info({ port: server.port, scriptGenerator: cfg.SCRIPT_GENERATOR, allowListed: cfg.OUTBOUND_ALLOWLIST.length }, 'agents listening');
+  return { port: server.port, lifecycle, log, useCases };
+}
+
+if (require.main === module) {
+  startAgents().then(
+    ({ lifecycle }) => lifecycle.handleSignals(),
+    (err: unknown) => {
+      // Config and connection failures end the process with one clear line, not a trace.
+      console.error(`agents failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,113 @@
+import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, Types, type Connection } from 'mongoose';
+import type { Agent, AgentFields } from '../domain/agent';
+
+/** The stored document: the agent, with its custom-API secret sealed (never in an `Agent`). */
+interface AgentDoc extends Omit<Agent, 'id' | 'customApiSecretSet'> {
+  _id: Types.ObjectId;
+  tenantId: string;
+  /** SecretBox-sealed, bound to `<tenant>:<agent>`. */
+  customApiSecret?: string;
+}
+
+const knowledgeRef = new Schema({ fileId: String, fileName: String, title: String, knowledgebaseId: String, wordCount: Number }, { _id: false });
+const doctor = new Schema({ id: String, name: String, specialty: String, branchId: String }, { _id: false });
+const script = new Schema(
+  { text: String, sources: [new Schema({ kind: String, id: String, title: String }, { _id: false })], generator: String, generatedAt: Date },
+  { _id: false },
+);
+
+export const agentSchema = new Schema<AgentDoc>(
+  {
+    tenantId: { type: String, required: true },
+    name: { type: String, required: true },
+    category: String,
+    phoneNumber: { type: String, required: true },
+    phoneNumberId: { type: String, required: true },
+    status: { type: String, required: true },
+    scriptStatus: { type: String, required: true },
+    greetingMessage: String,
+    companyId: String,
+    selectedKnowledgebases: [knowledgeRef],
+    appointmentScope: { type: String, required: true },
+    branchId: String,
+    doctorId: String,
+    slotsEnabled: Boolean,
+    bookingEnabled: Boolean,
+    doctorsSyncEnabled: Boolean,
+    validateHookEnabled: Boolean,
+    doctors: [doctor],
+    doctorsLastSyncedAt: Date,
+    customApiBaseUrl: String,
+    customApiSecret: String,
+    customApiTimeoutMs: { type: Number, required: true },
+    script,
+    scriptError: String,
+    scriptGeneration: String,
+    sandbox: { type: Boolean, required: true },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'agents', versionKey: false, minimize: true },
+);
+// Serves `newest` (the list page).
+agentSchema.index({ tenantId: 1, createdAt: -1, _id: -1 });
+// Serves `onNumber` (one scope per number).
+agentSchema.index({ tenantId: 1, phoneNumberId: 1 });
+
+const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
+export const agentQueryShapes: QueryShape[] = [
+  { name: 'newest', equality: ['tenantId'], sort: NEWEST_FIRST },
+  { name: 'onNumber', equality: ['tenantId', 'phoneNumberId'] },
+];
+
+function toAgent(doc: AgentDoc): Agent {
+  const { _id, tenantId: _tenant, customApiSecret, ...rest } = doc;
+  return { id: _id.toString(), ...rest, customApiSecretSet: customApiSecret !== undefined };
+}
+
+export type StoredFields = Partial<Omit<AgentDoc, '_id' | 'tenantId' | 'createdAt'>>;
+
+/** Inbound agents, tenant-scoped by construction. */
+export class AgentStore {
+  private readonly agents: TenantCollection<AgentDoc>;
+
+  constructor(conn: Connection) {
+    this.agents = new TenantCollection(conn.models.Agent ?? conn.model<AgentDoc>('Agent', agentSchema), objectIds, agentQueryShapes);
+  }
+
+  newId(): string {
+    return new Types.ObjectId().toHexString();
+  }
+
+  async create(scope: TenantScope, id: string, doc: Omit<AgentDoc, '_id' | 'tenantId'>): Promise<Agent> {
+    return toAgent(await this.agents.insert(scope, { ...doc, _id: new Types.ObjectId(id) }));
+  }
+
+  async get(scope: TenantScope, id: string): Promise<Agent | null> {
+    const doc = await this.agents.findById(scope, id);
+    return doc && toAgent(doc);
+  }
+
+  /** The sealed custom-API secret, for the one place that opens it. */
+  async sealedSecret(scope: TenantScope, id: string): Promise<string | undefined> {
+    return (await this.agents.findById(scope, id, { customApiSecret: 1, tenantId: 1 }))?.customApiSecret;
+  }
+
+  async list(scope: TenantScope, page: number, limit: number): Promise<Page<Agent>> {
+    const res = await this.agents.page(scope, {}, { sort: NEWEST_FIRST, page, limit });
+    return { ...res, items: res.items.map(toAgent) };
+  }
+
+  async onNumber(scope: TenantScope, phoneNumberId: string): Promise<Agent[]> {
+    return (await this.agents.find(scope, { phoneNumberId }, { limit: 1000 })).map(toAgent);
+  }
+
+  /** Sets and unsets fields; `where` makes it conditional (null when it did not hold). */
+  async update(scope: TenantScope, id: string, set: StoredFields, unset: readonly string[] = [], where: Record<string, unknown> = {}): Promise<Agent | null> {
+    const doc = await this.agents.updateById(scope, id, { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((f) => [f, 1])) }) }, { where });
+    return doc && toAgent(doc);
+  }
+}
+
+export type { AgentFields };

@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { notFound, requireTenant, validationError, type CallContext, type Logger, type Page, type SecretBox, type TenantScope } from '@voiceapi/kit';
+import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
+import {
+  checkOneScopePerNumber,
+  checkScope,
+  checkTimeout,
+  DEFAULT_CUSTOM_API_TIMEOUT_MS,
+  nextStatus,
+  type Agent,
+  type AgentFields,
+  type ClearableField,
+  type Doctor,
+  type KnowledgeRef,
+  type ScriptSource,
+} from '../domain/agent';
+import { agentsReasons } from '../reasons';
+import type { ScriptGenerator } from '../script/generator';
+import type { AgentStore, StoredFields } from '../store/agent-store';
+import type { ScriptJob, ScriptJobStore } from '../store/script-job-store';
+import type { Companies, Knowledge, OwnedNumbers } from './ports';
+
+const MAX_LIMIT = 100;
+/** Characters of a document's text read for a script. */
+const SCRIPT_TEXT_CHARS = 20_000;
+
+export interface AgentDeps {
+  agents: AgentStore;
+  jobs: ScriptJobStore;
+  numbers: OwnedNumbers;
+  companies: Companies;
+  knowledge: Knowledge;
+  customApi: CustomApi;
+  secrets: SecretBox;
+  generator: ScriptGenerator;
+  maxKnowledge: number;
+  claimMs: number;
+  log: Logger;
+  now?: () => Date;
+}
+
+/**
+ * Inbound agents: creation and update check everything an agent stands on (an owned number, the
+ * tenant's company, its documents, a callable custom API) so that activation only has to check
+ * the number is still owned and the script is ready.
+ */
+export class AgentUseCases {
+  constructor(private readonly d: AgentDeps) {}
+
+  private now(): Date {
+    return this.d.now?.() ?? new Date();
+  }
+
+  async list(ctx: CallContext, page: number, limit: number): Promise<Page<Agent> & { page: number; limit: number }> {
+    const scope = requireTenant(ctx);
+    const safePage = Math.max(1, page || 1);
+    const safeLimit = Math.min(MAX_LIMIT, Math.max(1, limit || 25));
+    return { ...(await this.d.agents.list(scope, safePage, safeLimit)), page: safePage, limit: safeLimit };
+  }
+
+  async get(ctx: CallContext, id: string): Promise<Agent> {
+    return this.mustGet(requireTenant(ctx), id);
+  }
+
+  async create(ctx: CallContext, f: AgentFields): Promise<Agent> {
+    const scope = requireTenant(ctx);
+    if (!f.name?.trim()) throw validationError('name is required', [{ path: 'name', message: 'required' }]);
+    if (!f.phoneNumber && !f.phoneNumberId) throw validationError('phoneNumber or phoneNumberId is required', [{ path: 'phoneNumber', message: 'one of phoneNumber or phoneNumberId is required' }]);
+    const appointmentScope = f.appointmentScope ?? 'global';
+    checkScope(appointmentScope, f.branchId, f.doctorId);
+    checkTimeout(f.customApiTimeoutMs);
+    const baseUrl = f.customApiBaseUrl !== undefined ? this.d.customApi.checkBaseUrl(f.customApiBaseUrl) : undefined;
+    const number = await this.ownedNumber(scope, f);
+    checkOneScopePerNumber(await this.d.agents.onNumber(scope, number.id), undefined, appointmentScope);
+    const companyId = f.companyId !== undefined ? await this.company(scope, f.companyId) : (await this.d.companies.latest(scope))?.id;
+    const knowledge = await this.documents(scope, f.selectedKnowledgebases ?? []);
+
+    const id = this.d.agents.newId();
+    const now = this.now();
+    return this.d.agents.create(scope, id, {
+      name: f.name.trim(),
+      ...(f.category !== undefined && { category: f.category }),
+      phoneNumber: number.phoneNumber,
+      phoneNumberId: number.id,
+      status: 'inactive',
+      scriptStatus: 'none',
+      ...(f.greetingMessage !== undefined && { greetingMessage: f.greetingMessage }),
+      ...(companyId !== undefined && { companyId }),
+      selectedKnowledgebases: knowledge,
+      appointmentScope,
+      ...(f.branchId !== undefined && { branchId: f.branchId }),
+      ...(f.doctorId !== undefined && { doctorId: f.doctorId }),
+      slotsEnabled: f.slotsEnabled ?? false,
+      bookingEnabled: f.bookingEnabled ?? false,
+      doctorsSyncEnabled: f.doctorsSyncEnabled ?? false,
+      validateHookEnabled: f.validateHookEnabled ?? false,
+      ...(baseUrl !== undefined && { customApiBaseUrl: baseUrl }),
+      ...(f.customApiSecret && { customApiSecret: this.d.secrets.seal(f.customApiSecret, secretBinding(scope, id)) }),
+      customApiTimeoutMs: f.customApiTimeoutMs ?? DEFAULT_CUSTOM_API_TIMEOUT_MS,
+      sandbox: scope.mode === 'sandbox',
+      createdAt: now,
+      updatedAt: now,
+    });
+  }
+
+  async update(ctx: CallContext, id: string, f: AgentFields, clear: readonly ClearableField[]): Promise<Agent> {
+    const scope = requireTenant(ctx);
+    const current = await this.mustGet(scope, id);
+    const both = clear.filter((c) => f[c] !== undefined);
+    if (both.length) throw validationError('a field cannot be both set and removed', both.map((c) => ({ path: c, message: 'set and removed' })));
+    if (f.name !== undefined && !f.name.trim()) throw validationError('name cannot be empty', [{ path: 'name', message: 'must not be empty' }]);
+    checkTimeout(f.customApiTimeoutMs);
+    const set: StoredFields = { updatedAt: this.now() };
+    for (const k of ['category', 'greetingMessage', 'branchId', 'doctorId', 'slotsEnabled', 'bookingEnabled', 'doctorsSyncEnabled', 'validateHookEnabled', 'customApiTimeoutMs', 'appointmentScope'] as const) {
+      if (f[k] !== undefined) (set as Record<string, unknown>)[k] = f[k];
+    }
+    if (f.name !== undefined) set.name = f.name.trim();
+
+    const scopeAfter = f.appointmentScope ?? current.appointmentScope;
+    checkScope(scopeAfter, clear.includes('branchId') ? undefined : (f.branchId ?? current.branchId), clear.includes('doctorId') ? undefined : (f.doctorId ?? current.doctorId));
+    if (f.customApiBaseUrl !== undefined) set.customApiBaseUrl = this.d.customApi.checkBaseUrl(f.customApiBaseUrl);
+    if (f.customApiSecret) set.customApiSecret = this.d.secrets.seal(f.customApiSecret, secretBinding(scope, id));
+    let numberId = current.phoneNumberId;
+    if (f.phoneNumber !== undefined || f.phoneNumberId !== undefined) {
+      const number = await this.ownedNumber(scope, f);
+      set.phoneNumber = number.phoneNumber;
+      set.phoneNumberId = numberId = number.id;
+    }
+    if (numberId !== current.phoneNumberId || scopeAfter !== current.appointmentScope) {
+      checkOneScopePerNumber(await this.d.agents.onNumber(scope, numberId), id, scopeAfter);
+    }
+    if (f.companyId !== undefined) set.companyId = await this.company(scope, f.companyId);
+    if (f.selectedKnowledgebases !== undefined) set.selectedKnowledgebases = await this.documents(scope, f.selectedKnowledgebases);
+    const updated = await this.d.agents.update(scope, id, set, clear);
+    if (!updated) throw notFound('agent');
+    return updated;
+  }
+
+  /** The spec's state table: see `nextStatus`; activation also needs the number still owned. */
+  async activate(ctx: CallContext, id: string, activate: boolean): Promise<Agent> {
+    const scope = requireTenant(ctx);
+    const agent = await this.mustGet(scope, id);
+    if (activate) {
+      const owned = await this.d.numbers.find(scope, { id: agent.phoneNumberId });
+      if (!owned) throw agentsReasons.error('phone_not_owned', `${agent.phoneNumber} is not a number the tenant owns`);
+    }
+    const status = nextStatus(agent, activate);
+    // Activation holds only while the script is still ready (a generation may have started since).
+    const updated = await this.d.agents.update(scope, id, { status, updatedAt: this.now() }, [], activate ? { scriptStatus: 'ready' } : {});
+    if (!updated) {
+      if (activate) return this.activate(ctx, id, activate); // raced a change: judge again
+      throw notFound('agent');
+    }
+    return updated;
+  }
+
+  /** Marks the script `generating` and leaves a request for the worker; answers at once. */
+  async generateScript(ctx: CallContext, id: string): Promise<Agent> {
+    const scope = requireTenant(ctx);
+    await this.mustGet(scope, id);
+    const generation = randomUUID();
+    const updated = await this.d.agents.update(scope, id, { scriptStatus: 'generating', scriptGeneration: generation, updatedAt: this.now() }, ['scriptError']);
+    if (!updated) throw notFound('agent');
+    await this.d.jobs.request(scope, id, generation, this.now());
+    return updated;
+  }
+
+  /** Writes the scripts requested and not held by another worker; true when it did any. */
+  async runScriptJobs(limit = 10): Promise<boolean> {
+    const jobs = await this.d.jobs.claim(this.now(), this.d.claimMs, limit);
+    for (const job of jobs) await this.writeScript(job);
+    return jobs.length > 0;
+  }
+
+  private async writeScript(job: ScriptJob): Promise<void> {
+    const { scope, agentId, generation } = job;
+    const agent = await this.d.agents.get(scope, agentId);
+    if (!agent || agent.scriptGeneration !== generation) return this.d.jobs.done(job); // deleted, or asked again since
+    let outcome: StoredFields;
+    let unset: string[] = [];
+    try {
+      const company = agent.companyId ? await this.d.companies.get(scope, agent.companyId) : null;
+      const documents = await Promise.all(
+        agent.selectedKnowledgebases.map(async (k) => ({ fileId: k.fileId, title: k.title, text: (await this.d.knowledge.text(scope, k.fileId, SCRIPT_TEXT_CHARS)) ?? '' })),
+      );
+      const text = await this.d.generator.generate({
+        agentName: agent.name,
+        ...(agent.category !== undefined && { category: agent.category }),
+        ...(agent.greetingMessage !== undefined && { greetingMessage: agent.greetingMessage }),
+        appointmentScope: agent.appointmentScope,
+        ...(company && { company }),
+        documents,
+        doctors: agent.doctors ?? [],
+        booking: { slotsEnabled: agent.slotsEnabled ?? false, bookingEnabled: agent.bookingEnabled ?? false },
+      });
+      const sources: ScriptSource[] = [
+        ...(company ? [{ kind: 'company' as const, id: company.id, title: company.name }] : []),
+        ...(agent.greetingMessage ? [{ kind: 'greeting' as const, id: agent.id, title: 'greetingMessage' }] : []),
+        ...agent.selectedKnowledgebases.map((k) => ({ kind: 'knowledge_document' as const, id: k.fileId, title: k.title })),
+      ];
+      outcome = { scriptStatus: 'ready', script: { text, sources, generator: this.d.generator.name, generatedAt: this.now() } };
+      unset = ['scriptError'];
+    } catch (err) {
+      this.d.log.warn({ err, agentId }, 'script generation failed');
+      outcome = { scriptStatus: 'error', scriptError: err instanceof Error ? err.message.slice(0, 500) : 'script generation failed' };
+    }
+    // Only the generation still asked for may settle the status.
+    await this.d.agents.update(scope, agentId, { ...outcome, updatedAt: this.now() }, unset, { scriptGeneration: generation });
+    await this.d.jobs.done(job);
+  }
+
+  async syncDoctors(ctx: CallContext, id: string): Promise<{ doctors: Doctor[]; doctorsLastSyncedAt: Date }> {
+    const scope = requireTenant(ctx);
+    const agent = await this.mustGet(scope, id);
+    const doctors = await this.d.customApi.doctors(await this.target(scope, agent), agent.branchId);
+    const doctorsLastSyncedAt = this.now();
+    await this.d.agents.update(scope, id, { doctors, doctorsLastSyncedAt, updatedAt: doctorsLastSyncedAt });
+    return { doctors, doctorsLastSyncedAt };
+  }
+
+  async crmLookup(ctx: CallContext, id: string, phone: string): Promise<{ found: boolean; record?: Record<string, unknown> }> {
+    const scope = requireTenant(ctx);
+    if (!phone.trim()) throw validationError('phone is required', [{ path: 'phone', message: 'required' }]);
+    const agent = await this.mustGet(scope, id);
+    return this.d.customApi.crmLookup(await this.target(scope, agent), phone.trim());
+  }
+
+  private async target(scope: TenantScope, agent: Agent): Promise<CustomApiTarget> {
+    if (!agent.customApiBaseUrl) throw agentsReasons.error('custom_api_not_configured', 'the agent has no customApiBaseUrl');
+    const sealed = agent.customApiSecretSet ? await this.d.agents.sealedSecret(scope, agent.id) : undefined;
+    return { baseUrl: agent.customApiBaseUrl, timeoutMs: agent.customApiTimeoutMs, ...(sealed && { secret: this.d.secrets.open(sealed, secretBinding(scope, agent.id)) }) };
+  }
+
+  private async mustGet(scope: TenantScope, id: string): Promise<Agent> {
+    const agent = await this.d.agents.get(scope, id);
+    if (!agent) throw notFound('agent');
+    return agent;
+  }
+
+  private async ownedNumber(scope: TenantScope, f: Pick<AgentFields, 'phoneNumber' | 'phoneNumberId'>): Promise<{ id: string; phoneNumber: string }> {
+    const number = await this.d.numbers.find(scope, { ...(f.phoneNumberId !== undefined && { id: f.phoneNumberId }), ...(f.phoneNumber !== undefined && { phoneNumber: f.phoneNumber }) });
+    if (!number || (f.phoneNumber !== undefined && number.phoneNumber !== f.phoneNumber)) {
+      throw agentsReasons.error('phone_not_owned', `${f.phoneNumber ?? f.phoneNumberId} is not a number the tenant owns`);
+    }
+    return number;
+  }
+
+  private async company(scope: TenantScope, id: string): Promise<string> {
+    const company = await this.d.companies.get(scope, id);
+    if (!company) throw agentsReasons.error('company_not_found', 'companyId is unknown');
+    return company.id;
+  }
+
+  /** The documents by id, deduplicated, in order; any unknown or foreign one is refused by id. */
+  private async documents(scope: TenantScope, fileIds: readonly string[]): Promise<KnowledgeRef[]> {
+    const unique = [...new Set(fileIds)];
+    if (unique.length > this.d.maxKnowledge) {
+      throw validationError(`at most ${this.d.maxKnowledge} knowledge documents`, [{ path: 'selectedKnowledgebases', message: `at most ${this.d.maxKnowledge}` }]);
+    }
+    if (unique.length === 0) return [];
+    const { documents, missing } = await this.d.knowledge.resolve(scope, unique);
+    if (missing.length > 0) {
+      throw agentsReasons.error('knowledge_document_not_found', `unknown knowledge documents: ${missing.join(', ')}`);
+    }
+    return documents;
+  }
+}
+
+/** A sealed secret opens only on the agent (and tenant) it was sealed for. */
+const secretBinding = (scope: TenantScope, agentId: string) => `${scope.tenantId}:${agentId}`;

@@ -1,0 +1,70 @@
+import { registerService, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import type { KnowledgeDocument } from '../store/document-store';
+import type { DocumentUseCases, UploadHeader } from '../usecases/documents';
+
+type UploadPart = voiceapi.knowledge.v1.UploadDocumentRequest;
+
+/** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
+export function knowledgeService(uc: DocumentUseCases, log: Logger): ServiceRegistration {
+  return registerService(
+    'voiceapi.knowledge.v1.KnowledgeService',
+    voiceapi.knowledge.v1.KnowledgeServiceService,
+    {
+      uploadDocument: async (parts, ctx) => {
+        const { header, chunks } = await splitUpload(parts);
+        return { document: toProto(await uc.upload(ctx, header, chunks)) };
+      },
+      listDocuments: async (req, ctx) => {
+        const res = await uc.list(ctx, req.page?.page ?? 1, req.page?.limit ?? 25);
+        return { documents: res.items.map(toProto), page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore } };
+      },
+      getDocument: async (req, ctx) => ({ document: toProto(await uc.get(ctx, req.fileId)) }),
+      deleteDocument: async (req, ctx) => {
+        await uc.delete(ctx, req.fileId);
+        return {};
+      },
+      getUploadBillingInfo: async (_req, ctx) => {
+        const info = await uc.billingInfo(ctx);
+        return { ...info, allowedContentTypes: [...info.allowedContentTypes] };
+      },
+      resolveDocuments: async (req, ctx) => {
+        const res = await uc.resolve(ctx, req.fileIds);
+        return { documents: res.documents.map(toProto), missing: res.missing };
+      },
+      getDocumentText: async (req, ctx) => uc.text(ctx, req.fileId, req.maxChars),
+    },
+    log,
+  );
+}
+
+/** The header (first message), then the bytes of every following chunk, as they arrive. */
+async function splitUpload(parts: AsyncIterable<UploadPart>): Promise<{ header: UploadHeader; chunks: AsyncIterable<Buffer> }> {
+  const it = parts[Symbol.asyncIterator]();
+  const first = await it.next();
+  const h = first.done ? undefined : first.value.part?.$case === 'header' ? first.value.part.header : undefined;
+  if (!h) throw validationError('an upload starts with its header', [{ path: 'header', message: 'required first' }]);
+  async function* chunks(): AsyncIterable<Buffer> {
+    for (let next = await it.next(); !next.done; next = await it.next()) {
+      const part = next.value.part;
+      if (part?.$case !== 'chunk') throw validationError('only chunks follow the header', [{ path: 'chunk', message: 'expected' }]);
+      yield Buffer.from(part.chunk);
+    }
+  }
+  return { header: { fileName: h.fileName, contentType: h.contentType, ...(h.title !== undefined && { title: h.title }) }, chunks: chunks() };
+}
+
+export function toProto(d: KnowledgeDocument): voiceapi.knowledge.v1.Document {
+  return {
+    fileId: d.fileId,
+    fileName: d.fileName,
+    title: d.title,
+    knowledgebaseId: d.knowledgebaseId,
+    wordCount: d.wordCount,
+    sizeBytes: d.sizeBytes,
+    contentType: d.contentType,
+    creditsCharged: d.creditsCharged,
+    createTime: d.createdAt,
+    sandbox: d.sandbox,
+  };
+}

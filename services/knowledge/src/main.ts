@@ -1,0 +1,74 @@
+import { connectMongo, createLogger, createPromiseClient, DomainError, ensureIndexes, Lifecycle, shutdownTelemetry, startGrpcServer, type TenantScope } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { readConfig } from './config';
+import { knowledgeService } from './grpc/knowledge-server';
+import { DocumentStore } from './store/document-store';
+import { DocumentUseCases, type Wallet } from './usecases/documents';
+
+const { TransactionType } = voiceapi.billing.v1;
+const ctxOf = (scope: TenantScope) => ({ tenantId: scope.tenantId, keyMode: scope.mode });
+
+/** Starts the knowledge service; returns its lifecycle so tests can stop it in-process. */
+export async function startKnowledge(env: Record<string, string | undefined> = process.env) {
+  const cfg = readConfig(env);
+  const log = createLogger('knowledge', cfg.LOG_LEVEL);
+  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
+  lifecycle.onStop('telemetry', shutdownTelemetry);
+
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  lifecycle.onStop('mongo', () => conn.close());
+  const store = new DocumentStore(conn);
+  await ensureIndexes(conn);
+
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
+  lifecycle.onStop('billing client', () => billing.close());
+  const wallet: Wallet = {
+    async knowledgeRate(scope) {
+      return (await billing.getRateCard({}, ctxOf(scope))).rateCard?.knowledgePerThousandWords ?? 1;
+    },
+    async debit(scope, reference, amount, description) {
+      try {
+        const r = await billing.debit({ reference, amount, type: TransactionType.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD, description }, ctxOf(scope));
+        return { balanceAfter: r.transaction?.balanceAfter ?? r.balance?.balance ?? 0 };
+      } catch (err) {
+        if (err instanceof DomainError && err.reasonCode === 'insufficient_credits') return 'insufficient';
+        throw err;
+      }
+    },
+    async balance(scope) {
+      return (await billing.getBalance({}, ctxOf(scope))).balance?.balance ?? 0;
+    },
+  };
+  const useCases = new DocumentUseCases({ store, wallet, maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES, log });
+
+  // Uploads a crashed replica left between storing and charging: finished (charged once, by
+  // reference) or undone. Any replica may do it; every step is idempotent.
+  const recover = () =>
+    useCases.recover(new Date(Date.now() - cfg.PENDING_UPLOAD_GRACE_MS)).catch((err: unknown) => log.warn({ err }, 'upload recovery failed'));
+  const recovery = setInterval(() => void recover(), cfg.RECOVERY_INTERVAL_MS);
+  recovery.unref();
+  lifecycle.onStop('recovery', () => clearInterval(recovery));
+
+  const server = await startGrpcServer({
+    host: cfg.GRPC_HOST,
+    port: cfg.GRPC_PORT,
+    services: [knowledgeService(useCases, log)],
+    log,
+    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
+    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+  });
+  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  log.info({ port: server.port, maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES }, 'knowledge listening');
+  return { port: server.port, lifecycle, log, useCases };
+}
+
+if (require.main === module) {
+  startKnowledge().then(
+    ({ lifecycle }) => lifecycle.handleSignals(),
+    (err: unknown) => {
+      // Config and connection failures end the process with one clear line, not a trace.
+      console.error(`knowledge failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}
