@@ -1,0 +1,6 @@
+import { unservedShapes } from '@voiceapi/kit';
+import { agentQueryShapes, agentSchema } from './agent-store';
+
+it('every query of the agents store has an index that serves it', () => {
+  expect(unservedShapes(agentSchema, agentQueryShapes)).toEqual([]);
+});
