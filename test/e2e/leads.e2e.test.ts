@@ -860,7 +860,9 @@ describe('leads through the gateway and the leads service', () => {
       expect((await contact(t.key, msg.body.contactId)).body.contact.status).toBe('sandbox_accepted');
       // Sandbox rules are the live rules: a missing placeholder is still 400.
       expectError(await lead(sandbox, { campaignId: campaign.id, phone: phone(), channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: ['Ada'] }), 400, 'validation_error', 'sandbox missing value');
-      expect((await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats).toEqual({ contacts: 3, queued: 0, completed: 1, failed: 0 });
+      // The message is recorded as sent a moment before its contact counts as completed.
+      const stats = await eventually('the live contact completed', async () => (await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats as Json, (st) => st.completed === 1);
+      expect(stats).toEqual({ contacts: 3, queued: 0, completed: 1, failed: 0 });
     });
 
     it('still refuses a do-not-call number, missing consent and a draft campaign to a sandbox key', async () => {

@@ -1,0 +1,171 @@
+/**
+ * Knowledge uploads and the agents' custom API (`make bench`). Measures, in one run on this machine:
+ *   (a) upload + text extraction of a ~1 MB PDF and a ~1 MB docx through the gateway: MB/s (median
+ *       of sequential uploads), and the knowledge service's peak resident memory over idle while
+ *       ten uploads run at once (target < 150 MB);
+ *   (b) CRM lookup through the gateway and the agents service against a local custom API, against
+ *       a direct call to that API: p99 added (target ≤ 5 ms).
+ * Writes the agents section of docs/performance.md. It reports; it never fails on time.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { docxWithParagraphs, pdfWithPages } from '../fixtures/documents';
+import { provideInfra } from '../harness/infra';
+import { call, startSystem, tenantWithKey } from '../harness/system';
+import { writePerformanceSection } from './report';
+
+const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 8);
+const LOOKUPS = Number(process.env.BENCH_LOOKUPS ?? 2_000);
+const MB = 1024 * 1024;
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const words = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `word${(i * 7919 + seed) % 10007}`).join(' ');
+const rssBytes = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+
+async function main(): Promise<void> {
+  const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
+  process.env.MONGO_URL = infra.mongoUrl;
+  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  const customApi = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ found: true, record: { name: 'Ada Lovelace', phone: (JSON.parse(body || '{}') as { phone?: string }).phone } }));
+    });
+  });
+  await new Promise<void>((r) => customApi.listen(0, '127.0.0.1', r));
+  const apiPort = (customApi.address() as AddressInfo).port;
+  const sys = await startSystem({
+    gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
+    serviceEnv: { agents: { OUTBOUND_ALLOWLIST: `127.0.0.1:${apiPort}`, LOG_LEVEL: 'warn' }, knowledge: { LOG_LEVEL: 'warn' } },
+  });
+  const gw = sys.gateways[0]!.url;
+  try {
+    const t = await tenantWithKey(gw, { mode: 'sandbox', scopes: ['knowledge:read', 'knowledge:write', 'inbound:read', 'inbound:write', 'companies:read'], rateLimitPerSecond: 1_000_000 });
+    // ---- (a) uploads (sandbox: the same work without the debit) ----
+    const pdf = pdfWithPages(Array.from({ length: 220 }, (_, p) => Array.from({ length: 45 }, (_, l) => words(10, p * 100 + l))));
+    const docx = docxWithParagraphs(Array.from({ length: 9_000 }, (_, i) => words(14, i)));
+    // A docx compresses: make its unpacked text ~1 MB too and report both sizes.
+    const upload = async (name: string, type: string, bytes: Buffer) => {
+      const form = new FormData();
+      form.append('file', new Blob([bytes], { type }), name);
+      const t0 = performance.now();
+      const res = await fetch(`${gw}/api/v1/knowledge-bases/documents`, { method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: form });
+      const body = (await res.json()) as { document?: { wordCount: number } };
+      if (res.status !== 201) throw new Error(`upload ${name}: ${res.status} ${JSON.stringify(body)}`);
+      return { ms: performance.now() - t0, words: body.document!.wordCount };
+    };
+    const files = [
+      { label: 'PDF', name: 'bench.pdf', type: 'application/pdf', bytes: pdf },
+      { label: 'docx', name: 'bench.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bytes: docx },
+    ];
+    const throughput: string[] = [];
+    for (const f of files) {
+      await upload(f.name, f.type, f.bytes);
+      const times: number[] = [];
+      let wordCount = 0;
+      for (let i = 0; i < UPLOADS; i++) {
+        const r = await upload(f.name, f.type, f.bytes);
+        times.push(r.ms);
+        wordCount = r.words;
+      }
+      const p50 = pct(times, 50);
+      const line = `| ${f.label} | ${(f.bytes.length / MB).toFixed(2)} MB | ${wordCount.toLocaleString('en-US')} | ${p50.toFixed(0)} ms | ${(f.bytes.length / MB / (p50 / 1000)).toFixed(2)} MB/s |`;
+      throughput.push(line);
+      process.stdout.write(`${line}\n`);
+    }
+    const pid = sys.services.knowledge!.child.pid!;
+    await new Promise((r) => setTimeout(r, 2_000));
+    const idle = rssBytes(pid);
+    const peaks: string[] = [];
+    for (const f of files) {
+      let peak = idle;
+      const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 10);
+      const t0 = performance.now();
+      await Promise.all(Array.from({ length: 10 }, () => upload(f.name, f.type, f.bytes)));
+      const wall = performance.now() - t0;
+      clearInterval(sampler);
+      const line = `| ${f.label} ×10 at once | ${(idle / MB).toFixed(0)} MB | ${(peak / MB).toFixed(0)} MB | **${((peak - idle) / MB).toFixed(0)} MB** | ${(wall / 1000).toFixed(1)} s |`;
+      peaks.push(line);
+      process.stdout.write(`${line}\n`);
+    }
+
+    // ---- (b) CRM lookup: through gateway + agents vs direct ----
+    const number = await call(`${gw}/admin/v1/tenants/${t.tenantId}/numbers`, { admin: true, body: { phoneNumber: `+1628777${1000 + Math.floor(Math.random() * 8999)}`, countryIso: 'US' } });
+    const agent = await call(`${gw}/api/v1/inbound-agents`, { key: t.key, body: { name: 'Bench', phoneNumberId: number.body.number.id, customApiBaseUrl: `http://127.0.0.1:${apiPort}`, customApiSecret: 'bench-secret' } });
+    if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
+    const viaAgents = async () => {
+      const t0 = performance.now();
+      const r = await call(`${gw}/api/v1/inbound-agents/${agent.body.agent.id}/crm/lookup`, { key: t.key, body: { phone: '+14155550100' } });
+      if (r.status !== 200) throw new Error(`lookup ${r.status}`);
+      return performance.now() - t0;
+    };
+    const direct = async () => {
+      const t0 = performance.now();
+      const r = await fetch(`http://127.0.0.1:${apiPort}/crm/lookup`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer bench-secret' }, body: '{"phone":"+14155550100"}' });
+      await r.text();
+      return performance.now() - t0;
+    };
+    for (let i = 0; i < 200; i++) {
+      await viaAgents();
+      await direct();
+    }
+    const a: number[] = [];
+    const d: number[] = [];
+    // Interleaved, so both see the same moment of a noisy machine.
+    for (let i = 0; i < LOOKUPS; i++) {
+      a.push(await viaAgents());
+      d.push(await direct());
+    }
+    const row = (name: string, xs: number[]) => `| ${name} | ${pct(xs, 50).toFixed(2)} ms | ${pct(xs, 99).toFixed(2)} ms |`;
+    const added99 = pct(a, 99) - pct(d, 99);
+    process.stdout.write(`${row('via agents', a)}\n${row('direct', d)}\nadded p99 ${added99.toFixed(2)} ms\n`);
+
+    writePerformanceSection(
+      'agents',
+      `## Knowledge uploads and the agents' custom API
+
+\`node --import tsx test/bench/agents.ts\` (part of \`make bench\`): real gateway, knowledge and agents
+services on FerretDB, one run on this machine (2 cores), sandbox key (the same work without the debit).
+
+Upload and text extraction through the gateway (multipart streamed over a gRPC client stream; the
+service stores content and text in 1 MiB parts), sequential, median of ${UPLOADS}:
+
+| file | size | words | p50 per upload | throughput |
+|---|---|---|---|---|
+${throughput.join('\n')}
+
+The knowledge service's resident memory while ten uploads run at once (target: < 150 MB over idle):
+
+| load | idle | peak | over idle | wall |
+|---|---|---|---|---|
+${peaks.join('\n')}
+
+CRM lookup, ${LOOKUPS} sequential calls each, interleaved: through the gateway and the agents
+service (key check, gRPC, agent read, secret opened, SSRF-checked outbound call, answer
+validated) against the same local API called directly:
+
+| path | p50 | p99 |
+|---|---|---|
+${row('gateway → agents → custom API', a)}
+${row('custom API directly', d)}
+
+p99 added: **${added99.toFixed(2)} ms** (target ≤ 5 ms).`,
+    );
+  } finally {
+    await sys.stop();
+    customApi.closeAllConnections();
+    await new Promise((r) => customApi.close(r));
+    await infra.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
