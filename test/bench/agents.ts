@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   });
   const gw = sys.gateways[0]!.url;
   try {
-    const t = await tenantWithKey(gw, { mode: 'sandbox', scopes: ['knowledge:read', 'knowledge:write', 'inbound:read', 'inbound:write', 'companies:read'], rateLimitPerSecond: 1_000_000 });
+    const t = await tenantWithKey(gw, { mode: 'sandbox', scopes: ['knowledge:read', 'knowledge:write', 'inbound:read', 'inbound:write', 'companies:read'], rateLimitPerSecond: 100_000 });
     // ---- (a) uploads (sandbox: the same work without the debit) ----
     const pdf = pdfWithPages(Array.from({ length: 220 }, (_, p) => Array.from({ length: 45 }, (_, l) => words(10, p * 100 + l))));
     const docx = docxWithParagraphs(Array.from({ length: 9_000 }, (_, i) => words(14, i)));
