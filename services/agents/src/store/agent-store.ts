@@ -89,9 +89,10 @@ export class AgentStore {
     return doc && toAgent(doc);
   }
 
-  /** The sealed custom-API secret, for the one place that opens it. */
-  async sealedSecret(scope: TenantScope, id: string): Promise<string | undefined> {
-    return (await this.agents.findById(scope, id, { customApiSecret: 1, tenantId: 1 }))?.customApiSecret;
+  /** The agent and its sealed custom-API secret in one read, for the one place that opens it. */
+  async getWithSealedSecret(scope: TenantScope, id: string): Promise<{ agent: Agent; sealedSecret: string | undefined } | null> {
+    const doc = await this.agents.findById(scope, id);
+    return doc && { agent: toAgent(doc), sealedSecret: doc.customApiSecret };
   }
 
   async list(scope: TenantScope, page: number, limit: number): Promise<Page<Agent>> {

@@ -211,8 +211,8 @@ export class AgentUseCases {
 
   async syncDoctors(ctx: CallContext, id: string): Promise<{ doctors: Doctor[]; doctorsLastSyncedAt: Date }> {
     const scope = requireTenant(ctx);
-    const agent = await this.mustGet(scope, id);
-    const doctors = await this.d.customApi.doctors(await this.target(scope, agent), agent.branchId);
+    const { agent, target } = await this.withTarget(scope, id);
+    const doctors = await this.d.customApi.doctors(target, agent.branchId);
     const doctorsLastSyncedAt = this.now();
     await this.d.agents.update(scope, id, { doctors, doctorsLastSyncedAt, updatedAt: doctorsLastSyncedAt });
     return { doctors, doctorsLastSyncedAt };
@@ -221,14 +221,18 @@ export class AgentUseCases {
   async crmLookup(ctx: CallContext, id: string, phone: string): Promise<{ found: boolean; record?: Record<string, unknown> }> {
     const scope = requireTenant(ctx);
     if (!phone.trim()) throw validationError('phone is required', [{ path: 'phone', message: 'required' }]);
-    const agent = await this.mustGet(scope, id);
-    return this.d.customApi.crmLookup(await this.target(scope, agent), phone.trim());
+    const { target } = await this.withTarget(scope, id);
+    return this.d.customApi.crmLookup(target, phone.trim());
   }
 
-  private async target(scope: TenantScope, agent: Agent): Promise<CustomApiTarget> {
+  /** The agent and where to call its custom API, from one read. */
+  private async withTarget(scope: TenantScope, id: string): Promise<{ agent: Agent; target: CustomApiTarget }> {
+    const found = await this.d.agents.getWithSealedSecret(scope, id);
+    if (!found) throw notFound('agent');
+    const { agent, sealedSecret } = found;
     if (!agent.customApiBaseUrl) throw agentsReasons.error('custom_api_not_configured', 'the agent has no customApiBaseUrl');
-    const sealed = agent.customApiSecretSet ? await this.d.agents.sealedSecret(scope, agent.id) : undefined;
-    return { baseUrl: agent.customApiBaseUrl, timeoutMs: agent.customApiTimeoutMs, ...(sealed && { secret: this.d.secrets.open(sealed, secretBinding(scope, agent.id)) }) };
+    const secret = sealedSecret && this.d.secrets.open(sealedSecret, secretBinding(scope, agent.id));
+    return { agent, target: { baseUrl: agent.customApiBaseUrl, timeoutMs: agent.customApiTimeoutMs, ...(secret && { secret }) } };
   }
 
   private async mustGet(scope: TenantScope, id: string): Promise<Agent> {
