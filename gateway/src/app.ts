@@ -14,6 +14,7 @@ import { mountRoutes } from './http/mount';
 import { adminRegistry, buildDocument, tenantRegistry } from './http/openapi';
 import type { OperatorUseCases } from './operator/operator';
 import { adminAreas, routesOf, signedAreas, tagsOf, tenantAreas } from './routes';
+import { registerWebhookPayloads } from './routes/webhooks';
 
 export interface AppDeps {
   cfg: {
@@ -56,6 +57,7 @@ export function buildApp(deps: AppDeps): Express {
 
   // Tenant API: kill switch → key → (per route) scope → rate limit → validation → service.
   const publicRegistry = tenantRegistry();
+  registerWebhookPayloads(publicRegistry);
   const api = express.Router();
   const killSwitch = killSwitchGate(deps.killSwitch);
   let openApiDoc: object | undefined;

@@ -33,6 +33,7 @@ export const configSchema = z.object({
   TELEPHONY_GRPC_ADDR: grpcAddress.default('127.0.0.1:50064'),
   KNOWLEDGE_GRPC_ADDR: grpcAddress.default('127.0.0.1:50065'),
   AGENTS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50066'),
+  WEBHOOKS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50067'),
   /** Backstop re-read of the kill switch in case a control event was missed. */
   CONTROL_RESYNC_MS: z.coerce.number().int().positive().default(5_000),
   /** Backstop lifetime of a cached key; deactivation normally evicts at once via Kafka. */

@@ -7,6 +7,7 @@ export type LeadsClient = PromiseClient<typeof voiceapi.leads.v1.LeadsServiceSer
 export type TelephonyClient = PromiseClient<typeof voiceapi.telephony.v1.TelephonyServiceService>;
 export type KnowledgeClient = PromiseClient<typeof voiceapi.knowledge.v1.KnowledgeServiceService>;
 export type AgentsClient = PromiseClient<typeof voiceapi.agents.v1.AgentsServiceService>;
+export type WebhooksClient = PromiseClient<typeof voiceapi.webhooks.v1.WebhooksServiceService>;
 
 /** The gateway's clients of the owning services, one per service. */
 export interface ServiceClients {
@@ -16,9 +17,10 @@ export interface ServiceClients {
   telephony: TelephonyClient;
   knowledge: KnowledgeClient;
   agents: AgentsClient;
+  webhooks: WebhooksClient;
 }
 
-export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING_GRPC_ADDR: string; LEADS_GRPC_ADDR: string; TELEPHONY_GRPC_ADDR: string; KNOWLEDGE_GRPC_ADDR: string; AGENTS_GRPC_ADDR: string; GRPC_DEADLINE_MS: number }): ServiceClients {
+export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING_GRPC_ADDR: string; LEADS_GRPC_ADDR: string; TELEPHONY_GRPC_ADDR: string; KNOWLEDGE_GRPC_ADDR: string; AGENTS_GRPC_ADDR: string; WEBHOOKS_GRPC_ADDR: string; GRPC_DEADLINE_MS: number }): ServiceClients {
   const defaults = { timeoutMs: cfg.GRPC_DEADLINE_MS };
   return {
     companies: createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, defaults),
@@ -27,6 +29,7 @@ export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING
     telephony: createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, defaults),
     knowledge: createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, defaults),
     agents: createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, defaults),
+    webhooks: createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, cfg.WEBHOOKS_GRPC_ADDR, defaults),
   };
 }
 

@@ -13,6 +13,7 @@ import { leadsRoutes } from './leads';
 import { leadsOperatorRoutes } from './leads/operator';
 import { recordingRoutes, telephonyRoutes } from './telephony';
 import { telephonyOperatorRoutes } from './telephony/operator';
+import { webhookOperatorRoutes } from './webhooks';
 import { pingRoutes } from './core/ping';
 
 /**
@@ -109,6 +110,11 @@ export const adminAreas: Area[] = [
     name: 'telephony',
     tags: [{ name: 'Numbers', description: 'The number pool, numbers given to tenants, concurrency packages, and the carrier simulator’s inbound calls' }],
     routes: ({ clients, operator }) => telephonyOperatorRoutes(clients, operator),
+  },
+  {
+    name: 'webhooks',
+    tags: [{ name: 'Webhooks', description: 'Tenant webhook endpoints (dashboard settings): registration, deliveries, recovery, secret rotation' }],
+    routes: ({ clients, operator }) => webhookOperatorRoutes(clients, operator),
   },
 ];
 

@@ -5,6 +5,7 @@
 
 /* eslint-disable */
 
+export * from "./voiceapi/events/v1/agents";
 export * from "./voiceapi/events/v1/telephony_call";
 export * from "./voiceapi/events/v1/billing";
 export * from "./voiceapi/events/v1/gateway_control";

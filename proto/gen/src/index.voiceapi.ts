@@ -13,3 +13,4 @@ export * as events from "./index.voiceapi.events";
 export * as knowledge from "./index.voiceapi.knowledge";
 export * as leads from "./index.voiceapi.leads";
 export * as telephony from "./index.voiceapi.telephony";
+export * as webhooks from "./index.voiceapi.webhooks";

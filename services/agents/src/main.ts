@@ -1,7 +1,8 @@
-import { connectMongo, createLogger, createPromiseClient, DomainError, ensureIndexes, Lifecycle, OutboundClient, SecretBox, shutdownTelemetry, startGrpcServer, type TenantScope } from '@voiceapi/kit';
+import { connectMongo, createKafka, createLogger, createPromiseClient, DomainError, ensureIndexes, ensureStreams, EventPublisher, Lifecycle, OutboundClient, Outbox, SecretBox, shutdownTelemetry, startGrpcServer, type TenantScope } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
 import { CustomApi } from './custom-api/custom-api';
+import { agentEvents } from './events/agent-events';
 import { agentsService } from './grpc/agents-server';
 import { scriptGenerator } from './script/generator';
 import { AgentStore } from './store/agent-store';
@@ -33,7 +34,17 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   lifecycle.onStop('mongo', () => conn.close());
   const agents = new AgentStore(conn);
   const jobs = new ScriptJobStore(conn);
+
+  // Agents owns the `agents.v1` stream (a ready script is announced there for webhooks).
+  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `agents-${cfg.INSTANCE_ID}`, log });
+  await ensureStreams(kafka, [voiceapi.events.v1.AgentsEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
+  const publisher = new EventPublisher(kafka);
+  await publisher.connect();
+  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
   await ensureIndexes(conn);
+  outbox.start();
+  lifecycle.onStop('outbox', () => outbox.stop());
 
   const grpc = { timeoutMs: cfg.GRPC_DEADLINE_MS };
   const telephony = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, grpc);
@@ -69,6 +80,7 @@ export async function startAgents(env: Record<string, string | undefined> = proc
     numbers,
     companies,
     knowledge,
+    events: agentEvents(outbox),
     customApi: new CustomApi(outbound),
     secrets: new SecretBox(cfg.AGENT_SECRETS_KEY, 'agents.custom-api-secret'),
     generator: scriptGenerator(cfg.SCRIPT_GENERATOR),

@@ -18,7 +18,7 @@ import { agentsReasons } from '../reasons';
 import type { ScriptGenerator } from '../script/generator';
 import type { AgentStore, StoredFields } from '../store/agent-store';
 import type { ScriptJob, ScriptJobStore } from '../store/script-job-store';
-import type { Companies, Knowledge, OwnedNumbers } from './ports';
+import type { AgentEvents, Companies, Knowledge, OwnedNumbers } from './ports';
 
 const MAX_LIMIT = 100;
 /** Characters of a document's text read for a script. */
@@ -30,6 +30,7 @@ export interface AgentDeps {
   numbers: OwnedNumbers;
   companies: Companies;
   knowledge: Knowledge;
+  events: AgentEvents;
   customApi: CustomApi;
   secrets: SecretBox;
   generator: ScriptGenerator;
@@ -204,8 +205,11 @@ export class AgentUseCases {
       this.d.log.warn({ err, agentId }, 'script generation failed');
       outcome = { scriptStatus: 'error', scriptError: err instanceof Error ? err.message.slice(0, 500) : 'script generation failed' };
     }
+    // A ready script is announced (agent.script_ready webhooks); the event is held until the write.
+    const announced = outcome.scriptStatus === 'ready' && outcome.script ? await this.d.events.scriptReady(scope, agent, generation, outcome.script.generatedAt) : [];
     // Only the generation still asked for may settle the status.
-    await this.d.agents.update(scope, agentId, { ...outcome, updatedAt: this.now() }, unset, { scriptGeneration: generation });
+    const settled = await this.d.agents.update(scope, agentId, { ...outcome, updatedAt: this.now() }, unset, { scriptGeneration: generation });
+    if (announced.length > 0) await (settled ? this.d.events.release(announced) : this.d.events.discard(announced));
     await this.d.jobs.done(job);
   }
 

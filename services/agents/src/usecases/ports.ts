@@ -18,3 +18,14 @@ export interface Knowledge {
   resolve(scope: TenantScope, fileIds: readonly string[]): Promise<{ documents: KnowledgeRef[]; missing: string[] }>;
   text(scope: TenantScope, fileId: string, maxChars: number): Promise<string | null>;
 }
+
+/**
+ * What agents announce (the `agents.v1` stream, through the outbox): an event is stored held
+ * before the write it announces, then released after it, or discarded when the write did not
+ * happen, so no reader hears of a script that is not there.
+ */
+export interface AgentEvents {
+  scriptReady(scope: TenantScope, agent: { id: string; sandbox: boolean }, generation: string, generatedAt: Date): Promise<string[]>;
+  release(ids: readonly string[]): Promise<void>;
+  discard(ids: readonly string[]): Promise<void>;
+}

@@ -54,6 +54,11 @@ export interface SubscriberOptions {
    * across keys, this turns per-event round trips into throughput.
    */
   concurrency?: number;
+  /**
+   * With `concurrency`: false lets events of the same key run at once too, for handlers whose
+   * effects do not depend on order (webhook fan-out: deliveries carry no order). Default true.
+   */
+  keyOrder?: boolean;
 }
 
 export const DEAD_LETTER_HEADERS = {
@@ -162,7 +167,7 @@ export class EventSubscriber {
         const byKey = new Map<string, Promise<void>>();
         const handled = batch.messages.map((m) => {
           // Same key: after the previous event of that key; otherwise as soon as a slot is free.
-          const key = m.key?.toString() ?? `offset:${m.offset}`;
+          const key = (this.opts.keyOrder !== false && m.key?.toString()) || `offset:${m.offset}`;
           const after = byKey.get(key) ?? Promise.resolve();
           const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
           byKey.set(key, done.catch(() => undefined));

@@ -168,6 +168,18 @@ describe('outbound client', () => {
       push();
     };
     expect((await failure(loopback.send(`${base}/big`, { timeoutMs: 5000 }))).reason).toBe('too_large');
+    // When only the status matters (webhook deliveries), the body is cut at the cap instead.
+    const cut = await loopback.send(`${base}/big`, { timeoutMs: 5000, oversize: 'truncate' });
+    expect({ status: cut.status, bytes: cut.body.length }).toEqual({ status: 200, bytes: 64 * 1024 });
+  });
+
+  it('answers a redirect as it is, without following it, when asked to', async () => {
+    handler = (_req, res) => {
+      res.writeHead(307, { location: 'http://127.0.0.1:1/internal' });
+      res.end();
+    };
+    const answer = await loopback.send(`${base}/moved`, { method: 'POST', body: '{}', timeoutMs: 2000, redirects: 'return' });
+    expect({ status: answer.status, location: answer.headers.location, url: answer.url }).toEqual({ status: 307, location: 'http://127.0.0.1:1/internal', url: `${base}/moved` });
   });
 
   it('gives up on a slow answer at the timeout, before headers and while the body trickles', async () => {

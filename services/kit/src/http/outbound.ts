@@ -54,6 +54,10 @@ export interface OutboundRequest {
   body?: string;
   /** The whole exchange, redirects and body included. */
   timeoutMs: number;
+  /** `return`: a 3xx is the answer, nothing followed (webhook deliveries treat it as a failure). Default `follow`. */
+  redirects?: 'follow' | 'return';
+  /** `truncate`: a body over the cap is cut there, not an error (when only the status matters). Default `fail`. */
+  oversize?: 'fail' | 'truncate';
 }
 
 export interface OutboundResponse {
@@ -110,8 +114,8 @@ export class OutboundClient {
     let body = req.body;
     for (let hop = 0; ; hop++) {
       const res = await this.exchange(url, { method, body, headers: req.headers ?? {}, signal, timeoutMs: req.timeoutMs });
-      const location = res.statusCode >= 300 && res.statusCode < 400 ? header(res.headers, 'location') : undefined;
-      if (location === undefined) return { status: res.statusCode, headers: flatHeaders(res.headers), body: await this.readCapped(res.body, signal, req.timeoutMs), url: url.toString() };
+      const location = res.statusCode >= 300 && res.statusCode < 400 && req.redirects !== 'return' ? header(res.headers, 'location') : undefined;
+      if (location === undefined) return { status: res.statusCode, headers: flatHeaders(res.headers), body: await this.readCapped(res.body, signal, req), url: url.toString() };
       await res.body.dump().catch(() => undefined);
       if (hop >= this.maxRedirects) throw new OutboundRefused('redirects', `more than ${this.maxRedirects} redirects`);
       const next = this.checkUrl(new URL(location, url).toString());
@@ -139,7 +143,8 @@ export class OutboundClient {
     }
   }
 
-  private async readCapped(body: Dispatcher.ResponseData['body'], signal: AbortSignal, timeoutMs: number): Promise<Buffer> {
+  private async readCapped(body: Dispatcher.ResponseData['body'], signal: AbortSignal, req: OutboundRequest): Promise<Buffer> {
+    const { timeoutMs } = req;
     const chunks: Buffer[] = [];
     let size = 0;
     try {
@@ -147,6 +152,10 @@ export class OutboundClient {
         size += (chunk as Buffer).length;
         if (size > this.maxBytes) {
           body.destroy();
+          if (req.oversize === 'truncate') {
+            chunks.push((chunk as Buffer).subarray(0, (chunk as Buffer).length - (size - this.maxBytes)));
+            return Buffer.concat(chunks);
+          }
           throw new OutboundFailed('too_large', `the response is larger than ${this.maxBytes} bytes`);
         }
         chunks.push(chunk as Buffer);

@@ -1,0 +1,116 @@
+import { z } from '../../http/zod';
+
+/** The operator's webhook shapes (../shared/guide/operator-api.md) and the payloads tenants receive. */
+
+export const EVENT_TYPES = ['call.outbound.billed', 'call.inbound.billed', 'credits.usage', 'contact.status_changed', 'agent.script_ready'] as const;
+export const EventType = z.enum(EVENT_TYPES);
+
+export const WebhookParam = z.object({
+  webhookId: z.string().regex(/^ep_[A-Za-z0-9_-]{16}$/, 'must be a webhook id (ep_…)').openapi({ example: 'ep_3kTMd8qV0bq2hF1xYzAbCd' }),
+});
+
+export const WebhookCreate = z
+  .object({
+    url: z.string().min(1).max(2048).openapi({ description: 'https and public (or an `OUTBOUND_ALLOWLIST` entry); checked again at every delivery', example: 'https://crm.example.com/hooks/voice' }),
+    events: z.array(EventType).max(EVENT_TYPES.length * 2).optional().openapi({ description: 'Types delivered; omitted: every type, including types added later' }),
+  })
+  .strict();
+
+const Secret = z.string().openapi({ description: '`whsec_` + base64: shown this once; verify deliveries with a Standard Webhooks library', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+
+export const Webhook = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(z.string()),
+    status: z.enum(['enabled', 'disabled']),
+    disabledReason: z.enum(['gone', 'failing']).optional().openapi({ description: '`gone`: it answered 410; `failing`: no success for 5 days' }),
+    createdAt: z.iso.datetime(),
+  })
+  .openapi('Webhook');
+export const CreatedWebhook = Webhook.extend({ secret: Secret });
+
+export const Delivery = z
+  .object({
+    id: z.string(),
+    eventId: z.string().openapi({ description: 'The `webhook-id` header: the same on every attempt and for every endpoint' }),
+    type: z.string(),
+    attempts: z.number().int(),
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    lastStatusCode: z.number().int().optional(),
+    lastError: z.string().optional().openapi({ description: 'Why the last attempt had no status code: `timeout`, `unreachable`, `network`, `refused` (the address is not allowed), `endpoint_disabled`' }),
+    nextAttemptAt: z.iso.datetime().optional(),
+    createdAt: z.iso.datetime(),
+  })
+  .openapi('WebhookDelivery');
+
+export const DeliveriesQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Newest first; at most 1,000' }),
+    status: z.enum(['pending', 'succeeded', 'failed']).optional(),
+  })
+  .strict();
+
+export const RecoverBody = z
+  .object({
+    since: z.iso.datetime({ offset: true }).openapi({ description: 'Deliveries created at or after this time' }),
+    until: z.iso.datetime({ offset: true }).optional().openapi({ description: 'Before this time; default now' }),
+  })
+  .strict();
+
+// What tenants receive: `{ type, timestamp, data }`, signed per Standard Webhooks.
+const envelope = <T extends string, D extends z.ZodTypeAny>(type: T, data: D, name: string) =>
+  z
+    .object({ type: z.literal(type), timestamp: z.iso.datetime().openapi({ description: 'When it happened' }), data })
+    .openapi(name);
+
+const Sandbox = z.boolean().openapi({ description: 'True when a sandbox key caused it' });
+
+const CallBilledData = z.object({
+  callId: z.string(),
+  direction: z.enum(['outbound', 'inbound']),
+  billingStatus: z.enum(['charged', 'failed', 'skipped']),
+  creditsCharged: z.number().int(),
+  balanceAfter: z.number().int().optional().openapi({ description: 'The wallet after the ledger row; absent when no row was written' }),
+  transactionId: z.string().optional().openapi({ description: 'The ledger row (`GET /credits/transactions`)' }),
+  creditsError: z.string().optional().openapi({ description: 'Why it was not charged, e.g. `insufficient_credits`' }),
+  durationSeconds: z.number().int(),
+  endedAt: z.iso.datetime().optional(),
+  sandbox: Sandbox,
+});
+
+export const WEBHOOK_PAYLOADS = [
+  { type: 'call.outbound.billed', summary: 'An outbound call’s charge was posted (or it was settled without one)', schema: envelope('call.outbound.billed', CallBilledData, 'CallOutboundBilledEvent') },
+  { type: 'call.inbound.billed', summary: 'An inbound call’s charge was posted (or it was settled without one)', schema: envelope('call.inbound.billed', CallBilledData, 'CallInboundBilledEvent') },
+  {
+    type: 'credits.usage',
+    summary: 'Credit was spent: one per debit row of the ledger (calls, numbers, uploads)',
+    schema: envelope(
+      'credits.usage',
+      z.object({
+        transactionId: z.string(),
+        type: z.string().openapi({ description: 'The ledger row’s type: `call_deduction`, `number_purchase`, `knowledge_upload`, …' }),
+        credits: z.number().int().openapi({ description: 'Credits spent (positive)' }),
+        balanceAfter: z.number().int(),
+        callId: z.string().optional(),
+        reference: z.string(),
+        sandbox: Sandbox,
+      }),
+      'CreditsUsageEvent',
+    ),
+  },
+  {
+    type: 'contact.status_changed',
+    summary: 'A contact moved to another status',
+    schema: envelope(
+      'contact.status_changed',
+      z.object({ contactId: z.string(), campaignId: z.string(), status: z.string(), previousStatus: z.string(), endReason: z.string().optional(), sandbox: Sandbox }),
+      'ContactStatusChangedEvent',
+    ),
+  },
+  {
+    type: 'agent.script_ready',
+    summary: 'An inbound agent’s script finished generating',
+    schema: envelope('agent.script_ready', z.object({ agentId: z.string(), inboundScriptStatus: z.literal('ready'), generatedAt: z.iso.datetime().optional(), sandbox: Sandbox }), 'AgentScriptReadyEvent'),
+  },
+] as const;

@@ -1,0 +1,59 @@
+import { commonEnv, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { z } from 'zod';
+import { parseDuration, parseSchedule } from './domain/retry';
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v, ctx) => {
+      try {
+        return parseDuration(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    });
+
+export const configSchema = z.object({
+  ...commonEnv,
+  ...grpcServerEnv,
+  GRPC_HOST: z.string().default('127.0.0.1'),
+  GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50067),
+  MONGO_DB: z.string().default('webhooks'),
+  /** Seals endpoint signing secrets at rest (AES-256-GCM, key derived per purpose). Never leaves this service. */
+  WEBHOOK_SECRETS_KEY: z.string().min(32, 'must be at least 32 characters'),
+  /** `host:port` entries deliveries may reach although private or loopback, over http too. */
+  OUTBOUND_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean)),
+  /** Delay before each attempt: the first, then each retry. After the last, the delivery has failed. */
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .default('0,5s,5m,30m,2h,5h,10h,10h')
+    .transform((v, ctx) => {
+      try {
+        return parseSchedule(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  /** One attempt, connection to last byte read. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+  /** An endpoint with no success for this long is disabled. */
+  WEBHOOK_DISABLE_AFTER: duration('5d'),
+  /** How long a rotated-out secret keeps signing beside the new one. */
+  WEBHOOK_ROTATION_OVERLAP: duration('24h'),
+  /** Attempts in flight to one endpoint, and in all. */
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(256),
+  /** How often due retries and orphaned deliveries are looked for. */
+  WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /** Fan-out: events of one fetched batch handled at once (deliveries carry no order, so the same tenant's too). */
+  WEBHOOK_FANOUT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export const readConfig = (env?: Record<string, string | undefined>): Readonly<Config> => loadConfig(configSchema, env);

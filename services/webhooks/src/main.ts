@@ -1,0 +1,126 @@
+import {
+  connectMongo,
+  consumerGroup,
+  createKafka,
+  createLogger,
+  ensureIndexes,
+  ensureStreams,
+  EventPublisher,
+  EventSubscriber,
+  Lease,
+  Lifecycle,
+  OutboundClient,
+  OutboundFailed,
+  OutboundRefused,
+  SecretBox,
+  shutdownTelemetry,
+  startGrpcServer,
+} from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { readConfig } from './config';
+import { deliverDomainEvents } from './events/subscriptions';
+import { webhooksService } from './grpc/webhooks-server';
+import { DeliveryStore } from './store/delivery-store';
+import { EndpointStore } from './store/endpoint-store';
+import { QueueStore } from './store/queue-store';
+import { Dispatcher, type Sender } from './usecases/dispatcher';
+import { Endpoints } from './usecases/endpoints';
+import { FanOut } from './usecases/fanout';
+
+/** A receiver's answer is read only this far: the status decides, the body is not used. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** Starts the webhooks service; returns its lifecycle so tests can stop it in-process. */
+export async function startWebhooks(env: Record<string, string | undefined> = process.env) {
+  const cfg = readConfig(env);
+  // Signing secrets and the signatures made with them never reach a log line.
+  const log = createLogger('webhooks', cfg.LOG_LEVEL, { redact: ['secret', '*.secret', 'headers["webhook-signature"]', '*.headers["webhook-signature"]'] });
+  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
+  lifecycle.onStop('telemetry', shutdownTelemetry);
+  const now = () => new Date();
+
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  lifecycle.onStop('mongo', () => conn.close());
+  const endpoints = new EndpointStore(conn);
+  const deliveries = new DeliveryStore(conn);
+  const queue = new QueueStore(conn);
+  await ensureIndexes(conn);
+
+  const outbound = new OutboundClient({ allow: cfg.OUTBOUND_ALLOWLIST, maxResponseBytes: MAX_ANSWER_BYTES });
+  lifecycle.onStop('outbound client', () => outbound.close());
+  const sender: Sender = {
+    async post(url, headers, body, timeoutMs) {
+      try {
+        // A redirect is an answer (a failure to retry), never followed; a long answer is cut, not an error.
+        const res = await outbound.send(url, { method: 'POST', headers, body, timeoutMs, redirects: 'return', oversize: 'truncate' });
+        return { statusCode: res.status, ...(res.headers['retry-after'] !== undefined && { retryAfter: res.headers['retry-after'] }) };
+      } catch (err) {
+        if (err instanceof OutboundRefused) return { error: 'refused' };
+        if (err instanceof OutboundFailed) return { error: err.reason };
+        return { error: 'network' };
+      }
+    },
+  };
+
+  const secretBox = new SecretBox(cfg.WEBHOOK_SECRETS_KEY, 'webhooks.signing-secret');
+  const operator = new Endpoints({ endpoints, deliveries, queue, secrets: secretBox, checkUrl: (url) => outbound.checkUrl(url), rotationOverlapMs: cfg.WEBHOOK_ROTATION_OVERLAP, now });
+  const dispatcher = new Dispatcher({
+    deliveries,
+    queue,
+    endpoints,
+    signingSecrets: (endpoint, at) => operator.signingSecrets(endpoint, at),
+    sender,
+    sweepLease: new Lease(conn, 'webhooks-sweeper', cfg.INSTANCE_ID, Math.max(10_000, cfg.WEBHOOK_SWEEP_INTERVAL_MS * 3)),
+    owner: cfg.INSTANCE_ID,
+    log,
+    now,
+    schedule: cfg.WEBHOOK_RETRY_SCHEDULE,
+    timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
+    disableAfterMs: cfg.WEBHOOK_DISABLE_AFTER,
+    perEndpoint: cfg.WEBHOOK_ENDPOINT_CONCURRENCY,
+    maxInFlight: cfg.WEBHOOK_MAX_IN_FLIGHT,
+    holdMs: 60_000,
+    sweepIntervalMs: cfg.WEBHOOK_SWEEP_INTERVAL_MS,
+    heartbeatMs: 2_000,
+    aliveMs: 10_000,
+  });
+  await dispatcher.start();
+  lifecycle.onStop('dispatcher', () => dispatcher.stop());
+
+  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `webhooks-${cfg.INSTANCE_ID}`, log });
+  // Webhooks only reads; it creates the streams it reads (idempotent, same settings as their
+  // owners) so it can start before billing, leads or agents.
+  const { BillingEvent, LeadsEvent, AgentsEvent } = voiceapi.events.v1;
+  await ensureStreams(kafka, [BillingEvent, LeadsEvent, AgentsEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
+  const publisher = new EventPublisher(kafka);
+  await publisher.connect();
+  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  const fanOut = new FanOut({ endpoints, deliveries, queue, owner: cfg.INSTANCE_ID, dispatch: (item) => dispatcher.enqueue(item), log, now });
+  const consumer = deliverDomainEvents(new EventSubscriber(kafka, { group: consumerGroup('webhooks', 'fan-out'), log, publisher, concurrency: cfg.WEBHOOK_FANOUT_CONCURRENCY, keyOrder: false }), fanOut);
+  await consumer.start();
+  // Stopped before the dispatcher (lifecycle hooks run in reverse): no new deliveries while it hands back what it holds.
+  lifecycle.onStop('fan-out consumer', () => consumer.stop());
+
+  const server = await startGrpcServer({
+    host: cfg.GRPC_HOST,
+    port: cfg.GRPC_PORT,
+    services: [webhooksService(operator, log)],
+    log,
+    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
+    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+  });
+  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  log.info({ port: server.port, schedule: cfg.WEBHOOK_RETRY_SCHEDULE, allowListed: cfg.OUTBOUND_ALLOWLIST.length }, 'webhooks listening');
+  return { port: server.port, lifecycle, log, dispatcher, queue, deliveries, endpoints };
+}
+
+if (require.main === module) {
+  startWebhooks().then(
+    ({ lifecycle }) => lifecycle.handleSignals(),
+    (err: unknown) => {
+      // Config and connection failures end the process with one clear line, not a trace.
+      console.error(`webhooks failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,86 @@
+import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { randomBytes } from 'node:crypto';
+import { Schema, type Connection } from 'mongoose';
+
+/** A signing secret, sealed (the kit's SecretBox); a rotated-out one signs beside the new one until `retiresAt`. */
+export interface SealedSecret {
+  sealed: string;
+  createdAt: Date;
+  retiresAt?: Date;
+}
+
+export type EndpointStatus = 'enabled' | 'disabled';
+export type DisabledReason = 'gone' | 'failing';
+
+export interface EndpointDoc {
+  _id: string;
+  tenantId: string;
+  url: string;
+  /** Subscribed types; empty means every type (including types added later). */
+  events: string[];
+  status: EndpointStatus;
+  disabledReason?: DisabledReason;
+  /** Newest first. */
+  secrets: SealedSecret[];
+  /** The first failure since the last success; unset while the endpoint succeeds. */
+  failingSince?: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const secretSchema = new Schema<SealedSecret>({ sealed: { type: String, required: true }, createdAt: { type: Date, required: true }, retiresAt: Date }, { _id: false });
+
+export const endpointSchema = new Schema<EndpointDoc>(
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    url: { type: String, required: true },
+    events: { type: [String], default: [] },
+    status: { type: String, required: true },
+    disabledReason: String,
+    secrets: { type: [secretSchema], default: [] },
+    failingSince: Date,
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'endpoints', versionKey: false },
+);
+// A tenant's endpoints: the operator's list and each event's fan-out.
+endpointSchema.index({ tenantId: 1, createdAt: 1 });
+
+export const endpointQueryShapes: QueryShape[] = [
+  { name: 'list and fan-out', equality: ['tenantId'], sort: { createdAt: 1 } },
+];
+
+export const newEndpointId = (): string => `ep_${randomBytes(12).toString('base64url')}`;
+
+/** Endpoints: few per tenant, so a tenant's list is small even where it is scanned. */
+export class EndpointStore {
+  private readonly endpoints: TenantCollection<EndpointDoc, string>;
+
+  constructor(conn: Connection) {
+    this.endpoints = new TenantCollection(conn.models.Endpoint ?? conn.model<EndpointDoc>('Endpoint', endpointSchema), stringIds, endpointQueryShapes);
+  }
+
+  insert(scope: TenantScope, doc: Omit<EndpointDoc, 'tenantId'>): Promise<EndpointDoc> {
+    return this.endpoints.insert(scope, doc);
+  }
+
+  list(scope: TenantScope): Promise<EndpointDoc[]> {
+    return this.endpoints.find(scope, {}, { sort: { createdAt: 1 } });
+  }
+
+  /** The operator acts on an endpoint by id, whatever its tenant; so does the dispatcher. */
+  get(id: string): Promise<EndpointDoc | null> {
+    return this.any().findById(id);
+  }
+
+  update(id: string, set: Partial<Omit<EndpointDoc, '_id' | 'tenantId'>>, unset: (keyof EndpointDoc)[] = [], where?: Record<string, unknown>): Promise<EndpointDoc | null> {
+    const update = { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) };
+    return this.any().updateById(id, update, where ? { where } : {});
+  }
+
+  private any() {
+    return this.endpoints.crossTenant('operator and dispatcher act on an endpoint by its id');
+  }
+}

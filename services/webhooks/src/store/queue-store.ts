@@ -1,0 +1,115 @@
+import { isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
+import { Schema, type Connection, type Model } from 'mongoose';
+
+/**
+ * Where every pending delivery is, durably, in one of two small collections:
+ *
+ * - `delivery_claims`: held in memory by a live replica that will attempt it (just fanned out,
+ *   or a retry due soon). Written and deleted by `_id`; read by owner only when that owner is
+ *   found dead, so a burst of 10,000 held deliveries costs no scan.
+ * - `delivery_queue`: held by nobody, with the time it is due (a retry due later than a replica
+ *   keeps in memory, what a stopped or dead replica held, a recovery). The sweeper (one replica,
+ *   under a lease) scans this one for what is due and claims it.
+ *
+ * A delivery moves from one to the other by an insert then a delete, so a crash in between leaves
+ * it in both (attempted at least once more, same id), never in neither.
+ */
+interface QueueDoc {
+  _id: string;
+  endpointId: string;
+  dueAt: Date;
+}
+interface ClaimDoc {
+  _id: string;
+  endpointId: string;
+  owner: string;
+}
+/** Replicas that hold deliveries say they are alive; a silent one's claims go back to the queue. */
+interface DispatcherDoc {
+  _id: string;
+  aliveUntil: Date;
+}
+
+export const queueSchema = new Schema<QueueDoc>({ _id: String, endpointId: { type: String, required: true }, dueAt: { type: Date, required: true } }, { collection: 'delivery_queue', versionKey: false });
+queueSchema.index({ dueAt: 1 });
+export const claimSchema = new Schema<ClaimDoc>({ _id: String, endpointId: { type: String, required: true }, owner: { type: String, required: true } }, { collection: 'delivery_claims', versionKey: false });
+claimSchema.index({ owner: 1 });
+const dispatcherSchema = new Schema<DispatcherDoc>({ _id: String, aliveUntil: { type: Date, required: true } }, { collection: 'dispatchers', versionKey: false });
+
+export const queueQueryShapes: QueryShape[] = [{ name: 'sweep: due deliveries', equality: [], range: ['dueAt'] }];
+export const claimQueryShapes: QueryShape[] = [{ name: 'a dead or stopping replica’s claims', equality: ['owner'] }];
+
+export interface QueuedDelivery {
+  deliveryId: string;
+  endpointId: string;
+}
+
+const ignoreDuplicate = (err: unknown) => {
+  if (!isDuplicateKeyError(err)) throw err;
+};
+
+export class QueueStore {
+  private readonly queue: Model<QueueDoc>;
+  private readonly claims: Model<ClaimDoc>;
+  private readonly dispatchers: Model<DispatcherDoc>;
+
+  constructor(conn: Connection) {
+    this.queue = conn.models.QueuedDelivery ?? conn.model<QueueDoc>('QueuedDelivery', queueSchema);
+    this.claims = conn.models.DeliveryClaim ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema);
+    this.dispatchers = conn.models.Dispatcher ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema);
+  }
+
+  /** This replica holds the delivery (a repeat is a no-op). */
+  async claim(item: QueuedDelivery, owner: string): Promise<void> {
+    await this.claims.create({ _id: item.deliveryId, endpointId: item.endpointId, owner }).catch(ignoreDuplicate);
+  }
+
+  /** Nobody holds it; due at `dueAt` (a repeat moves the time). */
+  async enqueue(item: QueuedDelivery, dueAt: Date): Promise<void> {
+    await this.queue.updateOne({ _id: item.deliveryId }, { $set: { endpointId: item.endpointId, dueAt } }, { upsert: true }).catch(ignoreDuplicate);
+  }
+
+  /** From claimed to queued (a retry due later than a replica keeps in memory). */
+  async release(item: QueuedDelivery, dueAt: Date): Promise<void> {
+    await this.enqueue(item, dueAt);
+    await this.claims.deleteOne({ _id: item.deliveryId });
+  }
+
+  /** From queued to claimed (the sweeper takes it). */
+  async take(item: QueuedDelivery, owner: string): Promise<void> {
+    await this.claim(item, owner);
+    await this.queue.deleteOne({ _id: item.deliveryId });
+  }
+
+  /** The delivery ended: out of both. */
+  async remove(deliveryId: string): Promise<void> {
+    await this.claims.deleteOne({ _id: deliveryId });
+    await this.queue.deleteOne({ _id: deliveryId });
+  }
+
+  /** Due deliveries nobody holds, oldest first. */
+  async due(now: Date, limit: number): Promise<QueuedDelivery[]> {
+    const docs = await this.queue.find({ dueAt: { $lte: now } }).sort({ dueAt: 1 }).limit(limit).lean<QueueDoc[]>();
+    return docs.map((d) => ({ deliveryId: d._id, endpointId: d.endpointId }));
+  }
+
+  /** Everything `owner` held goes back to the queue, due now (a replica stopping, or found dead). */
+  async releaseAll(owner: string, now: Date): Promise<number> {
+    const held = await this.claims.find({ owner }).lean<ClaimDoc[]>();
+    for (const c of held) await this.release({ deliveryId: c._id, endpointId: c.endpointId }, now);
+    return held.length;
+  }
+
+  async heartbeat(owner: string, aliveUntil: Date): Promise<void> {
+    await this.dispatchers.updateOne({ _id: owner }, { $set: { aliveUntil } }, { upsert: true });
+  }
+
+  /** Replicas whose heartbeat lapsed. */
+  async deadOwners(now: Date): Promise<string[]> {
+    return (await this.dispatchers.find({ aliveUntil: { $lte: now } }).lean<DispatcherDoc[]>()).map((d) => d._id);
+  }
+
+  async retire(owner: string): Promise<void> {
+    await this.dispatchers.deleteOne({ _id: owner });
+  }
+}
