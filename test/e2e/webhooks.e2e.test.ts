@@ -66,7 +66,7 @@ describe('tenant webhooks through the gateway', () => {
     expect(list.body.webhooks).toEqual([{ id: body.webhook.id, url: body.webhook.url, events: body.webhook.events, status: 'enabled', createdAt: body.webhook.createdAt }]);
     for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://example.com/hook', 'https://127.0.0.1:9/hook']) {
       const r = await admin(`/tenants/${t.tenantId}/webhooks`, { url });
-      expect({ url, status: r.status, code: r.body.error?.code }).toEqual({ url, status: 422, code: 'url_not_allowed' });
+      expect({ url, status: r.status, code: r.body.reasonCode }).toEqual({ url, status: 422, code: 'url_not_allowed' });
     }
     expect((await admin(`/tenants/${t.tenantId}/webhooks`, { url: 'https://example.com/h', events: ['call.billed'] })).status).toBe(400);
     expect((await admin(`/tenants/${t.tenantId}/webhooks`, { url: 'https://example.com/h', secret: 'mine' })).status).toBe(400);
