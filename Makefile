@@ -72,12 +72,13 @@ test: typecheck proto-check infra ## every test level against real servers, and 
 charts-check: ## helm lint, render and validate every chart offline
 	bash scripts/chart-checks.sh
 
-bench: infra ## gateway edge cost, billing throughput, lead ingest, the call feed and the dialler, uploads and the custom API; writes docs/performance.md
+bench: infra ## gateway edge cost, billing throughput, lead ingest, the call feed and the dialler, uploads and the custom API, webhook deliveries; writes docs/performance.md
 	node --import tsx test/bench/edge.ts
 	node --import tsx test/bench/billing.ts
 	node --import tsx test/bench/leads.ts
 	node --import tsx test/bench/telephony.ts
 	node --import tsx test/bench/agents.ts
+	node --import tsx test/bench/webhooks.ts
 
 clean: ## remove build output (keeps .data and downloaded infra)
 	npx --no-install tsc -b --clean || true

@@ -22,6 +22,7 @@ import { deliverDomainEvents } from './events/subscriptions';
 import { webhooksService } from './grpc/webhooks-server';
 import { DeliveryStore } from './store/delivery-store';
 import { EndpointStore } from './store/endpoint-store';
+import { MessageStore } from './store/message-store';
 import { QueueStore } from './store/queue-store';
 import { Dispatcher, type Sender } from './usecases/dispatcher';
 import { Endpoints } from './usecases/endpoints';
@@ -43,6 +44,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   lifecycle.onStop('mongo', () => conn.close());
   const endpoints = new EndpointStore(conn);
   const deliveries = new DeliveryStore(conn);
+  const messages = new MessageStore(conn);
   const queue = new QueueStore(conn);
   await ensureIndexes(conn);
 
@@ -66,6 +68,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   const operator = new Endpoints({ endpoints, deliveries, queue, secrets: secretBox, checkUrl: (url) => outbound.checkUrl(url), rotationOverlapMs: cfg.WEBHOOK_ROTATION_OVERLAP, now });
   const dispatcher = new Dispatcher({
     deliveries,
+    messages,
     queue,
     endpoints,
     signingSecrets: (endpoint, at) => operator.signingSecrets(endpoint, at),
@@ -95,7 +98,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   const publisher = new EventPublisher(kafka);
   await publisher.connect();
   lifecycle.onStop('kafka producer', () => publisher.disconnect());
-  const fanOut = new FanOut({ endpoints, deliveries, queue, owner: cfg.INSTANCE_ID, dispatch: (item) => dispatcher.enqueue(item), log, now });
+  const fanOut = new FanOut({ endpoints, messages, deliveries, queue, owner: cfg.INSTANCE_ID, dispatch: (item) => dispatcher.enqueue(item), log, now });
   const consumer = deliverDomainEvents(new EventSubscriber(kafka, { group: consumerGroup('webhooks', 'fan-out'), log, publisher, concurrency: cfg.WEBHOOK_FANOUT_CONCURRENCY, keyOrder: false }), fanOut);
   await consumer.start();
   // Stopped before the dispatcher (lifecycle hooks run in reverse): no new deliveries while it hands back what it holds.

@@ -119,10 +119,13 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       { attempts: 1, status: 'succeeded', code: 204 },
     ]);
     expect(receiver.at(usageOnly.path)).toEqual([]);
-    // The same platform event again (Kafka redelivers): nothing new is sent.
+    // The same platform event again (Kafka redelivers), then a new one: only the new one is sent.
     await publisher.send([billed(ctx, callId)]);
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(receiver.at(all.path)).toHaveLength(2);
+    await publisher.send([billed(ctx)]);
+    await waitFor('the new event', () => receiver.at(all.path).length >= 3);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.at(all.path)).toHaveLength(3);
+    expect(receiver.at(all.path).filter((r) => (JSON.parse(r.body) as { data: { callId?: string } }).data.callId === callId)).toHaveLength(1);
   });
 
   it('retries 5xx, 429 (after Retry-After), timeouts and redirects with the same id and body, until a 2xx', async () => {
@@ -150,15 +153,14 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       expect(target.received).toEqual([]);
       const [d] = await waitFor('succeeded', async () => ((await deliveries(ep.id))[0]?.status === 'succeeded' ? deliveries(ep.id) : undefined));
       expect({ attempts: d!.attempts, code: d!.lastStatusCode }).toEqual({ attempts: 5, code: 200 });
-      const stored = await conn.collection('deliveries').findOne({ _id: d!.id as never });
-      expect((stored!.log as { statusCode?: number; error?: string }[]).map((a) => a.statusCode ?? a.error)).toEqual([503, 429, 'timeout', 302, 200]);
+      expect((await svc.deliveries.attempts(d!.id)).map((a) => a.statusCode ?? a.error)).toEqual([503, 429, 'timeout', 302, 200]);
     } finally {
       receiver.behave = () => ({ status: 204 });
       await target.stop();
     }
   });
 
-  it('takes a 10 MB answer as delivered without reading it all', async () => {
+  it('takes a 10 MB answer as delivered (the answer is read up to 64 KiB, then cut)', async () => {
     const ctx = tenant();
     const ep = await endpoint(ctx);
     receiver.behave = (path) => (path === ep.path ? { status: 200, bodyBytes: 10 * 1024 * 1024 } : { status: 204 });
@@ -208,13 +210,18 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       await publisher.send([billed(ctx)]);
       await waitFor('disabled', async () => (await client.listEndpoints({}, ctx)).endpoints[0]?.status === 'disabled');
       expect((await client.listEndpoints({}, ctx)).endpoints[0]).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
+      // An event while it is disabled is kept, failed without an attempt, for a recovery to send.
       await publisher.send([billed(ctx)]);
-      await new Promise((r) => setTimeout(r, 1_000));
+      const both = await waitFor('the second delivery', async () => ((await deliveries(ep.id)).length === 2 ? deliveries(ep.id) : undefined));
+      expect(both.map((d) => ({ status: d.status, attempts: d.attempts, code: d.lastStatusCode, error: d.lastError }))).toEqual([
+        { status: 'failed', attempts: 0, code: undefined, error: 'endpoint_disabled' },
+        { status: 'failed', attempts: 1, code: 410, error: undefined },
+      ]);
       expect(receiver.at(ep.path)).toHaveLength(1);
-      expect(await deliveries(ep.id)).toHaveLength(1);
       gone = false;
-      expect((await client.recoverDeliveries({ endpointId: ep.id, since }, {})).queued).toBe(1);
-      await waitFor('delivered after recovery', () => receiver.at(ep.path).length === 2);
+      expect((await client.recoverDeliveries({ endpointId: ep.id, since }, {})).queued).toBe(2);
+      await waitFor('both delivered after recovery', () => receiver.at(ep.path).length === 3);
+      expect(new Set(receiver.at(ep.path).map((r) => r.id)).size).toBe(2);
       expect((await client.listEndpoints({}, ctx)).endpoints[0]).toMatchObject({ status: 'enabled' });
       expect((await client.listEndpoints({}, ctx)).endpoints[0]!.disabledReason).toBeUndefined();
     } finally {
@@ -237,9 +244,12 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
 
   it('sends nothing for a tenant without endpoints, and records nothing', async () => {
     const ctx = tenant();
-    await publisher.send([billed(ctx)]);
-    await new Promise((r) => setTimeout(r, 500));
+    const other = tenant();
+    const marker = await endpoint(other);
+    await publisher.send([billed(ctx), billed(other)]);
+    await waitFor('the other tenant’s event', () => receiver.at(marker.path).length === 1);
     expect(await conn.collection('deliveries').countDocuments({ tenantId: ctx.tenantId })).toBe(0);
+    expect(await conn.collection('messages').countDocuments({ tenantId: ctx.tenantId })).toBe(0);
   });
 
   it('a burst of 10,000 events to a slow endpoint does not hold up another tenant’s deliveries', async () => {
@@ -253,11 +263,16 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       const burst = Array.from({ length: 10_000 }, () => billed(slow));
       for (let i = 0; i < burst.length; i += 1_000) await publisher.send(burst.slice(i, i + 1_000));
       // Every event of the burst is stored and held for the slow endpoint (4 at a time, 1 s each)…
+      const t0 = Date.now();
       const takenIn = async () => {
         await new Promise((r) => setTimeout(r, 500)); // a count is a scan locally: not too often
-        return (await conn.collection('deliveries').estimatedDocumentCount()) >= before + 10_000;
+        const n = await conn.collection('deliveries').estimatedDocumentCount();
+        if (process.env.WEBHOOKS_IT_PROGRESS) process.stderr.write(`PROGRESS ${Date.now() - t0} ms ${n - before}\n`);
+        return n >= before + 10_000;
       };
-      await waitFor('the burst taken in', takenIn, 150_000);
+      // Locally (FerretDB) this takes two to three minutes: every update by id scans, so each of the
+      // slow endpoint's answers costs a scan of a growing collection; MongoDB 7 serves them by index.
+      await waitFor('the burst taken in', takenIn, 280_000);
       // …and the healthy tenant's events go out at once meanwhile.
       await publisher.send(Array.from({ length: 5 }, () => billed(healthy)));
       await waitFor('healthy deliveries', () => receiver.at(healthyEp.path).length === 5, 10_000);
@@ -266,5 +281,5 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     } finally {
       receiver.behave = () => ({ status: 204 });
     }
-  }, 180_000);
+  }, 360_000);
 });

@@ -25,7 +25,8 @@ export interface Knowledge {
  * happen, so no reader hears of a script that is not there.
  */
 export interface AgentEvents {
-  scriptReady(scope: TenantScope, agent: { id: string; sandbox: boolean }, generation: string, generatedAt: Date): Promise<string[]>;
+  /** `scope` is the caller who asked for the script: a sandbox key's request announces `sandbox: true`. */
+  scriptReady(scope: TenantScope, agentId: string, generation: string, generatedAt: Date): Promise<string[]>;
   release(ids: readonly string[]): Promise<void>;
   discard(ids: readonly string[]): Promise<void>;
 }

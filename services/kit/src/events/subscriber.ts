@@ -167,7 +167,7 @@ export class EventSubscriber {
         const byKey = new Map<string, Promise<void>>();
         const handled = batch.messages.map((m) => {
           // Same key: after the previous event of that key; otherwise as soon as a slot is free.
-          const key = (this.opts.keyOrder !== false && m.key?.toString()) || `offset:${m.offset}`;
+          const key = (this.opts.keyOrder === false ? undefined : m.key?.toString()) ?? `offset:${m.offset}`;
           const after = byKey.get(key) ?? Promise.resolve();
           const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
           byKey.set(key, done.catch(() => undefined));

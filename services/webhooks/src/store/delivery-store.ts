@@ -1,5 +1,5 @@
 import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -12,9 +12,10 @@ export interface AttemptRecord {
 }
 
 /**
- * One message to one endpoint, with its body: the same bytes on every attempt and after a
- * recovery. The history (succeeded and failed deliveries) lives here; what is still to be sent is
- * also in the small `delivery_queue`.
+ * One message to one endpoint (the message's bytes are in `messages`, the same on every attempt
+ * and after a recovery). The history (succeeded and failed deliveries) lives here; each attempt is
+ * inserted into `delivery_attempts`; what is still to be sent is also claimed or queued
+ * (queue-store). Documents stay small: on FerretDB an update by `_id` scans the collection.
  */
 export interface DeliveryDoc {
   _id: string;
@@ -22,7 +23,6 @@ export interface DeliveryDoc {
   endpointId: string;
   messageId: string;
   type: string;
-  body: string;
   status: DeliveryStatus;
   /** Attempts made, ever. */
   attempts: number;
@@ -31,15 +31,21 @@ export interface DeliveryDoc {
   lastStatusCode?: number;
   lastError?: string;
   nextAttemptAt?: Date;
-  /** The latest attempts, newest last (at most `ATTEMPTS_KEPT`). */
-  log: AttemptRecord[];
   createdAt: Date;
   updatedAt: Date;
 }
 
-export const ATTEMPTS_KEPT = 10;
-
-const attemptSchema = new Schema<AttemptRecord>({ at: { type: Date, required: true }, statusCode: Number, error: String, durationMs: { type: Number, required: true } }, { _id: false });
+/** An attempt, inserted once: `_id` is `<deliveryId>:<attempt number>`. */
+interface AttemptDoc extends AttemptRecord {
+  _id: string;
+  deliveryId: string;
+}
+const attemptSchema = new Schema<AttemptDoc>(
+  { _id: String, deliveryId: { type: String, required: true }, at: { type: Date, required: true }, statusCode: Number, error: String, durationMs: { type: Number, required: true } },
+  { collection: 'delivery_attempts', versionKey: false },
+);
+// The operator's look at one delivery's attempts.
+attemptSchema.index({ deliveryId: 1 });
 
 export const deliverySchema = new Schema<DeliveryDoc>(
   {
@@ -48,14 +54,12 @@ export const deliverySchema = new Schema<DeliveryDoc>(
     endpointId: { type: String, required: true },
     messageId: { type: String, required: true },
     type: { type: String, required: true },
-    body: { type: String, required: true },
     status: { type: String, required: true },
     attempts: { type: Number, required: true },
     step: { type: Number, required: true },
     lastStatusCode: Number,
     lastError: String,
     nextAttemptAt: Date,
-    log: { type: [attemptSchema], default: [] },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
@@ -71,11 +75,16 @@ export const deliveryQueryShapes: QueryShape[] = [
   { name: 'recovery: an endpoint’s deliveries of a window', equality: ['endpointId'], range: ['createdAt'] },
 ];
 
+export { attemptSchema };
+export const attemptQueryShapes: QueryShape[] = [{ name: 'a delivery’s attempts', equality: ['deliveryId'] }];
+
 export class DeliveryStore {
   private readonly deliveries: TenantCollection<DeliveryDoc, string>;
+  private readonly attemptLog: Model<AttemptDoc>;
 
   constructor(conn: Connection) {
     this.deliveries = new TenantCollection(conn.models.Delivery ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
+    this.attemptLog = conn.models.DeliveryAttempt ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema);
   }
 
   /** Inserts the delivery, or answers the one a previous fan-out of the same message made. */
@@ -94,17 +103,20 @@ export class DeliveryStore {
     return this.any().findById(id);
   }
 
-  /** Records an attempt; `where` keeps a stale writer from overwriting a newer state. */
-  record(id: string, set: Partial<DeliveryDoc>, attempt: AttemptRecord | null, unset: (keyof DeliveryDoc)[] = [], where?: Record<string, unknown>): Promise<DeliveryDoc | null> {
-    return this.any().updateById(
-      id,
-      {
-        $set: set,
-        ...(attempt && { $push: { log: { $each: [attempt], $slice: -ATTEMPTS_KEPT } } }),
-        ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }),
-      },
-      where ? { where } : {},
-    );
+  /** Records an attempt (inserted, number `attempts` of the delivery) and the delivery's new state. */
+  async record(id: string, set: Partial<DeliveryDoc>, attempt: AttemptRecord | null, unset: (keyof DeliveryDoc)[] = []): Promise<void> {
+    if (attempt && set.attempts !== undefined) {
+      await this.attemptLog.create({ _id: `${id}:${set.attempts}`, deliveryId: id, ...attempt }).catch((err: unknown) => {
+        if (!isDuplicateKeyError(err)) throw err;
+      });
+    }
+    await this.any().updateById(id, { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) });
+  }
+
+  /** A delivery's attempts, oldest first. */
+  async attempts(id: string): Promise<AttemptRecord[]> {
+    const docs = await this.attemptLog.find({ deliveryId: id }).lean<AttemptDoc[]>();
+    return docs.sort((a, b) => a.at.getTime() - b.at.getTime()).map(({ at, statusCode, error, durationMs }) => ({ at, durationMs, ...(statusCode !== undefined && { statusCode }), ...(error !== undefined && { error }) }));
   }
 
   list(endpointId: string, limit: number, status?: DeliveryStatus): Promise<DeliveryDoc[]> {

@@ -59,9 +59,19 @@ export class QueueStore {
     this.dispatchers = conn.models.Dispatcher ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema);
   }
 
-  /** This replica holds the delivery (a repeat is a no-op). */
-  async claim(item: QueuedDelivery, owner: string): Promise<void> {
-    await this.claims.create({ _id: item.deliveryId, endpointId: item.endpointId, owner }).catch(ignoreDuplicate);
+  /**
+   * This replica holds the delivery: true when the claim is its own (made now, or already its
+   * own). An insert against a unique `_id` is atomic on every store: of two replicas claiming the
+   * same delivery, one wins.
+   */
+  async claim(item: QueuedDelivery, owner: string): Promise<boolean> {
+    try {
+      await this.claims.create({ _id: item.deliveryId, endpointId: item.endpointId, owner });
+      return true;
+    } catch (err) {
+      ignoreDuplicate(err);
+      return (await this.claims.findById(item.deliveryId).lean<ClaimDoc>())?.owner === owner;
+    }
   }
 
   /** Nobody holds it; due at `dueAt` (a repeat moves the time). */
@@ -75,16 +85,21 @@ export class QueueStore {
     await this.claims.deleteOne({ _id: item.deliveryId });
   }
 
-  /** From queued to claimed (the sweeper takes it). */
-  async take(item: QueuedDelivery, owner: string): Promise<void> {
-    await this.claim(item, owner);
+  /** From queued to claimed (the sweeper takes it); false when another replica holds it. */
+  async take(item: QueuedDelivery, owner: string): Promise<boolean> {
+    const won = await this.claim(item, owner);
     await this.queue.deleteOne({ _id: item.deliveryId });
+    return won;
   }
 
-  /** The delivery ended: out of both. */
-  async remove(deliveryId: string): Promise<void> {
-    await this.claims.deleteOne({ _id: deliveryId });
-    await this.queue.deleteOne({ _id: deliveryId });
+  /**
+   * Deliveries that ended lose their claims, many in one delete (a delete scans on FerretDB). A
+   * queue entry is left: a recovery may have queued the delivery again meanwhile; the sweeper
+   * takes the entry, and the attempt finds the delivery ended, or pending again and sends it.
+   */
+  async unclaimMany(deliveryIds: readonly string[]): Promise<void> {
+    if (deliveryIds.length === 0) return;
+    await this.claims.deleteMany({ _id: { $in: [...deliveryIds] } });
   }
 
   /** Due deliveries nobody holds, oldest first. */

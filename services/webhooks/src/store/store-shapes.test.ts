@@ -1,11 +1,12 @@
 import { unservedShapes } from '@voiceapi/kit';
-import { deliveryQueryShapes, deliverySchema } from './delivery-store';
+import { attemptQueryShapes, attemptSchema, deliveryQueryShapes, deliverySchema } from './delivery-store';
 import { endpointQueryShapes, endpointSchema } from './endpoint-store';
 import { claimQueryShapes, claimSchema, queueQueryShapes, queueSchema } from './queue-store';
 
 it.each([
   ['endpoints', endpointSchema, endpointQueryShapes],
   ['deliveries', deliverySchema, deliveryQueryShapes],
+  ['delivery attempts', attemptSchema, attemptQueryShapes],
   ['delivery queue', queueSchema, queueQueryShapes],
   ['delivery claims', claimSchema, claimQueryShapes],
 ] as const)('every query of the %s store has an index that serves it', (_name, schema, shapes) => {

@@ -4,6 +4,7 @@ import { nextAttemptAt, outcomeOf, type AttemptOutcome } from '../domain/retry';
 import { signedHeaders } from '../domain/signing';
 import type { AttemptRecord, DeliveryDoc, DeliveryStore } from '../store/delivery-store';
 import type { DisabledReason, EndpointDoc, EndpointStore } from '../store/endpoint-store';
+import type { MessageStore } from '../store/message-store';
 import type { QueueStore } from '../store/queue-store';
 
 /** Where a signed delivery goes out (the kit's OutboundClient in production): an answer or why there was none. */
@@ -13,6 +14,7 @@ export interface Sender {
 
 export interface DispatcherDeps {
   deliveries: DeliveryStore;
+  messages: MessageStore;
   queue: QueueStore;
   endpoints: EndpointStore;
   /** The secrets that sign for an endpoint now, newest first. */
@@ -47,6 +49,9 @@ const RETRY_AFTER_STORE_ERROR_MS = 1_000;
 const MAX_HELD = 50_000;
 const SWEEP_BATCH = 500;
 const STOP_WAIT_MS = 2_000;
+/** Ended deliveries leave the claims and the queue together, this often: one delete for many (a delete scans on FerretDB). */
+const FORGET_EVERY_MS = 2_000;
+const BODY_CACHE = 1_000;
 
 interface CachedEndpoint {
   doc: EndpointDoc | null;
@@ -73,6 +78,11 @@ export class Dispatcher {
   private readonly running = new Set<Promise<void>>();
   private readonly cache = new Map<string, CachedEndpoint>();
   private inFlight = 0;
+  /** Ended deliveries whose claim (or queue entry) is still to be deleted. */
+  private ended: string[] = [];
+  private forgetting: Promise<void> | undefined;
+  /** Recent message bodies (a message often goes to several endpoints, and retries resend it). */
+  private readonly bodies = new Map<string, string>();
   private stopped = true;
   private loops: NodeJS.Timeout[] = [];
   private sweeping: Promise<void> | undefined;
@@ -87,7 +97,11 @@ export class Dispatcher {
     if (released > 0) this.d.log.info({ released }, 'deliveries held before a restart handed back');
     await this.heartbeat();
     this.stopped = false;
-    this.loops = [setInterval(() => void this.heartbeat(), this.d.heartbeatMs), setInterval(() => void this.sweep(), this.d.sweepIntervalMs)];
+    this.loops = [
+      setInterval(() => void this.heartbeat(), this.d.heartbeatMs),
+      setInterval(() => void this.sweep(), this.d.sweepIntervalMs),
+      setInterval(() => void this.forget(), FORGET_EVERY_MS),
+    ];
     this.loops.forEach((t) => t.unref());
     void this.sweep();
   }
@@ -104,6 +118,7 @@ export class Dispatcher {
     // the delivery over (at least once, same id), rather than holding up the shutdown for 15 s.
     await Promise.race([Promise.allSettled([...this.running]), new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref())]);
     this.held.clear();
+    await this.forget();
     await this.d.queue.releaseAll(this.d.owner, this.d.now());
     await this.d.queue.retire(this.d.owner);
     await this.d.sweepLease.release();
@@ -169,18 +184,25 @@ export class Dispatcher {
   private async attempt(endpointId: string, deliveryId: string): Promise<boolean> {
     const delivery = await this.d.deliveries.get(deliveryId);
     if (!delivery || delivery.status !== 'pending') {
-      await this.d.queue.remove(deliveryId);
+      this.ended.push(deliveryId);
       return false;
     }
-    const endpoint = await this.endpoint(endpointId);
+    // Not before its time (a replica handing back its retries, a repeated fan-out, a store error).
+    const early = (delivery.nextAttemptAt?.getTime() ?? 0) - this.d.now().getTime();
+    if (early > 50) return this.wait(endpointId, deliveryId, early);
+    let endpoint = await this.endpoint(endpointId);
+    // A cached `disabled` may be older than a recovery that enabled it again: ask the store.
+    if (endpoint.doc?.status === 'disabled') endpoint = await this.endpoint(endpointId, true);
     if (!endpoint.doc || endpoint.doc.status === 'disabled') {
       await this.end(delivery, 'failed', { lastError: 'endpoint_disabled' }, null);
       return false;
     }
+    const body = await this.body(delivery.messageId);
+    if (body === null) throw new Error(`message ${delivery.messageId} of delivery ${deliveryId} is missing`);
     const at = this.d.now();
-    const headers = { 'content-type': 'application/json', 'user-agent': 'voiceapi-webhooks/1', ...signedHeaders(delivery.messageId, at, delivery.body, endpoint.secrets) };
+    const headers = { 'content-type': 'application/json', 'user-agent': 'voiceapi-webhooks/1', ...signedHeaders(delivery.messageId, at, body, endpoint.secrets) };
     const started = performance.now();
-    const answer = await this.d.sender.post(endpoint.doc.url, headers, delivery.body, this.d.timeoutMs);
+    const answer = await this.d.sender.post(endpoint.doc.url, headers, body, this.d.timeoutMs);
     const durationMs = Math.round(performance.now() - started);
     const now = this.d.now();
     const outcome = outcomeOf(answer, now);
@@ -207,20 +229,56 @@ export class Dispatcher {
       return false;
     }
     await this.d.deliveries.record(delivery._id, { ...progress, ...last, nextAttemptAt: next, updatedAt: now }, record, 'lastStatusCode' in last ? ['lastError'] : ['lastStatusCode']);
-    const wait = next.getTime() - now.getTime();
-    if (wait <= this.d.holdMs && !this.stopped) {
-      this.later(endpointId, deliveryId, wait);
+    return this.wait(endpointId, deliveryId, next.getTime() - now.getTime());
+  }
+
+  /** A retry due soon waits in memory (still claimed); a later one goes back to the queue. True while held. */
+  private async wait(endpointId: string, deliveryId: string, ms: number): Promise<boolean> {
+    if (ms <= this.d.holdMs && !this.stopped) {
+      this.later(endpointId, deliveryId, ms);
       return true;
     }
-    await this.d.queue.release({ deliveryId, endpointId }, next);
+    await this.d.queue.release({ deliveryId, endpointId }, new Date(this.d.now().getTime() + ms));
     return false;
   }
 
-  /** The delivery ends (succeeded, or failed for good) and leaves the queue. */
+  /** The delivery ends (succeeded, or failed for good); its claim goes with the next batch. */
   private async end(delivery: DeliveryDoc, status: 'succeeded' | 'failed', fields: Partial<DeliveryDoc>, record: AttemptRecord | null): Promise<void> {
     const unset: (keyof DeliveryDoc)[] = ['nextAttemptAt', ...(fields.lastStatusCode !== undefined ? (['lastError'] as const) : fields.lastError !== undefined ? (['lastStatusCode'] as const) : [])];
     await this.d.deliveries.record(delivery._id, { ...fields, status, updatedAt: this.d.now() }, record, unset);
-    await this.d.queue.remove(delivery._id);
+    this.ended.push(delivery._id);
+  }
+
+  /**
+   * Deletes the claims (and queue entries) of ended deliveries, many at once. A crash before it
+   * leaves them claimed: whoever takes them over reads the delivery first and finds it ended.
+   */
+  private forget(): Promise<void> {
+    if (this.ended.length === 0) return this.forgetting ?? Promise.resolve();
+    this.forgetting ??= (async () => {
+      while (this.ended.length > 0) {
+        const batch = this.ended.splice(0, 1_000);
+        try {
+          await this.d.queue.unclaimMany(batch);
+        } catch (err) {
+          this.ended.push(...batch);
+          this.d.log.warn({ err }, 'ended deliveries could not be unclaimed yet');
+          return;
+        }
+      }
+    })().finally(() => (this.forgetting = undefined));
+    return this.forgetting;
+  }
+
+  private async body(messageId: string): Promise<string | null> {
+    const cached = this.bodies.get(messageId);
+    if (cached !== undefined) return cached;
+    const body = await this.d.messages.body(messageId);
+    if (body !== null) {
+      if (this.bodies.size >= BODY_CACHE) this.bodies.delete(this.bodies.keys().next().value!);
+      this.bodies.set(messageId, body);
+    }
+    return body;
   }
 
   private later(endpointId: string, deliveryId: string, ms: number): void {
@@ -234,14 +292,14 @@ export class Dispatcher {
     this.timers.set(deliveryId, timer);
   }
 
-  private async endpoint(id: string): Promise<CachedEndpoint> {
+  private async endpoint(id: string, fresh = false): Promise<CachedEndpoint> {
     const cached = this.cache.get(id);
     const now = this.d.now();
-    if (cached && now.getTime() - cached.readAt < ENDPOINT_CACHE_MS) return cached;
+    if (!fresh && cached && now.getTime() - cached.readAt < ENDPOINT_CACHE_MS) return cached;
     const doc = await this.d.endpoints.get(id);
-    const fresh = { doc, secrets: doc ? this.d.signingSecrets(doc, now) : [], readAt: now.getTime() };
-    this.cache.set(id, fresh);
-    return fresh;
+    const read = { doc, secrets: doc ? this.d.signingSecrets(doc, now) : [], readAt: now.getTime() };
+    this.cache.set(id, read);
+    return read;
   }
 
   /** The first failure after a success starts the clock; past the limit the endpoint is disabled. True when disabled. */
@@ -292,8 +350,7 @@ export class Dispatcher {
       for (const item of await this.d.queue.due(now, SWEEP_BATCH)) {
         if (this.stopped) return;
         if (this.held.has(item.deliveryId)) continue;
-        await this.d.queue.take(item, this.d.owner);
-        this.enqueue(item);
+        if (await this.d.queue.take(item, this.d.owner)) this.enqueue(item);
       }
     })()
       .catch((err: unknown) => this.d.log.warn({ err }, 'delivery sweep failed'))
