@@ -128,7 +128,7 @@ Both are bound by the local store. Billing charges at most ~110 calls/s here (it
 so at 100/s its queue builds and the end-to-end latency is mostly waiting for the charge. Each
 delivery costs the webhooks service three inserts (message, delivery, claim), one read of the
 tenant's endpoints, and, per attempt, one update of the delivery, which FerretDB performs by
-scanning the collection (~20 ms at 5,000 deliveries), so the rate falls as \`deliveries\` grows.``,
+scanning the collection (~20 ms at 5,000 deliveries), so the rate falls as \`deliveries\` grows.`,
     );
   } finally {
     await publisher.disconnect();
