@@ -2,18 +2,20 @@ import { commonEnv, grpcServerEnv, loadConfig } from '@voiceapi/kit';
 import { z } from 'zod';
 import { parseDuration, parseSchedule } from './domain/retry';
 
-const duration = (fallback: string) =>
+/** A text setting read by `parse`, whose error message becomes the setting's error. */
+const parsedText = <T>(fallback: string, parse: (text: string) => T) =>
   z
     .string()
     .default(fallback)
     .transform((v, ctx) => {
       try {
-        return parseDuration(v);
+        return parse(v);
       } catch (err) {
         ctx.addIssue({ code: 'custom', message: (err as Error).message });
         return z.NEVER;
       }
     });
+const duration = (fallback: string) => parsedText(fallback, parseDuration);
 
 export const configSchema = z.object({
   ...commonEnv,
@@ -29,17 +31,7 @@ export const configSchema = z.object({
     .default('')
     .transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean)),
   /** Delay before each attempt: the first, then each retry. After the last, the delivery has failed. */
-  WEBHOOK_RETRY_SCHEDULE: z
-    .string()
-    .default('0,5s,5m,30m,2h,5h,10h,10h')
-    .transform((v, ctx) => {
-      try {
-        return parseSchedule(v);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-        return z.NEVER;
-      }
-    }),
+  WEBHOOK_RETRY_SCHEDULE: parsedText('0,5s,5m,30m,2h,5h,10h,10h', parseSchedule),
   /** One attempt, connection to last byte read. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** An endpoint with no success for this long is disabled. */
