@@ -1,5 +1,5 @@
 // Three levels: unit specs beside the code; integration tests per service against real MongoDB
-// (FerretDB locally) and Kafka; end-to-end tests through the gateway with real processes.
+// (the embedded store, SecantusDB, locally) and Kafka; end-to-end tests through the gateway with real processes.
 // jest only transpiles (swc); `tsc -b` does the type-checking.
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
 const common = { transform, testEnvironment: 'node', testPathIgnorePatterns: ['/node_modules/', '/dist/'] };

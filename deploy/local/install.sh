@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# Installs the local (Docker-free) infrastructure binaries into deploy/local/.bin:
-#   .bin/ferretdb      FerretDB 1.24 (MongoDB wire protocol, SQLite backend), built from ./ferretdb
+# Installs the local (Docker-free) infrastructure:
+#   the store          SecantusDB's Rust server (MongoDB wire protocol, WiredTiger), version in
+#                      ./store/VERSION, built by cargo into ~/.cache/voiceapi/secantus-mdb-<version>/
+#                      (VOICEAPI_CACHE_DIR or XDG_CACHE_HOME move it), shared by every checkout
 #   .bin/kafka-libs/   Kafka 3.9 broker jars + reload4j binding, resolved from ./kafka/pom.xml
 #
-# Idempotent: each part is (re)built only when missing or when its inputs changed
-# (a sha256 of the inputs is kept next to the output). Needs go, mvn and java on PATH;
-# writes nothing outside this folder except the usual Go and Maven caches.
+# Idempotent: each part is (re)built only when missing or when its inputs changed (the store's
+# version is in its path; a sha256 of the pom is kept next to the jars). Needs cargo, cmake and a
+# C/C++ compiler for the store, mvn and java for Kafka; writes outside this folder only the store's
+# cache and the usual Cargo and Maven caches.
 #
 # Usage: deploy/local/install.sh [--force]     (works from any working directory)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BIN_DIR="$HERE/.bin"
-FERRET_SRC="$HERE/ferretdb"
-FERRET_BIN="$BIN_DIR/ferretdb"
-FERRET_STAMP="$BIN_DIR/ferretdb.sha256"
 KAFKA_POM="$HERE/kafka/pom.xml"
 KAFKA_LIBS="$BIN_DIR/kafka-libs"
 KAFKA_STAMP="$KAFKA_LIBS/.pom.sha256"
@@ -23,7 +23,7 @@ FORCE=0
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
-    -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "install.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -78,22 +78,37 @@ if command -v flock >/dev/null 2>&1; then
   flock 9
 fi
 
-# ---------------------------------------------------------------- FerretDB
-ferret_hash="$(digest "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_SRC/main.go")"
-if (( FORCE )) || [[ ! -x "$FERRET_BIN" ]] || [[ "$(cat "$FERRET_STAMP" 2>/dev/null || true)" != "$ferret_hash" ]]; then
-  need go "install Go >= 1.24"
-  log "building FerretDB (first time, a few minutes)…"
-  tmp_bin="$FERRET_BIN.tmp.$$"
-  # ferretdb_no_postgresql: only the SQLite handler is used; skips compiling pgx & co.
-  (
-    cd "$FERRET_SRC"
-    run_with_progress "downloading Go modules" go mod download
-    run_with_progress "compiling FerretDB" \
-      go build -trimpath -tags ferretdb_no_postgresql -ldflags '-s -w' -o "$tmp_bin" .
-  )
-  mv -f "$tmp_bin" "$FERRET_BIN"
-  echo "$ferret_hash" >"$FERRET_STAMP"
-  log "FerretDB ready: $FERRET_BIN"
+# ------------------------------------------------------------- the store
+# SecantusDB's Rust server (crate secantus-mdb, GPL-2.0-only, run as a separate process and never
+# linked), built once per machine into a cache outside the checkout, so every clone, CI and
+# `make run` reuse it. The version is pinned in store/VERSION and built --locked (its Cargo.lock).
+STORE_VERSION="$(tr -d '[:space:]' <"$HERE/store/VERSION")"
+CACHE_DIR="${VOICEAPI_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/voiceapi}"
+STORE_DIR="$CACHE_DIR/secantus-mdb-$STORE_VERSION"
+STORE_BIN="$STORE_DIR/bin/secantusd-rs"
+if (( FORCE )) || [[ ! -x "$STORE_BIN" ]]; then
+  need cargo "install Rust with rustup (https://rustup.rs): cargo builds the embedded MongoDB-compatible store"
+  need cmake "install cmake (apt-get install cmake): the store compiles WiredTiger with it"
+  need cc "install a C compiler (apt-get install build-essential): the store compiles WiredTiger from C"
+  need c++ "install a C++ compiler (apt-get install build-essential): the store's build needs one"
+  mkdir -p "$CACHE_DIR"
+  # Another checkout on this machine may be building the same version: wait for it.
+  if command -v flock >/dev/null 2>&1; then
+    exec 8>"$STORE_DIR.lock"
+    flock 8
+  fi
+  if (( FORCE )) || [[ ! -x "$STORE_BIN" ]]; then
+    log "building the store, secantus-mdb $STORE_VERSION, into $STORE_DIR (once per machine, about 6 minutes on 2 cores)…"
+    tmp_root="$STORE_DIR.tmp.$$"
+    rm -rf "$tmp_root"
+    # --ignore-rust-version: the crate declares a newer Rust than it needs (1.95 builds it).
+    run_with_progress "compiling secantus-mdb $STORE_VERSION (cargo install --locked)" \
+      cargo install secantus-mdb --version "$STORE_VERSION" --locked --ignore-rust-version --root "$tmp_root"
+    mkdir -p "$STORE_DIR/bin"
+    mv -f "$tmp_root/bin/secantusd-rs" "$STORE_BIN"
+    rm -rf "$tmp_root"
+    log "store ready: $STORE_BIN"
+  fi
 fi
 
 # ------------------------------------------------------------------- Kafka

@@ -151,7 +151,7 @@ describe('make run launcher', () => {
     }
   });
 
-  it('with its own FerretDB and Kafka: restarts FerretDB on the same port and data, and stops every server on Ctrl-C', async () => {
+  it('with its own store and Kafka: restarts the store on the same port and data after SIGKILL, and stops every server on Ctrl-C', async () => {
     const port = await freePort();
     // No MONGO_URL / KAFKA_BROKERS: the launcher starts and supervises the servers itself.
     const run = launch(mkdtempSync(path.join(tmpdir(), 'voiceapi-run-')), port, { MONGO_URL: '', KAFKA_BROKERS: '' });
@@ -160,22 +160,22 @@ describe('make run launcher', () => {
     try {
       const banner = await run.banner;
       const live = field(banner, 'Live key');
-      const created = await call(`${base}/api/v1/companies`, { key: live, body: { name: 'Kept by FerretDB' } });
+      const created = await call(`${base}/api/v1/companies`, { key: live, body: { name: 'Kept by the store' } });
       expect(created.status).toBe(201);
-      const url = (await run.waitFor(/\[run\] ferretdb started \(pid \d+, (\S+)\)/))[1];
+      const url = (await run.waitFor(/\[run\] store started \(pid \d+, (\S+)\)/))[1];
       children = descendants(run.child.pid!);
 
-      process.kill(pidOf(run.output(), 'ferretdb'), 'SIGKILL');
-      await run.waitFor(/\[run\] ferretdb exited \(signal SIGKILL\); restarting in 0\.5 s/, 10_000);
-      expect((await run.waitFor(/\[run\] ferretdb restarted \(pid \d+, (\S+)\)/, 40_000))[1]).toBe(url);
-      children.push(pidOf(run.output(), 'ferretdb'));
+      process.kill(pidOf(run.output(), 'store'), 'SIGKILL');
+      await run.waitFor(/\[run\] store exited \(signal SIGKILL\); restarting in 0\.5 s/, 10_000);
+      expect((await run.waitFor(/\[run\] store restarted \(pid \d+, (\S+)\)/, 40_000))[1]).toBe(url);
+      children.push(pidOf(run.output(), 'store'));
       await eventually('the company is readable again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200);
     } finally {
       children.push(...descendants(run.child.pid!));
       expect(await stop(run.child)).toBe(0);
       expect([...new Set(children)].filter(alive)).toEqual([]);
     }
-    // FerretDB, Kafka (java), companies and the gateway were all there.
+    // The store, Kafka (java), companies and the gateway were all there.
     expect(children.length).toBeGreaterThanOrEqual(4);
   }, 240_000);
 });

@@ -15,7 +15,8 @@ const dockerAvailable = (): boolean =>
 /**
  * Real servers for integration and end-to-end tests, in this order: addresses given in the
  * environment (MONGO_URL and KAFKA_BROKERS); testcontainers where a Docker engine exists
- * (mongo:7 and Kafka); otherwise FerretDB and Kafka started here as local processes.
+ * (mongo:7 and Kafka); otherwise the embedded store (SecantusDB) and Kafka started here as local
+ * processes.
  * Never an in-memory fake.
  */
 export async function provideInfra(log: (line: string) => void = () => undefined): Promise<Infra> {

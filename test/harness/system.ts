@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { addressSettings, loadManifest, tcpOpen } from '@voiceapi/local-infra';
 import { freePort, startProcess, waitFor, type Proc } from './processes';
+import { readStoreOps, type StoreOpsByProcess } from './store-ops';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const PEPPER = 'test-pepper-0123456789abcdef';
@@ -30,6 +34,8 @@ export interface System {
   readonly companiesPort: number;
   startCompanies(): Promise<Proc>;
   startGateway(extra?: Record<string, string>): Promise<Gateway>;
+  /** Every running process's store operations so far, by process, collection and operation. */
+  storeOps(): Promise<StoreOpsByProcess>;
   stop(): Promise<void>;
 }
 
@@ -56,6 +62,10 @@ export async function startSystem(
   for (const s of manifest.services) ports[s.name] = await freePort();
   const addresses = addressSettings(manifest, new Map(Object.entries(ports)));
   const procs: Proc[] = [];
+  // Each process writes its store-operation counts here when asked (kit StoreOpCounter).
+  const opsDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-store-ops-'));
+  const opsFiles = new Map<string, { proc: Proc; file: string }>();
+  const opsFile = (name: string) => ({ STORE_OPS_FILE: path.join(opsDir, `${name}.json`) });
   const gw = manifest.gateway;
   const system: System = {
     gateways: [],
@@ -74,10 +84,12 @@ export async function startSystem(
         ...secrets[name],
         MONGO_DB: `${s.mongoDb}_${suffix}`,
         [s.portEnv]: String(port),
+        ...opsFile(name),
         ...serviceEnv[name],
         ...extra,
       });
       procs.push(proc);
+      opsFiles.set(name, { proc, file: opsFile(name).STORE_OPS_FILE });
       await waitFor(name, () => tcpOpen(port), 30_000, proc);
       system.services[name] = proc;
       return proc;
@@ -101,16 +113,19 @@ export async function startSystem(
         INSTANCE_ID: `test-${suffix}-${port}`,
         // Every answer is checked against its documented schema; a mismatch is a loud 500.
         RESPONSE_SCHEMA_CHECK: 'true',
+        ...opsFile(`gateway-${port}`),
         ...opts.gatewayEnv,
         ...extra,
       }, opts.gatewayNodeArgs);
       procs.push(proc);
+      opsFiles.set(`gateway-${port}`, { proc, file: opsFile(`gateway-${port}`).STORE_OPS_FILE });
       const url = `http://127.0.0.1:${port}`;
       await waitFor('gateway', async () => (await fetch(`${url}/readyz`)).status === 200, 60_000, proc);
       const gateway = { url, proc };
       system.gateways.push(gateway);
       return gateway;
     },
+    storeOps: () => readStoreOps([...opsFiles].map(([name, { proc, file }]) => ({ name, pid: proc.child.pid, file }))),
     async stop() {
       await Promise.all(procs.map((p) => p.stop()));
     },

@@ -4,7 +4,7 @@
  *                                  [--kafka-controller-port N] [--env-out FILE] [--quiet]
  * node deploy/local/dist/cli.js install
  *
- * `up` starts FerretDB and Kafka, prints MONGO_URL=... and KAFKA_BROKERS=... on stdout (server
+ * `up` starts the store (MongoDB-compatible) and Kafka, prints MONGO_URL=... and KAFKA_BROKERS=... on stdout (server
  * output goes to stderr), and stops both cleanly on Ctrl-C / SIGTERM.
  */
 import * as fs from 'node:fs';
@@ -14,10 +14,10 @@ import { ensureInstalled, startLocalInfra } from './index';
 const USAGE = `usage:
   cli.js up [--data DIR] [--mongo-port N] [--kafka-port N] [--kafka-controller-port N]
             [--env-out FILE] [--quiet]
-      Starts FerretDB + Kafka (data in DIR, default ./.data/local-infra; ports default to free
+      Starts the store (MongoDB-compatible) + Kafka (data in DIR, default ./.data/local-infra; ports default to free
       ones), prints MONGO_URL=... and KAFKA_BROKERS=..., stops both on Ctrl-C / SIGTERM.
   cli.js install
-      Builds/resolves the binaries into deploy/local/.bin if missing (runs install.sh).`;
+      Builds the store into the per-machine cache and resolves Kafka's jars if missing (runs install.sh).`;
 
 function parseArgs(argv: string[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -74,7 +74,7 @@ async function up(args: Map<string, string>): Promise<number> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGHUP', () => shutdown('SIGHUP'));
 
-  process.stderr.write(`local-infra: starting FerretDB and Kafka (data in ${dataDir})…\n`);
+  process.stderr.write(`local-infra: starting the store and Kafka (data in ${dataDir})…\n`);
   const started = Date.now();
   infra = await startLocalInfra({
     dataDir,
@@ -94,7 +94,7 @@ async function up(args: Map<string, string>): Promise<number> {
   process.stdout.write(env);
   process.stderr.write(
     `local-infra: ready in ${((Date.now() - started) / 1000).toFixed(1)} s ` +
-      `(ferretdb pid ${infra.ferret.pid}, kafka pid ${infra.kafka.pid}); Ctrl-C to stop\n`,
+      `(store pid ${infra.store.pid}, kafka pid ${infra.kafka.pid}); Ctrl-C to stop\n`,
   );
 
   const why = await infra.exited;

@@ -1,7 +1,7 @@
 /**
  * @voiceapi/local-infra: Docker-free local infrastructure for `make run` and the test harness.
  *
- *  - FerretDB 1.24 (MongoDB wire protocol, SQLite backend): ferretdb.ts
+ *  - the store, SecantusDB's Rust server (MongoDB wire protocol, WiredTiger): store.ts
  *  - Apache Kafka 3.9, single-node KRaft broker: kafka.ts
  *  - both together: infra.ts; building them: install.ts (runs install.sh)
  *  - child processes that never outlive the parent: children.ts; restarts with backoff: supervisor.ts
@@ -15,7 +15,7 @@ export { ensureInstalled, isInstalled } from './install';
 export { spawnProcess, runToCompletion, type ManagedProcess, type SpawnOptions } from './children';
 export { freePorts, tcpOpen } from './ports';
 export { mongoReady, kafkaReady, waitReady } from './probes';
-export { startFerret, type FerretOptions, type FerretHandle } from './ferretdb';
+export { startStore, storeUrl, type StoreOptions, type StoreHandle } from './store';
 export { startKafka, type KafkaOptions, type KafkaHandle } from './kafka';
 export { startLocalInfra, infraDirs, type LocalInfraOptions, type LocalInfra } from './infra';
 export { supervise, DEFAULT_BACKOFF, type Backoff, type Running, type SuperviseOptions, type Supervisor } from './supervisor';

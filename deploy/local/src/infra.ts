@@ -1,11 +1,11 @@
 import * as path from 'node:path';
-import { startFerret, type FerretHandle } from './ferretdb';
 import { ensureInstalled } from './install';
 import { startKafka, type KafkaHandle } from './kafka';
 import type { LogFn } from './paths';
+import { startStore, type StoreHandle } from './store';
 
 export interface LocalInfraOptions {
-  /** FerretDB data goes to <dataDir>/mongo, Kafka to <dataDir>/kafka. */
+  /** The store's data goes to <dataDir>/mongo, Kafka's to <dataDir>/kafka. */
   dataDir: string;
   mongoPort?: number;
   kafkaPort?: number;
@@ -18,7 +18,7 @@ export interface LocalInfraOptions {
 export interface LocalInfra {
   mongoUrl: string;
   kafkaBrokers: string[];
-  ferret: FerretHandle;
+  store: StoreHandle;
   kafka: KafkaHandle;
   /** Resolves when either server exits (by stop() or on its own). */
   exited: Promise<string>;
@@ -28,16 +28,17 @@ export interface LocalInfra {
 
 /** The data directories startLocalInfra uses under its dataDir (make run restarts a server there). */
 export const infraDirs = (dataDir: string) => ({
-  mongo: path.join(path.resolve(dataDir), 'mongo'),
+  // Not 'mongo': that folder held FerretDB's SQLite files before the store replaced it.
+  mongo: path.join(path.resolve(dataDir), 'store'),
   kafka: path.join(path.resolve(dataDir), 'kafka'),
 });
 
-/** FerretDB and Kafka together, started in parallel; if either fails, neither is left running. */
+/** The store and Kafka together, started in parallel; if either fails, neither is left running. */
 export async function startLocalInfra(opts: LocalInfraOptions): Promise<LocalInfra> {
   if (opts.install !== false) await ensureInstalled();
   const dirs = infraDirs(opts.dataDir);
   const [f, k] = await Promise.allSettled([
-    startFerret({ dataDir: dirs.mongo, port: opts.mongoPort, log: opts.log }),
+    startStore({ dataDir: dirs.mongo, port: opts.mongoPort, log: opts.log }),
     startKafka({ dataDir: dirs.kafka, port: opts.kafkaPort, controllerPort: opts.kafkaControllerPort, log: opts.log }),
   ]);
   if (f.status === 'rejected' || k.status === 'rejected') {
@@ -45,18 +46,18 @@ export async function startLocalInfra(opts: LocalInfraOptions): Promise<LocalInf
     const errors = [f, k].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     throw errors.length === 1 ? errors[0] : new AggregateError(errors, 'local infra failed to start');
   }
-  const ferret = f.value;
+  const store = f.value;
   const kafka = k.value;
   let stopping: Promise<void> | undefined;
   return {
-    mongoUrl: ferret.url,
+    mongoUrl: store.url,
     kafkaBrokers: kafka.brokers,
-    ferret,
+    store,
     kafka,
     exited: Promise.race([
-      ferret.exited.then((c) => `ferretdb exited (${c})`),
+      store.exited.then((c) => `the store exited (${c})`),
       kafka.exited.then((c) => `kafka exited (${c})`),
     ]),
-    stop: () => (stopping ??= Promise.all([ferret.stop(), kafka.stop()]).then(() => undefined)),
+    stop: () => (stopping ??= Promise.all([store.stop(), kafka.stop()]).then(() => undefined)),
   };
 }

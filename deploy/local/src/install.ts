@@ -18,11 +18,10 @@ export function readTrim(file: string): string | undefined {
   }
 }
 
-/** True when both the FerretDB binary and the Kafka jars are present and match their inputs. */
+/** True when the store's binary (its version is in its path) and the Kafka jars matching their pom are present. */
 export function isInstalled(): boolean {
   try {
-    if (!fs.existsSync(paths.ferretBin)) return false;
-    if (readTrim(paths.ferretStamp) !== inputsHash(paths.ferretInputs)) return false;
+    if (!fs.existsSync(paths.storeBin)) return false;
     if (!fs.readdirSync(paths.kafkaLibs).some((f) => /^kafka_2\.13-.*\.jar$/.test(f))) return false;
     return readTrim(paths.kafkaStamp) === inputsHash([paths.kafkaPom]);
   } catch {
@@ -34,7 +33,8 @@ let installing: Promise<void> | undefined;
 
 /**
  * Runs deploy/local/install.sh (stdio inherited, so build progress shows) when the binaries are
- * missing or stale. The first build of FerretDB takes a minute or two; afterwards this is a no-op.
+ * missing or stale. The store's first build on a machine takes about six minutes; afterwards this
+ * is a no-op.
  */
 export function ensureInstalled(): Promise<void> {
   if (isInstalled()) return Promise.resolve();

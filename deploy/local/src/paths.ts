@@ -1,16 +1,22 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 /** deploy/local (this file is compiled to deploy/local/dist/paths.js). */
 const ROOT = path.resolve(__dirname, '..');
-/** Where install.sh puts the binaries; keep the two in step. */
+/** Where install.sh puts the Kafka jars; keep the two in step. */
 const BIN_DIR = path.join(ROOT, '.bin');
+/** The store's pinned version (store/VERSION), also read by install.sh. */
+const STORE_VERSION = fs.readFileSync(path.join(ROOT, 'store', 'VERSION'), 'utf8').trim();
+/** Per-machine cache shared by every checkout (install.sh computes the same path). */
+const CACHE_DIR = process.env.VOICEAPI_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'voiceapi');
 
 export const paths = {
   root: ROOT,
   installScript: path.join(ROOT, 'install.sh'),
-  ferretBin: path.join(BIN_DIR, 'ferretdb'),
-  ferretStamp: path.join(BIN_DIR, 'ferretdb.sha256'),
-  ferretInputs: ['go.mod', 'go.sum', 'main.go'].map((f) => path.join(ROOT, 'ferretdb', f)),
+  storeVersion: STORE_VERSION,
+  storeBin: path.join(CACHE_DIR, `secantus-mdb-${STORE_VERSION}`, 'bin', 'secantusd-rs'),
+  storeConfig: path.join(ROOT, 'store', 'secantusd.toml'),
   kafkaLibs: path.join(BIN_DIR, 'kafka-libs'),
   kafkaStamp: path.join(BIN_DIR, 'kafka-libs', '.pom.sha256'),
   kafkaPom: path.join(ROOT, 'kafka', 'pom.xml'),

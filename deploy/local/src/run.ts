@@ -1,5 +1,5 @@
 /**
- * `make run`: the whole system on one machine, no Docker. Starts FerretDB and Kafka (or uses
+ * `make run`: the whole system on one machine, no Docker. Starts the store and Kafka (or uses
  * MONGO_URL / KAFKA_BROKERS when given), every process of services/manifest.json (the gRPC
  * services, then the gateway); creates a demo tenant with a sandbox and a live key; prints how to
  * call it. Like an orchestrator, it restarts any process that exits on its own (backoff 0.5 s
@@ -17,7 +17,8 @@ import {
   infraDirs,
   loadManifest,
   spawnProcess,
-  startFerret,
+  startStore,
+  storeUrl,
   startKafka,
   supervise,
   tcpOpen,
@@ -51,21 +52,21 @@ function fileLog(name: string): LogFn {
   return (line) => void stream.write(`${line}\n`);
 }
 
-/** FerretDB under supervision; a restart reuses its port and data directory. */
-function superviseFerret(dataDir: string): { sup: Supervisor; url: () => string } {
+/** The MongoDB-compatible store under supervision; a restart reuses its port and data directory. */
+function superviseStore(dataDir: string): { sup: Supervisor; url: () => string } {
   let port: number | undefined;
-  const log = fileLog('ferretdb');
+  const log = fileLog('store');
   const sup = supervise({
-    name: 'ferretdb',
+    name: 'store',
     say,
     start: async ({ first, signal }) => {
-      const h = await startFerret({ dataDir, port, log, signal });
+      const h = await startStore({ dataDir, port, log, signal });
       port = h.port;
-      say(`ferretdb ${first ? 'started' : 'restarted'} (pid ${h.pid}, ${h.url})`);
+      say(`store ${first ? 'started' : 'restarted'} (pid ${h.pid}, ${h.url})`);
       return h;
     },
   });
-  return { sup, url: () => `mongodb://127.0.0.1:${port}/` };
+  return { sup, url: () => storeUrl(port!) };
 }
 
 /** Kafka under supervision; a restart reuses its ports and data directory. */
@@ -190,13 +191,13 @@ async function infrastructure(): Promise<{ mongoUrl: string; kafkaBrokers: strin
   if (given.mongoUrl && given.kafkaBrokers) return { mongoUrl: given.mongoUrl, kafkaBrokers: given.kafkaBrokers };
   await ensureInstalled();
   const dirs = infraDirs(path.join(DATA_DIR, 'infra'));
-  say(`starting ${[!given.mongoUrl && 'FerretDB', !given.kafkaBrokers && 'Kafka'].filter(Boolean).join(' and ')} (data in ${path.join(DATA_DIR, 'infra')})…`);
-  const ferret = given.mongoUrl ? undefined : superviseFerret(dirs.mongo);
+  say(`starting ${[!given.mongoUrl && 'the store', !given.kafkaBrokers && 'Kafka'].filter(Boolean).join(' and ')} (data in ${path.join(DATA_DIR, 'infra')})…`);
+  const store = given.mongoUrl ? undefined : superviseStore(dirs.mongo);
   const kafka = given.kafkaBrokers ? undefined : superviseKafka(dirs.kafka);
-  const infra = [ferret?.sup, kafka?.sup].filter((s): s is Supervisor => s !== undefined);
+  const infra = [store?.sup, kafka?.sup].filter((s): s is Supervisor => s !== undefined);
   tiers.push(infra);
   await Promise.all(infra.map((s) => s.started));
-  return { mongoUrl: given.mongoUrl || ferret!.url(), kafkaBrokers: given.kafkaBrokers || kafka!.brokers() };
+  return { mongoUrl: given.mongoUrl || store!.url(), kafkaBrokers: given.kafkaBrokers || kafka!.brokers() };
 }
 
 async function main(): Promise<void> {

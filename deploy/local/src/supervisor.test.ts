@@ -129,7 +129,7 @@ describe('supervise', () => {
   it('after noMoreRestarts an exit is final, and stop still stops', async () => {
     const lines: string[] = [];
     let last: ReturnType<typeof fakeProcess> | undefined;
-    const sup = supervise({ name: 'ferretdb', say: (l) => lines.push(l), start: async () => (last = fakeProcess(1)) });
+    const sup = supervise({ name: 'store', say: (l) => lines.push(l), start: async () => (last = fakeProcess(1)) });
     await sup.started;
     sup.noMoreRestarts();
     last!.exit('signal SIGINT');

@@ -12,6 +12,7 @@ export * from './grpc/client';
 export * from './mongo/connect';
 export * from './mongo/blob-store';
 export * from './mongo/lease';
+export * from './mongo/store-ops';
 export * from './mongo/query-shapes';
 export * from './mongo/tenant-collection';
 export * from './events/stream';

@@ -1,5 +1,6 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from '../logger';
+import { storeOps } from './store-ops';
 
 // Queries fail at once when the server is away instead of buffering until a hang.
 mongoose.set('bufferCommands', false);
@@ -8,7 +9,8 @@ mongoose.set('strictQuery', true);
 mongoose.set('autoIndex', false);
 
 /**
- * Opens this process's own database (one database per service). Works on MongoDB 7 and FerretDB 1.24: no transactions, no TTL indexes.
+ * Opens this process's own database (one database per service), every command counted by
+ * `storeOps`.
  */
 export async function connectMongo(opts: {
   url: string;
@@ -19,7 +21,10 @@ export async function connectMongo(opts: {
     dbName: opts.dbName,
     serverSelectionTimeoutMS: 10_000,
     maxPoolSize: 20,
+    monitorCommands: true,
   });
+  storeOps.watch(conn.getClient());
+  storeOps.reportOnSignal();
   await conn.asPromise();
   conn.on('disconnected', () => opts.log.warn({ db: opts.dbName }, 'MongoDB disconnected'));
   conn.on('reconnected', () => opts.log.info({ db: opts.dbName }, 'MongoDB reconnected'));

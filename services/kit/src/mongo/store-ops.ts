@@ -1,0 +1,64 @@
+import { writeFileSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import type { mongo } from 'mongoose';
+import { serviceMetrics } from '../telemetry/metrics';
+
+/** Commands that name their collection under another key than the command's own name. */
+const COLLECTION_KEY: Record<string, string> = { getMore: 'collection' };
+
+/** Counts per collection, then per operation (find, insert, update, findAndModify, getMore…). */
+export type StoreOpCounts = Record<string, Record<string, number>>;
+
+/**
+ * Every command this process sends to its store, counted by collection and operation: the
+ * figure that explains a throughput number on any store (store operations per business
+ * operation), and what an idle process costs. Exported as the metric
+ * `voiceapi.store.operations` (attributes `collection`, `operation`); `make bench` reads the
+ * counts through `STORE_OPS_FILE` (below). Driver heartbeats are not commands and are not counted.
+ */
+export class StoreOpCounter {
+  private readonly counts: StoreOpCounts = {};
+  private reporting = false;
+  private readonly metric = serviceMetrics('store').counter<{ collection: string; operation: string }>('operations', {
+    description: 'commands sent to the store, by collection and operation',
+    unit: '{operation}',
+  });
+
+  record(operation: string, collection: string): void {
+    const byOp = (this.counts[collection] ??= {});
+    byOp[operation] = (byOp[operation] ?? 0) + 1;
+    this.metric.add(1, { collection, operation });
+  }
+
+  /** Counts the commands of one driver client (a mongoose connection's `getClient()`). */
+  watch(client: mongo.MongoClient): void {
+    client.on('commandStarted', (e: mongo.CommandStartedEvent) => this.record(e.commandName, collectionOf(e)));
+  }
+
+  snapshot(): StoreOpCounts {
+    return structuredClone(this.counts);
+  }
+
+  /**
+   * With `STORE_OPS_FILE` set (benchmarks), SIGUSR2 writes the counts to that file at once, with
+   * a sequence number the reader waits for: a snapshot taken exactly when the bench asks.
+   */
+  reportOnSignal(file = process.env.STORE_OPS_FILE): void {
+    if (!file || this.reporting) return;
+    this.reporting = true;
+    let seq = 0;
+    process.on('SIGUSR2', () => {
+      const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+      writeFileSync(tmp, JSON.stringify({ seq: ++seq, pid: process.pid, at: new Date().toISOString(), ops: this.counts }));
+      renameSync(tmp, file);
+    });
+  }
+}
+
+function collectionOf(e: mongo.CommandStartedEvent): string {
+  const named = e.command[COLLECTION_KEY[e.commandName] ?? e.commandName] as unknown;
+  return typeof named === 'string' ? named : `(${e.databaseName})`;
+}
+
+/** The process's one counter: every connection opened by `connectMongo` reports to it. */
+export const storeOps = new StoreOpCounter();

@@ -1,0 +1,62 @@
+import { existsSync, readFileSync } from 'node:fs';
+import type { StoreOpCounts } from '@voiceapi/kit';
+
+export type StoreOpsByProcess = Record<string, StoreOpCounts>;
+
+const read = (file: string): { seq: number; ops: StoreOpCounts } | undefined => {
+  try {
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { seq: number; ops: StoreOpCounts }) : undefined;
+  } catch {
+    return undefined; // being replaced right now: read again
+  }
+};
+
+/**
+ * Asks each running process for its store-operation counts (SIGUSR2, kit `StoreOpCounter`) and
+ * waits for each answer. A process that has exited is left out.
+ */
+export async function readStoreOps(procs: { name: string; pid: number | undefined; file: string }[]): Promise<StoreOpsByProcess> {
+  const out: StoreOpsByProcess = {};
+  await Promise.all(
+    procs.map(async ({ name, pid, file }) => {
+      if (pid === undefined) return;
+      const before = read(file)?.seq ?? 0;
+      try {
+        process.kill(pid, 'SIGUSR2');
+      } catch {
+        return; // exited
+      }
+      const until = Date.now() + 5_000;
+      for (;;) {
+        const now = read(file);
+        if (now && now.seq > before) {
+          out[name] = now.ops;
+          return;
+        }
+        if (Date.now() > until) throw new Error(`${name} (pid ${pid}) did not report its store operations within 5 s`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }),
+  );
+  return out;
+}
+
+/** Operations between two readings, summed per process (and in all under `total`). */
+export function storeOpsDelta(before: StoreOpsByProcess, after: StoreOpsByProcess): { total: number; byProcess: Record<string, number>; byCollection: Record<string, number> } {
+  const byProcess: Record<string, number> = {};
+  const byCollection: Record<string, number> = {};
+  let total = 0;
+  for (const [proc, colls] of Object.entries(after)) {
+    for (const [coll, ops] of Object.entries(colls)) {
+      for (const [op, n] of Object.entries(ops)) {
+        const d = n - (before[proc]?.[coll]?.[op] ?? 0);
+        if (d === 0) continue;
+        total += d;
+        const p = proc.replace(/-\d+$/, '');
+        byProcess[p] = (byProcess[p] ?? 0) + d;
+        byCollection[`${p}.${coll}`] = (byCollection[`${p}.${coll}`] ?? 0) + d;
+      }
+    }
+  }
+  return { total, byProcess, byCollection };
+}
