@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { provideInfra, type Infra } from './infra';
 
 declare global {
@@ -5,7 +8,11 @@ declare global {
   var __voiceapiInfra: Infra | undefined;
 }
 
-/** Starts (or finds) the real servers once; workers inherit their addresses through the environment. */
+/**
+ * Starts (or finds) the real servers once; workers inherit their addresses through the
+ * environment, and every process started under test checks the queries it sends
+ * (STORE_QUERY_CHECK_DIR, read back by global-teardown.ts).
+ */
 export default async function globalSetup(): Promise<void> {
   if (globalThis.__voiceapiInfra) return;
   const started = Date.now();
@@ -13,5 +20,6 @@ export default async function globalSetup(): Promise<void> {
   globalThis.__voiceapiInfra = infra;
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  process.env.STORE_QUERY_CHECK_DIR ??= mkdtempSync(path.join(tmpdir(), 'voiceapi-query-check-'));
   process.stderr.write(`\n[infra] MongoDB ${infra.mongoUrl} and Kafka ${infra.kafkaBrokers} from ${infra.source} (${Date.now() - started} ms)\n`);
 }

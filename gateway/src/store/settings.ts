@@ -1,4 +1,3 @@
-import { upsertOnce } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 interface SettingsRecord {
@@ -27,6 +26,6 @@ export class SettingsStore {
   }
 
   async setKillSwitch(enabled: boolean): Promise<void> {
-    await upsertOnce(() => this.model.updateOne({ _id: GLOBAL }, { $set: { killSwitch: enabled, updatedAt: new Date() } }, { upsert: true }));
+    await this.model.updateOne({ _id: GLOBAL }, { $set: { killSwitch: enabled, updatedAt: new Date() } }, { upsert: true });
   }
 }

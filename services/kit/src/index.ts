@@ -14,6 +14,7 @@ export * from './mongo/blob-store';
 export * from './mongo/lease';
 export * from './mongo/store-ops';
 export * from './mongo/query-shapes';
+export * from './mongo/query-check';
 export * from './mongo/tenant-collection';
 export * from './events/stream';
 export * from './events/kafka';

@@ -1,4 +1,4 @@
-import { duplicatePositions, isDuplicateKeyError, stringIds, upsertOnce, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { duplicatePositions, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { EMPTY_WALLET, rowOf, type Entry, type EntryChange, type LedgerRow, type PendingRef, type TransactionType, type WalletState } from '../domain/wallet';
@@ -188,15 +188,13 @@ export class WalletStore {
    * One write by `_id`: `$max` keeps it from going back; `announcedSeq` moves only when given.
    */
   async noteHead(tenantId: string, state: WalletState, announcedSeq?: number): Promise<void> {
-    await upsertOnce(() =>
-      this.heads.updateOne(
-        { _id: tenantId },
-        {
-          $max: { seq: state.seq, ...(announcedSeq !== undefined && { announcedSeq }) },
-          $set: { holds: state.holds.length, updatedAt: state.updatedAt ?? new Date() },
-        },
-        { upsert: true },
-      ),
+    await this.heads.updateOne(
+      { _id: tenantId },
+      {
+        $max: { seq: state.seq, ...(announcedSeq !== undefined && { announcedSeq }) },
+        $set: { holds: state.holds.length, updatedAt: state.updatedAt ?? new Date() },
+      },
+      { upsert: true },
     );
   }
 

@@ -1,5 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { isDuplicateKeyError } from '../mongo/connect';
+import { declareQueries } from '../mongo/query-check';
 import type { QueryShape } from '../mongo/query-shapes';
 
 interface InboxDoc {
@@ -30,6 +31,7 @@ export class Inbox {
     private readonly opts: { retainMs: number; sweepEveryMs: number } = { retainMs: 7 * 24 * 3600_000, sweepEveryMs: 3600_000 },
   ) {
     this.model = conn.models.Inbox ?? conn.model<InboxDoc>('Inbox', inboxSchema);
+    declareQueries(this.model, inboxQueryShapes);
   }
 
   async seen(group: string, eventId: string): Promise<boolean> {

@@ -2,8 +2,9 @@ import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
 import { Coalescer } from '../coalesce';
 import type { Logger } from '../logger';
-import { isDuplicateKeyError, upsertOnce } from '../mongo/connect';
+import { isDuplicateKeyError } from '../mongo/connect';
 import { Lease } from '../mongo/lease';
+import { declareQueries } from '../mongo/query-check';
 import type { QueryShape } from '../mongo/query-shapes';
 import type { EventRecord } from './kafka';
 import { eventRecord, hasKafkaErrorType, type EventPublisher } from './publisher';
@@ -116,6 +117,7 @@ export class Outbox {
     opts: OutboxOptions,
   ) {
     this.model = conn.models.Outbox ?? conn.model<OutboxDoc>('Outbox', outboxSchema);
+    declareQueries(this.model, outboxQueryShapes);
     this.sequence = conn.models.OutboxSequence ?? conn.model<SequenceDoc>('OutboxSequence', sequenceSchema);
     this.parked = conn.models.OutboxParked ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
     this.intervalMs = opts.intervalMs ?? 250;
@@ -291,9 +293,7 @@ export class Outbox {
 
   /** Takes `count` numbers from the store's counter; returns the first. */
   private async reserve(count: number): Promise<number> {
-    const doc = await upsertOnce(() =>
-      this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>(),
-    );
+    const doc = await this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>();
     return doc!.value - count + 1;
   }
 }

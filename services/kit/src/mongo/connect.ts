@@ -1,5 +1,6 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from '../logger';
+import { checkQueries } from './query-check';
 import { storeOps } from './store-ops';
 
 // Queries fail at once when the server is away instead of buffering until a hang.
@@ -10,7 +11,7 @@ mongoose.set('autoIndex', false);
 
 /**
  * Opens this process's own database (one database per service), every command counted by
- * `storeOps`.
+ * `storeOps` (and, under test, every query shape checked: query-check.ts).
  */
 export async function connectMongo(opts: {
   url: string;
@@ -25,6 +26,7 @@ export async function connectMongo(opts: {
   });
   storeOps.watch(conn.getClient());
   storeOps.reportOnSignal();
+  checkQueries(conn.getClient());
   await conn.asPromise();
   conn.on('disconnected', () => opts.log.warn({ db: opts.dbName }, 'MongoDB disconnected'));
   conn.on('reconnected', () => opts.log.info({ db: opts.dbName }, 'MongoDB reconnected'));
@@ -39,7 +41,7 @@ export async function ensureIndexes(conn: Connection): Promise<void> {
 
 export const isObjectIdHex = (id: string): boolean => /^[a-f0-9]{24}$/i.test(id);
 
-/** MongoDB's duplicate key error, also what FerretDB answers on a unique index. */
+/** MongoDB's duplicate key error (a unique index refused the write). */
 export const isDuplicateKeyError = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 
@@ -55,18 +57,4 @@ export function duplicatePositions(err: unknown): number[] | undefined {
   const list = Array.isArray(raw) ? raw : [raw];
   if (!list.every((w) => (w.code ?? w.err?.code) === 11000)) return undefined;
   return list.map((w) => w.index ?? w.err?.index ?? -1);
-}
-
-/**
- * Runs an upsert of one `_id`, once more if it fails with a duplicate key: FerretDB answers
- * concurrent first upserts of one `_id` that way (MongoDB retries internally); the document
- * exists by then, so the second try updates it.
- */
-export async function upsertOnce<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    return write();
-  }
 }

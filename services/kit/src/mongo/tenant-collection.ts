@@ -1,6 +1,7 @@
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import type { TenantScope } from '../context';
 import { isObjectIdHex } from './connect';
+import { declareQueries } from './query-check';
 import type { QueryShape } from './query-shapes';
 
 /** A document owned by one tenant. Its tenant never changes once written. */
@@ -36,11 +37,10 @@ export interface Page<D> {
 
 /**
  * The only way into a tenant-owned collection: every read, insert, update and delete is scoped
- * to the caller's tenant by construction. Point lookups go by `_id` alone and check the tenant
- * on what comes back (another tenant's id is not found), because an `_id`-only filter is the
- * one every store serves fast, FerretDB included; since a document's tenant never changes, the
- * write that follows may go by `_id` too. Queries that are not point lookups must be declared
- * in `shapes`, beside the indexes that serve them (a unit test checks them).
+ * to the caller's tenant by construction. Point operations go by `_id` and the tenant in one
+ * filter (another tenant's id is not found), served by the primary key. Queries that are not
+ * point lookups must be declared in `shapes`, beside the indexes that serve them (a unit test
+ * checks the indexes; the test harness checks every query sent against them).
  */
 export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   constructor(
@@ -49,13 +49,14 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     private readonly ids: IdCodec<Id>,
     /** The queries this collection's store runs, for `unservedShapes`. */
     readonly shapes: readonly QueryShape[],
-  ) {}
+  ) {
+    declareQueries(model, shapes);
+  }
 
   async findById(scope: TenantScope, id: string, projection?: ProjectionType<D>): Promise<D | null> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
-    const doc = await this.model.findOne({ _id } as FilterQuery<D>, projection).lean<D>();
-    return doc && doc.tenantId === scope.tenantId ? doc : null;
+    return this.model.findOne({ _id, tenantId: scope.tenantId } as FilterQuery<D>, projection).lean<D>();
   }
 
   find(
@@ -134,15 +135,15 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    */
   async updateById(scope: TenantScope, id: string, update: UpdateQuery<D>, opts: { where?: ScopedFilter<D> } = {}): Promise<D | null> {
     refuseTenantChange(update);
-    const _id = await this.ownedId(scope, id);
+    const _id = this.ids.parse(id);
     if (_id === undefined) return null;
-    return this.model.findOneAndUpdate({ ...opts.where, _id } as FilterQuery<D>, update, { new: true }).lean<D>();
+    return this.model.findOneAndUpdate({ ...opts.where, _id, tenantId: scope.tenantId } as FilterQuery<D>, update, { new: true }).lean<D>();
   }
 
   async deleteById(scope: TenantScope, id: string, opts: { where?: ScopedFilter<D> } = {}): Promise<boolean> {
-    const _id = await this.ownedId(scope, id);
+    const _id = this.ids.parse(id);
     if (_id === undefined) return false;
-    return (await this.model.deleteOne({ ...opts.where, _id } as FilterQuery<D>)).deletedCount === 1;
+    return (await this.model.deleteOne({ ...opts.where, _id, tenantId: scope.tenantId } as FilterQuery<D>)).deletedCount === 1;
   }
 
   /**
@@ -157,14 +158,6 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
 
   private scoped(scope: TenantScope, filter: ScopedFilter<D>): FilterQuery<D> {
     return { ...filter, tenantId: scope.tenantId } as FilterQuery<D>;
-  }
-
-  /** The stored id when the document exists and is the tenant's. */
-  private async ownedId(scope: TenantScope, id: string): Promise<Id | undefined> {
-    const _id = this.ids.parse(id);
-    if (_id === undefined) return undefined;
-    const doc = await this.model.findOne({ _id } as FilterQuery<D>, { tenantId: 1 }).lean<TenantOwned>();
-    return doc?.tenantId === scope.tenantId ? _id : undefined;
   }
 }
 

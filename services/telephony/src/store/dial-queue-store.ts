@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
+import { isDuplicateKeyError, type QueryShape, declareQueries } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A dial request accepted from leads, waiting for a free line. */
@@ -44,6 +44,7 @@ export class DialQueueStore {
 
   constructor(conn: Connection) {
     this.model = conn.models.QueuedDial ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema);
+    declareQueries(this.model, queuedQueryShapes);
   }
 
   /** False when the request is queued already (a redelivery). */

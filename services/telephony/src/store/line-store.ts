@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
+import { isDuplicateKeyError, type QueryShape, declareQueries } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A line in use: one per call in progress, numbered below the tenant's concurrency limit. */
@@ -38,6 +38,7 @@ export class LineStore {
 
   constructor(conn: Connection) {
     this.model = conn.models.Line ?? conn.model<LineDoc>('Line', lineSchema);
+    declareQueries(this.model, lineQueryShapes);
   }
 
   async held(tenantId: string): Promise<Line[]> {

@@ -1,4 +1,4 @@
-import type { QueryShape } from '@voiceapi/kit';
+import { declareQueries, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Direction } from '../domain/call';
 import type { Rollup } from '../domain/rollup';
@@ -55,6 +55,7 @@ export class RollupStore {
 
   constructor(conn: Connection) {
     this.rollups = conn.models.CallRollup ?? conn.model<RollupDoc>('CallRollup', rollupSchema);
+    declareQueries(this.rollups, rollupQueryShapes);
     this.dirty = conn.models.CallRollupDirty ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema);
   }
 

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope, declareQueries } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
@@ -85,6 +85,7 @@ export class DeliveryStore {
   constructor(conn: Connection) {
     this.deliveries = new TenantCollection(conn.models.Delivery ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
     this.attemptLog = conn.models.DeliveryAttempt ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema);
+    declareQueries(this.attemptLog, attemptQueryShapes);
   }
 
   /** Inserts the delivery, or answers the one a previous fan-out of the same message made. */

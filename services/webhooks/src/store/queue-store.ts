@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
+import { isDuplicateKeyError, type QueryShape, declareQueries } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -56,6 +56,8 @@ export class QueueStore {
   constructor(conn: Connection) {
     this.queue = conn.models.QueuedDelivery ?? conn.model<QueueDoc>('QueuedDelivery', queueSchema);
     this.claims = conn.models.DeliveryClaim ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema);
+    declareQueries(this.queue, queueQueryShapes);
+    declareQueries(this.claims, claimQueryShapes);
     this.dispatchers = conn.models.Dispatcher ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema);
   }
 

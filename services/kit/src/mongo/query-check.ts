@@ -1,0 +1,127 @@
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Model, mongo } from 'mongoose';
+import type { QueryShape } from './query-shapes';
+
+/**
+ * The queries each collection's store declares (beside its indexes), by collection name, so a
+ * process can tell a query it sends from one nobody declared. `TenantCollection` declares its
+ * own; other stores call `declareQueries` where they make their model.
+ */
+const declared = new Map<string, QueryShape[]>();
+
+export function declareQueries(model: Pick<Model<any>, 'collection'>, shapes: readonly QueryShape[]): void {
+  const name = model.collection.collectionName;
+  const list = declared.get(name) ?? [];
+  for (const s of shapes) if (!list.some((d) => d.name === s.name)) list.push(s);
+  declared.set(name, list);
+}
+
+/** A query as the store sees it: fields matched exactly, fields bounded, the order asked for. */
+export interface ObservedShape {
+  equality: string[];
+  range: string[];
+  sort: [string, 1 | -1][];
+}
+
+const isOperatorObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k.startsWith('$')) && !('_bsontype' in (v as object));
+
+/** The shape of a filter: `{a: 1, b: {$gt: 2}}` → equality [a], range [b]; `$and` and `$or` branches merged into range. */
+export function shapeOf(filter: Record<string, unknown>, sort: Record<string, unknown> = {}): ObservedShape {
+  const eq = new Set<string>();
+  const range = new Set<string>();
+  const walk = (f: Record<string, unknown>, inOr: boolean) => {
+    for (const [k, v] of Object.entries(f)) {
+      if (k === '$and' && Array.isArray(v)) v.forEach((b) => walk(b as Record<string, unknown>, inOr));
+      else if ((k === '$or' || k === '$nor') && Array.isArray(v)) v.forEach((b) => walk(b as Record<string, unknown>, true));
+      else if (k.startsWith('$')) range.add(k);
+      else if (!inOr && (!isOperatorObject(v) || (Object.keys(v).length === 1 && '$eq' in v))) eq.add(k);
+      else range.add(k);
+    }
+  };
+  walk(filter, false);
+  for (const k of eq) range.delete(k);
+  return { equality: [...eq].sort(), range: [...range].sort(), sort: Object.entries(sort).map(([k, d]) => [k, Number(d) < 0 ? -1 : 1]) };
+}
+
+/**
+ * Whether a declared shape covers what was sent: the declared equality fields were all matched,
+ * every field sent is one the shape names (equality, range, sort or `filtered`), and the order
+ * asked for is the declared one. A lookup by `_id` alone needs no declaration (the primary key).
+ */
+export function declaredShapeFor(collection: string, seen: ObservedShape): QueryShape | 'primary key' | undefined {
+  if (seen.equality.includes('_id')) return 'primary key';
+  const sent = [...seen.equality, ...seen.range];
+  return (declared.get(collection) ?? []).find((d) => {
+    const named = new Set([...d.equality, ...(d.range ?? []), ...Object.keys(d.sort ?? {}), ...(d.filtered ?? [])]);
+    if (!d.equality.every((f) => sent.includes(f))) return false;
+    if (!sent.every((f) => named.has(f))) return false;
+    const want = Object.entries(d.sort ?? {});
+    return seen.sort.length === 0 || (seen.sort.length === want.length && seen.sort.every(([f, dir], i) => want[i]![0] === f && want[i]![1] === dir));
+  });
+}
+
+/** The read a command makes, as a command `explain` accepts; undefined for commands that read nothing by filter. */
+function readOf(cmd: Record<string, any>, name: string): { collection: string; filter: Record<string, unknown>; sort?: Record<string, unknown>; explain: Record<string, unknown> } | undefined {
+  const coll = cmd[name] as string;
+  switch (name) {
+    case 'find':
+      return { collection: coll, filter: cmd.filter ?? {}, sort: cmd.sort, explain: { find: coll, filter: cmd.filter ?? {}, ...(cmd.sort && { sort: cmd.sort }), ...(cmd.limit && { limit: cmd.limit }), ...(cmd.hint && { hint: cmd.hint }) } };
+    case 'count':
+      return cmd.query && Object.keys(cmd.query).length > 0 ? { collection: coll, filter: cmd.query, explain: { count: coll, query: cmd.query } } : undefined;
+    case 'distinct':
+      return { collection: coll, filter: cmd.query ?? {}, explain: { distinct: coll, key: cmd.key, query: cmd.query ?? {} } };
+    case 'findAndModify':
+      return { collection: coll, filter: cmd.query ?? {}, sort: cmd.sort, explain: { findAndModify: coll, query: cmd.query ?? {}, ...(cmd.sort && { sort: cmd.sort }), ...(cmd.remove ? { remove: true } : { update: cmd.update }), ...(cmd.upsert && { upsert: true }) } };
+    case 'update': {
+      const u = cmd.updates?.[0];
+      return u && { collection: coll, filter: u.q ?? {}, explain: { update: coll, updates: [{ q: u.q, u: u.u, ...(u.multi && { multi: true }), ...(u.upsert && { upsert: true }) }] } };
+    }
+    case 'delete': {
+      const d = cmd.deletes?.[0];
+      return d && { collection: coll, filter: d.q ?? {}, explain: { delete: coll, deletes: [{ q: d.q, limit: d.limit ?? 0 }] } };
+    }
+    case 'aggregate': {
+      const [first, second] = (cmd.pipeline ?? []) as Record<string, any>[];
+      if (!first?.$match) return { collection: coll, filter: {}, explain: { aggregate: coll, pipeline: cmd.pipeline, cursor: {} } };
+      return { collection: coll, filter: first.$match, sort: second?.$sort, explain: { aggregate: coll, pipeline: cmd.pipeline, cursor: {} } };
+    }
+    default:
+      return undefined;
+  }
+}
+
+const scans = (plan: unknown): boolean => JSON.stringify(plan).includes('"COLLSCAN"');
+
+/**
+ * Test mode (`STORE_QUERY_CHECK_DIR`, set by the test harness): the first time this process sends
+ * a query of a new shape, it checks that a store declared that shape and asks the store to
+ * `explain` it; each finding goes to `<dir>/<pid>.jsonl`, which the harness reads at the end and
+ * fails on (an undeclared query, or a collection scan). Off in production.
+ */
+export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_QUERY_CHECK_DIR): void {
+  if (!dir) return;
+  const file = path.join(dir, `${process.pid}.jsonl`);
+  const seen = new Set<string>();
+  client.on('commandStarted', (e: mongo.CommandStartedEvent) => {
+    if (e.commandName === 'explain') return;
+    const read = readOf(e.command as Record<string, any>, e.commandName);
+    if (!read || read.collection.startsWith('system.')) return;
+    const shape = shapeOf(read.filter, read.sort);
+    const key = `${e.databaseName.replace(/_[0-9a-f]{8}$/, '')}.${read.collection} ${e.commandName} ${JSON.stringify(shape)}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    const match = declaredShapeFor(read.collection, shape);
+    const record = (problem: string | null, extra: Record<string, unknown> = {}) =>
+      appendFileSync(file, `${JSON.stringify({ process: process.env.OTEL_SERVICE_NAME ?? process.argv[1], collection: read.collection, command: e.commandName, shape, declared: typeof match === 'object' ? match.name : match ?? null, problem, ...extra })}\n`);
+    void client
+      .db(e.databaseName)
+      .command({ explain: read.explain, verbosity: 'queryPlanner' })
+      .then(
+        (plan) => record(match === undefined ? 'no declared query shape' : scans(plan) ? 'collection scan' : null, scans(plan) ? { filter: read.filter } : {}),
+        // The collection may be gone (a test dropped its database): the finding is the shape alone.
+        (err: unknown) => record(match === undefined ? 'no declared query shape' : null, { explainError: String(err) }),
+      );
+  });
+}

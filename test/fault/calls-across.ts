@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { walletProblems } from '../../services/billing/test/invariants';
+import { scenarioOf } from '../../services/telephony/src/carrier/simulator';
+import type { System } from '../harness/system';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, state?: () => Promise<unknown>): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    // A probe may fail while a server it reads is away (the store fault test): ask again.
+    const v = await probe().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`not in time: ${what}${state ? `; state: ${JSON.stringify(await state().catch((e: unknown) => String(e)))}` : ''}`);
+    await sleep(250);
+  }
+}
+
+const quiet = (log: string) =>
+  log
+    .split('\n')
+    .filter((l) => !/ECONNREFUSED|seed broker|NumberOfRetriesExceeded|TimeoutNegativeWarning|Timeout duration|trace-warnings/.test(l))
+    .join('\n');
+
+const SPEEDUP = 20;
+const LEADS = 30;
+
+// The outbound calling scenario the fault tests disturb (telephony killed, Kafka restarted, the
+// store killed): whatever happens in the middle, every lead is dialled once, every ended call has
+// one billing outcome, the totals are what the simulated durations say, and the tenant's package
+// is never exceeded.
+export type Conns = { telephony: mongoose.Connection; billing: mongoose.Connection };
+
+export async function connect(sys: System): Promise<Conns> {
+  const suffix = sys.gatewayDb.replace(/^gateway_/, '');
+  return {
+    telephony: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_${suffix}` }).asPromise(),
+    billing: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `billing_${suffix}` }).asPromise(),
+  };
+}
+
+export const serviceEnv = { telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP), RECOVERY_INTERVAL_MS: '500' }, leads: { CALLING_WINDOW_DEFAULT: 'always' } };
+
+/** Ingests LEADS call leads, disrupts the system once some calls ended and some are in progress, and checks the totals after. */
+export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promise<void>): Promise<void> {
+  const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
+  const at = (name: string) => `127.0.0.1:${sys.ports[name]}`;
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, at('billing'), { timeoutMs: 20_000 });
+  const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, at('leads'), { timeoutMs: 20_000 });
+  try {
+    const START = 100_000;
+    await billing.topUp({ amount: START, reference: 'top:1' }, ctx);
+    const { campaign } = await leads.createCampaign({ name: 'fault', type: '', channels: [], maxCallSeconds: 120 }, ctx);
+    await leads.startCampaign({ id: campaign!.id }, ctx);
+    const phones = Array.from({ length: LEADS }, (_, i) => `+1415${300 + i}${String(1000 + i * 7)}`);
+    const contacts: { id: string }[] = [];
+    for (const phone of phones) {
+      const r = await leads.ingestLead(
+        { campaignId: campaign!.id, lead: { phone, channels: ['call'], consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000), source: 'test' }, templateVariables: {}, whatsappParams: {} } },
+        ctx,
+      );
+      contacts.push(r.contact!);
+    }
+    // What the calls must cost: each number's simulated talk time, cut at 120 s, 2 credits a started minute.
+    const expected = phones.reduce((sum, to) => sum + Math.ceil(Math.min(scenarioOf({ direction: 'outbound', to, from: null }).talkSeconds, 120) / 60) * 2, 0);
+
+    const calls = conn.telephony.collection('calls');
+    const lines = conn.telephony.collection('lines');
+    const queue = conn.telephony.collection('dial_queue');
+    // What a timeout reports: the calls by status and billing status, the lines held and the queue.
+    const state = async () => ({
+      calls: Object.fromEntries(
+        (await calls.aggregate([{ $match: { tenantId: ctx.tenantId } }, { $group: { _id: { s: '$status', b: '$billingStatus' }, n: { $sum: 1 } } }]).toArray()).map((g) => [`${g._id.s}/${g._id.b}`, g.n]),
+      ),
+      lines: await lines.countDocuments({ tenantId: ctx.tenantId }),
+      queued: await queue.countDocuments({}),
+      outbox: await conn.telephony.collection('outbox').countDocuments({}),
+      // Billing's side: outcomes it recorded for this tenant, and announcements it has yet to relay.
+      billed: await conn.billing.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId }),
+      billingOutbox: await conn.billing.collection('outbox').countDocuments({}),
+      pending: (await calls.find({ tenantId: ctx.tenantId, billingStatus: 'pending' }).project({ _id: 1, endedAt: 1 }).toArray()).map((c) => [c._id, c.endedAt]),
+      // The last lines of telephony's and billing's logs, without the retry noise of an outage.
+      logs: Object.fromEntries(['telephony', 'billing', 'leads'].map((n) => [n, quiet(sys.services[n]?.output() ?? '').slice(-3000)])),
+    });
+    let most = 0;
+    const sample = async () => (most = Math.max(most, await lines.countDocuments({ tenantId: ctx.tenantId })));
+    await eventually('some calls ended and some in progress', async () => {
+      await sample();
+      const ended = await calls.countDocuments({ tenantId: ctx.tenantId, endedAt: { $exists: true } });
+      const active = await calls.countDocuments({ tenantId: ctx.tenantId, status: 'in_progress' });
+      return ended >= 3 && active >= 3 ? true : undefined;
+    }, 120_000, state);
+
+    await disrupt();
+
+    await eventually('every lead called and billed', async () => {
+      await sample();
+      const done = await calls.countDocuments({ tenantId: ctx.tenantId, billingStatus: { $ne: 'pending' }, endedAt: { $exists: true } });
+      return done === LEADS ? true : undefined;
+    }, 240_000, state);
+
+    const all = await calls.find({ tenantId: ctx.tenantId }).toArray();
+    // One call per lead, no lead dialled twice.
+    expect(all).toHaveLength(LEADS);
+    expect(new Set(all.map((c) => c.contactId)).size).toBe(LEADS);
+    expect(all.every((c) => c.status === 'completed' && c.billingStatus === 'charged')).toBe(true);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(10);
+    // The totals are the simulated durations' charges, once each.
+    const charged = all.reduce((n, c) => n + (c.creditsCharged as number), 0);
+    expect(charged).toBe(expected);
+    const balance = (await billing.getBalance({}, ctx)).balance!;
+    expect(balance).toMatchObject({ balance: START - expected, held: 0 });
+    const rows = (await billing.listTransactions({ page: { page: 1, limit: 100 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION }, ctx)).transactions;
+    expect(rows).toHaveLength(LEADS);
+    expect(new Set(rows.map((r) => r.callId)).size).toBe(LEADS);
+    expect(await walletProblems(conn.billing, ctx.tenantId!)).toEqual([]);
+    // Every contact follows its call to the end (leads hears of the ends on its own, after a restart perhaps later).
+    const statuses = async () => Promise.all(contacts.map(async (c) => (await leads.getContact({ id: c.id }, ctx)).contact!.status));
+    await eventually('every contact completed', async () => ((await statuses()).every((s) => s === 'completed') ? true : undefined), 120_000, async () => ({ contacts: await statuses() }));
+  } finally {
+    billing.close();
+    leads.close();
+  }
+}
