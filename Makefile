@@ -30,7 +30,7 @@ build: $(NPM_STAMP) ## compile every TypeScript project (tsc -b, strict)
 	@echo "==> compiling TypeScript (tsc -b)…"
 	npx --no-install tsc -b
 
-infra: build ## build/resolve FerretDB and Kafka for local runs (first time: a few minutes)
+infra: build ## build the embedded store (once per machine, ~6 min) and resolve Kafka for local runs
 	bash deploy/local/install.sh
 
 run: infra ## start everything locally and print how to call it (Ctrl-C stops)
@@ -72,7 +72,9 @@ test: typecheck proto-check infra ## every test level against real servers, and 
 charts-check: ## helm lint, render and validate every chart offline
 	bash scripts/chart-checks.sh
 
-bench: infra ## gateway edge cost, billing throughput, lead ingest, the call feed and the dialler, uploads and the custom API, webhook deliveries; writes docs/performance.md
+bench: infra ## store candidates, an idle system, gateway edge cost, billing throughput, lead ingest, the call feed and the dialler, uploads and the custom API, webhook deliveries; writes docs/performance.md
+	node --import tsx test/bench/stores.ts
+	node --import tsx test/bench/idle.ts
 	node --import tsx test/bench/edge.ts
 	node --import tsx test/bench/billing.ts
 	node --import tsx test/bench/leads.ts

@@ -131,7 +131,7 @@ async function main(): Promise<void> {
       `## Knowledge uploads and the agents' custom API
 
 \`node --import tsx test/bench/agents.ts\` (part of \`make bench\`): real gateway, knowledge and agents
-services on FerretDB, one run on this machine (2 cores), sandbox key (the same work without the debit).
+services on the embedded store, one run on this machine (2 cores), sandbox key (the same work without the debit).
 
 Upload and text extraction through the gateway (multipart streamed over a gRPC client stream; the
 service stores content and text in 1 MiB parts), sequential, median of ${UPLOADS}:

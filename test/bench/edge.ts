@@ -125,7 +125,7 @@ async function main(): Promise<void> {
 the last run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), load generator
 (autocannon, ${CONNECTIONS} connections) on the same machine; after a 2 s warm-up of each target, the
 four targets ran interleaved ${ROUNDS} times for ${DURATION_S} s and each figure is the median of its runs.
-MongoDB-compatible server: ${infra.source === 'local processes' ? 'FerretDB 1.24 (SQLite)' : infra.source}.
+MongoDB-compatible server: ${infra.source === 'local processes' ? 'the embedded store (SecantusDB, decision 0110)' : infra.source}.
 
 ## Gateway edge cost
 
@@ -159,9 +159,7 @@ a .cpuprofile for DevTools or speedscope). Shares are of the gateway's busy CPU.
 A cached key is also answered synchronously now (no promise per request). Before these changes the
 ping ratio was 69–83 % over six runs on 2026-11-21 and 75 % in a run on 2026-11-22 (ping 3337 vs
 bare 4461 req/s, companies read 36 %); after them, two runs on 2026-11-22 gave ping 93 % and
-89 %, companies read 52 % and 43 %. The companies read is
-dominated by the FerretDB query (SQLite underneath); on MongoDB 7 the ratio is expected to be higher,
-not measured here.
+89 %, companies read 52 % and 43 % (those runs on FerretDB, the former local store).
 
 Run-to-run spread on this shared VM is large (other jobs share the two cores): compare ratios from
 one run, not absolute numbers across runs.

@@ -60,3 +60,23 @@ export function storeOpsDelta(before: StoreOpsByProcess, after: StoreOpsByProces
   }
   return { total, byProcess, byCollection };
 }
+
+/**
+ * One line for a report: store operations per business operation, then the processes and the
+ * collections that spend most of them, e.g. "6.1 per lead (leads 4.0: contacts 2.0, outbox 1.0;
+ * gateway 1.1: …)".
+ */
+export function perOperation(delta: ReturnType<typeof storeOpsDelta>, count: number, unit: string): string {
+  if (count <= 0) return `no ${unit} to divide by`;
+  const f = (n: number) => (n / count).toFixed(n / count >= 10 ? 0 : 1);
+  const procs = Object.entries(delta.byProcess).sort((a, b) => b[1] - a[1]);
+  const parts = procs.map(([p, n]) => {
+    const colls = Object.entries(delta.byCollection)
+      .filter(([k]) => k.startsWith(`${p}.`))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 4)
+      .map(([k, m]) => `${k.slice(p.length + 1)} ${f(m)}`);
+    return `${p} ${f(n)}: ${colls.join(', ')}`;
+  });
+  return `${f(delta.total)} per ${unit} (${parts.join('; ')})`;
+}

@@ -46,7 +46,7 @@ export const apiKeyQueryShapes: QueryShape[] = [];
 
 /**
  * Authentication's index: the key's hash as `_id`, pointing at the key. A lookup by hash is then
- * a lookup by `_id`, the one every store serves fast (FerretDB uses no other index).
+ * a lookup by `_id`, served by the primary key.
  */
 interface KeyHashRecord {
   _id: string;

@@ -36,7 +36,8 @@ export const idempotencySchema = new Schema<IdempotencyRecord>(
   },
   { collection: 'idempotency_records', versionKey: false, minimize: false },
 );
-// Serves `expired`: the sweep (no TTL indexes on FerretDB).
+// Serves `expired`: the sweep, which deletes a bounded batch per pass (a TTL index would delete at
+// the server's pace, unbounded).
 idempotencySchema.index({ expiresAt: 1 });
 export const idempotencyQueryShapes: QueryShape[] = [{ name: 'expired', equality: [], range: ['expiresAt'] }];
 

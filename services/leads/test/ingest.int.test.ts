@@ -21,7 +21,7 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
   }
 }
 
-// The leads service in-process against the harness's real FerretDB and Kafka, called over real
+// The leads service in-process against the harness's real store and Kafka, called over real
 // gRPC, with a real billing service for its credit check; call outcomes arrive as Kafka events.
 describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
   const suffix = randomBytes(4).toString('hex');

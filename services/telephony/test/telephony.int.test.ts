@@ -31,7 +31,7 @@ const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
 const SECRET = randomBytes(32).toString('base64url');
 const SPEEDUP = 200;
 
-// Telephony in-process with real leads and billing services, against the harness's FerretDB and
+// Telephony in-process with real leads and billing services, against the harness's store and
 // Kafka, over real gRPC: dial requests from leads become simulated calls, held and charged by billing.
 describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', () => {
   const suffix = randomBytes(4).toString('hex');

@@ -270,8 +270,7 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
         if (process.env.WEBHOOKS_IT_PROGRESS) process.stderr.write(`PROGRESS ${Date.now() - t0} ms ${n - before}\n`);
         return n >= before + 10_000;
       };
-      // Locally (FerretDB) this takes two to three minutes: every update by id scans, so each of the
-      // slow endpoint's answers costs a scan of a growing collection; MongoDB 7 serves them by index.
+      // Generous: the 10,000 events are taken in well within it on the local store.
       await waitFor('the burst taken in', takenIn, 280_000);
       // …and the healthy tenant's events go out at once meanwhile.
       await publisher.send(Array.from({ length: 5 }, () => billed(healthy)));

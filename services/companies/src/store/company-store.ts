@@ -24,8 +24,8 @@ export type ClearableField = Exclude<keyof CompanyFields, 'name'>;
 
 /**
  * The stored document. Free-form business hours are kept as JSON text: tenants may send any
- * JSON object, and documents cannot hold every JSON shape portably (FerretDB refuses nested
- * arrays; MongoDB treats `$`-prefixed and dotted keys specially).
+ * JSON object, and documents cannot hold every JSON shape as it was sent (MongoDB treats
+ * `$`-prefixed and dotted keys specially).
  */
 interface CompanyDoc extends Omit<CompanyFields, 'businessHours'> {
   _id: Types.ObjectId;
@@ -63,8 +63,8 @@ const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 /** Every query this store runs besides lookups by `_id`, for the index check in its unit test. */
 export const companyQueryShapes: QueryShape[] = [{ name: 'newest', equality: ['tenantId'], sort: NEWEST_FIRST }];
 
-// Credentials are excluded by every find; findOneAndUpdate cannot take a projection on FerretDB
-// 1.24, so every result also goes through toCompany, which leaves them out in code.
+// Credentials are excluded by every find, and every result also goes through toCompany, which
+// leaves them out in code (so a write's answer never carries them either).
 const PUBLIC_PROJECTION = { omniChannelSettings: 0 } as const;
 
 function toCompany(doc: CompanyDoc): Company {

@@ -46,7 +46,7 @@ export class Inbox {
     }
   }
 
-  /** Removes ids older than the retention (explicitly: FerretDB has no TTL indexes). */
+  /** Removes ids older than the retention, a bounded batch per pass at the caller's pace. */
   async sweep(now = Date.now()): Promise<number> {
     return (await this.model.deleteMany({ processedAt: { $lt: new Date(now - this.opts.retainMs) } })).deletedCount;
   }

@@ -80,7 +80,8 @@ const parkedSchema = new Schema<ParkedDoc>(
 // No secondary index: read by operators, rarely and whole.
 
 /**
- * Transactional outbox without transactions (FerretDB has none). An event is stored in the
+ * Transactional outbox without transactions (decision 0110: a transaction would add round trips
+ * to every business write and order nothing). An event is stored in the
  * service's own database before (`hold`) or together with the state change it announces, and a
  * relay publishes it. Exactly one replica relays at a time (a lease), in store order, skipping
  * past a held event only for other keys, so every key's events reach Kafka in the order they
@@ -281,9 +282,7 @@ export class Outbox {
 
   /**
    * Reserves `count` consecutive sequence numbers; returns the first. The counter is one shared
-   * document: every event updating it on its own makes writers queue on it (and FerretDB's
-   * find-and-modify is not atomic under concurrency, so they would collide on numbers and retry).
-   * So the adds of this process that arrive while an allocation is under way take their numbers
+   * document: every event updating it on its own makes writers queue on its write lock. So the adds of this process that arrive while an allocation is under way take their numbers
    * together in the next one. Numbers still come from the shared counter in time order, so one
    * key's events keep their order across replicas; the unique index gives each event its place.
    */

@@ -15,7 +15,7 @@ export interface AttemptRecord {
  * One message to one endpoint (the message's bytes are in `messages`, the same on every attempt
  * and after a recovery). The history (succeeded and failed deliveries) lives here; each attempt is
  * inserted into `delivery_attempts`; what is still to be sent is also claimed or queued
- * (queue-store). Documents stay small: on FerretDB an update by `_id` scans the collection.
+ * (queue-store). Documents stay small: the delivery is updated once per attempt.
  */
 export interface DeliveryDoc {
   _id: string;

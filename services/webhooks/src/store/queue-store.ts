@@ -95,7 +95,7 @@ export class QueueStore {
   }
 
   /**
-   * Deliveries that ended lose their claims, many in one delete (a delete scans on FerretDB). A
+   * Deliveries that ended lose their claims, many in one delete (one round trip for many). A
    * queue entry is left: a recovery may have queued the delivery again meanwhile; the sweeper
    * takes the entry, and the attempt finds the delivery ended, or pending again and sends it.
    */

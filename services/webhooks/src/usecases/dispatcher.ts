@@ -49,7 +49,7 @@ const RETRY_AFTER_STORE_ERROR_MS = 1_000;
 const MAX_HELD = 50_000;
 const SWEEP_BATCH = 500;
 const STOP_WAIT_MS = 2_000;
-/** Ended deliveries leave the claims and the queue together, this often: one delete for many (a delete scans on FerretDB). */
+/** Ended deliveries leave the claims and the queue together, this often: one delete for many. */
 const FORGET_EVERY_MS = 2_000;
 const BODY_CACHE = 1_000;
 

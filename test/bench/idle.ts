@@ -1,0 +1,81 @@
+/**
+ * What an idle system costs (`make bench`): every process of the manifest and one gateway on the
+ * embedded store and Kafka, nothing asked of them. After a settling period, measures for
+ * BENCH_IDLE_S (30) seconds the store operations per second each process sends (kit
+ * StoreOpCounter) and the CPU each process uses (/proc). Every background operation shows here:
+ * sweeps, relays, leases, polls. Writes its section of docs/performance.md.
+ */
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { provideInfra } from '../harness/infra';
+import { startSystem } from '../harness/system';
+import { storeOpsDelta } from '../harness/store-ops';
+import { writePerformanceSection } from './report';
+
+const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 30);
+const SETTLE_S = Number(process.env.BENCH_IDLE_SETTLE_S ?? 15);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
+}
+
+async function main(): Promise<void> {
+  const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
+  process.env.MONGO_URL = infra.mongoUrl;
+  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  const sys = await startSystem({ gatewayEnv: { LOG_LEVEL: 'warn' } });
+  try {
+    await sleep(SETTLE_S * 1000);
+    const procs = { ...sys.services, gateway: sys.gateways[0]!.proc };
+    const cpu0 = Object.fromEntries(Object.entries(procs).map(([n, p]) => [n, cpuSeconds(p.child.pid!)]));
+    const before = await sys.storeOps();
+    await sleep(IDLE_S * 1000);
+    const after = await sys.storeOps();
+    const cpu = Object.fromEntries(Object.entries(procs).map(([n, p]) => [n, (cpuSeconds(p.child.pid!) - cpu0[n]!) / IDLE_S]));
+    const d = storeOpsDelta(before, after);
+    const perS = (n: number) => (n / IDLE_S).toFixed(1);
+    const rows = Object.keys(procs)
+      .map((name) => {
+        const colls = Object.entries(d.byCollection)
+          .filter(([k]) => k.startsWith(`${name}.`))
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, n]) => `${k.slice(name.length + 1)} ${perS(n)}`)
+          .join(', ');
+        return `| ${name} | ${perS(d.byProcess[name] ?? 0)} | ${colls || '—'} | ${(cpu[name]! * 100).toFixed(1)} % |`;
+      })
+      .join('\n');
+    const totalCpu = Object.values(cpu).reduce((a, b) => a + b, 0);
+    process.stdout.write(`idle: ${perS(d.total)} store operations/s, ${(totalCpu * 100).toFixed(0)} % of a core\n`);
+    writePerformanceSection(
+      'idle',
+      `
+## An idle system
+
+\`node --import tsx test/bench/idle.ts\` (part of \`make bench\`), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores: every process of the
+manifest and one gateway on the embedded store and Kafka, nothing asked of them; after ${SETTLE_S} s of settling,
+${IDLE_S} s measured. Store operations per second by process and collection (kit \`StoreOpCounter\`), and each
+process's CPU (user + system, from /proc; 100 % is one core). The store's and Kafka's own CPU are not included.
+
+**In all: ${perS(d.total)} store operations per second, ${(totalCpu * 100).toFixed(0)} % of a core.**
+
+| process | store operations/s | by collection | CPU |
+|---|---|---|---|
+${rows}
+`,
+    );
+  } finally {
+    await sys.stop();
+    await infra.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
