@@ -36,8 +36,9 @@ export type Conns = { telephony: mongoose.Connection; billing: mongoose.Connecti
 export async function connect(sys: System): Promise<Conns> {
   const suffix = sys.gatewayDb.replace(/^gateway_/, '');
   return {
-    telephony: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_${suffix}` }).asPromise(),
-    billing: await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `billing_${suffix}` }).asPromise(),
+    // The store the system was started on (a suite may give it one of its own).
+    telephony: await mongoose.createConnection(sys.env.MONGO_URL!, { dbName: `telephony_${suffix}` }).asPromise(),
+    billing: await mongoose.createConnection(sys.env.MONGO_URL!, { dbName: `billing_${suffix}` }).asPromise(),
   };
 }
 

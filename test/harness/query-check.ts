@@ -17,14 +17,13 @@ export function queryCheckFindings(dir: string): { checked: number; problems: st
   const findings: Finding[] = readdirSync(dir)
     .filter((f) => f.endsWith('.jsonl'))
     .flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Finding));
-  const problems = new Set<string>();
+  // One line per problem and shape (the first filter seen of it as an example).
+  const problems = new Map<string, string>();
   for (const f of findings) {
     if (!f.problem) continue;
     const s = f.shape;
-    problems.add(
-      `${f.problem}: ${f.collection} ${f.command} equality [${s.equality.join(', ')}] range [${s.range.join(', ')}] sort ${JSON.stringify(Object.fromEntries(s.sort))}` +
-        `${f.declared ? ` (declared as "${f.declared}")` : ''}${f.filter ? ` filter ${JSON.stringify(f.filter)}` : ''} — ${path.basename(f.process)}`,
-    );
+    const key = `${f.problem}: ${f.process} ${f.collection} ${f.command} equality [${s.equality.join(', ')}] range [${s.range.join(', ')}] sort ${JSON.stringify(Object.fromEntries(s.sort))}${f.declared ? ` (declared as "${f.declared}")` : ''}`;
+    if (!problems.has(key)) problems.set(key, `${key}, e.g. filter ${JSON.stringify(f.filter)}`);
   }
-  return { checked: findings.length, problems: [...problems].sort() };
+  return { checked: findings.length, problems: [...problems.values()].sort() };
 }

@@ -1,4 +1,4 @@
-import { stringIds, TenantCollection, requireTenant, type TenantScope } from '@voiceapi/kit';
+import { requireTenant, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 /** A script to write: the agent's id is the `_id`, so one agent has at most one request. */
@@ -12,10 +12,13 @@ interface JobDoc {
   createdAt: Date;
 }
 
-const jobSchema = new Schema<JobDoc>(
+export const jobSchema = new Schema<JobDoc>(
   { _id: String, tenantId: { type: String, required: true }, mode: { type: String, required: true }, generation: { type: String, required: true }, claimedUntil: { type: Date, required: true }, createdAt: { type: Date, required: true } },
   { collection: 'script_jobs', versionKey: false },
 );
+// Serves `open` (jobs no worker holds: never claimed, or their claim lapsed).
+jobSchema.index({ claimedUntil: 1 });
+export const jobQueryShapes: QueryShape[] = [{ name: 'open', equality: [], range: ['claimedUntil'] }];
 
 export interface ScriptJob {
   agentId: string;
@@ -28,7 +31,7 @@ export class ScriptJobStore {
   private readonly jobs: TenantCollection<JobDoc, string>;
 
   constructor(conn: Connection) {
-    this.jobs = new TenantCollection(conn.models.ScriptJob ?? conn.model<JobDoc>('ScriptJob', jobSchema), stringIds, []);
+    this.jobs = new TenantCollection(conn.models.ScriptJob ?? conn.model<JobDoc>('ScriptJob', jobSchema), stringIds, jobQueryShapes);
   }
 
   /** Records the request (replacing an older one for the agent: the newest generation wins). */

@@ -1,4 +1,4 @@
-import { Coalescer, duplicatePositions, isDuplicateKeyError } from '@voiceapi/kit';
+import { Coalescer, declareQueries, duplicatePositions, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Direction } from '../domain/wallet';
 
@@ -61,7 +61,7 @@ interface UnsettledDoc extends Omit<EndedCall, 'callId'> {
   _id: string;
   receivedAt: Date;
 }
-const unsettledSchema = new Schema<UnsettledDoc>(
+export const unsettledSchema = new Schema<UnsettledDoc>(
   {
     _id: String,
     tenantId: { type: String, required: true },
@@ -76,7 +76,9 @@ const unsettledSchema = new Schema<UnsettledDoc>(
   },
   { collection: 'calls_unsettled', versionKey: false },
 );
-// No secondary index: scanned whole by the sweeper, and it holds only calls being settled.
+// Serves `due` (the sweeper: calls received before a moment).
+unsettledSchema.index({ receivedAt: 1 });
+export const unsettledQueryShapes: QueryShape[] = [{ name: 'due', equality: [], range: ['receivedAt'] }];
 
 /**
  * Call outcomes are keyed by call id alone: call ids are unique across tenants (telephony makes
@@ -94,6 +96,7 @@ export class CallStore {
   constructor(conn: Connection) {
     this.outcomes = conn.models.CallOutcome ?? conn.model<OutcomeDoc>('CallOutcome', outcomeSchema);
     this.unsettled = conn.models.UnsettledCall ?? conn.model<UnsettledDoc>('UnsettledCall', unsettledSchema);
+    declareQueries(this.unsettled, unsettledQueryShapes);
   }
 
   async outcome(callId: string): Promise<CallOutcome | undefined> {

@@ -73,11 +73,13 @@ interface HeadDoc {
   holds: number;
   updatedAt: Date;
 }
+/** Heads the sweeper reads at once. */
+const HEAD_PAGE = 1_000;
 const headSchema = new Schema<HeadDoc>(
   { _id: String, seq: { type: Number, required: true }, announcedSeq: { type: Number, default: 0 }, holds: { type: Number, default: 0 }, updatedAt: Date },
   { collection: 'wallet_heads', versionKey: false },
 );
-// No secondary index: read by `_id`, or whole by the sweeper (one small document per tenant).
+// No secondary index: read by `_id`, or walked in `_id` order by the sweeper (one small document per tenant).
 
 interface RefDoc {
   _id: string;
@@ -218,9 +220,15 @@ export class WalletStore {
     return out;
   }
 
+  /** Every tenant's head hint, read in pages along the primary key. */
   async headHints(): Promise<Head[]> {
-    const docs = await this.heads.find({}).lean<HeadDoc[]>();
-    return docs.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 }));
+    const out: Head[] = [];
+    for (let after = ''; ; ) {
+      const docs = await this.heads.find({ _id: { $gt: after } }).sort({ _id: 1 }).limit(HEAD_PAGE).lean<HeadDoc[]>();
+      out.push(...docs.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 })));
+      if (docs.length < HEAD_PAGE) return out;
+      after = docs[docs.length - 1]!._id;
+    }
   }
 
   /** The seq of the row posted with this reference, if it is indexed. */

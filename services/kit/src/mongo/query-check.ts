@@ -48,10 +48,11 @@ export function shapeOf(filter: Record<string, unknown>, sort: Record<string, un
 /**
  * Whether a declared shape covers what was sent: the declared equality fields were all matched,
  * every field sent is one the shape names (equality, range, sort or `filtered`), and the order
- * asked for is the declared one. A lookup by `_id` alone needs no declaration (the primary key).
+ * asked for is the declared one. A query that bounds `_id` needs no declaration: the primary key
+ * serves it (and `explain` still says whether it did).
  */
 export function declaredShapeFor(collection: string, seen: ObservedShape): QueryShape | 'primary key' | undefined {
-  if (seen.equality.includes('_id')) return 'primary key';
+  if (seen.equality.includes('_id') || seen.range.includes('_id')) return 'primary key';
   const sent = [...seen.equality, ...seen.range];
   return (declared.get(collection) ?? []).find((d) => {
     const named = new Set([...d.equality, ...(d.range ?? []), ...Object.keys(d.sort ?? {}), ...(d.filtered ?? [])]);
@@ -94,6 +95,13 @@ function readOf(cmd: Record<string, any>, name: string): { collection: string; f
 
 const scans = (plan: unknown): boolean => JSON.stringify(plan).includes('"COLLSCAN"');
 
+/** The service a process runs (`services/<name>/dist/main.js`, `gateway/dist/main.js`), else its script's name. */
+const processName = (): string => {
+  const parts = (process.argv[1] ?? '').split(path.sep);
+  const dist = parts.lastIndexOf('dist');
+  return dist > 0 ? parts[dist - 1]! : path.basename(process.argv[1] ?? 'node');
+};
+
 /**
  * Test mode (`STORE_QUERY_CHECK_DIR`, set by the test harness): the first time this process sends
  * a query of a new shape, it checks that a store declared that shape and asks the store to
@@ -113,15 +121,16 @@ export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_
     if (seen.has(key)) return;
     seen.add(key);
     const match = declaredShapeFor(read.collection, shape);
+    const problems = (scanned: boolean) => [...(match === undefined ? ['no declared query shape'] : []), ...(scanned ? ['collection scan'] : [])].join(' and ') || null;
     const record = (problem: string | null, extra: Record<string, unknown> = {}) =>
-      appendFileSync(file, `${JSON.stringify({ process: process.env.OTEL_SERVICE_NAME ?? process.argv[1], collection: read.collection, command: e.commandName, shape, declared: typeof match === 'object' ? match.name : match ?? null, problem, ...extra })}\n`);
+      appendFileSync(file, `${JSON.stringify({ process: processName(), collection: read.collection, command: e.commandName, shape, declared: typeof match === 'object' ? match.name : match ?? null, problem, filter: read.filter, ...extra })}\n`);
     void client
       .db(e.databaseName)
       .command({ explain: read.explain, verbosity: 'queryPlanner' })
       .then(
-        (plan) => record(match === undefined ? 'no declared query shape' : scans(plan) ? 'collection scan' : null, scans(plan) ? { filter: read.filter } : {}),
+        (plan) => record(problems(scans(plan))),
         // The collection may be gone (a test dropped its database): the finding is the shape alone.
-        (err: unknown) => record(match === undefined ? 'no declared query shape' : null, { explainError: String(err) }),
+        (err: unknown) => record(problems(false), { explainError: String(err) }),
       );
   });
 }

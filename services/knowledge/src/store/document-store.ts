@@ -48,10 +48,13 @@ export const documentSchema = new Schema<DocumentDoc>(
 );
 // Serves `newest` (the list page): a tenant's ready documents, newest first.
 documentSchema.index({ tenantId: 1, status: 1, createdAt: -1, _id: -1 });
-const pendingSchema = new Schema<PendingDoc>(
+export const pendingSchema = new Schema<PendingDoc>(
   { _id: String, tenantId: { type: String, required: true }, mode: { type: String, required: true }, createdAt: { type: Date, required: true } },
   { collection: 'pending_uploads', versionKey: false },
 );
+// Serves `interrupted` (the recovery: uploads pending since before a moment).
+pendingSchema.index({ createdAt: 1 });
+export const pendingQueryShapes: QueryShape[] = [{ name: 'interrupted', equality: [], range: ['createdAt'] }];
 
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 export const documentQueryShapes: QueryShape[] = [{ name: 'newest', equality: ['tenantId', 'status'], sort: NEWEST_FIRST }];
@@ -70,7 +73,7 @@ export class DocumentStore {
 
   constructor(conn: Connection) {
     this.documents = new TenantCollection(conn.models.KnowledgeDocument ?? conn.model<DocumentDoc>('KnowledgeDocument', documentSchema), objectIds, documentQueryShapes);
-    this.pending = new TenantCollection(conn.models.PendingUpload ?? conn.model<PendingDoc>('PendingUpload', pendingSchema), stringIds, []);
+    this.pending = new TenantCollection(conn.models.PendingUpload ?? conn.model<PendingDoc>('PendingUpload', pendingSchema), stringIds, pendingQueryShapes);
     this.contents = new BlobStore(conn, 'document_contents');
     this.texts = new BlobStore(conn, 'document_texts');
   }

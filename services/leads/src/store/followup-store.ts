@@ -36,7 +36,10 @@ export const followupSchema = new Schema<FollowupDoc>(
 );
 // Serves `contact` (a contact's follow-ups: cancelling or erasing them).
 followupSchema.index({ tenantId: 1, contactId: 1, status: 1 });
-export const followupQueryShapes: QueryShape[] = [{ name: 'contact', equality: ['tenantId', 'contactId', 'status'] }];
+export const followupQueryShapes: QueryShape[] = [
+  { name: 'contact', equality: ['tenantId', 'contactId', 'status'] },
+  { name: 'erasing a contact', equality: ['tenantId', 'contactId'] },
+];
 
 function toFollowup(doc: FollowupDoc): Followup {
   const { _id, tenantId: _t, ...rest } = doc;

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, type QueryShape, declareQueries } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A dial request accepted from leads, waiting for a free line. */

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, type QueryShape, declareQueries } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A line in use: one per call in progress, numbered below the tenant's concurrency limit. */
@@ -24,14 +24,15 @@ lineSchema.index({ callId: 1 });
 export const lineQueryShapes: QueryShape[] = [
   { name: 'tenant', equality: ['tenantId'] },
   { name: 'call', equality: ['callId'] },
-  { name: 'all', equality: [] },
 ];
+/** Lines the recovery reads at once (walking the primary key). */
+const LINE_PAGE = 500;
 
 /**
  * The tenant's concurrency package as lines. Taking a line is an insert of `<tenant>:<n>` with
  * n below the limit, the one write every store makes atomic, so however many replicas dial or
  * answer at once, no more calls are in progress than the limit. Only calls in progress hold a
- * line, so the collection stays small and its polls cheap on a store without indexes too.
+ * line, so the collection stays small.
  */
 export class LineStore {
   private readonly model: Model<LineDoc>;
@@ -45,8 +46,15 @@ export class LineStore {
     return (await this.model.find({ tenantId }).lean<LineDoc[]>()).map(toLine);
   }
 
+  /** Every line, read in pages along the primary key. */
   async all(): Promise<Line[]> {
-    return (await this.model.find({}).lean<LineDoc[]>()).map(toLine);
+    const out: Line[] = [];
+    for (let after = ''; ; ) {
+      const docs = await this.model.find({ _id: { $gt: after } }).sort({ _id: 1 }).limit(LINE_PAGE).lean<LineDoc[]>();
+      out.push(...docs.map(toLine));
+      if (docs.length < LINE_PAGE) return out;
+      after = docs[docs.length - 1]!._id;
+    }
   }
 
   /** Takes a free line below `limit` for the call; false when all are busy. */

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export interface PhoneNumber {
@@ -69,6 +69,7 @@ export class NumberStore {
   constructor(conn: Connection) {
     this.model = conn.models.PhoneNumber ?? conn.model<NumberDoc>('PhoneNumber', numberSchema);
     this.sales = conn.models.NumberSale ?? conn.model<SaleDoc>('NumberSale', saleSchema);
+    declareQueries(this.model, numberQueryShapes);
   }
 
   /** Adds a number to the pool; false when the number exists already (in the pool or owned). */

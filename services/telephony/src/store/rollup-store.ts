@@ -41,6 +41,9 @@ export const dirtySchema = new Schema<DirtyDoc>(
   { _id: String, tenantId: { type: String, required: true }, direction: { type: String, required: true }, start: { type: Date, required: true }, markedAt: { type: Date, required: true } },
   { collection: 'call_rollups_dirty', versionKey: false },
 );
+// Serves `oldest marks` (the recompute takes the buckets marked longest ago first).
+dirtySchema.index({ markedAt: 1 });
+export const dirtyQueryShapes: QueryShape[] = [{ name: 'oldest marks', equality: [], sort: { markedAt: 1 } }];
 
 export const rollupId = (tenantId: string, direction: Direction, start: Date): string => `${tenantId}|${direction}|${start.toISOString()}`;
 
@@ -57,6 +60,7 @@ export class RollupStore {
     this.rollups = conn.models.CallRollup ?? conn.model<RollupDoc>('CallRollup', rollupSchema);
     declareQueries(this.rollups, rollupQueryShapes);
     this.dirty = conn.models.CallRollupDirty ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema);
+    declareQueries(this.dirty, dirtyQueryShapes);
   }
 
   async markDirty(tenantId: string, direction: Direction, start: Date, now: Date): Promise<void> {
@@ -64,7 +68,7 @@ export class RollupStore {
   }
 
   async dirtyBuckets(limit: number): Promise<DirtyDoc[]> {
-    return this.dirty.find({}).limit(limit).lean<DirtyDoc[]>();
+    return this.dirty.find({}).sort({ markedAt: 1 }).limit(limit).lean<DirtyDoc[]>();
   }
 
   /** Forgets the mark unless it was set again since it was read (then the bucket is recomputed again). */

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope, declareQueries } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, type QueryShape, declareQueries } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -34,7 +34,10 @@ export const queueSchema = new Schema<QueueDoc>({ _id: String, endpointId: { typ
 queueSchema.index({ dueAt: 1 });
 export const claimSchema = new Schema<ClaimDoc>({ _id: String, endpointId: { type: String, required: true }, owner: { type: String, required: true } }, { collection: 'delivery_claims', versionKey: false });
 claimSchema.index({ owner: 1 });
-const dispatcherSchema = new Schema<DispatcherDoc>({ _id: String, aliveUntil: { type: Date, required: true } }, { collection: 'dispatchers', versionKey: false });
+export const dispatcherSchema = new Schema<DispatcherDoc>({ _id: String, aliveUntil: { type: Date, required: true } }, { collection: 'dispatchers', versionKey: false });
+// Serves `lapsed` (replicas whose heartbeat ran out).
+dispatcherSchema.index({ aliveUntil: 1 });
+export const dispatcherQueryShapes: QueryShape[] = [{ name: 'lapsed', equality: [], range: ['aliveUntil'] }];
 
 export const queueQueryShapes: QueryShape[] = [{ name: 'sweep: due deliveries', equality: [], range: ['dueAt'] }];
 export const claimQueryShapes: QueryShape[] = [{ name: 'a dead or stopping replica’s claims', equality: ['owner'] }];
@@ -59,6 +62,7 @@ export class QueueStore {
     declareQueries(this.queue, queueQueryShapes);
     declareQueries(this.claims, claimQueryShapes);
     this.dispatchers = conn.models.Dispatcher ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema);
+    declareQueries(this.dispatchers, dispatcherQueryShapes);
   }
 
   /**
