@@ -1,4 +1,4 @@
-import { DomainError, type ErrorDetail, type Logger } from '@voiceapi/kit';
+import { DomainError, domainErrorOf, type ErrorDetail, type Logger } from '@voiceapi/kit';
 import type { ErrorRequestHandler, Response } from 'express';
 import { HTTP_STATUS, httpStatusOf, RETRY_AFTER_SECONDS, type HttpReason } from './reasons';
 import { z } from './zod';
@@ -30,9 +30,11 @@ const INTERNAL: HttpResult = { status: 500, body: { error: 'internal error', rea
  * the table does not know, and anything that is not a domain error, is logged and answered as
  * 500 `internal_error` without its text.
  */
-export function errorResult(err: unknown, log: Logger, requestId?: string): HttpResult {
-  if (!(err instanceof DomainError)) {
-    log.error({ err, requestId }, 'unhandled error');
+export function errorResult(raw: unknown, log: Logger, requestId?: string): HttpResult {
+  // The gateway's own store away for now is 503 service_unavailable, as a service's is.
+  const err = domainErrorOf(raw);
+  if (!err) {
+    log.error({ err: raw, requestId }, 'unhandled error');
     return INTERNAL;
   }
   const status = httpStatusOf(err.reasonCode);

@@ -1,6 +1,6 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { google } from '@voiceapi/proto';
-import { commonReasons, defineReasons, fromGrpcError, toGrpcError } from './errors';
+import { commonReasons, defineReasons, domainErrorOf, fromGrpcError, toGrpcError } from './errors';
 
 const asServiceError = (e: Partial<ServiceError>) => e as ServiceError;
 const billing = defineReasons('billing.voiceapi', { insufficient_credits: status.FAILED_PRECONDITION });
@@ -47,5 +47,16 @@ describe('error mapping across gRPC', () => {
     const metadata = new Metadata();
     metadata.set('grpc-status-details-bin', Buffer.from([0xff, 0xff, 0xff]));
     expect(fromGrpcError(asServiceError({ code: status.INTERNAL, details: 'x', metadata })).reasonCode).toBe('internal_error');
+  });
+});
+
+describe('domainErrorOf', () => {
+  it('answers the store being away as service_unavailable, and anything unknown as nothing', () => {
+    const network = Object.assign(new Error('connect ECONNREFUSED'), { name: 'MongoNetworkError' });
+    const wrapped = Object.assign(new Error('server selection'), { name: 'MongooseServerSelectionError' });
+    const labelled = Object.assign(new Error('pool cleared'), { name: 'MongoServerError', hasErrorLabel: (l: string) => l === 'RetryableWriteError' });
+    for (const e of [network, wrapped, labelled, new Error('outer', { cause: network })]) expect(domainErrorOf(e)?.reasonCode).toBe('service_unavailable');
+    expect(domainErrorOf(new Error('a bug'))).toBeUndefined();
+    expect(domainErrorOf(Object.assign(new Error('dup'), { name: 'MongoServerError', code: 11000 }))).toBeUndefined();
   });
 });

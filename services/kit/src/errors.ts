@@ -1,5 +1,6 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { google } from '@voiceapi/proto';
+import { isStoreUnavailable } from './mongo/connect';
 
 /** gRPC status codes, for `defineReasons` (services need not depend on grpc-js for them). */
 export { status as grpcStatus };
@@ -90,9 +91,19 @@ const { Status, ErrorInfo, BadRequest } = google.rpc;
 const ERROR_INFO_URL = TYPE_PREFIX + ErrorInfo.$type;
 const BAD_REQUEST_URL = TYPE_PREFIX + BadRequest.$type;
 
+/**
+ * What a failure means to the caller: a domain error as it is; the store being away for now as
+ * `service_unavailable` (retry); anything else undefined (an internal error).
+ */
+export function domainErrorOf(err: unknown): DomainError | undefined {
+  if (err instanceof DomainError) return err;
+  if (isStoreUnavailable(err)) return commonReasons.error('service_unavailable', 'the data store is unavailable, retry shortly');
+  return undefined;
+}
+
 /** Domain error → rich gRPC error. Anything else is INTERNAL with no text of its own. */
 export function toGrpcError(err: unknown): Partial<ServiceError> {
-  const e = err instanceof DomainError ? err : commonReasons.error('internal_error', 'internal error');
+  const e = domainErrorOf(err) ?? commonReasons.error('internal_error', 'internal error');
   const pack = (typeUrl: string, bytes: Uint8Array) => ({ typeUrl, value: Buffer.from(bytes) });
   const details = [pack(ERROR_INFO_URL, ErrorInfo.encode({ reason: e.reasonCode, domain: e.domain, metadata: {} }).finish())];
   if (e.details?.length) {

@@ -8,7 +8,7 @@ import {
 } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { contextFromMetadata, type CallContext } from '../context';
-import { DomainError, toGrpcError } from '../errors';
+import { DomainError, domainErrorOf, toGrpcError } from '../errors';
 import type { Logger } from '../logger';
 import type { RequestArg, ResponseOf, UnaryServiceDef } from './types';
 
@@ -45,7 +45,8 @@ export function registerService<D extends UnaryServiceDef>(
         (response) => callback(null, response),
         (err: unknown) => {
           if (!(err instanceof DomainError)) {
-            log.error({ err, method, requestId: ctx.requestId }, 'unexpected error in handler');
+            if (domainErrorOf(err)) log.warn({ err, method, requestId: ctx.requestId }, 'the store is unavailable');
+            else log.error({ err, method, requestId: ctx.requestId }, 'unexpected error in handler');
           }
           callback(toGrpcError(err) as Parameters<sendUnaryData<unknown>>[0]);
         },

@@ -41,6 +41,31 @@ export async function ensureIndexes(conn: Connection): Promise<void> {
 
 export const isObjectIdHex = (id: string): boolean => /^[a-f0-9]{24}$/i.test(id);
 
+/** The driver's answers when the store cannot be reached or is restarting (not a problem of the request). */
+const UNREACHABLE = new Set([
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoServerSelectionError',
+  'MongooseServerSelectionError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'PoolClearedError',
+  'PoolClearedOnNetworkError',
+]);
+
+/**
+ * True when a failure means the store is away for now (down, restarting, unreachable): the
+ * caller should hear "unavailable, retry", not "internal error". A write that failed this way
+ * may or may not have been applied; the client's retry (with its idempotency key) settles it.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  for (let e = err as { name?: unknown; cause?: unknown; hasErrorLabel?: (l: string) => boolean } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.name === 'string' && UNREACHABLE.has(e.name)) return true;
+    if (typeof e.hasErrorLabel === 'function' && (e.hasErrorLabel('ResetPool') || e.hasErrorLabel('RetryableWriteError'))) return true;
+  }
+  return false;
+}
+
 /** MongoDB's duplicate key error (a unique index refused the write). */
 export const isDuplicateKeyError = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
