@@ -83,7 +83,7 @@ fi
 # linked), built once per machine into a cache outside the checkout, so every clone, CI and
 # `make run` reuse it. The version is pinned in store/VERSION and built --locked (its Cargo.lock).
 STORE_VERSION="$(tr -d '[:space:]' <"$HERE/store/VERSION")"
-CACHE_DIR="${VOICEAPI_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/voiceapi}"
+source "$HERE/store/cache-dir.sh"
 STORE_DIR="$CACHE_DIR/secantus-mdb-$STORE_VERSION"
 STORE_BIN="$STORE_DIR/bin/secantusd-rs"
 if (( FORCE )) || [[ ! -x "$STORE_BIN" ]]; then
@@ -100,7 +100,7 @@ if (( FORCE )) || [[ ! -x "$STORE_BIN" ]]; then
   if (( FORCE )) || [[ ! -x "$STORE_BIN" ]]; then
     log "building the store, secantus-mdb $STORE_VERSION, into $STORE_DIR (once per machine, about 6 minutes on 2 cores)…"
     tmp_root="$STORE_DIR.tmp.$$"
-    rm -rf "$tmp_root"
+    rm -rf "$STORE_DIR".tmp.*  # what an interrupted build left
     # --ignore-rust-version: the crate declares a newer Rust than it needs (1.95 builds it).
     run_with_progress "compiling secantus-mdb $STORE_VERSION (cargo install --locked)" \
       cargo install secantus-mdb --version "$STORE_VERSION" --locked --ignore-rust-version --root "$tmp_root"

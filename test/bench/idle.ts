@@ -31,10 +31,12 @@ async function main(): Promise<void> {
     await sleep(SETTLE_S * 1000);
     const procs = { ...sys.services, gateway: sys.gateways[0]!.proc };
     const cpu0 = Object.fromEntries(Object.entries(procs).map(([n, p]) => [n, cpuSeconds(p.child.pid!)]));
+    const store0 = infra.storePid ? cpuSeconds(infra.storePid) : undefined;
     const before = await sys.storeOps();
     await sleep(IDLE_S * 1000);
     const after = await sys.storeOps();
     const cpu = Object.fromEntries(Object.entries(procs).map(([n, p]) => [n, (cpuSeconds(p.child.pid!) - cpu0[n]!) / IDLE_S]));
+    const storeCpu = store0 === undefined ? undefined : (cpuSeconds(infra.storePid!) - store0) / IDLE_S;
     const d = storeOpsDelta(before, after);
     const perS = (n: number) => (n / IDLE_S).toFixed(1);
     const rows = Object.keys(procs)
@@ -57,9 +59,9 @@ async function main(): Promise<void> {
 \`node --import tsx test/bench/idle.ts\` (part of \`make bench\`), ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores: every process of the
 manifest and one gateway on the embedded store and Kafka, nothing asked of them; after ${SETTLE_S} s of settling,
 ${IDLE_S} s measured. Store operations per second by process and collection (kit \`StoreOpCounter\`), and each
-process's CPU (user + system, from /proc; 100 % is one core). The store's and Kafka's own CPU are not included.
+process's CPU (user + system, from /proc; 100 % is one core). Kafka's own CPU is not included.
 
-**In all: ${perS(d.total)} store operations per second, ${(totalCpu * 100).toFixed(0)} % of a core.**
+**In all: ${perS(d.total)} store operations per second; the services and the gateway use ${(totalCpu * 100).toFixed(0)} % of a core${storeCpu === undefined ? '' : `, the store answering them ${(storeCpu * 100).toFixed(0)} %`}.**
 
 | process | store operations/s | by collection | CPU |
 |---|---|---|---|

@@ -130,7 +130,8 @@ async function measure(c: Candidate): Promise<void> {
       const failed = upd.filter((r) => 'failed' in r).length;
       note('1,000 racing conditional `updateOne`: won / final', c.name, `${upd.filter((r) => r.modifiedCount === 1).length} / ${(await racers.findOne({ _id: 'upd' }))?.bal}${failed ? ` (${failed} failed)` : ''}`);
 
-      const inserts = await rate(() => ledger.insertOne(ledgerRow(size * 10 + inserted++)));
+      // Their own ids: the load that follows fills e-<n> up to the next size.
+      const inserts = await rate(() => ledger.insertOne({ ...ledgerRow(inserted), _id: `single-${inserted++}` }));
       note(`\`insertOne\`, ${IN_FLIGHT} in flight, /s`, c.name, Math.round(inserts).toLocaleString('en-US'));
       const reads = await rate(() => ledger.findOne({ _id: `e-${Math.floor(Math.random() * size)}` }));
       note(`point read by \`_id\`, ${IN_FLIGHT} in flight, /s`, c.name, Math.round(reads).toLocaleString('en-US'));

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { queryCheckFindings } from './query-check';
 
 /**
@@ -11,6 +12,7 @@ export default async function globalTeardown(): Promise<void> {
   const dir = process.env.STORE_QUERY_CHECK_DIR;
   if (!dir) return;
   const { checked, problems } = queryCheckFindings(dir);
+  rmSync(dir, { recursive: true, force: true });
   process.stderr.write(`[query check] ${checked} query shapes sent by the processes under test, ${problems.length} without an index or a declaration\n`);
   if (problems.length > 0) throw new Error(`queries the stores did not declare, or that scan a collection:\n${problems.join('\n')}`);
 }

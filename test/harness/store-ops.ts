@@ -3,9 +3,9 @@ import type { StoreOpCounts } from '@voiceapi/kit';
 
 export type StoreOpsByProcess = Record<string, StoreOpCounts>;
 
-const read = (file: string): { seq: number; ops: StoreOpCounts } | undefined => {
+const read = (file: string): { seq: number; pid: number; ops: StoreOpCounts } | undefined => {
   try {
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { seq: number; ops: StoreOpCounts }) : undefined;
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { seq: number; pid: number; ops: StoreOpCounts }) : undefined;
   } catch {
     return undefined; // being replaced right now: read again
   }
@@ -20,7 +20,9 @@ export async function readStoreOps(procs: { name: string; pid: number | undefine
   await Promise.all(
     procs.map(async ({ name, pid, file }) => {
       if (pid === undefined) return;
-      const before = read(file)?.seq ?? 0;
+      // A restarted process counts from zero again: only this process's own answers count.
+      const prior = read(file);
+      const before = prior?.pid === pid ? prior.seq : 0;
       try {
         process.kill(pid, 'SIGUSR2');
       } catch {
@@ -29,7 +31,7 @@ export async function readStoreOps(procs: { name: string; pid: number | undefine
       const until = Date.now() + 5_000;
       for (;;) {
         const now = read(file);
-        if (now && now.seq > before) {
+        if (now && now.pid === pid && now.seq > before) {
           out[name] = now.ops;
           return;
         }

@@ -30,7 +30,7 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
   lifecycle.onStop('telemetry', shutdownTelemetry);
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
   lifecycle.onStop('mongo', () => conn.close());
   const agents = new AgentStore(conn);
   const jobs = new ScriptJobStore(conn);

@@ -34,7 +34,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   lifecycle.onStop('telemetry', shutdownTelemetry);
   const rates = rateCard(cfg);
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
   lifecycle.onStop('mongo', () => conn.close());
   const store = new WalletStore(conn);
   const calls = new CallStore(conn);

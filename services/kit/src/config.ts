@@ -36,6 +36,12 @@ export const commonEnv = {
   INSTANCE_ID: z.string().min(1).default(`${hostname()}-${process.pid}`),
   /** Partitions of the topics this service creates for the streams it owns. */
   KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
+  /**
+   * Count every command sent to the store by collection and operation (metric
+   * `voiceapi.store.operations`). It turns the driver's command monitoring on, which costs a
+   * little per command (docs/performance.md, "Counting store operations").
+   */
+  STORE_OPS_COUNTING: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** Replication factor of those topics; -1 takes the broker's default. */
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(-1).max(10).default(-1),
 };

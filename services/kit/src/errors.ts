@@ -1,6 +1,6 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { google } from '@voiceapi/proto';
-import { isStoreUnavailable } from './mongo/connect';
+import { isStoreUnavailable } from './mongo/unavailable';
 
 /** gRPC status codes, for `defineReasons` (services need not depend on grpc-js for them). */
 export { status as grpcStatus };

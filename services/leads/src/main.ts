@@ -51,7 +51,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   lifecycle.onStop('telemetry', shutdownTelemetry);
   const now = () => new Date();
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
   lifecycle.onStop('mongo', () => conn.close());
   const campaigns = new CampaignStore(conn);
   const contacts = new ContactStore(conn);

@@ -52,7 +52,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   lifecycle.onStop('telemetry', shutdownTelemetry);
   const now = () => new Date();
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
   lifecycle.onStop('mongo', () => conn.close());
   const calls = new CallStore(conn);
   const recordings = new RecordingStore(conn);

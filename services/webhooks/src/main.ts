@@ -40,7 +40,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   lifecycle.onStop('telemetry', shutdownTelemetry);
   const now = () => new Date();
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log });
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
   lifecycle.onStop('mongo', () => conn.close());
   const endpoints = new EndpointStore(conn);
   const deliveries = new DeliveryStore(conn);

@@ -6,7 +6,7 @@
 # Prints the cache directory. Needs go and python3.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-CACHE_DIR="${VOICEAPI_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/voiceapi}"
+source "$HERE/../../../deploy/local/store/cache-dir.sh"
 PY_VERSION=0.7.0b3
 log() { echo "[bench stores] $*" >&2; }
 mkdir -p "$CACHE_DIR"
@@ -20,15 +20,14 @@ if [[ ! -x "$FERRET" ]]; then
 fi
 
 PY_DIR="$CACHE_DIR/secantusdb-py-$PY_VERSION"
-if [[ ! -x "$PY_DIR/bin/secantusd-py" ]]; then
+if [[ ! -f "$PY_DIR/.installed" ]]; then
   command -v python3 >/dev/null || { log "error: python3 is not on PATH (SecantusDB's Python server comes from PyPI)"; exit 1; }
   log "installing secantusdb $PY_VERSION from PyPI into $PY_DIR…"
-  rm -rf "$PY_DIR.tmp"
-  python3 -m venv "$PY_DIR.tmp"
-  "$PY_DIR.tmp/bin/pip" install -q "secantusdb==$PY_VERSION" >&2
+  # A venv stays where it was made (its scripts name their interpreter by path): built in place,
+  # marked complete only at the end.
   rm -rf "$PY_DIR"
-  mv "$PY_DIR.tmp" "$PY_DIR"
-  # The venv's scripts name their interpreter by the path they were installed under.
-  sed -i "1s|$PY_DIR.tmp|$PY_DIR|" "$PY_DIR"/bin/*
+  python3 -m venv "$PY_DIR"
+  "$PY_DIR/bin/pip" install -q "secantusdb==$PY_VERSION" >&2
+  touch "$PY_DIR/.installed"
 fi
 echo "$CACHE_DIR"

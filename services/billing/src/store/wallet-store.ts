@@ -1,4 +1,4 @@
-import { duplicatePositions, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { allByPrimaryKey, duplicatePositions, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import { EMPTY_WALLET, rowOf, type Entry, type EntryChange, type LedgerRow, type PendingRef, type TransactionType, type WalletState } from '../domain/wallet';
@@ -222,13 +222,8 @@ export class WalletStore {
 
   /** Every tenant's head hint, read in pages along the primary key. */
   async headHints(): Promise<Head[]> {
-    const out: Head[] = [];
-    for (let after = ''; ; ) {
-      const docs = await this.heads.find({ _id: { $gt: after } }).sort({ _id: 1 }).limit(HEAD_PAGE).lean<HeadDoc[]>();
-      out.push(...docs.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 })));
-      if (docs.length < HEAD_PAGE) return out;
-      after = docs[docs.length - 1]!._id;
-    }
+    const docs = await allByPrimaryKey(this.heads, HEAD_PAGE);
+    return docs.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 }));
   }
 
   /** The seq of the row posted with this reference, if it is indexed. */

@@ -40,8 +40,7 @@ const outboxFields = {
 export const outboxSchema = new Schema<OutboxDoc>(outboxFields, { versionKey: false, collection: 'outbox' });
 // Serves the relay's scan: every waiting event, oldest first. Published events are deleted at
 // once, so the collection holds only what is still to be sent and the scan stays small.
-// Unique: two writers can never share a place in the order, even on a store whose
-// find-and-modify is not atomic (the add retries with a fresh number).
+// Unique: two writers can never share a place in the order (the add retries with a fresh number).
 outboxSchema.index({ seq: 1 }, { unique: true });
 export const outboxQueryShapes: QueryShape[] = [{ name: 'relay', equality: [], sort: { seq: 1 } }];
 

@@ -17,16 +17,21 @@ export async function connectMongo(opts: {
   url: string;
   dbName: string;
   log: Logger;
+  /** `STORE_OPS_COUNTING` (commonEnv); the test harness's query check turns monitoring on too. */
+  countOps?: boolean;
 }): Promise<Connection> {
+  const checking = Boolean(process.env.STORE_QUERY_CHECK_DIR);
   const conn = mongoose.createConnection(opts.url, {
     dbName: opts.dbName,
     serverSelectionTimeoutMS: 10_000,
     maxPoolSize: 20,
-    monitorCommands: true,
+    monitorCommands: opts.countOps !== false || checking,
   });
-  storeOps.watch(conn.getClient());
-  storeOps.reportOnSignal();
-  checkQueries(conn.getClient());
+  if (opts.countOps !== false) {
+    storeOps.watch(conn.getClient());
+    storeOps.reportOnSignal();
+  }
+  if (checking) checkQueries(conn.getClient());
   await conn.asPromise();
   conn.on('disconnected', () => opts.log.warn({ db: opts.dbName }, 'MongoDB disconnected'));
   conn.on('reconnected', () => opts.log.info({ db: opts.dbName }, 'MongoDB reconnected'));
@@ -40,31 +45,6 @@ export async function ensureIndexes(conn: Connection): Promise<void> {
 }
 
 export const isObjectIdHex = (id: string): boolean => /^[a-f0-9]{24}$/i.test(id);
-
-/** The driver's answers when the store cannot be reached or is restarting (not a problem of the request). */
-const UNREACHABLE = new Set([
-  'MongoNetworkError',
-  'MongoNetworkTimeoutError',
-  'MongoServerSelectionError',
-  'MongooseServerSelectionError',
-  'MongoNotConnectedError',
-  'MongoTopologyClosedError',
-  'PoolClearedError',
-  'PoolClearedOnNetworkError',
-]);
-
-/**
- * True when a failure means the store is away for now (down, restarting, unreachable): the
- * caller should hear "unavailable, retry", not "internal error". A write that failed this way
- * may or may not have been applied; the client's retry (with its idempotency key) settles it.
- */
-export function isStoreUnavailable(err: unknown): boolean {
-  for (let e = err as { name?: unknown; cause?: unknown; hasErrorLabel?: (l: string) => boolean } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (typeof e.name === 'string' && UNREACHABLE.has(e.name)) return true;
-    if (typeof e.hasErrorLabel === 'function' && (e.hasErrorLabel('ResetPool') || e.hasErrorLabel('RetryableWriteError'))) return true;
-  }
-  return false;
-}
 
 /** MongoDB's duplicate key error (a unique index refused the write). */
 export const isDuplicateKeyError = (err: unknown): boolean =>

@@ -11,6 +11,10 @@ describe('shapeOf', () => {
     });
   });
 
+  it('reads the sort as the driver sends it, a Map', () => {
+    expect(shapeOf({ tenantId: 't' }, new Map([['startedAt', -1], ['_id', -1]])).sort).toEqual([['startedAt', -1], ['_id', -1]]);
+  });
+
   it('reads $and branches as the filter and $or branches as bounds', () => {
     expect(shapeOf({ $and: [{ tenantId: 't' }], $or: [{ a: 1 }, { b: 2 }] })).toEqual({ equality: ['tenantId'], range: ['a', 'b'], sort: [] });
   });
@@ -31,6 +35,7 @@ describe('declaredShapeFor', () => {
   it('refuses a field, an order or a collection nobody declared', () => {
     expect(declaredShapeFor('things', shapeOf({ tenantId: 't', colour: 'red' }))).toBeUndefined();
     expect(declaredShapeFor('things', shapeOf({ tenantId: 't' }, { createdAt: 1 }))).toBeUndefined();
+    expect(declaredShapeFor('things', shapeOf({ tenantId: 't' }, new Map([['createdAt', 1]])))).toBeUndefined();
     expect(declaredShapeFor('others', shapeOf({ tenantId: 't' }))).toBeUndefined();
   });
 

@@ -1,6 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Model, mongo } from 'mongoose';
+import { isStoreUnavailable } from './unavailable';
 import type { QueryShape } from './query-shapes';
 
 /**
@@ -27,14 +28,18 @@ export interface ObservedShape {
 const isOperatorObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k.startsWith('$')) && !('_bsontype' in (v as object));
 
-/** The shape of a filter: `{a: 1, b: {$gt: 2}}` → equality [a], range [b]; `$and` and `$or` branches merged into range. */
-export function shapeOf(filter: Record<string, unknown>, sort: Record<string, unknown> = {}): ObservedShape {
+/**
+ * The shape of a filter: `{a: 1, b: {$gt: 2}}` → equality [a], range [b]; `$and` and `$or` branches
+ * merged into range. The sort as the driver sends it (a Map) or as an object.
+ */
+export function shapeOf(filter: Record<string, unknown>, sort: Record<string, unknown> | Map<string, unknown> = {}): ObservedShape {
   const eq = new Set<string>();
   const range = new Set<string>();
   const walk = (f: Record<string, unknown>, inOr: boolean) => {
     for (const [k, v] of Object.entries(f)) {
-      if (k === '$and' && Array.isArray(v)) v.forEach((b) => walk(b as Record<string, unknown>, inOr));
-      else if ((k === '$or' || k === '$nor') && Array.isArray(v)) v.forEach((b) => walk(b as Record<string, unknown>, true));
+      const branches = Array.isArray(v) ? v.filter((b): b is Record<string, unknown> => b !== null && typeof b === 'object') : [];
+      if (k === '$and' && Array.isArray(v)) branches.forEach((b) => walk(b, inOr));
+      else if ((k === '$or' || k === '$nor') && Array.isArray(v)) branches.forEach((b) => walk(b, true));
       else if (k.startsWith('$')) range.add(k);
       else if (!inOr && (!isOperatorObject(v) || (Object.keys(v).length === 1 && '$eq' in v))) eq.add(k);
       else range.add(k);
@@ -42,7 +47,8 @@ export function shapeOf(filter: Record<string, unknown>, sort: Record<string, un
   };
   walk(filter, false);
   for (const k of eq) range.delete(k);
-  return { equality: [...eq].sort(), range: [...range].sort(), sort: Object.entries(sort).map(([k, d]) => [k, Number(d) < 0 ? -1 : 1]) };
+  const order = sort instanceof Map ? [...sort] : Object.entries(sort);
+  return { equality: [...eq].sort(), range: [...range].sort(), sort: order.map(([k, d]) => [k, Number(d) < 0 ? -1 : 1]) };
 }
 
 /**
@@ -64,7 +70,7 @@ export function declaredShapeFor(collection: string, seen: ObservedShape): Query
 }
 
 /** The read a command makes, as a command `explain` accepts; undefined for commands that read nothing by filter. */
-function readOf(cmd: Record<string, any>, name: string): { collection: string; filter: Record<string, unknown>; sort?: Record<string, unknown>; explain: Record<string, unknown> } | undefined {
+function readOf(cmd: Record<string, any>, name: string): { collection: string; filter: Record<string, unknown>; sort?: Record<string, unknown> | Map<string, unknown>; explain: Record<string, unknown> } | undefined {
   const coll = cmd[name] as string;
   switch (name) {
     case 'find':
@@ -112,25 +118,46 @@ export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_
   if (!dir) return;
   const file = path.join(dir, `${process.pid}.jsonl`);
   const seen = new Set<string>();
+  // Never in the way of the query it looks at: a failure here is reported, not thrown.
+  const report = (finding: Record<string, unknown>) => {
+    try {
+      appendFileSync(file, `${JSON.stringify({ process: processName(), ...finding })}\n`);
+    } catch {
+      /* the harness's folder is gone: the run is over */
+    }
+  };
   client.on('commandStarted', (e: mongo.CommandStartedEvent) => {
+    try {
+      check(e);
+    } catch (err) {
+      report({ collection: '?', command: e.commandName, shape: { equality: [], range: [], sort: [] }, declared: null, problem: `the query check failed: ${String(err)}` });
+    }
+  });
+  const check = (e: mongo.CommandStartedEvent) => {
     if (e.commandName === 'explain') return;
     const read = readOf(e.command as Record<string, any>, e.commandName);
     if (!read || read.collection.startsWith('system.')) return;
     const shape = shapeOf(read.filter, read.sort);
     const key = `${e.databaseName.replace(/_[0-9a-f]{8}$/, '')}.${read.collection} ${e.commandName} ${JSON.stringify(shape)}`;
     if (seen.has(key)) return;
+    // Seen once explained: a shape first sent while the store is away is explained next time.
     seen.add(key);
     const match = declaredShapeFor(read.collection, shape);
     const problems = (scanned: boolean) => [...(match === undefined ? ['no declared query shape'] : []), ...(scanned ? ['collection scan'] : [])].join(' and ') || null;
-    const record = (problem: string | null, extra: Record<string, unknown> = {}) =>
-      appendFileSync(file, `${JSON.stringify({ process: processName(), collection: read.collection, command: e.commandName, shape, declared: typeof match === 'object' ? match.name : match ?? null, problem, filter: read.filter, ...extra })}\n`);
+    const record = (problem: string | null) =>
+      report({ collection: read.collection, command: e.commandName, shape, declared: typeof match === 'object' ? match.name : match ?? null, problem, filter: read.filter });
     void client
       .db(e.databaseName)
       .command({ explain: read.explain, verbosity: 'queryPlanner' })
       .then(
         (plan) => record(problems(scans(plan))),
-        // The collection may be gone (a test dropped its database): the finding is the shape alone.
-        (err: unknown) => record(problems(false), { explainError: String(err) }),
+        (err: unknown) => {
+          // The store away (a fault test) or the database dropped: the declaration is still
+          // checked, and the plan asked for again the next time this shape is sent.
+          seen.delete(key);
+          if (match === undefined) record(problems(false));
+          else if (!isStoreUnavailable(err) && !/not found|NamespaceNotFound/i.test(String(err))) record(`explain failed: ${String(err)}`);
+        },
       );
-  });
+  };
 }

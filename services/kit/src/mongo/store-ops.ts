@@ -48,9 +48,13 @@ export class StoreOpCounter {
     this.reporting = true;
     let seq = 0;
     process.on('SIGUSR2', () => {
-      const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-      writeFileSync(tmp, JSON.stringify({ seq: ++seq, pid: process.pid, at: new Date().toISOString(), ops: this.counts }));
-      renameSync(tmp, file);
+      try {
+        const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+        writeFileSync(tmp, JSON.stringify({ seq: ++seq, pid: process.pid, at: new Date().toISOString(), ops: this.counts }));
+        renameSync(tmp, file);
+      } catch {
+        /* the bench's folder is gone: nobody is reading */
+      }
     });
   }
 }

@@ -1,4 +1,4 @@
-import { declareQueries, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
+import { allByPrimaryKey, declareQueries, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A line in use: one per call in progress, numbered below the tenant's concurrency limit. */
@@ -48,13 +48,7 @@ export class LineStore {
 
   /** Every line, read in pages along the primary key. */
   async all(): Promise<Line[]> {
-    const out: Line[] = [];
-    for (let after = ''; ; ) {
-      const docs = await this.model.find({ _id: { $gt: after } }).sort({ _id: 1 }).limit(LINE_PAGE).lean<LineDoc[]>();
-      out.push(...docs.map(toLine));
-      if (docs.length < LINE_PAGE) return out;
-      after = docs[docs.length - 1]!._id;
-    }
+    return (await allByPrimaryKey(this.model, LINE_PAGE)).map(toLine);
   }
 
   /** Takes a free line below `limit` for the call; false when all are busy. */

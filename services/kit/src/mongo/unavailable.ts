@@ -1,0 +1,28 @@
+import { mongo } from 'mongoose';
+
+/** The driver's errors when the store cannot be reached, is restarting or its pool was reset. */
+const UNREACHABLE: readonly (abstract new (...args: never[]) => Error)[] = [
+  mongo.MongoNetworkError, // and MongoNetworkTimeoutError, MongoPoolClearedError
+  mongo.MongoServerSelectionError,
+  mongo.MongoServerClosedError,
+  mongo.MongoNotConnectedError,
+  mongo.MongoTopologyClosedError,
+];
+/** Server answers of a store shutting down or a replica set changing its primary. */
+const STEPPING_DOWN = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
+
+/**
+ * True when a failure means the store is away for now (down, restarting, unreachable, electing
+ * a primary): the caller should hear "unavailable, retry", not "internal error". A write that
+ * failed this way may or may not have been applied; the client's retry (with its idempotency
+ * key) settles it.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  type Err = { name?: unknown; code?: unknown; cause?: unknown; hasErrorLabel?: (l: string) => boolean };
+  for (let e = err as Err | undefined, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause as Err | undefined, depth++) {
+    if (UNREACHABLE.some((kind) => e instanceof kind) || e.name === 'MongooseServerSelectionError') return true;
+    if (typeof e.code === 'number' && STEPPING_DOWN.has(e.code)) return true;
+    if (typeof e.hasErrorLabel === 'function' && (e.hasErrorLabel('ResetPool') || e.hasErrorLabel('RetryableWriteError'))) return true;
+  }
+  return false;
+}
