@@ -181,6 +181,58 @@ async function measure(c: Candidate): Promise<void> {
   }
 }
 
+/**
+ * What counting store operations costs (kit StoreOpCounter turns the driver's command monitoring
+ * on, which also decodes every reply once more): the same reads with monitoring on and off, on
+ * the embedded store, interleaved over three rounds; the median of each.
+ */
+async function countingCost(c: Candidate): Promise<string> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'store-bench-'));
+  const [port] = await freePorts(1);
+  const url = `mongodb://127.0.0.1:${port}/?directConnection=true`;
+  const proc = c.start(dataDir, port!);
+  try {
+    await waitReady(proc, 'MongoDB ping', 120_000, () => mongoReady(url));
+    const seed = await new mongo.MongoClient(url).connect();
+    const ledger = seed.db('bench').collection<ReturnType<typeof ledgerRow>>('ledger');
+    await ledger.createIndex({ tenantId: 1, createdAt: -1 });
+    for (let i = 0; i < 20_000; i += 1000) await ledger.insertMany(Array.from({ length: 1000 }, (_, k) => ledgerRow(i + k)));
+    await seed.close();
+    const clients = {
+      off: await new mongo.MongoClient(url, { maxPoolSize: IN_FLIGHT }).connect(),
+      on: await new mongo.MongoClient(url, { maxPoolSize: IN_FLIGHT, monitorCommands: true }).connect(),
+    };
+    let counted = 0;
+    clients.on.on('commandStarted', () => counted++);
+    const reads = {
+      'point read by `_id`': (db: mongo.Db) => db.collection('ledger').findOne({ _id: `e-${Math.floor(Math.random() * 20_000)}` as never }),
+      'page of 25 (newest of a tenant)': (db: mongo.Db) => db.collection('ledger').find({ tenantId: `tenant-${Math.floor(Math.random() * TENANTS)}` }).sort({ createdAt: -1 }).limit(25).toArray(),
+    };
+    const rows: string[] = [];
+    for (const [name, read] of Object.entries(reads)) {
+      const runs = { off: [] as number[], on: [] as number[] };
+      for (let round = 0; round < 3; round++) {
+        for (const mode of ['off', 'on'] as const) runs[mode].push(await rate(() => read(clients[mode].db('bench'))));
+      }
+      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
+      const [off, on] = [median(runs.off), median(runs.on)];
+      rows.push(`| ${name} | ${Math.round(off).toLocaleString('en-US')}/s | ${Math.round(on).toLocaleString('en-US')}/s | **${((100 * on) / off).toFixed(0)} %** |`);
+    }
+    await Promise.all([clients.off.close(), clients.on.close()]);
+    return `### Counting store operations
+
+What the kit's counter costs a process (\`STORE_OPS_COUNTING\`, on by default): it turns the driver's command monitoring on,
+which also decodes every reply once more. The same reads, ${IN_FLIGHT} in flight, on ${c.name} with 20,000 documents,
+monitoring off and on interleaved over three rounds (${SECONDS} s each), medians; ${counted.toLocaleString('en-US')} commands counted.
+
+| read | monitoring off | on | on / off |
+|---|---|---|---|
+${rows.join('\n')}`;
+  } finally {
+    await proc.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const all = candidates();
   for (const c of all) {
@@ -191,6 +243,7 @@ async function main(): Promise<void> {
       for (const row of table.values()) if (!row.has(c.name)) row.set(c.name, ['failed']);
     }
   }
+  const cost = await countingCost(all[all.length - 1]!).catch((err: unknown) => `### Counting store operations\n\nNot measured: ${String(err)}`);
   const sizes = SIZES.map((s) => (s >= 1_000_000 ? `${s / 1_000_000} M` : `${s / 1000} k`)).join(' → ');
   const lines = [...table].map(([row, byCandidate]) => `| ${row} | ${all.map((c) => (byCandidate.get(c.name) ?? ['—']).join(' → ')).join(' | ')} |`);
   writePerformanceSection(
@@ -207,6 +260,8 @@ The embedded store (decision 0110) is the last column: the Rust server with \`--
 | property | ${all.map((c) => c.name).join(' | ')} |
 |---|${all.map(() => '---|').join('')}
 ${lines.join('\n')}
+
+${cost}
 `,
   );
 }

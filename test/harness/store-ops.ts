@@ -71,14 +71,16 @@ export function storeOpsDelta(before: StoreOpsByProcess, after: StoreOpsByProces
 export function perOperation(delta: ReturnType<typeof storeOpsDelta>, count: number, unit: string): string {
   if (count <= 0) return `no ${unit} to divide by`;
   const f = (n: number) => (n / count).toFixed(n / count >= 10 ? 0 : 1);
-  const procs = Object.entries(delta.byProcess).sort((a, b) => b[1] - a[1]);
+  // What rounds to nothing per operation (background polls of the same seconds) is left out.
+  const visible = (n: number) => n / count >= 0.05;
+  const procs = Object.entries(delta.byProcess).filter(([, n]) => visible(n)).sort((a, b) => b[1] - a[1]);
   const parts = procs.map(([p, n]) => {
     const colls = Object.entries(delta.byCollection)
-      .filter(([k]) => k.startsWith(`${p}.`))
+      .filter(([k, m]) => k.startsWith(`${p}.`) && visible(m))
       .sort((a, b) => b[1] - a[1])
       .slice(0, 4)
       .map(([k, m]) => `${k.slice(p.length + 1)} ${f(m)}`);
-    return `${p} ${f(n)}: ${colls.join(', ')}`;
+    return colls.length > 0 ? `${p} ${f(n)}: ${colls.join(', ')}` : `${p} ${f(n)}`;
   });
   return `${f(delta.total)} per ${unit} (${parts.join('; ')})`;
 }

@@ -1,5 +1,6 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { google } from '@voiceapi/proto';
+import { mongo } from 'mongoose';
 import { commonReasons, defineReasons, domainErrorOf, fromGrpcError, toGrpcError } from './errors';
 
 const asServiceError = (e: Partial<ServiceError>) => e as ServiceError;
@@ -52,11 +53,12 @@ describe('error mapping across gRPC', () => {
 
 describe('domainErrorOf', () => {
   it('answers the store being away as service_unavailable, and anything unknown as nothing', () => {
-    const network = Object.assign(new Error('connect ECONNREFUSED'), { name: 'MongoNetworkError' });
-    const wrapped = Object.assign(new Error('server selection'), { name: 'MongooseServerSelectionError' });
-    const labelled = Object.assign(new Error('pool cleared'), { name: 'MongoServerError', hasErrorLabel: (l: string) => l === 'RetryableWriteError' });
-    for (const e of [network, wrapped, labelled, new Error('outer', { cause: network })]) expect(domainErrorOf(e)?.reasonCode).toBe('service_unavailable');
+    const network = new mongo.MongoNetworkError('connect ECONNREFUSED 127.0.0.1:27017');
+    const selection = Object.assign(new Error('server selection'), { name: 'MongooseServerSelectionError' });
+    const shuttingDown = new mongo.MongoServerError({ code: 91, errmsg: 'The server is in quiesce mode and will shut down' });
+    const labelled = new mongo.MongoServerError({ code: 262, errmsg: 'exceeded time limit', errorLabels: ['RetryableWriteError'] });
+    for (const e of [network, selection, shuttingDown, labelled, new Error('outer', { cause: network })]) expect(domainErrorOf(e)?.reasonCode).toBe('service_unavailable');
     expect(domainErrorOf(new Error('a bug'))).toBeUndefined();
-    expect(domainErrorOf(Object.assign(new Error('dup'), { name: 'MongoServerError', code: 11000 }))).toBeUndefined();
+    expect(domainErrorOf(new mongo.MongoServerError({ code: 11000, errmsg: 'E11000 duplicate key error' }))).toBeUndefined();
   });
 });
