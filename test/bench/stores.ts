@@ -152,7 +152,10 @@ async function measure(c: Candidate): Promise<void> {
     // Acknowledged writes lost to a SIGKILL under insert load.
     const acknowledged: string[] = [];
     let stop = false;
-    const crash = db.collection<{ _id: string }>('crash');
+    // Writes in flight at the kill give up within 2 s (the driver retries once, selecting a server).
+    await client.close(true);
+    client = await new mongo.MongoClient(url, { maxPoolSize: IN_FLIGHT, serverSelectionTimeoutMS: 2_000 }).connect();
+    const crash = client.db('bench').collection<{ _id: string }>('crash');
     const writers = Array.from({ length: IN_FLIGHT }, async (_, w) => {
       for (let i = 0; !stop; i++) {
         try {

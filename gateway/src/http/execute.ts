@@ -75,6 +75,9 @@ function execution(surface: Surface, route: AnyRoute): Execute {
   const idempotency = route.method === 'post' ? surface.idempotency : undefined;
   const schema = bodyKind(route)?.kind === 'json' ? (route.body as AnyZod) : undefined;
   const name = `${route.method.toUpperCase()} ${route.path}`;
+  // The parameters it defines, known when the route is mounted (a route whose query schema has
+  // no keys to read fails at start, not on a request).
+  const definedParams = queryParams(route.query);
 
   return async (req, res, locals, rawBody, upload) => {
     const { requestId, auth } = locals;
@@ -94,6 +97,10 @@ function execution(surface: Surface, route: AnyRoute): Execute {
       if (r instanceof Invalid) return answerInvalid(res, r, reader);
       params = r;
     }
+    // Strict: a parameter the route does not define is refused, never ignored (with the
+    // "simple" query parser, `type[$ne]=x` is a parameter named `type[$ne]`).
+    const undefinedParams = Object.keys(req.query as object).filter((k) => !definedParams.has(k));
+    if (undefinedParams.length > 0) return answerInvalid(res, unknownParams(undefinedParams), reader);
     if (route.query) {
       const r = parse(route.query, req.query, 'query');
       if (r instanceof Invalid) return answerInvalid(res, r, reader);
@@ -213,6 +220,21 @@ class Invalid {
     readonly message: string,
     readonly details: { path: string; message: string }[],
   ) {}
+}
+
+const NO_PARAMS = new Set<string>();
+
+/** The query parameters a route defines: the keys of its query schema (an object schema). */
+function queryParams(schema: AnyZod | undefined): Set<string> {
+  if (!schema) return NO_PARAMS;
+  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+  if (!shape) throw new Error("a route's query schema must be an object schema (its keys are the parameters it defines)");
+  return new Set(Object.keys(shape));
+}
+
+function unknownParams(names: string[]): Invalid {
+  const details = names.map((n) => ({ path: `query.${n}`, message: 'is not a parameter of this endpoint' }));
+  return new Invalid(`invalid query: ${details[0]!.path} ${details[0]!.message}`, details);
 }
 
 function parse(schema: AnyZod, value: unknown, where: 'path' | 'query' | 'body'): unknown {

@@ -7,6 +7,7 @@ import express from 'express';
 import type { ServiceClients } from '../clients';
 import type { OperatorUseCases } from '../operator/operator';
 import { adminAreas, routesOf, signedAreas, tagsOf, tenantAreas, type Area } from '../routes';
+import { registerWebhookPayloads } from '../routes/webhooks';
 import { mountRoutes } from './mount';
 import { adminRegistry, buildDocument, tenantRegistry } from './openapi';
 import { defineRoute, operationIdOf } from './route';
@@ -19,6 +20,8 @@ const deps = { clients: {} as ServiceClients, operator: {} as OperatorUseCases }
 
 function documentOf(kind: 'tenant' | 'admin'): Record<string, any> {
   const registry = kind === 'tenant' ? tenantRegistry() : adminRegistry();
+  // The webhook payloads are in the tenant document, as app.ts registers them.
+  if (kind === 'tenant') registerWebhookPayloads(registry);
   const areas: Area[] = kind === 'tenant' ? tenantAreas : adminAreas;
   mountRoutes(express.Router(), { kind, prefix: kind === 'tenant' ? '/api/v1' : '/admin/v1', registry, bodyLimitBytes: 1024, log }, routesOf(areas, deps));
   // The signed routes (recordings) are in the tenant document, as app.ts mounts them.
@@ -176,6 +179,20 @@ describe('the OpenAPI documents say what the server enforces', () => {
   it('says a replayed Idempotency-Key answers the stored answer even after the resource was deleted', () => {
     const header = (tenant.paths['/api/v1/companies'].post.parameters as { name: string; in: string; description: string }[]).find((p) => p.name === 'Idempotency-Key');
     expect(header?.description).toMatch(/even if the resource it names was changed or deleted since/);
+  });
+
+  it('resolves every $ref within the document (webhook payloads included), as SDK generators need', () => {
+    for (const [name, doc] of Object.entries({ tenant, admin })) {
+      const refs = new Set<string>();
+      const walk = (v: unknown): void => {
+        if (Array.isArray(v)) v.forEach(walk);
+        else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) k === '$ref' && typeof x === 'string' ? refs.add(x) : walk(x);
+      };
+      walk(doc);
+      const missing = [...refs].filter((r) => !r.startsWith('#/') || r.slice(2).split('/').reduce<any>((at, part) => at?.[part], doc) === undefined);
+      expect({ name, missing }).toEqual({ name, missing: [] });
+    }
+    expect(Object.keys(tenant.webhooks ?? {})).toHaveLength(5);
   });
 
   it("passes Redocly's recommended rules without an error (offline)", async () => {

@@ -101,6 +101,9 @@ export function webhookOperatorRoutes(clients: ServiceClients, op: OperatorUseCa
 /** The payloads tenants receive, in the tenant document's `webhooks` section. */
 export function registerWebhookPayloads(registry: OpenAPIRegistry): void {
   for (const p of WEBHOOK_PAYLOADS) {
+    // Named in components too: the generator refers to each payload there but adds only those
+    // that paths use, and SDK generators refuse a reference that does not resolve.
+    registry.register(p.name, p.schema);
     registry.registerWebhook({
       method: 'post',
       path: p.type,
@@ -108,6 +111,8 @@ export function registerWebhookPayloads(registry: OpenAPIRegistry): void {
       description: 'POSTed as JSON with `webhook-id` (the same for every attempt), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,<base64>`, two during a secret rotation). Verify with a Standard Webhooks library and the endpoint’s secret; answer 2xx within 15 s.',
       request: { body: { content: { 'application/json': { schema: p.schema } } } },
       responses: { 200: { description: 'Received (any 2xx)' }, 410: { description: 'Gone: the endpoint is disabled' } },
+      // Sent by the platform, authenticated by its signature (above), not by a key of the tenant's.
+      security: [],
     });
   }
 }

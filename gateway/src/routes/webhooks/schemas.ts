@@ -59,10 +59,13 @@ export const RecoverBody = z
   .strict();
 
 // What tenants receive: `{ type, timestamp, data }`, signed per Standard Webhooks.
-const envelope = <T extends string, D extends z.ZodTypeAny>(type: T, data: D, name: string) =>
-  z
-    .object({ type: z.literal(type), timestamp: z.iso.datetime().openapi({ description: 'When it happened' }), data })
-    .openapi(name);
+/** One payload: its type, the name of its schema in the document's components, and its data. */
+const payload = <T extends string, D extends z.ZodTypeAny>(type: T, name: string, summary: string, data: D) => ({
+  type,
+  name,
+  summary,
+  schema: z.object({ type: z.literal(type), timestamp: z.iso.datetime().openapi({ description: 'When it happened' }), data }).openapi(name),
+});
 
 const Sandbox = z.boolean().openapi({ description: 'True when a sandbox key caused it' });
 
@@ -80,37 +83,32 @@ const CallBilledData = z.object({
 });
 
 export const WEBHOOK_PAYLOADS = [
-  { type: 'call.outbound.billed', summary: 'An outbound call’s charge was posted (or it was settled without one)', schema: envelope('call.outbound.billed', CallBilledData, 'CallOutboundBilledEvent') },
-  { type: 'call.inbound.billed', summary: 'An inbound call’s charge was posted (or it was settled without one)', schema: envelope('call.inbound.billed', CallBilledData, 'CallInboundBilledEvent') },
-  {
-    type: 'credits.usage',
-    summary: 'Credit was spent: one per debit row of the ledger (calls, numbers, uploads)',
-    schema: envelope(
-      'credits.usage',
-      z.object({
-        transactionId: z.string(),
-        type: z.string().openapi({ description: 'The ledger row’s type: `call_deduction`, `number_purchase`, `knowledge_upload`, …' }),
-        credits: z.number().int().openapi({ description: 'Credits spent (positive)' }),
-        balanceAfter: z.number().int(),
-        callId: z.string().optional(),
-        reference: z.string(),
-        sandbox: Sandbox,
-      }),
-      'CreditsUsageEvent',
-    ),
-  },
-  {
-    type: 'contact.status_changed',
-    summary: 'A contact moved to another status',
-    schema: envelope(
-      'contact.status_changed',
-      z.object({ contactId: z.string(), campaignId: z.string(), status: z.string(), previousStatus: z.string(), endReason: z.string().optional(), sandbox: Sandbox }),
-      'ContactStatusChangedEvent',
-    ),
-  },
-  {
-    type: 'agent.script_ready',
-    summary: 'An inbound agent’s script finished generating',
-    schema: envelope('agent.script_ready', z.object({ agentId: z.string(), inboundScriptStatus: z.literal('ready'), generatedAt: z.iso.datetime().optional(), sandbox: Sandbox }), 'AgentScriptReadyEvent'),
-  },
+  payload('call.outbound.billed', 'CallOutboundBilledEvent', 'An outbound call’s charge was posted (or it was settled without one)', CallBilledData),
+  payload('call.inbound.billed', 'CallInboundBilledEvent', 'An inbound call’s charge was posted (or it was settled without one)', CallBilledData),
+  payload(
+    'credits.usage',
+    'CreditsUsageEvent',
+    'Credit was spent: one per debit row of the ledger (calls, numbers, uploads)',
+    z.object({
+      transactionId: z.string(),
+      type: z.string().openapi({ description: 'The ledger row’s type: `call_deduction`, `number_purchase`, `knowledge_upload`, …' }),
+      credits: z.number().int().openapi({ description: 'Credits spent (positive)' }),
+      balanceAfter: z.number().int(),
+      callId: z.string().optional(),
+      reference: z.string(),
+      sandbox: Sandbox,
+    }),
+  ),
+  payload(
+    'contact.status_changed',
+    'ContactStatusChangedEvent',
+    'A contact moved to another status',
+    z.object({ contactId: z.string(), campaignId: z.string(), status: z.string(), previousStatus: z.string(), endReason: z.string().optional(), sandbox: Sandbox }),
+  ),
+  payload(
+    'agent.script_ready',
+    'AgentScriptReadyEvent',
+    'An inbound agent’s script finished generating',
+    z.object({ agentId: z.string(), inboundScriptStatus: z.literal('ready'), generatedAt: z.iso.datetime().optional(), sandbox: Sandbox }),
+  ),
 ] as const;

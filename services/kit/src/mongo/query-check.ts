@@ -1,8 +1,10 @@
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Model, mongo } from 'mongoose';
-import { isStoreUnavailable } from './unavailable';
+import { mongo, type Model } from 'mongoose';
 import type { QueryShape } from './query-shapes';
+import { isStoreUnavailable } from './unavailable';
+
+const { MongoServerError } = mongo;
 
 /**
  * The queries each collection's store declares (beside its indexes), by collection name, so a
@@ -156,7 +158,9 @@ export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_
           // checked, and the plan asked for again the next time this shape is sent.
           seen.delete(key);
           if (match === undefined) record(problems(false));
-          else if (!isStoreUnavailable(err) && !/not found|NamespaceNotFound/i.test(String(err))) record(`explain failed: ${String(err)}`);
+          // Only the store refusing to explain is a finding; the process closing its client at
+          // shutdown, or a dropped namespace, is not.
+          else if (err instanceof MongoServerError && !isStoreUnavailable(err) && !/not found|NamespaceNotFound/i.test(String(err))) record(`explain failed: ${String(err)}`);
         },
       );
   };

@@ -36,5 +36,7 @@ describe('unservedShapes', () => {
 
   it('serves a lookup by _id from the implicit index', () => {
     expect(unservedShapes(schemaWith(), [{ name: 'byId', equality: ['_id'] }])).toEqual([]);
+    // A bound on the sorted field: the sort's place in the index serves it.
+    expect(unservedShapes(schemaWith({ createdAt: 1 }), [{ name: 'due', equality: [], sort: { createdAt: 1 }, range: ['createdAt'] }])).toEqual([]);
   });
 });

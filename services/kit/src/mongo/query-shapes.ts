@@ -50,7 +50,8 @@ function serves(keys: IndexKeys, shape: QueryShape): boolean {
     }
   }
 
-  const range = new Set(shape.range ?? []);
+  // A bound on a field the query also sorts by is served where the sort is.
+  const range = new Set((shape.range ?? []).filter((f) => !(f in (shape.sort ?? {}))));
   const tail = fields.slice(i, i + range.size);
   return tail.length === range.size && tail.every((f) => range.has(f));
 }

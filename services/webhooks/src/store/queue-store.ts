@@ -39,7 +39,7 @@ export const dispatcherSchema = new Schema<DispatcherDoc>({ _id: String, aliveUn
 dispatcherSchema.index({ aliveUntil: 1 });
 export const dispatcherQueryShapes: QueryShape[] = [{ name: 'lapsed', equality: [], range: ['aliveUntil'] }];
 
-export const queueQueryShapes: QueryShape[] = [{ name: 'sweep: due deliveries', equality: [], range: ['dueAt'] }];
+export const queueQueryShapes: QueryShape[] = [{ name: 'sweep: due deliveries', equality: [], sort: { dueAt: 1 }, range: ['dueAt'] }];
 export const claimQueryShapes: QueryShape[] = [{ name: 'a dead or stopping replica’s claims', equality: ['owner'] }];
 
 export interface QueuedDelivery {
