@@ -11,8 +11,9 @@ const { LeadsEvent, BillingEvent } = voiceapi.events.v1;
 
 /**
  * Follows the leads stream: queues every dial request (idempotent by dial id: a redelivery is
- * queued once) and erases the calls' personal data of each deleted contact (idempotent too).
- * Both are keyed by contact, so a contact's deletion comes after its dial requests.
+ * queued once), drops the waiting dials of a contact cancelled or deleted, and erases the calls'
+ * personal data of each deleted contact (idempotent too). All are keyed by contact, so a
+ * contact's cancellation or deletion comes after its dial requests.
  */
 export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: Calls): EventSubscriber {
   return subscriber.on(LeadsEvent, async (event) => {
@@ -34,7 +35,13 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
       case 'contactDeleted': {
         const d = event.event.contactDeleted;
         if (!d.tenantId || !d.contactId) throw new Error('ContactDeleted lacks a tenant or contact');
+        await dialer.forgetContact(d.tenantId, d.contactId);
         await calls.eraseContact(liveScope(d.tenantId), d.contactId);
+        return;
+      }
+      case 'contactStatusChanged': {
+        const c = event.event.contactStatusChanged;
+        if (c.status === 'cancelled' && c.tenantId && c.contactId) await dialer.forgetContact(c.tenantId, c.contactId);
         return;
       }
       default:

@@ -34,10 +34,16 @@ export const queuedSchema = new Schema<QueuedDoc>(
   },
   { collection: 'dial_queue', versionKey: false },
 );
-// Serves `due` (the dispatcher's poll, oldest first). Dispatched requests are deleted, so the
-// queue holds only waiting work and the poll stays small on a store without indexes too.
-queuedSchema.index({ queuedAt: 1 });
-export const queuedQueryShapes: QueryShape[] = [{ name: 'due', equality: [], sort: { queuedAt: 1 } }];
+// Serves `a tenant's due dials` (oldest due first) and `tenants waiting` (a distinct scan of its
+// prefix). Dispatched requests are deleted, so the queue holds only waiting work.
+queuedSchema.index({ tenantId: 1, notBefore: 1 });
+// Serves `a contact's dials` (dropped when the contact is cancelled or erased).
+queuedSchema.index({ tenantId: 1, contactId: 1 });
+export const queuedQueryShapes: QueryShape[] = [
+  { name: 'tenants waiting', equality: [] },
+  { name: "a tenant's due dials", equality: ['tenantId'], sort: { notBefore: 1 }, range: ['notBefore'] },
+  { name: "a contact's dials", equality: ['tenantId', 'contactId'] },
+];
 
 export class DialQueueStore {
   private readonly model: Model<QueuedDoc>;
@@ -59,9 +65,20 @@ export class DialQueueStore {
     }
   }
 
-  async waiting(limit: number): Promise<QueuedDial[]> {
-    const docs = await this.model.find({}).sort({ queuedAt: 1 }).limit(limit).lean<QueuedDoc[]>();
+  /** The tenants with dials in the queue (due or not). */
+  async tenantsWaiting(): Promise<string[]> {
+    return this.model.distinct('tenantId');
+  }
+
+  /** A tenant's dials due by `now`, the longest due first. */
+  async due(tenantId: string, now: Date, limit: number): Promise<QueuedDial[]> {
+    const docs = await this.model.find({ tenantId, notBefore: { $lte: now } }).sort({ notBefore: 1 }).limit(limit).lean<QueuedDoc[]>();
     return docs.map(({ _id, ...rest }) => ({ dialId: _id, ...rest }));
+  }
+
+  /** Drops a contact's waiting dials (cancelled or erased); the number dropped. */
+  async removeContact(tenantId: string, contactId: string): Promise<number> {
+    return (await this.model.deleteMany({ tenantId, contactId })).deletedCount;
   }
 
   async postpone(dialId: string, until: Date): Promise<void> {

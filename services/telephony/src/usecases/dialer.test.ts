@@ -6,8 +6,8 @@ const flush = () => new Promise((r) => setImmediate(r));
 // The dispatcher's coalescing, without stores: what matters here is when a pass runs, not what it does.
 function dialerWith(lease: { held: boolean }) {
   const log = { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
-  const waiting = jest.fn(async () => []);
-  const deps = { queue: { waiting }, lease: lease as Lease, log, now: () => new Date(), intervalMs: 60_000 } as unknown as DialerDeps;
+  const waiting = jest.fn(async () => [] as string[]);
+  const deps = { queue: { tenantsWaiting: waiting }, lease: lease as Lease, log, now: () => new Date(), intervalMs: 60_000 } as unknown as DialerDeps;
   return { dialer: new Dialer(deps), waiting };
 }
 

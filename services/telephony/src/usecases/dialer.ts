@@ -37,8 +37,16 @@ export class Dialer {
   private again = false;
   private readonly inFlight = new Map<string, Promise<void>>();
   private stopped = false;
+  /** Where the next pass starts in the list of tenants, so none is always served first. */
+  private turn = 0;
 
   constructor(private readonly d: DialerDeps) {}
+
+  /** Drops the waiting dials of a contact that was cancelled or erased (idempotent). */
+  async forgetContact(tenantId: string, contactId: string): Promise<void> {
+    const dropped = await this.d.queue.removeContact(tenantId, contactId);
+    if (dropped > 0) this.d.metrics?.dials.add(dropped, { result: 'contact_gone' });
+  }
 
   /** Accepts a dial request (idempotent by dial id). */
   async enqueue(req: Omit<QueuedDial, 'queuedAt' | 'notBefore'>): Promise<void> {
@@ -87,15 +95,22 @@ export class Dialer {
     }
   }
 
-  /** One pass: each tenant's waiting dials, oldest first, onto its free lines. */
+  /**
+   * One pass: every tenant with waiting dials, in turn, gets its due dials (longest due first)
+   * onto its own free lines. A tenant's backlog waits for that tenant's lines only, so it never
+   * delays another tenant's calls; dials not yet due are not read at all.
+   */
   async dispatch(): Promise<number> {
     const now = this.d.now();
-    const waiting = (await this.d.queue.waiting(1_000)).filter((q) => q.notBefore <= now && !this.inFlight.has(q.dialId));
-    const byTenant = new Map<string, QueuedDial[]>();
-    for (const q of waiting) byTenant.set(q.tenantId, [...(byTenant.get(q.tenantId) ?? []), q]);
+    const tenants = await this.d.queue.tenantsWaiting();
+    const start = tenants.length > 0 ? this.turn++ % tenants.length : 0;
     let started = 0;
-    for (const [tenantId, dials] of byTenant) {
+    for (const tenantId of [...tenants.slice(start), ...tenants.slice(0, start)]) {
       const limit = await this.d.settings.maxConcurrentCalls(tenantId);
+      const free = limit - (await this.d.lines.held(tenantId)).length;
+      if (free <= 0) continue;
+      // Dials being set up hold lines already (counted above) and are still queued: read past them.
+      const dials = (await this.d.queue.due(tenantId, now, limit)).filter((q) => !this.inFlight.has(q.dialId)).slice(0, free);
       for (const q of dials) {
         const callId = outboundCallId(tenantId, q.dialId);
         if (!(await this.d.lines.take(tenantId, callId, limit, now))) break;

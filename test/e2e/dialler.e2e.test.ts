@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import mongoose from 'mongoose';
+import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
+
+// The dialler is shared by every tenant and fair to each (issue 21 §3): one tenant's backlog on
+// few lines never delays another tenant's calls, and a cancelled contact's waiting dial is dropped
+// at once. Calls run in real time here (no speed-up), so a tenant's one line stays busy.
+describe('the dialler, shared by every tenant', () => {
+  let sys: System;
+  let gw: string;
+  let telephonyDb: mongoose.Connection;
+  const scopes = ['calls:read', 'leads:read', 'leads:write', 'credits:read'];
+
+  beforeAll(async () => {
+    sys = await startSystem({ serviceEnv: { leads: { CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' } } });
+    gw = sys.gateways[0]!.url;
+    telephonyDb = await mongoose.createConnection(sys.env.MONGO_URL!, { dbName: sys.gatewayDb.replace(/^gateway_/, 'telephony_') }).asPromise();
+  });
+  afterAll(async () => {
+    await telephonyDb?.close();
+    await sys?.stop();
+  });
+
+  const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  const api = (key: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
+  async function eventually(what: string, read: () => Promise<CallResult | number>, done: (r: any) => boolean, timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await read();
+      if (done(r)) return;
+      if (Date.now() > until) throw new Error(`not in time: ${what} (last: ${JSON.stringify(typeof r === 'number' ? r : r.body).slice(0, 300)})`);
+      await new Promise((res) => setTimeout(res, 250));
+    }
+  }
+  async function tenant(lines?: number) {
+    const t = await tenantWithKey(gw, { scopes, rateLimitPerSecond: 100_000 });
+    expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 1_000_000 })).status).toBe(201);
+    if (lines !== undefined) expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: lines }, 'PUT')).status).toBe(200);
+    const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: `c ${randomBytes(2).toString('hex')}`, maxCallSeconds: 300 });
+    expect(c.status).toBe(201);
+    expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
+    return { ...t, campaignId: c.body.campaign.id as string };
+  }
+  let next = 0;
+  /** A distinct number whose last four digits (1000–9999) make the simulator answer and talk 15–180 s. */
+  const phone = (n: number) => `+1415${200 + Math.floor(n / 9000)}${1000 + (n % 9000)}`;
+  /** Leads with distinct numbers, a few at a time. */
+  async function leads(t: { key: string; campaignId: string }, count: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i += 25) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(25, count - i) }, () =>
+          api(t.key, '/leads', { campaignId: t.campaignId, phone: phone(next++), name: 'Ada', channel: 'call', consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' } }),
+        ),
+      );
+      for (const r of batch) {
+        expect(r.status).toBe(202);
+        ids.push(r.body.contactId as string);
+      }
+    }
+    return ids;
+  }
+  const queued = (tenantId: string, contactId?: string) => telephonyDb.collection('dial_queue').countDocuments({ tenantId, ...(contactId && { contactId }) });
+
+  it("dials another tenant's leads at once while one tenant's backlog waits for its single line", async () => {
+    const busy = await tenant(1);
+    await leads(busy, 1_100);
+    // The busy tenant's backlog is queued in telephony, past the 1,000 a pass once read.
+    await eventually('the backlog queued', () => queued(busy.tenantId), (n: number) => n >= 1_050, 60_000);
+
+    const other = await tenant();
+    const contacts = await leads(other, 5);
+    await eventually(
+      "the other tenant's five leads dialled",
+      () => api(other.key, '/calls?limit=25'),
+      (r: CallResult) => r.status === 200 && r.body.calls.length === 5 && r.body.calls.every((c: any) => c.status !== 'queued'),
+      20_000,
+    );
+    const calls = (await api(other.key, '/calls?limit=25')).body.calls as { contactId: string }[];
+    expect(new Set(calls.map((c) => c.contactId))).toEqual(new Set(contacts));
+    // And the busy tenant never has more than its one line.
+    expect((await api(busy.key, '/calls/active')).body.calls.length).toBeLessThanOrEqual(1);
+  }, 120_000);
+
+  it("drops a cancelled contact's waiting dial at once", async () => {
+    const t = await tenant(1);
+    const both = await leads(t, 2);
+    // One is dialled onto the tenant's one line; the other waits for it (either may come first).
+    await eventually('one lead dialled, the other waiting for the line', () => queued(t.tenantId), (n: number) => n === 1, 20_000);
+    const waiting = (await telephonyDb.collection('dial_queue').findOne({ tenantId: t.tenantId }))!.contactId as string;
+    expect(both).toContain(waiting);
+    expect((await api(t.key, `/contacts/${waiting}/cancel`, undefined, 'POST')).status).toBe(200);
+    await eventually("the cancelled contact's dial dropped", () => queued(t.tenantId, waiting), (n: number) => n === 0, 10_000);
+    // The other's call goes on; the cancelled contact has none.
+    expect((await api(t.key, `/contacts/${waiting}/calls`)).body.calls).toEqual([]);
+  }, 60_000);
+});
