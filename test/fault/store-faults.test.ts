@@ -73,13 +73,7 @@ describe('the store killed with SIGKILL under load', () => {
     let conn: Conns;
 
     beforeAll(async () => {
-      const shared = process.env.MONGO_URL;
-      process.env.MONGO_URL = store.url;
-      try {
-        sys = await startSystem({ gateways: 1, serviceEnv });
-      } finally {
-        process.env.MONGO_URL = shared;
-      }
+      sys = await startSystem({ gateways: 1, serviceEnv, servers: { MONGO_URL: store.url } });
       conn = await connect(sys);
     });
     afterAll(async () => {

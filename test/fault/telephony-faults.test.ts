@@ -41,18 +41,12 @@ describe('Kafka restarted mid-stream', () => {
 
   beforeAll(async () => {
     // A broker of this suite's own, so stopping it disturbs no other suite; the system is started
-    // against it (the harness reads the brokers from the environment once, at start).
+    // against it.
     const dataDir = mkdtempSync(path.join(tmpdir(), 'telephony-kafka-'));
     const [port, controllerPort] = [await freePort(), await freePort()];
     restart = () => startKafka({ dataDir, port, controllerPort });
     broker = await restart();
-    const shared = process.env.KAFKA_BROKERS;
-    process.env.KAFKA_BROKERS = broker.brokers.join(',');
-    try {
-      sys = await startSystem({ gateways: 0, serviceEnv });
-    } finally {
-      process.env.KAFKA_BROKERS = shared;
-    }
+    sys = await startSystem({ gateways: 0, serviceEnv, servers: { KAFKA_BROKERS: broker.brokers.join(',') } });
     conn = await connect(sys);
   });
   afterAll(async () => {

@@ -52,6 +52,8 @@ export async function startSystem(
     /** Services of the manifest not to start (a suite that needs one absent, e.g. no dialler). */
     without?: string[];
     /** e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */ gatewayNodeArgs?: string[];
+    /** Servers of the suite's own instead of the harness's (a fault test that stops its store or broker). */
+    servers?: { MONGO_URL?: string; KAFKA_BROKERS?: string };
   } = {},
 ): Promise<System> {
   const serviceEnv = opts.serviceEnv ?? {};
@@ -72,7 +74,7 @@ export async function startSystem(
     services: {},
     ports,
     gatewayDb: `${gw.mongoDb}_${suffix}`,
-    env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS! },
+    env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, ...opts.servers },
     async startService(name, extra = {}) {
       const s = manifest.services.find((x) => x.name === name);
       if (!s) throw new Error(`${name} is not a gRPC service of services/manifest.json`);

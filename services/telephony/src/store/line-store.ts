@@ -51,18 +51,23 @@ export class LineStore {
     return (await allByPrimaryKey(this.model, LINE_PAGE)).map(toLine);
   }
 
-  /** Takes a free line below `limit` for the call; false when all are busy. */
-  async take(tenantId: string, callId: string, limit: number, now: Date): Promise<boolean> {
-    const held = await this.held(tenantId);
-    if (held.some((l) => l.callId === callId)) return true;
+  /**
+   * Takes a free line below `limit` for the call; false when all are busy. `held` is the
+   * tenant's lines as the caller last read them (read here when not given), and gains the line
+   * taken: it may be stale, since the insert of a line decides, whoever took it meanwhile.
+   */
+  async take(tenantId: string, callId: string, limit: number, now: Date, held?: Line[]): Promise<boolean> {
+    const lines = held ?? (await this.held(tenantId));
+    if (lines.some((l) => l.callId === callId)) return true;
     // Lines above a lowered limit still count until their calls end.
-    if (held.length >= limit) return false;
-    const busy = new Set(held.map((l) => l.id));
+    if (lines.length >= limit) return false;
+    const busy = new Set(lines.map((l) => l.id));
     for (let n = 0; n < limit; n++) {
       const id = `${tenantId}:${n}`;
       if (busy.has(id)) continue;
       try {
         await this.model.create({ _id: id, tenantId, callId, takenAt: now });
+        lines.push({ id, tenantId, callId, takenAt: now });
         return true;
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;

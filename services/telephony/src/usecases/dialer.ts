@@ -107,13 +107,15 @@ export class Dialer {
     let started = 0;
     for (const tenantId of [...tenants.slice(start), ...tenants.slice(0, start)]) {
       const limit = await this.d.settings.maxConcurrentCalls(tenantId);
-      const free = limit - (await this.d.lines.held(tenantId)).length;
+      // Read once per tenant and pass: each line taken below is added to it.
+      const held = await this.d.lines.held(tenantId);
+      const free = limit - held.length;
       if (free <= 0) continue;
       // Dials being set up hold lines already (counted above) and are still queued: read past them.
       const dials = (await this.d.queue.due(tenantId, now, limit)).filter((q) => !this.inFlight.has(q.dialId)).slice(0, free);
       for (const q of dials) {
         const callId = outboundCallId(tenantId, q.dialId);
-        if (!(await this.d.lines.take(tenantId, callId, limit, now))) break;
+        if (!(await this.d.lines.take(tenantId, callId, limit, now, held))) break;
         const p = this.place(q, callId).finally(() => this.inFlight.delete(q.dialId));
         this.inFlight.set(q.dialId, p);
         started++;
