@@ -6,9 +6,12 @@ import { z } from './zod';
 
 /** The OpenAPI side of a route: its operation, request body kinds and every answer it can give. */
 
+/** Every surface refuses the same way: a body or parameter that does not fit, or a query parameter it does not define. */
+const INVALID = 'Invalid request (`validation_error`, with `details` naming each field): a body or path that does not fit, or a query parameter the endpoint does not define or in a form it does not take (`type[$ne]=`, `page[]=`, given twice)';
+
 const COMMON_ERRORS: Record<Surface['kind'], Record<number, string>> = {
   tenant: {
-    400: 'Invalid request (`validation_error`, with `details`)',
+    400: INVALID,
     401: 'Missing, malformed, unknown or inactive key (`unauthorized`)',
     429: 'Rate limit exceeded (`rate_limited`); see `Retry-After` and `RateLimit-*` headers',
     500: 'Unexpected failure (`internal_error`)',
@@ -16,12 +19,12 @@ const COMMON_ERRORS: Record<Surface['kind'], Record<number, string>> = {
     504: 'A backing service did not answer in time (`upstream_timeout`)',
   },
   signed: {
-    400: 'Invalid request (`validation_error`, with `details`)',
+    400: INVALID,
     500: 'Unexpected failure (`internal_error`)',
     503: 'Kill switch on (`api_globally_disabled`) or a service is down (`service_unavailable`)',
   },
   admin: {
-    400: 'Invalid request (`validation_error`, with `details`)',
+    400: INVALID,
     401: 'Missing or wrong operator token (`unauthorized`)',
     429: 'Too many wrong operator tokens from this address (`rate_limited`); every request from it is refused until `Retry-After`',
     500: 'Unexpected failure (`internal_error`)',
