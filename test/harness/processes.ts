@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 
@@ -36,6 +37,12 @@ export function startProcess(name: string, entry: string, env: Record<string, st
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
+  // TEST_LOG_DIR keeps every process's whole output (the harness otherwise keeps its last 20 kB for errors).
+  if (process.env.TEST_LOG_DIR) {
+    const file = createWriteStream(path.join(process.env.TEST_LOG_DIR, `${name}-${child.pid}.log`));
+    child.stdout?.pipe(file, { end: false });
+    child.stderr?.pipe(file, { end: false });
+  }
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     name,

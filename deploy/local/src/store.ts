@@ -29,7 +29,7 @@ export interface StoreOptions {
 }
 
 export interface StoreHandle {
-  /** mongodb://127.0.0.1:PORT/?directConnection=true */
+  /** mongodb://127.0.0.1:PORT/?directConnection=true&retryWrites=false */
   url: string;
   port: number;
   pid: number;
@@ -39,8 +39,12 @@ export interface StoreHandle {
   stop(): Promise<void>;
 }
 
-/** The connection string of a store on this port (one node, addressed directly). */
-export const storeUrl = (port: number): string => `mongodb://127.0.0.1:${port}/?directConnection=true`;
+/**
+ * The connection string of a store on this port (one node, addressed directly). Retryable writes
+ * off: this store forgets at a crash which retried writes it applied, so the driver's retry would
+ * apply a write twice (decision 0110; test/fault/store-faults.test.ts). MongoDB 7 keeps them on.
+ */
+export const storeUrl = (port: number): string => `mongodb://127.0.0.1:${port}/?directConnection=true&retryWrites=false`;
 
 export async function startStore(opts: StoreOptions): Promise<StoreHandle> {
   if (!fs.existsSync(paths.storeBin)) {
