@@ -8,6 +8,7 @@ import { scriptGenerator } from './script/generator';
 import { AgentStore } from './store/agent-store';
 import { ScriptJobStore } from './store/script-job-store';
 import { AgentUseCases } from './usecases/agents';
+import { Answering } from './usecases/answering';
 import type { Companies, Knowledge, OwnedNumbers } from './usecases/ports';
 
 const ctxOf = (scope: TenantScope) => ({ tenantId: scope.tenantId, keyMode: scope.mode });
@@ -74,6 +75,8 @@ export async function startAgents(env: Record<string, string | undefined> = proc
 
   const outbound = new OutboundClient({ allow: cfg.OUTBOUND_ALLOWLIST });
   lifecycle.onStop('outbound client', () => outbound.close());
+  const customApi = new CustomApi(outbound);
+  const secrets = new SecretBox(cfg.AGENT_SECRETS_KEY, 'agents.custom-api-secret');
   const useCases = new AgentUseCases({
     agents,
     jobs,
@@ -81,8 +84,8 @@ export async function startAgents(env: Record<string, string | undefined> = proc
     companies,
     knowledge,
     events: agentEvents(outbox),
-    customApi: new CustomApi(outbound),
-    secrets: new SecretBox(cfg.AGENT_SECRETS_KEY, 'agents.custom-api-secret'),
+    customApi,
+    secrets,
     generator: scriptGenerator(cfg.SCRIPT_GENERATOR),
     maxKnowledge: cfg.MAX_SELECTED_KNOWLEDGEBASES,
     claimMs: cfg.SCRIPT_CLAIM_MS,
@@ -112,7 +115,7 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,
     port: cfg.GRPC_PORT,
-    services: [agentsService(useCases, log, () => void work())],
+    services: [agentsService(useCases, new Answering({ agents, companies, customApi, secrets }), log, () => void work())],
     log,
     maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
     maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,

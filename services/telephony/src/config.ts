@@ -11,6 +11,8 @@ export const configSchema = z.object({
   BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
   /** Leads: a dial request is claimed (the checks again) before it is dialled; contact checks. */
   LEADS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50063'),
+  /** Agents: who answers an inbound call, and the conversation it holds (custom API included). */
+  AGENTS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50066'),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   /** The carrier adapter: `simulator` (no telephone network is reachable from here). */
   CARRIER_ADAPTER: z.enum(['simulator']).default('simulator'),

@@ -36,7 +36,7 @@ import { Calls } from './usecases/calls';
 import { Dialer } from './usecases/dialer';
 import { Inbound } from './usecases/inbound';
 import { Numbers } from './usecases/numbers';
-import type { DialClaims, Wallet } from './usecases/ports';
+import type { AnsweringAgents, DialClaims, Wallet } from './usecases/ports';
 import { Recovery } from './usecases/recovery';
 
 const { CallDirection, TransactionType } = voiceapi.billing.v1;
@@ -79,6 +79,8 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   lifecycle.onStop('billing client', () => billing.close());
   const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('leads client', () => leads.close());
+  const agentsClient = createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
+  lifecycle.onStop('agents client', () => agentsClient.close());
 
   const wallet: Wallet = {
     async placeHold(scope, callId, direction, maxCallSeconds, expiresAt) {
@@ -113,9 +115,22 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     },
   };
 
+  const { Speaker } = voiceapi.agents.v1;
+  const agents: AnsweringAgents = {
+    async answering(scope, phoneNumberId) {
+      const r = await agentsClient.findAnsweringAgent({ phoneNumberId }, ctxOf(scope));
+      return r.agentId ? { agentId: r.agentId, agentName: r.agentName ?? '' } : null;
+    },
+    async converse(scope, call, timeoutMs) {
+      const r = await agentsClient.holdConversation({ agentId: call.agentId, callId: call.callId, callerNumber: call.callerNumber, answerTime: call.answeredAt }, ctxOf(scope), { timeoutMs });
+      const turns = r.turns.map((t) => ({ role: t.speaker === Speaker.SPEAKER_CALLER ? ('caller' as const) : ('agent' as const), text: t.text }));
+      return { turns, summary: r.summary, outcome: r.outcome };
+    },
+  };
+
   const carrier = new SimulatorCarrier(cfg.CARRIER_SIMULATOR_SPEEDUP);
   const metrics = serviceMetrics('telephony');
-  const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, outbox, log, now });
+  const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, agents, outbox, log, now });
   // One replica dispatches dials, recovers calls and recomputes rollups at a time.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID, 10_000);
   const keepLease = setInterval(() => void lease.acquire().catch((err: unknown) => log.warn({ err }, 'lease renewal failed')), 3_000);
@@ -152,7 +167,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     calls: new Calls({ calls, lines, recordings, tokens: new RecordingTokens(cfg.RECORDING_URL_SECRET), tokenTtlMs: cfg.RECORDING_URL_TTL_SECONDS * 1000, now }),
     analytics: new Analytics(rollups),
     numbers: new Numbers({ numbers, wallet, now }),
-    inbound: new Inbound({ numbers, calls, lines, settings, runner, maxCallSeconds: cfg.INBOUND_MAX_CALL_SECONDS, log, now }),
+    inbound: new Inbound({ numbers, calls, lines, settings, runner, agents, maxCallSeconds: cfg.INBOUND_MAX_CALL_SECONDS, log, now }),
     settings,
     now,
   };

@@ -15,11 +15,15 @@ const doctorsAnswer = z.object({
   doctors: z.array(z.object({ id: z.coerce.string().min(1), name: z.string().min(1), specialty: z.string().optional().nullable(), branchId: z.coerce.string().optional().nullable() })).max(10_000),
 });
 const lookupAnswer = z.object({ found: z.boolean(), record: z.record(z.string(), z.unknown()).optional().nullable() });
+const validateAnswer = z.object({ valid: z.boolean(), reason: z.string().optional().nullable() });
+const slotsAnswer = z.object({ slots: z.array(z.object({ start: z.string().min(1) })).max(10_000) });
+const appointmentAnswer = z.object({ appointmentId: z.coerce.string().min(1), confirmed: z.boolean() });
 
 /**
  * The tenant's own API, as the decisions file's contract describes it (`GET /doctors?branchId=`,
- * `POST /crm/lookup`), called through the kit's outbound client: refused addresses are the tenant's
- * mistake (`url_not_allowed`), everything that goes wrong on the far side is `custom_api_error`.
+ * `POST /crm/lookup`, `POST /validate`, `GET /slots`, `POST /appointments`), called through the
+ * kit's outbound client: refused addresses are the tenant's mistake (`url_not_allowed`),
+ * everything that goes wrong on the far side is `custom_api_error`.
  */
 export class CustomApi {
   constructor(private readonly client: OutboundClient) {}
@@ -41,6 +45,21 @@ export class CustomApi {
   async crmLookup(target: CustomApiTarget, phone: string): Promise<{ found: boolean; record?: Record<string, unknown> }> {
     const answer = await this.call(target, '/crm/lookup', { method: 'POST', body: JSON.stringify({ phone }) }, lookupAnswer);
     return { found: answer.found, ...(answer.found && answer.record && { record: answer.record }) };
+  }
+
+  async validate(target: CustomApiTarget, phone: string, record: Record<string, unknown> | undefined): Promise<{ valid: boolean; reason?: string }> {
+    const answer = await this.call(target, '/validate', { method: 'POST', body: JSON.stringify({ phone, record: record ?? null }) }, validateAnswer);
+    return { valid: answer.valid, ...(answer.reason && { reason: answer.reason }) };
+  }
+
+  /** Free slots of a doctor on a day (`YYYY-MM-DD`), in the order the API gives them. */
+  async slots(target: CustomApiTarget, doctorId: string, date: string): Promise<{ start: string }[]> {
+    const query = new URLSearchParams({ doctorId, date });
+    return (await this.call(target, `/slots?${query.toString()}`, { method: 'GET' }, slotsAnswer)).slots.map((s) => ({ start: s.start }));
+  }
+
+  async book(target: CustomApiTarget, booking: { doctorId: string; start: string; phone: string }): Promise<{ appointmentId: string; confirmed: boolean }> {
+    return this.call(target, '/appointments', { method: 'POST', body: JSON.stringify(booking) }, appointmentAnswer);
   }
 
   private async call<T>(target: CustomApiTarget, path: string, req: { method: 'GET' | 'POST'; body?: string }, shape: z.ZodType<T>): Promise<T> {

@@ -21,6 +21,8 @@ export interface ScriptSource {
 
 export interface Script {
   text: string;
+  /** The line the agent answers with (its greeting when the script was written). */
+  opening?: string;
   sources: ScriptSource[];
   generator: string;
   generatedAt: Date;
@@ -41,6 +43,8 @@ export interface Agent {
   phoneNumber: string;
   phoneNumberId: string;
   status: AgentStatus;
+  /** When it was last activated: of two active agents on one number, the later answers. */
+  activatedAt?: Date;
   scriptStatus: ScriptStatus;
   greetingMessage?: string;
   companyId?: string;

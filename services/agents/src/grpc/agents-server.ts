@@ -2,12 +2,13 @@ import { registerService, validationError, type Logger, type ServiceRegistration
 import { voiceapi } from '@voiceapi/proto';
 import type { Agent, AgentFields, AppointmentScope, ClearableField, ScriptStatus } from '../domain/agent';
 import type { AgentUseCases } from '../usecases/agents';
+import type { Answering } from '../usecases/answering';
 
 const pb = voiceapi.agents.v1;
 
 /** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
 /** `onScriptRequested` starts the worker at once instead of at its next interval. */
-export function agentsService(uc: AgentUseCases, log: Logger, onScriptRequested: () => void = () => undefined): ServiceRegistration {
+export function agentsService(uc: AgentUseCases, answering: Answering, log: Logger, onScriptRequested: () => void = () => undefined): ServiceRegistration {
   return registerService(
     'voiceapi.agents.v1.AgentsService',
     pb.AgentsServiceService,
@@ -30,6 +31,20 @@ export function agentsService(uc: AgentUseCases, log: Logger, onScriptRequested:
         return { doctors: res.doctors, doctorsLastSyncedTime: res.doctorsLastSyncedAt };
       },
       crmLookup: async (req, ctx) => uc.crmLookup(ctx, req.id, req.phone),
+      findAnsweringAgent: async (req, ctx) => {
+        const agent = await answering.answeringAgent(ctx, req.phoneNumberId);
+        return agent ? { agentId: agent.id, agentName: agent.name } : {};
+      },
+      holdConversation: async (req, ctx) => {
+        const c = await answering.holdConversation(ctx, req.agentId, req.callerNumber, req.answerTime ?? new Date());
+        return {
+          turns: c.turns.map((t) => ({ speaker: t.speaker === 'agent' ? pb.Speaker.SPEAKER_AGENT : pb.Speaker.SPEAKER_CALLER, text: t.text })),
+          summary: c.summary,
+          outcome: c.outcome,
+          steps: c.steps,
+          appointmentId: c.appointmentId,
+        };
+      },
     },
     log,
   );

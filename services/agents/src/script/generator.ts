@@ -22,6 +22,10 @@ export interface ScriptGenerator {
   generate(input: ScriptInput): Promise<string>;
 }
 
+/** The line an agent answers the phone with: its greeting, else a thank-you naming the company. */
+export const openingLine = (input: Pick<ScriptInput, 'greetingMessage' | 'company'>): string =>
+  input.greetingMessage?.trim() || `Thank you for calling ${input.company?.name ?? 'the practice'}. How can I help you today?`;
+
 /** Characters of each document's text the local generator quotes as reference material. */
 const EXCERPT_CHARS = 1_500;
 
@@ -39,7 +43,7 @@ export class LocalScriptGenerator implements ScriptGenerator {
       `# Inbound script: ${input.agentName}`,
       '',
       '## Opening',
-      input.greetingMessage?.trim() || `Thank you for calling ${org}. How can I help you today?`,
+      openingLine(input),
       '',
       '## Who you answer for',
       `You answer calls for ${org}${c?.industry ? ` (${c.industry})` : ''}${input.category ? `, as its ${input.category} line` : ''}.`,

@@ -15,9 +15,10 @@ import {
   type ScriptSource,
 } from '../domain/agent';
 import { agentsReasons } from '../reasons';
-import type { ScriptGenerator } from '../script/generator';
+import { openingLine, type ScriptGenerator } from '../script/generator';
 import type { AgentStore, StoredFields } from '../store/agent-store';
 import type { ScriptJob, ScriptJobStore } from '../store/script-job-store';
+import { customApiTarget, secretBinding } from './custom-api-target';
 import type { AgentEvents, Companies, Knowledge, OwnedNumbers } from './ports';
 
 const MAX_LIMIT = 100;
@@ -147,7 +148,9 @@ export class AgentUseCases {
     }
     const status = nextStatus(agent, activate);
     // Activation holds only while the script is still ready (a generation may have started since).
-    const updated = await this.d.agents.update(scope, id, { status, updatedAt: this.now() }, [], activate ? { scriptStatus: 'ready' } : {});
+    const now = this.now();
+    const set: StoredFields = { status, updatedAt: now, ...(activate && { activatedAt: now }) };
+    const updated = await this.d.agents.update(scope, id, set, [], activate ? { scriptStatus: 'ready' } : {});
     if (!updated) {
       if (activate) return this.activate(ctx, id, activate); // raced a change: judge again
       throw notFound('agent');
@@ -184,7 +187,7 @@ export class AgentUseCases {
       const documents = await Promise.all(
         agent.selectedKnowledgebases.map(async (k) => ({ fileId: k.fileId, title: k.title, text: (await this.d.knowledge.text(scope, k.fileId, SCRIPT_TEXT_CHARS)) ?? '' })),
       );
-      const text = await this.d.generator.generate({
+      const input = {
         agentName: agent.name,
         ...(agent.category !== undefined && { category: agent.category }),
         ...(agent.greetingMessage !== undefined && { greetingMessage: agent.greetingMessage }),
@@ -193,13 +196,14 @@ export class AgentUseCases {
         documents,
         doctors: agent.doctors ?? [],
         booking: { slotsEnabled: agent.slotsEnabled ?? false, bookingEnabled: agent.bookingEnabled ?? false },
-      });
+      };
+      const text = await this.d.generator.generate(input);
       const sources: ScriptSource[] = [
         ...(company ? [{ kind: 'company' as const, id: company.id, title: company.name }] : []),
         ...(agent.greetingMessage ? [{ kind: 'greeting' as const, id: agent.id, title: 'greetingMessage' }] : []),
         ...agent.selectedKnowledgebases.map((k) => ({ kind: 'knowledge_document' as const, id: k.fileId, title: k.title })),
       ];
-      outcome = { scriptStatus: 'ready', script: { text, sources, generator: this.d.generator.name, generatedAt: this.now() } };
+      outcome = { scriptStatus: 'ready', script: { text, opening: openingLine(input), sources, generator: this.d.generator.name, generatedAt: this.now() } };
       unset = ['scriptError'];
     } catch (err) {
       this.d.log.warn({ err, agentId }, 'script generation failed');
@@ -233,10 +237,9 @@ export class AgentUseCases {
   private async withTarget(scope: TenantScope, id: string): Promise<{ agent: Agent; target: CustomApiTarget }> {
     const found = await this.d.agents.getWithSealedSecret(scope, id);
     if (!found) throw notFound('agent');
-    const { agent, sealedSecret } = found;
-    if (!agent.customApiBaseUrl) throw agentsReasons.error('custom_api_not_configured', 'the agent has no customApiBaseUrl');
-    const secret = sealedSecret && this.d.secrets.open(sealedSecret, secretBinding(scope, agent.id));
-    return { agent, target: { baseUrl: agent.customApiBaseUrl, timeoutMs: agent.customApiTimeoutMs, ...(secret && { secret }) } };
+    const target = customApiTarget(this.d.secrets, scope, found.agent, found.sealedSecret);
+    if (!target) throw agentsReasons.error('custom_api_not_configured', 'the agent has no customApiBaseUrl');
+    return { agent: found.agent, target };
   }
 
   private async mustGet(scope: TenantScope, id: string): Promise<Agent> {
@@ -273,6 +276,3 @@ export class AgentUseCases {
     return documents;
   }
 }
-
-/** A sealed secret opens only on the agent (and tenant) it was sealed for. */
-const secretBinding = (scope: TenantScope, agentId: string) => `${scope.tenantId}:${agentId}`;

@@ -7,7 +7,7 @@ import type { CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
 import type { RecordingStore } from '../store/recording-store';
 import type { RollupStore } from '../store/rollup-store';
-import type { Wallet } from './ports';
+import type { AgentConversation, AnsweringAgents, Wallet } from './ports';
 
 const { TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
 const direction = (c: Call) => (c.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND);
@@ -20,6 +20,7 @@ export interface RunnerDeps {
   rollups: RollupStore;
   carrier: CarrierAdapter;
   wallet: Wallet;
+  agents: AnsweringAgents;
   outbox: Outbox;
   log: Logger;
   now: () => Date;
@@ -51,6 +52,7 @@ export class CallRunner {
     try {
       let holdFailed = false;
       let result: CarrierCallResult;
+      let conversation: Promise<AgentConversation | undefined> | undefined;
       try {
         result = await this.d.carrier.place(carrierRequest(call), {
           answered: async (at, sid) => {
@@ -61,8 +63,12 @@ export class CallRunner {
             }
             const answered = await this.d.calls.setAnswered(call.id, at, sid, holdFailed);
             if (answered) await this.announceStarted(answered);
+            // The agent holds the conversation while the carrier carries the call.
+            if (call.agentId) conversation = this.converse(call, call.agentId, at);
           },
         });
+        const held = await conversation;
+        if (held) result = withConversation(result, held);
       } catch (err) {
         this.d.log.warn({ err, callId: call.id }, 'the carrier failed a call');
         return await this.finish(call, { carrierCallId: call.carrierCallId ?? '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'carrier_error');
@@ -70,6 +76,18 @@ export class CallRunner {
       return await this.finish({ ...call, holdFailed }, result);
     } finally {
       this.carrying.delete(call.id);
+    }
+  }
+
+  /** The agent's side of the call; undefined (the carrier's own record stands) when it failed. */
+  private async converse(call: Call, agentId: string, answeredAt: Date): Promise<AgentConversation | undefined> {
+    try {
+      // It cannot take longer than the call itself may.
+      const req = { agentId, callId: call.id, callerNumber: call.fromNumber ?? '', answeredAt };
+      return await this.d.agents.converse(liveScope(call.tenantId), req, this.d.carrier.longestMs(carrierRequest(call)));
+    } catch (err) {
+      this.d.log.warn({ err, callId: call.id }, 'the agent could not hold the conversation; the call goes on without it');
+      return undefined;
     }
   }
 
@@ -176,4 +194,21 @@ export class CallRunner {
       if (!isDuplicateKeyError(err)) throw err;
     }
   }
+}
+
+/**
+ * The carrier's result with the agent's conversation as its transcript (spread over the talk
+ * time) and the agent's summary as its analysis. A call that ended unanswered keeps its own.
+ */
+export function withConversation(result: CarrierCallResult, c: AgentConversation): CarrierCallResult {
+  if (!result.answeredAt || !result.transcript) return result;
+  const start = result.answeredAt.getTime();
+  const first = result.transcript[0]?.at.getTime() ?? start;
+  const last = result.transcript.at(-1)?.at.getTime() ?? start;
+  const step = c.turns.length > 1 ? (last - first) / (c.turns.length - 1) : 0;
+  return {
+    ...result,
+    transcript: c.turns.map((t, i) => ({ role: t.role, text: t.text, at: new Date(first + i * step) })),
+    analysis: { summary: c.summary, sentiment: c.outcome === 'appointment_booked' ? 'positive' : 'neutral', outcome: c.outcome, optOut: false },
+  };
 }

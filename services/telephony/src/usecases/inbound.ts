@@ -5,6 +5,7 @@ import type { LineStore } from '../store/line-store';
 import type { NumberStore } from '../store/number-store';
 import type { TenantSettingsStore } from '../store/tenant-settings-store';
 import type { CallRunner } from './call-runner';
+import type { AnsweringAgents } from './ports';
 import { E164 } from './numbers';
 
 /**
@@ -19,6 +20,7 @@ export class Inbound {
       lines: LineStore;
       settings: TenantSettingsStore;
       runner: CallRunner;
+      agents: AnsweringAgents;
       maxCallSeconds: number;
       log: Logger;
       now: () => Date;
@@ -37,13 +39,18 @@ export class Inbound {
     if (problems.length > 0) throw validationError('invalid inbound call', problems);
     const number = await this.d.numbers.owned(scope, { phoneNumber: toNumber });
     if (!number) throw notFound('number');
+    // Asked as the call rings, so a deactivated agent answers no call after its deactivation.
+    const agent = await this.d.agents.answering(scope, number.id).catch((err: unknown) => {
+      this.d.log.warn({ err }, 'agents could not say who answers; the default answering takes the call');
+      return null;
+    });
     const now = this.d.now();
     const call: Call = {
       id: newCallId(),
       tenantId: scope.tenantId,
       direction: 'inbound',
       status: 'ringing',
-      ...(number.agentId && { agentId: number.agentId }),
+      ...(agent && { agentId: agent.agentId, agentName: agent.agentName }),
       fromNumber,
       toNumber,
       startedAt: now,

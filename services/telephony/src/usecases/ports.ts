@@ -1,4 +1,5 @@
 import type { TenantScope } from '@voiceapi/kit';
+import type { TranscriptTurn } from '../carrier/carrier';
 import type { Direction } from '../domain/call';
 
 /** Billing, as telephony needs it (adapted from the billing gRPC client in main). */
@@ -14,4 +15,19 @@ export type ClaimResult = { allowed: true; maxCallSeconds: number; agentName?: s
 /** Leads, as the dialer needs it: the checks again, and the claim of a dial id (once). */
 export interface DialClaims {
   claim(scope: TenantScope, contactId: string, dialId: string): Promise<ClaimResult>;
+}
+
+/** What an agent said and did on a call: the transcript's turns, and the summary for the feed. */
+export interface AgentConversation {
+  turns: Pick<TranscriptTurn, 'role' | 'text'>[];
+  summary: string;
+  outcome: string;
+}
+
+/** Agents, as inbound calls need them (adapted from the agents gRPC client in main). */
+export interface AnsweringAgents {
+  /** The agent that answers calls to this owned number; null: the platform's default answering. */
+  answering(scope: TenantScope, phoneNumberId: string): Promise<{ agentId: string; agentName: string } | null>;
+  /** The conversation the agent holds on a call once it picked up (it may call the tenant's API). */
+  converse(scope: TenantScope, call: { agentId: string; callId: string; callerNumber: string; answeredAt: Date }, timeoutMs: number): Promise<AgentConversation>;
 }

@@ -157,6 +157,45 @@ export function appointmentScopeToJSON(object: AppointmentScope): string {
   }
 }
 
+export enum Speaker {
+  SPEAKER_UNSPECIFIED = 0,
+  SPEAKER_AGENT = 1,
+  SPEAKER_CALLER = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function speakerFromJSON(object: any): Speaker {
+  switch (object) {
+    case 0:
+    case "SPEAKER_UNSPECIFIED":
+      return Speaker.SPEAKER_UNSPECIFIED;
+    case 1:
+    case "SPEAKER_AGENT":
+      return Speaker.SPEAKER_AGENT;
+    case 2:
+    case "SPEAKER_CALLER":
+      return Speaker.SPEAKER_CALLER;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return Speaker.UNRECOGNIZED;
+  }
+}
+
+export function speakerToJSON(object: Speaker): string {
+  switch (object) {
+    case Speaker.SPEAKER_UNSPECIFIED:
+      return "SPEAKER_UNSPECIFIED";
+    case Speaker.SPEAKER_AGENT:
+      return "SPEAKER_AGENT";
+    case Speaker.SPEAKER_CALLER:
+      return "SPEAKER_CALLER";
+    case Speaker.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** A linked knowledge document, as resolved when it was linked. */
 export interface KnowledgeRef {
   fileId: string;
@@ -317,6 +356,49 @@ export interface CrmLookupResponse {
   found: boolean;
   /** The tenant's record as its API answered it (a JSON object), absent when not found. */
   record?: { [key: string]: any } | undefined;
+}
+
+export interface FindAnsweringAgentRequest {
+  /** The owned number's id (telephony's), as agents store it. */
+  phoneNumberId: string;
+}
+
+export interface FindAnsweringAgentResponse {
+  /** Absent: no active agent on the number. */
+  agentId?: string | undefined;
+  agentName?: string | undefined;
+}
+
+export interface HoldConversationRequest {
+  agentId: string;
+  callId: string;
+  /** The caller's number (E.164): the custom API's CRM lookup, validation and booking use it. */
+  callerNumber: string;
+  answerTime?: Date | undefined;
+}
+
+export interface ConversationTurn {
+  speaker: Speaker;
+  text: string;
+}
+
+/** One call to the tenant's custom API during the conversation. */
+export interface CustomApiStep {
+  /** crm_lookup, validate, slots or appointments. */
+  name: string;
+  ok: boolean;
+  /** Why it failed (timeout, the status answered, a refused address); never a secret. */
+  problem?: string | undefined;
+}
+
+export interface HoldConversationResponse {
+  turns: ConversationTurn[];
+  /** What happened, for the call's feed item: the appointment booked, or the step that failed. */
+  summary: string;
+  /** appointment_booked, appointment_not_booked, caller_not_validated or enquiry_answered. */
+  outcome: string;
+  steps: CustomApiStep[];
+  appointmentId?: string | undefined;
 }
 
 function createBaseKnowledgeRef(): KnowledgeRef {
@@ -3126,6 +3208,652 @@ export const CrmLookupResponse: MessageFns<CrmLookupResponse, "voiceapi.agents.v
   },
 };
 
+function createBaseFindAnsweringAgentRequest(): FindAnsweringAgentRequest {
+  return { phoneNumberId: "" };
+}
+
+export const FindAnsweringAgentRequest: MessageFns<
+  FindAnsweringAgentRequest,
+  "voiceapi.agents.v1.FindAnsweringAgentRequest"
+> = {
+  $type: "voiceapi.agents.v1.FindAnsweringAgentRequest" as const,
+
+  encode(message: FindAnsweringAgentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.phoneNumberId !== "") {
+      writer.uint32(10).string(message.phoneNumberId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindAnsweringAgentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindAnsweringAgentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.phoneNumberId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindAnsweringAgentRequest {
+    return {
+      phoneNumberId: isSet(object.phoneNumberId)
+        ? globalThis.String(object.phoneNumberId)
+        : isSet(object.phone_number_id)
+        ? globalThis.String(object.phone_number_id)
+        : "",
+    };
+  },
+
+  toJSON(message: FindAnsweringAgentRequest): unknown {
+    const obj: any = {};
+    if (message.phoneNumberId !== "") {
+      obj.phoneNumberId = message.phoneNumberId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FindAnsweringAgentRequest>): FindAnsweringAgentRequest {
+    return FindAnsweringAgentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FindAnsweringAgentRequest>): FindAnsweringAgentRequest {
+    const message = createBaseFindAnsweringAgentRequest();
+    message.phoneNumberId = object.phoneNumberId ?? "";
+    return message;
+  },
+};
+
+function createBaseFindAnsweringAgentResponse(): FindAnsweringAgentResponse {
+  return { agentId: undefined, agentName: undefined };
+}
+
+export const FindAnsweringAgentResponse: MessageFns<
+  FindAnsweringAgentResponse,
+  "voiceapi.agents.v1.FindAnsweringAgentResponse"
+> = {
+  $type: "voiceapi.agents.v1.FindAnsweringAgentResponse" as const,
+
+  encode(message: FindAnsweringAgentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== undefined) {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.agentName !== undefined) {
+      writer.uint32(18).string(message.agentName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindAnsweringAgentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindAnsweringAgentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindAnsweringAgentResponse {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : undefined,
+      agentName: isSet(object.agentName)
+        ? globalThis.String(object.agentName)
+        : isSet(object.agent_name)
+        ? globalThis.String(object.agent_name)
+        : undefined,
+    };
+  },
+
+  toJSON(message: FindAnsweringAgentResponse): unknown {
+    const obj: any = {};
+    if (message.agentId !== undefined) {
+      obj.agentId = message.agentId;
+    }
+    if (message.agentName !== undefined) {
+      obj.agentName = message.agentName;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FindAnsweringAgentResponse>): FindAnsweringAgentResponse {
+    return FindAnsweringAgentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FindAnsweringAgentResponse>): FindAnsweringAgentResponse {
+    const message = createBaseFindAnsweringAgentResponse();
+    message.agentId = object.agentId ?? undefined;
+    message.agentName = object.agentName ?? undefined;
+    return message;
+  },
+};
+
+function createBaseHoldConversationRequest(): HoldConversationRequest {
+  return { agentId: "", callId: "", callerNumber: "", answerTime: undefined };
+}
+
+export const HoldConversationRequest: MessageFns<
+  HoldConversationRequest,
+  "voiceapi.agents.v1.HoldConversationRequest"
+> = {
+  $type: "voiceapi.agents.v1.HoldConversationRequest" as const,
+
+  encode(message: HoldConversationRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.callId !== "") {
+      writer.uint32(18).string(message.callId);
+    }
+    if (message.callerNumber !== "") {
+      writer.uint32(26).string(message.callerNumber);
+    }
+    if (message.answerTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.answerTime), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HoldConversationRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHoldConversationRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.callerNumber = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.answerTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HoldConversationRequest {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      callerNumber: isSet(object.callerNumber)
+        ? globalThis.String(object.callerNumber)
+        : isSet(object.caller_number)
+        ? globalThis.String(object.caller_number)
+        : "",
+      answerTime: isSet(object.answerTime)
+        ? fromJsonTimestamp(object.answerTime)
+        : isSet(object.answer_time)
+        ? fromJsonTimestamp(object.answer_time)
+        : undefined,
+    };
+  },
+
+  toJSON(message: HoldConversationRequest): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.callerNumber !== "") {
+      obj.callerNumber = message.callerNumber;
+    }
+    if (message.answerTime !== undefined) {
+      obj.answerTime = message.answerTime.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<HoldConversationRequest>): HoldConversationRequest {
+    return HoldConversationRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<HoldConversationRequest>): HoldConversationRequest {
+    const message = createBaseHoldConversationRequest();
+    message.agentId = object.agentId ?? "";
+    message.callId = object.callId ?? "";
+    message.callerNumber = object.callerNumber ?? "";
+    message.answerTime = object.answerTime ?? undefined;
+    return message;
+  },
+};
+
+function createBaseConversationTurn(): ConversationTurn {
+  return { speaker: 0, text: "" };
+}
+
+export const ConversationTurn: MessageFns<ConversationTurn, "voiceapi.agents.v1.ConversationTurn"> = {
+  $type: "voiceapi.agents.v1.ConversationTurn" as const,
+
+  encode(message: ConversationTurn, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.speaker !== 0) {
+      writer.uint32(8).int32(message.speaker);
+    }
+    if (message.text !== "") {
+      writer.uint32(18).string(message.text);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConversationTurn {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConversationTurn();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.speaker = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConversationTurn {
+    return {
+      speaker: isSet(object.speaker) ? speakerFromJSON(object.speaker) : 0,
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+    };
+  },
+
+  toJSON(message: ConversationTurn): unknown {
+    const obj: any = {};
+    if (message.speaker !== 0) {
+      obj.speaker = speakerToJSON(message.speaker);
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ConversationTurn>): ConversationTurn {
+    return ConversationTurn.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ConversationTurn>): ConversationTurn {
+    const message = createBaseConversationTurn();
+    message.speaker = object.speaker ?? 0;
+    message.text = object.text ?? "";
+    return message;
+  },
+};
+
+function createBaseCustomApiStep(): CustomApiStep {
+  return { name: "", ok: false, problem: undefined };
+}
+
+export const CustomApiStep: MessageFns<CustomApiStep, "voiceapi.agents.v1.CustomApiStep"> = {
+  $type: "voiceapi.agents.v1.CustomApiStep" as const,
+
+  encode(message: CustomApiStep, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.ok !== false) {
+      writer.uint32(16).bool(message.ok);
+    }
+    if (message.problem !== undefined) {
+      writer.uint32(26).string(message.problem);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CustomApiStep {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCustomApiStep();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.ok = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.problem = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CustomApiStep {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      ok: isSet(object.ok) ? globalThis.Boolean(object.ok) : false,
+      problem: isSet(object.problem) ? globalThis.String(object.problem) : undefined,
+    };
+  },
+
+  toJSON(message: CustomApiStep): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.ok !== false) {
+      obj.ok = message.ok;
+    }
+    if (message.problem !== undefined) {
+      obj.problem = message.problem;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CustomApiStep>): CustomApiStep {
+    return CustomApiStep.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CustomApiStep>): CustomApiStep {
+    const message = createBaseCustomApiStep();
+    message.name = object.name ?? "";
+    message.ok = object.ok ?? false;
+    message.problem = object.problem ?? undefined;
+    return message;
+  },
+};
+
+function createBaseHoldConversationResponse(): HoldConversationResponse {
+  return { turns: [], summary: "", outcome: "", steps: [], appointmentId: undefined };
+}
+
+export const HoldConversationResponse: MessageFns<
+  HoldConversationResponse,
+  "voiceapi.agents.v1.HoldConversationResponse"
+> = {
+  $type: "voiceapi.agents.v1.HoldConversationResponse" as const,
+
+  encode(message: HoldConversationResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.turns) {
+      ConversationTurn.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.summary !== "") {
+      writer.uint32(18).string(message.summary);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(26).string(message.outcome);
+    }
+    for (const v of message.steps) {
+      CustomApiStep.encode(v!, writer.uint32(34).fork()).join();
+    }
+    if (message.appointmentId !== undefined) {
+      writer.uint32(42).string(message.appointmentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HoldConversationResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHoldConversationResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.turns.push(ConversationTurn.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.steps.push(CustomApiStep.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.appointmentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HoldConversationResponse {
+    return {
+      turns: globalThis.Array.isArray(object?.turns) ? object.turns.map((e: any) => ConversationTurn.fromJSON(e)) : [],
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => CustomApiStep.fromJSON(e)) : [],
+      appointmentId: isSet(object.appointmentId)
+        ? globalThis.String(object.appointmentId)
+        : isSet(object.appointment_id)
+        ? globalThis.String(object.appointment_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: HoldConversationResponse): unknown {
+    const obj: any = {};
+    if (message.turns?.length) {
+      obj.turns = message.turns.map((e) => ConversationTurn.toJSON(e));
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => CustomApiStep.toJSON(e));
+    }
+    if (message.appointmentId !== undefined) {
+      obj.appointmentId = message.appointmentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<HoldConversationResponse>): HoldConversationResponse {
+    return HoldConversationResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<HoldConversationResponse>): HoldConversationResponse {
+    const message = createBaseHoldConversationResponse();
+    message.turns = object.turns?.map((e) => ConversationTurn.fromPartial(e)) || [];
+    message.summary = object.summary ?? "";
+    message.outcome = object.outcome ?? "";
+    message.steps = object.steps?.map((e) => CustomApiStep.fromPartial(e)) || [];
+    message.appointmentId = object.appointmentId ?? undefined;
+    return message;
+  },
+};
+
 /**
  * Healthcare inbound agents of a tenant. The tenant and key mode come from the call metadata. The
  * custom-API secret goes in and never comes out: no message returns it.
@@ -3215,6 +3943,37 @@ export const AgentsServiceService = {
     responseSerialize: (value: CrmLookupResponse): Buffer => Buffer.from(CrmLookupResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CrmLookupResponse => CrmLookupResponse.decode(value),
   },
+  /**
+   * Telephony, when a call rings a tenant's number: the agent that answers it (the number's active
+   * agent), or none (the platform's default answering takes the call).
+   */
+  findAnsweringAgent: {
+    path: "/voiceapi.agents.v1.AgentsService/FindAnsweringAgent" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FindAnsweringAgentRequest): Buffer =>
+      Buffer.from(FindAnsweringAgentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FindAnsweringAgentRequest => FindAnsweringAgentRequest.decode(value),
+    responseSerialize: (value: FindAnsweringAgentResponse): Buffer =>
+      Buffer.from(FindAnsweringAgentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): FindAnsweringAgentResponse => FindAnsweringAgentResponse.decode(value),
+  },
+  /**
+   * Telephony, once the agent picked up: the agent holds the conversation (its greeting and
+   * script; the tenant's custom API as the agent's flags say). A failing custom-API step never
+   * fails the call: it is left out and named in the summary. `not_found` when the agent is gone.
+   */
+  holdConversation: {
+    path: "/voiceapi.agents.v1.AgentsService/HoldConversation" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: HoldConversationRequest): Buffer =>
+      Buffer.from(HoldConversationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): HoldConversationRequest => HoldConversationRequest.decode(value),
+    responseSerialize: (value: HoldConversationResponse): Buffer =>
+      Buffer.from(HoldConversationResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): HoldConversationResponse => HoldConversationResponse.decode(value),
+  },
 } as const;
 
 export interface AgentsServiceServer extends UntypedServiceImplementation {
@@ -3234,6 +3993,17 @@ export interface AgentsServiceServer extends UntypedServiceImplementation {
   /** The tenant's custom API: `custom_api_not_configured`, `url_not_allowed`, `custom_api_error`. */
   syncDoctors: handleUnaryCall<SyncDoctorsRequest, SyncDoctorsResponse>;
   crmLookup: handleUnaryCall<CrmLookupRequest, CrmLookupResponse>;
+  /**
+   * Telephony, when a call rings a tenant's number: the agent that answers it (the number's active
+   * agent), or none (the platform's default answering takes the call).
+   */
+  findAnsweringAgent: handleUnaryCall<FindAnsweringAgentRequest, FindAnsweringAgentResponse>;
+  /**
+   * Telephony, once the agent picked up: the agent holds the conversation (its greeting and
+   * script; the tenant's custom API as the agent's flags say). A failing custom-API step never
+   * fails the call: it is left out and named in the summary. `not_found` when the agent is gone.
+   */
+  holdConversation: handleUnaryCall<HoldConversationRequest, HoldConversationResponse>;
 }
 
 export interface AgentsServiceClient extends Client {
@@ -3364,6 +4134,45 @@ export interface AgentsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CrmLookupResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Telephony, when a call rings a tenant's number: the agent that answers it (the number's active
+   * agent), or none (the platform's default answering takes the call).
+   */
+  findAnsweringAgent(
+    request: FindAnsweringAgentRequest,
+    callback: (error: ServiceError | null, response: FindAnsweringAgentResponse) => void,
+  ): ClientUnaryCall;
+  findAnsweringAgent(
+    request: FindAnsweringAgentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: FindAnsweringAgentResponse) => void,
+  ): ClientUnaryCall;
+  findAnsweringAgent(
+    request: FindAnsweringAgentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: FindAnsweringAgentResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Telephony, once the agent picked up: the agent holds the conversation (its greeting and
+   * script; the tenant's custom API as the agent's flags say). A failing custom-API step never
+   * fails the call: it is left out and named in the summary. `not_found` when the agent is gone.
+   */
+  holdConversation(
+    request: HoldConversationRequest,
+    callback: (error: ServiceError | null, response: HoldConversationResponse) => void,
+  ): ClientUnaryCall;
+  holdConversation(
+    request: HoldConversationRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: HoldConversationResponse) => void,
+  ): ClientUnaryCall;
+  holdConversation(
+    request: HoldConversationRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: HoldConversationResponse) => void,
   ): ClientUnaryCall;
 }
 
