@@ -32,8 +32,8 @@ export const CallSummary = z
     durationSeconds: z.number().int().openapi({ description: 'Talk time as the carrier reports it (simulated time with the simulator), never wall time' }),
     fromNumber: nullableString(),
     toNumber: nullableString(),
-    agentId: nullableString('Inbound: the number’s agent; null for the platform’s default answering'),
-    agentName: nullableString(),
+    agentId: nullableString('Inbound: the agent that answered (the number’s active agent when the call rang); null for the platform’s default answering'),
+    agentName: nullableString('Its name when the call rang; outbound: the campaign’s agent name'),
     campaignId: nullableString(),
     contactId: nullableString(),
     billingStatus: z.enum(BILLING_STATUSES).openapi({ description: '`pending` right after the end, then `charged`, `failed` or `skipped` (sandbox, 0 s, free)' }),
@@ -43,7 +43,9 @@ export const CallSummary = z
     hasTranscript: z.boolean(),
     hasAnalysis: z.boolean(),
     hasRecording: z.boolean(),
-    summary: nullableString('What the conversation came to'),
+    summary: nullableString(
+      'What the conversation came to. An agent’s call names the appointment booked (`Appointment booked with <doctor> at <start> (appointment <id>).`), or why none was, and ends with the custom-API steps that failed (`Failed: crm_lookup (<why>); …`)',
+    ),
   })
   .openapi('CallSummary');
 
