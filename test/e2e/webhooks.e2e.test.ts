@@ -125,4 +125,64 @@ describe('tenant webhooks through the gateway', () => {
     expect(got.json).toMatchObject({ type: 'contact.status_changed', data: { contactId, status: 'cancelled', previousStatus: 'sandbox_accepted', sandbox: true } });
     expect(got.verifiedBy).toEqual([0]);
   });
+  it('the operator changes, pauses, resumes and deletes an endpoint', async () => {
+    const live = await tenantWithKey(gw);
+    const k = await admin(`/tenants/${live.tenantId}/api-keys`, { name: 'sandbox', mode: 'sandbox', rateLimitPerSecond: 1_000 });
+    const key = k.body.key as string;
+    const hook = await register(live.tenantId, ['contact.status_changed']);
+    const c = await admin(`/tenants/${live.tenantId}/campaigns`, { name: 'managed' });
+    expect((await admin(`/tenants/${live.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
+    let n = 0;
+    /** One contact.status_changed event: a sandbox contact, cancelled. */
+    const event = async () => {
+      const contactId = await lead(key, c.body.campaign.id, `+1415333${String(1000 + ++n)}`);
+      expect((await call(`${gw}/api/v1/contacts/${contactId}/cancel`, { key, method: 'POST' })).status).toBe(200);
+      return contactId;
+    };
+    const patch = (body: Json, id = hook.id) => admin(`/webhooks/${id}`, body, 'PATCH');
+    const deliveries = async () => (await admin(`/webhooks/${hook.id}/deliveries`)).body.deliveries as Json[];
+
+    // Paused: events wait as pending deliveries, nothing is sent.
+    const paused = await patch({ enabled: false });
+    expect(paused).toMatchObject({ status: 200, body: { webhook: { id: hook.id, url: expect.stringContaining(hook.path), events: ['contact.status_changed'], status: 'paused' } } });
+    expect((await admin(`/tenants/${live.tenantId}/webhooks`)).body.webhooks[0].status).toBe('paused');
+    const waiting = [await event(), await event(), await event()];
+    await eventually('three deliveries waiting', async () => (await deliveries()).filter((d) => d.status === 'pending').length === 3);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(received(hook.path)).toEqual([]);
+    // Resumed: what waited goes out, oldest first.
+    expect((await patch({ enabled: true })).body.webhook.status).toBe('enabled');
+    await eventually('the waiting deliveries sent', () => received(hook.path).length === 3);
+    const createdOrder = (await deliveries()).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map((d) => d.eventId);
+    expect(received(hook.path).map((r) => r.id)).toEqual(createdOrder);
+    expect(received(hook.path).map((r) => r.json.data.contactId).sort()).toEqual([...waiting].sort());
+
+    // A new address, checked like a new one; events go there from now on.
+    expect((await patch({ url: 'http://169.254.169.254/latest/meta-data/' })).body.reasonCode).toBe('url_not_allowed');
+    expect((await patch({ events: ['call.billed'] })).status).toBe(400);
+    expect((await patch({ secret: 'mine' })).status).toBe(400);
+    const moved = `/hooks/${randomBytes(4).toString('hex')}`;
+    receiver.secrets.set(moved, [hook.secret]);
+    expect((await patch({ url: `${receiver.base}${moved}` })).body.webhook.url).toBe(`${receiver.base}${moved}`);
+    const next = await event();
+    await eventually('delivered to the new address', () => received(moved).find((r) => r.json.data.contactId === next));
+    expect(received(hook.path)).toHaveLength(3);
+    // Other events only: a status change is not delivered.
+    expect((await patch({ events: ['agent.script_ready'] })).body.webhook.events).toEqual(['agent.script_ready']);
+    await event();
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(received(moved)).toHaveLength(1);
+
+    // Deleted: 204, gone from the list, nothing delivered after the answer, the log still readable.
+    expect((await patch({ events: [] })).body.webhook.events).toHaveLength(5);
+    expect((await admin(`/webhooks/${hook.id}`, undefined, 'DELETE')).status).toBe(204);
+    await event();
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(received(moved)).toHaveLength(1);
+    expect((await admin(`/tenants/${live.tenantId}/webhooks`)).body.webhooks).toEqual([]);
+    expect((await admin(`/webhooks/${hook.id}/deliveries`)).status).toBe(200);
+    expect((await patch({ enabled: true })).status).toBe(404);
+    expect((await admin(`/webhooks/${hook.id}`, undefined, 'DELETE')).status).toBe(404);
+    expect((await admin(`/webhooks/${hook.id}/rotate-secret`, undefined, 'POST')).status).toBe(404);
+  });
 });

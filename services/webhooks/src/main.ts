@@ -24,7 +24,7 @@ import { DeliveryStore } from './store/delivery-store';
 import { EndpointStore } from './store/endpoint-store';
 import { MessageStore } from './store/message-store';
 import { QueueStore } from './store/queue-store';
-import { Dispatcher, type Sender } from './usecases/dispatcher';
+import { Dispatcher, ENDPOINT_CACHE_MS, type Sender } from './usecases/dispatcher';
 import { Endpoints } from './usecases/endpoints';
 import { FanOut } from './usecases/fanout';
 
@@ -65,7 +65,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   };
 
   const secretBox = new SecretBox(cfg.WEBHOOK_SECRETS_KEY, 'webhooks.signing-secret');
-  const operator = new Endpoints({ endpoints, deliveries, queue, secrets: secretBox, checkUrl: (url) => outbound.checkUrl(url), rotationOverlapMs: cfg.WEBHOOK_ROTATION_OVERLAP, now });
+  const operator = new Endpoints({ endpoints, deliveries, queue, secrets: secretBox, checkUrl: (url) => outbound.checkUrl(url), rotationOverlapMs: cfg.WEBHOOK_ROTATION_OVERLAP, settleMs: ENDPOINT_CACHE_MS + 100, now });
   const dispatcher = new Dispatcher({
     deliveries,
     messages,

@@ -6,11 +6,11 @@ import { z } from '../../http/zod';
 import type { OperatorUseCases } from '../../operator/operator';
 import { TenantParam } from '../admin/schemas';
 import { deliveryJson, webhookJson } from './mappers';
-import { CreatedWebhook, DeliveriesQuery, Delivery, RecoverBody, Webhook, WEBHOOK_PAYLOADS, WebhookCreate, WebhookParam } from './schemas';
+import { ChangedWebhook, CreatedWebhook, DeliveriesQuery, Delivery, RecoverBody, Webhook, WEBHOOK_PAYLOADS, WebhookChange, WebhookCreate, WebhookParam } from './schemas';
 
 const WEBHOOK_404 = { 404: 'No such webhook (`not_found`)' };
 
-/** The dashboard's webhook settings: register, list, read deliveries, recover, rotate the secret. */
+/** The dashboard's webhook settings: register, list, change, pause, delete, read deliveries, recover, rotate the secret. */
 export function webhookOperatorRoutes(clients: ServiceClients, op: OperatorUseCases) {
   // Operators act live for the tenant (the services refuse a call without a key mode).
   const tenantCall = async (tenantId: string, requestId: string) => {
@@ -46,6 +46,49 @@ export function webhookOperatorRoutes(clients: ServiceClients, op: OperatorUseCa
       handler: async ({ params }, { requestId }) => {
         const res = await clients.webhooks.listEndpoints({}, await tenantCall(params.tenantId, requestId));
         return { status: 200, body: { webhooks: res.endpoints.map(webhookJson) } };
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/webhooks/{webhookId}',
+      tag: 'Webhooks',
+      summary: 'Change, pause or resume a webhook endpoint',
+      description:
+        'A new `url` is checked like a new endpoint’s. `enabled: false` pauses: deliveries wait (answered once no delivery can start on the old setting). ' +
+        '`enabled: true` resumes: what waited goes out, oldest first; an endpoint disabled by failures is enabled again.',
+      params: WebhookParam,
+      body: WebhookChange,
+      responses: { 200: { description: 'Changed', schema: z.object({ webhook: ChangedWebhook }) } },
+      errors: { ...WEBHOOK_404, 422: 'The address is not allowed (`url_not_allowed`)' },
+      handler: async ({ params, body }, { requestId }) => {
+        const res = await withBodyFields(
+          clients.webhooks.updateEndpoint(
+            {
+              endpointId: params.webhookId,
+              ...(body.url !== undefined && { url: body.url }),
+              events: body.events ?? [],
+              setEvents: body.events !== undefined,
+              ...(body.enabled !== undefined && { enabled: body.enabled }),
+            },
+            { requestId },
+          ),
+        );
+        const { id, url, events, status } = webhookJson(res.endpoint);
+        return { status: 200, body: { webhook: { id, url, events, status } } };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/webhooks/{webhookId}',
+      tag: 'Webhooks',
+      summary: 'Delete a webhook endpoint',
+      description: 'No delivery is attempted after the answer (one already on the wire may finish). Its delivery log stays readable for 30 days.',
+      params: WebhookParam,
+      responses: { 204: { description: 'Deleted' } },
+      errors: WEBHOOK_404,
+      handler: async ({ params }, { requestId }) => {
+        await clients.webhooks.deleteEndpoint({ endpointId: params.webhookId }, { requestId });
+        return { status: 204 };
       },
     }),
     defineRoute({

@@ -8,7 +8,7 @@ export function webhookJson(e: voiceapi.webhooks.v1.Endpoint | undefined): z.inf
     id: e.id,
     url: e.url,
     events: e.events,
-    status: e.status as 'enabled' | 'disabled',
+    status: e.status as 'enabled' | 'paused' | 'disabled',
     ...(e.disabledReason && { disabledReason: e.disabledReason as 'gone' | 'failing' }),
     createdAt: (e.createTime ?? new Date(0)).toISOString(),
   };

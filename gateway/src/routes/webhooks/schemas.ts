@@ -23,12 +23,21 @@ export const Webhook = z
     id: z.string(),
     url: z.string(),
     events: z.array(z.string()),
-    status: z.enum(['enabled', 'disabled']),
+    status: z.enum(['enabled', 'paused', 'disabled']).openapi({ description: '`paused` by the operator (deliveries wait), `disabled` by failures (see `disabledReason`)' }),
     disabledReason: z.enum(['gone', 'failing']).optional().openapi({ description: '`gone`: it answered 410; `failing`: no success for 5 days' }),
     createdAt: z.iso.datetime(),
   })
   .openapi('Webhook');
 export const CreatedWebhook = Webhook.extend({ secret: Secret });
+
+export const WebhookChange = z
+  .object({
+    url: WebhookCreate.shape.url.optional(),
+    events: WebhookCreate.shape.events.openapi({ description: 'Replaces the types delivered; an empty list: every type' }),
+    enabled: z.boolean().optional().openapi({ description: '`false` pauses deliveries (they wait); `true` sends what waited, in order, and enables an endpoint that failures disabled' }),
+  })
+  .strict();
+export const ChangedWebhook = Webhook.pick({ id: true, url: true, events: true, status: true }).openapi('ChangedWebhook');
 
 export const Delivery = z
   .object({
@@ -38,7 +47,7 @@ export const Delivery = z
     attempts: z.number().int(),
     status: z.enum(['pending', 'succeeded', 'failed']),
     lastStatusCode: z.number().int().optional(),
-    lastError: z.string().optional().openapi({ description: 'Why the last attempt had no status code: `timeout`, `unreachable`, `network`, `refused` (the address is not allowed), `endpoint_disabled`' }),
+    lastError: z.string().optional().openapi({ description: 'Why the last attempt had no status code: `timeout`, `unreachable`, `network`, `refused` (the address is not allowed), `endpoint_disabled`, `endpoint_deleted`' }),
     nextAttemptAt: z.iso.datetime().optional(),
     createdAt: z.iso.datetime(),
   })

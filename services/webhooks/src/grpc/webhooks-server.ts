@@ -21,6 +21,14 @@ export function webhooksService(uc: Endpoints, log: Logger): ServiceRegistration
         if (!req.since) throw validationError('since is required', [{ path: 'since', message: 'required' }]);
         return { queued: await uc.recover(req.endpointId, req.since, req.until) };
       },
+      updateEndpoint: async (req) => {
+        const endpoint = await uc.update(req.endpointId, { ...(req.url !== undefined && { url: req.url }), ...(req.setEvents && { events: req.events }), ...(req.enabled !== undefined && { enabled: req.enabled }) });
+        return { endpoint: endpointToProto(endpoint) };
+      },
+      deleteEndpoint: async (req) => {
+        await uc.remove(req.endpointId);
+        return {};
+      },
       rotateSecret: async (req) => {
         const { endpoint, secret } = await uc.rotate(req.endpointId);
         return { endpoint: endpointToProto(endpoint), secret };

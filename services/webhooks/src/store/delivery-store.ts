@@ -73,6 +73,7 @@ export const deliveryQueryShapes: QueryShape[] = [
   { name: 'an endpoint’s deliveries, newest first', equality: ['endpointId'], sort: { createdAt: -1 } },
   { name: 'an endpoint’s deliveries in one status, newest first', equality: ['endpointId', 'status'], sort: { createdAt: -1 } },
   { name: 'recovery: an endpoint’s deliveries of a window', equality: ['endpointId'], range: ['createdAt'] },
+  { name: 'resume: an endpoint’s pending deliveries, page by page', equality: ['endpointId', 'status'], sort: { createdAt: -1 }, range: ['createdAt'] },
 ];
 
 export { attemptSchema };
@@ -127,6 +128,21 @@ export class DeliveryStore {
   /** Deliveries of the window that did not succeed (pending ones included: they are queued already). */
   notSucceeded(endpointId: string, since: Date, until: Date): Promise<DeliveryDoc[]> {
     return this.any().find({ endpointId, createdAt: { $gte: since, $lt: until }, status: { $ne: 'succeeded' } }, {});
+  }
+
+  /** An endpoint's pending deliveries, newest first, a page at a time. */
+  async *pending(endpointId: string, pageSize = 1_000): AsyncGenerator<DeliveryDoc[]> {
+    let before: Date | undefined;
+    let boundary = new Set<string>();
+    for (;;) {
+      const page = await this.any().find({ endpointId, status: 'pending', ...(before && { createdAt: { $lte: before } }) }, { sort: { createdAt: -1 }, limit: pageSize });
+      const fresh = page.filter((d) => !boundary.has(d._id));
+      if (fresh.length === 0) return;
+      yield fresh;
+      before = page.at(-1)!.createdAt;
+      // Deliveries of the same instant as the page's last are read again: skip the ones seen.
+      boundary = new Set(page.filter((d) => d.createdAt.getTime() === before!.getTime()).map((d) => d._id));
+    }
   }
 
   private any() {

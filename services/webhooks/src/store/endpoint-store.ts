@@ -9,7 +9,8 @@ export interface SealedSecret {
   retiresAt?: Date;
 }
 
-export type EndpointStatus = 'enabled' | 'disabled';
+/** `paused` by the operator (deliveries wait), `disabled` by failures, `deleted` by the operator (kept for its delivery log). */
+export type EndpointStatus = 'enabled' | 'paused' | 'disabled' | 'deleted';
 export type DisabledReason = 'gone' | 'failing';
 
 export interface EndpointDoc {
@@ -24,6 +25,7 @@ export interface EndpointDoc {
   secrets: SealedSecret[];
   /** The first failure since the last success; unset while the endpoint succeeds. */
   failingSince?: Date;
+  deletedAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -40,6 +42,7 @@ export const endpointSchema = new Schema<EndpointDoc>(
     disabledReason: String,
     secrets: { type: [secretSchema], default: [] },
     failingSince: Date,
+    deletedAt: Date,
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },

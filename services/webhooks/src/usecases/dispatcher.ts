@@ -43,7 +43,10 @@ export interface DispatcherDeps {
   aliveMs: number;
 }
 
-const ENDPOINT_CACHE_MS = 1_000;
+/** How long an endpoint read is used: a pause or deletion waits this long before it answers. */
+export const ENDPOINT_CACHE_MS = 1_000;
+/** A delivery to a paused endpoint is looked at again after this (a resume does not wait for it). */
+const PAUSED_RECHECK_MS = 10 * 60_000;
 const RETRY_AFTER_STORE_ERROR_MS = 1_000;
 /** The sweeper stops handing out work while this replica holds this many deliveries. */
 const MAX_HELD = 50_000;
@@ -191,10 +194,16 @@ export class Dispatcher {
     const early = (delivery.nextAttemptAt?.getTime() ?? 0) - this.d.now().getTime();
     if (early > 50) return this.wait(endpointId, deliveryId, early);
     let endpoint = await this.endpoint(endpointId);
-    // A cached `disabled` may be older than a recovery that enabled it again: ask the store.
-    if (endpoint.doc?.status === 'disabled') endpoint = await this.endpoint(endpointId, true);
-    if (!endpoint.doc || endpoint.doc.status === 'disabled') {
-      await this.end(delivery, 'failed', { lastError: 'endpoint_disabled' }, null);
+    // A cached `disabled` or `paused` may be older than a recovery or a resume: ask the store.
+    if (endpoint.doc && endpoint.doc.status !== 'enabled') endpoint = await this.endpoint(endpointId, true);
+    if (!endpoint.doc || endpoint.doc.status === 'disabled' || endpoint.doc.status === 'deleted') {
+      await this.end(delivery, 'failed', { lastError: endpoint.doc?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted' }, null);
+      return false;
+    }
+    if (endpoint.doc.status === 'paused') {
+      // It waits; a resume makes it due again at once. This later look covers a resume that
+      // raced this release.
+      await this.d.queue.release({ deliveryId, endpointId }, new Date(this.d.now().getTime() + PAUSED_RECHECK_MS));
       return false;
     }
     const body = await this.body(delivery.messageId);

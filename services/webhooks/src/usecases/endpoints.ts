@@ -16,8 +16,23 @@ export interface EndpointDeps {
   checkUrl: (url: string) => URL;
   /** How long a rotated-out secret keeps signing beside the new one. */
   rotationOverlapMs: number;
+  /**
+   * How long a dispatcher may act on an endpoint as it read it (its cache): a pause or a deletion
+   * is answered after this, so no attempt starts after the answer on what it replaced.
+   */
+  settleMs: number;
   now: () => Date;
 }
+
+export interface EndpointChange {
+  url?: string;
+  /** Replaces the subscribed types (empty: every type). */
+  events?: readonly string[];
+  enabled?: boolean;
+}
+
+/** A deleted endpoint's delivery log stays readable this long. */
+export const DELETED_LOG_DAYS = 30;
 
 export interface EndpointView {
   id: string;
@@ -30,17 +45,14 @@ export interface EndpointView {
 
 const MAX_URL_LENGTH = 2048;
 
-/** The operator's side of webhooks: register, list, read deliveries, recover, rotate. */
+/** The operator's side of webhooks: register, list, change, pause, delete, read deliveries, recover, rotate. */
 export class Endpoints {
   constructor(private readonly d: EndpointDeps) {}
 
   async register(ctx: CallContext, url: string, events: readonly string[]): Promise<{ endpoint: EndpointView; secret: string }> {
     const scope = requireTenant(ctx);
     const checked = this.checkUrl(url);
-    const unknown = events.filter((e) => !isEventType(e));
-    if (unknown.length > 0) {
-      throw validationError(`unknown event types: ${unknown.join(', ')}`, unknown.map(() => ({ path: 'events', message: `one of ${WEBHOOK_EVENT_TYPES.join(', ')}` })));
-    }
+    checkEvents(events);
     const now = this.d.now();
     const id = newEndpointId();
     const secret = newSecret();
@@ -57,11 +69,54 @@ export class Endpoints {
   }
 
   async list(ctx: CallContext): Promise<EndpointView[]> {
-    return (await this.d.endpoints.list(requireTenant(ctx))).map(view);
+    return (await this.d.endpoints.list(requireTenant(ctx))).filter((e) => e.status !== 'deleted').map(view);
+  }
+
+  /**
+   * Changes the address or the events, pauses or resumes. Resuming (or enabling a disabled
+   * endpoint) sends what waited, oldest first: each pending delivery is due again at its creation
+   * time, and the sweeper hands due deliveries out in that order.
+   */
+  async update(endpointId: string, change: EndpointChange): Promise<EndpointView> {
+    const endpoint = await this.existing(endpointId);
+    const now = this.d.now();
+    const set: Partial<EndpointDoc> = { updatedAt: now };
+    const unset: (keyof EndpointDoc)[] = [];
+    if (change.url !== undefined) set.url = this.checkUrl(change.url).toString();
+    if (change.events !== undefined) {
+      checkEvents(change.events);
+      set.events = [...new Set(change.events)];
+    }
+    const resuming = change.enabled === true && endpoint.status !== 'enabled';
+    if (change.enabled === false) set.status = 'paused';
+    if (resuming) {
+      set.status = 'enabled';
+      unset.push('disabledReason', 'failingSince');
+    }
+    // Never brings a deleted endpoint back: one deleted meanwhile is not found.
+    const updated = await this.d.endpoints.update(endpointId, set, unset, { status: { $ne: 'deleted' } });
+    if (!updated) throw notFound('webhook');
+    // Answered once no dispatcher sends on the old address or the unpaused state.
+    if ((change.url !== undefined && set.url !== endpoint.url) || (change.enabled === false && endpoint.status !== 'paused')) await this.settle();
+    if (resuming) {
+      for await (const page of this.d.deliveries.pending(endpointId)) {
+        for (const delivery of page) await this.d.queue.enqueue({ deliveryId: delivery._id, endpointId }, delivery.createdAt);
+      }
+    }
+    return view(updated);
+  }
+
+  /** Deleted for deliveries at once (answered once no dispatcher can still act on it); its log stays readable. */
+  async remove(endpointId: string): Promise<void> {
+    await this.existing(endpointId);
+    const now = this.d.now();
+    const deleted = await this.d.endpoints.update(endpointId, { status: 'deleted', deletedAt: now, updatedAt: now }, ['disabledReason', 'failingSince'], { status: { $ne: 'deleted' } });
+    if (!deleted) throw notFound('webhook');
+    await this.settle();
   }
 
   async deliveries(endpointId: string, limit: number, status?: string): Promise<DeliveryDoc[]> {
-    await this.existing(endpointId);
+    await this.existing(endpointId, { deletedFor: DELETED_LOG_DAYS * 86_400_000 });
     if (status !== undefined && !['pending', 'succeeded', 'failed'].includes(status)) throw validationError('status is pending, succeeded or failed', [{ path: 'status', message: 'pending, succeeded or failed' }]);
     return this.d.deliveries.list(endpointId, Math.min(Math.max(limit || 100, 1), 1000), status as DeliveryStatus | undefined);
   }
@@ -115,10 +170,23 @@ export class Endpoints {
     }
   }
 
-  private async existing(endpointId: string): Promise<EndpointDoc> {
+  /** The endpoint; a deleted one only within `deletedFor` of its deletion (its log), else not found. */
+  private async existing(endpointId: string, opts: { deletedFor?: number } = {}): Promise<EndpointDoc> {
     const endpoint = await this.d.endpoints.get(endpointId);
     if (!endpoint) throw notFound('webhook');
+    if (endpoint.status === 'deleted' && !(opts.deletedFor && endpoint.deletedAt && this.d.now().getTime() - endpoint.deletedAt.getTime() < opts.deletedFor)) throw notFound('webhook');
     return endpoint;
+  }
+
+  private settle(): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, this.d.settleMs));
+  }
+}
+
+function checkEvents(events: readonly string[]): void {
+  const unknown = events.filter((e) => !isEventType(e));
+  if (unknown.length > 0) {
+    throw validationError(`unknown event types: ${unknown.join(', ')}`, unknown.map(() => ({ path: 'events', message: `one of ${WEBHOOK_EVENT_TYPES.join(', ')}` })));
   }
 }
 

@@ -23,13 +23,14 @@ export class FanOut {
     // Endpoints are not per key mode: the scope's mode is only the kit's requirement.
     const scope = requireTenant({ tenantId: message.tenantId, keyMode: 'live' });
     // A disabled endpoint gets the delivery too, failed at once (`endpoint_disabled`): nothing is
-    // sent, and a recovery of the window sends it once the endpoint is enabled again.
-    const targets = (await this.d.endpoints.list(scope)).filter((e) => e.events.length === 0 || e.events.includes(message.type));
+    // sent, and a recovery of the window sends it once the endpoint is enabled again. A paused one
+    // gets it pending: it waits for the endpoint to resume. A deleted one gets nothing.
+    const targets = (await this.d.endpoints.list(scope)).filter((e) => e.status !== 'deleted' && (e.events.length === 0 || e.events.includes(message.type)));
     if (targets.length > 0) await this.d.messages.insertOnce(message, this.d.now());
     for (const endpoint of targets) {
       const now = this.d.now();
       const id = deliveryId(endpoint._id, message.id);
-      const disabled = endpoint.status !== 'enabled';
+      const disabled = endpoint.status === 'disabled';
       const { delivery } = await this.d.deliveries.insertOnce(scope, {
         _id: id,
         endpointId: endpoint._id,

@@ -25,7 +25,7 @@ export interface Endpoint {
   url: string;
   /** Event types delivered; all types when the endpoint was registered without a list. */
   events: string[];
-  /** `enabled` or `disabled`. */
+  /** `enabled`, `paused` (by the operator) or `disabled` (by failures). */
   status: string;
   /** Why it was disabled: `gone` (it answered 410) or `failing` (no success for the disable window). */
   disabledReason?: string | undefined;
@@ -97,6 +97,28 @@ export interface RotateSecretRequest {
 export interface RotateSecretResponse {
   endpoint?: Endpoint | undefined;
   secret: string;
+}
+
+export interface UpdateEndpointRequest {
+  endpointId: string;
+  url?:
+    | string
+    | undefined;
+  /** Replaces the subscribed types when `set_events` is true (an empty list: every type). */
+  events: string[];
+  setEvents: boolean;
+  enabled?: boolean | undefined;
+}
+
+export interface UpdateEndpointResponse {
+  endpoint?: Endpoint | undefined;
+}
+
+export interface DeleteEndpointRequest {
+  endpointId: string;
+}
+
+export interface DeleteEndpointResponse {
 }
 
 function createBaseEndpoint(): Endpoint {
@@ -1323,6 +1345,351 @@ export const RotateSecretResponse: MessageFns<RotateSecretResponse, "voiceapi.we
   },
 };
 
+function createBaseUpdateEndpointRequest(): UpdateEndpointRequest {
+  return { endpointId: "", url: undefined, events: [], setEvents: false, enabled: undefined };
+}
+
+export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest, "voiceapi.webhooks.v1.UpdateEndpointRequest"> = {
+  $type: "voiceapi.webhooks.v1.UpdateEndpointRequest" as const,
+
+  encode(message: UpdateEndpointRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.endpointId !== "") {
+      writer.uint32(10).string(message.endpointId);
+    }
+    if (message.url !== undefined) {
+      writer.uint32(18).string(message.url);
+    }
+    for (const v of message.events) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.setEvents !== false) {
+      writer.uint32(32).bool(message.setEvents);
+    }
+    if (message.enabled !== undefined) {
+      writer.uint32(40).bool(message.enabled);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateEndpointRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateEndpointRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.events.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.setEvents = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateEndpointRequest {
+    return {
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : undefined,
+      events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => globalThis.String(e)) : [],
+      setEvents: isSet(object.setEvents)
+        ? globalThis.Boolean(object.setEvents)
+        : isSet(object.set_events)
+        ? globalThis.Boolean(object.set_events)
+        : false,
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : undefined,
+    };
+  },
+
+  toJSON(message: UpdateEndpointRequest): unknown {
+    const obj: any = {};
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.url !== undefined) {
+      obj.url = message.url;
+    }
+    if (message.events?.length) {
+      obj.events = message.events;
+    }
+    if (message.setEvents !== false) {
+      obj.setEvents = message.setEvents;
+    }
+    if (message.enabled !== undefined) {
+      obj.enabled = message.enabled;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateEndpointRequest>): UpdateEndpointRequest {
+    return UpdateEndpointRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateEndpointRequest>): UpdateEndpointRequest {
+    const message = createBaseUpdateEndpointRequest();
+    message.endpointId = object.endpointId ?? "";
+    message.url = object.url ?? undefined;
+    message.events = object.events?.map((e) => e) || [];
+    message.setEvents = object.setEvents ?? false;
+    message.enabled = object.enabled ?? undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateEndpointResponse(): UpdateEndpointResponse {
+  return { endpoint: undefined };
+}
+
+export const UpdateEndpointResponse: MessageFns<UpdateEndpointResponse, "voiceapi.webhooks.v1.UpdateEndpointResponse"> =
+  {
+    $type: "voiceapi.webhooks.v1.UpdateEndpointResponse" as const,
+
+    encode(message: UpdateEndpointResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+      if (message.endpoint !== undefined) {
+        Endpoint.encode(message.endpoint, writer.uint32(10).fork()).join();
+      }
+      return writer;
+    },
+
+    decode(input: BinaryReader | Uint8Array, length?: number): UpdateEndpointResponse {
+      const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+      const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+      if (previousRecursionDepth >= 100) {
+        throw new globalThis.Error("protobuf decode recursion limit exceeded");
+      }
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+      try {
+        const end = length === undefined ? reader.len : reader.pos + length;
+        const message = createBaseUpdateEndpointResponse();
+        while (reader.pos < end) {
+          const tag = reader.uint32();
+          switch (tag >>> 3) {
+            case 1: {
+              if (tag !== 10) {
+                break;
+              }
+
+              message.endpoint = Endpoint.decode(reader, reader.uint32());
+              continue;
+            }
+          }
+          if ((tag & 7) === 4 || tag === 0) {
+            break;
+          }
+          reader.skip(tag & 7);
+        }
+        return message;
+      } finally {
+        (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+      }
+    },
+
+    fromJSON(object: any): UpdateEndpointResponse {
+      return { endpoint: isSet(object.endpoint) ? Endpoint.fromJSON(object.endpoint) : undefined };
+    },
+
+    toJSON(message: UpdateEndpointResponse): unknown {
+      const obj: any = {};
+      if (message.endpoint !== undefined) {
+        obj.endpoint = Endpoint.toJSON(message.endpoint);
+      }
+      return obj;
+    },
+
+    create(base?: DeepPartial<UpdateEndpointResponse>): UpdateEndpointResponse {
+      return UpdateEndpointResponse.fromPartial(base ?? {});
+    },
+    fromPartial(object: DeepPartial<UpdateEndpointResponse>): UpdateEndpointResponse {
+      const message = createBaseUpdateEndpointResponse();
+      message.endpoint = (object.endpoint !== undefined && object.endpoint !== null)
+        ? Endpoint.fromPartial(object.endpoint)
+        : undefined;
+      return message;
+    },
+  };
+
+function createBaseDeleteEndpointRequest(): DeleteEndpointRequest {
+  return { endpointId: "" };
+}
+
+export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest, "voiceapi.webhooks.v1.DeleteEndpointRequest"> = {
+  $type: "voiceapi.webhooks.v1.DeleteEndpointRequest" as const,
+
+  encode(message: DeleteEndpointRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.endpointId !== "") {
+      writer.uint32(10).string(message.endpointId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteEndpointRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteEndpointRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteEndpointRequest {
+    return {
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteEndpointRequest): unknown {
+    const obj: any = {};
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteEndpointRequest>): DeleteEndpointRequest {
+    return DeleteEndpointRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteEndpointRequest>): DeleteEndpointRequest {
+    const message = createBaseDeleteEndpointRequest();
+    message.endpointId = object.endpointId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteEndpointResponse(): DeleteEndpointResponse {
+  return {};
+}
+
+export const DeleteEndpointResponse: MessageFns<DeleteEndpointResponse, "voiceapi.webhooks.v1.DeleteEndpointResponse"> =
+  {
+    $type: "voiceapi.webhooks.v1.DeleteEndpointResponse" as const,
+
+    encode(_: DeleteEndpointResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+      return writer;
+    },
+
+    decode(input: BinaryReader | Uint8Array, length?: number): DeleteEndpointResponse {
+      const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+      const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+      if (previousRecursionDepth >= 100) {
+        throw new globalThis.Error("protobuf decode recursion limit exceeded");
+      }
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+      try {
+        const end = length === undefined ? reader.len : reader.pos + length;
+        const message = createBaseDeleteEndpointResponse();
+        while (reader.pos < end) {
+          const tag = reader.uint32();
+          switch (tag >>> 3) {
+          }
+          if ((tag & 7) === 4 || tag === 0) {
+            break;
+          }
+          reader.skip(tag & 7);
+        }
+        return message;
+      } finally {
+        (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+      }
+    },
+
+    fromJSON(_: any): DeleteEndpointResponse {
+      return {};
+    },
+
+    toJSON(_: DeleteEndpointResponse): unknown {
+      const obj: any = {};
+      return obj;
+    },
+
+    create(base?: DeepPartial<DeleteEndpointResponse>): DeleteEndpointResponse {
+      return DeleteEndpointResponse.fromPartial(base ?? {});
+    },
+    fromPartial(_: DeepPartial<DeleteEndpointResponse>): DeleteEndpointResponse {
+      const message = createBaseDeleteEndpointResponse();
+      return message;
+    },
+  };
+
 /**
  * Tenant webhook endpoints and their deliveries: the operator (dashboard) surface. Registration
  * names the tenant in the call metadata; the calls on one endpoint name it by id (the operator acts
@@ -1390,6 +1757,34 @@ export const WebhooksServiceService = {
       Buffer.from(RotateSecretResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RotateSecretResponse => RotateSecretResponse.decode(value),
   },
+  /**
+   * Changes the address (checked like a new one) or the events, pauses (`enabled: false`:
+   * deliveries wait) or resumes (`enabled: true`: they go out in order; a disabled endpoint is
+   * enabled again).
+   */
+  updateEndpoint: {
+    path: "/voiceapi.webhooks.v1.WebhooksService/UpdateEndpoint" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateEndpointRequest): Buffer =>
+      Buffer.from(UpdateEndpointRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateEndpointRequest => UpdateEndpointRequest.decode(value),
+    responseSerialize: (value: UpdateEndpointResponse): Buffer =>
+      Buffer.from(UpdateEndpointResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateEndpointResponse => UpdateEndpointResponse.decode(value),
+  },
+  /** No delivery is attempted after the answer; the endpoint's delivery log stays readable for 30 days. */
+  deleteEndpoint: {
+    path: "/voiceapi.webhooks.v1.WebhooksService/DeleteEndpoint" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteEndpointRequest): Buffer =>
+      Buffer.from(DeleteEndpointRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteEndpointRequest => DeleteEndpointRequest.decode(value),
+    responseSerialize: (value: DeleteEndpointResponse): Buffer =>
+      Buffer.from(DeleteEndpointResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteEndpointResponse => DeleteEndpointResponse.decode(value),
+  },
 } as const;
 
 export interface WebhooksServiceServer extends UntypedServiceImplementation {
@@ -1405,6 +1800,14 @@ export interface WebhooksServiceServer extends UntypedServiceImplementation {
   recoverDeliveries: handleUnaryCall<RecoverDeliveriesRequest, RecoverDeliveriesResponse>;
   /** A new secret; the previous one keeps signing beside it for the overlap window. */
   rotateSecret: handleUnaryCall<RotateSecretRequest, RotateSecretResponse>;
+  /**
+   * Changes the address (checked like a new one) or the events, pauses (`enabled: false`:
+   * deliveries wait) or resumes (`enabled: true`: they go out in order; a disabled endpoint is
+   * enabled again).
+   */
+  updateEndpoint: handleUnaryCall<UpdateEndpointRequest, UpdateEndpointResponse>;
+  /** No delivery is attempted after the answer; the endpoint's delivery log stays readable for 30 days. */
+  deleteEndpoint: handleUnaryCall<DeleteEndpointRequest, DeleteEndpointResponse>;
 }
 
 export interface WebhooksServiceClient extends Client {
@@ -1489,6 +1892,42 @@ export interface WebhooksServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RotateSecretResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Changes the address (checked like a new one) or the events, pauses (`enabled: false`:
+   * deliveries wait) or resumes (`enabled: true`: they go out in order; a disabled endpoint is
+   * enabled again).
+   */
+  updateEndpoint(
+    request: UpdateEndpointRequest,
+    callback: (error: ServiceError | null, response: UpdateEndpointResponse) => void,
+  ): ClientUnaryCall;
+  updateEndpoint(
+    request: UpdateEndpointRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateEndpointResponse) => void,
+  ): ClientUnaryCall;
+  updateEndpoint(
+    request: UpdateEndpointRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateEndpointResponse) => void,
+  ): ClientUnaryCall;
+  /** No delivery is attempted after the answer; the endpoint's delivery log stays readable for 30 days. */
+  deleteEndpoint(
+    request: DeleteEndpointRequest,
+    callback: (error: ServiceError | null, response: DeleteEndpointResponse) => void,
+  ): ClientUnaryCall;
+  deleteEndpoint(
+    request: DeleteEndpointRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteEndpointResponse) => void,
+  ): ClientUnaryCall;
+  deleteEndpoint(
+    request: DeleteEndpointRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteEndpointResponse) => void,
   ): ClientUnaryCall;
 }
 
