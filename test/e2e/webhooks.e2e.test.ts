@@ -94,10 +94,10 @@ describe('tenant webhooks through the gateway', () => {
 
     const calls: CallResult = await api(t.key, `/contacts/${contactId}/calls`);
     const summary = calls.body.calls[0];
-    expect(billed.json.data).toEqual({ callId: summary.id, direction: 'outbound', billingStatus: 'charged', creditsCharged: 2, balanceAfter: 998, transactionId: expect.any(String), durationSeconds: 42, endedAt: expect.any(String), sandbox: false });
+    expect(billed.json.data).toEqual({ callId: summary.id, direction: 'outbound', contactId, campaignId: c.body.campaign.id, agentId: null, billingStatus: 'charged', creditsCharged: 2, balanceAfter: 998, transactionId: expect.any(String), durationSeconds: 42, endedAt: expect.any(String), sandbox: false });
     const rows = (await api(t.key, '/credits/transactions?type=call_deduction')).body.transactions;
     expect(rows).toEqual([expect.objectContaining({ id: billed.json.data.transactionId, callId: summary.id, amount: -2, balanceAfter: 998 })]);
-    expect(usage.json.data).toMatchObject({ transactionId: billed.json.data.transactionId, type: 'call_deduction', credits: 2, balanceAfter: 998, callId: summary.id, sandbox: false });
+    expect(usage.json.data).toMatchObject({ transactionId: billed.json.data.transactionId, type: 'call_deduction', credits: 2, balanceAfter: 998, callId: summary.id, direction: 'outbound', contactId, campaignId: c.body.campaign.id, agentId: null, sandbox: false });
     const statuses = received(hook.path).filter((r) => r.json.type === 'contact.status_changed').map((r) => r.json.data);
     expect(statuses.every((s) => s.contactId === contactId && s.sandbox === false)).toBe(true);
 

@@ -78,9 +78,17 @@ const payload = <T extends string, D extends z.ZodTypeAny>(type: T, name: string
 
 const Sandbox = z.boolean().openapi({ description: 'True when a sandbox key caused it' });
 
+/** Who a call was with and for: null where the call has none (an inbound call has no contact or campaign). */
+const CallParties = {
+  contactId: z.string().nullable().openapi({ description: 'The contact (outbound)' }),
+  campaignId: z.string().nullable().openapi({ description: 'The campaign (outbound)' }),
+  agentId: z.string().nullable().openapi({ description: 'The inbound agent that answered' }),
+};
+
 const CallBilledData = z.object({
   callId: z.string(),
   direction: z.enum(['outbound', 'inbound']),
+  ...CallParties,
   billingStatus: z.enum(['charged', 'failed', 'skipped']),
   creditsCharged: z.number().int(),
   balanceAfter: z.number().int().optional().openapi({ description: 'The wallet after the ledger row; absent when no row was written' }),
@@ -104,6 +112,8 @@ export const WEBHOOK_PAYLOADS = [
       credits: z.number().int().openapi({ description: 'Credits spent (positive)' }),
       balanceAfter: z.number().int(),
       callId: z.string().optional(),
+      direction: z.enum(['outbound', 'inbound']).nullable().openapi({ description: 'A call’s row: its direction; null for other rows' }),
+      ...CallParties,
       reference: z.string(),
       sandbox: Sandbox,
     }),

@@ -42,6 +42,14 @@ export const EMPTY_WALLET: WalletState = { seq: 0, balance: 0, held: 0, holds: [
 
 export const available = (s: WalletState): number => s.balance - s.held;
 
+/** What a call's ledger row says of the call, so a tenant reconciles without another read. */
+export interface CallFacts {
+  direction: Direction;
+  contactId?: string;
+  campaignId?: string;
+  agentId?: string;
+}
+
 /** A ledger row, as the tenant sees it. Debits are negative. */
 export interface LedgerRow {
   id: string;
@@ -50,13 +58,14 @@ export interface LedgerRow {
   amount: number;
   balanceAfter: number;
   callId?: string;
+  call?: CallFacts;
   reference: string;
   description: string;
   createdAt: Date;
 }
 
 export type EntryChange =
-  | { kind: 'ledger'; rowId: string; type: TransactionType; amount: number; reference: string; description: string; callId?: string }
+  | { kind: 'ledger'; rowId: string; type: TransactionType; amount: number; reference: string; description: string; callId?: string; call?: CallFacts }
   | { kind: 'hold'; hold: Hold }
   /** `reference` set: the call is settled for good (its reference is posted, no row). */
   | { kind: 'release'; callId: string; reference?: string; reason?: string };
@@ -103,6 +112,7 @@ export function rowOf(change: EntryChange, state: WalletState, createdAt: Date):
     amount: change.amount,
     balanceAfter: state.balance,
     ...(change.callId !== undefined && { callId: change.callId }),
+    ...(change.call !== undefined && { call: change.call }),
     reference: change.reference,
     description: change.description,
     createdAt,

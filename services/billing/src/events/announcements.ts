@@ -39,6 +39,12 @@ export class Announcements {
         balanceAfter: row.balanceAfter,
         reference: row.reference,
         ...(row.callId !== undefined && { callId: row.callId }),
+        ...(row.call && {
+          direction: row.call.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
+          ...(row.call.contactId && { contactId: row.call.contactId }),
+          ...(row.call.campaignId && { campaignId: row.call.campaignId }),
+          ...(row.call.agentId && { agentId: row.call.agentId }),
+        }),
       };
       records.push(
         eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`),
@@ -66,6 +72,9 @@ export class Announcements {
       sandbox: o.sandbox,
       endTime: o.endedAt,
       durationSeconds: o.durationSeconds,
+      ...(o.contactId && { contactId: o.contactId }),
+      ...(o.campaignId && { campaignId: o.campaignId }),
+      ...(o.agentId && { agentId: o.agentId }),
     };
     await this.put([eventRecord(BillingEvent, o.tenantId, BillingEvent.fromPartial({ occurTime: o.billedAt, event: { $case: 'callBilled', callBilled: billed } }), `billed:${o.callId}`)]);
   }

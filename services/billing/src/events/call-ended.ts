@@ -22,6 +22,9 @@ export function chargeEndedCalls(subscriber: EventSubscriber, charging: CallChar
       free: e.free,
       holdFailed: e.holdFailed,
       endedAt: e.endTime ?? event.occurTime ?? new Date(),
+      ...(e.contactId && { contactId: e.contactId }),
+      ...(e.campaignId && { campaignId: e.campaignId }),
+      ...(e.agentId && { agentId: e.agentId }),
     });
   });
 }

@@ -12,6 +12,9 @@ export interface EndedCall {
   free: boolean;
   holdFailed: boolean;
   endedAt: Date;
+  contactId?: string;
+  campaignId?: string;
+  agentId?: string;
   /** Not an end at all: the call's hold expired without one (settled by the sweeper). */
   expired?: boolean;
 }
@@ -32,6 +35,9 @@ export interface CallOutcome {
   durationSeconds: number;
   endedAt: Date;
   billedAt: Date;
+  contactId?: string;
+  campaignId?: string;
+  agentId?: string;
 }
 
 interface OutcomeDoc extends Omit<CallOutcome, 'callId'> {
@@ -51,6 +57,9 @@ const outcomeSchema = new Schema<OutcomeDoc>(
     durationSeconds: { type: Number, required: true },
     endedAt: { type: Date, required: true },
     billedAt: { type: Date, required: true },
+    contactId: String,
+    campaignId: String,
+    agentId: String,
   },
   { collection: 'call_outcomes', versionKey: false },
 );
@@ -71,6 +80,9 @@ export const unsettledSchema = new Schema<UnsettledDoc>(
     free: { type: Boolean, required: true },
     holdFailed: { type: Boolean, required: true },
     endedAt: { type: Date, required: true },
+    contactId: String,
+    campaignId: String,
+    agentId: String,
     expired: Boolean,
     receivedAt: { type: Date, required: true },
   },

@@ -1,7 +1,7 @@
 import { allByPrimaryKey, duplicatePositions, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
-import { EMPTY_WALLET, rowOf, type Entry, type EntryChange, type LedgerRow, type PendingRef, type TransactionType, type WalletState } from '../domain/wallet';
+import { EMPTY_WALLET, rowOf, type CallFacts, type Entry, type EntryChange, type LedgerRow, type PendingRef, type TransactionType, type WalletState } from '../domain/wallet';
 
 /**
  * The wallet chains (decision 0050). Three collections:
@@ -25,6 +25,8 @@ interface EntryDoc {
   reference?: string;
   description?: string;
   callId?: string;
+  /** A call's row: what it says of the call. */
+  call?: CallFacts;
   balanceAfter?: number;
   /** The change itself, for holds and releases. */
   change?: EntryChange;
@@ -46,6 +48,7 @@ const entrySchema = new Schema<EntryDoc>(
     reference: String,
     description: String,
     callId: String,
+    call: Schema.Types.Mixed,
     balanceAfter: Number,
     change: Schema.Types.Mixed,
     state: { type: Schema.Types.Mixed, required: true },
@@ -162,6 +165,7 @@ export class WalletStore {
               reference: row.reference,
               description: row.description,
               ...(row.callId !== undefined && { callId: row.callId }),
+              ...(row.call !== undefined && { call: row.call }),
             }
           : { change }),
         state,
@@ -213,7 +217,7 @@ export class WalletStore {
       if (!doc) break;
       const change: EntryChange =
         doc.kind === 'ledger'
-          ? { kind: 'ledger', rowId: doc.rowId!, type: doc.type!, amount: doc.amount!, reference: doc.reference!, description: doc.description ?? '', ...(doc.callId ? { callId: doc.callId } : {}) }
+          ? { kind: 'ledger', rowId: doc.rowId!, type: doc.type!, amount: doc.amount!, reference: doc.reference!, description: doc.description ?? '', ...(doc.callId ? { callId: doc.callId } : {}), ...(doc.call ? { call: doc.call } : {}) }
           : doc.change!;
       out.push({ change, state: doc.state });
     }
@@ -277,6 +281,7 @@ function toRow(doc: EntryDoc): LedgerRow {
     amount: doc.amount!,
     balanceAfter: doc.balanceAfter!,
     ...(doc.callId !== undefined && doc.callId !== null && { callId: doc.callId }),
+    ...(doc.call && { call: doc.call }),
     reference: doc.reference!,
     description: doc.description ?? '',
     createdAt: doc.createdAt,

@@ -70,6 +70,7 @@ export class CallCharging {
       durationSeconds: call.durationSeconds,
       endedAt: call.endedAt,
       billedAt: new Date(),
+      ...facts(call),
     };
     const charge = callCharge(call.durationSeconds, call.direction === 'outbound' ? this.rates.outboundPerMinute : this.rates.inboundPerMinute);
     const noCharge = call.expired || call.sandbox || call.free || charge === 0 || call.holdFailed;
@@ -88,6 +89,7 @@ export class CallCharging {
       callId: call.callId,
       amount: charge,
       description: `${call.direction === 'outbound' ? 'Outbound' : 'Inbound'} call, ${minutes} min`,
+      call: { direction: call.direction, ...facts(call) },
     });
     if (r.row) {
       const short = (r.shortfall ?? 0) > 0;
@@ -99,3 +101,10 @@ export class CallCharging {
   }
 
 }
+
+/** The call's contact, campaign and agent, where telephony named them. */
+const facts = (call: EndedCall): Pick<EndedCall, 'contactId' | 'campaignId' | 'agentId'> => ({
+  ...(call.contactId && { contactId: call.contactId }),
+  ...(call.campaignId && { campaignId: call.campaignId }),
+  ...(call.agentId && { agentId: call.agentId }),
+});

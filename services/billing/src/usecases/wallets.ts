@@ -5,6 +5,7 @@ import {
   available,
   rowOf,
   EMPTY_WALLET,
+  type CallFacts,
   type Direction,
   type Entry,
   type EntryChange,
@@ -21,7 +22,7 @@ export type WalletOp =
   | { kind: 'topUp'; reference: string; amount: number; description: string }
   | { kind: 'debit'; reference: string; amount: number; type: Exclude<TransactionType, 'top_up' | 'call_deduction'>; description: string }
   | { kind: 'hold'; callId: string; amount: number; direction: Direction; expiresAt: Date }
-  | { kind: 'capture'; callId: string; amount: number; description: string }
+  | { kind: 'capture'; callId: string; amount: number; description: string; call?: CallFacts }
   /** `final`: the call is settled without a charge; a later capture of it charges nothing. */
   | { kind: 'release'; callId: string; final?: boolean; reason?: string };
 
@@ -409,6 +410,7 @@ export function plan(head: WalletState, ops: readonly WalletOp[], indexed: Reado
           reference: callReference(op.callId),
           description: op.description,
           callId: op.callId,
+          ...(op.call && { call: op.call }),
         };
         return { entry: add(change), result: { replayed: false, shortfall: op.amount - charge, released: open !== undefined } };
       }

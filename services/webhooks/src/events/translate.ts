@@ -19,6 +19,9 @@ export function fromBilling(event: BillingEvent, eventId: string): WebhookMessag
     return webhookMessage(eventId, b.tenantId, direction === 'inbound' ? 'call.inbound.billed' : 'call.outbound.billed', at, {
       callId: b.callId,
       direction,
+      contactId: b.contactId ?? null,
+      campaignId: b.campaignId ?? null,
+      agentId: b.agentId ?? null,
       billingStatus: b.billingStatus,
       creditsCharged: b.creditsCharged,
       ...(b.balanceAfter !== undefined && { balanceAfter: b.balanceAfter }),
@@ -37,6 +40,10 @@ export function fromBilling(event: BillingEvent, eventId: string): WebhookMessag
       credits: u.credits,
       balanceAfter: u.balanceAfter,
       ...(u.callId !== undefined && { callId: u.callId }),
+      direction: u.direction === CallDirection.CALL_DIRECTION_INBOUND ? 'inbound' : u.direction === CallDirection.CALL_DIRECTION_OUTBOUND ? 'outbound' : null,
+      contactId: u.contactId ?? null,
+      campaignId: u.campaignId ?? null,
+      agentId: u.agentId ?? null,
       reference: u.reference,
       // Sandbox keys never spend.
       sandbox: false,

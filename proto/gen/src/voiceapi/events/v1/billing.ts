@@ -42,6 +42,10 @@ export interface CallBilled {
   sandbox: boolean;
   endTime?: Date | undefined;
   durationSeconds: number;
+  /** As telephony named them when the call ended (outbound: contact and campaign; an agent's call: the agent). */
+  contactId?: string | undefined;
+  campaignId?: string | undefined;
+  agentId?: string | undefined;
 }
 
 /** Credit spent: one per debit ledger row (calls, numbers, uploads). */
@@ -55,6 +59,11 @@ export interface CreditsUsage {
   balanceAfter: number;
   callId?: string | undefined;
   reference: string;
+  /** A call's row: the call's direction, contact, campaign and agent. */
+  direction: CallDirection;
+  contactId?: string | undefined;
+  campaignId?: string | undefined;
+  agentId?: string | undefined;
 }
 
 function createBaseBillingEvent(): BillingEvent {
@@ -197,6 +206,9 @@ function createBaseCallBilled(): CallBilled {
     sandbox: false,
     endTime: undefined,
     durationSeconds: 0,
+    contactId: undefined,
+    campaignId: undefined,
+    agentId: undefined,
   };
 }
 
@@ -236,6 +248,15 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
     }
     if (message.durationSeconds !== 0) {
       writer.uint32(88).int32(message.durationSeconds);
+    }
+    if (message.contactId !== undefined) {
+      writer.uint32(98).string(message.contactId);
+    }
+    if (message.campaignId !== undefined) {
+      writer.uint32(106).string(message.campaignId);
+    }
+    if (message.agentId !== undefined) {
+      writer.uint32(114).string(message.agentId);
     }
     return writer;
   },
@@ -341,6 +362,30 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
             message.durationSeconds = reader.int32();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.contactId = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.campaignId = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -402,6 +447,21 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
         : isSet(object.duration_seconds)
         ? globalThis.Number(object.duration_seconds)
         : 0,
+      contactId: isSet(object.contactId)
+        ? globalThis.String(object.contactId)
+        : isSet(object.contact_id)
+        ? globalThis.String(object.contact_id)
+        : undefined,
+      campaignId: isSet(object.campaignId)
+        ? globalThis.String(object.campaignId)
+        : isSet(object.campaign_id)
+        ? globalThis.String(object.campaign_id)
+        : undefined,
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : undefined,
     };
   },
 
@@ -440,6 +500,15 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
     if (message.durationSeconds !== 0) {
       obj.durationSeconds = Math.round(message.durationSeconds);
     }
+    if (message.contactId !== undefined) {
+      obj.contactId = message.contactId;
+    }
+    if (message.campaignId !== undefined) {
+      obj.campaignId = message.campaignId;
+    }
+    if (message.agentId !== undefined) {
+      obj.agentId = message.agentId;
+    }
     return obj;
   },
 
@@ -459,12 +528,27 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
     message.sandbox = object.sandbox ?? false;
     message.endTime = object.endTime ?? undefined;
     message.durationSeconds = object.durationSeconds ?? 0;
+    message.contactId = object.contactId ?? undefined;
+    message.campaignId = object.campaignId ?? undefined;
+    message.agentId = object.agentId ?? undefined;
     return message;
   },
 };
 
 function createBaseCreditsUsage(): CreditsUsage {
-  return { tenantId: "", transactionId: "", type: "", credits: 0, balanceAfter: 0, callId: undefined, reference: "" };
+  return {
+    tenantId: "",
+    transactionId: "",
+    type: "",
+    credits: 0,
+    balanceAfter: 0,
+    callId: undefined,
+    reference: "",
+    direction: 0,
+    contactId: undefined,
+    campaignId: undefined,
+    agentId: undefined,
+  };
 }
 
 export const CreditsUsage: MessageFns<CreditsUsage, "voiceapi.events.v1.CreditsUsage"> = {
@@ -491,6 +575,18 @@ export const CreditsUsage: MessageFns<CreditsUsage, "voiceapi.events.v1.CreditsU
     }
     if (message.reference !== "") {
       writer.uint32(58).string(message.reference);
+    }
+    if (message.direction !== 0) {
+      writer.uint32(64).int32(message.direction);
+    }
+    if (message.contactId !== undefined) {
+      writer.uint32(74).string(message.contactId);
+    }
+    if (message.campaignId !== undefined) {
+      writer.uint32(82).string(message.campaignId);
+    }
+    if (message.agentId !== undefined) {
+      writer.uint32(90).string(message.agentId);
     }
     return writer;
   },
@@ -564,6 +660,38 @@ export const CreditsUsage: MessageFns<CreditsUsage, "voiceapi.events.v1.CreditsU
             message.reference = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.direction = reader.int32() as any;
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.contactId = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.campaignId = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -601,6 +729,22 @@ export const CreditsUsage: MessageFns<CreditsUsage, "voiceapi.events.v1.CreditsU
         ? globalThis.String(object.call_id)
         : undefined,
       reference: isSet(object.reference) ? globalThis.String(object.reference) : "",
+      direction: isSet(object.direction) ? callDirectionFromJSON(object.direction) : 0,
+      contactId: isSet(object.contactId)
+        ? globalThis.String(object.contactId)
+        : isSet(object.contact_id)
+        ? globalThis.String(object.contact_id)
+        : undefined,
+      campaignId: isSet(object.campaignId)
+        ? globalThis.String(object.campaignId)
+        : isSet(object.campaign_id)
+        ? globalThis.String(object.campaign_id)
+        : undefined,
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : undefined,
     };
   },
 
@@ -627,6 +771,18 @@ export const CreditsUsage: MessageFns<CreditsUsage, "voiceapi.events.v1.CreditsU
     if (message.reference !== "") {
       obj.reference = message.reference;
     }
+    if (message.direction !== 0) {
+      obj.direction = callDirectionToJSON(message.direction);
+    }
+    if (message.contactId !== undefined) {
+      obj.contactId = message.contactId;
+    }
+    if (message.campaignId !== undefined) {
+      obj.campaignId = message.campaignId;
+    }
+    if (message.agentId !== undefined) {
+      obj.agentId = message.agentId;
+    }
     return obj;
   },
 
@@ -642,6 +798,10 @@ export const CreditsUsage: MessageFns<CreditsUsage, "voiceapi.events.v1.CreditsU
     message.balanceAfter = object.balanceAfter ?? 0;
     message.callId = object.callId ?? undefined;
     message.reference = object.reference ?? "";
+    message.direction = object.direction ?? 0;
+    message.contactId = object.contactId ?? undefined;
+    message.campaignId = object.campaignId ?? undefined;
+    message.agentId = object.agentId ?? undefined;
     return message;
   },
 };
