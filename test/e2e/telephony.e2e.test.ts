@@ -107,19 +107,27 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
 
   it('shows the last call’s conversation on the contact, and erases the calls’ personal data with the contact', async () => {
     const t = await funded();
-    const contactId = await lead(t.key, await campaign(t.tenantId), phone('0000'));
+    const campaignId = await campaign(t.tenantId);
+    const contactId = await lead(t.key, campaignId, phone('0000'));
+    const unanswered = await lead(t.key, campaignId, phone('0001'));
     const summary = await billedCallOf(t.key, contactId);
     const contact = await eventually('the contact completed', () => api(t.key, `/contacts/${contactId}`), (r) => r.body.contact?.status === 'completed');
     expect(contact.body.contact).toMatchObject({ lastCallId: summary.id, analysis: { sentiment: 'positive', optOut: false } });
     expect(contact.body.contact.conversation[0]).toEqual({ role: 'agent', text: expect.any(String), at: expect.stringMatching(ISO) });
+    // The campaign's list shows each contact as its detail does: conversation and analysis too.
+    await billedCallOf(t.key, unanswered);
+    const listed = (await api(t.key, `/campaigns/${campaignId}/contacts`)).body.contacts as Json[];
+    expect(listed.find((c) => c.id === contactId)).toMatchObject({ conversation: contact.body.contact.conversation, analysis: contact.body.contact.analysis });
+    expect(listed.find((c) => c.id === unanswered)).toMatchObject({ conversation: null, analysis: null });
     expect((await api(t.key, `/calls/${summary.id}/recording`)).status).toBe(200);
 
     expect((await api(t.key, `/contacts/${contactId}`, undefined, 'DELETE')).status).toBe(204);
     expect((await api(t.key, `/contacts/${contactId}`)).status).toBe(404);
     // Telephony hears of it (leads' ContactDeleted): the call stays in the feed for billing and
     // analytics, without the number, summary or conversation.
-    const feed = await eventually('the call erased', () => api(t.key, '/calls'), (r) => r.body.calls?.[0]?.toNumber === null);
-    const [erased] = feed.body.calls;
+    const erasedOf = (r: CallResult) => (r.body.calls as Json[] | undefined)?.find((c) => c.id === summary.id);
+    const feed = await eventually('the call erased', () => api(t.key, '/calls'), (r) => erasedOf(r)?.toNumber === null);
+    const erased = erasedOf(feed);
     expect(erased).toMatchObject({ id: summary.id, durationSeconds: 42, billingStatus: 'charged', creditsCharged: 2, toNumber: null, summary: null, hasTranscript: false, hasAnalysis: false, hasRecording: false });
     expect((await api(t.key, `/calls/${summary.id}/recording`)).status).toBe(404);
   });

@@ -46,6 +46,14 @@ async function lastConversation(clients: ServiceClients, contact: voiceapi.leads
   }
 }
 
+/** The last conversations of a page of contacts, in one call to telephony. */
+async function lastConversations(clients: ServiceClients, contacts: readonly voiceapi.leads.v1.Contact[], call: CallContext) {
+  const callIds = contacts.map((c) => c.lastCallId).filter((id): id is string => Boolean(id));
+  if (callIds.length === 0) return new Map<string, ReturnType<typeof conversationJson>>();
+  const { conversations } = await clients.telephony.listConversations({ callIds }, call);
+  return new Map(conversations.map((c) => [c.callId, conversationJson(c)]));
+}
+
 /** Campaigns (read-only), lead ingest, contacts, events and omni templates, owned by the leads service. */
 export function leadsRoutes(clients: ServiceClients) {
   const tag = 'Leads';
@@ -83,6 +91,7 @@ export function leadsRoutes(clients: ServiceClients) {
       path: '/campaigns/{id}/contacts',
       tag: campaignsTag,
       summary: 'List a campaign’s contacts',
+      description: 'Each with the transcript and analysis of its last answered call, as `GET /contacts/{id}` shows them.',
       scopes: ['leads:read'],
       params: IdParam,
       query: PageQuery,
@@ -90,7 +99,8 @@ export function leadsRoutes(clients: ServiceClients) {
       errors: { 404: 'No such campaign for this tenant (`not_found`)' },
       handler: async ({ params, query }, { call }) => {
         const res = await clients.leads.listCampaignContacts({ campaignId: params.id, page: { page: query.page, limit: query.limit } }, call);
-        return { status: 200, body: { contacts: res.contacts.map((c) => contactJson(c)), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) } };
+        const last = await lastConversations(clients, res.contacts, call);
+        return { status: 200, body: { contacts: res.contacts.map((c) => contactJson(c, c.lastCallId ? last.get(c.lastCallId) : undefined)), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) } };
       },
     }),
     defineRoute({

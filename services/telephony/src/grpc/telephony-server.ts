@@ -53,6 +53,10 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
         const { call, details } = await uc.calls.get(ctx, req.callId, req.contactId);
         return { call: callProto(call), ...detailsProto(details) };
       },
+      listConversations: async (req, ctx) => {
+        const found = await uc.calls.conversations(ctx, req.callIds);
+        return { conversations: [...found].map(([callId, d]) => ({ callId, ...detailsProto(d) })) };
+      },
       listContactCalls: async (req, ctx) => {
         const p = paging(req.page);
         const res = await uc.calls.ofContact(ctx, req.contactId, p.page, p.limit);

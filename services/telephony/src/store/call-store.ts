@@ -196,6 +196,13 @@ export class CallStore {
     await this.details.deleteById(scope, id);
   }
 
+  /** The details of several calls in one read, by call id (the ones that have details). */
+  async detailsOf(scope: TenantScope, ids: readonly string[]): Promise<Map<string, CallDetails>> {
+    if (ids.length === 0) return new Map();
+    const docs = await this.details.find(scope, { _id: { $in: [...ids] } }, { limit: ids.length });
+    return new Map(docs.map((d) => [d._id, { transcript: d.transcript ?? [], ...(d.analysis && { analysis: d.analysis }) }]));
+  }
+
   async getDetails(scope: TenantScope, id: string): Promise<CallDetails | null> {
     const doc = await this.details.findById(scope, id);
     return doc ? { transcript: doc.transcript ?? [], ...(doc.analysis && { analysis: doc.analysis }) } : null;

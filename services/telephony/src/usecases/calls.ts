@@ -53,6 +53,14 @@ export class Calls {
     return { call, details };
   }
 
+  /** Transcripts and analyses of up to 100 calls of the tenant, in one read. */
+  conversations(ctx: CallContext, callIds: readonly string[]): Promise<Map<string, CallDetails>> {
+    const scope = requireTenant(ctx);
+    const ids = [...new Set(callIds)].filter((id) => id && id.length <= MAX_ID);
+    if (ids.length > 100) throw validationError('at most 100 calls at once', [{ path: 'callIds', message: 'at most 100' }]);
+    return this.d.calls.detailsOf(scope, ids);
+  }
+
   ofContact(ctx: CallContext, contactId: string, page: number, limit: number): Promise<Page<Call>> {
     const scope = requireTenant(ctx);
     if (!contactId || contactId.length > MAX_ID) throw notFound('contact');

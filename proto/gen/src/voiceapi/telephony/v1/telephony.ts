@@ -114,6 +114,20 @@ export interface GetCallResponse {
   analysis?: Analysis | undefined;
 }
 
+export interface ListConversationsRequest {
+  callIds: string[];
+}
+
+export interface Conversation {
+  callId: string;
+  transcript: TranscriptTurn[];
+  analysis?: Analysis | undefined;
+}
+
+export interface ListConversationsResponse {
+  conversations: Conversation[];
+}
+
 export interface ListContactCallsRequest {
   contactId: string;
   page?: PageRequest | undefined;
@@ -1675,6 +1689,271 @@ export const GetCallResponse: MessageFns<GetCallResponse, "voiceapi.telephony.v1
     message.analysis = (object.analysis !== undefined && object.analysis !== null)
       ? Analysis.fromPartial(object.analysis)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseListConversationsRequest(): ListConversationsRequest {
+  return { callIds: [] };
+}
+
+export const ListConversationsRequest: MessageFns<
+  ListConversationsRequest,
+  "voiceapi.telephony.v1.ListConversationsRequest"
+> = {
+  $type: "voiceapi.telephony.v1.ListConversationsRequest" as const,
+
+  encode(message: ListConversationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.callIds) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListConversationsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListConversationsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.callIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListConversationsRequest {
+    return {
+      callIds: globalThis.Array.isArray(object?.callIds)
+        ? object.callIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.call_ids)
+        ? object.call_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListConversationsRequest): unknown {
+    const obj: any = {};
+    if (message.callIds?.length) {
+      obj.callIds = message.callIds;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListConversationsRequest>): ListConversationsRequest {
+    return ListConversationsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListConversationsRequest>): ListConversationsRequest {
+    const message = createBaseListConversationsRequest();
+    message.callIds = object.callIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseConversation(): Conversation {
+  return { callId: "", transcript: [], analysis: undefined };
+}
+
+export const Conversation: MessageFns<Conversation, "voiceapi.telephony.v1.Conversation"> = {
+  $type: "voiceapi.telephony.v1.Conversation" as const,
+
+  encode(message: Conversation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== "") {
+      writer.uint32(10).string(message.callId);
+    }
+    for (const v of message.transcript) {
+      TranscriptTurn.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.analysis !== undefined) {
+      Analysis.encode(message.analysis, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Conversation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConversation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.transcript.push(TranscriptTurn.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.analysis = Analysis.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Conversation {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      transcript: globalThis.Array.isArray(object?.transcript)
+        ? object.transcript.map((e: any) => TranscriptTurn.fromJSON(e))
+        : [],
+      analysis: isSet(object.analysis) ? Analysis.fromJSON(object.analysis) : undefined,
+    };
+  },
+
+  toJSON(message: Conversation): unknown {
+    const obj: any = {};
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.transcript?.length) {
+      obj.transcript = message.transcript.map((e) => TranscriptTurn.toJSON(e));
+    }
+    if (message.analysis !== undefined) {
+      obj.analysis = Analysis.toJSON(message.analysis);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Conversation>): Conversation {
+    return Conversation.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Conversation>): Conversation {
+    const message = createBaseConversation();
+    message.callId = object.callId ?? "";
+    message.transcript = object.transcript?.map((e) => TranscriptTurn.fromPartial(e)) || [];
+    message.analysis = (object.analysis !== undefined && object.analysis !== null)
+      ? Analysis.fromPartial(object.analysis)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListConversationsResponse(): ListConversationsResponse {
+  return { conversations: [] };
+}
+
+export const ListConversationsResponse: MessageFns<
+  ListConversationsResponse,
+  "voiceapi.telephony.v1.ListConversationsResponse"
+> = {
+  $type: "voiceapi.telephony.v1.ListConversationsResponse" as const,
+
+  encode(message: ListConversationsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.conversations) {
+      Conversation.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListConversationsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListConversationsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.conversations.push(Conversation.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListConversationsResponse {
+    return {
+      conversations: globalThis.Array.isArray(object?.conversations)
+        ? object.conversations.map((e: any) => Conversation.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListConversationsResponse): unknown {
+    const obj: any = {};
+    if (message.conversations?.length) {
+      obj.conversations = message.conversations.map((e) => Conversation.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListConversationsResponse>): ListConversationsResponse {
+    return ListConversationsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListConversationsResponse>): ListConversationsResponse {
+    const message = createBaseListConversationsResponse();
+    message.conversations = object.conversations?.map((e) => Conversation.fromPartial(e)) || [];
     return message;
   },
 };
@@ -4264,6 +4543,21 @@ export const TelephonyServiceService = {
     responseSerialize: (value: GetCallResponse): Buffer => Buffer.from(GetCallResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetCallResponse => GetCallResponse.decode(value),
   },
+  /**
+   * The transcripts and analyses of up to 100 of the tenant's calls at once (a page of contacts'
+   * last calls); a call without one (or not the tenant's, or erased) is left out.
+   */
+  listConversations: {
+    path: "/voiceapi.telephony.v1.TelephonyService/ListConversations" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListConversationsRequest): Buffer =>
+      Buffer.from(ListConversationsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListConversationsRequest => ListConversationsRequest.decode(value),
+    responseSerialize: (value: ListConversationsResponse): Buffer =>
+      Buffer.from(ListConversationsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListConversationsResponse => ListConversationsResponse.decode(value),
+  },
   listContactCalls: {
     path: "/voiceapi.telephony.v1.TelephonyService/ListContactCalls" as const,
     requestStream: false as const,
@@ -4415,6 +4709,11 @@ export interface TelephonyServiceServer extends UntypedServiceImplementation {
   listActiveCalls: handleUnaryCall<ListActiveCallsRequest, ListActiveCallsResponse>;
   /** One call with its transcript and analysis; with `contact_id`, only a call of that contact. */
   getCall: handleUnaryCall<GetCallRequest, GetCallResponse>;
+  /**
+   * The transcripts and analyses of up to 100 of the tenant's calls at once (a page of contacts'
+   * last calls); a call without one (or not the tenant's, or erased) is left out.
+   */
+  listConversations: handleUnaryCall<ListConversationsRequest, ListConversationsResponse>;
   listContactCalls: handleUnaryCall<ListContactCallsRequest, ListContactCallsResponse>;
   /** A short-lived signed path to a call's recording (`not_found` when it has none). */
   createRecordingLink: handleUnaryCall<CreateRecordingLinkRequest, CreateRecordingLinkResponse>;
@@ -4493,6 +4792,25 @@ export interface TelephonyServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetCallResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The transcripts and analyses of up to 100 of the tenant's calls at once (a page of contacts'
+   * last calls); a call without one (or not the tenant's, or erased) is left out.
+   */
+  listConversations(
+    request: ListConversationsRequest,
+    callback: (error: ServiceError | null, response: ListConversationsResponse) => void,
+  ): ClientUnaryCall;
+  listConversations(
+    request: ListConversationsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListConversationsResponse) => void,
+  ): ClientUnaryCall;
+  listConversations(
+    request: ListConversationsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListConversationsResponse) => void,
   ): ClientUnaryCall;
   listContactCalls(
     request: ListContactCallsRequest,
