@@ -84,6 +84,8 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
       hasAnalysis: true,
       hasRecording: true,
     });
+    // Placed from a platform number: the campaign has none of its own.
+    expect(summary.fromNumber).toBe('+18885550100');
     expect(summary.startedAt).toMatch(ISO);
     expect(summary.endedAt).toMatch(ISO);
     expect(summary.callId).toBe(summary.id);
@@ -103,6 +105,21 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     expect((await api(other.key, `/contacts/${contactId}/calls/${summary.id}`)).status).toBe(404);
     expect((await api(other.key, `/contacts/${contactId}/calls`)).status).toBe(404);
     expect((await api(other.key, '/calls')).body.calls).toEqual([]);
+  });
+
+  it('places a campaign’s calls from the tenant’s own number when the campaign names one', async () => {
+    const t = await funded();
+    const own = phone('7300');
+    expect((await admin(`/tenants/${t.tenantId}/numbers`, { phoneNumber: own, countryIso: 'US' })).status).toBe(201);
+    const notOwned = await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'x', fromNumber: phone('7301') });
+    expect([notOwned.status, notOwned.body.reasonCode, notOwned.body.details]).toEqual([422, 'phone_not_owned', [{ path: 'body.fromNumber', message: 'not a number the tenant owns' }]]);
+    expect((await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'x', fromNumber: '4155550100' })).status).toBe(400);
+    const c = await campaign(t.tenantId, { fromNumber: own });
+    expect((await api(t.key, `/campaigns/${c}`)).body.campaign.fromNumber).toBe(own);
+    const contactId = await lead(t.key, c, phone('0000'));
+    const billed = await billedCallOf(t.key, contactId);
+    expect(billed).toMatchObject({ direction: 'outbound', fromNumber: own, contactId, campaignId: c });
+    expect((await api(t.key, '/calls')).body.calls.find((x: Json) => x.id === billed.id).fromNumber).toBe(own);
   });
 
   it('shows the last call’s conversation on the contact, and erases the calls’ personal data with the contact', async () => {

@@ -22,7 +22,8 @@ describe('tenant webhooks through the gateway', () => {
       serviceEnv: {
         telephony: { CARRIER_SIMULATOR_SPEEDUP: '200' },
         leads: { CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' },
-        webhooks: { OUTBOUND_ALLOWLIST: receiver.hostPort, WEBHOOK_RETRY_SCHEDULE: '0,300ms,1s', WEBHOOK_SWEEP_INTERVAL_MS: '200' },
+        // One attempt at a time per endpoint: deliveries are received in the order they are sent.
+        webhooks: { OUTBOUND_ALLOWLIST: receiver.hostPort, WEBHOOK_RETRY_SCHEDULE: '0,300ms,1s', WEBHOOK_SWEEP_INTERVAL_MS: '200', WEBHOOK_ENDPOINT_CONCURRENCY: '1' },
       },
     });
     gw = sys.gateways[0]!.url;
@@ -94,7 +95,7 @@ describe('tenant webhooks through the gateway', () => {
 
     const calls: CallResult = await api(t.key, `/contacts/${contactId}/calls`);
     const summary = calls.body.calls[0];
-    expect(billed.json.data).toEqual({ callId: summary.id, direction: 'outbound', contactId, campaignId: c.body.campaign.id, agentId: null, billingStatus: 'charged', creditsCharged: 2, balanceAfter: 998, transactionId: expect.any(String), durationSeconds: 42, endedAt: expect.any(String), sandbox: false });
+    expect(billed.json.data).toEqual({ callId: summary.id, direction: 'outbound', contactId, campaignId: c.body.campaign.id, agentId: null, fromNumber: '+18885550100', billingStatus: 'charged', creditsCharged: 2, balanceAfter: 998, transactionId: expect.any(String), durationSeconds: 42, endedAt: expect.any(String), sandbox: false });
     const rows = (await api(t.key, '/credits/transactions?type=call_deduction')).body.transactions;
     expect(rows).toEqual([expect.objectContaining({ id: billed.json.data.transactionId, callId: summary.id, amount: -2, balanceAfter: 998 })]);
     expect(usage.json.data).toMatchObject({ transactionId: billed.json.data.transactionId, type: 'call_deduction', credits: 2, balanceAfter: 998, callId: summary.id, direction: 'outbound', contactId, campaignId: c.body.campaign.id, agentId: null, sandbox: false });
@@ -146,8 +147,11 @@ describe('tenant webhooks through the gateway', () => {
     const paused = await patch({ enabled: false });
     expect(paused).toMatchObject({ status: 200, body: { webhook: { id: hook.id, url: expect.stringContaining(hook.path), events: ['contact.status_changed'], status: 'paused' } } });
     expect((await admin(`/tenants/${live.tenantId}/webhooks`)).body.webhooks[0].status).toBe('paused');
-    const waiting = [await event(), await event(), await event()];
-    await eventually('three deliveries waiting', async () => (await deliveries()).filter((d) => d.status === 'pending').length === 3);
+    const waiting: string[] = [];
+    for (let i = 1; i <= 3; i++) {
+      waiting.push(await event());
+      await eventually(`${i} deliveries waiting`, async () => (await deliveries()).filter((d) => d.status === 'pending').length === i);
+    }
     await new Promise((r) => setTimeout(r, 1_000));
     expect(received(hook.path)).toEqual([]);
     // Resumed: what waited goes out, oldest first.

@@ -71,4 +71,6 @@ export const gatewayReasons = defineReasons('gateway.voiceapi', {
   idempotency_key_reused: grpcStatus.FAILED_PRECONDITION,
   payload_too_large: grpcStatus.INVALID_ARGUMENT,
   unsupported_media_type: grpcStatus.INVALID_ARGUMENT,
+  // An operator's campaign names a number the tenant does not own (agents refuse their own case).
+  phone_not_owned: grpcStatus.FAILED_PRECONDITION,
 });

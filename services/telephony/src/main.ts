@@ -110,7 +110,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     async claim(scope, contactId, dialId) {
       const r = await leads.claimDial({ contactId, dialId }, ctxOf(scope));
       return r.allowed
-        ? { allowed: true, maxCallSeconds: r.maxCallSeconds, campaignId: r.campaignId, ...(r.agentName && { agentName: r.agentName }) }
+        ? { allowed: true, maxCallSeconds: r.maxCallSeconds, campaignId: r.campaignId, ...(r.agentName && { agentName: r.agentName }), ...(r.fromNumber && { fromNumber: r.fromNumber }) }
         : { allowed: false, refusal: r.refusal ?? 'refused' };
     },
   };
@@ -150,6 +150,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     lease,
     log,
     now,
+    platformNumber: cfg.PLATFORM_FROM_NUMBER,
     intervalMs: cfg.DISPATCH_INTERVAL_MS,
     metrics: { dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }) },
   });

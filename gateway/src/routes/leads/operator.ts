@@ -1,6 +1,8 @@
+import { DomainError, type CallContext } from '@voiceapi/kit';
 import type { ServiceClients } from '../../clients';
 import { IdParam } from '../../http/pagination';
 import { withBodyFields } from '../../http/errors';
+import { refusal } from '../../http/refusals';
 import { defineRoute, noBody } from '../../http/route';
 import { z } from '../../http/zod';
 import type { OperatorUseCases } from '../../operator/operator';
@@ -9,6 +11,16 @@ import { campaignCreateRequest, campaignJson, dncJson, messageJson, templateJson
 import { Campaign, CampaignCreate, DoNotCallEntry, Message, MessagesQuery, PhoneBody, Template, TemplateCreate } from './schemas';
 
 const TENANT_404 = { 404: 'No such tenant (`not_found`)' };
+
+/** Whether the tenant owns this number (telephony's answer). */
+async function ownedNumber(clients: ServiceClients, phoneNumber: string, call: CallContext): Promise<boolean> {
+  try {
+    return Boolean((await clients.telephony.getOwnedNumber({ phoneNumber }, call)).number);
+  } catch (err) {
+    if (err instanceof DomainError && err.reasonCode === 'not_found') return false;
+    throw err;
+  }
+}
 const DnCAnswer = z.object({ entry: DoNotCallEntry, created: z.boolean().openapi({ description: 'False when the number was on the list already' }) });
 
 /** What the dashboard does for outbound: campaigns, omni templates, do-not-call lists, the message record. */
@@ -28,9 +40,14 @@ export function leadsOperatorRoutes(clients: ServiceClients, op: OperatorUseCase
       params: TenantParam,
       body: CampaignCreate,
       responses: { 201: { description: 'Created', schema: z.object({ campaign: Campaign }) } },
-      errors: TENANT_404,
+      errors: { ...TENANT_404, 422: '`fromNumber` is not a number the tenant owns (`phone_not_owned`)' },
       handler: async ({ params, body }, { requestId }) => {
-        const res = await withBodyFields(clients.leads.createCampaign(campaignCreateRequest(body), await tenantCall(params.tenantId, requestId)));
+        const call = await tenantCall(params.tenantId, requestId);
+        // Telephony knows the tenant's numbers; leads stores the campaign.
+        if (body.fromNumber !== undefined && !(await ownedNumber(clients, body.fromNumber, call))) {
+          throw refusal('phone_not_owned', `${body.fromNumber} is not a number the tenant owns`, [{ path: 'body.fromNumber', message: 'not a number the tenant owns' }]);
+        }
+        const res = await withBodyFields(clients.leads.createCampaign(campaignCreateRequest(body), call));
         return { status: 201, body: { campaign: campaignJson(res.campaign) } };
       },
     }),

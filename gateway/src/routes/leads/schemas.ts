@@ -124,6 +124,7 @@ export const Campaign = z
     status: z.enum(['draft', 'running', 'paused', 'completed']),
     channels: z.array(Channel),
     agentName: z.string().nullable(),
+    fromNumber: z.string().nullable().openapi({ description: 'The tenant’s own number its calls are placed from; null: a platform number' }),
     callingWindow: CallingWindow,
     maxCallSeconds: z.number().int(),
     maxAttempts: z.number().int(),
@@ -241,6 +242,11 @@ export const CampaignCreate = z
       .optional()
       .openapi({ description: 'Default: every channel' }),
     agentName: name(200).optional(),
+    fromNumber: z
+      .string()
+      .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number, e.g. +14155550100')
+      .optional()
+      .openapi({ description: 'A number the tenant owns (422 `phone_not_owned` otherwise) that the campaign’s calls are placed from. Default: a platform number', example: '+14155550100' }),
     callingWindow: z
       .strictObject({
         start: HHMM,

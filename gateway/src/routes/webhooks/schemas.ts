@@ -89,6 +89,7 @@ const CallBilledData = z.object({
   callId: z.string(),
   direction: z.enum(['outbound', 'inbound']),
   ...CallParties,
+  fromNumber: z.string().nullable().openapi({ description: 'Outbound: the number the call was placed from (the campaign’s own, or a platform number); null inbound' }),
   billingStatus: z.enum(['charged', 'failed', 'skipped']),
   creditsCharged: z.number().int(),
   balanceAfter: z.number().int().optional().openapi({ description: 'The wallet after the ledger row; absent when no row was written' }),

@@ -75,6 +75,7 @@ export class Announcements {
       ...(o.contactId && { contactId: o.contactId }),
       ...(o.campaignId && { campaignId: o.campaignId }),
       ...(o.agentId && { agentId: o.agentId }),
+      ...(o.fromNumber && { fromNumber: o.fromNumber }),
     };
     await this.put([eventRecord(BillingEvent, o.tenantId, BillingEvent.fromPartial({ occurTime: o.billedAt, event: { $case: 'callBilled', callBilled: billed } }), `billed:${o.callId}`)]);
   }

@@ -25,6 +25,7 @@ export function chargeEndedCalls(subscriber: EventSubscriber, charging: CallChar
       ...(e.contactId && { contactId: e.contactId }),
       ...(e.campaignId && { campaignId: e.campaignId }),
       ...(e.agentId && { agentId: e.agentId }),
+      ...(e.direction === CallDirection.CALL_DIRECTION_OUTBOUND && e.fromNumber && { fromNumber: e.fromNumber }),
     });
   });
 }

@@ -15,6 +15,8 @@ export interface EndedCall {
   contactId?: string;
   campaignId?: string;
   agentId?: string;
+  /** Outbound only: the number it was placed from (an inbound caller's number is not kept here). */
+  fromNumber?: string;
   /** Not an end at all: the call's hold expired without one (settled by the sweeper). */
   expired?: boolean;
 }
@@ -38,6 +40,7 @@ export interface CallOutcome {
   contactId?: string;
   campaignId?: string;
   agentId?: string;
+  fromNumber?: string;
 }
 
 interface OutcomeDoc extends Omit<CallOutcome, 'callId'> {
@@ -60,6 +63,7 @@ const outcomeSchema = new Schema<OutcomeDoc>(
     contactId: String,
     campaignId: String,
     agentId: String,
+    fromNumber: String,
   },
   { collection: 'call_outcomes', versionKey: false },
 );
@@ -83,6 +87,7 @@ export const unsettledSchema = new Schema<UnsettledDoc>(
     contactId: String,
     campaignId: String,
     agentId: String,
+    fromNumber: String,
     expired: Boolean,
     receivedAt: { type: Date, required: true },
   },

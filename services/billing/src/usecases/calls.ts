@@ -71,6 +71,7 @@ export class CallCharging {
       endedAt: call.endedAt,
       billedAt: new Date(),
       ...facts(call),
+      ...(call.fromNumber && { fromNumber: call.fromNumber }),
     };
     const charge = callCharge(call.durationSeconds, call.direction === 'outbound' ? this.rates.outboundPerMinute : this.rates.inboundPerMinute);
     const noCharge = call.expired || call.sandbox || call.free || charge === 0 || call.holdFailed;

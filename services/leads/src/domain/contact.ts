@@ -56,6 +56,8 @@ export interface Campaign {
   status: CampaignStatus;
   channels: Channel[];
   agentName?: string;
+  /** The tenant's own number its calls are placed from (unset: a platform number). */
+  fromNumber?: string;
   callingWindow: WindowSetting;
   maxCallSeconds: number;
   maxAttempts: number;

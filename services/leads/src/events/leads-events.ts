@@ -30,6 +30,7 @@ export function dialRequested(tenantId: string, contact: Contact, campaign: Camp
           maxCallSeconds: campaign.maxCallSeconds,
           attempt: contact.attempts + 1,
           ...(campaign.agentName !== undefined && { agentName: campaign.agentName }),
+          ...(campaign.fromNumber !== undefined && { fromNumber: campaign.fromNumber }),
         },
       },
     },

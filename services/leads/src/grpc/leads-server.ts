@@ -54,6 +54,7 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
             type: req.type,
             channels: req.channels,
             ...(req.agentName !== undefined && { agentName: req.agentName }),
+            ...(req.fromNumber !== undefined && { fromNumber: req.fromNumber }),
             ...(req.callingWindow && { callingWindow: windowFromProto(req.callingWindow) }),
             ...(req.maxCallSeconds !== undefined && { maxCallSeconds: req.maxCallSeconds }),
             ...(req.maxAttempts !== undefined && { maxAttempts: req.maxAttempts }),
@@ -122,6 +123,7 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
             maxCallSeconds: r.campaign.maxCallSeconds,
             campaignId: r.campaign.id,
             ...(r.campaign.agentName !== undefined && { agentName: r.campaign.agentName }),
+            ...(r.campaign.fromNumber !== undefined && { fromNumber: r.campaign.fromNumber }),
           };
         }
         return { allowed: false, refusal: r.refusal, phone: '', maxCallSeconds: 0, campaignId: r.contact?.campaignId ?? '', ...(r.nextAttemptAt && { nextAttemptTime: r.nextAttemptAt }) };
@@ -147,6 +149,7 @@ export function campaignProto(c: CampaignWithStats): Proto<'Campaign'> {
     status: c.status,
     channels: c.channels,
     ...(c.agentName !== undefined && { agentName: c.agentName }),
+    ...(c.fromNumber !== undefined && { fromNumber: c.fromNumber }),
     callingWindow: windowProto(c.callingWindow),
     maxCallSeconds: c.maxCallSeconds,
     maxAttempts: c.maxAttempts,

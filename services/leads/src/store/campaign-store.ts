@@ -18,6 +18,7 @@ export const campaignSchema = new Schema<CampaignDoc>(
     status: { type: String, required: true },
     channels: { type: [String], required: true },
     agentName: String,
+    fromNumber: String,
     callingWindow: { always: Boolean, start: String, end: String, days: { type: [String], default: undefined } },
     maxCallSeconds: { type: Number, required: true },
     maxAttempts: { type: Number, required: true },

@@ -17,6 +17,7 @@ export interface NewCampaign {
   type?: string;
   channels?: string[];
   agentName?: string;
+  fromNumber?: string;
   callingWindow?: WindowSetting;
   maxCallSeconds?: number;
   maxAttempts?: number;
@@ -72,6 +73,7 @@ export class Campaigns {
     if (new Set(channels).size !== channels.length) problems.push({ path: 'channels', message: 'each channel at most once' });
     for (const c of channels) if (!isChannel(c)) problems.push({ path: 'channels', message: `unknown channel ${JSON.stringify(c)}` });
     const window = input.callingWindow ?? this.defaultWindow;
+    if (input.fromNumber !== undefined && !/^\+[1-9]\d{6,14}$/.test(input.fromNumber)) problems.push({ path: 'fromNumber', message: 'must be an E.164 number, e.g. +14155550100' });
     if (window !== 'always') problems.push(...windowProblems(window).map((p) => ({ path: `callingWindow.${p.path}`, message: p.message })));
     const limits = { ...CAMPAIGN_DEFAULTS, ...definedOnly({ maxCallSeconds: input.maxCallSeconds, maxAttempts: input.maxAttempts, retryAfterMinutes: input.retryAfterMinutes }) };
     for (const [key, [min, max]] of Object.entries(CAMPAIGN_BOUNDS) as [keyof typeof CAMPAIGN_BOUNDS, readonly [number, number]][]) {
@@ -86,6 +88,7 @@ export class Campaigns {
       status: 'draft',
       channels: channels as Channel[],
       ...(input.agentName?.trim() && { agentName: input.agentName.trim() }),
+      ...(input.fromNumber && { fromNumber: input.fromNumber }),
       callingWindow: window,
       ...limits,
       createdAt: now,

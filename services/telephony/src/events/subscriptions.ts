@@ -29,6 +29,7 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
           phone: r.phone,
           maxCallSeconds: r.maxCallSeconds,
           ...(r.agentName && { agentName: r.agentName }),
+          ...(r.fromNumber && { fromNumber: r.fromNumber }),
         });
         return;
       }

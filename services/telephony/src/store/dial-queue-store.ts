@@ -11,6 +11,8 @@ export interface QueuedDial {
   phone: string;
   maxCallSeconds: number;
   agentName?: string;
+  /** The campaign's own number to call from. */
+  fromNumber?: string;
   queuedAt: Date;
   /** Not tried again before this (the wallet or a service said "later"). */
   notBefore: Date;
@@ -29,6 +31,7 @@ export const queuedSchema = new Schema<QueuedDoc>(
     phone: { type: String, required: true },
     maxCallSeconds: { type: Number, required: true },
     agentName: String,
+    fromNumber: String,
     queuedAt: { type: Date, required: true },
     notBefore: { type: Date, required: true },
   },

@@ -20,6 +20,8 @@ export interface DialerDeps {
   lease: Lease;
   log: Logger;
   now: () => Date;
+  /** What a campaign without a number of its own calls from. */
+  platformNumber: string;
   intervalMs: number;
   metrics?: { dials: TypedCounter<{ result: string }> };
 }
@@ -163,7 +165,7 @@ export class Dialer {
         contactId: q.contactId,
         campaignId: claim.allowed ? claim.campaignId : q.campaignId,
         ...((claim.allowed ? claim.agentName : q.agentName) && { agentName: (claim.allowed ? claim.agentName : q.agentName)! }),
-        fromNumber: null,
+        fromNumber: (claim.allowed ? claim.fromNumber : q.fromNumber) ?? this.d.platformNumber,
         toNumber: q.phone,
         startedAt: this.d.now(),
         durationSeconds: 0,

@@ -10,7 +10,7 @@ export interface Wallet {
   debitNumber(scope: TenantScope, reference: string, amount: number, description: string): Promise<{ creditsCharged: number; balanceAfter: number } | 'insufficient'>;
 }
 
-export type ClaimResult = { allowed: true; maxCallSeconds: number; agentName?: string; campaignId: string } | { allowed: false; refusal: string };
+export type ClaimResult = { allowed: true; maxCallSeconds: number; agentName?: string; fromNumber?: string; campaignId: string } | { allowed: false; refusal: string };
 
 /** Leads, as the dialer needs it: the checks again, and the claim of a dial id (once). */
 export interface DialClaims {

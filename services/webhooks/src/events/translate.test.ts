@@ -16,7 +16,7 @@ describe('platform events → webhook messages', () => {
     expect(body(m)).toEqual({
       type: 'call.inbound.billed',
       timestamp: at.toISOString(),
-      data: { callId: 'c1', direction: 'inbound', contactId: null, campaignId: null, agentId: 'a1', billingStatus: 'charged', creditsCharged: 2, balanceAfter: 98, transactionId: 'tx1', durationSeconds: 61, endedAt: at.toISOString(), sandbox: false },
+      data: { callId: 'c1', direction: 'inbound', contactId: null, campaignId: null, agentId: 'a1', fromNumber: null, billingStatus: 'charged', creditsCharged: 2, balanceAfter: 98, transactionId: 'tx1', durationSeconds: 61, endedAt: at.toISOString(), sandbox: false },
     });
   });
 

@@ -22,6 +22,7 @@ export function fromBilling(event: BillingEvent, eventId: string): WebhookMessag
       contactId: b.contactId ?? null,
       campaignId: b.campaignId ?? null,
       agentId: b.agentId ?? null,
+      fromNumber: b.fromNumber ?? null,
       billingStatus: b.billingStatus,
       creditsCharged: b.creditsCharged,
       ...(b.balanceAfter !== undefined && { balanceAfter: b.balanceAfter }),

@@ -45,7 +45,11 @@ export interface CallBilled {
   /** As telephony named them when the call ended (outbound: contact and campaign; an agent's call: the agent). */
   contactId?: string | undefined;
   campaignId?: string | undefined;
-  agentId?: string | undefined;
+  agentId?:
+    | string
+    | undefined;
+  /** Outbound: the number the call was placed from (the tenant's own, or a platform number). */
+  fromNumber?: string | undefined;
 }
 
 /** Credit spent: one per debit ledger row (calls, numbers, uploads). */
@@ -209,6 +213,7 @@ function createBaseCallBilled(): CallBilled {
     contactId: undefined,
     campaignId: undefined,
     agentId: undefined,
+    fromNumber: undefined,
   };
 }
 
@@ -257,6 +262,9 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
     }
     if (message.agentId !== undefined) {
       writer.uint32(114).string(message.agentId);
+    }
+    if (message.fromNumber !== undefined) {
+      writer.uint32(122).string(message.fromNumber);
     }
     return writer;
   },
@@ -386,6 +394,14 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
             message.agentId = reader.string();
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.fromNumber = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -462,6 +478,11 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
         : isSet(object.agent_id)
         ? globalThis.String(object.agent_id)
         : undefined,
+      fromNumber: isSet(object.fromNumber)
+        ? globalThis.String(object.fromNumber)
+        : isSet(object.from_number)
+        ? globalThis.String(object.from_number)
+        : undefined,
     };
   },
 
@@ -509,6 +530,9 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
     if (message.agentId !== undefined) {
       obj.agentId = message.agentId;
     }
+    if (message.fromNumber !== undefined) {
+      obj.fromNumber = message.fromNumber;
+    }
     return obj;
   },
 
@@ -531,6 +555,7 @@ export const CallBilled: MessageFns<CallBilled, "voiceapi.events.v1.CallBilled">
     message.contactId = object.contactId ?? undefined;
     message.campaignId = object.campaignId ?? undefined;
     message.agentId = object.agentId ?? undefined;
+    message.fromNumber = object.fromNumber ?? undefined;
     return message;
   },
 };

@@ -33,7 +33,11 @@ export interface DialRequested {
   phone: string;
   maxCallSeconds: number;
   attempt: number;
-  agentName?: string | undefined;
+  agentName?:
+    | string
+    | undefined;
+  /** The campaign's own number to call from; unset: a platform number. */
+  fromNumber?: string | undefined;
 }
 
 /**
@@ -274,6 +278,7 @@ function createBaseDialRequested(): DialRequested {
     maxCallSeconds: 0,
     attempt: 0,
     agentName: undefined,
+    fromNumber: undefined,
   };
 }
 
@@ -304,6 +309,9 @@ export const DialRequested: MessageFns<DialRequested, "voiceapi.events.v1.DialRe
     }
     if (message.agentName !== undefined) {
       writer.uint32(66).string(message.agentName);
+    }
+    if (message.fromNumber !== undefined) {
+      writer.uint32(74).string(message.fromNumber);
     }
     return writer;
   },
@@ -385,6 +393,14 @@ export const DialRequested: MessageFns<DialRequested, "voiceapi.events.v1.DialRe
             message.agentName = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.fromNumber = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -431,6 +447,11 @@ export const DialRequested: MessageFns<DialRequested, "voiceapi.events.v1.DialRe
         : isSet(object.agent_name)
         ? globalThis.String(object.agent_name)
         : undefined,
+      fromNumber: isSet(object.fromNumber)
+        ? globalThis.String(object.fromNumber)
+        : isSet(object.from_number)
+        ? globalThis.String(object.from_number)
+        : undefined,
     };
   },
 
@@ -460,6 +481,9 @@ export const DialRequested: MessageFns<DialRequested, "voiceapi.events.v1.DialRe
     if (message.agentName !== undefined) {
       obj.agentName = message.agentName;
     }
+    if (message.fromNumber !== undefined) {
+      obj.fromNumber = message.fromNumber;
+    }
     return obj;
   },
 
@@ -476,6 +500,7 @@ export const DialRequested: MessageFns<DialRequested, "voiceapi.events.v1.DialRe
     message.maxCallSeconds = object.maxCallSeconds ?? 0;
     message.attempt = object.attempt ?? 0;
     message.agentName = object.agentName ?? undefined;
+    message.fromNumber = object.fromNumber ?? undefined;
     return message;
   },
 };

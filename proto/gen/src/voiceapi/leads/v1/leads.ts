@@ -58,7 +58,11 @@ export interface Campaign {
   retryAfterMinutes: number;
   stats?: CampaignStats | undefined;
   createTime?: Date | undefined;
-  updateTime?: Date | undefined;
+  updateTime?:
+    | Date
+    | undefined;
+  /** The tenant's own number its calls are placed from; unset: a platform number. */
+  fromNumber?: string | undefined;
 }
 
 export interface ListCampaignsRequest {
@@ -101,7 +105,11 @@ export interface CreateCampaignRequest {
   callingWindow?: CallingWindow | undefined;
   maxCallSeconds?: number | undefined;
   maxAttempts?: number | undefined;
-  retryAfterMinutes?: number | undefined;
+  retryAfterMinutes?:
+    | number
+    | undefined;
+  /** E.164; the caller has checked the tenant owns it (leads does not know numbers). */
+  fromNumber?: string | undefined;
 }
 
 export interface CreateCampaignResponse {
@@ -412,7 +420,11 @@ export interface ClaimDialResponse {
   phone: string;
   maxCallSeconds: number;
   campaignId: string;
-  agentName?: string | undefined;
+  agentName?:
+    | string
+    | undefined;
+  /** The campaign's own number to call from, if it has one. */
+  fromNumber?: string | undefined;
 }
 
 function createBaseCallingWindow(): CallingWindow {
@@ -668,6 +680,7 @@ function createBaseCampaign(): Campaign {
     stats: undefined,
     createTime: undefined,
     updateTime: undefined,
+    fromNumber: undefined,
   };
 }
 
@@ -713,6 +726,9 @@ export const Campaign: MessageFns<Campaign, "voiceapi.leads.v1.Campaign"> = {
     }
     if (message.updateTime !== undefined) {
       Timestamp.encode(toTimestamp(message.updateTime), writer.uint32(106).fork()).join();
+    }
+    if (message.fromNumber !== undefined) {
+      writer.uint32(114).string(message.fromNumber);
     }
     return writer;
   },
@@ -834,6 +850,14 @@ export const Campaign: MessageFns<Campaign, "voiceapi.leads.v1.Campaign"> = {
             message.updateTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.fromNumber = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -889,6 +913,11 @@ export const Campaign: MessageFns<Campaign, "voiceapi.leads.v1.Campaign"> = {
         : isSet(object.update_time)
         ? fromJsonTimestamp(object.update_time)
         : undefined,
+      fromNumber: isSet(object.fromNumber)
+        ? globalThis.String(object.fromNumber)
+        : isSet(object.from_number)
+        ? globalThis.String(object.from_number)
+        : undefined,
     };
   },
 
@@ -933,6 +962,9 @@ export const Campaign: MessageFns<Campaign, "voiceapi.leads.v1.Campaign"> = {
     if (message.updateTime !== undefined) {
       obj.updateTime = message.updateTime.toISOString();
     }
+    if (message.fromNumber !== undefined) {
+      obj.fromNumber = message.fromNumber;
+    }
     return obj;
   },
 
@@ -958,6 +990,7 @@ export const Campaign: MessageFns<Campaign, "voiceapi.leads.v1.Campaign"> = {
       : undefined;
     message.createTime = object.createTime ?? undefined;
     message.updateTime = object.updateTime ?? undefined;
+    message.fromNumber = object.fromNumber ?? undefined;
     return message;
   },
 };
@@ -1458,6 +1491,7 @@ function createBaseCreateCampaignRequest(): CreateCampaignRequest {
     maxCallSeconds: undefined,
     maxAttempts: undefined,
     retryAfterMinutes: undefined,
+    fromNumber: undefined,
   };
 }
 
@@ -1488,6 +1522,9 @@ export const CreateCampaignRequest: MessageFns<CreateCampaignRequest, "voiceapi.
     }
     if (message.retryAfterMinutes !== undefined) {
       writer.uint32(64).int32(message.retryAfterMinutes);
+    }
+    if (message.fromNumber !== undefined) {
+      writer.uint32(74).string(message.fromNumber);
     }
     return writer;
   },
@@ -1569,6 +1606,14 @@ export const CreateCampaignRequest: MessageFns<CreateCampaignRequest, "voiceapi.
             message.retryAfterMinutes = reader.int32();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.fromNumber = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1611,6 +1656,11 @@ export const CreateCampaignRequest: MessageFns<CreateCampaignRequest, "voiceapi.
         : isSet(object.retry_after_minutes)
         ? globalThis.Number(object.retry_after_minutes)
         : undefined,
+      fromNumber: isSet(object.fromNumber)
+        ? globalThis.String(object.fromNumber)
+        : isSet(object.from_number)
+        ? globalThis.String(object.from_number)
+        : undefined,
     };
   },
 
@@ -1640,6 +1690,9 @@ export const CreateCampaignRequest: MessageFns<CreateCampaignRequest, "voiceapi.
     if (message.retryAfterMinutes !== undefined) {
       obj.retryAfterMinutes = Math.round(message.retryAfterMinutes);
     }
+    if (message.fromNumber !== undefined) {
+      obj.fromNumber = message.fromNumber;
+    }
     return obj;
   },
 
@@ -1658,6 +1711,7 @@ export const CreateCampaignRequest: MessageFns<CreateCampaignRequest, "voiceapi.
     message.maxCallSeconds = object.maxCallSeconds ?? undefined;
     message.maxAttempts = object.maxAttempts ?? undefined;
     message.retryAfterMinutes = object.retryAfterMinutes ?? undefined;
+    message.fromNumber = object.fromNumber ?? undefined;
     return message;
   },
 };
@@ -6322,6 +6376,7 @@ function createBaseClaimDialResponse(): ClaimDialResponse {
     maxCallSeconds: 0,
     campaignId: "",
     agentName: undefined,
+    fromNumber: undefined,
   };
 }
 
@@ -6349,6 +6404,9 @@ export const ClaimDialResponse: MessageFns<ClaimDialResponse, "voiceapi.leads.v1
     }
     if (message.agentName !== undefined) {
       writer.uint32(58).string(message.agentName);
+    }
+    if (message.fromNumber !== undefined) {
+      writer.uint32(66).string(message.fromNumber);
     }
     return writer;
   },
@@ -6422,6 +6480,14 @@ export const ClaimDialResponse: MessageFns<ClaimDialResponse, "voiceapi.leads.v1
             message.agentName = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.fromNumber = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6459,6 +6525,11 @@ export const ClaimDialResponse: MessageFns<ClaimDialResponse, "voiceapi.leads.v1
         : isSet(object.agent_name)
         ? globalThis.String(object.agent_name)
         : undefined,
+      fromNumber: isSet(object.fromNumber)
+        ? globalThis.String(object.fromNumber)
+        : isSet(object.from_number)
+        ? globalThis.String(object.from_number)
+        : undefined,
     };
   },
 
@@ -6485,6 +6556,9 @@ export const ClaimDialResponse: MessageFns<ClaimDialResponse, "voiceapi.leads.v1
     if (message.agentName !== undefined) {
       obj.agentName = message.agentName;
     }
+    if (message.fromNumber !== undefined) {
+      obj.fromNumber = message.fromNumber;
+    }
     return obj;
   },
 
@@ -6500,6 +6574,7 @@ export const ClaimDialResponse: MessageFns<ClaimDialResponse, "voiceapi.leads.v1
     message.maxCallSeconds = object.maxCallSeconds ?? 0;
     message.campaignId = object.campaignId ?? "";
     message.agentName = object.agentName ?? undefined;
+    message.fromNumber = object.fromNumber ?? undefined;
     return message;
   },
 };
