@@ -145,6 +145,7 @@ describe('leads through the gateway and the leads service', () => {
         status: 'draft',
         channels: ['call', 'whatsapp', 'email'],
         agentName: 'Ava',
+        fromNumber: null,
         callingWindow: { always: false, start: '00:00', end: '24:00', days: [...ALL_DAYS] },
         maxCallSeconds: 300,
         maxAttempts: 4,
