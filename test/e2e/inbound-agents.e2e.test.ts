@@ -1,4 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
 import { EXECUTABLE, pdfWithText } from '../fixtures/documents';
@@ -11,6 +15,8 @@ import { EXECUTABLE, pdfWithText } from '../fixtures/documents';
 // transitions"; ../shared/guide/api-decisions.md "The tenant's custom API", "Errors").
 
 type Json = Record<string, any>;
+/** A process's resident memory, in bytes. */
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const SCOPES = ['inbound:read', 'inbound:write', 'knowledge:read', 'knowledge:write', 'companies:read', 'companies:write', 'credits:read'];
 const SECRET = 'tenant-bearer-s3cret-value';
 
@@ -69,10 +75,11 @@ describe('inbound agents and knowledge documents through the gateway', () => {
 
   const admin = (path: string, body?: unknown) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }) });
   const api = (key: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
-  async function upload(key: string, file: { name: string; type: string; bytes: Buffer }, title?: string): Promise<CallResult> {
+  async function upload(key: string, file: { name: string; type: string; bytes: Buffer }, title?: string, titleAt: 'before' | 'after' = 'before'): Promise<CallResult> {
     const form = new FormData();
-    if (title !== undefined) form.append('title', title);
+    if (title !== undefined && titleAt === 'before') form.append('title', title);
     form.append('file', new Blob([file.bytes], { type: file.type }), file.name);
+    if (title !== undefined && titleAt === 'after') form.append('title', title);
     const res = await fetch(`${gw}/api/v1/knowledge-bases/documents`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
@@ -88,6 +95,21 @@ describe('inbound agents and knowledge documents through the gateway', () => {
       });
       req.on('error', reject);
       req.write(Buffer.concat([Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n'), Buffer.alloc(1024, 0x61)]));
+    });
+  }
+  /** Sends a whole upload of `bytes` without a declared length (chunked), then reads the answer's status. */
+  function chunkedUpload(key: string, bytes: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const url = new URL(`${gw}/api/v1/knowledge-bases/documents`);
+      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=XyZ', 'transfer-encoding': 'chunked' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.write('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n');
+      const block = Buffer.alloc(1024 * 1024, 0x63);
+      for (let sent = 0; sent < bytes; sent += block.length) req.write(block);
+      req.end('\r\n--XyZ--\r\n');
     });
   }
   async function eventually(what: string, read: () => Promise<CallResult>, done: (r: CallResult) => boolean, timeoutMs = 20_000): Promise<CallResult> {
@@ -118,7 +140,8 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     const companies = await api(t.key, '/companies');
     expect(companies.body.companies.map((c: Json) => c.id)).toEqual([t.companyId]);
     // 2. knowledge documents: a text file and a PDF; the upload is charged by words
-    const txt = await upload(t.key, { name: 'faq.txt', type: 'text/plain', bytes: Buffer.from('Opening hours are eight to six on weekdays.\nParking is free.') }, 'Clinic FAQ');
+    // The title may come after the file (form fields in any order).
+    const txt = await upload(t.key, { name: 'faq.txt', type: 'text/plain', bytes: Buffer.from('Opening hours are eight to six on weekdays.\nParking is free.') }, 'Clinic FAQ', 'after');
     expect(txt.status).toBe(201);
     expect(txt.body.document).toMatchObject({ fileName: 'faq.txt', title: 'Clinic FAQ', wordCount: 11, contentType: 'text/plain', creditsCharged: 1, sandbox: false, sizeBytes: 60 });
     expect(txt.body.document.knowledgebaseId).toMatch(/^kb_/);
@@ -298,6 +321,21 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     expect(await refusal({ name: 'broken.pdf', type: 'application/pdf', bytes: Buffer.from('%PDF-1.4\n garbage') })).toEqual([422, 'document_unreadable']);
     // 150 MB, streamed: refused at the limit, never held.
     expect(await declaredUpload(t.key, 150 * 1024 * 1024)).toBe(413);
+    // Clients that send the whole body before they read the answer (fetch, curl) read the 413 too,
+    // and the gateway's memory stays flat.
+    const rssBefore = rssOf(sys.gateways[0]!.proc.child.pid!);
+    for (const mb of [21, 150]) {
+      const big = await upload(t.key, { name: 'big.txt', type: 'text/plain', bytes: Buffer.alloc(mb * 1024 * 1024, 0x61) });
+      expect([mb, big.status, big.body?.reasonCode]).toEqual([mb, 413, 'payload_too_large']);
+    }
+    expect(await chunkedUpload(t.key, 40 * 1024 * 1024)).toBe(413);
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'upload-')), 'big.txt');
+    writeFileSync(file, Buffer.alloc(60 * 1024 * 1024, 0x62));
+    const curl = spawnSync('curl', ['-s', '-o', '-', '-w', '\n%{http_code}', '-H', `Authorization: Bearer ${t.key}`, '-F', `file=@${file};type=text/plain`, `${gw}/api/v1/knowledge-bases/documents`], { encoding: 'utf8' });
+    expect([curl.status, curl.stdout.trim().split('\n').at(-1)]).toEqual([0, '413']);
+    expect(JSON.parse(curl.stdout.trim().split('\n')[0]!).reasonCode).toBe('payload_too_large');
+    // 271 MB went through; garbage not yet collected shows, a held 150 MB upload would show more.
+    expect(rssOf(sys.gateways[0]!.proc.child.pid!) - rssBefore).toBeLessThan(120 * 1024 * 1024);
     // Nothing was charged by any refusal; the balance covers exactly one upload.
     expect((await api(t.key, '/credits')).body.balance).toBe(1);
     const words = Array.from({ length: 1500 }, (_, i) => `w${i}`).join(' ');

@@ -3,7 +3,8 @@ import { sendBinary } from './binary';
 import { errorResult, fail, send, type HttpResult } from './errors';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotent, requestHash } from './idempotency';
 import { localsOf, type GatewayLocals } from './middleware';
-import { readMultipart, type MultipartReader } from './multipart';
+import { drainRequest, readMultipart, type MultipartReader } from './multipart';
+import { refusal } from './refusals';
 import { responseProblem } from './response-check';
 import { bodyKind, isBinary, type AnyRoute, type AnyZod, type MultipartSpec, type RouteContext, type RouteResult, type Surface } from './route';
 
@@ -145,16 +146,16 @@ function execution(surface: Surface, route: AnyRoute): Execute {
       if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
       result = outcome.result;
     }
-    await beforeEarlyAnswer(res, reader);
-    if (isBinary(result)) return sendBinary(res, result, log, requestId);
-    send(res, result);
+    if (isBinary(result)) await sendBinary(res, result, log, requestId);
+    else send(res, result);
+    afterEarlyAnswer(res, reader);
   };
 }
 
 /**
  * After the handler: the body's own failure (over the limit, malformed) wins over what the handler
  * answered. A successful handler's body is read to its end (unread parts discarded, limit still
- * counted); after a failure the rest is only drained briefly (see beforeEarlyAnswer).
+ * counted); after a failure the rest is only read and dropped (see afterEarlyAnswer).
  */
 async function settleUpload(reader: MultipartReader, result: RouteResult, log: Surface['log'], requestId: string): Promise<RouteResult> {
   if (!reader.error && result.status < 400) await reader.finish();
@@ -174,33 +175,52 @@ async function executeMultipart(
   try {
     reader = readMultipart(req, spec);
   } catch (err) {
-    // Refused from the headers alone (declared length over the limit): the body is never read.
-    res.setHeader('Connection', 'close');
-    return send(res, errorResult(err, log, locals.requestId));
+    // Refused from the headers alone (declared length over the limit): the body is not parsed,
+    // only dropped after the answer, so a client sending it all reads the answer.
+    send(res, errorResult(err, log, locals.requestId));
+    void drainRequest(req).then((ended) => {
+      if (!ended) res.socket?.destroy();
+    });
+    return;
   }
   let head: Awaited<MultipartReader['head']>;
   try {
     head = await reader.head;
   } catch (err) {
-    await beforeEarlyAnswer(res, reader);
-    return send(res, errorResult(err, log, locals.requestId));
+    send(res, errorResult(err, log, locals.requestId));
+    return afterEarlyAnswer(res, reader);
   }
   const fields = parse(spec.fields, head.fields, 'body');
   if (fields instanceof Invalid) return answerInvalid(res, fields, reader);
   // The file's bytes are not read before the claim: the idempotency hash covers the text fields
   // and the first file part's name, file name and content type.
+  // Fields after the file are not in the hash: they arrive after the claim.
   const first = head.first && { field: head.first.field, filename: head.first.filename, contentType: head.first.contentType };
-  return execute(req, res, locals, { fields, files: reader.files }, { reader, hashed: { fields, first } });
+  const fieldsAfterFiles = async () => {
+    await reader.finish();
+    if (reader.error) throw reader.error;
+    const late = parse(spec.fields.partial(), reader.lateFields, 'body');
+    if (late instanceof Invalid) throw refusal('validation_error', late.message, late.details);
+    return late;
+  };
+  return execute(req, res, locals, { fields, files: reader.files, fieldsAfterFiles }, { reader, hashed: { fields, first } });
 }
 
-async function answerInvalid(res: Response, invalid: Invalid, reader: MultipartReader | undefined): Promise<void> {
-  await beforeEarlyAnswer(res, reader);
+function answerInvalid(res: Response, invalid: Invalid, reader: MultipartReader | undefined): void {
   fail(res, 'validation_error', invalid.message, { details: invalid.details });
+  afterEarlyAnswer(res, reader);
 }
 
-/** An answer before the upload was read to its end: the rest drains briefly, else the connection closes. */
-async function beforeEarlyAnswer(res: Response, reader: MultipartReader | undefined): Promise<void> {
-  if (reader && !reader.ended && !(await reader.drain())) res.setHeader('Connection', 'close');
+/**
+ * An answer sent before the upload was read to its end (refused, or over the limit): the rest is
+ * read and dropped, so a client that sends its whole body before reading (curl, fetch) reads the
+ * answer instead of a reset; past the drain's bound the connection is closed.
+ */
+function afterEarlyAnswer(res: Response, reader: MultipartReader | undefined): void {
+  if (!reader || reader.ended) return;
+  void reader.drain().then((ended) => {
+    if (!ended) res.socket?.destroy();
+  });
 }
 
 /** Test harness only: an answer that differs from its documentation is a loud 500. */

@@ -6,14 +6,17 @@ import { refusal } from './refusals';
 import { contentTypeMatches, type FilePart, type MultipartSpec } from './route';
 
 /**
- * Streams a `multipart/form-data` body (decision 0020): text fields first, then the file parts
- * handed out one at a time as they arrive. Nothing is buffered beyond the parser's and the
+ * Streams a `multipart/form-data` body (decision 0020): the text fields before the file parts, then
+ * the file parts handed out one at a time as they arrive, then the text fields that came after
+ * them (fields and files in any order). Nothing is buffered beyond the parser's and the
  * socket's own buffers; the byte limit is counted on the raw body as it passes, so an oversize
  * upload stops at the limit (413) however long it would have been.
  */
 export interface MultipartReader {
   /** The text fields seen before the first file part (or before the end), and that part. */
   head: Promise<{ fields: Record<string, string>; first: FilePart | undefined }>;
+  /** The text fields that came after a file part: complete once the body `ended`. */
+  readonly lateFields: Record<string, string>;
   /** Every file part in order, starting with `first`; throws the body's error if it goes bad. */
   files: AsyncIterable<FilePart>;
   /** Settles when the body has been read to its end (unread file parts are discarded). */
@@ -23,19 +26,19 @@ export interface MultipartReader {
   /** True once the body has been read to its end. */
   readonly ended: boolean;
   /**
-   * Before an answer sent while the upload is unread: reads and drops the rest for a moment (up to
-   * LINGER_BYTES or LINGER_MS). True when the body ended, so the connection can stay open; false
-   * when it did not, so the answer must close it. Closing under a client still sending resets the
-   * connection, and a reset can destroy the answer in flight: draining the small rest of a refused
-   * form first avoids that, and a large upload stops at the budget.
+   * After an answer sent while the upload is unread: reads and drops the rest (up to DRAIN_BYTES,
+   * within DRAIN_MS), holding nothing. True when the body ended; false when the bound was reached
+   * first, and the connection should be closed. Closing under a client still sending resets the
+   * connection, and a reset can destroy the answer before the client reads it.
    */
   drain(): Promise<boolean>;
 }
 
 const MAX_FIELDS = 50;
 const MAX_FIELD_BYTES = 64 * 1024;
-const LINGER_BYTES = 1024 * 1024;
-const LINGER_MS = 250;
+/** What is read and dropped after an early answer: enough for any upload a client would try. */
+const DRAIN_BYTES = 256 * 1024 * 1024;
+const DRAIN_MS = 60_000;
 
 export function readMultipart(req: Request, spec: MultipartSpec): MultipartReader {
   const declared = Number(req.get('content-length'));
@@ -55,6 +58,7 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
   }
 
   const fields: Record<string, string> = {};
+  const lateFields: Record<string, string> = {};
   const counts = new Map<string, number>();
   const queue: FilePart[] = [];
   let current: Readable | undefined;
@@ -94,10 +98,9 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
   };
 
   parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
-    if (seenFile) return stop(invalid(`body.${name}`, 'text fields must come before the file parts'));
     if (valueTruncated) return stop(refusal('payload_too_large', `field ${name} is over ${MAX_FIELD_BYTES} bytes`));
-    if (name in fields) return stop(invalid(`body.${name}`, 'given more than once'));
-    fields[name] = value;
+    if (Object.hasOwn(fields, name) || Object.hasOwn(lateFields, name)) return stop(invalid(`body.${name}`, 'given more than once'));
+    (seenFile ? lateFields : fields)[name] = value;
   });
   parser.on('file', (field, stream, filename, _encoding, mimeType) => {
     const fileSpec = Object.hasOwn(spec.files, field) ? spec.files[field] : undefined;
@@ -177,6 +180,7 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
 
   return {
     head,
+    lateFields,
     files: { [Symbol.asyncIterator]: iterate },
     async finish() {
       for (;;) {
@@ -189,31 +193,39 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
     get error() {
       return error;
     },
-    async drain() {
-      if (req.complete) return true;
+    drain() {
       req.unpipe(parser);
-      let dropped = 0;
-      let settle!: (ended: boolean) => void;
-      const outcome = new Promise<boolean>((resolve) => (settle = resolve));
-      const onData = (chunk: Buffer) => {
-        dropped += chunk.length;
-        if (dropped > LINGER_BYTES) settle(false);
-      };
-      const onEnd = () => settle(true);
-      const onClose = () => settle(req.complete);
-      const timer = setTimeout(() => settle(false), LINGER_MS);
-      req.on('data', onData).once('end', onEnd).once('close', onClose);
-      req.resume();
-      const ended = await outcome;
-      clearTimeout(timer);
-      req.off('data', onData).off('end', onEnd).off('close', onClose);
-      if (!ended) req.pause();
-      return ended;
+      return drainRequest(req);
     },
     get ended() {
       return ended;
     },
   };
+}
+
+/**
+ * Reads and drops the rest of a request body (up to DRAIN_BYTES, within DRAIN_MS), holding none of
+ * it. True when the body ended; false when the bound came first (the caller closes the connection).
+ */
+export async function drainRequest(req: Request): Promise<boolean> {
+  if (req.complete) return true;
+  let dropped = 0;
+  let settle!: (ended: boolean) => void;
+  const outcome = new Promise<boolean>((resolve) => (settle = resolve));
+  const onData = (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_BYTES) settle(false);
+  };
+  const onEnd = () => settle(true);
+  const onClose = () => settle(req.complete);
+  const timer = setTimeout(() => settle(false), DRAIN_MS);
+  req.on('data', onData).once('end', onEnd).once('close', onClose);
+  req.resume();
+  const ended = await outcome;
+  clearTimeout(timer);
+  req.off('data', onData).off('end', onEnd).off('close', onClose);
+  if (!ended) req.pause();
+  return ended;
 }
 
 const tooLarge = (max: number) => refusal('payload_too_large', `upload is over the limit of ${max} bytes`);

@@ -93,6 +93,8 @@ export interface MultipartInput<F> {
   fields: F;
   /** The file parts in body order; each part's stream must be read before the next one arrives. */
   files: AsyncIterable<FilePart>;
+  /** The text fields sent after the file parts, validated; call it once the files were read. */
+  fieldsAfterFiles(): Promise<Partial<F>>;
 }
 
 type Infer<S> = S extends AnyZod ? z.infer<S> : undefined;

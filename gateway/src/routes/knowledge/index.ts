@@ -35,7 +35,7 @@ export function knowledgeRoutes(clients: ServiceClients) {
       summary: 'Upload a knowledge document',
       operationId: 'uploadKnowledgeDocument',
       description:
-        'A `multipart/form-data` body: optional `title` first, then the `file` (txt, md, csv, html, pdf or docx, at most 20 MB). The upload is streamed to the knowledge ' +
+        'A `multipart/form-data` body: the `file` and an optional `title`, in either order (txt, md, csv, html, pdf or docx, at most 20 MB). The upload is streamed to the knowledge ' +
         'service, which checks the bytes against the declared type and the file name’s extension (a PDF that is not a PDF, an executable: 415 `unsupported_media_type`), ' +
         'extracts the text (`wordCount`), stores the content and charges 1 credit per started 1,000 words (at least 1) by reference `knowledge:<fileId>` ' +
         '(402 `insufficient_credits`). A sandbox key is never charged. Damaged files and archives that expand too far answer 422 `document_unreadable`; an empty file 400.',
@@ -44,7 +44,7 @@ export function knowledgeRoutes(clients: ServiceClients) {
       responses: { 201: { description: 'Stored, extracted and charged', schema: DocumentEnvelope } },
       errors: { 402: 'The wallet cannot cover the upload (`insufficient_credits`)', 413: 'Larger than the limit (`payload_too_large`)', 415: 'Not an accepted type, or the bytes are not what the type says (`unsupported_media_type`)', 422: 'Damaged, or an archive that expands past the limits (`document_unreadable`)' },
       handler: async ({ body }, { call }) => {
-        const res = await clients.knowledge.uploadDocument(uploadMessages(body.fields.title, body.files), call, { timeoutMs: UPLOAD_DEADLINE_MS });
+        const res = await clients.knowledge.uploadDocument(uploadMessages(body.fields.title, body.files, body.fieldsAfterFiles), call, { timeoutMs: UPLOAD_DEADLINE_MS });
         return { status: 201, body: { document: documentJson(res.document) } };
       },
     }),
@@ -92,11 +92,21 @@ export function knowledgeRoutes(clients: ServiceClients) {
   ];
 }
 
-/** The upload as the service's client stream: the header, then the file's chunks as they arrive. */
-async function* uploadMessages(title: string | undefined, files: AsyncIterable<FilePart>): AsyncIterable<voiceapi.knowledge.v1.UploadDocumentRequest> {
+/**
+ * The upload as the service's client stream: the header, the file's chunks as they arrive, then the
+ * trailer that says the file is whole (with a title sent after the file). A body that goes bad
+ * throws before the trailer, so the service never takes a cut-off file for a whole one.
+ */
+async function* uploadMessages(
+  title: string | undefined,
+  files: AsyncIterable<FilePart>,
+  fieldsAfterFiles: () => Promise<{ title?: string | undefined }>,
+): AsyncIterable<voiceapi.knowledge.v1.UploadDocumentRequest> {
   for await (const file of files) {
     yield { part: { $case: 'header', header: { fileName: file.filename, contentType: file.contentType, ...(title !== undefined && { title }) } } };
     for await (const chunk of file.stream) yield { part: { $case: 'chunk', chunk: chunk as Buffer } };
-    return; // one file per upload (the form allows one)
+    break; // one file per upload (the form allows one)
   }
+  const late = await fieldsAfterFiles();
+  yield { part: { $case: 'trailer', trailer: { ...(late.title !== undefined && { title: late.title }) } } };
 }

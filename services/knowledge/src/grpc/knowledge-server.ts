@@ -38,20 +38,36 @@ export function knowledgeService(uc: DocumentUseCases, log: Logger): ServiceRegi
   );
 }
 
-/** The header (first message), then the bytes of every following chunk, as they arrive. */
+/**
+ * The header (first message), then the bytes of every following chunk, as they arrive, then the
+ * trailer: without it the upload was cut off (a cancelled stream ends like a finished one) and is
+ * refused. A title in the trailer (sent after the file) is set on `header` once the chunks were read.
+ */
 async function splitUpload(parts: AsyncIterable<UploadPart>): Promise<{ header: UploadHeader; chunks: AsyncIterable<Buffer> }> {
   const it = parts[Symbol.asyncIterator]();
   const first = await it.next();
   const h = first.done ? undefined : first.value.part?.$case === 'header' ? first.value.part.header : undefined;
   if (!h) throw validationError('an upload starts with its header', [{ path: 'header', message: 'required first' }]);
+  const header: UploadHeader = { fileName: h.fileName, contentType: h.contentType, ...(h.title !== undefined && { title: h.title }) };
   async function* chunks(): AsyncIterable<Buffer> {
+    let trailed = false;
     for (let next = await it.next(); !next.done; next = await it.next()) {
+      if (trailed) throw validationError('nothing follows the trailer', [{ path: 'trailer', message: 'must be last' }]);
       const part = next.value.part;
-      if (part?.$case !== 'chunk') throw validationError('only chunks follow the header', [{ path: 'chunk', message: 'expected' }]);
+      if (part?.$case === 'trailer' && !trailed) {
+        trailed = true;
+        if (part.trailer.title !== undefined) {
+          if (header.title !== undefined) throw validationError('title is given twice', [{ path: 'title', message: 'given more than once' }]);
+          header.title = part.trailer.title;
+        }
+        continue;
+      }
+      if (part?.$case !== 'chunk') throw validationError('only chunks, then the trailer, follow the header', [{ path: 'chunk', message: 'expected' }]);
       yield Buffer.from(part.chunk);
     }
+    if (!trailed) throw validationError('the upload was cut off before its end', [{ path: 'trailer', message: 'required last' }]);
   }
-  return { header: { fileName: h.fileName, contentType: h.contentType, ...(h.title !== undefined && { title: h.title }) }, chunks: chunks() };
+  return { header, chunks: chunks() };
 }
 
 export function toProto(d: KnowledgeDocument): voiceapi.knowledge.v1.Document {

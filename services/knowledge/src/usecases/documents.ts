@@ -22,6 +22,7 @@ export interface Wallet {
 export interface UploadHeader {
   fileName: string;
   contentType: string;
+  /** Set by a trailer once the chunks were read, when the title came after the file. */
   title?: string;
 }
 
@@ -45,10 +46,11 @@ export class DocumentUseCases {
   async upload(ctx: CallContext, header: UploadHeader, chunks: AsyncIterable<Buffer>): Promise<KnowledgeDocument> {
     const scope = requireTenant(ctx);
     const fileName = checkFileName(header.fileName);
-    const title = header.title?.trim() || fileName.replace(/\.[^.]*$/, '');
-    if (title.length > MAX_TITLE) throw validationError('title is too long', [{ path: 'title', message: `at most ${MAX_TITLE} characters` }]);
     const kind = refusing(() => declaredKind(fileName, header.contentType));
     const content = await this.collect(chunks);
+    // Read after the chunks: a title sent after the file arrives with the last of them.
+    const title = header.title?.trim() || fileName.replace(/\.[^.]*$/, '');
+    if (title.length > MAX_TITLE) throw validationError('title is too long', [{ path: 'title', message: `at most ${MAX_TITLE} characters` }]);
     const extracted = await refusingAsync(() => extractText(content, kind));
 
     const fileId = this.d.store.newId();

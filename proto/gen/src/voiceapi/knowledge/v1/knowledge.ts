@@ -46,8 +46,21 @@ export interface UploadHeader {
   title?: string | undefined;
 }
 
+/**
+ * Ends every upload, with the text fields the client sent after the file (a form's fields come in
+ * any order). A stream that ends without it was cut off (a cancelled call ends like a finished
+ * one), and is refused.
+ */
+export interface UploadTrailer {
+  title?: string | undefined;
+}
+
+/** The header, the file's chunks, then the trailer. */
 export interface UploadDocumentRequest {
-  part?: { $case: "header"; header: UploadHeader } | { $case: "chunk"; chunk: Buffer } | undefined;
+  part?: { $case: "header"; header: UploadHeader } | { $case: "chunk"; chunk: Buffer } | {
+    $case: "trailer";
+    trailer: UploadTrailer;
+  } | undefined;
 }
 
 export interface UploadDocumentResponse {
@@ -480,6 +493,75 @@ export const UploadHeader: MessageFns<UploadHeader, "voiceapi.knowledge.v1.Uploa
   },
 };
 
+function createBaseUploadTrailer(): UploadTrailer {
+  return { title: undefined };
+}
+
+export const UploadTrailer: MessageFns<UploadTrailer, "voiceapi.knowledge.v1.UploadTrailer"> = {
+  $type: "voiceapi.knowledge.v1.UploadTrailer" as const,
+
+  encode(message: UploadTrailer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.title !== undefined) {
+      writer.uint32(10).string(message.title);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UploadTrailer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUploadTrailer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UploadTrailer {
+    return { title: isSet(object.title) ? globalThis.String(object.title) : undefined };
+  },
+
+  toJSON(message: UploadTrailer): unknown {
+    const obj: any = {};
+    if (message.title !== undefined) {
+      obj.title = message.title;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UploadTrailer>): UploadTrailer {
+    return UploadTrailer.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UploadTrailer>): UploadTrailer {
+    const message = createBaseUploadTrailer();
+    message.title = object.title ?? undefined;
+    return message;
+  },
+};
+
 function createBaseUploadDocumentRequest(): UploadDocumentRequest {
   return { part: undefined };
 }
@@ -494,6 +576,9 @@ export const UploadDocumentRequest: MessageFns<UploadDocumentRequest, "voiceapi.
         break;
       case "chunk":
         writer.uint32(18).bytes(message.part.chunk);
+        break;
+      case "trailer":
+        UploadTrailer.encode(message.part.trailer, writer.uint32(26).fork()).join();
         break;
     }
     return writer;
@@ -528,6 +613,14 @@ export const UploadDocumentRequest: MessageFns<UploadDocumentRequest, "voiceapi.
             message.part = { $case: "chunk", chunk: Buffer.from(reader.bytes()) };
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.part = { $case: "trailer", trailer: UploadTrailer.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -546,6 +639,8 @@ export const UploadDocumentRequest: MessageFns<UploadDocumentRequest, "voiceapi.
         ? { $case: "header", header: UploadHeader.fromJSON(object.header) }
         : isSet(object.chunk)
         ? { $case: "chunk", chunk: Buffer.from(bytesFromBase64(object.chunk)) }
+        : isSet(object.trailer)
+        ? { $case: "trailer", trailer: UploadTrailer.fromJSON(object.trailer) }
         : undefined,
     };
   },
@@ -556,6 +651,8 @@ export const UploadDocumentRequest: MessageFns<UploadDocumentRequest, "voiceapi.
       obj.header = UploadHeader.toJSON(message.part.header);
     } else if (message.part?.$case === "chunk") {
       obj.chunk = base64FromBytes(message.part.chunk);
+    } else if (message.part?.$case === "trailer") {
+      obj.trailer = UploadTrailer.toJSON(message.part.trailer);
     }
     return obj;
   },
@@ -575,6 +672,12 @@ export const UploadDocumentRequest: MessageFns<UploadDocumentRequest, "voiceapi.
       case "chunk": {
         if (object.part?.chunk !== undefined && object.part?.chunk !== null) {
           message.part = { $case: "chunk", chunk: object.part.chunk };
+        }
+        break;
+      }
+      case "trailer": {
+        if (object.part?.trailer !== undefined && object.part?.trailer !== null) {
+          message.part = { $case: "trailer", trailer: UploadTrailer.fromPartial(object.part.trailer) };
         }
         break;
       }
