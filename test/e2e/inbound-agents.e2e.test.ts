@@ -232,10 +232,29 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     for (const proc of Object.values(sys.services)) expect(proc.output()).not.toContain(SECRET);
     expect(sys.gateways[0]!.proc.output()).not.toContain(SECRET);
 
-    // 8. deleting a document: gone from the list, the agent keeps what it linked
+    // 8. a script input changed on an active agent: a new script is written; the agent stays active
+    //    and keeps its last ready script until the new one is ready
+    expect((await api(t.key, `/inbound-agents/${agent.id}/activate`, { activate: true })).status).toBe(200);
+    const renamed = await api(t.key, `/inbound-agents/${agent.id}`, { greetingMessage: 'Sunrise Clinic, Ada here.' }, 'PATCH');
+    expect(renamed.body.agent).toMatchObject({ status: 'active', inboundScriptStatus: 'generating', script: { text: script.text } });
+    const rewritten = await eventually('the new script', () => api(t.key, `/inbound-agents/${agent.id}`), (r) => r.body.agent.inboundScriptStatus === 'ready');
+    expect(rewritten.body.agent.status).toBe('active');
+    expect(rewritten.body.agent.script.text).toContain('Sunrise Clinic, Ada here.');
+    // A change that is not a script input writes nothing new.
+    expect((await api(t.key, `/inbound-agents/${agent.id}`, { customApiTimeoutMs: 3000 }, 'PATCH')).body.agent.inboundScriptStatus).toBe('ready');
+
+    // 9. deleting a document: gone from the list, and from the agent, whose script is written again without it
     expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`, undefined, 'DELETE')).status).toBe(204);
     expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`)).status).toBe(404);
     expect((await api(t.key, '/knowledge-bases/documents')).body.documents).toHaveLength(1);
+    const without = await eventually(
+      'the document dropped and the script rewritten',
+      () => api(t.key, `/inbound-agents/${agent.id}`),
+      (r) => r.body.agent.selectedKnowledgebases.length === 1 && r.body.agent.inboundScriptStatus === 'ready' && !r.body.agent.script.text.includes('Parking is free.'),
+    );
+    expect(without.body.agent.selectedKnowledgebases.map((k: Json) => k.fileId)).toEqual([pdf.body.document.fileId]);
+    expect(without.body.agent.script.sources.map((s: Json) => s.id)).not.toContain(txt.body.document.fileId);
+    expect(without.body.agent.status).toBe('active');
   });
 
   it('creation refuses a number, company or document that is not the tenant’s, and the scope rules', async () => {

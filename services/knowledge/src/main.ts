@@ -1,8 +1,23 @@
-import { connectMongo, createLogger, createPromiseClient, DomainError, ensureIndexes, Lifecycle, shutdownTelemetry, startGrpcServer, type TenantScope } from '@voiceapi/kit';
+import {
+  connectMongo,
+  createKafka,
+  createLogger,
+  createPromiseClient,
+  DomainError,
+  ensureIndexes,
+  ensureStreams,
+  EventPublisher,
+  Lifecycle,
+  Outbox,
+  shutdownTelemetry,
+  startGrpcServer,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
 import { knowledgeService } from './grpc/knowledge-server';
 import { DocumentStore } from './store/document-store';
+import { documentEvents } from './events/document-events';
 import { DocumentUseCases, type Wallet } from './usecases/documents';
 
 const { TransactionType } = voiceapi.billing.v1;
@@ -18,7 +33,17 @@ export async function startKnowledge(env: Record<string, string | undefined> = p
   const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
   lifecycle.onStop('mongo', () => conn.close());
   const store = new DocumentStore(conn);
+
+  // Knowledge owns the `knowledge.v1` stream (a deleted document is announced there for agents).
+  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `knowledge-${cfg.INSTANCE_ID}`, log });
+  await ensureStreams(kafka, [voiceapi.events.v1.KnowledgeEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
+  const publisher = new EventPublisher(kafka);
+  await publisher.connect();
+  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
   await ensureIndexes(conn);
+  outbox.start();
+  lifecycle.onStop('outbox', () => outbox.stop());
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());
@@ -39,7 +64,7 @@ export async function startKnowledge(env: Record<string, string | undefined> = p
       return (await billing.getBalance({}, ctxOf(scope))).balance?.balance ?? 0;
     },
   };
-  const useCases = new DocumentUseCases({ store, wallet, maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES, log });
+  const useCases = new DocumentUseCases({ store, wallet, events: documentEvents(outbox), maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES, log });
 
   // Uploads a crashed replica left between storing and charging: finished (charged once, by
   // reference) or undone. Any replica may do it; every step is idempotent.

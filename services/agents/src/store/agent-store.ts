@@ -55,11 +55,14 @@ export const agentSchema = new Schema<AgentDoc>(
 agentSchema.index({ tenantId: 1, createdAt: -1, _id: -1 });
 // Serves `onNumber` (one scope per number).
 agentSchema.index({ tenantId: 1, phoneNumberId: 1 });
+// Serves `usingDocument` (a deleted document leaves the agents that linked it).
+agentSchema.index({ tenantId: 1, 'selectedKnowledgebases.fileId': 1 });
 
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 export const agentQueryShapes: QueryShape[] = [
   { name: 'newest', equality: ['tenantId'], sort: NEWEST_FIRST },
   { name: 'onNumber', equality: ['tenantId', 'phoneNumberId'] },
+  { name: 'usingDocument', equality: ['tenantId', 'selectedKnowledgebases.fileId'] },
 ];
 
 function toAgent(doc: AgentDoc): Agent {
@@ -103,6 +106,17 @@ export class AgentStore {
 
   async onNumber(scope: TenantScope, phoneNumberId: string): Promise<Agent[]> {
     return (await this.agents.find(scope, { phoneNumberId }, { limit: 1000 })).map(toAgent);
+  }
+
+  /** The tenant's agents that link this document. */
+  async usingDocument(scope: TenantScope, fileId: string): Promise<Agent[]> {
+    return (await this.agents.find(scope, { 'selectedKnowledgebases.fileId': fileId }, { limit: 1000 })).map(toAgent);
+  }
+
+  /** Removes a document from an agent's links, and sets fields with it (null when the agent is gone). */
+  async dropDocument(scope: TenantScope, id: string, fileId: string, set: StoredFields): Promise<Agent | null> {
+    const doc = await this.agents.updateById(scope, id, { $pull: { selectedKnowledgebases: { fileId } }, $set: set });
+    return doc && toAgent(doc);
   }
 
   /** Sets and unsets fields; `where` makes it conditional (null when it did not hold). */

@@ -105,6 +105,11 @@ export class AgentUseCases {
     });
   }
 
+  /**
+   * Changes fields. A change to what the script is written from (name, category, greeting,
+   * company, documents, scope, booking flags) starts a new generation when the agent has a script:
+   * an active agent keeps answering with its last ready script until the new one is ready.
+   */
   async update(ctx: CallContext, id: string, f: AgentFields, clear: readonly ClearableField[]): Promise<Agent> {
     const scope = requireTenant(ctx);
     const current = await this.mustGet(scope, id);
@@ -133,9 +138,28 @@ export class AgentUseCases {
     }
     if (f.companyId !== undefined) set.companyId = await this.company(scope, f.companyId);
     if (f.selectedKnowledgebases !== undefined) set.selectedKnowledgebases = await this.documents(scope, f.selectedKnowledgebases);
-    const updated = await this.d.agents.update(scope, id, set, clear);
+    const regenerate = current.scriptStatus !== 'none' && scriptInputChanged(current, set, clear);
+    const generation = regenerate ? randomUUID() : undefined;
+    if (generation) Object.assign(set, { scriptStatus: 'generating', scriptGeneration: generation });
+    const updated = await this.d.agents.update(scope, id, set, [...clear, ...(generation ? ['scriptError'] : [])]);
     if (!updated) throw notFound('agent');
+    if (generation) await this.d.jobs.request(scope, id, generation, this.now());
     return updated;
+  }
+
+  /**
+   * A document the tenant deleted leaves every agent that linked it; an agent with a script gets
+   * a new one without it (its last ready script answers meanwhile).
+   */
+  async documentDeleted(scope: TenantScope, fileId: string): Promise<number> {
+    const agents = await this.d.agents.usingDocument(scope, fileId);
+    for (const agent of agents) {
+      const generation = agent.scriptStatus !== 'none' ? randomUUID() : undefined;
+      const set: StoredFields = { updatedAt: this.now(), ...(generation && { scriptStatus: 'generating' as const, scriptGeneration: generation }) };
+      const updated = await this.d.agents.dropDocument(scope, agent.id, fileId, set);
+      if (updated && generation) await this.d.jobs.request(scope, agent.id, generation, this.now());
+    }
+    return agents.length;
   }
 
   /** The spec's state table: see `nextStatus`; activation also needs the number still owned. */
@@ -275,4 +299,11 @@ export class AgentUseCases {
     }
     return documents;
   }
+}
+
+/** What a script is written from (see `writeScript`): a change to any of these makes it stale. */
+const SCRIPT_INPUTS = ['name', 'category', 'greetingMessage', 'companyId', 'selectedKnowledgebases', 'appointmentScope', 'branchId', 'doctorId', 'slotsEnabled', 'bookingEnabled'] as const;
+
+function scriptInputChanged(current: Agent, set: StoredFields, clear: readonly ClearableField[]): boolean {
+  return SCRIPT_INPUTS.some((k) => (k in set && JSON.stringify(set[k]) !== JSON.stringify(current[k])) || (clear as readonly string[]).includes(k));
 }

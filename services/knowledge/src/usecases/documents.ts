@@ -26,6 +26,15 @@ export interface UploadHeader {
   title?: string;
 }
 
+/**
+ * What knowledge announces (the `knowledge.v1` stream, through the outbox): an event is stored held
+ * before the write it announces and released after it.
+ */
+export interface DocumentEvents {
+  documentDeleted(scope: TenantScope, fileId: string, at: Date): Promise<string[]>;
+  release(ids: readonly string[]): Promise<void>;
+}
+
 /** 1 credit (at the default rate) per started 1,000 words, at least one unit per upload. */
 export const uploadCost = (words: number, ratePerThousand: number): number => Math.max(1, Math.ceil(words / 1000)) * ratePerThousand;
 
@@ -36,7 +45,7 @@ export const uploadCost = (words: number, ratePerThousand: number): number => Ma
  */
 export class DocumentUseCases {
   constructor(
-    private readonly d: { store: DocumentStore; wallet: Wallet; maxFileBytes: number; log: Logger; now?: () => Date },
+    private readonly d: { store: DocumentStore; wallet: Wallet; events: DocumentEvents; maxFileBytes: number; log: Logger; now?: () => Date },
   ) {}
 
   private now(): Date {
@@ -130,11 +139,16 @@ export class DocumentUseCases {
     return doc;
   }
 
-  /** Deletes the document, its bytes and its text. The upload's charge stays (it paid for the extraction). */
+  /**
+   * Deletes the document, its bytes and its text, and announces it (agents drop it). The upload's
+   * charge stays (it paid for the extraction). The announcement is held until the erase is done.
+   */
   async delete(ctx: CallContext, fileId: string): Promise<void> {
     const scope = requireTenant(ctx);
     if (!(await this.d.store.get(scope, fileId))) throw notFound('document');
+    const held = await this.d.events.documentDeleted(scope, fileId, this.now());
     await this.d.store.erase(scope, fileId);
+    await this.d.events.release(held);
   }
 
   async billingInfo(ctx: CallContext): Promise<{ creditsPerUpload: number; creditsPer1000Words: number; maxFileSizeBytes: number; allowedContentTypes: readonly string[]; balance: number }> {
