@@ -242,6 +242,9 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     expect(rewritten.body.agent.script.text).toContain('Sunrise Clinic, Ada here.');
     // A change that is not a script input writes nothing new.
     expect((await api(t.key, `/inbound-agents/${agent.id}`, { customApiTimeoutMs: 3000 }, 'PATCH')).body.agent.inboundScriptStatus).toBe('ready');
+    // The company's profile is a script input too (companies announce the change; agents follow).
+    expect((await api(t.key, `/companies/${t.companyId}`, { description: 'Family medicine, cardiology and pediatrics.' }, 'PATCH')).status).toBe(200);
+    await eventually('the script written from the new profile', () => api(t.key, `/inbound-agents/${agent.id}`), (r) => r.body.agent.inboundScriptStatus === 'ready' && r.body.agent.script.text.includes('pediatrics'));
 
     // 9. deleting a document: gone from the list, and from the agent, whose script is written again without it
     expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`, undefined, 'DELETE')).status).toBe(204);

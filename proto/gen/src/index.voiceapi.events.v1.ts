@@ -8,6 +8,7 @@
 export * from "./voiceapi/events/v1/agents";
 export * from "./voiceapi/events/v1/telephony_call";
 export * from "./voiceapi/events/v1/billing";
+export * from "./voiceapi/events/v1/companies";
 export * from "./voiceapi/events/v1/gateway_control";
 export * from "./voiceapi/events/v1/knowledge";
 export * from "./voiceapi/events/v1/leads";

@@ -21,7 +21,7 @@ import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
 import { CustomApi } from './custom-api/custom-api';
 import { agentEvents } from './events/agent-events';
-import { followKnowledge } from './events/knowledge-documents';
+import { followScriptInputs } from './events/script-inputs';
 import { agentsService } from './grpc/agents-server';
 import { scriptGenerator } from './script/generator';
 import { AgentStore } from './store/agent-store';
@@ -56,9 +56,9 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const jobs = new ScriptJobStore(conn);
 
   // Agents owns the `agents.v1` stream (a ready script is announced there for webhooks); it reads
-  // `knowledge.v1` (deleted documents), created here too so either service can start first.
+  // `knowledge.v1` and `companies.v1` (script inputs), created here too so any can start first.
   const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `agents-${cfg.INSTANCE_ID}`, log });
-  await ensureStreams(kafka, [voiceapi.events.v1.AgentsEvent, voiceapi.events.v1.KnowledgeEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
+  await ensureStreams(kafka, [voiceapi.events.v1.AgentsEvent, voiceapi.events.v1.KnowledgeEvent, voiceapi.events.v1.CompaniesEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
   const publisher = new EventPublisher(kafka);
   await publisher.connect();
   lifecycle.onStop('kafka producer', () => publisher.disconnect());
@@ -141,10 +141,10 @@ export async function startAgents(env: Record<string, string | undefined> = proc
     maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
   });
   lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
-  // No inbox: dropping a document from an agent is idempotent (a redelivery finds no agent using it).
-  const documents = followKnowledge(new EventSubscriber(kafka, { group: consumerGroup('agents', 'knowledge-documents'), log, publisher }), useCases);
-  lifecycle.onStop('knowledge consumer', () => documents.stop());
-  await documents.start();
+  // No inbox: a redelivery drops a document no agent links any more, or asks for a script again.
+  const inputs = followScriptInputs(new EventSubscriber(kafka, { group: consumerGroup('agents', 'script-inputs'), log, publisher }), useCases);
+  lifecycle.onStop('script-input consumer', () => inputs.stop());
+  await inputs.start();
   log.info({ port: server.port, scriptGenerator: cfg.SCRIPT_GENERATOR, allowListed: cfg.OUTBOUND_ALLOWLIST.length }, 'agents listening');
   return { port: server.port, lifecycle, log, useCases };
 }

@@ -1,5 +1,7 @@
-import { connectMongo, ensureIndexes, createLogger, Lifecycle, shutdownTelemetry, startGrpcServer } from '@voiceapi/kit';
+import { connectMongo, createKafka, createLogger, ensureIndexes, ensureStreams, EventPublisher, Lifecycle, Outbox, shutdownTelemetry, startGrpcServer } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
+import { companyEvents } from './events/company-events';
 import { companiesService } from './grpc/companies-server';
 import { CompanyStore } from './store/company-store';
 import { CompanyUseCases } from './usecases/companies';
@@ -16,8 +18,18 @@ export async function startCompanies(env: Record<string, string | undefined> = p
   lifecycle.onStop('mongo', () => conn.close());
 
   const store = new CompanyStore(conn);
+
+  // Companies owns the `companies.v1` stream (a changed profile is announced there for agents).
+  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `companies-${cfg.INSTANCE_ID}`, log });
+  await ensureStreams(kafka, [voiceapi.events.v1.CompaniesEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
+  const publisher = new EventPublisher(kafka);
+  await publisher.connect();
+  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
   await ensureIndexes(conn);
-  const useCases = new CompanyUseCases(store);
+  outbox.start();
+  lifecycle.onStop('outbox', () => outbox.stop());
+  const useCases = new CompanyUseCases(store, companyEvents(outbox));
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,
     port: cfg.GRPC_PORT,

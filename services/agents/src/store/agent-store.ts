@@ -55,6 +55,8 @@ export const agentSchema = new Schema<AgentDoc>(
 agentSchema.index({ tenantId: 1, createdAt: -1, _id: -1 });
 // Serves `onNumber` (one scope per number).
 agentSchema.index({ tenantId: 1, phoneNumberId: 1 });
+// Serves `usingCompany` (a changed company makes its agents' scripts stale).
+agentSchema.index({ tenantId: 1, companyId: 1 });
 // Serves `usingDocument` (a deleted document leaves the agents that linked it).
 agentSchema.index({ tenantId: 1, 'selectedKnowledgebases.fileId': 1 });
 
@@ -63,6 +65,7 @@ export const agentQueryShapes: QueryShape[] = [
   { name: 'newest', equality: ['tenantId'], sort: NEWEST_FIRST },
   { name: 'onNumber', equality: ['tenantId', 'phoneNumberId'] },
   { name: 'usingDocument', equality: ['tenantId', 'selectedKnowledgebases.fileId'] },
+  { name: 'usingCompany', equality: ['tenantId', 'companyId'] },
 ];
 
 function toAgent(doc: AgentDoc): Agent {
@@ -111,6 +114,11 @@ export class AgentStore {
   /** The tenant's agents that link this document. */
   async usingDocument(scope: TenantScope, fileId: string): Promise<Agent[]> {
     return (await this.agents.find(scope, { 'selectedKnowledgebases.fileId': fileId }, { limit: 1000 })).map(toAgent);
+  }
+
+  /** The tenant's agents written for this company. */
+  async usingCompany(scope: TenantScope, companyId: string): Promise<Agent[]> {
+    return (await this.agents.find(scope, { companyId }, { limit: 1000 })).map(toAgent);
   }
 
   /** Removes a document from an agent's links, and sets fields with it (null when the agent is gone). */

@@ -148,6 +148,22 @@ export class AgentUseCases {
   }
 
   /**
+   * A company changed (`fields` set or removed) or deleted: the scripts written from it are
+   * written again when one of their company fields changed; a deleted company leaves its agents.
+   */
+  async companyChanged(scope: TenantScope, companyId: string, change: readonly string[] | 'deleted'): Promise<number> {
+    if (change !== 'deleted' && !change.some((f) => SCRIPT_COMPANY_FIELDS.has(f))) return 0;
+    const agents = await this.d.agents.usingCompany(scope, companyId);
+    for (const agent of agents) {
+      const generation = agent.scriptStatus !== 'none' ? randomUUID() : undefined;
+      const set: StoredFields = { updatedAt: this.now(), ...(generation && { scriptStatus: 'generating' as const, scriptGeneration: generation }) };
+      const updated = await this.d.agents.update(scope, agent.id, set, change === 'deleted' ? ['companyId'] : [], { companyId });
+      if (updated && generation) await this.d.jobs.request(scope, agent.id, generation, this.now());
+    }
+    return agents.length;
+  }
+
+  /**
    * A document the tenant deleted leaves every agent that linked it; an agent with a script gets
    * a new one without it (its last ready script answers meanwhile).
    */
@@ -300,6 +316,9 @@ export class AgentUseCases {
     return documents;
   }
 }
+
+/** The company's fields a script is written from (`ScriptInput.company`). */
+const SCRIPT_COMPANY_FIELDS = new Set(['name', 'description', 'industry', 'website', 'timezone', 'businessHours']);
 
 /** What a script is written from (see `writeScript`): a change to any of these makes it stale. */
 const SCRIPT_INPUTS = ['name', 'category', 'greetingMessage', 'companyId', 'selectedKnowledgebases', 'appointmentScope', 'branchId', 'doctorId', 'slotsEnabled', 'bookingEnabled'] as const;
