@@ -1,4 +1,4 @@
-import { commonEnv, grpcAddress, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { commonEnv, grpcAddress, grpcServerEnv, loadConfig, masterSecret, previousMasterSecrets } from '@voiceapi/kit';
 import { z } from 'zod';
 
 export const configSchema = z.object({
@@ -15,7 +15,9 @@ export const configSchema = z.object({
   KNOWLEDGE_GRPC_ADDR: grpcAddress.default('127.0.0.1:50065'),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   /** Seals tenants' custom-API secrets at rest (AES-256-GCM, key derived per purpose). Never leaves this service. */
-  AGENT_SECRETS_KEY: z.string().min(32, 'must be at least 32 characters'),
+  AGENT_SECRETS_KEY: masterSecret,
+  /** While AGENT_SECRETS_KEY is rotated: the earlier keys, which still open what they sealed (docs/operations.md). */
+  AGENT_SECRETS_PREVIOUS_KEYS: previousMasterSecrets,
   /** `host:port` entries the custom-API client may reach although private or loopback, over http too. */
   OUTBOUND_ALLOWLIST: z
     .string()

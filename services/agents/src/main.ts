@@ -96,7 +96,8 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const outbound = new OutboundClient({ allow: cfg.OUTBOUND_ALLOWLIST });
   lifecycle.onStop('outbound client', () => outbound.close());
   const customApi = new CustomApi(outbound);
-  const secrets = new SecretBox(cfg.AGENT_SECRETS_KEY, 'agents.custom-api-secret');
+  // A key ring: the current key seals, earlier ones (while a rotation is under way) still open.
+  const secrets = new SecretBox([cfg.AGENT_SECRETS_KEY, ...cfg.AGENT_SECRETS_PREVIOUS_KEYS], 'agents.custom-api-secret');
   const useCases = new AgentUseCases({
     agents,
     jobs,
@@ -145,6 +146,13 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const inputs = followScriptInputs(new EventSubscriber(kafka, { group: consumerGroup('agents', 'script-inputs'), log, publisher }), useCases);
   lifecycle.onStop('script-input consumer', () => inputs.stop());
   await inputs.start();
+  if (secrets.rotating) {
+    // Moves every stored secret onto the current key; once it logs none unreadable, the earlier keys can go.
+    void useCases
+      .resealSecrets()
+      .then((r) => log.info(r, 'custom-API secrets sealed again with the current AGENT_SECRETS_KEY'))
+      .catch((err: unknown) => log.warn({ err }, 'the re-seal pass failed; it runs again at the next start'));
+  }
   log.info({ port: server.port, scriptGenerator: cfg.SCRIPT_GENERATOR, allowListed: cfg.OUTBOUND_ALLOWLIST.length }, 'agents listening');
   return { port: server.port, lifecycle, log, useCases };
 }

@@ -59,3 +59,16 @@ export const grpcServerEnv = {
 
 /** `host:port` of a gRPC dependency. */
 export const grpcAddress = z.string().regex(/^[\w.-]+:\d+$/, 'must be host:port');
+
+/** A master secret that seals stored secrets (see `SecretBox`). */
+export const masterSecret = z.string().min(32, 'must be at least 32 characters');
+
+/**
+ * Earlier master secrets that still open what they sealed while a key is rotated: comma-separated,
+ * each at least 32 characters; empty (the default) when no rotation is under way.
+ */
+export const previousMasterSecrets = z
+  .string()
+  .default('')
+  .transform((s) => s.split(',').map((k) => k.trim()).filter(Boolean))
+  .pipe(z.array(masterSecret));

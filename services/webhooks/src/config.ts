@@ -1,4 +1,4 @@
-import { commonEnv, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { commonEnv, grpcServerEnv, loadConfig, masterSecret, previousMasterSecrets } from '@voiceapi/kit';
 import { z } from 'zod';
 import { parseDuration, parseSchedule } from './domain/retry';
 
@@ -24,7 +24,9 @@ export const configSchema = z.object({
   GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50067),
   MONGO_DB: z.string().default('webhooks'),
   /** Seals endpoint signing secrets at rest (AES-256-GCM, key derived per purpose). Never leaves this service. */
-  WEBHOOK_SECRETS_KEY: z.string().min(32, 'must be at least 32 characters'),
+  WEBHOOK_SECRETS_KEY: masterSecret,
+  /** While WEBHOOK_SECRETS_KEY is rotated: the earlier keys, which still open what they sealed (docs/operations.md). */
+  WEBHOOK_SECRETS_PREVIOUS_KEYS: previousMasterSecrets,
   /** `host:port` entries deliveries may reach although private or loopback, over http too. */
   OUTBOUND_ALLOWLIST: z
     .string()

@@ -64,7 +64,8 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
     },
   };
 
-  const secretBox = new SecretBox(cfg.WEBHOOK_SECRETS_KEY, 'webhooks.signing-secret');
+  // A key ring: the current key seals, earlier ones (while a rotation is under way) still open.
+  const secretBox = new SecretBox([cfg.WEBHOOK_SECRETS_KEY, ...cfg.WEBHOOK_SECRETS_PREVIOUS_KEYS], 'webhooks.signing-secret');
   const operator = new Endpoints({ endpoints, deliveries, queue, secrets: secretBox, checkUrl: (url) => outbound.checkUrl(url), rotationOverlapMs: cfg.WEBHOOK_ROTATION_OVERLAP, settleMs: ENDPOINT_CACHE_MS + 100, now });
   const dispatcher = new Dispatcher({
     deliveries,
@@ -113,6 +114,13 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
     maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
   });
   lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  if (secretBox.rotating) {
+    // Moves every stored secret onto the current key; once it logs none unreadable, the earlier keys can go.
+    void operator
+      .resealSecrets()
+      .then((r) => log.info(r, 'signing secrets sealed again with the current WEBHOOK_SECRETS_KEY'))
+      .catch((err: unknown) => log.warn({ err }, 'the re-seal pass failed; it runs again at the next start'));
+  }
   log.info({ port: server.port, schedule: cfg.WEBHOOK_RETRY_SCHEDULE, allowListed: cfg.OUTBOUND_ALLOWLIST.length }, 'webhooks listening');
   return { port: server.port, lifecycle, log, dispatcher, queue, deliveries, endpoints };
 }

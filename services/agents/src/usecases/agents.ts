@@ -257,6 +257,30 @@ export class AgentUseCases {
     await this.d.jobs.done(job);
   }
 
+  /**
+   * The key rotation's pass (docs/operations.md): every custom-API secret not sealed by the current
+   * AGENT_SECRETS_KEY is sealed again by it. Idempotent, and safe beside a tenant's own change (a
+   * secret replaced meanwhile is left as it is). `unreadable`: sealed by no key of the ring.
+   */
+  async resealSecrets(): Promise<{ moved: number; unreadable: number }> {
+    let moved = 0;
+    let unreadable = 0;
+    for await (const page of this.d.agents.sealedSecrets()) {
+      for (const { scope, id, sealed } of page) {
+        if (this.d.secrets.isCurrent(sealed)) continue;
+        let next: string;
+        try {
+          next = this.d.secrets.reseal(sealed, secretBinding(scope, id));
+        } catch {
+          unreadable++;
+          continue;
+        }
+        if (await this.d.agents.replaceSecret(scope, id, sealed, next)) moved++;
+      }
+    }
+    return { moved, unreadable };
+  }
+
   async syncDoctors(ctx: CallContext, id: string): Promise<{ doctors: Doctor[]; doctorsLastSyncedAt: Date }> {
     const scope = requireTenant(ctx);
     const { agent, target } = await this.withTarget(scope, id);

@@ -1,38 +1,89 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
-const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+
+interface Key {
+  /** Names the key in what it sealed (a fingerprint: it reveals nothing of the key). */
+  id: string;
+  bytes: Buffer;
+}
 
 /**
  * Seals a tenant's secret for storage (a custom-API bearer secret, a webhook signing secret) with
  * AES-256-GCM under a key derived from a configured master secret (HKDF-SHA256, one key per
  * purpose). The record the secret belongs to is bound in as associated data, so a sealed value
- * copied onto another record does not open. Sealed form: `v1.<iv>.<tag>.<ciphertext>` (base64url).
+ * copied onto another record does not open.
+ *
+ * A key ring: the first master secret seals, every one opens, so a master secret can be rotated
+ * without losing what the old one sealed (`isCurrent` and `reseal` move stored values onto the
+ * new one; docs/operations.md has the runbook). Sealed form: `v2.<key id>.<iv>.<tag>.<ciphertext>`
+ * (base64url); `v1.<iv>.<tag>.<ciphertext>`, written before the ring, names no key and is tried
+ * with each.
  */
 export class SecretBox {
-  private readonly key: Buffer;
+  private readonly keys: Key[];
 
-  constructor(masterSecret: string, purpose: string) {
-    if (masterSecret.length < 32) throw new Error('the master secret must be at least 32 characters');
-    this.key = Buffer.from(hkdfSync('sha256', masterSecret, Buffer.alloc(0), `voiceapi:${purpose}`, 32));
+  /** `masterSecrets`: the current one first (it seals), then earlier ones that still open. */
+  constructor(masterSecrets: string | readonly string[], purpose: string) {
+    const secrets = typeof masterSecrets === 'string' ? [masterSecrets] : [...masterSecrets];
+    if (secrets.length === 0) throw new Error('a secret box needs a master secret');
+    this.keys = secrets.map((secret) => {
+      if (secret.length < 32) throw new Error('the master secret must be at least 32 characters');
+      const bytes = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), `voiceapi:${purpose}`, 32));
+      return { id: createHmac('sha256', bytes).update('key id').digest().subarray(0, 6).toString('base64url'), bytes };
+    });
   }
 
   seal(plaintext: string, boundTo: string): string {
+    const key = this.keys[0]!;
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
+    const cipher = createCipheriv('aes-256-gcm', key.bytes, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(boundTo));
     const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return [VERSION, iv, cipher.getAuthTag(), data].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+    return ['v2', key.id, ...[iv, cipher.getAuthTag(), data].map((p) => p.toString('base64url'))].join('.');
   }
 
-  /** The plaintext; throws when the value was altered, belongs to another record or another key. */
+  /** The plaintext; throws when the value was altered, belongs to another record, or no key of the ring sealed it. */
   open(sealed: string, boundTo: string): string {
-    const [version, iv, tag, data] = sealed.split('.');
-    if (version !== VERSION || iv === undefined || tag === undefined || data === undefined) throw new Error('not a sealed secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
-    decipher.setAAD(Buffer.from(boundTo));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+    const parts = sealed.split('.');
+    if (parts[0] === 'v2' && parts.length === 5) {
+      const key = this.keys.find((k) => k.id === parts[1]);
+      if (!key) throw new Error('sealed with a key that is not in the ring');
+      return decrypt(key, parts[2]!, parts[3]!, parts[4]!, boundTo);
+    }
+    if (parts[0] === 'v1' && parts.length === 4) {
+      for (const key of this.keys) {
+        try {
+          return decrypt(key, parts[1]!, parts[2]!, parts[3]!, boundTo);
+        } catch {
+          // the next key
+        }
+      }
+      throw new Error('no key of the ring opens it');
+    }
+    throw new Error('not a sealed secret');
   }
+
+  /** Sealed by the current key (nothing to do when the ring rotates). */
+  isCurrent(sealed: string): boolean {
+    return sealed.startsWith(`v2.${this.keys[0]!.id}.`);
+  }
+
+  /** The same secret sealed by the current key. */
+  reseal(sealed: string, boundTo: string): string {
+    return this.seal(this.open(sealed, boundTo), boundTo);
+  }
+
+  /** More than one key: stored values may still need moving onto the current one. */
+  get rotating(): boolean {
+    return this.keys.length > 1;
+  }
+}
+
+function decrypt(key: Key, iv: string, tag: string, data: string, boundTo: string): string {
+  const decipher = createDecipheriv('aes-256-gcm', key.bytes, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
+  decipher.setAAD(Buffer.from(boundTo));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
 }

@@ -1,15 +1,22 @@
-import type { FilterQuery, Model } from 'mongoose';
+import { mongo, type FilterQuery, type Model } from 'mongoose';
 
 /**
- * Every document of a collection, read in pages along the primary key (each page an index walk
- * from where the last one ended): for sweeps that must see a whole, small collection.
+ * A collection's documents matching `filter`, a page at a time along the primary key (each page an
+ * index walk from where the last one ended): for sweeps that must see a whole collection.
  */
-export async function allByPrimaryKey<D extends { _id: string }>(model: Model<D>, pageSize = 500): Promise<D[]> {
-  const out: D[] = [];
-  for (let after = ''; ; ) {
-    const docs = await model.find({ _id: { $gt: after } } as FilterQuery<D>).sort({ _id: 1 }).limit(pageSize).lean<D[]>();
-    out.push(...docs);
-    if (docs.length < pageSize) return out;
+export async function* pagesByPrimaryKey<D extends { _id: unknown }>(model: Model<D>, filter: FilterQuery<D> = {}, pageSize = 500): AsyncGenerator<D[]> {
+  for (let after: unknown = new mongo.MinKey(); ; ) {
+    // The driver's collection: the schema would try to cast MinKey to the `_id` type.
+    const docs = (await model.collection.find({ ...filter, _id: { $gt: after } } as mongo.Filter<mongo.Document>).sort({ _id: 1 }).limit(pageSize).toArray()) as unknown as D[];
+    if (docs.length > 0) yield docs;
+    if (docs.length < pageSize) return;
     after = docs[docs.length - 1]!._id;
   }
+}
+
+/** Every document of a small collection, read in pages along the primary key. */
+export async function allByPrimaryKey<D extends { _id: string }>(model: Model<D>, pageSize = 500): Promise<D[]> {
+  const out: D[] = [];
+  for await (const page of pagesByPrimaryKey(model, {}, pageSize)) out.push(...page);
+  return out;
 }
