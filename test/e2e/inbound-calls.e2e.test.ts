@@ -53,7 +53,7 @@ describe('an inbound call answered by its agent', () => {
 
   /**
    * The clinic's own API. `/ok/...` follows the contract; `/refuse/...` validates no one; `/slow/...`
-   * never answers; `/redirect/...` sends callers to the cloud metadata address; `/broken/...`
+   * never answers; `/big/...` answers 10 MB; `/redirect/...` sends callers to the cloud metadata address; `/broken/...`
    * answers the lookup and then invalid JSON.
    */
   function clinicApi(req: IncomingMessage, res: ServerResponse): void {
@@ -65,6 +65,10 @@ describe('an inbound call answered by its agent', () => {
     req.on('end', () => {
       seen.push({ method: req.method ?? '', path, query: Object.fromEntries(url.searchParams), body: raw ? JSON.parse(raw) : undefined, auth: req.headers.authorization });
       if (mode === 'slow') return;
+      if (mode === 'big') {
+        res.setHeader('content-type', 'application/json');
+        return void res.end(Buffer.alloc(10 * 1024 * 1024, 0x20));
+      }
       if (mode === 'redirect') {
         res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
         return void res.end();
@@ -169,6 +173,10 @@ describe('an inbound call answered by its agent', () => {
     const redirected = await ring(t);
     expect(redirected.summary).toContain('Failed: crm_lookup (the custom API address is not allowed');
 
+    await patch('big');
+    const big = await ring(t);
+    expect(big.summary).toMatch(/^The caller asked for an appointment; none was booked: no slot was offered\. Failed: crm_lookup \(.*larger than.*\); validate \(.*\); slots \(.*\)\.$/);
+
     await patch('broken');
     const broken = await ring(t);
     expect(broken.summary).toMatch(/none was booked: no slot was offered\. Failed: validate \(the custom API's answer to POST \/validate is not JSON\); slots \(the custom API's answer to GET \/slots.* is not JSON\)\.$/);
@@ -181,8 +189,8 @@ describe('an inbound call answered by its agent', () => {
     // Every call was billed once.
     const ledger = await api(t.key, '/credits/transactions?type=call_deduction&limit=100');
     const charged = ledger.body.transactions.map((r: Json) => r.callId ?? r.reference);
-    expect(charged).toHaveLength(5);
-    expect(new Set(charged).size).toBe(5);
+    expect(charged).toHaveLength(6);
+    expect(new Set(charged).size).toBe(6);
   });
 
   it('without a custom API the agent takes a message; deactivated, the default answering takes the next call', async () => {
