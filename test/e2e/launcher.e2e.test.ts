@@ -22,6 +22,8 @@ describe('make run launcher', () => {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ADMIN_TOKEN: '', ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own, as in a terminal: Ctrl-C (see stop) reaches the whole group.
+      detached: true,
     });
     let out = '';
     child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
@@ -45,10 +47,11 @@ describe('make run launcher', () => {
 
   const field = (banner: string, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(banner)?.[1] ?? '';
 
+  /** Ctrl-C in a terminal: SIGINT to every process of the launcher's group. */
   async function stop(child: ChildProcess): Promise<number | null> {
     if (child.exitCode !== null) return child.exitCode;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGINT');
+    process.kill(-child.pid!, 'SIGINT');
     return exited;
   }
 
@@ -172,8 +175,17 @@ describe('make run launcher', () => {
       await eventually('the company is readable again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200);
     } finally {
       children.push(...descendants(run.child.pid!));
+      const t0 = Date.now();
       expect(await stop(run.child)).toBe(0);
       expect([...new Set(children)].filter(alive)).toEqual([]);
+      // In the reverse of the start order: the gateway first, the store and Kafka last, so no
+      // service works on against a stopped store.
+      const order = [...run.output().matchAll(/\[run\] (\S+) stopped/g)].map((m) => m[1]!);
+      expect(order[0]).toBe('gateway');
+      expect(order.slice(-2).sort()).toEqual(['kafka', 'store']);
+      const processes = (JSON.parse(readFileSync(path.join(ROOT, 'services/manifest.json'), 'utf8')) as { processes: unknown[] }).processes.length;
+      expect(order).toHaveLength(processes + 2); // every process of the manifest, the store and Kafka
+      expect(Date.now() - t0).toBeLessThan(20_000);
     }
     // The store, Kafka (java), companies and the gateway were all there.
     expect(children.length).toBeGreaterThanOrEqual(4);

@@ -118,6 +118,9 @@ export function spawnProcess(name: string, command: string, args: string[], opts
     cwd: opts.cwd,
     env: opts.env ?? process.env,
     stdio: ['ignore', out ?? 'pipe', out ?? 'pipe'],
+    // A process group of its own: a terminal's Ctrl-C reaches the parent only, which stops the
+    // children in order (the gateway first, the store and Kafka last), not all at once.
+    detached: true,
   });
   if (out !== undefined) fs.closeSync(out); // the child holds its own copy
   live.add(child);

@@ -169,7 +169,7 @@ async function stopAll(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
     say('stopping…');
-    // Ctrl-C reaches every process of the terminal's group: none of those exits is a crash.
+    // From here an exit is final, not a crash to restart from.
     for (const s of tiers.flat()) s.noMoreRestarts();
     for (const tier of [...tiers].reverse()) await Promise.all(tier.map((s) => s.stop()));
     say('stopped');

@@ -106,7 +106,9 @@ export function supervise(opts: SuperviseOptions): Supervisor {
         noMoreRestarts();
         abort.abort();
         await starting;
-        await running?.stop();
+        if (!running) return;
+        await running.stop();
+        opts.say(`${opts.name} stopped`);
       })()),
   };
 }
