@@ -141,7 +141,7 @@ describe('supervise', () => {
     await sup.stop();
   });
 
-  it('does not restart a process stopped on purpose', async () => {
+  it('does not restart a process stopped on purpose, and says it stopped', async () => {
     const lines: string[] = [];
     let starts = 0;
     const sup = supervise({ name: 'companies', say: (l) => lines.push(l), start: async () => (starts++, fakeProcess(1)) });
@@ -150,6 +150,6 @@ describe('supervise', () => {
     jest.advanceTimersByTime(60_000);
     await flush();
     expect(starts).toBe(1);
-    expect(lines).toEqual([]);
+    expect(lines).toEqual(['companies stopped']);
   });
 });

@@ -15,6 +15,35 @@ const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.DEBUG]: 'debug',
 };
 
+/**
+ * Error answers kafkajs logs at error level for every response (`Response <API>`), although the
+ * client retries them or the caller handles them: expected while a broker settles or when two
+ * services create the same topic at once. Logged at debug; every other kafkajs line keeps its level.
+ */
+const EXPECTED_RESPONSE_ERRORS = new Set([
+  'The group coordinator is not available',
+  'The coordinator is loading and hence can\'t process requests for this group',
+  'This is not the correct coordinator for this group',
+  'This server does not host this topic-partition',
+  'There is no leader for this topic-partition as we are in the middle of a leadership election',
+  'Topic creation errors', // TOPIC_ALREADY_EXISTS: ensureStreams takes it as created, and throws on anything else
+]);
+const levelOf = (level: number, message: string, error: unknown): 'error' | 'warn' | 'info' | 'debug' =>
+  message.startsWith('Response ') && typeof error === 'string' && EXPECTED_RESPONSE_ERRORS.has(error) ? 'debug' : (LEVELS[level] ?? 'info');
+
+/**
+ * kafkajs (no longer released) computes a negative timeout on Node 24 and later, and Node warns
+ * (`TimeoutNegativeWarning`, upstream kafkajs issue 1751, open); the timer behaves as 1 ms, which
+ * is what kafkajs meant. Exactly that warning, raised from kafkajs, is dropped; every other
+ * warning is printed as before.
+ */
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  const name = typeof warning === 'string' ? (typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type) : warning.name;
+  if (name === 'TimeoutNegativeWarning' && /[\\/]kafkajs[\\/]/.test(new Error().stack ?? '')) return;
+  (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
+}) as typeof process.emitWarning;
+
 export function createKafka(s: KafkaSettings): Kafka {
   return new Kafka({
     clientId: s.clientId,
@@ -24,7 +53,7 @@ export function createKafka(s: KafkaSettings): Kafka {
     logLevel: logLevel.WARN,
     logCreator: () => ({ level, log }) => {
       const { message, ...extra } = log;
-      s.log[LEVELS[level] ?? 'info']({ kafka: extra }, message);
+      s.log[levelOf(level, message, extra.error)]({ kafka: extra }, message);
     },
   });
 }
@@ -76,7 +105,8 @@ export async function ensureStreams(
     } catch (err) {
       const e = err as { retriable?: boolean; type?: string };
       if (!(e.retriable || e.type === 'TOPIC_ALREADY_EXISTS') || attempt >= 10) throw err;
-      log.warn({ err, attempt }, 'topics not ready yet; trying again');
+      // Expected while a broker settles: below warning, so a clean start logs no warning.
+      log.info({ err, attempt }, 'topics not ready yet; trying again');
       await new Promise((r) => setTimeout(r, 250 * attempt));
     }
   }
