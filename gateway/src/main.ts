@@ -3,16 +3,12 @@ import {
   broadcastGroup,
   broadcastGroupPrefix,
   connectMongo,
-  createKafka,
   createLogger,
-  ensureIndexes,
-  ensureStreams,
-  EventPublisher,
   EventSubscriber,
   Lifecycle,
-  Outbox,
   removeIdleBroadcastGroups,
   shutdownTelemetry,
+  startEvents,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { buildApp, createHttpServer } from './app';
@@ -44,19 +40,11 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   const settings = new SettingsStore(conn);
   const idempotency = new IdempotencyStore(conn);
 
-  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `gateway-${cfg.INSTANCE_ID}`, log });
   // The gateway owns the control stream, so it creates its topics.
   const { GatewayControlEvent } = voiceapi.events.v1;
-  await ensureStreams(kafka, [GatewayControlEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
-  const publisher = new EventPublisher(kafka);
-  await publisher.connect();
-  lifecycle.onStop('kafka producer', () => publisher.disconnect());
-  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
-  await ensureIndexes(conn);
+  const { kafka, publisher, outbox } = await startEvents({ service: 'gateway', settings: cfg, streams: [GatewayControlEvent], log, lifecycle, outboxOn: conn });
   const backfilled = await apiKeys.backfillHashes();
   if (backfilled > 0) log.info({ keys: backfilled }, 'indexed stored API keys by hash');
-  outbox.start();
-  lifecycle.onStop('outbox', () => outbox.stop());
 
   const keys = new KeyCache(
     async (hash) => {

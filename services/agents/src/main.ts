@@ -1,19 +1,15 @@
 import {
   connectMongo,
   consumerGroup,
-  createKafka,
   createLogger,
   createPromiseClient,
   DomainError,
-  ensureIndexes,
-  ensureStreams,
-  EventPublisher,
   EventSubscriber,
   Lifecycle,
   OutboundClient,
-  Outbox,
   SecretBox,
   shutdownTelemetry,
+  startEvents,
   startGrpcServer,
   type TenantScope,
 } from '@voiceapi/kit';
@@ -57,15 +53,8 @@ export async function startAgents(env: Record<string, string | undefined> = proc
 
   // Agents owns the `agents.v1` stream (a ready script is announced there for webhooks); it reads
   // `knowledge.v1` and `companies.v1` (script inputs), created here too so any can start first.
-  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `agents-${cfg.INSTANCE_ID}`, log });
-  await ensureStreams(kafka, [voiceapi.events.v1.AgentsEvent, voiceapi.events.v1.KnowledgeEvent, voiceapi.events.v1.CompaniesEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
-  const publisher = new EventPublisher(kafka);
-  await publisher.connect();
-  lifecycle.onStop('kafka producer', () => publisher.disconnect());
-  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
-  await ensureIndexes(conn);
-  outbox.start();
-  lifecycle.onStop('outbox', () => outbox.stop());
+  const { AgentsEvent, KnowledgeEvent, CompaniesEvent } = voiceapi.events.v1;
+  const { kafka, publisher, outbox } = await startEvents({ service: 'agents', settings: cfg, streams: [AgentsEvent, KnowledgeEvent, CompaniesEvent], log, lifecycle, outboxOn: conn });
 
   const grpc = { timeoutMs: cfg.GRPC_DEADLINE_MS };
   const telephony = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, grpc);

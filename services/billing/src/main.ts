@@ -1,17 +1,13 @@
 import {
   connectMongo,
   consumerGroup,
-  createKafka,
   createLogger,
-  ensureIndexes,
-  ensureStreams,
-  EventPublisher,
   EventSubscriber,
   Lease,
   Lifecycle,
-  Outbox,
   serviceMetrics,
   shutdownTelemetry,
+  startEvents,
   startGrpcServer,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
@@ -39,18 +35,10 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   const store = new WalletStore(conn);
   const calls = new CallStore(conn);
 
-  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `billing-${cfg.INSTANCE_ID}`, log });
   // Billing owns its stream. It also creates telephony's call stream, which it reads, so it can
   // start before telephony exists (creation is idempotent, with the same settings).
   const { BillingEvent, TelephonyCallEvent } = voiceapi.events.v1;
-  await ensureStreams(kafka, [BillingEvent, TelephonyCallEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
-  const publisher = new EventPublisher(kafka);
-  await publisher.connect();
-  lifecycle.onStop('kafka producer', () => publisher.disconnect());
-  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
-  await ensureIndexes(conn);
-  outbox.start();
-  lifecycle.onStop('outbox', () => outbox.stop());
+  const { kafka, publisher, outbox } = await startEvents({ service: 'billing', settings: cfg, streams: [BillingEvent, TelephonyCallEvent], log, lifecycle, outboxOn: conn });
 
   const metrics = serviceMetrics('billing');
   const announcements = new Announcements(outbox, store);

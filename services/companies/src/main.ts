@@ -1,4 +1,4 @@
-import { connectMongo, createKafka, createLogger, ensureIndexes, ensureStreams, EventPublisher, Lifecycle, Outbox, shutdownTelemetry, startGrpcServer } from '@voiceapi/kit';
+import { connectMongo, createLogger, Lifecycle, shutdownTelemetry, startEvents, startGrpcServer } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
 import { companyEvents } from './events/company-events';
@@ -20,15 +20,7 @@ export async function startCompanies(env: Record<string, string | undefined> = p
   const store = new CompanyStore(conn);
 
   // Companies owns the `companies.v1` stream (a changed profile is announced there for agents).
-  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `companies-${cfg.INSTANCE_ID}`, log });
-  await ensureStreams(kafka, [voiceapi.events.v1.CompaniesEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
-  const publisher = new EventPublisher(kafka);
-  await publisher.connect();
-  lifecycle.onStop('kafka producer', () => publisher.disconnect());
-  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
-  await ensureIndexes(conn);
-  outbox.start();
-  lifecycle.onStop('outbox', () => outbox.stop());
+  const { outbox } = await startEvents({ service: 'companies', settings: cfg, streams: [voiceapi.events.v1.CompaniesEvent], log, lifecycle, outboxOn: conn });
   const useCases = new CompanyUseCases(store, companyEvents(outbox));
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,

@@ -24,5 +24,6 @@ export * from './events/publisher';
 export * from './events/subscriber';
 export * from './events/outbox';
 export * from './events/inbox';
+export * from './events/start';
 export { shutdownTelemetry } from './telemetry/sdk';
 export * from './telemetry/metrics';

@@ -1,18 +1,4 @@
-import {
-  connectMongo,
-  createKafka,
-  createLogger,
-  createPromiseClient,
-  DomainError,
-  ensureIndexes,
-  ensureStreams,
-  EventPublisher,
-  Lifecycle,
-  Outbox,
-  shutdownTelemetry,
-  startGrpcServer,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { connectMongo, createLogger, createPromiseClient, DomainError, Lifecycle, shutdownTelemetry, startEvents, startGrpcServer, type TenantScope } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
 import { knowledgeService } from './grpc/knowledge-server';
@@ -35,15 +21,7 @@ export async function startKnowledge(env: Record<string, string | undefined> = p
   const store = new DocumentStore(conn);
 
   // Knowledge owns the `knowledge.v1` stream (a deleted document is announced there for agents).
-  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `knowledge-${cfg.INSTANCE_ID}`, log });
-  await ensureStreams(kafka, [voiceapi.events.v1.KnowledgeEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
-  const publisher = new EventPublisher(kafka);
-  await publisher.connect();
-  lifecycle.onStop('kafka producer', () => publisher.disconnect());
-  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
-  await ensureIndexes(conn);
-  outbox.start();
-  lifecycle.onStop('outbox', () => outbox.stop());
+  const { outbox } = await startEvents({ service: 'knowledge', settings: cfg, streams: [voiceapi.events.v1.KnowledgeEvent], log, lifecycle, outboxOn: conn });
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());

@@ -1,18 +1,14 @@
 import {
   connectMongo,
   consumerGroup,
-  createKafka,
   createLogger,
   createPromiseClient,
-  ensureIndexes,
-  ensureStreams,
-  EventPublisher,
   EventSubscriber,
   Lease,
   Lifecycle,
-  Outbox,
   serviceMetrics,
   shutdownTelemetry,
+  startEvents,
   startGrpcServer,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
@@ -63,18 +59,10 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   const followups = new FollowupStore(conn);
   const claims = new DialClaimStore(conn);
 
-  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `leads-${cfg.INSTANCE_ID}`, log });
   // Leads owns its stream; it also creates telephony's call stream, which it reads, so it can
   // start before telephony exists (creation is idempotent, with the same settings).
   const { LeadsEvent, TelephonyCallEvent } = voiceapi.events.v1;
-  await ensureStreams(kafka, [LeadsEvent, TelephonyCallEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
-  const publisher = new EventPublisher(kafka);
-  await publisher.connect();
-  lifecycle.onStop('kafka producer', () => publisher.disconnect());
-  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
-  await ensureIndexes(conn);
-  outbox.start();
-  lifecycle.onStop('outbox', () => outbox.stop());
+  const { kafka, publisher, outbox } = await startEvents({ service: 'leads', settings: cfg, streams: [LeadsEvent, TelephonyCallEvent], log, lifecycle, outboxOn: conn });
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());

@@ -1,19 +1,15 @@
 import {
   connectMongo,
   consumerGroup,
-  createKafka,
   createLogger,
   createPromiseClient,
   DomainError,
-  ensureIndexes,
-  ensureStreams,
-  EventPublisher,
   EventSubscriber,
   Lease,
   Lifecycle,
-  Outbox,
   serviceMetrics,
   shutdownTelemetry,
+  startEvents,
   startGrpcServer,
   type TenantScope,
 } from '@voiceapi/kit';
@@ -62,18 +58,10 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const settings = new TenantSettingsStore(conn, cfg.DEFAULT_MAX_CONCURRENT_CALLS);
   const rollups = new RollupStore(conn);
 
-  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `telephony-${cfg.INSTANCE_ID}`, log });
   // Telephony owns the call stream; it reads the leads and billing streams, created here too so
   // it can start before either (creation is idempotent, with the same settings).
   const { TelephonyCallEvent, LeadsEvent, BillingEvent } = voiceapi.events.v1;
-  await ensureStreams(kafka, [TelephonyCallEvent, LeadsEvent, BillingEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
-  const publisher = new EventPublisher(kafka);
-  await publisher.connect();
-  lifecycle.onStop('kafka producer', () => publisher.disconnect());
-  const outbox = new Outbox(conn, publisher, log, { instanceId: cfg.INSTANCE_ID });
-  await ensureIndexes(conn);
-  outbox.start();
-  lifecycle.onStop('outbox', () => outbox.stop());
+  const { kafka, publisher, outbox } = await startEvents({ service: 'telephony', settings: cfg, streams: [TelephonyCallEvent, LeadsEvent, BillingEvent], log, lifecycle, outboxOn: conn });
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());

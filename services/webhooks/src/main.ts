@@ -1,11 +1,8 @@
 import {
   connectMongo,
   consumerGroup,
-  createKafka,
   createLogger,
   ensureIndexes,
-  ensureStreams,
-  EventPublisher,
   EventSubscriber,
   Lease,
   Lifecycle,
@@ -14,6 +11,7 @@ import {
   OutboundRefused,
   SecretBox,
   shutdownTelemetry,
+  startEvents,
   startGrpcServer,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
@@ -91,14 +89,10 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   await dispatcher.start();
   lifecycle.onStop('dispatcher', () => dispatcher.stop());
 
-  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: `webhooks-${cfg.INSTANCE_ID}`, log });
   // Webhooks only reads; it creates the streams it reads (idempotent, same settings as their
-  // owners) so it can start before billing, leads or agents.
+  // owners) so it can start before billing, leads or agents. Its producer sends dead letters.
   const { BillingEvent, LeadsEvent, AgentsEvent } = voiceapi.events.v1;
-  await ensureStreams(kafka, [BillingEvent, LeadsEvent, AgentsEvent], { partitions: cfg.KAFKA_TOPIC_PARTITIONS, replicationFactor: cfg.KAFKA_REPLICATION_FACTOR }, log);
-  const publisher = new EventPublisher(kafka);
-  await publisher.connect();
-  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  const { kafka, publisher } = await startEvents({ service: 'webhooks', settings: cfg, streams: [BillingEvent, LeadsEvent, AgentsEvent], log, lifecycle });
   const fanOut = new FanOut({ endpoints, messages, deliveries, queue, owner: cfg.INSTANCE_ID, dispatch: (item) => dispatcher.enqueue(item), log, now });
   const consumer = deliverDomainEvents(new EventSubscriber(kafka, { group: consumerGroup('webhooks', 'fan-out'), log, publisher, concurrency: cfg.WEBHOOK_FANOUT_CONCURRENCY, keyOrder: false }), fanOut);
   await consumer.start();

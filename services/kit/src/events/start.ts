@@ -1,0 +1,49 @@
+import type { Kafka } from 'kafkajs';
+import type { Connection } from 'mongoose';
+import type { Lifecycle } from '../lifecycle';
+import type { Logger } from '../logger';
+import { ensureIndexes } from '../mongo/connect';
+import { createKafka, ensureStreams } from './kafka';
+import { Outbox } from './outbox';
+import { EventPublisher } from './publisher';
+
+/** The settings `commonEnv` gives every process. */
+export interface EventSettings {
+  KAFKA_BROKERS: string[];
+  INSTANCE_ID: string;
+  KAFKA_TOPIC_PARTITIONS: number;
+  KAFKA_REPLICATION_FACTOR: number;
+}
+
+interface EventsOptions {
+  /** The process's name: its Kafka client id is `<service>-<INSTANCE_ID>`. */
+  service: string;
+  settings: EventSettings;
+  /** Streams whose topics this process creates: the ones it owns, and the ones it reads before their owner may exist. */
+  streams: readonly { readonly $type: string }[];
+  log: Logger;
+  lifecycle: Lifecycle;
+}
+
+/**
+ * A process's Kafka side, started in the order every process uses: the client, the topics of its
+ * streams, a connected producer and, given its store (`outboxOn`), the outbox relay, once the
+ * store's indexes are built (the outbox's among them). Stopped through the lifecycle in reverse:
+ * the relay, then the producer.
+ */
+export async function startEvents(o: EventsOptions & { outboxOn: Connection }): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox: Outbox }>;
+export async function startEvents(o: EventsOptions): Promise<{ kafka: Kafka; publisher: EventPublisher }>;
+export async function startEvents(o: EventsOptions & { outboxOn?: Connection }): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox?: Outbox }> {
+  const { settings, log, lifecycle } = o;
+  const kafka = createKafka({ brokers: settings.KAFKA_BROKERS, clientId: `${o.service}-${settings.INSTANCE_ID}`, log });
+  await ensureStreams(kafka, o.streams, { partitions: settings.KAFKA_TOPIC_PARTITIONS, replicationFactor: settings.KAFKA_REPLICATION_FACTOR }, log);
+  const publisher = new EventPublisher(kafka);
+  await publisher.connect();
+  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  if (!o.outboxOn) return { kafka, publisher };
+  const outbox = new Outbox(o.outboxOn, publisher, log, { instanceId: settings.INSTANCE_ID });
+  await ensureIndexes(o.outboxOn);
+  outbox.start();
+  lifecycle.onStop('outbox', () => outbox.stop());
+  return { kafka, publisher, outbox };
+}
