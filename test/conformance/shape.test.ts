@@ -1,11 +1,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { unservedShapes, type QueryShape } from '@voiceapi/kit';
 import { HTTP_STATUS } from '../../gateway/src/http/reasons';
 
 // What the architecture document promises of every service, checked on the code itself (issue 22
-// adds the service-shape checks as services move into the shape): the files it names exist, and
-// every reason code a process can raise has its HTTP status in the gateway's one table, so none
-// reaches a tenant as an unexplained 500.
+// adds the service-shape checks as services move into the shape): the files it names exist, every
+// reason code a process can raise has its HTTP status in the gateway's one table (so none reaches
+// a tenant as an unexplained 500), and every store's declared queries have indexes.
 
 const ROOT = path.resolve(__dirname, '../..');
 const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
@@ -35,5 +36,24 @@ describe('reason codes', () => {
     const defined = files.flatMap((f) => codesIn(f).map((code) => ({ file: f, code })));
     expect(defined.length).toBeGreaterThan(25);
     expect(defined.filter(({ code }) => !Object.hasOwn(HTTP_STATUS, code))).toEqual([]);
+  });
+});
+
+describe('stores', () => {
+  // Every store module of the gateway and the services: each `<name>QueryShapes` it exports is
+  // checked against the indexes of the `<name>Schema` beside it (the runtime query check under
+  // test catches a query sent without a declaration; this catches a declaration without an index).
+  const storeFiles = ['gateway/src/store', ...SERVICES.map((s) => `services/${s}/src/store`)]
+    .filter((d) => existsSync(path.join(ROOT, d)))
+    .flatMap((d) => readdirSync(path.join(ROOT, d)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => `${d}/${f}`));
+
+  it.each(storeFiles)('%s: every declared query has an index that serves it', (file) => {
+    const mod = require(path.join(ROOT, file)) as Record<string, unknown>;
+    const declared = Object.keys(mod).filter((k) => k.endsWith('QueryShapes'));
+    for (const name of declared) {
+      const schema = mod[name.replace(/QueryShapes$/, 'Schema')] as Parameters<typeof unservedShapes>[0] | undefined;
+      expect({ name, schema: schema !== undefined }).toEqual({ name, schema: true });
+      expect({ name, unserved: unservedShapes(schema!, mod[name] as QueryShape[]) }).toEqual({ name, unserved: [] });
+    }
   });
 });
