@@ -178,10 +178,7 @@ async function executeMultipart(
     // Refused from the headers alone (declared length over the limit): the body is not parsed,
     // only dropped after the answer, so a client sending it all reads the answer.
     send(res, errorResult(err, log, locals.requestId));
-    void drainRequest(req).then((ended) => {
-      if (!ended) res.socket?.destroy();
-    });
-    return;
+    return closeUnlessDrained(res, drainRequest(req));
   }
   let head: Awaited<MultipartReader['head']>;
   try {
@@ -217,8 +214,12 @@ function answerInvalid(res: Response, invalid: Invalid, reader: MultipartReader 
  * answer instead of a reset; past the drain's bound the connection is closed.
  */
 function afterEarlyAnswer(res: Response, reader: MultipartReader | undefined): void {
-  if (!reader || reader.ended) return;
-  void reader.drain().then((ended) => {
+  if (reader && !reader.ended) closeUnlessDrained(res, reader.drain());
+}
+
+/** Past the drain's bound (the client still sending), the connection is closed. */
+function closeUnlessDrained(res: Response, drained: Promise<boolean>): void {
+  void drained.then((ended) => {
     if (!ended) res.socket?.destroy();
   });
 }

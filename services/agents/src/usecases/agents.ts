@@ -140,7 +140,7 @@ export class AgentUseCases {
     if (f.selectedKnowledgebases !== undefined) set.selectedKnowledgebases = await this.documents(scope, f.selectedKnowledgebases);
     const regenerate = current.scriptStatus !== 'none' && scriptInputChanged(current, set, clear);
     const generation = regenerate ? randomUUID() : undefined;
-    if (generation) Object.assign(set, { scriptStatus: 'generating', scriptGeneration: generation });
+    if (generation) Object.assign(set, newGeneration(generation));
     const updated = await this.d.agents.update(scope, id, set, [...clear, ...(generation ? ['scriptError'] : [])]);
     if (!updated) throw notFound('agent');
     if (generation) await this.d.jobs.request(scope, id, generation, this.now());
@@ -154,13 +154,7 @@ export class AgentUseCases {
   async companyChanged(scope: TenantScope, companyId: string, change: readonly string[] | 'deleted'): Promise<number> {
     if (change !== 'deleted' && !change.some((f) => SCRIPT_COMPANY_FIELDS.has(f))) return 0;
     const agents = await this.d.agents.usingCompany(scope, companyId);
-    for (const agent of agents) {
-      const generation = agent.scriptStatus !== 'none' ? randomUUID() : undefined;
-      const set: StoredFields = { updatedAt: this.now(), ...(generation && { scriptStatus: 'generating' as const, scriptGeneration: generation }) };
-      const updated = await this.d.agents.update(scope, agent.id, set, change === 'deleted' ? ['companyId'] : [], { companyId });
-      if (updated && generation) await this.d.jobs.request(scope, agent.id, generation, this.now());
-    }
-    return agents.length;
+    return this.rewriteScripts(scope, agents, (agent, set) => this.d.agents.update(scope, agent.id, set, change === 'deleted' ? ['companyId'] : [], { companyId }));
   }
 
   /**
@@ -169,10 +163,17 @@ export class AgentUseCases {
    */
   async documentDeleted(scope: TenantScope, fileId: string): Promise<number> {
     const agents = await this.d.agents.usingDocument(scope, fileId);
+    return this.rewriteScripts(scope, agents, (agent, set) => this.d.agents.dropDocument(scope, agent.id, fileId, set));
+  }
+
+  /**
+   * Writes each agent's change (`write`, given the fields to set), with a new generation when the
+   * agent has a script, then asks for that script. The number of agents.
+   */
+  private async rewriteScripts(scope: TenantScope, agents: readonly Agent[], write: (agent: Agent, set: StoredFields) => Promise<Agent | null>): Promise<number> {
     for (const agent of agents) {
       const generation = agent.scriptStatus !== 'none' ? randomUUID() : undefined;
-      const set: StoredFields = { updatedAt: this.now(), ...(generation && { scriptStatus: 'generating' as const, scriptGeneration: generation }) };
-      const updated = await this.d.agents.dropDocument(scope, agent.id, fileId, set);
+      const updated = await write(agent, { updatedAt: this.now(), ...(generation && newGeneration(generation)) });
       if (updated && generation) await this.d.jobs.request(scope, agent.id, generation, this.now());
     }
     return agents.length;
@@ -203,7 +204,7 @@ export class AgentUseCases {
     const scope = requireTenant(ctx);
     await this.mustGet(scope, id);
     const generation = randomUUID();
-    const updated = await this.d.agents.update(scope, id, { scriptStatus: 'generating', scriptGeneration: generation, updatedAt: this.now() }, ['scriptError']);
+    const updated = await this.d.agents.update(scope, id, { ...newGeneration(generation), updatedAt: this.now() }, ['scriptError']);
     if (!updated) throw notFound('agent');
     await this.d.jobs.request(scope, id, generation, this.now());
     return updated;
@@ -340,6 +341,9 @@ export class AgentUseCases {
     return documents;
   }
 }
+
+/** The fields that ask for a new script: `generating`, under a generation only whose result may settle it. */
+const newGeneration = (generation: string) => ({ scriptStatus: 'generating' as const, scriptGeneration: generation });
 
 /** The company's fields a script is written from (`ScriptInput.company`). */
 const SCRIPT_COMPANY_FIELDS = new Set(['name', 'description', 'industry', 'website', 'timezone', 'businessHours']);
