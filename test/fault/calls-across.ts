@@ -106,7 +106,9 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
     // One call per lead, no lead dialled twice.
     expect(all).toHaveLength(LEADS);
     expect(new Set(all.map((c) => c.contactId)).size).toBe(LEADS);
-    expect(all.every((c) => c.status === 'completed' && c.billingStatus === 'charged')).toBe(true);
+    // Any call otherwise, with what it says of its end.
+    const odd = all.filter((c) => c.status !== 'completed' || c.billingStatus !== 'charged');
+    expect(odd.map((c) => ({ id: c._id, status: c.status, endReason: c.endReason, billingStatus: c.billingStatus, creditsError: c.creditsError }))).toEqual([]);
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(10);
     // The totals are the simulated durations' charges, once each.

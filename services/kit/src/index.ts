@@ -3,6 +3,7 @@ export * from './config';
 export * from './context';
 export * from './crypto/secret-box';
 export * from './errors';
+export * from './transient';
 export * from './http/outbound';
 export * from './lifecycle';
 export * from './logger';

@@ -1,5 +1,7 @@
+import { mongo } from 'mongoose';
 import type { CarrierCallResult } from '../carrier/carrier';
-import { withConversation } from './call-runner';
+import type { Call } from '../domain/call';
+import { CallRunner, withConversation, type RunnerDeps } from './call-runner';
 
 // The agent's conversation becomes the call's record: its turns spread over the talk time the
 // carrier recorded, its summary and outcome the analysis; a call nobody answered keeps its own.
@@ -45,5 +47,75 @@ describe('withConversation', () => {
   it('leaves an unanswered call as the carrier ended it', () => {
     const missed: CarrierCallResult = { carrierCallId: 'SIM2', outcome: 'no_answer', durationSeconds: 0, cutAtLimit: false };
     expect(withConversation(missed, conversation)).toBe(missed);
+  });
+});
+
+describe('CallRunner.run', () => {
+  // A carrier that answers at once and ends the call completed: what happens to our records
+  // when the store is away at the answer is the point here.
+  const carrier = {
+    name: 'fake',
+    longestMs: () => 5_000,
+    recover: () => undefined,
+    async place(req: { callId: string }, hooks: { answered(at: Date, sid: string): Promise<void> }): Promise<CarrierCallResult> {
+      await hooks.answered(answeredAt, 'SIM1');
+      return { ...carried, carrierCallId: 'SIM1' };
+    },
+  };
+  const call: Call = {
+    id: 'call-1',
+    tenantId: 't-1',
+    direction: 'outbound',
+    status: 'ringing',
+    fromNumber: '+18885550100',
+    toNumber: '+14155550123',
+    startedAt: answeredAt,
+    durationSeconds: 0,
+    maxCallSeconds: 120,
+    sandbox: false,
+    holdFailed: false,
+    billingStatus: 'pending',
+    hasTranscript: false,
+    hasAnalysis: false,
+    hasRecording: false,
+  };
+
+  function runnerWith(setAnswered: jest.Mock) {
+    const finish = jest.fn(async (_id: string, end: Record<string, unknown>) => ({ ...call, ...end }) as Call);
+    const announced: string[] = [];
+    const deps = {
+      calls: { setAnswered, finish, byId: async () => null, saveDetails: async () => undefined },
+      recordings: { save: async () => undefined },
+      lines: { free: async () => undefined },
+      rollups: { markDirty: async () => undefined },
+      carrier,
+      wallet: {},
+      agents: {},
+      outbox: { add: async (_t: unknown, _k: string, _e: unknown, o: { eventId: string }) => void announced.push(o.eventId) },
+      log: { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() },
+      now: () => at(60),
+    } as unknown as RunnerDeps;
+    return { runner: new CallRunner(deps), finish, announced };
+  }
+
+  it('records the answer once the store is back, and ends the call as the carrier did', async () => {
+    const setAnswered = jest
+      .fn()
+      .mockRejectedValueOnce(new mongo.MongoNetworkError('connection reset'))
+      .mockImplementation(async () => ({ ...call, status: 'in_progress', answeredAt }));
+    const { runner, finish, announced } = runnerWith(setAnswered);
+    await runner.run(call);
+    expect(setAnswered).toHaveBeenCalledTimes(2);
+    expect(announced).toEqual(['call-started:call-1', 'call-ended:call-1']);
+    expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', outcome: 'completed', durationSeconds: 60 });
+  });
+
+  it('never hangs up on a person because the answer could not be recorded: the end carries the answer time', async () => {
+    const setAnswered = jest.fn().mockRejectedValue(new Error('the store refused the write'));
+    const { runner, finish, announced } = runnerWith(setAnswered);
+    await runner.run(call);
+    expect(announced).toEqual(['call-ended:call-1']);
+    expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', outcome: 'completed', answeredAt });
+    expect(finish.mock.calls[0]![1]).not.toHaveProperty('endReason', 'carrier_error');
   });
 });

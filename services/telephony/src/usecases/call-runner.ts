@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, requireTenant, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, requireTenant, retryTransient, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
 import { statusOfOutcome, type Call } from '../domain/call';
@@ -11,6 +11,8 @@ import type { AgentConversation, AnsweringAgents, Wallet } from './ports';
 
 const { TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
 const direction = (c: Call) => (c.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND);
+/** How long a call's end is tried again before recovery is left to finish it. */
+const FINISH_RETRY_MS = 60_000;
 export const liveScope = (tenantId: string): TenantScope => requireTenant({ tenantId, keyMode: 'live' });
 
 export interface RunnerDeps {
@@ -50,33 +52,54 @@ export class CallRunner {
   async run(call: Call): Promise<Call | null> {
     this.carrying.add(call.id);
     try {
-      let holdFailed = false;
-      let result: CarrierCallResult;
+      let answer: Promise<{ holdFailed: boolean }> | undefined;
       let conversation: Promise<AgentConversation | undefined> | undefined;
+      let result: CarrierCallResult;
       try {
         result = await this.d.carrier.place(carrierRequest(call), {
           answered: async (at, sid) => {
-            if (call.direction === 'inbound' && !call.sandbox) {
-              // Inbound holds are placed on answer; a patient reaches the clinic even when the
-              // wallet cannot cover it (the call is then billed as failed).
-              holdFailed = (await this.placeHold(call)) === 'insufficient';
-            }
-            const answered = await this.d.calls.setAnswered(call.id, at, sid, holdFailed);
-            if (answered) await this.announceStarted(answered);
+            // Recorded beside the call, never in its way: a person is on the line, and our
+            // bookkeeping (the store or billing away for a moment) must not hang up on them.
+            answer = this.recordAnswer(call, at, sid);
             // The agent holds the conversation while the carrier carries the call.
             if (call.agentId) conversation = this.converse(call, call.agentId, at);
           },
         });
-        const held = await conversation;
-        if (held) result = withConversation(result, held);
       } catch (err) {
         this.d.log.warn({ err, callId: call.id }, 'the carrier failed a call');
-        return await this.finish(call, { carrierCallId: call.carrierCallId ?? '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'carrier_error');
+        await answer;
+        return await this.finishRetrying(call, { carrierCallId: call.carrierCallId ?? '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'carrier_error');
       }
-      return await this.finish({ ...call, holdFailed }, result);
+      const { holdFailed } = (await answer) ?? { holdFailed: false };
+      const held = await conversation;
+      if (held) result = withConversation(result, held);
+      return await this.finishRetrying({ ...call, holdFailed }, result);
     } finally {
       this.carrying.delete(call.id);
     }
+  }
+
+  /**
+   * The answer's bookkeeping: the inbound hold, the call in progress, its start announced. Each
+   * step is repeatable and tried again while the store or billing is away, as long as the call may
+   * last; what still fails is logged and the call's end is recorded all the same.
+   */
+  private async recordAnswer(call: Call, at: Date, sid: string): Promise<{ holdFailed: boolean }> {
+    const deadline = Date.now() + this.d.carrier.longestMs(carrierRequest(call));
+    const retry = <T>(step: () => Promise<T>) =>
+      retryTransient(step, { deadline, onRetry: (err) => this.d.log.warn({ err, callId: call.id }, 'recording a call\'s answer failed; trying again') });
+    let holdFailed = false;
+    try {
+      // Inbound holds are placed on answer; a patient reaches the clinic even when the wallet
+      // cannot cover it (the call is then billed as failed).
+      if (call.direction === 'inbound' && !call.sandbox) holdFailed = (await retry(() => this.placeHold(call))) === 'insufficient';
+      // An attempt cut by the store's crash may have been applied: the row then says so already.
+      const answered = await retry(async () => (await this.d.calls.setAnswered(call.id, at, sid, holdFailed)) ?? (await this.d.calls.byId(call.id)));
+      if (answered?.status === 'in_progress') await retry(() => this.announceStarted(answered));
+    } catch (err) {
+      this.d.log.warn({ err, callId: call.id }, 'the call\'s answer could not be recorded; the call goes on and its end is recorded');
+    }
+    return { holdFailed };
   }
 
   /** The agent's side of the call; undefined (the carrier's own record stands) when it failed. */
@@ -94,6 +117,14 @@ export class CallRunner {
   placeHold(call: Call): Promise<'placed' | 'insufficient'> {
     const expiresAt = new Date(this.d.now().getTime() + this.d.carrier.longestMs(carrierRequest(call)) + 10 * 60_000);
     return this.d.wallet.placeHold(liveScope(call.tenantId), call.id, call.direction, call.maxCallSeconds, expiresAt);
+  }
+
+  /** `finish`, tried again while the store or billing is away for a while; after that, recovery finishes the call. */
+  private finishRetrying(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
+    return retryTransient(() => this.finish(call, r, reason), {
+      deadline: Date.now() + FINISH_RETRY_MS,
+      onRetry: (err) => this.d.log.warn({ err, callId: call.id }, 'recording a call\'s end failed; trying again'),
+    });
   }
 
   /** Ends a call with the carrier's result; null when it had ended already. */
@@ -157,6 +188,8 @@ export class CallRunner {
       hasAnalysis: keep && r.analysis !== undefined,
       hasRecording: keep && r.recording !== undefined,
       holdFailed,
+      // The answer's own record may have failed while the store was away.
+      ...(r.answeredAt && !latest.answeredAt && { answeredAt: r.answeredAt }),
       ...(keep && r.analysis && { summary: r.analysis.summary }),
       ...(endReason && { endReason }),
       ...(r.carrierCallId && { carrierCallId: r.carrierCallId }),

@@ -133,7 +133,9 @@ export class Dialer {
     } catch (err) {
       // Leads or billing could not answer: the request waits and is tried again.
       this.d.log.warn({ err, dialId: q.dialId }, 'dial could not be prepared; retrying later');
-      await this.d.lines.free(callId);
+      // Either may fail too while the store is away: the dial is then still due and taken again
+      // on its own line (the same call id), and recovery frees a line left behind.
+      await this.d.lines.free(callId).catch(() => undefined);
       await this.d.queue.postpone(q.dialId, new Date(this.d.now().getTime() + RETRY_MS)).catch(() => undefined);
       return;
     }
