@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 
@@ -39,6 +39,7 @@ export function startProcess(name: string, entry: string, env: Record<string, st
   child.stderr?.on('data', keep);
   // TEST_LOG_DIR keeps every process's whole output (the harness otherwise keeps its last 20 kB for errors).
   if (process.env.TEST_LOG_DIR) {
+    mkdirSync(process.env.TEST_LOG_DIR, { recursive: true });
     const file = createWriteStream(path.join(process.env.TEST_LOG_DIR, `${name}-${child.pid}.log`));
     child.stdout?.pipe(file, { end: false });
     child.stderr?.pipe(file, { end: false });

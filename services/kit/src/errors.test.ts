@@ -57,8 +57,11 @@ describe('domainErrorOf', () => {
     const selection = Object.assign(new Error('server selection'), { name: 'MongooseServerSelectionError' });
     const shuttingDown = new mongo.MongoServerError({ code: 91, errmsg: 'The server is in quiesce mode and will shut down' });
     const labelled = new mongo.MongoServerError({ code: 262, errmsg: 'exceeded time limit', errorLabels: ['RetryableWriteError'] });
-    for (const e of [network, selection, shuttingDown, labelled, new Error('outer', { cause: network })]) expect(domainErrorOf(e)?.reasonCode).toBe('service_unavailable');
+    // What a write to a connection the store has just closed throws, unwrapped by the driver.
+    const writeAfterClose = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
+    for (const e of [network, selection, shuttingDown, labelled, writeAfterClose, new Error('outer', { cause: network })]) expect(domainErrorOf(e)?.reasonCode).toBe('service_unavailable');
     expect(domainErrorOf(new Error('a bug'))).toBeUndefined();
+    expect(domainErrorOf(Object.assign(new Error('no such file'), { code: 'ENOENT' }))).toBeUndefined();
     expect(domainErrorOf(new mongo.MongoServerError({ code: 11000, errmsg: 'E11000 duplicate key error' }))).toBeUndefined();
   });
 });

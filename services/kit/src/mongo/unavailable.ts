@@ -8,6 +8,11 @@ const UNREACHABLE: readonly (abstract new (...args: never[]) => Error)[] = [
   mongo.MongoNotConnectedError,
   mongo.MongoTopologyClosedError,
 ];
+/**
+ * A connection broken under the driver, passed on as the socket's own error: a write to a
+ * connection the store has just closed fails EPIPE before the driver can wrap it.
+ */
+const BROKEN_CONNECTION = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT']);
 /** Server answers of a store shutting down or a replica set changing its primary. */
 const STEPPING_DOWN = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
 
@@ -22,6 +27,7 @@ export function isStoreUnavailable(err: unknown): boolean {
   for (let e = err as Err | undefined, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause as Err | undefined, depth++) {
     if (UNREACHABLE.some((kind) => e instanceof kind) || e.name === 'MongooseServerSelectionError') return true;
     if (typeof e.code === 'number' && STEPPING_DOWN.has(e.code)) return true;
+    if (typeof e.code === 'string' && BROKEN_CONNECTION.has(e.code)) return true;
     if (typeof e.hasErrorLabel === 'function' && (e.hasErrorLabel('ResetPool') || e.hasErrorLabel('RetryableWriteError'))) return true;
   }
   return false;
