@@ -6,6 +6,7 @@ import {
   DomainError,
   EventSubscriber,
   Lifecycle,
+  Worker,
   OutboundClient,
   SecretBox,
   shutdownTelemetry,
@@ -104,28 +105,20 @@ export async function startAgents(env: Record<string, string | undefined> = proc
 
   // Script requests are durable (script_jobs): any replica writes them, one claim at a time, and a
   // request whose replica died is taken over when its claim lapses.
-  let running: Promise<void> | undefined;
-  const work = () => {
-    running ??= (async () => {
-      while (await useCases.runScriptJobs()) {
-        /* until none is left */
-      }
-    })()
-      .catch((err: unknown) => log.warn({ err }, 'script worker pass failed'))
-      .finally(() => (running = undefined));
-    return running;
-  };
-  const worker = setInterval(() => void work(), cfg.SCRIPT_WORKER_INTERVAL_MS);
-  worker.unref();
-  lifecycle.onStop('script worker', async () => {
-    clearInterval(worker);
-    await running;
+  const scripts = new Worker({
+    service: 'agents',
+    job: 'script-jobs',
+    everyMs: cfg.SCRIPT_WORKER_INTERVAL_MS,
+    log,
+    pass: async () => ((await useCases.runScriptJobs()) ? 'more' : 'done'),
   });
+  scripts.start();
+  lifecycle.onStop('script worker', () => scripts.stop());
 
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,
     port: cfg.GRPC_PORT,
-    services: [agentsService(useCases, new Answering({ agents, companies, customApi, secrets }), log, () => void work())],
+    services: [agentsService(useCases, new Answering({ agents, companies, customApi, secrets }), log, () => scripts.wake())],
     log,
     maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
     maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,

@@ -5,6 +5,7 @@ import {
   EventSubscriber,
   Lease,
   Lifecycle,
+  Worker,
   serviceMetrics,
   shutdownTelemetry,
   startEvents,
@@ -64,18 +65,24 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   lifecycle.onStop('call-ended consumer', () => subscriber.stop());
 
   const sweeper = new Sweeper({
-    lease: new Lease(conn, 'billing-sweeper', cfg.INSTANCE_ID, Math.max(10_000, cfg.SWEEP_INTERVAL_MS * 3)),
     calls,
     charging,
     store,
     wallets,
     announce: (tenantId, from, to) => announcements.catchUp(tenantId, from, to),
     log,
-    intervalMs: cfg.SWEEP_INTERVAL_MS,
     settleAfterMs: cfg.SETTLE_AFTER_MS,
   });
-  sweeper.start();
-  lifecycle.onStop('sweeper', () => sweeper.stop());
+  const sweeping = new Worker({
+    service: 'billing',
+    job: 'sweeper',
+    everyMs: cfg.SWEEP_INTERVAL_MS,
+    lease: new Lease(conn, 'billing-sweeper', cfg.INSTANCE_ID, Math.max(10_000, cfg.SWEEP_INTERVAL_MS * 3)),
+    log,
+    pass: () => sweeper.sweep(),
+  });
+  sweeping.start();
+  lifecycle.onStop('sweeper', () => sweeping.stop());
 
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,

@@ -271,7 +271,7 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     const callId = `${a.tenantId}-lost`;
     await client.placeHold({ callId, amount: 10, direction: D.CALL_DIRECTION_OUTBOUND, expireTime: new Date(Date.now() + 300) }, a);
     await new Promise((r) => setTimeout(r, 400));
-    await svc.sweeper.tick();
+    await svc.sweeper.sweep();
     const [o] = await settled([callId]);
     expect(o).toMatchObject({ status: 'failed', creditsError: 'end_not_reported' });
     expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 30, held: 0 });

@@ -32,9 +32,11 @@ export class DomainError extends Error {
       domain: string;
       grpcCode: status;
       details?: ErrorDetail[] | undefined;
+      /** What it stands for, kept for logs and test reports, never sent on. */
+      cause?: unknown;
     },
   ) {
-    super(message);
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
   }
 
   get domain(): string {
@@ -131,8 +133,11 @@ export function fromGrpcError(err: unknown): DomainError {
       return commonReasons.error('upstream_timeout', 'a backing service did not answer in time');
     case status.CANCELLED:
       return commonReasons.error('service_unavailable', 'the call to a backing service was cancelled');
-    default:
-      return commonReasons.error('internal_error', 'internal error');
+    default: {
+      // A failure of the transport itself (a stream reset, an unreadable answer): the caller
+      // hears "internal error"; what grpc-js said stays on the error for the logs.
+      return new DomainError('internal_error', 'internal error', { domain: commonReasons.domain, grpcCode: status.INTERNAL, cause: err });
+    }
   }
 }
 

@@ -4,6 +4,7 @@ export * from './context';
 export * from './crypto/secret-box';
 export * from './errors';
 export * from './transient';
+export * from './worker';
 export * from './http/outbound';
 export * from './lifecycle';
 export * from './logger';

@@ -1,4 +1,4 @@
-import { connectMongo, createLogger, createPromiseClient, DomainError, Lifecycle, shutdownTelemetry, startEvents, startGrpcServer, type TenantScope } from '@voiceapi/kit';
+import { connectMongo, createLogger, createPromiseClient, DomainError, Lifecycle, shutdownTelemetry, Worker, startEvents, startGrpcServer, type TenantScope } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
 import { knowledgeService } from './grpc/knowledge-server';
@@ -46,11 +46,15 @@ export async function startKnowledge(env: Record<string, string | undefined> = p
 
   // Uploads a crashed replica left between storing and charging: finished (charged once, by
   // reference) or undone. Any replica may do it; every step is idempotent.
-  const recover = () =>
-    useCases.recover(new Date(Date.now() - cfg.PENDING_UPLOAD_GRACE_MS)).catch((err: unknown) => log.warn({ err }, 'upload recovery failed'));
-  const recovery = setInterval(() => void recover(), cfg.RECOVERY_INTERVAL_MS);
-  recovery.unref();
-  lifecycle.onStop('recovery', () => clearInterval(recovery));
+  const recovery = new Worker({
+    service: 'knowledge',
+    job: 'upload-recovery',
+    everyMs: cfg.RECOVERY_INTERVAL_MS,
+    log,
+    pass: async () => void (await useCases.recover(new Date(Date.now() - cfg.PENDING_UPLOAD_GRACE_MS))),
+  });
+  recovery.start();
+  lifecycle.onStop('recovery', () => recovery.stop());
 
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,

@@ -6,6 +6,7 @@ import {
   EventSubscriber,
   Lease,
   Lifecycle,
+  Worker,
   serviceMetrics,
   shutdownTelemetry,
   startEvents,
@@ -35,8 +36,10 @@ import { QuotedCreditCheck } from './usecases/credit-check';
 import { LeadIngest } from './usecases/leads';
 import { ContactLifecycle } from './usecases/lifecycle';
 import { MessageFollowups, Messaging, RecordingMessageAdapter } from './usecases/messaging';
-import { Scheduler } from './usecases/scheduler';
 import { Templates } from './usecases/templates';
+
+/** Due dials read in one scheduler pass. */
+const SCHEDULER_BATCH = 200;
 
 /** Starts the leads service; returns its lifecycle so tests can stop it in-process. */
 export async function startLeads(env: Record<string, string | undefined> = process.env) {
@@ -112,11 +115,15 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   await sender.start();
   lifecycle.onStop('message sender', () => sender.stop());
 
-  const scheduler = new Scheduler({
+  // Due scheduled dials and follow-ups, on one replica at a time; a full batch is followed by
+  // another at once, so a window opening for many contacts drains quickly.
+  const scheduler = new Worker({
+    service: 'leads',
+    job: 'scheduler',
+    everyMs: cfg.SCHEDULER_INTERVAL_MS,
     lease: new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID, Math.max(10_000, cfg.SCHEDULER_INTERVAL_MS * 3)),
-    dialing,
     log,
-    intervalMs: cfg.SCHEDULER_INTERVAL_MS,
+    pass: async () => ((await dialing.dispatchDue(SCHEDULER_BATCH)) === SCHEDULER_BATCH ? 'more' : 'done'),
   });
   scheduler.start();
   lifecycle.onStop('scheduler', () => scheduler.stop());

@@ -200,7 +200,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(c.compliance?.callingWindow).toMatchObject({ open: false, window: { start: '00:00', end: '00:01' } });
     // Made due early: the window is still closed, so the dial waits for its opening again.
     await conn.collection('schedule').updateOne({ _id: `${c.id}:dial` } as never, { $set: { dueAt: new Date(Date.now() - 1000) } });
-    await svc.scheduler.tick();
+    await svc.scheduler.runNow();
     const after = await contact(a, c.id);
     expect(after.status).toBe('scheduled');
     const entry = await conn.collection('schedule').findOne({ _id: `${c.id}:dial` } as never);
@@ -249,7 +249,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(retry).toMatchObject({ attempts: 1, lastOutcome: 'no_answer' });
     expect(Math.abs(retry.nextAttemptTime!.getTime() - (endedAt + 60_000))).toBeLessThan(5_000);
     await conn.collection('schedule').updateOne({ _id: `${c.id}:dial` } as never, { $set: { dueAt: new Date(Date.now() - 1000) } });
-    await svc.scheduler.tick();
+    await svc.scheduler.runNow();
     await eventually('the second dial request', async () => ((dials.get(c.id)?.length ?? 0) >= 2 ? true : undefined));
     expect(dials.get(c.id)).toEqual([`${c.id}:1`, `${c.id}:2`]);
     expect((await client.claimDial({ contactId: c.id, dialId: `${c.id}:2` }, a)).allowed).toBe(true);

@@ -7,6 +7,7 @@ import {
   EventSubscriber,
   Lease,
   Lifecycle,
+  Worker,
   serviceMetrics,
   shutdownTelemetry,
   startEvents,
@@ -26,7 +27,7 @@ import { NumberStore } from './store/number-store';
 import { RecordingStore } from './store/recording-store';
 import { RollupStore } from './store/rollup-store';
 import { TenantSettingsStore } from './store/tenant-settings-store';
-import { Analytics, RollupWorker } from './usecases/analytics';
+import { Analytics, RollupRecompute } from './usecases/analytics';
 import { CallRunner } from './usecases/call-runner';
 import { Calls } from './usecases/calls';
 import { Dialer } from './usecases/dialer';
@@ -37,6 +38,8 @@ import { Recovery } from './usecases/recovery';
 
 const { CallDirection, TransactionType } = voiceapi.billing.v1;
 const ctxOf = (scope: TenantScope) => ({ tenantId: scope.tenantId, keyMode: scope.mode });
+/** Buckets recomputed in one pass; a full one is followed by another at once. */
+const ROLLUP_BATCH = 200;
 const insufficient = (err: unknown) => err instanceof DomainError && err.reasonCode === 'insufficient_credits';
 
 /** Starts the telephony service; returns its lifecycle so tests can stop it in-process. */
@@ -119,15 +122,8 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const carrier = new SimulatorCarrier(cfg.CARRIER_SIMULATOR_SPEEDUP);
   const metrics = serviceMetrics('telephony');
   const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, agents, outbox, log, now });
-  // One replica dispatches dials, recovers calls and recomputes rollups at a time.
+  // One replica dispatches dials, recovers calls and recomputes rollups at a time: three workers on one lease.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID, 10_000);
-  const keepLease = setInterval(() => void lease.acquire().catch((err: unknown) => log.warn({ err }, 'lease renewal failed')), 3_000);
-  keepLease.unref();
-  await lease.acquire().catch(() => false);
-  lifecycle.onStop('lease', async () => {
-    clearInterval(keepLease);
-    await lease.release().catch(() => undefined);
-  });
   const dialer = new Dialer({
     queue,
     calls,
@@ -135,22 +131,24 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     settings,
     claims,
     runner,
-    lease,
     log,
     now,
     platformNumber: cfg.PLATFORM_FROM_NUMBER,
-    intervalMs: cfg.DISPATCH_INTERVAL_MS,
+    wake: () => dispatching.wake(),
     metrics: { dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }) },
   });
-  const recovery = new Recovery({ lines, calls, queue, runner, carrier, lease, log, now, intervalMs: cfg.RECOVERY_INTERVAL_MS, isDispatching: (id) => dialer.isDispatching(id) });
-  const rollupWorker = new RollupWorker({ rollups, calls, lease, log, intervalMs: cfg.ROLLUP_INTERVAL_MS });
-
-  dialer.start();
-  lifecycle.onStop('dialer', () => dialer.stop());
-  recovery.start();
-  lifecycle.onStop('recovery', () => recovery.stop());
-  rollupWorker.start();
-  lifecycle.onStop('rollups', () => rollupWorker.stop());
+  const dispatching = new Worker({ service: 'telephony', job: 'dial-dispatch', everyMs: cfg.DISPATCH_INTERVAL_MS, lease, log, pass: async () => void (await dialer.dispatch()), drain: () => dialer.drain() });
+  const recovery = new Recovery({ lines, calls, queue, runner, carrier, log, now, isDispatching: (id) => dialer.isDispatching(id) });
+  const recompute = new RollupRecompute({ rollups, calls });
+  const workers = [
+    dispatching,
+    new Worker({ service: 'telephony', job: 'call-recovery', everyMs: cfg.RECOVERY_INTERVAL_MS, lease, log, pass: async () => void (await recovery.runOnce()) }),
+    new Worker({ service: 'telephony', job: 'rollups', everyMs: cfg.ROLLUP_INTERVAL_MS, lease, log, pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done') }),
+  ];
+  for (const w of workers) {
+    w.start();
+    lifecycle.onStop(w.spec.job, () => w.stop());
+  }
 
   const useCases = {
     calls: new Calls({ calls, lines, recordings, tokens: new RecordingTokens(cfg.RECORDING_URL_SECRET), tokenTtlMs: cfg.RECORDING_URL_TTL_SECONDS * 1000, now }),
@@ -179,7 +177,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   await Promise.all([dialRequests.start(), billed.start()]);
 
   log.info({ port: server.port, carrier: carrier.name, speedup: cfg.CARRIER_SIMULATOR_SPEEDUP }, 'telephony listening');
-  return { port: server.port, lifecycle, log, dialer, recovery, rollupWorker, outbox, runner };
+  return { port: server.port, lifecycle, log, dialer, recovery, outbox, runner };
 }
 
 if (require.main === module) {

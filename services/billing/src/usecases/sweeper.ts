@@ -1,60 +1,32 @@
-import type { Lease, Logger } from '@voiceapi/kit';
+import type { Logger } from '@voiceapi/kit';
 import type { CallStore } from '../store/call-store';
 import type { WalletStore } from '../store/wallet-store';
 import type { CallCharging } from './calls';
 import type { Wallets } from './wallets';
 
 /**
- * Settles what no event settled, on one replica at a time (a lease):
+ * Settles what no event settled (its passes run by a worker on one replica at a time):
  *  - ended calls whose charge failed (remembered by the consumer), after `settleAfterMs`;
  *  - holds past their expiry: a call that never reported its end is settled without a charge;
  *  - chain entries whose events were not announced (a crash between append and announcement).
  */
 export class Sweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
   private passes = 0;
 
   constructor(
     private readonly deps: {
-      lease: Lease;
       calls: CallStore;
       charging: CallCharging;
       store: WalletStore;
       wallets: Wallets;
       announce: (tenantId: string, from: number, to: number) => Promise<void>;
       log: Logger;
-      intervalMs: number;
       settleAfterMs: number;
     },
   ) {}
 
-  start(): void {
-    this.timer = setInterval(() => void this.tick(), this.deps.intervalMs);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-    await this.deps.lease.release().catch(() => undefined);
-  }
-
-  /** One pass, if this replica holds the lease; concurrent calls share it. */
-  tick(): Promise<void> {
-    this.running ??= (async () => {
-      try {
-        if (await this.deps.lease.acquire()) await this.sweep(new Date());
-      } catch (err) {
-        this.deps.log.warn({ err }, 'billing sweep failed; next interval retries');
-      } finally {
-        this.running = undefined;
-      }
-    })();
-    return this.running;
-  }
-
-  private async sweep(now: Date): Promise<void> {
+  /** One pass (run by a worker on one replica at a time). */
+  async sweep(now = new Date()): Promise<void> {
     const { calls, charging, store, wallets, log } = this.deps;
     // Each item on its own: one that keeps failing must not stop the others.
     for (const call of await calls.unsettledSince(new Date(now.getTime() - this.deps.settleAfterMs))) {

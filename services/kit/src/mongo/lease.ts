@@ -23,6 +23,9 @@ const leaseSchema = new Schema<LeaseDoc>(
 export class Lease {
   private readonly model: Model<LeaseDoc>;
   private heldUntil = 0;
+  /** Workers running on this lease (several may share one), and the timer that renews it for them. */
+  private holders = 0;
+  private renewal: NodeJS.Timeout | undefined;
 
   constructor(
     conn: Connection,
@@ -58,6 +61,26 @@ export class Lease {
       this.heldUntil = 0;
     }
     return this.held;
+  }
+
+  /**
+   * Keeps trying to hold the lease for one more worker: taken or renewed now, then every third
+   * of its time while any worker holds it. Resolves after the first try (held or not).
+   */
+  async hold(onError: (err: unknown) => void): Promise<void> {
+    if (this.holders++ > 0) return;
+    const renew = () => this.acquire().then(() => undefined, onError);
+    this.renewal = setInterval(() => void renew(), Math.max(100, Math.floor(this.ttlMs / 3)));
+    this.renewal.unref();
+    await renew();
+  }
+
+  /** One worker fewer; the last one gives the lease up. */
+  async letGo(): Promise<void> {
+    if (this.holders === 0 || --this.holders > 0) return;
+    clearInterval(this.renewal);
+    this.renewal = undefined;
+    await this.release().catch(() => undefined);
   }
 
   /** Gives the lease up at once (on shutdown), so another replica need not wait for it to expire. */

@@ -1,4 +1,4 @@
-import { requireTenant, validationError, type CallContext, type Lease, type Logger } from '@voiceapi/kit';
+import { requireTenant, validationError, type CallContext } from '@voiceapi/kit';
 import { IANAZone } from 'luxon';
 import { DIRECTIONS, type Direction } from '../domain/call';
 import { BUCKET_MS, bucketStart, group, rollUp, type Bucket, type GroupBy } from '../domain/rollup';
@@ -39,29 +39,9 @@ export class Analytics {
   }
 }
 
-/** Recomputes the buckets whose calls changed (one replica, a lease), from their calls. */
-export class RollupWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
-  constructor(
-    private readonly d: { rollups: RollupStore; calls: CallStore; lease: Lease; log: Logger; intervalMs: number },
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => {
-      if (this.running || !this.d.lease.held) return;
-      this.running = this.runOnce()
-        .then(() => undefined, (err: unknown) => this.d.log.warn({ err }, 'rollup pass failed; next pass tries again'))
-        .finally(() => (this.running = undefined));
-    }, this.d.intervalMs);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-  }
+/** Recomputes the buckets whose calls changed, from their calls (one replica runs the passes: a worker on a lease). */
+export class RollupRecompute {
+  constructor(private readonly d: { rollups: RollupStore; calls: CallStore }) {}
 
   /** One pass; the number of buckets recomputed. */
   async runOnce(limit = 200): Promise<number> {

@@ -1,4 +1,4 @@
-import type { Lease, Logger, TypedCounter } from '@voiceapi/kit';
+import type { Logger, TypedCounter } from '@voiceapi/kit';
 import { outboundCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
 import type { DialQueueStore, QueuedDial } from '../store/dial-queue-store';
@@ -17,12 +17,12 @@ export interface DialerDeps {
   settings: TenantSettingsStore;
   claims: DialClaims;
   runner: CallRunner;
-  lease: Lease;
   log: Logger;
   now: () => Date;
   /** What a campaign without a number of its own calls from. */
   platformNumber: string;
-  intervalMs: number;
+  /** Asks for a dispatch pass (the worker that runs `dispatch` on the replica holding the lease). */
+  wake: () => void;
   metrics?: { dials: TypedCounter<{ result: string }> };
 }
 
@@ -34,11 +34,7 @@ export interface DialerDeps {
  * dial id, so the row's insert admits one try only), then its hold, and only then rings.
  */
 export class Dialer {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
-  private again = false;
   private readonly inFlight = new Map<string, Promise<void>>();
-  private stopped = false;
   /** Where the next pass starts in the list of tenants, so none is always served first. */
   private turn = 0;
 
@@ -54,47 +50,16 @@ export class Dialer {
   async enqueue(req: Omit<QueuedDial, 'queuedAt' | 'notBefore'>): Promise<void> {
     const now = this.d.now();
     await this.d.queue.add({ ...req, queuedAt: now, notBefore: now });
-    this.nudge();
+    this.d.wake();
   }
 
-  start(): void {
-    this.timer = setInterval(() => this.nudge(), this.d.intervalMs);
-    this.timer.unref();
-  }
-
-  /** Stops dispatching and waits for dials being set up (calls already ringing run on; recovery finishes them if this process ends first). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.ticking;
+  /** Waits for dials being set up (calls already ringing run on; recovery finishes them if this process ends first). */
+  async drain(): Promise<void> {
     await Promise.allSettled(this.inFlight.values());
   }
 
   isDispatching(dialId: string): boolean {
     return this.inFlight.has(dialId);
-  }
-
-  /** Dispatches now (coalesced with a dispatch under way). */
-  nudge(): void {
-    if (this.stopped) return;
-    if (this.ticking) {
-      this.again = true;
-      return;
-    }
-    // Cleared in a `.finally` callback, which runs after this assignment: a pass that ends without
-    // awaiting (no lease) would otherwise clear it first and leave a settled promise that blocks every later pass.
-    this.ticking = this.passes().finally(() => (this.ticking = undefined));
-  }
-
-  private async passes(): Promise<void> {
-    try {
-      do {
-        this.again = false;
-        if (this.d.lease.held) await this.dispatch();
-      } while (this.again && !this.stopped);
-    } catch (err) {
-      this.d.log.warn({ err }, 'dial dispatch failed; next tick tries again');
-    }
   }
 
   /**

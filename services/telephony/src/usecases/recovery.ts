@@ -1,4 +1,4 @@
-import type { Lease, Logger } from '@voiceapi/kit';
+import type { Logger } from '@voiceapi/kit';
 import type { CarrierAdapter } from '../carrier/carrier';
 import { ACTIVE_STATUSES } from '../domain/call';
 import type { CallStore } from '../store/call-store';
@@ -15,30 +15,13 @@ const STALE_MS = 120_000;
  * Finishes what a crashed replica was carrying, from the lines in use (only calls in progress
  * hold one, so the poll stays small): a call past its due end is ended as the carrier reports it
  * (the simulator's result is a function of the call), a call that never rang is ended `failed`,
- * and a line whose call ended or never existed is freed. One replica does it (a lease).
+ * and a line whose call ended or never existed is freed. One replica runs the passes (a worker
+ * on the dispatcher's lease).
  */
 export class Recovery {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
   constructor(
-    private readonly d: { lines: LineStore; calls: CallStore; queue: DialQueueStore; runner: CallRunner; carrier: CarrierAdapter; lease: Lease; log: Logger; now: () => Date; intervalMs: number; isDispatching: (dialId: string) => boolean },
+    private readonly d: { lines: LineStore; calls: CallStore; queue: DialQueueStore; runner: CallRunner; carrier: CarrierAdapter; log: Logger; now: () => Date; isDispatching: (dialId: string) => boolean },
   ) {}
-
-  start(): void {
-    this.timer = setInterval(() => {
-      if (this.running || !this.d.lease.held) return;
-      this.running = this.runOnce()
-        .then(() => undefined, (err: unknown) => this.d.log.warn({ err }, 'recovery pass failed; next pass tries again'))
-        .finally(() => (this.running = undefined));
-    }, this.d.intervalMs);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-  }
 
   async runOnce(): Promise<{ finished: number; freed: number }> {
     const now = this.d.now();

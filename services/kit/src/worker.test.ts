@@ -1,0 +1,106 @@
+import type { Logger } from './logger';
+import { Worker, type PassResult } from './worker';
+
+const flush = () => new Promise((r) => setImmediate(r));
+const log = () => ({ warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() }) as unknown as Logger & { warn: jest.Mock };
+
+/** A lease the test holds or not, counting who holds it. */
+function fakeLease(held: boolean) {
+  return {
+    held,
+    holders: 0,
+    async hold() {
+      this.holders++;
+    },
+    async letGo() {
+      this.holders--;
+    },
+  };
+}
+
+describe('Worker', () => {
+  it('runs a pass at start, on wake-ups, and once more for wake-ups during a pass', async () => {
+    let passes = 0;
+    let release!: () => void;
+    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, log: log(), pass: async () => {
+      passes++;
+      if (passes === 2) await new Promise<void>((r) => (release = r));
+    } });
+    w.start();
+    await w.idle();
+    expect(passes).toBe(1);
+    w.wake(); // pass 2 starts and waits
+    await flush();
+    w.wake();
+    w.wake(); // both served by one pass after it
+    release();
+    await w.idle();
+    expect(passes).toBe(3);
+    await w.stop();
+  });
+
+  it('passes again at once while a pass says there is more', async () => {
+    const left = [5, 3, 0];
+    const results: PassResult[] = [];
+    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, log: log(), pass: async () => {
+      const r: PassResult = (left.shift() ?? 0) > 0 ? 'more' : 'done';
+      results.push(r);
+      return r;
+    } });
+    w.start();
+    await w.idle();
+    expect(results).toEqual(['more', 'more', 'done']);
+    await w.stop();
+  });
+
+  it('runs passes only on the replica holding its lease, holds it while started and lets it go at stop', async () => {
+    const lease = fakeLease(false);
+    let passes = 0;
+    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, lease, log: log(), pass: async () => void passes++ });
+    w.start();
+    await w.idle();
+    expect(lease.holders).toBe(1);
+    expect(passes).toBe(0);
+    lease.held = true;
+    w.wake();
+    await w.idle();
+    expect(passes).toBe(1);
+    await w.stop();
+    expect(lease.holders).toBe(0);
+  });
+
+  it('logs a failed pass and passes again on the next wake-up', async () => {
+    const l = log();
+    let passes = 0;
+    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, log: l, pass: async () => {
+      if (++passes === 1) throw new Error('store away');
+    } });
+    w.start();
+    await w.idle();
+    expect(l.warn).toHaveBeenCalledTimes(1);
+    w.wake();
+    await w.idle();
+    expect(passes).toBe(2);
+    await w.stop();
+  });
+
+  it('wakes on its timer, and not after stop, which waits for the pass under way', async () => {
+    let passes = 0;
+    let finished = false;
+    const w = new Worker({ service: 'test', job: 'j', everyMs: 20, log: log(), pass: async () => {
+      passes++;
+      await new Promise((r) => setTimeout(r, 30));
+      finished = true;
+    } });
+    w.start();
+    await new Promise((r) => setTimeout(r, 150));
+    expect(passes).toBeGreaterThanOrEqual(2);
+    finished = false;
+    w.wake();
+    await w.stop();
+    const after = passes;
+    expect(finished).toBe(true);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(passes).toBe(after);
+  });
+});

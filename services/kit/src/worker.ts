@@ -1,0 +1,116 @@
+import type { Logger } from './logger';
+import type { Lease } from './mongo/lease';
+import { serviceMetrics, type TypedHistogram } from './telemetry/metrics';
+
+/** What a pass says of the work left: `more` asks for another pass at once. */
+export type PassResult = 'more' | 'done' | void;
+
+export interface WorkerSpec {
+  /** The owning service and the job, for logs and the lag metric (`voiceapi.<service>.worker.lag`). */
+  service: string;
+  job: string;
+  /** One pass over the work. It must tolerate running again after a crash (passes are repeated, never resumed). */
+  pass: () => Promise<PassResult>;
+  /** Wakes a pass this often, besides `wake()`. */
+  everyMs: number;
+  /** Only the replica holding this lease runs passes; the worker holds and renews it (several workers may share one). */
+  lease?: Pick<Lease, 'held' | 'hold' | 'letGo'>;
+  /** At stop, after the last pass and before the lease is let go: waits for work a pass started and left running. */
+  drain?: () => Promise<void>;
+  log: Logger;
+}
+
+/**
+ * A background job of a service: woken by a timer or by `wake()` (an event came in), one pass at
+ * a time (a wake-up during a pass runs another after it), on the replica holding its lease if it
+ * has one. After each pass it records its lag: how long the oldest wake-up it served waited. A
+ * failing pass is logged and the next wake-up tries again. `stop()` waits for the pass under way.
+ */
+export class Worker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private holding: Promise<void> | undefined;
+  /** When the oldest wake-up not yet served arrived. */
+  private wokenAt: number | undefined;
+  private readonly lag: TypedHistogram<{ job: string }>;
+
+  constructor(readonly spec: WorkerSpec) {
+    this.lag = serviceMetrics(spec.service).histogram('worker.lag', {
+      description: 'How long work waited for a background pass: from the wake-up to the end of the pass that served it',
+      unit: 'ms',
+    });
+  }
+
+  start(): void {
+    this.holding = this.spec.lease?.hold((err) => this.spec.log.warn({ err, job: this.spec.job }, 'lease renewal failed; next renewal tries again'));
+    this.timer = setInterval(() => this.wake(), this.spec.everyMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Runs a pass now, or another one after the pass under way. */
+  wake(): void {
+    if (this.stopped) return;
+    this.wokenAt ??= Date.now();
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    // Cleared in `.finally`, which runs after this assignment even for a pass that ends at once.
+    this.running = this.passes().finally(() => (this.running = undefined));
+  }
+
+  /** Whether this replica runs the passes now (it holds the lease, or the job needs none). */
+  get active(): boolean {
+    return !this.stopped && (this.spec.lease?.held ?? true);
+  }
+
+  /** Resolves once the pass under way, and any it asked for, has ended. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** A pass now (if this replica is the active one), resolved once it has ended. */
+  async runNow(): Promise<void> {
+    this.wake();
+    await this.idle();
+  }
+
+  /** Stops taking work, waits for the pass under way and what it left running, then lets the lease go. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.idle();
+    await this.spec.drain?.();
+    await this.holding;
+    await this.spec.lease?.letGo();
+  }
+
+  private async passes(): Promise<void> {
+    await this.holding;
+    do {
+      this.again = false;
+      if (!this.active) {
+        // Another replica serves the work: nothing here waits for this one.
+        this.wokenAt = undefined;
+        return;
+      }
+      const served = this.wokenAt;
+      this.wokenAt = undefined;
+      let result: PassResult;
+      try {
+        result = await this.spec.pass();
+      } catch (err) {
+        this.spec.log.warn({ err, job: this.spec.job }, 'background pass failed; the next wake-up tries again');
+        return;
+      }
+      if (served !== undefined) this.lag.record(Date.now() - served, { job: this.spec.job });
+      if (result === 'more') {
+        this.again = true;
+        this.wokenAt ??= served;
+      }
+    } while (this.again);
+  }
+}
