@@ -9,6 +9,7 @@ import type { QueryShape } from '../mongo/query-shapes';
 import type { EventRecord } from './kafka';
 import { eventRecord, hasKafkaErrorType, type EventPublisher } from './publisher';
 import type { MessageCodec } from './stream';
+import { Worker } from '../worker';
 
 interface OutboxDoc {
   /** The event id. */
@@ -59,6 +60,8 @@ export interface OutboxOptions {
   holdMs?: number;
   /** How long the relay lease lasts without renewal. */
   leaseMs?: number;
+  /** The service relaying, for the relay worker's lag metric. */
+  service?: string;
 }
 
 const BATCH = 200;
@@ -92,13 +95,9 @@ export class Outbox {
   readonly model: Model<OutboxDoc>;
   private readonly sequence: Model<SequenceDoc>;
   private readonly lease: Lease;
-  private readonly intervalMs: number;
+  private readonly relay: Worker;
   private readonly holdMs: number;
   readonly parked: Model<ParkedDoc>;
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
   private stopped = false;
   /** Concurrent allocations of this process, one counter update for all of them (see `allocate`). */
   private readonly allocations = new Coalescer<number, number>(async (counts) => {
@@ -120,9 +119,9 @@ export class Outbox {
     declareQueries(this.model, outboxQueryShapes);
     this.sequence = conn.models.OutboxSequence ?? conn.model<SequenceDoc>('OutboxSequence', sequenceSchema);
     this.parked = conn.models.OutboxParked ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
-    this.intervalMs = opts.intervalMs ?? 250;
     this.holdMs = opts.holdMs ?? 30_000;
     this.lease = new Lease(conn, 'outbox-relay', opts.instanceId, opts.leaseMs ?? 10_000);
+    this.relay = new Worker({ service: opts.service ?? 'outbox', job: 'outbox-relay', everyMs: opts.intervalMs ?? 250, lease: this.lease, log, pass: () => this.relayOnce() });
   }
 
   /** Stores one event of the envelope's stream; returns its id. */
@@ -185,49 +184,19 @@ export class Outbox {
     await this.model.deleteMany({ _id: { $in: ids } });
   }
 
-  /** Relays waiting events now if this replica holds the lease; concurrent calls coalesce. */
+  /** Relays waiting events now if this replica holds the lease; concurrent calls coalesce. Never rejects (a failed pass is logged and tried again). */
   flush(): Promise<void> {
-    if (this.stopped || !this.lease.held) return Promise.resolve();
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.relayOnce();
-        } while (this.again && this.lease.held && !this.stopped);
-      } finally {
-        this.running = undefined;
-      }
-    })();
-    return this.running;
+    return this.relay.runNow();
   }
 
   start(): void {
-    const tick = () => {
-      if (this.stopped || this.ticking) return;
-      this.ticking = this.lease
-        .acquire()
-        .then((held) => (held && !this.stopped ? this.flush() : undefined))
-        .catch((err: unknown) => this.log.warn({ err }, 'outbox relay failed; will retry'))
-        .finally(() => {
-          this.ticking = undefined;
-        });
-    };
-    tick();
-    this.timer = setInterval(tick, this.intervalMs);
-    this.timer.unref();
+    this.relay.start();
   }
 
-  /** Stops relaying; a tick under way finishes first, then the lease is given up for the next replica. */
+  /** Stops relaying; the pass under way finishes first, then the lease is given up for the next replica. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
-    await this.ticking;
-    await this.running?.catch(() => undefined);
-    await this.lease.release().catch(() => undefined);
+    await this.relay.stop();
   }
 
   /** Whether this replica is the one relaying now. */

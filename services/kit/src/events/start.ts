@@ -41,7 +41,7 @@ export async function startEvents(o: EventsOptions & { outboxOn?: Connection }):
   await publisher.connect();
   lifecycle.onStop('kafka producer', () => publisher.disconnect());
   if (!o.outboxOn) return { kafka, publisher };
-  const outbox = new Outbox(o.outboxOn, publisher, log, { instanceId: settings.INSTANCE_ID });
+  const outbox = new Outbox(o.outboxOn, publisher, log, { instanceId: settings.INSTANCE_ID, service: o.service });
   await ensureIndexes(o.outboxOn);
   outbox.start();
   lifecycle.onStop('outbox', () => outbox.stop());
