@@ -9,6 +9,7 @@ import {
   removeIdleBroadcastGroups,
   shutdownTelemetry,
   startEvents,
+  Worker,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { buildApp, createHttpServer } from './app';
@@ -75,9 +76,10 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     cfg.LAST_USED_RESOLUTION_MS,
     (err) => log.warn({ err }, 'could not record lastUsedAt'),
   );
-  const sweep = setInterval(() => void idempotency.sweep().catch(() => undefined), 10 * 60_000);
-  sweep.unref();
-  lifecycle.onStop('idempotency sweep', () => clearInterval(sweep));
+  // Every replica sweeps (a sweep is one bounded delete; two at once cost nothing more).
+  const sweep = new Worker({ service: 'gateway', job: 'idempotency-sweep', everyMs: 10 * 60_000, log, pass: async () => void (await idempotency.sweep()) });
+  sweep.start();
+  lifecycle.onStop('idempotency sweep', () => sweep.stop());
 
   const clients = createServiceClients(cfg);
   lifecycle.onStop('grpc clients', () => closeServiceClients(clients));

@@ -57,3 +57,23 @@ describe('stores', () => {
     }
   });
 });
+
+describe('background work', () => {
+  // Every background job is the kit's Worker (lease, wake-ups, lag metric, clean stop): a timer
+  // loop written by hand in a service or the gateway fails here. In-memory housekeeping that
+  // touches no store is the one exception, each named with its reason.
+  const IN_MEMORY_ONLY: Record<string, string> = {
+    'gateway/src/http/rate-limit.ts': 'drops expired rate-limit windows from a map',
+  };
+  const sources = (dir: string): string[] =>
+    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
+      d.isDirectory() ? sources(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : [],
+    );
+
+  it('no service or the gateway runs a timer loop of its own', () => {
+    const files = ['gateway/src', ...SERVICES.map((s) => `services/${s}/src`)].flatMap(sources);
+    expect(files.length).toBeGreaterThan(100);
+    const loops = files.filter((f) => /\bsetInterval\s*\(/.test(read(f)) && !Object.hasOwn(IN_MEMORY_ONLY, f));
+    expect(loops).toEqual([]);
+  });
+});

@@ -1,4 +1,4 @@
-import type { EventMeta, EventSubscriber, Logger, Outbox } from '@voiceapi/kit';
+import { Worker, type EventMeta, type EventSubscriber, type Logger, type Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { KeyCache } from '../auth/key-cache';
 import type { SettingsStore } from '../store/settings';
@@ -15,7 +15,8 @@ type ControlEvent = voiceapi.events.v1.GatewayControlEvent;
  */
 export class ControlPlane {
   private killSwitchOn = false;
-  private resyncTimer: NodeJS.Timeout | undefined;
+  /** Reads the kill switch again now and then, in case a broadcast was missed. */
+  private readonly resync: Worker;
 
   constructor(
     private readonly settings: SettingsStore,
@@ -23,9 +24,10 @@ export class ControlPlane {
     private readonly outbox: Outbox,
     private readonly subscriber: EventSubscriber,
     private readonly log: Logger,
-    private readonly resyncMs: number,
+    resyncMs: number,
   ) {
     subscriber.on(GatewayControlEvent, (event, meta) => this.onEvent(event, meta));
+    this.resync = new Worker({ service: 'gateway', job: 'kill-switch-resync', everyMs: resyncMs, log, pass: () => this.refreshKillSwitch() });
   }
 
   get killSwitch(): boolean {
@@ -42,14 +44,11 @@ export class ControlPlane {
     // A change between the first read and the group's join was announced before this replica
     // listened: read once more.
     await this.subscriber.waitUntilReady(30_000).then(() => this.refreshKillSwitch(), () => undefined);
-    this.resyncTimer = setInterval(() => {
-      this.refreshKillSwitch().catch((err: unknown) => this.log.warn({ err }, 'kill switch re-read failed'));
-    }, this.resyncMs);
-    this.resyncTimer.unref();
+    this.resync.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.resyncTimer);
+    await this.resync.stop();
     await this.subscriber.stop();
   }
 

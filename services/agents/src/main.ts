@@ -3,7 +3,6 @@ import {
   consumerGroup,
   createLogger,
   createPromiseClient,
-  DomainError,
   EventSubscriber,
   Lifecycle,
   Worker,
@@ -12,31 +11,21 @@ import {
   shutdownTelemetry,
   startEvents,
   startGrpcServer,
-  type TenantScope,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
+import { companyProfiles } from './clients/companies';
+import { knowledgeDocuments } from './clients/knowledge';
+import { ownedNumbers } from './clients/telephony';
 import { readConfig } from './config';
 import { CustomApi } from './custom-api/custom-api';
-import { agentEvents } from './events/agent-events';
-import { followScriptInputs } from './events/script-inputs';
+import { agentEvents } from './events/publish';
+import { followScriptInputs } from './events/consume';
 import { agentsService } from './grpc/agents-server';
 import { scriptGenerator } from './script/generator';
 import { AgentStore } from './store/agent-store';
 import { ScriptJobStore } from './store/script-job-store';
 import { AgentUseCases } from './usecases/agents';
 import { Answering } from './usecases/answering';
-import type { Companies, Knowledge, OwnedNumbers } from './usecases/ports';
-
-const ctxOf = (scope: TenantScope) => ({ tenantId: scope.tenantId, keyMode: scope.mode });
-const isNotFound = (err: unknown) => err instanceof DomainError && err.reasonCode === 'not_found';
-const orNull = async <T>(p: Promise<T>): Promise<T | null> => {
-  try {
-    return await p;
-  } catch (err) {
-    if (isNotFound(err)) return null;
-    throw err;
-  }
-};
 
 /** Starts the agents service; returns its lifecycle so tests can stop it in-process. */
 export async function startAgents(env: Record<string, string | undefined> = process.env) {
@@ -63,25 +52,9 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const knowledgeClient = createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, grpc);
   lifecycle.onStop('clients', () => [telephony, companiesClient, knowledgeClient].forEach((c) => c.close()));
 
-  const numbers: OwnedNumbers = {
-    async find(scope, by) {
-      const r = await orNull(telephony.getOwnedNumber(by, ctxOf(scope)));
-      return r?.number ? { id: r.number.id, phoneNumber: r.number.phoneNumber } : null;
-    },
-  };
-  const toCompany = (c: voiceapi.companies.v1.Company | undefined) =>
-    c ? { id: c.id, name: c.name, ...(c.description && { description: c.description }), ...(c.industry && { industry: c.industry }), ...(c.website && { website: c.website }), ...(c.timezone && { timezone: c.timezone }), ...(c.businessHours && { businessHours: c.businessHours }) } : null;
-  const companies: Companies = {
-    get: async (scope, id) => toCompany((await orNull(companiesClient.getCompany({ id }, ctxOf(scope))))?.company),
-    latest: async (scope) => toCompany((await companiesClient.getLatestCompany({}, ctxOf(scope))).company),
-  };
-  const knowledge: Knowledge = {
-    async resolve(scope, fileIds) {
-      const r = await knowledgeClient.resolveDocuments({ fileIds: [...fileIds] }, ctxOf(scope));
-      return { documents: r.documents.map((d) => ({ fileId: d.fileId, fileName: d.fileName, title: d.title, knowledgebaseId: d.knowledgebaseId, wordCount: d.wordCount })), missing: r.missing };
-    },
-    text: async (scope, fileId, maxChars) => (await orNull(knowledgeClient.getDocumentText({ fileId, maxChars }, ctxOf(scope))))?.text ?? null,
-  };
+  const numbers = ownedNumbers(telephony);
+  const companies = companyProfiles(companiesClient);
+  const knowledge = knowledgeDocuments(knowledgeClient);
 
   const outbound = new OutboundClient({ allow: cfg.OUTBOUND_ALLOWLIST });
   lifecycle.onStop('outbound client', () => outbound.close());

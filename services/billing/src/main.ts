@@ -13,8 +13,8 @@ import {
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rateCard, readConfig } from './config';
-import { Announcements } from './events/announcements';
-import { chargeEndedCalls } from './events/call-ended';
+import { Announcements } from './events/publish';
+import { chargeEndedCalls } from './events/consume';
 import { billingService } from './grpc/billing-server';
 import { CallStore } from './store/call-store';
 import { WalletStore } from './store/wallet-store';

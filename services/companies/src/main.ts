@@ -1,7 +1,7 @@
 import { connectMongo, createLogger, Lifecycle, shutdownTelemetry, startEvents, startGrpcServer } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
-import { companyEvents } from './events/company-events';
+import { companyEvents } from './events/publish';
 import { companiesService } from './grpc/companies-server';
 import { CompanyStore } from './store/company-store';
 import { CompanyUseCases } from './usecases/companies';

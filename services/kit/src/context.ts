@@ -57,3 +57,8 @@ export function requireTenant(ctx: CallContext): TenantScope {
   if (!ctx.keyMode) throw commonReasons.error('unauthorized', 'call carries no key mode (live or sandbox)');
   return { tenantId: ctx.tenantId, mode: ctx.keyMode } as TenantScope;
 }
+
+/** The context of a call to another service on the tenant's behalf (the inverse of `requireTenant`). */
+export function contextOf(scope: TenantScope): CallContext {
+  return { tenantId: scope.tenantId, keyMode: scope.mode };
+}

@@ -1,13 +1,11 @@
-import { connectMongo, createLogger, createPromiseClient, DomainError, Lifecycle, shutdownTelemetry, Worker, startEvents, startGrpcServer, type TenantScope } from '@voiceapi/kit';
+import { connectMongo, createLogger, createPromiseClient, Lifecycle, shutdownTelemetry, startEvents, startGrpcServer, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
+import { billingWallet } from './clients/billing';
 import { readConfig } from './config';
 import { knowledgeService } from './grpc/knowledge-server';
 import { DocumentStore } from './store/document-store';
-import { documentEvents } from './events/document-events';
-import { DocumentUseCases, type Wallet } from './usecases/documents';
-
-const { TransactionType } = voiceapi.billing.v1;
-const ctxOf = (scope: TenantScope) => ({ tenantId: scope.tenantId, keyMode: scope.mode });
+import { documentEvents } from './events/publish';
+import { DocumentUseCases } from './usecases/documents';
 
 /** Starts the knowledge service; returns its lifecycle so tests can stop it in-process. */
 export async function startKnowledge(env: Record<string, string | undefined> = process.env) {
@@ -25,23 +23,7 @@ export async function startKnowledge(env: Record<string, string | undefined> = p
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());
-  const wallet: Wallet = {
-    async knowledgeRate(scope) {
-      return (await billing.getRateCard({}, ctxOf(scope))).rateCard?.knowledgePerThousandWords ?? 1;
-    },
-    async debit(scope, reference, amount, description) {
-      try {
-        const r = await billing.debit({ reference, amount, type: TransactionType.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD, description }, ctxOf(scope));
-        return { balanceAfter: r.transaction?.balanceAfter ?? r.balance?.balance ?? 0 };
-      } catch (err) {
-        if (err instanceof DomainError && err.reasonCode === 'insufficient_credits') return 'insufficient';
-        throw err;
-      }
-    },
-    async balance(scope) {
-      return (await billing.getBalance({}, ctxOf(scope))).balance?.balance ?? 0;
-    },
-  };
+  const wallet = billingWallet(billing);
   const useCases = new DocumentUseCases({ store, wallet, events: documentEvents(outbox), maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES, log });
 
   // Uploads a crashed replica left between storing and charging: finished (charged once, by

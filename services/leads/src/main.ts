@@ -14,7 +14,7 @@ import {
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
-import { followCallOutcomes, sendRequestedMessages } from './events/subscriptions';
+import { followCallOutcomes, sendRequestedMessages } from './events/consume';
 import { leadsService } from './grpc/leads-server';
 import { CampaignStore } from './store/campaign-store';
 import { ContactStore } from './store/contact-store';

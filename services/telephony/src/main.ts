@@ -3,7 +3,6 @@ import {
   consumerGroup,
   createLogger,
   createPromiseClient,
-  DomainError,
   EventSubscriber,
   Lease,
   Lifecycle,
@@ -12,13 +11,16 @@ import {
   shutdownTelemetry,
   startEvents,
   startGrpcServer,
-  type TenantScope,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { SimulatorCarrier } from './carrier/simulator';
+import { answeringAgents } from './clients/agents';
+import { billingWallet } from './clients/billing';
+import { leadsDialClaims } from './clients/leads';
 import { readConfig } from './config';
 import { RecordingTokens } from './domain/recording-token';
-import { followBilling, followLeads } from './events/subscriptions';
+import { followBilling, followLeads } from './events/consume';
+import { callEvents } from './events/publish';
 import { telephonyService } from './grpc/telephony-server';
 import { CallStore } from './store/call-store';
 import { DialQueueStore } from './store/dial-queue-store';
@@ -33,14 +35,10 @@ import { Calls } from './usecases/calls';
 import { Dialer } from './usecases/dialer';
 import { Inbound } from './usecases/inbound';
 import { Numbers } from './usecases/numbers';
-import type { AnsweringAgents, DialClaims, Wallet } from './usecases/ports';
 import { Recovery } from './usecases/recovery';
 
-const { CallDirection, TransactionType } = voiceapi.billing.v1;
-const ctxOf = (scope: TenantScope) => ({ tenantId: scope.tenantId, keyMode: scope.mode });
 /** Buckets recomputed in one pass; a full one is followed by another at once. */
 const ROLLUP_BATCH = 200;
-const insufficient = (err: unknown) => err instanceof DomainError && err.reasonCode === 'insufficient_credits';
 
 /** Starts the telephony service; returns its lifecycle so tests can stop it in-process. */
 export async function startTelephony(env: Record<string, string | undefined> = process.env) {
@@ -73,55 +71,13 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const agentsClient = createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('agents client', () => agentsClient.close());
 
-  const wallet: Wallet = {
-    async placeHold(scope, callId, direction, maxCallSeconds, expiresAt) {
-      const dir = direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND;
-      // Billing owns the arithmetic: the hold is its quote for the call's longest possible cost.
-      const quote = await billing.quoteCallHold({ direction: dir, maxCallSeconds }, ctxOf(scope));
-      if (quote.amount <= 0) return 'placed';
-      try {
-        await billing.placeHold({ callId, amount: quote.amount, direction: dir, expireTime: expiresAt }, ctxOf(scope));
-        return 'placed';
-      } catch (err) {
-        if (insufficient(err)) return 'insufficient';
-        throw err;
-      }
-    },
-    async debitNumber(scope, reference, amount, description) {
-      try {
-        const r = await billing.debit({ reference, amount, type: TransactionType.TRANSACTION_TYPE_NUMBER_PURCHASE, description }, ctxOf(scope));
-        return { creditsCharged: -(r.transaction?.amount ?? -amount), balanceAfter: r.transaction?.balanceAfter ?? r.balance?.balance ?? 0 };
-      } catch (err) {
-        if (insufficient(err)) return 'insufficient';
-        throw err;
-      }
-    },
-  };
-  const claims: DialClaims = {
-    async claim(scope, contactId, dialId) {
-      const r = await leads.claimDial({ contactId, dialId }, ctxOf(scope));
-      return r.allowed
-        ? { allowed: true, maxCallSeconds: r.maxCallSeconds, campaignId: r.campaignId, ...(r.agentName && { agentName: r.agentName }), ...(r.fromNumber && { fromNumber: r.fromNumber }) }
-        : { allowed: false, refusal: r.refusal ?? 'refused' };
-    },
-  };
-
-  const { Speaker } = voiceapi.agents.v1;
-  const agents: AnsweringAgents = {
-    async answering(scope, phoneNumberId) {
-      const r = await agentsClient.findAnsweringAgent({ phoneNumberId }, ctxOf(scope));
-      return r.agentId ? { agentId: r.agentId, agentName: r.agentName ?? '' } : null;
-    },
-    async converse(scope, call, timeoutMs) {
-      const r = await agentsClient.holdConversation({ agentId: call.agentId, callId: call.callId, callerNumber: call.callerNumber, answerTime: call.answeredAt }, ctxOf(scope), { timeoutMs });
-      const turns = r.turns.map((t) => ({ role: t.speaker === Speaker.SPEAKER_CALLER ? ('caller' as const) : ('agent' as const), text: t.text }));
-      return { turns, summary: r.summary, outcome: r.outcome };
-    },
-  };
+  const wallet = billingWallet(billing);
+  const claims = leadsDialClaims(leads);
+  const agents = answeringAgents(agentsClient);
 
   const carrier = new SimulatorCarrier(cfg.CARRIER_SIMULATOR_SPEEDUP);
   const metrics = serviceMetrics('telephony');
-  const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, agents, outbox, log, now });
+  const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, agents, events: callEvents(outbox), log, now });
   // One replica dispatches dials, recovers calls and recomputes rollups at a time: three workers on one lease.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID, 10_000);
   const dialer = new Dialer({

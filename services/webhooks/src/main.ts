@@ -16,13 +16,14 @@ import {
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
-import { deliverDomainEvents } from './events/subscriptions';
+import { deliverDomainEvents } from './events/consume';
 import { webhooksService } from './grpc/webhooks-server';
 import { DeliveryStore } from './store/delivery-store';
 import { EndpointStore } from './store/endpoint-store';
 import { MessageStore } from './store/message-store';
 import { QueueStore } from './store/queue-store';
-import { Dispatcher, ENDPOINT_CACHE_MS, type Sender } from './usecases/dispatcher';
+import { DeliveryAttempts, ENDPOINT_CACHE_MS, type Sender } from './usecases/delivery-attempts';
+import { Dispatcher } from './usecases/dispatcher';
 import { Endpoints } from './usecases/endpoints';
 import { FanOut } from './usecases/fanout';
 
@@ -65,20 +66,25 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   // A key ring: the current key seals, earlier ones (while a rotation is under way) still open.
   const secretBox = new SecretBox([cfg.WEBHOOK_SECRETS_KEY, ...cfg.WEBHOOK_SECRETS_PREVIOUS_KEYS], 'webhooks.signing-secret');
   const operator = new Endpoints({ endpoints, deliveries, queue, secrets: secretBox, checkUrl: (url) => outbound.checkUrl(url), rotationOverlapMs: cfg.WEBHOOK_ROTATION_OVERLAP, settleMs: ENDPOINT_CACHE_MS + 100, now });
-  const dispatcher = new Dispatcher({
+  const attempts = new DeliveryAttempts({
     deliveries,
     messages,
-    queue,
     endpoints,
     signingSecrets: (endpoint, at) => operator.signingSecrets(endpoint, at),
     sender,
-    sweepLease: new Lease(conn, 'webhooks-sweeper', cfg.INSTANCE_ID, Math.max(10_000, cfg.WEBHOOK_SWEEP_INTERVAL_MS * 3)),
-    owner: cfg.INSTANCE_ID,
     log,
     now,
     schedule: cfg.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
     disableAfterMs: cfg.WEBHOOK_DISABLE_AFTER,
+  });
+  const dispatcher = new Dispatcher({
+    attempt: (endpointId, deliveryId) => attempts.attempt(endpointId, deliveryId),
+    queue,
+    sweepLease: new Lease(conn, 'webhooks-sweeper', cfg.INSTANCE_ID, Math.max(10_000, cfg.WEBHOOK_SWEEP_INTERVAL_MS * 3)),
+    owner: cfg.INSTANCE_ID,
+    log,
+    now,
     perEndpoint: cfg.WEBHOOK_ENDPOINT_CONCURRENCY,
     maxInFlight: cfg.WEBHOOK_MAX_IN_FLIGHT,
     holdMs: 60_000,

@@ -1,6 +1,6 @@
 import { commonReasons, isDuplicateKeyError, notFound, requireTenant, validationError, type CallContext, type Outbox } from '@voiceapi/kit';
 import { isChannel, type Channel, type Contact } from '../domain/contact';
-import { contactDeleted } from '../events/leads-events';
+import { contactDeleted } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
 import type { DialClaimStore } from '../store/dial-claim-store';
 import type { Followup, FollowupStore } from '../store/followup-store';

@@ -1,7 +1,7 @@
 import { isDuplicateKeyError, requireTenant, type CallContext, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
 import { windowDecision } from '../domain/calling-window';
 import type { Campaign, Contact } from '../domain/contact';
-import { dialId, dialRequested } from '../events/leads-events';
+import { dialId, dialRequested } from '../events/publish';
 import type { CampaignStore } from '../store/campaign-store';
 import type { ContactStore } from '../store/contact-store';
 import type { DialClaimStore } from '../store/dial-claim-store';

@@ -2,7 +2,7 @@ import { DomainError, requireTenant, validationError, type CallContext, type Typ
 import { parsePhone, type ParsedPhone } from '../domain/phone';
 import { render, whatsappValues } from '../domain/templates';
 import { isChannel, MESSAGE_CHANNELS, type Campaign, type Channel, type Compliance, type Consent, type Contact, type MessageChannel, type MessageInputs } from '../domain/contact';
-import { dialRequested, messageRequested } from '../events/leads-events';
+import { dialRequested, messageRequested } from '../events/publish';
 import { leadsReasons } from '../reasons';
 import type { CampaignStore } from '../store/campaign-store';
 import type { ContactStore } from '../store/contact-store';

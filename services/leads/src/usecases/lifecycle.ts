@@ -1,6 +1,6 @@
 import type { EventRecord, Outbox, TenantScope } from '@voiceapi/kit';
 import type { Contact, ContactStatus } from '../domain/contact';
-import { statusChanged } from '../events/leads-events';
+import { statusChanged } from '../events/publish';
 import type { ContactChange, ContactStore } from '../store/contact-store';
 
 export interface Move {

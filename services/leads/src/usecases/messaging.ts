@@ -1,6 +1,6 @@
 import { requireTenant, type CallContext, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
 import type { Contact, MessageChannel } from '../domain/contact';
-import { messageRequested } from '../events/leads-events';
+import { messageRequested } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
 import type { Message, MessageStore } from '../store/message-store';
 import type { TemplateStore } from '../store/template-store';

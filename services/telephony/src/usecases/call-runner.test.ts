@@ -91,7 +91,7 @@ describe('CallRunner.run', () => {
       carrier,
       wallet: {},
       agents: {},
-      outbox: { add: async (_t: unknown, _k: string, _e: unknown, o: { eventId: string }) => void announced.push(o.eventId) },
+      events: { started: async (c: Call) => void announced.push(`call-started:${c.id}`), ended: async (c: Call) => void announced.push(`call-ended:${c.id}`) },
       log: { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() },
       now: () => at(60),
     } as unknown as RunnerDeps;

@@ -1,5 +1,4 @@
-import { isDuplicateKeyError, requireTenant, retryTransient, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
-import { voiceapi } from '@voiceapi/proto';
+import { requireTenant, retryTransient, type Logger, type TenantScope } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
 import { statusOfOutcome, type Call } from '../domain/call';
 import { bucketStart } from '../domain/rollup';
@@ -7,10 +6,8 @@ import type { CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
 import type { RecordingStore } from '../store/recording-store';
 import type { RollupStore } from '../store/rollup-store';
-import type { AgentConversation, AnsweringAgents, Wallet } from './ports';
+import type { AgentConversation, AnsweringAgents, CallEvents, Wallet } from './ports';
 
-const { TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
-const direction = (c: Call) => (c.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND);
 /** How long a call's end is tried again before recovery is left to finish it. */
 const FINISH_RETRY_MS = 60_000;
 export const liveScope = (tenantId: string): TenantScope => requireTenant({ tenantId, keyMode: 'live' });
@@ -23,7 +20,7 @@ export interface RunnerDeps {
   carrier: CarrierAdapter;
   wallet: Wallet;
   agents: AnsweringAgents;
-  outbox: Outbox;
+  events: CallEvents;
   log: Logger;
   now: () => Date;
 }
@@ -40,7 +37,7 @@ export const carrierRequest = (call: Call): CarrierCallRequest => ({
 
 /**
  * Carries a call from ringing to its end: answered (inbound: the hold placed then), ended with its
- * outcome, transcript, analysis and recording stored, the end announced through the outbox, the
+ * outcome, transcript, analysis and recording stored, the end announced (through the outbox), the
  * line freed. Every step is idempotent by call id, so recovery may finish a call whose process died.
  */
 export class CallRunner {
@@ -95,7 +92,7 @@ export class CallRunner {
       if (call.direction === 'inbound' && !call.sandbox) holdFailed = (await retry(() => this.placeHold(call))) === 'insufficient';
       // An attempt cut by the store's crash may have been applied: the row then says so already.
       const answered = await retry(async () => (await this.d.calls.setAnswered(call.id, at, sid, holdFailed)) ?? (await this.d.calls.byId(call.id)));
-      if (answered?.status === 'in_progress') await retry(() => this.announceStarted(answered));
+      if (answered?.status === 'in_progress') await retry(() => this.d.events.started(answered, this.d.now()));
     } catch (err) {
       this.d.log.warn({ err, callId: call.id }, 'the call\'s answer could not be recorded; the call goes on and its end is recorded');
     }
@@ -139,46 +136,8 @@ export class CallRunner {
     const endReason = reason ?? (r.cutAtLimit ? 'max_call_seconds' : call.endReason);
     const holdFailed = latest.holdFailed || call.holdFailed;
     // Announced before the row says it ended: a crash in between leaves the call active, recovery
-    // finishes it again, and the same event id is stored once.
-    try {
-      await this.d.outbox.add(
-        TelephonyCallEvent,
-        call.id,
-        {
-          occurTime: now,
-          event: {
-            $case: 'callEnded',
-            callEnded: {
-              callId: call.id,
-              tenantId: call.tenantId,
-              direction: direction(call),
-              durationSeconds: r.durationSeconds,
-              sandbox: call.sandbox,
-              startTime: call.startedAt,
-              endTime: now,
-              holdFailed,
-              free: false,
-              outcome: r.outcome,
-              optOut: r.analysis?.optOut ?? false,
-              ...(call.campaignId && { campaignId: call.campaignId }),
-              ...(call.agentId && { agentId: call.agentId }),
-              ...(call.agentName && { agentName: call.agentName }),
-              // A call row dropped before it was dialled is not news for leads (the claim was
-              // refused, and leads moved the contact on itself).
-              ...(call.contactId && endReason !== 'not_dialled' && { contactId: call.contactId }),
-              ...(call.dialId && { dialId: call.dialId }),
-              ...(endReason && { endReason }),
-              ...(r.analysis && { analysis: r.analysis }),
-              ...(call.fromNumber && { fromNumber: call.fromNumber }),
-              ...(call.toNumber && { toNumber: call.toNumber }),
-            },
-          },
-        },
-        { eventId: `call-ended:${call.id}` },
-      );
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
+    // finishes it again, and the same event is stored once.
+    await this.d.events.ended(call, { at: now, result: r, holdFailed, ...(endReason && { endReason }) });
     const ended = await this.d.calls.finish(call.id, {
       status: statusOfOutcome(r.outcome),
       outcome: r.outcome,
@@ -197,35 +156,6 @@ export class CallRunner {
     await this.d.lines.free(call.id);
     await this.d.rollups.markDirty(call.tenantId, call.direction, bucketStart(call.startedAt), now);
     return ended;
-  }
-
-  private async announceStarted(call: Call): Promise<void> {
-    try {
-      await this.d.outbox.add(
-        TelephonyCallEvent,
-        call.id,
-        {
-          occurTime: this.d.now(),
-          event: {
-            $case: 'callStarted',
-            callStarted: {
-              callId: call.id,
-              tenantId: call.tenantId,
-              direction: direction(call),
-              sandbox: call.sandbox,
-              startTime: call.answeredAt ?? call.startedAt,
-              ...(call.campaignId && { campaignId: call.campaignId }),
-              ...(call.agentId && { agentId: call.agentId }),
-              ...(call.contactId && { contactId: call.contactId }),
-              ...(call.dialId && { dialId: call.dialId }),
-            },
-          },
-        },
-        { eventId: `call-started:${call.id}` },
-      );
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
   }
 }
 

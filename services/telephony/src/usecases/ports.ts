@@ -1,6 +1,6 @@
 import type { TenantScope } from '@voiceapi/kit';
-import type { TranscriptTurn } from '../carrier/carrier';
-import type { Direction } from '../domain/call';
+import type { CarrierCallResult, TranscriptTurn } from '../carrier/carrier';
+import type { Call, Direction } from '../domain/call';
 
 /** Billing, as telephony needs it (adapted from the billing gRPC client in main). */
 export interface Wallet {
@@ -30,4 +30,10 @@ export interface AnsweringAgents {
   answering(scope: TenantScope, phoneNumberId: string): Promise<{ agentId: string; agentName: string } | null>;
   /** The conversation the agent holds on a call once it picked up (it may call the tenant's API). */
   converse(scope: TenantScope, call: { agentId: string; callId: string; callerNumber: string; answeredAt: Date }, timeoutMs: number): Promise<AgentConversation>;
+}
+
+/** What telephony announces of a call (the `telephony.call.v1` stream, through the outbox); each once per call, a repeat stores nothing new. */
+export interface CallEvents {
+  started(call: Call, at: Date): Promise<void>;
+  ended(call: Call, end: { at: Date; result: CarrierCallResult; holdFailed: boolean; endReason?: string }): Promise<void>;
 }

@@ -1,0 +1,87 @@
+import { isDuplicateKeyError, type Outbox } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import type { Call } from '../domain/call';
+import type { CallEvents } from '../usecases/ports';
+
+const { TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
+const direction = (c: Call) => (c.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND);
+
+/**
+ * A call's start and end on `telephony.call.v1`, keyed by call id, through the outbox. Each has a
+ * stable event id (`call-started:<id>`, `call-ended:<id>`), so announcing again (recovery finishing
+ * a call, a retried step) stores nothing new.
+ */
+export function callEvents(outbox: Outbox): CallEvents {
+  const once = async (add: Promise<string>) => {
+    try {
+      await add;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+  };
+  return {
+    started: (call, at) =>
+      once(
+        outbox.add(
+          TelephonyCallEvent,
+          call.id,
+          {
+            occurTime: at,
+            event: {
+              $case: 'callStarted',
+              callStarted: {
+                callId: call.id,
+                tenantId: call.tenantId,
+                direction: direction(call),
+                sandbox: call.sandbox,
+                startTime: call.answeredAt ?? call.startedAt,
+                ...(call.campaignId && { campaignId: call.campaignId }),
+                ...(call.agentId && { agentId: call.agentId }),
+                ...(call.contactId && { contactId: call.contactId }),
+                ...(call.dialId && { dialId: call.dialId }),
+              },
+            },
+          },
+          { eventId: `call-started:${call.id}` },
+        ),
+      ),
+    ended: (call, { at, result: r, holdFailed, endReason }) =>
+      once(
+        outbox.add(
+          TelephonyCallEvent,
+          call.id,
+          {
+            occurTime: at,
+            event: {
+              $case: 'callEnded',
+              callEnded: {
+                callId: call.id,
+                tenantId: call.tenantId,
+                direction: direction(call),
+                durationSeconds: r.durationSeconds,
+                sandbox: call.sandbox,
+                startTime: call.startedAt,
+                endTime: at,
+                holdFailed,
+                free: false,
+                outcome: r.outcome,
+                optOut: r.analysis?.optOut ?? false,
+                ...(call.campaignId && { campaignId: call.campaignId }),
+                ...(call.agentId && { agentId: call.agentId }),
+                ...(call.agentName && { agentName: call.agentName }),
+                // A call row dropped before it was dialled is not news for leads (the claim was
+                // refused, and leads moved the contact on itself).
+                ...(call.contactId && endReason !== 'not_dialled' && { contactId: call.contactId }),
+                ...(call.dialId && { dialId: call.dialId }),
+                ...(endReason && { endReason }),
+                ...(r.analysis && { analysis: r.analysis }),
+                ...(call.fromNumber && { fromNumber: call.fromNumber }),
+                ...(call.toNumber && { toNumber: call.toNumber }),
+              },
+            },
+          },
+          { eventId: `call-ended:${call.id}` },
+        ),
+      ),
+  };
+}

@@ -1,0 +1,91 @@
+import type { Logger } from '@voiceapi/kit';
+import { newSecret } from '../domain/signing';
+import type { DeliveryDoc } from '../store/delivery-store';
+import type { EndpointDoc } from '../store/endpoint-store';
+import { DeliveryAttempts, type DeliveryAttemptsDeps } from './delivery-attempts';
+
+// The rules of one attempt, with the stores and the sender faked: what is recorded, what the
+// endpoint becomes, and what the dispatcher is told to do next.
+const now = new Date('2026-11-25T12:00:00Z');
+const secret = newSecret();
+
+function setup(opts: { answer?: { statusCode: number; retryAfter?: string } | { error: string }; endpoint?: Partial<EndpointDoc>; delivery?: Partial<DeliveryDoc> }) {
+  const delivery: DeliveryDoc = { _id: 'd-1', tenantId: 't-1', endpointId: 'e-1', messageId: 'msg_1', type: 'call.outbound.billed', status: 'pending', attempts: 0, step: 0, createdAt: now, updatedAt: now, ...opts.delivery };
+  const endpoint: EndpointDoc = { _id: 'e-1', tenantId: 't-1', url: 'https://hooks.example.com/in', events: [], status: 'enabled', secrets: [], createdAt: now, updatedAt: now, ...opts.endpoint };
+  const recorded: { fields: Partial<DeliveryDoc>; record: unknown; unset: string[] }[] = [];
+  const endpointUpdates: Record<string, unknown>[] = [];
+  const sent: { url: string; headers: Record<string, string>; body: string }[] = [];
+  const deps = {
+    deliveries: {
+      get: async () => delivery,
+      record: async (_id: string, fields: Partial<DeliveryDoc>, record: unknown, unset: string[]) => void recorded.push({ fields, record, unset }),
+    },
+    messages: { body: async () => '{"type":"call.outbound.billed"}' },
+    endpoints: { get: async () => endpoint, update: async (_id: string, set: Record<string, unknown>) => void endpointUpdates.push(set) },
+    signingSecrets: () => [secret],
+    sender: { post: async (url: string, headers: Record<string, string>, body: string) => (sent.push({ url, headers, body }), opts.answer ?? { statusCode: 204 }) },
+    log: { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger,
+    now: () => now,
+    schedule: [0, 5_000, 300_000],
+    timeoutMs: 15_000,
+    disableAfterMs: 5 * 24 * 3600_000,
+  } as unknown as DeliveryAttemptsDeps;
+  return { attempts: new DeliveryAttempts(deps), recorded, endpointUpdates, sent };
+}
+
+describe('DeliveryAttempts', () => {
+  it('sends a pending delivery signed, and records its success', async () => {
+    const { attempts, recorded, sent } = setup({});
+    expect(await attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.headers).toMatchObject({ 'webhook-id': 'msg_1', 'content-type': 'application/json' });
+    expect(sent[0]!.headers['webhook-signature']).toMatch(/^v1,/);
+    expect(recorded[0]!.fields).toMatchObject({ status: 'succeeded', attempts: 1, step: 1, lastStatusCode: 204 });
+  });
+
+  it('asks for the next attempt on the schedule after a failure, and starts the endpoint’s failing clock', async () => {
+    const { attempts, recorded, endpointUpdates } = setup({ answer: { statusCode: 500 } });
+    expect(await attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'again', inMs: 5_000 });
+    expect(recorded[0]!.fields).toMatchObject({ attempts: 1, step: 1, lastStatusCode: 500, nextAttemptAt: new Date(now.getTime() + 5_000) });
+    expect(endpointUpdates).toEqual([{ failingSince: now }]);
+  });
+
+  it('honours Retry-After up to the longest delay of the schedule', async () => {
+    const { attempts } = setup({ answer: { statusCode: 429, retryAfter: '60' } });
+    expect(await attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'again', inMs: 60_000 });
+  });
+
+  it('fails the delivery once the schedule is spent', async () => {
+    const { attempts, recorded } = setup({ answer: { error: 'timeout' }, delivery: { attempts: 2, step: 3 } });
+    expect(await attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    expect(recorded[0]!.fields).toMatchObject({ status: 'failed', lastError: 'timeout' });
+  });
+
+  it('disables an endpoint that answers 410 Gone, or that failed for longer than the limit', async () => {
+    const gone = setup({ answer: { statusCode: 410 } });
+    expect(await gone.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    expect(gone.endpointUpdates[0]).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
+    const failing = setup({ answer: { statusCode: 502 }, endpoint: { failingSince: new Date(now.getTime() - 6 * 24 * 3600_000) } });
+    expect(await failing.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    expect(failing.endpointUpdates[0]).toMatchObject({ status: 'disabled', disabledReason: 'failing' });
+    expect(failing.recorded[0]!.fields).toMatchObject({ status: 'failed', lastStatusCode: 502 });
+  });
+
+  it('sends nothing to a paused endpoint (looked at again later), and fails a delivery to a deleted one', async () => {
+    const paused = setup({ endpoint: { status: 'paused' } });
+    expect(await paused.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'again', inMs: 10 * 60_000 });
+    expect(paused.sent).toEqual([]);
+    const deleted = setup({ endpoint: { status: 'deleted' } });
+    expect(await deleted.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    expect(deleted.sent).toEqual([]);
+    expect(deleted.recorded[0]!.fields).toMatchObject({ status: 'failed', lastError: 'endpoint_deleted' });
+  });
+
+  it('sends nothing before the delivery is due, nor for one that has ended', async () => {
+    const early = setup({ delivery: { nextAttemptAt: new Date(now.getTime() + 30_000) } });
+    expect(await early.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'again', inMs: 30_000 });
+    const done = setup({ delivery: { status: 'succeeded' } });
+    expect(await done.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    expect([...early.sent, ...done.sent]).toEqual([]);
+  });
+});

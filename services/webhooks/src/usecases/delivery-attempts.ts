@@ -1,0 +1,168 @@
+import { serviceMetrics, type Logger } from '@voiceapi/kit';
+import { performance } from 'node:perf_hooks';
+import { nextAttemptAt, outcomeOf, type AttemptOutcome } from '../domain/retry';
+import { signedHeaders } from '../domain/signing';
+import type { AttemptRecord, DeliveryDoc, DeliveryStore } from '../store/delivery-store';
+import type { DisabledReason, EndpointDoc, EndpointStore } from '../store/endpoint-store';
+import type { MessageStore } from '../store/message-store';
+
+/** Where a signed delivery goes out (the kit's OutboundClient in production): an answer or why there was none. */
+export interface Sender {
+  post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{ statusCode: number; retryAfter?: string } | { error: string }>;
+}
+
+export interface DeliveryAttemptsDeps {
+  deliveries: DeliveryStore;
+  messages: MessageStore;
+  endpoints: EndpointStore;
+  /** The secrets that sign for an endpoint now, newest first. */
+  signingSecrets: (endpoint: EndpointDoc, now: Date) => string[];
+  sender: Sender;
+  log: Logger;
+  now: () => Date;
+  /** Delay before each attempt, in ms. */
+  schedule: readonly number[];
+  timeoutMs: number;
+  /** An endpoint with no success for this long is disabled. */
+  disableAfterMs: number;
+}
+
+/** What comes of an attempt: the delivery has ended (succeeded or failed for good), or is tried again in `inMs`. */
+export type AttemptResult = { kind: 'ended' } | { kind: 'again'; inMs: number };
+
+/** How long an endpoint read is used: a pause or deletion waits this long before it answers. */
+export const ENDPOINT_CACHE_MS = 1_000;
+/** A delivery to a paused endpoint is looked at again after this (a resume does not wait for it). */
+const PAUSED_RECHECK_MS = 10 * 60_000;
+/** Not sent before its time by more than this (a replica handing back its retries, a repeated fan-out). */
+const EARLY_MS = 50;
+const BODY_CACHE = 1_000;
+
+interface CachedEndpoint {
+  doc: EndpointDoc | null;
+  secrets: string[];
+  readAt: number;
+}
+
+/**
+ * The rules of one delivery attempt: only a pending delivery, not before its time, only to an
+ * enabled endpoint (a paused one waits, a disabled or deleted one fails the delivery), signed per
+ * Standard Webhooks with every current secret; the answer decides success, a retry on the
+ * schedule (or as `Retry-After` says), or the end. An endpoint failing for `disableAfterMs` with
+ * no success, or answering 410, is disabled. When and how many attempts run is the dispatcher's.
+ */
+export class DeliveryAttempts {
+  private readonly cache = new Map<string, CachedEndpoint>();
+  /** Recent message bodies (a message often goes to several endpoints, and retries resend it). */
+  private readonly bodies = new Map<string, string>();
+  private readonly attempts = serviceMetrics('webhooks').counter<{ outcome: string }>('delivery.attempts', { description: 'Delivery attempts by outcome: delivered, failed, gone' });
+  private readonly latency = serviceMetrics('webhooks').histogram<{ outcome: string }>('delivery.duration', { description: 'Time from sending an attempt to its answer', unit: 'ms' });
+
+  constructor(private readonly d: DeliveryAttemptsDeps) {}
+
+  async attempt(endpointId: string, deliveryId: string): Promise<AttemptResult> {
+    const delivery = await this.d.deliveries.get(deliveryId);
+    if (!delivery || delivery.status !== 'pending') return { kind: 'ended' };
+    const early = (delivery.nextAttemptAt?.getTime() ?? 0) - this.d.now().getTime();
+    if (early > EARLY_MS) return { kind: 'again', inMs: early };
+    let endpoint = await this.endpoint(endpointId);
+    // A cached `disabled` or `paused` may be older than a recovery or a resume: ask the store.
+    if (endpoint.doc && endpoint.doc.status !== 'enabled') endpoint = await this.endpoint(endpointId, true);
+    if (!endpoint.doc || endpoint.doc.status === 'disabled' || endpoint.doc.status === 'deleted') {
+      await this.end(delivery, 'failed', { lastError: endpoint.doc?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted' }, null);
+      return { kind: 'ended' };
+    }
+    // It waits; a resume makes it due again at once. This later look covers a resume that raced it.
+    if (endpoint.doc.status === 'paused') return { kind: 'again', inMs: PAUSED_RECHECK_MS };
+    const body = await this.body(delivery.messageId);
+    if (body === null) throw new Error(`message ${delivery.messageId} of delivery ${deliveryId} is missing`);
+    const at = this.d.now();
+    const headers = { 'content-type': 'application/json', 'user-agent': 'voiceapi-webhooks/1', ...signedHeaders(delivery.messageId, at, body, endpoint.secrets) };
+    const started = performance.now();
+    const answer = await this.d.sender.post(endpoint.doc.url, headers, body, this.d.timeoutMs);
+    const durationMs = Math.round(performance.now() - started);
+    const now = this.d.now();
+    const outcome = outcomeOf(answer, now);
+    this.attempts.add(1, { outcome: outcome.kind });
+    this.latency.record(durationMs, { outcome: outcome.kind });
+    const record: AttemptRecord = { at, durationMs, ...('statusCode' in answer ? { statusCode: answer.statusCode } : { error: answer.error }) };
+    const progress = { attempts: delivery.attempts + 1, step: delivery.step + 1 };
+    const last = lastOf(outcome);
+
+    if (outcome.kind === 'delivered') {
+      await this.end(delivery, 'succeeded', { ...progress, ...last }, record);
+      await this.noteSuccess(endpoint.doc);
+      return { kind: 'ended' };
+    }
+    if (outcome.kind === 'gone') {
+      await this.disable(endpoint.doc, 'gone');
+      await this.end(delivery, 'failed', { ...progress, ...last }, record);
+      return { kind: 'ended' };
+    }
+    const disabled = await this.noteFailure(endpoint.doc, now);
+    const next = disabled ? null : nextAttemptAt(this.d.schedule, progress.step, now, outcome.retryAfterMs);
+    if (!next) {
+      await this.end(delivery, 'failed', { ...progress, ...last }, record);
+      return { kind: 'ended' };
+    }
+    await this.d.deliveries.record(delivery._id, { ...progress, ...last, nextAttemptAt: next, updatedAt: now }, record, 'lastStatusCode' in last ? ['lastError'] : ['lastStatusCode']);
+    return { kind: 'again', inMs: next.getTime() - now.getTime() };
+  }
+
+  /** The delivery ends: succeeded, or failed for good. */
+  private async end(delivery: DeliveryDoc, status: 'succeeded' | 'failed', fields: Partial<DeliveryDoc>, record: AttemptRecord | null): Promise<void> {
+    const unset: (keyof DeliveryDoc)[] = ['nextAttemptAt', ...(fields.lastStatusCode !== undefined ? (['lastError'] as const) : fields.lastError !== undefined ? (['lastStatusCode'] as const) : [])];
+    await this.d.deliveries.record(delivery._id, { ...fields, status, updatedAt: this.d.now() }, record, unset);
+  }
+
+  private async body(messageId: string): Promise<string | null> {
+    const cached = this.bodies.get(messageId);
+    if (cached !== undefined) return cached;
+    const body = await this.d.messages.body(messageId);
+    if (body !== null) {
+      if (this.bodies.size >= BODY_CACHE) this.bodies.delete(this.bodies.keys().next().value!);
+      this.bodies.set(messageId, body);
+    }
+    return body;
+  }
+
+  private async endpoint(id: string, fresh = false): Promise<CachedEndpoint> {
+    const cached = this.cache.get(id);
+    const now = this.d.now();
+    if (!fresh && cached && now.getTime() - cached.readAt < ENDPOINT_CACHE_MS) return cached;
+    const doc = await this.d.endpoints.get(id);
+    const read = { doc, secrets: doc ? this.d.signingSecrets(doc, now) : [], readAt: now.getTime() };
+    this.cache.set(id, read);
+    return read;
+  }
+
+  /** The first failure after a success starts the clock; past the limit the endpoint is disabled. True when disabled. */
+  private async noteFailure(endpoint: EndpointDoc, now: Date): Promise<boolean> {
+    if (!endpoint.failingSince) {
+      endpoint.failingSince = now;
+      await this.d.endpoints.update(endpoint._id, { failingSince: now }, [], { failingSince: null });
+      return false;
+    }
+    if (now.getTime() - endpoint.failingSince.getTime() < this.d.disableAfterMs) return false;
+    await this.disable(endpoint, 'failing');
+    return true;
+  }
+
+  private async noteSuccess(endpoint: EndpointDoc): Promise<void> {
+    if (!endpoint.failingSince) return;
+    delete endpoint.failingSince;
+    await this.d.endpoints.update(endpoint._id, {}, ['failingSince']);
+  }
+
+  private async disable(endpoint: EndpointDoc, reason: DisabledReason): Promise<void> {
+    endpoint.status = 'disabled';
+    endpoint.disabledReason = reason;
+    await this.d.endpoints.update(endpoint._id, { status: 'disabled', disabledReason: reason, updatedAt: this.d.now() }, [], { status: 'enabled' });
+    this.d.log.warn({ endpointId: endpoint._id, tenantId: endpoint.tenantId, reason }, 'webhook endpoint disabled');
+  }
+}
+
+function lastOf(outcome: AttemptOutcome): { lastStatusCode: number } | { lastError: string } {
+  if (outcome.statusCode !== undefined) return { lastStatusCode: outcome.statusCode };
+  return { lastError: outcome.kind === 'failed' ? (outcome.error ?? 'network') : 'network' };
+}
