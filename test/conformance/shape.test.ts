@@ -77,3 +77,45 @@ describe('background work', () => {
     expect(loops).toEqual([]);
   });
 });
+
+describe('the shape of every service (services/companies is the model)', () => {
+  const sourcesOf = (service: string) => {
+    const walk = (dir: string): string[] =>
+      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : [],
+      );
+    return walk(`services/${service}/src`);
+  };
+
+  it.each(SERVICES)('%s: has the files every service has', (service) => {
+    const must = ['README.md', 'src/main.ts', 'src/config.ts', `src/grpc/${service}-server.ts`, 'src/usecases/ports.ts'];
+    expect(must.filter((f) => !existsSync(path.join(ROOT, 'services', service, f)))).toEqual([]);
+  });
+
+  it.each(SERVICES)('%s: builds events only in events/publish.ts and handles them only in events/consume.ts', (service) => {
+    const files = sourcesOf(service);
+    const building = files.filter((f) => /\beventRecord\(|\boutbox\.add\(/.test(read(f)) && !f.endsWith('/events/publish.ts'));
+    const handling = files.filter((f) => /\.on\(\s*[A-Z]\w*Event\b/.test(read(f)) && !f.endsWith('/events/consume.ts'));
+    expect({ building, handling }).toEqual({ building: [], handling: [] });
+  });
+
+  it.each(SERVICES)('%s: its use cases take the TenantScope its gRPC adapter made, never a caller\'s context', (service) => {
+    const usecases = sourcesOf(service).filter((f) => f.includes('/usecases/'));
+    expect(usecases.filter((f) => /\bCallContext\b|requireTenant\(ctx\)/.test(read(f)))).toEqual([]);
+  });
+
+  it.each(SERVICES)('%s: its gRPC adapter and its clients import no store (entity types live in domain/)', (service) => {
+    const adapters = sourcesOf(service).filter((f) => /\/src\/(grpc|clients)\//.test(f));
+    expect(adapters.filter((f) => /from '\.\.\/store\//.test(read(f)))).toEqual([]);
+  });
+
+  it.each(SERVICES)('%s: talks to other services only through clients/ (main.ts makes the gRPC clients and hands them over)', (service) => {
+    // main.ts calling a method of a gRPC client it made is an adapter written inline.
+    const main = read(`services/${service}/src/main.ts`);
+    const clients = [...main.matchAll(/const (\w+) = createPromiseClient\(/g)].map((m) => m[1]!);
+    const inline = clients.filter((c) => new RegExp(`\\b${c}\\.(?!close\\b)\\w+\\(`).test(main));
+    // Elsewhere, a call made as the tenant (contextOf) outside clients/ is one too.
+    const elsewhere = sourcesOf(service).filter((f) => !f.includes('/clients/') && !f.endsWith('/main.ts') && /\bcontextOf\(/.test(read(f)));
+    expect({ inline, elsewhere }).toEqual({ inline: [], elsewhere: [] });
+  });
+});

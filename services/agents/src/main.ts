@@ -24,7 +24,7 @@ import { agentsService } from './grpc/agents-server';
 import { scriptGenerator } from './script/generator';
 import { AgentStore } from './store/agent-store';
 import { ScriptJobStore } from './store/script-job-store';
-import { AgentUseCases } from './usecases/agents';
+import { Agents } from './usecases/agents';
 import { Answering } from './usecases/answering';
 
 /** Starts the agents service; returns its lifecycle so tests can stop it in-process. */
@@ -61,7 +61,7 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const customApi = new CustomApi(outbound);
   // A key ring: the current key seals, earlier ones (while a rotation is under way) still open.
   const secrets = new SecretBox([cfg.AGENT_SECRETS_KEY, ...cfg.AGENT_SECRETS_PREVIOUS_KEYS], 'agents.custom-api-secret');
-  const useCases = new AgentUseCases({
+  const useCases = new Agents({
     agents,
     jobs,
     numbers,

@@ -20,7 +20,7 @@ import { CallStore } from './store/call-store';
 import { WalletStore } from './store/wallet-store';
 import { Billing } from './usecases/billing';
 import { CallCharging } from './usecases/calls';
-import { Sweeper } from './usecases/sweeper';
+import { Sweeper } from './workers/sweeper';
 import { Wallets } from './usecases/wallets';
 
 /** Starts the billing service; returns its lifecycle so tests can stop it in-process. */

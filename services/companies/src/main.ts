@@ -4,7 +4,7 @@ import { readConfig } from './config';
 import { companyEvents } from './events/publish';
 import { companiesService } from './grpc/companies-server';
 import { CompanyStore } from './store/company-store';
-import { CompanyUseCases } from './usecases/companies';
+import { Companies } from './usecases/companies';
 
 /** Starts the companies service; returns its lifecycle so tests can stop it in-process. */
 export async function startCompanies(env: Record<string, string | undefined> = process.env) {
@@ -21,7 +21,7 @@ export async function startCompanies(env: Record<string, string | undefined> = p
 
   // Companies owns the `companies.v1` stream (a changed profile is announced there for agents).
   const { outbox } = await startEvents({ service: 'companies', settings: cfg, streams: [voiceapi.events.v1.CompaniesEvent], log, lifecycle, outboxOn: conn });
-  const useCases = new CompanyUseCases(store, companyEvents(outbox));
+  const useCases = new Companies(store, companyEvents(outbox));
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,
     port: cfg.GRPC_PORT,

@@ -5,7 +5,7 @@ import { readConfig } from './config';
 import { knowledgeService } from './grpc/knowledge-server';
 import { DocumentStore } from './store/document-store';
 import { documentEvents } from './events/publish';
-import { DocumentUseCases } from './usecases/documents';
+import { Documents } from './usecases/documents';
 
 /** Starts the knowledge service; returns its lifecycle so tests can stop it in-process. */
 export async function startKnowledge(env: Record<string, string | undefined> = process.env) {
@@ -24,7 +24,7 @@ export async function startKnowledge(env: Record<string, string | undefined> = p
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());
   const wallet = billingWallet(billing);
-  const useCases = new DocumentUseCases({ store, wallet, events: documentEvents(outbox), maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES, log });
+  const useCases = new Documents({ store, wallet, events: documentEvents(outbox), maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES, log });
 
   // Uploads a crashed replica left between storing and charging: finished (charged once, by
   // reference) or undone. Any replica may do it; every step is idempotent.

@@ -13,6 +13,7 @@ import {
   startGrpcServer,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
+import { billingHoldQuote } from './clients/billing';
 import { readConfig } from './config';
 import { followCallOutcomes, sendRequestedMessages } from './events/consume';
 import { leadsService } from './grpc/leads-server';
@@ -69,10 +70,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());
-  const credits = new QuotedCreditCheck(async (ctx, maxCallSeconds) => {
-    const q = await billing.quoteCallHold({ direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_OUTBOUND, maxCallSeconds }, ctx);
-    return { amount: q.amount, available: q.balance?.available ?? 0, covered: q.covered };
-  });
+  const credits = new QuotedCreditCheck(billingHoldQuote(billing));
 
   const checks = new ComplianceChecks(dnc);
   const lifecycleOfContacts = new ContactLifecycle(contacts, outbox, now);

@@ -29,13 +29,15 @@ import { NumberStore } from './store/number-store';
 import { RecordingStore } from './store/recording-store';
 import { RollupStore } from './store/rollup-store';
 import { TenantSettingsStore } from './store/tenant-settings-store';
-import { Analytics, RollupRecompute } from './usecases/analytics';
+import { Analytics } from './usecases/analytics';
 import { CallRunner } from './usecases/call-runner';
 import { Calls } from './usecases/calls';
+import { Concurrency } from './usecases/concurrency';
 import { Dialer } from './usecases/dialer';
 import { Inbound } from './usecases/inbound';
 import { Numbers } from './usecases/numbers';
-import { Recovery } from './usecases/recovery';
+import { Recovery } from './workers/recovery';
+import { RollupRecompute } from './workers/rollups';
 
 /** Buckets recomputed in one pass; a full one is followed by another at once. */
 const ROLLUP_BATCH = 200;
@@ -111,7 +113,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     analytics: new Analytics(rollups),
     numbers: new Numbers({ numbers, wallet, now }),
     inbound: new Inbound({ numbers, calls, lines, settings, runner, agents, maxCallSeconds: cfg.INBOUND_MAX_CALL_SECONDS, log, now }),
-    settings,
+    concurrency: new Concurrency(settings, now),
     now,
   };
   const server = await startGrpcServer({

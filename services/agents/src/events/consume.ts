@@ -1,6 +1,6 @@
 import { requireTenant, type EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { AgentUseCases } from '../usecases/agents';
+import type { Agents } from '../usecases/agents';
 
 const { KnowledgeEvent, CompaniesEvent } = voiceapi.events.v1;
 const live = (tenantId: string) => requireTenant({ tenantId, keyMode: 'live' });
@@ -10,7 +10,7 @@ const live = (tenantId: string) => requireTenant({ tenantId, keyMode: 'live' });
  * agents that linked it, a changed or deleted company makes their scripts stale. A malformed fact
  * is retried, then kept in the dead-letter topic for an operator.
  */
-export function followScriptInputs(subscriber: EventSubscriber, agents: AgentUseCases): EventSubscriber {
+export function followScriptInputs(subscriber: EventSubscriber, agents: Agents): EventSubscriber {
   return subscriber
     .on(KnowledgeEvent, async (event) => {
       if (event.event?.$case !== 'documentDeleted') return;

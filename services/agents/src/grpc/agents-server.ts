@@ -1,42 +1,42 @@
-import { registerService, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Agent, AgentFields, AppointmentScope, ClearableField, ScriptStatus } from '../domain/agent';
-import type { AgentUseCases } from '../usecases/agents';
+import type { Agents } from '../usecases/agents';
 import type { Answering } from '../usecases/answering';
 
 const pb = voiceapi.agents.v1;
 
 /** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
 /** `onScriptRequested` starts the worker at once instead of at its next interval. */
-export function agentsService(uc: AgentUseCases, answering: Answering, log: Logger, onScriptRequested: () => void = () => undefined): ServiceRegistration {
+export function agentsService(uc: Agents, answering: Answering, log: Logger, onScriptRequested: () => void = () => undefined): ServiceRegistration {
   return registerService(
     'voiceapi.agents.v1.AgentsService',
     pb.AgentsServiceService,
     {
       listAgents: async (req, ctx) => {
-        const res = await uc.list(ctx, req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
         return { agents: res.items.map(toProto), page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore } };
       },
-      createAgent: async (req, ctx) => ({ agent: toProto(await uc.create(ctx, fromProto(req.fields))) }),
-      getAgent: async (req, ctx) => ({ agent: toProto(await uc.get(ctx, req.id)) }),
-      updateAgent: async (req, ctx) => ({ agent: toProto(await uc.update(ctx, req.id, fromProto(req.fields), clearedFields(req.clearFields))) }),
-      activateAgent: async (req, ctx) => ({ agent: toProto(await uc.activate(ctx, req.id, req.activate)) }),
+      createAgent: async (req, ctx) => ({ agent: toProto(await uc.create(requireTenant(ctx), fromProto(req.fields))) }),
+      getAgent: async (req, ctx) => ({ agent: toProto(await uc.get(requireTenant(ctx), req.id)) }),
+      updateAgent: async (req, ctx) => ({ agent: toProto(await uc.update(requireTenant(ctx), req.id, fromProto(req.fields), clearedFields(req.clearFields))) }),
+      activateAgent: async (req, ctx) => ({ agent: toProto(await uc.activate(requireTenant(ctx), req.id, req.activate)) }),
       generateScript: async (req, ctx) => {
-        const agent = await uc.generateScript(ctx, req.id);
+        const agent = await uc.generateScript(requireTenant(ctx), req.id);
         onScriptRequested();
         return { agent: toProto(agent) };
       },
       syncDoctors: async (req, ctx) => {
-        const res = await uc.syncDoctors(ctx, req.id);
+        const res = await uc.syncDoctors(requireTenant(ctx), req.id);
         return { doctors: res.doctors, doctorsLastSyncedTime: res.doctorsLastSyncedAt };
       },
-      crmLookup: async (req, ctx) => uc.crmLookup(ctx, req.id, req.phone),
+      crmLookup: async (req, ctx) => uc.crmLookup(requireTenant(ctx), req.id, req.phone),
       findAnsweringAgent: async (req, ctx) => {
-        const agent = await answering.answeringAgent(ctx, req.phoneNumberId);
+        const agent = await answering.answeringAgent(requireTenant(ctx), req.phoneNumberId);
         return agent ? { agentId: agent.id, agentName: agent.name } : {};
       },
       holdConversation: async (req, ctx) => {
-        const c = await answering.holdConversation(ctx, req.agentId, req.callerNumber, req.answerTime ?? new Date());
+        const c = await answering.holdConversation(requireTenant(ctx), req.agentId, req.callerNumber, req.answerTime ?? new Date());
         return {
           turns: c.turns.map((t) => ({ speaker: t.speaker === 'agent' ? pb.Speaker.SPEAKER_AGENT : pb.Speaker.SPEAKER_CALLER, text: t.text })),
           summary: c.summary,

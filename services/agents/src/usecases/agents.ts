@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { notFound, requireTenant, validationError, type CallContext, type Logger, type Page, type SecretBox, type TenantScope } from '@voiceapi/kit';
+import { notFound, validationError, type Logger, type Page, type SecretBox, type TenantScope } from '@voiceapi/kit';
 import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
 import {
   checkOneScopePerNumber,
@@ -46,26 +46,24 @@ export interface AgentDeps {
  * tenant's company, its documents, a callable custom API) so that activation only has to check
  * the number is still owned and the script is ready.
  */
-export class AgentUseCases {
+export class Agents {
   constructor(private readonly d: AgentDeps) {}
 
   private now(): Date {
     return this.d.now?.() ?? new Date();
   }
 
-  async list(ctx: CallContext, page: number, limit: number): Promise<Page<Agent> & { page: number; limit: number }> {
-    const scope = requireTenant(ctx);
+  async list(scope: TenantScope, page: number, limit: number): Promise<Page<Agent> & { page: number; limit: number }> {
     const safePage = Math.max(1, page || 1);
     const safeLimit = Math.min(MAX_LIMIT, Math.max(1, limit || 25));
     return { ...(await this.d.agents.list(scope, safePage, safeLimit)), page: safePage, limit: safeLimit };
   }
 
-  async get(ctx: CallContext, id: string): Promise<Agent> {
-    return this.mustGet(requireTenant(ctx), id);
+  async get(scope: TenantScope, id: string): Promise<Agent> {
+    return this.mustGet(scope, id);
   }
 
-  async create(ctx: CallContext, f: AgentFields): Promise<Agent> {
-    const scope = requireTenant(ctx);
+  async create(scope: TenantScope, f: AgentFields): Promise<Agent> {
     if (!f.name?.trim()) throw validationError('name is required', [{ path: 'name', message: 'required' }]);
     if (!f.phoneNumber && !f.phoneNumberId) throw validationError('phoneNumber or phoneNumberId is required', [{ path: 'phoneNumber', message: 'one of phoneNumber or phoneNumberId is required' }]);
     const appointmentScope = f.appointmentScope ?? 'global';
@@ -110,8 +108,7 @@ export class AgentUseCases {
    * company, documents, scope, booking flags) starts a new generation when the agent has a script:
    * an active agent keeps answering with its last ready script until the new one is ready.
    */
-  async update(ctx: CallContext, id: string, f: AgentFields, clear: readonly ClearableField[]): Promise<Agent> {
-    const scope = requireTenant(ctx);
+  async update(scope: TenantScope, id: string, f: AgentFields, clear: readonly ClearableField[]): Promise<Agent> {
     const current = await this.mustGet(scope, id);
     const both = clear.filter((c) => f[c] !== undefined);
     if (both.length) throw validationError('a field cannot be both set and removed', both.map((c) => ({ path: c, message: 'set and removed' })));
@@ -180,8 +177,7 @@ export class AgentUseCases {
   }
 
   /** The spec's state table: see `nextStatus`; activation also needs the number still owned. */
-  async activate(ctx: CallContext, id: string, activate: boolean): Promise<Agent> {
-    const scope = requireTenant(ctx);
+  async activate(scope: TenantScope, id: string, activate: boolean): Promise<Agent> {
     const agent = await this.mustGet(scope, id);
     if (activate) {
       const owned = await this.d.numbers.find(scope, { id: agent.phoneNumberId });
@@ -193,15 +189,14 @@ export class AgentUseCases {
     const set: StoredFields = { status, updatedAt: now, ...(activate && { activatedAt: now }) };
     const updated = await this.d.agents.update(scope, id, set, [], activate ? { scriptStatus: 'ready' } : {});
     if (!updated) {
-      if (activate) return this.activate(ctx, id, activate); // raced a change: judge again
+      if (activate) return this.activate(scope, id, activate); // raced a change: judge again
       throw notFound('agent');
     }
     return updated;
   }
 
   /** Marks the script `generating` and leaves a request for the worker; answers at once. */
-  async generateScript(ctx: CallContext, id: string): Promise<Agent> {
-    const scope = requireTenant(ctx);
+  async generateScript(scope: TenantScope, id: string): Promise<Agent> {
     await this.mustGet(scope, id);
     const generation = randomUUID();
     const updated = await this.d.agents.update(scope, id, { ...newGeneration(generation), updatedAt: this.now() }, ['scriptError']);
@@ -282,8 +277,7 @@ export class AgentUseCases {
     return { moved, unreadable };
   }
 
-  async syncDoctors(ctx: CallContext, id: string): Promise<{ doctors: Doctor[]; doctorsLastSyncedAt: Date }> {
-    const scope = requireTenant(ctx);
+  async syncDoctors(scope: TenantScope, id: string): Promise<{ doctors: Doctor[]; doctorsLastSyncedAt: Date }> {
     const { agent, target } = await this.withTarget(scope, id);
     const doctors = await this.d.customApi.doctors(target, agent.branchId);
     const doctorsLastSyncedAt = this.now();
@@ -291,8 +285,7 @@ export class AgentUseCases {
     return { doctors, doctorsLastSyncedAt };
   }
 
-  async crmLookup(ctx: CallContext, id: string, phone: string): Promise<{ found: boolean; record?: Record<string, unknown> }> {
-    const scope = requireTenant(ctx);
+  async crmLookup(scope: TenantScope, id: string, phone: string): Promise<{ found: boolean; record?: Record<string, unknown> }> {
     if (!phone.trim()) throw validationError('phone is required', [{ path: 'phone', message: 'required' }]);
     const { target } = await this.withTarget(scope, id);
     return this.d.customApi.crmLookup(target, phone.trim());

@@ -1,4 +1,4 @@
-import { SecretBox } from '@voiceapi/kit';
+import { requireTenant, SecretBox } from '@voiceapi/kit';
 import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
 import type { Agent } from '../domain/agent';
 import { agentsReasons } from '../reasons';
@@ -9,7 +9,7 @@ import { secretBinding } from './custom-api-target';
 // The conversation's rules on domain objects, with the custom API and the store as fakes of their
 // ports (the real ones run in test/e2e/inbound-calls.e2e.test.ts).
 
-const ctx = { tenantId: 't1', keyMode: 'live' as const };
+const scope = requireTenant({ tenantId: 't1', keyMode: 'live' });
 const secrets = new SecretBox('k'.repeat(40), 'agents.custom-api-secret');
 const AT = new Date('2026-11-25T03:30:00Z'); // still the 24th in New York
 
@@ -73,7 +73,7 @@ function answering(a: Agent | Agent[], api: CustomApi, timezone = 'America/New_Y
 describe('an inbound call answered by an agent', () => {
   it('opens with its script, then looks up, validates, offers the first synced doctor’s slot today in the company’s zone, and books it', async () => {
     const { api, calls, targets } = fakeApi();
-    const c = await answering(agent({ companyId: 'c1' }), api).holdConversation(ctx, 'a1', '+14155550199', AT);
+    const c = await answering(agent({ companyId: 'c1' }), api).holdConversation(scope, 'a1', '+14155550199', AT);
     expect(calls).toEqual(['lookup +14155550199', 'validate +14155550199', 'slots d1 2026-11-24', 'book d1 2026-11-24T15:30:00-05:00 +14155550199']);
     expect(targets.every((t) => t.secret === 'bearer-1' && t.timeoutMs === 500)).toBe(true);
     expect(c.turns[0]).toEqual({ speaker: 'agent', text: 'Sunrise Clinic, how can I help?' });
@@ -82,13 +82,13 @@ describe('an inbound call answered by an agent', () => {
 
   it('asks the scope’s doctor when the agent has one', async () => {
     const { api, calls } = fakeApi();
-    await answering(agent({ appointmentScope: 'doctor', branchId: 'b1', doctorId: 'd2' }), api, 'UTC').holdConversation(ctx, 'a1', '+14155550199', AT);
+    await answering(agent({ appointmentScope: 'doctor', branchId: 'b1', doctorId: 'd2' }), api, 'UTC').holdConversation(scope, 'a1', '+14155550199', AT);
     expect(calls).toContain('slots d2 2026-11-25');
   });
 
   it('goes on without a failing step and names every failed one in the summary', async () => {
     const { api, calls } = fakeApi({ crm: 'no complete answer within 500 ms', slots: 'the custom API answered 500 to GET /slots' });
-    const c = await answering(agent(), api).holdConversation(ctx, 'a1', '+14155550199', AT);
+    const c = await answering(agent(), api).holdConversation(scope, 'a1', '+14155550199', AT);
     expect(calls.map((x) => x.split(' ')[0])).toEqual(['lookup', 'validate', 'slots']);
     expect(c).toMatchObject({
       outcome: 'appointment_not_booked',
@@ -98,17 +98,17 @@ describe('an inbound call answered by an agent', () => {
 
   it('ends the booking when validation refuses the caller', async () => {
     const { api, calls } = fakeApi({}, { valid: false });
-    const c = await answering(agent(), api).holdConversation(ctx, 'a1', '+14155550199', AT);
+    const c = await answering(agent(), api).holdConversation(scope, 'a1', '+14155550199', AT);
     expect(calls).toHaveLength(2);
     expect(c).toMatchObject({ outcome: 'caller_not_validated', summary: "The caller asked for an appointment; the custom API's validation refused it (the insurance has lapsed)." });
   });
 
   it('with no doctor to ask, names the missing doctor; without a custom API, takes a message', async () => {
     const { api } = fakeApi();
-    const noDoctor = await answering(agent({ doctors: [] }), api).holdConversation(ctx, 'a1', '+14155550199', AT);
+    const noDoctor = await answering(agent({ doctors: [] }), api).holdConversation(scope, 'a1', '+14155550199', AT);
     expect(noDoctor.summary).toMatch(/Failed: slots \(no doctor to ask for/);
     const { api: unused, calls } = fakeApi();
-    const plain = await answering(agent({ customApiBaseUrl: undefined }), unused).holdConversation(ctx, 'a1', '+14155550199', AT);
+    const plain = await answering(agent({ customApiBaseUrl: undefined }), unused).holdConversation(scope, 'a1', '+14155550199', AT);
     expect(calls).toEqual([]);
     expect(plain).toMatchObject({ outcome: 'enquiry_answered' });
   });
@@ -117,8 +117,8 @@ describe('an inbound call answered by an agent', () => {
     const { api } = fakeApi();
     const older = agent({ id: 'a1', activatedAt: new Date(AT.getTime() - 60_000) });
     const newer = agent({ id: 'a2', name: 'Night desk', activatedAt: AT });
-    expect(await answering([older, newer, agent({ id: 'a3', status: 'inactive' })], api).answeringAgent(ctx, 'n1')).toEqual({ id: 'a2', name: 'Night desk' });
-    expect(await answering([agent({ status: 'inactive' })], api).answeringAgent(ctx, 'n1')).toBeNull();
+    expect(await answering([older, newer, agent({ id: 'a3', status: 'inactive' })], api).answeringAgent(scope, 'n1')).toEqual({ id: 'a2', name: 'Night desk' });
+    expect(await answering([agent({ status: 'inactive' })], api).answeringAgent(scope, 'n1')).toBeNull();
   });
 
   it('reads the calendar day in the company’s zone, UTC when the zone is unknown', () => {

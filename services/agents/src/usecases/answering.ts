@@ -1,4 +1,4 @@
-import { DomainError, notFound, requireTenant, type CallContext, type SecretBox, type TenantScope } from '@voiceapi/kit';
+import { DomainError, notFound, type SecretBox, type TenantScope } from '@voiceapi/kit';
 import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
 import type { Agent } from '../domain/agent';
 import { openingLine } from '../script/generator';
@@ -43,15 +43,13 @@ export interface AnsweringDeps {
 export class Answering {
   constructor(private readonly d: AnsweringDeps) {}
 
-  async answeringAgent(ctx: CallContext, phoneNumberId: string): Promise<Pick<Agent, 'id' | 'name'> | null> {
-    const scope = requireTenant(ctx);
+  async answeringAgent(scope: TenantScope, phoneNumberId: string): Promise<Pick<Agent, 'id' | 'name'> | null> {
     const active = (await this.d.agents.onNumber(scope, phoneNumberId)).filter((a) => a.status === 'active');
     const latest = active.sort((a, b) => (b.activatedAt ?? b.updatedAt).getTime() - (a.activatedAt ?? a.updatedAt).getTime())[0];
     return latest ? { id: latest.id, name: latest.name } : null;
   }
 
-  async holdConversation(ctx: CallContext, agentId: string, callerNumber: string, answeredAt: Date): Promise<Conversation> {
-    const scope = requireTenant(ctx);
+  async holdConversation(scope: TenantScope, agentId: string, callerNumber: string, answeredAt: Date): Promise<Conversation> {
     // Answering goes on when the agent was deactivated mid-call; a deleted one has no conversation.
     const found = await this.d.agents.getWithSealedSecret(scope, agentId);
     if (!found) throw notFound('agent');

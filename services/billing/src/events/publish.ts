@@ -1,7 +1,7 @@
 import { Coalescer, eventRecord, isDuplicateKeyError, type EventRecord, type Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rowOf, type Entry } from '../domain/wallet';
-import type { CallOutcome } from '../store/call-store';
+import type { CallOutcome } from '../domain/call';
 import type { WalletStore } from '../store/wallet-store';
 
 const { BillingEvent, CallDirection } = voiceapi.events.v1;

@@ -1,47 +1,7 @@
 import { Coalescer, declareQueries, duplicatePositions, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Direction } from '../domain/wallet';
-
-/** What billing needs to know of an ended call (from telephony's CallEnded). */
-export interface EndedCall {
-  callId: string;
-  tenantId: string;
-  direction: Direction;
-  durationSeconds: number;
-  sandbox: boolean;
-  free: boolean;
-  holdFailed: boolean;
-  endedAt: Date;
-  contactId?: string;
-  campaignId?: string;
-  agentId?: string;
-  /** Outbound only: the number it was placed from (an inbound caller's number is not kept here). */
-  fromNumber?: string;
-  /** Not an end at all: the call's hold expired without one (settled by the sweeper). */
-  expired?: boolean;
-}
-
-export type BillingStatus = 'charged' | 'failed' | 'skipped';
-
-/** A call's one billing outcome. */
-export interface CallOutcome {
-  callId: string;
-  tenantId: string;
-  direction: Direction;
-  status: BillingStatus;
-  creditsCharged: number;
-  creditsError?: string;
-  balanceAfter?: number;
-  transactionId?: string;
-  sandbox: boolean;
-  durationSeconds: number;
-  endedAt: Date;
-  billedAt: Date;
-  contactId?: string;
-  campaignId?: string;
-  agentId?: string;
-  fromNumber?: string;
-}
+import type { EndedCall, BillingStatus, CallOutcome } from '../domain/call';
 
 interface OutcomeDoc extends Omit<CallOutcome, 'callId'> {
   _id: string;

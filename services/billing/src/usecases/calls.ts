@@ -1,11 +1,10 @@
 import type { Logger, TypedCounter, TypedHistogram } from '@voiceapi/kit';
 import type { RateCard } from '../config';
 import { callCharge } from '../domain/wallet';
-import type { CallOutcome, CallStore, EndedCall } from '../store/call-store';
+import type { CallStore } from '../store/call-store';
+import type { CallOutcome, EndedCall } from '../domain/call';
 import type { Wallets } from './wallets';
-
-/** Announces an outcome (the CallBilled event); must be idempotent by call id. */
-export type OutcomeAnnouncer = (outcome: CallOutcome) => Promise<void>;
+import type { OutcomeAnnouncer } from './ports';
 
 export interface CallMetrics {
   billed: TypedCounter<{ outcome: string; direction: string }>;

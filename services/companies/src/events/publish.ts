@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { CompanyEvents } from '../usecases/companies';
+import type { CompanyEvents } from '../usecases/ports';
 
 const { CompaniesEvent } = voiceapi.events.v1;
 

@@ -1,30 +1,30 @@
-import { registerService, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { ClearableField, Company, CompanyFields } from '../store/company-store';
-import type { CompanyUseCases } from '../usecases/companies';
+import type { ClearableField, Company, CompanyFields } from '../domain/company';
+import type { Companies } from '../usecases/companies';
 
 type ProtoCompany = voiceapi.companies.v1.Company;
 type ProtoFields = voiceapi.companies.v1.CompanyFields;
 
-/** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
-export function companiesService(uc: CompanyUseCases, log: Logger): ServiceRegistration {
+/** gRPC adapter: proves the caller's tenant (`requireTenant`), maps messages to use-case calls and domain objects back, nothing more. */
+export function companiesService(uc: Companies, log: Logger): ServiceRegistration {
   return registerService(
     'voiceapi.companies.v1.CompaniesService',
     voiceapi.companies.v1.CompaniesServiceService,
     {
       listCompanies: async (req, ctx) => {
-        const res = await uc.list(ctx, req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
         return { companies: res.items.map(toProto), page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore } };
       },
-      createCompany: async (req, ctx) => ({ company: toProto(await uc.create(ctx, fromProto(req.fields))) }),
-      getCompany: async (req, ctx) => ({ company: toProto(await uc.get(ctx, req.id)) }),
-      updateCompany: async (req, ctx) => ({ company: toProto(await uc.update(ctx, req.id, fromProto(req.fields), clearedFields(req.clearFields))) }),
+      createCompany: async (req, ctx) => ({ company: toProto(await uc.create(requireTenant(ctx), fromProto(req.fields))) }),
+      getCompany: async (req, ctx) => ({ company: toProto(await uc.get(requireTenant(ctx), req.id)) }),
+      updateCompany: async (req, ctx) => ({ company: toProto(await uc.update(requireTenant(ctx), req.id, fromProto(req.fields), clearedFields(req.clearFields))) }),
       deleteCompany: async (req, ctx) => {
-        await uc.delete(ctx, req.id);
+        await uc.delete(requireTenant(ctx), req.id);
         return {};
       },
       getLatestCompany: async (_req, ctx) => {
-        const latest = await uc.latest(ctx);
+        const latest = await uc.latest(requireTenant(ctx));
         return latest ? { company: toProto(latest) } : {};
       },
     },

@@ -1,26 +1,6 @@
 import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Types } from 'mongoose';
-
-/** A company as the use cases see it (the domain object). Credentials are not part of it. */
-export interface Company {
-  id: string;
-  name: string;
-  mobile?: string;
-  countryCode?: string;
-  countryIso?: string;
-  description?: string;
-  industry?: string;
-  website?: string;
-  businessHours?: Record<string, unknown>;
-  timezone?: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export type CompanyFields = Omit<Company, 'id' | 'createdAt' | 'updatedAt'>;
-
-/** The fields a company may be without (every field but its name). */
-export type ClearableField = Exclude<keyof CompanyFields, 'name'>;
+import type { Company, CompanyFields, ClearableField } from '../domain/company';
 
 /**
  * The stored document. Free-form business hours are kept as JSON text: tenants may send any

@@ -1,6 +1,7 @@
-import { DomainError } from '@voiceapi/kit';
+import { DomainError, requireTenant } from '@voiceapi/kit';
 import type { CompanyStore } from '../store/company-store';
-import { CompanyUseCases, type CompanyEvents } from './companies';
+import { Companies } from './companies';
+import type { CompanyEvents } from './ports';
 
 const NOW = new Date('2026-01-02T03:04:05Z');
 
@@ -28,42 +29,34 @@ function eventsSpy() {
   return { events, log };
 }
 
-const ctx = { tenantId: 't1', keyMode: 'live' as const };
+const scope = requireTenant({ tenantId: 't1', keyMode: 'live' });
 const reasonOf = async (p: Promise<unknown>) => ((await p.then(() => undefined, (e: unknown) => e)) as DomainError).reasonCode;
 
-describe('CompanyUseCases', () => {
+describe('Companies', () => {
   it('passes on only the fields that were sent, with the time of the change', async () => {
     const { store, calls } = storeSpy();
-    await new CompanyUseCases(store, eventsSpy().events, () => NOW).update(ctx, 'id', { industry: 'health' }).catch(() => undefined);
+    await new Companies(store, eventsSpy().events, () => NOW).update(scope, 'id', { industry: 'health' }).catch(() => undefined);
     expect(calls[0]!.args.slice(2)).toEqual([{ industry: 'health' }, NOW, []]);
   });
 
   it('refuses to set and remove the same field in one update', async () => {
     const { store, calls } = storeSpy();
-    expect(await reasonOf(new CompanyUseCases(store, eventsSpy().events).update(ctx, 'id', { mobile: '+1 555 0100' }, ['mobile']))).toBe('validation_error');
+    expect(await reasonOf(new Companies(store, eventsSpy().events).update(scope, 'id', { mobile: '+1 555 0100' }, ['mobile']))).toBe('validation_error');
     expect(calls).toHaveLength(0);
   });
 
   it('requires a non-empty name on create and refuses to blank it on update, before the store is touched', async () => {
     const { store, calls } = storeSpy();
-    const uc = new CompanyUseCases(store, eventsSpy().events, () => NOW);
-    expect(await reasonOf(uc.create(ctx, {}))).toBe('validation_error');
-    expect(await reasonOf(uc.create(ctx, { name: '   ' }))).toBe('validation_error');
-    expect(await reasonOf(uc.update(ctx, 'x', { name: '  ' }))).toBe('validation_error');
-    expect(calls).toHaveLength(0);
-  });
-
-  it('refuses calls without a tenant or without a key mode before touching the store', async () => {
-    const { store, calls } = storeSpy();
-    const uc = new CompanyUseCases(store, eventsSpy().events);
-    expect(await reasonOf(uc.list({}, 1, 25))).toBe('unauthorized');
-    expect(await reasonOf(uc.get({ tenantId: 't1' }, 'x'))).toBe('unauthorized');
+    const uc = new Companies(store, eventsSpy().events, () => NOW);
+    expect(await reasonOf(uc.create(scope, {}))).toBe('validation_error');
+    expect(await reasonOf(uc.create(scope, { name: '   ' }))).toBe('validation_error');
+    expect(await reasonOf(uc.update(scope, 'x', { name: '  ' }))).toBe('validation_error');
     expect(calls).toHaveLength(0);
   });
 
   it('clamps paging defensively and says which page it answered', async () => {
     const { store, calls } = storeSpy();
-    const res = await new CompanyUseCases(store, eventsSpy().events).list(ctx, 0, 1_000);
+    const res = await new Companies(store, eventsSpy().events).list(scope, 0, 1_000);
     expect(calls[0]!.args.slice(1)).toEqual([1, 100]);
     expect(res).toMatchObject({ page: 1, limit: 100 });
   });
@@ -71,10 +64,10 @@ describe('CompanyUseCases', () => {
   it('reports absent companies as not_found, and announces no change that did not happen', async () => {
     const { store } = storeSpy();
     const { events, log } = eventsSpy();
-    const uc = new CompanyUseCases(store, events);
-    expect(await reasonOf(uc.get(ctx, 'x'))).toBe('not_found');
-    expect(await reasonOf(uc.update(ctx, 'x', { industry: 'a' }))).toBe('not_found');
-    expect(await reasonOf(uc.delete(ctx, 'x'))).toBe('not_found');
+    const uc = new Companies(store, events);
+    expect(await reasonOf(uc.get(scope, 'x'))).toBe('not_found');
+    expect(await reasonOf(uc.update(scope, 'x', { industry: 'a' }))).toBe('not_found');
+    expect(await reasonOf(uc.delete(scope, 'x'))).toBe('not_found');
     expect(log).toEqual(['held x industry', 'discarded e-x', 'held x deleted', 'discarded e-x']);
   });
 });

@@ -1,6 +1,6 @@
 import { contextOf, isReason, type PromiseClient } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { Wallet } from '../usecases/documents';
+import type { Wallet } from '../usecases/ports';
 
 const { TransactionType } = voiceapi.billing.v1;
 type BillingClient = Pick<PromiseClient<typeof voiceapi.billing.v1.BillingServiceService>, 'getRateCard' | 'debit' | 'getBalance'>;

@@ -1,6 +1,6 @@
 import { isDuplicateKeyError, type Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { DocumentEvents } from '../usecases/documents';
+import type { DocumentEvents } from '../usecases/ports';
 
 const { KnowledgeEvent } = voiceapi.events.v1;
 

@@ -1,38 +1,38 @@
-import { registerService, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { KnowledgeDocument } from '../store/document-store';
-import type { DocumentUseCases, UploadHeader } from '../usecases/documents';
+import type { KnowledgeDocument } from '../domain/document';
+import type { Documents, UploadHeader } from '../usecases/documents';
 
 type UploadPart = voiceapi.knowledge.v1.UploadDocumentRequest;
 
 /** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
-export function knowledgeService(uc: DocumentUseCases, log: Logger): ServiceRegistration {
+export function knowledgeService(uc: Documents, log: Logger): ServiceRegistration {
   return registerService(
     'voiceapi.knowledge.v1.KnowledgeService',
     voiceapi.knowledge.v1.KnowledgeServiceService,
     {
       uploadDocument: async (parts, ctx) => {
         const { header, chunks } = await splitUpload(parts);
-        return { document: toProto(await uc.upload(ctx, header, chunks)) };
+        return { document: toProto(await uc.upload(requireTenant(ctx), header, chunks)) };
       },
       listDocuments: async (req, ctx) => {
-        const res = await uc.list(ctx, req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
         return { documents: res.items.map(toProto), page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore } };
       },
-      getDocument: async (req, ctx) => ({ document: toProto(await uc.get(ctx, req.fileId)) }),
+      getDocument: async (req, ctx) => ({ document: toProto(await uc.get(requireTenant(ctx), req.fileId)) }),
       deleteDocument: async (req, ctx) => {
-        await uc.delete(ctx, req.fileId);
+        await uc.delete(requireTenant(ctx), req.fileId);
         return {};
       },
       getUploadBillingInfo: async (_req, ctx) => {
-        const info = await uc.billingInfo(ctx);
+        const info = await uc.billingInfo(requireTenant(ctx));
         return { ...info, allowedContentTypes: [...info.allowedContentTypes] };
       },
       resolveDocuments: async (req, ctx) => {
-        const res = await uc.resolve(ctx, req.fileIds);
+        const res = await uc.resolve(requireTenant(ctx), req.fileIds);
         return { documents: res.documents.map(toProto), missing: res.missing };
       },
-      getDocumentText: async (req, ctx) => uc.text(ctx, req.fileId, req.maxChars),
+      getDocumentText: async (req, ctx) => uc.text(requireTenant(ctx), req.fileId, req.maxChars),
     },
     log,
   );

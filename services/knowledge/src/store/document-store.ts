@@ -1,21 +1,6 @@
 import { BlobStore, objectIds, requireTenant, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
-
-/** A knowledge document's metadata (the domain object). Its bytes and text live in blob stores. */
-export interface KnowledgeDocument {
-  fileId: string;
-  fileName: string;
-  title: string;
-  knowledgebaseId: string;
-  wordCount: number;
-  sizeBytes: number;
-  contentType: string;
-  creditsCharged: number;
-  sandbox: boolean;
-  /** `pending` between storing and charging: invisible to every read but recovery's. */
-  status: 'pending' | 'ready';
-  createdAt: Date;
-}
+import type { KnowledgeDocument } from '../domain/document';
 
 interface DocumentDoc extends Omit<KnowledgeDocument, 'fileId'> {
   _id: Types.ObjectId;

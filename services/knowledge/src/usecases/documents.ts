@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { commonReasons, notFound, requireTenant, validationError, type CallContext, type Logger, type Page, type TenantScope } from '@voiceapi/kit';
+import { commonReasons, notFound, validationError, type Logger, type Page, type TenantScope } from '@voiceapi/kit';
 import { ALLOWED_CONTENT_TYPES, declaredKind, extractText, ExtractionRefused } from '../extract';
 import { knowledgeReasons } from '../reasons';
-import type { DocumentStore, KnowledgeDocument } from '../store/document-store';
+import type { DocumentStore } from '../store/document-store';
+import type { KnowledgeDocument } from '../domain/document';
+import type { Wallet, DocumentEvents } from './ports';
 
 const MAX_LIMIT = 100;
 const MAX_FILE_NAME = 255;
@@ -10,29 +12,11 @@ const MAX_TITLE = 300;
 /** The most documents one resolve call takes (an agent links far fewer; see agents' limit). */
 export const MAX_RESOLVE = 100;
 
-/** Billing, as uploads need it. */
-export interface Wallet {
-  /** Credits per started 1,000 words (the rate card's). */
-  knowledgeRate(scope: TenantScope): Promise<number>;
-  /** Debits once per reference; a repeat answers the first debit. */
-  debit(scope: TenantScope, reference: string, amount: number, description: string): Promise<{ balanceAfter: number } | 'insufficient'>;
-  balance(scope: TenantScope): Promise<number>;
-}
-
 export interface UploadHeader {
   fileName: string;
   contentType: string;
   /** Set by a trailer once the chunks were read, when the title came after the file. */
   title?: string;
-}
-
-/**
- * What knowledge announces (the `knowledge.v1` stream, through the outbox): an event is stored held
- * before the write it announces and released after it.
- */
-export interface DocumentEvents {
-  documentDeleted(scope: TenantScope, fileId: string, at: Date): Promise<string[]>;
-  release(ids: readonly string[]): Promise<void>;
 }
 
 /** 1 credit (at the default rate) per started 1,000 words, at least one unit per upload. */
@@ -43,7 +27,7 @@ export const uploadCost = (words: number, ratePerThousand: number): number => Ma
  * extracted, everything stored as pending, then charged and made visible. The charge's reference
  * is the file id, so recovery can repeat it after a crash without charging twice.
  */
-export class DocumentUseCases {
+export class Documents {
   constructor(
     private readonly d: { store: DocumentStore; wallet: Wallet; events: DocumentEvents; maxFileBytes: number; log: Logger; now?: () => Date },
   ) {}
@@ -52,8 +36,7 @@ export class DocumentUseCases {
     return this.d.now?.() ?? new Date();
   }
 
-  async upload(ctx: CallContext, header: UploadHeader, chunks: AsyncIterable<Buffer>): Promise<KnowledgeDocument> {
-    const scope = requireTenant(ctx);
+  async upload(scope: TenantScope, header: UploadHeader, chunks: AsyncIterable<Buffer>): Promise<KnowledgeDocument> {
     const fileName = checkFileName(header.fileName);
     const kind = refusing(() => declaredKind(fileName, header.contentType));
     const content = await this.collect(chunks);
@@ -126,15 +109,14 @@ export class DocumentUseCases {
     return done;
   }
 
-  async list(ctx: CallContext, page: number, limit: number): Promise<Page<KnowledgeDocument> & { page: number; limit: number }> {
-    const scope = requireTenant(ctx);
+  async list(scope: TenantScope, page: number, limit: number): Promise<Page<KnowledgeDocument> & { page: number; limit: number }> {
     const safePage = Math.max(1, page || 1);
     const safeLimit = Math.min(MAX_LIMIT, Math.max(1, limit || 25));
     return { ...(await this.d.store.list(scope, safePage, safeLimit)), page: safePage, limit: safeLimit };
   }
 
-  async get(ctx: CallContext, fileId: string): Promise<KnowledgeDocument> {
-    const doc = await this.d.store.get(requireTenant(ctx), fileId);
+  async get(scope: TenantScope, fileId: string): Promise<KnowledgeDocument> {
+    const doc = await this.d.store.get(scope, fileId);
     if (!doc) throw notFound('document');
     return doc;
   }
@@ -143,30 +125,26 @@ export class DocumentUseCases {
    * Deletes the document, its bytes and its text, and announces it (agents drop it). The upload's
    * charge stays (it paid for the extraction). The announcement is held until the erase is done.
    */
-  async delete(ctx: CallContext, fileId: string): Promise<void> {
-    const scope = requireTenant(ctx);
+  async delete(scope: TenantScope, fileId: string): Promise<void> {
     if (!(await this.d.store.get(scope, fileId))) throw notFound('document');
     const held = await this.d.events.documentDeleted(scope, fileId, this.now());
     await this.d.store.erase(scope, fileId);
     await this.d.events.release(held);
   }
 
-  async billingInfo(ctx: CallContext): Promise<{ creditsPerUpload: number; creditsPer1000Words: number; maxFileSizeBytes: number; allowedContentTypes: readonly string[]; balance: number }> {
-    const scope = requireTenant(ctx);
+  async billingInfo(scope: TenantScope): Promise<{ creditsPerUpload: number; creditsPer1000Words: number; maxFileSizeBytes: number; allowedContentTypes: readonly string[]; balance: number }> {
     const [rate, balance] = await Promise.all([this.d.wallet.knowledgeRate(scope), this.d.wallet.balance(scope)]);
     return { creditsPerUpload: uploadCost(0, rate), creditsPer1000Words: rate, maxFileSizeBytes: this.d.maxFileBytes, allowedContentTypes: ALLOWED_CONTENT_TYPES, balance };
   }
 
   /** The tenant's documents among `fileIds`, in order, and the ids that are unknown or foreign. */
-  async resolve(ctx: CallContext, fileIds: readonly string[]): Promise<{ documents: KnowledgeDocument[]; missing: string[] }> {
-    const scope = requireTenant(ctx);
+  async resolve(scope: TenantScope, fileIds: readonly string[]): Promise<{ documents: KnowledgeDocument[]; missing: string[] }> {
     if (fileIds.length > MAX_RESOLVE) throw validationError(`at most ${MAX_RESOLVE} documents at once`, [{ path: 'fileIds', message: `at most ${MAX_RESOLVE}` }]);
     const found = await Promise.all(fileIds.map((id) => this.d.store.get(scope, id)));
     return { documents: found.filter((d): d is KnowledgeDocument => d !== null), missing: fileIds.filter((_, i) => found[i] === null) };
   }
 
-  async text(ctx: CallContext, fileId: string, maxChars: number): Promise<{ text: string; truncated: boolean }> {
-    const scope = requireTenant(ctx);
+  async text(scope: TenantScope, fileId: string, maxChars: number): Promise<{ text: string; truncated: boolean }> {
     if (!(await this.d.store.get(scope, fileId))) throw notFound('document');
     const full = (await this.d.store.texts.readAll(scope, fileId))?.toString('utf8') ?? '';
     const max = Math.max(0, maxChars || full.length);

@@ -2,11 +2,11 @@ import { registerService, requireTenant, type Logger, type ServiceRegistration }
 import { voiceapi } from '@voiceapi/proto';
 import type { Weekday, WindowSetting } from '../domain/calling-window';
 import type { Compliance, Consent, Contact } from '../domain/contact';
-import type { DoNotCallEntry } from '../store/do-not-call-store';
-import type { EventRoute } from '../store/event-route-store';
-import type { Followup } from '../store/followup-store';
-import type { Message } from '../store/message-store';
-import type { Template } from '../store/template-store';
+import type { DoNotCallEntry } from '../domain/do-not-call';
+import type { EventRoute } from '../domain/event-route';
+import type { Followup } from '../domain/followup';
+import type { Message } from '../domain/message';
+import type { Template } from '../domain/template';
 import type { CampaignWithStats, Campaigns } from '../usecases/campaigns';
 import type { Contacts } from '../usecases/contacts';
 import type { Dialing } from '../usecases/dialing';
@@ -39,17 +39,17 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
     voiceapi.leads.v1.LeadsServiceService,
     {
       listCampaigns: async (req, ctx) => {
-        const res = await uc.campaigns.list(ctx, req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.campaigns.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
         return { campaigns: res.items.map(campaignProto), page: page(res) };
       },
-      getCampaign: async (req, ctx) => ({ campaign: campaignProto(await uc.campaigns.get(ctx, req.id)) }),
+      getCampaign: async (req, ctx) => ({ campaign: campaignProto(await uc.campaigns.get(requireTenant(ctx), req.id)) }),
       listCampaignContacts: async (req, ctx) => {
-        const res = await uc.campaigns.contactsOf(ctx, req.campaignId, req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.campaigns.contactsOf(requireTenant(ctx), req.campaignId, req.page?.page ?? 1, req.page?.limit ?? 25);
         return { contacts: res.items.map(contactProto), page: page(res) };
       },
       createCampaign: async (req, ctx) => ({
         campaign: campaignProto(
-          await uc.campaigns.create(ctx, {
+          await uc.campaigns.create(requireTenant(ctx), {
             name: req.name,
             type: req.type,
             channels: req.channels,
@@ -62,40 +62,40 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
           }),
         ),
       }),
-      startCampaign: async (req, ctx) => ({ campaign: campaignProto(await uc.campaigns.start(ctx, req.id)) }),
+      startCampaign: async (req, ctx) => ({ campaign: campaignProto(await uc.campaigns.start(requireTenant(ctx), req.id)) }),
       ingestLead: async (req, ctx) => {
-        const r = await uc.ingest.ingest(ctx, req.campaignId, leadFromProto(req.lead));
+        const r = await uc.ingest.ingest(requireTenant(ctx), req.campaignId, leadFromProto(req.lead));
         return { status: r.status, contact: contactProto(r.contact) };
       },
       ingestEvent: async (req, ctx) => {
-        const r = await uc.ingest.ingestEvent(ctx, req.eventType, leadFromProto(req.lead));
+        const r = await uc.ingest.ingestEvent(requireTenant(ctx), req.eventType, leadFromProto(req.lead));
         return { status: r.status, contact: contactProto(r.contact) };
       },
-      getContact: async (req, ctx) => ({ contact: contactProto(await uc.contacts.get(ctx, req.id)) }),
+      getContact: async (req, ctx) => ({ contact: contactProto(await uc.contacts.get(requireTenant(ctx), req.id)) }),
       deleteContact: async (req, ctx) => {
-        await uc.contacts.delete(ctx, req.id);
+        await uc.contacts.delete(requireTenant(ctx), req.id);
         return {};
       },
-      cancelContact: async (req, ctx) => ({ contact: contactProto(await uc.contacts.cancel(ctx, req.id)) }),
+      cancelContact: async (req, ctx) => ({ contact: contactProto(await uc.contacts.cancel(requireTenant(ctx), req.id)) }),
       createFollowup: async (req, ctx) => ({
         followup: followupProto(
-          await uc.contacts.followUp(ctx, req.contactId, {
+          await uc.contacts.followUp(requireTenant(ctx), req.contactId, {
             scheduledAt: req.scheduledTime ?? new Date(NaN),
             ...(req.channel !== undefined && { channel: req.channel }),
             ...(req.note !== undefined && { note: req.note }),
           }),
         ),
       }),
-      listEventRoutes: async (_req, ctx) => ({ routes: (await uc.routes.list(ctx)).map(routeProto) }),
-      putEventRoute: async (req, ctx) => ({ route: routeProto(await uc.routes.put(ctx, req.eventType, req.campaignId)) }),
+      listEventRoutes: async (_req, ctx) => ({ routes: (await uc.routes.list(requireTenant(ctx))).map(routeProto) }),
+      putEventRoute: async (req, ctx) => ({ route: routeProto(await uc.routes.put(requireTenant(ctx), req.eventType, req.campaignId)) }),
       deleteEventRoute: async (req, ctx) => {
-        await uc.routes.delete(ctx, req.eventType);
+        await uc.routes.delete(requireTenant(ctx), req.eventType);
         return {};
       },
-      listTemplates: async (req, ctx) => ({ templates: (await uc.templates.list(ctx, req.channel || undefined)).map(templateProto) }),
+      listTemplates: async (req, ctx) => ({ templates: (await uc.templates.list(requireTenant(ctx), req.channel || undefined)).map(templateProto) }),
       createTemplate: async (req, ctx) => ({
         template: templateProto(
-          await uc.templates.create(ctx, {
+          await uc.templates.create(requireTenant(ctx), {
             channel: req.channel,
             name: req.name,
             body: req.body,
@@ -105,17 +105,16 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
         ),
       }),
       addTenantDoNotCall: async (req, ctx) => {
-        const r = await uc.doNotCall.addTenant(ctx, req.phone);
+        const r = await uc.doNotCall.addTenant(requireTenant(ctx), req.phone);
         return { entry: dncProto(r.entry), created: r.created };
       },
       addPlatformDoNotCall: async (req) => {
         const r = await uc.doNotCall.addPlatform(req.phone);
         return { entry: dncProto(r.entry), created: r.created };
       },
-      listMessages: async (req, ctx) => ({ messages: (await uc.messaging.list(ctx, req.channel || undefined, req.limit)).map(messageProto) }),
+      listMessages: async (req, ctx) => ({ messages: (await uc.messaging.list(requireTenant(ctx), req.channel || undefined, req.limit)).map(messageProto) }),
       claimDial: async (req, ctx) => {
-        requireTenant(ctx);
-        const r = await uc.dialing.claim(ctx, req.contactId, req.dialId);
+        const r = await uc.dialing.claim(requireTenant(ctx), req.contactId, req.dialId);
         if (r.allowed) {
           return {
             allowed: true,

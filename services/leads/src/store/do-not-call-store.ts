@@ -1,15 +1,6 @@
 import { isDuplicateKeyError, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
-
-export type DoNotCallList = 'tenant' | 'platform';
-
-export interface DoNotCallEntry {
-  phone: string;
-  list: DoNotCallList;
-  /** `operator`, or `opted_out` when a called party asked on a call. */
-  source: string;
-  createdAt: Date;
-}
+import type { DoNotCallList, DoNotCallEntry } from '../domain/do-not-call';
 
 interface TenantEntryDoc {
   /** `<tenantId>:<e164>`: every check is one lookup by `_id`. */

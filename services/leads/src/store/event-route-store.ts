@@ -1,11 +1,6 @@
 import { TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
-
-export interface EventRoute {
-  eventType: string;
-  campaignId: string;
-  createdAt: Date;
-}
+import type { EventRoute } from '../domain/event-route';
 
 interface RouteDoc extends EventRoute {
   /** `<tenantId>:<eventType>`: an event is routed with one lookup by `_id`. */

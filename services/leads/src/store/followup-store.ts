@@ -1,20 +1,7 @@
 import { objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { Channel } from '../domain/contact';
-
-export type FollowupStatus = 'scheduled' | 'done' | 'cancelled' | 'refused';
-
-export interface Followup {
-  id: string;
-  contactId: string;
-  scheduledAt: Date;
-  channel: Channel;
-  note?: string;
-  status: FollowupStatus;
-  /** Why the checks at its time said no (`do_not_call`, …). */
-  refusal?: string;
-  createdAt: Date;
-}
+import type { FollowupStatus, Followup } from '../domain/followup';
 
 interface FollowupDoc extends Omit<Followup, 'id'> {
   _id: Types.ObjectId;

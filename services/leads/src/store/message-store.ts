@@ -1,23 +1,7 @@
 import { objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
-
-/** A rendered message and what became of it. */
-export interface Message {
-  id: string;
-  contactId: string;
-  channel: MessageChannel;
-  templateId: string;
-  /** Phone (WhatsApp) or address (email). */
-  to: string;
-  subject?: string;
-  body: string;
-  status: 'queued' | 'sent';
-  /** What the adapter answered (a provider's message id). */
-  providerId?: string;
-  createdAt: Date;
-  sentAt?: Date;
-}
+import type { Message } from '../domain/message';
 
 interface MessageDoc extends Omit<Message, 'id'> {
   _id: Types.ObjectId;

@@ -1,18 +1,7 @@
 import { objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
-
-export interface Template {
-  id: string;
-  channel: MessageChannel;
-  name: string;
-  language?: string;
-  subject?: string;
-  body: string;
-  /** Placeholder names in order of first appearance. */
-  variables: string[];
-  createdAt: Date;
-}
+import type { Template } from '../domain/template';
 
 interface TemplateDoc extends Omit<Template, 'id'> {
   _id: Types.ObjectId;

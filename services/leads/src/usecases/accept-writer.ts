@@ -1,7 +1,8 @@
 import { Coalescer, requireTenant, type EventRecord, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
 import type { Contact } from '../domain/contact';
 import type { ContactStore } from '../store/contact-store';
-import type { Message, MessageStore } from '../store/message-store';
+import type { MessageStore } from '../store/message-store';
+import type { Message } from '../domain/message';
 import { dialItemId, type ScheduleStore } from '../store/schedule-store';
 
 /** A live contact ready to be stored, with what it asks of others. */

@@ -1,4 +1,4 @@
-import { commonReasons, notFound, requireTenant, validationError, type CallContext, type ErrorDetail, type Page } from '@voiceapi/kit';
+import { commonReasons, notFound, validationError, type ErrorDetail, type Page, type TenantScope } from '@voiceapi/kit';
 import { windowProblems, type WindowSetting } from '../domain/calling-window';
 import { CHANNELS, isChannel, type Campaign, type CampaignStats, type Channel, type Contact } from '../domain/contact';
 import type { CampaignStore } from '../store/campaign-store';
@@ -38,31 +38,27 @@ export class Campaigns {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async list(ctx: CallContext, page: number, limit: number): Promise<Page<CampaignWithStats> & { page: number; limit: number }> {
-    const scope = requireTenant(ctx);
+  async list(scope: TenantScope, page: number, limit: number): Promise<Page<CampaignWithStats> & { page: number; limit: number }> {
     const p = clampPage(page, limit);
     const res = await this.campaigns.list(scope, p.page, p.limit);
     const stats = await this.contacts.stats(scope, res.items.map((c) => c.id));
     return { ...res, ...p, items: res.items.map((c) => ({ ...c, stats: stats.get(c.id)! })) };
   }
 
-  async get(ctx: CallContext, id: string): Promise<CampaignWithStats> {
-    const scope = requireTenant(ctx);
+  async get(scope: TenantScope, id: string): Promise<CampaignWithStats> {
     const c = await this.campaigns.get(scope, id);
     if (!c) throw notFound('campaign');
     const stats = await this.contacts.stats(scope, [c.id]);
     return { ...c, stats: stats.get(c.id)! };
   }
 
-  async contactsOf(ctx: CallContext, id: string, page: number, limit: number): Promise<Page<Contact> & { page: number; limit: number }> {
-    const scope = requireTenant(ctx);
+  async contactsOf(scope: TenantScope, id: string, page: number, limit: number): Promise<Page<Contact> & { page: number; limit: number }> {
     if (!(await this.campaigns.get(scope, id))) throw notFound('campaign');
     const p = clampPage(page, limit);
     return { ...(await this.contacts.listByCampaign(scope, id, p.page, p.limit)), ...p };
   }
 
-  async create(ctx: CallContext, input: NewCampaign): Promise<CampaignWithStats> {
-    const scope = requireTenant(ctx);
+  async create(scope: TenantScope, input: NewCampaign): Promise<CampaignWithStats> {
     const problems: ErrorDetail[] = [];
     const name = input.name?.trim() ?? '';
     if (!name) problems.push({ path: 'name', message: 'required' });
@@ -98,14 +94,13 @@ export class Campaigns {
   }
 
   /** draft → running; starting a running campaign answers it as it is. */
-  async start(ctx: CallContext, id: string): Promise<CampaignWithStats> {
-    const scope = requireTenant(ctx);
+  async start(scope: TenantScope, id: string): Promise<CampaignWithStats> {
     const c = await this.campaigns.get(scope, id);
     if (!c) throw notFound('campaign');
-    if (c.status === 'running') return this.get(ctx, id);
+    if (c.status === 'running') return this.get(scope, id);
     if (c.status !== 'draft' && c.status !== 'paused') throw commonReasons.error('conflict', `a ${c.status} campaign cannot be started`);
     await this.campaigns.setStatus(scope, id, 'running', this.now());
-    return this.get(ctx, id);
+    return this.get(scope, id);
   }
 }
 

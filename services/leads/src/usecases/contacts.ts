@@ -1,9 +1,10 @@
-import { commonReasons, isDuplicateKeyError, notFound, requireTenant, validationError, type CallContext, type Outbox } from '@voiceapi/kit';
+import { commonReasons, isDuplicateKeyError, notFound, validationError, type Outbox, type TenantScope } from '@voiceapi/kit';
 import { isChannel, type Channel, type Contact } from '../domain/contact';
 import { contactDeleted } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
 import type { DialClaimStore } from '../store/dial-claim-store';
-import type { Followup, FollowupStore } from '../store/followup-store';
+import type { FollowupStore } from '../store/followup-store';
+import type { Followup } from '../domain/followup';
 import type { MessageStore } from '../store/message-store';
 import { followupItemId, type ScheduleStore } from '../store/schedule-store';
 import type { ContactLifecycle } from './lifecycle';
@@ -26,16 +27,15 @@ export class Contacts {
     },
   ) {}
 
-  async get(ctx: CallContext, id: string): Promise<Contact> {
-    const c = await this.d.contacts.get(requireTenant(ctx), id);
+  async get(scope: TenantScope, id: string): Promise<Contact> {
+    const c = await this.d.contacts.get(scope, id);
     if (!c) throw notFound('contact');
     return c;
   }
 
   /** Cancelled: its pending dials and follow-ups are dropped (a dial already requested is refused when claimed). */
-  async cancel(ctx: CallContext, id: string): Promise<Contact> {
-    const scope = requireTenant(ctx);
-    const contact = await this.get(ctx, id);
+  async cancel(scope: TenantScope, id: string): Promise<Contact> {
+    const contact = await this.get(scope, id);
     await this.d.schedule.dropContact(scope, id);
     await this.d.followups.cancelPending(scope, id);
     if (contact.status === 'cancelled') return contact;
@@ -50,9 +50,8 @@ export class Contacts {
    * dial claims; and announces it (`ContactDeleted`), so telephony erases its calls' numbers,
    * transcripts, analyses and recordings. Do-not-call entries stay: an opt-out must outlive the contact.
    */
-  async delete(ctx: CallContext, id: string): Promise<void> {
-    const scope = requireTenant(ctx);
-    await this.get(ctx, id);
+  async delete(scope: TenantScope, id: string): Promise<void> {
+    await this.get(scope, id);
     // The announcement is stored first and held: a failure part-way still gets it published when
     // its hold runs out (the tenant asked for erasure), and a repeated delete finds it stored.
     const event = contactDeleted(scope.tenantId, id, this.d.now());
@@ -69,9 +68,8 @@ export class Contacts {
     if (!deleted) throw notFound('contact');
   }
 
-  async followUp(ctx: CallContext, id: string, input: { scheduledAt: Date; channel?: string; note?: string }): Promise<Followup> {
-    const scope = requireTenant(ctx);
-    const contact = await this.get(ctx, id);
+  async followUp(scope: TenantScope, id: string, input: { scheduledAt: Date; channel?: string; note?: string }): Promise<Followup> {
+    const contact = await this.get(scope, id);
     if (contact.status === 'cancelled') throw commonReasons.error('conflict', 'the contact is cancelled; it gets no follow-ups');
     const now = this.d.now();
     const at = input.scheduledAt.getTime();

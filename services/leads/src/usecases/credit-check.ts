@@ -1,8 +1,5 @@
-import type { CallContext } from '@voiceapi/kit';
-import type { CreditCheck } from './leads';
-
-/** Billing's answer for one call's hold: what it would reserve and what the wallet has now. */
-export type HoldQuote = (ctx: CallContext, maxCallSeconds: number) => Promise<{ amount: number; available: number; covered: boolean }>;
+import type { TenantScope } from '@voiceapi/kit';
+import type { CreditCheck, HoldQuote } from './ports';
 
 /** How much more than one hold a wallet must have for its answer to be remembered. */
 const AMPLE = 100;
@@ -23,11 +20,11 @@ export class QuotedCreditCheck implements CreditCheck {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async coversOneCall(ctx: CallContext, maxCallSeconds: number): Promise<boolean> {
-    const key = `${ctx.tenantId}:${maxCallSeconds}`;
+  async coversOneCall(scope: TenantScope, maxCallSeconds: number): Promise<boolean> {
+    const key = `${scope.tenantId}:${maxCallSeconds}`;
     const until = this.ample.get(key);
     if (until !== undefined && until > this.now()) return true;
-    const q = await this.quote(ctx, maxCallSeconds);
+    const q = await this.quote(scope, maxCallSeconds);
     if (q.available >= AMPLE * q.amount) {
       if (this.ample.size >= MAX_REMEMBERED) this.ample.delete(this.ample.keys().next().value!);
       this.ample.set(key, this.now() + REMEMBER_MS);

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, requireTenant, type CallContext, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, requireTenant, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
 import { windowDecision } from '../domain/calling-window';
 import type { Campaign, Contact } from '../domain/contact';
 import { dialId, dialRequested } from '../events/publish';
@@ -64,8 +64,7 @@ export class Dialing {
    * redelivered dial request dials nobody twice, and a contact cancelled, opted out or put on a
    * do-not-call list after ingest is never dialled.
    */
-  async claim(ctx: CallContext, contactId: string, id: string): Promise<ClaimResult> {
-    const scope = requireTenant(ctx);
+  async claim(scope: TenantScope, contactId: string, id: string): Promise<ClaimResult> {
     const contact = await this.d.contacts.get(scope, contactId);
     if (!contact) return { allowed: false, refusal: 'not_found' };
     if (contact.sandbox) return { allowed: false, refusal: 'sandbox', contact };

@@ -1,6 +1,7 @@
-import { requireTenant, validationError, type CallContext } from '@voiceapi/kit';
+import { validationError, type TenantScope } from '@voiceapi/kit';
 import { parsePhone } from '../domain/phone';
-import type { DoNotCallEntry, DoNotCallStore } from '../store/do-not-call-store';
+import type { DoNotCallStore } from '../store/do-not-call-store';
+import type { DoNotCallEntry } from '../domain/do-not-call';
 
 /** The operator's additions to the do-not-call lists (removal is not offered: an opt-out stands). */
 export class DoNotCall {
@@ -9,8 +10,7 @@ export class DoNotCall {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async addTenant(ctx: CallContext, phone: string): Promise<{ entry: DoNotCallEntry; created: boolean }> {
-    const scope = requireTenant(ctx);
+  async addTenant(scope: TenantScope, phone: string): Promise<{ entry: DoNotCallEntry; created: boolean }> {
     return this.store.addTenant(scope, await e164(phone), 'operator', this.now());
   }
 

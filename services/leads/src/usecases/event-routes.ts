@@ -1,7 +1,8 @@
-import { notFound, requireTenant, validationError, type CallContext } from '@voiceapi/kit';
+import { notFound, validationError, type TenantScope } from '@voiceapi/kit';
 import { leadsReasons } from '../reasons';
 import type { CampaignStore } from '../store/campaign-store';
-import { MAX_ROUTES, type EventRoute, type EventRouteStore } from '../store/event-route-store';
+import { MAX_ROUTES, type EventRouteStore } from '../store/event-route-store';
+import type { EventRoute } from '../domain/event-route';
 
 /** Letters, digits and `. _ : -`, as CRMs name their events (`deal.won`, `form:submitted`). */
 export const EVENT_TYPE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
@@ -13,12 +14,11 @@ export class EventRoutes {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  list(ctx: CallContext): Promise<EventRoute[]> {
-    return this.routes.list(requireTenant(ctx));
+  list(scope: TenantScope): Promise<EventRoute[]> {
+    return this.routes.list(scope);
   }
 
-  async put(ctx: CallContext, eventType: string, campaignId: string): Promise<EventRoute> {
-    const scope = requireTenant(ctx);
+  async put(scope: TenantScope, eventType: string, campaignId: string): Promise<EventRoute> {
     checkEventType(eventType);
     if (!(await this.campaigns.get(scope, campaignId))) {
       throw leadsReasons.error('campaign_not_found', 'no such campaign for this tenant', [{ path: 'campaignId', message: 'unknown' }]);
@@ -29,9 +29,9 @@ export class EventRoutes {
     return this.routes.put(scope, eventType, campaignId, this.now());
   }
 
-  async delete(ctx: CallContext, eventType: string): Promise<void> {
+  async delete(scope: TenantScope, eventType: string): Promise<void> {
     checkEventType(eventType);
-    if (!(await this.routes.delete(requireTenant(ctx), eventType))) throw notFound('event route');
+    if (!(await this.routes.delete(scope, eventType))) throw notFound('event route');
   }
 }
 

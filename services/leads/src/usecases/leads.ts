@@ -1,4 +1,4 @@
-import { DomainError, requireTenant, validationError, type CallContext, type TypedCounter, type ErrorDetail, type EventRecord, type TenantScope } from '@voiceapi/kit';
+import { DomainError, validationError, type ErrorDetail, type EventRecord, type TenantScope, type TypedCounter } from '@voiceapi/kit';
 import { parsePhone, type ParsedPhone } from '../domain/phone';
 import { render, whatsappValues } from '../domain/templates';
 import { isChannel, MESSAGE_CHANNELS, type Campaign, type Channel, type Compliance, type Consent, type Contact, type MessageChannel, type MessageInputs } from '../domain/contact';
@@ -7,10 +7,13 @@ import { leadsReasons } from '../reasons';
 import type { CampaignStore } from '../store/campaign-store';
 import type { ContactStore } from '../store/contact-store';
 import type { EventRouteStore } from '../store/event-route-store';
-import type { Message, MessageStore } from '../store/message-store';
-import type { Template, TemplateStore } from '../store/template-store';
+import type { MessageStore } from '../store/message-store';
+import type { Message } from '../domain/message';
+import type { TemplateStore } from '../store/template-store';
+import type { Template } from '../domain/template';
 import type { AcceptWriter } from './accept-writer';
 import { doNotCallDetails, type ComplianceChecks } from './compliance';
+import type { CreditCheck } from './ports';
 
 /** A lead as the gateway hands it over (shapes checked there; the rules are here). */
 export interface LeadInput {
@@ -23,11 +26,6 @@ export interface LeadInput {
   whatsappParams: Record<string, string>;
   whatsappTemplateId?: string;
   emailTemplateId?: string;
-}
-
-/** Whether a live wallet can cover one call's hold now (billing decides the amount). */
-export interface CreditCheck {
-  coversOneCall(ctx: CallContext, maxCallSeconds: number): Promise<boolean>;
 }
 
 /** How long a running campaign is remembered (see `runningCampaign`). */
@@ -65,16 +63,15 @@ export class LeadIngest {
     },
   ) {}
 
-  async ingestEvent(ctx: CallContext, eventType: string, lead: LeadInput): Promise<IngestResult> {
-    const scope = requireTenant(ctx);
+  async ingestEvent(scope: TenantScope, eventType: string, lead: LeadInput): Promise<IngestResult> {
     const route = await this.d.routes.get(scope, eventType);
     if (!route) throw leadsReasons.error('event_route_not_found', `no event route maps eventType ${JSON.stringify(eventType)} to a campaign`);
-    return this.ingest(ctx, route.campaignId, lead);
+    return this.ingest(scope, route.campaignId, lead);
   }
 
-  async ingest(ctx: CallContext, campaignId: string, lead: LeadInput): Promise<IngestResult> {
+  async ingest(scope: TenantScope, campaignId: string, lead: LeadInput): Promise<IngestResult> {
     try {
-      const r = await this.decide(ctx, campaignId, lead);
+      const r = await this.decide(scope, campaignId, lead);
       this.d.metrics?.leads.add(1, { outcome: r.status === 'accepted' ? r.contact.status : r.status });
       return r;
     } catch (err) {
@@ -83,8 +80,7 @@ export class LeadIngest {
     }
   }
 
-  private async decide(ctx: CallContext, campaignId: string, lead: LeadInput): Promise<IngestResult> {
-    const scope = requireTenant(ctx);
+  private async decide(scope: TenantScope, campaignId: string, lead: LeadInput): Promise<IngestResult> {
     const now = this.d.now();
 
     // 1. The campaign: the tenant's, and running.
@@ -112,7 +108,7 @@ export class LeadIngest {
 
     // 6. A live call needs credit for one call's hold now.
     const live = scope.mode === 'live';
-    if (live && calls && !(await this.d.credits.coversOneCall(ctx, campaign.maxCallSeconds))) {
+    if (live && calls && !(await this.d.credits.coversOneCall(scope, campaign.maxCallSeconds))) {
       throw leadsReasons.error('insufficient_credits', "the wallet's available credit cannot cover one call's hold; top up and retry");
     }
 

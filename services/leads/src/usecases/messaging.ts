@@ -1,18 +1,14 @@
-import { requireTenant, type CallContext, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { requireTenant, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
 import type { Contact, MessageChannel } from '../domain/contact';
 import { messageRequested } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
-import type { Message, MessageStore } from '../store/message-store';
+import type { MessageStore } from '../store/message-store';
+import type { Message } from '../domain/message';
 import type { TemplateStore } from '../store/template-store';
 import type { ContactLifecycle } from './lifecycle';
 import { renderTemplate } from './leads';
 import { messageChannel } from './templates';
-
-/** What sends a rendered message: a WhatsApp or email provider, or the recorder. */
-export interface MessageAdapter {
-  /** Sends the message; `message.id` is stable across retries (pass it to the provider as its idempotency key). */
-  send(message: Message & { tenantId: string }): Promise<{ providerId: string }>;
-}
+import type { MessageAdapter } from './ports';
 
 /**
  * The default adapter: the rendered message, already stored, is its own record (the operator
@@ -32,8 +28,8 @@ export class Messaging {
     private readonly d: { messages: MessageStore; contacts: ContactStore; lifecycle: ContactLifecycle; adapter: MessageAdapter; log: Logger; now: () => Date },
   ) {}
 
-  async list(ctx: CallContext, channel: string | undefined, limit: number): Promise<Message[]> {
-    return this.d.messages.list(requireTenant(ctx), channel ? messageChannel(channel) : undefined, Math.min(MAX_MESSAGES, Math.max(1, limit || MAX_MESSAGES)));
+  async list(scope: TenantScope, channel: string | undefined, limit: number): Promise<Message[]> {
+    return this.d.messages.list(scope, channel ? messageChannel(channel) : undefined, Math.min(MAX_MESSAGES, Math.max(1, limit || MAX_MESSAGES)));
   }
 
   /** Sends one requested message once: a redelivery finds it sent and stops. */

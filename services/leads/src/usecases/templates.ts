@@ -1,7 +1,8 @@
-import { requireTenant, validationError, type CallContext, type ErrorDetail } from '@voiceapi/kit';
+import { validationError, type ErrorDetail, type TenantScope } from '@voiceapi/kit';
 import { MESSAGE_CHANNELS, type MessageChannel } from '../domain/contact';
 import { placeholdersOf } from '../domain/templates';
-import type { Template, TemplateStore } from '../store/template-store';
+import type { TemplateStore } from '../store/template-store';
+import type { Template } from '../domain/template';
 
 /** WhatsApp's approved templates number their placeholders: `{{1}}`, `{{2}}`, … */
 const NUMBERED = /^[1-9][0-9]{0,2}$/;
@@ -12,12 +13,11 @@ export class Templates {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  list(ctx: CallContext, channel?: string): Promise<Template[]> {
-    return this.store.list(requireTenant(ctx), channel ? messageChannel(channel) : undefined);
+  list(scope: TenantScope, channel?: string): Promise<Template[]> {
+    return this.store.list(scope, channel ? messageChannel(channel) : undefined);
   }
 
-  async create(ctx: CallContext, input: { channel: string; name: string; subject?: string; body: string; language?: string }): Promise<Template> {
-    const scope = requireTenant(ctx);
+  async create(scope: TenantScope, input: { channel: string; name: string; subject?: string; body: string; language?: string }): Promise<Template> {
     const channel = messageChannel(input.channel);
     const problems: ErrorDetail[] = [];
     if (!input.name.trim()) problems.push({ path: 'name', message: 'required' });

@@ -2,11 +2,11 @@ import { registerService, requireTenant, validationError, type Logger, type Page
 import { voiceapi } from '@voiceapi/proto';
 import type { Call, CallDetails } from '../domain/call';
 import type { Bucket } from '../domain/rollup';
-import type { PhoneNumber } from '../store/number-store';
-import type { TenantSettingsStore } from '../store/tenant-settings-store';
+import type { PhoneNumber } from '../domain/number';
 import type { Analytics } from '../usecases/analytics';
 import type { Calls } from '../usecases/calls';
 import type { Inbound } from '../usecases/inbound';
+import type { Concurrency } from '../usecases/concurrency';
 import type { Numbers } from '../usecases/numbers';
 
 export interface TelephonyUseCases {
@@ -14,7 +14,7 @@ export interface TelephonyUseCases {
   analytics: Analytics;
   numbers: Numbers;
   inbound: Inbound;
-  settings: TenantSettingsStore;
+  concurrency: Concurrency;
   now: () => Date;
 }
 
@@ -34,7 +34,7 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
       listCalls: async (req, ctx) => {
         const p = paging(req.page);
         const res = await uc.calls.list(
-          ctx,
+          requireTenant(ctx),
           {
             ...(req.direction !== undefined && { direction: req.direction }),
             ...(req.status !== undefined && { status: req.status }),
@@ -48,29 +48,29 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
         );
         return { calls: res.items.map(callProto), page: page(res, p) };
       },
-      listActiveCalls: async (_req, ctx) => ({ calls: (await uc.calls.active(ctx)).map(callProto) }),
+      listActiveCalls: async (_req, ctx) => ({ calls: (await uc.calls.active(requireTenant(ctx))).map(callProto) }),
       getCall: async (req, ctx) => {
-        const { call, details } = await uc.calls.get(ctx, req.callId, req.contactId);
+        const { call, details } = await uc.calls.get(requireTenant(ctx), req.callId, req.contactId);
         return { call: callProto(call), ...detailsProto(details) };
       },
       listConversations: async (req, ctx) => {
-        const found = await uc.calls.conversations(ctx, req.callIds);
+        const found = await uc.calls.conversations(requireTenant(ctx), req.callIds);
         return { conversations: [...found].map(([callId, d]) => ({ callId, ...detailsProto(d) })) };
       },
       listContactCalls: async (req, ctx) => {
         const p = paging(req.page);
-        const res = await uc.calls.ofContact(ctx, req.contactId, p.page, p.limit);
+        const res = await uc.calls.ofContact(requireTenant(ctx), req.contactId, p.page, p.limit);
         return { calls: res.items.map(callProto), page: page(res, p) };
       },
       createRecordingLink: async (req, ctx) => {
-        const link = await uc.calls.recordingLink(ctx, req.callId);
+        const link = await uc.calls.recordingLink(requireTenant(ctx), req.callId);
         return { path: link.path, expireTime: link.expiresAt };
       },
       openRecording: async (req) => uc.calls.openRecording(req.token, req.offset),
       callAnalytics: async (req, ctx) => {
         const to = req.to ?? uc.now();
         const from = req.from ?? new Date(to.getTime() - 30 * 24 * 3600_000);
-        const buckets = await uc.analytics.calls(ctx, {
+        const buckets = await uc.analytics.calls(requireTenant(ctx), {
           groupBy: req.groupBy,
           from,
           to,
@@ -81,29 +81,23 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
       },
       listNumbers: async (req, ctx) => {
         const p = paging(req.page);
-        const res = await uc.numbers.list(ctx, p.page, p.limit);
+        const res = await uc.numbers.list(requireTenant(ctx), p.page, p.limit);
         return { numbers: res.items.map(numberProto), page: page(res, p) };
       },
-      listAvailableNumbers: async (req, ctx) => ({ numbers: (await uc.numbers.available(ctx, req.countryIso, req.contains, req.limit)).map(numberProto) }),
+      listAvailableNumbers: async (req, ctx) => ({ numbers: (await uc.numbers.available(requireTenant(ctx), req.countryIso, req.contains, req.limit)).map(numberProto) }),
       purchaseNumber: async (req, ctx) => {
-        const r = await uc.numbers.purchase(ctx, req.phoneNumber);
+        const r = await uc.numbers.purchase(requireTenant(ctx), req.phoneNumber);
         if (r.status === 'sandbox_accepted') return { status: r.status, creditsCharged: 0, balanceAfter: 0 };
         return { status: r.status, number: numberProto(r.number), creditsCharged: r.creditsCharged, balanceAfter: r.balanceAfter };
       },
       getOwnedNumber: async (req, ctx) => {
         if (!req.id && !req.phoneNumber) throw validationError('name the number by id or phone_number');
-        return { number: numberProto(await uc.numbers.owned(ctx, { ...(req.id && { id: req.id }), ...(req.phoneNumber && { phoneNumber: req.phoneNumber }) })) };
+        return { number: numberProto(await uc.numbers.owned(requireTenant(ctx), { ...(req.id && { id: req.id }), ...(req.phoneNumber && { phoneNumber: req.phoneNumber }) })) };
       },
       addPoolNumber: async (req) => ({ number: numberProto(await uc.numbers.addToPool(req.phoneNumber, req.countryIso, req.monthlyCredits)) }),
-      assignNumber: async (req, ctx) => ({ number: numberProto(await uc.numbers.assign(ctx, req.phoneNumber, req.countryIso)) }),
-      setConcurrency: async (req, ctx) => {
-        const scope = requireTenant(ctx);
-        if (!Number.isInteger(req.maxConcurrentCalls) || req.maxConcurrentCalls < 1 || req.maxConcurrentCalls > 1_000) {
-          throw validationError('invalid concurrency', [{ path: 'maxConcurrentCalls', message: 'must be a whole number from 1 to 1000' }]);
-        }
-        return { maxConcurrentCalls: await uc.settings.setMaxConcurrentCalls(scope.tenantId, req.maxConcurrentCalls, uc.now()) };
-      },
-      simulateInboundCall: async (req, ctx) => ({ callId: await uc.inbound.simulate(ctx, req.toNumber, req.fromNumber, req.durationSeconds) }),
+      assignNumber: async (req, ctx) => ({ number: numberProto(await uc.numbers.assign(requireTenant(ctx), req.phoneNumber, req.countryIso)) }),
+      setConcurrency: async (req, ctx) => ({ maxConcurrentCalls: await uc.concurrency.set(requireTenant(ctx), req.maxConcurrentCalls) }),
+      simulateInboundCall: async (req, ctx) => ({ callId: await uc.inbound.simulate(requireTenant(ctx), req.toNumber, req.fromNumber, req.durationSeconds) }),
     },
     log,
   );

@@ -1,19 +1,6 @@
 import { declareQueries, isDuplicateKeyError, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
-
-export interface PhoneNumber {
-  id: string;
-  phoneNumber: string;
-  countryIso: string;
-  monthlyCredits: number;
-  /** `available` in the pool, `active` once a tenant owns it. */
-  status: 'available' | 'active';
-  /** The owner; unset while in the pool. */
-  tenantId?: string;
-  agentId?: string;
-  purchasedAt?: Date;
-  createdAt: Date;
-}
+import type { PhoneNumber } from '../domain/number';
 
 interface NumberDoc extends Omit<PhoneNumber, 'phoneNumber'> {
   /** The E.164 number: inbound calls find their number by `_id` alone. */

@@ -1,8 +1,7 @@
-import { requireTenant, validationError, type CallContext } from '@voiceapi/kit';
+import { validationError, type TenantScope } from '@voiceapi/kit';
 import { IANAZone } from 'luxon';
 import { DIRECTIONS, type Direction } from '../domain/call';
-import { BUCKET_MS, bucketStart, group, rollUp, type Bucket, type GroupBy } from '../domain/rollup';
-import type { CallStore } from '../store/call-store';
+import { bucketStart, group, type Bucket, type GroupBy } from '../domain/rollup';
 import type { RollupStore } from '../store/rollup-store';
 
 const GROUPS: readonly GroupBy[] = ['day', 'agent', 'campaign'];
@@ -23,8 +22,7 @@ export interface AnalyticsQuery {
 export class Analytics {
   constructor(private readonly rollups: RollupStore) {}
 
-  async calls(ctx: CallContext, q: AnalyticsQuery): Promise<Bucket[]> {
-    const scope = requireTenant(ctx);
+  async calls(scope: TenantScope, q: AnalyticsQuery): Promise<Bucket[]> {
     const problems = [];
     if (!GROUPS.includes(q.groupBy as GroupBy)) problems.push({ path: 'groupBy', message: `must be one of ${GROUPS.join(', ')}` });
     if (q.direction !== undefined && !DIRECTIONS.includes(q.direction as Direction)) problems.push({ path: 'direction', message: `must be one of ${DIRECTIONS.join(', ')}` });
@@ -39,19 +37,3 @@ export class Analytics {
   }
 }
 
-/** Recomputes the buckets whose calls changed, from their calls (one replica runs the passes: a worker on a lease). */
-export class RollupRecompute {
-  constructor(private readonly d: { rollups: RollupStore; calls: CallStore }) {}
-
-  /** One pass; the number of buckets recomputed. */
-  async runOnce(limit = 200): Promise<number> {
-    const marks = await this.d.rollups.dirtyBuckets(limit);
-    for (const m of marks) {
-      const scope = requireTenant({ tenantId: m.tenantId, keyMode: 'live' });
-      const calls = await this.d.calls.startedBetween(scope, m.direction, m.start, new Date(m.start.getTime() + BUCKET_MS));
-      await this.d.rollups.put(rollUp(m.tenantId, m.direction, m.start, calls));
-      await this.d.rollups.clean(m);
-    }
-    return marks.length;
-  }
-}

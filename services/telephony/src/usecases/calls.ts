@@ -1,4 +1,4 @@
-import { notFound, requireTenant, validationError, type CallContext, type Page, type TenantScope } from '@voiceapi/kit';
+import { notFound, requireTenant, validationError, type Page, type TenantScope } from '@voiceapi/kit';
 import { CALL_STATUSES, DIRECTIONS, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
 import type { RecordingTokens } from '../domain/recording-token';
 import { telephonyReasons } from '../reasons';
@@ -31,22 +31,19 @@ export class Calls {
     },
   ) {}
 
-  list(ctx: CallContext, q: FeedQuery, page: number, limit: number): Promise<Page<Call>> {
-    const scope = requireTenant(ctx);
+  list(scope: TenantScope, q: FeedQuery, page: number, limit: number): Promise<Page<Call>> {
     return this.d.calls.page(scope, feedFilter(q), page, limit);
   }
 
   /** Calls holding a line: queued for the carrier, ringing or in progress. */
-  async active(ctx: CallContext): Promise<Call[]> {
-    const scope = requireTenant(ctx);
+  async active(scope: TenantScope): Promise<Call[]> {
     const lines = await this.d.lines.held(scope.tenantId);
     const calls = await this.d.calls.getMany(scope, lines.map((l) => l.callId));
     return calls.filter((c) => ['queued', 'ringing', 'in_progress'].includes(c.status));
   }
 
   /** One call with its transcript and analysis; with a contact, only a call of that contact. */
-  async get(ctx: CallContext, id: string, contactId?: string): Promise<{ call: Call; details: CallDetails | null }> {
-    const scope = requireTenant(ctx);
+  async get(scope: TenantScope, id: string, contactId?: string): Promise<{ call: Call; details: CallDetails | null }> {
     const call = await this.d.calls.get(scope, id);
     if (!call || (contactId !== undefined && call.contactId !== contactId)) throw notFound('call');
     const details = call.hasTranscript || call.hasAnalysis ? await this.d.calls.getDetails(scope, id) : null;
@@ -54,15 +51,13 @@ export class Calls {
   }
 
   /** Transcripts and analyses of up to 100 calls of the tenant, in one read. */
-  conversations(ctx: CallContext, callIds: readonly string[]): Promise<Map<string, CallDetails>> {
-    const scope = requireTenant(ctx);
+  conversations(scope: TenantScope, callIds: readonly string[]): Promise<Map<string, CallDetails>> {
     const ids = [...new Set(callIds)].filter((id) => id && id.length <= MAX_ID);
     if (ids.length > 100) throw validationError('at most 100 calls at once', [{ path: 'callIds', message: 'at most 100' }]);
     return this.d.calls.detailsOf(scope, ids);
   }
 
-  ofContact(ctx: CallContext, contactId: string, page: number, limit: number): Promise<Page<Call>> {
-    const scope = requireTenant(ctx);
+  ofContact(scope: TenantScope, contactId: string, page: number, limit: number): Promise<Page<Call>> {
     if (!contactId || contactId.length > MAX_ID) throw notFound('contact');
     return this.d.calls.page(scope, { contactId }, page, limit);
   }
@@ -81,8 +76,7 @@ export class Calls {
   }
 
   /** A signed path to the call's recording, valid for the configured lifetime (≤ 15 min). */
-  async recordingLink(ctx: CallContext, id: string): Promise<{ path: string; expiresAt: Date }> {
-    const scope = requireTenant(ctx);
+  async recordingLink(scope: TenantScope, id: string): Promise<{ path: string; expiresAt: Date }> {
     const call = await this.d.calls.get(scope, id);
     if (!call?.hasRecording) throw notFound('recording');
     const expiresAt = new Date(this.d.now().getTime() + this.d.tokenTtlMs);

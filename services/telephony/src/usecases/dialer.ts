@@ -1,7 +1,8 @@
 import type { Logger, TypedCounter } from '@voiceapi/kit';
 import { outboundCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
-import type { DialQueueStore, QueuedDial } from '../store/dial-queue-store';
+import type { DialQueueStore } from '../store/dial-queue-store';
+import type { QueuedDial } from '../domain/dial';
 import type { LineStore } from '../store/line-store';
 import type { TenantSettingsStore } from '../store/tenant-settings-store';
 import { liveScope, type CallRunner } from './call-runner';

@@ -1,4 +1,4 @@
-import { notFound, requireTenant, validationError, type CallContext, type Logger } from '@voiceapi/kit';
+import { notFound, validationError, type Logger, type TenantScope } from '@voiceapi/kit';
 import { newCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
@@ -28,8 +28,7 @@ export class Inbound {
   ) {}
 
   /** The carrier simulator rings the tenant's number; answers at once with the call's id. */
-  async simulate(ctx: CallContext, toNumber: string, fromNumber: string, talkSeconds?: number): Promise<string> {
-    const scope = requireTenant(ctx);
+  async simulate(scope: TenantScope, toNumber: string, fromNumber: string, talkSeconds?: number): Promise<string> {
     const problems = [];
     if (!E164.test(toNumber)) problems.push({ path: 'toNumber', message: 'must be an E.164 number, e.g. +14155550100' });
     if (!E164.test(fromNumber)) problems.push({ path: 'fromNumber', message: 'must be an E.164 number, e.g. +14155550100' });

@@ -1,7 +1,8 @@
-import { commonReasons, notFound, requireTenant, validationError, type CallContext, type Page } from '@voiceapi/kit';
+import { commonReasons, notFound, validationError, type Page, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { telephonyReasons } from '../reasons';
-import type { NumberStore, PhoneNumber } from '../store/number-store';
+import type { NumberStore } from '../store/number-store';
+import type { PhoneNumber } from '../domain/number';
 import type { Wallet } from './ports';
 
 /** E.164: a plus, a country code, at most 15 digits. */
@@ -21,12 +22,12 @@ export class Numbers {
     },
   ) {}
 
-  list(ctx: CallContext, page: number, limit: number): Promise<Page<PhoneNumber>> {
-    return this.d.numbers.ownedPage(requireTenant(ctx), page, limit);
+  list(scope: TenantScope, page: number, limit: number): Promise<Page<PhoneNumber>> {
+    return this.d.numbers.ownedPage(scope, page, limit);
   }
 
-  available(ctx: CallContext, countryIso: string | undefined, contains: string | undefined, limit: number): Promise<PhoneNumber[]> {
-    requireTenant(ctx);
+  /** The pool (no tenant's data); the scope says a tenant asked. */
+  available(_scope: TenantScope, countryIso: string | undefined, contains: string | undefined, limit: number): Promise<PhoneNumber[]> {
     const problems = [];
     if (countryIso !== undefined && !COUNTRY.test(countryIso)) problems.push({ path: 'countryIso', message: 'must be two capital letters (ISO 3166-1 alpha-2)' });
     if (contains !== undefined && !/^\d{1,15}$/.test(contains)) problems.push({ path: 'contains', message: 'must be 1–15 digits' });
@@ -39,8 +40,7 @@ export class Numbers {
    * then billing debits its monthly credits (reference `number:<number>`, so a retry charges once).
    * A refused debit gives the claim up; a sandbox key changes nothing.
    */
-  async purchase(ctx: CallContext, phoneNumber: string): Promise<Purchase> {
-    const scope = requireTenant(ctx);
+  async purchase(scope: TenantScope, phoneNumber: string): Promise<Purchase> {
     if (!E164.test(phoneNumber)) throw validationError('invalid number', [{ path: 'phoneNumber', message: 'must be an E.164 number, e.g. +14155550100' }]);
     const offered = await this.d.numbers.byNumber(phoneNumber);
     if (!offered) throw telephonyReasons.error('number_not_found', `${phoneNumber} is not in the number pool`);
@@ -65,8 +65,8 @@ export class Numbers {
     return { status: 'purchased', number, ...charged };
   }
 
-  async owned(ctx: CallContext, opts: { id?: string; phoneNumber?: string }): Promise<PhoneNumber> {
-    const n = await this.d.numbers.owned(requireTenant(ctx), opts);
+  async owned(scope: TenantScope, opts: { id?: string; phoneNumber?: string }): Promise<PhoneNumber> {
+    const n = await this.d.numbers.owned(scope, opts);
     if (!n) throw notFound('number');
     return n;
   }
@@ -80,8 +80,7 @@ export class Numbers {
   }
 
   /** Operator: the number becomes the tenant's without a charge. */
-  async assign(ctx: CallContext, phoneNumber: string, countryIso: string): Promise<PhoneNumber> {
-    const scope = requireTenant(ctx);
+  async assign(scope: TenantScope, phoneNumber: string, countryIso: string): Promise<PhoneNumber> {
     this.check(phoneNumber, countryIso, 0);
     const n = await this.d.numbers.assign(scope.tenantId, { phoneNumber, countryIso, id: randomUUID() }, this.d.now());
     if (!n) throw telephonyReasons.error('number_already_owned', `${phoneNumber} is already owned`);

@@ -1,6 +1,6 @@
-import { registerService, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { DeliveryDoc } from '../store/delivery-store';
+import type { Delivery } from '../domain/delivery';
 import type { Endpoints, EndpointView } from '../usecases/endpoints';
 
 const pb = voiceapi.webhooks.v1;
@@ -12,10 +12,10 @@ export function webhooksService(uc: Endpoints, log: Logger): ServiceRegistration
     pb.WebhooksServiceService,
     {
       registerEndpoint: async (req, ctx) => {
-        const { endpoint, secret } = await uc.register(ctx, req.url, req.events);
+        const { endpoint, secret } = await uc.register(requireTenant(ctx), req.url, req.events);
         return { endpoint: endpointToProto(endpoint), secret };
       },
-      listEndpoints: async (_req, ctx) => ({ endpoints: (await uc.list(ctx)).map(endpointToProto) }),
+      listEndpoints: async (_req, ctx) => ({ endpoints: (await uc.list(requireTenant(ctx))).map(endpointToProto) }),
       listDeliveries: async (req) => ({ deliveries: (await uc.deliveries(req.endpointId, req.limit, req.status)).map(deliveryToProto) }),
       recoverDeliveries: async (req) => {
         if (!req.since) throw validationError('since is required', [{ path: 'since', message: 'required' }]);
@@ -42,7 +42,7 @@ function endpointToProto(e: EndpointView): voiceapi.webhooks.v1.Endpoint {
   return pb.Endpoint.fromPartial({ id: e.id, url: e.url, events: e.events, status: e.status, ...(e.disabledReason && { disabledReason: e.disabledReason }), createTime: e.createdAt });
 }
 
-function deliveryToProto(d: DeliveryDoc): voiceapi.webhooks.v1.Delivery {
+function deliveryToProto(d: Delivery): voiceapi.webhooks.v1.Delivery {
   return pb.Delivery.fromPartial({
     id: d._id,
     eventId: d.messageId,

@@ -1,7 +1,9 @@
 import { declareQueries, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
+import type { Delivery, DeliveryStatus } from '../domain/delivery';
 
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+/** A delivery as stored (its `_id` is the public id). */
+export type DeliveryDoc = Delivery;
 
 /** One attempt, as the operator reads it. */
 export interface AttemptRecord {
@@ -9,30 +11,6 @@ export interface AttemptRecord {
   statusCode?: number;
   error?: string;
   durationMs: number;
-}
-
-/**
- * One message to one endpoint (the message's bytes are in `messages`, the same on every attempt
- * and after a recovery). The history (succeeded and failed deliveries) lives here; each attempt is
- * inserted into `delivery_attempts`; what is still to be sent is also claimed or queued
- * (queue-store). Documents stay small: the delivery is updated once per attempt.
- */
-export interface DeliveryDoc {
-  _id: string;
-  tenantId: string;
-  endpointId: string;
-  messageId: string;
-  type: string;
-  status: DeliveryStatus;
-  /** Attempts made, ever. */
-  attempts: number;
-  /** Attempts made in this round (a recovery starts a new round on the schedule). */
-  step: number;
-  lastStatusCode?: number;
-  lastError?: string;
-  nextAttemptAt?: Date;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 /** An attempt, inserted once: `_id` is `<deliveryId>:<attempt number>`. */

@@ -5,11 +5,7 @@ import { signedHeaders } from '../domain/signing';
 import type { AttemptRecord, DeliveryDoc, DeliveryStore } from '../store/delivery-store';
 import type { DisabledReason, EndpointDoc, EndpointStore } from '../store/endpoint-store';
 import type { MessageStore } from '../store/message-store';
-
-/** Where a signed delivery goes out (the kit's OutboundClient in production): an answer or why there was none. */
-export interface Sender {
-  post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{ statusCode: number; retryAfter?: string } | { error: string }>;
-}
+import type { Sender } from './ports';
 
 export interface DeliveryAttemptsDeps {
   deliveries: DeliveryStore;

@@ -1,8 +1,9 @@
-import { notFound, OutboundRefused, requireTenant, validationError, type CallContext, type SecretBox } from '@voiceapi/kit';
+import { notFound, OutboundRefused, validationError, type SecretBox, type TenantScope } from '@voiceapi/kit';
 import { isEventType, WEBHOOK_EVENT_TYPES } from '../domain/messages';
 import { newSecret } from '../domain/signing';
 import { webhooksReasons } from '../reasons';
-import type { DeliveryDoc, DeliveryStatus, DeliveryStore } from '../store/delivery-store';
+import type { DeliveryStatus } from '../domain/delivery';
+import type { DeliveryDoc, DeliveryStore } from '../store/delivery-store';
 import { newEndpointId, type EndpointDoc, type EndpointStore } from '../store/endpoint-store';
 import type { QueueStore } from '../store/queue-store';
 
@@ -49,8 +50,7 @@ const MAX_URL_LENGTH = 2048;
 export class Endpoints {
   constructor(private readonly d: EndpointDeps) {}
 
-  async register(ctx: CallContext, url: string, events: readonly string[]): Promise<{ endpoint: EndpointView; secret: string }> {
-    const scope = requireTenant(ctx);
+  async register(scope: TenantScope, url: string, events: readonly string[]): Promise<{ endpoint: EndpointView; secret: string }> {
     const checked = this.checkUrl(url);
     checkEvents(events);
     const now = this.d.now();
@@ -68,8 +68,8 @@ export class Endpoints {
     return { endpoint: view(doc), secret };
   }
 
-  async list(ctx: CallContext): Promise<EndpointView[]> {
-    return (await this.d.endpoints.list(requireTenant(ctx))).filter((e) => e.status !== 'deleted').map(view);
+  async list(scope: TenantScope): Promise<EndpointView[]> {
+    return (await this.d.endpoints.list(scope)).filter((e) => e.status !== 'deleted').map(view);
   }
 
   /**

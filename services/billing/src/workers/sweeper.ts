@@ -1,8 +1,8 @@
 import type { Logger } from '@voiceapi/kit';
 import type { CallStore } from '../store/call-store';
 import type { WalletStore } from '../store/wallet-store';
-import type { CallCharging } from './calls';
-import type { Wallets } from './wallets';
+import type { CallCharging } from '../usecases/calls';
+import type { Wallets } from '../usecases/wallets';
 
 /**
  * Settles what no event settled (its passes run by a worker on one replica at a time):

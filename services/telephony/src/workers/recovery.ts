@@ -4,7 +4,7 @@ import { ACTIVE_STATUSES } from '../domain/call';
 import type { CallStore } from '../store/call-store';
 import type { DialQueueStore } from '../store/dial-queue-store';
 import type { LineStore } from '../store/line-store';
-import { carrierRequest, type CallRunner } from './call-runner';
+import { carrierRequest, type CallRunner } from '../usecases/call-runner';
 
 /** A call in progress is someone else's until this long past its due end. */
 const GRACE_MS = 30_000;

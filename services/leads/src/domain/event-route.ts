@@ -1,0 +1,5 @@
+export interface EventRoute {
+  eventType: string;
+  campaignId: string;
+  createdAt: Date;
+}

@@ -1,0 +1,16 @@
+import type { TenantScope } from '@voiceapi/kit';
+import type { Message } from '../domain/message';
+
+/** Whether a live wallet can cover one call's hold now (billing decides the amount). */
+export interface CreditCheck {
+  coversOneCall(scope: TenantScope, maxCallSeconds: number): Promise<boolean>;
+}
+
+/** What sends a rendered message: a WhatsApp or email provider, or the recorder. */
+export interface MessageAdapter {
+  /** Sends the message; `message.id` is stable across retries (pass it to the provider as its idempotency key). */
+  send(message: Message & { tenantId: string }): Promise<{ providerId: string }>;
+}
+
+/** Billing's answer for one call's hold: what it would reserve and what the wallet has now. */
+export type HoldQuote = (scope: TenantScope, maxCallSeconds: number) => Promise<{ amount: number; available: number; covered: boolean }>;
