@@ -4,7 +4,16 @@ import type { Call } from '../domain/call';
 import type { CallEvents } from '../usecases/ports';
 
 const { TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
-const direction = (c: Call) => (c.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND);
+/** What both events say of the call. */
+const facts = (call: Call) => ({
+  callId: call.id,
+  tenantId: call.tenantId,
+  direction: call.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
+  sandbox: call.sandbox,
+  ...(call.campaignId && { campaignId: call.campaignId }),
+  ...(call.agentId && { agentId: call.agentId }),
+  ...(call.dialId && { dialId: call.dialId }),
+});
 
 /**
  * A call's start and end on `telephony.call.v1`, keyed by call id, through the outbox. Each has a
@@ -30,15 +39,9 @@ export function callEvents(outbox: Outbox): CallEvents {
             event: {
               $case: 'callStarted',
               callStarted: {
-                callId: call.id,
-                tenantId: call.tenantId,
-                direction: direction(call),
-                sandbox: call.sandbox,
+                ...facts(call),
                 startTime: call.answeredAt ?? call.startedAt,
-                ...(call.campaignId && { campaignId: call.campaignId }),
-                ...(call.agentId && { agentId: call.agentId }),
                 ...(call.contactId && { contactId: call.contactId }),
-                ...(call.dialId && { dialId: call.dialId }),
               },
             },
           },
@@ -55,24 +58,18 @@ export function callEvents(outbox: Outbox): CallEvents {
             event: {
               $case: 'callEnded',
               callEnded: {
-                callId: call.id,
-                tenantId: call.tenantId,
-                direction: direction(call),
+                ...facts(call),
                 durationSeconds: r.durationSeconds,
-                sandbox: call.sandbox,
                 startTime: call.startedAt,
                 endTime: at,
                 holdFailed,
                 free: false,
                 outcome: r.outcome,
                 optOut: r.analysis?.optOut ?? false,
-                ...(call.campaignId && { campaignId: call.campaignId }),
-                ...(call.agentId && { agentId: call.agentId }),
                 ...(call.agentName && { agentName: call.agentName }),
                 // A call row dropped before it was dialled is not news for leads (the claim was
                 // refused, and leads moved the contact on itself).
                 ...(call.contactId && endReason !== 'not_dialled' && { contactId: call.contactId }),
-                ...(call.dialId && { dialId: call.dialId }),
                 ...(endReason && { endReason }),
                 ...(r.analysis && { analysis: r.analysis }),
                 ...(call.fromNumber && { fromNumber: call.fromNumber }),
