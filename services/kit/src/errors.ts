@@ -84,18 +84,18 @@ export type CommonReason = keyof typeof commonReasons.reasons;
 
 export const notFound = (what = 'resource'): DomainError => commonReasons.error('not_found', `${what} not found`);
 
+/** Whether a failure is this reason (of any service: reason codes are the contract). */
+export const isReason = (err: unknown, reason: string): err is DomainError => err instanceof DomainError && err.reasonCode === reason;
+
 /** A backing service's answer, or null when it answered `not_found` (a read of something that may not exist). */
 export async function nullIfNotFound<T>(answer: Promise<T>): Promise<T | null> {
   try {
     return await answer;
   } catch (err) {
-    if (err instanceof DomainError && err.reasonCode === 'not_found') return null;
+    if (isReason(err, 'not_found')) return null;
     throw err;
   }
 }
-
-/** Whether a failure is this reason (of any service: reason codes are the contract). */
-export const isReason = (err: unknown, reason: string): err is DomainError => err instanceof DomainError && err.reasonCode === reason;
 
 export const validationError = (message: string, details?: ErrorDetail[]): DomainError =>
   commonReasons.error('validation_error', message, details);

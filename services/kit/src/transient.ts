@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DomainError } from './errors';
+import { isReason } from './errors';
 import { isStoreUnavailable } from './mongo/unavailable';
 
 /**
@@ -8,7 +8,7 @@ import { isStoreUnavailable } from './mongo/unavailable';
  */
 export function isTransient(err: unknown): boolean {
   if (isStoreUnavailable(err)) return true;
-  return err instanceof DomainError && (err.reasonCode === 'service_unavailable' || err.reasonCode === 'upstream_timeout');
+  return isReason(err, 'service_unavailable') || isReason(err, 'upstream_timeout');
 }
 
 export interface TransientRetry {

@@ -1,4 +1,4 @@
-import { DomainError, type CallContext } from '@voiceapi/kit';
+import { nullIfNotFound, type CallContext } from '@voiceapi/kit';
 import type { voiceapi } from '@voiceapi/proto';
 import type { ServiceClients } from '../../clients';
 import { conversationJson } from '../telephony/mappers';
@@ -38,12 +38,8 @@ const CAMPAIGN_OR_CONTACT_404 = { 404: 'No such contact for this tenant (`not_fo
 /** The transcript and analysis of the contact's last call, from telephony (none when it has no call or no conversation). */
 async function lastConversation(clients: ServiceClients, contact: voiceapi.leads.v1.Contact | undefined, call: CallContext) {
   if (!contact?.lastCallId) return undefined;
-  try {
-    return conversationJson(await clients.telephony.getCall({ callId: contact.lastCallId, contactId: contact.id }, call));
-  } catch (err) {
-    if (err instanceof DomainError && err.reasonCode === 'not_found') return undefined;
-    throw err;
-  }
+  const found = await nullIfNotFound(clients.telephony.getCall({ callId: contact.lastCallId, contactId: contact.id }, call));
+  return found ? conversationJson(found) : undefined;
 }
 
 /** The last conversations of a page of contacts, in one call to telephony. */

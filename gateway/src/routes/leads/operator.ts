@@ -1,4 +1,4 @@
-import { DomainError, type CallContext } from '@voiceapi/kit';
+import { nullIfNotFound, type CallContext } from '@voiceapi/kit';
 import type { ServiceClients } from '../../clients';
 import { IdParam } from '../../http/pagination';
 import { withBodyFields } from '../../http/errors';
@@ -14,12 +14,7 @@ const TENANT_404 = { 404: 'No such tenant (`not_found`)' };
 
 /** Whether the tenant owns this number (telephony's answer). */
 async function ownedNumber(clients: ServiceClients, phoneNumber: string, call: CallContext): Promise<boolean> {
-  try {
-    return Boolean((await clients.telephony.getOwnedNumber({ phoneNumber }, call)).number);
-  } catch (err) {
-    if (err instanceof DomainError && err.reasonCode === 'not_found') return false;
-    throw err;
-  }
+  return Boolean((await nullIfNotFound(clients.telephony.getOwnedNumber({ phoneNumber }, call)))?.number);
 }
 const DnCAnswer = z.object({ entry: DoNotCallEntry, created: z.boolean().openapi({ description: 'False when the number was on the list already' }) });
 

@@ -21,64 +21,54 @@ const facts = (call: Call) => ({
  * a call, a retried step) stores nothing new.
  */
 export function callEvents(outbox: Outbox): CallEvents {
-  const once = async (add: Promise<string>) => {
+  const announce = async (call: Call, at: Date, event: voiceapi.events.v1.TelephonyCallEvent['event'], eventId: string) => {
     try {
-      await add;
+      await outbox.add(TelephonyCallEvent, call.id, { occurTime: at, event }, { eventId });
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
   };
   return {
     started: (call, at) =>
-      once(
-        outbox.add(
-          TelephonyCallEvent,
-          call.id,
-          {
-            occurTime: at,
-            event: {
-              $case: 'callStarted',
-              callStarted: {
-                ...facts(call),
-                startTime: call.answeredAt ?? call.startedAt,
-                ...(call.contactId && { contactId: call.contactId }),
-              },
-            },
+      announce(
+        call,
+        at,
+        {
+          $case: 'callStarted',
+          callStarted: {
+            ...facts(call),
+            startTime: call.answeredAt ?? call.startedAt,
+            ...(call.contactId && { contactId: call.contactId }),
           },
-          { eventId: `call-started:${call.id}` },
-        ),
+        },
+        `call-started:${call.id}`,
       ),
     ended: (call, { at, result: r, holdFailed, endReason }) =>
-      once(
-        outbox.add(
-          TelephonyCallEvent,
-          call.id,
-          {
-            occurTime: at,
-            event: {
-              $case: 'callEnded',
-              callEnded: {
-                ...facts(call),
-                durationSeconds: r.durationSeconds,
-                startTime: call.startedAt,
-                endTime: at,
-                holdFailed,
-                free: false,
-                outcome: r.outcome,
-                optOut: r.analysis?.optOut ?? false,
-                ...(call.agentName && { agentName: call.agentName }),
-                // A call row dropped before it was dialled is not news for leads (the claim was
-                // refused, and leads moved the contact on itself).
-                ...(call.contactId && endReason !== 'not_dialled' && { contactId: call.contactId }),
-                ...(endReason && { endReason }),
-                ...(r.analysis && { analysis: r.analysis }),
-                ...(call.fromNumber && { fromNumber: call.fromNumber }),
-                ...(call.toNumber && { toNumber: call.toNumber }),
-              },
-            },
+      announce(
+        call,
+        at,
+        {
+          $case: 'callEnded',
+          callEnded: {
+            ...facts(call),
+            durationSeconds: r.durationSeconds,
+            startTime: call.startedAt,
+            endTime: at,
+            holdFailed,
+            free: false,
+            outcome: r.outcome,
+            optOut: r.analysis?.optOut ?? false,
+            ...(call.agentName && { agentName: call.agentName }),
+            // A call row dropped before it was dialled is not news for leads (the claim was
+            // refused, and leads moved the contact on itself).
+            ...(call.contactId && endReason !== 'not_dialled' && { contactId: call.contactId }),
+            ...(endReason && { endReason }),
+            ...(r.analysis && { analysis: r.analysis }),
+            ...(call.fromNumber && { fromNumber: call.fromNumber }),
+            ...(call.toNumber && { toNumber: call.toNumber }),
           },
-          { eventId: `call-ended:${call.id}` },
-        ),
+        },
+        `call-ended:${call.id}`,
       ),
   };
 }

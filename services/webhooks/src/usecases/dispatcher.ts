@@ -70,8 +70,8 @@ export class Dispatcher {
     // What an earlier life of this replica held is nobody's now: the sweeper hands it out again.
     const released = await this.d.queue.releaseAll(this.d.owner, this.d.now());
     if (released > 0) this.d.log.info({ released }, 'deliveries held before a restart handed back');
-    await this.d.queue.heartbeat(this.d.owner, new Date(this.d.now().getTime() + this.d.aliveMs)).catch((err: unknown) => this.d.log.warn({ err }, 'dispatcher heartbeat failed'));
     this.stopped = false;
+    // The heartbeat's first pass says at once that this replica is alive.
     this.workers.forEach((w) => w.start());
   }
 
