@@ -1,12 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { unservedShapes, type QueryShape } from '@voiceapi/kit';
-import { HTTP_STATUS } from '../../gateway/src/http/reasons';
+import { reasonCodesOf, unservedShapes, type QueryShape, type ReasonEnum } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+import { CONTRACT_REASONS, gatewayReasons, HTTP_STATUS } from '../../gateway/src/http/reasons';
 
 // What the architecture document promises of every service, checked on the code itself (issue 22
 // adds the service-shape checks as services move into the shape): the files it names exist, every
-// reason code a process can raise has its HTTP status in the gateway's one table (so none reaches
-// a tenant as an unexplained 500), and every store's declared queries have indexes.
+// reason code of the contract has its HTTP status in the gateway's one table (so none reaches a
+// tenant as an unexplained 500), and every store's declared queries have indexes.
 
 const ROOT = path.resolve(__dirname, '../..');
 const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
@@ -28,14 +29,23 @@ describe('the architecture document', () => {
 });
 
 describe('reason codes', () => {
-  /** The codes of every `defineReasons` catalogue in a file (`code: grpcStatus.X` / `status.X` entries). */
-  const codesIn = (file: string) => [...read(file).matchAll(/^\s+([a-z][a-z_]*):\s*(?:grpcStatus|status)\.[A-Z_]+,/gm)].map((m) => m[1]!);
+  // Every `<Service>Reason` enum the contract (proto/) defines, found in the generated code.
+  const protoEnums = Object.entries(voiceapi as unknown as Record<string, Record<string, Record<string, unknown>>>).flatMap(([pkg, versions]) =>
+    Object.values(versions).flatMap((v) => Object.entries(v).filter(([name]) => /^[A-Z]\w*Reason$/.test(name)).map(([name, e]) => ({ pkg, name, e: e as ReasonEnum }))),
+  );
 
-  it('every code a service or the kit defines has an HTTP status in the gateway', () => {
-    const files = ['services/kit/src/errors.ts', 'gateway/src/http/reasons.ts', ...SERVICES.map((s) => `services/${s}/src/reasons.ts`).filter((f) => existsSync(path.join(ROOT, f)))];
-    const defined = files.flatMap((f) => codesIn(f).map((code) => ({ file: f, code })));
-    expect(defined.length).toBeGreaterThan(25);
-    expect(defined.filter(({ code }) => !Object.hasOwn(HTTP_STATUS, code))).toEqual([]);
+  it('every code of the contract has an HTTP status in the gateway', () => {
+    expect(protoEnums.map((p) => p.name).sort()).toEqual(Object.values(CONTRACT_REASONS).map((e) => protoEnums.find((p) => p.e === e)?.name).sort());
+    const codes = protoEnums.flatMap(({ name, e }) => reasonCodesOf(e).map((code) => ({ name, code })));
+    expect(codes.length).toBeGreaterThan(25);
+    expect(codes.filter(({ code }) => !Object.hasOwn(HTTP_STATUS, code))).toEqual([]);
+    // The gateway's own codes (they never leave it) have one too.
+    expect(Object.keys(gatewayReasons.reasons).filter((code) => !Object.hasOwn(HTTP_STATUS, code))).toEqual([]);
+  });
+
+  it.each(SERVICES.filter((s) => existsSync(path.join(ROOT, `services/${s}/src/reasons.ts`))))('%s: declares its reasons from the contract', (service) => {
+    const src = read(`services/${service}/src/reasons.ts`);
+    expect(/contractReasons\(/.test(src) && !/defineReasons\(/.test(src)).toBe(true);
   });
 });
 
@@ -55,6 +65,25 @@ describe('stores', () => {
       expect({ name, schema: schema !== undefined }).toEqual({ name, schema: true });
       expect({ name, unserved: unservedShapes(schema!, mod[name] as QueryShape[]) }).toEqual({ name, unserved: [] });
     }
+  });
+});
+
+describe('tenant isolation in the stores', () => {
+  const storeFiles = ['gateway/src/store', ...SERVICES.map((s) => `services/${s}/src/store`)]
+    .filter((d) => existsSync(path.join(ROOT, d)))
+    .flatMap((d) => readdirSync(path.join(ROOT, d)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => `${d}/${f}`));
+  const WRAPPERS = /new TenantCollection\(|new TenantKeyed\(|platformModel\(/;
+
+  // A raw model of a tenant's data is how a query forgets its tenant: every model a store makes
+  // goes, in the statement that makes it, into a TenantCollection, a TenantKeyed (ids that are the
+  // tenant's) or, for data no tenant owns, platformModel(model, why).
+  it.each(storeFiles)('%s: reaches every collection through TenantCollection, TenantKeyed or platformModel', (file) => {
+    const src = read(file);
+    const makings = src.split(';').filter((st) => /\bconn\.model[<(]/.test(st));
+    const bare = makings.filter((st) => !WRAPPERS.test(st));
+    expect(bare.map((st) => st.trim().slice(0, 140))).toEqual([]);
+    // Walking a whole collection goes through crossTenant(why) too.
+    expect(/\b(pagesByPrimaryKey|allByPrimaryKey)\(/.test(src)).toBe(false);
   });
 });
 

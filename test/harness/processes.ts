@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { appendFileSync, createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 
@@ -14,6 +14,19 @@ export function freePort(): Promise<number> {
       srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
     });
   });
+}
+
+/** A pino line at error or fatal level, or what Node prints when a process dies of an exception. */
+const ERROR_LINE = /"level":(50|60)\b|^\s*(Uncaught|\w*Error:)/;
+
+function noteError(suite: string, processName: string, line: string): void {
+  const file = process.env.TEST_ERROR_LOG;
+  if (!file) return;
+  try {
+    appendFileSync(file, `${JSON.stringify({ suite, process: processName, line: line.slice(0, 2_000) })}\n`);
+  } catch {
+    /* the run is over */
+  }
 }
 
 export interface Proc {
@@ -32,8 +45,14 @@ export function startProcess(name: string, entry: string, env: Record<string, st
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
+  const suite = path.relative(ROOT, (globalThis as { expect?: { getState(): { testPath?: string } } }).expect?.getState().testPath ?? '');
+  let partial = '';
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-20_000);
+    // Error-level lines go to the run's error log, which the summary reporter prints for failed suites.
+    const lines = (partial + b.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (ERROR_LINE.test(line)) noteError(suite, name, line);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);

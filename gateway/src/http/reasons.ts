@@ -1,10 +1,25 @@
-import { defineReasons, grpcStatus } from '@voiceapi/kit';
+import { defineReasons, grpcStatus, type ReasonCodeOf } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
+
+/** The reason enums of the contract (proto/voiceapi/<service>/v1/reasons.proto): every code a backing service may answer with. */
+export const CONTRACT_REASONS = {
+  common: voiceapi.common.v1.CommonReason,
+  agents: voiceapi.agents.v1.AgentsReason,
+  billing: voiceapi.billing.v1.BillingReason,
+  knowledge: voiceapi.knowledge.v1.KnowledgeReason,
+  leads: voiceapi.leads.v1.LeadsReason,
+  telephony: voiceapi.telephony.v1.TelephonyReason,
+  webhooks: voiceapi.webhooks.v1.WebhooksReason,
+} as const;
+type ContractReason = { [S in keyof typeof CONTRACT_REASONS]: ReasonCodeOf<(typeof CONTRACT_REASONS)[S]> }[keyof typeof CONTRACT_REASONS];
 
 /**
  * The one table from a reason code to the HTTP status tenants and operators see
- * (../shared/guide/api-decisions.md, "Errors"). Services declare their reasons and raise them;
- * only the gateway knows what they mean in HTTP. A reason missing here is answered as a logged
- * 500 `internal_error`, so a service can never invent a status the contract does not promise.
+ * (../shared/guide/api-decisions.md, "Errors"). The contract defines the services' reasons and
+ * they raise them; only the gateway knows what they mean in HTTP. The table must name every code
+ * of the contract (the compiler says which is missing); a reason that is not in it (a service
+ * built from a newer contract) is answered as a logged 500 `internal_error`, so a service can
+ * never invent a status the contract does not promise.
  */
 export const HTTP_STATUS = {
   // Shared by every process (the kit's common reasons).
@@ -49,7 +64,7 @@ export const HTTP_STATUS = {
   custom_api_not_configured: 422,
   url_not_allowed: 422,
   custom_api_error: 502,
-} as const satisfies Record<string, number>;
+} as const satisfies Record<ContractReason, number> & Record<string, number>;
 
 export type HttpReason = keyof typeof HTTP_STATUS;
 

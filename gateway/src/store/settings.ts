@@ -1,3 +1,4 @@
+import { platformModel } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 interface SettingsRecord {
@@ -17,7 +18,7 @@ const GLOBAL = 'global';
 export class SettingsStore {
   private readonly model: Model<SettingsRecord>;
   constructor(conn: Connection) {
-    this.model = conn.models.PlatformSettings ?? conn.model<SettingsRecord>('PlatformSettings', settingsSchema);
+    this.model = platformModel(conn.models.PlatformSettings ?? conn.model<SettingsRecord>('PlatformSettings', settingsSchema), 'the kill switch and other platform-wide settings');
   }
 
   async killSwitch(): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { isObjectIdHex } from '@voiceapi/kit';
+import { isObjectIdHex, platformModel } from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 
 export interface TenantRecord {
@@ -15,7 +15,7 @@ const tenantSchema = new Schema<TenantRecord>(
 export class TenantStore {
   readonly model: Model<TenantRecord>;
   constructor(conn: Connection) {
-    this.model = conn.models.Tenant ?? conn.model<TenantRecord>('Tenant', tenantSchema);
+    this.model = platformModel(conn.models.Tenant ?? conn.model<TenantRecord>('Tenant', tenantSchema), 'the tenant registry: a tenant\'s own record, read before any scope exists');
   }
 
   async create(name: string): Promise<TenantRecord> {

@@ -6,3 +6,4 @@
 /* eslint-disable */
 
 export * from "./voiceapi/agents/v1/agents";
+export * from "./voiceapi/agents/v1/reasons";

@@ -6,3 +6,4 @@
 /* eslint-disable */
 
 export * from "./voiceapi/billing/v1/billing";
+export * from "./voiceapi/billing/v1/reasons";

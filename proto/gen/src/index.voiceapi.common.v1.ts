@@ -6,3 +6,4 @@
 /* eslint-disable */
 
 export * from "./voiceapi/common/v1/pagination";
+export * from "./voiceapi/common/v1/reasons";

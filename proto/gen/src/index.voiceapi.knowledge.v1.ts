@@ -6,3 +6,4 @@
 /* eslint-disable */
 
 export * from "./voiceapi/knowledge/v1/knowledge";
+export * from "./voiceapi/knowledge/v1/reasons";

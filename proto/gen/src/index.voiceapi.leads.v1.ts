@@ -6,3 +6,4 @@
 /* eslint-disable */
 
 export * from "./voiceapi/leads/v1/leads";
+export * from "./voiceapi/leads/v1/reasons";

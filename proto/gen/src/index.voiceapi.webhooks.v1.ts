@@ -5,4 +5,5 @@
 
 /* eslint-disable */
 
+export * from "./voiceapi/webhooks/v1/reasons";
 export * from "./voiceapi/webhooks/v1/webhooks";

@@ -43,7 +43,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
 
   const metrics = serviceMetrics('billing');
   const announcements = new Announcements(outbox, store);
-  const wallets = new Wallets(store, log, (tenantId, entries) => announcements.ledgerEntries(tenantId, entries));
+  const wallets = new Wallets(store, log, (scope, entries) => announcements.ledgerEntries(scope, entries));
   lifecycle.onStop('wallet head hints', () => wallets.stop());
   const creditsCharged = metrics.counter<{ type: string }>('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' });
   const charging = new CallCharging(wallets, calls, rates, (o) => announcements.outcome(o), log, {
@@ -69,7 +69,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
     charging,
     store,
     wallets,
-    announce: (tenantId, from, to) => announcements.catchUp(tenantId, from, to),
+    announce: (scope, from, to) => announcements.catchUp(scope, from, to),
     log,
     settleAfterMs: cfg.SETTLE_AFTER_MS,
   });

@@ -1,13 +1,14 @@
-import { defineReasons, grpcStatus } from '@voiceapi/kit';
+import { contractReasons, grpcStatus } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
 
-/** What billing refuses, beyond the kit's common reasons; the gateway maps each to HTTP. */
-export const billingReasons = defineReasons('billing.voiceapi', {
-  // The available balance (balance − held) cannot cover the debit or hold.
+/**
+ * What billing refuses, beyond the common reasons: the codes and what each means are the contract's
+ * (proto/voiceapi/billing/v1/reasons.proto); here, the gRPC status each travels under. The
+ * gateway maps each to HTTP.
+ */
+export const billingReasons = contractReasons('billing.voiceapi', voiceapi.billing.v1.BillingReason, {
   insufficient_credits: grpcStatus.FAILED_PRECONDITION,
-  // The reference (or call) was posted before with another amount or type.
   reference_conflict: grpcStatus.ALREADY_EXISTS,
-  // A spending call made with a sandbox key: callers skip the debit instead.
   sandbox_not_billable: grpcStatus.FAILED_PRECONDITION,
-  // The wallet kept changing under this request (other replicas): retry.
   wallet_busy: grpcStatus.ABORTED,
 });

@@ -58,6 +58,14 @@ export function requireTenant(ctx: CallContext): TenantScope {
   return { tenantId: ctx.tenantId, mode: ctx.keyMode } as TenantScope;
 }
 
+/**
+ * The scope of work read back from a tenant's own record (a queued dial, a call, a settled
+ * charge): the record carries the tenant its writer proved, so background work acts for it.
+ */
+export function scopeOfRecord(tenantId: string, mode: KeyMode = 'live'): TenantScope {
+  return requireTenant({ tenantId, keyMode: mode });
+}
+
 /** The context of a call to another service on the tenant's behalf (the inverse of `requireTenant`). */
 export function contextOf(scope: TenantScope): CallContext {
   return { tenantId: scope.tenantId, keyMode: scope.mode };

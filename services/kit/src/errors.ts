@@ -1,14 +1,15 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { google } from '@voiceapi/proto';
+import { google, voiceapi } from '@voiceapi/proto';
 import { isStoreUnavailable } from './mongo/unavailable';
 
 /** gRPC status codes, for `defineReasons` (services need not depend on grpc-js for them). */
 export { status as grpcStatus };
 
 /**
- * Errors that cross process boundaries. A service declares its own reason codes (with the gRPC
- * status each travels under) through `defineReasons`; the kit declares only the codes every
- * process shares. On the wire a failure is the standard rich gRPC error: a `google.rpc.Status`
+ * Errors that cross process boundaries. Reason codes are defined in the contract, one enum per
+ * service in proto/ (`voiceapi/<service>/v1/reasons.proto`, the shared ones in
+ * `voiceapi/common/v1/reasons.proto`); a service declares them with the gRPC status each travels
+ * under through `contractReasons`. On the wire a failure is the standard rich gRPC error: a `google.rpc.Status`
  * in the `grpc-status-details-bin` trailer holding an `ErrorInfo` (reason, domain) and, for field
  * problems, a `BadRequest`. What a reason means to a tenant (its HTTP status) is decided in one
  * place only: the gateway's table.
@@ -56,9 +57,10 @@ export interface ReasonCatalogue<R extends string> {
 }
 
 /**
- * Declares a service's reason codes and the gRPC status each one travels under. The domain
- * names the service (`<service>.voiceapi`), so a reason is never mistaken for another
- * service's reason of the same name in logs.
+ * Declares reason codes and the gRPC status each one travels under. The domain names the
+ * declarer (`<service>.voiceapi`), so a reason is never mistaken for another service's reason of
+ * the same name in logs. Services declare theirs from the contract (`contractReasons`); this
+ * plain form is for reasons that never leave one process (the gateway's own) and for tests.
  */
 export function defineReasons<R extends string>(domain: string, reasons: Record<R, status>): ReasonCatalogue<R> {
   const frozen = Object.freeze({ ...reasons });
@@ -69,8 +71,37 @@ export function defineReasons<R extends string>(domain: string, reasons: Record<
   };
 }
 
+/** A `<Service>Reason` enum as ts-proto generates it from proto/ (`BILLING_REASON_WALLET_BUSY = 4`). */
+export type ReasonEnum = Record<string, string | number>;
+type PrefixOf<E extends ReasonEnum> = { [K in keyof E & string]: K extends `${infer P}UNSPECIFIED` ? P : never }[keyof E & string];
+/** The wire codes of a reason enum: its values' names without the prefix, in lower case (`wallet_busy`). */
+export type ReasonCodeOf<E extends ReasonEnum> = { [K in keyof E & string]: K extends `${PrefixOf<E>}UNSPECIFIED` ? never : K extends `${PrefixOf<E>}${infer R}` ? Lowercase<R> : never }[keyof E & string];
+
+/** The wire codes of a reason enum, at run time (as `ReasonCodeOf` says). */
+export function reasonCodesOf(reasonEnum: ReasonEnum): string[] {
+  const unspecified = Object.keys(reasonEnum).find((k) => k.endsWith('_UNSPECIFIED'));
+  if (!unspecified) throw new Error('a reason enum starts with its <PREFIX>_UNSPECIFIED value');
+  const prefix = unspecified.slice(0, -'UNSPECIFIED'.length);
+  return Object.keys(reasonEnum)
+    .filter((k) => k.startsWith(prefix) && k !== unspecified)
+    .map((k) => k.slice(prefix.length).toLowerCase());
+}
+
+/**
+ * Declares a service's reason codes as its `<Service>Reason` enum in proto/ defines them (the
+ * contract: one place for what each means), with the gRPC status each travels under. The statuses
+ * must name every code of the enum and no other: the compiler says which is missing, and a
+ * mismatch at run time (a stale build) fails at start.
+ */
+export function contractReasons<E extends ReasonEnum>(domain: string, reasonEnum: E, statuses: Record<ReasonCodeOf<E>, status>): ReasonCatalogue<ReasonCodeOf<E>> {
+  const codes = reasonCodesOf(reasonEnum).sort();
+  const given = Object.keys(statuses).sort();
+  if (codes.join() !== given.join()) throw new Error(`${domain}: the reasons [${given.join(', ')}] are not the contract's [${codes.join(', ')}]`);
+  return defineReasons(domain, statuses);
+}
+
 /** The codes every process may raise or meet: generic request problems and transport failures. */
-export const commonReasons = defineReasons('voiceapi', {
+export const commonReasons = contractReasons('voiceapi', voiceapi.common.v1.CommonReason, {
   validation_error: status.INVALID_ARGUMENT,
   unauthorized: status.UNAUTHENTICATED,
   not_found: status.NOT_FOUND,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import mongoose, { Schema, type Connection, type Types } from 'mongoose';
-import { objectIds, requireTenant, TenantCollection } from '../src';
+import { objectIds, platformModel, requireTenant, stringIds, TenantCollection, TenantKeyed } from '../src';
 
 interface NoteDoc {
   _id: Types.ObjectId;
@@ -82,5 +82,54 @@ describe('TenantCollection', () => {
     expect(() => notes.crossTenant('')).toThrow(/say why/);
     const hatch = notes.crossTenant('an inbound call is routed by the number it dialled, before its tenant is known');
     expect((await hatch.findById(note._id.toString()))?.tenantId).toBe('tenant-b');
+  });
+
+  it("upserts, inserts only what is new, and updates many of the tenant's own documents only", async () => {
+    interface CounterDoc {
+      _id: string;
+      tenantId: string;
+      n: number;
+    }
+    const schema = new Schema<CounterDoc>({ _id: String, tenantId: { type: String, required: true }, n: Number }, { versionKey: false });
+    const counters = new TenantCollection(conn.model<CounterDoc>('Counter', schema), stringIds, []);
+    await counters.upsertById(a, 'a:1', { $inc: { n: 1 } });
+    await Promise.all([counters.upsertById(a, 'a:2', { $inc: { n: 1 } }), counters.upsertById(a, 'a:2', { $inc: { n: 1 } })]);
+    expect((await counters.findById(a, 'a:1'))?.n).toBe(1);
+    // Two first writes at once: both counted, one document.
+    expect((await counters.findById(a, 'a:2'))?.n).toBe(2);
+    // Another tenant's upsert of the same id cannot reach it (its insert collides on `_id`).
+    await expect(counters.upsertById(b, 'a:1', { $inc: { n: 10 } })).rejects.toThrow();
+    expect((await counters.findById(a, 'a:1'))?.n).toBe(1);
+    expect(await counters.insertNew(a, [{ _id: 'a:1', n: 0 }, { _id: 'a:3', n: 3 }])).toEqual([0]);
+    expect((await counters.findById(a, 'a:3'))?.n).toBe(3);
+    expect(await counters.updateMany(b, {}, { $set: { n: 0 } })).toBe(0);
+    expect(await counters.updateMany(a, {}, { $inc: { n: 1 } })).toBe(3);
+    expect((await counters.find(a, {})).map((c) => c.n).sort()).toEqual([2, 3, 4]);
+  });
+
+  it('keys one document per tenant by the scope itself (TenantKeyed)', async () => {
+    interface HeadDoc {
+      _id: string;
+      seq: number;
+    }
+    const heads = new TenantKeyed(conn.model<HeadDoc>('Head', new Schema<HeadDoc>({ _id: String, seq: Number }, { versionKey: false })));
+    expect(await heads.get(a)).toBeNull();
+    await heads.upsert(a, { $max: { seq: 3 } });
+    await heads.upsert(a, { $max: { seq: 2 } });
+    await heads.upsert(b, { $max: { seq: 7 } });
+    expect({ a: (await heads.get(a))?.seq, b: (await heads.get(b))?.seq }).toEqual({ a: 3, b: 7 });
+    // A conditional update: only when the document still says what was read.
+    expect(await heads.update(a, { $set: { seq: 4 } }, { seq: 2 })).toBe(false);
+    expect(await heads.update(a, { $set: { seq: 4 } }, { seq: 3 })).toBe(true);
+    expect(() => heads.pagesAcrossTenants('')).toThrow(/say why/);
+    const all: string[] = [];
+    for await (const page of heads.pagesAcrossTenants('a sweep over every tenant')) all.push(...page.map((h) => h._id));
+    expect(all.sort()).toEqual(['tenant-a', 'tenant-b']);
+  });
+
+  it('names why a platform collection belongs to no tenant', () => {
+    const model = conn.model('Pool', new Schema({ _id: String }));
+    expect(() => platformModel(model, '')).toThrow(/say why/);
+    expect(platformModel(model, 'the number pool is the platform\'s')).toBe(model);
   });
 });

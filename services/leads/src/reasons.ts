@@ -1,17 +1,16 @@
-import { defineReasons, grpcStatus } from '@voiceapi/kit';
+import { contractReasons, grpcStatus } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
 
-/** What the leads service refuses, beyond the kit's common reasons; the gateway maps each to HTTP. */
-export const leadsReasons = defineReasons('leads.voiceapi', {
-  // The campaign is unknown or another tenant's.
+/**
+ * What the leads service refuses, beyond the common reasons: the codes and what each means are the contract's
+ * (proto/voiceapi/leads/v1/reasons.proto); here, the gRPC status each travels under. The
+ * gateway maps each to HTTP.
+ */
+export const leadsReasons = contractReasons('leads.voiceapi', voiceapi.leads.v1.LeadsReason, {
   campaign_not_found: grpcStatus.FAILED_PRECONDITION,
-  // The campaign exists but is not running (a draft, paused or completed).
   campaign_not_running: grpcStatus.FAILED_PRECONDITION,
-  // The call channel without `consent.outboundCall: true`.
   consent_required: grpcStatus.FAILED_PRECONDITION,
-  // The number is on the tenant's or the platform's do-not-call list (details say which).
   do_not_call: grpcStatus.FAILED_PRECONDITION,
-  // `POST /events` with an event type no route maps.
   event_route_not_found: grpcStatus.FAILED_PRECONDITION,
-  // A live call lead whose wallet cannot cover one call's hold now.
   insufficient_credits: grpcStatus.FAILED_PRECONDITION,
 });

@@ -1,15 +1,15 @@
-import { defineReasons, grpcStatus } from '@voiceapi/kit';
+import { contractReasons, grpcStatus } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
 
-/** What the telephony service refuses, beyond the kit's common reasons; the gateway maps each to HTTP. */
-export const telephonyReasons = defineReasons('telephony.voiceapi', {
-  // A purchase of a number the pool does not offer.
+/**
+ * What the telephony service refuses, beyond the common reasons: the codes and what each means are the contract's
+ * (proto/voiceapi/telephony/v1/reasons.proto); here, the gRPC status each travels under. The
+ * gateway maps each to HTTP.
+ */
+export const telephonyReasons = contractReasons('telephony.voiceapi', voiceapi.telephony.v1.TelephonyReason, {
   number_not_found: grpcStatus.FAILED_PRECONDITION,
-  // A purchase or assignment of a number some tenant (this one included) already owns.
   number_already_owned: grpcStatus.ALREADY_EXISTS,
-  // The wallet cannot cover a number's monthly credits.
   insufficient_credits: grpcStatus.FAILED_PRECONDITION,
-  // A recording token that was forged, truncated or altered.
   recording_link_invalid: grpcStatus.PERMISSION_DENIED,
-  // A recording token past its expiry.
   recording_link_expired: grpcStatus.FAILED_PRECONDITION,
 });

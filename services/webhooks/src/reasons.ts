@@ -1,7 +1,11 @@
-import { defineReasons, grpcStatus } from '@voiceapi/kit';
+import { contractReasons, grpcStatus } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
 
-/** What the webhooks service refuses, beyond the kit's common reasons; the gateway maps each to HTTP. */
-export const webhooksReasons = defineReasons('webhooks.voiceapi', {
-  // An endpoint address the platform may not call (scheme, credentials, a literal internal address).
+/**
+ * What the webhooks service refuses, beyond the common reasons: the codes and what each means are the contract's
+ * (proto/voiceapi/webhooks/v1/reasons.proto); here, the gRPC status each travels under. The
+ * gateway maps each to HTTP.
+ */
+export const webhooksReasons = contractReasons('webhooks.voiceapi', voiceapi.webhooks.v1.WebhooksReason, {
   url_not_allowed: grpcStatus.FAILED_PRECONDITION,
 });

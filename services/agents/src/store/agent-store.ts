@@ -1,5 +1,5 @@
-import { objectIds, pagesByPrimaryKey, requireTenant, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import { objectIds, scopeOfRecord, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, Types, type Connection } from 'mongoose';
 import type { Agent, AgentFields } from '../domain/agent';
 
 /** The stored document: the agent, with its custom-API secret sealed (never in an `Agent`). */
@@ -78,17 +78,15 @@ export type StoredFields = Partial<Omit<AgentDoc, '_id' | 'tenantId' | 'createdA
 /** Inbound agents, tenant-scoped by construction. */
 export class AgentStore {
   private readonly agents: TenantCollection<AgentDoc>;
-  private readonly model: Model<AgentDoc>;
 
   constructor(conn: Connection) {
-    this.model = conn.models.Agent ?? conn.model<AgentDoc>('Agent', agentSchema);
-    this.agents = new TenantCollection(this.model, objectIds, agentQueryShapes);
+    this.agents = new TenantCollection(conn.models.Agent ?? conn.model<AgentDoc>('Agent', agentSchema), objectIds, agentQueryShapes);
   }
 
   /** Every agent of every tenant with a sealed secret, a page at a time (the key rotation's pass). */
   async *sealedSecrets(): AsyncGenerator<{ scope: TenantScope; id: string; sealed: string }[]> {
-    for await (const page of pagesByPrimaryKey(this.model, { customApiSecret: { $exists: true } })) {
-      yield page.map((d) => ({ scope: requireTenant({ tenantId: d.tenantId, keyMode: 'live' }), id: d._id.toHexString(), sealed: d.customApiSecret! }));
+    for await (const page of this.agents.crossTenant('the key rotation re-seals the secrets of every tenant').pages({ customApiSecret: { $exists: true } })) {
+      yield page.map((d) => ({ scope: scopeOfRecord(d.tenantId), id: d._id.toHexString(), sealed: d.customApiSecret! }));
     }
   }
 

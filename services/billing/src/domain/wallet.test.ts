@@ -1,5 +1,5 @@
 import { apply, callCharge, EMPTY_WALLET, stateProblems } from './wallet';
-import { plan, type WalletOp } from '../usecases/wallets';
+import { plan, type WalletOp } from './wallet-ops';
 
 const at = new Date('2026-11-22T10:00:00Z');
 const none = new Map<string, number>();

@@ -1,4 +1,4 @@
-import { Coalescer, eventRecord, isDuplicateKeyError, type EventRecord, type Outbox } from '@voiceapi/kit';
+import { Coalescer, eventRecord, isDuplicateKeyError, type EventRecord, type Outbox, type TenantScope } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rowOf, type Entry } from '../domain/wallet';
 import type { CallOutcome } from '../domain/call';
@@ -24,8 +24,9 @@ export class Announcements {
   ) {}
 
   /** CreditsUsage for each debit row appended (the caller notes how far the chain is announced). */
-  async ledgerEntries(tenantId: string, entries: readonly Entry[]): Promise<void> {
+  async ledgerEntries(scope: TenantScope, entries: readonly Entry[]): Promise<void> {
     if (entries.length === 0) return;
+    const { tenantId } = scope;
     const at = new Date();
     const records: EventRecord[] = [];
     for (const e of entries) {
@@ -54,9 +55,9 @@ export class Announcements {
   }
 
   /** Announces entries the live path did not (the sweeper), then moves the cursor past them. */
-  async catchUp(tenantId: string, from: number, to: number): Promise<void> {
-    await this.ledgerEntries(tenantId, await this.store.entriesBetween(tenantId, from + 1, to));
-    await this.store.noteAnnounced(tenantId, from, to);
+  async catchUp(scope: TenantScope, from: number, to: number): Promise<void> {
+    await this.ledgerEntries(scope, await this.store.entriesBetween(scope, from + 1, to));
+    await this.store.noteAnnounced(scope, from, to);
   }
 
   async outcome(o: CallOutcome): Promise<void> {

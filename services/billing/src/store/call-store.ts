@@ -1,9 +1,10 @@
-import { Coalescer, declareQueries, duplicatePositions, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { Direction } from '../domain/wallet';
 import type { EndedCall, BillingStatus, CallOutcome } from '../domain/call';
 
 interface OutcomeDoc extends Omit<CallOutcome, 'callId'> {
+  /** The call id. */
   _id: string;
 }
 const outcomeSchema = new Schema<OutcomeDoc>(
@@ -31,6 +32,7 @@ const outcomeSchema = new Schema<OutcomeDoc>(
 
 /** Ended calls whose charge failed: the sweeper's small working set (deleted once settled). */
 interface UnsettledDoc extends Omit<EndedCall, 'callId'> {
+  /** The call id. */
   _id: string;
   receivedAt: Date;
 }
@@ -62,8 +64,8 @@ export const unsettledQueryShapes: QueryShape[] = [{ name: 'due', equality: [], 
  * them), and every read checks the tenant it expects.
  */
 export class CallStore {
-  private readonly outcomes: Model<OutcomeDoc>;
-  private readonly unsettled: Model<UnsettledDoc>;
+  private readonly outcomes: TenantCollection<OutcomeDoc, string>;
+  private readonly unsettled: TenantCollection<UnsettledDoc, string>;
   /** Outcomes settled while an insert is under way are inserted together next. */
   private readonly settled = new Coalescer<CallOutcome, CallOutcome>(async (outcomes) => {
     const taken = await this.insertOutcomes(outcomes);
@@ -71,13 +73,13 @@ export class CallStore {
   });
 
   constructor(conn: Connection) {
-    this.outcomes = conn.models.CallOutcome ?? conn.model<OutcomeDoc>('CallOutcome', outcomeSchema);
-    this.unsettled = conn.models.UnsettledCall ?? conn.model<UnsettledDoc>('UnsettledCall', unsettledSchema);
-    declareQueries(this.unsettled, unsettledQueryShapes);
+    this.outcomes = new TenantCollection(conn.models.CallOutcome ?? conn.model<OutcomeDoc>('CallOutcome', outcomeSchema), stringIds, []);
+    this.unsettled = new TenantCollection(conn.models.UnsettledCall ?? conn.model<UnsettledDoc>('UnsettledCall', unsettledSchema), stringIds, unsettledQueryShapes);
   }
 
+  /** The call's outcome, whichever tenant it names (the caller checks it names the one it expects). */
   async outcome(callId: string): Promise<CallOutcome | undefined> {
-    const doc = await this.outcomes.findById(callId).lean<OutcomeDoc>();
+    const doc = await this.outcomes.crossTenant('an outcome is found by its call id, then its tenant checked').findById(callId);
     return doc ? fromDoc(doc) : undefined;
   }
 
@@ -100,31 +102,23 @@ export class CallStore {
       else docs.push({ i, doc: { _id: callId, ...rest } });
       seen.add(callId);
     });
-    try {
-      // The driver's insert: no per-document validation (the use case built them), one write.
-      await this.outcomes.collection.insertMany(docs.map((d) => d.doc) as never[], { ordered: false });
-    } catch (err) {
-      const duplicates = duplicatePositions(err);
-      if (!duplicates || duplicates.length === 0) throw err;
-      for (const at of duplicates) taken[docs[at]!.i] = false;
-    }
+    const batch = this.outcomes.crossTenant('outcomes of several tenants are inserted in one write, each with its own tenant');
+    for (const at of await batch.insertManyUnordered(docs.map((d) => d.doc))) taken[docs[at]!.i] = false;
     return taken;
   }
 
-  async remember(call: EndedCall): Promise<void> {
-    const { callId, ...rest } = call;
-    await this.unsettled.updateOne({ _id: callId }, { $setOnInsert: { ...rest, receivedAt: new Date() } }, { upsert: true }).catch((err: unknown) => {
-      if (!isDuplicateKeyError(err)) throw err;
-    });
+  async remember(scope: TenantScope, call: EndedCall): Promise<void> {
+    const { callId, tenantId: _owner, ...rest } = call;
+    await this.unsettled.upsertById(scope, callId, { $setOnInsert: { ...rest, receivedAt: new Date() } });
   }
 
-  async forget(callId: string): Promise<void> {
-    await this.unsettled.deleteOne({ _id: callId });
+  async forget(scope: TenantScope, callId: string): Promise<void> {
+    await this.unsettled.deleteById(scope, callId);
   }
 
-  /** Ended calls received before `before` and still not settled. */
+  /** Ended calls of every tenant received before `before` and still not settled. */
   async unsettledSince(before: Date): Promise<EndedCall[]> {
-    const docs = await this.unsettled.find({ receivedAt: { $lt: before } }).limit(500).lean<UnsettledDoc[]>();
+    const docs = await this.unsettled.crossTenant('the sweeper settles the failed charges of every tenant').find({ receivedAt: { $lt: before } }, { limit: 500 });
     return docs.map(({ _id, receivedAt: _r, ...rest }) => ({ callId: _id, ...rest }));
   }
 }

@@ -1,6 +1,6 @@
-import { allByPrimaryKey, duplicatePositions, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, stringIds, TenantCollection, TenantKeyed, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
 import { EMPTY_WALLET, rowOf, type CallFacts, type Entry, type EntryChange, type LedgerRow, type PendingRef, type TransactionType, type WalletState } from '../domain/wallet';
 
 /**
@@ -11,7 +11,7 @@ import { EMPTY_WALLET, rowOf, type CallFacts, type Entry, type EntryChange, type
  *    readers walk forward from it) and how far the chain has been announced on Kafka;
  *  - `ledger_refs`: `<tenantId>:<reference>` → seq, the index that makes references unique. A
  *    reference is in it or in the head's `pendingRefs`, never in neither (see `confirmRefs`).
- * Ids embed the tenant, so no lookup here can reach another tenant's wallet.
+ * Ids embed the tenant, and every operation takes the wallet's `TenantScope`.
  */
 interface EntryDoc {
   _id: string;
@@ -68,6 +68,7 @@ export const entryQueryShapes: QueryShape[] = [
 export { entrySchema };
 
 interface HeadDoc {
+  /** The tenant id. */
   _id: string;
   seq: number;
   /** Entries up to this seq have had their events stored in the outbox. */
@@ -92,8 +93,8 @@ interface RefDoc {
 const refSchema = new Schema<RefDoc>({ _id: String, tenantId: { type: String, required: true }, seq: { type: Number, required: true } }, { collection: 'ledger_refs', versionKey: false });
 // No secondary index: read by `_id` only.
 
-const entryId = (tenantId: string, seq: number) => `${tenantId}:${seq}`;
-const refId = (tenantId: string, ref: string) => `${tenantId}:${ref}`;
+const entryId = (scope: TenantScope, seq: number) => `${scope.tenantId}:${seq}`;
+const refId = (scope: TenantScope, ref: string) => `${scope.tenantId}:${ref}`;
 
 export interface Head {
   tenantId: string;
@@ -103,57 +104,54 @@ export interface Head {
 }
 
 export class WalletStore {
-  private readonly entries: Model<EntryDoc>;
-  private readonly rows: TenantCollection<EntryDoc, string>;
-  private readonly heads: Model<HeadDoc>;
-  private readonly refs: Model<RefDoc>;
+  private readonly entries: TenantCollection<EntryDoc, string>;
+  private readonly heads: TenantKeyed<HeadDoc>;
+  private readonly refs: TenantCollection<RefDoc, string>;
 
   constructor(conn: Connection) {
-    this.entries = conn.models.WalletEntry ?? conn.model<EntryDoc>('WalletEntry', entrySchema);
-    this.rows = new TenantCollection(this.entries, stringIds, entryQueryShapes);
-    this.heads = conn.models.WalletHead ?? conn.model<HeadDoc>('WalletHead', headSchema);
-    this.refs = conn.models.LedgerRef ?? conn.model<RefDoc>('LedgerRef', refSchema);
+    this.entries = new TenantCollection(conn.models.WalletEntry ?? conn.model<EntryDoc>('WalletEntry', entrySchema), stringIds, entryQueryShapes);
+    this.heads = new TenantKeyed(conn.models.WalletHead ?? conn.model<HeadDoc>('WalletHead', headSchema));
+    this.refs = new TenantCollection(conn.models.LedgerRef ?? conn.model<RefDoc>('LedgerRef', refSchema), stringIds, []);
   }
 
   /**
    * The wallet's newest state: from `from` (a state this process saw) or the head hint, walking
    * forward by `_id` until an entry is missing. Exact at the moment of the last read.
    */
-  async head(tenantId: string, from?: WalletState, hintSeq?: number): Promise<WalletState> {
+  async head(scope: TenantScope, from?: WalletState, hintSeq?: number): Promise<WalletState> {
     let state = from;
     if (!state) {
-      const seq = hintSeq ?? (await this.hint(tenantId))?.seq ?? 0;
-      state = seq > 0 ? ((await this.entryAt(tenantId, seq))?.state ?? EMPTY_WALLET) : EMPTY_WALLET;
+      const seq = hintSeq ?? (await this.hint(scope))?.seq ?? 0;
+      state = seq > 0 ? ((await this.entryAt(scope, seq))?.state ?? EMPTY_WALLET) : EMPTY_WALLET;
     }
     for (;;) {
-      const next = await this.entryAt(tenantId, state.seq + 1);
+      const next = await this.entryAt(scope, state.seq + 1);
       if (!next) return state;
       state = next.state;
     }
   }
 
   /** The stored head hint: a seq at or behind the head, and the announcement cursor. */
-  async hint(tenantId: string): Promise<{ seq: number; announcedSeq: number } | undefined> {
-    const doc = await this.heads.findById(tenantId).lean<HeadDoc>();
+  async hint(scope: TenantScope): Promise<{ seq: number; announcedSeq: number } | undefined> {
+    const doc = await this.heads.get(scope);
     return doc ? { seq: doc.seq, announcedSeq: doc.announcedSeq ?? 0 } : undefined;
   }
 
-  async entryAt(tenantId: string, seq: number): Promise<EntryDoc | null> {
-    return this.entries.findById(entryId(tenantId, seq)).lean<EntryDoc>();
+  async entryAt(scope: TenantScope, seq: number): Promise<EntryDoc | null> {
+    return this.entries.findById(scope, entryId(scope, seq));
   }
 
   /**
    * Appends entries in order; returns how many were inserted. Fewer than given means another
    * writer took the next place: the caller reads the head again and recomputes the rest.
    */
-  async append(tenantId: string, entries: readonly Entry[], at: Date): Promise<number> {
+  async append(scope: TenantScope, entries: readonly Entry[], at: Date): Promise<number> {
     if (entries.length === 0) return 0;
     const writer = randomUUID();
-    const docs = entries.map(({ change, state }): EntryDoc => {
+    const docs = entries.map(({ change, state }): Omit<EntryDoc, 'tenantId'> => {
       const row = rowOf(change, state, at);
       return {
-        _id: entryId(tenantId, state.seq),
-        tenantId,
+        _id: entryId(scope, state.seq),
         seq: state.seq,
         kind: change.kind,
         ...(row
@@ -174,14 +172,14 @@ export class WalletStore {
       };
     });
     try {
-      await this.entries.insertMany(docs, { ordered: true });
+      await this.entries.insertMany(scope, docs);
       return docs.length;
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
       // Ordered: what was inserted is a prefix, told apart by this append's writer token.
       let n = 0;
       for (const d of docs) {
-        const got = await this.entries.findById(d._id, { writer: 1 }).lean<EntryDoc>();
+        const got = await this.entries.findById(scope, d._id, { writer: 1 });
         if (got?.writer !== writer) break;
         n++;
       }
@@ -193,27 +191,23 @@ export class WalletStore {
    * Best effort: the head hint may lag (readers walk forward) and never matters for correctness.
    * One write by `_id`: `$max` keeps it from going back; `announcedSeq` moves only when given.
    */
-  async noteHead(tenantId: string, state: WalletState, announcedSeq?: number): Promise<void> {
-    await this.heads.updateOne(
-      { _id: tenantId },
-      {
-        $max: { seq: state.seq, ...(announcedSeq !== undefined && { announcedSeq }) },
-        $set: { holds: state.holds.length, updatedAt: state.updatedAt ?? new Date() },
-      },
-      { upsert: true },
-    );
+  async noteHead(scope: TenantScope, state: WalletState, announcedSeq?: number): Promise<void> {
+    await this.heads.upsert(scope, {
+      $max: { seq: state.seq, ...(announcedSeq !== undefined && { announcedSeq }) },
+      $set: { holds: state.holds.length, updatedAt: state.updatedAt ?? new Date() },
+    });
   }
 
   /** Entries after `from` up to `to` are announced, if everything up to `from` was. */
-  async noteAnnounced(tenantId: string, from: number, to: number): Promise<void> {
-    await this.heads.updateOne({ _id: tenantId, announcedSeq: from }, { $set: { announcedSeq: to } });
+  async noteAnnounced(scope: TenantScope, from: number, to: number): Promise<void> {
+    await this.heads.update(scope, { $set: { announcedSeq: to } }, { announcedSeq: from });
   }
 
   /** Entries from `from` to `to` (inclusive), in order, as appended. */
-  async entriesBetween(tenantId: string, from: number, to: number): Promise<Entry[]> {
+  async entriesBetween(scope: TenantScope, from: number, to: number): Promise<Entry[]> {
     const out: Entry[] = [];
     for (let seq = from; seq <= to; seq++) {
-      const doc = await this.entryAt(tenantId, seq);
+      const doc = await this.entryAt(scope, seq);
       if (!doc) break;
       const change: EntryChange =
         doc.kind === 'ledger'
@@ -226,50 +220,43 @@ export class WalletStore {
 
   /** Every tenant's head hint, read in pages along the primary key. */
   async headHints(): Promise<Head[]> {
-    const docs = await allByPrimaryKey(this.heads, HEAD_PAGE);
-    return docs.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 }));
+    const out: Head[] = [];
+    for await (const page of this.heads.pagesAcrossTenants('the sweeper looks at every wallet for expired holds and unannounced entries', HEAD_PAGE)) {
+      out.push(...page.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 })));
+    }
+    return out;
   }
 
   /** The seq of the row posted with this reference, if it is indexed. */
-  async refSeq(tenantId: string, ref: string): Promise<number | undefined> {
-    return (await this.refs.findById(refId(tenantId, ref)).lean<RefDoc>())?.seq;
+  async refSeq(scope: TenantScope, ref: string): Promise<number | undefined> {
+    return (await this.refs.findById(scope, refId(scope, ref)))?.seq;
   }
 
   /**
    * Indexes posted references. Written before an entry drops them from `pendingRefs`, so a
-   * reference is always findable; writing one twice is harmless.
+   * reference is always findable; writing one twice is harmless (only "already indexed" may
+   * pass: a reference that failed otherwise must stay pending).
    */
-  async confirmRefs(tenantId: string, pending: readonly PendingRef[]): Promise<void> {
-    if (pending.length === 0) return;
-    try {
-      await this.refs.insertMany(
-        pending.map((p) => ({ _id: refId(tenantId, p.ref), tenantId, seq: p.seq })),
-        { ordered: false },
-      );
-    } catch (err) {
-      // Only "already indexed" may pass: a reference that failed otherwise must stay pending.
-      if (!duplicatePositions(err)) throw err;
-    }
+  async confirmRefs(scope: TenantScope, pending: readonly PendingRef[]): Promise<void> {
+    await this.refs.insertNew(
+      scope,
+      pending.map((p) => ({ _id: refId(scope, p.ref), seq: p.seq })),
+    );
   }
 
-  async rowAt(tenantId: string, seq: number): Promise<LedgerRow | undefined> {
-    const doc = await this.entryAt(tenantId, seq);
+  async rowAt(scope: TenantScope, seq: number): Promise<LedgerRow | undefined> {
+    const doc = await this.entryAt(scope, seq);
     return doc && doc.kind === 'ledger' ? toRow(doc) : undefined;
   }
 
   /** A page of ledger rows up to `maxSeq` (the head the caller read), newest first. */
   async listRows(scope: TenantScope, opts: { type?: TransactionType; page: number; limit: number; maxSeq: number }): Promise<LedgerRow[]> {
-    const docs = await this.rows.find(
+    const docs = await this.entries.find(
       scope,
       { kind: 'ledger', ...(opts.type && { type: opts.type }), seq: { $lte: opts.maxSeq } },
       { sort: NEWEST_FIRST, skip: (opts.page - 1) * opts.limit, limit: opts.limit, projection: { state: 0 } },
     );
     return docs.map(toRow);
-  }
-
-  /** Every ledger row of a tenant, oldest first (the invariant checks of the tests). */
-  async allEntries(tenantId: string): Promise<EntryDoc[]> {
-    return this.entries.find({ tenantId }).sort({ seq: 1 }).lean<EntryDoc[]>();
   }
 }
 

@@ -3,7 +3,8 @@ import type { RateCard } from '../config';
 import { available, callCharge, type Direction, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
 import { billingReasons } from '../reasons';
 import type { WalletStore } from '../store/wallet-store';
-import type { WalletResult, Wallets } from './wallets';
+import type { WalletResult } from '../domain/wallet-ops';
+import type { Wallets } from './wallets';
 
 export const MAX_TOP_UP = 1_000_000_000;
 /** Larger than any real debit or hold; keeps sums far inside exact integers. */
@@ -31,12 +32,12 @@ export class Billing {
   ) {}
 
   balance(scope: TenantScope): Promise<WalletState> {
-    return this.wallets.read(scope.tenantId);
+    return this.wallets.read(scope);
   }
 
   /** Newest first, up to the head read first: the rows and the total agree. */
   async transactions(scope: TenantScope, opts: { type?: TransactionType; page: number; limit: number }): Promise<RowsPage> {
-    const head = await this.wallets.read(scope.tenantId);
+    const head = await this.wallets.read(scope);
     const total = head.counts[opts.type ?? 'all'] ?? 0;
     const rows = total === 0 ? [] : await this.store.listRows(scope, { ...opts, maxSeq: head.seq });
     return { rows, total, hasMore: opts.page * opts.limit < total };
@@ -46,7 +47,7 @@ export class Billing {
     refuseSandbox(scope);
     wholeAmount('amount', amount, MAX_TOP_UP);
     checkReference(reference);
-    return this.wallets.run(scope.tenantId, { kind: 'topUp', reference, amount, description: note?.trim() || 'Top-up' });
+    return this.wallets.run(scope, { kind: 'topUp', reference, amount, description: note?.trim() || 'Top-up' });
   }
 
   async debit(scope: TenantScope, req: { reference: string; amount: number; type: TransactionType; description: string }): Promise<WalletResult> {
@@ -56,7 +57,7 @@ export class Billing {
     if (req.type === 'top_up' || req.type === 'call_deduction') {
       throw validationError(`a debit cannot be of type ${req.type} (calls are charged from their hold)`, [{ path: 'type', message: 'not a debit type' }]);
     }
-    const r = await this.wallets.run(scope.tenantId, { kind: 'debit', reference: req.reference, amount: req.amount, type: req.type, description: req.description.trim() || req.type });
+    const r = await this.wallets.run(scope, { kind: 'debit', reference: req.reference, amount: req.amount, type: req.type, description: req.description.trim() || req.type });
     if (!r.replayed) this.metrics?.charged.add(req.amount, { type: req.type });
     return r;
   }
@@ -66,14 +67,14 @@ export class Billing {
     checkCallId(req.callId);
     wholeAmount('amount', req.amount, MAX_AMOUNT);
     if (!(req.expiresAt.getTime() > Date.now())) throw validationError('expire_time must be in the future', [{ path: 'expire_time', message: 'in the past' }]);
-    return this.wallets.run(scope.tenantId, { kind: 'hold', ...req });
+    return this.wallets.run(scope, { kind: 'hold', ...req });
   }
 
   async capture(scope: TenantScope, req: { callId: string; amount: number; description: string }): Promise<WalletResult> {
     refuseSandbox(scope);
     checkCallId(req.callId);
     wholeAmount('amount', req.amount, MAX_AMOUNT);
-    const r = await this.wallets.run(scope.tenantId, { kind: 'capture', ...req, description: req.description.trim() || 'Call' });
+    const r = await this.wallets.run(scope, { kind: 'capture', ...req, description: req.description.trim() || 'Call' });
     if (r.row && !r.replayed) this.metrics?.charged.add(-r.row.amount, { type: 'call_deduction' });
     return r;
   }
@@ -89,13 +90,13 @@ export class Billing {
   /** The hold a call would need and whether the wallet covers it now (read-only, any key mode). */
   async quoteCallHold(scope: TenantScope, direction: Direction, maxCallSeconds: number): Promise<{ amount: number; state: WalletState; covered: boolean }> {
     const amount = this.holdFor(direction, maxCallSeconds);
-    const state = await this.wallets.read(scope.tenantId);
+    const state = await this.wallets.read(scope);
     return { amount, state, covered: available(state) >= amount };
   }
 
   release(scope: TenantScope, callId: string): Promise<WalletResult> {
     checkCallId(callId);
-    return this.wallets.run(scope.tenantId, { kind: 'release', callId });
+    return this.wallets.run(scope, { kind: 'release', callId });
   }
 }
 

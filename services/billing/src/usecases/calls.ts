@@ -1,4 +1,4 @@
-import type { Logger, TypedCounter, TypedHistogram } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger, type TenantScope, type TypedCounter, type TypedHistogram } from '@voiceapi/kit';
 import type { RateCard } from '../config';
 import { callCharge } from '../domain/wallet';
 import type { CallStore } from '../store/call-store';
@@ -50,14 +50,14 @@ export class CallCharging {
     } catch (err) {
       // Kafka redelivers what a crash interrupts; a failure is also remembered (when the store
       // takes it), so the sweeper settles the call even if its event ends in the dead letters.
-      await this.calls.remember(call).catch(() => undefined);
+      await this.calls.remember(scopeOf(call), call).catch(() => undefined);
       throw err;
     }
   }
 
   /** A hold whose call never reported its end: released, and the call settled without a charge. */
-  async expire(tenantId: string, callId: string, direction: EndedCall['direction'], expiredAt: Date): Promise<CallOutcome> {
-    return this.settle({ callId, tenantId, direction, durationSeconds: 0, sandbox: false, free: false, holdFailed: false, endedAt: expiredAt, expired: true });
+  async expire(scope: TenantScope, callId: string, direction: EndedCall['direction'], expiredAt: Date): Promise<CallOutcome> {
+    return this.settle({ callId, tenantId: scope.tenantId, direction, durationSeconds: 0, sandbox: false, free: false, holdFailed: false, endedAt: expiredAt, expired: true });
   }
 
   private async decide(call: EndedCall): Promise<CallOutcome> {
@@ -78,13 +78,13 @@ export class CallCharging {
       // Settles the call for good (a later charge of it is refused), releasing any hold; if it
       // was charged meanwhile, that charge is the outcome.
       const failed = call.expired ? 'end_not_reported' : call.holdFailed && !call.sandbox && !call.free && charge > 0 ? 'insufficient_credits' : undefined;
-      const r = await this.wallets.run(call.tenantId, { kind: 'release', callId: call.callId, final: true, reason: failed ?? 'skipped' });
+      const r = await this.wallets.run(scopeOf(call), { kind: 'release', callId: call.callId, final: true, reason: failed ?? 'skipped' });
       if (r.row) return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id };
       if (failed) return { ...base, status: 'failed', creditsCharged: 0, creditsError: failed };
       return { ...base, status: 'skipped', creditsCharged: 0 };
     }
     const minutes = Math.ceil(call.durationSeconds / 60);
-    const r = await this.wallets.run(call.tenantId, {
+    const r = await this.wallets.run(scopeOf(call), {
       kind: 'capture',
       callId: call.callId,
       amount: charge,
@@ -108,3 +108,6 @@ const facts = (call: EndedCall): Pick<EndedCall, 'contactId' | 'campaignId' | 'a
   ...(call.campaignId && { campaignId: call.campaignId }),
   ...(call.agentId && { agentId: call.agentId }),
 });
+
+/** The wallet an ended call is charged to: the tenant the call's record names. */
+const scopeOf = (call: EndedCall): TenantScope => scopeOfRecord(call.tenantId, call.sandbox ? 'sandbox' : 'live');

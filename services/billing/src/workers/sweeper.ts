@@ -1,4 +1,4 @@
-import type { Logger } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
 import type { CallStore } from '../store/call-store';
 import type { WalletStore } from '../store/wallet-store';
 import type { CallCharging } from '../usecases/calls';
@@ -19,7 +19,7 @@ export class Sweeper {
       charging: CallCharging;
       store: WalletStore;
       wallets: Wallets;
-      announce: (tenantId: string, from: number, to: number) => Promise<void>;
+      announce: (scope: TenantScope, from: number, to: number) => Promise<void>;
       log: Logger;
       settleAfterMs: number;
     },
@@ -32,7 +32,7 @@ export class Sweeper {
     for (const call of await calls.unsettledSince(new Date(now.getTime() - this.deps.settleAfterMs))) {
       try {
         const o = await charging.settle(call);
-        await calls.forget(call.callId);
+        await calls.forget(scopeOfRecord(call.tenantId), call.callId);
         log.info({ callId: call.callId, status: o.status }, 'settled an ended call whose charge had failed');
       } catch (err) {
         log.warn({ err, callId: call.callId }, 'could not settle an ended call yet');
@@ -42,14 +42,15 @@ export class Sweeper {
     const everyHead = ++this.passes % 10 === 0;
     for (const hint of await store.headHints()) {
       try {
-        if (!everyHead && hint.holds === 0 && hint.announcedSeq >= hint.seq && !(await store.entryAt(hint.tenantId, hint.seq + 1))) continue;
-        const head = await wallets.read(hint.tenantId);
+        const scope = scopeOfRecord(hint.tenantId);
+        if (!everyHead && hint.holds === 0 && hint.announcedSeq >= hint.seq && !(await store.entryAt(scope, hint.seq + 1))) continue;
+        const head = await wallets.read(scope);
         for (const hold of head.holds) {
           if (new Date(hold.expiresAt).getTime() > now.getTime()) continue;
-          const o = await charging.expire(hint.tenantId, hold.callId, hold.direction, now);
+          const o = await charging.expire(scope, hold.callId, hold.direction, now);
           log.warn({ callId: hold.callId, status: o.status }, 'settled a hold whose call never reported its end');
         }
-        if (hint.announcedSeq < head.seq) await this.deps.announce(hint.tenantId, hint.announcedSeq, head.seq);
+        if (hint.announcedSeq < head.seq) await this.deps.announce(scope, hint.announcedSeq, head.seq);
       } catch (err) {
         log.warn({ err, tenantId: hint.tenantId }, 'could not sweep a wallet yet');
       }

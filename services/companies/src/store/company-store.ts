@@ -62,8 +62,7 @@ export class CompanyStore {
   private readonly companies: TenantCollection<CompanyDoc>;
 
   constructor(conn: Connection) {
-    const model = conn.models.Company ?? conn.model<CompanyDoc>('Company', companySchema);
-    this.companies = new TenantCollection(model, objectIds, companyQueryShapes);
+    this.companies = new TenantCollection(conn.models.Company ?? conn.model<CompanyDoc>('Company', companySchema), objectIds, companyQueryShapes);
   }
 
   async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<Company> {

@@ -1,7 +1,6 @@
 import { context, propagation } from '@opentelemetry/api';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../logger';
-import type { Inbox } from './inbox';
 import { header, headersAsStrings, waitForTopics } from './kafka';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type EventPublisher } from './publisher';
 import { streamOf, type MessageCodec, type Stream } from './stream';
@@ -32,8 +31,6 @@ export interface SubscriberOptions {
   log: Logger;
   /** Sends dead letters. */
   publisher: EventPublisher;
-  /** Skips events this group already handled (a redelivery after a crash, a replay). */
-  inbox?: Inbox;
   retry?: RetryPolicy;
   /**
    * Where a group with no committed offset starts. Default: the beginning of the topic, so a
@@ -101,7 +98,8 @@ class Slots {
  * with backoff a bounded number of times; then the event goes to the stream's dead-letter topic
  * with the error, and the partition moves on: a poison event never stalls the ones behind it.
  * Offsets are committed after handling, so delivery is at least once: handlers must be
- * idempotent (an inbox skips what this group already handled).
+ * idempotent: each keys its effect by what the event names (a dial id, a call id, an event id),
+ * so a redelivery after a crash or a replay changes nothing (decision 0011).
  */
 export class EventSubscriber {
   private readonly consumer: Consumer;
@@ -152,7 +150,6 @@ export class EventSubscriber {
     await waitForTopics(this.kafka, topics, this.opts.topicWaitMs ?? 60_000, this.opts.log);
     await this.consumer.connect();
     await this.consumer.subscribe({ topics, fromBeginning: this.opts.fromBeginning ?? true });
-    this.opts.inbox?.scheduleSweep();
     const concurrency = this.opts.concurrency ?? 1;
     if (concurrency <= 1) {
       await this.consumer.run({
@@ -216,7 +213,7 @@ export class EventSubscriber {
   }
 
   private async handle(topic: string, partition: number, message: KafkaMessage, heartbeat: () => Promise<void>): Promise<void> {
-    const { group, log, inbox } = this.opts;
+    const { group, log } = this.opts;
     const entry = this.handlers.get(topic);
     if (!entry) return;
     const meta: EventMeta = {
@@ -227,8 +224,6 @@ export class EventSubscriber {
       offset: message.offset,
       attempt: 1,
     };
-    if (inbox && (await inbox.seen(group, meta.eventId))) return;
-
     const type = header(message.headers, EVENT_TYPE_HEADER);
     let event: unknown;
     try {
@@ -244,7 +239,6 @@ export class EventSubscriber {
       meta.attempt = attempt;
       try {
         await context.with(parent, () => entry.handler(event, meta));
-        await inbox?.record(group, meta.eventId);
         return;
       } catch (err) {
         if (attempt >= this.retry.attempts) return this.deadLetter(entry.stream, message, meta, err, attempt);
@@ -280,8 +274,8 @@ export class EventSubscriber {
         [DEAD_LETTER_HEADERS.failedAt]: new Date().toISOString(),
       }),
     );
-    // Not recorded in the inbox: replaying the dead letter later (same event id) must reach the
-    // handler. A redelivery before the commit dead-letters it once more, which is harmless.
+    // Replaying the dead letter later (same event id) reaches the handler again. A redelivery
+    // before the commit dead-letters it once more, which is harmless.
     log.error({ err, topic: meta.topic, eventId: meta.eventId, group, attempts, deadLetterTopic: stream.deadLetterTopic }, 'event moved to the dead-letter topic');
   }
 }

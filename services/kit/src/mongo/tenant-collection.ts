@@ -1,8 +1,9 @@
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import type { TenantScope } from '../context';
-import { isObjectIdHex } from './connect';
+import { duplicatePositions, isDuplicateKeyError, isObjectIdHex } from './connect';
 import { declareQueries } from './query-check';
 import type { QueryShape } from './query-shapes';
+import { pagesByPrimaryKey } from './walk';
 
 /** A document owned by one tenant. Its tenant never changes once written. */
 export interface TenantOwned {
@@ -130,6 +131,22 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   }
 
   /**
+   * Inserts the tenant's documents in one round trip, unordered: those whose id exists already are
+   * skipped, and their positions answered (any other failure throws).
+   */
+  async insertNew(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id: Id })[]): Promise<number[]> {
+    if (docs.length === 0) return [];
+    try {
+      await this.model.insertMany(docs.map((d) => ({ ...d, tenantId: scope.tenantId })), { ordered: false });
+      return [];
+    } catch (err) {
+      const duplicates = duplicatePositions(err);
+      if (!duplicates) throw err;
+      return duplicates;
+    }
+  }
+
+  /**
    * Applies the update to the tenant's document; null when it is not the tenant's, is absent, or
    * does not match `where` (a condition checked atomically with the write, e.g. a state).
    */
@@ -144,6 +161,28 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return false;
     return (await this.model.deleteOne({ ...opts.where, _id, tenantId: scope.tenantId } as FilterQuery<D>)).deletedCount === 1;
+  }
+
+  /**
+   * Applies the update to the tenant's document with this id, inserting it (with the tenant) when
+   * there is none. For ids the tenant's own key makes (`<tenant>:<n>`, `<tenant>|<day>`).
+   */
+  async upsertById(scope: TenantScope, id: string, update: UpdateQuery<D>): Promise<void> {
+    refuseTenantChange(update);
+    const _id = this.ids.parse(id);
+    if (_id === undefined) throw new Error(`not an id of this collection: ${id}`);
+    const filter = { _id, tenantId: scope.tenantId } as FilterQuery<D>;
+    await this.model.updateOne(filter, update, { upsert: true }).catch(async (err: unknown) => {
+      // Two upserts of a new id at once: one inserted, the other's update now finds it. An id
+      // another tenant holds is found by neither, and stays a duplicate.
+      if (!isDuplicateKeyError(err) || (await this.model.updateOne(filter, update)).matchedCount === 0) throw err;
+    });
+  }
+
+  /** Applies the update to every document of the tenant that matches; the number changed. */
+  async updateMany(scope: TenantScope, filter: ScopedFilter<D>, update: UpdateQuery<D>): Promise<number> {
+    refuseTenantChange(update);
+    return (await this.model.updateMany(this.scoped(scope, filter), update)).modifiedCount;
   }
 
   /**
@@ -191,6 +230,39 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
 
   async deleteMany(filter: FilterQuery<D>): Promise<number> {
     return (await this.model.deleteMany(filter)).deletedCount;
+  }
+
+  /** Deletes the document with this id (matching `where`, if given); whether one was. */
+  async deleteById(id: string, opts: { where?: FilterQuery<D> } = {}): Promise<boolean> {
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return false;
+    return (await this.model.deleteOne({ ...opts.where, _id } as FilterQuery<D>)).deletedCount === 1;
+  }
+
+  /** The distinct values of a field among the documents matching `filter`. */
+  distinct<K extends keyof D & string>(field: K, filter: FilterQuery<D> = {}): Promise<D[K][]> {
+    return this.model.distinct(field, filter).exec() as Promise<D[K][]>;
+  }
+
+  /**
+   * Inserts documents of several tenants at once (each carries its own), unordered and without
+   * per-document validation (the caller built them); the positions refused as duplicates.
+   */
+  async insertManyUnordered(docs: readonly D[]): Promise<number[]> {
+    if (docs.length === 0) return [];
+    try {
+      await this.model.collection.insertMany(docs as never[], { ordered: false });
+      return [];
+    } catch (err) {
+      const duplicates = duplicatePositions(err);
+      if (!duplicates || duplicates.length === 0) throw err;
+      return duplicates;
+    }
+  }
+
+  /** The documents matching `filter`, a page at a time along the primary key (sweeps). */
+  pages(filter: FilterQuery<D> = {}, pageSize = 500): AsyncGenerator<D[]> {
+    return pagesByPrimaryKey(this.model, filter, pageSize);
   }
 
   /** Documents in the whole collection, from its metadata (no scan). */

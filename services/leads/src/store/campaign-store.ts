@@ -47,8 +47,7 @@ export class CampaignStore {
   private readonly campaigns: TenantCollection<CampaignDoc>;
 
   constructor(conn: Connection) {
-    const model = conn.models.Campaign ?? conn.model<CampaignDoc>('Campaign', campaignSchema);
-    this.campaigns = new TenantCollection(model, objectIds, campaignQueryShapes);
+    this.campaigns = new TenantCollection(conn.models.Campaign ?? conn.model<CampaignDoc>('Campaign', campaignSchema), objectIds, campaignQueryShapes);
   }
 
   async create(scope: TenantScope, c: Omit<Campaign, 'id'>): Promise<Campaign> {

@@ -62,8 +62,7 @@ export class ContactStore {
   private readonly contacts: TenantCollection<ContactDoc>;
 
   constructor(conn: Connection) {
-    const model = conn.models.Contact ?? conn.model<ContactDoc>('Contact', contactSchema);
-    this.contacts = new TenantCollection(model, objectIds, contactQueryShapes);
+    this.contacts = new TenantCollection(conn.models.Contact ?? conn.model<ContactDoc>('Contact', contactSchema), objectIds, contactQueryShapes);
   }
 
   /** A fresh id, so events about the contact can be stored before the contact itself. */

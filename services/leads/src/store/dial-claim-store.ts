@@ -22,8 +22,7 @@ export class DialClaimStore {
   private readonly claims: TenantCollection<ClaimDoc, string>;
 
   constructor(conn: Connection) {
-    const model = conn.models.DialClaim ?? conn.model<ClaimDoc>('DialClaim', claimSchema);
-    this.claims = new TenantCollection(model, stringIds, claimQueryShapes);
+    this.claims = new TenantCollection(conn.models.DialClaim ?? conn.model<ClaimDoc>('DialClaim', claimSchema), stringIds, claimQueryShapes);
   }
 
   /** True for the first claim of a dial id, false for every later one. */

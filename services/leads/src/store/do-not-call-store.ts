@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, platformModel, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { DoNotCallList, DoNotCallEntry } from '../domain/do-not-call';
 
@@ -37,7 +37,7 @@ export class DoNotCallStore {
 
   constructor(conn: Connection) {
     this.tenant = new TenantCollection(conn.models.DoNotCallTenant ?? conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema), stringIds, []);
-    this.platform = conn.models.DoNotCallPlatform ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema);
+    this.platform = platformModel(conn.models.DoNotCallPlatform ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema), 'the platform\'s own do-not-call list applies to every tenant');
   }
 
   /** Which lists hold the number (both looked up at once). */

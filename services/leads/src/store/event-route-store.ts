@@ -26,8 +26,7 @@ export class EventRouteStore {
   private readonly routes: TenantCollection<RouteDoc, string>;
 
   constructor(conn: Connection) {
-    const model = conn.models.EventRoute ?? conn.model<RouteDoc>('EventRoute', routeSchema);
-    this.routes = new TenantCollection(model, { parse: (id) => (id.length > 0 && id.length <= 400 ? id : undefined) }, routeQueryShapes);
+    this.routes = new TenantCollection(conn.models.EventRoute ?? conn.model<RouteDoc>('EventRoute', routeSchema), { parse: (id) => (id.length > 0 && id.length <= 400 ? id : undefined) }, routeQueryShapes);
   }
 
   async get(scope: TenantScope, eventType: string): Promise<EventRoute | null> {

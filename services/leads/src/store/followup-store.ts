@@ -37,8 +37,7 @@ export class FollowupStore {
   private readonly followups: TenantCollection<FollowupDoc>;
 
   constructor(conn: Connection) {
-    const model = conn.models.Followup ?? conn.model<FollowupDoc>('Followup', followupSchema);
-    this.followups = new TenantCollection(model, objectIds, followupQueryShapes);
+    this.followups = new TenantCollection(conn.models.Followup ?? conn.model<FollowupDoc>('Followup', followupSchema), objectIds, followupQueryShapes);
   }
 
   newId(): string {

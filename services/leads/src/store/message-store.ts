@@ -45,8 +45,7 @@ export class MessageStore {
   private readonly messages: TenantCollection<MessageDoc>;
 
   constructor(conn: Connection) {
-    const model = conn.models.Message ?? conn.model<MessageDoc>('Message', messageSchema);
-    this.messages = new TenantCollection(model, objectIds, messageQueryShapes);
+    this.messages = new TenantCollection(conn.models.Message ?? conn.model<MessageDoc>('Message', messageSchema), objectIds, messageQueryShapes);
   }
 
   newId(): string {

@@ -45,8 +45,7 @@ export class ScheduleStore {
   private readonly items: TenantCollection<ScheduleDoc, string>;
 
   constructor(conn: Connection) {
-    const model = conn.models.Schedule ?? conn.model<ScheduleDoc>('Schedule', scheduleSchema);
-    this.items = new TenantCollection(model, stringIds, scheduleQueryShapes);
+    this.items = new TenantCollection(conn.models.Schedule ?? conn.model<ScheduleDoc>('Schedule', scheduleSchema), stringIds, scheduleQueryShapes);
   }
 
   /** Schedules the item, or moves it when it exists (one pending dial per contact). */

@@ -41,8 +41,7 @@ export class TemplateStore {
   private readonly templates: TenantCollection<TemplateDoc>;
 
   constructor(conn: Connection) {
-    const model = conn.models.OmniTemplate ?? conn.model<TemplateDoc>('OmniTemplate', templateSchema);
-    this.templates = new TenantCollection(model, objectIds, templateQueryShapes);
+    this.templates = new TenantCollection(conn.models.OmniTemplate ?? conn.model<TemplateDoc>('OmniTemplate', templateSchema), objectIds, templateQueryShapes);
   }
 
   async create(scope: TenantScope, t: Omit<Template, 'id'>): Promise<Template> {

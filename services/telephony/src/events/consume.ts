@@ -1,9 +1,8 @@
-import type { EventSubscriber } from '@voiceapi/kit';
+import { scopeOfRecord, type EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { bucketStart } from '../domain/rollup';
 import type { CallStore } from '../store/call-store';
 import type { RollupStore } from '../store/rollup-store';
-import { liveScope } from '../usecases/call-runner';
 import type { Calls } from '../usecases/calls';
 import type { Dialer } from '../usecases/dialer';
 
@@ -21,9 +20,8 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
       case 'dialRequested': {
         const r = event.event.dialRequested;
         if (!r.dialId || !r.tenantId || !r.contactId || !r.phone) throw new Error(`DialRequested ${r.dialId} lacks a tenant, contact or phone`);
-        await dialer.enqueue({
+        await dialer.enqueue(scopeOfRecord(r.tenantId), {
           dialId: r.dialId,
-          tenantId: r.tenantId,
           contactId: r.contactId,
           campaignId: r.campaignId,
           phone: r.phone,
@@ -36,13 +34,14 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
       case 'contactDeleted': {
         const d = event.event.contactDeleted;
         if (!d.tenantId || !d.contactId) throw new Error('ContactDeleted lacks a tenant or contact');
-        await dialer.forgetContact(d.tenantId, d.contactId);
-        await calls.eraseContact(liveScope(d.tenantId), d.contactId);
+        const scope = scopeOfRecord(d.tenantId);
+        await dialer.forgetContact(scope, d.contactId);
+        await calls.eraseContact(scope, d.contactId);
         return;
       }
       case 'contactStatusChanged': {
         const c = event.event.contactStatusChanged;
-        if (c.status === 'cancelled' && c.tenantId && c.contactId) await dialer.forgetContact(c.tenantId, c.contactId);
+        if (c.status === 'cancelled' && c.tenantId && c.contactId) await dialer.forgetContact(scopeOfRecord(c.tenantId), c.contactId);
         return;
       }
       default:
@@ -62,6 +61,6 @@ export function followBilling(subscriber: EventSubscriber, calls: CallStore, rol
       ...(b.creditsError && { creditsError: b.creditsError }),
       ...(b.balanceAfter !== undefined && { balanceAfter: b.balanceAfter }),
     });
-    if (call) await rollups.markDirty(call.tenantId, call.direction, bucketStart(call.startedAt), now());
+    if (call) await rollups.markDirty(scopeOfRecord(call.tenantId), call.direction, bucketStart(call.startedAt), now());
   });
 }

@@ -101,8 +101,7 @@ export class CallStore {
   private readonly internal;
 
   constructor(conn: Connection) {
-    const model = conn.models.Call ?? conn.model<CallDoc>('Call', callSchema);
-    this.calls = new TenantCollection(model, stringIds, callQueryShapes);
+    this.calls = new TenantCollection(conn.models.Call ?? conn.model<CallDoc>('Call', callSchema), stringIds, callQueryShapes);
     this.details = new TenantCollection(conn.models.CallDetails ?? conn.model<DetailsDoc>('CallDetails', detailsSchema), stringIds, []);
     this.internal = this.calls.crossTenant('call lifecycle and billing outcomes are keyed by call id; the row carries its tenant');
   }

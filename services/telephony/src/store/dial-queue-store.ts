@@ -1,5 +1,5 @@
-import { declareQueries, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { QueuedDial } from '../domain/dial';
 
 interface QueuedDoc extends Omit<QueuedDial, 'dialId'> {
@@ -33,18 +33,17 @@ export const queuedQueryShapes: QueryShape[] = [
 ];
 
 export class DialQueueStore {
-  private readonly model: Model<QueuedDoc>;
+  private readonly queue: TenantCollection<QueuedDoc, string>;
 
   constructor(conn: Connection) {
-    this.model = conn.models.QueuedDial ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema);
-    declareQueries(this.model, queuedQueryShapes);
+    this.queue = new TenantCollection(conn.models.QueuedDial ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema), stringIds, queuedQueryShapes);
   }
 
   /** False when the request is queued already (a redelivery). */
-  async add(d: QueuedDial): Promise<boolean> {
+  async add(scope: TenantScope, d: Omit<QueuedDial, 'tenantId'>): Promise<boolean> {
     const { dialId, ...rest } = d;
     try {
-      await this.model.create({ _id: dialId, ...rest });
+      await this.queue.insert(scope, { _id: dialId, ...rest });
       return true;
     } catch (err) {
       if (isDuplicateKeyError(err)) return false;
@@ -54,25 +53,25 @@ export class DialQueueStore {
 
   /** The tenants with dials in the queue (due or not). */
   async tenantsWaiting(): Promise<string[]> {
-    return this.model.distinct('tenantId');
+    return this.queue.crossTenant('the dispatcher serves every tenant with dials waiting').distinct('tenantId');
   }
 
   /** A tenant's dials due by `now`, the longest due first. */
-  async due(tenantId: string, now: Date, limit: number): Promise<QueuedDial[]> {
-    const docs = await this.model.find({ tenantId, notBefore: { $lte: now } }).sort({ notBefore: 1 }).limit(limit).lean<QueuedDoc[]>();
+  async due(scope: TenantScope, now: Date, limit: number): Promise<QueuedDial[]> {
+    const docs = await this.queue.find(scope, { notBefore: { $lte: now } }, { sort: { notBefore: 1 }, limit });
     return docs.map(({ _id, ...rest }) => ({ dialId: _id, ...rest }));
   }
 
   /** Drops a contact's waiting dials (cancelled or erased); the number dropped. */
-  async removeContact(tenantId: string, contactId: string): Promise<number> {
-    return (await this.model.deleteMany({ tenantId, contactId })).deletedCount;
+  async removeContact(scope: TenantScope, contactId: string): Promise<number> {
+    return this.queue.deleteMany(scope, { contactId });
   }
 
-  async postpone(dialId: string, until: Date): Promise<void> {
-    await this.model.updateOne({ _id: dialId }, { $set: { notBefore: until } });
+  async postpone(scope: TenantScope, dialId: string, until: Date): Promise<void> {
+    await this.queue.updateById(scope, dialId, { $set: { notBefore: until } });
   }
 
-  async remove(dialId: string): Promise<void> {
-    await this.model.deleteOne({ _id: dialId });
+  async remove(scope: TenantScope, dialId: string): Promise<void> {
+    await this.queue.deleteById(scope, dialId);
   }
 }

@@ -1,5 +1,5 @@
-import { allByPrimaryKey, declareQueries, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 
 /** A line in use: one per call in progress, numbered below the tenant's concurrency limit. */
 export interface Line {
@@ -11,6 +11,7 @@ export interface Line {
 }
 
 interface LineDoc extends Omit<Line, 'id'> {
+  /** `<tenantId>:<n>`. */
   _id: string;
 }
 
@@ -19,11 +20,10 @@ export const lineSchema = new Schema<LineDoc>(
   { collection: 'lines', versionKey: false },
 );
 // Serves `tenant` (lines a tenant holds) and `call` (freeing a call's line).
-lineSchema.index({ tenantId: 1 });
-lineSchema.index({ callId: 1 });
+lineSchema.index({ tenantId: 1, callId: 1 });
 export const lineQueryShapes: QueryShape[] = [
   { name: 'tenant', equality: ['tenantId'] },
-  { name: 'call', equality: ['callId'] },
+  { name: 'call', equality: ['tenantId', 'callId'] },
 ];
 /** Lines the recovery reads at once (walking the primary key). */
 const LINE_PAGE = 500;
@@ -35,20 +35,23 @@ const LINE_PAGE = 500;
  * line, so the collection stays small.
  */
 export class LineStore {
-  private readonly model: Model<LineDoc>;
+  private readonly lines: TenantCollection<LineDoc, string>;
 
   constructor(conn: Connection) {
-    this.model = conn.models.Line ?? conn.model<LineDoc>('Line', lineSchema);
-    declareQueries(this.model, lineQueryShapes);
+    this.lines = new TenantCollection(conn.models.Line ?? conn.model<LineDoc>('Line', lineSchema), stringIds, lineQueryShapes);
   }
 
-  async held(tenantId: string): Promise<Line[]> {
-    return (await this.model.find({ tenantId }).lean<LineDoc[]>()).map(toLine);
+  async held(scope: TenantScope): Promise<Line[]> {
+    return (await this.lines.find(scope, {})).map(toLine);
   }
 
-  /** Every line, read in pages along the primary key. */
+  /** Every line of every tenant (recovery), read in pages along the primary key. */
   async all(): Promise<Line[]> {
-    return (await allByPrimaryKey(this.model, LINE_PAGE)).map(toLine);
+    const out: Line[] = [];
+    for await (const page of this.lines.crossTenant('recovery frees the lines of calls that ended unseen, whoever holds them').pages({}, LINE_PAGE)) {
+      out.push(...page.map(toLine));
+    }
+    return out;
   }
 
   /**
@@ -56,18 +59,18 @@ export class LineStore {
    * tenant's lines as the caller last read them (read here when not given), and gains the line
    * taken: it may be stale, since the insert of a line decides, whoever took it meanwhile.
    */
-  async take(tenantId: string, callId: string, limit: number, now: Date, held?: Line[]): Promise<boolean> {
-    const lines = held ?? (await this.held(tenantId));
+  async take(scope: TenantScope, callId: string, limit: number, now: Date, held?: Line[]): Promise<boolean> {
+    const lines = held ?? (await this.held(scope));
     if (lines.some((l) => l.callId === callId)) return true;
     // Lines above a lowered limit still count until their calls end.
     if (lines.length >= limit) return false;
     const busy = new Set(lines.map((l) => l.id));
     for (let n = 0; n < limit; n++) {
-      const id = `${tenantId}:${n}`;
+      const id = `${scope.tenantId}:${n}`;
       if (busy.has(id)) continue;
       try {
-        await this.model.create({ _id: id, tenantId, callId, takenAt: now });
-        lines.push({ id, tenantId, callId, takenAt: now });
+        await this.lines.insert(scope, { _id: id, callId, takenAt: now });
+        lines.push({ id, tenantId: scope.tenantId, callId, takenAt: now });
         return true;
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
@@ -76,8 +79,8 @@ export class LineStore {
     return false;
   }
 
-  async free(callId: string): Promise<void> {
-    await this.model.deleteMany({ callId });
+  async free(scope: TenantScope, callId: string): Promise<void> {
+    await this.lines.deleteMany(scope, { callId });
   }
 }
 

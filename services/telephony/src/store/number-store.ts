@@ -1,4 +1,4 @@
-import { declareQueries, isDuplicateKeyError, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, platformModel, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { PhoneNumber } from '../domain/number';
 
@@ -54,8 +54,8 @@ export class NumberStore {
   private readonly sales: Model<SaleDoc>;
 
   constructor(conn: Connection) {
-    this.model = conn.models.PhoneNumber ?? conn.model<NumberDoc>('PhoneNumber', numberSchema);
-    this.sales = conn.models.NumberSale ?? conn.model<SaleDoc>('NumberSale', saleSchema);
+    this.model = platformModel(conn.models.PhoneNumber ?? conn.model<NumberDoc>('PhoneNumber', numberSchema), 'the number pool is the platform\'s; a number sold names its tenant, checked on every tenant read');
+    this.sales = platformModel(conn.models.NumberSale ?? conn.model<SaleDoc>('NumberSale', saleSchema), 'a sale is the platform\'s lock on one number, whoever buys it');
     declareQueries(this.model, numberQueryShapes);
   }
 

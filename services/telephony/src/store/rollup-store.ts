@@ -1,5 +1,5 @@
-import { declareQueries, type QueryShape } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { Direction } from '../domain/call';
 import type { Rollup } from '../domain/rollup';
 
@@ -29,7 +29,8 @@ export const rollupQueryShapes: QueryShape[] = [
   { name: 'range of a direction', equality: ['tenantId', 'direction'], range: ['start'] },
 ];
 
-interface DirtyDoc {
+export interface DirtyDoc {
+  /** The bucket's rollup id. */
   _id: string;
   tenantId: string;
   direction: Direction;
@@ -53,34 +54,34 @@ export const rollupId = (tenantId: string, direction: Direction, start: Date): s
  * writes can neither count a call twice nor lose it.
  */
 export class RollupStore {
-  private readonly rollups: Model<RollupDoc>;
-  private readonly dirty: Model<DirtyDoc>;
+  private readonly rollups: TenantCollection<RollupDoc, string>;
+  private readonly dirty: TenantCollection<DirtyDoc, string>;
 
   constructor(conn: Connection) {
-    this.rollups = conn.models.CallRollup ?? conn.model<RollupDoc>('CallRollup', rollupSchema);
-    declareQueries(this.rollups, rollupQueryShapes);
-    this.dirty = conn.models.CallRollupDirty ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema);
-    declareQueries(this.dirty, dirtyQueryShapes);
+    this.rollups = new TenantCollection(conn.models.CallRollup ?? conn.model<RollupDoc>('CallRollup', rollupSchema), stringIds, rollupQueryShapes);
+    this.dirty = new TenantCollection(conn.models.CallRollupDirty ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema), stringIds, dirtyQueryShapes);
   }
 
-  async markDirty(tenantId: string, direction: Direction, start: Date, now: Date): Promise<void> {
-    await this.dirty.updateOne({ _id: rollupId(tenantId, direction, start) }, { $set: { tenantId, direction, start, markedAt: now } }, { upsert: true });
+  async markDirty(scope: TenantScope, direction: Direction, start: Date, now: Date): Promise<void> {
+    await this.dirty.upsertById(scope, rollupId(scope.tenantId, direction, start), { $set: { direction, start, markedAt: now } });
   }
 
+  /** The buckets of every tenant marked longest ago. */
   async dirtyBuckets(limit: number): Promise<DirtyDoc[]> {
-    return this.dirty.find({}).sort({ markedAt: 1 }).limit(limit).lean<DirtyDoc[]>();
+    return this.dirty.crossTenant('the recompute serves the changed buckets of every tenant').find({}, { sort: { markedAt: 1 }, limit });
   }
 
   /** Forgets the mark unless it was set again since it was read (then the bucket is recomputed again). */
-  async clean(mark: DirtyDoc): Promise<void> {
-    await this.dirty.deleteOne({ _id: mark._id, markedAt: mark.markedAt });
+  async clean(scope: TenantScope, mark: DirtyDoc): Promise<void> {
+    await this.dirty.deleteById(scope, mark._id, { where: { markedAt: mark.markedAt } });
   }
 
-  async put(r: Rollup): Promise<void> {
-    await this.rollups.replaceOne({ _id: rollupId(r.tenantId, r.direction, r.start) }, r, { upsert: true });
+  async put(scope: TenantScope, r: Rollup): Promise<void> {
+    const { tenantId: _owner, ...bucket } = r;
+    await this.rollups.upsertById(scope, rollupId(scope.tenantId, r.direction, r.start), { $set: bucket });
   }
 
-  async range(tenantId: string, from: Date, to: Date, direction?: Direction): Promise<Rollup[]> {
-    return this.rollups.find({ tenantId, ...(direction && { direction }), start: { $gte: from, $lt: to } }).lean<RollupDoc[]>();
+  async range(scope: TenantScope, from: Date, to: Date, direction?: Direction): Promise<Rollup[]> {
+    return this.rollups.find(scope, { ...(direction && { direction }), start: { $gte: from, $lt: to } });
   }
 }

@@ -1,4 +1,5 @@
-import { Schema, type Connection, type Model } from 'mongoose';
+import { TenantKeyed, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 
 interface SettingsDoc {
   /** The tenant id: read by `_id` alone. */
@@ -14,22 +15,21 @@ export const settingsSchema = new Schema<SettingsDoc>(
 
 /** Each tenant's concurrency package; tenants without one get the default. */
 export class TenantSettingsStore {
-  private readonly model: Model<SettingsDoc>;
+  private readonly settings: TenantKeyed<SettingsDoc>;
 
   constructor(
     conn: Connection,
     private readonly defaultMax: number,
   ) {
-    this.model = conn.models.TenantSettings ?? conn.model<SettingsDoc>('TenantSettings', settingsSchema);
+    this.settings = new TenantKeyed(conn.models.TenantSettings ?? conn.model<SettingsDoc>('TenantSettings', settingsSchema));
   }
 
-  async maxConcurrentCalls(tenantId: string): Promise<number> {
-    const doc = await this.model.findById(tenantId).lean<SettingsDoc>();
-    return doc?.maxConcurrentCalls ?? this.defaultMax;
+  async maxConcurrentCalls(scope: TenantScope): Promise<number> {
+    return (await this.settings.get(scope))?.maxConcurrentCalls ?? this.defaultMax;
   }
 
-  async setMaxConcurrentCalls(tenantId: string, max: number, now: Date): Promise<number> {
-    await this.model.updateOne({ _id: tenantId }, { $set: { maxConcurrentCalls: max, updatedAt: now } }, { upsert: true });
+  async setMaxConcurrentCalls(scope: TenantScope, max: number, now: Date): Promise<number> {
+    await this.settings.upsert(scope, { $set: { maxConcurrentCalls: max, updatedAt: now } });
     return max;
   }
 }

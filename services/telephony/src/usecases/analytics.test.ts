@@ -20,7 +20,7 @@ describe('Analytics', () => {
     const { analytics, asked } = analyticsOver([rollup('2026-11-24T23:30:00Z', 2), rollup('2026-11-25T08:00:00Z', 3)]);
     const days = await analytics.calls(scope, { groupBy: 'day', from: new Date('2026-11-24T23:40:00Z'), to: new Date('2026-11-26T00:00:00Z'), timeZone: 'Europe/Berlin' });
     expect(days.map((d) => [d.key, d.calls])).toEqual([['2026-11-25', 5]]);
-    expect(asked).toEqual([['t1', new Date('2026-11-24T23:30:00Z'), new Date('2026-11-26T00:00:00Z'), undefined]]);
+    expect(asked).toEqual([[scope, new Date('2026-11-24T23:30:00Z'), new Date('2026-11-26T00:00:00Z'), undefined]]);
   });
 
   it('names every bad field of a query at once, before reading anything', async () => {

@@ -32,7 +32,7 @@ export class Analytics {
     else if (q.to.getTime() - q.from.getTime() > MAX_RANGE_MS) problems.push({ path: 'from', message: 'the range is at most 366 days' });
     if (q.timeZone !== undefined && !IANAZone.isValidZone(q.timeZone)) problems.push({ path: 'timezone', message: 'must be an IANA time zone, e.g. Europe/Berlin' });
     if (problems.length > 0) throw validationError('invalid analytics query', problems);
-    const rollups = await this.rollups.range(scope.tenantId, bucketStart(q.from), q.to, q.direction as Direction | undefined);
+    const rollups = await this.rollups.range(scope, bucketStart(q.from), q.to, q.direction as Direction | undefined);
     return group(rollups, q.groupBy as GroupBy, q.timeZone ?? 'UTC');
   }
 }

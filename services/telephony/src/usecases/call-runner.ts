@@ -1,4 +1,4 @@
-import { requireTenant, retryTransient, type Logger, type TenantScope } from '@voiceapi/kit';
+import { retryTransient, scopeOfRecord, type Logger } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
 import { statusOfOutcome, type Call } from '../domain/call';
 import { bucketStart } from '../domain/rollup';
@@ -10,7 +10,6 @@ import type { AgentConversation, AnsweringAgents, CallEvents, Wallet } from './p
 
 /** How long a call's end is tried again before recovery is left to finish it. */
 const FINISH_RETRY_MS = 60_000;
-export const liveScope = (tenantId: string): TenantScope => requireTenant({ tenantId, keyMode: 'live' });
 
 export interface RunnerDeps {
   calls: CallStore;
@@ -104,7 +103,7 @@ export class CallRunner {
     try {
       // It cannot take longer than the call itself may.
       const req = { agentId, callId: call.id, callerNumber: call.fromNumber ?? '', answeredAt };
-      return await this.d.agents.converse(liveScope(call.tenantId), req, this.d.carrier.longestMs(carrierRequest(call)));
+      return await this.d.agents.converse(scopeOfRecord(call.tenantId), req, this.d.carrier.longestMs(carrierRequest(call)));
     } catch (err) {
       this.d.log.warn({ err, callId: call.id }, 'the agent could not hold the conversation; the call goes on without it');
       return undefined;
@@ -113,7 +112,7 @@ export class CallRunner {
 
   placeHold(call: Call): Promise<'placed' | 'insufficient'> {
     const expiresAt = new Date(this.d.now().getTime() + this.d.carrier.longestMs(carrierRequest(call)) + 10 * 60_000);
-    return this.d.wallet.placeHold(liveScope(call.tenantId), call.id, call.direction, call.maxCallSeconds, expiresAt);
+    return this.d.wallet.placeHold(scopeOfRecord(call.tenantId), call.id, call.direction, call.maxCallSeconds, expiresAt);
   }
 
   /** `finish`, tried again while the store or billing is away for a while; after that, recovery finishes the call. */
@@ -126,7 +125,7 @@ export class CallRunner {
 
   /** Ends a call with the carrier's result; null when it had ended already. */
   async finish(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
-    const scope = liveScope(call.tenantId);
+    const scope = scopeOfRecord(call.tenantId);
     const now = this.d.now();
     const latest = (await this.d.calls.byId(call.id)) ?? call;
     // A contact deleted mid-call: its conversation is not kept.
@@ -153,8 +152,8 @@ export class CallRunner {
       ...(endReason && { endReason }),
       ...(r.carrierCallId && { carrierCallId: r.carrierCallId }),
     });
-    await this.d.lines.free(call.id);
-    await this.d.rollups.markDirty(call.tenantId, call.direction, bucketStart(call.startedAt), now);
+    await this.d.lines.free(scope, call.id);
+    await this.d.rollups.markDirty(scope, call.direction, bucketStart(call.startedAt), now);
     return ended;
   }
 }

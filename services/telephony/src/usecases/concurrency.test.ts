@@ -15,6 +15,6 @@ describe('Concurrency', () => {
       const e = await uc.set(scope, bad).catch((err: unknown) => err);
       expect(e instanceof DomainError && e.reasonCode === 'validation_error' && e.details?.[0]?.path).toBe('maxConcurrentCalls');
     }
-    expect(writes).toEqual([['t1', 10, NOW]]);
+    expect(writes).toEqual([[scope, 10, NOW]]);
   });
 });

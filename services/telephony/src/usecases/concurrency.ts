@@ -16,6 +16,6 @@ export class Concurrency {
     if (!Number.isInteger(maxConcurrentCalls) || maxConcurrentCalls < 1 || maxConcurrentCalls > MAX_LINES) {
       throw validationError('invalid concurrency', [{ path: 'maxConcurrentCalls', message: `must be a whole number from 1 to ${MAX_LINES}` }]);
     }
-    return this.settings.setMaxConcurrentCalls(scope.tenantId, maxConcurrentCalls, this.now());
+    return this.settings.setMaxConcurrentCalls(scope, maxConcurrentCalls, this.now());
   }
 }

@@ -1,11 +1,11 @@
-import type { Logger, TypedCounter } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger, type TenantScope, type TypedCounter } from '@voiceapi/kit';
 import { outboundCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
 import type { DialQueueStore } from '../store/dial-queue-store';
 import type { QueuedDial } from '../domain/dial';
 import type { LineStore } from '../store/line-store';
 import type { TenantSettingsStore } from '../store/tenant-settings-store';
-import { liveScope, type CallRunner } from './call-runner';
+import type { CallRunner } from './call-runner';
 import type { DialClaims } from './ports';
 
 /** How long a dial waits when leads or billing could not answer. */
@@ -42,15 +42,15 @@ export class Dialer {
   constructor(private readonly d: DialerDeps) {}
 
   /** Drops the waiting dials of a contact that was cancelled or erased (idempotent). */
-  async forgetContact(tenantId: string, contactId: string): Promise<void> {
-    const dropped = await this.d.queue.removeContact(tenantId, contactId);
+  async forgetContact(scope: TenantScope, contactId: string): Promise<void> {
+    const dropped = await this.d.queue.removeContact(scope, contactId);
     if (dropped > 0) this.d.metrics?.dials.add(dropped, { result: 'contact_gone' });
   }
 
   /** Accepts a dial request (idempotent by dial id). */
-  async enqueue(req: Omit<QueuedDial, 'queuedAt' | 'notBefore'>): Promise<void> {
+  async enqueue(scope: TenantScope, req: Omit<QueuedDial, 'tenantId' | 'queuedAt' | 'notBefore'>): Promise<void> {
     const now = this.d.now();
-    await this.d.queue.add({ ...req, queuedAt: now, notBefore: now });
+    await this.d.queue.add(scope, { ...req, queuedAt: now, notBefore: now });
     this.d.wake();
   }
 
@@ -74,17 +74,19 @@ export class Dialer {
     const start = tenants.length > 0 ? this.turn++ % tenants.length : 0;
     let started = 0;
     for (const tenantId of [...tenants.slice(start), ...tenants.slice(0, start)]) {
-      const limit = await this.d.settings.maxConcurrentCalls(tenantId);
+      // The queue holds live dials only (sandbox keys never dial).
+      const scope = scopeOfRecord(tenantId);
+      const limit = await this.d.settings.maxConcurrentCalls(scope);
       // Read once per tenant and pass: each line taken below is added to it.
-      const held = await this.d.lines.held(tenantId);
+      const held = await this.d.lines.held(scope);
       const free = limit - held.length;
       if (free <= 0) continue;
       // Dials being set up hold lines already (counted above) and are still queued: read past them.
-      const dials = (await this.d.queue.due(tenantId, now, limit)).filter((q) => !this.inFlight.has(q.dialId)).slice(0, free);
+      const dials = (await this.d.queue.due(scope, now, limit)).filter((q) => !this.inFlight.has(q.dialId)).slice(0, free);
       for (const q of dials) {
         const callId = outboundCallId(tenantId, q.dialId);
-        if (!(await this.d.lines.take(tenantId, callId, limit, now, held))) break;
-        const p = this.place(q, callId).finally(() => this.inFlight.delete(q.dialId));
+        if (!(await this.d.lines.take(scope, callId, limit, now, held))) break;
+        const p = this.place(scope, q, callId).finally(() => this.inFlight.delete(q.dialId));
         this.inFlight.set(q.dialId, p);
         started++;
       }
@@ -92,17 +94,17 @@ export class Dialer {
     return started;
   }
 
-  private async place(q: QueuedDial, callId: string): Promise<void> {
+  private async place(scope: TenantScope, q: QueuedDial, callId: string): Promise<void> {
     let ringing: Call | null = null;
     try {
-      ringing = await this.prepare(q, callId);
+      ringing = await this.prepare(scope, q, callId);
     } catch (err) {
       // Leads or billing could not answer: the request waits and is tried again.
       this.d.log.warn({ err, dialId: q.dialId }, 'dial could not be prepared; retrying later');
       // Either may fail too while the store is away: the dial is then still due and taken again
       // on its own line (the same call id), and recovery frees a line left behind.
-      await this.d.lines.free(callId).catch(() => undefined);
-      await this.d.queue.postpone(q.dialId, new Date(this.d.now().getTime() + RETRY_MS)).catch(() => undefined);
+      await this.d.lines.free(scope, callId).catch(() => undefined);
+      await this.d.queue.postpone(scope, q.dialId, new Date(this.d.now().getTime() + RETRY_MS)).catch(() => undefined);
       return;
     }
     if (!ringing) return;
@@ -111,14 +113,13 @@ export class Dialer {
   }
 
   /** The steps before the phone rings; the ringing call, or null when this dial ends here. */
-  private async prepare(q: QueuedDial, callId: string): Promise<Call | null> {
-    const scope = liveScope(q.tenantId);
+  private async prepare(scope: TenantScope, q: QueuedDial, callId: string): Promise<Call | null> {
     const claim = await this.d.claims.claim(scope, q.contactId, q.dialId);
     let call = await this.d.calls.byId(callId);
     if (!claim.allowed && !(claim.refusal === 'already_claimed' && (!call || call.status === 'queued'))) {
       // Refused (leads moved the contact on), or claimed and carried by an earlier try.
       this.d.metrics?.dials.add(1, { result: claim.refusal });
-      await this.drop(q, callId, call);
+      await this.drop(scope, q, callId, call);
       return null;
     }
     if (!call) {
@@ -149,28 +150,28 @@ export class Dialer {
       else call = await this.d.calls.byId(callId);
     }
     if (!call || call.status !== 'queued') {
-      await this.drop(q, callId, call);
+      await this.drop(scope, q, callId, call);
       return null;
     }
     if ((await this.d.runner.placeHold(call)) === 'insufficient') {
       this.d.metrics?.dials.add(1, { result: 'insufficient_credits' });
       await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'insufficient_credits');
-      await this.d.queue.remove(q.dialId);
+      await this.d.queue.remove(scope, q.dialId);
       return null;
     }
     // Queued → ringing once: the last check before the carrier is asked.
     const ringing = await this.d.calls.setRinging(callId);
-    await this.d.queue.remove(q.dialId);
+    await this.d.queue.remove(scope, q.dialId);
     if (ringing) this.d.metrics?.dials.add(1, { result: 'dialled' });
     return ringing;
   }
 
-  private async drop(q: QueuedDial, callId: string, call: Call | null): Promise<void> {
+  private async drop(scope: TenantScope, q: QueuedDial, callId: string, call: Call | null): Promise<void> {
     // A row an earlier try wrote is ended, so the feed never shows a call queued for ever (and
     // billing releases any hold that try placed).
     if (call?.status === 'queued') await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'not_dialled');
-    await this.d.queue.remove(q.dialId);
+    await this.d.queue.remove(scope, q.dialId);
     // The line stays with a call another try is carrying.
-    if (!call || !['ringing', 'in_progress'].includes(call.status)) await this.d.lines.free(callId);
+    if (!call || !['ringing', 'in_progress'].includes(call.status)) await this.d.lines.free(scope, callId);
   }
 }

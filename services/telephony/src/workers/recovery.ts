@@ -1,4 +1,4 @@
-import type { Logger } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger } from '@voiceapi/kit';
 import type { CarrierAdapter } from '../carrier/carrier';
 import { ACTIVE_STATUSES } from '../domain/call';
 import type { CallStore } from '../store/call-store';
@@ -32,7 +32,7 @@ export class Recovery {
       const call = await this.d.calls.byId(line.callId);
       if (!call || !ACTIVE_STATUSES.includes(call.status)) {
         if (call || now.getTime() - line.takenAt.getTime() > STALE_MS) {
-          await this.d.lines.free(line.callId);
+          await this.d.lines.free(scopeOfRecord(line.tenantId), line.callId);
           freed++;
         }
         continue;

@@ -1,4 +1,4 @@
-import { requireTenant } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit';
 import { BUCKET_MS, rollUp } from '../domain/rollup';
 import type { CallStore } from '../store/call-store';
 import type { RollupStore } from '../store/rollup-store';
@@ -11,10 +11,10 @@ export class RollupRecompute {
   async runOnce(limit = 200): Promise<number> {
     const marks = await this.d.rollups.dirtyBuckets(limit);
     for (const m of marks) {
-      const scope = requireTenant({ tenantId: m.tenantId, keyMode: 'live' });
+      const scope = scopeOfRecord(m.tenantId);
       const calls = await this.d.calls.startedBetween(scope, m.direction, m.start, new Date(m.start.getTime() + BUCKET_MS));
-      await this.d.rollups.put(rollUp(m.tenantId, m.direction, m.start, calls));
-      await this.d.rollups.clean(m);
+      await this.d.rollups.put(scope, rollUp(m.tenantId, m.direction, m.start, calls));
+      await this.d.rollups.clean(scope, m);
     }
     return marks.length;
   }

@@ -1,5 +1,5 @@
-import { declareQueries, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { isDuplicateKeyError, scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { Delivery, DeliveryStatus } from '../domain/delivery';
 
 /** A delivery as stored (its `_id` is the public id). */
@@ -16,10 +16,12 @@ export interface AttemptRecord {
 /** An attempt, inserted once: `_id` is `<deliveryId>:<attempt number>`. */
 interface AttemptDoc extends AttemptRecord {
   _id: string;
+  /** The delivery's tenant (absent on attempts recorded before it was kept). */
+  tenantId: string;
   deliveryId: string;
 }
 const attemptSchema = new Schema<AttemptDoc>(
-  { _id: String, deliveryId: { type: String, required: true }, at: { type: Date, required: true }, statusCode: Number, error: String, durationMs: { type: Number, required: true } },
+  { _id: String, tenantId: String, deliveryId: { type: String, required: true }, at: { type: Date, required: true }, statusCode: Number, error: String, durationMs: { type: Number, required: true } },
   { collection: 'delivery_attempts', versionKey: false },
 );
 // The operator's look at one delivery's attempts.
@@ -59,12 +61,11 @@ export const attemptQueryShapes: QueryShape[] = [{ name: 'a delivery’s attempt
 
 export class DeliveryStore {
   private readonly deliveries: TenantCollection<DeliveryDoc, string>;
-  private readonly attemptLog: Model<AttemptDoc>;
+  private readonly attemptLog: TenantCollection<AttemptDoc, string>;
 
   constructor(conn: Connection) {
     this.deliveries = new TenantCollection(conn.models.Delivery ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
-    this.attemptLog = conn.models.DeliveryAttempt ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema);
-    declareQueries(this.attemptLog, attemptQueryShapes);
+    this.attemptLog = new TenantCollection(conn.models.DeliveryAttempt ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema), stringIds, attemptQueryShapes);
   }
 
   /** Inserts the delivery, or answers the one a previous fan-out of the same message made. */
@@ -84,18 +85,20 @@ export class DeliveryStore {
   }
 
   /** Records an attempt (inserted, number `attempts` of the delivery) and the delivery's new state. */
-  async record(id: string, set: Partial<DeliveryDoc>, attempt: AttemptRecord | null, unset: (keyof DeliveryDoc)[] = []): Promise<void> {
+  async record(delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>, set: Partial<DeliveryDoc>, attempt: AttemptRecord | null, unset: (keyof DeliveryDoc)[] = []): Promise<void> {
+    const scope = scopeOfRecord(delivery.tenantId);
+    const id = delivery._id;
     if (attempt && set.attempts !== undefined) {
-      await this.attemptLog.create({ _id: `${id}:${set.attempts}`, deliveryId: id, ...attempt }).catch((err: unknown) => {
+      await this.attemptLog.insert(scope, { _id: `${id}:${set.attempts}`, deliveryId: id, ...attempt }).catch((err: unknown) => {
         if (!isDuplicateKeyError(err)) throw err;
       });
     }
-    await this.any().updateById(id, { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) });
+    await this.deliveries.updateById(scope, id, { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) });
   }
 
   /** A delivery's attempts, oldest first. */
   async attempts(id: string): Promise<AttemptRecord[]> {
-    const docs = await this.attemptLog.find({ deliveryId: id }).lean<AttemptDoc[]>();
+    const docs = await this.attemptLog.crossTenant('the operator reads any delivery\'s attempts').find({ deliveryId: id });
     return docs.sort((a, b) => a.at.getTime() - b.at.getTime()).map(({ at, statusCode, error, durationMs }) => ({ at, durationMs, ...(statusCode !== undefined && { statusCode }), ...(error !== undefined && { error }) }));
   }
 

@@ -1,6 +1,6 @@
-import { pagesByPrimaryKey, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomBytes } from 'node:crypto';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
 
 /** A signing secret, sealed (the kit's SecretBox); a rotated-out one signs beside the new one until `retiresAt`. */
 export interface SealedSecret {
@@ -60,16 +60,14 @@ export const newEndpointId = (): string => `ep_${randomBytes(12).toString('base6
 /** Endpoints: few per tenant, so a tenant's list is small even where it is scanned. */
 export class EndpointStore {
   private readonly endpoints: TenantCollection<EndpointDoc, string>;
-  private readonly model: Model<EndpointDoc>;
 
   constructor(conn: Connection) {
-    this.model = conn.models.Endpoint ?? conn.model<EndpointDoc>('Endpoint', endpointSchema);
-    this.endpoints = new TenantCollection(this.model, stringIds, endpointQueryShapes);
+    this.endpoints = new TenantCollection(conn.models.Endpoint ?? conn.model<EndpointDoc>('Endpoint', endpointSchema), stringIds, endpointQueryShapes);
   }
 
   /** Every endpoint of every tenant, a page at a time (the key rotation's pass). */
   all(): AsyncGenerator<EndpointDoc[]> {
-    return pagesByPrimaryKey(this.model);
+    return this.endpoints.crossTenant('the key rotation re-seals the secrets of every tenant').pages();
   }
 
   insert(scope: TenantScope, doc: Omit<EndpointDoc, 'tenantId'>): Promise<EndpointDoc> {

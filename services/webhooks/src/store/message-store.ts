@@ -1,5 +1,5 @@
-import { isDuplicateKeyError } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { isDuplicateKeyError, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { WebhookMessage } from '../domain/messages';
 
 interface MessageDoc {
@@ -19,19 +19,19 @@ const messageSchema = new Schema<MessageDoc>(
 
 /** Message bodies, written once, read by `_id`: every endpoint and every attempt sends these bytes. */
 export class MessageStore {
-  private readonly messages: Model<MessageDoc>;
+  private readonly messages: TenantCollection<MessageDoc, string>;
 
   constructor(conn: Connection) {
-    this.messages = conn.models.WebhookMessage ?? conn.model<MessageDoc>('WebhookMessage', messageSchema);
+    this.messages = new TenantCollection(conn.models.WebhookMessage ?? conn.model<MessageDoc>('WebhookMessage', messageSchema), stringIds, []);
   }
 
-  async insertOnce(m: WebhookMessage, now: Date): Promise<void> {
-    await this.messages.create({ _id: m.id, tenantId: m.tenantId, type: m.type, body: m.body, createdAt: now }).catch((err: unknown) => {
+  async insertOnce(scope: TenantScope, m: WebhookMessage, now: Date): Promise<void> {
+    await this.messages.insert(scope, { _id: m.id, type: m.type, body: m.body, createdAt: now }).catch((err: unknown) => {
       if (!isDuplicateKeyError(err)) throw err;
     });
   }
 
   async body(id: string): Promise<string | null> {
-    return (await this.messages.findById(id).lean<MessageDoc>())?.body ?? null;
+    return (await this.messages.crossTenant('the dispatcher sends a delivery\'s message by its id').findById(id))?.body ?? null;
   }
 }

@@ -1,4 +1,4 @@
-import { declareQueries, isDuplicateKeyError, type QueryShape } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, platformModel, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -57,11 +57,12 @@ export class QueueStore {
   private readonly dispatchers: Model<DispatcherDoc>;
 
   constructor(conn: Connection) {
-    this.queue = conn.models.QueuedDelivery ?? conn.model<QueueDoc>('QueuedDelivery', queueSchema);
-    this.claims = conn.models.DeliveryClaim ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema);
+    const why = 'the dispatch mechanism: delivery ids, due times and replicas, no tenant data (the deliveries hold it)';
+    this.queue = platformModel(conn.models.QueuedDelivery ?? conn.model<QueueDoc>('QueuedDelivery', queueSchema), why);
+    this.claims = platformModel(conn.models.DeliveryClaim ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema), why);
     declareQueries(this.queue, queueQueryShapes);
     declareQueries(this.claims, claimQueryShapes);
-    this.dispatchers = conn.models.Dispatcher ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema);
+    this.dispatchers = platformModel(conn.models.Dispatcher ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema), why);
     declareQueries(this.dispatchers, dispatcherQueryShapes);
   }
 

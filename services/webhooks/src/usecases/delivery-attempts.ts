@@ -101,14 +101,14 @@ export class DeliveryAttempts {
       await this.end(delivery, 'failed', { ...progress, ...last }, record);
       return { kind: 'ended' };
     }
-    await this.d.deliveries.record(delivery._id, { ...progress, ...last, nextAttemptAt: next, updatedAt: now }, record, 'lastStatusCode' in last ? ['lastError'] : ['lastStatusCode']);
+    await this.d.deliveries.record(delivery, { ...progress, ...last, nextAttemptAt: next, updatedAt: now }, record, 'lastStatusCode' in last ? ['lastError'] : ['lastStatusCode']);
     return { kind: 'again', inMs: next.getTime() - now.getTime() };
   }
 
   /** The delivery ends: succeeded, or failed for good. */
   private async end(delivery: DeliveryDoc, status: 'succeeded' | 'failed', fields: Partial<DeliveryDoc>, record: AttemptRecord | null): Promise<void> {
     const unset: (keyof DeliveryDoc)[] = ['nextAttemptAt', ...(fields.lastStatusCode !== undefined ? (['lastError'] as const) : fields.lastError !== undefined ? (['lastStatusCode'] as const) : [])];
-    await this.d.deliveries.record(delivery._id, { ...fields, status, updatedAt: this.d.now() }, record, unset);
+    await this.d.deliveries.record(delivery, { ...fields, status, updatedAt: this.d.now() }, record, unset);
   }
 
   private async body(messageId: string): Promise<string | null> {

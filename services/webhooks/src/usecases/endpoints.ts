@@ -133,7 +133,7 @@ export class Endpoints {
     if (endpoint.status === 'disabled') await this.d.endpoints.update(endpointId, { status: 'enabled', updatedAt: now }, ['disabledReason', 'failingSince']);
     let queued = 0;
     for (const delivery of await this.d.deliveries.notSucceeded(endpointId, since, end)) {
-      await this.d.deliveries.record(delivery._id, { status: 'pending', step: 0, nextAttemptAt: now, updatedAt: now }, null);
+      await this.d.deliveries.record(delivery, { status: 'pending', step: 0, nextAttemptAt: now, updatedAt: now }, null);
       // Pending ones too: the next attempt is now (a replica holding it may also try it: at least once, same id).
       await this.d.queue.enqueue({ deliveryId: delivery._id, endpointId }, now);
       queued++;

@@ -1,4 +1,4 @@
-import { requireTenant, type Logger } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger } from '@voiceapi/kit';
 import { deliveryId, type WebhookMessage } from '../domain/messages';
 import type { DeliveryStore } from '../store/delivery-store';
 import type { EndpointStore } from '../store/endpoint-store';
@@ -21,12 +21,12 @@ export class FanOut {
 
   async publish(message: WebhookMessage): Promise<number> {
     // Endpoints are not per key mode: the scope's mode is only the kit's requirement.
-    const scope = requireTenant({ tenantId: message.tenantId, keyMode: 'live' });
+    const scope = scopeOfRecord(message.tenantId);
     // A disabled endpoint gets the delivery too, failed at once (`endpoint_disabled`): nothing is
     // sent, and a recovery of the window sends it once the endpoint is enabled again. A paused one
     // gets it pending: it waits for the endpoint to resume. A deleted one gets nothing.
     const targets = (await this.d.endpoints.list(scope)).filter((e) => e.status !== 'deleted' && (e.events.length === 0 || e.events.includes(message.type)));
-    if (targets.length > 0) await this.d.messages.insertOnce(message, this.d.now());
+    if (targets.length > 0) await this.d.messages.insertOnce(scope, message, this.d.now());
     for (const endpoint of targets) {
       const now = this.d.now();
       const id = deliveryId(endpoint._id, message.id);

@@ -1,0 +1,54 @@
+import type { FilterQuery, Model, ProjectionType, UpdateQuery } from 'mongoose';
+import type { TenantScope } from '../context';
+import { isDuplicateKeyError } from './connect';
+import { pagesByPrimaryKey } from './walk';
+
+/**
+ * The scoped form of a tenant-owned collection whose `_id` is the tenant's own id: one document
+ * per tenant (its wallet head, its settings). The id is made from the `TenantScope`, so every
+ * operation is scoped by construction and served by the primary key, and the documents need no
+ * tenant field. (Ids that embed the tenant with more after it, `<tenant>:<n>`, carry their
+ * tenant in a field too and use `TenantCollection`.)
+ */
+export class TenantKeyed<D extends { _id: string }> {
+  // Private on purpose, as in TenantCollection: no unscoped query can be written through it.
+  constructor(private readonly model: Model<D>) {}
+
+  get(scope: TenantScope, projection?: ProjectionType<D>): Promise<D | null> {
+    return this.model.findOne(this.own(scope), projection).lean<D>().exec();
+  }
+
+  /** Applies the update to the tenant's document, inserting it when there is none. */
+  async upsert(scope: TenantScope, update: UpdateQuery<D>): Promise<void> {
+    await this.model.updateOne(this.own(scope), update, { upsert: true }).catch(async (err: unknown) => {
+      // Two first writes at once: one inserted, the other's update now finds it.
+      if (!isDuplicateKeyError(err) || (await this.model.updateOne(this.own(scope), update)).matchedCount === 0) throw err;
+    });
+  }
+
+  /** Applies the update when the tenant's document matches `where` (checked atomically); whether it did. */
+  async update(scope: TenantScope, update: UpdateQuery<D>, where: FilterQuery<D> = {}): Promise<boolean> {
+    return (await this.model.updateOne({ ...where, ...this.own(scope) } as FilterQuery<D>, update)).matchedCount === 1;
+  }
+
+  /** Every tenant's document, a page at a time along the primary key: for sweeps across tenants. `why` says which. */
+  pagesAcrossTenants(why: string, pageSize = 500): AsyncGenerator<D[]> {
+    if (why.trim().length < 10) throw new Error('say why this read cannot be scoped to a tenant');
+    return pagesByPrimaryKey(this.model, {}, pageSize);
+  }
+
+  private own(scope: TenantScope): FilterQuery<D> {
+    return { _id: scope.tenantId } as FilterQuery<D>;
+  }
+}
+
+/**
+ * A collection the platform owns rather than any tenant (the number pool, the platform's
+ * do-not-call list, a delivery queue's claims): used as a plain model, and `why` says at its
+ * declaration why no tenant owns it. The conformance test accepts a store's model only through
+ * this, `TenantCollection` or `TenantKeyed`.
+ */
+export function platformModel<D>(model: Model<D>, why: string): Model<D> {
+  if (why.trim().length < 10) throw new Error('say why no tenant owns this collection');
+  return model;
+}
