@@ -2,12 +2,10 @@ import type { Server } from 'node:http';
 import {
   broadcastGroup,
   broadcastGroupPrefix,
-  connectMongo,
-  createLogger,
   EventSubscriber,
-  Lifecycle,
+  openService,
   removeIdleBroadcastGroups,
-  shutdownTelemetry,
+  runAsMain,
   startEvents,
   Worker,
 } from '@voiceapi/kit';
@@ -29,12 +27,7 @@ import { TenantStore } from './store/tenants';
 export async function startGateway(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // An issued key's plaintext (`key`) and the operator token must never reach a log line.
-  const log = createLogger('gateway', cfg.LOG_LEVEL, { redact: ['key', '*.key', 'adminToken', 'ADMIN_TOKEN', 'KEY_HASH_PEPPER'] });
-  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
-  lifecycle.onStop('telemetry', shutdownTelemetry);
-
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
-  lifecycle.onStop('mongo', () => conn.close());
+  const { log, lifecycle, conn } = await openService('gateway', cfg, { redact: ['key', '*.key', 'adminToken', 'ADMIN_TOKEN', 'KEY_HASH_PEPPER'] });
   const tenants = new TenantStore(conn);
   const apiKeys = new ApiKeyStore(conn);
   const requests = new KeyRequestStore(conn);
@@ -116,12 +109,4 @@ function closeHttp(server: Server): Promise<void> {
   });
 }
 
-if (require.main === module) {
-  startGateway().then(
-    ({ lifecycle }) => lifecycle.handleSignals(),
-    (err: unknown) => {
-      console.error(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runAsMain(module, 'gateway', () => startGateway());

@@ -121,6 +121,13 @@ describe('the shape of every service (services/companies is the model)', () => {
     expect(must.filter((f) => !existsSync(path.join(ROOT, 'services', service, f)))).toEqual([]);
   });
 
+  it.each(SERVICES)('%s: starts and stops through the kit\'s starter (openService, serveGrpc, runAsMain)', (service) => {
+    const main = read(`services/${service}/src/main.ts`);
+    const uses = ['openService(', 'serveGrpc(', 'runAsMain(', 'startEvents('].filter((f) => !main.includes(f));
+    const byHand = ['new Lifecycle(', 'connectMongo(', 'startGrpcServer(', 'createLogger(', 'require.main'].filter((f) => main.includes(f));
+    expect({ uses, byHand }).toEqual({ uses: [], byHand: [] });
+  });
+
   it.each(SERVICES)('%s: builds events only in events/publish.ts and handles them only in events/consume.ts', (service) => {
     const files = sourcesOf(service);
     const building = files.filter((f) => /\beventRecord\(|\boutbox\.add\(/.test(read(f)) && !f.endsWith('/events/publish.ts'));

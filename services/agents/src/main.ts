@@ -1,16 +1,14 @@
 import {
-  connectMongo,
   consumerGroup,
-  createLogger,
   createPromiseClient,
   EventSubscriber,
-  Lifecycle,
-  Worker,
+  openService,
   OutboundClient,
+  runAsMain,
   SecretBox,
-  shutdownTelemetry,
+  serveGrpc,
   startEvents,
-  startGrpcServer,
+  Worker,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { companyProfiles } from './clients/companies';
@@ -32,12 +30,8 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const cfg = readConfig(env);
   // The tenant's custom-API secret (and the header it travels in) never reaches a log line.
   const secretPaths = ['customApiSecret', '*.customApiSecret', 'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization'];
-  const log = createLogger('agents', cfg.LOG_LEVEL, { redact: secretPaths });
-  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
-  lifecycle.onStop('telemetry', shutdownTelemetry);
-
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
-  lifecycle.onStop('mongo', () => conn.close());
+  const svc = await openService('agents', cfg, { redact: secretPaths });
+  const { log, lifecycle, conn } = svc;
   const agents = new AgentStore(conn);
   const jobs = new ScriptJobStore(conn);
 
@@ -88,15 +82,7 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   scripts.start();
   lifecycle.onStop('script worker', () => scripts.stop());
 
-  const server = await startGrpcServer({
-    host: cfg.GRPC_HOST,
-    port: cfg.GRPC_PORT,
-    services: [agentsService(useCases, new Answering({ agents, companies, customApi, secrets }), log, () => scripts.wake())],
-    log,
-    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
-    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
-  });
-  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  const server = await serveGrpc(svc, [agentsService(useCases, new Answering({ agents, companies, customApi, secrets }), log, () => scripts.wake())]);
   // No inbox: a redelivery drops a document no agent links any more, or asks for a script again.
   const inputs = followScriptInputs(new EventSubscriber(kafka, { group: consumerGroup('agents', 'script-inputs'), log, publisher }), useCases);
   lifecycle.onStop('script-input consumer', () => inputs.stop());
@@ -112,13 +98,4 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   return { port: server.port, lifecycle, log, useCases };
 }
 
-if (require.main === module) {
-  startAgents().then(
-    ({ lifecycle }) => lifecycle.handleSignals(),
-    (err: unknown) => {
-      // Config and connection failures end the process with one clear line, not a trace.
-      console.error(`agents failed to start: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runAsMain(module, 'agents', () => startAgents());

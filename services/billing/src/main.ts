@@ -1,16 +1,4 @@
-import {
-  connectMongo,
-  consumerGroup,
-  createLogger,
-  EventSubscriber,
-  Lease,
-  Lifecycle,
-  Worker,
-  serviceMetrics,
-  shutdownTelemetry,
-  startEvents,
-  startGrpcServer,
-} from '@voiceapi/kit';
+import { consumerGroup, EventSubscriber, Lease, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rateCard, readConfig } from './config';
 import { Announcements } from './events/publish';
@@ -26,13 +14,10 @@ import { Wallets } from './usecases/wallets';
 /** Starts the billing service; returns its lifecycle so tests can stop it in-process. */
 export async function startBilling(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
-  const log = createLogger('billing', cfg.LOG_LEVEL);
-  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
-  lifecycle.onStop('telemetry', shutdownTelemetry);
+  const svc = await openService('billing', cfg);
+  const { log, lifecycle, conn } = svc;
   const rates = rateCard(cfg);
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
-  lifecycle.onStop('mongo', () => conn.close());
   const store = new WalletStore(conn);
   const calls = new CallStore(conn);
 
@@ -84,26 +69,9 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   sweeping.start();
   lifecycle.onStop('sweeper', () => sweeping.stop());
 
-  const server = await startGrpcServer({
-    host: cfg.GRPC_HOST,
-    port: cfg.GRPC_PORT,
-    services: [billingService(billing, log)],
-    log,
-    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
-    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
-  });
-  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  const server = await serveGrpc(svc, [billingService(billing, log)]);
   log.info({ port: server.port, rates }, 'billing listening');
   return { port: server.port, lifecycle, log, sweeper, wallets, store, charging };
 }
 
-if (require.main === module) {
-  startBilling().then(
-    ({ lifecycle }) => lifecycle.handleSignals(),
-    (err: unknown) => {
-      // Config and connection failures end the process with one clear line, not a trace.
-      console.error(`billing failed to start: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runAsMain(module, 'billing', () => startBilling());

@@ -27,5 +27,6 @@ export * from './events/publisher';
 export * from './events/subscriber';
 export * from './events/outbox';
 export * from './events/start';
+export * from './service';
 export { shutdownTelemetry } from './telemetry/sdk';
 export * from './telemetry/metrics';

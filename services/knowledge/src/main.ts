@@ -1,4 +1,4 @@
-import { connectMongo, createLogger, createPromiseClient, Lifecycle, shutdownTelemetry, startEvents, startGrpcServer, Worker } from '@voiceapi/kit';
+import { createPromiseClient, openService, runAsMain, serveGrpc, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { billingWallet } from './clients/billing';
 import { readConfig } from './config';
@@ -10,12 +10,8 @@ import { Documents } from './usecases/documents';
 /** Starts the knowledge service; returns its lifecycle so tests can stop it in-process. */
 export async function startKnowledge(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
-  const log = createLogger('knowledge', cfg.LOG_LEVEL);
-  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
-  lifecycle.onStop('telemetry', shutdownTelemetry);
-
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
-  lifecycle.onStop('mongo', () => conn.close());
+  const svc = await openService('knowledge', cfg);
+  const { log, lifecycle, conn } = svc;
   const store = new DocumentStore(conn);
 
   // Knowledge owns the `knowledge.v1` stream (a deleted document is announced there for agents).
@@ -38,26 +34,9 @@ export async function startKnowledge(env: Record<string, string | undefined> = p
   recovery.start();
   lifecycle.onStop('recovery', () => recovery.stop());
 
-  const server = await startGrpcServer({
-    host: cfg.GRPC_HOST,
-    port: cfg.GRPC_PORT,
-    services: [knowledgeService(useCases, log)],
-    log,
-    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
-    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
-  });
-  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  const server = await serveGrpc(svc, [knowledgeService(useCases, log)]);
   log.info({ port: server.port, maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES }, 'knowledge listening');
   return { port: server.port, lifecycle, log, useCases };
 }
 
-if (require.main === module) {
-  startKnowledge().then(
-    ({ lifecycle }) => lifecycle.handleSignals(),
-    (err: unknown) => {
-      // Config and connection failures end the process with one clear line, not a trace.
-      console.error(`knowledge failed to start: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runAsMain(module, 'knowledge', () => startKnowledge());

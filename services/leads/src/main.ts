@@ -1,16 +1,14 @@
 import {
-  connectMongo,
   consumerGroup,
-  createLogger,
   createPromiseClient,
   EventSubscriber,
   Lease,
-  Lifecycle,
-  Worker,
+  openService,
+  runAsMain,
+  serveGrpc,
   serviceMetrics,
-  shutdownTelemetry,
   startEvents,
-  startGrpcServer,
+  Worker,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { billingHoldQuote } from './clients/billing';
@@ -46,13 +44,10 @@ const SCHEDULER_BATCH = 200;
 export async function startLeads(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // Contacts carry personal data: phones, names, addresses and rendered messages stay out of logs.
-  const log = createLogger('leads', cfg.LOG_LEVEL, { redact: ['phone', '*.phone', 'email', '*.email', '*.name', 'body', '*.body', 'to', '*.to'] });
-  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
-  lifecycle.onStop('telemetry', shutdownTelemetry);
+  const svc = await openService('leads', cfg, { redact: ['phone', '*.phone', 'email', '*.email', '*.name', 'body', '*.body', 'to', '*.to'] });
+  const { log, lifecycle, conn } = svc;
   const now = () => new Date();
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
-  lifecycle.onStop('mongo', () => conn.close());
   const campaigns = new CampaignStore(conn);
   const contacts = new ContactStore(conn);
   const dnc = new DoNotCallStore(conn);
@@ -126,26 +121,9 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   scheduler.start();
   lifecycle.onStop('scheduler', () => scheduler.stop());
 
-  const server = await startGrpcServer({
-    host: cfg.GRPC_HOST,
-    port: cfg.GRPC_PORT,
-    services: [leadsService(useCases, log)],
-    log,
-    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
-    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
-  });
-  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  const server = await serveGrpc(svc, [leadsService(useCases, log)]);
   log.info({ port: server.port, callingWindowDefault: cfg.CALLING_WINDOW_DEFAULT }, 'leads listening');
   return { port: server.port, lifecycle, log, scheduler, dialing, outbox };
 }
 
-if (require.main === module) {
-  startLeads().then(
-    ({ lifecycle }) => lifecycle.handleSignals(),
-    (err: unknown) => {
-      // Config and connection failures end the process with one clear line, not a trace.
-      console.error(`leads failed to start: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runAsMain(module, 'leads', () => startLeads());

@@ -1,16 +1,14 @@
 import {
-  connectMongo,
   consumerGroup,
-  createLogger,
   createPromiseClient,
   EventSubscriber,
   Lease,
-  Lifecycle,
-  Worker,
+  openService,
+  runAsMain,
+  serveGrpc,
   serviceMetrics,
-  shutdownTelemetry,
   startEvents,
-  startGrpcServer,
+  Worker,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { SimulatorCarrier } from './carrier/simulator';
@@ -46,13 +44,10 @@ const ROLLUP_BATCH = 200;
 export async function startTelephony(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // Phone numbers are personal data; the recording secret never leaves this process.
-  const log = createLogger('telephony', cfg.LOG_LEVEL, { redact: ['phone', '*.phone', 'fromNumber', '*.fromNumber', 'toNumber', '*.toNumber', 'token', '*.token'] });
-  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
-  lifecycle.onStop('telemetry', shutdownTelemetry);
+  const svc = await openService('telephony', cfg, { redact: ['phone', '*.phone', 'fromNumber', '*.fromNumber', 'toNumber', '*.toNumber', 'token', '*.token'] });
+  const { log, lifecycle, conn } = svc;
   const now = () => new Date();
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
-  lifecycle.onStop('mongo', () => conn.close());
   const calls = new CallStore(conn);
   const recordings = new RecordingStore(conn);
   const numbers = new NumberStore(conn);
@@ -116,15 +111,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     concurrency: new Concurrency(settings, now),
     now,
   };
-  const server = await startGrpcServer({
-    host: cfg.GRPC_HOST,
-    port: cfg.GRPC_PORT,
-    services: [telephonyService(useCases, log)],
-    log,
-    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
-    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
-  });
-  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  const server = await serveGrpc(svc, [telephonyService(useCases, log)]);
   // The consumers start after the server listens: joining a group whose last member was killed waits out
   // that member's session (30 s), and reads need not wait for it; both groups wait it out together.
   // No inbox on either consumer: queueing is idempotent by dial id, erasure by contact, billing fields by call id.
@@ -138,13 +125,4 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   return { port: server.port, lifecycle, log, dialer, recovery, outbox, runner };
 }
 
-if (require.main === module) {
-  startTelephony().then(
-    ({ lifecycle }) => lifecycle.handleSignals(),
-    (err: unknown) => {
-      // Config and connection failures end the process with one clear line, not a trace.
-      console.error(`telephony failed to start: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runAsMain(module, 'telephony', () => startTelephony());

@@ -1,18 +1,16 @@
 import {
-  connectMongo,
   consumerGroup,
-  createLogger,
   ensureIndexes,
   EventSubscriber,
   Lease,
-  Lifecycle,
+  openService,
   OutboundClient,
   OutboundFailed,
   OutboundRefused,
+  runAsMain,
   SecretBox,
-  shutdownTelemetry,
+  serveGrpc,
   startEvents,
-  startGrpcServer,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
@@ -35,13 +33,10 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 export async function startWebhooks(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // Signing secrets and the signatures made with them never reach a log line.
-  const log = createLogger('webhooks', cfg.LOG_LEVEL, { redact: ['secret', '*.secret', 'headers["webhook-signature"]', '*.headers["webhook-signature"]'] });
-  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
-  lifecycle.onStop('telemetry', shutdownTelemetry);
+  const svc = await openService('webhooks', cfg, { redact: ['secret', '*.secret', 'headers["webhook-signature"]', '*.headers["webhook-signature"]'] });
+  const { log, lifecycle, conn } = svc;
   const now = () => new Date();
 
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
-  lifecycle.onStop('mongo', () => conn.close());
   const endpoints = new EndpointStore(conn);
   const deliveries = new DeliveryStore(conn);
   const messages = new MessageStore(conn);
@@ -106,15 +101,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   // Stopped before the dispatcher (lifecycle hooks run in reverse): no new deliveries while it hands back what it holds.
   lifecycle.onStop('fan-out consumer', () => consumer.stop());
 
-  const server = await startGrpcServer({
-    host: cfg.GRPC_HOST,
-    port: cfg.GRPC_PORT,
-    services: [webhooksService(operator, log)],
-    log,
-    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
-    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
-  });
-  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  const server = await serveGrpc(svc, [webhooksService(operator, log)]);
   if (secretBox.rotating) {
     // Moves every stored secret onto the current key; once it logs none unreadable, the earlier keys can go.
     void operator
@@ -126,13 +113,4 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   return { port: server.port, lifecycle, log, dispatcher, queue, deliveries, endpoints };
 }
 
-if (require.main === module) {
-  startWebhooks().then(
-    ({ lifecycle }) => lifecycle.handleSignals(),
-    (err: unknown) => {
-      // Config and connection failures end the process with one clear line, not a trace.
-      console.error(`webhooks failed to start: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    },
-  );
-}
+runAsMain(module, 'webhooks', () => startWebhooks());

@@ -1,0 +1,83 @@
+import type { Connection } from 'mongoose';
+import type { ServiceRegistration, RunningGrpcServer } from './grpc/server';
+import { startGrpcServer } from './grpc/server';
+import { Lifecycle } from './lifecycle';
+import { createLogger, type Logger } from './logger';
+import { connectMongo } from './mongo/connect';
+import { shutdownTelemetry } from './telemetry/sdk';
+
+/** The settings the starter reads: `commonEnv` and the process's own database. */
+export interface ServiceSettings {
+  LOG_LEVEL: string;
+  MONGO_URL: string;
+  MONGO_DB: string;
+  SHUTDOWN_GRACE_MS: number;
+  STORE_OPS_COUNTING: boolean;
+}
+
+/** ...and, for a gRPC service, its address and `grpcServerEnv`. */
+export interface GrpcSettings extends ServiceSettings {
+  GRPC_HOST: string;
+  GRPC_PORT: number;
+  GRPC_MAX_CONNECTION_AGE_MS: number;
+  GRPC_MAX_CONNECTION_AGE_GRACE_MS: number;
+}
+
+/** What every process has once opened: its logger, its ordered shutdown and its own database. */
+export interface OpenedService<C extends ServiceSettings> {
+  cfg: C;
+  log: Logger;
+  lifecycle: Lifecycle;
+  conn: Connection;
+}
+
+/**
+ * The start-up every process shares, in dependency order: its logger (with the paths that must
+ * never reach a log line), its lifecycle, whose hooks run in reverse (telemetry is flushed last,
+ * the store closed after everything that uses it), and its database. The process then wires its
+ * own parts (stores, `startEvents`, workers, clients) and ends with `serveGrpc`, so it stops
+ * taking work first, drains its workers, then closes Kafka and the store.
+ */
+export async function openService<C extends ServiceSettings>(name: string, cfg: C, opts: { redact?: string[] } = {}): Promise<OpenedService<C>> {
+  const log = createLogger(name, cfg.LOG_LEVEL, opts.redact ? { redact: opts.redact } : {});
+  const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
+  lifecycle.onStop('telemetry', shutdownTelemetry);
+  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
+  lifecycle.onStop('mongo', () => conn.close());
+  return { cfg, log, lifecycle, conn };
+}
+
+/**
+ * Serves the service's gRPC adapters: the last step of start-up (callers and the readiness probe
+ * see the port once everything behind it runs), and the first to stop (health turns NOT_SERVING,
+ * calls in flight finish within the grace period).
+ */
+export async function serveGrpc(svc: OpenedService<GrpcSettings>, services: ServiceRegistration[]): Promise<RunningGrpcServer> {
+  const { cfg, log, lifecycle } = svc;
+  const server = await startGrpcServer({
+    host: cfg.GRPC_HOST,
+    port: cfg.GRPC_PORT,
+    services,
+    log,
+    maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
+    maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+  });
+  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  return server;
+}
+
+/**
+ * Runs `start` when `mod` is the process's main module (tests import the start function and run
+ * it in-process instead): SIGTERM and SIGINT then stop it in order, and a start that fails (a bad
+ * setting, a store that cannot be reached) ends the process with one clear line, not a trace.
+ */
+export function runAsMain(mod: NodeModule, name: string, start: () => Promise<{ lifecycle: Lifecycle }>): void {
+  if (require.main !== mod) return;
+  start().then(
+    ({ lifecycle }) => lifecycle.handleSignals(),
+    (err: unknown) => {
+      console.error(`${name} failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}
