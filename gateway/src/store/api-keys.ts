@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, objectIds, requireTenant, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, objectIds, scopeOfRecord, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 
@@ -110,7 +110,7 @@ export class ApiKeyStore {
     for (const k of keys) {
       if (await this.hashes.crossTenant(why).findById(k.keyHash)) continue;
       try {
-        await this.hashes.insert(requireTenant({ tenantId: k.tenantId, keyMode: k.mode }), { _id: k.keyHash, keyId: k._id.toString() });
+        await this.hashes.insert(scopeOfRecord(k.tenantId, k.mode), { _id: k.keyHash, keyId: k._id.toString() });
         added++;
       } catch (err) {
         // Another replica starting at the same moment indexed it first.

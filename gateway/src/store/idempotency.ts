@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { isDuplicateKeyError, requireTenant, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, scopeOfRecord, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { IdempotencyRecords, StoredResponse } from '../http/idempotency';
 import { gatewayReasons } from '../http/reasons';
@@ -59,7 +59,7 @@ const RETAIN_MS = 24 * 3600_000;
 const LOCK_MS = 60_000;
 
 const recordId = (s: IdempotencyScope) => createHash('sha256').update(`${s.tenantId}\u0000${s.mode}\u0000${s.key}`).digest('hex');
-const tenantOf = (s: IdempotencyScope): TenantScope => requireTenant({ tenantId: s.tenantId, keyMode: s.mode });
+const tenantOf = (s: IdempotencyScope): TenantScope => scopeOfRecord(s.tenantId, s.mode);
 
 /** Idempotency-Key records: claim before running a POST, store its answer after. */
 export class IdempotencyStore implements IdempotencyRecords {

@@ -25,8 +25,8 @@ export const configSchema = z.object({
     .transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean)),
   /** The script generator: `local` (deterministic, no model, no network). */
   SCRIPT_GENERATOR: z.enum(['local']).default('local'),
-  /** How often script requests are looked for (a request is also started at once). */
-  SCRIPT_WORKER_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /** The safety net: a recorded request wakes the workers at once (a change stream); a lapsed claim is taken over at the next pass. */
+  SCRIPT_WORKER_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
   /** A script request claimed this long ago without an outcome (its replica died) is taken over. */
   SCRIPT_CLAIM_MS: z.coerce.number().int().min(1_000).default(60_000),
   /** The most knowledge documents one agent links. */

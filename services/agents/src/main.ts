@@ -76,6 +76,7 @@ export async function startAgents(env: Record<string, string | undefined> = proc
     service: 'agents',
     job: 'script-jobs',
     everyMs: cfg.SCRIPT_WORKER_INTERVAL_MS,
+    wakeOn: [jobs.changes()],
     log,
     pass: async () => ((await useCases.runScriptJobs()) ? 'more' : 'done'),
   });

@@ -15,6 +15,7 @@ export * from './mongo/connect';
 export * from './mongo/unavailable';
 export * from './mongo/blob-store';
 export * from './mongo/lease';
+export * from './mongo/change-feed';
 export * from './mongo/walk';
 export * from './mongo/store-ops';
 export * from './mongo/query-shapes';

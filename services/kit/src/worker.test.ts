@@ -6,6 +6,7 @@ const log = () => ({ warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: 
 
 /** A lease the test holds or not, counting who holds it. */
 function fakeLease(held: boolean) {
+  const taken: (() => void)[] = [];
   return {
     held,
     holders: 0,
@@ -14,6 +15,14 @@ function fakeLease(held: boolean) {
     },
     async letGo() {
       this.holders--;
+    },
+    onTaken(l: () => void) {
+      taken.push(l);
+    },
+    /** This replica takes the lease over. */
+    take() {
+      this.held = true;
+      for (const l of taken) l();
     },
   };
 }
@@ -102,5 +111,42 @@ describe('Worker', () => {
     expect(finished).toBe(true);
     await new Promise((r) => setTimeout(r, 80));
     expect(passes).toBe(after);
+  });
+
+  it('runs a pass at the time asked for, keeping the earliest of several', async () => {
+    jest.useFakeTimers();
+    try {
+      let passes = 0;
+      const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, log: log(), pass: async () => void passes++ });
+      w.start();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(passes).toBe(1);
+      w.wakeIn(5_000);
+      w.wakeIn(2_000);
+      w.wakeIn(9_000);
+      await jest.advanceTimersByTimeAsync(1_999);
+      expect(passes).toBe(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(passes).toBe(2);
+      // The later times were superseded: nothing more until the safety timer.
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(passes).toBe(2);
+      await w.stop();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('looks for work at once when its replica takes the lease over', async () => {
+    let passes = 0;
+    const lease = fakeLease(false);
+    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, lease, log: log(), pass: async () => void passes++ });
+    w.start();
+    await w.idle();
+    expect(passes).toBe(0);
+    lease.take();
+    await w.idle();
+    expect(passes).toBe(1);
+    await w.stop();
   });
 });

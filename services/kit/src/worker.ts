@@ -1,4 +1,5 @@
 import type { Logger } from './logger';
+import { ChangeFeed, type WakeSource } from './mongo/change-feed';
 import type { Lease } from './mongo/lease';
 import { serviceMetrics, type TypedHistogram } from './telemetry/metrics';
 
@@ -11,23 +12,33 @@ export interface WorkerSpec {
   job: string;
   /** One pass over the work. It must tolerate running again after a crash (passes are repeated, never resumed). */
   pass: () => Promise<PassResult>;
-  /** Wakes a pass this often, besides `wake()`. */
+  /**
+   * Wakes a pass this often, besides `wake()`, `wakeIn()` and `wakeOn`: for a worker woken by its
+   * changes, only the safety net (what no change announces, a change stream that was down).
+   */
   everyMs: number;
+  /** Collections whose changes wake a pass (change streams: written by any replica, found at once). */
+  wakeOn?: readonly WakeSource[];
   /** Only the replica holding this lease runs passes; the worker holds and renews it (several workers may share one). */
-  lease?: Pick<Lease, 'held' | 'hold' | 'letGo'>;
+  lease?: Pick<Lease, 'held' | 'hold' | 'letGo' | 'onTaken'>;
   /** At stop, after the last pass and before the lease is let go: waits for work a pass started and left running. */
   drain?: () => Promise<void>;
   log: Logger;
 }
 
 /**
- * A background job of a service: woken by a timer or by `wake()` (an event came in), one pass at
- * a time (a wake-up during a pass runs another after it), on the replica holding its lease if it
- * has one. After each pass it records its lag: how long the oldest wake-up it served waited. A
- * failing pass is logged and the next wake-up tries again. `stop()` waits for the pass under way.
+ * A background job of a service: woken by a change to the collections it watches, by `wake()` (an
+ * event came in), at a time it asked for (`wakeIn`), when its replica takes the lease over, and by
+ * a timer as the safety net; one pass at a time (a wake-up during a pass runs another after it),
+ * on the replica holding its lease if it has one. After each pass it records its lag: how long
+ * the oldest wake-up it served waited. A failing pass is logged and the next wake-up tries again.
+ * `stop()` waits for the pass under way.
  */
 export class Worker {
   private timer: NodeJS.Timeout | undefined;
+  /** The earliest wake-up asked for by `wakeIn`, and its timer. */
+  private alarm: { at: number; timer: NodeJS.Timeout } | undefined;
+  private readonly feed: ChangeFeed | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -37,6 +48,7 @@ export class Worker {
   private readonly lag: TypedHistogram<{ job: string }>;
 
   constructor(readonly spec: WorkerSpec) {
+    this.feed = spec.wakeOn && spec.wakeOn.length > 0 ? new ChangeFeed(spec.wakeOn, () => this.wake(), spec.log) : undefined;
     this.lag = serviceMetrics(spec.service).histogram('worker.lag', {
       description: 'How long work waited for a background pass: from the wake-up to the end of the pass that served it',
       unit: 'ms',
@@ -45,9 +57,26 @@ export class Worker {
 
   start(): void {
     this.holding = this.spec.lease?.hold((err) => this.spec.log.warn({ err, job: this.spec.job }, 'lease renewal failed; next renewal tries again'));
+    // A replica that takes the lease over looks at once for what its predecessor left.
+    this.spec.lease?.onTaken(() => this.wake());
     this.timer = setInterval(() => this.wake(), this.spec.everyMs);
     this.timer.unref();
+    this.feed?.start();
     this.wake();
+  }
+
+  /** Runs a pass in `ms` (work known to fall due then), unless one is asked for sooner. */
+  wakeIn(ms: number): void {
+    if (this.stopped) return;
+    const at = Date.now() + Math.max(0, ms);
+    if (this.alarm && this.alarm.at <= at) return;
+    if (this.alarm) clearTimeout(this.alarm.timer);
+    const timer = setTimeout(() => {
+      this.alarm = undefined;
+      this.wake();
+    }, at - Date.now());
+    timer.unref();
+    this.alarm = { at, timer };
   }
 
   /** Runs a pass now, or another one after the pass under way. */
@@ -82,6 +111,8 @@ export class Worker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    if (this.alarm) clearTimeout(this.alarm.timer);
+    await this.feed?.stop();
     await this.idle();
     await this.spec.drain?.();
     await this.holding;

@@ -23,8 +23,11 @@ export const configSchema = z.object({
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   /** The calling window, in the called party's local time, of campaigns created without one. */
   CALLING_WINDOW_DEFAULT: windowSetting.default(parseWindowSetting('08:00-21:00')),
-  /** How often due scheduled dials and follow-ups are dispatched. */
-  SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /**
+   * The scheduler's safety net: an item scheduled or moved wakes it at once (a change stream),
+   * and it wakes itself when the next one falls due.
+   */
+  SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
   /** Where messages go: `record` keeps the rendered message for the operator, never sends it live. */
   MESSAGE_ADAPTER: z.enum(['record']).default('record'),
 });

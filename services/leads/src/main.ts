@@ -108,15 +108,21 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   await sender.start();
   lifecycle.onStop('message sender', () => sender.stop());
 
-  // Due scheduled dials and follow-ups, on one replica at a time; a full batch is followed by
+  // Due scheduled dials and follow-ups, on one replica at a time: woken when an item is scheduled
+  // or moved (by any replica) and when the next one falls due; a full batch is followed by
   // another at once, so a window opening for many contacts drains quickly.
-  const scheduler = new Worker({
+  const scheduler: Worker = new Worker({
     service: 'leads',
     job: 'scheduler',
     everyMs: cfg.SCHEDULER_INTERVAL_MS,
-    lease: new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID, Math.max(10_000, cfg.SCHEDULER_INTERVAL_MS * 3)),
+    wakeOn: [schedule.changes()],
+    lease: new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID, 10_000),
     log,
-    pass: async () => ((await dialing.dispatchDue(SCHEDULER_BATCH)) === SCHEDULER_BATCH ? 'more' : 'done'),
+    pass: async () => {
+      const { handled, nextDueAt } = await dialing.dispatchDue(SCHEDULER_BATCH);
+      if (nextDueAt) scheduler.wakeIn(nextDueAt.getTime() - Date.now());
+      return handled === SCHEDULER_BATCH ? 'more' : 'done';
+    },
   });
   scheduler.start();
   lifecycle.onStop('scheduler', () => scheduler.stop());

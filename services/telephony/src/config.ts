@@ -28,12 +28,16 @@ export const configSchema = z.object({
   INBOUND_MAX_CALL_SECONDS: z.coerce.number().int().min(60).max(14_400).default(3_600),
   /** Calls in progress at once per tenant until the operator sets its package. */
   DEFAULT_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(1).max(1_000).default(10),
-  /** How often queued dial requests are dispatched to free lines. */
-  DISPATCH_INTERVAL_MS: z.coerce.number().int().min(20).default(250),
+  /**
+   * The dispatcher's safety net: a queued dial and a freed line wake it at once (change streams),
+   * a raised package too, a postponed dial when it falls due; this catches what a change stream
+   * that was down missed.
+   */
+  DISPATCH_INTERVAL_MS: z.coerce.number().int().min(20).default(10_000),
   /** How often calls a crashed replica was carrying are finished, and stray lines freed. */
-  RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(5_000),
-  /** How often changed analytics buckets are recomputed. */
-  ROLLUP_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
+  /** The rollup worker's safety net: a bucket marked for recompute wakes it at once. */
+  ROLLUP_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

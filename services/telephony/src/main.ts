@@ -88,15 +88,26 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     now,
     platformNumber: cfg.PLATFORM_FROM_NUMBER,
     wake: () => dispatching.wake(),
+    wakeIn: (ms) => dispatching.wakeIn(ms),
     metrics: { dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }) },
   });
-  const dispatching = new Worker({ service: 'telephony', job: 'dial-dispatch', everyMs: cfg.DISPATCH_INTERVAL_MS, lease, log, pass: async () => void (await dialer.dispatch()), drain: () => dialer.drain() });
+  // Woken when a dial is queued, a line freed or a package set, by any replica; the timer is the safety net.
+  const dispatching = new Worker({
+    service: 'telephony',
+    job: 'dial-dispatch',
+    everyMs: cfg.DISPATCH_INTERVAL_MS,
+    wakeOn: [queue.changes(), lines.changes(), settings.changes()],
+    lease,
+    log,
+    pass: async () => void (await dialer.dispatch()),
+    drain: () => dialer.drain(),
+  });
   const recovery = new Recovery({ lines, calls, queue, runner, carrier, log, now, isDispatching: (id) => dialer.isDispatching(id) });
   const recompute = new RollupRecompute({ rollups, calls });
   const workers = [
     dispatching,
     new Worker({ service: 'telephony', job: 'call-recovery', everyMs: cfg.RECOVERY_INTERVAL_MS, lease, log, pass: async () => void (await recovery.runOnce()) }),
-    new Worker({ service: 'telephony', job: 'rollups', everyMs: cfg.ROLLUP_INTERVAL_MS, lease, log, pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done') }),
+    new Worker({ service: 'telephony', job: 'rollups', everyMs: cfg.ROLLUP_INTERVAL_MS, wakeOn: [rollups.changes()], lease, log, pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done') }),
   ];
   for (const w of workers) {
     w.start();

@@ -43,8 +43,11 @@ export const configSchema = z.object({
   /** Attempts in flight to one endpoint, and in all. */
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(256),
-  /** How often due retries and orphaned deliveries are looked for. */
-  WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /**
+   * How often orphaned deliveries (a silent replica's) are looked for; a queued retry wakes the
+   * sweeper at once (a change stream), and it wakes itself when the next one falls due.
+   */
+  WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
   /** Fan-out: events of one fetched batch handled at once (deliveries carry no order, so the same tenant's too). */
   WEBHOOK_FANOUT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
 });

@@ -77,7 +77,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   const dispatcher = new Dispatcher({
     attempt: (endpointId, deliveryId) => attempts.attempt(endpointId, deliveryId),
     queue,
-    sweepLease: new Lease(conn, 'webhooks-sweeper', cfg.INSTANCE_ID, Math.max(10_000, cfg.WEBHOOK_SWEEP_INTERVAL_MS * 3)),
+    sweepLease: new Lease(conn, 'webhooks-sweeper', cfg.INSTANCE_ID, 10_000),
     owner: cfg.INSTANCE_ID,
     log,
     now,
@@ -85,8 +85,9 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
     maxInFlight: cfg.WEBHOOK_MAX_IN_FLIGHT,
     holdMs: 60_000,
     sweepIntervalMs: cfg.WEBHOOK_SWEEP_INTERVAL_MS,
-    heartbeatMs: 2_000,
-    aliveMs: 10_000,
+    // A replica silent for 30 s is presumed dead and what it held handed out again.
+    heartbeatMs: 10_000,
+    aliveMs: 30_000,
   });
   await dispatcher.start();
   lifecycle.onStop('dispatcher', () => dispatcher.stop());

@@ -1,9 +1,8 @@
-import { requireTenant, type EventSubscriber } from '@voiceapi/kit';
+import { scopeOfRecord, type EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Agents } from '../usecases/agents';
 
 const { KnowledgeEvent, CompaniesEvent } = voiceapi.events.v1;
-const live = (tenantId: string) => requireTenant({ tenantId, keyMode: 'live' });
 
 /**
  * What agents' scripts are written from, changed elsewhere: a deleted knowledge document leaves the
@@ -16,12 +15,12 @@ export function followScriptInputs(subscriber: EventSubscriber, agents: Agents):
       if (event.event?.$case !== 'documentDeleted') return;
       const { tenantId, fileId } = event.event.documentDeleted;
       if (!tenantId || !fileId) throw new Error(`DocumentDeleted without a tenant or file id (${JSON.stringify({ tenantId, fileId })})`);
-      await agents.documentDeleted(live(tenantId), fileId);
+      await agents.documentDeleted(scopeOfRecord(tenantId), fileId);
     })
     .on(CompaniesEvent, async (event) => {
       if (event.event?.$case !== 'companyChanged') return;
       const { tenantId, companyId, deleted, fields } = event.event.companyChanged;
       if (!tenantId || !companyId) throw new Error(`CompanyChanged without a tenant or company id (${JSON.stringify({ tenantId, companyId })})`);
-      await agents.companyChanged(live(tenantId), companyId, deleted ? 'deleted' : fields);
+      await agents.companyChanged(scopeOfRecord(tenantId), companyId, deleted ? 'deleted' : fields);
     });
 }

@@ -1,4 +1,4 @@
-import { requireTenant, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 /** A script to write: the agent's id is the `_id`, so one agent has at most one request. */
@@ -26,12 +26,17 @@ export interface ScriptJob {
   generation: string;
 }
 
-/** Script requests waiting for a worker: a small working set, polled, every write by `_id`. */
+/** Script requests waiting for a worker: a small working set, every write by `_id`. */
 export class ScriptJobStore {
   private readonly jobs: TenantCollection<JobDoc, string>;
 
   constructor(conn: Connection) {
     this.jobs = new TenantCollection(conn.models.ScriptJob ?? conn.model<JobDoc>('ScriptJob', jobSchema), stringIds, jobQueryShapes);
+  }
+
+  /** A request recorded (on whichever replica): wakes the script workers. */
+  changes() {
+    return this.jobs.changes(['insert']);
   }
 
   /** Records the request (replacing an older one for the agent: the newest generation wins). */
@@ -47,7 +52,7 @@ export class ScriptJobStore {
     const claimed: ScriptJob[] = [];
     for (const j of open) {
       const won = await all.updateById(j._id, { $set: { claimedUntil: new Date(now.getTime() + claimMs) } }, { where: { claimedUntil: j.claimedUntil, generation: j.generation } });
-      if (won) claimed.push({ agentId: j._id, scope: requireTenant({ tenantId: j.tenantId, keyMode: j.mode }), generation: j.generation });
+      if (won) claimed.push({ agentId: j._id, scope: scopeOfRecord(j.tenantId, j.mode), generation: j.generation });
     }
     return claimed;
   }

@@ -54,7 +54,11 @@ const sequenceSchema = new Schema<SequenceDoc>({ _id: String, value: { type: Num
 export interface OutboxOptions {
   /** Names this replica as a relay lease holder (unique per replica). */
   instanceId: string;
-  /** How often the lease holder looks for events (and others try to take the lease over). */
+  /**
+   * How often the lease holder looks for events besides being woken: stored and released events
+   * wake it through a change stream on the outbox, a held event at the end of its hold, so this is
+   * only the safety net (default 30 s).
+   */
   intervalMs?: number;
   /** How long a held event waits for `release` before it is published anyway. */
   holdMs?: number;
@@ -121,7 +125,15 @@ export class Outbox {
     this.parked = conn.models.OutboxParked ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
     this.holdMs = opts.holdMs ?? 30_000;
     this.lease = new Lease(conn, 'outbox-relay', opts.instanceId, opts.leaseMs ?? 10_000);
-    this.relay = new Worker({ service: opts.service ?? 'outbox', job: 'outbox-relay', everyMs: opts.intervalMs ?? 250, lease: this.lease, log, pass: () => this.relayOnce() });
+    this.relay = new Worker({
+      service: opts.service ?? 'outbox',
+      job: 'outbox-relay',
+      everyMs: opts.intervalMs ?? 30_000,
+      wakeOn: [{ model: this.model, operations: ['insert', 'update'] }],
+      lease: this.lease,
+      log,
+      pass: () => this.relayOnce(),
+    });
   }
 
   /** Stores one event of the envelope's stream; returns its id. */
@@ -211,11 +223,15 @@ export class Outbox {
       // A held event blocks the later events of its key (not of other keys) until it is released.
       const blocked = new Set<string>();
       const ready: OutboxDoc[] = [];
+      let heldUntil = Infinity;
       for (const d of batch) {
         const lane = `${d.topic}\u0000${d.key}`;
+        if (d.availableAt.getTime() > now) heldUntil = Math.min(heldUntil, d.availableAt.getTime());
         if (blocked.has(lane) || d.availableAt.getTime() > now) blocked.add(lane);
         else ready.push(d);
       }
+      // A held event not released in time is published when its hold ends.
+      if (heldUntil !== Infinity) this.relay.wakeIn(heldUntil - now);
       if (ready.length === 0) return;
       for (const chunk of byBytes(ready)) {
         // A relay whose lease ran out while it waited must not publish behind its successor.

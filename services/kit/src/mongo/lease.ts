@@ -26,6 +26,7 @@ export class Lease {
   /** Workers running on this lease (several may share one), and the timer that renews it for them. */
   private holders = 0;
   private renewal: NodeJS.Timeout | undefined;
+  private readonly takenListeners: (() => void)[] = [];
 
   constructor(
     conn: Connection,
@@ -54,7 +55,9 @@ export class Lease {
         )
         .lean<LeaseDoc>();
       // Stop trusting the lease a third of its time before it runs out, to allow for clock skew.
+      const had = this.held;
       this.heldUntil = doc?.holder === this.holder ? now.getTime() + (this.ttlMs * 2) / 3 : 0;
+      if (!had && this.held) for (const l of this.takenListeners) l();
     } catch (err) {
       // Someone else holds it: the upsert tried to insert a second document with this _id.
       if (!isDuplicateKeyError(err)) throw err;
@@ -73,6 +76,11 @@ export class Lease {
     this.renewal = setInterval(() => void renew(), Math.max(100, Math.floor(this.ttlMs / 3)));
     this.renewal.unref();
     await renew();
+  }
+
+  /** Calls `listener` each time this replica comes to hold the lease (first taken, or taken over). */
+  onTaken(listener: () => void): void {
+    this.takenListeners.push(listener);
   }
 
   /** One worker fewer; the last one gives the lease up. */

@@ -93,6 +93,8 @@ function readOf(cmd: Record<string, any>, name: string): { collection: string; f
     }
     case 'aggregate': {
       const [first, second] = (cmd.pipeline ?? []) as Record<string, any>[];
+      // A change stream reads the oplog, not the collection: there is no query to serve.
+      if (first?.$changeStream) return undefined;
       if (!first?.$match) return { collection: coll, filter: {}, explain: { aggregate: coll, pipeline: cmd.pipeline, cursor: {} } };
       return { collection: coll, filter: first.$match, sort: second?.$sort, explain: { aggregate: coll, pipeline: cmd.pipeline, cursor: {} } };
     }

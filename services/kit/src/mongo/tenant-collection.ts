@@ -2,6 +2,7 @@ import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQu
 import type { TenantScope } from '../context';
 import { duplicatePositions, isDuplicateKeyError, isObjectIdHex } from './connect';
 import { declareQueries } from './query-check';
+import type { WakeSource } from './change-feed';
 import type { QueryShape } from './query-shapes';
 import { pagesByPrimaryKey } from './walk';
 
@@ -183,6 +184,11 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   async updateMany(scope: TenantScope, filter: ScopedFilter<D>, update: UpdateQuery<D>): Promise<number> {
     refuseTenantChange(update);
     return (await this.model.updateMany(this.scoped(scope, filter), update)).modifiedCount;
+  }
+
+  /** This collection's changes of these kinds, to wake a worker (`WorkerSpec.wakeOn`); no document is read through it. */
+  changes(operations: WakeSource['operations']): WakeSource {
+    return { model: { collection: this.model.collection }, operations };
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { FilterQuery, Model, ProjectionType, UpdateQuery } from 'mongoose';
 import type { TenantScope } from '../context';
+import type { WakeSource } from './change-feed';
 import { isDuplicateKeyError } from './connect';
 import { pagesByPrimaryKey } from './walk';
 
@@ -29,6 +30,11 @@ export class TenantKeyed<D extends { _id: string }> {
   /** Applies the update when the tenant's document matches `where` (checked atomically); whether it did. */
   async update(scope: TenantScope, update: UpdateQuery<D>, where: FilterQuery<D> = {}): Promise<boolean> {
     return (await this.model.updateOne({ ...where, ...this.own(scope) } as FilterQuery<D>, update)).matchedCount === 1;
+  }
+
+  /** This collection's changes of these kinds, to wake a worker (`WorkerSpec.wakeOn`). */
+  changes(operations: WakeSource['operations']): WakeSource {
+    return { model: { collection: this.model.collection }, operations };
   }
 
   /** Every tenant's document, a page at a time along the primary key: for sweeps across tenants. `why` says which. */

@@ -1,4 +1,4 @@
-import { BlobStore, objectIds, requireTenant, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { BlobStore, objectIds, scopeOfRecord, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { KnowledgeDocument } from '../domain/document';
 
@@ -108,6 +108,6 @@ export class DocumentStore {
   /** Uploads pending since before `before`, across tenants (recovery). */
   async stalePending(before: Date): Promise<{ fileId: string; scope: TenantScope }[]> {
     const rows = await this.pending.crossTenant('recovery of interrupted uploads').find({ createdAt: { $lt: before } }, { limit: 100 });
-    return rows.map((r) => ({ fileId: r._id, scope: requireTenant({ tenantId: r.tenantId, keyMode: r.mode }) }));
+    return rows.map((r) => ({ fileId: r._id, scope: scopeOfRecord(r.tenantId, r.mode) }));
   }
 }

@@ -27,13 +27,13 @@ export const scheduleSchema = new Schema<ScheduleDoc>(
   },
   { collection: 'schedule', versionKey: false },
 );
-// Serves `due` (the scheduler's poll across tenants). Entries are deleted once dispatched, so the
-// collection holds only pending work and the poll stays small on a store without indexes too.
+// Serves `due` (the scheduler's read across tenants, earliest first). Entries are deleted once
+// dispatched, so the collection holds only pending work.
 scheduleSchema.index({ dueAt: 1 });
 // Serves `contact` (dropping a contact's pending work).
 scheduleSchema.index({ tenantId: 1, contactId: 1 });
 export const scheduleQueryShapes: QueryShape[] = [
-  // `dueAt <= now`, oldest first: the range is on the sort field, which the same index serves.
+  // The earliest items, due or not (the first not due says when to look again).
   { name: 'due', equality: [], sort: { dueAt: 1 } },
   { name: 'contact', equality: ['tenantId', 'contactId'] },
 ];
@@ -61,10 +61,20 @@ export class ScheduleStore {
     }
   }
 
-  /** Due items of every tenant, oldest first. */
-  async due(now: Date, limit: number): Promise<ScheduledItem[]> {
-    const docs = await this.items.crossTenant('the scheduler dispatches due work of every tenant').find({ dueAt: { $lte: now } }, { sort: { dueAt: 1 }, limit });
-    return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+  /**
+   * Due items of every tenant, oldest first, and when the next one falls due: one read of the
+   * earliest `limit + 1` items, due or not.
+   */
+  async due(now: Date, limit: number): Promise<{ items: ScheduledItem[]; nextDueAt?: Date }> {
+    const docs = await this.items.crossTenant('the scheduler dispatches due work of every tenant').find({}, { sort: { dueAt: 1 }, limit: limit + 1 });
+    const items = docs.filter((d) => d.dueAt.getTime() <= now.getTime()).slice(0, limit).map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+    const next = docs.find((d) => d.dueAt.getTime() > now.getTime());
+    return { items, ...(next && { nextDueAt: next.dueAt }) };
+  }
+
+  /** An item scheduled or moved (on whichever replica): wakes the scheduler. */
+  changes() {
+    return this.items.changes(['insert', 'update']);
   }
 
   async remove(scope: TenantScope, id: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { Coalescer, requireTenant, type EventRecord, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, scopeOfRecord, type EventRecord, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
 import type { Contact } from '../domain/contact';
 import type { ContactStore } from '../store/contact-store';
 import type { MessageStore } from '../store/message-store';
@@ -54,7 +54,7 @@ export class AcceptWriter {
     );
     try {
       for (const [tenantId, group] of byTenant(items)) {
-        const scope = requireTenant({ tenantId, keyMode: 'live' });
+        const scope = scopeOfRecord(tenantId);
         await this.d.messages.createMany(scope, group.flatMap((a) => a.messages));
         for (const a of group) {
           if (a.contact.status === 'scheduled' && a.contact.nextAttemptAt) {

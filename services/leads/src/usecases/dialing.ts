@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, requireTenant, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, scopeOfRecord, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
 import { windowDecision } from '../domain/calling-window';
 import type { Campaign, Contact } from '../domain/contact';
 import { dialId, dialRequested } from '../events/publish';
@@ -35,7 +35,6 @@ const RETRIED = new Set(['no_answer', 'busy']);
 const DONE = new Set(['completed', 'voicemail']);
 
 /** Live work runs in the tenant's live mode: only live contacts are ever scheduled or dialled. */
-const liveScope = (tenantId: string): TenantScope => requireTenant({ tenantId, keyMode: 'live' });
 
 /**
  * Everything between an accepted lead and its calls: dispatching scheduled dials and follow-ups,
@@ -82,9 +81,9 @@ export class Dialing {
     return { allowed: true, contact: moved, campaign };
   }
 
-  /** Dispatches what is due; returns how many items were handled. */
-  async dispatchDue(limit = 200): Promise<number> {
-    const items = await this.d.schedule.due(this.d.now(), limit);
+  /** Dispatches what is due; how many items were handled, and when the next one falls due. */
+  async dispatchDue(limit = 200): Promise<{ handled: number; nextDueAt?: Date }> {
+    const { items, nextDueAt } = await this.d.schedule.due(this.d.now(), limit);
     for (const item of items) {
       try {
         if (item.kind === 'dial') await this.dispatchDial(item);
@@ -94,18 +93,18 @@ export class Dialing {
         this.d.log.warn({ err, item: item.id }, 'scheduled item failed; will retry');
       }
     }
-    return items.length;
+    return { handled: items.length, ...(nextDueAt && { nextDueAt }) };
   }
 
   /** The called party picked up: a contact being dialled is now in a call. */
   async onCallStarted(tenantId: string, contactId: string): Promise<void> {
-    const scope = liveScope(tenantId);
+    const scope = scopeOfRecord(tenantId);
     const contact = await this.d.contacts.get(scope, contactId);
     if (contact?.status === 'dialing') await this.d.lifecycle.move(scope, contact, 'in_call', { from: ['dialing'] });
   }
 
   async onCallEnded(e: CallOutcome): Promise<void> {
-    const scope = liveScope(e.tenantId);
+    const scope = scopeOfRecord(e.tenantId);
     const contact = await this.d.contacts.get(scope, e.contactId);
     // Erased meanwhile, or this outcome was followed already (a redelivery).
     if (!contact || contact.lastCallId === e.callId) return;
@@ -176,7 +175,7 @@ export class Dialing {
 
   /** A scheduled dial whose time came: checked again, then requested (its id fixed by the dispatch count). */
   private async dispatchDial(item: ScheduledItem): Promise<void> {
-    const scope = liveScope(item.tenantId);
+    const scope = scopeOfRecord(item.tenantId);
     const contact = await this.d.contacts.get(scope, item.contactId);
     if (!contact || contact.status !== 'scheduled' || contact.sandbox) {
       await this.d.schedule.remove(scope, item.id);
@@ -214,7 +213,7 @@ export class Dialing {
   }
 
   private async dispatchFollowup(item: ScheduledItem): Promise<void> {
-    const scope = liveScope(item.tenantId);
+    const scope = scopeOfRecord(item.tenantId);
     const followup = item.followupId ? await this.d.followups.get(scope, item.followupId) : null;
     const contact = await this.d.contacts.get(scope, item.contactId);
     if (!followup || followup.status !== 'scheduled' || !contact) {

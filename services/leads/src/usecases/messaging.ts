@@ -1,4 +1,4 @@
-import { requireTenant, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
 import type { Contact, MessageChannel } from '../domain/contact';
 import { messageRequested } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
@@ -34,7 +34,7 @@ export class Messaging {
 
   /** Sends one requested message once: a redelivery finds it sent and stops. */
   async deliver(tenantId: string, messageId: string): Promise<void> {
-    const scope = requireTenant({ tenantId, keyMode: 'live' });
+    const scope = scopeOfRecord(tenantId);
     const message = await this.d.messages.get(scope, messageId);
     // Erased with its contact, or sent already.
     if (!message || message.status === 'sent') return;

@@ -39,6 +39,11 @@ export class DialQueueStore {
     this.queue = new TenantCollection(conn.models.QueuedDial ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema), stringIds, queuedQueryShapes);
   }
 
+  /** A dial queued (by whichever replica consumed its request): wakes the dispatcher. */
+  changes() {
+    return this.queue.changes(['insert']);
+  }
+
   /** False when the request is queued already (a redelivery). */
   async add(scope: TenantScope, d: Omit<QueuedDial, 'tenantId'>): Promise<boolean> {
     const { dialId, ...rest } = d;

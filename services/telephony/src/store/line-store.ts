@@ -41,6 +41,11 @@ export class LineStore {
     this.lines = new TenantCollection(conn.models.Line ?? conn.model<LineDoc>('Line', lineSchema), stringIds, lineQueryShapes);
   }
 
+  /** A line freed (a call ended, on whichever replica ran it): wakes the dispatcher for the tenant's backlog. */
+  changes() {
+    return this.lines.changes(['delete']);
+  }
+
   async held(scope: TenantScope): Promise<Line[]> {
     return (await this.lines.find(scope, {})).map(toLine);
   }

@@ -62,6 +62,11 @@ export class RollupStore {
     this.dirty = new TenantCollection(conn.models.CallRollupDirty ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema), stringIds, dirtyQueryShapes);
   }
 
+  /** A bucket marked for recompute: wakes the rollup worker. */
+  changes() {
+    return this.dirty.changes(['insert', 'update']);
+  }
+
   async markDirty(scope: TenantScope, direction: Direction, start: Date, now: Date): Promise<void> {
     await this.dirty.upsertById(scope, rollupId(scope.tenantId, direction, start), { $set: { direction, start, markedAt: now } });
   }

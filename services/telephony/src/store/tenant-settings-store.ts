@@ -24,6 +24,11 @@ export class TenantSettingsStore {
     this.settings = new TenantKeyed(conn.models.TenantSettings ?? conn.model<SettingsDoc>('TenantSettings', settingsSchema));
   }
 
+  /** A package set (raised, maybe): wakes the dispatcher for the tenant's backlog. */
+  changes() {
+    return this.settings.changes(['insert', 'update']);
+  }
+
   async maxConcurrentCalls(scope: TenantScope): Promise<number> {
     return (await this.settings.get(scope))?.maxConcurrentCalls ?? this.defaultMax;
   }

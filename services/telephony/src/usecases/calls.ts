@@ -1,4 +1,4 @@
-import { notFound, requireTenant, validationError, type Page, type TenantScope } from '@voiceapi/kit';
+import { notFound, scopeOfRecord, validationError, type Page, type TenantScope } from '@voiceapi/kit';
 import { CALL_STATUSES, DIRECTIONS, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
 import type { RecordingTokens } from '../domain/recording-token';
 import { telephonyReasons } from '../reasons';
@@ -92,7 +92,8 @@ export class Calls {
         ? telephonyReasons.error('recording_link_expired', 'this recording link has expired; ask for a new one')
         : telephonyReasons.error('recording_link_invalid', 'this recording link is not valid');
     }
-    const scope = requireTenant({ tenantId: check.grant.tenantId, keyMode: 'live' });
+    // The signed grant names the tenant that asked for the link.
+    const scope = scopeOfRecord(check.grant.tenantId);
     const header = await this.d.recordings.header(scope, check.grant.callId);
     if (!header) throw notFound('recording');
     if (!Number.isInteger(offset) || offset < 0 || offset > header.sizeBytes) throw validationError('offset is outside the recording');

@@ -24,6 +24,8 @@ export interface DialerDeps {
   platformNumber: string;
   /** Asks for a dispatch pass (the worker that runs `dispatch` on the replica holding the lease). */
   wake: () => void;
+  /** Asks for a dispatch pass in `ms` (a postponed dial falls due then). */
+  wakeIn: (ms: number) => void;
   metrics?: { dials: TypedCounter<{ result: string }> };
 }
 
@@ -105,6 +107,7 @@ export class Dialer {
       // on its own line (the same call id), and recovery frees a line left behind.
       await this.d.lines.free(scope, callId).catch(() => undefined);
       await this.d.queue.postpone(scope, q.dialId, new Date(this.d.now().getTime() + RETRY_MS)).catch(() => undefined);
+      this.d.wakeIn(RETRY_MS);
       return;
     }
     if (!ringing) return;

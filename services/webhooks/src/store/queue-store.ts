@@ -1,4 +1,4 @@
-import { declareQueries, isDuplicateKeyError, platformModel, type QueryShape } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, platformModel, type QueryShape, type WakeSource } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -39,7 +39,7 @@ export const dispatcherSchema = new Schema<DispatcherDoc>({ _id: String, aliveUn
 dispatcherSchema.index({ aliveUntil: 1 });
 export const dispatcherQueryShapes: QueryShape[] = [{ name: 'lapsed', equality: [], range: ['aliveUntil'] }];
 
-export const queueQueryShapes: QueryShape[] = [{ name: 'sweep: due deliveries', equality: [], sort: { dueAt: 1 }, range: ['dueAt'] }];
+export const queueQueryShapes: QueryShape[] = [{ name: 'sweep: the earliest deliveries, due or not', equality: [], sort: { dueAt: 1 } }];
 export const claimQueryShapes: QueryShape[] = [{ name: 'a dead or stopping replica’s claims', equality: ['owner'] }];
 
 export interface QueuedDelivery {
@@ -109,10 +109,20 @@ export class QueueStore {
     await this.claims.deleteMany({ _id: { $in: [...deliveryIds] } });
   }
 
-  /** Due deliveries nobody holds, oldest first. */
-  async due(now: Date, limit: number): Promise<QueuedDelivery[]> {
-    const docs = await this.queue.find({ dueAt: { $lte: now } }).sort({ dueAt: 1 }).limit(limit).lean<QueueDoc[]>();
-    return docs.map((d) => ({ deliveryId: d._id, endpointId: d.endpointId }));
+  /**
+   * Due deliveries nobody holds, oldest first, and when the next one falls due: one read of the
+   * earliest `limit + 1` entries, due or not.
+   */
+  async due(now: Date, limit: number): Promise<{ items: QueuedDelivery[]; nextDueAt?: Date }> {
+    const docs = await this.queue.find({}).sort({ dueAt: 1 }).limit(limit + 1).lean<QueueDoc[]>();
+    const items = docs.filter((d) => d.dueAt.getTime() <= now.getTime()).slice(0, limit).map((d) => ({ deliveryId: d._id, endpointId: d.endpointId }));
+    const next = docs.find((d) => d.dueAt.getTime() > now.getTime());
+    return { items, ...(next && { nextDueAt: next.dueAt }) };
+  }
+
+  /** A delivery queued or moved (by any replica): wakes the sweeper. */
+  changes(): WakeSource {
+    return { model: this.queue, operations: ['insert', 'update'] };
   }
 
   /** Everything `owner` held goes back to the queue, due now (a replica stopping, or found dead). */

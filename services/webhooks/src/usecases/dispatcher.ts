@@ -18,6 +18,7 @@ export interface DispatcherDeps {
   maxInFlight: number;
   /** A retry due within this long stays in memory; a later one goes back to the queue for the sweeper. */
   holdMs: number;
+  /** The sweeper's safety net: a queued delivery wakes it at once, and the next due one when it falls due. */
   sweepIntervalMs: number;
   /** This replica says it is alive this often; a replica silent for `aliveMs` is presumed dead. */
   heartbeatMs: number;
@@ -61,7 +62,7 @@ export class Dispatcher {
     const { log } = d;
     this.workers = [
       new Worker({ service: 'webhooks', job: 'heartbeat', everyMs: d.heartbeatMs, log, pass: () => d.queue.heartbeat(d.owner, new Date(d.now().getTime() + d.aliveMs)) }),
-      new Worker({ service: 'webhooks', job: 'delivery-sweep', everyMs: d.sweepIntervalMs, lease: d.sweepLease, log, pass: () => this.sweep() }),
+      new Worker({ service: 'webhooks', job: 'delivery-sweep', everyMs: d.sweepIntervalMs, wakeOn: [d.queue.changes()], lease: d.sweepLease, log, pass: () => this.sweep() }),
       new Worker({ service: 'webhooks', job: 'unclaim-ended', everyMs: FORGET_EVERY_MS, log, pass: () => this.forget() }),
     ];
   }
@@ -205,7 +206,9 @@ export class Dispatcher {
       if (released > 0) this.d.log.info({ replica: dead, released }, 'deliveries held by a silent replica handed out again');
     }
     if (this.held.size >= MAX_HELD) return;
-    for (const item of await this.d.queue.due(now, SWEEP_BATCH)) {
+    const { items, nextDueAt } = await this.d.queue.due(now, SWEEP_BATCH);
+    if (nextDueAt) this.workers[1]!.wakeIn(nextDueAt.getTime() - now.getTime());
+    for (const item of items) {
       if (this.stopped) return;
       if (this.held.has(item.deliveryId)) continue;
       if (await this.d.queue.take(item, this.d.owner)) this.enqueue(item);

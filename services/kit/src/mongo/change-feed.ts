@@ -1,0 +1,82 @@
+import type { mongo } from 'mongoose';
+import type { Logger } from '../logger';
+
+/** What a change feed watches: a collection (a model's or the driver's) and the kinds of change that matter. */
+export interface WakeSource {
+  model: { collection: Pick<mongo.Collection, 'watch' | 'collectionName'> };
+  operations: readonly ('insert' | 'update' | 'replace' | 'delete')[];
+}
+
+/**
+ * How long the store holds a change stream's read open when nothing changes: one round trip per
+ * this long on an idle collection (a MongoDB replica set and the embedded store both wait it out).
+ */
+const AWAIT_MS = 30_000;
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
+
+/**
+ * Calls `onChange` when a watched collection changes: a MongoDB change stream per source, so work
+ * is found when it is written, by any replica, instead of by polling. Only the fact of a change
+ * is used (no resume token): a stream that fails is opened again after a pause (1 s, doubling to
+ * 30 s), and the caller's own timer covers what changed in between.
+ */
+export class ChangeFeed {
+  private readonly streams = new Map<WakeSource, mongo.ChangeStream>();
+  private readonly retries = new Map<WakeSource, NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(
+    private readonly sources: readonly WakeSource[],
+    private readonly onChange: () => void,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    for (const source of this.sources) this.open(source, RETRY_FIRST_MS);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.retries.values()) clearTimeout(t);
+    await Promise.all([...this.streams.values()].map((s) => s.close().catch(() => undefined)));
+    this.streams.clear();
+  }
+
+  private open(source: WakeSource, retryMs: number): void {
+    if (this.stopped) return;
+    const collection = source.model.collection;
+    let stream: mongo.ChangeStream;
+    try {
+      stream = collection.watch([{ $match: { operationType: { $in: [...source.operations] } } }], { maxAwaitTimeMS: AWAIT_MS });
+    } catch (err) {
+      this.retry(source, retryMs, err);
+      return;
+    }
+    this.streams.set(source, stream);
+    let healthy = false;
+    stream.on('change', () => {
+      healthy = true;
+      this.onChange();
+    });
+    stream.once('error', (err: unknown) => {
+      this.streams.delete(source);
+      void stream.close().catch(() => undefined);
+      // A stream that delivered changes failed for a new reason: start the pauses over.
+      this.retry(source, healthy ? RETRY_FIRST_MS : retryMs, err);
+    });
+  }
+
+  private retry(source: WakeSource, retryMs: number, err: unknown): void {
+    if (this.stopped) return;
+    this.log.debug({ err, collection: source.model.collection.collectionName, retryMs }, 'change stream failed; opening it again shortly');
+    const t = setTimeout(() => {
+      this.retries.delete(source);
+      // The pause may have hidden a change: the caller looks once the stream is back.
+      this.onChange();
+      this.open(source, Math.min(RETRY_MAX_MS, retryMs * 2));
+    }, retryMs);
+    t.unref();
+    this.retries.set(source, t);
+  }
+}
