@@ -19,6 +19,11 @@ export interface WorkerSpec {
   everyMs: number;
   /** Collections whose changes wake a pass (change streams: written by any replica, found at once). */
   wakeOn?: readonly WakeSource[];
+  /**
+   * Changes seen within this long of the first are served by one pass (a burst of writes, one
+   * read of the work): a little latency for far fewer passes under load. Default 0.
+   */
+  gatherMs?: number;
   /** Only the replica holding this lease runs passes; the worker holds and renews it (several workers may share one). */
   lease?: Pick<Lease, 'held' | 'hold' | 'letGo' | 'onTaken'>;
   /** At stop, after the last pass and before the lease is let go: waits for work a pass started and left running. */
@@ -39,6 +44,8 @@ export class Worker {
   /** The earliest wake-up asked for by `wakeIn`, and its timer. */
   private alarm: { at: number; timer: NodeJS.Timeout } | undefined;
   private readonly feed: ChangeFeed | undefined;
+  /** The pass a change asked for, while its burst is gathered. */
+  private gathering: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -48,7 +55,7 @@ export class Worker {
   private readonly lag: TypedHistogram<{ job: string }>;
 
   constructor(readonly spec: WorkerSpec) {
-    this.feed = spec.wakeOn && spec.wakeOn.length > 0 ? new ChangeFeed(spec.wakeOn, () => this.wake(), spec.log) : undefined;
+    this.feed = spec.wakeOn && spec.wakeOn.length > 0 ? new ChangeFeed(spec.wakeOn, () => this.changed(), spec.log) : undefined;
     this.lag = serviceMetrics(spec.service).histogram('worker.lag', {
       description: 'How long work waited for a background pass: from the wake-up to the end of the pass that served it',
       unit: 'ms',
@@ -91,6 +98,18 @@ export class Worker {
     this.running = this.passes().finally(() => (this.running = undefined));
   }
 
+  /** A change seen: a pass once the burst it starts is gathered. */
+  private changed(): void {
+    if (!this.spec.gatherMs) return this.wake();
+    if (this.stopped || this.gathering) return;
+    this.wokenAt ??= Date.now();
+    this.gathering = setTimeout(() => {
+      this.gathering = undefined;
+      this.wake();
+    }, this.spec.gatherMs);
+    this.gathering.unref();
+  }
+
   /** Whether this replica runs the passes now (it holds the lease, or the job needs none). */
   get active(): boolean {
     return !this.stopped && (this.spec.lease?.held ?? true);
@@ -112,6 +131,7 @@ export class Worker {
     this.stopped = true;
     clearInterval(this.timer);
     if (this.alarm) clearTimeout(this.alarm.timer);
+    clearTimeout(this.gathering);
     await this.feed?.stop();
     await this.idle();
     await this.spec.drain?.();

@@ -116,6 +116,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
     job: 'scheduler',
     everyMs: cfg.SCHEDULER_INTERVAL_MS,
     wakeOn: [schedule.changes()],
+    gatherMs: 50,
     lease: new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID, 10_000),
     log,
     pass: async () => {

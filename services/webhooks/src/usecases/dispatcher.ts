@@ -62,7 +62,7 @@ export class Dispatcher {
     const { log } = d;
     this.workers = [
       new Worker({ service: 'webhooks', job: 'heartbeat', everyMs: d.heartbeatMs, log, pass: () => d.queue.heartbeat(d.owner, new Date(d.now().getTime() + d.aliveMs)) }),
-      new Worker({ service: 'webhooks', job: 'delivery-sweep', everyMs: d.sweepIntervalMs, wakeOn: [d.queue.changes()], lease: d.sweepLease, log, pass: () => this.sweep() }),
+      new Worker({ service: 'webhooks', job: 'delivery-sweep', everyMs: d.sweepIntervalMs, wakeOn: [d.queue.changes()], gatherMs: 100, lease: d.sweepLease, log, pass: () => this.sweep() }),
       new Worker({ service: 'webhooks', job: 'unclaim-ended', everyMs: FORGET_EVERY_MS, log, pass: () => this.forget() }),
     ];
   }
