@@ -32,7 +32,9 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const secretPaths = ['customApiSecret', '*.customApiSecret', 'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization'];
   const svc = await openService('agents', cfg, { redact: secretPaths });
   const { log, lifecycle, conn } = svc;
-  const agents = new AgentStore(conn);
+  const agents = new AgentStore(conn, { cacheTtlMs: cfg.AGENT_CACHE_TTL_MS, log });
+  agents.cache.start();
+  lifecycle.onStop('agent cache', () => agents.cache.stop());
   const jobs = new ScriptJobStore(conn);
 
   // Agents owns the `agents.v1` stream (a ready script is announced there for webhooks); it reads

@@ -48,6 +48,11 @@ export const configSchema = z.object({
    * sweeper at once (a change stream), and it wakes itself when the next one falls due.
    */
   WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
+  /**
+   * How long a tenant's endpoint list (read on every event's fan-out) is kept at most: any
+   * replica's change to an endpoint empties the cache at once (a change stream).
+   */
+  WEBHOOK_ENDPOINT_CACHE_TTL_MS: z.coerce.number().int().min(1_000).default(60_000),
   /** Fan-out: events of one fetched batch handled at once (deliveries carry no order, so the same tenant's too). */
   WEBHOOK_FANOUT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
 });

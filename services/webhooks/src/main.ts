@@ -37,7 +37,9 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   const { log, lifecycle, conn } = svc;
   const now = () => new Date();
 
-  const endpoints = new EndpointStore(conn);
+  const endpoints = new EndpointStore(conn, { cacheTtlMs: cfg.WEBHOOK_ENDPOINT_CACHE_TTL_MS, log });
+  endpoints.cache.start();
+  lifecycle.onStop('endpoint cache', () => endpoints.cache.stop());
   const deliveries = new DeliveryStore(conn);
   const messages = new MessageStore(conn);
   const queue = new QueueStore(conn);

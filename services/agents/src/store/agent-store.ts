@@ -1,4 +1,4 @@
-import { objectIds, scopeOfRecord, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { objectIds, ReadCache, scopeOfRecord, TenantCollection, type Logger, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { Agent, AgentFields } from '../domain/agent';
 
@@ -75,12 +75,19 @@ function toAgent(doc: AgentDoc): Agent {
 
 export type StoredFields = Partial<Omit<AgentDoc, '_id' | 'tenantId' | 'createdAt'>>;
 
-/** Inbound agents, tenant-scoped by construction. */
+/**
+ * Inbound agents, tenant-scoped by construction. The reads on a call's path (the agents on a
+ * number, an agent with its sealed secret: every inbound call and every custom-API call) are
+ * answered from a cache that forgets everything when any replica changes an agent (a change
+ * stream); the process starts and stops `cache`.
+ */
 export class AgentStore {
   private readonly agents: TenantCollection<AgentDoc>;
+  readonly cache: ReadCache<AgentDoc[]>;
 
-  constructor(conn: Connection) {
+  constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
     this.agents = new TenantCollection(conn.models.Agent ?? conn.model<AgentDoc>('Agent', agentSchema), objectIds, agentQueryShapes);
+    this.cache = new ReadCache({ source: this.agents.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 
   /** Every agent of every tenant with a sealed secret, a page at a time (the key rotation's pass). */
@@ -92,7 +99,9 @@ export class AgentStore {
 
   /** Replaces a sealed secret that is still the one read (false when it changed meanwhile). */
   async replaceSecret(scope: TenantScope, id: string, sealed: string, next: string): Promise<boolean> {
-    return (await this.agents.updateById(scope, id, { $set: { customApiSecret: next } }, { where: { customApiSecret: sealed } })) !== null;
+    const replaced = (await this.agents.updateById(scope, id, { $set: { customApiSecret: next } }, { where: { customApiSecret: sealed } })) !== null;
+    this.cache.forgetAll();
+    return replaced;
   }
 
   newId(): string {
@@ -100,7 +109,9 @@ export class AgentStore {
   }
 
   async create(scope: TenantScope, id: string, doc: Omit<AgentDoc, '_id' | 'tenantId'>): Promise<Agent> {
-    return toAgent(await this.agents.insert(scope, { ...doc, _id: new Types.ObjectId(id) }));
+    const created = toAgent(await this.agents.insert(scope, { ...doc, _id: new Types.ObjectId(id) }));
+    this.cache.forgetAll();
+    return created;
   }
 
   async get(scope: TenantScope, id: string): Promise<Agent | null> {
@@ -108,10 +119,17 @@ export class AgentStore {
     return doc && toAgent(doc);
   }
 
-  /** The agent and its sealed custom-API secret in one read, for the one place that opens it. */
+  /**
+   * The agent and its sealed custom-API secret in one read, for the one place that opens it
+   * (every custom-API call asks: cached, the secret still sealed).
+   */
   async getWithSealedSecret(scope: TenantScope, id: string): Promise<{ agent: Agent; sealedSecret: string | undefined } | null> {
-    const doc = await this.agents.findById(scope, id);
-    return doc && { agent: toAgent(doc), sealedSecret: doc.customApiSecret };
+    const found = await this.cache.get(`${scope.tenantId}:agent:${id}`, async () => {
+      const doc = await this.agents.findById(scope, id);
+      return doc ? [doc] : null;
+    });
+    const doc = found?.[0];
+    return doc ? { agent: toAgent(doc), sealedSecret: doc.customApiSecret } : null;
   }
 
   async list(scope: TenantScope, page: number, limit: number): Promise<Page<Agent>> {
@@ -119,8 +137,10 @@ export class AgentStore {
     return { ...res, items: res.items.map(toAgent) };
   }
 
+  /** The tenant's agents on a number (every inbound call asks: cached). */
   async onNumber(scope: TenantScope, phoneNumberId: string): Promise<Agent[]> {
-    return (await this.agents.find(scope, { phoneNumberId }, { limit: 1000 })).map(toAgent);
+    const docs = await this.cache.get(`${scope.tenantId}:number:${phoneNumberId}`, () => this.agents.find(scope, { phoneNumberId }, { limit: 1000 }));
+    return (docs ?? []).map(toAgent);
   }
 
   /** The tenant's agents that link this document. */
@@ -136,12 +156,15 @@ export class AgentStore {
   /** Removes a document from an agent's links, and sets fields with it (null when the agent is gone). */
   async dropDocument(scope: TenantScope, id: string, fileId: string, set: StoredFields): Promise<Agent | null> {
     const doc = await this.agents.updateById(scope, id, { $pull: { selectedKnowledgebases: { fileId } }, $set: set });
+    this.cache.forgetAll();
     return doc && toAgent(doc);
   }
 
   /** Sets and unsets fields; `where` makes it conditional (null when it did not hold). */
   async update(scope: TenantScope, id: string, set: StoredFields, unset: readonly string[] = [], where: Record<string, unknown> = {}): Promise<Agent | null> {
     const doc = await this.agents.updateById(scope, id, { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((f) => [f, 1])) }) }, { where });
+    // This process reads its own write at once; the change stream tells the other replicas.
+    this.cache.forgetAll();
     return doc && toAgent(doc);
   }
 }

@@ -1,4 +1,4 @@
-import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { ReadCache, stringIds, TenantCollection, type Logger, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
 
@@ -60,9 +60,12 @@ export const newEndpointId = (): string => `ep_${randomBytes(12).toString('base6
 /** Endpoints: few per tenant, so a tenant's list is small even where it is scanned. */
 export class EndpointStore {
   private readonly endpoints: TenantCollection<EndpointDoc, string>;
+  /** A tenant's endpoints, read on every event's fan-out; emptied when any replica changes an endpoint. The process starts and stops it. */
+  readonly cache: ReadCache<EndpointDoc[]>;
 
-  constructor(conn: Connection) {
+  constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
     this.endpoints = new TenantCollection(conn.models.Endpoint ?? conn.model<EndpointDoc>('Endpoint', endpointSchema), stringIds, endpointQueryShapes);
+    this.cache = new ReadCache({ source: this.endpoints.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 
   /** Every endpoint of every tenant, a page at a time (the key rotation's pass). */
@@ -70,12 +73,15 @@ export class EndpointStore {
     return this.endpoints.crossTenant('the key rotation re-seals the secrets of every tenant').pages();
   }
 
-  insert(scope: TenantScope, doc: Omit<EndpointDoc, 'tenantId'>): Promise<EndpointDoc> {
-    return this.endpoints.insert(scope, doc);
+  async insert(scope: TenantScope, doc: Omit<EndpointDoc, 'tenantId'>): Promise<EndpointDoc> {
+    const inserted = await this.endpoints.insert(scope, doc);
+    this.cache.forgetAll();
+    return inserted;
   }
 
-  list(scope: TenantScope): Promise<EndpointDoc[]> {
-    return this.endpoints.find(scope, {}, { sort: { createdAt: 1 } });
+  /** The tenant's endpoints, oldest first (cached: every event's fan-out asks). */
+  async list(scope: TenantScope): Promise<EndpointDoc[]> {
+    return (await this.cache.get(scope.tenantId, () => this.endpoints.find(scope, {}, { sort: { createdAt: 1 } }))) ?? [];
   }
 
   /** The operator acts on an endpoint by id, whatever its tenant; so does the dispatcher. */
@@ -83,9 +89,12 @@ export class EndpointStore {
     return this.any().findById(id);
   }
 
-  update(id: string, set: Partial<Omit<EndpointDoc, '_id' | 'tenantId'>>, unset: (keyof EndpointDoc)[] = [], where?: Record<string, unknown>): Promise<EndpointDoc | null> {
+  async update(id: string, set: Partial<Omit<EndpointDoc, '_id' | 'tenantId'>>, unset: (keyof EndpointDoc)[] = [], where?: Record<string, unknown>): Promise<EndpointDoc | null> {
     const update = { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) };
-    return this.any().updateById(id, update, where ? { where } : {});
+    const updated = await this.any().updateById(id, update, where ? { where } : {});
+    // This process reads its own write at once; the change stream tells the other replicas.
+    this.cache.forgetAll();
+    return updated;
   }
 
   private any() {

@@ -1,0 +1,56 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../logger';
+import { ReadCache } from './read-cache';
+
+const log = { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
+
+/** A collection whose change stream the test drives. */
+function watched() {
+  const streams: EventEmitter[] = [];
+  const collection = {
+    collectionName: 'things',
+    watch: () => {
+      const s = Object.assign(new EventEmitter(), { close: async () => undefined });
+      streams.push(s);
+      return s as never;
+    },
+  };
+  return { source: { model: { collection }, operations: ['update'] as const }, changed: () => streams.forEach((s) => s.emit('change', {})) };
+}
+
+describe('ReadCache', () => {
+  it('answers repeated reads from memory, one load for concurrent misses, and nothing cached for null', async () => {
+    const w = watched();
+    const cache = new ReadCache<string[]>({ source: w.source, ttlMs: 60_000, log });
+    cache.start();
+    const load = jest.fn(async () => ['a']);
+    const [x, y] = await Promise.all([cache.get('k', load), cache.get('k', load)]);
+    expect({ x, y, loads: load.mock.calls.length }).toEqual({ x: ['a'], y: ['a'], loads: 1 });
+    expect(await cache.get('k', load)).toEqual(['a']);
+    expect(load).toHaveBeenCalledTimes(1);
+    const missing = jest.fn(async () => null);
+    await cache.get('gone', missing);
+    await cache.get('gone', missing);
+    expect(missing).toHaveBeenCalledTimes(2);
+    await cache.stop();
+  });
+
+  it('forgets everything when the collection changes, and a read begun before the change is not kept', async () => {
+    const w = watched();
+    const cache = new ReadCache<string[]>({ source: w.source, ttlMs: 60_000, log });
+    cache.start();
+    let value = 'old';
+    await cache.get('k', async () => [value]);
+    value = 'new';
+    w.changed();
+    expect(await cache.get('k', async () => [value])).toEqual(['new']);
+    // A load that started before a change answers its caller but is not cached.
+    let release!: () => void;
+    const slow = cache.get('j', () => new Promise<string[]>((r) => (release = () => r(['stale']))));
+    w.changed();
+    release();
+    expect(await slow).toEqual(['stale']);
+    expect(await cache.get('j', async () => ['fresh'])).toEqual(['fresh']);
+    await cache.stop();
+  });
+});

@@ -1,0 +1,65 @@
+import { LRUCache } from 'lru-cache';
+import type { Logger } from '../logger';
+import { ChangeFeed, type WakeSource } from './change-feed';
+
+/**
+ * A read-through cache of a store's hot reads (an agent on every CRM lookup, a tenant's webhook
+ * endpoints on every event): answers from memory, and forgets everything when its collection
+ * changes, by any replica (a change stream), so a write is seen as soon as the store announces
+ * it. The TTL bounds what a missed change (a stream reopening) could leave stale. Concurrent
+ * misses for one key share one read. Values are kept as the store returned them: a sealed secret
+ * stays sealed here.
+ */
+export class ReadCache<V extends NonNullable<unknown>> {
+  private readonly entries: LRUCache<string, V>;
+  private readonly loading = new Map<string, Promise<V | null>>();
+  private readonly feed: ChangeFeed;
+  /** Bumped on every change: a read that started before it must not fill the cache. */
+  private generation = 0;
+
+  constructor(o: { source: WakeSource; ttlMs: number; max?: number; log: Logger }) {
+    this.entries = new LRUCache<string, V>({ max: o.max ?? 10_000, ttl: o.ttlMs });
+    this.feed = new ChangeFeed([o.source], () => this.forgetAll(), o.log);
+  }
+
+  start(): void {
+    this.feed.start();
+  }
+
+  stop(): Promise<void> {
+    return this.feed.stop();
+  }
+
+  /** The cached value, or what `load` reads (null: nothing, not cached). */
+  async get(key: string, load: () => Promise<V | null>): Promise<V | null> {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) return hit;
+    const pending = this.loading.get(key);
+    if (pending) return pending;
+    const generation = this.generation;
+    const read = load()
+      .then((value) => {
+        if (value !== null && generation === this.generation) this.entries.set(key, value);
+        return value;
+      })
+      .finally(() => {
+        if (this.loading.get(key) === read) this.loading.delete(key);
+      });
+    this.loading.set(key, read);
+    return read;
+  }
+
+  /** Forgets one key now (this process changed it; the change stream tells the others). */
+  forget(key: string): void {
+    this.generation++;
+    this.entries.delete(key);
+    this.loading.delete(key);
+  }
+
+  /** Forgets everything (a change somewhere in the collection). */
+  forgetAll(): void {
+    this.generation++;
+    this.entries.clear();
+    this.loading.clear();
+  }
+}
