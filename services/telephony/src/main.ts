@@ -108,7 +108,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const workers = [
     dispatching,
     new Worker({ service: 'telephony', job: 'call-recovery', everyMs: cfg.RECOVERY_INTERVAL_MS, lease, log, pass: async () => void (await recovery.runOnce()) }),
-    new Worker({ service: 'telephony', job: 'rollups', everyMs: cfg.ROLLUP_INTERVAL_MS, wakeOn: [rollups.changes()], gatherMs: 500, lease, log, pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done') }),
+    new Worker({ service: 'telephony', job: 'rollups', everyMs: cfg.ROLLUP_INTERVAL_MS, wakeOn: [rollups.changes()], gatherMs: 1_000, lease, log, pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done') }),
   ];
   for (const w of workers) {
     w.start();

@@ -130,7 +130,7 @@ export class Outbox {
       job: 'outbox-relay',
       everyMs: opts.intervalMs ?? 30_000,
       wakeOn: [{ model: this.model, operations: ['insert', 'update'] }],
-      gatherMs: 20,
+      gatherMs: 100,
       lease: this.lease,
       log,
       pass: () => this.relayOnce(),
