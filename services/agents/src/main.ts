@@ -85,7 +85,7 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   scripts.start();
   lifecycle.onStop('script worker', () => scripts.stop());
 
-  const server = await serveGrpc(svc, [agentsService(useCases, new Answering({ agents, companies, customApi, secrets }), log, () => scripts.wake())]);
+  const server = await serveGrpc(svc, [agentsService(useCases, new Answering({ agents, companies, customApi, secrets }), log)]);
   // No inbox: a redelivery drops a document no agent links any more, or asks for a script again.
   const inputs = followScriptInputs(new EventSubscriber(kafka, { group: consumerGroup('agents', 'script-inputs'), log, publisher }), useCases);
   lifecycle.onStop('script-input consumer', () => inputs.stop());

@@ -87,7 +87,6 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     log,
     now,
     platformNumber: cfg.PLATFORM_FROM_NUMBER,
-    wake: () => dispatching.wake(),
     wakeIn: (ms) => dispatching.wakeIn(ms),
     metrics: { dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }) },
   });

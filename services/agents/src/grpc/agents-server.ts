@@ -7,8 +7,7 @@ import type { Answering } from '../usecases/answering';
 const pb = voiceapi.agents.v1;
 
 /** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
-/** `onScriptRequested` starts the worker at once instead of at its next interval. */
-export function agentsService(uc: Agents, answering: Answering, log: Logger, onScriptRequested: () => void = () => undefined): ServiceRegistration {
+export function agentsService(uc: Agents, answering: Answering, log: Logger): ServiceRegistration {
   return registerService(
     'voiceapi.agents.v1.AgentsService',
     pb.AgentsServiceService,
@@ -21,11 +20,8 @@ export function agentsService(uc: Agents, answering: Answering, log: Logger, onS
       getAgent: async (req, ctx) => ({ agent: toProto(await uc.get(requireTenant(ctx), req.id)) }),
       updateAgent: async (req, ctx) => ({ agent: toProto(await uc.update(requireTenant(ctx), req.id, fromProto(req.fields), clearedFields(req.clearFields))) }),
       activateAgent: async (req, ctx) => ({ agent: toProto(await uc.activate(requireTenant(ctx), req.id, req.activate)) }),
-      generateScript: async (req, ctx) => {
-        const agent = await uc.generateScript(requireTenant(ctx), req.id);
-        onScriptRequested();
-        return { agent: toProto(agent) };
-      },
+      // The recorded request wakes the script workers (a change stream on script_jobs).
+      generateScript: async (req, ctx) => ({ agent: toProto(await uc.generateScript(requireTenant(ctx), req.id)) }),
       syncDoctors: async (req, ctx) => {
         const res = await uc.syncDoctors(requireTenant(ctx), req.id);
         return { doctors: res.doctors, doctorsLastSyncedTime: res.doctorsLastSyncedAt };

@@ -1,4 +1,4 @@
-import mongoose, { type Connection } from 'mongoose';
+import mongoose, { type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 import type { Logger } from '../logger';
 import { checkQueries } from './query-check';
 import { storeOps } from './store-ops';
@@ -62,4 +62,31 @@ export function duplicatePositions(err: unknown): number[] | undefined {
   const list = Array.isArray(raw) ? raw : [raw];
   if (!list.every((w) => (w.code ?? w.err?.code) === 11000)) return undefined;
   return list.map((w) => w.index ?? w.err?.index ?? -1);
+}
+
+/**
+ * An update with upsert that a concurrent first write cannot fail: when two upserts of a new
+ * `_id` race, one inserts and the other's duplicate-key error is answered by applying its update
+ * to the document now there. A filter that matches no document even then (an `_id` held under
+ * another tenant) keeps the error.
+ */
+export async function upsertOnce<D>(model: Model<D>, filter: FilterQuery<D>, update: UpdateQuery<D>): Promise<void> {
+  await model.updateOne(filter, update, { upsert: true }).catch(async (err: unknown) => {
+    if (!isDuplicateKeyError(err) || (await model.updateOne(filter, update)).matchedCount === 0) throw err;
+  });
+}
+
+/**
+ * Runs an unordered insert of many documents and answers the positions refused as duplicates
+ * (none when all went in); any other failure, or duplicates it cannot place, is thrown.
+ */
+export async function insertSkippingDuplicates(insert: () => Promise<unknown>): Promise<number[]> {
+  try {
+    await insert();
+    return [];
+  } catch (err) {
+    const duplicates = duplicatePositions(err);
+    if (!duplicates || duplicates.length === 0) throw err;
+    return duplicates;
+  }
 }

@@ -1,6 +1,6 @@
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import type { TenantScope } from '../context';
-import { duplicatePositions, isDuplicateKeyError, isObjectIdHex } from './connect';
+import { insertSkippingDuplicates, isObjectIdHex, upsertOnce } from './connect';
 import { declareQueries } from './query-check';
 import type { WakeSource } from './change-feed';
 import type { QueryShape } from './query-shapes';
@@ -137,14 +137,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    */
   async insertNew(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id: Id })[]): Promise<number[]> {
     if (docs.length === 0) return [];
-    try {
-      await this.model.insertMany(docs.map((d) => ({ ...d, tenantId: scope.tenantId })), { ordered: false });
-      return [];
-    } catch (err) {
-      const duplicates = duplicatePositions(err);
-      if (!duplicates) throw err;
-      return duplicates;
-    }
+    return insertSkippingDuplicates(() => this.model.insertMany(docs.map((d) => ({ ...d, tenantId: scope.tenantId })), { ordered: false }));
   }
 
   /**
@@ -172,12 +165,8 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
     if (_id === undefined) throw new Error(`not an id of this collection: ${id}`);
-    const filter = { _id, tenantId: scope.tenantId } as FilterQuery<D>;
-    await this.model.updateOne(filter, update, { upsert: true }).catch(async (err: unknown) => {
-      // Two upserts of a new id at once: one inserted, the other's update now finds it. An id
-      // another tenant holds is found by neither, and stays a duplicate.
-      if (!isDuplicateKeyError(err) || (await this.model.updateOne(filter, update)).matchedCount === 0) throw err;
-    });
+    // An id another tenant holds matches neither the upsert nor its retry: it stays a duplicate.
+    await upsertOnce(this.model, { _id, tenantId: scope.tenantId } as FilterQuery<D>, update);
   }
 
   /** Applies the update to every document of the tenant that matches; the number changed. */
@@ -256,14 +245,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
    */
   async insertManyUnordered(docs: readonly D[]): Promise<number[]> {
     if (docs.length === 0) return [];
-    try {
-      await this.model.collection.insertMany(docs as never[], { ordered: false });
-      return [];
-    } catch (err) {
-      const duplicates = duplicatePositions(err);
-      if (!duplicates || duplicates.length === 0) throw err;
-      return duplicates;
-    }
+    return insertSkippingDuplicates(() => this.model.collection.insertMany(docs as never[], { ordered: false }));
   }
 
   /** The documents matching `filter`, a page at a time along the primary key (sweeps). */

@@ -1,7 +1,7 @@
 import type { FilterQuery, Model, ProjectionType, UpdateQuery } from 'mongoose';
 import type { TenantScope } from '../context';
 import type { WakeSource } from './change-feed';
-import { isDuplicateKeyError } from './connect';
+import { upsertOnce } from './connect';
 import { pagesByPrimaryKey } from './walk';
 
 /**
@@ -21,10 +21,7 @@ export class TenantKeyed<D extends { _id: string }> {
 
   /** Applies the update to the tenant's document, inserting it when there is none. */
   async upsert(scope: TenantScope, update: UpdateQuery<D>): Promise<void> {
-    await this.model.updateOne(this.own(scope), update, { upsert: true }).catch(async (err: unknown) => {
-      // Two first writes at once: one inserted, the other's update now finds it.
-      if (!isDuplicateKeyError(err) || (await this.model.updateOne(this.own(scope), update)).matchedCount === 0) throw err;
-    });
+    await upsertOnce(this.model, this.own(scope), update);
   }
 
   /** Applies the update when the tenant's document matches `where` (checked atomically); whether it did. */

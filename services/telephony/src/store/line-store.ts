@@ -70,12 +70,12 @@ export class LineStore {
     // Lines above a lowered limit still count until their calls end.
     if (lines.length >= limit) return false;
     const busy = new Set(lines.map((l) => l.id));
-    const free = Array.from({ length: limit }, (_, n) => `${scope.tenantId}:${n}`).filter((id) => !busy.has(id));
-    // Takes at once (a burst of inbound calls) start at different free lines, so they seldom try
-    // the same insert; a collision only moves on to the next line.
-    const first = Math.floor(Math.random() * free.length);
-    for (let i = 0; i < free.length; i++) {
-      const id = free[(first + i) % free.length]!;
+    // Takes at once (a burst of inbound calls) start at different lines, so they seldom try the
+    // same insert; a collision only moves on to the next free line.
+    const first = Math.floor(Math.random() * limit);
+    for (let i = 0; i < limit; i++) {
+      const id = `${scope.tenantId}:${(first + i) % limit}`;
+      if (busy.has(id)) continue;
       try {
         await this.lines.insert(scope, { _id: id, callId, takenAt: now });
         lines.push({ id, tenantId: scope.tenantId, callId, takenAt: now });

@@ -22,8 +22,6 @@ export interface DialerDeps {
   now: () => Date;
   /** What a campaign without a number of its own calls from. */
   platformNumber: string;
-  /** Asks for a dispatch pass (the worker that runs `dispatch` on the replica holding the lease). */
-  wake: () => void;
   /** Asks for a dispatch pass in `ms` (a postponed dial falls due then). */
   wakeIn: (ms: number) => void;
   metrics?: { dials: TypedCounter<{ result: string }> };
@@ -49,11 +47,10 @@ export class Dialer {
     if (dropped > 0) this.d.metrics?.dials.add(dropped, { result: 'contact_gone' });
   }
 
-  /** Accepts a dial request (idempotent by dial id). */
+  /** Accepts a dial request (idempotent by dial id); the queued dial wakes the dispatcher (a change stream). */
   async enqueue(scope: TenantScope, req: Omit<QueuedDial, 'tenantId' | 'queuedAt' | 'notBefore'>): Promise<void> {
     const now = this.d.now();
     await this.d.queue.add(scope, { ...req, queuedAt: now, notBefore: now });
-    this.d.wake();
   }
 
   /** Waits for dials being set up (calls already ringing run on; recovery finishes them if this process ends first). */

@@ -1,4 +1,4 @@
-import { declareQueries, isDuplicateKeyError, platformModel, type QueryShape, type WakeSource } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, platformModel, upsertOnce, type QueryShape, type WakeSource } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -83,7 +83,7 @@ export class QueueStore {
 
   /** Nobody holds it; due at `dueAt` (a repeat moves the time). */
   async enqueue(item: QueuedDelivery, dueAt: Date): Promise<void> {
-    await this.queue.updateOne({ _id: item.deliveryId }, { $set: { endpointId: item.endpointId, dueAt } }, { upsert: true }).catch(ignoreDuplicate);
+    await upsertOnce(this.queue, { _id: item.deliveryId }, { $set: { endpointId: item.endpointId, dueAt } });
   }
 
   /** From claimed to queued (a retry due later than a replica keeps in memory). */

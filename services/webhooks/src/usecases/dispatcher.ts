@@ -56,15 +56,15 @@ export class Dispatcher {
   /** Ended deliveries whose claim (or queue entry) is still to be deleted. */
   private ended: string[] = [];
   private stopped = true;
-  private readonly workers: Worker[];
+  private readonly heartbeat: Worker;
+  private readonly sweeper: Worker;
+  private readonly unclaim: Worker;
 
   constructor(private readonly d: DispatcherDeps) {
     const { log } = d;
-    this.workers = [
-      new Worker({ service: 'webhooks', job: 'heartbeat', everyMs: d.heartbeatMs, log, pass: () => d.queue.heartbeat(d.owner, new Date(d.now().getTime() + d.aliveMs)) }),
-      new Worker({ service: 'webhooks', job: 'delivery-sweep', everyMs: d.sweepIntervalMs, wakeOn: [d.queue.changes()], gatherMs: 100, lease: d.sweepLease, log, pass: () => this.sweep() }),
-      new Worker({ service: 'webhooks', job: 'unclaim-ended', everyMs: FORGET_EVERY_MS, log, pass: () => this.forget() }),
-    ];
+    this.heartbeat = new Worker({ service: 'webhooks', job: 'heartbeat', everyMs: d.heartbeatMs, log, pass: () => d.queue.heartbeat(d.owner, new Date(d.now().getTime() + d.aliveMs)) });
+    this.sweeper = new Worker({ service: 'webhooks', job: 'delivery-sweep', everyMs: d.sweepIntervalMs, wakeOn: [d.queue.changes()], gatherMs: 100, lease: d.sweepLease, log, pass: () => this.sweep() });
+    this.unclaim = new Worker({ service: 'webhooks', job: 'unclaim-ended', everyMs: FORGET_EVERY_MS, log, pass: () => this.forget() });
   }
 
   async start(): Promise<void> {
@@ -73,7 +73,7 @@ export class Dispatcher {
     if (released > 0) this.d.log.info({ released }, 'deliveries held before a restart handed back');
     this.stopped = false;
     // The heartbeat's first pass says at once that this replica is alive.
-    this.workers.forEach((w) => w.start());
+    for (const w of [this.heartbeat, this.sweeper, this.unclaim]) w.start();
   }
 
   /** Stops taking work, waits for attempts in flight, and hands back what it held. */
@@ -82,15 +82,14 @@ export class Dispatcher {
     this.timers.forEach(clearTimeout);
     this.timers.clear();
     this.waiting.clear();
-    const [heartbeat, sweeper, unclaim] = this.workers;
-    await sweeper!.stop();
+    await this.sweeper.stop();
     // Attempts in flight get a moment to finish; one that does not is sent again by whoever takes
     // the delivery over (at least once, same id), rather than holding up the shutdown for 15 s.
     await Promise.race([Promise.allSettled([...this.running]), new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref())]);
     this.held.clear();
-    await unclaim!.stop();
+    await this.unclaim.stop();
     await this.forget();
-    await heartbeat!.stop();
+    await this.heartbeat.stop();
     await this.d.queue.releaseAll(this.d.owner, this.d.now());
     await this.d.queue.retire(this.d.owner);
   }
@@ -207,7 +206,7 @@ export class Dispatcher {
     }
     if (this.held.size >= MAX_HELD) return;
     const { items, nextDueAt } = await this.d.queue.due(now, SWEEP_BATCH);
-    if (nextDueAt) this.workers[1]!.wakeIn(nextDueAt.getTime() - now.getTime());
+    if (nextDueAt) this.sweeper.wakeIn(nextDueAt.getTime() - now.getTime());
     for (const item of items) {
       if (this.stopped) return;
       if (this.held.has(item.deliveryId)) continue;
