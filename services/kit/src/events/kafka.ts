@@ -32,6 +32,23 @@ const levelOf = (level: number, message: string, error: unknown): 'error' | 'war
   message.startsWith('Response ') && typeof error === 'string' && EXPECTED_RESPONSE_ERRORS.has(error) ? 'debug' : (LEVELS[level] ?? 'info');
 
 /**
+ * A consumer that joins while the broker settles (its group coordinator still loading) crashes and
+ * restarts itself, and kafkajs logs both at error level: that crash, and the restart that follows
+ * it in the same group, are logged at info. Any other crash keeps its level.
+ */
+export function kafkaLogLevels(): (level: number, message: string, extra: Record<string, unknown>) => 'error' | 'warn' | 'info' | 'debug' {
+  const settling = new Set<unknown>();
+  return (level, message, extra) => {
+    if (message.startsWith('Crash: ') && [...EXPECTED_RESPONSE_ERRORS].some((e) => message.includes(e))) {
+      settling.add(extra.groupId);
+      return 'info';
+    }
+    if (message.startsWith('Restarting the consumer') && settling.delete(extra.groupId)) return 'info';
+    return levelOf(level, message, extra.error);
+  };
+}
+
+/**
  * kafkajs (no longer released) computes a negative timeout on Node 24 and later, and Node warns
  * (`TimeoutNegativeWarning`, upstream kafkajs issue 1751, open); the timer behaves as 1 ms, which
  * is what kafkajs meant. Exactly that warning, raised from kafkajs, is dropped; every other
@@ -51,9 +68,12 @@ export function createKafka(s: KafkaSettings): Kafka {
     connectionTimeout: 3_000,
     retry: { initialRetryTime: 200, retries: 8 },
     logLevel: logLevel.WARN,
-    logCreator: () => ({ level, log }) => {
-      const { message, ...extra } = log;
-      s.log[levelOf(level, message, extra.error)]({ kafka: extra }, message);
+    logCreator: () => {
+      const levelOfLine = kafkaLogLevels();
+      return ({ level, log }) => {
+        const { message, ...extra } = log;
+        s.log[levelOfLine(level, message, extra)]({ kafka: extra }, message);
+      };
     },
   });
 }
