@@ -15,13 +15,15 @@ import mongoose from 'mongoose';
 import { createKafka, createLogger, createPromiseClient, eventRecord, EventPublisher, type CallContext, type EventRecord } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { provideInfra } from '../harness/infra';
-import { freePort, startProcess, waitFor } from '../harness/processes';
+import { freePort, PROFILE_DIR, startProcess, waitFor } from '../harness/processes';
 import { perOperation, readStoreOps, storeOpsDelta } from '../harness/store-ops';
+import { summarizeProfiles } from './profiles';
 import { writePerformanceSection } from './report';
 
 const { TransactionType: T } = voiceapi.billing.v1;
 const { TelephonyCallEvent, CallDirection: ED } = voiceapi.events.v1;
-const CALLS = Number(process.env.BENCH_BILLING_CALLS ?? 5000);
+const CALLS = Number(process.env.BENCH_BILLING_CALLS ?? 10_000);
+const ROUNDS = 3;
 const STEADY_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const DEBIT_S = Number(process.env.BENCH_DURATION_S ?? 5);
 
@@ -63,20 +65,27 @@ async function main(): Promise<void> {
       const until = Date.now() + timeoutMs;
       while ((await outcomes()) < n) {
         if (Date.now() > until || proc.child.exitCode !== null) throw new Error(`${what}: not done in time\n${proc.output()}`);
-        await sleep(500);
+        await sleep(100);
       }
     };
 
-    // (a) A backlog of ended calls, charged as fast as billing can.
-    process.stdout.write(`billing benchmark: ${CALLS} ended calls over ${tenants.length} tenants, ${cpus().length} cores\n`);
-    const events = Array.from({ length: CALLS }, (_, i) => ended(tenants[i % tenants.length]!, `bench-a-${i}-${randomBytes(3).toString('hex')}`));
+    // (a) A backlog of ended calls, charged as fast as billing can: three rounds in a row, each
+    // on the ledger the rounds before grew (the rate must not decline as it grows).
+    process.stdout.write(`billing benchmark: ${ROUNDS} × ${CALLS} ended calls over ${tenants.length} tenants, ${cpus().length} cores\n`);
     const storeOps = () => readStoreOps([{ name: 'billing', pid: proc.child.pid, file: opsFile }]);
-    const ops0 = await storeOps();
-    const startA = Date.now();
-    for (let i = 0; i < events.length; i += 500) await publisher.send(events.slice(i, i + 500));
-    await settledAll('backlog charged', CALLS, 30 * 60_000);
-    const chargedPerS = CALLS / ((Date.now() - startA) / 1000);
-    const opsPerCharge = perOperation(storeOpsDelta(ops0, await storeOps()), CALLS, 'charge');
+    const rounds: { perS: number; ops: string; ledgerBefore: number }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const events = Array.from({ length: CALLS }, (_, i) => ended(tenants[i % tenants.length]!, `bench-a-${round}-${i}-${randomBytes(3).toString('hex')}`));
+      const ops0 = await storeOps();
+      const start = Date.now();
+      for (let i = 0; i < events.length; i += 500) await publisher.send(events.slice(i, i + 500));
+      await settledAll('backlog charged', CALLS * (round + 1), 30 * 60_000);
+      rounds.push({ perS: CALLS / ((Date.now() - start) / 1000), ops: perOperation(storeOpsDelta(ops0, await storeOps()), CALLS, 'charge'), ledgerBefore: CALLS * round });
+      process.stdout.write(`  (a) round ${round + 1}: ${rounds[round]!.perS.toFixed(0)} calls charged/s; store operations ${rounds[round]!.ops}\n`);
+    }
+    const chargedPerS = rounds[0]!.perS;
+    const opsPerCharge = rounds[0]!.ops;
+    const decline = rounds[rounds.length - 1]!.perS / rounds[0]!.perS;
     // Baseline: the same number of ledger-sized documents, bulk-inserted into the same database.
     const rows = Array.from({ length: CALLS }, (_, i) => ({
       _id: `baseline:${i}`, tenantId: tenants[0]!.tenantId, seq: i + 1, kind: 'ledger', rowId: randomUUID(), type: 'call_deduction',
@@ -85,7 +94,7 @@ async function main(): Promise<void> {
     const startBase = Date.now();
     for (let i = 0; i < rows.length; i += 500) await conn.collection('baseline_rows').insertMany(rows.slice(i, i + 500) as never[]);
     const baselinePerS = CALLS / ((Date.now() - startBase) / 1000);
-    process.stdout.write(`  (a) ${chargedPerS.toFixed(0)} calls charged/s; bare bulk insert ${baselinePerS.toFixed(0)} rows/s; store operations ${opsPerCharge}\n`);
+    process.stdout.write(`  (a) bare bulk insert ${baselinePerS.toFixed(0)} rows/s\n`);
 
     // (b) A steady 200 calls/s; latency from the end of the call to its ledger row.
     const steady: string[] = [];
@@ -99,7 +108,7 @@ async function main(): Promise<void> {
       await publisher.send(batch);
       await sleep(Math.max(0, startB + (tick + 1) * 100 - Date.now()));
     }
-    await settledAll('steady calls charged', CALLS + steady.length, 10 * 60_000);
+    await settledAll('steady calls charged', ROUNDS * CALLS + steady.length, 10 * 60_000);
     const docs = await conn.collection('wallet_entries').find({ kind: 'ledger', callId: { $regex: '^bench-b-' } }, { projection: { callId: 1, createdAt: 1 } }).toArray();
     const ends = await conn.collection('call_outcomes').find({ _id: { $regex: '^bench-b-' } as never }, { projection: { endedAt: 1 } }).toArray();
     const endOf = new Map(ends.map((o) => [String(o._id), (o.endedAt as Date).getTime()]));
@@ -131,13 +140,16 @@ load generator in another, the embedded store (SecantusDB, decision 0110) and Ka
 
 | measured | result | baseline | ratio | target | met |
 |---|---|---|---|---|---|
-| (a) ended calls charged per second (${CALLS} queued on Kafka over ${tenants.length} tenants) | ${chargedPerS.toFixed(0)}/s | bulk insert of ${CALLS} ledger-sized rows: ${baselinePerS.toFixed(0)}/s | **${((100 * chargedPerS) / baselinePerS).toFixed(1)} %** | ≥ 5,000/s | ${met(chargedPerS >= 5000)} |
+| (a) ended calls charged per second (${CALLS} queued on Kafka over ${tenants.length} tenants), first round | ${chargedPerS.toFixed(0)}/s | bulk insert of ${CALLS} ledger-sized rows: ${baselinePerS.toFixed(0)}/s | **${((100 * chargedPerS) / baselinePerS).toFixed(1)} %** | ≥ 5,000/s and ≥ 50 % | ${met(chargedPerS >= 5000 && chargedPerS >= baselinePerS / 2)} |
+| (a) the same, rounds 1 → ${ROUNDS} on the growing ledger (${rounds.map((r) => `${r.ledgerBefore.toLocaleString('en')}`).join(', ')} rows before each) | ${rounds.map((r) => `${r.perS.toFixed(0)}/s`).join(' → ')} | | last ÷ first **${decline.toFixed(2)}** | ≥ 0.9 | ${met(decline >= 0.9)} |
+| (a) store operations per charge, first round | ${opsPerCharge.split(' ')[0]} | | | ≤ 0.2 | ${met(Number(opsPerCharge.split(' ')[0]) <= 0.2)} |
 | (b) end of call → ledger row at a steady 200 calls/s | p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms | | | p99 < 500 ms | ${met(pct(lags, 99) < 500)} |
 | (c) debit RPCs per second, 64 in flight | one wallet ${oneWallet.toFixed(0)}/s; 100 wallets ${hundred.toFixed(0)}/s | | | (reported) | |
 
-Store operations per charge in (a), billing's own (kit \`StoreOpCounter\`): ${opsPerCharge}. What a charge costs
-(decision 0050): a look-up of the call's reference, its share of the wallet's group-committed append, the outcome
-insert, and its share of a coalesced outbox insert. (b) is a queue building up whenever 200 calls/s is above what (a)
+Store operations per charge in (a), billing's own (kit \`StoreOpCounter\`), by round: ${rounds.map((r) => r.ops).join('; ')}.
+What a charge costs (decision 0050): its share of one look-up of the batch's references, of the wallet's
+group-committed append, of the outcome insert and of a coalesced outbox insert; the charges in flight together
+(\`CHARGING_CONCURRENCY\`, 1000) are what these group. (b) is a queue building up whenever 200 calls/s is above what (a)
 sustains; its latency is then mostly waiting.
 `);
     process.stdout.write('written to docs/performance.md\n');
@@ -148,6 +160,7 @@ sustains; its latency is then mostly waiting.
     await proc.stop();
     await infra.stop();
   }
+  if (process.env.BENCH_PROFILE) process.stdout.write(summarizeProfiles(PROFILE_DIR));
 }
 
 main().catch((err: unknown) => {

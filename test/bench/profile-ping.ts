@@ -3,18 +3,13 @@
  * Writes a .cpuprofile (open it in Chrome DevTools or speedscope) and prints the functions with the
  * most self time. Usage: node --import tsx test/bench/profile-ping.ts [seconds] [out-dir]
  */
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { provideInfra } from '../harness/infra';
 import { ROOT } from '../harness/processes';
 import { startSystem, tenantWithKey } from '../harness/system';
-
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
+import { summarizeProfiles } from './profiles';
 
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? 10);
@@ -38,21 +33,7 @@ async function main(): Promise<void> {
     await sys.stop();
     await infra.stop();
   }
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
-    const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { nodes: Node[]; samples: number[] };
-    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-    const self = new Map<string, number>();
-    for (const id of profile.samples) {
-      const f = byId.get(id)!.callFrame;
-      const where = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '').replace(ROOT, '')}:${f.lineNumber + 1}`;
-      self.set(where, (self.get(where) ?? 0) + 1);
-    }
-    const total = profile.samples.length;
-    process.stdout.write(`\n${path.join(dir, file)}: ${total} samples; top self time:\n`);
-    for (const [where, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
-      process.stdout.write(`${((n / total) * 100).toFixed(1).padStart(5)}%  ${where}\n`);
-    }
-  }
+  process.stdout.write(summarizeProfiles(dir));
 }
 
 main().catch((err: unknown) => {

@@ -38,7 +38,12 @@ export interface Proc {
 }
 
 /** Starts one of the project's built processes (`node --require telemetry dist/main.js`). */
+/** Where `BENCH_PROFILE`'s processes write their CPU profiles (see test/bench/profiles.ts). */
+export const PROFILE_DIR = path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(ROOT, '.data/profiles', new Date().toISOString().replace(/[:.]/g, '-')));
+const profiled = (name: string) => (process.env.BENCH_PROFILE ?? '').split(',').some((n) => n !== '' && name.startsWith(n));
+
 export function startProcess(name: string, entry: string, env: Record<string, string>, nodeArgs: string[] = []): Proc {
+  if (profiled(name)) nodeArgs = [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
   const child = spawn(process.execPath, [...nodeArgs, '--require', '@voiceapi/kit/telemetry', path.join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },

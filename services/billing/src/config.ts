@@ -29,8 +29,8 @@ export const configSchema = z.object({
   RATE_KNOWLEDGE_PER_THOUSAND_WORDS: rate(1),
   /** How often holds past their expiry and ended calls not yet settled are settled. */
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
-  /** Ended calls charged at once from one fetched batch of events. */
-  CHARGING_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  /** Ended calls charged at once from one fetched batch of events: the charges in flight together share one wallet append per tenant, one outcome insert and one outbox insert. */
+  CHARGING_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(1000),
   /** An ended call still unsettled after this long is settled by the sweeper. */
   SETTLE_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import mongoose, { Schema, type Connection, type Types } from 'mongoose';
-import { objectIds, platformModel, requireTenant, stringIds, TenantCollection, TenantKeyed } from '../src';
+import { ChangeFeed, createLogger, objectIds, platformModel, requireTenant, stringIds, TenantCollection, TenantKeyed } from '../src';
 
 interface NoteDoc {
   _id: Types.ObjectId;
@@ -131,5 +131,32 @@ describe('TenantCollection', () => {
     const model = conn.model('Pool', new Schema({ _id: String }));
     expect(() => platformModel(model, '')).toThrow(/say why/);
     expect(platformModel(model, 'the number pool is the platform\'s')).toBe(model);
+  });
+
+  it('batch-inserts documents as built: the tenant stamped, undefined fields left out, a duplicate refused', async () => {
+    await notes.insertMany(a, [{ text: 'one', createdAt: new Date(1) }, { text: undefined as unknown as string, createdAt: new Date(2) }]);
+    const raw = await conn.collection('notes').find({ createdAt: { $in: [new Date(1), new Date(2)] } }).sort({ createdAt: 1 }).toArray();
+    expect(raw.map((d) => d.tenantId)).toEqual(['tenant-a', 'tenant-a']);
+    expect(raw[1]).not.toHaveProperty('text');
+    await expect(notes.insertMany(a, [{ _id: raw[0]!._id, text: 'again', createdAt: new Date(3) }])).rejects.toMatchObject({ code: 11000 });
+  });
+
+  it('wakes a change feed when another connection writes the collection', async () => {
+    const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: conn.name }).asPromise();
+    const seen: number[] = [];
+    const feed = new ChangeFeed([notes.changes(['insert'])], () => seen.push(Date.now()), createLogger('test', 'silent'));
+    try {
+      feed.start();
+      const started = Date.now();
+      // The stream is opened asynchronously: write until a wake-up arrives.
+      while (seen.length === 0 && Date.now() - started < 10_000) {
+        await other.collection('notes').insertOne({ tenantId: 'tenant-a', text: 'elsewhere', createdAt: new Date() });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(seen.length).toBeGreaterThan(0);
+    } finally {
+      await feed.stop();
+      await other.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import { billingReasons } from '../reasons';
-import { apply, available, rowOf, type CallFacts, type Direction, type Entry, type EntryChange, type Hold, type LedgerRow, type TransactionType, type WalletState } from './wallet';
+import { apply, available, postedReference, rowOf, type CallFacts, type Direction, type Entry, type EntryChange, type Hold, type LedgerRow, type TransactionType, type WalletState } from './wallet';
 
 // The rules of a wallet's changes, pure: what each op decides against a head, and what a
 // replayed op answers. The mechanism that batches, appends and caches is usecases/wallets.ts.
@@ -72,16 +72,23 @@ function expectedRow(op: WalletOp): { type: TransactionType; amount?: number } |
   }
 }
 
-/** Decides every op in order against the head; the entries to append carry their states. */
-export function plan(head: WalletState, ops: readonly WalletOp[], indexed: ReadonlyMap<string, number>, at: Date): { entries: Entry[]; decisions: Decision[] } {
+/**
+ * Decides every op in order against the head; the entries to append carry their states.
+ * `postedBefore`: the seqs of the ops' references already in the chain (looked up after the head
+ * was read); references posted by this plan's own entries are added as it goes.
+ */
+export function plan(head: WalletState, ops: readonly WalletOp[], postedBefore: ReadonlyMap<string, number>, at: Date): { entries: Entry[]; decisions: Decision[] } {
   let state = head;
   const entries: Entry[] = [];
+  const postedNow = new Map<string, number>();
   const add = (change: EntryChange): number => {
     state = apply(state, change, at);
     entries.push({ change, state });
+    const ref = postedReference(change);
+    if (ref !== undefined) postedNow.set(ref, state.seq);
     return entries.length - 1;
   };
-  const posted = (ref: string): number | undefined => indexed.get(ref) ?? state.pendingRefs.find((p) => p.ref === ref)?.seq;
+  const posted = (ref: string): number | undefined => postedBefore.get(ref) ?? postedNow.get(ref);
   const insufficient = (need: number) =>
     billingReasons.error('insufficient_credits', `the available balance (${available(state)} credits) cannot cover ${need} credits`);
 

@@ -1,4 +1,4 @@
-import { apply, callCharge, EMPTY_WALLET, stateProblems } from './wallet';
+import { apply, callCharge, EMPTY_WALLET, postedReference, stateProblems } from './wallet';
 import { plan, type WalletOp } from './wallet-ops';
 
 const at = new Date('2026-11-22T10:00:00Z');
@@ -32,10 +32,17 @@ describe('wallet arithmetic', () => {
 
   it('a final release posts the call reference, so a later capture charges nothing', () => {
     const held = apply(apply(EMPTY_WALLET, { kind: 'ledger', rowId: 'r', type: 'top_up', amount: 10, reference: 't', description: '' }, at), { kind: 'hold', hold: { callId: 'c', amount: 4, direction: 'inbound', createdAt: at, expiresAt: at } }, at);
-    const { entries } = plan(held, [{ kind: 'release', callId: 'c', final: true }], none, at);
+    const capture: WalletOp = { kind: 'capture', callId: 'c', amount: 2, description: '' };
+    // In the same batch: the capture replays the release planned before it.
+    const { entries, decisions } = plan(held, [{ kind: 'release', callId: 'c', final: true }, capture], none, at);
+    expect(entries).toHaveLength(1);
     const after = entries[0]!.state;
     expect(after).toMatchObject({ held: 0, balance: 10 });
-    const { decisions } = plan(after, [{ kind: 'capture', callId: 'c', amount: 2, description: '' }], none, at);
-    expect(decisions[0]).toEqual({ replaySeq: after.seq, op: { kind: 'capture', callId: 'c', amount: 2, description: '' } });
+    expect(postedReference(entries[0]!.change)).toBe('call:c');
+    expect(decisions[1]).toEqual({ replaySeq: after.seq, op: capture });
+    // In a later batch: the chain's lookup says where the reference was posted.
+    expect(plan(after, [capture], new Map([['call:c', after.seq]]), at).decisions[0]).toEqual({ replaySeq: after.seq, op: capture });
+    // A hold placed or a hold released without `final` posts nothing.
+    expect(postedReference({ kind: 'release', callId: 'c' })).toBeUndefined();
   });
 });

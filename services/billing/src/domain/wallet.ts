@@ -19,26 +19,18 @@ export interface Hold {
   expiresAt: Date;
 }
 
-/** A reference posted in the chain whose index entry may not be written yet. */
-export interface PendingRef {
-  ref: string;
-  seq: number;
-  at: Date;
-}
-
 /** The wallet after an entry. `held` is the sum of `holds`; `available` = balance − held ≥ 0. */
 export interface WalletState {
   seq: number;
   balance: number;
   held: number;
   holds: Hold[];
-  pendingRefs: PendingRef[];
   /** Ledger rows so far, per type and in all (`all`). */
   counts: Record<string, number>;
   updatedAt?: Date;
 }
 
-export const EMPTY_WALLET: WalletState = { seq: 0, balance: 0, held: 0, holds: [], pendingRefs: [], counts: {} };
+export const EMPTY_WALLET: WalletState = { seq: 0, balance: 0, held: 0, holds: [], counts: {} };
 
 export const available = (s: WalletState): number => s.balance - s.held;
 
@@ -87,7 +79,6 @@ export function apply(prev: WalletState, change: EntryChange, at: Date): WalletS
         balance: prev.balance + change.amount,
         held: prev.held - (releasing?.amount ?? 0),
         holds,
-        pendingRefs: [...prev.pendingRefs, { ref: change.reference, seq, at }],
         counts: { ...prev.counts, [change.type]: (prev.counts[change.type] ?? 0) + 1, all: (prev.counts.all ?? 0) + 1 },
         updatedAt: at,
       };
@@ -96,10 +87,14 @@ export function apply(prev: WalletState, change: EntryChange, at: Date): WalletS
       return { ...prev, seq, held: prev.held + change.hold.amount, holds: [...prev.holds, change.hold], updatedAt: at };
     case 'release': {
       const h = prev.holds.find((x) => x.callId === change.callId);
-      const pendingRefs = change.reference === undefined ? prev.pendingRefs : [...prev.pendingRefs, { ref: change.reference, seq, at }];
-      return { ...prev, seq, held: prev.held - (h?.amount ?? 0), holds: prev.holds.filter((x) => x !== h), pendingRefs, updatedAt: at };
+      return { ...prev, seq, held: prev.held - (h?.amount ?? 0), holds: prev.holds.filter((x) => x !== h), updatedAt: at };
     }
   }
+}
+
+/** The reference an entry posts, if any: a ledger row's, or a final release's (`call:<id>`). */
+export function postedReference(change: EntryChange): string | undefined {
+  return change.kind === 'hold' ? undefined : change.reference;
 }
 
 /** The ledger row an entry is, if it is one. */

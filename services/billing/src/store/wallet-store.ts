@@ -1,16 +1,16 @@
 import { isDuplicateKeyError, stringIds, TenantCollection, TenantKeyed, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
-import { EMPTY_WALLET, rowOf, type CallFacts, type Entry, type EntryChange, type LedgerRow, type PendingRef, type TransactionType, type WalletState } from '../domain/wallet';
+import { EMPTY_WALLET, postedReference, rowOf, type CallFacts, type Entry, type EntryChange, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
 
 /**
- * The wallet chains (decision 0050). Three collections:
+ * The wallet chains (decision 0050). Two collections:
  *  - `wallet_entries`: the chain, the truth. `_id` is `<tenantId>:<seq>`, so appending entry n+1
- *    is one insert that only one writer can win, and finding the head is a walk of `_id` lookups;
+ *    is one insert that only one writer can win, and finding the head is a walk of `_id` lookups.
+ *    An entry that posts a reference (a ledger row, a final release) carries it in `reference`,
+ *    indexed per tenant: whether a reference is posted is one indexed read of the chain itself;
  *  - `wallet_heads`: per tenant, a hint of the head's seq (written after each append, may lag:
- *    readers walk forward from it) and how far the chain has been announced on Kafka;
- *  - `ledger_refs`: `<tenantId>:<reference>` → seq, the index that makes references unique. A
- *    reference is in it or in the head's `pendingRefs`, never in neither (see `confirmRefs`).
+ *    readers walk forward from it) and how far the chain has been announced on Kafka.
  * Ids embed the tenant, and every operation takes the wallet's `TenantScope`.
  */
 interface EntryDoc {
@@ -18,11 +18,12 @@ interface EntryDoc {
   tenantId: string;
   seq: number;
   kind: EntryChange['kind'];
+  /** The reference this entry posts: a ledger row's, or a final release's (`call:<id>`). */
+  reference?: string;
   /** Ledger rows only. */
   rowId?: string;
   type?: TransactionType;
   amount?: number;
-  reference?: string;
   description?: string;
   callId?: string;
   /** A call's row: what it says of the call. */
@@ -60,10 +61,13 @@ const entrySchema = new Schema<EntryDoc>(
 // Serve `rows` and `rowsOfType`: a tenant's ledger rows, newest first, optionally of one type.
 entrySchema.index({ tenantId: 1, kind: 1, seq: -1 });
 entrySchema.index({ tenantId: 1, kind: 1, type: 1, seq: -1 });
+// Serves `posted`: whether (and where) references are in the tenant's chain.
+entrySchema.index({ tenantId: 1, reference: 1 });
 const NEWEST_FIRST = { seq: -1 } as const;
 export const entryQueryShapes: QueryShape[] = [
   { name: 'rows', equality: ['tenantId', 'kind'], sort: NEWEST_FIRST, range: [] },
   { name: 'rowsOfType', equality: ['tenantId', 'kind', 'type'], sort: NEWEST_FIRST },
+  { name: 'posted', equality: ['tenantId', 'reference'] },
 ];
 export { entrySchema };
 
@@ -85,16 +89,7 @@ const headSchema = new Schema<HeadDoc>(
 );
 // No secondary index: read by `_id`, or walked in `_id` order by the sweeper (one small document per tenant).
 
-interface RefDoc {
-  _id: string;
-  tenantId: string;
-  seq: number;
-}
-const refSchema = new Schema<RefDoc>({ _id: String, tenantId: { type: String, required: true }, seq: { type: Number, required: true } }, { collection: 'ledger_refs', versionKey: false });
-// No secondary index: read by `_id` only.
-
 const entryId = (scope: TenantScope, seq: number) => `${scope.tenantId}:${seq}`;
-const refId = (scope: TenantScope, ref: string) => `${scope.tenantId}:${ref}`;
 
 export interface Head {
   tenantId: string;
@@ -106,12 +101,10 @@ export interface Head {
 export class WalletStore {
   private readonly entries: TenantCollection<EntryDoc, string>;
   private readonly heads: TenantKeyed<HeadDoc>;
-  private readonly refs: TenantCollection<RefDoc, string>;
 
   constructor(conn: Connection) {
     this.entries = new TenantCollection(conn.models.WalletEntry ?? conn.model<EntryDoc>('WalletEntry', entrySchema), stringIds, entryQueryShapes);
     this.heads = new TenantKeyed(conn.models.WalletHead ?? conn.model<HeadDoc>('WalletHead', headSchema));
-    this.refs = new TenantCollection(conn.models.LedgerRef ?? conn.model<RefDoc>('LedgerRef', refSchema), stringIds, []);
   }
 
   /**
@@ -122,12 +115,13 @@ export class WalletStore {
     let state = from;
     if (!state) {
       const seq = hintSeq ?? (await this.hint(scope))?.seq ?? 0;
-      state = seq > 0 ? ((await this.entryAt(scope, seq))?.state ?? EMPTY_WALLET) : EMPTY_WALLET;
+      const at = seq > 0 ? await this.entryAt(scope, seq) : null;
+      state = at ? stateOf(at) : EMPTY_WALLET;
     }
     for (;;) {
       const next = await this.entryAt(scope, state.seq + 1);
       if (!next) return state;
-      state = next.state;
+      state = stateOf(next);
     }
   }
 
@@ -150,17 +144,18 @@ export class WalletStore {
     const writer = randomUUID();
     const docs = entries.map(({ change, state }): Omit<EntryDoc, 'tenantId'> => {
       const row = rowOf(change, state, at);
+      const reference = postedReference(change);
       return {
         _id: entryId(scope, state.seq),
         seq: state.seq,
         kind: change.kind,
+        ...(reference !== undefined && { reference }),
         ...(row
           ? {
               rowId: row.id,
               type: row.type,
               amount: row.amount,
               balanceAfter: row.balanceAfter,
-              reference: row.reference,
               description: row.description,
               ...(row.callId !== undefined && { callId: row.callId }),
               ...(row.call !== undefined && { call: row.call }),
@@ -213,7 +208,7 @@ export class WalletStore {
         doc.kind === 'ledger'
           ? { kind: 'ledger', rowId: doc.rowId!, type: doc.type!, amount: doc.amount!, reference: doc.reference!, description: doc.description ?? '', ...(doc.callId ? { callId: doc.callId } : {}), ...(doc.call ? { call: doc.call } : {}) }
           : doc.change!;
-      out.push({ change, state: doc.state });
+      out.push({ change, state: stateOf(doc) });
     }
     return out;
   }
@@ -227,21 +222,18 @@ export class WalletStore {
     return out;
   }
 
-  /** The seq of the row posted with this reference, if it is indexed. */
-  async refSeq(scope: TenantScope, ref: string): Promise<number | undefined> {
-    return (await this.refs.findById(scope, refId(scope, ref)))?.seq;
-  }
-
   /**
-   * Indexes posted references. Written before an entry drops them from `pendingRefs`, so a
-   * reference is always findable; writing one twice is harmless (only "already indexed" may
-   * pass: a reference that failed otherwise must stay pending).
+   * Where in the chain these references were posted, for those that were (one indexed read for
+   * all). Every entry up to a head the caller read before asking is seen.
    */
-  async confirmRefs(scope: TenantScope, pending: readonly PendingRef[]): Promise<void> {
-    await this.refs.insertNew(
-      scope,
-      pending.map((p) => ({ _id: refId(scope, p.ref), seq: p.seq })),
-    );
+  async posted(scope: TenantScope, refs: readonly string[]): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    if (refs.length === 0) return found;
+    for (const doc of await this.entries.find(scope, { reference: { $in: [...refs] } }, { projection: { reference: 1, seq: 1 } })) {
+      const seen = found.get(doc.reference!);
+      if (seen === undefined || doc.seq < seen) found.set(doc.reference!, doc.seq);
+    }
+    return found;
   }
 
   async rowAt(scope: TenantScope, seq: number): Promise<LedgerRow | undefined> {
@@ -258,6 +250,12 @@ export class WalletStore {
     );
     return docs.map(toRow);
   }
+}
+
+/** An entry's wallet state (entries written before references moved onto entries also carry a `pendingRefs` list, left out). */
+function stateOf(doc: EntryDoc): WalletState {
+  const { pendingRefs: _superseded, ...state } = doc.state as WalletState & { pendingRefs?: unknown };
+  return state;
 }
 
 function toRow(doc: EntryDoc): LedgerRow {

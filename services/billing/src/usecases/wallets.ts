@@ -7,15 +7,10 @@ import type { WalletStore } from '../store/wallet-store';
 /** Entries appended together: their rows are announced from here (see `announce`). */
 export type AppendedListener = (scope: TenantScope, entries: readonly Entry[]) => Promise<void>;
 
-/**
- * Entries per append: one insert of this many instead of one per request. Each entry carries the
- * batch's references so far (see pendingRefs), so a batch costs its square in reference copies.
- */
-const MAX_BATCH = 64;
+/** Entries per append: one insert of this many instead of one per request. */
+const MAX_BATCH = 256;
 /** Conflicts with other replicas in a row before a request gives up (`wallet_busy`). */
 const MAX_CONFLICTS = 50;
-/** Posted references older than this are indexed and leave `pendingRefs`. */
-const PENDING_REF_MS = 2_000;
 
 interface Queue {
   scope: TenantScope;
@@ -46,8 +41,6 @@ const HINT_EVERY_MS = 1_000;
 
 /** Wallets remembered at most (the least recently used are forgotten: a read then finds them). */
 const MAX_KNOWN = 10_000;
-/** pendingRefs beyond this many are indexed and dropped at the next append (bounds entry size). */
-const MAX_PENDING_REFS = 32;
 
 interface Waiting {
   op: WalletOp;
@@ -170,14 +163,14 @@ export class Wallets {
         return;
       }
       const head = cached ?? (await this.head(scope));
-      // Looked up only now, after the head was appended: a reference posted before the head is
-      // in its pendingRefs or was indexed before it left them (decision 0050). Looked up before
-      // reading the head, it could have moved from one to the other in between.
+      // Looked up after the head was appended (or read): every entry up to it is seen, and a
+      // reference another writer posts after it lands at a later seq, so this append conflicts
+      // and the next turn looks again (decision 0050).
       const unknown = rest.map((w) => w.op).filter((op) => {
         const ref = referenceOf(op);
         return ref !== undefined && !refSeqs.has(ref);
       });
-      for (const [ref, seq] of await this.indexedRefs(scope, unknown)) refSeqs.set(ref, seq);
+      for (const [ref, seq] of await this.postedRefs(scope, unknown)) refSeqs.set(ref, seq);
       const at = new Date();
       const { entries, decisions } = plan(head, rest.map((w) => w.op), refSeqs, at);
       if (cached && entries.length === 0 && (await this.head(scope)).seq !== cached.seq) {
@@ -185,10 +178,9 @@ export class Wallets {
         continue;
       }
       cached = undefined;
-      const pruned = await this.prunePendingRefs(scope, head, entries, at);
-      const inserted = await this.store.append(scope, pruned, at);
-      const committed = inserted === pruned.length;
-      const last = inserted > 0 ? pruned[inserted - 1]!.state : head;
+      const inserted = await this.store.append(scope, entries, at);
+      const committed = inserted === entries.length;
+      const last = inserted > 0 ? entries[inserted - 1]!.state : head;
       // After a conflict the next head read walks forward from what did go in.
       this.knownOf(scope).state = last;
       // Answer what is settled: ops whose entry went in, and (only once everything went in)
@@ -198,7 +190,7 @@ export class Wallets {
         rest.map(async (w, i) => {
           const d = decisions[i]!;
           if ('entry' in d) {
-            const e = pruned[d.entry]!;
+            const e = entries[d.entry]!;
             if (d.entry < inserted) return w.resolve({ ...d.result, state: e.state, ...withRow(e, at) });
             return next.push(w);
           }
@@ -208,40 +200,14 @@ export class Wallets {
           await this.replay(scope, d.replaySeq, d.op, last).then(w.resolve, w.reject);
         }),
       );
-      if (inserted > 0) await this.afterAppend(scope, pruned.slice(0, inserted));
+      if (inserted > 0) await this.afterAppend(scope, entries.slice(0, inserted));
       rest = next;
     }
   }
 
-  /** References already indexed (posted long enough ago to have left the head's pendingRefs). */
-  private async indexedRefs(scope: TenantScope, ops: readonly WalletOp[]): Promise<Map<string, number>> {
-    const refs = new Set(ops.map(referenceOf).filter((r): r is string => r !== undefined));
-    const found = new Map<string, number>();
-    await Promise.all(
-      [...refs].map(async (ref) => {
-        const seq = await this.store.refSeq(scope, ref);
-        if (seq !== undefined) found.set(ref, seq);
-      }),
-    );
-    return found;
-  }
-
-  /**
-   * Drops older posted references from the entries' states, once they are indexed: a
-   * reference is in the index or in the head's pendingRefs, never in neither.
-   */
-  /**
-   * Keeps pendingRefs short: past MAX_PENDING_REFS, or older than PENDING_REF_MS, references are
-   * indexed (one insert for all of them) and left out of the new entries. A reference is in the
-   * index or in the head's pendingRefs, never in neither.
-   */
-  private async prunePendingRefs(scope: TenantScope, head: WalletState, entries: Entry[], at: Date): Promise<Entry[]> {
-    if (entries.length === 0 || head.pendingRefs.length === 0) return entries;
-    const old = head.pendingRefs.length > MAX_PENDING_REFS ? head.pendingRefs : head.pendingRefs.filter((p) => at.getTime() - new Date(p.at).getTime() > PENDING_REF_MS);
-    if (old.length === 0) return entries;
-    await this.store.confirmRefs(scope, old);
-    const drop = new Set(old.map((p) => p.ref));
-    return entries.map((e) => ({ change: e.change, state: { ...e.state, pendingRefs: e.state.pendingRefs.filter((p) => !drop.has(p.ref)) } }));
+  /** Where the ops' references were posted in the chain, for those that were. */
+  private postedRefs(scope: TenantScope, ops: readonly WalletOp[]): Promise<Map<string, number>> {
+    return this.store.posted(scope, [...new Set(ops.map(referenceOf).filter((r): r is string => r !== undefined))]);
   }
 
   private async afterAppend(scope: TenantScope, entries: Entry[]): Promise<void> {

@@ -2,7 +2,7 @@ import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
 import { Coalescer } from '../coalesce';
 import type { Logger } from '../logger';
-import { isDuplicateKeyError } from '../mongo/connect';
+import { insertAsBuilt, isDuplicateKeyError } from '../mongo/connect';
 import { Lease } from '../mongo/lease';
 import { declareQueries } from '../mongo/query-check';
 import type { QueryShape } from '../mongo/query-shapes';
@@ -172,7 +172,8 @@ export class Outbox {
   private async insertInOrder(records: readonly EventRecord[], first: number, opts: { hold?: boolean }): Promise<void> {
     const now = new Date();
     const availableAt = opts.hold ? new Date(now.getTime() + this.holdMs) : now;
-    await this.model.insertMany(
+    await insertAsBuilt(
+      this.model,
       records.map((r, i) => ({
         _id: r.eventId,
         seq: first + i,
@@ -184,6 +185,7 @@ export class Outbox {
         createdAt: now,
         availableAt,
       })),
+      true,
     );
   }
 

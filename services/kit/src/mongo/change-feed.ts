@@ -48,7 +48,9 @@ export class ChangeFeed {
     const collection = source.model.collection;
     let stream: mongo.ChangeStream;
     try {
-      stream = collection.watch([{ $match: { operationType: { $in: [...source.operations] } } }], { maxAwaitTimeMS: AWAIT_MS });
+      // Only the kind of change travels: the documents themselves stay on the store (a burst of
+      // inserts would otherwise be sent back to every watcher in full).
+      stream = collection.watch([{ $match: { operationType: { $in: [...source.operations] } } }, { $project: { operationType: 1 } }], { maxAwaitTimeMS: AWAIT_MS });
     } catch (err) {
       this.retry(source, retryMs, err);
       return;

@@ -1,6 +1,6 @@
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import type { TenantScope } from '../context';
-import { insertSkippingDuplicates, isObjectIdHex, upsertOnce } from './connect';
+import { insertAsBuilt, insertSkippingDuplicates, isObjectIdHex, upsertOnce } from './connect';
 import { declareQueries } from './query-check';
 import type { WakeSource } from './change-feed';
 import type { QueryShape } from './query-shapes';
@@ -125,10 +125,13 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return created.toObject() as D;
   }
 
-  /** Inserts several documents of the tenant in one round trip (ordered: the first failure stops it). */
+  /**
+   * Inserts several documents of the tenant in one round trip (ordered: the first failure stops
+   * it), as built (see `insertAsBuilt`).
+   */
   async insertMany(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id?: Id })[]): Promise<void> {
     if (docs.length === 0) return;
-    await this.model.insertMany(docs.map((d) => ({ ...d, tenantId: scope.tenantId })));
+    await insertAsBuilt(this.model, docs.map((d) => ({ ...d, tenantId: scope.tenantId })), true);
   }
 
   /**
@@ -137,7 +140,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    */
   async insertNew(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id: Id })[]): Promise<number[]> {
     if (docs.length === 0) return [];
-    return insertSkippingDuplicates(() => this.model.insertMany(docs.map((d) => ({ ...d, tenantId: scope.tenantId })), { ordered: false }));
+    return insertSkippingDuplicates(() => insertAsBuilt(this.model, docs.map((d) => ({ ...d, tenantId: scope.tenantId })), false));
   }
 
   /**
@@ -240,12 +243,12 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   }
 
   /**
-   * Inserts documents of several tenants at once (each carries its own), unordered and without
-   * per-document validation (the caller built them); the positions refused as duplicates.
+   * Inserts documents of several tenants at once (each carries its own), unordered and as built
+   * (see `insertAsBuilt`); the positions refused as duplicates.
    */
   async insertManyUnordered(docs: readonly D[]): Promise<number[]> {
     if (docs.length === 0) return [];
-    return insertSkippingDuplicates(() => this.model.collection.insertMany(docs as never[], { ordered: false }));
+    return insertSkippingDuplicates(() => insertAsBuilt(this.model, docs, false));
   }
 
   /** The documents matching `filter`, a page at a time along the primary key (sweeps). */

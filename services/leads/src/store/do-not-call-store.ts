@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, platformModel, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, isDuplicateKeyError, platformModel, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { DoNotCallList, DoNotCallEntry } from '../domain/do-not-call';
 
@@ -30,20 +30,44 @@ const platformSchema = new Schema<PlatformEntryDoc>(
 
 const tenantKey = (tenantId: string, phone: string) => `${tenantId}:${phone}`;
 
+interface Listed {
+  tenant: boolean;
+  platform: boolean;
+}
+
 /** The tenant's and the platform's do-not-call lists. Entries are never removed by this service. */
 export class DoNotCallStore {
   private readonly tenant: TenantCollection<TenantEntryDoc, string>;
   private readonly platform: Model<PlatformEntryDoc>;
+  /**
+   * Checks asked while a read is under way are answered by the next read, one per list for all
+   * of them. Each check's read starts after it was asked, so it sees every entry acknowledged
+   * before it: batching never makes the decision older.
+   */
+  private readonly checks = new Coalescer<{ scope: TenantScope; phone: string }, Listed>(async (asked) => {
+    const keys = [...new Set(asked.map((a) => tenantKey(a.scope.tenantId, a.phone)))];
+    const phones = [...new Set(asked.map((a) => a.phone))];
+    const [onTenant, onPlatform] = await Promise.all([
+      this.tenant
+        .crossTenant("leads arriving together are checked in one read; each key names its tenant")
+        .find({ _id: { $in: keys } })
+        .then((docs) => new Set(docs.map((d) => d._id))),
+      this.platform
+        .find({ _id: { $in: phones } }, { _id: 1 })
+        .lean<{ _id: string }[]>()
+        .then((docs) => new Set(docs.map((d) => d._id))),
+    ]);
+    return asked.map((a) => ({ tenant: onTenant.has(tenantKey(a.scope.tenantId, a.phone)), platform: onPlatform.has(a.phone) }));
+  });
 
   constructor(conn: Connection) {
     this.tenant = new TenantCollection(conn.models.DoNotCallTenant ?? conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema), stringIds, []);
     this.platform = platformModel(conn.models.DoNotCallPlatform ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema), 'the platform\'s own do-not-call list applies to every tenant');
   }
 
-  /** Which lists hold the number (both looked up at once). */
-  async check(scope: TenantScope, phone: string): Promise<{ tenant: boolean; platform: boolean }> {
-    const [t, p] = await Promise.all([this.tenant.findById(scope, tenantKey(scope.tenantId, phone), { _id: 1, tenantId: 1 }), this.platform.exists({ _id: phone })]);
-    return { tenant: t !== null, platform: p !== null };
+  /** Which lists hold the number, as of a read that starts after this call. */
+  check(scope: TenantScope, phone: string): Promise<Listed> {
+    return this.checks.run({ scope, phone });
   }
 
   /** Adds the number; `created` is false when it was on the list already (the first entry is kept). */
