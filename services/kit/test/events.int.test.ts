@@ -164,6 +164,35 @@ describe('kit events', () => {
     expect(await relays[0]!.model.countDocuments({})).toBe(0);
   });
 
+  it('stores concurrent adds together in arrival order; an add naming a stored event fails alone', async () => {
+    const counted = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `kit_${suffix}_together`, monitorCommands: true }).asPromise();
+    try {
+      const commands: string[] = [];
+      counted.getClient().on('commandStarted', (e: { commandName: string }) => void commands.push(e.commandName));
+      const outbox = new Outbox(counted, publisher, log, { instanceId: 'together', intervalMs: 60_000 });
+      const stored = await outbox.add(Envelope, 'd', probe('d', 0));
+      // Twenty adds at once: the first is stored alone, the other nineteen together (a counter
+      // update and an insert each time), not two commands per add.
+      const before = commands.length;
+      const first = await Promise.all(Array.from({ length: 20 }, (_, n) => outbox.add(Envelope, 'c', probe('c', n))));
+      expect(commands.slice(before)).toEqual(['findAndModify', 'insert', 'findAndModify', 'insert']);
+      // A duplicate among adds stored together fails only its own add.
+      const results = await Promise.allSettled([
+        outbox.add(Envelope, 'c', probe('c', 20)),
+        outbox.add(Envelope, 'c', probe('c', 21)),
+        outbox.add(Envelope, 'd', probe('d', 1), { eventId: stored }),
+        outbox.add(Envelope, 'c', probe('c', 22)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      const later = results.filter((r): r is PromiseFulfilledResult<string> => r.status === 'fulfilled').map((r) => r.value);
+      const docs = await outbox.model.find({ key: 'c' }).sort({ seq: 1 }).lean();
+      expect(docs.map((d) => d._id)).toEqual([...first, ...later]);
+      expect(await outbox.model.countDocuments({ _id: stored })).toBe(1);
+    } finally {
+      await counted.close();
+    }
+  });
+
   it('publishes a held event only after its write is released, and never one whose write failed', async () => {
     const db = freshDb();
     const seen = await subscribe('held');

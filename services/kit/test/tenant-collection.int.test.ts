@@ -107,6 +107,22 @@ describe('TenantCollection', () => {
     expect((await counters.find(a, {})).map((c) => c.n).sort()).toEqual([2, 3, 4]);
   });
 
+  it('sets many documents of several tenants in one write, each only under its own tenant', async () => {
+    interface MarkDoc {
+      _id: string;
+      tenantId: string;
+      at: number;
+    }
+    const marks = new TenantCollection(conn.model<MarkDoc>('Mark', new Schema<MarkDoc>({ _id: String, tenantId: String, at: Number }, { versionKey: false })), stringIds, []);
+    const all = marks.crossTenant('a test writes the marks of two tenants');
+    await all.setMany([{ _id: 'a|1', tenantId: 'tenant-a', at: 1 }, { _id: 'b|1', tenantId: 'tenant-b', at: 1 }]);
+    await all.setMany([{ _id: 'a|1', tenantId: 'tenant-a', at: 2 }, { _id: 'a|2', tenantId: 'tenant-a', at: 2 }]);
+    expect((await marks.find(a, {})).map((m) => [m._id, m.at]).sort()).toEqual([['a|1', 2], ['a|2', 2]]);
+    // An id another tenant holds cannot be taken over: the write fails, the document stays.
+    await expect(all.setMany([{ _id: 'a|1', tenantId: 'tenant-b', at: 9 }])).rejects.toThrow();
+    expect((await marks.findById(a, 'a|1'))?.at).toBe(2);
+  });
+
   it('keys one document per tenant by the scope itself (TenantKeyed)', async () => {
     interface HeadDoc {
       _id: string;

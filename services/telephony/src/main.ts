@@ -53,7 +53,9 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const numbers = new NumberStore(conn);
   const lines = new LineStore(conn);
   const queue = new DialQueueStore(conn);
-  const settings = new TenantSettingsStore(conn, cfg.DEFAULT_MAX_CONCURRENT_CALLS);
+  const settings = new TenantSettingsStore(conn, cfg.DEFAULT_MAX_CONCURRENT_CALLS, log);
+  settings.cache.start();
+  lifecycle.onStop('package cache', () => settings.cache.stop());
   const rollups = new RollupStore(conn);
 
   // Telephony owns the call stream; it reads the leads and billing streams, created here too so

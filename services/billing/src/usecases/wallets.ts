@@ -42,6 +42,14 @@ const HINT_EVERY_MS = 1_000;
 /** Wallets remembered at most (the least recently used are forgotten: a read then finds them). */
 const MAX_KNOWN = 10_000;
 
+/**
+ * A call with a hold open at the head has not been charged or settled: a capture or a final
+ * release removes its hold in the entry that posts its reference, and a hold is never placed
+ * for a call whose reference is posted. Such an op needs no look-up (most captures).
+ */
+const heldOpen = (head: WalletState, op: WalletOp): boolean =>
+  (op.kind === 'capture' || op.kind === 'release') && head.holds.some((h) => h.callId === op.callId);
+
 interface Waiting {
   op: WalletOp;
   resolve: (r: WalletResult) => void;
@@ -168,7 +176,7 @@ export class Wallets {
       // and the next turn looks again (decision 0050).
       const unknown = rest.map((w) => w.op).filter((op) => {
         const ref = referenceOf(op);
-        return ref !== undefined && !refSeqs.has(ref);
+        return ref !== undefined && !refSeqs.has(ref) && !heldOpen(head, op);
       });
       for (const [ref, seq] of await this.postedRefs(scope, unknown)) refSeqs.set(ref, seq);
       const at = new Date();

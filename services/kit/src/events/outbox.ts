@@ -68,6 +68,12 @@ export interface OutboxOptions {
   service?: string;
 }
 
+/** One `addRecords` call waiting to be stored. */
+interface PendingAdd {
+  records: readonly EventRecord[];
+  hold: boolean;
+}
+
 const BATCH = 200;
 /** One send stays well below Kafka's default 1 MB per partition batch (`message.max.bytes`). */
 const BATCH_BYTES = 256 * 1024;
@@ -103,15 +109,11 @@ export class Outbox {
   private readonly holdMs: number;
   readonly parked: Model<ParkedDoc>;
   private stopped = false;
-  /** Concurrent allocations of this process, one counter update for all of them (see `allocate`). */
-  private readonly allocations = new Coalescer<number, number>(async (counts) => {
-    let next = await this.reserve(counts.reduce((a, b) => a + b, 0));
-    return counts.map((n) => {
-      const first = next;
-      next += n;
-      return first;
-    });
-  });
+  /**
+   * Adds of this process that arrive while one is being stored are stored together next: one
+   * counter update and one ordered insert for all of them (see `storeTogether`).
+   */
+  private readonly adds = new Coalescer<PendingAdd, { error?: unknown }>((batch) => this.storeTogether(batch));
 
   constructor(
     conn: Connection,
@@ -152,12 +154,40 @@ export class Outbox {
     if (records.length === 0) return [];
     const tooLarge = records.find((r) => r.payload.byteLength > MAX_EVENT_BYTES);
     if (tooLarge) throw new Error(`event ${tooLarge.type} is ${tooLarge.payload.byteLength} bytes; events carry ids and facts, at most ${MAX_EVENT_BYTES}`);
+    const { error } = await this.adds.run({ records, hold: opts.hold ?? false });
+    if (error !== undefined) throw error;
+    return records.map((r) => r.eventId);
+  }
+
+  /**
+   * Stores the adds gathered while the last store was under way, in arrival order, with one
+   * counter update and one insert. A duplicate among them (an event stored before, or a number
+   * another writer also got) undoes this batch's inserts and stores each add on its own, so only
+   * the add that names a stored event fails.
+   */
+  private async storeTogether(batch: readonly PendingAdd[]): Promise<{ error?: unknown }[]> {
+    const docs = batch.flatMap((a) => a.records.map((record) => ({ record, hold: a.hold })));
+    const first = await this.reserve(docs.length);
+    try {
+      await this.insertInOrder(docs, first);
+      return batch.map(() => ({}));
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      await this.model.deleteMany({ _id: { $in: docs.map((d) => d.record.eventId) }, seq: { $gte: first, $lt: first + docs.length } });
+      const out: { error?: unknown }[] = [];
+      for (const a of batch) out.push(await this.storeAlone(a).then(() => ({}), (error: unknown) => ({ error })));
+      return out;
+    }
+  }
+
+  /** One add's events, retried with new numbers if another writer got the same ones. */
+  private async storeAlone({ records, hold }: PendingAdd): Promise<void> {
     const ids = records.map((r) => r.eventId);
     for (let attempt = 1; ; attempt++) {
-      const first = await this.allocate(records.length);
+      const first = await this.reserve(records.length);
       try {
-        await this.insertInOrder(records, first, opts);
-        return ids;
+        await this.insertInOrder(records.map((record) => ({ record, hold })), first);
+        return;
       } catch (err) {
         if (!isDuplicateKeyError(err) || attempt >= 3) throw err;
         // Undo what this attempt inserted (its ids at its sequence numbers), then tell apart an
@@ -169,12 +199,12 @@ export class Outbox {
     }
   }
 
-  private async insertInOrder(records: readonly EventRecord[], first: number, opts: { hold?: boolean }): Promise<void> {
+  private async insertInOrder(docs: readonly { record: EventRecord; hold: boolean }[], first: number): Promise<void> {
     const now = new Date();
-    const availableAt = opts.hold ? new Date(now.getTime() + this.holdMs) : now;
+    const heldUntil = new Date(now.getTime() + this.holdMs);
     await insertAsBuilt(
       this.model,
-      records.map((r, i) => ({
+      docs.map(({ record: r, hold }, i) => ({
         _id: r.eventId,
         seq: first + i,
         topic: r.topic,
@@ -183,7 +213,7 @@ export class Outbox {
         payload: Buffer.from(r.payload),
         ...(r.traceHeaders && Object.keys(r.traceHeaders).length > 0 && { traceHeaders: r.traceHeaders }),
         createdAt: now,
-        availableAt,
+        availableAt: hold ? heldUntil : now,
       })),
       true,
     );
@@ -268,16 +298,11 @@ export class Outbox {
   }
 
   /**
-   * Reserves `count` consecutive sequence numbers; returns the first. The counter is one shared
-   * document: every event updating it on its own makes writers queue on its write lock. So the adds of this process that arrive while an allocation is under way take their numbers
-   * together in the next one. Numbers still come from the shared counter in time order, so one
-   * key's events keep their order across replicas; the unique index gives each event its place.
+   * Takes `count` consecutive numbers from the store's counter; returns the first. The counter is
+   * one shared document, so a process's concurrent adds take theirs together (see `adds`);
+   * numbers still come from it in time order, so one key's events keep their order across
+   * replicas, and the unique index gives each event its place.
    */
-  private allocate(count: number): Promise<number> {
-    return this.allocations.run(count);
-  }
-
-  /** Takes `count` numbers from the store's counter; returns the first. */
   private async reserve(count: number): Promise<number> {
     const doc = await this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>();
     return doc!.value - count + 1;

@@ -1,6 +1,6 @@
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import type { TenantScope } from '../context';
-import { insertAsBuilt, insertSkippingDuplicates, isObjectIdHex, upsertOnce } from './connect';
+import { duplicatePositions, insertAsBuilt, insertSkippingDuplicates, isObjectIdHex, upsertOnce } from './connect';
 import { declareQueries } from './query-check';
 import type { WakeSource } from './change-feed';
 import type { QueryShape } from './query-shapes';
@@ -249,6 +249,23 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   async insertManyUnordered(docs: readonly D[]): Promise<number[]> {
     if (docs.length === 0) return [];
     return insertSkippingDuplicates(() => insertAsBuilt(this.model, docs, false));
+  }
+
+  /**
+   * Sets each document's fields (by its id and its own tenant), inserting those absent, in one
+   * unordered round trip: the marks of many calls in one write. A racing first write of the same
+   * id is answered by applying the whole batch again (`$set` is repeatable).
+   */
+  async setMany(docs: readonly D[]): Promise<void> {
+    if (docs.length === 0) return;
+    const ops = docs.map(({ _id, tenantId, ...fields }) => ({
+      updateOne: { filter: { _id, tenantId } as FilterQuery<D>, update: { $set: fields } as UpdateQuery<D>, upsert: true },
+    }));
+    const write = () => this.model.bulkWrite(ops as never[], { ordered: false });
+    await write().catch(async (err: unknown) => {
+      if (duplicatePositions(err) === undefined) throw err;
+      await write();
+    });
   }
 
   /** The documents matching `filter`, a page at a time along the primary key (sweeps). */

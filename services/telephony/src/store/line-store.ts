@@ -27,6 +27,8 @@ export const lineQueryShapes: QueryShape[] = [
 ];
 /** Lines the recovery reads at once (walking the primary key). */
 const LINE_PAGE = 500;
+/** Tenants whose lines this process remembers (past it, it forgets them all and reads again). */
+const MAX_KNOWN_TENANTS = 10_000;
 
 /**
  * The tenant's concurrency package as lines. Taking a line is an insert of `<tenant>:<n>` with
@@ -36,6 +38,12 @@ const LINE_PAGE = 500;
  */
 export class LineStore {
   private readonly lines: TenantCollection<LineDoc, string>;
+  /**
+   * The lines this process last knew a tenant to hold, so a take (an inbound call ringing) need
+   * not read them first. Only a hint: the insert decides, a line another replica took is learnt
+   * from its collision, and a tenant that looks full is read again before anyone hears busy.
+   */
+  private readonly known = new Map<string, Line[]>();
 
   constructor(conn: Connection) {
     this.lines = new TenantCollection(conn.models.Line ?? conn.model<LineDoc>('Line', lineSchema), stringIds, lineQueryShapes);
@@ -61,11 +69,21 @@ export class LineStore {
 
   /**
    * Takes a free line below `limit` for the call; false when all are busy. `held` is the
-   * tenant's lines as the caller last read them (read here when not given), and gains the line
-   * taken: it may be stale, since the insert of a line decides, whoever took it meanwhile.
+   * tenant's lines as the caller last read them (what this process last knew when not given),
+   * and gains the line taken: it may be stale, since the insert of a line decides, whoever took
+   * it meanwhile. A take that finds no free line in a remembered list reads the lines again.
    */
   async take(scope: TenantScope, callId: string, limit: number, now: Date, held?: Line[]): Promise<boolean> {
-    const lines = held ?? (await this.held(scope));
+    if (held) return this.takeFrom(scope, held, callId, limit, now);
+    const remembered = this.known.get(scope.tenantId);
+    if (remembered && (await this.takeFrom(scope, remembered, callId, limit, now))) return true;
+    if (this.known.size >= MAX_KNOWN_TENANTS) this.known.clear();
+    const fresh = await this.held(scope);
+    this.known.set(scope.tenantId, fresh);
+    return this.takeFrom(scope, fresh, callId, limit, now);
+  }
+
+  private async takeFrom(scope: TenantScope, lines: Line[], callId: string, limit: number, now: Date): Promise<boolean> {
     if (lines.some((l) => l.callId === callId)) return true;
     // Lines above a lowered limit still count until their calls end.
     if (lines.length >= limit) return false;
@@ -82,6 +100,9 @@ export class LineStore {
         return true;
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
+        // Taken by a call this list did not know of (its id is what matters here).
+        lines.push({ id, tenantId: scope.tenantId, callId: '', takenAt: now });
+        busy.add(id);
       }
     }
     return false;
@@ -89,6 +110,8 @@ export class LineStore {
 
   async free(scope: TenantScope, callId: string): Promise<void> {
     await this.lines.deleteMany(scope, { callId });
+    const remembered = this.known.get(scope.tenantId);
+    if (remembered) this.known.set(scope.tenantId, remembered.filter((l) => l.callId !== callId));
   }
 }
 

@@ -1,4 +1,4 @@
-import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { Direction } from '../domain/call';
 import type { Rollup } from '../domain/rollup';
@@ -56,6 +56,16 @@ export const rollupId = (tenantId: string, direction: Direction, start: Date): s
 export class RollupStore {
   private readonly rollups: TenantCollection<RollupDoc, string>;
   private readonly dirty: TenantCollection<DirtyDoc, string>;
+  /**
+   * Marks asked while one write is under way are written together next, one per bucket: a burst
+   * of calls ending in the same minute costs one write, not one per call.
+   */
+  private readonly marks = new Coalescer<DirtyDoc, void>(async (marks) => {
+    const latest = new Map<string, DirtyDoc>();
+    for (const m of marks) if ((latest.get(m._id)?.markedAt.getTime() ?? -Infinity) <= m.markedAt.getTime()) latest.set(m._id, m);
+    await this.dirty.crossTenant('the marks of calls ending together are written at once; each names its own tenant').setMany([...latest.values()]);
+    return marks.map(() => undefined);
+  });
 
   constructor(conn: Connection) {
     this.rollups = new TenantCollection(conn.models.CallRollup ?? conn.model<RollupDoc>('CallRollup', rollupSchema), stringIds, rollupQueryShapes);
@@ -67,8 +77,8 @@ export class RollupStore {
     return this.dirty.changes(['insert', 'update']);
   }
 
-  async markDirty(scope: TenantScope, direction: Direction, start: Date, now: Date): Promise<void> {
-    await this.dirty.upsertById(scope, rollupId(scope.tenantId, direction, start), { $set: { direction, start, markedAt: now } });
+  markDirty(scope: TenantScope, direction: Direction, start: Date, now: Date): Promise<void> {
+    return this.marks.run({ _id: rollupId(scope.tenantId, direction, start), tenantId: scope.tenantId, direction, start, markedAt: now });
   }
 
   /** The buckets of every tenant marked longest ago. */

@@ -1,4 +1,4 @@
-import { TenantKeyed, type TenantScope } from '@voiceapi/kit';
+import { ReadCache, TenantKeyed, type Logger, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 interface SettingsDoc {
@@ -13,15 +13,26 @@ export const settingsSchema = new Schema<SettingsDoc>(
   { collection: 'tenant_settings', versionKey: false },
 );
 
-/** Each tenant's concurrency package; tenants without one get the default. */
+/** How long a package read may be served from memory if its change stream missed a change. */
+const CACHE_TTL_MS = 60_000;
+
+/**
+ * Each tenant's concurrency package; tenants without one get the default. Read on every inbound
+ * call, so answered from a cache that forgets everything when any replica sets a package (a
+ * change stream); the lines still enforce whatever limit was read (a line is an insert below it).
+ * The process starts and stops `cache`.
+ */
 export class TenantSettingsStore {
   private readonly settings: TenantKeyed<SettingsDoc>;
+  readonly cache: ReadCache<number>;
 
   constructor(
     conn: Connection,
     private readonly defaultMax: number,
+    log: Logger,
   ) {
     this.settings = new TenantKeyed(conn.models.TenantSettings ?? conn.model<SettingsDoc>('TenantSettings', settingsSchema));
+    this.cache = new ReadCache({ source: this.changes(), ttlMs: CACHE_TTL_MS, log });
   }
 
   /** A package set (raised, maybe): wakes the dispatcher for the tenant's backlog. */
@@ -29,12 +40,20 @@ export class TenantSettingsStore {
     return this.settings.changes(['insert', 'update']);
   }
 
+  /** The package as stored now (the dispatcher: woken by the same change, it must not read an older one). */
   async maxConcurrentCalls(scope: TenantScope): Promise<number> {
     return (await this.settings.get(scope))?.maxConcurrentCalls ?? this.defaultMax;
   }
 
+  /** The package, from memory when it is there (an inbound call ringing). */
+  async cachedMaxConcurrentCalls(scope: TenantScope): Promise<number> {
+    // A tenant without a package is cached too (as the default): most tenants have none.
+    return (await this.cache.get(scope.tenantId, () => this.maxConcurrentCalls(scope))) ?? this.defaultMax;
+  }
+
   async setMaxConcurrentCalls(scope: TenantScope, max: number, now: Date): Promise<number> {
     await this.settings.upsert(scope, { $set: { maxConcurrentCalls: max, updatedAt: now } });
+    this.cache.forget(scope.tenantId);
     return max;
   }
 }
