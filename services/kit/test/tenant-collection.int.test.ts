@@ -121,6 +121,14 @@ describe('TenantCollection', () => {
     // An id another tenant holds cannot be taken over: the write fails, the document stays.
     await expect(all.setMany([{ _id: 'a|1', tenantId: 'tenant-b', at: 9 }])).rejects.toThrow();
     expect((await marks.findById(a, 'a|1'))?.at).toBe(2);
+    // Updates by id apply only under the tenant each names; an absent id is left alone.
+    await all.updateManyById([
+      { id: 'a|1', tenantId: 'tenant-a', update: { $set: { at: 3 } } },
+      { id: 'a|2', tenantId: 'tenant-b', update: { $set: { at: 9 } } },
+      { id: 'a|9', tenantId: 'tenant-a', update: { $set: { at: 9 } } },
+    ]);
+    expect((await marks.find(a, {})).map((m) => [m._id, m.at]).sort()).toEqual([['a|1', 3], ['a|2', 2]]);
+    await expect(all.updateManyById([{ id: 'a|1', tenantId: 'tenant-a', update: { $set: { tenantId: 'tenant-b' } } }])).rejects.toThrow(/tenant never changes/);
   });
 
   it('keys one document per tenant by the scope itself (TenantKeyed)', async () => {

@@ -40,9 +40,12 @@ export const configSchema = z.object({
   WEBHOOK_DISABLE_AFTER: duration('5d'),
   /** How long a rotated-out secret keeps signing beside the new one. */
   WEBHOOK_ROTATION_OVERLAP: duration('24h'),
-  /** Attempts in flight to one endpoint, and in all. */
-  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
-  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(256),
+  /**
+   * Attempts in flight to one endpoint, and in all: 16 lets one fast endpoint take 500+ deliveries
+   * a second; 1,024 in all means 64 dead endpoints (15 s timeouts) still leave slots for the rest.
+   */
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(16),
+  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(1024),
   /**
    * How often orphaned deliveries (a silent replica's) are looked for; a queued retry wakes the
    * sweeper at once (a change stream), and it wakes itself when the next one falls due.

@@ -1,5 +1,5 @@
-import { isDuplicateKeyError, scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection, type UpdateQuery } from 'mongoose';
 import type { Delivery, DeliveryStatus } from '../domain/delivery';
 
 /** A delivery as stored (its `_id` is the public id). */
@@ -59,9 +59,55 @@ export const deliveryQueryShapes: QueryShape[] = [
 export { attemptSchema };
 export const attemptQueryShapes: QueryShape[] = [{ name: 'a delivery’s attempts', equality: ['deliveryId'] }];
 
+/** Deliveries inserted by this process and not yet attempted, kept for their first attempt. */
+const MAX_FRESH = 10_000;
+
+interface Recorded {
+  delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>;
+  set: Partial<DeliveryDoc>;
+  attempt: AttemptRecord | null;
+  unset: (keyof DeliveryDoc)[];
+}
+
+/**
+ * Deliveries and their attempts. Inserts of deliveries fanned out together, and the records of
+ * attempts that end together, are written in groups (one write per collection for many), and a
+ * delivery just inserted here is not read back for its first attempt.
+ */
 export class DeliveryStore {
   private readonly deliveries: TenantCollection<DeliveryDoc, string>;
   private readonly attemptLog: TenantCollection<AttemptDoc, string>;
+  /** Inserted here and not attempted yet: nobody else attempts a delivery this replica claimed. */
+  private readonly fresh = new Map<string, DeliveryDoc>();
+  private readonly inserts = new Coalescer<DeliveryDoc, { created: boolean; delivery: DeliveryDoc }>(async (docs) => {
+    const repeats = new Set(await this.any().insertManyUnordered(docs));
+    const existing = repeats.size === 0 ? [] : await this.any().find({ _id: { $in: [...repeats].map((i) => docs[i]!._id) } });
+    const byId = new Map(existing.map((d) => [d._id, d]));
+    return docs.map((doc, i) => {
+      if (!repeats.has(i)) return { created: true, delivery: doc };
+      const found = byId.get(doc._id);
+      // The same delivery twice in one batch: the first was inserted now.
+      const first = docs.find((d) => d._id === doc._id);
+      if (found && found.tenantId === doc.tenantId) return { created: false, delivery: found };
+      if (first && first !== doc) return { created: false, delivery: first };
+      throw new Error(`delivery ${doc._id} exists under another tenant`);
+    });
+  });
+  private readonly records = new Coalescer<Recorded, void>(async (batch) => {
+    const attempts = batch.flatMap(({ delivery, set, attempt }) =>
+      attempt && set.attempts !== undefined ? [{ _id: `${delivery._id}:${set.attempts}`, tenantId: delivery.tenantId, deliveryId: delivery._id, ...attempt }] : [],
+    );
+    // Attempts first: a delivery never says it was attempted more often than its log shows.
+    await this.attemptLog.crossTenant('the attempts of deliveries to several tenants are logged in one write').insertManyUnordered(attempts);
+    await this.any().updateManyById(
+      batch.map(({ delivery, set, unset }) => ({
+        id: delivery._id,
+        tenantId: delivery.tenantId,
+        update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) } as UpdateQuery<DeliveryDoc>,
+      })),
+    );
+    return batch.map(() => undefined);
+  });
 
   constructor(conn: Connection) {
     this.deliveries = new TenantCollection(conn.models.Delivery ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
@@ -70,30 +116,31 @@ export class DeliveryStore {
 
   /** Inserts the delivery, or answers the one a previous fan-out of the same message made. */
   async insertOnce(scope: TenantScope, doc: Omit<DeliveryDoc, 'tenantId'>): Promise<{ created: boolean; delivery: DeliveryDoc }> {
-    try {
-      return { created: true, delivery: await this.deliveries.insert(scope, doc) };
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-      const existing = await this.deliveries.findById(scope, doc._id);
-      if (!existing) throw err;
-      return { created: false, delivery: existing };
+    const result = await this.inserts.run({ ...doc, tenantId: scope.tenantId });
+    if (result.created && result.delivery.status === 'pending') {
+      if (this.fresh.size >= MAX_FRESH) this.fresh.delete(this.fresh.keys().next().value!);
+      this.fresh.set(doc._id, result.delivery);
     }
+    return result;
   }
 
-  get(id: string): Promise<DeliveryDoc | null> {
+  /** The delivery; one inserted here and not attempted yet is answered from memory, once. */
+  async get(id: string): Promise<DeliveryDoc | null> {
+    const fresh = this.fresh.get(id);
+    if (fresh) {
+      this.fresh.delete(id);
+      return fresh;
+    }
     return this.any().findById(id);
   }
 
-  /** Records an attempt (inserted, number `attempts` of the delivery) and the delivery's new state. */
+  /**
+   * Records an attempt (inserted, number `attempts` of the delivery) and the delivery's new state;
+   * the records of attempts ending together are written together.
+   */
   async record(delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>, set: Partial<DeliveryDoc>, attempt: AttemptRecord | null, unset: (keyof DeliveryDoc)[] = []): Promise<void> {
-    const scope = scopeOfRecord(delivery.tenantId);
-    const id = delivery._id;
-    if (attempt && set.attempts !== undefined) {
-      await this.attemptLog.insert(scope, { _id: `${id}:${set.attempts}`, deliveryId: id, ...attempt }).catch((err: unknown) => {
-        if (!isDuplicateKeyError(err)) throw err;
-      });
-    }
-    await this.deliveries.updateById(scope, id, { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) });
+    this.fresh.delete(delivery._id);
+    await this.records.run({ delivery, set, attempt, unset });
   }
 
   /** A delivery's attempts, oldest first. */

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { WebhookMessage } from '../domain/messages';
 
@@ -17,21 +17,42 @@ const messageSchema = new Schema<MessageDoc>(
 );
 // No secondary index: a message is only ever read by its id.
 
-/** Message bodies, written once, read by `_id`: every endpoint and every attempt sends these bytes. */
+/** Bodies kept in memory: the messages stored or read last. */
+const RECENT_BODIES = 10_000;
+
+/**
+ * Message bodies, written once, read by `_id`: every endpoint and every attempt sends these bytes.
+ * The bodies stored or read last are kept in memory (a message goes to several endpoints, its
+ * first attempt follows its insert at once, and retries resend it).
+ */
 export class MessageStore {
   private readonly messages: TenantCollection<MessageDoc, string>;
+  private readonly recent = new Map<string, string>();
+  /** Messages fanned out while an insert is under way are inserted together next (a repeat is skipped). */
+  private readonly inserts = new Coalescer<MessageDoc, void>(async (docs) => {
+    await this.messages.crossTenant('the messages of events fanned out together are stored in one write, each with its tenant').insertManyUnordered(docs);
+    return docs.map(() => undefined);
+  });
 
   constructor(conn: Connection) {
     this.messages = new TenantCollection(conn.models.WebhookMessage ?? conn.model<MessageDoc>('WebhookMessage', messageSchema), stringIds, []);
   }
 
   async insertOnce(scope: TenantScope, m: WebhookMessage, now: Date): Promise<void> {
-    await this.messages.insert(scope, { _id: m.id, type: m.type, body: m.body, createdAt: now }).catch((err: unknown) => {
-      if (!isDuplicateKeyError(err)) throw err;
-    });
+    await this.inserts.run({ _id: m.id, tenantId: scope.tenantId, type: m.type, body: m.body, createdAt: now });
+    this.remember(m.id, m.body);
   }
 
   async body(id: string): Promise<string | null> {
-    return (await this.messages.crossTenant('the dispatcher sends a delivery\'s message by its id').findById(id))?.body ?? null;
+    const known = this.recent.get(id);
+    if (known !== undefined) return known;
+    const body = (await this.messages.crossTenant('the dispatcher sends a delivery\'s message by its id').findById(id))?.body ?? null;
+    if (body !== null) this.remember(id, body);
+    return body;
+  }
+
+  private remember(id: string, body: string): void {
+    if (this.recent.size >= RECENT_BODIES) this.recent.delete(this.recent.keys().next().value!);
+    this.recent.set(id, body);
   }
 }

@@ -1,4 +1,4 @@
-import { declareQueries, isDuplicateKeyError, platformModel, upsertOnce, type QueryShape, type WakeSource } from '@voiceapi/kit';
+import { Coalescer, declareQueries, insertAsBuilt, insertSkippingDuplicates, platformModel, upsertOnce, type QueryShape, type WakeSource } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -47,14 +47,17 @@ export interface QueuedDelivery {
   endpointId: string;
 }
 
-const ignoreDuplicate = (err: unknown) => {
-  if (!isDuplicateKeyError(err)) throw err;
-};
-
 export class QueueStore {
   private readonly queue: Model<QueueDoc>;
   private readonly claims: Model<ClaimDoc>;
   private readonly dispatchers: Model<DispatcherDoc>;
+  /** Claims asked while one insert is under way are inserted together next. */
+  private readonly claiming = new Coalescer<ClaimDoc, boolean>(async (docs) => {
+    const taken = new Set(await insertSkippingDuplicates(() => insertAsBuilt(this.claims, docs, false)));
+    const held = taken.size === 0 ? [] : await this.claims.find({ _id: { $in: [...taken].map((i) => docs[i]!._id) } }).lean<ClaimDoc[]>();
+    const owners = new Map(held.map((c) => [c._id, c.owner]));
+    return docs.map((d, i) => !taken.has(i) || owners.get(d._id) === d.owner);
+  });
 
   constructor(conn: Connection) {
     const why = 'the dispatch mechanism: delivery ids, due times and replicas, no tenant data (the deliveries hold it)';
@@ -71,14 +74,8 @@ export class QueueStore {
    * own). An insert against a unique `_id` is atomic on every store: of two replicas claiming the
    * same delivery, one wins.
    */
-  async claim(item: QueuedDelivery, owner: string): Promise<boolean> {
-    try {
-      await this.claims.create({ _id: item.deliveryId, endpointId: item.endpointId, owner });
-      return true;
-    } catch (err) {
-      ignoreDuplicate(err);
-      return (await this.claims.findById(item.deliveryId).lean<ClaimDoc>())?.owner === owner;
-    }
+  claim(item: QueuedDelivery, owner: string): Promise<boolean> {
+    return this.claiming.run({ _id: item.deliveryId, endpointId: item.endpointId, owner });
   }
 
   /** Nobody holds it; due at `dueAt` (a repeat moves the time). */

@@ -32,7 +32,6 @@ export const ENDPOINT_CACHE_MS = 1_000;
 const PAUSED_RECHECK_MS = 10 * 60_000;
 /** Not sent before its time by more than this (a replica handing back its retries, a repeated fan-out). */
 const EARLY_MS = 50;
-const BODY_CACHE = 1_000;
 
 interface CachedEndpoint {
   doc: EndpointDoc | null;
@@ -49,8 +48,6 @@ interface CachedEndpoint {
  */
 export class DeliveryAttempts {
   private readonly cache = new Map<string, CachedEndpoint>();
-  /** Recent message bodies (a message often goes to several endpoints, and retries resend it). */
-  private readonly bodies = new Map<string, string>();
   private readonly attempts = serviceMetrics('webhooks').counter<{ outcome: string }>('delivery.attempts', { description: 'Delivery attempts by outcome: delivered, failed, gone' });
   private readonly latency = serviceMetrics('webhooks').histogram<{ outcome: string }>('delivery.duration', { description: 'Time from sending an attempt to its answer', unit: 'ms' });
 
@@ -70,7 +67,7 @@ export class DeliveryAttempts {
     }
     // It waits; a resume makes it due again at once. This later look covers a resume that raced it.
     if (endpoint.doc.status === 'paused') return { kind: 'again', inMs: PAUSED_RECHECK_MS };
-    const body = await this.body(delivery.messageId);
+    const body = await this.d.messages.body(delivery.messageId);
     if (body === null) throw new Error(`message ${delivery.messageId} of delivery ${deliveryId} is missing`);
     const at = this.d.now();
     const headers = { 'content-type': 'application/json', 'user-agent': 'voiceapi-webhooks/1', ...signedHeaders(delivery.messageId, at, body, endpoint.secrets) };
@@ -109,17 +106,6 @@ export class DeliveryAttempts {
   private async end(delivery: DeliveryDoc, status: 'succeeded' | 'failed', fields: Partial<DeliveryDoc>, record: AttemptRecord | null): Promise<void> {
     const unset: (keyof DeliveryDoc)[] = ['nextAttemptAt', ...(fields.lastStatusCode !== undefined ? (['lastError'] as const) : fields.lastError !== undefined ? (['lastStatusCode'] as const) : [])];
     await this.d.deliveries.record(delivery, { ...fields, status, updatedAt: this.d.now() }, record, unset);
-  }
-
-  private async body(messageId: string): Promise<string | null> {
-    const cached = this.bodies.get(messageId);
-    if (cached !== undefined) return cached;
-    const body = await this.d.messages.body(messageId);
-    if (body !== null) {
-      if (this.bodies.size >= BODY_CACHE) this.bodies.delete(this.bodies.keys().next().value!);
-      this.bodies.set(messageId, body);
-    }
-    return body;
   }
 
   private async endpoint(id: string, fresh = false): Promise<CachedEndpoint> {
