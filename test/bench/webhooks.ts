@@ -19,6 +19,8 @@ import { perOperation, storeOpsDelta } from '../harness/store-ops';
 import { writePerformanceSection } from './report';
 
 const BURST = Number(process.env.BENCH_WEBHOOK_BURST ?? 5_000);
+const ROUNDS = 3;
+const met = (ok: boolean) => (ok ? 'yes' : 'no');
 const CALLS_PER_SECOND = Number(process.env.BENCH_CALLS_PER_SECOND ?? 100);
 const CALL_SECONDS = Number(process.env.BENCH_CALL_SECONDS ?? 20);
 const { BillingEvent, TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
@@ -59,22 +61,28 @@ async function main(): Promise<void> {
     // ---- (a) deliveries per second ----
     const a = await tenantWithKey(gw);
     const burstPath = await register(a.tenantId, ['credits.usage']);
-    const usage = Array.from({ length: BURST }, (_, i) =>
-      eventRecord(BillingEvent, a.tenantId, BillingEvent.fromPartial({
-        occurTime: new Date(),
-        event: { $case: 'creditsUsage', creditsUsage: { tenantId: a.tenantId, transactionId: randomUUID(), type: 'call_deduction', credits: 1, balanceAfter: BURST - i, reference: `bench:${i}` } },
-      })),
-    );
-    const ops0 = await sys.storeOps();
-    const t0 = performance.now();
-    for (let i = 0; i < usage.length; i += 500) await publisher.send(usage.slice(i, i + 500));
-    await waitUntil('the burst delivered', () => receiver.at(burstPath).length >= BURST, 600_000);
-    const burstSeconds = (performance.now() - t0) / 1000;
+    // Three bursts in a row, each on the deliveries the ones before stored: the rate must not decline.
+    const bursts: { perSecond: number; seconds: number; ops: string }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const usage = Array.from({ length: BURST }, (_, i) =>
+        eventRecord(BillingEvent, a.tenantId, BillingEvent.fromPartial({
+          occurTime: new Date(),
+          event: { $case: 'creditsUsage', creditsUsage: { tenantId: a.tenantId, transactionId: randomUUID(), type: 'call_deduction', credits: 1, balanceAfter: BURST - i, reference: `bench:${round}:${i}` } },
+        })),
+      );
+      const ops0 = await sys.storeOps();
+      const t0 = performance.now();
+      for (let i = 0; i < usage.length; i += 500) await publisher.send(usage.slice(i, i + 500));
+      await waitUntil('the burst delivered', () => receiver.at(burstPath).length >= BURST * (round + 1), 600_000);
+      const seconds = (performance.now() - t0) / 1000;
+      const ops = perOperation(storeOpsDelta(ops0, await sys.storeOps()), BURST, 'delivery');
+      bursts.push({ perSecond: BURST / seconds, seconds, ops });
+      process.stdout.write(`burst ${round + 1}: ${BURST} deliveries in ${seconds.toFixed(1)} s = ${(BURST / seconds).toFixed(0)}/s; store operations ${ops}\n`);
+    }
     const verified = receiver.at(burstPath).every((r) => r.verifiedBy.length === 1);
-    const perSecond = BURST / burstSeconds;
-    const opsPerDelivery = perOperation(storeOpsDelta(ops0, await sys.storeOps()), BURST, 'delivery');
-    process.stdout.write(`store operations: ${opsPerDelivery}\n`);
-    process.stdout.write(`burst: ${BURST} deliveries in ${burstSeconds.toFixed(1)} s = ${perSecond.toFixed(0)}/s (all verified: ${verified})\n`);
+    const perSecond = bursts[0]!.perSecond;
+    const opsPerDelivery = bursts[0]!.ops;
+    const decline = bursts[ROUNDS - 1]!.perSecond / perSecond;
 
     // ---- (b) end of call → billed webhook, at a steady rate ----
     const b = await tenantWithKey(gw);
@@ -122,15 +130,20 @@ async function main(): Promise<void> {
 services on the embedded store and Kafka, one run on this machine (2 cores); a local receiver answers 204 and
 verifies every signature with the \`standardwebhooks\` library.
 
-| measure | result |
-|---|---|
-| deliveries per second, a burst of ${BURST.toLocaleString('en-US')} events to one endpoint (publish → all received; fan-out, signing, sending) | **${perSecond.toFixed(0)}/s** (${burstSeconds.toFixed(1)} s; every signature verified: ${verified}) |
-| end of call → \`call.inbound.billed\` received, ${total.toLocaleString('en-US')} calls at ${(total / sendSeconds).toFixed(0)}/s (billing charges each, then webhooks delivers) | p50 **${p50} ms**, p99 **${p99} ms**, max ${max} ms (target p99 < 1 s) |
-| of which billing's announcement → received (the webhooks service's share) | p50 **${own50} ms**, p99 **${own99} ms** |
+| measure | result | target | met |
+|---|---|---|---|
+| deliveries per second, ${ROUNDS} bursts of ${BURST.toLocaleString('en-US')} events in a row to one endpoint (publish → all received; fan-out, signing, sending) | **${bursts.map((b) => b.perSecond.toFixed(0)).join(' → ')}/s** (every signature verified: ${verified}) | ≥ 500/s | ${met(perSecond >= 500 && verified)} |
+| last burst ÷ first | **${decline.toFixed(2)}** | ≥ 0.9 | ${met(decline >= 0.9)} |
+| store operations per delivery, first burst | **${opsPerDelivery.split(' ')[0]}** | ≤ 1 | ${met(Number(opsPerDelivery.split(' ')[0]) <= 1)} |
+| end of call → \`call.inbound.billed\` received, ${total.toLocaleString('en-US')} calls at ${(total / sendSeconds).toFixed(0)}/s (billing charges each, then webhooks delivers) | p50 **${p50} ms**, p99 **${p99} ms**, max ${max} ms | p99 < 1 s | ${met(p99 < 1000)} |
+| of which billing's announcement → received (the webhooks service's share) | p50 **${own50} ms**, p99 **${own99} ms** | | |
 
-Store operations per delivery in the burst (every process counted, the background of the same seconds included):
-${opsPerDelivery}. Known costs per delivery: three inserts (message, delivery, claim), a read of the tenant's
-endpoints, and per attempt one update of the delivery.`,
+Store operations per delivery in each burst (every process counted, the background of the same seconds included):
+${bursts.map((b) => b.ops).join('; ')}. What a delivery costs: its share of one insert each of the messages, the
+deliveries and the claims of the events fanned out together, of one insert of the attempts that ended together and
+one write of those deliveries' states, and of the claims deleted in batches; the tenant's endpoints come from a cache,
+and a delivery stored here and its body are not read back for the first attempt. Attempts in flight to one endpoint:
+16 (\`WEBHOOK_ENDPOINT_CONCURRENCY\`).`,
     );
   } finally {
     await publisher.disconnect();
