@@ -8,6 +8,8 @@ export interface Infra {
   source: 'environment' | 'testcontainers' | 'local processes';
   /** The embedded store's process, when the harness started it (benchmarks read its CPU). */
   storePid?: number;
+  /** Kafka's process, likewise. */
+  kafkaPid?: number;
   stop(): Promise<void>;
 }
 
@@ -35,7 +37,7 @@ export async function provideInfra(log: (line: string) => void = () => undefined
   const { startLocalInfra } = await import('@voiceapi/local-infra');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-test-'));
   const infra = await startLocalInfra({ dataDir, log });
-  return { mongoUrl: infra.mongoUrl, kafkaBrokers: infra.kafkaBrokers.join(','), source: 'local processes', storePid: infra.store.pid, stop: () => infra.stop() };
+  return { mongoUrl: infra.mongoUrl, kafkaBrokers: infra.kafkaBrokers.join(','), source: 'local processes', storePid: infra.store.pid, kafkaPid: infra.kafka.pid, stop: () => infra.stop() };
 }
 
 async function fromTestcontainers(): Promise<Infra> {

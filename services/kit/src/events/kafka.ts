@@ -1,6 +1,7 @@
 import { Kafka, logLevel, type IHeaders } from 'kafkajs';
 import type { Logger } from '../logger';
 import { streamTopics } from './stream';
+import { fixKafkajsRequestQueueTimer } from './kafkajs-timer-fix';
 
 export interface KafkaSettings {
   brokers: string[];
@@ -62,6 +63,7 @@ process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
 }) as typeof process.emitWarning;
 
 export function createKafka(s: KafkaSettings): Kafka {
+  fixKafkajsRequestQueueTimer();
   return new Kafka({
     clientId: s.clientId,
     brokers: s.brokers,
