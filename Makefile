@@ -72,7 +72,7 @@ test: typecheck proto-check infra ## every test level against real servers, and 
 charts-check: ## helm lint, render and validate every chart offline
 	bash scripts/chart-checks.sh
 
-bench: infra ## store candidates, an idle system, gateway edge cost, billing throughput, lead ingest, the call feed and the dialler, uploads and the custom API, webhook deliveries; writes docs/performance.md
+bench: infra ## store candidates, an idle system, gateway edge cost, billing throughput, lead ingest, the call feed and the dialler, uploads and the custom API, webhook deliveries, then every target met or not in one table; writes docs/performance.md
 	node --import tsx test/bench/stores.ts
 	node --import tsx test/bench/idle.ts
 	node --import tsx test/bench/edge.ts
@@ -81,6 +81,7 @@ bench: infra ## store candidates, an idle system, gateway edge cost, billing thr
 	node --import tsx test/bench/telephony.ts
 	node --import tsx test/bench/agents.ts
 	node --import tsx test/bench/webhooks.ts
+	node --import tsx test/bench/targets.ts
 
 clean: ## remove build output (keeps .data and downloaded infra)
 	npx --no-install tsc -b --clean || true
