@@ -17,6 +17,12 @@ export interface Gateway {
   proc: Proc;
 }
 
+export interface Replica {
+  proc: Proc;
+  /** Its `INSTANCE_ID`: what it holds leases and claims as. */
+  instanceId: string;
+}
+
 export interface System {
   gateways: Gateway[];
   /** The running process of every gRPC service in the manifest, by name. */
@@ -29,6 +35,13 @@ export interface System {
   env: Record<string, string>;
   /** (Re)starts one manifest service and waits until it listens. */
   startService(name: string, extra?: Record<string, string>): Promise<Proc>;
+  /**
+   * Starts one more replica of a manifest service, on a port of its own (the other services keep
+   * calling the first replica's address; the replicas share its database, Kafka groups and leases).
+   */
+  startReplica(name: string, extra?: Record<string, string>): Promise<Replica>;
+  /** Every process started of a service (the first replica, its restarts and the extra replicas), with their instance ids. */
+  replicasOf(name: string): Replica[];
   /** Shorthands for the companies service, used by suites that stop and start it. */
   readonly companies: Proc;
   readonly companiesPort: number;
@@ -68,6 +81,32 @@ export async function startSystem(
   const opsDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-store-ops-'));
   const opsFiles = new Map<string, { proc: Proc; file: string }>();
   const opsFile = (name: string) => ({ STORE_OPS_FILE: path.join(opsDir, `${name}.json`) });
+  const replicas = new Map<string, Replica[]>();
+  let started = 0;
+  /** Starts a process of a manifest service on `port`, with an instance id of its own. */
+  const launch = async (name: string, port: number, extra: Record<string, string>, opsName: string): Promise<Replica> => {
+    const s = manifest.services.find((x) => x.name === name);
+    if (!s) throw new Error(`${name} is not a gRPC service of services/manifest.json`);
+    secrets[name] ??= Object.fromEntries((s.secrets ?? []).map((k) => [k, randomBytes(32).toString('base64url')]));
+    const instanceId = extra.INSTANCE_ID ?? serviceEnv[name]?.INSTANCE_ID ?? `${name}-${suffix}-${++started}`;
+    const proc = startProcess(name, s.entry, {
+      ...addresses,
+      ...system.env,
+      ...secrets[name],
+      MONGO_DB: `${s.mongoDb}_${suffix}`,
+      [s.portEnv]: String(port),
+      ...opsFile(opsName),
+      ...serviceEnv[name],
+      ...extra,
+      INSTANCE_ID: instanceId,
+    });
+    procs.push(proc);
+    opsFiles.set(opsName, { proc, file: opsFile(opsName).STORE_OPS_FILE });
+    const replica = { proc, instanceId };
+    replicas.set(name, [...(replicas.get(name) ?? []), replica]);
+    await waitFor(name, () => tcpOpen(port), 30_000, proc);
+    return replica;
+  };
   const gw = manifest.gateway;
   const system: System = {
     gateways: [],
@@ -76,26 +115,15 @@ export async function startSystem(
     gatewayDb: `${gw.mongoDb}_${suffix}`,
     env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, ...opts.servers },
     async startService(name, extra = {}) {
-      const s = manifest.services.find((x) => x.name === name);
-      if (!s) throw new Error(`${name} is not a gRPC service of services/manifest.json`);
-      const port = ports[name]!;
-      secrets[name] ??= Object.fromEntries((s.secrets ?? []).map((k) => [k, randomBytes(32).toString('base64url')]));
-      const proc = startProcess(name, s.entry, {
-        ...addresses,
-        ...system.env,
-        ...secrets[name],
-        MONGO_DB: `${s.mongoDb}_${suffix}`,
-        [s.portEnv]: String(port),
-        ...opsFile(name),
-        ...serviceEnv[name],
-        ...extra,
-      });
-      procs.push(proc);
-      opsFiles.set(name, { proc, file: opsFile(name).STORE_OPS_FILE });
-      await waitFor(name, () => tcpOpen(port), 30_000, proc);
+      const { proc } = await launch(name, ports[name]!, extra, name);
       system.services[name] = proc;
       return proc;
     },
+    async startReplica(name, extra = {}) {
+      const port = await freePort();
+      return launch(name, port, extra, `${name}-${port}`);
+    },
+    replicasOf: (name) => replicas.get(name) ?? [],
     get companies() {
       return system.services.companies!;
     },
@@ -135,8 +163,8 @@ export async function startSystem(
   try {
     // allSettled: every start has finished (or failed) before a failure stops what did start.
     const wanted = manifest.services.filter((s) => !opts.without?.includes(s.name));
-    const started = await Promise.allSettled(wanted.map((s) => system.startService(s.name)));
-    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const starts = await Promise.allSettled(wanted.map((s) => system.startService(s.name)));
+    const failed = starts.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     for (let i = 0; i < (opts.gateways ?? 1); i++) await system.startGateway();
   } catch (err) {
