@@ -23,17 +23,20 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
   let conn: mongoose.Connection;
   let port: number;
   let proc: Proc | undefined;
+  /** The INSTANCE_ID each started process holds its claims as. */
+  const instanceOf = new Map<Proc, string>();
   // The restart waits out the killed member's Kafka session (30 s) before it gets the partitions.
   jest.setTimeout(240_000);
 
   const start = async (brokers = process.env.KAFKA_BROKERS!) => {
+    const instanceId = `webhooks-fault-${randomUUID()}`;
     proc = startProcess('webhooks', 'services/webhooks/dist/main.js', {
       MONGO_URL: process.env.MONGO_URL!,
       KAFKA_BROKERS: brokers,
       MONGO_DB: db,
       GRPC_PORT: String(port),
       // A new replica each time: what the dead one held is handed out when its heartbeat lapses.
-      INSTANCE_ID: `webhooks-fault-${randomUUID()}`,
+      INSTANCE_ID: instanceId,
       WEBHOOK_SECRETS_KEY: secretsKey,
       OUTBOUND_ALLOWLIST: receiver.hostPort,
       WEBHOOK_RETRY_SCHEDULE: '0,300ms,1s,2s,5s',
@@ -48,6 +51,7 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
         c.close();
       }
     }, 60_000, proc);
+    instanceOf.set(proc, instanceId);
   };
   const client = () => createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${port}`, { timeoutMs: 10_000 });
   const billed = (ctx: CallContext, n: number) =>
@@ -143,6 +147,45 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       await proc?.stop();
       proc = undefined;
       await broker.stop();
+    }
+  });
+
+  it('delivers every event when one of two replicas dies in the middle of delivering', async () => {
+    // Two replicas on the same store and consumer group, as the charts deploy them.
+    await start();
+    const a = proc!;
+    await start();
+    const b = proc!;
+    const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
+    const ep = await register(ctx);
+    // Slow answers keep deliveries claimed and in flight for a while.
+    receiver.behave = (p) => (p === ep.path ? { status: 204, delayMs: 300 } : { status: 204 });
+    const publisher = new EventPublisher(createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'webhooks-fault-replicas', log }));
+    await publisher.connect();
+    try {
+      await publisher.send(billed(ctx, 300));
+      // The replica delivering (it consumes the tenant's partition and holds the claims) dies.
+      const owner = async () => (await conn.collection<{ owner: string }>('delivery_claims').findOne({ owner: { $in: [instanceOf.get(a)!, instanceOf.get(b)!] } }))?.owner;
+      await waitFor('deliveries claimed and some delivered', async () => (await owner()) !== undefined && receiver.at(ep.path).length >= 30, 60_000, a);
+      const holder = (await owner()) === instanceOf.get(a) ? a : b;
+      const survivor = holder === a ? b : a;
+      proc = survivor;
+      holder.child.kill('SIGKILL');
+      await holder.stop();
+      expect(new Set(receiver.at(ep.path).map((r) => r.id)).size).toBeLessThan(300);
+      // The survivor takes the partition once the dead member's Kafka session ends, and what the
+      // dead replica had claimed once its heartbeat lapses.
+      await waitFor('every event delivered', async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 300, 150_000, survivor);
+      const repeats = expectAllDelivered(ep.path, 300);
+      await waitFor('every delivery recorded as succeeded', async () => (await conn.collection('deliveries').countDocuments({ endpointId: ep.id, status: 'succeeded' })) === 300, 60_000, survivor);
+      await waitFor('nothing left claimed or queued', async () => (await conn.collection('delivery_queue').countDocuments({})) + (await conn.collection('delivery_claims').countDocuments({})) === 0, 60_000, survivor);
+      // Only what the dead replica had in flight can have gone twice (16 attempts per endpoint).
+      expect(repeats).toBeLessThanOrEqual(32);
+    } finally {
+      await publisher.disconnect();
+      await a.stop();
+      await b.stop();
+      proc = undefined;
     }
   });
 });
