@@ -1,11 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, createKafka, type CallContext } from '@voiceapi/kit';
+import { createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, createKafka, requireTenant, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import mongoose from 'mongoose';
 import { startBilling } from '../../billing/src/main';
 import { startLeads } from '../../leads/src/main';
 import { RecordingTokens } from '../src/domain/recording-token';
 import { startTelephony } from '../src/main';
+import { LineStore, type Line } from '../src/store/line-store';
 
 type Telephony = ReturnType<typeof createPromiseClient<typeof voiceapi.telephony.v1.TelephonyServiceService>>;
 type Leads = ReturnType<typeof createPromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>>;
@@ -192,6 +193,26 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(2);
     for (const c of contacts) expect(await callsOf(a, c.id)).toHaveLength(1);
+  });
+
+  it('takes several lines in one write, never above the package, whatever another replica knew', async () => {
+    const own = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `lines_${randomBytes(4).toString('hex')}` }).asPromise();
+    try {
+      const lines = new LineStore(own);
+      const scope = requireTenant({ tenantId: 't-lines', keyMode: 'live' });
+      const held: Line[] = [];
+      expect((await lines.takeMany(scope, ['a', 'b', 'c', 'd', 'e'], 3, new Date(), held)).size).toBe(3);
+      expect(await lines.held(scope)).toHaveLength(3);
+      // A replica that knew of none of them: every insert is refused, nothing is taken.
+      expect((await lines.takeMany(scope, ['f', 'g'], 3, new Date(), [])).size).toBe(0);
+      // The package raised to 5: two more, however many ask.
+      expect((await lines.takeMany(scope, ['f', 'g', 'h'], 5, new Date(), await lines.held(scope))).size).toBe(2);
+      // Lowered to 2 with 5 held: none until calls end.
+      expect((await lines.takeMany(scope, ['i'], 2, new Date(), await lines.held(scope))).size).toBe(0);
+      expect(await lines.held(scope)).toHaveLength(5);
+    } finally {
+      await own.close();
+    }
   });
 
   it('dials nobody twice for a redelivered dial request', async () => {

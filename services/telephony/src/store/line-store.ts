@@ -83,6 +83,36 @@ export class LineStore {
     return this.takeFrom(scope, fresh, callId, limit, now);
   }
 
+  /**
+   * Takes free lines below `limit` for several calls in one write (the dispatcher's pass): the
+   * calls that got one. `held` as for `take`, and gains the lines taken. Lines other replicas took
+   * meanwhile are refused by their inserts; those calls try the lines still free once more.
+   */
+  async takeMany(scope: TenantScope, callIds: readonly string[], limit: number, now: Date, held: Line[]): Promise<Set<string>> {
+    const taken = new Set(callIds.filter((c) => held.some((l) => l.callId === c)));
+    let waiting = callIds.filter((c) => !taken.has(c));
+    for (let round = 0; round < 2 && waiting.length > 0 && held.length < limit; round++) {
+      const busy = new Set(held.map((l) => l.id));
+      const first = Math.floor(Math.random() * limit);
+      const free: string[] = [];
+      // Lines above a lowered limit still count until their calls end.
+      const room = Math.min(waiting.length, limit - held.length);
+      for (let i = 0; i < limit && free.length < room; i++) {
+        const id = `${scope.tenantId}:${(first + i) % limit}`;
+        if (!busy.has(id)) free.push(id);
+      }
+      const tries = free.map((id, i) => ({ _id: id, callId: waiting[i]!, takenAt: now }));
+      const refused = new Set(await this.lines.insertNew(scope, tries));
+      tries.forEach((t, i) => {
+        // A refused line is another call's now: it counts as busy from here on.
+        held.push({ id: t._id, tenantId: scope.tenantId, callId: refused.has(i) ? '' : t.callId, takenAt: now });
+        if (!refused.has(i)) taken.add(t.callId);
+      });
+      waiting = waiting.filter((c) => !taken.has(c));
+    }
+    return taken;
+  }
+
   private async takeFrom(scope: TenantScope, lines: Line[], callId: string, limit: number, now: Date): Promise<boolean> {
     if (lines.some((l) => l.callId === callId)) return true;
     // Lines above a lowered limit still count until their calls end.

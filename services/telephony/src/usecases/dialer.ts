@@ -82,9 +82,12 @@ export class Dialer {
       if (free <= 0) continue;
       // Dials being set up hold lines already (counted above) and are still queued: read past them.
       const dials = (await this.d.queue.due(scope, now, limit)).filter((q) => !this.inFlight.has(q.dialId)).slice(0, free);
-      for (const q of dials) {
-        const callId = outboundCallId(tenantId, q.dialId);
-        if (!(await this.d.lines.take(scope, callId, limit, now, held))) break;
+      // Their lines in one write; a dial whose line another replica took waits for the next pass.
+      const callIds = dials.map((q) => outboundCallId(tenantId, q.dialId));
+      const taken = await this.d.lines.takeMany(scope, callIds, limit, now, held);
+      for (const [i, q] of dials.entries()) {
+        const callId = callIds[i]!;
+        if (!taken.has(callId)) continue;
         const p = this.place(scope, q, callId).finally(() => this.inFlight.delete(q.dialId));
         this.inFlight.set(q.dialId, p);
         started++;
