@@ -118,7 +118,9 @@ export class Dialer {
   /** The steps before the phone rings; the ringing call, or null when this dial ends here. */
   private async prepare(scope: TenantScope, q: QueuedDial, callId: string): Promise<Call | null> {
     const claim = await this.d.claims.claim(scope, q.contactId, q.dialId);
-    let call = await this.d.calls.byId(callId);
+    // Leads allows a dial id once: a try that is allowed is the first to get this far, so no
+    // earlier try wrote its row (rows are written only after a claim). Only a repeat reads it.
+    let call = claim.allowed ? null : await this.d.calls.byId(callId);
     if (!claim.allowed && !(claim.refusal === 'already_claimed' && (!call || call.status === 'queued'))) {
       // Refused (leads moved the contact on), or claimed and carried by an earlier try.
       this.d.metrics?.dials.add(1, { result: claim.refusal });
