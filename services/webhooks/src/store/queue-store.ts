@@ -1,4 +1,4 @@
-import { Coalescer, declareQueries, insertAsBuilt, insertSkippingDuplicates, platformModel, upsertOnce, type QueryShape, type WakeSource } from '@voiceapi/kit';
+import { Coalescer, declareQueries, insertAsBuilt, insertSkippingDuplicates, isDuplicateKeyError, platformModel, upsertOnce, type QueryShape, type WakeSource } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -47,6 +47,9 @@ export interface QueuedDelivery {
   endpointId: string;
 }
 
+/** Queue entries written per round trip by `enqueueMany`. */
+const ENQUEUE_BATCH = 1_000;
+
 export class QueueStore {
   private readonly queue: Model<QueueDoc>;
   private readonly claims: Model<ClaimDoc>;
@@ -81,6 +84,24 @@ export class QueueStore {
   /** Nobody holds it; due at `dueAt` (a repeat moves the time). */
   async enqueue(item: QueuedDelivery, dueAt: Date): Promise<void> {
     await upsertOnce(this.queue, { _id: item.deliveryId }, { $set: { endpointId: item.endpointId, dueAt } });
+  }
+
+  /**
+   * Several deliveries queued, each due at its time, written in the order given (ordered, in
+   * batches): a sweep that runs meanwhile sees a prefix of them, never a later one without the
+   * earlier ones.
+   */
+  async enqueueMany(items: readonly { item: QueuedDelivery; dueAt: Date }[]): Promise<void> {
+    for (let i = 0; i < items.length; i += ENQUEUE_BATCH) {
+      const ops = items.slice(i, i + ENQUEUE_BATCH).map(({ item, dueAt }) => ({
+        updateOne: { filter: { _id: item.deliveryId }, update: { $set: { endpointId: item.endpointId, dueAt } }, upsert: true },
+      }));
+      // A racing first write of the same id: the batch again (`$set` is repeatable).
+      await this.queue.bulkWrite(ops).catch(async (err: unknown) => {
+        if (!isDuplicateKeyError(err)) throw err;
+        await this.queue.bulkWrite(ops);
+      });
+    }
   }
 
   /** From claimed to queued (a retry due later than a replica keeps in memory). */

@@ -99,9 +99,13 @@ export class Endpoints {
     // Answered once no dispatcher sends on the old address or the unpaused state.
     if ((change.url !== undefined && set.url !== endpoint.url) || (change.enabled === false && endpoint.status !== 'paused')) await this.settle();
     if (resuming) {
+      const waiting: { item: { deliveryId: string; endpointId: string }; dueAt: Date }[] = [];
       for await (const page of this.d.deliveries.pending(endpointId)) {
-        for (const delivery of page) await this.d.queue.enqueue({ deliveryId: delivery._id, endpointId }, delivery.createdAt);
+        for (const delivery of page) waiting.push({ item: { deliveryId: delivery._id, endpointId }, dueAt: delivery.createdAt });
       }
+      // Oldest first (the pages come newest first): a sweep that runs while they are written
+      // hands out the oldest, never a newer one ahead of them.
+      await this.d.queue.enqueueMany(waiting.reverse());
     }
     return view(updated);
   }
