@@ -35,7 +35,7 @@ export const configSchema = z.object({
   AGENTS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50066'),
   WEBHOOKS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50067'),
   /** Backstop re-read of the kill switch in case a control event was missed. */
-  CONTROL_RESYNC_MS: z.coerce.number().int().positive().default(5_000),
+  CONTROL_RESYNC_MS: z.coerce.number().int().positive().default(30_000),
   /** Backstop lifetime of a cached key; deactivation normally evicts at once via Kafka. */
   KEY_CACHE_TTL_MS: z.coerce.number().int().positive().default(60_000),
   /** `lastUsedAt` is written at most this often per key and replica. */

@@ -10,6 +10,8 @@ import { cpus } from 'node:os';
 import { provideInfra } from '../harness/infra';
 import { startSystem } from '../harness/system';
 import { storeOpsDelta } from '../harness/store-ops';
+import { PROFILE_DIR } from '../harness/processes';
+import { monotonicUs, summarizeProfiles } from './profiles';
 import { writePerformanceSection } from './report';
 
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 30);
@@ -27,6 +29,7 @@ async function main(): Promise<void> {
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
   const sys = await startSystem({ gatewayEnv: { LOG_LEVEL: 'warn' } });
+  let measuredFrom: number | undefined;
   try {
     await sleep(SETTLE_S * 1000);
     const procs = { ...sys.services, gateway: sys.gateways[0]!.proc };
@@ -34,6 +37,7 @@ async function main(): Promise<void> {
     const store0 = infra.storePid ? cpuSeconds(infra.storePid) : undefined;
     const kafka0 = infra.kafkaPid ? cpuSeconds(infra.kafkaPid) : undefined;
     const before = await sys.storeOps();
+    measuredFrom = monotonicUs();
     await sleep(IDLE_S * 1000);
     const after = await sys.storeOps();
     const cpu = Object.fromEntries(Object.entries(procs).map(([n, p]) => [n, (cpuSeconds(p.child.pid!) - cpu0[n]!) / IDLE_S]));
@@ -82,6 +86,7 @@ ${rows}
     await sys.stop();
     await infra.stop();
   }
+  if (process.env.BENCH_PROFILE) process.stdout.write(summarizeProfiles(PROFILE_DIR, 25, measuredFrom));
 }
 
 main().then(

@@ -8,16 +8,34 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../harness/processes';
 
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  /** Microseconds on the machine's monotonic clock (the one `process.hrtime` reads). */
+  startTime: number;
+  timeDeltas: number[];
+}
+
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
 }
 
-/** The `top` functions by self time of every .cpuprofile in `dir`, as printable text. */
-export function summarizeProfiles(dir: string, top = 40): string {
+/** Now on the monotonic clock the profiles' sample times use, for `summarizeProfiles`'s `fromUs`. */
+export const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * The `top` functions by self time of every .cpuprofile in `dir`, as printable text; with `fromUs`
+ * (from `monotonicUs`), only the samples taken after it (a measured window, without start-up).
+ */
+export function summarizeProfiles(dir: string, top = 40, fromUs?: number): string {
   let out = '';
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
-    const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
+    const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Profile;
+    if (fromUs !== undefined) {
+      let t = profile.startTime;
+      profile.samples = profile.samples.filter((_, i) => (t += profile.timeDeltas[i]!) >= fromUs);
+    }
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
     const self = new Map<string, number>();
     for (const id of profile.samples) {

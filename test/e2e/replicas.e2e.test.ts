@@ -1,7 +1,8 @@
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
 
 // Two gateway replicas. The backstops (periodic re-read, cache TTL) are set to ten minutes, so
-// only the Kafka control topic can carry a change to the other replica within a second.
+// only the Kafka control topic (and, for the kill switch, a change stream on its document) can
+// carry a change to the other replica within a second.
 describe('two gateway replicas', () => {
   let sys: System;
   let a: string;

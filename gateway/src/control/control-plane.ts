@@ -10,12 +10,13 @@ type ControlEvent = voiceapi.events.v1.GatewayControlEvent;
  * Keeps every gateway replica's view of the kill switch and of key status current.
  * A change is written to the database and announced on the gateway control stream (through
  * the outbox); each replica consumes the stream in a broadcast group of its own, so every
- * replica hears every change and re-reads the state. A periodic re-read is the backstop if an
- * event is ever missed.
+ * replica hears every change and re-reads the state. The kill switch is also re-read when its
+ * document changes (a change stream: replicas converge even while Kafka is away), and now and then
+ * as the backstop if both are ever missed.
  */
 export class ControlPlane {
   private killSwitchOn = false;
-  /** Reads the kill switch again now and then, in case a broadcast was missed. */
+  /** Reads the kill switch again when its document changes, and now and then in case a change was missed. */
   private readonly resync: Worker;
 
   constructor(
@@ -27,7 +28,7 @@ export class ControlPlane {
     resyncMs: number,
   ) {
     subscriber.on(GatewayControlEvent, (event, meta) => this.onEvent(event, meta));
-    this.resync = new Worker({ service: 'gateway', job: 'kill-switch-resync', everyMs: resyncMs, log, pass: () => this.refreshKillSwitch() });
+    this.resync = new Worker({ service: 'gateway', job: 'kill-switch-resync', everyMs: resyncMs, wakeOn: [settings.changes()], log, pass: () => this.refreshKillSwitch() });
   }
 
   get killSwitch(): boolean {

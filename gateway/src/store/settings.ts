@@ -1,4 +1,4 @@
-import { platformModel } from '@voiceapi/kit';
+import { platformModel, type WakeSource } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 interface SettingsRecord {
@@ -19,6 +19,11 @@ export class SettingsStore {
   private readonly model: Model<SettingsRecord>;
   constructor(conn: Connection) {
     this.model = platformModel(conn.models.PlatformSettings ?? conn.model<SettingsRecord>('PlatformSettings', settingsSchema), 'the kill switch and other platform-wide settings');
+  }
+
+  /** The settings changed (by any replica): wakes every replica's re-read of the kill switch. */
+  changes(): WakeSource {
+    return { model: this.model, operations: ['insert', 'update', 'replace'] };
   }
 
   async killSwitch(): Promise<boolean> {

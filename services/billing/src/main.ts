@@ -1,4 +1,4 @@
-import { consumerGroup, EventSubscriber, Lease, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
+import { consumerGroup, EventSubscriber, Lease, LEASE_TTL_MS, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rateCard, readConfig } from './config';
 import { Announcements } from './events/publish';
@@ -62,7 +62,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
     service: 'billing',
     job: 'sweeper',
     everyMs: cfg.SWEEP_INTERVAL_MS,
-    lease: new Lease(conn, 'billing-sweeper', cfg.INSTANCE_ID, Math.max(10_000, cfg.SWEEP_INTERVAL_MS * 3)),
+    lease: new Lease(conn, 'billing-sweeper', cfg.INSTANCE_ID, Math.max(LEASE_TTL_MS, cfg.SWEEP_INTERVAL_MS * 3)),
     log,
     pass: () => sweeper.sweep(),
   });

@@ -61,7 +61,9 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   // Leads owns its stream; it also creates telephony's call stream, which it reads, so it can
   // start before telephony exists (creation is idempotent, with the same settings).
   const { LeadsEvent, TelephonyCallEvent } = voiceapi.events.v1;
-  const { kafka, publisher, outbox } = await startEvents({ service: 'leads', settings: cfg, streams: [LeadsEvent, TelephonyCallEvent], log, lifecycle, outboxOn: conn });
+  // The scheduler and the outbox relay run on one lease, so an idle replica renews one lease.
+  const lease = new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID);
+  const { kafka, publisher, outbox } = await startEvents({ service: 'leads', settings: cfg, streams: [LeadsEvent, TelephonyCallEvent], log, lifecycle, outboxOn: conn, outboxLease: lease });
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());
@@ -117,7 +119,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
     everyMs: cfg.SCHEDULER_INTERVAL_MS,
     wakeOn: [schedule.changes()],
     gatherMs: 50,
-    lease: new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID, 10_000),
+    lease,
     log,
     pass: async () => {
       const { handled, nextDueAt } = await dialing.dispatchDue(SCHEDULER_BATCH);

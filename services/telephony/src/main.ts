@@ -61,7 +61,10 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   // Telephony owns the call stream; it reads the leads and billing streams, created here too so
   // it can start before either (creation is idempotent, with the same settings).
   const { TelephonyCallEvent, LeadsEvent, BillingEvent } = voiceapi.events.v1;
-  const { kafka, publisher, outbox } = await startEvents({ service: 'telephony', settings: cfg, streams: [TelephonyCallEvent, LeadsEvent, BillingEvent], log, lifecycle, outboxOn: conn });
+  // One replica dispatches dials, recovers calls, recomputes rollups and relays the outbox at a time: four
+  // workers on one lease, so an idle replica renews one lease.
+  const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID);
+  const { kafka, publisher, outbox } = await startEvents({ service: 'telephony', settings: cfg, streams: [TelephonyCallEvent, LeadsEvent, BillingEvent], log, lifecycle, outboxOn: conn, outboxLease: lease });
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());
@@ -77,8 +80,6 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const carrier = new SimulatorCarrier(cfg.CARRIER_SIMULATOR_SPEEDUP);
   const metrics = serviceMetrics('telephony');
   const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, agents, events: callEvents(outbox), log, now });
-  // One replica dispatches dials, recovers calls and recomputes rollups at a time: three workers on one lease.
-  const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID, 10_000);
   const dialer = new Dialer({
     queue,
     calls,

@@ -79,7 +79,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   const dispatcher = new Dispatcher({
     attempt: (endpointId, deliveryId) => attempts.attempt(endpointId, deliveryId),
     queue,
-    sweepLease: new Lease(conn, 'webhooks-sweeper', cfg.INSTANCE_ID, 10_000),
+    sweepLease: new Lease(conn, 'webhooks-sweeper', cfg.INSTANCE_ID),
     owner: cfg.INSTANCE_ID,
     log,
     now,

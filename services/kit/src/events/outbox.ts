@@ -62,7 +62,12 @@ export interface OutboxOptions {
   intervalMs?: number;
   /** How long a held event waits for `release` before it is published anyway. */
   holdMs?: number;
-  /** How long the relay lease lasts without renewal. */
+  /**
+   * The lease the relay runs under. A service with singleton jobs of its own passes their lease, so
+   * its replicas renew one lease, not two (and the relay runs where those jobs run). Default: an
+   * `outbox-relay` lease of its own, lasting `leaseMs` (the kit's `LEASE_TTL_MS`) without renewal.
+   */
+  lease?: Lease;
   leaseMs?: number;
   /** The service relaying, for the relay worker's lag metric. */
   service?: string;
@@ -126,7 +131,7 @@ export class Outbox {
     this.sequence = conn.models.OutboxSequence ?? conn.model<SequenceDoc>('OutboxSequence', sequenceSchema);
     this.parked = conn.models.OutboxParked ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
     this.holdMs = opts.holdMs ?? 30_000;
-    this.lease = new Lease(conn, 'outbox-relay', opts.instanceId, opts.leaseMs ?? 10_000);
+    this.lease = opts.lease ?? new Lease(conn, 'outbox-relay', opts.instanceId, opts.leaseMs);
     this.relay = new Worker({
       service: opts.service ?? 'outbox',
       job: 'outbox-relay',

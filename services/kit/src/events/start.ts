@@ -3,6 +3,7 @@ import type { Connection } from 'mongoose';
 import type { Lifecycle } from '../lifecycle';
 import type { Logger } from '../logger';
 import { ensureIndexes } from '../mongo/connect';
+import type { Lease } from '../mongo/lease';
 import { createKafka, ensureStreams } from './kafka';
 import { Outbox } from './outbox';
 import { EventPublisher } from './publisher';
@@ -31,9 +32,15 @@ interface EventsOptions {
  * store's indexes are built (the outbox's among them). Stopped through the lifecycle in reverse:
  * the relay, then the producer.
  */
-export async function startEvents(o: EventsOptions & { outboxOn: Connection }): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox: Outbox }>;
+/** The outbox's store, and optionally the lease of the service's singleton jobs for its relay to share (OutboxOptions.lease). */
+interface OutboxPlacement {
+  outboxOn: Connection;
+  outboxLease?: Lease;
+}
+
+export async function startEvents(o: EventsOptions & OutboxPlacement): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox: Outbox }>;
 export async function startEvents(o: EventsOptions): Promise<{ kafka: Kafka; publisher: EventPublisher }>;
-export async function startEvents(o: EventsOptions & { outboxOn?: Connection }): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox?: Outbox }> {
+export async function startEvents(o: EventsOptions & Partial<OutboxPlacement>): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox?: Outbox }> {
   const { settings, log, lifecycle } = o;
   const kafka = createKafka({ brokers: settings.KAFKA_BROKERS, clientId: `${o.service}-${settings.INSTANCE_ID}`, log });
   await ensureStreams(kafka, o.streams, { partitions: settings.KAFKA_TOPIC_PARTITIONS, replicationFactor: settings.KAFKA_REPLICATION_FACTOR }, log);
@@ -41,7 +48,7 @@ export async function startEvents(o: EventsOptions & { outboxOn?: Connection }):
   await publisher.connect();
   lifecycle.onStop('kafka producer', () => publisher.disconnect());
   if (!o.outboxOn) return { kafka, publisher };
-  const outbox = new Outbox(o.outboxOn, publisher, log, { instanceId: settings.INSTANCE_ID, service: o.service });
+  const outbox = new Outbox(o.outboxOn, publisher, log, { instanceId: settings.INSTANCE_ID, service: o.service, lease: o.outboxLease });
   await ensureIndexes(o.outboxOn);
   outbox.start();
   lifecycle.onStop('outbox', () => outbox.stop());

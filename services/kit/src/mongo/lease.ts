@@ -15,6 +15,13 @@ const leaseSchema = new Schema<LeaseDoc>(
 // No secondary index: one document per lease, always found by _id.
 
 /**
+ * How long a lease lasts without renewal, by default: a crashed holder's jobs wait at most this
+ * long for another replica (a stopped one hands them over at once). Renewed every third of it, so
+ * an idle replica sends 0.15 store operations a second per lease.
+ */
+export const LEASE_TTL_MS = 20_000;
+
+/**
  * A time-bound claim on a job that only one replica of a service may run at a time (the outbox
  * relay, a sweeper). The holder renews it while working; if the holder dies, another replica
  * takes over once it expires. A holder that stalls longer than the lease may overlap with its
@@ -32,7 +39,7 @@ export class Lease {
     conn: Connection,
     readonly name: string,
     readonly holder: string,
-    private readonly ttlMs: number,
+    private readonly ttlMs: number = LEASE_TTL_MS,
   ) {
     this.model = conn.models.Lease ?? conn.model<LeaseDoc>('Lease', leaseSchema);
   }
