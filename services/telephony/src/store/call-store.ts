@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type Page, type QueryShape, type ScopedFilter, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, isDuplicateKeyError, stringIds, TenantCollection, type Page, type QueryShape, type ScopedFilter, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { CallAnalysis, TranscriptTurn } from '../carrier/carrier';
 import { ACTIVE_STATUSES, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
@@ -89,6 +89,15 @@ export interface CallFilter {
   startedBefore?: Date;
 }
 
+/** What billing's outcome sets on a call. */
+type BillingFields = Pick<Call, 'billingStatus'> & Partial<Pick<Call, 'creditsCharged' | 'creditsError' | 'balanceAfter'>>;
+
+interface BillingOutcome {
+  id: string;
+  tenantId: string;
+  fields: BillingFields;
+}
+
 /** Fields a finished call sets; its billing fields are billing's to set, never these. */
 export type CallEnd = Pick<Call, 'status' | 'outcome' | 'endedAt' | 'durationSeconds' | 'hasTranscript' | 'hasAnalysis' | 'hasRecording'> &
   Partial<Pick<Call, 'summary' | 'endReason' | 'carrierCallId' | 'answeredAt' | 'holdFailed'>>;
@@ -99,6 +108,13 @@ export class CallStore {
   private readonly details: TenantCollection<DetailsDoc, string>;
   /** Lifecycle writes by call id: the dialer, recovery and billing's outcomes carry the tenant in the call. */
   private readonly internal;
+  /** The details of calls ending together, stored in one unordered insert (a replay's duplicate skipped). */
+  private readonly detailInserts = new Coalescer<DetailsDoc, void>(async (docs) => {
+    await this.details.crossTenant('the details of calls ending together are stored in one write, each with its tenant').insertManyUnordered(docs);
+    return docs.map(() => undefined);
+  });
+  /** Billing's outcomes arriving together: one bulk update, then one read of the rows they changed. */
+  private readonly billingWrites = new Coalescer<BillingOutcome, Call | null>((outcomes) => this.writeBilling(outcomes));
 
   constructor(conn: Connection) {
     this.calls = new TenantCollection(conn.models.Call ?? conn.model<CallDoc>('Call', callSchema), stringIds, callQueryShapes);
@@ -166,19 +182,28 @@ export class CallStore {
     return this.move(id, end, ACTIVE_STATUSES);
   }
 
-  /** Billing's outcome of the call: set once, whatever arrives later (billing announces exactly one). */
-  async setBilling(id: string, tenantId: string, b: Pick<Call, 'billingStatus'> & Partial<Pick<Call, 'creditsCharged' | 'creditsError' | 'balanceAfter'>>): Promise<Call | null> {
-    const doc = await this.internal.updateById(id, { $set: b }, { where: { tenantId } });
-    return doc ? toCall(doc) : null;
+  /**
+   * Billing's outcome of the call (billing announces exactly one; a redelivery sets the same); the
+   * call as it is then, or null when the tenant has no such call. Outcomes handled together are
+   * written together.
+   */
+  setBilling(id: string, tenantId: string, b: BillingFields): Promise<Call | null> {
+    return this.billingWrites.run({ id, tenantId, fields: b });
+  }
+
+  private async writeBilling(outcomes: BillingOutcome[]): Promise<(Call | null)[]> {
+    await this.internal.updateManyById(outcomes.map((o) => ({ id: o.id, tenantId: o.tenantId, update: { $set: o.fields } })));
+    const ids = [...new Set(outcomes.map((o) => o.id))];
+    const rows = new Map((await this.internal.find({ _id: { $in: ids } }, { limit: ids.length })).map((d) => [d._id, d]));
+    return outcomes.map((o) => {
+      const row = rows.get(o.id);
+      return row && row.tenantId === o.tenantId ? toCall(row) : null;
+    });
   }
 
   async saveDetails(scope: TenantScope, id: string, transcript: TranscriptTurn[], analysis: CallAnalysis | undefined): Promise<void> {
     // Written before the call says it has them; a replay (recovery) finds the same already there.
-    try {
-      await this.details.insert(scope, { _id: id, transcript, ...(analysis && { analysis }) });
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
+    await this.detailInserts.run({ _id: id, tenantId: scope.tenantId, transcript, ...(analysis && { analysis }) });
   }
 
   /** The ids of a contact's calls (all of them: erasure walks every one). */

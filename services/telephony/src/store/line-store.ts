@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 /** A line in use: one per call in progress, numbered below the tenant's concurrency limit. */
@@ -44,6 +44,17 @@ export class LineStore {
    * from its collision, and a tenant that looks full is read again before anyone hears busy.
    */
   private readonly known = new Map<string, Line[]>();
+
+  /**
+   * The lines of calls ending together, freed in one delete. A call id names one call of one
+   * tenant (telephony makes them), so matching the ids under their tenants frees exactly these.
+   */
+  private readonly frees = new Coalescer<{ tenantId: string; callId: string }, void>(async (lines) => {
+    await this.lines
+      .crossTenant('the lines of calls ending together are freed in one write, each under its tenant')
+      .deleteMany({ tenantId: { $in: [...new Set(lines.map((l) => l.tenantId))] }, callId: { $in: lines.map((l) => l.callId) } });
+    return lines.map(() => undefined);
+  });
 
   constructor(conn: Connection) {
     this.lines = new TenantCollection(conn.models.Line ?? conn.model<LineDoc>('Line', lineSchema), stringIds, lineQueryShapes);
@@ -139,7 +150,7 @@ export class LineStore {
   }
 
   async free(scope: TenantScope, callId: string): Promise<void> {
-    await this.lines.deleteMany(scope, { callId });
+    await this.frees.run({ tenantId: scope.tenantId, callId });
     const remembered = this.known.get(scope.tenantId);
     if (remembered) this.known.set(scope.tenantId, remembered.filter((l) => l.callId !== callId));
   }
