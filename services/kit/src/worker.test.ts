@@ -79,6 +79,20 @@ describe('Worker', () => {
     expect(lease.holders).toBe(0);
   });
 
+  it('lets a lease it shares go once, however often it is stopped', async () => {
+    const lease = fakeLease(true);
+    const [a, b] = [0, 1].map(() => new Worker({ service: 'test', job: 'j', everyMs: 60_000, lease, log: log(), pass: async () => undefined }));
+    a!.start();
+    b!.start();
+    await Promise.all([a!.idle(), b!.idle()]);
+    expect(lease.holders).toBe(2);
+    await Promise.all([a!.stop(), a!.stop()]);
+    await a!.stop();
+    expect(lease.holders).toBe(1);
+    await b!.stop();
+    expect(lease.holders).toBe(0);
+  });
+
   it('logs a failed pass and passes again on the next wake-up', async () => {
     const l = log();
     let passes = 0;

@@ -49,6 +49,7 @@ export class Worker {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private stopping: Promise<void> | undefined;
   private holding: Promise<void> | undefined;
   /** When the oldest wake-up not yet served arrived. */
   private wokenAt: number | undefined;
@@ -126,8 +127,16 @@ export class Worker {
     await this.idle();
   }
 
-  /** Stops taking work, waits for the pass under way and what it left running, then lets the lease go. */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking work, waits for the pass under way and what it left running, then lets the lease
+   * go. Once: a second call waits for the first (a shared lease is let go once per worker).
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.stopOnce();
+    return this.stopping;
+  }
+
+  private async stopOnce(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     if (this.alarm) clearTimeout(this.alarm.timer);

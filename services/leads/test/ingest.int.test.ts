@@ -360,6 +360,9 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(await conn.collection('outbox').countDocuments({ _id: `dial:${c.id}:1` } as never)).toBe(1);
     await sleep(1500);
     expect(dials.has(c.id)).toBe(false);
+    // The relay shares its lease with the scheduler (one lease per process): a crash ends both, and
+    // the scheduler's stop lets the lease go, as its expiry would after a crash.
+    await svc.scheduler.stop();
     // Another replica (or the restarted process) relays it, once.
     second = await startLeads(env());
     expect(await dialsOf(c.id)).toEqual([`${c.id}:1`]);

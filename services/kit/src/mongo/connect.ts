@@ -77,6 +77,21 @@ export async function upsertOnce<D>(model: Model<D>, filter: FilterQuery<D>, upd
 }
 
 /**
+ * `upsertOnce` for many documents in one bulk write, ordered or not: a racing first write of one of
+ * their ids is answered by applying the whole batch again, so each update must be repeatable (as a
+ * `$set` is). Any other failure is thrown.
+ */
+export async function upsertManyOnce<D>(model: Model<D>, upserts: readonly { filter: FilterQuery<D>; update: UpdateQuery<D> }[], opts: { ordered: boolean }): Promise<void> {
+  if (upserts.length === 0) return;
+  const ops = upserts.map((u) => ({ updateOne: { filter: u.filter, update: u.update, upsert: true } }));
+  const write = () => model.bulkWrite(ops as never[], { ordered: opts.ordered });
+  await write().catch(async (err: unknown) => {
+    if (!isDuplicateKeyError(err) && duplicatePositions(err) === undefined) throw err;
+    await write();
+  });
+}
+
+/**
  * Runs an unordered insert of many documents and answers the positions refused as duplicates
  * (none when all went in); any other failure, or duplicates it cannot place, is thrown.
  */

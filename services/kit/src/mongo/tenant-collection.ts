@@ -1,6 +1,6 @@
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import type { TenantScope } from '../context';
-import { duplicatePositions, insertAsBuilt, insertSkippingDuplicates, isObjectIdHex, upsertOnce } from './connect';
+import { insertAsBuilt, insertSkippingDuplicates, isObjectIdHex, upsertManyOnce, upsertOnce } from './connect';
 import { declareQueries } from './query-check';
 import type { WakeSource } from './change-feed';
 import type { QueryShape } from './query-shapes';
@@ -257,15 +257,8 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
    * id is answered by applying the whole batch again (`$set` is repeatable).
    */
   async setMany(docs: readonly D[]): Promise<void> {
-    if (docs.length === 0) return;
-    const ops = docs.map(({ _id, tenantId, ...fields }) => ({
-      updateOne: { filter: { _id, tenantId } as FilterQuery<D>, update: { $set: fields } as UpdateQuery<D>, upsert: true },
-    }));
-    const write = () => this.model.bulkWrite(ops as never[], { ordered: false });
-    await write().catch(async (err: unknown) => {
-      if (duplicatePositions(err) === undefined) throw err;
-      await write();
-    });
+    const upserts = docs.map(({ _id, tenantId, ...fields }) => ({ filter: { _id, tenantId } as FilterQuery<D>, update: { $set: fields } as UpdateQuery<D> }));
+    await upsertManyOnce(this.model, upserts, { ordered: false });
   }
 
   /**

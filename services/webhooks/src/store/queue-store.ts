@@ -1,4 +1,4 @@
-import { Coalescer, declareQueries, insertAsBuilt, insertSkippingDuplicates, isDuplicateKeyError, platformModel, upsertOnce, type QueryShape, type WakeSource } from '@voiceapi/kit';
+import { Coalescer, declareQueries, insertAsBuilt, insertSkippingDuplicates, platformModel, upsertManyOnce, upsertOnce, type QueryShape, type WakeSource } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -93,14 +93,8 @@ export class QueueStore {
    */
   async enqueueMany(items: readonly { item: QueuedDelivery; dueAt: Date }[]): Promise<void> {
     for (let i = 0; i < items.length; i += ENQUEUE_BATCH) {
-      const ops = items.slice(i, i + ENQUEUE_BATCH).map(({ item, dueAt }) => ({
-        updateOne: { filter: { _id: item.deliveryId }, update: { $set: { endpointId: item.endpointId, dueAt } }, upsert: true },
-      }));
-      // A racing first write of the same id: the batch again (`$set` is repeatable).
-      await this.queue.bulkWrite(ops).catch(async (err: unknown) => {
-        if (!isDuplicateKeyError(err)) throw err;
-        await this.queue.bulkWrite(ops);
-      });
+      const upserts = items.slice(i, i + ENQUEUE_BATCH).map(({ item, dueAt }) => ({ filter: { _id: item.deliveryId }, update: { $set: { endpointId: item.endpointId, dueAt } } }));
+      await upsertManyOnce(this.queue, upserts, { ordered: true });
     }
   }
 
