@@ -44,9 +44,13 @@ export async function readStoreOps(procs: { name: string; pid: number | undefine
 }
 
 /** Operations between two readings, summed per process (and in all under `total`). */
-export function storeOpsDelta(before: StoreOpsByProcess, after: StoreOpsByProcess): { total: number; byProcess: Record<string, number>; byCollection: Record<string, number> } {
+export function storeOpsDelta(
+  before: StoreOpsByProcess,
+  after: StoreOpsByProcess,
+): { total: number; byProcess: Record<string, number>; byCollection: Record<string, number>; byOperation: Record<string, number> } {
   const byProcess: Record<string, number> = {};
   const byCollection: Record<string, number> = {};
+  const byOperation: Record<string, number> = {};
   let total = 0;
   for (const [proc, colls] of Object.entries(after)) {
     for (const [coll, ops] of Object.entries(colls)) {
@@ -57,10 +61,11 @@ export function storeOpsDelta(before: StoreOpsByProcess, after: StoreOpsByProces
         const p = proc.replace(/-\d+$/, '');
         byProcess[p] = (byProcess[p] ?? 0) + d;
         byCollection[`${p}.${coll}`] = (byCollection[`${p}.${coll}`] ?? 0) + d;
+        byOperation[`${p}.${coll}.${op}`] = (byOperation[`${p}.${coll}.${op}`] ?? 0) + d;
       }
     }
   }
-  return { total, byProcess, byCollection };
+  return { total, byProcess, byCollection, byOperation };
 }
 
 /**
@@ -71,15 +76,23 @@ export function storeOpsDelta(before: StoreOpsByProcess, after: StoreOpsByProces
 export function perOperation(delta: ReturnType<typeof storeOpsDelta>, count: number, unit: string): string {
   if (count <= 0) return `no ${unit} to divide by`;
   const f = (n: number) => (n / count).toFixed(n / count >= 10 ? 0 : 1);
-  // What rounds to nothing per operation (background polls of the same seconds) is left out.
+  // What rounds to nothing per operation (background polls of the same seconds) is left out; the
+  // four busiest collections of each process are named (`BENCH_OPS_DETAIL=all`: every one, with
+  // its operations: find, insert, update, findAndModify, getMore…).
   const visible = (n: number) => n / count >= 0.05;
+  const detailed = process.env.BENCH_OPS_DETAIL === 'all';
+  const operationsOf = (coll: string) =>
+    Object.entries(delta.byOperation)
+      .filter(([k]) => k.startsWith(`${coll}.`))
+      .map(([k, m]) => `${k.slice(coll.length + 1)} ${f(m)}`)
+      .join(', ');
   const procs = Object.entries(delta.byProcess).filter(([, n]) => visible(n)).sort((a, b) => b[1] - a[1]);
   const parts = procs.map(([p, n]) => {
     const colls = Object.entries(delta.byCollection)
       .filter(([k, m]) => k.startsWith(`${p}.`) && visible(m))
       .sort((a, b) => b[1] - a[1])
-      .slice(0, 4)
-      .map(([k, m]) => `${k.slice(p.length + 1)} ${f(m)}`);
+      .slice(0, detailed ? undefined : 4)
+      .map(([k, m]) => `${k.slice(p.length + 1)} ${f(m)}${detailed ? ` (${operationsOf(k)})` : ''}`);
     return colls.length > 0 ? `${p} ${f(n)}: ${colls.join(', ')}` : `${p} ${f(n)}`;
   });
   return `${f(delta.total)} per ${unit} (${parts.join('; ')})`;

@@ -182,6 +182,30 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     await expectSound(a);
   });
 
+  it('reads of a wallet asked together share the store reads, and each sees every entry acknowledged before it', async () => {
+    const a = tenant();
+    await topUp(a, 10_000);
+    const scope = requireTenant(a);
+    const store = new WalletStore(conn);
+    const wallets = new Wallets(store, log);
+    expect((await wallets.read(scope)).balance).toBe(10_000);
+    const lookups = jest.spyOn(store, 'entryAt');
+    // 200 debits appended by this process while 200 reads are asked (a quote for every call being dialled).
+    const debit = (i: number) => wallets.run(scope, { kind: 'debit', reference: `r:${i}`, amount: 1, type: 'adjustment', description: 'x' });
+    const debits = Array.from({ length: 200 }, (_, i) => debit(i));
+    const reads = await Promise.all(Array.from({ length: 200 }, () => wallets.read(scope)));
+    await Promise.all(debits);
+    // One entry looked up per shared read (the next one, absent), not one per read or per entry appended meanwhile.
+    expect(lookups.mock.calls.length).toBeLessThanOrEqual(10);
+    for (const r of reads) expect(r.balance).toBeLessThanOrEqual(10_000);
+    const last = await debit(200);
+    const after = await wallets.read(scope);
+    expect(after.seq).toBeGreaterThanOrEqual(last.state.seq);
+    expect(after.balance).toBe(10_000 - 201);
+    lookups.mockRestore();
+    await expectSound(a);
+  });
+
   const ended = (ctx: CallContext, callId: string, extra: Partial<voiceapi.events.v1.CallEnded> = {}) =>
     eventRecord(
       TelephonyCallEvent,

@@ -111,7 +111,7 @@ export class WalletStore {
    * The wallet's newest state: from `from` (a state this process saw) or the head hint, walking
    * forward by `_id` until an entry is missing. Exact at the moment of the last read.
    */
-  async head(scope: TenantScope, from?: WalletState, hintSeq?: number): Promise<WalletState> {
+  async head(scope: TenantScope, from?: WalletState, hintSeq?: number, newer?: () => WalletState | undefined): Promise<WalletState> {
     let state = from;
     if (!state) {
       const seq = hintSeq ?? (await this.hint(scope))?.seq ?? 0;
@@ -119,6 +119,9 @@ export class WalletStore {
       state = at ? stateOf(at) : EMPTY_WALLET;
     }
     for (;;) {
+      // A state known to be in the chain further on (the caller's own appends meanwhile) is a shortcut.
+      const ahead = newer?.();
+      if (ahead && ahead.seq > state.seq) state = ahead;
       const next = await this.entryAt(scope, state.seq + 1);
       if (!next) return state;
       state = stateOf(next);

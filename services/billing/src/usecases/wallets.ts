@@ -1,4 +1,4 @@
-import type { Logger, TenantScope } from '@voiceapi/kit';
+import { Coalescer, type Logger, type TenantScope } from '@voiceapi/kit';
 import { plan, referenceOf, replayResult, withRow, type WalletOp, type WalletResult } from '../domain/wallet-ops';
 import type { Entry, WalletState } from '../domain/wallet';
 import { billingReasons } from '../reasons';
@@ -31,6 +31,11 @@ interface Known {
   hintedHolds?: boolean;
   /** Writes `hint` when it is due. */
   hintTimer?: NodeJS.Timeout;
+  /**
+   * Reads of the head asked while one is under way share the next one, begun after they were
+   * asked (a quote for every call being dialled: one read, not one each).
+   */
+  reads?: Coalescer<void, WalletState>;
 }
 
 /**
@@ -82,23 +87,32 @@ export class Wallets {
     });
   }
 
-  /** The wallet's newest state. */
-  async read(scope: TenantScope): Promise<WalletState> {
-    return this.head(scope);
+  /** The wallet's newest state: every entry acknowledged before the call is in it. */
+  read(scope: TenantScope): Promise<WalletState> {
+    const k = this.knownOf(scope);
+    k.reads ??= new Coalescer(async (asked) => {
+      const state = await this.head(scope);
+      return asked.map(() => state);
+    });
+    return k.reads.run();
   }
 
-  /** The head, walking forward from what this process last saw (or from the stored hint). */
+  /**
+   * The head, walking forward from what this process last saw (or from the stored hint). While
+   * it walks, this process's own appends move it on at once: only entries of other writers are
+   * read one by one.
+   */
   private async head(scope: TenantScope): Promise<WalletState> {
     const k = this.knownOf(scope);
     if (!k.state) {
       const hint = await this.store.hint(scope);
       // No hint yet: nothing of this wallet was announced.
       k.announcedSeq ??= hint?.announcedSeq ?? 0;
-      k.state = await this.store.head(scope, undefined, hint?.seq);
+      k.state = await this.store.head(scope, undefined, hint?.seq, () => this.known.get(scope.tenantId)?.state);
       return k.state;
     }
-    const state = await this.store.head(scope, k.state);
-    if (state.seq > k.state.seq) k.state = state;
+    const state = await this.store.head(scope, k.state, undefined, () => this.known.get(scope.tenantId)?.state);
+    if (state.seq > (k.state?.seq ?? -1)) k.state = state;
     return state;
   }
 
