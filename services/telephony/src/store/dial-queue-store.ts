@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { QueuedDial } from '../domain/dial';
 
@@ -35,6 +35,22 @@ export const queuedQueryShapes: QueryShape[] = [
 export class DialQueueStore {
   private readonly queue: TenantCollection<QueuedDoc, string>;
 
+  /** Dial requests consumed together, queued in one unordered insert (a redelivery's duplicate refused alone). */
+  private readonly adds = new Coalescer<QueuedDoc, boolean>(async (docs) => {
+    const duplicates = new Set(await this.queue.crossTenant('dial requests consumed together are queued in one write, each with its tenant').insertManyUnordered(docs));
+    return docs.map((_, i) => !duplicates.has(i));
+  });
+  /**
+   * Dials dispatched together, removed in one delete. A dial id names one dial of one tenant
+   * (leads makes them from the contact's id), so matching the ids under their tenants removes exactly these.
+   */
+  private readonly removals = new Coalescer<{ tenantId: string; dialId: string }, void>(async (dials) => {
+    await this.queue
+      .crossTenant('dials dispatched together are removed in one write, each under its tenant')
+      .deleteMany({ tenantId: { $in: [...new Set(dials.map((d) => d.tenantId))] }, _id: { $in: dials.map((d) => d.dialId) } });
+    return dials.map(() => undefined);
+  });
+
   constructor(conn: Connection) {
     this.queue = new TenantCollection(conn.models.QueuedDial ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema), stringIds, queuedQueryShapes);
   }
@@ -45,15 +61,9 @@ export class DialQueueStore {
   }
 
   /** False when the request is queued already (a redelivery). */
-  async add(scope: TenantScope, d: Omit<QueuedDial, 'tenantId'>): Promise<boolean> {
+  add(scope: TenantScope, d: Omit<QueuedDial, 'tenantId'>): Promise<boolean> {
     const { dialId, ...rest } = d;
-    try {
-      await this.queue.insert(scope, { _id: dialId, ...rest });
-      return true;
-    } catch (err) {
-      if (isDuplicateKeyError(err)) return false;
-      throw err;
-    }
+    return this.adds.run({ _id: dialId, tenantId: scope.tenantId, ...rest });
   }
 
   /** The tenants with dials in the queue (due or not). */
@@ -76,7 +86,7 @@ export class DialQueueStore {
     await this.queue.updateById(scope, dialId, { $set: { notBefore: until } });
   }
 
-  async remove(scope: TenantScope, dialId: string): Promise<void> {
-    await this.queue.deleteById(scope, dialId);
+  remove(scope: TenantScope, dialId: string): Promise<void> {
+    return this.removals.run({ tenantId: scope.tenantId, dialId });
   }
 }
