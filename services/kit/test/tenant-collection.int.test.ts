@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import mongoose, { Schema, type Connection, type Types } from 'mongoose';
-import { ChangeFeed, createLogger, objectIds, platformModel, requireTenant, stringIds, TenantCollection, TenantKeyed } from '../src';
+import { BLOB_PART_BYTES, BlobStore, ChangeFeed, createLogger, objectIds, platformModel, requireTenant, stringIds, TenantCollection, TenantKeyed } from '../src';
 
 interface NoteDoc {
   _id: Types.ObjectId;
@@ -182,5 +182,25 @@ describe('TenantCollection', () => {
       await feed.stop();
       await other.close();
     }
+  });
+
+  it('saves blobs arriving together in shared writes: every part and header under its tenant, a replay keeping the first', async () => {
+    const blobs = new BlobStore(conn, `blobs_${randomBytes(3).toString('hex')}`);
+    const small = (i: number) => Buffer.from(`audio of call ${i}`);
+    // Three and a half parts: split over inserts of at most 8 MB with the small ones.
+    const large = randomBytes(BLOB_PART_BYTES * 3 + 1234);
+    await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => blobs.save(i % 2 === 0 ? a : b, `call-${i}`, { contentType: 'audio/wav', data: small(i) }, new Date())),
+      blobs.save(a, 'big', { contentType: 'application/pdf', data: large }, new Date()),
+      // A replay of a blob saved in the same breath keeps the first content.
+      blobs.save(a, 'call-0', { contentType: 'audio/wav', data: Buffer.from('a replay') }, new Date()),
+    ]);
+    for (let i = 0; i < 20; i++) {
+      const owner = i % 2 === 0 ? a : b;
+      expect((await blobs.readAll(owner, `call-${i}`))?.toString()).toBe(`audio of call ${i}`);
+      expect(await blobs.header(owner === a ? b : a, `call-${i}`)).toBeNull();
+    }
+    expect((await blobs.header(a, 'big'))?.parts).toBe(4);
+    expect((await blobs.readAll(a, 'big'))?.equals(large)).toBe(true);
   });
 });

@@ -1,10 +1,12 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { isDuplicateKeyError } from './connect';
+import { Coalescer } from '../coalesce';
 import type { TenantScope } from '../context';
 import { stringIds, TenantCollection } from './tenant-collection';
 
 /** The largest part a read returns, and the size content is stored in. */
 export const BLOB_PART_BYTES = 1024 * 1024;
+/** Parts inserted in one write at most (well below the 48 MB a MongoDB message may carry). */
+const SAVE_BATCH_BYTES = 8 * 1024 * 1024;
 
 export interface BlobHeader {
   /** The blob's id, chosen by the owner (a call id, a file id). */
@@ -23,16 +25,27 @@ interface PartDoc {
   data: Buffer;
 }
 
+/** A blob waiting to be saved with the others that arrived while a save was under way. */
+interface PendingBlob {
+  tenantId: string;
+  id: string;
+  blob: { contentType: string; data: Buffer };
+  now: Date;
+}
+
 /**
  * Binary content kept out of the documents that describe it (call audio, uploaded files): a header
  * and 1 MiB parts, like GridFS, but with every part found by `_id` alone (GridFS finds chunks by
  * `files_id`, which a store without secondary indexes answers by scanning every chunk of every
  * file). Parts are written before the header that makes them visible, so a crash leaves no
- * half-visible blob, and a replay of the same id finds what it wrote.
+ * half-visible blob, and a replay of the same id finds what it wrote. Blobs saved at the same time
+ * (the recordings of calls ending together) are written together: their parts in inserts of up
+ * to 8 MB, then their headers in one.
  */
 export class BlobStore {
   private readonly headers: TenantCollection<BlobHeader, string>;
   private readonly parts: TenantCollection<PartDoc, string>;
+  private readonly saves = new Coalescer<PendingBlob, void>((blobs) => this.saveTogether(blobs));
 
   /** `collection` names the headers; the parts live in `partsCollection`. */
   constructor(conn: Connection, collection: string, partsCollection = `${collection}_parts`) {
@@ -40,12 +53,28 @@ export class BlobStore {
     this.parts = new TenantCollection(model(conn, partsCollection, partSchema), stringIds, []);
   }
 
-  async save(scope: TenantScope, id: string, blob: { contentType: string; data: Buffer }, now: Date): Promise<void> {
-    const parts = Math.max(1, Math.ceil(blob.data.length / BLOB_PART_BYTES));
-    for (let n = 0; n < parts; n++) {
-      await ignoreDuplicate(this.parts.insert(scope, { _id: `${id}:${n}`, data: blob.data.subarray(n * BLOB_PART_BYTES, (n + 1) * BLOB_PART_BYTES) }));
+  /** Stores the blob under `id` (a replay of the same id keeps what is there). */
+  save(scope: TenantScope, id: string, blob: { contentType: string; data: Buffer }, now: Date): Promise<void> {
+    return this.saves.run({ tenantId: scope.tenantId, id, blob, now });
+  }
+
+  private async saveTogether(blobs: PendingBlob[]): Promise<void[]> {
+    const partCount = (b: PendingBlob) => Math.max(1, Math.ceil(b.blob.data.length / BLOB_PART_BYTES));
+    const parts = blobs.flatMap((b) =>
+      Array.from({ length: partCount(b) }, (_, n) => ({ _id: `${b.id}:${n}`, tenantId: b.tenantId, data: b.blob.data.subarray(n * BLOB_PART_BYTES, (n + 1) * BLOB_PART_BYTES) })),
+    );
+    const partWriter = this.parts.crossTenant('the parts of blobs saved together are inserted together, each with its tenant');
+    for (let i = 0; i < parts.length; ) {
+      let bytes = 0;
+      let j = i;
+      while (j < parts.length && (j === i || bytes + parts[j]!.data.length <= SAVE_BATCH_BYTES)) bytes += parts[j++]!.data.length;
+      await partWriter.insertManyUnordered(parts.slice(i, j));
+      i = j;
     }
-    await ignoreDuplicate(this.headers.insert(scope, { _id: id, contentType: blob.contentType, sizeBytes: blob.data.length, parts, createdAt: now }));
+    await this.headers
+      .crossTenant('the headers of blobs saved together are inserted together, each with its tenant')
+      .insertManyUnordered(blobs.map((b) => ({ _id: b.id, tenantId: b.tenantId, contentType: b.blob.contentType, sizeBytes: b.blob.data.length, parts: partCount(b), createdAt: b.now })));
+    return blobs.map(() => undefined);
   }
 
   header(scope: TenantScope, id: string): Promise<BlobHeader | null> {
@@ -93,10 +122,3 @@ function model<T>(conn: Connection, collection: string, schema: () => Schema<T>)
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema(), collection);
 }
 
-async function ignoreDuplicate(p: Promise<unknown>): Promise<void> {
-  try {
-    await p;
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-  }
-}
