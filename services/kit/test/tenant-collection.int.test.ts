@@ -184,6 +184,26 @@ describe('TenantCollection', () => {
     }
   });
 
+  it('serves reads asked at once with shared reads: each its own tenant\'s document, as fresh as a read of its own', async () => {
+    const mine = await Promise.all(Array.from({ length: 10 }, (_, i) => add(a, `a${i}`)));
+    const theirs = await add(b, 'theirs');
+    const reads = await Promise.all([
+      ...mine.map((n) => notes.findByIdShared(a, n._id.toString())),
+      notes.findByIdShared(a, theirs._id.toString()),
+      notes.findByIdShared(b, theirs._id.toString()),
+      notes.findByIdShared(a, 'not-an-id'),
+    ]);
+    expect(reads.slice(0, 10).map((n) => n?.text)).toEqual(mine.map((n) => n.text));
+    expect(reads[10]).toBeNull();
+    expect(reads[11]?.text).toBe('theirs');
+    expect(reads[12]).toBeNull();
+    // A read asked after a write was acknowledged sees it, even while other reads are under way.
+    const busy = Promise.all(mine.map((n) => notes.findByIdShared(a, n._id.toString())));
+    await notes.updateById(a, mine[0]!._id.toString(), { $set: { text: 'changed' } });
+    expect((await notes.findByIdShared(a, mine[0]!._id.toString()))?.text).toBe('changed');
+    await busy;
+  });
+
   it('saves blobs arriving together in shared writes: every part and header under its tenant, a replay keeping the first', async () => {
     const blobs = new BlobStore(conn, `blobs_${randomBytes(3).toString('hex')}`);
     const small = (i: number) => Buffer.from(`audio of call ${i}`);

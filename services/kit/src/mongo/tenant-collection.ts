@@ -1,4 +1,5 @@
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
+import { Coalescer } from '../coalesce';
 import type { TenantScope } from '../context';
 import { insertAsBuilt, insertSkippingDuplicates, isObjectIdHex, upsertManyOnce, upsertOnce } from './connect';
 import { declareQueries } from './query-check';
@@ -59,6 +60,31 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
     return this.model.findOne({ _id, tenantId: scope.tenantId } as FilterQuery<D>, projection).lean<D>();
+  }
+
+  /** `findByIdShared`'s reads: the ids asked while one read is under way, read together next. */
+  private sharedReads: Coalescer<{ tenantId: string; _id: Id }, D | null> | undefined;
+
+  /**
+   * `findById` for hot paths where many requests read at once (a dial pass's contacts): the reads
+   * asked while one is under way are served by one read of all their ids, begun after they were
+   * asked, so each is as fresh as a read of its own.
+   */
+  async findByIdShared(scope: TenantScope, id: string): Promise<D | null> {
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return null;
+    this.sharedReads ??= new Coalescer(async (asked) => {
+      const docs = await this.model
+        .find({ _id: { $in: asked.map((a) => a._id) }, tenantId: { $in: [...new Set(asked.map((a) => a.tenantId))] } } as FilterQuery<D>)
+        .lean<D[]>()
+        .exec();
+      const byId = new Map(docs.map((d) => [String(d._id), d]));
+      return asked.map((a) => {
+        const doc = byId.get(String(a._id));
+        return doc?.tenantId === a.tenantId ? doc : null;
+      });
+    });
+    return this.sharedReads.run({ tenantId: scope.tenantId, _id });
   }
 
   find(

@@ -55,8 +55,9 @@ export class CampaignStore {
     return toCampaign(await this.campaigns.insert(scope, { ...rest, callingWindow: windowDoc(callingWindow) }));
   }
 
+  /** The campaign as it is now (reads asked at once share one: a dial pass's claims each check it). */
   async get(scope: TenantScope, id: string): Promise<Campaign | null> {
-    const doc = await this.campaigns.findById(scope, id);
+    const doc = await this.campaigns.findByIdShared(scope, id);
     return doc && toCampaign(doc);
   }
 

@@ -84,8 +84,9 @@ export class ContactStore {
     );
   }
 
+  /** The contact as it is now (reads asked at once share one: a dial pass claims many). */
   async get(scope: TenantScope, id: string): Promise<Contact | null> {
-    const doc = await this.contacts.findById(scope, id);
+    const doc = await this.contacts.findByIdShared(scope, id);
     return doc && toContact(doc);
   }
 
