@@ -119,6 +119,11 @@ export class Outbox {
    * counter update and one ordered insert for all of them (see `storeTogether`).
    */
   private readonly adds = new Coalescer<PendingAdd, { error?: unknown }>((batch) => this.storeTogether(batch));
+  /** Releases that arrive while one is being written are written together next: one update. */
+  private readonly releases = new Coalescer<readonly string[], void>(async (batch) => {
+    await this.model.updateMany({ _id: { $in: batch.flat() } }, { $set: { availableAt: new Date() } });
+    return batch.map(() => undefined);
+  });
 
   constructor(
     conn: Connection,
@@ -226,7 +231,7 @@ export class Outbox {
 
   /** Makes held events available to the relay (call after the state write they announce). */
   async release(ids: readonly string[]): Promise<void> {
-    await this.model.updateMany({ _id: { $in: ids } }, { $set: { availableAt: new Date() } });
+    if (ids.length > 0) await this.releases.run(ids);
   }
 
   /** Drops held events whose write failed, so nothing announces a change that did not happen. */
