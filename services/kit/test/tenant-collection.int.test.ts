@@ -197,6 +197,9 @@ describe('TenantCollection', () => {
     expect(reads[10]).toBeNull();
     expect(reads[11]?.text).toBe('theirs');
     expect(reads[12]).toBeNull();
+    // Across tenants (a lifecycle that knows the id): each document, whoever owns it.
+    const across = notes.crossTenant('the test reads both tenants');
+    expect((await Promise.all([across.findByIdShared(mine[1]!._id.toString()), across.findByIdShared(theirs._id.toString())])).map((n) => n?.tenantId)).toEqual(['tenant-a', 'tenant-b']);
     // A read asked after a write was acknowledged sees it, even while other reads are under way.
     const busy = Promise.all(mine.map((n) => notes.findByIdShared(a, n._id.toString())));
     await notes.updateById(a, mine[0]!._id.toString(), { $set: { text: 'changed' } });

@@ -73,17 +73,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   async findByIdShared(scope: TenantScope, id: string): Promise<D | null> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
-    this.sharedReads ??= new Coalescer(async (asked) => {
-      const docs = await this.model
-        .find({ _id: { $in: asked.map((a) => a._id) }, tenantId: { $in: [...new Set(asked.map((a) => a.tenantId))] } } as FilterQuery<D>)
-        .lean<D[]>()
-        .exec();
-      const byId = new Map(docs.map((d) => [String(d._id), d]));
-      return asked.map((a) => {
-        const doc = byId.get(String(a._id));
-        return doc?.tenantId === a.tenantId ? doc : null;
-      });
-    });
+    this.sharedReads ??= new Coalescer((asked) => readTogether(this.model, asked));
     return this.sharedReads.run({ tenantId: scope.tenantId, _id });
   }
 
@@ -244,6 +234,16 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     return q.lean<D[]>().exec();
   }
 
+  private sharedReads: Coalescer<{ _id: Id }, D | null> | undefined;
+
+  /** `findById`, the reads asked while one is under way served by one read begun after they were asked (as `TenantCollection.findByIdShared`). */
+  async findByIdShared(id: string): Promise<D | null> {
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return null;
+    this.sharedReads ??= new Coalescer((asked) => readTogether(this.model, asked));
+    return this.sharedReads.run({ _id });
+  }
+
   /** Updates the document with this id (matching `where`, if given); null when there is none. */
   updateById(id: string, update: UpdateQuery<D>, opts: { where?: FilterQuery<D> } = {}): Promise<D | null> {
     refuseTenantChange(update);
@@ -307,6 +307,20 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   estimatedCount(): Promise<number> {
     return this.model.estimatedDocumentCount().exec();
   }
+}
+
+/**
+ * The documents of the ids asked, in one `$in` read; with a tenant asked for, a document is only
+ * answered under that tenant (another tenant's id reads as absent).
+ */
+async function readTogether<D extends TenantOwned, Id>(model: Model<D>, asked: readonly { _id: Id; tenantId?: string }[]): Promise<(D | null)[]> {
+  const tenants = [...new Set(asked.map((a) => a.tenantId))];
+  const filter = { _id: { $in: asked.map((a) => a._id) }, ...(tenants.every((t) => t !== undefined) && { tenantId: { $in: tenants } }) };
+  const byId = new Map((await model.find(filter as FilterQuery<D>).lean<D[]>().exec()).map((d) => [String(d._id), d]));
+  return asked.map((a) => {
+    const doc = byId.get(String(a._id));
+    return doc && (a.tenantId === undefined || doc.tenantId === a.tenantId) ? doc : null;
+  });
 }
 
 /** Refuses an update that names `tenantId` anywhere: as a field, under an operator, or as a rename target. */

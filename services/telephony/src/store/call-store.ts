@@ -141,7 +141,8 @@ export class CallStore {
 
   /** Any tenant's call, for the lifecycle that already knows the call (its tenant is in the row). */
   async byId(id: string): Promise<Call | null> {
-    const doc = await this.internal.findById(id);
+    // Calls ending together read their rows together.
+    const doc = await this.internal.findByIdShared(id);
     return doc ? toCall(doc) : null;
   }
 
