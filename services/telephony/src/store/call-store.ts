@@ -1,4 +1,4 @@
-import { Coalescer, isDuplicateKeyError, stringIds, TenantCollection, type Page, type QueryShape, type ScopedFilter, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, stringIds, TenantCollection, type Page, type QueryShape, type ScopedFilter, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { CallAnalysis, TranscriptTurn } from '../carrier/carrier';
 import { ACTIVE_STATUSES, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
@@ -108,6 +108,11 @@ export class CallStore {
   private readonly details: TenantCollection<DetailsDoc, string>;
   /** Lifecycle writes by call id: the dialer, recovery and billing's outcomes carry the tenant in the call. */
   private readonly internal;
+  /** Calls created together (a dispatch pass's dials), inserted in one unordered write: a duplicate id is refused alone. */
+  private readonly creates = new Coalescer<CallDoc, boolean>(async (docs) => {
+    const refused = new Set(await this.internal.insertManyUnordered(docs));
+    return docs.map((_, i) => !refused.has(i));
+  });
   /** The details of calls ending together, stored in one unordered insert (a replay's duplicate skipped). */
   private readonly detailInserts = new Coalescer<DetailsDoc, void>(async (docs) => {
     await this.details.crossTenant('the details of calls ending together are stored in one write, each with its tenant').insertManyUnordered(docs);
@@ -122,16 +127,11 @@ export class CallStore {
     this.internal = this.calls.crossTenant('call lifecycle and billing outcomes are keyed by call id; the row carries its tenant');
   }
 
-  /** True when this insert created the call; false when a call with its id exists already. */
-  async create(scope: TenantScope, call: Call): Promise<boolean> {
+  /** True when this insert created the call; false when a call with its id exists already. Calls created together are inserted together. */
+  create(scope: TenantScope, call: Call): Promise<boolean> {
     const { id, tenantId: _t, ...rest } = call;
-    try {
-      await this.calls.insert(scope, { _id: id, ...rest });
-      return true;
-    } catch (err) {
-      if (isDuplicateKeyError(err)) return false;
-      throw err;
-    }
+    // Inserted as built (no schema defaults applied): the numbers are stored as null when absent, as the schema says.
+    return this.creates.run({ _id: id, tenantId: scope.tenantId, ...rest, fromNumber: rest.fromNumber ?? null, toNumber: rest.toNumber ?? null } as CallDoc);
   }
 
   async get(scope: TenantScope, id: string): Promise<Call | null> {
