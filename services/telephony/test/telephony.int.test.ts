@@ -6,6 +6,8 @@ import { startBilling } from '../../billing/src/main';
 import { startLeads } from '../../leads/src/main';
 import { RecordingTokens } from '../src/domain/recording-token';
 import { startTelephony } from '../src/main';
+import type { Call as CallRow } from '../src/domain/call';
+import { CallStore } from '../src/store/call-store';
 import { LineStore, type Line } from '../src/store/line-store';
 
 type Telephony = ReturnType<typeof createPromiseClient<typeof voiceapi.telephony.v1.TelephonyServiceService>>;
@@ -210,6 +212,33 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       // Lowered to 2 with 5 held: none until calls end.
       expect((await lines.takeMany(scope, ['i'], 2, new Date(), await lines.held(scope))).size).toBe(0);
       expect(await lines.held(scope)).toHaveLength(5);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('moves calls asked at once in shared writes: of racing moves of one call exactly one moves it, and each caller knows whether it did', async () => {
+    const own = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `calls_${randomBytes(4).toString('hex')}` }).asPromise();
+    try {
+      const calls = new CallStore(own);
+      const scope = requireTenant({ tenantId: 't-moves', keyMode: 'live' });
+      const row = (id: string): CallRow => ({
+        id, tenantId: scope.tenantId, direction: 'outbound', status: 'queued', dialId: `${id}:1`, contactId: 'c', campaignId: 'k', fromNumber: '+14155550100', toNumber: '+14155550101',
+        startedAt: new Date(), durationSeconds: 0, maxCallSeconds: 60, sandbox: false, holdFailed: false, billingStatus: 'pending', hasTranscript: false, hasAnalysis: false, hasRecording: false,
+      });
+      const ids = Array.from({ length: 20 }, (_, i) => `call-${i}`);
+      expect(await Promise.all([...ids.map((id) => calls.create(scope, row(id))), calls.create(scope, row('call-0'))])).toEqual([...ids.map(() => true), false]);
+      // Two tries ring each call at once: one moves it, the other is told it did not.
+      const rung = await Promise.all(ids.flatMap((id) => [calls.setRinging(id), calls.setRinging(id)]));
+      for (let i = 0; i < ids.length; i++) expect([rung[2 * i], rung[2 * i + 1]].filter((c) => c?.status === 'ringing')).toHaveLength(1);
+      const end = { status: 'completed' as const, outcome: 'completed' as const, endedAt: new Date(), durationSeconds: 30, hasTranscript: false, hasAnalysis: false, hasRecording: false };
+      // The runner and a recovery end the same call at once: one ending is written.
+      const ended = await Promise.all(ids.flatMap((id) => [calls.finish(id, end), calls.finish(id, { ...end, durationSeconds: 99 })]));
+      for (let i = 0; i < ids.length; i++) expect([ended[2 * i], ended[2 * i + 1]].filter((c) => c !== null)).toHaveLength(1);
+      for (const id of ids) expect((await calls.byId(id))?.status).toBe('completed');
+      // A move from a state the call has left is refused.
+      expect(await calls.setAnswered('call-1', new Date(), 'sid', false)).toBeNull();
+      expect(await calls.setRinging('no-such-call')).toBeNull();
     } finally {
       await own.close();
     }

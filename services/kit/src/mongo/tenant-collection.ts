@@ -288,14 +288,15 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   }
 
   /**
-   * Applies each update to its document (by id, under the tenant the document names), in one
-   * unordered round trip: the state changes of many attempts in one write. An id not under that
-   * tenant, or absent, is left alone.
+   * Applies each update to its document (by id, under the tenant the document names when given,
+   * matching `where` when given), in one unordered round trip: the state changes of many attempts
+   * in one write. An id not under that tenant, absent or not matching is left alone.
    */
-  async updateManyById(updates: readonly { id: Id; tenantId: string; update: UpdateQuery<D> }[]): Promise<void> {
+  async updateManyById(updates: readonly { id: Id; tenantId?: string; where?: FilterQuery<D>; update: UpdateQuery<D> }[]): Promise<void> {
     if (updates.length === 0) return;
     for (const u of updates) refuseTenantChange(u.update);
-    await this.model.bulkWrite(updates.map((u) => ({ updateOne: { filter: { _id: u.id, tenantId: u.tenantId } as FilterQuery<D>, update: u.update } })) as never[], { ordered: false });
+    const filter = (u: (typeof updates)[number]) => ({ ...u.where, _id: u.id, ...(u.tenantId !== undefined && { tenantId: u.tenantId }) }) as FilterQuery<D>;
+    await this.model.bulkWrite(updates.map((u) => ({ updateOne: { filter: filter(u), update: u.update } })) as never[], { ordered: false });
   }
 
   /** The documents matching `filter`, a page at a time along the primary key (sweeps). */
