@@ -207,6 +207,34 @@ describe('TenantCollection', () => {
     await busy;
   });
 
+  it('writes conditional updates asked at once together, and tells each caller whether its own applied', async () => {
+    interface TaskDoc {
+      _id: Types.ObjectId;
+      tenantId: string;
+      state: string;
+      note?: string;
+      moves?: Record<string, string>;
+    }
+    const tasks = new TenantCollection(
+      conn.model<TaskDoc>('Task', new Schema<TaskDoc>({ tenantId: { type: String, required: true }, state: String, note: String, moves: Schema.Types.Mixed }, { versionKey: false })),
+      objectIds,
+      [],
+    );
+    const made = await Promise.all(Array.from({ length: 10 }, () => tasks.insert(a, { state: 'open', note: 'n' })));
+    const start = (id: string, scope = a) => tasks.updateByIdShared(scope, id, { $set: { state: 'started' }, $unset: { note: 1 } }, { where: { state: 'open' }, mark: 'moves.started' });
+    // Two tries of each at once, and one under another tenant: exactly one applies per task.
+    const tries = await Promise.all(made.flatMap((t) => [start(t._id.toString()), start(t._id.toString()), start(t._id.toString(), b)]));
+    for (let i = 0; i < made.length; i++) {
+      const [x, y, other] = tries.slice(3 * i, 3 * i + 3);
+      expect([x, y].filter((d) => d?.state === 'started')).toHaveLength(1);
+      expect([x, y].find((d) => d !== null)?.note).toBeUndefined();
+      expect(other).toBeNull();
+    }
+    // From a state the task has left: refused, and the caller told so.
+    expect(await start(made[0]!._id.toString())).toBeNull();
+    expect(await start('not-an-id')).toBeNull();
+  });
+
   it('saves blobs arriving together in shared writes: every part and header under its tenant, a replay keeping the first', async () => {
     const blobs = new BlobStore(conn, `blobs_${randomBytes(3).toString('hex')}`);
     const small = (i: number) => Buffer.from(`audio of call ${i}`);

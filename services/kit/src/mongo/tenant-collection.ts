@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import { Coalescer } from '../coalesce';
 import type { TenantScope } from '../context';
@@ -60,6 +61,26 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
     return this.model.findOne({ _id, tenantId: scope.tenantId } as FilterQuery<D>, projection).lean<D>();
+  }
+
+  /** `updateByIdShared`'s writes: the updates asked while one is under way, written together next. */
+  private sharedUpdates: Coalescer<SharedUpdate<D, Id>, D | null> | undefined;
+
+  /**
+   * `updateById` for hot paths where many requests change documents at once (calls ringing,
+   * contacts moving on): the updates asked while one is under way are one bulk write and one read
+   * back. Each update also sets a token of its own at `mark` (a field naming the kind of change),
+   * which the read back compares: the caller gets the document after its update when its update
+   * applied, else null. Updates of one `mark` that could both apply must not be asked at once
+   * (their `where` exclude each other, as moves from a state do). The schema must declare `mark`'s
+   * path (mongoose drops paths it does not know, and the update would read as never applied).
+   */
+  async updateByIdShared(scope: TenantScope, id: string, update: UpdateQuery<D>, opts: { where?: ScopedFilter<D>; mark: string }): Promise<D | null> {
+    refuseTenantChange(update);
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return null;
+    this.sharedUpdates ??= new Coalescer((asked) => updateTogether(this.model, asked));
+    return this.sharedUpdates.run({ _id, tenantId: scope.tenantId, where: opts.where as FilterQuery<D> | undefined, update, mark: opts.mark, token: randomUUID() });
   }
 
   /** `findByIdShared`'s reads: the ids asked while one read is under way, read together next. */
@@ -244,6 +265,17 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     return this.sharedReads.run({ _id });
   }
 
+  private sharedUpdates: Coalescer<SharedUpdate<D, Id>, D | null> | undefined;
+
+  /** `updateById`, the updates asked while one is under way written together (as `TenantCollection.updateByIdShared`). */
+  async updateByIdShared(id: string, update: UpdateQuery<D>, opts: { where?: FilterQuery<D>; mark: string }): Promise<D | null> {
+    refuseTenantChange(update);
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return null;
+    this.sharedUpdates ??= new Coalescer((asked) => updateTogether(this.model, asked));
+    return this.sharedUpdates.run({ _id, where: opts.where, update, mark: opts.mark, token: randomUUID() });
+  }
+
   /** Updates the document with this id (matching `where`, if given); null when there is none. */
   updateById(id: string, update: UpdateQuery<D>, opts: { where?: FilterQuery<D> } = {}): Promise<D | null> {
     refuseTenantChange(update);
@@ -308,6 +340,37 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   estimatedCount(): Promise<number> {
     return this.model.estimatedDocumentCount().exec();
   }
+}
+
+/** One update asked of `updateByIdShared`. */
+interface SharedUpdate<D, Id> {
+  _id: Id;
+  tenantId?: string;
+  where?: FilterQuery<D>;
+  update: UpdateQuery<D>;
+  /** Where the update's token goes, and the token. */
+  mark: string;
+  token: string;
+}
+
+/** The updates in one unordered bulk write, each with its token; then one read back tells which applied. */
+async function updateTogether<D extends TenantOwned, Id>(model: Model<D>, asked: readonly SharedUpdate<D, Id>[]): Promise<(D | null)[]> {
+  const ops = asked.map((u) => {
+    const { $set, ...rest } = u.update as { $set?: Record<string, unknown> };
+    const filter = { ...u.where, _id: u._id, ...(u.tenantId !== undefined && { tenantId: u.tenantId }) };
+    return { updateOne: { filter, update: { ...rest, $set: { ...$set, [u.mark]: u.token } } } };
+  });
+  await model.bulkWrite(ops as never[], { ordered: false });
+  const docs = await readTogether(model, asked);
+  return asked.map((u, i) => {
+    const doc = docs[i];
+    return doc && valueAt(doc, u.mark) === u.token ? doc : null;
+  });
+}
+
+/** The value at a dotted path of a document. */
+function valueAt(doc: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), doc);
 }
 
 /**

@@ -10,6 +10,8 @@ interface ContactDoc extends Omit<Contact, 'id' | 'messageInputs'> {
   _id: Types.ObjectId;
   tenantId: string;
   messageInputs?: string;
+  /** Which write last moved the contact to each status from a given one (kit `updateByIdShared`'s marks). */
+  moves?: Partial<Record<ContactStatus, string>>;
 }
 
 const consentFields = { outboundCall: Boolean, capturedAt: Date, source: String };
@@ -37,6 +39,7 @@ export const contactSchema = new Schema<ContactDoc>(
     timeZones: { type: [String], default: undefined },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
+    moves: { type: Schema.Types.Mixed, default: undefined },
   },
   { collection: 'contacts', versionKey: false, minimize: true },
 );
@@ -52,7 +55,7 @@ export const contactQueryShapes: QueryShape[] = [
 ];
 
 function toContact(doc: ContactDoc): Contact {
-  const { _id, tenantId: _t, messageInputs, ...rest } = doc;
+  const { _id, tenantId: _t, messageInputs, moves: _moves, ...rest } = doc;
   return { id: _id.toString(), ...rest, ...(messageInputs !== undefined && { messageInputs: JSON.parse(messageInputs) as Contact['messageInputs'] }) };
 }
 
@@ -95,9 +98,16 @@ export class ContactStore {
     return { ...res, items: res.items.map(toContact) };
   }
 
-  /** Applies a change; with `from`, only while the contact is in one of those statuses. */
+  /**
+   * Applies a change; with `from`, only while the contact is in one of those statuses (null when
+   * it is not). Moves from a status asked at once (a dial pass's claims) are written together.
+   */
   async update(scope: TenantScope, id: string, change: ContactChange, from?: readonly ContactStatus[]): Promise<Contact | null> {
-    const doc = await this.contacts.updateById(scope, id, change, from ? { where: { status: { $in: [...from] } } } : {});
+    const to = (change.$set as { status?: ContactStatus } | undefined)?.status;
+    const doc =
+      from && to && !from.includes(to)
+        ? await this.contacts.updateByIdShared(scope, id, change, { where: { status: { $in: [...from] } }, mark: `moves.${to}` })
+        : await this.contacts.updateById(scope, id, change, from ? { where: { status: { $in: [...from] } } } : {});
     return doc && toContact(doc);
   }
 

@@ -1,5 +1,4 @@
 import { Coalescer, stringIds, TenantCollection, type Page, type QueryShape, type ScopedFilter, type TenantScope } from '@voiceapi/kit';
-import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
 import type { CallAnalysis, TranscriptTurn } from '../carrier/carrier';
 import { ACTIVE_STATUSES, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
@@ -9,19 +8,8 @@ type Move = 'ringing' | 'answered' | 'ended';
 
 interface CallDoc extends Omit<Call, 'id'> {
   _id: string;
-  /**
-   * Which write made each move: moves asked together are written in one bulk update and read back
-   * once, and a move's own token on the row is how its caller knows it was the one that moved it.
-   */
+  /** Which write made each move (kit `updateByIdShared`'s marks: how a caller knows its move applied). */
   moves?: Partial<Record<Move, string>>;
-}
-
-interface PendingMove {
-  id: string;
-  set: Partial<Call>;
-  from: readonly CallStatus[];
-  move: Move;
-  token: string;
 }
 
 export const callSchema = new Schema<CallDoc>(
@@ -136,8 +124,6 @@ export class CallStore {
     await this.details.crossTenant('the details of calls ending together are stored in one write, each with its tenant').insertManyUnordered(docs);
     return docs.map(() => undefined);
   });
-  /** Lifecycle moves asked together (a pass's dials ringing, calls answered or ending at once). */
-  private readonly moves = new Coalescer<PendingMove, Call | null>((batch) => this.moveTogether(batch));
   /** Billing's outcomes arriving together: one bulk update, then one read of the rows they changed. */
   private readonly billingWrites = new Coalescer<BillingOutcome, Call | null>((outcomes) => this.writeBilling(outcomes));
 
@@ -254,20 +240,13 @@ export class CallStore {
     return doc ? { transcript: doc.transcript ?? [], ...(doc.analysis && { analysis: doc.analysis }) } : null;
   }
 
-  /** The row after `set`, when this write moved it from one of `from`; null when it did not. */
-  private move(id: string, move: Move, set: Partial<Call>, from: readonly CallStatus[]): Promise<Call | null> {
-    return this.moves.run({ id, move, set, from, token: randomUUID() });
-  }
-
-  /** Moves asked together: one bulk update of the rows still in a `from` state, one read of them back. */
-  private async moveTogether(batch: PendingMove[]): Promise<(Call | null)[]> {
-    await this.internal.updateManyById(batch.map((m) => ({ id: m.id, where: { status: { $in: [...m.from] } }, update: { $set: { ...m.set, [`moves.${m.move}`]: m.token } } })));
-    const ids = [...new Set(batch.map((m) => m.id))];
-    const rows = new Map((await this.internal.find({ _id: { $in: ids } }, { limit: ids.length })).map((d) => [d._id, d]));
-    return batch.map((m) => {
-      const row = rows.get(m.id);
-      return row?.moves?.[m.move] === m.token ? toCall(row) : null;
-    });
+  /**
+   * The row after `set`, when this write moved it from one of `from`; null when it did not. Moves
+   * asked together (a pass's dials ringing, calls answered or ending at once) are written together.
+   */
+  private async move(id: string, move: Move, set: Partial<Call>, from: readonly CallStatus[]): Promise<Call | null> {
+    const doc = await this.internal.updateByIdShared(id, { $set: set }, { where: { status: { $in: [...from] } }, mark: `moves.${move}` });
+    return doc ? toCall(doc) : null;
   }
 }
 
