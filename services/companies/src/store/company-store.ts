@@ -1,4 +1,4 @@
-import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { objectIds, ReadCache, TenantCollection, type Logger, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { Company, CompanyFields, ClearableField } from '../domain/company';
 
@@ -60,18 +60,28 @@ function toDoc<F extends Partial<CompanyFields>>(fields: F): Omit<F, 'businessHo
 /** The companies collection, tenant-scoped by construction (see TenantCollection). */
 export class CompanyStore {
   private readonly companies: TenantCollection<CompanyDoc>;
+  /**
+   * Profiles read by id (the tenant API's reads, agents' scripts), emptied when any replica changes
+   * the collection (decision 0113): a profile is read far more often than it is written.
+   */
+  readonly cache: ReadCache<Company>;
 
-  constructor(conn: Connection) {
+  constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
     this.companies = new TenantCollection(conn.models.Company ?? conn.model<CompanyDoc>('Company', companySchema), objectIds, companyQueryShapes);
+    this.cache = new ReadCache({ source: this.companies.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 
   async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<Company> {
-    return toCompany(await this.companies.insert(scope, { ...toDoc(fields), createdAt: now, updatedAt: now }));
+    const created = toCompany(await this.companies.insert(scope, { ...toDoc(fields), createdAt: now, updatedAt: now }));
+    this.cache.forgetAll();
+    return created;
   }
 
   async get(scope: TenantScope, id: string): Promise<Company | null> {
-    const doc = await this.companies.findById(scope, id, PUBLIC_PROJECTION);
-    return doc && toCompany(doc);
+    return this.cache.get(`${scope.tenantId}:${id}`, async () => {
+      const doc = await this.companies.findById(scope, id, PUBLIC_PROJECTION);
+      return doc && toCompany(doc);
+    });
   }
 
   async latest(scope: TenantScope): Promise<Company | null> {
@@ -87,10 +97,13 @@ export class CompanyStore {
   async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, now: Date, clear: readonly ClearableField[] = []): Promise<Company | null> {
     const unset = Object.fromEntries(clear.map((f) => [f, 1]));
     const doc = await this.companies.updateById(scope, id, { $set: { ...toDoc(fields), updatedAt: now }, ...(clear.length > 0 && { $unset: unset }) });
+    this.cache.forgetAll();
     return doc && toCompany(doc);
   }
 
-  delete(scope: TenantScope, id: string): Promise<boolean> {
-    return this.companies.deleteById(scope, id);
+  async delete(scope: TenantScope, id: string): Promise<boolean> {
+    const deleted = await this.companies.deleteById(scope, id);
+    this.cache.forgetAll();
+    return deleted;
   }
 }
