@@ -28,6 +28,8 @@ export const configSchema = z.object({
   INBOUND_MAX_CALL_SECONDS: z.coerce.number().int().min(60).max(14_400).default(3_600),
   /** Calls in progress at once per tenant until the operator sets its package. */
   DEFAULT_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(1).max(1_000).default(10),
+  /** How long a cached number (inbound calls look theirs up) is kept at most, should a change stream miss a change (decision 0113). */
+  NUMBER_CACHE_TTL_MS: z.coerce.number().int().min(1_000).default(60_000),
   /**
    * The dispatcher's safety net: a queued dial and a freed line wake it at once (change streams),
    * a raised package too, a postponed dial when it falls due; this catches what a change stream

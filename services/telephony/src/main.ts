@@ -50,7 +50,9 @@ export async function startTelephony(env: Record<string, string | undefined> = p
 
   const calls = new CallStore(conn);
   const recordings = new RecordingStore(conn);
-  const numbers = new NumberStore(conn);
+  const numbers = new NumberStore(conn, { cacheTtlMs: cfg.NUMBER_CACHE_TTL_MS, log });
+  numbers.cache.start();
+  lifecycle.onStop('number cache', () => numbers.cache.stop());
   const lines = new LineStore(conn);
   const queue = new DialQueueStore(conn);
   const settings = new TenantSettingsStore(conn, cfg.DEFAULT_MAX_CONCURRENT_CALLS, log);

@@ -1,4 +1,4 @@
-import { declareQueries, isDuplicateKeyError, platformModel, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { declareQueries, isDuplicateKeyError, platformModel, ReadCache, stringIds, TenantCollection, type Logger, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { PhoneNumber } from '../domain/number';
 
@@ -53,10 +53,17 @@ export class NumberStore {
   private readonly model: Model<NumberDoc>;
   private readonly sales: Model<SaleDoc>;
 
-  constructor(conn: Connection) {
+  /**
+   * Numbers by phone number, as every inbound call looks its number up: emptied when any replica
+   * changes the pool (a number sold or added), decision 0113.
+   */
+  readonly cache: ReadCache<NumberDoc>;
+
+  constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
     this.model = platformModel(conn.models.PhoneNumber ?? conn.model<NumberDoc>('PhoneNumber', numberSchema), 'the number pool is the platform\'s; a number sold names its tenant, checked on every tenant read');
     this.sales = platformModel(conn.models.NumberSale ?? conn.model<SaleDoc>('NumberSale', saleSchema), 'a sale is the platform\'s lock on one number, whoever buys it');
     declareQueries(this.model, numberQueryShapes);
+    this.cache = new ReadCache({ source: { model: this.model, operations: ['insert', 'update', 'replace', 'delete'] }, ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 
   /** Adds a number to the pool; false when the number exists already (in the pool or owned). */
@@ -64,6 +71,7 @@ export class NumberStore {
     try {
       const { phoneNumber, ...rest } = n;
       await this.model.create({ _id: phoneNumber, ...rest, status: 'available' });
+      this.cache.forgetAll();
       return { ...n, status: 'available' };
     } catch (err) {
       if (isDuplicateKeyError(err)) return null;
@@ -77,7 +85,8 @@ export class NumberStore {
   }
 
   async owned(scope: TenantScope, opts: { id?: string; phoneNumber?: string }): Promise<PhoneNumber | null> {
-    const doc = opts.phoneNumber ? await this.model.findById(opts.phoneNumber).lean<NumberDoc>() : await this.model.findOne({ id: opts.id }).lean<NumberDoc>();
+    const phone = opts.phoneNumber;
+    const doc = phone ? await this.cache.get(phone, () => this.model.findById(phone).lean<NumberDoc>().exec()) : await this.model.findOne({ id: opts.id }).lean<NumberDoc>();
     return doc && doc.tenantId === scope.tenantId && doc.status === 'active' ? toNumber(doc) : null;
   }
 
@@ -119,6 +128,7 @@ export class NumberStore {
   /** The sold number becomes the tenant's. */
   async completeSale(tenantId: string, phoneNumber: string, now: Date): Promise<PhoneNumber | null> {
     const doc = await this.model.findOneAndUpdate({ _id: phoneNumber }, { $set: { tenantId, status: 'active', purchasedAt: now } }, { new: true }).lean<NumberDoc>();
+    this.cache.forgetAll();
     await this.sales.updateOne({ _id: phoneNumber }, { $set: { state: 'done' } });
     return doc ? toNumber(doc) : null;
   }
