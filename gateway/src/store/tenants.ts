@@ -1,4 +1,5 @@
 import { isObjectIdHex, platformModel } from '@voiceapi/kit';
+import { LRUCache } from 'lru-cache';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 
 export interface TenantRecord {
@@ -14,6 +15,12 @@ const tenantSchema = new Schema<TenantRecord>(
 
 export class TenantStore {
   readonly model: Model<TenantRecord>;
+  /**
+   * Tenants seen to exist. A tenant is never deleted, so once seen it exists for good: the
+   * operator's calls for a tenant (a simulated call each) read the registry once, not every time.
+   */
+  private readonly known = new LRUCache<string, true>({ max: 100_000 });
+
   constructor(conn: Connection) {
     this.model = platformModel(conn.models.Tenant ?? conn.model<TenantRecord>('Tenant', tenantSchema), 'the tenant registry: a tenant\'s own record, read before any scope exists');
   }
@@ -23,6 +30,9 @@ export class TenantStore {
   }
 
   async exists(id: string): Promise<boolean> {
-    return isObjectIdHex(id) && (await this.model.exists({ _id: id })) !== null;
+    if (this.known.has(id)) return true;
+    const found = isObjectIdHex(id) && (await this.model.exists({ _id: id })) !== null;
+    if (found) this.known.set(id, true);
+    return found;
   }
 }
