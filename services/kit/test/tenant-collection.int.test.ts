@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import mongoose, { Schema, type Connection, type Types } from 'mongoose';
+import mongoose, { Schema, Types, type Connection } from 'mongoose';
 import { BLOB_PART_BYTES, BlobStore, ChangeFeed, createLogger, objectIds, platformModel, requireTenant, stringIds, TenantCollection, TenantKeyed } from '../src';
 
 interface NoteDoc {
@@ -182,6 +182,17 @@ describe('TenantCollection', () => {
       await feed.stop();
       await other.close();
     }
+  });
+
+  it('inserts documents asked at once in a shared write: true for the first of an id, false for a repeat, each under its tenant', async () => {
+    const ids = Array.from({ length: 5 }, () => new Types.ObjectId());
+    const made = await Promise.all([
+      ...ids.map((_id) => notes.insertShared(a, { _id, text: 'shared', createdAt: new Date() })),
+      notes.insertShared(b, { _id: ids[0]!, text: 'a repeat under another tenant', createdAt: new Date() }),
+    ]);
+    expect(made).toEqual([true, true, true, true, true, false]);
+    for (const _id of ids) expect((await notes.findById(a, _id.toString()))?.text).toBe('shared');
+    expect(await notes.findById(b, ids[0]!.toString())).toBeNull();
   });
 
   it('serves reads asked at once with shared reads: each its own tenant\'s document, as fresh as a read of its own', async () => {

@@ -175,6 +175,22 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    * Inserts the tenant's documents in one round trip, unordered: those whose id exists already are
    * skipped, and their positions answered (any other failure throws).
    */
+  /** `insertShared`'s inserts: the documents asked while one insert is under way, inserted together next. */
+  private sharedInserts: Coalescer<D, boolean> | undefined;
+
+  /**
+   * Inserts the tenant's document with its own id, the inserts asked while one is under way going
+   * in one unordered write (as built, see `insertAsBuilt`): true when this insert created it, false
+   * when a document with its id exists already (a replay; a duplicate is refused alone).
+   */
+  insertShared(scope: TenantScope, doc: Omit<D, 'tenantId' | '_id'> & { _id: Id }): Promise<boolean> {
+    this.sharedInserts ??= new Coalescer(async (docs) => {
+      const refused = new Set(await insertSkippingDuplicates(() => insertAsBuilt(this.model, docs, false)));
+      return docs.map((_, i) => !refused.has(i));
+    });
+    return this.sharedInserts.run({ ...doc, tenantId: scope.tenantId } as unknown as D);
+  }
+
   async insertNew(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id: Id })[]): Promise<number[]> {
     if (docs.length === 0) return [];
     return insertSkippingDuplicates(() => insertAsBuilt(this.model, docs.map((d) => ({ ...d, tenantId: scope.tenantId })), false));
@@ -256,6 +272,11 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   }
 
   private sharedReads: Coalescer<{ _id: Id }, D | null> | undefined;
+
+  /** The documents of these ids in one read, each only under the tenant asked for (null: absent, or another tenant's). */
+  findManyById(asked: readonly { id: Id; tenantId: string }[]): Promise<(D | null)[]> {
+    return readTogether(this.model, asked.map((a) => ({ _id: a.id, tenantId: a.tenantId })));
+  }
 
   /** `findById`, the reads asked while one is under way served by one read begun after they were asked (as `TenantCollection.findByIdShared`). */
   async findByIdShared(id: string): Promise<D | null> {

@@ -1,4 +1,4 @@
-import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 interface ClaimDoc {
@@ -21,19 +21,14 @@ export const claimQueryShapes: QueryShape[] = [{ name: 'contact', equality: ['te
 export class DialClaimStore {
   private readonly claims: TenantCollection<ClaimDoc, string>;
 
-  /** Claims asked together, inserted in one unordered write: each id's first insert wins, a duplicate is refused alone. */
-  private readonly inserts = new Coalescer<ClaimDoc, boolean>(async (docs) => {
-    const refused = new Set(await this.claims.crossTenant('dial claims asked together are inserted in one write, each with its tenant').insertManyUnordered(docs));
-    return docs.map((_, i) => !refused.has(i));
-  });
-
   constructor(conn: Connection) {
     this.claims = new TenantCollection(conn.models.DialClaim ?? conn.model<ClaimDoc>('DialClaim', claimSchema), stringIds, claimQueryShapes);
   }
 
   /** True for the first claim of a dial id, false for every later one. */
   claim(scope: TenantScope, dialId: string, contactId: string, now: Date): Promise<boolean> {
-    return this.inserts.run({ _id: dialId, tenantId: scope.tenantId, contactId, claimedAt: now });
+    // Claims asked together (a dispatch pass) are inserted in one write; each id's first insert wins.
+    return this.claims.insertShared(scope, { _id: dialId, contactId, claimedAt: now });
   }
 
   eraseContact(scope: TenantScope, contactId: string): Promise<number> {

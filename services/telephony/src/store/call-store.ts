@@ -114,16 +114,6 @@ export class CallStore {
   private readonly details: TenantCollection<DetailsDoc, string>;
   /** Lifecycle writes by call id: the dialer, recovery and billing's outcomes carry the tenant in the call. */
   private readonly internal;
-  /** Calls created together (a dispatch pass's dials), inserted in one unordered write: a duplicate id is refused alone. */
-  private readonly creates = new Coalescer<CallDoc, boolean>(async (docs) => {
-    const refused = new Set(await this.internal.insertManyUnordered(docs));
-    return docs.map((_, i) => !refused.has(i));
-  });
-  /** The details of calls ending together, stored in one unordered insert (a replay's duplicate skipped). */
-  private readonly detailInserts = new Coalescer<DetailsDoc, void>(async (docs) => {
-    await this.details.crossTenant('the details of calls ending together are stored in one write, each with its tenant').insertManyUnordered(docs);
-    return docs.map(() => undefined);
-  });
   /** Billing's outcomes arriving together: one bulk update, then one read of the rows they changed. */
   private readonly billingWrites = new Coalescer<BillingOutcome, Call | null>((outcomes) => this.writeBilling(outcomes));
 
@@ -137,7 +127,7 @@ export class CallStore {
   create(scope: TenantScope, call: Call): Promise<boolean> {
     const { id, tenantId: _t, ...rest } = call;
     // Inserted as built (no schema defaults applied): the numbers are stored as null when absent, as the schema says.
-    return this.creates.run({ _id: id, tenantId: scope.tenantId, ...rest, fromNumber: rest.fromNumber ?? null, toNumber: rest.toNumber ?? null } as CallDoc);
+    return this.calls.insertShared(scope, { _id: id, ...rest, fromNumber: rest.fromNumber ?? null, toNumber: rest.toNumber ?? null } as Omit<CallDoc, 'tenantId'>);
   }
 
   async get(scope: TenantScope, id: string): Promise<Call | null> {
@@ -201,17 +191,12 @@ export class CallStore {
 
   private async writeBilling(outcomes: BillingOutcome[]): Promise<(Call | null)[]> {
     await this.internal.updateManyById(outcomes.map((o) => ({ id: o.id, tenantId: o.tenantId, update: { $set: o.fields } })));
-    const ids = [...new Set(outcomes.map((o) => o.id))];
-    const rows = new Map((await this.internal.find({ _id: { $in: ids } }, { limit: ids.length })).map((d) => [d._id, d]));
-    return outcomes.map((o) => {
-      const row = rows.get(o.id);
-      return row && row.tenantId === o.tenantId ? toCall(row) : null;
-    });
+    return (await this.internal.findManyById(outcomes)).map((row) => row && toCall(row));
   }
 
   async saveDetails(scope: TenantScope, id: string, transcript: TranscriptTurn[], analysis: CallAnalysis | undefined): Promise<void> {
     // Written before the call says it has them; a replay (recovery) finds the same already there.
-    await this.detailInserts.run({ _id: id, tenantId: scope.tenantId, transcript, ...(analysis && { analysis }) });
+    await this.details.insertShared(scope, { _id: id, transcript, ...(analysis && { analysis }) });
   }
 
   /** The ids of a contact's calls (all of them: erasure walks every one). */

@@ -35,11 +35,6 @@ export const queuedQueryShapes: QueryShape[] = [
 export class DialQueueStore {
   private readonly queue: TenantCollection<QueuedDoc, string>;
 
-  /** Dial requests consumed together, queued in one unordered insert (a redelivery's duplicate refused alone). */
-  private readonly adds = new Coalescer<QueuedDoc, boolean>(async (docs) => {
-    const duplicates = new Set(await this.queue.crossTenant('dial requests consumed together are queued in one write, each with its tenant').insertManyUnordered(docs));
-    return docs.map((_, i) => !duplicates.has(i));
-  });
   /**
    * Dials dispatched together, removed in one delete. A dial id names one dial of one tenant
    * (leads makes them from the contact's id), so matching the ids under their tenants removes exactly these.
@@ -63,7 +58,8 @@ export class DialQueueStore {
   /** False when the request is queued already (a redelivery). */
   add(scope: TenantScope, d: Omit<QueuedDial, 'tenantId'>): Promise<boolean> {
     const { dialId, ...rest } = d;
-    return this.adds.run({ _id: dialId, tenantId: scope.tenantId, ...rest });
+    // Dial requests consumed together are queued in one write.
+    return this.queue.insertShared(scope, { _id: dialId, ...rest });
   }
 
   /** The tenants with dials in the queue (due or not). */
