@@ -1,19 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, createWriteStream, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePorts } from '@voiceapi/local-infra';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
+/** A free port on 127.0.0.1 for a process under test (local-infra's `freePorts`: below the ephemeral range). */
+export async function freePort(): Promise<number> {
+  return (await freePorts(1))[0]!;
 }
 
 /** A pino line at error or fatal level, or what Node prints when a process dies of an exception. */
