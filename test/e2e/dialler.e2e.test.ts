@@ -12,7 +12,8 @@ describe('the dialler, shared by every tenant', () => {
   const scopes = ['calls:read', 'leads:read', 'leads:write', 'credits:read'];
 
   beforeAll(async () => {
-    sys = await startSystem({ serviceEnv: { leads: { CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' } } });
+    // The dispatcher's safety-net pass is a minute away: every dial here is started by a wake-up.
+    sys = await startSystem({ serviceEnv: { leads: { CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' }, telephony: { DISPATCH_INTERVAL_MS: '60000' } } });
     gw = sys.gateways[0]!.url;
     telephonyDb = await mongoose.createConnection(sys.env.MONGO_URL!, { dbName: sys.gatewayDb.replace(/^gateway_/, 'telephony_') }).asPromise();
   });
@@ -44,13 +45,13 @@ describe('the dialler, shared by every tenant', () => {
   let next = 0;
   /** A distinct number whose last four digits (1000–9999) make the simulator answer and talk 15–180 s. */
   const phone = (n: number) => `+1415${200 + Math.floor(n / 9000)}${1000 + (n % 9000)}`;
-  /** Leads with distinct numbers, a few at a time. */
-  async function leads(t: { key: string; campaignId: string }, count: number): Promise<string[]> {
+  /** Leads with distinct numbers (or these), a few at a time. */
+  async function leads(t: { key: string; campaignId: string }, count: number, phones?: string[]): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i += 25) {
       const batch = await Promise.all(
-        Array.from({ length: Math.min(25, count - i) }, () =>
-          api(t.key, '/leads', { campaignId: t.campaignId, phone: phone(next++), name: 'Ada', channel: 'call', consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' } }),
+        Array.from({ length: Math.min(25, count - i) }, (_, j) =>
+          api(t.key, '/leads', { campaignId: t.campaignId, phone: phones?.[i + j] ?? phone(next++), name: 'Ada', channel: 'call', consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' } }),
         ),
       );
       for (const r of batch) {
@@ -81,6 +82,27 @@ describe('the dialler, shared by every tenant', () => {
     // And the busy tenant never has more than its one line.
     expect((await api(busy.key, '/calls/active')).body.calls.length).toBeLessThanOrEqual(1);
   }, 120_000);
+
+  it('dials the next waiting lead as soon as a line is freed', async () => {
+    const t = await tenant(1);
+    // Numbers ending 0001 ring out unanswered: each call holds the one line for its 3 s of ringing.
+    await leads(t, 3, ['+14153100001', '+14153110001', '+14153120001']);
+    await eventually(
+      'the three leads dialled one after another on the one line',
+      () => api(t.key, '/calls?limit=25'),
+      (r: CallResult) => r.status === 200 && r.body.calls.length === 3 && r.body.calls.every((c: any) => c.status === 'no_answer'),
+      30_000,
+    );
+  }, 60_000);
+
+  it('dials a waiting backlog as soon as its package is raised', async () => {
+    const t = await tenant(1);
+    await leads(t, 3);
+    await eventually('one lead dialled, two waiting for the line', () => queued(t.tenantId), (n: number) => n === 2, 20_000);
+    expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 3 }, 'PUT')).status).toBe(200);
+    await eventually('the waiting two dialled on the new lines', () => queued(t.tenantId), (n: number) => n === 0, 10_000);
+    expect((await api(t.key, '/calls/active')).body.calls.length).toBe(3);
+  }, 60_000);
 
   it("drops a cancelled contact's waiting dial at once", async () => {
     const t = await tenant(1);

@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { scriptedCollection } from './mongo/scripted-stream';
 import type { Logger } from './logger';
 import { Worker, type PassResult } from './worker';
 
@@ -168,29 +168,21 @@ describe('Worker', () => {
   it('is woken by changes to the collections it watches, a burst of them served by one pass', async () => {
     jest.useFakeTimers();
     try {
-      const streams: EventEmitter[] = [];
-      const collection = {
-        collectionName: 'work',
-        watch: () => {
-          const s = Object.assign(new EventEmitter(), { close: async () => undefined });
-          streams.push(s);
-          return s as never;
-        },
-      };
+      const work = scriptedCollection(['insert']);
       let passes = 0;
-      const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, wakeOn: [{ model: { collection }, operations: ['insert'] }], gatherMs: 50, log: log(), pass: async () => void passes++ });
+      const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, wakeOn: [work.source], gatherMs: 50, log: log(), pass: async () => void passes++ });
       w.start();
       await jest.advanceTimersByTimeAsync(0);
-      expect({ passes, streams: streams.length }).toEqual({ passes: 1, streams: 1 });
-      for (let i = 0; i < 5; i++) streams[0]!.emit('change', { operationType: 'insert' });
+      expect({ passes, streams: work.opened() }).toEqual({ passes: 1, streams: 1 });
+      for (let i = 0; i < 5; i++) void work.changed();
       await jest.advanceTimersByTimeAsync(49);
       expect(passes).toBe(1);
       await jest.advanceTimersByTimeAsync(1);
       expect(passes).toBe(2);
       // A stream that fails is opened again, and the worker looks once in case it missed a change.
-      streams[0]!.emit('error', new Error('store away'));
+      void work.fail();
       await jest.advanceTimersByTimeAsync(1_000);
-      expect(streams.length).toBe(2);
+      expect(work.opened()).toBe(2);
       await jest.advanceTimersByTimeAsync(50);
       expect(passes).toBe(3);
       await w.stop();

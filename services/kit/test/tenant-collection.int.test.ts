@@ -184,6 +184,37 @@ describe('TenantCollection', () => {
     }
   });
 
+  it('paces a change feed: a steady stream of writes wakes it once per pace, and the last write is still seen', async () => {
+    const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: conn.name }).asPromise();
+    const seen: number[] = [];
+    const feed = new ChangeFeed([notes.changes(['insert'])], () => seen.push(Date.now()), createLogger('test', 'silent'), 300);
+    try {
+      feed.start();
+      const started = Date.now();
+      while (seen.length === 0 && Date.now() - started < 10_000) {
+        await other.collection('notes').insertOne({ tenantId: 'tenant-a', text: 'warm-up', createdAt: new Date() });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 400));
+      const before = seen.length;
+      // 60 writes over about 1.2 s: unpaced, nearly every one is a read of its own and a wake-up.
+      for (let i = 0; i < 60; i++) {
+        await other.collection('notes').insertOne({ tenantId: 'tenant-a', text: `burst ${i}`, createdAt: new Date() });
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const lastWrite = Date.now();
+      await new Promise((r) => setTimeout(r, 800));
+      const wakes = seen.slice(before);
+      expect(wakes.length).toBeGreaterThanOrEqual(2);
+      expect(wakes.length).toBeLessThanOrEqual(8);
+      // The writes of the last pause arrive after it: the feed does not stop reading.
+      expect(wakes[wakes.length - 1]!).toBeGreaterThanOrEqual(lastWrite - 300);
+    } finally {
+      await feed.stop();
+      await other.close();
+    }
+  });
+
   it('inserts documents asked at once in a shared write: true for the first of an id, false for a repeat, each under its tenant', async () => {
     const ids = Array.from({ length: 5 }, () => new Types.ObjectId());
     const made = await Promise.all([

@@ -95,18 +95,20 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     wakeIn: (ms) => dispatching.wakeIn(ms),
     metrics: { dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }) },
   });
-  // Woken when a dial is queued, a line freed or a package set, by any replica; the timer is the safety net.
+  // Woken when a dial is queued, a line freed while dials wait for one, or a package set, by any
+  // replica; the timer is the safety net.
   const dispatching = new Worker({
     service: 'telephony',
     job: 'dial-dispatch',
     everyMs: cfg.DISPATCH_INTERVAL_MS,
-    wakeOn: [queue.changes(), lines.changes(), settings.changes()],
+    wakeOn: [queue.changes(), { ...lines.changes(), when: () => dialer.waitingForLines }],
     gatherMs: 50,
     lease,
     log,
     pass: async () => void (await dialer.dispatch()),
     drain: () => dialer.drain(),
   });
+  settings.onChange(() => dispatching.wake());
   const recovery = new Recovery({ lines, calls, queue, runner, carrier, log, now, isDispatching: (id) => dialer.isDispatching(id) });
   const recompute = new RollupRecompute({ rollups, calls });
   const workers = [

@@ -5,6 +5,8 @@ import type { Logger } from '../logger';
 export interface WakeSource {
   model: { collection: Pick<mongo.Collection, 'watch' | 'collectionName'> };
   operations: readonly ('insert' | 'update' | 'replace' | 'delete')[];
+  /** Whether its changes matter now (default always): asked when they arrive; those that do not are let pass. */
+  when?: () => boolean;
 }
 
 /**
@@ -20,16 +22,22 @@ const RETRY_MAX_MS = 30_000;
  * is found when it is written, by any replica, instead of by polling. Only the fact of a change
  * is used (no resume token): a stream that fails is opened again after a pause (1 s, doubling to
  * 30 s), and the caller's own timer covers what changed in between.
+ *
+ * With `paceMs`, a stream reads again no sooner than `paceMs` after a change was reported: the
+ * changes of that time arrive as one (one read for the burst, not one per change), which suits a
+ * caller that gathers a burst for that long anyway (a worker's `gatherMs`).
  */
 export class ChangeFeed {
   private readonly streams = new Map<WakeSource, mongo.ChangeStream>();
   private readonly retries = new Map<WakeSource, NodeJS.Timeout>();
+  private readonly pauses = new Set<{ timer: NodeJS.Timeout; done: () => void }>();
   private stopped = false;
 
   constructor(
     private readonly sources: readonly WakeSource[],
     private readonly onChange: () => void,
     private readonly log: Logger,
+    private readonly paceMs = 0,
   ) {}
 
   start(): void {
@@ -39,6 +47,10 @@ export class ChangeFeed {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.retries.values()) clearTimeout(t);
+    for (const p of this.pauses) {
+      clearTimeout(p.timer);
+      p.done();
+    }
     await Promise.all([...this.streams.values()].map((s) => s.close().catch(() => undefined)));
     this.streams.clear();
   }
@@ -56,16 +68,42 @@ export class ChangeFeed {
       return;
     }
     this.streams.set(source, stream);
+    void this.follow(source, stream, retryMs);
+  }
+
+  /** Reads the stream until it fails or the feed stops: one `onChange` per read that brought changes. */
+  private async follow(source: WakeSource, stream: mongo.ChangeStream, retryMs: number): Promise<void> {
     let healthy = false;
-    stream.on('change', () => {
-      healthy = true;
-      this.onChange();
-    });
-    stream.once('error', (err: unknown) => {
+    try {
+      while (!this.stopped) {
+        await stream.next();
+        // The rest of what that read brought is in memory already: the same wake-up.
+        while (!this.stopped && buffered(stream) > 0) await stream.next();
+        healthy = true;
+        if (this.stopped) return;
+        if (source.when?.() ?? true) this.onChange();
+        if (this.paceMs > 0 && buffered(stream) === 0) await this.pause(this.paceMs);
+      }
+    } catch (err) {
+      if (this.stopped) return;
       this.streams.delete(source);
       void stream.close().catch(() => undefined);
       // A stream that delivered changes failed for a new reason: start the pauses over.
       this.retry(source, healthy ? RETRY_FIRST_MS : retryMs, err);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const pause = {
+        timer: setTimeout(() => {
+          this.pauses.delete(pause);
+          resolve();
+        }, ms),
+        done: resolve,
+      };
+      pause.timer.unref();
+      this.pauses.add(pause);
     });
   }
 
@@ -81,4 +119,14 @@ export class ChangeFeed {
     t.unref();
     this.retries.set(source, t);
   }
+}
+
+/**
+ * Changes a stream's last read brought that are not yet taken. The driver keeps them on the
+ * stream's cursor and does not type it: where that is missing this reads as -1, so the feed never
+ * pauses (it then reads as a stream without `paceMs` does) rather than pausing once per change.
+ */
+function buffered(stream: mongo.ChangeStream): number {
+  const cursor = (stream as unknown as { cursor?: { bufferedCount?: () => number } }).cursor;
+  return typeof cursor?.bufferedCount === 'function' ? cursor.bufferedCount() : -1;
 }

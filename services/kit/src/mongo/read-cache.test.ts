@@ -1,26 +1,12 @@
-import { EventEmitter } from 'node:events';
 import type { Logger } from '../logger';
 import { ReadCache } from './read-cache';
+import { scriptedCollection } from './scripted-stream';
 
 const log = { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
 
-/** A collection whose change stream the test drives. */
-function watched() {
-  const streams: EventEmitter[] = [];
-  const collection = {
-    collectionName: 'things',
-    watch: () => {
-      const s = Object.assign(new EventEmitter(), { close: async () => undefined });
-      streams.push(s);
-      return s as never;
-    },
-  };
-  return { source: { model: { collection }, operations: ['update'] as const }, changed: () => streams.forEach((s) => s.emit('change', {})) };
-}
-
 describe('ReadCache', () => {
   it('answers repeated reads from memory, one load for concurrent misses, and nothing cached for null', async () => {
-    const w = watched();
+    const w = scriptedCollection(['update']);
     const cache = new ReadCache<string[]>({ source: w.source, ttlMs: 60_000, log });
     cache.start();
     const load = jest.fn(async () => ['a']);
@@ -36,21 +22,37 @@ describe('ReadCache', () => {
   });
 
   it('forgets everything when the collection changes, and a read begun before the change is not kept', async () => {
-    const w = watched();
+    const w = scriptedCollection(['update']);
     const cache = new ReadCache<string[]>({ source: w.source, ttlMs: 60_000, log });
     cache.start();
     let value = 'old';
     await cache.get('k', async () => [value]);
     value = 'new';
-    w.changed();
+    await w.changed();
     expect(await cache.get('k', async () => [value])).toEqual(['new']);
     // A load that started before a change answers its caller but is not cached.
     let release!: () => void;
     const slow = cache.get('j', () => new Promise<string[]>((r) => (release = () => r(['stale']))));
-    w.changed();
+    await w.changed();
     release();
     expect(await slow).toEqual(['stale']);
     expect(await cache.get('j', async () => ['fresh'])).toEqual(['fresh']);
+    await cache.stop();
+  });
+
+  it('tells its listeners of a change only once it has forgotten what it held', async () => {
+    const w = scriptedCollection(['update']);
+    const cache = new ReadCache<string[]>({ source: w.source, ttlMs: 60_000, log });
+    cache.start();
+    let value = 'old';
+    await cache.get('k', async () => [value]);
+    const heard: string[][] = [];
+    // What the listener reads is what a reader woken by it would get.
+    cache.onChange(() => void cache.get('k', async () => [value]).then((v) => heard.push(v!)));
+    value = 'new';
+    await w.changed();
+    await new Promise((r) => setImmediate(r));
+    expect(heard).toEqual([['new']]);
     await cache.stop();
   });
 });

@@ -16,10 +16,26 @@ export class ReadCache<V extends NonNullable<unknown>> {
   private readonly feed: ChangeFeed;
   /** Bumped on every change: a read that started before it must not fill the cache. */
   private generation = 0;
+  private readonly listeners: (() => void)[] = [];
 
   constructor(o: { source: WakeSource; ttlMs: number; max?: number; log: Logger }) {
     this.entries = new LRUCache<string, V>({ max: o.max ?? 10_000, ttl: o.ttlMs });
-    this.feed = new ChangeFeed([o.source], () => this.forgetAll(), o.log);
+    this.feed = new ChangeFeed(
+      [o.source],
+      () => {
+        this.forgetAll();
+        for (const listener of this.listeners) listener();
+      },
+      o.log,
+    );
+  }
+
+  /**
+   * Calls `listener` on every change the cache learns of, once it has forgotten what it held: a
+   * reader woken by it never gets an answer older than the change from the cache.
+   */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   start(): void {

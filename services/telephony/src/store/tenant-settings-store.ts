@@ -17,10 +17,10 @@ export const settingsSchema = new Schema<SettingsDoc>(
 const CACHE_TTL_MS = 60_000;
 
 /**
- * Each tenant's concurrency package; tenants without one get the default. Read on every inbound
- * call, so answered from a cache that forgets everything when any replica sets a package (a
- * change stream); the lines still enforce whatever limit was read (a line is an insert below it).
- * The process starts and stops `cache`.
+ * Each tenant's concurrency package; tenants without one get the default. Read by every dispatch
+ * pass and every inbound call, so answered from a cache that forgets everything when any replica
+ * sets a package (a change stream); the lines still enforce whatever limit was read (a line is an
+ * insert below it). The process starts and stops `cache`.
  */
 export class TenantSettingsStore {
   private readonly settings: TenantKeyed<SettingsDoc>;
@@ -32,23 +32,21 @@ export class TenantSettingsStore {
     log: Logger,
   ) {
     this.settings = new TenantKeyed(conn.models.TenantSettings ?? conn.model<SettingsDoc>('TenantSettings', settingsSchema));
-    this.cache = new ReadCache({ source: this.changes(), ttlMs: CACHE_TTL_MS, log });
+    this.cache = new ReadCache({ source: this.settings.changes(['insert', 'update']), ttlMs: CACHE_TTL_MS, log });
   }
 
-  /** A package set (raised, maybe): wakes the dispatcher for the tenant's backlog. */
-  changes() {
-    return this.settings.changes(['insert', 'update']);
+  /**
+   * A package set (raised, maybe) by any replica, told once the cache has forgotten the old one:
+   * the dispatcher, woken by it, reads the new package.
+   */
+  onChange(listener: () => void): void {
+    this.cache.onChange(listener);
   }
 
-  /** The package as stored now (the dispatcher: woken by the same change, it must not read an older one). */
+  /** The package, from memory when it is there. */
   async maxConcurrentCalls(scope: TenantScope): Promise<number> {
-    return (await this.settings.get(scope))?.maxConcurrentCalls ?? this.defaultMax;
-  }
-
-  /** The package, from memory when it is there (an inbound call ringing). */
-  async cachedMaxConcurrentCalls(scope: TenantScope): Promise<number> {
     // A tenant without a package is cached too (as the default): most tenants have none.
-    return (await this.cache.get(scope.tenantId, () => this.maxConcurrentCalls(scope))) ?? this.defaultMax;
+    return (await this.cache.get(scope.tenantId, async () => (await this.settings.get(scope))?.maxConcurrentCalls ?? this.defaultMax)) ?? this.defaultMax;
   }
 
   async setMaxConcurrentCalls(scope: TenantScope, max: number, now: Date): Promise<number> {

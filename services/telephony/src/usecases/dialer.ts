@@ -38,6 +38,9 @@ export class Dialer {
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Where the next pass starts in the list of tenants, so none is always served first. */
   private turn = 0;
+  /** A pass is under way, or the last one left dials waiting for a line (see `waitingForLines`). */
+  private passing = false;
+  private leftWaiting = true;
 
   constructor(private readonly d: DialerDeps) {}
 
@@ -63,15 +66,38 @@ export class Dialer {
   }
 
   /**
+   * Whether a line freed now could start a waiting dial: the last pass left a tenant with dials
+   * and no free line (or may have), or a pass is under way and may yet. When not, the queue is
+   * served to the end and a freed line is no reason for a pass (a queued dial is).
+   */
+  get waitingForLines(): boolean {
+    return this.passing || this.leftWaiting;
+  }
+
+  /**
    * One pass: every tenant with waiting dials, in turn, gets its due dials (longest due first)
    * onto its own free lines. A tenant's backlog waits for that tenant's lines only, so it never
    * delays another tenant's calls; dials not yet due are not read at all.
    */
   async dispatch(): Promise<number> {
+    this.passing = true;
+    // Until this pass ends well, assume it leaves dials waiting.
+    this.leftWaiting = true;
+    try {
+      const { started, leftWaiting } = await this.dispatchOnce();
+      this.leftWaiting = leftWaiting;
+      return started;
+    } finally {
+      this.passing = false;
+    }
+  }
+
+  private async dispatchOnce(): Promise<{ started: number; leftWaiting: boolean }> {
     const now = this.d.now();
     const tenants = await this.d.queue.tenantsWaiting();
     const start = tenants.length > 0 ? this.turn++ % tenants.length : 0;
     let started = 0;
+    let leftWaiting = false;
     for (const tenantId of [...tenants.slice(start), ...tenants.slice(0, start)]) {
       // The queue holds live dials only (sandbox keys never dial).
       const scope = scopeOfRecord(tenantId);
@@ -79,12 +105,19 @@ export class Dialer {
       // Read once per tenant and pass: each line taken below is added to it.
       const held = await this.d.lines.held(scope);
       const free = limit - held.length;
-      if (free <= 0) continue;
+      if (free <= 0) {
+        leftWaiting = true;
+        continue;
+      }
       // Dials being set up hold lines already (counted above) and are still queued: read past them.
-      const dials = (await this.d.queue.due(scope, now, limit)).filter((q) => !this.inFlight.has(q.dialId)).slice(0, free);
+      const due = await this.d.queue.due(scope, now, limit);
+      const waiting = due.filter((q) => !this.inFlight.has(q.dialId));
+      const dials = waiting.slice(0, free);
       // Their lines in one write; a dial whose line another replica took waits for the next pass.
       const callIds = dials.map((q) => outboundCallId(tenantId, q.dialId));
       const taken = await this.d.lines.takeMany(scope, callIds, limit, now, held);
+      // More due than read (the read stops at the limit), or some read and left without a line.
+      if (due.length >= limit || waiting.length > taken.size) leftWaiting = true;
       for (const [i, q] of dials.entries()) {
         const callId = callIds[i]!;
         if (!taken.has(callId)) continue;
@@ -93,7 +126,7 @@ export class Dialer {
         started++;
       }
     }
-    return started;
+    return { started, leftWaiting };
   }
 
   private async place(scope: TenantScope, q: QueuedDial, callId: string): Promise<void> {

@@ -64,7 +64,7 @@ export class Inbound {
       hasRecording: false,
     };
     await this.d.calls.create(scope, call);
-    const limit = await this.d.settings.cachedMaxConcurrentCalls(scope);
+    const limit = await this.d.settings.maxConcurrentCalls(scope);
     if (!(await this.d.lines.take(scope, call.id, limit, now))) {
       // Every line of the tenant's package is busy: the caller hears busy, and the call is recorded.
       await this.d.runner.finish(call, { carrierCallId: '', outcome: 'busy', durationSeconds: 0, cutAtLimit: false }, 'concurrency_limit');
