@@ -101,7 +101,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     service: 'telephony',
     job: 'dial-dispatch',
     everyMs: cfg.DISPATCH_INTERVAL_MS,
-    wakeOn: [queue.changes(), { ...lines.changes(), when: () => dialer.waitingForLines }],
+    wakeOn: [{ ...queue.changes(), wakes: () => dialer.noteQueued() }, { ...lines.changes(), wakes: () => dialer.waitingForLines }],
     gatherMs: 50,
     lease,
     log,

@@ -5,8 +5,11 @@ import type { Logger } from '../logger';
 export interface WakeSource {
   model: { collection: Pick<mongo.Collection, 'watch' | 'collectionName'> };
   operations: readonly ('insert' | 'update' | 'replace' | 'delete')[];
-  /** Whether its changes matter now (default always): asked when they arrive; those that do not are let pass. */
-  when?: () => boolean;
+  /**
+   * Asked as its changes arrive (the owner may take note of them): whether they call for
+   * `onChange` now. Default: they always do.
+   */
+  wakes?: () => boolean;
 }
 
 /**
@@ -81,7 +84,7 @@ export class ChangeFeed {
         while (!this.stopped && buffered(stream) > 0) await stream.next();
         healthy = true;
         if (this.stopped) return;
-        if (source.when?.() ?? true) this.onChange();
+        if (source.wakes?.() ?? true) this.onChange();
         if (this.paceMs > 0 && buffered(stream) === 0) await this.pause(this.paceMs);
       }
     } catch (err) {
@@ -113,6 +116,7 @@ export class ChangeFeed {
     const t = setTimeout(() => {
       this.retries.delete(source);
       // The pause may have hidden a change: the caller looks once the stream is back.
+      source.wakes?.();
       this.onChange();
       this.open(source, Math.min(RETRY_MAX_MS, retryMs * 2));
     }, retryMs);

@@ -98,6 +98,9 @@ export interface Contact {
   updatedAt: Date;
 }
 
+/** What a status change of a contact announces of it (see `ContactLifecycle.move`). */
+export type ContactRef = Pick<Contact, 'id' | 'campaignId' | 'status' | 'sandbox'>;
+
 /** Which stats bucket a status counts in (cancelled and sandbox contacts count only as contacts). */
 export function statsBucket(status: ContactStatus): keyof Omit<CampaignStats, 'contacts'> | undefined {
   if ((PENDING as readonly string[]).includes(status)) return 'queued';

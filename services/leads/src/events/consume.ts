@@ -10,7 +10,7 @@ export function followCallOutcomes(subscriber: EventSubscriber, dialing: Dialing
   return subscriber.on(TelephonyCallEvent, async (event) => {
     if (event.event?.$case === 'callStarted') {
       const s = event.event.callStarted;
-      if (s.contactId && s.tenantId && !s.sandbox) await dialing.onCallStarted(s.tenantId, s.contactId);
+      if (s.contactId && s.tenantId && !s.sandbox) await dialing.onCallStarted(s.tenantId, s.contactId, s.campaignId);
       return;
     }
     if (event.event?.$case !== 'callEnded') return;

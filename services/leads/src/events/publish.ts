@@ -1,6 +1,6 @@
 import { eventRecord, type EventRecord } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { Campaign, Contact, ContactStatus } from '../domain/contact';
+import type { Campaign, Contact, ContactRef, ContactStatus } from '../domain/contact';
 
 const { LeadsEvent } = voiceapi.events.v1;
 
@@ -47,7 +47,7 @@ export function messageRequested(tenantId: string, contactId: string, messageId:
   );
 }
 
-export function statusChanged(tenantId: string, before: Contact, status: ContactStatus, now: Date, endReason?: string): EventRecord {
+export function statusChanged(tenantId: string, before: ContactRef, status: ContactStatus, now: Date, endReason?: string): EventRecord {
   return eventRecord(LeadsEvent, before.id, {
     occurTime: now,
     event: {

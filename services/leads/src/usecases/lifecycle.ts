@@ -1,5 +1,5 @@
 import type { EventRecord, Outbox, TenantScope } from '@voiceapi/kit';
-import type { Contact, ContactStatus } from '../domain/contact';
+import type { Contact, ContactRef, ContactStatus } from '../domain/contact';
 import { statusChanged } from '../events/publish';
 import type { ContactChange, ContactStore } from '../store/contact-store';
 
@@ -27,7 +27,7 @@ export class ContactLifecycle {
     private readonly now: () => Date,
   ) {}
 
-  async move(scope: TenantScope, contact: Contact, status: ContactStatus, m: Move = {}): Promise<Contact | null> {
+  async move(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move = {}): Promise<Contact | null> {
     const now = this.now();
     const events = [...(status !== contact.status ? [statusChanged(scope.tenantId, contact, status, now, m.endReason)] : []), ...(m.events ?? [])];
     const ids = await this.outbox.addRecords(events, { hold: true });

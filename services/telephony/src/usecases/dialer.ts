@@ -10,6 +10,8 @@ import type { DialClaims } from './ports';
 
 /** How long a dial waits when leads or billing could not answer. */
 const RETRY_MS = 5_000;
+/** The longest the tenants waiting are taken from memory (a safety net, as the worker's timer is). */
+const KNOWN_TENANTS_MS = 5_000;
 
 export interface DialerDeps {
   queue: DialQueueStore;
@@ -41,6 +43,14 @@ export class Dialer {
   /** A pass is under way, or the last one left dials waiting for a line (see `waitingForLines`). */
   private passing = false;
   private leftWaiting = true;
+  /** Dials queued since this process started, as the queue's change stream tells (by any replica). */
+  private queued = 0;
+  /**
+   * The tenants with waiting dials as last read, and how many dials had been queued then. Kept
+   * while no dial is queued and each of them still has dials due: a line freed in a backlog then
+   * costs no read of the whole queue.
+   */
+  private known: { tenants: string[]; queued: number; at: number } | undefined;
 
   constructor(private readonly d: DialerDeps) {}
 
@@ -74,6 +84,12 @@ export class Dialer {
     return this.passing || this.leftWaiting;
   }
 
+  /** A dial was queued (by any replica): the next pass reads the tenants waiting again. It calls for a pass. */
+  noteQueued(): boolean {
+    this.queued++;
+    return true;
+  }
+
   /**
    * One pass: every tenant with waiting dials, in turn, gets its due dials (longest due first)
    * onto its own free lines. A tenant's backlog waits for that tenant's lines only, so it never
@@ -94,7 +110,7 @@ export class Dialer {
 
   private async dispatchOnce(): Promise<{ started: number; leftWaiting: boolean }> {
     const now = this.d.now();
-    const tenants = await this.d.queue.tenantsWaiting();
+    const tenants = await this.tenantsWaiting();
     const start = tenants.length > 0 ? this.turn++ % tenants.length : 0;
     let started = 0;
     let leftWaiting = false;
@@ -111,6 +127,8 @@ export class Dialer {
       }
       // Dials being set up hold lines already (counted above) and are still queued: read past them.
       const due = await this.d.queue.due(scope, now, limit);
+      // Nothing due: its dials may be later ones (postponed), or gone; the next pass asks the queue.
+      if (due.length === 0) this.known = undefined;
       const waiting = due.filter((q) => !this.inFlight.has(q.dialId));
       const dials = waiting.slice(0, free);
       // Their lines in one write; a dial whose line another replica took waits for the next pass.
@@ -127,6 +145,16 @@ export class Dialer {
       }
     }
     return { started, leftWaiting };
+  }
+
+  private async tenantsWaiting(): Promise<string[]> {
+    const now = Date.now();
+    if (this.known?.queued === this.queued && now - this.known.at < KNOWN_TENANTS_MS) return this.known.tenants;
+    // Counted before the read: a dial queued while it runs is read again next time.
+    const queued = this.queued;
+    const tenants = await this.d.queue.tenantsWaiting();
+    this.known = { tenants, queued, at: now };
+    return tenants;
   }
 
   private async place(scope: TenantScope, q: QueuedDial, callId: string): Promise<void> {
