@@ -9,9 +9,14 @@ describe('Coalescer', () => {
       await new Promise((r) => setTimeout(r, 10));
       return items.map((i) => i * 10);
     });
-    const answers = await Promise.all([1, 2, 3, 4].map((i) => c.run(i)));
-    expect(answers).toEqual([10, 20, 30, 40]);
-    expect(rounds).toEqual([[1], [2, 3, 4]]);
+    // Asked in one turn of the event loop: one round.
+    expect(await Promise.all([1, 2, 3, 4].map((i) => c.run(i)))).toEqual([10, 20, 30, 40]);
+    // Asked while a round is under way: the next round.
+    const first = c.run(5);
+    await new Promise((r) => setTimeout(r, 2));
+    const later = [6, 7, 8].map((i) => c.run(i));
+    expect(await Promise.all([first, ...later])).toEqual([50, 60, 70, 80]);
+    expect(rounds).toEqual([[1, 2, 3, 4], [5], [6, 7, 8]]);
   });
 
   it("gives every caller of a failed round the error, and goes on with the next", async () => {

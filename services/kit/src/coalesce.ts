@@ -1,7 +1,9 @@
 /**
  * Writes that arrive while one is under way are done together next: one store round trip for
- * many callers instead of one each. `write` gets every waiting item and answers one result per
- * item, in order; if it throws, every caller of that round gets the error.
+ * many callers instead of one each. The first waits for the end of the event loop's turn, so
+ * the writes asked in the same turn (the handlers of one batch of messages, say) are done
+ * together too. `write` gets every waiting item and answers one result per item, in order; if it
+ * throws, every caller of that round gets the error.
  */
 export class Coalescer<I, O> {
   private queued: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
@@ -17,6 +19,7 @@ export class Coalescer<I, O> {
   }
 
   private async flush(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
     while (this.queued.length > 0) {
       const round = this.queued.splice(0);
       try {
