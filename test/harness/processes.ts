@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, createWriteStream, mkdirSync } from 'node:fs';
-import { freePorts } from '@voiceapi/local-infra';
+import { freePorts, processNodeOptions } from '@voiceapi/local-infra';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -40,7 +40,7 @@ export function startProcess(name: string, entry: string, env: Record<string, st
   if (profiled(name)) nodeArgs = [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
   const child = spawn(process.execPath, [...nodeArgs, '--require', '@voiceapi/kit/telemetry', path.join(ROOT, entry)], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, NODE_OPTIONS: processNodeOptions(), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -19,4 +19,4 @@ export { startStore, storeUrl, type StoreOptions, type StoreHandle } from './sto
 export { startKafka, type KafkaOptions, type KafkaHandle } from './kafka';
 export { startLocalInfra, infraDirs, type LocalInfraOptions, type LocalInfra } from './infra';
 export { supervise, DEFAULT_BACKOFF, type Backoff, type Running, type SuperviseOptions, type Supervisor } from './supervisor';
-export { loadManifest, parseManifest, addressSettings, manifestPath, type Manifest, type ProcessEntry } from './manifest';
+export { loadManifest, parseManifest, addressSettings, manifestPath, processNodeOptions, PROCESS_NODE_OPTIONS, type Manifest, type ProcessEntry } from './manifest';

@@ -1,4 +1,6 @@
-import { addressSettings, loadManifest, parseManifest } from './manifest';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { addressSettings, loadManifest, parseManifest, PROCESS_NODE_OPTIONS, processNodeOptions } from './manifest';
 
 const companies = {
   name: 'companies',
@@ -57,5 +59,12 @@ describe('service manifest', () => {
 
   it('refuses a path that leaves the repository', () => {
     expect(() => parseManifest({ processes: [{ ...companies, workspace: '../x', entry: '../x/main.js' }, gateway] })).toThrow(/workspace: .* does not match/);
+  });
+
+  it('runs every process with the same Node settings locally and in the image; the environment may add its own', () => {
+    const dockerfile = fs.readFileSync(path.resolve(__dirname, '../../Dockerfile'), 'utf8');
+    expect(dockerfile).toContain(`NODE_OPTIONS=${PROCESS_NODE_OPTIONS} `);
+    expect(processNodeOptions({})).toBe(PROCESS_NODE_OPTIONS);
+    expect(processNodeOptions({ NODE_OPTIONS: '--max-semi-space-size=16' })).toBe(`${PROCESS_NODE_OPTIONS} --max-semi-space-size=16`);
   });
 });

@@ -16,6 +16,7 @@ import {
   freePorts,
   infraDirs,
   loadManifest,
+  processNodeOptions,
   spawnProcess,
   startStore,
   storeUrl,
@@ -100,7 +101,7 @@ function superviseProcess(p: ProcessEntry, childEnv: Record<string, string>, whe
     start: async ({ first, signal }) => {
       const proc = spawnProcess(p.name, process.execPath, ['--require', '@voiceapi/kit/telemetry', path.join(ROOT, p.entry)], {
         cwd: ROOT,
-        env: { ...env, ...childEnv },
+        env: { ...env, NODE_OPTIONS: processNodeOptions(env), ...childEnv },
         logFile,
         stopTimeoutMs: 15_000,
       });

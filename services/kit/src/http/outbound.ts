@@ -108,7 +108,18 @@ export class OutboundClient {
 
   /** Sends the request, following redirects that pass the same checks; the body read up to the cap. */
   async send(raw: string, req: OutboundRequest): Promise<OutboundResponse> {
-    const signal = AbortSignal.timeout(req.timeoutMs);
+    // A timer cleared at the end, not `AbortSignal.timeout`: that one lives for the whole timeout,
+    // and keeps the exchange's objects alive with it, long after a quick answer.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException(`no complete answer within ${req.timeoutMs} ms`, 'TimeoutError')), req.timeoutMs);
+    try {
+      return await this.sendUntil(raw, req, deadline.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async sendUntil(raw: string, req: OutboundRequest, signal: AbortSignal): Promise<OutboundResponse> {
     let url = this.checkUrl(raw);
     let method = req.method ?? 'GET';
     let body = req.body;
