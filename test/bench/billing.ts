@@ -18,6 +18,7 @@ import { provideInfra } from '../harness/infra';
 import { freePort, PROFILE_DIR, startProcess, waitFor } from '../harness/processes';
 import { perOperation, readStoreOps, storeOpsDelta } from '../harness/store-ops';
 import { summarizeProfiles } from './profiles';
+import { cpuLine, cpuWindow } from './cpu';
 import { writePerformanceSection } from './report';
 
 const { TransactionType: T } = voiceapi.billing.v1;
@@ -73,15 +74,16 @@ async function main(): Promise<void> {
     // on the ledger the rounds before grew (the rate must not decline as it grows).
     process.stdout.write(`billing benchmark: ${ROUNDS} × ${CALLS} ended calls over ${tenants.length} tenants, ${cpus().length} cores\n`);
     const storeOps = () => readStoreOps([{ name: 'billing', pid: proc.child.pid, file: opsFile }]);
-    const rounds: { perS: number; ops: string; ledgerBefore: number }[] = [];
+    const rounds: { perS: number; ops: string; ledgerBefore: number; cpu: string }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const events = Array.from({ length: CALLS }, (_, i) => ended(tenants[i % tenants.length]!, `bench-a-${round}-${i}-${randomBytes(3).toString('hex')}`));
       const ops0 = await storeOps();
+      const cpu = cpuWindow({ billing: proc.child.pid, 'the store': infra.storePid, Kafka: infra.kafkaPid, 'the load generator': process.pid });
       const start = Date.now();
       for (let i = 0; i < events.length; i += 500) await publisher.send(events.slice(i, i + 500));
       await settledAll('backlog charged', CALLS * (round + 1), 30 * 60_000);
-      rounds.push({ perS: CALLS / ((Date.now() - start) / 1000), ops: perOperation(storeOpsDelta(ops0, await storeOps()), CALLS, 'charge'), ledgerBefore: CALLS * round });
-      process.stdout.write(`  (a) round ${round + 1}: ${rounds[round]!.perS.toFixed(0)} calls charged/s; store operations ${rounds[round]!.ops}\n`);
+      rounds.push({ perS: CALLS / ((Date.now() - start) / 1000), ops: perOperation(storeOpsDelta(ops0, await storeOps()), CALLS, 'charge'), ledgerBefore: CALLS * round, cpu: cpuLine(cpu()) });
+      process.stdout.write(`  (a) round ${round + 1}: ${rounds[round]!.perS.toFixed(0)} calls charged/s; store operations ${rounds[round]!.ops}; ${rounds[round]!.cpu}\n`);
     }
     const chargedPerS = rounds[0]!.perS;
     const opsPerCharge = rounds[0]!.ops;
@@ -147,6 +149,7 @@ load generator in another, the embedded store (SecantusDB, decision 0110) and Ka
 | (c) debit RPCs per second, 64 in flight | one wallet ${oneWallet.toFixed(0)}/s; 100 wallets ${hundred.toFixed(0)}/s | | | (reported) | |
 
 Store operations per charge in (a), billing's own (kit \`StoreOpCounter\`), by round: ${rounds.map((r) => r.ops).join('; ')}.
+Where the CPU went in (a)'s first round (/proc; the load generator publishes the backlog to Kafka in the same seconds): ${rounds[0]!.cpu}.
 What a charge costs (decision 0050): its share of one look-up of the batch's references, of the wallet's
 group-committed append, of the outcome insert and of a coalesced outbox insert; the charges in flight together
 (\`CHARGING_CONCURRENCY\`, 1000) are what these group. (b) is a queue building up whenever 200 calls/s is above what (a)

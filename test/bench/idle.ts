@@ -5,24 +5,18 @@
  * StoreOpCounter) and the CPU each process uses (/proc). Every background operation shows here:
  * sweeps, relays, leases, polls. Writes its section of docs/performance.md.
  */
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { provideInfra } from '../harness/infra';
 import { startSystem } from '../harness/system';
 import { storeOpsDelta } from '../harness/store-ops';
 import { PROFILE_DIR } from '../harness/processes';
 import { monotonicUs, summarizeProfiles } from './profiles';
+import { cpuSeconds } from './cpu';
 import { writePerformanceSection } from './report';
 
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 30);
 const SETTLE_S = Number(process.env.BENCH_IDLE_SETTLE_S ?? 15);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
-}
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));

@@ -18,6 +18,7 @@ import { PROFILE_DIR } from '../harness/processes';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
 import { summarizeProfiles } from './profiles';
+import { cpuLine, cpuWindow, systemPids } from './cpu';
 import { writePerformanceSection } from './report';
 
 const SUSTAIN_S = Number(process.env.BENCH_LEADS_S ?? 20);
@@ -102,14 +103,16 @@ async function main(): Promise<void> {
     process.stdout.write('warm-up 5 s\n');
     await load(5);
     // Three runs in a row, each on the contacts the runs before stored: the rate must not decline.
-    const runs: { run: Run; ops: string }[] = [];
+    const runs: { run: Run; ops: string; cpu: string }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       process.stdout.write(`sustained run ${round}, as fast as it goes, ${SUSTAIN_S} s, ${CONNECTIONS} connections\n`);
       const ops0 = await sys.storeOps();
+      const cpu = cpuWindow(systemPids(sys, infra));
       const run = await load(SUSTAIN_S);
+      const shares = cpuLine(cpu());
       const ops = perOperation(storeOpsDelta(ops0, await sys.storeOps()), run.accepted, 'lead');
-      runs.push({ run, ops });
-      process.stdout.write(`  ${run.rps.toFixed(0)} accepted/s  p50 ${run.p50} ms  p99 ${run.p99} ms  other ${JSON.stringify([...run.other])}\n  store operations: ${ops}\n`);
+      runs.push({ run, ops, cpu: shares });
+      process.stdout.write(`  ${run.rps.toFixed(0)} accepted/s  p50 ${run.p50} ms  p99 ${run.p99} ms  other ${JSON.stringify([...run.other])}\n  store operations: ${ops}\n  ${shares}\n`);
     }
     const max = runs[0]!.run;
     const opsPerLead = runs[0]!.ops;
@@ -169,7 +172,9 @@ Store operations per accepted lead in each sustained run, every process counted 
 background operations of the same seconds included): ${runs.map((r) => r.ops).join('; ')}. The do-not-call lists are
 never cached (they are the compliance decision): the checks of leads arriving together are one read per list, started
 after they were asked, so no check is older than a do-not-call entry acknowledged before it; contacts, held events and
-their release are written in batches of the leads that arrive together.`;
+their release are written in batches of the leads that arrive together.
+
+Where the CPU went in run 1 (/proc): ${runs[0]!.cpu}.`;
     writePerformanceSection('leads', md);
     process.stdout.write('docs/performance.md updated (leads section)\n');
   } finally {

@@ -18,6 +18,7 @@ import { Receiver } from '../../services/webhooks/test/receiver';
 import { provideInfra } from '../harness/infra';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
+import { cpuLine, cpuWindow, systemPids } from './cpu';
 import { writePerformanceSection } from './report';
 
 const SIZES = (process.env.BENCH_CALLS_SIZES ?? '10000,100000,1000000').split(',').map(Number);
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
     receiver.secrets.set('/billed', [hook.body.webhook.secret]);
     process.stdout.write(`ingesting ${DIALS} call leads\n`);
     const dialOps0 = await sys.storeOps();
+    const dialCpu = cpuWindow(systemPids(sys, infra));
     for (let i = 0; i < DIALS; i += 50) {
       await Promise.all(
         Array.from({ length: Math.min(50, DIALS - i) }, (_, j) =>
@@ -99,12 +101,13 @@ async function main(): Promise<void> {
       if (ended >= DIALS) break;
       await new Promise((r) => setTimeout(r, 200));
     }
+    const cpuShares = cpuLine(dialCpu());
     const span = await calls.find({ tenantId: ctx.tenantId }).project({ startedAt: 1, endedAt: 1 }).toArray();
     const first = Math.min(...span.map((s) => (s.startedAt as Date).getTime()));
     const last = Math.max(...span.filter((s) => s.endedAt).map((s) => (s.endedAt as Date).getTime()));
     const perSecond = ended / ((last - first) / 1000);
     const opsPerCall = perOperation(storeOpsDelta(dialOps0, await sys.storeOps()), ended, 'call (its lead\'s ingest included)');
-    process.stdout.write(`  store operations: ${opsPerCall}\n`);
+    process.stdout.write(`  store operations: ${opsPerCall}\n  ${cpuShares}\n`);
     const wall = span.filter((s) => s.endedAt).map((s) => (s.endedAt as Date).getTime() - (s.startedAt as Date).getTime());
     const perCall = percentile(wall, 50);
     process.stdout.write(`  ${ended}/${DIALS} calls in ${((last - first) / 1000).toFixed(1)} s: ${perSecond.toFixed(1)} calls/s; at most ${most} in progress (limit ${limit}); per call p50 ${perCall} ms wall\n`);
@@ -261,7 +264,9 @@ with a package of ${limit} lines, each call placed, ended, charged and announced
 | end of call → \`call.outbound.billed\` received, p99 | **${billedP99} ms** (${billedLags.length} of ${ended} received) | < 1 s | ${met(billedLags.length === ended && billedP99 < 1000)} |
 | store operations per call, every process, its lead's ingest included | **${opsPerCall.split(' ')[0]}** | ≤ 12 | ${met(Number(opsPerCall.split(' ')[0]) <= 12)} |
 
-Store operations: ${opsPerCall}.`;
+Store operations: ${opsPerCall}.
+
+Where the CPU went from the first lead's ingest to the last call's end (/proc): ${cpuShares}.`;
     writePerformanceSection('telephony', md);
     process.stdout.write('docs/performance.md updated (telephony section)\n');
   } finally {
