@@ -12,6 +12,7 @@ import {
   createLogger,
   DEAD_LETTER_HEADERS,
   ensureStreams,
+  eventRecord,
   EventPublisher,
   EventSubscriber,
   Lease,
@@ -191,6 +192,36 @@ describe('kit events', () => {
       expect(await outbox.model.countDocuments({ _id: stored })).toBe(1);
     } finally {
       await counted.close();
+    }
+  });
+
+  it('numbers events of new keys from a block without a counter update, and a later event of such a key still comes after it', async () => {
+    const db = `kit_${suffix}_fresh`;
+    const counted = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db, monitorCommands: true }).asPromise();
+    const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise();
+    try {
+      const commands: string[] = [];
+      counted.getClient().on('commandStarted', (e: { commandName: string }) => void (['create', 'createIndexes', 'listIndexes'].includes(e.commandName) || commands.push(e.commandName)));
+      const a = new Outbox(counted, publisher, log, { instanceId: 'fresh-a', intervalMs: 60_000 });
+      const b = new Outbox(other, publisher, log, { instanceId: 'fresh-b', intervalMs: 60_000 });
+      const seqOf = async (id: string) => (await a.model.findById(id).lean())!.seq;
+      // The first takes a block from the counter; the replica then takes numbers after the block.
+      const [first] = await a.addRecords([eventRecord(Envelope, 'new-1', probe('new-1', 0))], { freshKeys: true });
+      const [elsewhere] = await b.addRecords([eventRecord(Envelope, 'old', probe('old', 0))]);
+      expect(await seqOf(elsewhere!)).toBeGreaterThan(await seqOf(first!));
+      // Another new key: from the block, one insert and no counter update, numbered before the replica's event.
+      const before = commands.length;
+      const [second] = await a.addRecords([eventRecord(Envelope, 'new-2', probe('new-2', 0))], { freshKeys: true, hold: true });
+      expect(commands.slice(before)).toEqual(['insert']);
+      expect(await seqOf(second!)).toBeLessThan(await seqOf(elsewhere!));
+      // A later event of that key, on either replica, is numbered after it.
+      const [laterHere] = await a.addRecords([eventRecord(Envelope, 'new-2', probe('new-2', 1))]);
+      const [laterThere] = await b.addRecords([eventRecord(Envelope, 'new-2', probe('new-2', 2))]);
+      expect(await seqOf(laterHere!)).toBeGreaterThan(await seqOf(second!));
+      expect(await seqOf(laterThere!)).toBeGreaterThan(await seqOf(laterHere!));
+    } finally {
+      await counted.close();
+      await other.close();
     }
   });
 

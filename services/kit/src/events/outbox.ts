@@ -77,7 +77,12 @@ export interface OutboxOptions {
 interface PendingAdd {
   records: readonly EventRecord[];
   hold: boolean;
+  /** Every record's key is new (see `addRecords`): its numbers may come from this process's block. */
+  freshKeys: boolean;
 }
+
+/** How many numbers this process takes from the counter at once for events of new keys. */
+const FRESH_BLOCK = 1_000;
 
 const BATCH = 200;
 /** One send stays well below Kafka's default 1 MB per partition batch (`message.max.bytes`). */
@@ -114,6 +119,8 @@ export class Outbox {
   private readonly holdMs: number;
   readonly parked: Model<ParkedDoc>;
   private stopped = false;
+  /** Numbers taken from the counter for events of new keys and not used yet: [next, end). */
+  private block = { next: 0, end: 0 };
   /**
    * Adds of this process that arrive while one is being stored are stored together next: one
    * counter update and one ordered insert for all of them (see `storeTogether`).
@@ -159,12 +166,18 @@ export class Outbox {
    * Stores events durably, in order. `hold: true` keeps them from the relay until `release` (or
    * until the hold expires, should the caller die first): store them before the write they
    * announce, release them after it, and no consumer hears of a change it cannot yet read.
+   *
+   * `freshKeys: true` says every record's key is new: no event of it was stored before, by any
+   * replica, and none can be until this call returns (the key names what this call creates, such
+   * as a new contact's id). Their places in the order then come from a block of numbers this
+   * process took from the counter earlier, without a counter update: any later event of the key
+   * gets a number the counter hands out after that block, so the key's events keep their order.
    */
-  async addRecords(records: readonly EventRecord[], opts: { hold?: boolean } = {}): Promise<string[]> {
+  async addRecords(records: readonly EventRecord[], opts: { hold?: boolean; freshKeys?: boolean } = {}): Promise<string[]> {
     if (records.length === 0) return [];
     const tooLarge = records.find((r) => r.payload.byteLength > MAX_EVENT_BYTES);
     if (tooLarge) throw new Error(`event ${tooLarge.type} is ${tooLarge.payload.byteLength} bytes; events carry ids and facts, at most ${MAX_EVENT_BYTES}`);
-    const { error } = await this.adds.run({ records, hold: opts.hold ?? false });
+    const { error } = await this.adds.run({ records, hold: opts.hold ?? false, freshKeys: opts.freshKeys ?? false });
     if (error !== undefined) throw error;
     return records.map((r) => r.eventId);
   }
@@ -177,7 +190,7 @@ export class Outbox {
    */
   private async storeTogether(batch: readonly PendingAdd[]): Promise<{ error?: unknown }[]> {
     const docs = batch.flatMap((a) => a.records.map((record) => ({ record, hold: a.hold })));
-    const first = await this.reserve(docs.length);
+    const first = batch.every((a) => a.freshKeys) ? await this.reserveForFreshKeys(docs.length) : await this.reserve(docs.length);
     try {
       await this.insertInOrder(docs, first);
       return batch.map(() => ({}));
@@ -305,6 +318,18 @@ export class Outbox {
       await this.parked.create({ ...d, error: err instanceof Error ? err.message : String(err), parkedAt: new Date() });
     }
     await this.model.deleteMany({ _id: { $in: chunk.map((d) => d._id) } });
+  }
+
+  /** `count` consecutive numbers for events of new keys, from this process's block (a new block when it runs short). */
+  private async reserveForFreshKeys(count: number): Promise<number> {
+    if (this.block.end - this.block.next < count) {
+      const size = Math.max(count, FRESH_BLOCK);
+      const first = await this.reserve(size);
+      this.block = { next: first, end: first + size };
+    }
+    const first = this.block.next;
+    this.block.next += count;
+    return first;
   }
 
   /**

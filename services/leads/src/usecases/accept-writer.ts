@@ -48,9 +48,10 @@ export class AcceptWriter {
   }
 
   private async write(items: Acceptance[]): Promise<void> {
+    // The events are keyed by the new contacts' ids: no replica can have stored one of them before.
     const ids = await this.d.outbox.addRecords(
       items.flatMap((a) => a.events),
-      { hold: true },
+      { hold: true, freshKeys: true },
     );
     try {
       for (const [tenantId, group] of byTenant(items)) {
