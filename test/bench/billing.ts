@@ -2,7 +2,8 @@
  * Billing throughput (`make bench`), one run on this machine, billing as a real process against
  * the embedded store and Kafka. Measures:
  *   (a) ended calls charged per second (CallEnded on Kafka → outcome and ledger row), beside a bare
- *       bulk insert of as many ledger-sized rows into the same database;
+ *       bulk insert of as many ledger-sized rows into the same database; three rounds, on a ledger of
+ *       10 k, 100 k and 1 M rows (other tenants' rows seeded before each: BENCH_LEDGER_ROWS);
  *   (b) end of call → ledger row latency at a steady 200 calls/s;
  *   (c) debit RPCs per second on one wallet, and across 100 wallets.
  * Writes its section of docs/performance.md. It reports; it never fails on time.
@@ -24,7 +25,11 @@ import { writePerformanceSection } from './report';
 const { TransactionType: T } = voiceapi.billing.v1;
 const { TelephonyCallEvent, CallDirection: ED } = voiceapi.events.v1;
 const CALLS = Number(process.env.BENCH_BILLING_CALLS ?? 10_000);
-const ROUNDS = 3;
+/** How many entries the wallets' ledger holds before each round of (a) (seeded rows of other tenants make up the difference). */
+const LEDGER_ROWS = (process.env.BENCH_LEDGER_ROWS ?? '10000,100000,1000000').split(',').map(Number);
+const ROUNDS = LEDGER_ROWS.length;
+/** The seeded rows belong to this many other tenants (the charged tenants' chains stay their own). */
+const SEEDED_TENANTS = 100;
 const STEADY_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const DEBIT_S = Number(process.env.BENCH_DURATION_S ?? 5);
 
@@ -75,14 +80,41 @@ async function main(): Promise<void> {
     process.stdout.write(`billing benchmark: ${ROUNDS} × ${CALLS} ended calls over ${tenants.length} tenants, ${cpus().length} cores\n`);
     const storeOps = () => readStoreOps([{ name: 'billing', pid: proc.child.pid, file: opsFile }]);
     const rounds: { perS: number; ops: string; ledgerBefore: number; cpu: string }[] = [];
+    const entries = conn.collection('wallet_entries');
+    let seeded = 0;
     for (let round = 0; round < ROUNDS; round++) {
+      // Grow the ledger to this round's size with other tenants' rows, as billing writes them.
+      const missing = LEDGER_ROWS[round]! - (await entries.estimatedDocumentCount());
+      const seedStart = Date.now();
+      for (let i = 0; i < missing; i += 4_000) {
+        await Promise.all(
+          Array.from({ length: Math.min(4, Math.ceil((missing - i) / 1_000)) }, (_, part) => {
+            const from = i + part * 1_000;
+            const rows = Array.from({ length: Math.max(0, Math.min(1_000, missing - from)) }, (_, k) => {
+              const n = seeded + from + k;
+              const tenantId = `bench-seeded-${n % SEEDED_TENANTS}`;
+              const seq = Math.floor(n / SEEDED_TENANTS) + 1;
+              return {
+                _id: `${tenantId}:${seq}`, tenantId, seq, kind: 'ledger', rowId: randomUUID(), type: 'call_deduction', amount: -4, balanceAfter: 1_000_000_000 - 4 * seq,
+                reference: `call:seeded-${n}`, description: 'Outbound call, 2 min', callId: `seeded-${n}`, state: { balance: 1_000_000_000 - 4 * seq, held: 0 }, createdAt: new Date(), writer: 'bench-seed',
+              };
+            });
+            return rows.length > 0 ? entries.insertMany(rows as never[], { ordered: false }) : Promise.resolve();
+          }),
+        );
+      }
+      if (missing > 0) {
+        seeded += missing;
+        process.stdout.write(`  (a) ledger grown by ${missing} rows of ${SEEDED_TENANTS} other tenants in ${((Date.now() - seedStart) / 1000).toFixed(0)} s\n`);
+      }
+      const ledgerBefore = await entries.estimatedDocumentCount();
       const events = Array.from({ length: CALLS }, (_, i) => ended(tenants[i % tenants.length]!, `bench-a-${round}-${i}-${randomBytes(3).toString('hex')}`));
       const ops0 = await storeOps();
       const cpu = cpuWindow({ billing: proc.child.pid, 'the store': infra.storePid, Kafka: infra.kafkaPid, 'the load generator': process.pid });
       const start = Date.now();
       for (let i = 0; i < events.length; i += 500) await publisher.send(events.slice(i, i + 500));
       await settledAll('backlog charged', CALLS * (round + 1), 30 * 60_000);
-      rounds.push({ perS: CALLS / ((Date.now() - start) / 1000), ops: perOperation(storeOpsDelta(ops0, await storeOps()), CALLS, 'charge'), ledgerBefore: CALLS * round, cpu: cpuLine(cpu()) });
+      rounds.push({ perS: CALLS / ((Date.now() - start) / 1000), ops: perOperation(storeOpsDelta(ops0, await storeOps()), CALLS, 'charge'), ledgerBefore, cpu: cpuLine(cpu()) });
       process.stdout.write(`  (a) round ${round + 1}: ${rounds[round]!.perS.toFixed(0)} calls charged/s; store operations ${rounds[round]!.ops}; ${rounds[round]!.cpu}\n`);
     }
     const chargedPerS = rounds[0]!.perS;
@@ -143,9 +175,9 @@ load generator in another, the embedded store (SecantusDB, decision 0110) and Ka
 | measured | result | baseline | ratio | target | met |
 |---|---|---|---|---|---|
 | (a) ended calls charged per second (${CALLS} queued on Kafka over ${tenants.length} tenants), first round | ${chargedPerS.toFixed(0)}/s | bulk insert of ${CALLS} ledger-sized rows: ${baselinePerS.toFixed(0)}/s | **${((100 * chargedPerS) / baselinePerS).toFixed(1)} %** | ≥ 5,000/s and ≥ 50 % | ${met(chargedPerS >= 5000 && chargedPerS >= baselinePerS / 2)} |
-| (a) the same, rounds 1 → ${ROUNDS} on the growing ledger (${rounds.map((r) => `${r.ledgerBefore.toLocaleString('en')}`).join(', ')} rows before each) | ${rounds.map((r) => `${r.perS.toFixed(0)}/s`).join(' → ')} | | last ÷ first **${decline.toFixed(2)}** | ≥ 0.9 | ${met(decline >= 0.9)} |
+| (a) the same, rounds 1 → ${ROUNDS} on the growing ledger (${rounds.map((r) => `${r.ledgerBefore.toLocaleString('en')}`).join(', ')} wallet entries before each, other tenants' seeded) | ${rounds.map((r) => `${r.perS.toFixed(0)}/s`).join(' → ')} | | last ÷ first **${decline.toFixed(2)}** | ≥ 0.9 | ${met(decline >= 0.9)} |
 | (a) store operations per charge, first round | ${opsPerCharge.split(' ')[0]} | | | ≤ 0.2 | ${met(Number(opsPerCharge.split(' ')[0]) <= 0.2)} |
-| (b) end of call → ledger row at a steady 200 calls/s | p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms | | | p99 < 500 ms | ${met(pct(lags, 99) < 500)} |
+| (b) end of call → ledger row at a steady 200 calls/s, on the ledger of (a)'s last round | p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms | | | p99 < 500 ms | ${met(pct(lags, 99) < 500)} |
 | (c) debit RPCs per second, 64 in flight | one wallet ${oneWallet.toFixed(0)}/s; 100 wallets ${hundred.toFixed(0)}/s | | | (reported) | |
 
 Store operations per charge in (a), billing's own (kit \`StoreOpCounter\`), by round: ${rounds.map((r) => r.ops).join('; ')}.
