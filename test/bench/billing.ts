@@ -33,6 +33,17 @@ const SEEDED_TENANTS = 100;
 const STEADY_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const DEBIT_S = Number(process.env.BENCH_DURATION_S ?? 5);
 
+/** The n-th seeded ledger row: another tenant's call deduction, shaped as billing writes them. */
+function seededRow(n: number) {
+  const tenantId = `bench-seeded-${n % SEEDED_TENANTS}`;
+  const seq = Math.floor(n / SEEDED_TENANTS) + 1;
+  const balance = 1_000_000_000 - 4 * seq;
+  return {
+    _id: `${tenantId}:${seq}`, tenantId, seq, kind: 'ledger', rowId: randomUUID(), type: 'call_deduction', amount: -4, balanceAfter: balance,
+    reference: `call:seeded-${n}`, description: 'Outbound call, 2 min', callId: `seeded-${n}`, state: { balance, held: 0 }, createdAt: new Date(), writer: 'bench-seed',
+  };
+}
+
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -86,22 +97,10 @@ async function main(): Promise<void> {
       // Grow the ledger to this round's size with other tenants' rows, as billing writes them.
       const missing = LEDGER_ROWS[round]! - (await entries.estimatedDocumentCount());
       const seedStart = Date.now();
-      for (let i = 0; i < missing; i += 4_000) {
-        await Promise.all(
-          Array.from({ length: Math.min(4, Math.ceil((missing - i) / 1_000)) }, (_, part) => {
-            const from = i + part * 1_000;
-            const rows = Array.from({ length: Math.max(0, Math.min(1_000, missing - from)) }, (_, k) => {
-              const n = seeded + from + k;
-              const tenantId = `bench-seeded-${n % SEEDED_TENANTS}`;
-              const seq = Math.floor(n / SEEDED_TENANTS) + 1;
-              return {
-                _id: `${tenantId}:${seq}`, tenantId, seq, kind: 'ledger', rowId: randomUUID(), type: 'call_deduction', amount: -4, balanceAfter: 1_000_000_000 - 4 * seq,
-                reference: `call:seeded-${n}`, description: 'Outbound call, 2 min', callId: `seeded-${n}`, state: { balance: 1_000_000_000 - 4 * seq, held: 0 }, createdAt: new Date(), writer: 'bench-seed',
-              };
-            });
-            return rows.length > 0 ? entries.insertMany(rows as never[], { ordered: false }) : Promise.resolve();
-          }),
-        );
+      // Chunks of 1,000 rows, four in flight.
+      for (let from = 0; from < missing; from += 4_000) {
+        const chunks = [0, 1_000, 2_000, 3_000].map((at) => from + at).filter((at) => at < missing);
+        await Promise.all(chunks.map((at) => entries.insertMany(Array.from({ length: Math.min(1_000, missing - at) }, (_, k) => seededRow(seeded + at + k)) as never[], { ordered: false })));
       }
       if (missing > 0) {
         seeded += missing;

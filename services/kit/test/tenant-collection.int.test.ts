@@ -165,18 +165,22 @@ describe('TenantCollection', () => {
     await expect(notes.insertMany(a, [{ _id: raw[0]!._id, text: 'again', createdAt: new Date(3) }])).rejects.toMatchObject({ code: 11000 });
   });
 
+  /** A feed's stream is opened asynchronously: another connection writes until the first wake-up arrives (10 s at most). */
+  async function writeUntilWoken(other: mongoose.Connection, seen: readonly number[]): Promise<void> {
+    const started = Date.now();
+    while (seen.length === 0 && Date.now() - started < 10_000) {
+      await other.collection('notes').insertOne({ tenantId: 'tenant-a', text: 'elsewhere', createdAt: new Date() });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   it('wakes a change feed when another connection writes the collection', async () => {
     const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: conn.name }).asPromise();
     const seen: number[] = [];
     const feed = new ChangeFeed([notes.changes(['insert'])], () => seen.push(Date.now()), createLogger('test', 'silent'));
     try {
       feed.start();
-      const started = Date.now();
-      // The stream is opened asynchronously: write until a wake-up arrives.
-      while (seen.length === 0 && Date.now() - started < 10_000) {
-        await other.collection('notes').insertOne({ tenantId: 'tenant-a', text: 'elsewhere', createdAt: new Date() });
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      await writeUntilWoken(other, seen);
       expect(seen.length).toBeGreaterThan(0);
     } finally {
       await feed.stop();
@@ -190,11 +194,7 @@ describe('TenantCollection', () => {
     const feed = new ChangeFeed([notes.changes(['insert'])], () => seen.push(Date.now()), createLogger('test', 'silent'), 300);
     try {
       feed.start();
-      const started = Date.now();
-      while (seen.length === 0 && Date.now() - started < 10_000) {
-        await other.collection('notes').insertOne({ tenantId: 'tenant-a', text: 'warm-up', createdAt: new Date() });
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await writeUntilWoken(other, seen);
       await new Promise((r) => setTimeout(r, 400));
       const before = seen.length;
       // 60 writes over about 1.2 s: unpaced, nearly every one is a read of its own and a wake-up.

@@ -148,7 +148,7 @@ export class Dialer {
   }
 
   private async tenantsWaiting(): Promise<string[]> {
-    const now = Date.now();
+    const now = this.d.now().getTime();
     if (this.known?.queued === this.queued && now - this.known.at < KNOWN_TENANTS_MS) return this.known.tenants;
     // Counted before the read: a dial queued while it runs is read again next time.
     const queued = this.queued;
