@@ -27,6 +27,7 @@ export * from './events/stream';
 export * from './events/kafka';
 export * from './events/publisher';
 export * from './events/subscriber';
+export * from './events/announce';
 export * from './events/outbox';
 export * from './events/start';
 export * from './service';

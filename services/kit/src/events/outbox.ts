@@ -1,11 +1,12 @@
 import type { Connection, Model } from 'mongoose';
-import { Schema } from 'mongoose';
+import { mongo, Schema } from 'mongoose';
 import { Coalescer } from '../coalesce';
 import type { Logger } from '../logger';
 import { insertAsBuilt, isDuplicateKeyError } from '../mongo/connect';
 import { Lease } from '../mongo/lease';
 import { declareQueries } from '../mongo/query-check';
 import type { QueryShape } from '../mongo/query-shapes';
+import { announceWith, type AnnounceOptions, type Announcer, type HeldEvents, type ReadBack } from './announce';
 import type { EventRecord } from './kafka';
 import { eventRecord, hasKafkaErrorType, type EventPublisher } from './publisher';
 import type { MessageCodec } from './stream';
@@ -22,8 +23,13 @@ interface OutboxDoc {
   payload: Buffer;
   traceHeaders?: Record<string, string>;
   createdAt: Date;
-  /** The relay publishes an event only from this moment on (see `add` with `hold`). */
+  /** The relay publishes an event only from this moment on (held events: see `announce`). */
   availableAt: Date;
+  /**
+   * Set while the event is held: how to read back whether its write happened (a `ReadBack` as
+   * extended JSON, so any filter keys can be stored). Gone once the event is released.
+   */
+  readBack?: string;
 }
 
 const outboxFields = {
@@ -36,6 +42,7 @@ const outboxFields = {
   traceHeaders: { type: Schema.Types.Mixed },
   createdAt: { type: Date, required: true },
   availableAt: { type: Date, required: true },
+  readBack: { type: String },
 };
 
 export const outboxSchema = new Schema<OutboxDoc>(outboxFields, { versionKey: false, collection: 'outbox' });
@@ -60,7 +67,10 @@ export interface OutboxOptions {
    * only the safety net (default 30 s).
    */
   intervalMs?: number;
-  /** How long a held event waits for `release` before it is published anyway. */
+  /**
+   * How long a held event waits for its writer to settle it; then the relay reads back whether
+   * its write happened (and again this long later while that read fails). Longer than any write.
+   */
   holdMs?: number;
   /**
    * The lease the relay runs under. A service with singleton jobs of its own passes their lease, so
@@ -76,13 +86,16 @@ export interface OutboxOptions {
 /** One `addRecords` call waiting to be stored. */
 interface PendingAdd {
   records: readonly EventRecord[];
-  hold: boolean;
+  /** Held events: each record's read-back, in order. Absent: published as soon as the relay sees them. */
+  readBacks?: readonly ReadBack[];
   /** Every record's key is new (see `addRecords`): its numbers may come from this process's block. */
   freshKeys: boolean;
 }
 
 /** How many numbers this process takes from the counter at once for events of new keys. */
 const FRESH_BLOCK = 1_000;
+
+const { EJSON } = mongo.BSON;
 
 const BATCH = 200;
 /** One send stays well below Kafka's default 1 MB per partition batch (`message.max.bytes`). */
@@ -111,7 +124,7 @@ const parkedSchema = new Schema<ParkedDoc>(
  * deleting publishes those events again with the same ids, which consumers skip: delivery is at
  * least once, never lost.
  */
-export class Outbox {
+export class Outbox implements Announcer {
   readonly model: Model<OutboxDoc>;
   private readonly sequence: Model<SequenceDoc>;
   private readonly lease: Lease;
@@ -128,7 +141,7 @@ export class Outbox {
   private readonly adds = new Coalescer<PendingAdd, { error?: unknown }>((batch) => this.storeTogether(batch));
   /** Releases that arrive while one is being written are written together next: one update. */
   private readonly releases = new Coalescer<readonly string[], void>(async (batch) => {
-    await this.model.updateMany({ _id: { $in: batch.flat() } }, { $set: { availableAt: new Date() } });
+    await this.model.updateMany({ _id: { $in: batch.flat() } }, { $set: { availableAt: new Date() }, $unset: { readBack: 1 } });
     return batch.map(() => undefined);
   });
 
@@ -157,15 +170,14 @@ export class Outbox {
   }
 
   /** Stores one event of the envelope's stream; returns its id. */
-  async add<T>(envelope: MessageCodec<T>, key: string, message: T, opts: { hold?: boolean; eventId?: string } = {}): Promise<string> {
-    const [id] = await this.addRecords([eventRecord(envelope, key, message, opts.eventId)], opts);
+  async add<T>(envelope: MessageCodec<T>, key: string, message: T, opts: { eventId?: string } = {}): Promise<string> {
+    const [id] = await this.addRecords([eventRecord(envelope, key, message, opts.eventId)]);
     return id!;
   }
 
   /**
-   * Stores events durably, in order. `hold: true` keeps them from the relay until `release` (or
-   * until the hold expires, should the caller die first): store them before the write they
-   * announce, release them after it, and no consumer hears of a change it cannot yet read.
+   * Stores events durably, in order, for the relay to publish now: events that need no write of
+   * their own, or that follow one already done. Events announcing a write go through `announce`.
    *
    * `freshKeys: true` says every record's key is new: no event of it was stored before, by any
    * replica, and none can be until this call returns (the key names what this call creates, such
@@ -173,13 +185,58 @@ export class Outbox {
    * process took from the counter earlier, without a counter update: any later event of the key
    * gets a number the counter hands out after that block, so the key's events keep their order.
    */
-  async addRecords(records: readonly EventRecord[], opts: { hold?: boolean; freshKeys?: boolean } = {}): Promise<string[]> {
+  async addRecords(records: readonly EventRecord[], opts: { freshKeys?: boolean } = {}): Promise<string[]> {
+    return this.store({ records, freshKeys: opts.freshKeys ?? false });
+  }
+
+  /**
+   * Runs `write` and announces it with `events`: none goes out without its change, and no change
+   * stays without its event (see `announceWith`). An event already stored under the same id (a
+   * retried write whose first try died; its id comes from what it announces) is taken as this
+   * write's own.
+   */
+  announce<R>(events: readonly EventRecord[], write: () => Promise<R>, opts: AnnounceOptions<R>): Promise<R> {
+    return announceWith(this.held, events, write, opts);
+  }
+
+  /** The held events' side of `announce`. */
+  private readonly held: HeldEvents = {
+    hold: (events, readBacks, freshKeys) => this.hold(events, readBacks, freshKeys),
+    release: (ids) => this.release(ids),
+    discard: (ids) => this.discard(ids),
+    happened: (rb) => this.happened(rb),
+    warn: (fields, message) => this.log.warn(fields, message),
+  };
+
+  private async store(add: PendingAdd): Promise<string[]> {
+    const { records } = add;
     if (records.length === 0) return [];
     const tooLarge = records.find((r) => r.payload.byteLength > MAX_EVENT_BYTES);
     if (tooLarge) throw new Error(`event ${tooLarge.type} is ${tooLarge.payload.byteLength} bytes; events carry ids and facts, at most ${MAX_EVENT_BYTES}`);
-    const { error } = await this.adds.run({ records, hold: opts.hold ?? false, freshKeys: opts.freshKeys ?? false });
+    const { error } = await this.adds.run(add);
     if (error !== undefined) throw error;
     return records.map((r) => r.eventId);
+  }
+
+  /** Stores the events held; one stored before under its id (an earlier try of the same write) is kept as it is. */
+  private async hold(records: readonly EventRecord[], readBacks: readonly ReadBack[], freshKeys: boolean): Promise<void> {
+    try {
+      await this.store({ records, readBacks, freshKeys });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      for (const [i, record] of records.entries()) {
+        await this.store({ records: [record], readBacks: [readBacks[i]!], freshKeys: false }).catch((e: unknown) => {
+          if (!isDuplicateKeyError(e)) throw e;
+        });
+      }
+    }
+  }
+
+  /** Whether the write a read-back describes happened, by reading the store. */
+  private async happened(rb: ReadBack): Promise<boolean> {
+    if (rb.applied === 'always') return true;
+    const found = await this.model.db.collection(rb.collection).findOne(rb.filter, { projection: { _id: 1 } });
+    return rb.applied === 'present' ? found !== null : found === null;
   }
 
   /**
@@ -189,7 +246,7 @@ export class Outbox {
    * the add that names a stored event fails.
    */
   private async storeTogether(batch: readonly PendingAdd[]): Promise<{ error?: unknown }[]> {
-    const docs = batch.flatMap((a) => a.records.map((record) => ({ record, hold: a.hold })));
+    const docs = batch.flatMap((a) => a.records.map((record, i) => ({ record, readBack: a.readBacks?.[i] })));
     const first = batch.every((a) => a.freshKeys) ? await this.reserveForFreshKeys(docs.length) : await this.reserve(docs.length);
     try {
       await this.insertInOrder(docs, first);
@@ -204,12 +261,12 @@ export class Outbox {
   }
 
   /** One add's events, retried with new numbers if another writer got the same ones. */
-  private async storeAlone({ records, hold }: PendingAdd): Promise<void> {
+  private async storeAlone({ records, readBacks }: PendingAdd): Promise<void> {
     const ids = records.map((r) => r.eventId);
     for (let attempt = 1; ; attempt++) {
       const first = await this.reserve(records.length);
       try {
-        await this.insertInOrder(records.map((record) => ({ record, hold })), first);
+        await this.insertInOrder(records.map((record, i) => ({ record, readBack: readBacks?.[i] })), first);
         return;
       } catch (err) {
         if (!isDuplicateKeyError(err) || attempt >= 3) throw err;
@@ -222,12 +279,12 @@ export class Outbox {
     }
   }
 
-  private async insertInOrder(docs: readonly { record: EventRecord; hold: boolean }[], first: number): Promise<void> {
+  private async insertInOrder(docs: readonly { record: EventRecord; readBack: ReadBack | undefined }[], first: number): Promise<void> {
     const now = new Date();
     const heldUntil = new Date(now.getTime() + this.holdMs);
     await insertAsBuilt(
       this.model,
-      docs.map(({ record: r, hold }, i) => ({
+      docs.map(({ record: r, readBack }, i) => ({
         _id: r.eventId,
         seq: first + i,
         topic: r.topic,
@@ -236,20 +293,21 @@ export class Outbox {
         payload: Buffer.from(r.payload),
         ...(r.traceHeaders && Object.keys(r.traceHeaders).length > 0 && { traceHeaders: r.traceHeaders }),
         createdAt: now,
-        availableAt: hold ? heldUntil : now,
+        availableAt: readBack ? heldUntil : now,
+        ...(readBack && { readBack: EJSON.stringify(readBack, { relaxed: false }) }),
       })),
       true,
     );
   }
 
-  /** Makes held events available to the relay (call after the state write they announce). */
-  async release(ids: readonly string[]): Promise<void> {
+  /** Makes held events available to the relay (their write happened). */
+  private async release(ids: readonly string[]): Promise<void> {
     if (ids.length > 0) await this.releases.run(ids);
   }
 
-  /** Drops held events whose write failed, so nothing announces a change that did not happen. */
-  async discard(ids: readonly string[]): Promise<void> {
-    await this.model.deleteMany({ _id: { $in: ids } });
+  /** Drops held events whose write did not happen. An event released already (by an earlier try of the same write) stays. */
+  private async discard(ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.model.deleteMany({ _id: { $in: ids }, readBack: { $exists: true } });
   }
 
   /** Relays waiting events now if this replica holds the lease; concurrent calls coalesce. Never rejects (a failed pass is logged and tried again). */
@@ -282,11 +340,19 @@ export class Outbox {
       let heldUntil = Infinity;
       for (const d of batch) {
         const lane = `${d.topic}\u0000${d.key}`;
-        if (d.availableAt.getTime() > now) heldUntil = Math.min(heldUntil, d.availableAt.getTime());
-        if (blocked.has(lane) || d.availableAt.getTime() > now) blocked.add(lane);
+        let availableAt = d.availableAt.getTime();
+        // Its hold ended and its writer never settled it (it died, or could not read back): the
+        // relay reads back whether the write happened. An event behind a held one waits its turn.
+        if (availableAt <= now && d.readBack !== undefined && !blocked.has(lane)) {
+          const verdict = await this.settleLate(d);
+          if (verdict === 'discarded') continue;
+          if (verdict === 'unknown') availableAt = now + this.holdMs;
+        }
+        if (availableAt > now) heldUntil = Math.min(heldUntil, availableAt);
+        if (blocked.has(lane) || availableAt > now) blocked.add(lane);
         else ready.push(d);
       }
-      // A held event not released in time is published when its hold ends.
+      // A held event is settled when its hold ends.
       if (heldUntil !== Infinity) this.relay.wakeIn(heldUntil - now);
       if (ready.length === 0) return;
       for (const chunk of byBytes(ready)) {
@@ -296,6 +362,31 @@ export class Outbox {
       }
       if (batch.length < BATCH) return;
     }
+  }
+
+  /**
+   * Settles a held event whose hold ended by reading back whether its write happened: released
+   * (and published by this pass) or discarded. While the read fails it stays held, and blocks its
+   * key's later events, for another hold: an event must not go out before its change is known.
+   * Events held before read-backs existed carry none and are published when their hold ends.
+   */
+  private async settleLate(d: OutboxDoc): Promise<'released' | 'discarded' | 'unknown'> {
+    const held = { _id: d._id, readBack: { $exists: true } };
+    let applied: boolean;
+    try {
+      applied = await this.happened(EJSON.parse(d.readBack!, { relaxed: false }) as ReadBack);
+    } catch (err) {
+      this.log.warn({ err, eventId: d._id, type: d.type }, 'a held event could not be settled; it stays held and is read back again later');
+      await this.model.updateOne(held, { $set: { availableAt: new Date(Date.now() + this.holdMs) } });
+      return 'unknown';
+    }
+    this.log.warn({ eventId: d._id, type: d.type, applied }, 'a held event was settled by the relay (its writer did not settle it)');
+    if (!applied) {
+      await this.model.deleteOne(held);
+      return 'discarded';
+    }
+    await this.model.updateOne(held, { $set: { availableAt: new Date() }, $unset: { readBack: 1 } });
+    return 'released';
   }
 
   /**

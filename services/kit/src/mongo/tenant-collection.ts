@@ -5,6 +5,7 @@ import type { TenantScope } from '../context';
 import { insertAsBuilt, insertSkippingDuplicates, isObjectIdHex, upsertManyOnce, upsertOnce } from './connect';
 import { declareQueries } from './query-check';
 import type { WakeSource } from './change-feed';
+import type { ReadBack } from '../events/announce';
 import type { QueryShape } from './query-shapes';
 import { pagesByPrimaryKey } from './walk';
 
@@ -229,6 +230,16 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   async updateMany(scope: TenantScope, filter: ScopedFilter<D>, update: UpdateQuery<D>): Promise<number> {
     refuseTenantChange(update);
     return (await this.model.updateMany(this.scoped(scope, filter), update)).modifiedCount;
+  }
+
+  /**
+   * How to read back whether a write to the tenant's document `id` happened, for the events that
+   * announce it (`Announcer.announce`): once it did, the document is `present` (matching `where`
+   * too: a field only this write sets, such as its time) or `absent`.
+   */
+  readBack(scope: TenantScope, id: string, applied: 'present' | 'absent', where?: ScopedFilter<D>): ReadBack {
+    // An id that cannot be one matches nothing, as its write did.
+    return { collection: this.model.collection.collectionName, filter: { ...where, _id: this.ids.parse(id) ?? id, tenantId: scope.tenantId }, applied };
   }
 
   /** This collection's changes of these kinds, to wake a worker (`WorkerSpec.wakeOn`); no document is read through it. */
