@@ -1,19 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { Outbox } from '@voiceapi/kit';
+import { eventRecord, type Announcer } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { CompanyEvents } from '../usecases/ports';
 
 const { CompaniesEvent } = voiceapi.events.v1;
 
 /** The companies stream through the outbox, keyed by company (one company's changes in order). */
-export function companyEvents(outbox: Outbox): CompanyEvents {
+export function companyEvents(outbox: Announcer): CompanyEvents {
   return {
-    async changed(scope, companyId, change, at) {
+    changed(scope, companyId, change, at, write, readBack) {
       const companyChanged = { tenantId: scope.tenantId, companyId, deleted: change === 'deleted', fields: change === 'deleted' ? [] : [...change] };
       const message = CompaniesEvent.fromPartial({ occurTime: at, event: { $case: 'companyChanged', companyChanged } });
-      return [await outbox.add(CompaniesEvent, companyId, message, { hold: true, eventId: `company-changed:${companyId}:${randomUUID()}` })];
+      const event = eventRecord(CompaniesEvent, companyId, message, `company-changed:${companyId}:${randomUUID()}`);
+      return outbox.announce([event], write, { applied: (r) => r !== null && r !== false, readBack });
     },
-    release: (ids) => outbox.release(ids),
-    discard: (ids) => outbox.discard(ids),
   };
 }

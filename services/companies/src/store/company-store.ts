@@ -1,4 +1,4 @@
-import { objectIds, ReadCache, TenantCollection, type Logger, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { objectIds, ReadCache, TenantCollection, type Logger, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { Company, CompanyFields, ClearableField } from '../domain/company';
 
@@ -99,6 +99,16 @@ export class CompanyStore {
     const doc = await this.companies.updateById(scope, id, { $set: { ...toDoc(fields), updatedAt: now }, ...(clear.length > 0 && { $unset: unset }) });
     this.cache.forgetAll();
     return doc && toCompany(doc);
+  }
+
+  /** An update made at `now` happened when the profile carries its time (a later update's event announces that one). */
+  updatedAt(scope: TenantScope, id: string, now: Date): ReadBack {
+    return this.companies.readBack(scope, id, 'present', { updatedAt: now });
+  }
+
+  /** A delete happened when the profile is gone. */
+  deleted(scope: TenantScope, id: string): ReadBack {
+    return this.companies.readBack(scope, id, 'absent');
   }
 
   async delete(scope: TenantScope, id: string): Promise<boolean> {

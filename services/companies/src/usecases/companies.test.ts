@@ -1,32 +1,34 @@
-import { DomainError, requireTenant } from '@voiceapi/kit';
+import { announcerInMemory, DomainError, requireTenant, type ReadBack } from '@voiceapi/kit';
+import { companyEvents } from '../events/publish';
 import type { CompanyStore } from '../store/company-store';
 import { Companies } from './companies';
-import type { CompanyEvents } from './ports';
 
 const NOW = new Date('2026-01-02T03:04:05Z');
 
 // The use cases' own rules: what they refuse before the store is touched, and what they pass on.
 // The store itself runs against a real server in test/companies.int.test.ts.
-function storeSpy() {
+function storeSpy(fails?: Error) {
   const calls: { method: string; args: unknown[] }[] = [];
+  const readBacks: Record<string, (...args: unknown[]) => ReadBack> = {
+    updatedAt: (_scope, id) => ({ collection: 'companies', filter: { _id: id }, applied: 'present' }),
+    deleted: (_scope, id) => ({ collection: 'companies', filter: { _id: id }, applied: 'absent' }),
+  };
   const store = new Proxy({} as CompanyStore, {
-    get: (_t, method: string) => async (...args: unknown[]) => {
-      calls.push({ method, args });
-      return method === 'list' ? { items: [], total: 0, hasMore: false } : method === 'delete' ? false : null;
-    },
+    get: (_t, method: string) =>
+      readBacks[method] ??
+      (async (...args: unknown[]) => {
+        calls.push({ method, args });
+        if (fails && (method === 'update' || method === 'delete')) throw fails;
+        return method === 'list' ? { items: [], total: 0, hasMore: false } : method === 'delete' ? false : null;
+      }),
   });
   return { store, calls };
 }
 
-/** Records what was announced: held, then released or discarded. */
-function eventsSpy() {
-  const log: string[] = [];
-  const events: CompanyEvents = {
-    changed: async (_scope, id, change) => (log.push(`held ${id} ${change === 'deleted' ? 'deleted' : change.join(',')}`), [`e-${id}`]),
-    release: async (ids) => void log.push(`released ${ids.join()}`),
-    discard: async (ids) => void log.push(`discarded ${ids.join()}`),
-  };
-  return { events, log };
+/** The outbox in memory; `there` plays the store's answer when a write is read back. */
+function eventsSpy(there = false) {
+  const outbox = announcerInMemory(() => there);
+  return { events: companyEvents(outbox), outbox };
 }
 
 const scope = requireTenant({ tenantId: 't1', keyMode: 'live' });
@@ -63,11 +65,31 @@ describe('Companies', () => {
 
   it('reports absent companies as not_found, and announces no change that did not happen', async () => {
     const { store } = storeSpy();
-    const { events, log } = eventsSpy();
+    const { events, outbox } = eventsSpy();
     const uc = new Companies(store, events);
     expect(await reasonOf(uc.get(scope, 'x'))).toBe('not_found');
     expect(await reasonOf(uc.update(scope, 'x', { industry: 'a' }))).toBe('not_found');
     expect(await reasonOf(uc.delete(scope, 'x'))).toBe('not_found');
-    expect(log).toEqual(['held x industry', 'discarded e-x', 'held x deleted', 'discarded e-x']);
+    expect({ held: [...outbox.held], published: outbox.published }).toEqual({ held: [], published: [] });
+  });
+
+  // Issue: a write that threw left its event held, and the relay published it some 30 s later
+  // whether or not the change happened. Now the store is read back at once.
+  describe.each(['update', 'delete'] as const)('when the store fails part-way through %s', (op) => {
+    const run = (uc: Companies) => (op === 'update' ? uc.update(scope, 'x', { industry: 'a' }) : uc.delete(scope, 'x'));
+
+    it('announces nothing if the change is not there', async () => {
+      const { store } = storeSpy(new Error('connection reset'));
+      const { events, outbox } = eventsSpy(false);
+      await expect(run(new Companies(store, events))).rejects.toThrow('connection reset');
+      expect({ held: [...outbox.held], published: outbox.published }).toEqual({ held: [], published: [] });
+    });
+
+    it('announces the change if it is there', async () => {
+      const { store } = storeSpy(new Error('connection reset'));
+      const { events, outbox } = eventsSpy(true);
+      await expect(run(new Companies(store, events))).rejects.toThrow('connection reset');
+      expect({ held: [...outbox.held], published: outbox.published.length }).toEqual({ held: [], published: 1 });
+    });
   });
 });

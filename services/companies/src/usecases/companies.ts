@@ -43,22 +43,14 @@ export class Companies {
     const both = clear.filter((f) => fields[f] !== undefined);
     if (both.length) throw validationError('a field cannot be both set and removed', both.map((f) => ({ path: f, message: 'set and removed' })));
     const now = this.now();
-    const held = await this.events.changed(scope, id, [...Object.keys(fields).filter((k) => fields[k as keyof CompanyFields] !== undefined), ...clear], now);
-    const updated = await this.store.update(scope, id, fields, now, clear);
-    if (!updated) {
-      await this.events.discard(held);
-      throw notFound('company');
-    }
-    await this.events.release(held);
+    const change = [...Object.keys(fields).filter((k) => fields[k as keyof CompanyFields] !== undefined), ...clear];
+    const updated = await this.events.changed(scope, id, change, now, () => this.store.update(scope, id, fields, now, clear), this.store.updatedAt(scope, id, now));
+    if (!updated) throw notFound('company');
     return updated;
   }
 
   async delete(scope: TenantScope, id: string): Promise<void> {
-    const held = await this.events.changed(scope, id, 'deleted', this.now());
-    if (!(await this.store.delete(scope, id))) {
-      await this.events.discard(held);
-      throw notFound('company');
-    }
-    await this.events.release(held);
+    const deleted = await this.events.changed(scope, id, 'deleted', this.now(), () => this.store.delete(scope, id), this.store.deleted(scope, id));
+    if (!deleted) throw notFound('company');
   }
 }

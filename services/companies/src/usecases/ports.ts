@@ -1,12 +1,13 @@
-import type { TenantScope } from '@voiceapi/kit';
+import type { ReadBack, TenantScope } from '@voiceapi/kit';
 
 /**
- * What companies announce (the `companies.v1` stream, through the outbox): held before the write,
- * released after it, discarded when it did not happen. Agents write scripts from company profiles.
+ * What companies announce (the `companies.v1` stream): agents write scripts from company profiles.
  */
 export interface CompanyEvents {
-  /** `change`: the fields set or removed, or `deleted`. */
-  changed(scope: TenantScope, companyId: string, change: readonly string[] | 'deleted', at: Date): Promise<string[]>;
-  release(ids: readonly string[]): Promise<void>;
-  discard(ids: readonly string[]): Promise<void>;
+  /**
+   * Runs `write` and announces its change (CompanyChanged) only if it happened: `write` answers
+   * null or false when there was no such company; `readBack` (from the store) tells, should the
+   * write fail part-way. `change`: the fields set or removed, or `deleted`.
+   */
+  changed<R>(scope: TenantScope, companyId: string, change: readonly string[] | 'deleted', at: Date, write: () => Promise<R>, readBack: ReadBack): Promise<R>;
 }

@@ -97,3 +97,20 @@ async function settle(held: HeldEvents, ids: readonly string[], readBacks: reado
   await held.release(ids.filter((_, i) => applied[i]));
   await held.discard(ids.filter((_, i) => !applied[i]));
 }
+
+/**
+ * An `Announcer` over events kept in memory, for use-case tests: `held` are stored and waiting,
+ * `published` went out (released), and `happened` plays the store a read-back reads.
+ */
+export function announcerInMemory(happened: (readBack: ReadBack) => boolean = () => true): Announcer & { held: Set<string>; published: string[] } {
+  const held = new Set<string>();
+  const published: string[] = [];
+  const store: HeldEvents = {
+    hold: async (events) => void events.forEach((e) => held.add(e.eventId)),
+    release: async (ids) => void ids.forEach((id) => held.delete(id) && published.push(id)),
+    discard: async (ids) => void ids.forEach((id) => held.delete(id)),
+    happened: async (rb) => rb.applied === 'always' || happened(rb),
+    warn: () => undefined,
+  };
+  return { held, published, announce: (events, write, opts) => announceWith(store, events, write, opts) };
+}
