@@ -1,4 +1,4 @@
-import { BlobStore, objectIds, scopeOfRecord, stringIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { BlobStore, objectIds, scopeOfRecord, stringIds, TenantCollection, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { KnowledgeDocument } from '../domain/document';
 
@@ -87,6 +87,11 @@ export class DocumentStore {
   }
 
   /** Removes a document with its bytes and text: metadata first, so nothing half-erased stays visible. */
+  /** An erase happened once the document is gone (it goes first; its bytes and text follow). */
+  erased(scope: TenantScope, fileId: string): ReadBack {
+    return this.documents.readBack(scope, fileId, 'absent');
+  }
+
   async erase(scope: TenantScope, fileId: string): Promise<boolean> {
     const existed = await this.documents.deleteById(scope, fileId);
     await this.contents.erase(scope, fileId);

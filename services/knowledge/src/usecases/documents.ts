@@ -123,13 +123,11 @@ export class Documents {
 
   /**
    * Deletes the document, its bytes and its text, and announces it (agents drop it). The upload's
-   * charge stays (it paid for the extraction). The announcement is held until the erase is done.
+   * charge stays (it paid for the extraction). It is announced once the document is gone.
    */
   async delete(scope: TenantScope, fileId: string): Promise<void> {
     if (!(await this.d.store.get(scope, fileId))) throw notFound('document');
-    const held = await this.d.events.documentDeleted(scope, fileId, this.now());
-    await this.d.store.erase(scope, fileId);
-    await this.d.events.release(held);
+    await this.d.events.documentDeleted(scope, fileId, this.now(), () => this.d.store.erase(scope, fileId), this.d.store.erased(scope, fileId));
   }
 
   async billingInfo(scope: TenantScope): Promise<{ creditsPerUpload: number; creditsPer1000Words: number; maxFileSizeBytes: number; allowedContentTypes: readonly string[]; balance: number }> {

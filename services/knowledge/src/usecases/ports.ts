@@ -1,4 +1,4 @@
-import type { TenantScope } from '@voiceapi/kit';
+import type { ReadBack, TenantScope } from '@voiceapi/kit';
 
 /** Billing, as uploads need it. */
 export interface Wallet {
@@ -9,11 +9,8 @@ export interface Wallet {
   balance(scope: TenantScope): Promise<number>;
 }
 
-/**
- * What knowledge announces (the `knowledge.v1` stream, through the outbox): an event is stored held
- * before the write it announces and released after it.
- */
+/** What knowledge announces (the `knowledge.v1` stream): agents drop a deleted document. */
 export interface DocumentEvents {
-  documentDeleted(scope: TenantScope, fileId: string, at: Date): Promise<string[]>;
-  release(ids: readonly string[]): Promise<void>;
+  /** Runs `erase` and announces it (DocumentDeleted) only if it happened; `readBack` (from the store) tells, should it fail part-way. */
+  documentDeleted<R>(scope: TenantScope, fileId: string, at: Date, erase: () => Promise<R>, readBack: ReadBack): Promise<R>;
 }
