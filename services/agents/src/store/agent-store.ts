@@ -1,4 +1,4 @@
-import { objectIds, ReadCache, scopeOfRecord, TenantCollection, type Logger, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { objectIds, ReadCache, scopeOfRecord, TenantCollection, type Logger, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { Agent, AgentFields } from '../domain/agent';
 
@@ -161,6 +161,11 @@ export class AgentStore {
   }
 
   /** Sets and unsets fields; `where` makes it conditional (null when it did not hold). */
+  /** A script write happened when the agent holds that generation's script (by the time it was written). */
+  scriptStored(scope: TenantScope, id: string, generation: string, generatedAt: Date): ReadBack {
+    return this.agents.readBack(scope, id, 'present', { scriptGeneration: generation, 'script.generatedAt': generatedAt });
+  }
+
   async update(scope: TenantScope, id: string, set: StoredFields, unset: readonly string[] = [], where: Record<string, unknown> = {}): Promise<Agent | null> {
     const doc = await this.agents.updateById(scope, id, { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((f) => [f, 1])) }) }, { where });
     // This process reads its own write at once; the change stream tells the other replicas.

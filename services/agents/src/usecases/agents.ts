@@ -245,11 +245,12 @@ export class Agents {
       this.d.log.warn({ err, agentId }, 'script generation failed');
       outcome = { scriptStatus: 'error', scriptError: err instanceof Error ? err.message.slice(0, 500) : 'script generation failed' };
     }
-    // A ready script is announced (agent.script_ready webhooks); the event is held until the write.
-    const announced = outcome.scriptStatus === 'ready' && outcome.script ? await this.d.events.scriptReady(scope, agent.id, generation, outcome.script.generatedAt) : [];
     // Only the generation still asked for may settle the status.
-    const settled = await this.d.agents.update(scope, agentId, { ...outcome, updatedAt: this.now() }, unset, { scriptGeneration: generation });
-    if (announced.length > 0) await (settled ? this.d.events.release(announced) : this.d.events.discard(announced));
+    const write = () => this.d.agents.update(scope, agentId, { ...outcome, updatedAt: this.now() }, unset, { scriptGeneration: generation });
+    // A ready script is announced (agent.script_ready webhooks), if it is the one stored.
+    const script = outcome.scriptStatus === 'ready' ? outcome.script : undefined;
+    if (script) await this.d.events.scriptReady(scope, agent.id, generation, script.generatedAt, write, this.d.agents.scriptStored(scope, agentId, generation, script.generatedAt));
+    else await write();
     await this.d.jobs.done(job);
   }
 

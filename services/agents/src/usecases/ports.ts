@@ -1,4 +1,4 @@
-import type { TenantScope } from '@voiceapi/kit';
+import type { ReadBack, TenantScope } from '@voiceapi/kit';
 import type { KnowledgeRef } from '../domain/agent';
 import type { ScriptInput } from '../script/generator';
 
@@ -20,13 +20,14 @@ export interface Knowledge {
 }
 
 /**
- * What agents announce (the `agents.v1` stream, through the outbox): an event is stored held
- * before the write it announces, then released after it, or discarded when the write did not
- * happen, so no reader hears of a script that is not there.
+ * What agents announce (the `agents.v1` stream): no reader hears of a script that is not there.
  */
 export interface AgentEvents {
-  /** `scope` is the caller who asked for the script: a sandbox key's request announces `sandbox: true`. */
-  scriptReady(scope: TenantScope, agentId: string, generation: string, generatedAt: Date): Promise<string[]>;
-  release(ids: readonly string[]): Promise<void>;
-  discard(ids: readonly string[]): Promise<void>;
+  /**
+   * Runs `write` (the script stored for this generation) and announces it (ScriptReady) only if it
+   * happened: `write` answers null when the generation was no longer the one asked for; `readBack`
+   * (from the store) tells, should it fail part-way. `scope` is the caller who asked for the
+   * script: a sandbox key's request announces `sandbox: true`.
+   */
+  scriptReady<R>(scope: TenantScope, agentId: string, generation: string, generatedAt: Date, write: () => Promise<R>, readBack: ReadBack): Promise<R>;
 }
