@@ -1,4 +1,4 @@
-import { Worker, type EventMeta, type EventSubscriber, type Logger, type Outbox } from '@voiceapi/kit';
+import { eventRecord, Worker, type EventMeta, type EventSubscriber, type Logger, type Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { KeyCache } from '../auth/key-cache';
 import type { SettingsStore } from '../store/settings';
@@ -71,20 +71,14 @@ export class ControlPlane {
   }
 
   /**
-   * The event is stored (held) before the write, so a crash in between loses nothing, and
-   * released after it, so no replica hears of the change before it can read it. A write that
-   * fails takes its event with it.
+   * The write and its event as one (the kit's `announce`): the event is stored before the write,
+   * so a crash in between loses nothing, and goes out after it, so no replica hears of the change
+   * before it can read it. A write that refused takes its event with it; one that failed part-way
+   * announces anyway: the event only makes replicas read again, harmless if nothing changed.
    */
   private async announced<T>(change: NonNullable<ControlEvent['change']>, key: string, write: () => Promise<T>): Promise<T> {
-    const id = await this.outbox.add(GatewayControlEvent, key, { occurTime: new Date(), change }, { hold: true });
-    let result: T;
-    try {
-      result = await write();
-    } catch (err) {
-      await this.outbox.discard([id]).catch(() => undefined);
-      throw err;
-    }
-    await this.outbox.release([id]);
+    const event = eventRecord(GatewayControlEvent, key, { occurTime: new Date(), change });
+    const result = await this.outbox.announce([event], write, { readBack: { applied: 'always', why: 'a control event only makes replicas drop what they cached and read it again' } });
     void this.outbox.flush().catch((err: unknown) => this.log.warn({ err, key }, 'control event relay deferred'));
     return result;
   }
