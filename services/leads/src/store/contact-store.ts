@@ -1,4 +1,4 @@
-import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { objectIds, TenantCollection, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection, type UpdateQuery } from 'mongoose';
 import { CONTACT_STATUSES, statsBucket, type CampaignStats, type Contact, type ContactStatus } from '../domain/contact';
 
@@ -109,6 +109,21 @@ export class ContactStore {
         ? await this.contacts.updateByIdShared(scope, id, change, { where: { status: { $in: [...from] } }, mark: `moves.${to}` })
         : await this.contacts.updateById(scope, id, change, from ? { where: { status: { $in: [...from] } } } : {});
     return doc && toContact(doc);
+  }
+
+  /** A move made at `now` happened when the contact carries its status and time. */
+  moved(scope: TenantScope, id: string, status: ContactStatus, now: Date): ReadBack {
+    return this.contacts.readBack(scope, id, 'present', { status, updatedAt: now });
+  }
+
+  /** A contact's creation happened when it is there. */
+  stored(scope: TenantScope, id: string): ReadBack {
+    return this.contacts.readBack(scope, id, 'present');
+  }
+
+  /** A contact's erasure happened when it is gone. */
+  erased(scope: TenantScope, id: string): ReadBack {
+    return this.contacts.readBack(scope, id, 'absent');
   }
 
   delete(scope: TenantScope, id: string): Promise<boolean> {

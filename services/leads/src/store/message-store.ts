@@ -1,4 +1,4 @@
-import { objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { objectIds, TenantCollection, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Message } from '../domain/message';
@@ -54,6 +54,11 @@ export class MessageStore {
 
   async createMany(scope: TenantScope, messages: readonly Message[]): Promise<void> {
     await this.messages.insertMany(scope, messages.map(({ id, ...rest }) => ({ ...rest, _id: new Types.ObjectId(id) })));
+  }
+
+  /** A message's creation happened when it is there. */
+  stored(scope: TenantScope, id: string): ReadBack {
+    return this.messages.readBack(scope, id, 'present');
   }
 
   async get(scope: TenantScope, id: string): Promise<Message | null> {

@@ -1,9 +1,10 @@
-import { Coalescer, scopeOfRecord, type EventRecord, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, scopeOfRecord, type EventRecord, type Logger, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import type { Contact } from '../domain/contact';
 import type { ContactStore } from '../store/contact-store';
 import type { MessageStore } from '../store/message-store';
 import type { Message } from '../domain/message';
 import { dialItemId, type ScheduleStore } from '../store/schedule-store';
+import type { LeadEvents } from './ports';
 
 /** A live contact ready to be stored, with what it asks of others. */
 export interface Acceptance {
@@ -14,10 +15,9 @@ export interface Acceptance {
 }
 
 /**
- * Stores accepted live contacts so that nothing is lost and nothing announced early: their events
- * held first, then their messages, scheduled dials and the contacts, then the events released. A
- * crash in between leaves held events that are published when their hold expires; a dial is
- * claimed before it is placed (ClaimDial), so a dial for a contact never written dials nobody.
+ * Stores accepted live contacts so that nothing is lost and nothing announced early: their
+ * messages, scheduled dials and the contacts are written with their events (`LeadEvents.announce`),
+ * each contact's events going out only if that contact was stored.
  *
  * Leads that arrive together are written together (group commit): three round trips for a batch
  * instead of three per lead. If a batch fails, each of its leads is tried on its own, so one bad
@@ -27,7 +27,7 @@ export class AcceptWriter {
   private readonly batches: Coalescer<Acceptance, Contact | Error>;
 
   constructor(
-    private readonly d: { contacts: ContactStore; messages: MessageStore; schedule: ScheduleStore; outbox: Outbox; log: Logger },
+    private readonly d: { contacts: ContactStore; messages: MessageStore; schedule: ScheduleStore; outbox: LeadEvents; log: Logger },
   ) {
     this.batches = new Coalescer(async (items) => {
       try {
@@ -48,12 +48,14 @@ export class AcceptWriter {
   }
 
   private async write(items: Acceptance[]): Promise<void> {
+    // A batch may be written part-way: each contact's events are read back by that contact.
+    const readBacks = new Map<string, ReadBack>(items.flatMap((a) => a.events.map((e) => [e.eventId, this.d.contacts.stored(a.scope, a.contact.id)] as const)));
     // The events are keyed by the new contacts' ids: no replica can have stored one of them before.
-    const ids = await this.d.outbox.addRecords(
-      items.flatMap((a) => a.events),
-      { hold: true, freshKeys: true },
-    );
-    try {
+    await this.d.outbox.announce(items.flatMap((a) => a.events), () => this.writeAll(items), { freshKeys: true, readBack: (e) => readBacks.get(e.eventId)! });
+  }
+
+  /** Messages and scheduled dials first, the contacts last: a contact stored has all it needs. */
+  private async writeAll(items: Acceptance[]): Promise<void> {
       for (const [tenantId, group] of byTenant(items)) {
         const scope = scopeOfRecord(tenantId);
         await this.d.messages.createMany(scope, group.flatMap((a) => a.messages));
@@ -64,11 +66,6 @@ export class AcceptWriter {
         }
         await this.d.contacts.createMany(scope, group.map((a) => a.contact));
       }
-    } catch (err) {
-      await this.d.outbox.discard(ids).catch(() => undefined);
-      throw err;
-    }
-    await this.d.outbox.release(ids);
   }
 }
 

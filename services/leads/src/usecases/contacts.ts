@@ -1,4 +1,4 @@
-import { commonReasons, isDuplicateKeyError, notFound, validationError, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { commonReasons, notFound, validationError, type TenantScope } from '@voiceapi/kit';
 import { isChannel, type Channel, type Contact } from '../domain/contact';
 import { contactDeleted } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
@@ -8,6 +8,7 @@ import type { Followup } from '../domain/followup';
 import type { MessageStore } from '../store/message-store';
 import { followupItemId, type ScheduleStore } from '../store/schedule-store';
 import type { ContactLifecycle } from './lifecycle';
+import type { LeadEvents } from './ports';
 
 /** How far ahead a follow-up may be scheduled. */
 const MAX_FOLLOWUP_AHEAD_MS = 365 * 24 * 3600_000;
@@ -22,7 +23,7 @@ export class Contacts {
       messages: MessageStore;
       claims: DialClaimStore;
       lifecycle: ContactLifecycle;
-      outbox: Outbox;
+      outbox: LeadEvents;
       now: () => Date;
     },
   ) {}
@@ -52,20 +53,20 @@ export class Contacts {
    */
   async delete(scope: TenantScope, id: string): Promise<void> {
     await this.get(scope, id);
-    // The announcement is stored first and held: a failure part-way still gets it published when
-    // its hold runs out (the tenant asked for erasure), and a repeated delete finds it stored.
+    // Announced once the contact is gone (a repeated delete, after a failure part-way, announces
+    // the same event: its id is the contact's).
     const event = contactDeleted(scope.tenantId, id, this.d.now());
-    await this.d.outbox.addRecords([event], { hold: true }).catch((err: unknown) => {
-      if (!isDuplicateKeyError(err)) throw err;
-    });
-    // Pending work first, so nothing is dispatched for a contact half erased.
+    const deleted = await this.d.outbox.announce([event], () => this.erase(scope, id), { readBack: this.d.contacts.erased(scope, id) });
+    if (!deleted) throw notFound('contact');
+  }
+
+  /** Pending work first, so nothing is dispatched for a contact half erased; the contact last. */
+  private async erase(scope: TenantScope, id: string): Promise<boolean> {
     await this.d.schedule.dropContact(scope, id);
     await this.d.followups.eraseContact(scope, id);
     await this.d.messages.eraseContact(scope, id);
     await this.d.claims.eraseContact(scope, id);
-    const deleted = await this.d.contacts.delete(scope, id);
-    await this.d.outbox.release([event.eventId]);
-    if (!deleted) throw notFound('contact');
+    return this.d.contacts.delete(scope, id);
   }
 
   async followUp(scope: TenantScope, id: string, input: { scheduledAt: Date; channel?: string; note?: string }): Promise<Followup> {

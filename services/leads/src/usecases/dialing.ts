@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, scopeOfRecord, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
 import { windowDecision } from '../domain/calling-window';
 import type { Campaign, Contact } from '../domain/contact';
 import { dialId, dialRequested } from '../events/publish';
@@ -11,6 +11,7 @@ import { dialItemId, type ScheduledItem, type ScheduleStore } from '../store/sch
 import type { ComplianceChecks } from './compliance';
 import type { ContactLifecycle } from './lifecycle';
 import type { MessageFollowups } from './messaging';
+import type { LeadEvents } from './ports';
 
 export type ClaimRefusal = 'not_found' | 'sandbox' | 'not_pending' | 'already_claimed' | 'consent_required' | 'do_not_call' | 'outside_window';
 
@@ -52,7 +53,8 @@ export class Dialing {
       checks: ComplianceChecks;
       lifecycle: ContactLifecycle;
       messageFollowups: MessageFollowups;
-      outbox: Outbox;
+      /** Unused: a dial request is announced with its move (`lifecycle`). Still handed over by main.ts, until its wiring drops it. */
+      outbox?: LeadEvents;
       log: Logger;
       now: () => Date;
     },
@@ -200,16 +202,9 @@ export class Dialing {
     }
     const dispatch = contact.dispatches + 1;
     const now = this.d.now();
+    // Announced with the move (an earlier try of this dispatch that died stored the same event).
     const event = dialRequested(scope.tenantId, contact, campaign, dispatch, now);
-    try {
-      await this.d.outbox.addRecords([event], { hold: true });
-    } catch (err) {
-      // Stored by an earlier try of this dispatch that died before the contact moved.
-      if (!isDuplicateKeyError(err)) throw err;
-    }
-    const moved = await this.d.lifecycle.move(scope, contact, 'queued', { set: { dispatches: dispatch }, unset: ['nextAttemptAt'], from: [contact.status] });
-    if (moved) await this.d.outbox.release([event.eventId]);
-    else await this.d.outbox.discard([event.eventId]);
+    const moved = await this.d.lifecycle.move(scope, contact, 'queued', { set: { dispatches: dispatch }, unset: ['nextAttemptAt'], from: [contact.status], events: [event] });
     await this.d.schedule.remove(scope, item.id);
     return moved !== null;
   }

@@ -1,7 +1,8 @@
-import type { EventRecord, Outbox, TenantScope } from '@voiceapi/kit';
+import type { EventRecord, TenantScope } from '@voiceapi/kit';
 import type { Contact, ContactRef, ContactStatus } from '../domain/contact';
 import { statusChanged } from '../events/publish';
 import type { ContactChange, ContactStore } from '../store/contact-store';
+import type { LeadEvents } from './ports';
 
 export interface Move {
   /** Fields set with the status. */
@@ -16,34 +17,26 @@ export interface Move {
 
 /**
  * Every status change of a contact after ingest goes through here, announced on the leads
- * stream (for tenant webhooks and telephony): the events are stored held, the contact written,
- * then the events released, so no consumer hears of a change that did not happen and no change
- * goes unannounced after a crash (a held event is published when its hold expires).
+ * stream (for tenant webhooks and telephony) with the write (`LeadEvents.announce`): no consumer
+ * hears of a change that did not happen, and no change goes unannounced after a crash.
  */
 export class ContactLifecycle {
   constructor(
     private readonly contacts: ContactStore,
-    private readonly outbox: Outbox,
+    private readonly events: LeadEvents,
     private readonly now: () => Date,
   ) {}
 
   async move(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move = {}): Promise<Contact | null> {
     const now = this.now();
     const events = [...(status !== contact.status ? [statusChanged(scope.tenantId, contact, status, now, m.endReason)] : []), ...(m.events ?? [])];
-    const ids = await this.outbox.addRecords(events, { hold: true });
     const change: ContactChange = {
       $set: { ...m.set, status, updatedAt: now, ...(m.endReason !== undefined && { endReason: m.endReason }) },
       ...(m.unset?.length && { $unset: Object.fromEntries(m.unset.map((f) => [f, 1])) }),
     };
-    let updated: Contact | null;
-    try {
-      updated = await this.contacts.update(scope, contact.id, change, m.from);
-    } catch (err) {
-      await this.outbox.discard(ids).catch(() => undefined);
-      throw err;
-    }
-    if (updated) await this.outbox.release(ids);
-    else await this.outbox.discard(ids);
-    return updated;
+    return this.events.announce(events, () => this.contacts.update(scope, contact.id, change, m.from), {
+      applied: (updated) => updated !== null,
+      readBack: this.contacts.moved(scope, contact.id, status, now),
+    });
   }
 }

@@ -1,4 +1,4 @@
-import { scopeOfRecord, type Logger, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
 import type { Contact, MessageChannel } from '../domain/contact';
 import { messageRequested } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
@@ -8,7 +8,7 @@ import type { TemplateStore } from '../store/template-store';
 import type { ContactLifecycle } from './lifecycle';
 import { renderTemplate } from './leads';
 import { messageChannel } from './templates';
-import type { MessageAdapter } from './ports';
+import type { LeadEvents, MessageAdapter } from './ports';
 
 /**
  * The default adapter: the rendered message, already stored, is its own record (the operator
@@ -50,7 +50,7 @@ export class Messaging {
 
 /** A follow-up on a message channel: the contact's template rendered again and sent like the first. */
 export class MessageFollowups {
-  constructor(private readonly d: { templates: TemplateStore; messages: MessageStore; outbox: Outbox; now: () => Date }) {}
+  constructor(private readonly d: { templates: TemplateStore; messages: MessageStore; outbox: LeadEvents; now: () => Date }) {}
 
   async send(scope: TenantScope, contact: Contact, channel: MessageChannel | 'call'): Promise<void> {
     if (channel === 'call') return;
@@ -63,8 +63,8 @@ export class MessageFollowups {
     if ('missing' in r) throw new Error(`contact ${contact.id}'s ${channel} template needs values it no longer has`);
     const now = this.d.now();
     const message: Message = { id: this.d.messages.newId(), contactId: contact.id, channel, templateId: template.id, to, ...(r.subject !== undefined && { subject: r.subject }), body: r.body, status: 'queued', createdAt: now };
-    const ids = await this.d.outbox.addRecords([messageRequested(scope.tenantId, contact.id, message.id, channel, now)], { hold: true });
-    await this.d.messages.createMany(scope, [message]);
-    await this.d.outbox.release(ids);
+    await this.d.outbox.announce([messageRequested(scope.tenantId, contact.id, message.id, channel, now)], () => this.d.messages.createMany(scope, [message]), {
+      readBack: this.d.messages.stored(scope, message.id),
+    });
   }
 }

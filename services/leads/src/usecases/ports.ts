@@ -1,5 +1,12 @@
-import type { TenantScope } from '@voiceapi/kit';
+import type { Announcer, TenantScope } from '@voiceapi/kit';
 import type { Message } from '../domain/message';
+
+/**
+ * How leads announce a write (the `leads.v1` stream): the write and the events built for it in
+ * `events/publish.ts`, as one, so no event goes out without its change and no change stays
+ * without its event. The kit's `Outbox` is one; `main.ts` hands it over.
+ */
+export type LeadEvents = Announcer;
 
 /** Whether a live wallet can cover one call's hold now (billing decides the amount). */
 export interface CreditCheck {
