@@ -19,8 +19,12 @@ import {
   Outbox,
   streamOf,
   type EventMeta,
+  type EventRecord,
+  type ReadBack,
 } from '../src';
 import { probe, probeOf, testEnvelope } from './fixtures/test-stream';
+
+const ALWAYS: ReadBack = { applied: 'always', why: 'a test of order, not of settling' };
 
 // The kit's event path against a real broker and the real database: typed streams, the
 // leased outbox relay, retries and dead letters, and a consumer that crashes.
@@ -131,7 +135,7 @@ describe('kit events', () => {
     await until('one relay holds the lease', () => relays.some((r) => r.relaying));
     expect(relays.filter((r) => r.relaying)).toHaveLength(1);
 
-    // Writers on both replicas, interleaved, some events held for a write then released.
+    // Writers on both replicas, interleaved, some events announcing a write that takes a while.
     const keys = ['k0', 'k1', 'k2', 'k3', 'k4'];
     const next = new Map(keys.map((k) => [k, 0]));
     const ids: string[] = [];
@@ -140,9 +144,15 @@ describe('kit events', () => {
         const writer = relays[(round + i) % 2]!;
         const n = next.get(key)!;
         next.set(key, n + 1);
-        const hold = n % 7 === 3;
-        const id = await writer.add(Envelope, key, probe(key, n), { hold });
-        if (hold) setTimeout(() => void writer.release([id]), 30);
+        let id: string;
+        if (n % 7 === 3) {
+          const event = eventRecord(Envelope, key, probe(key, n));
+          id = event.eventId;
+          // Held once its write starts; released 30 ms later.
+          await new Promise<void>((started) => void writer.announce([event], () => (started(), new Promise((r) => setTimeout(r, 30))), { readBack: ALWAYS }));
+        } else {
+          id = await writer.add(Envelope, key, probe(key, n));
+        }
         ids.push(id);
       }
     }
@@ -211,13 +221,13 @@ describe('kit events', () => {
       expect(await seqOf(elsewhere!)).toBeGreaterThan(await seqOf(first!));
       // Another new key: from the block, one insert and no counter update, numbered before the replica's event.
       const before = commands.length;
-      const [second] = await a.addRecords([eventRecord(Envelope, 'new-2', probe('new-2', 0))], { freshKeys: true, hold: true });
-      expect(commands.slice(before)).toEqual(['insert']);
-      expect(await seqOf(second!)).toBeLessThan(await seqOf(elsewhere!));
+      const second = eventRecord(Envelope, 'new-2', probe('new-2', 0));
+      await a.announce([second], async () => expect(commands.slice(before)).toEqual(['insert']), { freshKeys: true, readBack: ALWAYS });
+      expect(await seqOf(second.eventId)).toBeLessThan(await seqOf(elsewhere!));
       // A later event of that key, on either replica, is numbered after it.
       const [laterHere] = await a.addRecords([eventRecord(Envelope, 'new-2', probe('new-2', 1))]);
       const [laterThere] = await b.addRecords([eventRecord(Envelope, 'new-2', probe('new-2', 2))]);
-      expect(await seqOf(laterHere!)).toBeGreaterThan(await seqOf(second!));
+      expect(await seqOf(laterHere!)).toBeGreaterThan(await seqOf(second.eventId));
       expect(await seqOf(laterThere!)).toBeGreaterThan(await seqOf(laterHere!));
     } finally {
       await counted.close();
@@ -225,24 +235,33 @@ describe('kit events', () => {
     }
   });
 
-  it('publishes a held event only after its write is released, and never one whose write failed', async () => {
+  it('publishes an announced event only once its write applied, never one whose write did not happen, and reads back a write that failed part-way', async () => {
     const db = freshDb();
     const seen = await subscribe('held');
     const outbox = new Outbox(db, publisher, log, { instanceId: 'solo', intervalMs: 50, holdMs: 60_000 });
+    const things = outbox.model.db.collection<{ _id: string }>('things');
+    const inThings = (id: string): ReadBack => ({ collection: 'things', filter: { _id: id }, applied: 'present' });
+    const delivered = (e: EventRecord) => seen.some((s) => s.meta.eventId === e.eventId);
     outbox.start();
     await until('lease', () => outbox.relaying);
-    const kept = await outbox.add(Envelope, 'h', probe('h', 1), { hold: true });
-    const failed = await outbox.add(Envelope, 'f', probe('f', 1), { hold: true });
+    const [kept, nothing, partway, failed] = ['h', 'n', 'p', 'f'].map((k) => eventRecord(Envelope, k, probe(k, 1)));
+    let finish!: () => void;
+    const writing = outbox.announce([kept!], () => new Promise<void>((r) => (finish = r)).then(() => things.insertOne({ _id: 'h' })), { readBack: inThings('h') });
+    expect(await outbox.announce([nothing!], async () => null, { applied: (r) => r !== null, readBack: inThings('n') })).toBeNull();
+    const reset = () => Promise.reject(new Error('connection reset'));
+    await expect(outbox.announce([partway!], () => things.insertOne({ _id: 'p' }).then(reset), { readBack: inThings('p') })).rejects.toThrow('connection reset');
+    await expect(outbox.announce([failed!], reset, { readBack: inThings('f') })).rejects.toThrow('connection reset');
     await outbox.flush();
-    await new Promise((r) => setTimeout(r, 500));
-    expect(seen.some((s) => s.meta.eventId === kept)).toBe(false);
-    await outbox.discard([failed]);
-    await outbox.release([kept]);
+    await until('the write applied part-way delivered', () => delivered(partway!));
+    expect(delivered(kept!)).toBe(false);
+    finish();
+    await writing;
     await outbox.flush();
-    await until('released event delivered', () => seen.some((s) => s.meta.eventId === kept));
-    const marker = await outbox.add(Envelope, 'f', probe('f', 2));
-    await until('marker delivered', () => seen.some((s) => s.meta.eventId === marker));
-    expect(seen.some((s) => s.meta.eventId === failed)).toBe(false);
+    await until('the applied write delivered', () => delivered(kept!));
+    // Later events of the same keys go out: nothing of those writes is left held.
+    const markers = await Promise.all(['n', 'f'].map((k) => outbox.add(Envelope, k, probe(k, 2))));
+    await until('markers delivered', () => markers.every((m) => seen.some((s) => s.meta.eventId === m)));
+    expect([delivered(nothing!), delivered(failed!)]).toEqual([false, false]);
     await outbox.stop();
   });
 
@@ -301,14 +320,30 @@ describe('kit events', () => {
     expect(await outbox.parked.countDocuments({})).toBe(0);
   });
 
-  it('publishes what a crashed writer left behind once its hold expires', async () => {
+  it('settles what a crashed writer left held when its hold ends, by reading its write back', async () => {
     const db = freshDb();
     const seen = await subscribe('left');
-    // The writer stored the event for a write and died before releasing it.
-    const left = await new Outbox(db, publisher, log, { instanceId: 'dead', holdMs: 300 }).add(Envelope, 'x', probe('x', 1), { hold: true });
-    const relay = new Outbox(db, publisher, log, { instanceId: 'alive', intervalMs: 50 });
+    const dead = new Outbox(db, publisher, log, { instanceId: 'dead', holdMs: 300 });
+    const things = dead.model.db.collection<{ _id: string }>('things');
+    const inThings = (id: string): ReadBack => ({ collection: 'things', filter: { _id: id }, applied: 'present' });
+    // The writer stored the events, wrote (or not), and died before settling them.
+    const [done, undone, unreadable] = ['x', 'y', 'z'].map((k) => eventRecord(Envelope, k, probe(k, 1)));
+    const never = new Promise<never>(() => undefined);
+    void dead.announce([done!], () => things.insertOne({ _id: 'x' }).then(() => never), { readBack: inThings('x') });
+    void dead.announce([undone!], () => never, { readBack: inThings('y') });
+    // A read-back the store cannot answer: the event stays held, and so do its key's later events.
+    void dead.announce([unreadable!], () => never, { readBack: { collection: 'things', filter: { $bogus: 1 }, applied: 'present' } });
+    await until('stored', async () => (await dead.model.countDocuments({})) === 3);
+    const relay = new Outbox(db, publisher, log, { instanceId: 'alive', intervalMs: 50, holdMs: 60_000 });
     relay.start();
-    await until('left-behind event delivered', () => seen.some((s) => s.meta.eventId === left));
+    const delivered = (id: string) => seen.some((s) => s.meta.eventId === id);
+    await until('the done write announced', () => delivered(done!.eventId));
+    const afterY = await relay.add(Envelope, 'y', probe('y', 2));
+    const afterZ = await relay.add(Envelope, 'z', probe('z', 2));
+    await until('a later event of y delivered', () => delivered(afterY));
+    await new Promise((r) => setTimeout(r, 300));
+    expect([delivered(undone!.eventId), delivered(unreadable!.eventId), delivered(afterZ)]).toEqual([false, false, false]);
+    expect((await relay.model.find({}).lean()).map((d) => d._id).sort()).toEqual([unreadable!.eventId, afterZ].sort());
     await relay.stop();
   });
 
