@@ -87,6 +87,15 @@ describe('tenant isolation in the stores', () => {
   });
 });
 
+describe('announced writes', () => {
+  // The gateway has no use cases of its own, but the same rule: events held by hand only in the kit.
+  it('the gateway holds, releases and discards no event by hand', () => {
+    const walk = (dir: string): string[] =>
+      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') ? [`${dir}/${d.name}`] : []));
+    expect(walk('gateway/src').filter((f) => /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)))).toEqual([]);
+  });
+});
+
 describe('background work', () => {
   // Every background job is the kit's Worker (lease, wake-ups, lag metric, clean stop): a timer
   // loop written by hand in a service or the gateway fails here. In-memory housekeeping that
@@ -133,6 +142,16 @@ describe('the shape of every service (services/companies is the model)', () => {
     const building = files.filter((f) => /\beventRecord\(|\boutbox\.add\(/.test(read(f)) && !f.endsWith('/events/publish.ts'));
     const handling = files.filter((f) => /\.on\(\s*[A-Z]\w*Event\b/.test(read(f)) && !f.endsWith('/events/consume.ts'));
     expect({ building, handling }).toEqual({ building: [], handling: [] });
+  });
+
+  it.each(SERVICES)('%s: announces a write only through the kit\'s announce, reached by its use cases through their ports', (service) => {
+    // Holding, releasing and discarding events by hand is how an event escapes without its change
+    // (decision 0117): use cases take a port (usecases/ports.ts), events/publish.ts implements it.
+    const files = sourcesOf(service);
+    const byHand = files.filter((f) => /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)));
+    const usecases = files.filter((f) => f.includes('/usecases/') && !f.endsWith('/ports.ts'));
+    const bypassing = usecases.filter((f) => /\bOutbox\b|\.addRecords\(|\bannounceWith\(/.test(read(f)));
+    expect({ byHand, bypassing }).toEqual({ byHand: [], bypassing: [] });
   });
 
   it.each(SERVICES)('%s: its use cases take the TenantScope its gRPC adapter made, never a caller\'s context', (service) => {
