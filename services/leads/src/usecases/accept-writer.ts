@@ -56,16 +56,16 @@ export class AcceptWriter {
 
   /** Messages and scheduled dials first, the contacts last: a contact stored has all it needs. */
   private async writeAll(items: Acceptance[]): Promise<void> {
-      for (const [tenantId, group] of byTenant(items)) {
-        const scope = scopeOfRecord(tenantId);
-        await this.d.messages.createMany(scope, group.flatMap((a) => a.messages));
-        for (const a of group) {
-          if (a.contact.status === 'scheduled' && a.contact.nextAttemptAt) {
-            await this.d.schedule.put(scope, { id: dialItemId(a.contact.id), contactId: a.contact.id, kind: 'dial', dueAt: a.contact.nextAttemptAt });
-          }
+    for (const [tenantId, group] of byTenant(items)) {
+      const scope = scopeOfRecord(tenantId);
+      await this.d.messages.createMany(scope, group.flatMap((a) => a.messages));
+      for (const a of group) {
+        if (a.contact.status === 'scheduled' && a.contact.nextAttemptAt) {
+          await this.d.schedule.put(scope, { id: dialItemId(a.contact.id), contactId: a.contact.id, kind: 'dial', dueAt: a.contact.nextAttemptAt });
         }
-        await this.d.contacts.createMany(scope, group.map((a) => a.contact));
       }
+      await this.d.contacts.createMany(scope, group.map((a) => a.contact));
+    }
   }
 }
 
