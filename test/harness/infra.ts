@@ -34,9 +34,11 @@ export async function provideInfra(log: (line: string) => void = () => undefined
       log(`testcontainers unavailable (${err instanceof Error ? err.message : String(err)}); starting local servers`);
     }
   }
-  const { startLocalInfra } = await import('@voiceapi/local-infra');
+  const { startLocalInfra, LOCAL_SESSION_TIMEOUT_MS } = await import('@voiceapi/local-infra');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-test-'));
   const infra = await startLocalInfra({ dataDir, log });
+  // The local Kafka allows a short consumer session: every process under test uses it (decision 0119).
+  process.env.KAFKA_SESSION_TIMEOUT_MS ??= String(LOCAL_SESSION_TIMEOUT_MS);
   return { mongoUrl: infra.mongoUrl, kafkaBrokers: infra.kafkaBrokers.join(','), source: 'local processes', storePid: infra.store.pid, kafkaPid: infra.kafka.pid, stop: () => infra.stop() };
 }
 

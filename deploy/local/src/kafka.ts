@@ -82,6 +82,8 @@ function serverProperties(o: { port: number; controllerPort: number; logDir: str
     'transaction.state.log.min.isr=1',
     'transaction.state.log.num.partitions=1',
     'group.initial.rebalance.delay.ms=0',
+    // Lets consumers use LOCAL_SESSION_TIMEOUT_MS (brokers refuse sessions shorter than this floor).
+    'group.min.session.timeout.ms=1000',
     'num.network.threads=2',
     'num.io.threads=2',
     'num.recovery.threads.per.data.dir=1',
@@ -89,6 +91,13 @@ function serverProperties(o: { port: number; controllerPort: number; logDir: str
     '',
   ].join('\n');
 }
+
+/**
+ * The consumer session the processes use against this Kafka (KAFKA_SESSION_TIMEOUT_MS): a killed
+ * consumer's partitions wait this long. Lower than the services' default, which suits any broker,
+ * because this broker allows it (decision 0119).
+ */
+export const LOCAL_SESSION_TIMEOUT_MS = 3_000;
 
 export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   const libs = paths.kafkaLibs;

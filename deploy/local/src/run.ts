@@ -16,6 +16,7 @@ import {
   freePorts,
   infraDirs,
   loadManifest,
+  LOCAL_SESSION_TIMEOUT_MS,
   processNodeOptions,
   spawnProcess,
   startStore,
@@ -211,7 +212,9 @@ async function main(): Promise<void> {
 
   const { mongoUrl, kafkaBrokers } = await infrastructure();
   const ports = await servicePorts(manifest.services);
-  const shared = { MONGO_URL: mongoUrl, KAFKA_BROKERS: kafkaBrokers, LOG_LEVEL: env.LOG_LEVEL ?? 'info', ...addressSettings(manifest, ports) };
+  // Against the local Kafka, consumers use the short session it allows; a given Kafka keeps the services' default.
+  const session: Record<string, string> = env.KAFKA_BROKERS ? {} : { KAFKA_SESSION_TIMEOUT_MS: String(LOCAL_SESSION_TIMEOUT_MS) };
+  const shared = { MONGO_URL: mongoUrl, KAFKA_BROKERS: kafkaBrokers, LOG_LEVEL: env.LOG_LEVEL ?? 'info', ...session, ...addressSettings(manifest, ports) };
 
   const services = manifest.services.map((s) => {
     const port = ports.get(s.name)!;

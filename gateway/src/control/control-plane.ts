@@ -41,7 +41,7 @@ export class ControlPlane {
 
   async start(): Promise<void> {
     await this.refreshKillSwitch();
-    await this.subscriber.start();
+    this.subscriber.start();
     await this.subscriber.waitUntilReady(30_000).catch(() => undefined);
     // A change between the first read and the group's join was announced before this replica
     // listened: the re-read's first pass reads once more (then it reads now and then).

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { DEFAULT_SESSION_TIMEOUT_MS } from './events/kafka';
 import { z } from 'zod';
 
 /**
@@ -44,6 +45,12 @@ export const commonEnv = {
   STORE_OPS_COUNTING: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** Replication factor of those topics; -1 takes the broker's default. */
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(-1).max(10).default(-1),
+  /**
+   * How long a consumer that died without leaving holds its partitions (their events wait that
+   * long). The default is every broker's default floor (`group.min.session.timeout.ms`); lower it
+   * only where the brokers allow it (decision 0119).
+   */
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(DEFAULT_SESSION_TIMEOUT_MS),
 };
 
 /**

@@ -114,7 +114,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       const d = e.event.dialRequested;
       dials.set(d.contactId, [...(dials.get(d.contactId) ?? []), d.dialId]);
     });
-    await listener.start();
+    listener.start();
   });
   afterAll(async () => {
     await listener.stop();

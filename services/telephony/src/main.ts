@@ -137,7 +137,8 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, now);
   lifecycle.onStop('dial-request consumer', () => dialRequests.stop());
   lifecycle.onStop('billing consumer', () => billed.stop());
-  await Promise.all([dialRequests.start(), billed.start()]);
+  dialRequests.start();
+  billed.start();
 
   log.info({ port: server.port, carrier: carrier.name, speedup: cfg.CARRIER_SIMULATOR_SPEEDUP }, 'telephony listening');
   return { port: server.port, lifecycle, log, dialer, recovery, outbox, runner };

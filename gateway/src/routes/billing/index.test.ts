@@ -34,7 +34,7 @@ const row = (over: Partial<voiceapi.billing.v1.Transaction> = {}): voiceapi.bill
   createTime: updated,
   ...over,
 });
-const balance = (over: Partial<voiceapi.billing.v1.Balance> = {}): voiceapi.billing.v1.Balance => ({ balance: 996, available: 976, held: 20, updateTime: updated, ...over });
+const balance = (over: Partial<voiceapi.billing.v1.Balance> = {}): voiceapi.billing.v1.Balance => ({ balance: 996, available: 976, held: 20, seq: 4, updateTime: updated, ...over });
 
 /** The billing client's three methods the gateway uses, answering what each test sets. */
 function fakeBilling() {
@@ -92,7 +92,7 @@ describe('GET /credits and GET /credits/transactions', () => {
   });
 
   it('answers updatedAt null for a wallet that never changed', async () => {
-    billing.answers.getBalance = async () => ({ balance: { balance: 0, available: 0, held: 0 } });
+    billing.answers.getBalance = async () => ({ balance: { balance: 0, available: 0, held: 0, seq: 0 } });
     expect((await get('/credits')).body).toEqual({ balance: 0, available: 0, held: 0, updatedAt: null });
   });
 

@@ -52,7 +52,7 @@ export function billingService(uc: Billing, log: Logger): ServiceRegistration {
       },
       quoteCallHold: async (req, ctx) => {
         const q = await uc.quoteCallHold(requireTenant(ctx), direction(req.direction), req.maxCallSeconds);
-        return { amount: q.amount, balance: balance(q.state), covered: q.covered };
+        return { amount: q.amount, balance: balance(q.state), covered: q.covered, longestCoveredSeconds: q.longestCoveredSeconds };
       },
       getRateCard: async () => ({
         rateCard: {
@@ -92,7 +92,7 @@ export function transaction(r: LedgerRow): ProtoTransaction {
 }
 
 function balance(s: WalletState): voiceapi.billing.v1.Balance {
-  return { balance: s.balance, available: available(s), held: s.held, ...(s.updatedAt && { updateTime: new Date(s.updatedAt) }) };
+  return { balance: s.balance, available: available(s), held: s.held, seq: s.seq, ...(s.updatedAt && { updateTime: new Date(s.updatedAt) }) };
 }
 
 function hold(h: Hold): voiceapi.billing.v1.Hold {

@@ -7,6 +7,41 @@ export interface KafkaSettings {
   brokers: string[];
   clientId: string;
   log: Logger;
+  /** How long a silent group member keeps its partitions (`KAFKA_SESSION_TIMEOUT_MS`); see `groupTiming`. */
+  sessionTimeoutMs?: number;
+}
+
+/**
+ * The broker's default floor for a session (`group.min.session.timeout.ms`): every Kafka accepts it,
+ * so it is the default. A cluster whose brokers allow less can set KAFKA_SESSION_TIMEOUT_MS lower.
+ */
+export const DEFAULT_SESSION_TIMEOUT_MS = 6_000;
+
+/** Consumer group timing, one set for every consumer of a process (kept beside its Kafka client). */
+export interface GroupTiming {
+  sessionTimeout: number;
+  heartbeatInterval: number;
+  rebalanceTimeout: number;
+}
+
+const timings = new WeakMap<Kafka, GroupTiming>();
+
+/**
+ * Consumer group timing, chosen for fast recovery (decision 0119). The session is how long a member
+ * that died without leaving (SIGKILL, a lost node) holds its partitions: their events wait that long,
+ * so it is short. A member is thought dead after missing about three heartbeats, so heartbeats go
+ * every third of a session (an idle process sends one per consumer per heartbeat: a few requests a
+ * second in all). The rebalance timeout bounds how long a rebalance waits for a live member busy with
+ * a batch before it goes on without it: long enough for a batch's handlers, short enough that a
+ * replica that joins does not wait a minute (kafkajs's default) for its partitions. A clean stop
+ * leaves the group at once (`EventSubscriber.stop`), so no session is waited out.
+ */
+export function groupTiming(kafka: Kafka): GroupTiming {
+  return timings.get(kafka) ?? timingFor(DEFAULT_SESSION_TIMEOUT_MS);
+}
+
+function timingFor(sessionTimeout: number): GroupTiming {
+  return { sessionTimeout, heartbeatInterval: Math.max(100, Math.floor(sessionTimeout / 3)), rebalanceTimeout: Math.max(10_000, sessionTimeout * 2) };
 }
 
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
@@ -64,7 +99,7 @@ process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
 
 export function createKafka(s: KafkaSettings): Kafka {
   fixKafkajsRequestQueueTimer();
-  return new Kafka({
+  const kafka = new Kafka({
     clientId: s.clientId,
     brokers: s.brokers,
     connectionTimeout: 3_000,
@@ -78,6 +113,8 @@ export function createKafka(s: KafkaSettings): Kafka {
       };
     },
   });
+  timings.set(kafka, timingFor(s.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS));
+  return kafka;
 }
 
 /** An event as stored in an outbox and sent to Kafka: the encoded envelope plus what names it. */
