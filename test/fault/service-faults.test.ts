@@ -25,7 +25,8 @@ describe('faults behind the gateway', () => {
     expect(res.status).toBe(503);
     expect(res.body.reasonCode).toBe('service_unavailable');
     expect(res.headers.get('retry-after')).toBe('1');
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // The gateway waited for a ready backend up to its deadline (GRPC_DEADLINE_MS, 5 s), then said it is away.
+    expect(Date.now() - started).toBeLessThan(7_000);
     // The edge keeps working without the backend.
     expect((await call(`${gw}/api/v1/ping`, { key })).status).toBe(200);
 
