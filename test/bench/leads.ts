@@ -178,8 +178,8 @@ Where the CPU went in run 1 (/proc): ${runs[0]!.cpu}.`;
     writePerformanceSection('leads', md);
     process.stdout.write('docs/performance.md updated (leads section)\n');
   } finally {
-    await conn.close().catch(() => undefined);
-    await publisher.disconnect().catch(() => undefined);
+    await conn.close().catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
+    await publisher.disconnect().catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
     await sys.stop();
     await infra.stop();
   }

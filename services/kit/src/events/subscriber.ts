@@ -172,7 +172,7 @@ export class EventSubscriber {
           const key = (this.opts.keyOrder === false ? undefined : m.key?.toString()) ?? `offset:${m.offset}`;
           const after = byKey.get(key) ?? Promise.resolve();
           const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
-          byKey.set(key, done.catch(() => undefined));
+          byKey.set(key, done.catch(() => undefined)); // orders the key's next event only: this failure is awaited (and thrown) through `handled` below
           return done;
         });
         try {
@@ -212,7 +212,7 @@ export class EventSubscriber {
       } catch (err) {
         this.opts.log.warn({ err, group: this.opts.group }, 'could not remove this replica\'s broadcast group');
       } finally {
-        await admin.disconnect().catch(() => undefined);
+        await admin.disconnect().catch((err: unknown) => this.opts.log.debug({ err, group: this.opts.group }, 'admin client did not disconnect'));
       }
     }
   }
