@@ -94,7 +94,7 @@ async function main(): Promise<void> {
                 },
               },
             ],
-          } as autocannon.Options,
+          },
           (err, r) => (err ? reject(err) : resolve({ accepted, other, rps: accepted / seconds, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts })),
         );
         void inst;

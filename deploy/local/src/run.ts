@@ -39,7 +39,7 @@ const say = (line: string) => process.stdout.write(`[run] ${line}\n`);
 
 /** A secret from the environment, else the one generated on an earlier run, else a new one. */
 function persistentSecret(name: string, file: string): string {
-  if (env[name]) return env[name]!;
+  if (env[name]) return env[name];
   const p = path.join(DATA_DIR, file);
   if (fs.existsSync(p)) return fs.readFileSync(p, 'utf8').trim();
   const value = randomBytes(24).toString('base64url');

@@ -378,7 +378,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect((await query('agent')).buckets).toEqual([expect.objectContaining({ calls: 3 })]);
     expect((await query('day', { direction: 'inbound' })).buckets).toEqual([]);
     for (const bad of [{ groupBy: 'week' }, { groupBy: 'day', timeZone: 'Mars/Olympus' }, { groupBy: 'day', direction: 'up' }, { groupBy: 'day', from: new Date(), to: new Date(Date.now() - 1) }]) {
-      expect((await rejection(tel.callAnalytics({ from: new Date(Date.now() - 1_000), to: new Date(), ...bad } as voiceapi.telephony.v1.CallAnalyticsRequest, a))).reasonCode).toBe('validation_error');
+      expect((await rejection(tel.callAnalytics({ from: new Date(Date.now() - 1_000), to: new Date(), ...bad }, a))).reasonCode).toBe('validation_error');
     }
   });
 
@@ -403,7 +403,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(won).toHaveLength(1);
     const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect((lost.reason as DomainError).reasonCode).toBe('number_already_owned');
-    const winner = results[0]!.status === 'fulfilled' ? a : b;
+    const winner = results[0].status === 'fulfilled' ? a : b;
     const loser = winner === a ? b : a;
     expect((won[0] as PromiseFulfilledResult<voiceapi.telephony.v1.PurchaseNumberResponse>).value).toMatchObject({ status: 'purchased', creditsCharged: 15, balanceAfter: 85 });
     expect(await balance(winner)).toMatchObject({ balance: 85 });

@@ -124,5 +124,5 @@ export class CallStore {
 }
 
 function fromDoc({ _id, ...rest }: OutcomeDoc): CallOutcome {
-  return { callId: _id, ...rest } as CallOutcome;
+  return { callId: _id, ...rest };
 }

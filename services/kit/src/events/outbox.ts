@@ -340,7 +340,7 @@ export class Outbox {
    */
   private async reserve(count: number): Promise<number> {
     const doc = await this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>();
-    return doc!.value - count + 1;
+    return doc.value - count + 1;
   }
 }
 

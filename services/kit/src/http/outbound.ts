@@ -148,7 +148,7 @@ export class OutboundClient {
   private async exchange(url: URL, r: { method: string; body: string | undefined; headers: Record<string, string>; signal: AbortSignal; timeoutMs: number }): Promise<Dispatcher.ResponseData> {
     try {
       const dispatcher = this.allowListed(url) ? this.agents.allowListed : this.agents.public;
-      return await request(url, { dispatcher, method: r.method as Dispatcher.HttpMethod, headers: r.headers, body: r.body, signal: r.signal });
+      return await request(url, { dispatcher, method: r.method, headers: r.headers, body: r.body, signal: r.signal });
     } catch (err) {
       throw this.failure(err, r.timeoutMs);
     }

@@ -14,7 +14,7 @@ describe("leads' billing client", () => {
   });
 
   it('reads a wallet without a balance as none available', async () => {
-    const quote = billingHoldQuote({ quoteCallHold: async () => ({ amount: 8, covered: false }) } as never);
+    const quote = billingHoldQuote({ quoteCallHold: async () => ({ amount: 8, covered: false }) });
     expect(await quote(requireTenant({ tenantId: 't-1', keyMode: 'live' }), 60)).toEqual({ amount: 8, available: 0, covered: false });
   });
 });

@@ -83,7 +83,7 @@ export class Contacts {
       id: this.d.followups.newId(),
       contactId: id,
       scheduledAt: input.scheduledAt,
-      channel: channel as Channel,
+      channel,
       ...(input.note !== undefined && { note: input.note }),
       status: 'scheduled',
       createdAt: now,

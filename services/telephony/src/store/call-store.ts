@@ -127,7 +127,7 @@ export class CallStore {
   create(scope: TenantScope, call: Call): Promise<boolean> {
     const { id, tenantId: _t, ...rest } = call;
     // Inserted as built (no schema defaults applied): the numbers are stored as null when absent, as the schema says.
-    return this.calls.insertShared(scope, { _id: id, ...rest, fromNumber: rest.fromNumber ?? null, toNumber: rest.toNumber ?? null } as Omit<CallDoc, 'tenantId'>);
+    return this.calls.insertShared(scope, { _id: id, ...rest, fromNumber: rest.fromNumber ?? null, toNumber: rest.toNumber ?? null });
   }
 
   async get(scope: TenantScope, id: string): Promise<Call | null> {
@@ -237,5 +237,5 @@ export class CallStore {
 
 function toCall(doc: CallDoc): Call {
   const { _id, moves: _moves, ...rest } = doc;
-  return { id: _id, ...rest } as Call;
+  return { id: _id, ...rest };
 }

@@ -103,7 +103,7 @@ export class DeliveryStore {
       batch.map(({ delivery, set, unset }) => ({
         id: delivery._id,
         tenantId: delivery.tenantId,
-        update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) } as UpdateQuery<DeliveryDoc>,
+        update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) },
       })),
     );
     return batch.map(() => undefined);
