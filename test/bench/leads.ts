@@ -95,6 +95,7 @@ async function main(): Promise<void> {
               },
             ],
           },
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- autocannon's own error, passed on as it was
           (err, r) => (err ? reject(err) : resolve({ accepted, other, rps: accepted / seconds, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts })),
         );
         void inst;

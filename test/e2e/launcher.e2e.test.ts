@@ -65,7 +65,7 @@ describe('make run launcher', () => {
     const queue = [pid];
     while (queue.length) {
       const parent = queue.shift()!;
-      for (const [p, pp] of rows) if (pp === parent && p !== undefined) (found.push(p), queue.push(p));
+      for (const [p, pp] of rows) if (pp === parent && p !== undefined) { found.push(p); queue.push(p); }
     }
     return found;
   }

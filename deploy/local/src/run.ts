@@ -141,12 +141,12 @@ async function demoTenant(base: string, adminToken: string): Promise<Demo> {
       body: JSON.stringify(body),
     });
     if (res.status !== 201) throw new Error(`POST ${p}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, any>;
+    return (await res.json()) as { tenant: { id: string }; key: string }; // the two answers used: a tenant's, an API key's
   };
   const { tenant } = await admin('/tenants', { name: 'Demo Clinic' });
   const sandbox = await admin(`/tenants/${tenant.id}/api-keys`, { name: 'demo sandbox', mode: 'sandbox', scopes: DEMO_SCOPES, purpose: 'make run demo' });
   const live = await admin(`/tenants/${tenant.id}/api-keys`, { name: 'demo live', mode: 'live', scopes: DEMO_SCOPES, purpose: 'make run demo' });
-  const demo = { tenantId: tenant.id as string, sandboxKey: sandbox.key as string, liveKey: live.key as string };
+  const demo = { tenantId: tenant.id, sandboxKey: sandbox.key, liveKey: live.key };
   fs.writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
   return demo;
 }

@@ -94,7 +94,7 @@ export interface MultipartInput<F> {
   /** The file parts in body order; each part's stream must be read before the next one arrives. */
   files: AsyncIterable<FilePart>;
   /** The text fields sent after the file parts, validated; call it once the files were read. */
-  fieldsAfterFiles(): Promise<Partial<F>>;
+  fieldsAfterFiles: () => Promise<Partial<F>>;
 }
 
 type Infer<S> = S extends AnyZod ? z.infer<S> : undefined;

@@ -13,7 +13,6 @@ import { LineStore, type Line } from '../src/store/line-store';
 type Telephony = ReturnType<typeof createPromiseClient<typeof voiceapi.telephony.v1.TelephonyServiceService>>;
 type Leads = ReturnType<typeof createPromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>>;
 type Billing = ReturnType<typeof createPromiseClient<typeof voiceapi.billing.v1.BillingServiceService>>;
-type Call = voiceapi.telephony.v1.Call;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {

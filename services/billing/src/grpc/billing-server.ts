@@ -72,7 +72,7 @@ function typeOf(v: number, path: string): TransactionType {
   return t;
 }
 
-function direction(v: number): Direction {
+function direction(v: voiceapi.billing.v1.CallDirection): Direction {
   if (v === D.CALL_DIRECTION_OUTBOUND) return 'outbound';
   if (v === D.CALL_DIRECTION_INBOUND) return 'inbound';
   throw validationError('direction must be outbound or inbound', [{ path: 'direction', message: 'unknown' }]);

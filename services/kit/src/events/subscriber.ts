@@ -158,12 +158,14 @@ export class EventSubscriber {
     const concurrency = this.opts.concurrency ?? 1;
     if (concurrency <= 1) {
       await this.consumer.run({
+        // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
         eachMessage: async ({ topic, partition, message, heartbeat }) => this.handle(topic, partition, message, heartbeat),
       });
       return;
     }
     await this.consumer.run({
       eachBatchAutoResolve: false,
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
       eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }) => {
         const slots = new Slots(concurrency);
         const byKey = new Map<string, Promise<void>>();

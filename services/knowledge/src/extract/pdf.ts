@@ -8,8 +8,8 @@ import { ExtractionRefused } from './refused';
 let ready: Promise<void> | undefined;
 function loadPdfjs(): Promise<void> {
   ready ??= definePDFJSModule(async () => {
-    const { createRequire } = process.getBuiltinModule('node:module') as typeof import('node:module');
-    return createRequire(require.resolve('unpdf'))('./pdfjs.mjs');
+    const { createRequire } = process.getBuiltinModule('node:module');
+    return createRequire(require.resolve('unpdf'))('./pdfjs.mjs') as unknown;
   });
   return ready;
 }

@@ -1,5 +1,5 @@
 import { commonReasons, isDuplicateKeyError, notFound, validationError, type Outbox, type TenantScope } from '@voiceapi/kit';
-import { isChannel, type Channel, type Contact } from '../domain/contact';
+import { isChannel, type Contact } from '../domain/contact';
 import { contactDeleted } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
 import type { DialClaimStore } from '../store/dial-claim-store';

@@ -1,5 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type UpdateQuery } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { Delivery, DeliveryStatus } from '../domain/delivery';
 
 /** A delivery as stored (its `_id` is the public id). */
@@ -110,8 +110,8 @@ export class DeliveryStore {
   });
 
   constructor(conn: Connection) {
-    this.deliveries = new TenantCollection(conn.models.Delivery ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
-    this.attemptLog = new TenantCollection(conn.models.DeliveryAttempt ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema), stringIds, attemptQueryShapes);
+    this.deliveries = new TenantCollection((conn.models.Delivery as Model<DeliveryDoc> | undefined) ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
+    this.attemptLog = new TenantCollection((conn.models.DeliveryAttempt as Model<AttemptDoc> | undefined) ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema), stringIds, attemptQueryShapes);
   }
 
   /** Inserts the delivery, or answers the one a previous fan-out of the same message made. */
