@@ -10,6 +10,7 @@ import {
   Worker,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
+import { ConnectionStates } from 'mongoose';
 import { buildApp, createHttpServer } from './app';
 import { authenticatedKey, KeyCache } from './auth/key-cache';
 import { LastUsedRecorder } from './auth/last-used';
@@ -81,7 +82,7 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     cfg,
     log,
     killSwitch: () => control.killSwitch,
-    ready: () => control.ready && conn.readyState === 1,
+    ready: () => control.ready && conn.readyState === ConnectionStates.connected,
     keys,
     onKeyUsed: (auth) => lastUsed.used(auth.keyId),
     idempotency,

@@ -189,7 +189,7 @@ sustains; its latency is then mostly waiting.
     process.stdout.write('written to docs/performance.md\n');
   } finally {
     client.close();
-    await publisher.disconnect().catch(() => undefined);
+    await publisher.disconnect().catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
     await conn.close();
     await proc.stop();
     await infra.stop();

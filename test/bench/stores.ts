@@ -179,7 +179,7 @@ async function measure(c: Candidate): Promise<void> {
     const lost = acknowledged.filter((id) => !present.has(id)).length;
     note('SIGKILL under insert load: acknowledged writes lost', c.name, `${lost} of ${acknowledged.length.toLocaleString('en-US')}`);
   } finally {
-    await client.close(true).catch(() => undefined);
+    await client.close(true).catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
     await proc.stop();
   }
 }

@@ -270,7 +270,7 @@ Where the CPU went from the first lead's ingest to the last call's end (/proc): 
     writePerformanceSection('telephony', md);
     process.stdout.write('docs/performance.md updated (telephony section)\n');
   } finally {
-    await conn.close().catch(() => undefined);
+    await conn.close().catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
     await sys.stop();
     await receiver.stop();
     await infra.stop();

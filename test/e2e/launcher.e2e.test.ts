@@ -26,8 +26,8 @@ describe('make run launcher', () => {
       detached: true,
     });
     let out = '';
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     const waitFor = (re: RegExp, timeoutMs = 60_000) =>
       new Promise<RegExpMatchArray>((resolve, reject) => {
         const until = Date.now() + timeoutMs;
@@ -65,7 +65,7 @@ describe('make run launcher', () => {
     const queue = [pid];
     while (queue.length) {
       const parent = queue.shift()!;
-      for (const [p, pp] of rows) if (pp === parent && p !== undefined) (found.push(p), queue.push(p));
+      for (const [p, pp] of rows) if (pp === parent && p !== undefined) { found.push(p); queue.push(p); }
     }
     return found;
   }

@@ -141,7 +141,7 @@ describe('billing killed mid-batch', () => {
       expect(balance.balance?.balance).toBe(10_000 - 100 - 7);
       expect(await walletProblems(conn, ctx.tenantId!)).toEqual([]);
     } finally {
-      await ownPublisher.disconnect().catch(() => undefined);
+      await ownPublisher.disconnect().catch(() => undefined); // teardown: the test's result is already decided, and a failed close must not hide it
       await proc?.stop();
       proc = undefined;
       await broker.stop();

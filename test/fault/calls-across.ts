@@ -11,7 +11,7 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
   const until = Date.now() + timeoutMs;
   for (;;) {
     // A probe may fail while a server it reads is away (the store fault test): ask again.
-    const v = await probe().catch(() => undefined);
+    const v = await probe().catch(() => undefined); // see above: a failed probe counts as not yet
     if (v !== undefined) return v;
     if (Date.now() > until) throw new Error(`not in time: ${what}${state ? `; state: ${JSON.stringify(await state().catch((e: unknown) => String(e)))}` : ''}`);
     await sleep(250);

@@ -87,7 +87,7 @@ describe('a backing service that overruns its deadline', () => {
     for (const method of Object.keys(voiceapi.companies.v1.CompaniesServiceService)) {
       hang[method] = (_call: unknown, cb: (err: null, res: unknown) => void) => setTimeout(() => cb(null, {}), 5_000);
     }
-    slow.addService(voiceapi.companies.v1.CompaniesServiceService as never, hang);
+    slow.addService(voiceapi.companies.v1.CompaniesServiceService, hang);
     const port = await freePort();
     await new Promise<void>((resolve, reject) => slow.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())));
     sys = await startSystem({ gateways: 0 });

@@ -119,7 +119,7 @@ describe('the store killed with SIGKILL under load', () => {
       let writing = true;
       const writer = async (w: number) => {
         for (let i = 0; writing; i++) {
-          const r = await call(`${gw}/api/v1/companies`, { key, body: { name: `Clinic ${w}-${i}` } }).catch(() => undefined);
+          const r = await call(`${gw}/api/v1/companies`, { key, body: { name: `Clinic ${w}-${i}` } }).catch(() => undefined); // no answer is counted below as 'no answer'
           if (r?.status === 201) created.push(r.body.company.id as string);
           else {
             refused.set(r?.status ?? 0, (refused.get(r?.status ?? 0) ?? 0) + 1);

@@ -143,7 +143,7 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       await waitFor('second half delivered', async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 100, 120_000, proc);
       expectAllDelivered(ep.path, 100);
     } finally {
-      await publisher.disconnect().catch(() => undefined);
+      await publisher.disconnect().catch(() => undefined); // teardown: the test's result is already decided, and a failed close must not hide it
       await proc?.stop();
       proc = undefined;
       await broker.stop();

@@ -165,6 +165,7 @@ export async function startSystem(
     const wanted = manifest.services.filter((s) => !opts.without?.includes(s.name));
     const starts = await Promise.allSettled(wanted.map((s) => system.startService(s.name)));
     const failed = starts.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the failed start's own error, passed on as it was
     if (failed) throw failed.reason;
     for (let i = 0; i < (opts.gateways ?? 1); i++) await system.startGateway();
   } catch (err) {

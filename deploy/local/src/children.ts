@@ -57,8 +57,8 @@ export interface ManagedProcess {
   tail(): string;
   /** Called for every output line (stdout and stderr); not with `logFile`. */
   onLine(fn: (line: string) => void): void;
-  /** SIGTERM, wait, SIGKILL after the stop timeout. Safe to call more than once. */
-  stop(): Promise<void>;
+  /** SIGTERM, wait, SIGKILL after the stop timeout. Safe to call more than once, and unbound (a closure). */
+  stop: () => Promise<void>;
 }
 
 export interface SpawnOptions {

@@ -52,7 +52,7 @@ async function up(args: Map<string, string>): Promise<number> {
   const quiet = args.has('quiet');
   const log = quiet ? undefined : (line: string): void => void process.stderr.write(`${line}\n`);
 
-  let infra: Awaited<ReturnType<typeof startLocalInfra>> | undefined;
+  let infra: Awaited<ReturnType<typeof startLocalInfra>> | undefined; // eslint-disable-line prefer-const -- read by shutdown() above its one assignment
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
     if (shuttingDown) {

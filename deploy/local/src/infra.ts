@@ -42,7 +42,7 @@ export async function startLocalInfra(opts: LocalInfraOptions): Promise<LocalInf
     startKafka({ dataDir: dirs.kafka, port: opts.kafkaPort, controllerPort: opts.kafkaControllerPort, log: opts.log }),
   ]);
   if (f.status === 'rejected' || k.status === 'rejected') {
-    await Promise.all([f, k].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    await Promise.all([f, k].map((r) => (r.status === 'fulfilled' ? r.value.stop() : Promise.resolve())));
     const errors = [f, k].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     throw errors.length === 1 ? errors[0] : new AggregateError(errors, 'local infra failed to start');
   }

@@ -20,7 +20,7 @@ export async function mongoReady(url: string, timeoutMs = 2000): Promise<boolean
     const reply = await client.db('admin').command({ ping: 1 });
     return reply.ok === 1;
   } finally {
-    await client.close().catch(() => undefined);
+    await client.close().catch(() => undefined); // the probe has its answer: closing its client is best effort
   }
 }
 
@@ -42,7 +42,7 @@ export async function kafkaReady(brokers: string[], timeoutMs = 2000): Promise<b
     const cluster = await admin.describeCluster();
     return cluster.brokers.length > 0 && cluster.controller !== null && cluster.controller >= 0;
   } finally {
-    await admin.disconnect().catch(() => undefined);
+    await admin.disconnect().catch(() => undefined); // the probe has its answer: closing its client is best effort
   }
 }
 

@@ -40,7 +40,7 @@ const say = (line: string) => process.stdout.write(`[run] ${line}\n`);
 
 /** A secret from the environment, else the one generated on an earlier run, else a new one. */
 function persistentSecret(name: string, file: string): string {
-  if (env[name]) return env[name]!;
+  if (env[name]) return env[name];
   const p = path.join(DATA_DIR, file);
   if (fs.existsSync(p)) return fs.readFileSync(p, 'utf8').trim();
   const value = randomBytes(24).toString('base64url');
@@ -142,12 +142,12 @@ async function demoTenant(base: string, adminToken: string): Promise<Demo> {
       body: JSON.stringify(body),
     });
     if (res.status !== 201) throw new Error(`POST ${p}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, any>;
+    return (await res.json()) as { tenant: { id: string }; key: string }; // the two answers used: a tenant's, an API key's
   };
   const { tenant } = await admin('/tenants', { name: 'Demo Clinic' });
   const sandbox = await admin(`/tenants/${tenant.id}/api-keys`, { name: 'demo sandbox', mode: 'sandbox', scopes: DEMO_SCOPES, purpose: 'make run demo' });
   const live = await admin(`/tenants/${tenant.id}/api-keys`, { name: 'demo live', mode: 'live', scopes: DEMO_SCOPES, purpose: 'make run demo' });
-  const demo = { tenantId: tenant.id as string, sandboxKey: sandbox.key as string, liveKey: live.key as string };
+  const demo = { tenantId: tenant.id, sandboxKey: sandbox.key, liveKey: live.key };
   fs.writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
   return demo;
 }

@@ -34,5 +34,5 @@ export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING
 }
 
 export function closeServiceClients(clients: ServiceClients): void {
-  for (const c of Object.values(clients)) c.close();
+  for (const c of Object.values(clients) as { close(): void }[]) c.close();
 }

@@ -42,7 +42,7 @@ export class ControlPlane {
   async start(): Promise<void> {
     await this.refreshKillSwitch();
     this.subscriber.start();
-    await this.subscriber.waitUntilReady(30_000).catch(() => undefined);
+    await this.subscriber.waitUntilReady(30_000).catch((err: unknown) => this.log.warn({ err }, 'control events group not joined yet; the re-read covers the gap'));
     // A change between the first read and the group's join was announced before this replica
     // listened: the re-read's first pass reads once more (then it reads now and then).
     this.resync.start();
@@ -81,7 +81,7 @@ export class ControlPlane {
     try {
       result = await write();
     } catch (err) {
-      await this.outbox.discard([id]).catch(() => undefined);
+      await this.outbox.discard([id]).catch((discardErr: unknown) => this.log.warn({ err: discardErr, key }, 'could not discard the held control event of a failed write'));
       throw err;
     }
     await this.outbox.release([id]);

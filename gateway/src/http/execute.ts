@@ -124,7 +124,7 @@ function execution(surface: Surface, route: AnyRoute): Execute {
     const exec = async (): Promise<RouteResult> => {
       let result: RouteResult;
       try {
-        result = await route.handler({ params, query, body } as never, ctx);
+        result = await route.handler({ params, query, body }, ctx);
       } catch (err) {
         result = errorResult(err, log, requestId);
       }

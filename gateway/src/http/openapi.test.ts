@@ -186,7 +186,7 @@ describe('the OpenAPI documents say what the server enforces', () => {
       const refs = new Set<string>();
       const walk = (v: unknown): void => {
         if (Array.isArray(v)) v.forEach(walk);
-        else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) k === '$ref' && typeof x === 'string' ? refs.add(x) : walk(x);
+        else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k === '$ref' && typeof x === 'string') refs.add(x); else walk(x);
       };
       walk(doc);
       const missing = [...refs].filter((r) => !r.startsWith('#/') || r.slice(2).split('/').reduce<any>((at, part) => at?.[part], doc) === undefined);

@@ -94,7 +94,7 @@ export interface MultipartInput<F> {
   /** The file parts in body order; each part's stream must be read before the next one arrives. */
   files: AsyncIterable<FilePart>;
   /** The text fields sent after the file parts, validated; call it once the files were read. */
-  fieldsAfterFiles(): Promise<Partial<F>>;
+  fieldsAfterFiles: () => Promise<Partial<F>>;
 }
 
 type Infer<S> = S extends AnyZod ? z.infer<S> : undefined;
@@ -170,15 +170,15 @@ export type AnyRoute = RouteDef<AnyZod | undefined, AnyZod | undefined, BodySpec
 
 export const defineRoute = <P extends AnyZod | undefined = undefined, Q extends AnyZod | undefined = undefined, B extends BodySpec | undefined = undefined>(
   def: RouteDef<P, Q, B>,
-): AnyRoute => def as unknown as AnyRoute;
+): AnyRoute => def;
 
 export type BodyKind = { kind: 'json'; schema: AnyZod } | MultipartSpec | NoBodySpec | undefined;
 
 export function bodyKind(route: AnyRoute): BodyKind {
   const b = route.body;
   if (b === undefined) return undefined;
-  if ('kind' in b && (b.kind === 'multipart' || b.kind === 'none')) return b as MultipartSpec | NoBodySpec;
-  return { kind: 'json', schema: b as AnyZod };
+  if ('kind' in b && (b.kind === 'multipart' || b.kind === 'none')) return b;
+  return { kind: 'json', schema: b };
 }
 
 /** `audio/mpeg` matches `audio/mpeg` and `audio/*`; parameters (`; charset=…`) are ignored. */

@@ -7,6 +7,7 @@ extendZodWithOpenApi(z);
 export { z };
 
 /** C0 controls but tab and newlines, and DEL: never meaningful in a name or a text field. */
+// eslint-disable-next-line no-control-regex -- refuses control characters on purpose
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 // The same rules as JSON Schema patterns (ECMA-262, written with escapes so the document stays
@@ -37,6 +38,7 @@ export const name = (max: number) =>
     .max(max)
     .trim()
     .min(1)
+    // eslint-disable-next-line no-control-regex -- refuses control characters on purpose
     .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters')
     .openapi({
       pattern: NAME_PATTERN,

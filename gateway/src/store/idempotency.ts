@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { isDuplicateKeyError, scopeOfRecord, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { IdempotencyRecords, StoredResponse } from '../http/idempotency';
 import { gatewayReasons } from '../http/reasons';
 
@@ -67,7 +67,7 @@ export class IdempotencyStore implements IdempotencyRecords {
 
   constructor(conn: Connection) {
     this.records = new TenantCollection(
-      conn.models.IdempotencyRecord ?? conn.model<IdempotencyRecord>('IdempotencyRecord', idempotencySchema),
+      (conn.models.IdempotencyRecord as Model<IdempotencyRecord> | undefined) ?? conn.model<IdempotencyRecord>('IdempotencyRecord', idempotencySchema),
       stringIds,
       idempotencyQueryShapes,
     );

@@ -18,7 +18,7 @@ const GLOBAL = 'global';
 export class SettingsStore {
   private readonly model: Model<SettingsRecord>;
   constructor(conn: Connection) {
-    this.model = platformModel(conn.models.PlatformSettings ?? conn.model<SettingsRecord>('PlatformSettings', settingsSchema), 'the kill switch and other platform-wide settings');
+    this.model = platformModel((conn.models.PlatformSettings as Model<SettingsRecord> | undefined) ?? conn.model<SettingsRecord>('PlatformSettings', settingsSchema), 'the kill switch and other platform-wide settings');
   }
 
   /** The settings changed (by any replica): wakes every replica's re-read of the kill switch. */

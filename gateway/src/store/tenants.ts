@@ -22,7 +22,7 @@ export class TenantStore {
   private readonly known = new LRUCache<string, true>({ max: 100_000 });
 
   constructor(conn: Connection) {
-    this.model = platformModel(conn.models.Tenant ?? conn.model<TenantRecord>('Tenant', tenantSchema), 'the tenant registry: a tenant\'s own record, read before any scope exists');
+    this.model = platformModel((conn.models.Tenant as Model<TenantRecord> | undefined) ?? conn.model<TenantRecord>('Tenant', tenantSchema), 'the tenant registry: a tenant\'s own record, read before any scope exists');
   }
 
   async create(name: string): Promise<TenantRecord> {

@@ -117,7 +117,7 @@ describe('companies service (gRPC + MongoDB)', () => {
   });
 
   it('answers the standard gRPC health check as SERVING', async () => {
-    const Health = makeGenericClientConstructor(healthService as never, 'Health');
+    const Health = makeGenericClientConstructor(healthService, 'Health');
     const health = new Health(`127.0.0.1:${svc.port}`, credentials.createInsecure()) as unknown as {
       check(req: { service: string }, cb: (err: Error | null, res: { status: string }) => void): void;
       close(): void;

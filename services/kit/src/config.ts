@@ -16,7 +16,7 @@ export function loadConfig<S extends z.ZodType>(
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  return Object.freeze(parsed.data) as Readonly<z.infer<S>>;
+  return Object.freeze(parsed.data);
 }
 
 export class ConfigError extends Error {

@@ -24,7 +24,7 @@ describe('the store under racing writers', () => {
     const won = results.filter((r) => r !== null);
     expect(won).toHaveLength(START);
     // Each winner saw a different balance: no two took the same unit.
-    expect(new Set(won.map((r) => r!.bal)).size).toBe(START);
+    expect(new Set(won.map((r) => r.bal)).size).toBe(START);
     expect((await c.findOne({ _id: 'wallet' }))?.bal).toBe(0);
   });
 

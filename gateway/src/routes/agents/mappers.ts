@@ -81,5 +81,5 @@ export function agentFields(body: Body): { fields: voiceapi.agents.v1.AgentField
     else if (key === 'appointmentScope') fields[key] = SCOPE_PROTO[value as keyof typeof SCOPE_PROTO];
     else fields[key] = value;
   }
-  return { fields: { appointmentScope: pb.AppointmentScope.APPOINTMENT_SCOPE_UNSPECIFIED, ...fields } as voiceapi.agents.v1.AgentFields, clearFields };
+  return { fields: { appointmentScope: pb.AppointmentScope.APPOINTMENT_SCOPE_UNSPECIFIED, ...fields }, clearFields };
 }

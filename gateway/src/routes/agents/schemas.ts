@@ -40,6 +40,7 @@ const fields = {
     .string()
     .max(2_048)
     .openapi({ description: 'The tenant’s own API (`https:`; private, loopback, link-local and metadata addresses, credentials in the URL and other schemes: 422 `url_not_allowed`)', example: 'https://api.clinic.example/v1' }),
+  // eslint-disable-next-line no-control-regex -- refuses control characters on purpose
   customApiSecret: z.string().min(1).max(1_024).refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters').openapi({ description: 'Sent to the custom API as `Authorization: Bearer <secret>`; stored encrypted, never returned', writeOnly: true }),
   customApiTimeoutMs: z.number().int().min(1).max(15_000).openapi({ description: 'Milliseconds, at most 15000 (default 5000)' }),
   slotsEnabled: z.boolean(),

@@ -22,7 +22,7 @@ describe('billing messages ↔ JSON', () => {
     expect(protos).not.toContain(TransactionType.TRANSACTION_TYPE_UNSPECIFIED);
     expect(protos.map((p) => transactionJson(row(p)).type)).toEqual([...TRANSACTION_TYPES]);
     // Every proto value but UNSPECIFIED has a name.
-    const named = Object.values(TransactionType).filter((v): v is number => typeof v === 'number' && v > 0);
+    const named = Object.values(TransactionType).filter((v): v is number => typeof v === 'number' && Number(v) > 0);
     expect([...protos].sort()).toEqual(named.sort());
   });
 

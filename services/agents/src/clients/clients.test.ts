@@ -9,10 +9,10 @@ const away = commonReasons.error('service_unavailable', 'away');
 
 describe("agents' clients to other services", () => {
   it('answers null for what the other service does not find for this tenant, and passes on other failures', async () => {
-    const companies = companyProfiles({ getCompany: notFound, getLatestCompany: () => Promise.reject(away) } as never);
+    const companies = companyProfiles({ getCompany: notFound, getLatestCompany: () => Promise.reject(away) });
     expect(await companies.get(scope, 'c-1')).toBeNull();
     await expect(companies.latest(scope)).rejects.toBe(away);
-    expect(await ownedNumbers({ getOwnedNumber: notFound } as never).find(scope, { id: 'n-1' })).toBeNull();
+    expect(await ownedNumbers({ getOwnedNumber: notFound }).find(scope, { id: 'n-1' })).toBeNull();
     expect(await knowledgeDocuments({ getDocumentText: notFound } as never).text(scope, 'f-1', 100)).toBeNull();
   });
 

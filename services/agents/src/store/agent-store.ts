@@ -1,5 +1,5 @@
 import { objectIds, ReadCache, scopeOfRecord, TenantCollection, type Logger, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection } from 'mongoose';
+import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { Agent, AgentFields } from '../domain/agent';
 
 /** The stored document: the agent, with its custom-API secret sealed (never in an `Agent`). */
@@ -86,7 +86,7 @@ export class AgentStore {
   readonly cache: ReadCache<AgentDoc[]>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
-    this.agents = new TenantCollection(conn.models.Agent ?? conn.model<AgentDoc>('Agent', agentSchema), objectIds, agentQueryShapes);
+    this.agents = new TenantCollection((conn.models.Agent as Model<AgentDoc> | undefined) ?? conn.model<AgentDoc>('Agent', agentSchema), objectIds, agentQueryShapes);
     this.cache = new ReadCache({ source: this.agents.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 

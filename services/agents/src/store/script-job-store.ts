@@ -1,5 +1,5 @@
 import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A script to write: the agent's id is the `_id`, so one agent has at most one request. */
 interface JobDoc {
@@ -31,7 +31,7 @@ export class ScriptJobStore {
   private readonly jobs: TenantCollection<JobDoc, string>;
 
   constructor(conn: Connection) {
-    this.jobs = new TenantCollection(conn.models.ScriptJob ?? conn.model<JobDoc>('ScriptJob', jobSchema), stringIds, jobQueryShapes);
+    this.jobs = new TenantCollection((conn.models.ScriptJob as Model<JobDoc> | undefined) ?? conn.model<JobDoc>('ScriptJob', jobSchema), stringIds, jobQueryShapes);
   }
 
   /** A request recorded (on whichever replica): wakes the script workers. */

@@ -45,7 +45,7 @@ function fakeApi(fail: Partial<Record<'crm' | 'validate' | 'slots' | 'book', str
   const step = async <T>(name: keyof typeof fail, target: CustomApiTarget, what: string, value: T): Promise<T> => {
     calls.push(what);
     targets.push(target);
-    if (fail[name]) throw agentsReasons.error('custom_api_error', fail[name]!);
+    if (fail[name]) throw agentsReasons.error('custom_api_error', fail[name]);
     return value;
   };
   const api = {

@@ -75,7 +75,7 @@ export class Wallets {
   constructor(
     private readonly store: WalletStore,
     private readonly log: Logger,
-    private readonly onAppended: AppendedListener = async () => undefined,
+    private readonly onAppended: AppendedListener = () => Promise.resolve(),
   ) {}
 
   run(scope: TenantScope, op: WalletOp): Promise<WalletResult> {

@@ -35,7 +35,7 @@ const reasonOf = async (p: Promise<unknown>) => ((await p.then(() => undefined, 
 describe('Companies', () => {
   it('passes on only the fields that were sent, with the time of the change', async () => {
     const { store, calls } = storeSpy();
-    await new Companies(store, eventsSpy().events, () => NOW).update(scope, 'id', { industry: 'health' }).catch(() => undefined);
+    await new Companies(store, eventsSpy().events, () => NOW).update(scope, 'id', { industry: 'health' }).catch(() => undefined); // the spy store answers nothing useful: only the call's arguments are checked
     expect(calls[0]!.args.slice(2)).toEqual([{ industry: 'health' }, NOW, []]);
   });
 

@@ -95,7 +95,7 @@ process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
   const name = typeof warning === 'string' ? (typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type) : warning.name;
   if (name === 'TimeoutNegativeWarning' && /[\\/]kafkajs[\\/]/.test(new Error().stack ?? '')) return;
   (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
-}) as typeof process.emitWarning;
+});
 
 export function createKafka(s: KafkaSettings): Kafka {
   fixKafkajsRequestQueueTimer();

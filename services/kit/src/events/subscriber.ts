@@ -183,12 +183,14 @@ export class EventSubscriber {
     const concurrency = this.opts.concurrency ?? 1;
     if (concurrency <= 1) {
       await this.consumer.run({
+        // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
         eachMessage: async ({ topic, partition, message, heartbeat }) => this.handle(topic, partition, message, heartbeat),
       });
       return;
     }
     await this.consumer.run({
       eachBatchAutoResolve: false,
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
       eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }) => {
         const slots = new Slots(concurrency);
         const byKey = new Map<string, Promise<void>>();
@@ -197,7 +199,7 @@ export class EventSubscriber {
           const key = (this.opts.keyOrder === false ? undefined : m.key?.toString()) ?? `offset:${m.offset}`;
           const after = byKey.get(key) ?? Promise.resolve();
           const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
-          // Only orders the next event of the key; this event's own failure is awaited below.
+          // Only orders the next event of the key; this event's own failure is awaited (and thrown) through `handled` below.
           byKey.set(key, done.catch(() => undefined));
           return done;
         });
@@ -240,7 +242,7 @@ export class EventSubscriber {
       } catch (err) {
         this.opts.log.warn({ err, group: this.opts.group }, 'could not remove this replica\'s broadcast group');
       } finally {
-        await admin.disconnect().catch(() => undefined);
+        await admin.disconnect().catch((err: unknown) => this.opts.log.debug({ err, group: this.opts.group }, 'admin client did not disconnect'));
       }
     }
   }

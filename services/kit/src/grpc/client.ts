@@ -70,7 +70,7 @@ export function createPromiseClient<D extends UnaryServiceDef>(
     'grpc.max_reconnect_backoff_ms': 1_000,
     // Spread calls over every address the name resolves to (a headless Service lists each pod).
     'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
-  }) as Client & Record<string, Function>;
+  }) as Client & Record<string, (...args: unknown[]) => unknown>;
 
   const client = { close: () => raw.close() } as PromiseClient<D>;
   const notReady = () => raw.getChannel().getConnectivityState(false) !== connectivityState.READY;

@@ -48,7 +48,7 @@ export function registerService<D extends UnaryServiceDef>(
             if (domainErrorOf(err)) log.warn({ err, method, requestId: ctx.requestId }, 'the store is unavailable');
             else log.error({ err, method, requestId: ctx.requestId }, 'unexpected error in handler');
           }
-          callback(toGrpcError(err) as Parameters<sendUnaryData<unknown>>[0]);
+          callback(toGrpcError(err));
         },
       );
     };

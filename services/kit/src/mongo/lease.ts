@@ -95,7 +95,7 @@ export class Lease {
     if (this.holders === 0 || --this.holders > 0) return;
     clearInterval(this.renewal);
     this.renewal = undefined;
-    await this.release().catch(() => undefined);
+    await this.release().catch(() => undefined); // a lease not given up expires within its TTL, and another replica takes it then
   }
 
   /** Gives the lease up at once (on shutdown), so another replica need not wait for it to expire. */

@@ -28,7 +28,7 @@ export interface ObservedShape {
 }
 
 const isOperatorObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k.startsWith('$')) && !('_bsontype' in (v as object));
+  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k.startsWith('$')) && !('_bsontype' in v);
 
 /**
  * The shape of a filter: `{a: 1, b: {$gt: 2}}` → equality [a], range [b]; `$and` and `$or` branches

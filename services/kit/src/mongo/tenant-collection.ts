@@ -60,7 +60,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   async findById(scope: TenantScope, id: string, projection?: ProjectionType<D>): Promise<D | null> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
-    return this.model.findOne({ _id, tenantId: scope.tenantId } as FilterQuery<D>, projection).lean<D>();
+    return this.model.findOne({ _id, tenantId: scope.tenantId }, projection).lean<D>();
   }
 
   /** `updateByIdShared`'s writes: the updates asked while one is under way, written together next. */
@@ -159,7 +159,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
 
   async insert(scope: TenantScope, doc: Omit<D, 'tenantId' | '_id'> & { _id?: Id }): Promise<D> {
     const created = await this.model.create({ ...doc, tenantId: scope.tenantId });
-    return created.toObject() as D;
+    return created.toObject();
   }
 
   /**
@@ -204,13 +204,13 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
-    return this.model.findOneAndUpdate({ ...opts.where, _id, tenantId: scope.tenantId } as FilterQuery<D>, update, { new: true }).lean<D>();
+    return this.model.findOneAndUpdate({ ...opts.where, _id, tenantId: scope.tenantId }, update, { new: true }).lean<D>();
   }
 
   async deleteById(scope: TenantScope, id: string, opts: { where?: ScopedFilter<D> } = {}): Promise<boolean> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return false;
-    return (await this.model.deleteOne({ ...opts.where, _id, tenantId: scope.tenantId } as FilterQuery<D>)).deletedCount === 1;
+    return (await this.model.deleteOne({ ...opts.where, _id, tenantId: scope.tenantId })).deletedCount === 1;
   }
 
   /**
@@ -222,7 +222,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     const _id = this.ids.parse(id);
     if (_id === undefined) throw new Error(`not an id of this collection: ${id}`);
     // An id another tenant holds matches neither the upsert nor its retry: it stays a duplicate.
-    await upsertOnce(this.model, { _id, tenantId: scope.tenantId } as FilterQuery<D>, update);
+    await upsertOnce(this.model, { _id, tenantId: scope.tenantId }, update);
   }
 
   /** Applies the update to every document of the tenant that matches; the number changed. */
@@ -247,7 +247,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   }
 
   private scoped(scope: TenantScope, filter: ScopedFilter<D>): FilterQuery<D> {
-    return { ...filter, tenantId: scope.tenantId } as FilterQuery<D>;
+    return { ...filter, tenantId: scope.tenantId };
   }
 }
 
@@ -261,7 +261,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   findById(id: string, projection?: ProjectionType<D>): Promise<D | null> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return Promise.resolve(null);
-    return this.model.findOne({ _id } as FilterQuery<D>, projection).lean<D>().exec();
+    return this.model.findOne({ _id }, projection).lean<D>().exec();
   }
 
   find(filter: FilterQuery<D>, opts: { sort?: Record<string, 1 | -1>; limit?: number } = {}): Promise<D[]> {
@@ -302,7 +302,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
     if (_id === undefined) return Promise.resolve(null);
-    return this.model.findOneAndUpdate({ ...opts.where, _id } as FilterQuery<D>, update, { new: true }).lean<D>().exec();
+    return this.model.findOneAndUpdate({ ...opts.where, _id }, update, { new: true }).lean<D>().exec();
   }
 
   async deleteMany(filter: FilterQuery<D>): Promise<number> {
@@ -313,7 +313,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   async deleteById(id: string, opts: { where?: FilterQuery<D> } = {}): Promise<boolean> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return false;
-    return (await this.model.deleteOne({ ...opts.where, _id } as FilterQuery<D>)).deletedCount === 1;
+    return (await this.model.deleteOne({ ...opts.where, _id })).deletedCount === 1;
   }
 
   /** The distinct values of a field among the documents matching `filter`. */
@@ -336,7 +336,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
    * id is answered by applying the whole batch again (`$set` is repeatable).
    */
   async setMany(docs: readonly D[]): Promise<void> {
-    const upserts = docs.map(({ _id, tenantId, ...fields }) => ({ filter: { _id, tenantId } as FilterQuery<D>, update: { $set: fields } as UpdateQuery<D> }));
+    const upserts = docs.map(({ _id, tenantId, ...fields }) => ({ filter: { _id, tenantId }, update: { $set: fields } as UpdateQuery<D> }));
     await upsertManyOnce(this.model, upserts, { ordered: false });
   }
 
@@ -413,6 +413,6 @@ function refuseTenantChange(update: UpdateQuery<unknown>): void {
   if (Array.isArray(update)) throw new Error('pipeline updates are not supported here');
   const u = update as Record<string, unknown>;
   const names = (v: unknown): boolean =>
-    v !== null && typeof v === 'object' && ('tenantId' in (v as object) || Object.values(v as object).includes('tenantId'));
+    v !== null && typeof v === 'object' && ('tenantId' in v || Object.values(v).includes('tenantId'));
   if ('tenantId' in u || Object.values(u).some(names)) throw new Error("a document's tenant never changes");
 }

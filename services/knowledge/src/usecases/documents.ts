@@ -172,6 +172,7 @@ export function checkFileName(raw: string): string {
     name === '' ? 'is empty'
     : name.length > MAX_FILE_NAME ? `is longer than ${MAX_FILE_NAME} characters`
     : /[/\\]/.test(name) ? 'contains a path separator'
+    // eslint-disable-next-line no-control-regex -- refuses control characters on purpose
     : /[\u0000-\u001f\u007f]/.test(name) ? 'contains control characters'
     : name === '.' || name === '..' ? 'is not a file name'
     : undefined;

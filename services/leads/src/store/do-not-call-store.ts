@@ -1,6 +1,6 @@
 import { Coalescer, isDuplicateKeyError, platformModel, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { DoNotCallList, DoNotCallEntry } from '../domain/do-not-call';
+import type { DoNotCallEntry } from '../domain/do-not-call';
 
 interface TenantEntryDoc {
   /** `<tenantId>:<e164>`: every check is one lookup by `_id`. */
@@ -61,8 +61,8 @@ export class DoNotCallStore {
   });
 
   constructor(conn: Connection) {
-    this.tenant = new TenantCollection(conn.models.DoNotCallTenant ?? conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema), stringIds, []);
-    this.platform = platformModel(conn.models.DoNotCallPlatform ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema), 'the platform\'s own do-not-call list applies to every tenant');
+    this.tenant = new TenantCollection((conn.models.DoNotCallTenant as Model<TenantEntryDoc> | undefined) ?? conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema), stringIds, []);
+    this.platform = platformModel((conn.models.DoNotCallPlatform as Model<PlatformEntryDoc> | undefined) ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema), 'the platform\'s own do-not-call list applies to every tenant');
   }
 
   /** Which lists hold the number, as of a read that starts after this call. */

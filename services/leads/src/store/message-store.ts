@@ -1,5 +1,5 @@
 import { objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection } from 'mongoose';
+import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Message } from '../domain/message';
 
@@ -45,7 +45,7 @@ export class MessageStore {
   private readonly messages: TenantCollection<MessageDoc>;
 
   constructor(conn: Connection) {
-    this.messages = new TenantCollection(conn.models.Message ?? conn.model<MessageDoc>('Message', messageSchema), objectIds, messageQueryShapes);
+    this.messages = new TenantCollection((conn.models.Message as Model<MessageDoc> | undefined) ?? conn.model<MessageDoc>('Message', messageSchema), objectIds, messageQueryShapes);
   }
 
   newId(): string {

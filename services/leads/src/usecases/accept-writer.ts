@@ -65,7 +65,7 @@ export class AcceptWriter {
         await this.d.contacts.createMany(scope, group.map((a) => a.contact));
       }
     } catch (err) {
-      await this.d.outbox.discard(ids).catch(() => undefined);
+      await this.d.outbox.discard(ids).catch((discardErr: unknown) => this.d.log.warn({ err: discardErr, events: ids.length }, 'could not discard the held events of a failed write'));
       throw err;
     }
     await this.d.outbox.release(ids);

@@ -39,7 +39,7 @@ export class ContactLifecycle {
     try {
       updated = await this.contacts.update(scope, contact.id, change, m.from);
     } catch (err) {
-      await this.outbox.discard(ids).catch(() => undefined);
+      await this.outbox.discard(ids).catch(() => undefined); // the write's own error, rethrown below, is the one the caller must see
       throw err;
     }
     if (updated) await this.outbox.release(ids);

@@ -1,5 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type UpdateQuery } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { Delivery, DeliveryStatus } from '../domain/delivery';
 
 /** A delivery as stored (its `_id` is the public id). */
@@ -103,15 +103,15 @@ export class DeliveryStore {
       batch.map(({ delivery, set, unset }) => ({
         id: delivery._id,
         tenantId: delivery.tenantId,
-        update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) } as UpdateQuery<DeliveryDoc>,
+        update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) },
       })),
     );
     return batch.map(() => undefined);
   });
 
   constructor(conn: Connection) {
-    this.deliveries = new TenantCollection(conn.models.Delivery ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
-    this.attemptLog = new TenantCollection(conn.models.DeliveryAttempt ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema), stringIds, attemptQueryShapes);
+    this.deliveries = new TenantCollection((conn.models.Delivery as Model<DeliveryDoc> | undefined) ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
+    this.attemptLog = new TenantCollection((conn.models.DeliveryAttempt as Model<AttemptDoc> | undefined) ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema), stringIds, attemptQueryShapes);
   }
 
   /** Inserts the delivery, or answers the one a previous fan-out of the same message made. */

@@ -1,5 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { WebhookMessage } from '../domain/messages';
 
 interface MessageDoc {
@@ -35,7 +35,7 @@ export class MessageStore {
   });
 
   constructor(conn: Connection) {
-    this.messages = new TenantCollection(conn.models.WebhookMessage ?? conn.model<MessageDoc>('WebhookMessage', messageSchema), stringIds, []);
+    this.messages = new TenantCollection((conn.models.WebhookMessage as Model<MessageDoc> | undefined) ?? conn.model<MessageDoc>('WebhookMessage', messageSchema), stringIds, []);
   }
 
   async insertOnce(scope: TenantScope, m: WebhookMessage, now: Date): Promise<void> {

@@ -64,11 +64,11 @@ export class QueueStore {
 
   constructor(conn: Connection) {
     const why = 'the dispatch mechanism: delivery ids, due times and replicas, no tenant data (the deliveries hold it)';
-    this.queue = platformModel(conn.models.QueuedDelivery ?? conn.model<QueueDoc>('QueuedDelivery', queueSchema), why);
-    this.claims = platformModel(conn.models.DeliveryClaim ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema), why);
+    this.queue = platformModel((conn.models.QueuedDelivery as Model<QueueDoc> | undefined) ?? conn.model<QueueDoc>('QueuedDelivery', queueSchema), why);
+    this.claims = platformModel((conn.models.DeliveryClaim as Model<ClaimDoc> | undefined) ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema), why);
     declareQueries(this.queue, queueQueryShapes);
     declareQueries(this.claims, claimQueryShapes);
-    this.dispatchers = platformModel(conn.models.Dispatcher ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema), why);
+    this.dispatchers = platformModel((conn.models.Dispatcher as Model<DispatcherDoc> | undefined) ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema), why);
     declareQueries(this.dispatchers, dispatcherQueryShapes);
   }
 
