@@ -144,7 +144,8 @@ async function main(): Promise<void> {
         dials.set(e.event.dialRequested.contactId, (dials.get(e.event.dialRequested.contactId) ?? 0) + 1);
       },
     );
-    await listener.start();
+    listener.start();
+    await listener.waitUntilReady(60_000);
     const until = Date.now() + 180_000;
     while (dials.size < contacts.size && Date.now() < until) await sleep(1000);
     await listener.stop();

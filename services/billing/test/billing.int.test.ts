@@ -77,7 +77,8 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
       list.push(e.event.callBilled);
       billed.set(e.event.callBilled.callId, list);
     });
-    await listener.start();
+    listener.start();
+    await listener.waitUntilReady(30_000);
   });
   afterAll(async () => {
     await listener.stop();

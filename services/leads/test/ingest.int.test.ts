@@ -115,6 +115,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       dials.set(d.contactId, [...(dials.get(d.contactId) ?? []), d.dialId]);
     });
     listener.start();
+    await listener.waitUntilReady(30_000);
   });
   afterAll(async () => {
     await listener.stop();

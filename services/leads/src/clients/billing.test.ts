@@ -18,7 +18,7 @@ describe("leads' billing client", () => {
   });
 
   it('reads a wallet without a balance as one that never changed', async () => {
-    const quote = billingHoldQuote({ quoteCallHold: async () => ({ amount: 8, covered: false, longestCoveredSeconds: 0 }) } as never);
+    const quote = billingHoldQuote({ quoteCallHold: async () => ({ amount: 8, covered: false, longestCoveredSeconds: 0 }) });
     expect(await quote(requireTenant({ tenantId: 't-1', keyMode: 'live' }), 60)).toEqual({ covered: false, state: { seq: 0, longestOutboundCallSeconds: 0 } });
   });
 });

@@ -41,9 +41,11 @@ export function sendRequestedMessages(subscriber: EventSubscriber, messaging: Me
 
 /** Keeps lead ingest's view of each tenant's credit from what billing announces after every change of a wallet. */
 export function followCredit(subscriber: EventSubscriber, view: CreditView): EventSubscriber {
-  return subscriber.on(BillingEvent, async (event) => {
-    if (event.event?.$case !== 'creditsAvailable') return;
-    const c = event.event.creditsAvailable;
-    view.seen(c.tenantId, { seq: c.seq, longestOutboundCallSeconds: c.longestOutboundCallSeconds });
+  return subscriber.on(BillingEvent, (event) => {
+    if (event.event?.$case === 'creditsAvailable') {
+      const c = event.event.creditsAvailable;
+      view.seen(c.tenantId, { seq: c.seq, longestOutboundCallSeconds: c.longestOutboundCallSeconds });
+    }
+    return Promise.resolve();
   });
 }
