@@ -1,14 +1,5 @@
 import type { Server } from 'node:http';
-import {
-  broadcastGroup,
-  broadcastGroupPrefix,
-  EventSubscriber,
-  openService,
-  removeIdleBroadcastGroups,
-  runAsMain,
-  startEvents,
-  Worker,
-} from '@voiceapi/kit';
+import { broadcastGroup, broadcastGroupPrefix, EventSubscriber, openService, removeIdleBroadcastGroups, runAsMain, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { ConnectionStates } from 'mongoose';
 import { buildApp, createHttpServer } from './app';
@@ -61,9 +52,7 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   await control.start();
   lifecycle.onStop('control plane', () => control.stop());
   // Groups of replicas that died without removing their own.
-  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('gateway', 'control'), log).catch((err: unknown) =>
-    log.warn({ err }, 'could not look for idle broadcast groups'),
-  );
+  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('gateway', 'control'), log).catch((err: unknown) => log.warn({ err }, 'could not look for idle broadcast groups'));
 
   const lastUsed = new LastUsedRecorder(
     (keyId, at) => apiKeys.touch(keyId, at),

@@ -119,7 +119,9 @@ describe('lead ingest stays available while services are killed', () => {
     await sleep(4_000);
     await flow.stop();
     const s = summarize(flow.posts, killedAt);
-    figures.push(`kill ${name}: restarted process listened after ${listenMs} ms; ${s.accepted}/${s.posts} posts accepted after the kill; longest time without a 202 ${s.longestGapMs} ms; slowest answer ${s.slowestMs} ms`);
+    figures.push(
+      `kill ${name}: restarted process listened after ${listenMs} ms; ${s.accepted}/${s.posts} posts accepted after the kill; longest time without a 202 ${s.longestGapMs} ms; slowest answer ${s.slowestMs} ms`,
+    );
     accepted.push(...flow.posts.filter((p) => p.status === 202).map((p) => p.contactId!));
     refusedPosts += s.refused.length;
     // A request that arrives during a restart is answered within its deadline, with the documented error at worst.
@@ -159,15 +161,28 @@ describe('lead ingest stays available while services are killed', () => {
     try {
       const calls = telephonyDb.collection('calls');
       const done = () => calls.countDocuments({ tenantId: tenant.tenantId, endedAt: { $exists: true }, billingStatus: { $ne: 'pending' } });
-      const billed = async () => new Set((await calls.find({ tenantId: tenant.tenantId, endedAt: { $exists: true }, billingStatus: { $ne: 'pending' } }).project({ contactId: 1 }).toArray()).map((c) => c.contactId as string));
-      await eventually('every accepted lead called and billed', async () => {
-        const b = await billed();
-        return accepted.every((id) => b.has(id)) ? true : undefined;
-      }, 300_000, async () => ({
-        accepted: accepted.length,
-        done: await done(),
-        all: await calls.countDocuments({ tenantId: tenant.tenantId }),
-      }));
+      const billed = async () =>
+        new Set(
+          (
+            await calls
+              .find({ tenantId: tenant.tenantId, endedAt: { $exists: true }, billingStatus: { $ne: 'pending' } })
+              .project({ contactId: 1 })
+              .toArray()
+          ).map((c) => c.contactId as string),
+        );
+      await eventually(
+        'every accepted lead called and billed',
+        async () => {
+          const b = await billed();
+          return accepted.every((id) => b.has(id)) ? true : undefined;
+        },
+        300_000,
+        async () => ({
+          accepted: accepted.length,
+          done: await done(),
+          all: await calls.countDocuments({ tenantId: tenant.tenantId }),
+        }),
+      );
       await eventually('no call left unbilled', async () => ((await calls.countDocuments({ tenantId: tenant.tenantId, billingStatus: 'pending' })) === 0 ? true : undefined), 60_000);
       const all = await calls.find({ tenantId: tenant.tenantId }).toArray();
       // One call per lead: none dialled twice, none accepted left out. A lead whose post was answered

@@ -81,8 +81,7 @@ describe('the store killed with SIGKILL under load', () => {
       const db = client.db('retryable');
       const session = client.startSession();
       await db.collection('wallets').insertOne({ _id: 'w' as never, balance: 0 });
-      const write = (txnNumber: number) =>
-        db.command({ update: 'wallets', updates: [{ q: { _id: 'w' }, u: { $inc: { balance: 1 } } }], txnNumber: mongo.Long.fromNumber(txnNumber) }, { session });
+      const write = (txnNumber: number) => db.command({ update: 'wallets', updates: [{ q: { _id: 'w' }, u: { $inc: { balance: 1 } } }], txnNumber: mongo.Long.fromNumber(txnNumber) }, { session });
       await write(1);
       expect((await write(1)).retriedStmtIds).toEqual([0]); // a retry while it runs is answered
       await kill();
@@ -123,7 +122,7 @@ describe('the store killed with SIGKILL under load', () => {
           if (r?.status === 201) created.push(r.body.company.id as string);
           else {
             refused.set(r?.status ?? 0, (refused.get(r?.status ?? 0) ?? 0) + 1);
-            if (!r || r.status >= 500 && r.status !== 503) failures.push(r?.body ?? 'no answer');
+            if (!r || (r.status >= 500 && r.status !== 503)) failures.push(r?.body ?? 'no answer');
             await sleep(100);
           }
         }

@@ -13,8 +13,7 @@ export interface Infra {
   stop(): Promise<void>;
 }
 
-const dockerAvailable = (): boolean =>
-  Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
+const dockerAvailable = (): boolean => Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
 
 /**
  * Real servers for integration and end-to-end tests, in this order: addresses given in the
@@ -47,10 +46,7 @@ async function fromTestcontainers(): Promise<Infra> {
   const req = (m: string) => import(m) as Promise<Record<string, new (image: string) => { start(): Promise<any> }>>;
   const { MongoDBContainer } = await req('@testcontainers/mongodb');
   const { KafkaContainer } = await req('@testcontainers/kafka');
-  const [mongo, kafka] = await Promise.all([
-    new MongoDBContainer!('mongo:7').start(),
-    new (KafkaContainer as any)('confluentinc/cp-kafka:7.7.1').withKraft().start(),
-  ]);
+  const [mongo, kafka] = await Promise.all([new MongoDBContainer!('mongo:7').start(), new (KafkaContainer as any)('confluentinc/cp-kafka:7.7.1').withKraft().start()]);
   return {
     mongoUrl: `${mongo.getConnectionString()}/?directConnection=true`,
     kafkaBrokers: `${kafka.getHost()}:${kafka.getMappedPort(9093)}`,

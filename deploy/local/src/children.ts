@@ -94,7 +94,11 @@ function fileTail(file: string, lines = 40): string {
       const len = Math.min(size, 16 * 1024);
       const buf = Buffer.alloc(len);
       fs.readSync(fd, buf, 0, len, size - len);
-      return buf.toString('utf8').split('\n').slice(-lines - 1).join('\n');
+      return buf
+        .toString('utf8')
+        .split('\n')
+        .slice(-lines - 1)
+        .join('\n');
     } finally {
       fs.closeSync(fd);
     }

@@ -140,12 +140,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
       fs.writeFileSync(idFile, `${clusterId}\n`);
     }
     opts.log?.(`[kafka] formatting ${logDir} (cluster id ${clusterId})`);
-    await runToCompletion(
-      'kafka-storage',
-      javaBin(),
-      [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsFile, '--ignore-formatted'],
-      opts.log,
-    );
+    await runToCompletion('kafka-storage', javaBin(), [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsFile, '--ignore-formatted'], opts.log);
   }
 
   const brokers = [`127.0.0.1:${port}`];

@@ -120,8 +120,19 @@ interface Demo {
 }
 
 const DEMO_SCOPES = [
-  'calls:read', 'credits:read', 'webhooks:write', 'leads:read', 'leads:write', 'inbound:read', 'inbound:write',
-  'companies:read', 'companies:write', 'knowledge:read', 'knowledge:write', 'analytics:read', 'recordings:read',
+  'calls:read',
+  'credits:read',
+  'webhooks:write',
+  'leads:read',
+  'leads:write',
+  'inbound:read',
+  'inbound:write',
+  'companies:read',
+  'companies:write',
+  'knowledge:read',
+  'knowledge:write',
+  'analytics:read',
+  'recordings:read',
 ];
 
 /** The demo tenant and keys from an earlier run when they still work; otherwise new ones. */
@@ -129,9 +140,7 @@ async function demoTenant(base: string, adminToken: string): Promise<Demo> {
   const file = path.join(DATA_DIR, 'demo.json');
   if (fs.existsSync(file)) {
     const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Demo;
-    const ok = await Promise.all(
-      [saved.sandboxKey, saved.liveKey].map(async (k) => (await fetch(`${base}/api/v1/ping`, { headers: { authorization: `Bearer ${k}` } })).status === 200),
-    );
+    const ok = await Promise.all([saved.sandboxKey, saved.liveKey].map(async (k) => (await fetch(`${base}/api/v1/ping`, { headers: { authorization: `Bearer ${k}` } })).status === 200));
     if (ok.every(Boolean)) return saved;
     say('saved demo keys no longer work; issuing new ones');
   }
@@ -226,12 +235,7 @@ async function main(): Promise<void> {
 
   const base = `http://127.0.0.1:${PORT}`;
   const gw = manifest.gateway;
-  const gateway = superviseProcess(
-    gw,
-    { ...shared, [gw.portEnv]: String(PORT), ADMIN_TOKEN: adminToken, KEY_HASH_PEPPER: pepper },
-    base,
-    async () => (await fetch(`${base}/readyz`)).status === 200,
-  );
+  const gateway = superviseProcess(gw, { ...shared, [gw.portEnv]: String(PORT), ADMIN_TOKEN: adminToken, KEY_HASH_PEPPER: pepper }, base, async () => (await fetch(`${base}/readyz`)).status === 200);
   tiers.push([gateway]);
   await gateway.started;
 

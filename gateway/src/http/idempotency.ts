@@ -36,7 +36,9 @@ function canonical(value: unknown): string {
 
 /** Same method, URL and (canonical) body → same hash. */
 export const requestHash = (method: string, url: string, body: unknown): string =>
-  createHash('sha256').update(`${method} ${url}\n${canonical(body)}`).digest('hex');
+  createHash('sha256')
+    .update(`${method} ${url}\n${canonical(body)}`)
+    .digest('hex');
 
 export type IdempotencyOutcome = { result: RouteResult; replayed: boolean };
 

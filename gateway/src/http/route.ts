@@ -168,9 +168,7 @@ export interface RouteDef<P extends AnyZod | undefined, Q extends AnyZod | undef
 // Erases the generic parameters so routes of different shapes can sit in one list.
 export type AnyRoute = RouteDef<AnyZod | undefined, AnyZod | undefined, BodySpec | undefined>;
 
-export const defineRoute = <P extends AnyZod | undefined = undefined, Q extends AnyZod | undefined = undefined, B extends BodySpec | undefined = undefined>(
-  def: RouteDef<P, Q, B>,
-): AnyRoute => def;
+export const defineRoute = <P extends AnyZod | undefined = undefined, Q extends AnyZod | undefined = undefined, B extends BodySpec | undefined = undefined>(def: RouteDef<P, Q, B>): AnyRoute => def;
 
 export type BodyKind = { kind: 'json'; schema: AnyZod } | MultipartSpec | NoBodySpec | undefined;
 
@@ -191,7 +189,11 @@ export function contentTypeMatches(actual: string, accepted: readonly string[]):
 }
 
 const camel = (words: string[]) => words.map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
-const wordsOf = (segment: string) => segment.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+const wordsOf = (segment: string) =>
+  segment
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
 const isParam = (segment: string) => segment.startsWith('{');
 const singular = (w: string) => (w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.endsWith('ss') ? w : w.endsWith('s') ? w.slice(0, -1) : w);
 const plural = (segment: string) => segment.endsWith('s') && !segment.endsWith('ss');

@@ -49,8 +49,7 @@ export const name = (max: number) =>
  * A query integer written as plain decimal digits: `1e3`, `+5`, `0x10` or `5.0` are refused
  * instead of being coerced.
  */
-export const queryInt = (min: number, max: number) =>
-  z.preprocess((v) => (typeof v === 'string' && /^[0-9]{1,9}$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
+export const queryInt = (min: number, max: number) => z.preprocess((v) => (typeof v === 'string' && /^[0-9]{1,9}$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
 
 /** How a query integer's description says it is written. */
 export const PLAIN_INTEGER = 'plain decimal digits only (`1e3`, `+5`, `0x10`, `5.0` are refused)';

@@ -54,10 +54,7 @@ interface KeyHashRecord {
   keyId: string;
 }
 
-const keyHashSchema = new Schema<KeyHashRecord>(
-  { _id: String, tenantId: { type: String, required: true }, keyId: { type: String, required: true } },
-  { collection: 'api_key_hashes', versionKey: false },
-);
+const keyHashSchema = new Schema<KeyHashRecord>({ _id: String, tenantId: { type: String, required: true }, keyId: { type: String, required: true } }, { collection: 'api_key_hashes', versionKey: false });
 
 export type NewApiKey = Omit<ApiKeyRecord, '_id' | 'tenantId' | 'createdAt' | 'updatedAt'> & { _id?: Types.ObjectId };
 

@@ -7,10 +7,7 @@ interface SettingsRecord {
   updatedAt: Date;
 }
 
-const settingsSchema = new Schema<SettingsRecord>(
-  { _id: String, killSwitch: { type: Boolean, required: true }, updatedAt: { type: Date, required: true } },
-  { collection: 'platform_settings', versionKey: false },
-);
+const settingsSchema = new Schema<SettingsRecord>({ _id: String, killSwitch: { type: Boolean, required: true }, updatedAt: { type: Date, required: true } }, { collection: 'platform_settings', versionKey: false });
 
 const GLOBAL = 'global';
 

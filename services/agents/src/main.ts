@@ -1,15 +1,4 @@
-import {
-  consumerGroup,
-  createPromiseClient,
-  EventSubscriber,
-  openService,
-  OutboundClient,
-  runAsMain,
-  SecretBox,
-  serveGrpc,
-  startEvents,
-  Worker,
-} from '@voiceapi/kit';
+import { consumerGroup, createPromiseClient, EventSubscriber, openService, OutboundClient, runAsMain, SecretBox, serveGrpc, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { companyProfiles } from './clients/companies';
 import { knowledgeDocuments } from './clients/knowledge';

@@ -38,14 +38,17 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   });
   const billing = new Billing(wallets, store, rates, { charged: creditsCharged });
 
-  const subscriber = chargeEndedCalls(new EventSubscriber(kafka, {
+  const subscriber = chargeEndedCalls(
+    new EventSubscriber(kafka, {
       group: consumerGroup('billing', 'call-charging'),
       log,
       publisher,
       // No inbox: charging is idempotent per call (one outcome, one reference), so a redelivery
       // costs one read. A wallet batches what arrives together (decision 0050).
       concurrency: cfg.CHARGING_CONCURRENCY,
-    }), charging);
+    }),
+    charging,
+  );
   subscriber.start(); // joins its group in the background: gRPC serves meanwhile
   lifecycle.onStop('call-ended consumer', () => subscriber.stop());
 

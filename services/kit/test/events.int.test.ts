@@ -6,20 +6,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { context, propagation, trace, TraceFlags } from '@opentelemetry/api';
 import type { Consumer, KafkaMessage } from 'kafkajs';
 import mongoose, { type Connection } from 'mongoose';
-import {
-  consumerGroup,
-  createKafka,
-  createLogger,
-  DEAD_LETTER_HEADERS,
-  ensureStreams,
-  eventRecord,
-  EventPublisher,
-  EventSubscriber,
-  Lease,
-  Outbox,
-  streamOf,
-  type EventMeta,
-} from '../src';
+import { consumerGroup, createKafka, createLogger, DEAD_LETTER_HEADERS, ensureStreams, eventRecord, EventPublisher, EventSubscriber, Lease, Outbox, streamOf, type EventMeta } from '../src';
 import { probe, probeOf, testEnvelope } from './fixtures/test-stream';
 
 // The kit's event path against a real broker and the real database: typed streams, the

@@ -80,9 +80,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   creditNews.start();
   lifecycle.onStop('credit view consumer', () => creditNews.stop());
   // Groups of replicas that died without removing their own.
-  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('leads', 'credit-view'), log).catch((err: unknown) =>
-    log.warn({ err }, 'could not look for idle broadcast groups'),
-  );
+  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('leads', 'credit-view'), log).catch((err: unknown) => log.warn({ err }, 'could not look for idle broadcast groups'));
 
   const checks = new ComplianceChecks(dnc);
   const lifecycleOfContacts = new ContactLifecycle(contacts, outbox, now);
@@ -103,7 +101,15 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   });
   const useCases = {
     campaigns: new Campaigns(campaigns, contacts, cfg.CALLING_WINDOW_DEFAULT, now),
-    ingest: new LeadIngest({ campaigns, contacts, routes, templates, messages, checks, credits, writer: new AcceptWriter({ contacts, messages, schedule, outbox, log }),
+    ingest: new LeadIngest({
+      campaigns,
+      contacts,
+      routes,
+      templates,
+      messages,
+      checks,
+      credits,
+      writer: new AcceptWriter({ contacts, messages, schedule, outbox, log }),
       now,
       metrics: { leads: serviceMetrics('leads').counter('leads', { description: 'Leads by outcome: queued, scheduled, sandbox_accepted, or the reason refused' }) },
     }),

@@ -25,7 +25,10 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
   }
 }
 const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
   return err;
 };
@@ -79,7 +82,14 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
   beforeAll(async () => {
     billing = await startBilling({ ...base, MONGO_DB: `billing_tit_${suffix}`, INSTANCE_ID: `billing-tit-${suffix}`, SWEEP_INTERVAL_MS: '1000' });
     bc = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${billing.port}`, { timeoutMs: 20_000 });
-    leads = await startLeads({ ...base, MONGO_DB: `leads_tit_${suffix}`, INSTANCE_ID: `leads-tit-${suffix}`, BILLING_GRPC_ADDR: `127.0.0.1:${billing.port}`, CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' });
+    leads = await startLeads({
+      ...base,
+      MONGO_DB: `leads_tit_${suffix}`,
+      INSTANCE_ID: `leads-tit-${suffix}`,
+      BILLING_GRPC_ADDR: `127.0.0.1:${billing.port}`,
+      CALLING_WINDOW_DEFAULT: 'always',
+      SCHEDULER_INTERVAL_MS: '200',
+    });
     lc = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, `127.0.0.1:${leads.port}`, { timeoutMs: 20_000 });
     svc = await startTelephony({
       ...base,
@@ -222,8 +232,24 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       const calls = new CallStore(own);
       const scope = requireTenant({ tenantId: 't-moves', keyMode: 'live' });
       const row = (id: string): CallRow => ({
-        id, tenantId: scope.tenantId, direction: 'outbound', status: 'queued', dialId: `${id}:1`, contactId: 'c', campaignId: 'k', fromNumber: '+14155550100', toNumber: '+14155550101',
-        startedAt: new Date(), durationSeconds: 0, maxCallSeconds: 60, sandbox: false, holdFailed: false, billingStatus: 'pending', hasTranscript: false, hasAnalysis: false, hasRecording: false,
+        id,
+        tenantId: scope.tenantId,
+        direction: 'outbound',
+        status: 'queued',
+        dialId: `${id}:1`,
+        contactId: 'c',
+        campaignId: 'k',
+        fromNumber: '+14155550100',
+        toNumber: '+14155550101',
+        startedAt: new Date(),
+        durationSeconds: 0,
+        maxCallSeconds: 60,
+        sandbox: false,
+        holdFailed: false,
+        billingStatus: 'pending',
+        hasTranscript: false,
+        hasAnalysis: false,
+        hasRecording: false,
       });
       const ids = Array.from({ length: 20 }, (_, i) => `call-${i}`);
       expect(await Promise.all([...ids.map((id) => calls.create(scope, row(id))), calls.create(scope, row('call-0'))])).toEqual([...ids.map(() => true), false]);
@@ -274,10 +300,12 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(refused[0]).toMatchObject({ status: 'failed', outcome: 'failed', durationSeconds: 0, billingStatus: 'skipped', hasRecording: false });
     expect(refused[0]!.callSid).toBeUndefined();
     const failedContact = contacts.find((c) => c.id === refused[0]!.contactId)!;
-    expect(await eventually('the contact failed', async () => {
-      const k = (await lc.getContact({ id: failedContact.id }, a)).contact!;
-      return k.status === 'failed' ? k : undefined;
-    })).toMatchObject({ endReason: 'insufficient_credits' });
+    expect(
+      await eventually('the contact failed', async () => {
+        const k = (await lc.getContact({ id: failedContact.id }, a)).contact!;
+        return k.status === 'failed' ? k : undefined;
+      }),
+    ).toMatchObject({ endReason: 'insufficient_credits' });
     expect(await balance(a)).toMatchObject({ balance: 23, held: 0 });
   });
 

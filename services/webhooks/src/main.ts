@@ -1,17 +1,4 @@
-import {
-  consumerGroup,
-  ensureIndexes,
-  EventSubscriber,
-  Lease,
-  openService,
-  OutboundClient,
-  OutboundFailed,
-  OutboundRefused,
-  runAsMain,
-  SecretBox,
-  serveGrpc,
-  startEvents,
-} from '@voiceapi/kit';
+import { consumerGroup, ensureIndexes, EventSubscriber, Lease, openService, OutboundClient, OutboundFailed, OutboundRefused, runAsMain, SecretBox, serveGrpc, startEvents } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
 import { deliverDomainEvents } from './events/consume';

@@ -215,8 +215,7 @@ describe('POST /admin/v1/tenants/{tenantId}/credits', () => {
   });
   afterAll(() => s.close());
 
-  const topUp = (body: string, tenant = TENANT) =>
-    fetch(`${s.url}/tenants/${tenant}/credits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(json);
+  const topUp = (body: string, tenant = TENANT) => fetch(`${s.url}/tenants/${tenant}/credits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(json);
 
   it('answers 201 with the new balance and the top_up row', async () => {
     const res = await topUp('{"amount":250,"note":"Invoice 2026-117"}');

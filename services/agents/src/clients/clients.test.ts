@@ -16,7 +16,7 @@ describe("agents' clients to other services", () => {
     expect(await knowledgeDocuments({ getDocumentText: notFound } as never).text(scope, 'f-1', 100)).toBeNull();
   });
 
-  it("keeps only the profile fields a script is written from, and asks as the tenant", async () => {
+  it('keeps only the profile fields a script is written from, and asks as the tenant', async () => {
     let asked: unknown;
     const company = { id: 'c-1', name: 'Sunrise Clinic', description: '', industry: 'healthcare', timezone: 'America/New_York', contactEmail: 'x@example.com' };
     const companies = companyProfiles({ getCompany: async (_req: unknown, ctx: unknown) => ((asked = ctx), { company }) } as never);

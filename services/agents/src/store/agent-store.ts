@@ -12,10 +12,7 @@ interface AgentDoc extends Omit<Agent, 'id' | 'customApiSecretSet'> {
 
 const knowledgeRef = new Schema({ fileId: String, fileName: String, title: String, knowledgebaseId: String, wordCount: Number }, { _id: false });
 const doctor = new Schema({ id: String, name: String, specialty: String, branchId: String }, { _id: false });
-const script = new Schema(
-  { text: String, opening: String, sources: [new Schema({ kind: String, id: String, title: String }, { _id: false })], generator: String, generatedAt: Date },
-  { _id: false },
-);
+const script = new Schema({ text: String, opening: String, sources: [new Schema({ kind: String, id: String, title: String }, { _id: false })], generator: String, generatedAt: Date }, { _id: false });
 
 export const agentSchema = new Schema<AgentDoc>(
   {

@@ -13,7 +13,14 @@ interface JobDoc {
 }
 
 export const jobSchema = new Schema<JobDoc>(
-  { _id: String, tenantId: { type: String, required: true }, mode: { type: String, required: true }, generation: { type: String, required: true }, claimedUntil: { type: Date, required: true }, createdAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    mode: { type: String, required: true },
+    generation: { type: String, required: true },
+    claimedUntil: { type: Date, required: true },
+    createdAt: { type: Date, required: true },
+  },
   { collection: 'script_jobs', versionKey: false },
 );
 // Serves `open` (jobs no worker holds: never claimed, or their claim lapsed).

@@ -85,7 +85,7 @@ export class Answering {
     if (agent.slotsEnabled) {
       const doctor = doctorOf(agent);
       if (!doctor) {
-        talk.failed('slots', 'no doctor to ask for: set the agent\'s doctorId or sync its doctors');
+        talk.failed('slots', "no doctor to ask for: set the agent's doctorId or sync its doctors");
       } else {
         const slots = await talk.step('slots', () => api.slots(target, doctor.id, dayIn(answeredAt, timezone)));
         if (slots?.[0]) {

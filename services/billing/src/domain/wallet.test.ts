@@ -31,7 +31,11 @@ describe('wallet arithmetic', () => {
   });
 
   it('a final release posts the call reference, so a later capture charges nothing', () => {
-    const held = apply(apply(EMPTY_WALLET, { kind: 'ledger', rowId: 'r', type: 'top_up', amount: 10, reference: 't', description: '' }, at), { kind: 'hold', hold: { callId: 'c', amount: 4, direction: 'inbound', createdAt: at, expiresAt: at } }, at);
+    const held = apply(
+      apply(EMPTY_WALLET, { kind: 'ledger', rowId: 'r', type: 'top_up', amount: 10, reference: 't', description: '' }, at),
+      { kind: 'hold', hold: { callId: 'c', amount: 4, direction: 'inbound', createdAt: at, expiresAt: at } },
+      at,
+    );
     const capture: WalletOp = { kind: 'capture', callId: 'c', amount: 2, description: '' };
     // In the same batch: the capture replays the release planned before it.
     const { entries, decisions } = plan(held, [{ kind: 'release', callId: 'c', final: true }, capture], none, at);

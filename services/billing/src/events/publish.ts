@@ -52,9 +52,7 @@ export class Announcements {
           ...(row.call.agentId && { agentId: row.call.agentId }),
         }),
       };
-      records.push(
-        eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`),
-      );
+      records.push(eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`));
     }
     const last = entries[entries.length - 1]!.state;
     const credit = {
@@ -63,9 +61,7 @@ export class Announcements {
       available: available(last),
       longestOutboundCallSeconds: longestCallCovered(available(last), this.outboundPerMinute),
     };
-    records.push(
-      eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: last.updatedAt ?? at, event: { $case: 'creditsAvailable', creditsAvailable: credit } }), `credits:${tenantId}:${last.seq}`),
-    );
+    records.push(eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: last.updatedAt ?? at, event: { $case: 'creditsAvailable', creditsAvailable: credit } }), `credits:${tenantId}:${last.seq}`));
     await this.put(records);
   }
 

@@ -209,7 +209,16 @@ export class WalletStore {
       if (!doc) break;
       const change: EntryChange =
         doc.kind === 'ledger'
-          ? { kind: 'ledger', rowId: doc.rowId!, type: doc.type!, amount: doc.amount!, reference: doc.reference!, description: doc.description ?? '', ...(doc.callId ? { callId: doc.callId } : {}), ...(doc.call ? { call: doc.call } : {}) }
+          ? {
+              kind: 'ledger',
+              rowId: doc.rowId!,
+              type: doc.type!,
+              amount: doc.amount!,
+              reference: doc.reference!,
+              description: doc.description ?? '',
+              ...(doc.callId ? { callId: doc.callId } : {}),
+              ...(doc.call ? { call: doc.call } : {}),
+            }
           : doc.change!;
       out.push({ change, state: stateOf(doc) });
     }

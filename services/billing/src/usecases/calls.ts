@@ -99,7 +99,6 @@ export class CallCharging {
     if (r.settledWithoutCharge === 'skipped') return { ...base, status: 'skipped', creditsCharged: 0 };
     return { ...base, status: 'failed', creditsCharged: 0, creditsError: r.settledWithoutCharge ?? 'insufficient_credits' };
   }
-
 }
 
 /** The call's contact, campaign and agent, where telephony named them. */

@@ -10,10 +10,12 @@ const NOW = new Date('2026-01-02T03:04:05Z');
 function storeSpy() {
   const calls: { method: string; args: unknown[] }[] = [];
   const store = new Proxy({} as CompanyStore, {
-    get: (_t, method: string) => async (...args: unknown[]) => {
-      calls.push({ method, args });
-      return method === 'list' ? { items: [], total: 0, hasMore: false } : method === 'delete' ? false : null;
-    },
+    get:
+      (_t, method: string) =>
+      async (...args: unknown[]) => {
+        calls.push({ method, args });
+        return method === 'list' ? { items: [], total: 0, hasMore: false } : method === 'delete' ? false : null;
+      },
   });
   return { store, calls };
 }
@@ -30,7 +32,13 @@ function eventsSpy() {
 }
 
 const scope = requireTenant({ tenantId: 't1', keyMode: 'live' });
-const reasonOf = async (p: Promise<unknown>) => ((await p.then(() => undefined, (e: unknown) => e)) as DomainError).reasonCode;
+const reasonOf = async (p: Promise<unknown>) =>
+  (
+    (await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as DomainError
+  ).reasonCode;
 
 describe('Companies', () => {
   it('passes on only the fields that were sent, with the time of the change', async () => {

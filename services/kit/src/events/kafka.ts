@@ -58,7 +58,7 @@ const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
  */
 const EXPECTED_RESPONSE_ERRORS = new Set([
   'The group coordinator is not available',
-  'The coordinator is loading and hence can\'t process requests for this group',
+  "The coordinator is loading and hence can't process requests for this group",
   'This is not the correct coordinator for this group',
   'This server does not host this topic-partition',
   'There is no leader for this topic-partition as we are in the middle of a leadership election',
@@ -91,11 +91,11 @@ export function kafkaLogLevels(): (level: number, message: string, extra: Record
  * warning is printed as before.
  */
 const emitWarning = process.emitWarning.bind(process);
-process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
   const name = typeof warning === 'string' ? (typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type) : warning.name;
   if (name === 'TimeoutNegativeWarning' && /[\\/]kafkajs[\\/]/.test(new Error().stack ?? '')) return;
   (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
-});
+};
 
 export function createKafka(s: KafkaSettings): Kafka {
   fixKafkajsRequestQueueTimer();
@@ -144,12 +144,7 @@ export interface StreamTopicSettings {
  * except a reader that must run before the owner exists (billing and leads create telephony's call
  * stream), which creates it with the same settings.
  */
-export async function ensureStreams(
-  kafka: Kafka,
-  envelopes: readonly { readonly $type: string }[],
-  settings: StreamTopicSettings,
-  log: Logger,
-): Promise<void> {
+export async function ensureStreams(kafka: Kafka, envelopes: readonly { readonly $type: string }[], settings: StreamTopicSettings, log: Logger): Promise<void> {
   const wanted = envelopes.flatMap((e) => {
     const s = streamTopics(e);
     return [s.topic, s.deadLetterTopic];

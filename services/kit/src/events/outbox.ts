@@ -95,10 +95,7 @@ interface ParkedDoc extends OutboxDoc {
   error: string;
   parkedAt: Date;
 }
-const parkedSchema = new Schema<ParkedDoc>(
-  { ...outboxFields, error: { type: String, required: true }, parkedAt: { type: Date, required: true } },
-  { versionKey: false, collection: 'outbox_parked' },
-);
+const parkedSchema = new Schema<ParkedDoc>({ ...outboxFields, error: { type: String, required: true }, parkedAt: { type: Date, required: true } }, { versionKey: false, collection: 'outbox_parked' });
 // No secondary index: read by operators, rarely and whole.
 
 /**
@@ -199,7 +196,13 @@ export class Outbox {
       if (!isDuplicateKeyError(err)) throw err;
       await this.model.deleteMany({ _id: { $in: docs.map((d) => d.record.eventId) }, seq: { $gte: first, $lt: first + docs.length } });
       const out: { error?: unknown }[] = [];
-      for (const a of batch) out.push(await this.storeAlone(a).then(() => ({}), (error: unknown) => ({ error })));
+      for (const a of batch)
+        out.push(
+          await this.storeAlone(a).then(
+            () => ({}),
+            (error: unknown) => ({ error }),
+          ),
+        );
       return out;
     }
   }
@@ -210,7 +213,10 @@ export class Outbox {
     for (let attempt = 1; ; attempt++) {
       const first = await this.reserve(records.length);
       try {
-        await this.insertInOrder(records.map((record) => ({ record, hold })), first);
+        await this.insertInOrder(
+          records.map((record) => ({ record, hold })),
+          first,
+        );
         return;
       } catch (err) {
         if (!isDuplicateKeyError(err) || attempt >= 3) throw err;

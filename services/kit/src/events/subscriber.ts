@@ -200,7 +200,10 @@ export class EventSubscriber {
           const after = byKey.get(key) ?? Promise.resolve();
           const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
           // Only orders the next event of the key; this event's own failure is awaited (and thrown) through `handled` below.
-          byKey.set(key, done.catch(() => undefined));
+          byKey.set(
+            key,
+            done.catch(() => undefined),
+          );
           return done;
         });
         try {
@@ -240,7 +243,7 @@ export class EventSubscriber {
         await admin.connect();
         await admin.deleteGroups([this.opts.group]);
       } catch (err) {
-        this.opts.log.warn({ err, group: this.opts.group }, 'could not remove this replica\'s broadcast group');
+        this.opts.log.warn({ err, group: this.opts.group }, "could not remove this replica's broadcast group");
       } finally {
         await admin.disconnect().catch((err: unknown) => this.opts.log.debug({ err, group: this.opts.group }, 'admin client did not disconnect'));
       }
@@ -301,7 +304,16 @@ export class EventSubscriber {
     const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     // The original bytes, key and (text) headers travel on, so the event can be replayed as it was.
     await publisher.send(
-      [{ eventId: meta.eventId, topic: stream.deadLetterTopic, key: meta.key ?? '', type: header(message.headers, EVENT_TYPE_HEADER) ?? 'unknown', payload: message.value ?? Buffer.alloc(0), traceHeaders: headersAsStrings(message.headers) }],
+      [
+        {
+          eventId: meta.eventId,
+          topic: stream.deadLetterTopic,
+          key: meta.key ?? '',
+          type: header(message.headers, EVENT_TYPE_HEADER) ?? 'unknown',
+          payload: message.value ?? Buffer.alloc(0),
+          traceHeaders: headersAsStrings(message.headers),
+        },
+      ],
       () => ({
         [DEAD_LETTER_HEADERS.error]: error.slice(0, 2_000),
         [DEAD_LETTER_HEADERS.group]: group,

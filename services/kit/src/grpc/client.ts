@@ -1,12 +1,4 @@
-import {
-  connectivityState,
-  credentials,
-  makeGenericClientConstructor,
-  status,
-  type Client,
-  type ClientWritableStream,
-  type ServiceError,
-} from '@grpc/grpc-js';
+import { connectivityState, credentials, makeGenericClientConstructor, status, type Client, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
 import { contextToMetadata, type CallContext } from '../context';
 import { commonReasons, fromGrpcError } from '../errors';
 import type { RequestArg, ResponseOf, UnaryServiceDef } from './types';
@@ -56,11 +48,7 @@ export type PromiseClient<D extends UnaryServiceDef> = {
  * caller names) whose backend went away with the call in flight is sent again, within the same
  * deadline; any other call reports service_unavailable, since it may have been applied.
  */
-export function createPromiseClient<D extends UnaryServiceDef>(
-  definition: D,
-  address: string,
-  defaults: ClientOptions,
-): PromiseClient<D> {
+export function createPromiseClient<D extends UnaryServiceDef>(definition: D, address: string, defaults: ClientOptions): PromiseClient<D> {
   const idempotent = new Set(defaults.idempotent ?? []);
   const Ctor = makeGenericClientConstructor(definition as never, 'client');
   const raw = new Ctor(address, credentials.createInsecure(), {

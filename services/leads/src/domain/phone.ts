@@ -62,7 +62,14 @@ export function timeZoneTable(): ReadonlyMap<string, readonly string[]> {
     const entries = new Map<string, readonly string[]>();
     for (const [prefix, value] of Object.entries(raw)) {
       if (typeof value !== 'string') continue;
-      const zones = [...new Set(value.split('&').map(usableZone).filter((z): z is string => z !== undefined))];
+      const zones = [
+        ...new Set(
+          value
+            .split('&')
+            .map(usableZone)
+            .filter((z): z is string => z !== undefined),
+        ),
+      ];
       if (zones.length) entries.set(prefix, zones);
     }
     if (entries.size === 0) throw new Error(`the time-zone table ${TIME_ZONE_TABLE} holds no entries`);

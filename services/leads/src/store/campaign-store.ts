@@ -40,8 +40,7 @@ function toCampaign(doc: CampaignDoc): Campaign {
   return { id: _id.toString(), ...rest, callingWindow };
 }
 
-const windowDoc = (w: WindowSetting): CampaignDoc['callingWindow'] =>
-  w === 'always' ? { always: true } : { start: w.start, end: w.end, ...(w.days?.length && { days: [...w.days] }) };
+const windowDoc = (w: WindowSetting): CampaignDoc['callingWindow'] => (w === 'always' ? { always: true } : { start: w.start, end: w.end, ...(w.days?.length && { days: [...w.days] }) });
 
 export class CampaignStore {
   private readonly campaigns: TenantCollection<CampaignDoc>;

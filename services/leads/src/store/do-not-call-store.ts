@@ -23,10 +23,7 @@ const tenantSchema = new Schema<TenantEntryDoc>(
   { collection: 'do_not_call_tenant', versionKey: false },
 );
 // No secondary index: looked up by _id alone.
-const platformSchema = new Schema<PlatformEntryDoc>(
-  { _id: String, source: { type: String, required: true }, createdAt: { type: Date, required: true } },
-  { collection: 'do_not_call_platform', versionKey: false },
-);
+const platformSchema = new Schema<PlatformEntryDoc>({ _id: String, source: { type: String, required: true }, createdAt: { type: Date, required: true } }, { collection: 'do_not_call_platform', versionKey: false });
 
 const tenantKey = (tenantId: string, phone: string) => `${tenantId}:${phone}`;
 
@@ -49,7 +46,7 @@ export class DoNotCallStore {
     const phones = [...new Set(asked.map((a) => a.phone))];
     const [onTenant, onPlatform] = await Promise.all([
       this.tenant
-        .crossTenant("leads arriving together are checked in one read; each key names its tenant")
+        .crossTenant('leads arriving together are checked in one read; each key names its tenant')
         .find({ _id: { $in: keys } })
         .then((docs) => new Set(docs.map((d) => d._id))),
       this.platform
@@ -62,7 +59,10 @@ export class DoNotCallStore {
 
   constructor(conn: Connection) {
     this.tenant = new TenantCollection((conn.models.DoNotCallTenant as Model<TenantEntryDoc> | undefined) ?? conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema), stringIds, []);
-    this.platform = platformModel((conn.models.DoNotCallPlatform as Model<PlatformEntryDoc> | undefined) ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema), 'the platform\'s own do-not-call list applies to every tenant');
+    this.platform = platformModel(
+      (conn.models.DoNotCallPlatform as Model<PlatformEntryDoc> | undefined) ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema),
+      "the platform's own do-not-call list applies to every tenant",
+    );
   }
 
   /** Which lists hold the number, as of a read that starts after this call. */

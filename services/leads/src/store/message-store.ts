@@ -53,7 +53,10 @@ export class MessageStore {
   }
 
   async createMany(scope: TenantScope, messages: readonly Message[]): Promise<void> {
-    await this.messages.insertMany(scope, messages.map(({ id, ...rest }) => ({ ...rest, _id: new Types.ObjectId(id) })));
+    await this.messages.insertMany(
+      scope,
+      messages.map(({ id, ...rest }) => ({ ...rest, _id: new Types.ObjectId(id) })),
+    );
   }
 
   async get(scope: TenantScope, id: string): Promise<Message | null> {

@@ -67,7 +67,10 @@ export class ScheduleStore {
    */
   async due(now: Date, limit: number): Promise<{ items: ScheduledItem[]; nextDueAt?: Date }> {
     const docs = await this.items.crossTenant('the scheduler dispatches due work of every tenant').find({}, { sort: { dueAt: 1 }, limit: limit + 1 });
-    const items = docs.filter((d) => d.dueAt.getTime() <= now.getTime()).slice(0, limit).map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+    const items = docs
+      .filter((d) => d.dueAt.getTime() <= now.getTime())
+      .slice(0, limit)
+      .map(({ _id, ...rest }) => ({ id: _id, ...rest }));
     const next = docs.find((d) => d.dueAt.getTime() > now.getTime());
     return { items, ...(next && { nextDueAt: next.dueAt }) };
   }

@@ -35,7 +35,7 @@ describe('CreditView', () => {
     expect(await view.coversOneCall(scope, 60)).toBe(true);
   });
 
-  it('answers billing\'s failure when it knows nothing of the tenant and billing is away', async () => {
+  it("answers billing's failure when it knows nothing of the tenant and billing is away", async () => {
     await expect(new CreditView(billingAway).coversOneCall(scope, 60)).rejects.toMatchObject({ reasonCode: 'service_unavailable' });
   });
 

@@ -162,7 +162,11 @@ export class CallStore {
 
   /** The calls of one direction whose start lies in [from, to): one analytics bucket's input. */
   async startedBetween(scope: TenantScope, direction: Direction, from: Date, to: Date): Promise<Call[]> {
-    const docs = await this.calls.find(scope, { direction, startedAt: { $gte: from, $lt: to } }, { projection: { tenantId: 1, direction: 1, status: 1, outcome: 1, agentId: 1, campaignId: 1, durationSeconds: 1, creditsCharged: 1, startedAt: 1 } });
+    const docs = await this.calls.find(
+      scope,
+      { direction, startedAt: { $gte: from, $lt: to } },
+      { projection: { tenantId: 1, direction: 1, status: 1, outcome: 1, agentId: 1, campaignId: 1, durationSeconds: 1, creditsCharged: 1, startedAt: 1 } },
+    );
     return docs.map(toCall);
   }
 

@@ -152,7 +152,11 @@ export class LineStore {
   async free(scope: TenantScope, callId: string): Promise<void> {
     await this.frees.run({ tenantId: scope.tenantId, callId });
     const remembered = this.known.get(scope.tenantId);
-    if (remembered) this.known.set(scope.tenantId, remembered.filter((l) => l.callId !== callId));
+    if (remembered)
+      this.known.set(
+        scope.tenantId,
+        remembered.filter((l) => l.callId !== callId),
+      );
   }
 }
 

@@ -145,8 +145,10 @@ export class DeliveryStore {
 
   /** A delivery's attempts, oldest first. */
   async attempts(id: string): Promise<AttemptRecord[]> {
-    const docs = await this.attemptLog.crossTenant('the operator reads any delivery\'s attempts').find({ deliveryId: id });
-    return docs.sort((a, b) => a.at.getTime() - b.at.getTime()).map(({ at, statusCode, error, durationMs }) => ({ at, durationMs, ...(statusCode !== undefined && { statusCode }), ...(error !== undefined && { error }) }));
+    const docs = await this.attemptLog.crossTenant("the operator reads any delivery's attempts").find({ deliveryId: id });
+    return docs
+      .sort((a, b) => a.at.getTime() - b.at.getTime())
+      .map(({ at, statusCode, error, durationMs }) => ({ at, durationMs, ...(statusCode !== undefined && { statusCode }), ...(error !== undefined && { error }) }));
   }
 
   list(endpointId: string, limit: number, status?: DeliveryStatus): Promise<DeliveryDoc[]> {

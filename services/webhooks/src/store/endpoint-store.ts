@@ -51,9 +51,7 @@ export const endpointSchema = new Schema<EndpointDoc>(
 // A tenant's endpoints: the operator's list and each event's fan-out.
 endpointSchema.index({ tenantId: 1, createdAt: 1 });
 
-export const endpointQueryShapes: QueryShape[] = [
-  { name: 'list and fan-out', equality: ['tenantId'], sort: { createdAt: 1 } },
-];
+export const endpointQueryShapes: QueryShape[] = [{ name: 'list and fan-out', equality: ['tenantId'], sort: { createdAt: 1 } }];
 
 export const newEndpointId = (): string => `ep_${randomBytes(12).toString('base64url')}`;
 

@@ -46,7 +46,7 @@ export class MessageStore {
   async body(id: string): Promise<string | null> {
     const known = this.recent.get(id);
     if (known !== undefined) return known;
-    const body = (await this.messages.crossTenant('the dispatcher sends a delivery\'s message by its id').findById(id))?.body ?? null;
+    const body = (await this.messages.crossTenant("the dispatcher sends a delivery's message by its id").findById(id))?.body ?? null;
     if (body !== null) this.remember(id, body);
     return body;
   }

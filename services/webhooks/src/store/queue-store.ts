@@ -126,8 +126,15 @@ export class QueueStore {
    * earliest `limit + 1` entries, due or not.
    */
   async due(now: Date, limit: number): Promise<{ items: QueuedDelivery[]; nextDueAt?: Date }> {
-    const docs = await this.queue.find({}).sort({ dueAt: 1 }).limit(limit + 1).lean<QueueDoc[]>();
-    const items = docs.filter((d) => d.dueAt.getTime() <= now.getTime()).slice(0, limit).map((d) => ({ deliveryId: d._id, endpointId: d.endpointId }));
+    const docs = await this.queue
+      .find({})
+      .sort({ dueAt: 1 })
+      .limit(limit + 1)
+      .lean<QueueDoc[]>();
+    const items = docs
+      .filter((d) => d.dueAt.getTime() <= now.getTime())
+      .slice(0, limit)
+      .map((d) => ({ deliveryId: d._id, endpointId: d.endpointId }));
     const next = docs.find((d) => d.dueAt.getTime() > now.getTime());
     return { items, ...(next && { nextDueAt: next.dueAt }) };
   }
