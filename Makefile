@@ -12,7 +12,7 @@ endif
 export PATH := $(NODE_BIN):$(PATH)
 BUF := npx --no-install buf
 
-.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck proto proto-check proto-breaking charts-check bench clean
+.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check proto-breaking charts-check bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -39,6 +39,15 @@ run: infra ## start everything locally and print how to call it (Ctrl-C stops)
 typecheck: build ## type-check the tests too
 	npx --no-install tsc -p test/tsconfig.json
 
+lint: build ## type-aware lint of every TypeScript file (eslint + typescript-eslint, eslint.config.mjs)
+	npx --no-install eslint --max-warnings 0 .
+
+format: $(NPM_STAMP) ## rewrite every file in the project's format (prettier, .prettierrc)
+	npx --no-install prettier --write --log-level warn .
+
+format-check: $(NPM_STAMP) ## fail when a file is not in the project's format (`make format` fixes it)
+	npx --no-install prettier --check --log-level warn .
+
 proto: $(NPM_STAMP) ## regenerate TypeScript from proto/ (ts-proto)
 	cd proto && $(BUF) generate
 
@@ -64,7 +73,7 @@ test-e2e: typecheck infra ## end-to-end, fault and API-fuzz tests through the ga
 	bash scripts/install-schemathesis.sh
 	npx --no-install jest --selectProjects e2e --runInBand
 
-test: typecheck proto-check infra ## every test level against real servers, and the chart checks (what CI runs)
+test: typecheck lint format-check proto-check infra ## every test level against real servers, and the chart checks (what CI runs)
 	bash scripts/install-schemathesis.sh
 	npx --no-install jest --selectProjects unit integration e2e --runInBand
 	bash scripts/chart-checks.sh

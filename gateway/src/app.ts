@@ -96,11 +96,7 @@ export function buildApp(deps: AppDeps): Express {
   const operatorRegistry = adminRegistry();
   const admin = express.Router();
   admin.use(requestId, requireAdmin(deps.cfg.ADMIN_TOKEN));
-  mountRoutes(
-    admin,
-    { kind: 'admin', prefix: ADMIN_PREFIX, registry: operatorRegistry, bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES, log: deps.log, checkResponses },
-    routesOf(adminAreas, routeDeps),
-  );
+  mountRoutes(admin, { kind: 'admin', prefix: ADMIN_PREFIX, registry: operatorRegistry, bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES, log: deps.log, checkResponses }, routesOf(adminAreas, routeDeps));
   let adminDoc: object | undefined;
   admin.get('/openapi.json', (_req, res) => {
     adminDoc ??= buildDocument(operatorRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch, credit top-ups).', tagsOf(adminAreas));
@@ -169,9 +165,7 @@ export function createHttpServer(app: Express, opts: { maxHeaderBytes: number; l
       const packet = err.rawPacket;
       const lineOpen = packet !== undefined && /^[A-Z]+ /.test(packet.subarray(0, 16).toString('latin1')) && !packet.includes(10);
       reason = lineOpen ? 'uri_too_long' : 'headers_too_large';
-      message = lineOpen
-        ? `request URL is too long (the request head may be at most ${opts.maxHeaderBytes} bytes)`
-        : `request header fields are too large (the request head may be at most ${opts.maxHeaderBytes} bytes)`;
+      message = lineOpen ? `request URL is too long (the request head may be at most ${opts.maxHeaderBytes} bytes)` : `request header fields are too large (the request head may be at most ${opts.maxHeaderBytes} bytes)`;
     } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       return void socket.end(`HTTP/1.1 408 ${STATUS_TEXT[408]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     }

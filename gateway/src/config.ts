@@ -23,9 +23,18 @@ export const configSchema = z.object({
    * Largest request head (request line and header fields, bytes). Over it: 414 `uri_too_long` when
    * the request line alone is, else 431 `headers_too_large`, with the error body.
    */
-  MAX_HEADER_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024).default(16 * 1024),
+  MAX_HEADER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024)
+    .default(16 * 1024),
   /** Largest JSON body accepted on any route (bytes). */
-  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(100 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(100 * 1024),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   COMPANIES_GRPC_ADDR: grpcAddress.default('127.0.0.1:50061'),
   BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),

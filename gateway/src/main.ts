@@ -1,15 +1,7 @@
 import type { Server } from 'node:http';
-import {
-  broadcastGroup,
-  broadcastGroupPrefix,
-  EventSubscriber,
-  openService,
-  removeIdleBroadcastGroups,
-  runAsMain,
-  startEvents,
-  Worker,
-} from '@voiceapi/kit';
+import { broadcastGroup, broadcastGroupPrefix, EventSubscriber, openService, removeIdleBroadcastGroups, runAsMain, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
+import { ConnectionStates } from 'mongoose';
 import { buildApp, createHttpServer } from './app';
 import { authenticatedKey, KeyCache } from './auth/key-cache';
 import { LastUsedRecorder } from './auth/last-used';
@@ -60,9 +52,7 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   await control.start();
   lifecycle.onStop('control plane', () => control.stop());
   // Groups of replicas that died without removing their own.
-  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('gateway', 'control'), log).catch((err: unknown) =>
-    log.warn({ err }, 'could not look for idle broadcast groups'),
-  );
+  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('gateway', 'control'), log).catch((err: unknown) => log.warn({ err }, 'could not look for idle broadcast groups'));
 
   const lastUsed = new LastUsedRecorder(
     (keyId, at) => apiKeys.touch(keyId, at),
@@ -81,7 +71,7 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     cfg,
     log,
     killSwitch: () => control.killSwitch,
-    ready: () => control.ready && conn.readyState === 1,
+    ready: () => control.ready && conn.readyState === ConnectionStates.connected,
     keys,
     onKeyUsed: (auth) => lastUsed.used(auth.keyId),
     idempotency,

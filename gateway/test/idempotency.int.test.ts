@@ -17,7 +17,10 @@ describe('IdempotencyStore', () => {
   afterAll(() => conn.close());
 
   const reason = async (p: Promise<unknown>) => {
-    const err = await p.then(() => undefined, (e: unknown) => e);
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     return err instanceof DomainError ? err.reasonCode : String(err);
   };
 

@@ -62,7 +62,10 @@ async function main(): Promise<void> {
     // ---- (b) CRM lookup: through gateway + agents vs direct, first: on a settled system, not in the
     // wake of (a), whose half a gigabyte of garbage in knowledge is no cost of the lookup path ----
     const number = await call(`${gw}/admin/v1/tenants/${t.tenantId}/numbers`, { admin: true, body: { phoneNumber: `+1628777${1000 + Math.floor(Math.random() * 8999)}`, countryIso: 'US' } });
-    const agent = await call(`${gw}/api/v1/inbound-agents`, { key: t.key, body: { name: 'Bench', phoneNumberId: number.body.number.id, customApiBaseUrl: `http://127.0.0.1:${apiPort}`, customApiSecret: 'bench-secret' } });
+    const agent = await call(`${gw}/api/v1/inbound-agents`, {
+      key: t.key,
+      body: { name: 'Bench', phoneNumberId: number.body.number.id, customApiBaseUrl: `http://127.0.0.1:${apiPort}`, customApiSecret: 'bench-secret' },
+    });
     if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
     const viaAgents = async () => {
       const t0 = performance.now();
@@ -138,7 +141,6 @@ async function main(): Promise<void> {
       peaks.push(line);
       process.stdout.write(`${line}\n`);
     }
-
 
     // ---- (c) inbound calls answered and booked by the agent ----
     const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });

@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   } else if (mode === 'static-grpc') {
     const server = new Server();
     const impl = { getCompany: (_c: unknown, cb: (e: null, r: unknown) => void) => cb(null, { company }) };
-    server.addService(voiceapi.companies.v1.CompaniesServiceService as never, impl as never);
+    server.addService(voiceapi.companies.v1.CompaniesServiceService, impl);
     server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), () => undefined);
   } else if (mode === 'http-to-grpc') {
     const client = createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, target!, { timeoutMs: 5_000 });

@@ -39,8 +39,20 @@ function seededRow(n: number) {
   const seq = Math.floor(n / SEEDED_TENANTS) + 1;
   const balance = 1_000_000_000 - 4 * seq;
   return {
-    _id: `${tenantId}:${seq}`, tenantId, seq, kind: 'ledger', rowId: randomUUID(), type: 'call_deduction', amount: -4, balanceAfter: balance,
-    reference: `call:seeded-${n}`, description: 'Outbound call, 2 min', callId: `seeded-${n}`, state: { balance, held: 0 }, createdAt: new Date(), writer: 'bench-seed',
+    _id: `${tenantId}:${seq}`,
+    tenantId,
+    seq,
+    kind: 'ledger',
+    rowId: randomUUID(),
+    type: 'call_deduction',
+    amount: -4,
+    balanceAfter: balance,
+    reference: `call:seeded-${n}`,
+    description: 'Outbound call, 2 min',
+    callId: `seeded-${n}`,
+    state: { balance, held: 0 },
+    createdAt: new Date(),
+    writer: 'bench-seed',
   };
 }
 
@@ -71,10 +83,14 @@ async function main(): Promise<void> {
     const tenants: CallContext[] = Array.from({ length: 10 }, () => ({ tenantId: `bench-${randomUUID()}`, keyMode: 'live' }));
     for (const t of tenants) await client.topUp({ amount: 1_000_000_000, reference: 'bench-top-up' }, t);
     const ended = (t: CallContext, callId: string, at = new Date()): EventRecord =>
-      eventRecord(TelephonyCallEvent, callId, TelephonyCallEvent.fromPartial({
-        occurTime: at,
-        event: { $case: 'callEnded', callEnded: { callId, tenantId: t.tenantId!, direction: ED.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, endTime: at } },
-      }));
+      eventRecord(
+        TelephonyCallEvent,
+        callId,
+        TelephonyCallEvent.fromPartial({
+          occurTime: at,
+          event: { $case: 'callEnded', callEnded: { callId, tenantId: t.tenantId!, direction: ED.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, endTime: at } },
+        }),
+      );
     // From the collection's metadata, not a count query: the bench's polls stay out of the way
     // (the collection holds only this run's calls).
     const outcomes = () => conn.collection('call_outcomes').estimatedDocumentCount();
@@ -121,8 +137,18 @@ async function main(): Promise<void> {
     const decline = rounds[rounds.length - 1]!.perS / rounds[0]!.perS;
     // Baseline: the same number of ledger-sized documents, bulk-inserted into the same database.
     const rows = Array.from({ length: CALLS }, (_, i) => ({
-      _id: `baseline:${i}`, tenantId: tenants[0]!.tenantId, seq: i + 1, kind: 'ledger', rowId: randomUUID(), type: 'call_deduction',
-      amount: -4, balanceAfter: 1_000_000_000 - 4 * (i + 1), reference: `call:baseline-${i}`, description: 'Outbound call, 2 min', callId: `baseline-${i}`, createdAt: new Date(),
+      _id: `baseline:${i}`,
+      tenantId: tenants[0]!.tenantId,
+      seq: i + 1,
+      kind: 'ledger',
+      rowId: randomUUID(),
+      type: 'call_deduction',
+      amount: -4,
+      balanceAfter: 1_000_000_000 - 4 * (i + 1),
+      reference: `call:baseline-${i}`,
+      description: 'Outbound call, 2 min',
+      callId: `baseline-${i}`,
+      createdAt: new Date(),
     }));
     const startBase = Date.now();
     for (let i = 0; i < rows.length; i += 500) await conn.collection('baseline_rows').insertMany(rows.slice(i, i + 500) as never[]);
@@ -142,8 +168,14 @@ async function main(): Promise<void> {
       await sleep(Math.max(0, startB + (tick + 1) * 100 - Date.now()));
     }
     await settledAll('steady calls charged', ROUNDS * CALLS + steady.length, 10 * 60_000);
-    const docs = await conn.collection('wallet_entries').find({ kind: 'ledger', callId: { $regex: '^bench-b-' } }, { projection: { callId: 1, createdAt: 1 } }).toArray();
-    const ends = await conn.collection('call_outcomes').find({ _id: { $regex: '^bench-b-' } as never }, { projection: { endedAt: 1 } }).toArray();
+    const docs = await conn
+      .collection('wallet_entries')
+      .find({ kind: 'ledger', callId: { $regex: '^bench-b-' } }, { projection: { callId: 1, createdAt: 1 } })
+      .toArray();
+    const ends = await conn
+      .collection('call_outcomes')
+      .find({ _id: { $regex: '^bench-b-' } as never }, { projection: { endedAt: 1 } })
+      .toArray();
     const endOf = new Map(ends.map((o) => [String(o._id), (o.endedAt as Date).getTime()]));
     const lags = docs.map((d) => (d.createdAt as Date).getTime() - endOf.get(d.callId as string)!).filter((x) => Number.isFinite(x));
     process.stdout.write(`  (b) end → ledger row at 200 calls/s: p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms (${lags.length} calls)\n`);
@@ -153,12 +185,14 @@ async function main(): Promise<void> {
       for (const w of wallets) await client.topUp({ amount: 1_000_000_000, reference: 'bench-debit-top-up' }, w);
       let done = 0;
       const until = Date.now() + DEBIT_S * 1000;
-      await Promise.all(Array.from({ length: 64 }, async (_, worker) => {
-        for (let n = 0; Date.now() < until; n++) {
-          await client.debit({ reference: `d-${worker}-${n}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'bench' }, wallets[(worker + n) % wallets.length]!);
-          done++;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: 64 }, async (_, worker) => {
+          for (let n = 0; Date.now() < until; n++) {
+            await client.debit({ reference: `d-${worker}-${n}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'bench' }, wallets[(worker + n) % wallets.length]!);
+            done++;
+          }
+        }),
+      );
       return done / DEBIT_S;
     };
     const oneWallet = await debits([{ tenantId: `bench-one-${randomUUID()}`, keyMode: 'live' }]);
@@ -166,7 +200,9 @@ async function main(): Promise<void> {
     process.stdout.write(`  (c) debits/s: one wallet ${oneWallet.toFixed(0)}, 100 wallets ${hundred.toFixed(0)}\n`);
 
     const met = (ok: boolean) => (ok ? 'yes' : 'no');
-    writePerformanceSection('billing', `## Billing
+    writePerformanceSection(
+      'billing',
+      `## Billing
 
 Run on ${new Date().toISOString().slice(0, 10)} with \`make bench\` (\`test/bench/billing.ts\`): billing as a real process, the
 load generator in another, the embedded store (SecantusDB, decision 0110) and Kafka on the same ${cpus().length} cores.
@@ -185,11 +221,12 @@ What a charge costs (decision 0050): its share of one look-up of the batch's ref
 group-committed append, of the outcome insert and of a coalesced outbox insert; the charges in flight together
 (\`CHARGING_CONCURRENCY\`, 1000) are what these group. (b) is a queue building up whenever 200 calls/s is above what (a)
 sustains; its latency is then mostly waiting.
-`);
+`,
+    );
     process.stdout.write('written to docs/performance.md\n');
   } finally {
     client.close();
-    await publisher.disconnect().catch(() => undefined);
+    await publisher.disconnect().catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
     await conn.close();
     await proc.stop();
     await infra.stop();

@@ -75,7 +75,7 @@ function startBaseline(mode: string, port: number, target?: string): Promise<Chi
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
-    child.stdout!.once('data', () => setTimeout(() => resolve(child), 300));
+    child.stdout.once('data', () => setTimeout(() => resolve(child), 300));
     child.once('exit', (code) => reject(new Error(`${mode} exited ${code}`)));
   });
 }

@@ -94,7 +94,8 @@ async function main(): Promise<void> {
                 },
               },
             ],
-          } as autocannon.Options,
+          },
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- autocannon's own error, passed on as it was
           (err, r) => (err ? reject(err) : resolve({ accepted, other, rps: accepted / seconds, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts })),
         );
         void inst;
@@ -127,7 +128,14 @@ async function main(): Promise<void> {
     // Requests still in flight when a phase ended are answered after autocannon stopped listening:
     // let them finish, then compare by id.
     await sleep(5_000);
-    const storedIds = new Set((await conn.collection('contacts').find({ tenantId }, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)));
+    const storedIds = new Set(
+      (
+        await conn
+          .collection('contacts')
+          .find({ tenantId }, { projection: { _id: 1 } })
+          .toArray()
+      ).map((d) => String(d._id)),
+    );
     const stored = storedIds.size;
     const lost = [...contacts].filter((id) => !storedIds.has(id)).length;
     const drained = Date.now() + 120_000;
@@ -135,15 +143,13 @@ async function main(): Promise<void> {
     const dials = new Map<string, number>();
     const seenEvents = new Set<string>();
     await publisher.connect();
-    const listener = new EventSubscriber(kafka, { group: consumerGroup('leads-bench', `count-${randomUUID().slice(0, 8)}`), log, publisher, fromBeginning: true }).on(
-      voiceapi.events.v1.LeadsEvent,
-      async (e, meta) => {
-        if (e.event?.$case !== 'dialRequested' || e.event.dialRequested.tenantId !== tenantId || seenEvents.has(meta.eventId)) return;
-        seenEvents.add(meta.eventId);
-        dials.set(e.event.dialRequested.contactId, (dials.get(e.event.dialRequested.contactId) ?? 0) + 1);
-      },
-    );
-    await listener.start();
+    const listener = new EventSubscriber(kafka, { group: consumerGroup('leads-bench', `count-${randomUUID().slice(0, 8)}`), log, publisher, fromBeginning: true }).on(voiceapi.events.v1.LeadsEvent, async (e, meta) => {
+      if (e.event?.$case !== 'dialRequested' || e.event.dialRequested.tenantId !== tenantId || seenEvents.has(meta.eventId)) return;
+      seenEvents.add(meta.eventId);
+      dials.set(e.event.dialRequested.contactId, (dials.get(e.event.dialRequested.contactId) ?? 0) + 1);
+    });
+    listener.start();
+    await listener.waitUntilReady(60_000);
     const until = Date.now() + 180_000;
     while (dials.size < contacts.size && Date.now() < until) await sleep(1000);
     await listener.stop();
@@ -151,7 +157,9 @@ async function main(): Promise<void> {
     const doubled = [...dials.values()].filter((n) => n > 1).length;
     const strangers = [...dials.keys()].filter((id) => !contacts.has(id));
     const unstored = strangers.filter((id) => !storedIds.has(id)).length;
-    process.stdout.write(`  202s ${contacts.size}, of them stored ${contacts.size - lost}; stored in all ${stored}; dial requests for ${dials.size}: missing ${missing}, doubled ${doubled}, for contacts answered after a phase ended ${strangers.length} (${unstored} of them not stored)\n`);
+    process.stdout.write(
+      `  202s ${contacts.size}, of them stored ${contacts.size - lost}; stored in all ${stored}; dial requests for ${dials.size}: missing ${missing}, doubled ${doubled}, for contacts answered after a phase ended ${strangers.length} (${unstored} of them not stored)\n`,
+    );
 
     const md = `## Lead ingest (issue 9)
 
@@ -178,8 +186,8 @@ Where the CPU went in run 1 (/proc): ${runs[0]!.cpu}.`;
     writePerformanceSection('leads', md);
     process.stdout.write('docs/performance.md updated (leads section)\n');
   } finally {
-    await conn.close().catch(() => undefined);
-    await publisher.disconnect().catch(() => undefined);
+    await conn.close().catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
+    await publisher.disconnect().catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
     await sys.stop();
     await infra.stop();
   }

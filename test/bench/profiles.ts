@@ -51,7 +51,11 @@ export function summarizeProfiles(dir: string, top = 40, fromUs?: number): strin
       byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1);
     }
     out += `\n${path.join(dir, file)}: ${total} samples; self time by package: `;
-    out += [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([p, n]) => `${p} ${((n / total) * 100).toFixed(1)} %`).join(', ');
+    out += [...byPackage]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 12)
+      .map(([p, n]) => `${p} ${((n / total) * 100).toFixed(1)} %`)
+      .join(', ');
     out += '\ntop self time:\n';
     for (const [where, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) out += `${((n / total) * 100).toFixed(1).padStart(5)}%  ${where}\n`;
   }

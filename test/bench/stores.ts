@@ -33,7 +33,9 @@ interface Candidate {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function candidates(): Candidate[] {
-  const cache = execFileSync('bash', [path.join(ROOT, 'test/bench/stores/install-candidates.sh')], { stdio: ['ignore', 'pipe', 'inherit'] }).toString().trim();
+  const cache = execFileSync('bash', [path.join(ROOT, 'test/bench/stores/install-candidates.sh')], { stdio: ['ignore', 'pipe', 'inherit'] })
+    .toString()
+    .trim();
   const secantusConfig = (sync: boolean) => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'store-bench-conf-')), 'secantusd.toml');
     writeFileSync(file, `[server]\nhost = "127.0.0.1"\nlog_level = "WARNING"\n[storage]\ncache_size = "1G"\nsync_on_commit = ${sync}\n`);
@@ -55,8 +57,7 @@ function candidates(): Candidate[] {
     },
     {
       name: 'SecantusDB 0.7.0b3, Python server',
-      start: (dataDir, port) =>
-        spawnProcess('python', path.join(cache, 'secantusdb-py-0.7.0b3', 'bin', 'secantusd-py'), ['--config', pyConfig, '--port', String(port), '--storage-path', dataDir], { cwd: dataDir }),
+      start: (dataDir, port) => spawnProcess('python', path.join(cache, 'secantusdb-py-0.7.0b3', 'bin', 'secantusd-py'), ['--config', pyConfig, '--port', String(port), '--storage-path', dataDir], { cwd: dataDir }),
     },
     rust(false),
     rust(true),
@@ -117,13 +118,19 @@ async function measure(c: Candidate): Promise<void> {
       const t0 = Date.now();
       while (loaded < size) {
         const n = Math.min(1000, size - loaded);
-        await ledger.insertMany(Array.from({ length: n }, (_, k) => ledgerRow(loaded + k)), { ordered: false });
+        await ledger.insertMany(
+          Array.from({ length: n }, (_, k) => ledgerRow(loaded + k)),
+          { ordered: false },
+        );
         loaded += n;
       }
       note('`insertMany`, 1,000-row batches, rows/s', c.name, Math.round((size - (SIZES[SIZES.indexOf(size) - 1] ?? 0)) / ((Date.now() - t0) / 1000)).toLocaleString('en-US'));
 
       const racers = db.collection<{ _id: string; bal: number }>(`racers_${size}`);
-      await racers.insertMany([{ _id: 'fam', bal: 500 }, { _id: 'upd', bal: 500 }]);
+      await racers.insertMany([
+        { _id: 'fam', bal: 500 },
+        { _id: 'upd', bal: 500 },
+      ]);
       const fam = await Promise.all(Array.from({ length: 1000 }, () => racers.findOneAndUpdate({ _id: 'fam', bal: { $gte: 1 } }, { $inc: { bal: -1 } }).catch(() => null)));
       note('1,000 racing `findOneAndUpdate({_id, bal: {$gte: 1}}, {$inc: {bal: -1}})` on `bal: 500`: won / final', c.name, `${fam.filter(Boolean).length} / ${(await racers.findOne({ _id: 'fam' }))?.bal}`);
       const upd = await Promise.all(Array.from({ length: 1000 }, () => racers.updateOne({ _id: 'upd', bal: { $gte: 1 } }, { $inc: { bal: -1 } }).catch(() => ({ modifiedCount: 0, failed: true }))));
@@ -175,11 +182,19 @@ async function measure(c: Candidate): Promise<void> {
     proc = c.start(dataDir, port!);
     await waitReady(proc, 'MongoDB ping', 300_000, () => mongoReady(url));
     client = await new mongo.MongoClient(url, { serverSelectionTimeoutMS: 30_000, socketTimeoutMS: 600_000 }).connect();
-    const present = new Set((await client.db('bench').collection<{ _id: string }>('crash').find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+    const present = new Set(
+      (
+        await client
+          .db('bench')
+          .collection<{ _id: string }>('crash')
+          .find({}, { projection: { _id: 1 } })
+          .toArray()
+      ).map((d) => d._id),
+    );
     const lost = acknowledged.filter((id) => !present.has(id)).length;
     note('SIGKILL under insert load: acknowledged writes lost', c.name, `${lost} of ${acknowledged.length.toLocaleString('en-US')}`);
   } finally {
-    await client.close(true).catch(() => undefined);
+    await client.close(true).catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
     await proc.stop();
   }
 }
@@ -209,7 +224,13 @@ async function countingCost(c: Candidate): Promise<string> {
     clients.on.on('commandStarted', () => counted++);
     const reads = {
       'point read by `_id`': (db: mongo.Db) => db.collection('ledger').findOne({ _id: `e-${Math.floor(Math.random() * 20_000)}` as never }),
-      'page of 25 (newest of a tenant)': (db: mongo.Db) => db.collection('ledger').find({ tenantId: `tenant-${Math.floor(Math.random() * TENANTS)}` }).sort({ createdAt: -1 }).limit(25).toArray(),
+      'page of 25 (newest of a tenant)': (db: mongo.Db) =>
+        db
+          .collection('ledger')
+          .find({ tenantId: `tenant-${Math.floor(Math.random() * TENANTS)}` })
+          .sort({ createdAt: -1 })
+          .limit(25)
+          .toArray(),
     };
     const rows: string[] = [];
     for (const [name, read] of Object.entries(reads)) {

@@ -10,7 +10,12 @@ import { writePerformanceSection } from './report';
 
 const file = path.join(ROOT, 'docs/performance.md');
 const doc = readFileSync(file, 'utf8');
-const cells = (line: string) => line.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim());
+const cells = (line: string) =>
+  line
+    .trim()
+    .replace(/^\||\|$/g, '')
+    .split('|')
+    .map((c) => c.trim());
 const rows: string[] = [];
 for (const m of doc.matchAll(/<!-- bench:(\w+) -->([\s\S]*?)<!-- \/bench:\1 -->/g)) {
   const [, name, body] = m;

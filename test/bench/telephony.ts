@@ -86,7 +86,10 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: Math.min(50, DIALS - i) }, (_, j) =>
           leads.ingestLead(
-            { campaignId: c.campaign!.id, lead: { phone: `+1415${2_100_000 + i + j}`, channels: ['call'], consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000), source: 'bench' }, templateVariables: {}, whatsappParams: {} } },
+            {
+              campaignId: c.campaign!.id,
+              lead: { phone: `+1415${2_100_000 + i + j}`, channels: ['call'], consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000), source: 'bench' }, templateVariables: {}, whatsappParams: {} },
+            },
             ctx,
           ),
         ),
@@ -106,7 +109,7 @@ async function main(): Promise<void> {
     const first = Math.min(...span.map((s) => (s.startedAt as Date).getTime()));
     const last = Math.max(...span.filter((s) => s.endedAt).map((s) => (s.endedAt as Date).getTime()));
     const perSecond = ended / ((last - first) / 1000);
-    const opsPerCall = perOperation(storeOpsDelta(dialOps0, await sys.storeOps()), ended, 'call (its lead\'s ingest included)');
+    const opsPerCall = perOperation(storeOpsDelta(dialOps0, await sys.storeOps()), ended, "call (its lead's ingest included)");
     process.stdout.write(`  store operations: ${opsPerCall}\n  ${cpuShares}\n`);
     const wall = span.filter((s) => s.endedAt).map((s) => (s.endedAt as Date).getTime() - (s.startedAt as Date).getTime());
     const perCall = percentile(wall, 50);
@@ -240,12 +243,22 @@ driver in the same run. Non-200 answers: ${results.reduce((n, r) => n + r.http.n
 |---|${SIZES.map(() => '---|').join('')}---|---|
 ${table}
 
-${SIZES.includes(100_000) && SIZES.includes(10_000) ? `The issue's targets, through the gateway: p50 at 100000 calls ≤ 50 ms, and p50 at 100000 ÷ p50 at 10000 ≤ 1.5.
+${
+  SIZES.includes(100_000) && SIZES.includes(10_000)
+    ? `The issue's targets, through the gateway: p50 at 100000 calls ≤ 50 ms, and p50 at 100000 ÷ p50 at 10000 ≤ 1.5.
 
 | query | p50 at 100000 | ratio 100000 / 10000 | target | met |
 |---|---|---|---|---|
-${queries.map((q) => { const [t, h] = [row(10_000, q.name).http.p50, row(100_000, q.name).http.p50]; const r = h / Math.max(1, t); return `| ${q.name} | ${h} ms | ${r.toFixed(2)} | p50 ≤ 50 ms, ratio ≤ 1.5 | ${met(h <= 50 && r <= 1.5)} |`; }).join('\n')}
-` : ''}
+${queries
+  .map((q) => {
+    const [t, h] = [row(10_000, q.name).http.p50, row(100_000, q.name).http.p50];
+    const r = h / Math.max(1, t);
+    return `| ${q.name} | ${h} ms | ${r.toFixed(2)} | p50 ≤ 50 ms, ratio ≤ 1.5 | ${met(h <= 50 && r <= 1.5)} |`;
+  })
+  .join('\n')}
+`
+    : ''
+}
 Store operations per page (every process counted, the background of the same seconds included):
 ${opsLines}
 
@@ -270,7 +283,7 @@ Where the CPU went from the first lead's ingest to the last call's end (/proc): 
     writePerformanceSection('telephony', md);
     process.stdout.write('docs/performance.md updated (telephony section)\n');
   } finally {
-    await conn.close().catch(() => undefined);
+    await conn.close().catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
     await sys.stop();
     await receiver.stop();
     await infra.stop();

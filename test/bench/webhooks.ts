@@ -65,10 +65,14 @@ async function main(): Promise<void> {
     const bursts: { perSecond: number; seconds: number; ops: string }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const usage = Array.from({ length: BURST }, (_, i) =>
-        eventRecord(BillingEvent, a.tenantId, BillingEvent.fromPartial({
-          occurTime: new Date(),
-          event: { $case: 'creditsUsage', creditsUsage: { tenantId: a.tenantId, transactionId: randomUUID(), type: 'call_deduction', credits: 1, balanceAfter: BURST - i, reference: `bench:${round}:${i}` } },
-        })),
+        eventRecord(
+          BillingEvent,
+          a.tenantId,
+          BillingEvent.fromPartial({
+            occurTime: new Date(),
+            event: { $case: 'creditsUsage', creditsUsage: { tenantId: a.tenantId, transactionId: randomUUID(), type: 'call_deduction', credits: 1, balanceAfter: BURST - i, reference: `bench:${round}:${i}` } },
+          }),
+        ),
       );
       const ops0 = await sys.storeOps();
       const t0 = performance.now();
@@ -99,10 +103,17 @@ async function main(): Promise<void> {
       const end = new Date();
       endedAt.set(callId, end.getTime());
       void publisher.send([
-        eventRecord(TelephonyCallEvent, callId, TelephonyCallEvent.fromPartial({
-          occurTime: end,
-          event: { $case: 'callEnded', callEnded: { callId, tenantId: b.tenantId, direction: CallDirection.CALL_DIRECTION_INBOUND, durationSeconds: 30, startTime: new Date(end.getTime() - 30_000), endTime: end, outcome: 'completed' } },
-        })),
+        eventRecord(
+          TelephonyCallEvent,
+          callId,
+          TelephonyCallEvent.fromPartial({
+            occurTime: end,
+            event: {
+              $case: 'callEnded',
+              callEnded: { callId, tenantId: b.tenantId, direction: CallDirection.CALL_DIRECTION_INBOUND, durationSeconds: 30, startTime: new Date(end.getTime() - 30_000), endTime: end, outcome: 'completed' },
+            },
+          }),
+        ),
       ]);
     }
     const sendSeconds = (Date.now() - start) / 1000;

@@ -31,11 +31,19 @@ describe('the architecture document', () => {
 describe('reason codes', () => {
   // Every `<Service>Reason` enum the contract (proto/) defines, found in the generated code.
   const protoEnums = Object.entries(voiceapi as unknown as Record<string, Record<string, Record<string, unknown>>>).flatMap(([pkg, versions]) =>
-    Object.values(versions).flatMap((v) => Object.entries(v).filter(([name]) => /^[A-Z]\w*Reason$/.test(name)).map(([name, e]) => ({ pkg, name, e: e as ReasonEnum }))),
+    Object.values(versions).flatMap((v) =>
+      Object.entries(v)
+        .filter(([name]) => /^[A-Z]\w*Reason$/.test(name))
+        .map(([name, e]) => ({ pkg, name, e: e as ReasonEnum })),
+    ),
   );
 
   it('every code of the contract has an HTTP status in the gateway', () => {
-    expect(protoEnums.map((p) => p.name).sort()).toEqual(Object.values(CONTRACT_REASONS).map((e) => protoEnums.find((p) => p.e === e)?.name).sort());
+    expect(protoEnums.map((p) => p.name).sort()).toEqual(
+      Object.values(CONTRACT_REASONS)
+        .map((e) => protoEnums.find((p) => p.e === e)?.name)
+        .sort(),
+    );
     const codes = protoEnums.flatMap(({ name, e }) => reasonCodesOf(e).map((code) => ({ name, code })));
     expect(codes.length).toBeGreaterThan(25);
     expect(codes.filter(({ code }) => !Object.hasOwn(HTTP_STATUS, code))).toEqual([]);
@@ -55,9 +63,14 @@ describe('stores', () => {
   // test catches a query sent without a declaration; this catches a declaration without an index).
   const storeFiles = ['gateway/src/store', ...SERVICES.map((s) => `services/${s}/src/store`)]
     .filter((d) => existsSync(path.join(ROOT, d)))
-    .flatMap((d) => readdirSync(path.join(ROOT, d)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => `${d}/${f}`));
+    .flatMap((d) =>
+      readdirSync(path.join(ROOT, d))
+        .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+        .map((f) => `${d}/${f}`),
+    );
 
   it.each(storeFiles)('%s: every declared query has an index that serves it', (file) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads each store module by path, synchronously inside it.each
     const mod = require(path.join(ROOT, file)) as Record<string, unknown>;
     const declared = Object.keys(mod).filter((k) => k.endsWith('QueryShapes'));
     for (const name of declared) {
@@ -71,7 +84,11 @@ describe('stores', () => {
 describe('tenant isolation in the stores', () => {
   const storeFiles = ['gateway/src/store', ...SERVICES.map((s) => `services/${s}/src/store`)]
     .filter((d) => existsSync(path.join(ROOT, d)))
-    .flatMap((d) => readdirSync(path.join(ROOT, d)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => `${d}/${f}`));
+    .flatMap((d) =>
+      readdirSync(path.join(ROOT, d))
+        .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+        .map((f) => `${d}/${f}`),
+    );
   const WRAPPERS = /new TenantCollection\(|new TenantKeyed\(|platformModel\(/;
 
   // A raw model of a tenant's data is how a query forgets its tenant: every model a store makes
@@ -90,8 +107,7 @@ describe('tenant isolation in the stores', () => {
 describe('announced writes', () => {
   // The gateway has no use cases of its own, but the same rule: events held by hand only in the kit.
   it('the gateway holds, releases and discards no event by hand', () => {
-    const walk = (dir: string): string[] =>
-      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') ? [`${dir}/${d.name}`] : []));
+    const walk = (dir: string): string[] => readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') ? [`${dir}/${d.name}`] : []));
     expect(walk('gateway/src').filter((f) => /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)))).toEqual([]);
   });
 });
@@ -104,9 +120,7 @@ describe('background work', () => {
     'gateway/src/http/rate-limit.ts': 'drops expired rate-limit windows from a map',
   };
   const sources = (dir: string): string[] =>
-    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
-      d.isDirectory() ? sources(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : [],
-    );
+    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? sources(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : []));
 
   it('no service or the gateway runs a timer loop of its own', () => {
     const files = ['gateway/src', ...SERVICES.map((s) => `services/${s}/src`)].flatMap(sources);
@@ -119,9 +133,7 @@ describe('background work', () => {
 describe('the shape of every service (services/companies is the model)', () => {
   const sourcesOf = (service: string) => {
     const walk = (dir: string): string[] =>
-      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
-        d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : [],
-      );
+      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : []));
     return walk(`services/${service}/src`);
   };
 
@@ -130,7 +142,7 @@ describe('the shape of every service (services/companies is the model)', () => {
     expect(must.filter((f) => !existsSync(path.join(ROOT, 'services', service, f)))).toEqual([]);
   });
 
-  it.each(SERVICES)('%s: starts and stops through the kit\'s starter (openService, serveGrpc, runAsMain)', (service) => {
+  it.each(SERVICES)("%s: starts and stops through the kit's starter (openService, serveGrpc, runAsMain)", (service) => {
     const main = read(`services/${service}/src/main.ts`);
     const uses = ['openService(', 'serveGrpc(', 'runAsMain(', 'startEvents('].filter((f) => !main.includes(f));
     const byHand = ['new Lifecycle(', 'connectMongo(', 'startGrpcServer(', 'createLogger(', 'require.main'].filter((f) => main.includes(f));
@@ -144,7 +156,7 @@ describe('the shape of every service (services/companies is the model)', () => {
     expect({ building, handling }).toEqual({ building: [], handling: [] });
   });
 
-  it.each(SERVICES)('%s: announces a write only through the kit\'s announce, reached by its use cases through their ports', (service) => {
+  it.each(SERVICES)("%s: announces a write only through the kit's announce, reached by its use cases through their ports", (service) => {
     // Holding, releasing and discarding events by hand is how an event escapes without its change
     // (decision 0117): use cases take a port (usecases/ports.ts), events/publish.ts implements it.
     const files = sourcesOf(service);
@@ -154,7 +166,7 @@ describe('the shape of every service (services/companies is the model)', () => {
     expect({ byHand, bypassing }).toEqual({ byHand: [], bypassing: [] });
   });
 
-  it.each(SERVICES)('%s: its use cases take the TenantScope its gRPC adapter made, never a caller\'s context', (service) => {
+  it.each(SERVICES)("%s: its use cases take the TenantScope its gRPC adapter made, never a caller's context", (service) => {
     const usecases = sourcesOf(service).filter((f) => f.includes('/usecases/'));
     expect(usecases.filter((f) => /\bCallContext\b|requireTenant\(ctx\)/.test(read(f)))).toEqual([]);
   });

@@ -31,13 +31,20 @@ describe('API fuzzing from the OpenAPI document', () => {
     expect(operations).toBeGreaterThan(0);
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v1/credits', '/api/v1/credits/transactions']));
     const args = [
-      'run', `${gw}/api/v1/openapi.json`,
-      '--header', `Authorization: Bearer ${key}`,
-      '--checks', 'all',
-      '--exclude-checks', 'positive_data_acceptance',
-      '--max-examples', '40',
-      '--seed', '20261121',
-      '--workers', '1',
+      'run',
+      `${gw}/api/v1/openapi.json`,
+      '--header',
+      `Authorization: Bearer ${key}`,
+      '--checks',
+      'all',
+      '--exclude-checks',
+      'positive_data_acceptance',
+      '--max-examples',
+      '40',
+      '--seed',
+      '20261121',
+      '--workers',
+      '1',
       '--no-color',
     ];
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {

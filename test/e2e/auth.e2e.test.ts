@@ -31,7 +31,7 @@ describe('gateway edge: keys, scopes, rate limits, bad input', () => {
     ['a key with a bad checksum', { authorization: 'Bearer sk_live_' + 'A'.repeat(49) }],
     ['a Basic authorization', { authorization: 'Basic dXNlcjpwYXNz' }],
   ])('refuses %s with 401 unauthorized', async (_name, headers) => {
-    const res = await call(`${gw}/api/v1/ping`, { headers: headers as Record<string, string> });
+    const res = await call(`${gw}/api/v1/ping`, { headers: headers });
     expect(res.status).toBe(401);
     expect(res.body.reasonCode).toBe('unauthorized');
     expect(typeof res.body.error).toBe('string');

@@ -17,17 +17,14 @@ describe('companies through the gateway', () => {
   });
   afterAll(() => sys.stop());
 
-  const create = (key: string, body: unknown, headers?: Record<string, string>) =>
-    call(`${gw}/api/v1/companies`, { key, body, ...(headers && { headers }) });
+  const create = (key: string, body: unknown, headers?: Record<string, string>) => call(`${gw}/api/v1/companies`, { key, body, ...(headers && { headers }) });
 
   it('creates, reads, patches, lists and deletes a company', async () => {
     const created = await create(a.key, { name: 'Sunrise Clinic', countryIso: 'us', timezone: 'Europe/Berlin', businessHours: { mon: ['09:00-17:00'] } });
     expect(created.status).toBe(201);
     const company = created.body.company;
     expect(company).toMatchObject({ name: 'Sunrise Clinic', countryIso: 'US', timezone: 'Europe/Berlin', mobile: null, businessHours: { mon: ['09:00-17:00'] } });
-    expect(Object.keys(company).sort()).toEqual(
-      ['businessHours', 'countryCode', 'countryIso', 'createdAt', 'description', 'id', 'industry', 'mobile', 'name', 'timezone', 'updatedAt', 'website'].sort(),
-    );
+    expect(Object.keys(company).sort()).toEqual(['businessHours', 'countryCode', 'countryIso', 'createdAt', 'description', 'id', 'industry', 'mobile', 'name', 'timezone', 'updatedAt', 'website'].sort());
 
     const got = await call(`${gw}/api/v1/companies/${company.id}`, { key: a.key });
     expect(got.body.company).toEqual(company);
@@ -56,7 +53,11 @@ describe('companies through the gateway', () => {
   it("hides one tenant's companies from another (404, never 403)", async () => {
     const { body } = await create(a.key, { name: 'Tenant A only' });
     const id = body.company.id;
-    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+    for (const [method, payload] of [
+      ['GET', undefined],
+      ['PATCH', { name: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await call(`${gw}/api/v1/companies/${id}`, { method, key: b.key, ...(payload && { body: payload }) });
       expect(res.status).toBe(404);
       expect(res.body.reasonCode).toBe('not_found');
@@ -115,7 +116,15 @@ describe('companies through the gateway', () => {
   });
 
   it('stores any JSON object as businessHours and returns it unchanged (nested arrays, $ and dotted keys)', async () => {
-    const businessHours = { mon: [['09:00', '12:00'], ['13:00', '17:00']], $note: 'closed on holidays', 'tue.wed': { open: true }, '': null };
+    const businessHours = {
+      mon: [
+        ['09:00', '12:00'],
+        ['13:00', '17:00'],
+      ],
+      $note: 'closed on holidays',
+      'tue.wed': { open: true },
+      '': null,
+    };
     const created = await create(a.key, { name: 'Odd hours' }, { 'Idempotency-Key': `odd-${Date.now()}` });
     const patched = await call(`${gw}/api/v1/companies/${created.body.company.id}`, { method: 'PATCH', key: a.key, body: { businessHours } });
     expect(patched.status).toBe(200);

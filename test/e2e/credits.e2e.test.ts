@@ -317,7 +317,11 @@ describe('credits through the gateway and billing', () => {
   it('refuses bracket syntax (type[]=, type[$ne]=) and parameters it does not define with 400 naming them, never an operator', async () => {
     const t = await fresh();
     expect((await topUp(t.tenantId, { amount: 3 })).status).toBe(201);
-    for (const [qs, name] of [['type[]=top_up', 'type[]'], ['type[$ne]=top_up', 'type[$ne]'], ['sort=amount', 'sort']] as const) {
+    for (const [qs, name] of [
+      ['type[]=top_up', 'type[]'],
+      ['type[$ne]=top_up', 'type[$ne]'],
+      ['sort=amount', 'sort'],
+    ] as const) {
       const res = await ledger(t.key, `?${qs}`);
       expect({ qs, status: res.status, body: res.body }).toEqual({
         qs,

@@ -51,7 +51,13 @@ describe('the dialler, shared by every tenant', () => {
     for (let i = 0; i < count; i += 25) {
       const batch = await Promise.all(
         Array.from({ length: Math.min(25, count - i) }, (_, j) =>
-          api(t.key, '/leads', { campaignId: t.campaignId, phone: phones?.[i + j] ?? phone(next++), name: 'Ada', channel: 'call', consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' } }),
+          api(t.key, '/leads', {
+            campaignId: t.campaignId,
+            phone: phones?.[i + j] ?? phone(next++),
+            name: 'Ada',
+            channel: 'call',
+            consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
+          }),
         ),
       );
       for (const r of batch) {
@@ -67,7 +73,12 @@ describe('the dialler, shared by every tenant', () => {
     const busy = await tenant(1);
     await leads(busy, 1_100);
     // The busy tenant's backlog is queued in telephony, past the 1,000 a pass once read.
-    await eventually('the backlog queued', () => queued(busy.tenantId), (n: number) => n >= 1_050, 60_000);
+    await eventually(
+      'the backlog queued',
+      () => queued(busy.tenantId),
+      (n: number) => n >= 1_050,
+      60_000,
+    );
 
     const other = await tenant();
     const contacts = await leads(other, 5);
@@ -98,9 +109,19 @@ describe('the dialler, shared by every tenant', () => {
   it('dials a waiting backlog as soon as its package is raised', async () => {
     const t = await tenant(1);
     await leads(t, 3);
-    await eventually('one lead dialled, two waiting for the line', () => queued(t.tenantId), (n: number) => n === 2, 20_000);
+    await eventually(
+      'one lead dialled, two waiting for the line',
+      () => queued(t.tenantId),
+      (n: number) => n === 2,
+      20_000,
+    );
     expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 3 }, 'PUT')).status).toBe(200);
-    await eventually('the waiting two dialled on the new lines', () => queued(t.tenantId), (n: number) => n === 0, 10_000);
+    await eventually(
+      'the waiting two dialled on the new lines',
+      () => queued(t.tenantId),
+      (n: number) => n === 0,
+      10_000,
+    );
     expect((await api(t.key, '/calls/active')).body.calls.length).toBe(3);
   }, 60_000);
 
@@ -108,11 +129,21 @@ describe('the dialler, shared by every tenant', () => {
     const t = await tenant(1);
     const both = await leads(t, 2);
     // One is dialled onto the tenant's one line; the other waits for it (either may come first).
-    await eventually('one lead dialled, the other waiting for the line', () => queued(t.tenantId), (n: number) => n === 1, 20_000);
+    await eventually(
+      'one lead dialled, the other waiting for the line',
+      () => queued(t.tenantId),
+      (n: number) => n === 1,
+      20_000,
+    );
     const waiting = (await telephonyDb.collection('dial_queue').findOne({ tenantId: t.tenantId }))!.contactId as string;
     expect(both).toContain(waiting);
     expect((await api(t.key, `/contacts/${waiting}/cancel`, undefined, 'POST')).status).toBe(200);
-    await eventually("the cancelled contact's dial dropped", () => queued(t.tenantId, waiting), (n: number) => n === 0, 10_000);
+    await eventually(
+      "the cancelled contact's dial dropped",
+      () => queued(t.tenantId, waiting),
+      (n: number) => n === 0,
+      10_000,
+    );
     // The other's call goes on; the cancelled contact has none.
     expect((await api(t.key, `/contacts/${waiting}/calls`)).body.calls).toEqual([]);
   }, 60_000);

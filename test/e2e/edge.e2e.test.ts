@@ -81,7 +81,11 @@ describe('edge hardening', () => {
     const ping = await call(`${gw}/api/v1/ping`, { key: a.key });
     const issued = await call(`${gw}/admin/v1/tenants/${a.tenantId}/api-keys`, { admin: true, body: { name: 'k', mode: 'sandbox' } });
     const refused = await call(`${gw}/api/v1/ping`);
-    for (const [name, res, status] of [['ping', ping, 200], ['issued key', issued, 201], ['refused', refused, 401]] as const) {
+    for (const [name, res, status] of [
+      ['ping', ping, 200],
+      ['issued key', issued, 201],
+      ['refused', refused, 401],
+    ] as const) {
       expect({ name, status: res.status, cache: res.headers.get('cache-control'), sniff: res.headers.get('x-content-type-options') }).toEqual({
         name,
         status,
@@ -91,7 +95,7 @@ describe('edge hardening', () => {
     }
   });
 
-  it('keeps the reference page out of other sites\' frames', async () => {
+  it("keeps the reference page out of other sites' frames", async () => {
     const res = await fetch(`${gw}/docs/`);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-frame-options')).toBe('DENY');

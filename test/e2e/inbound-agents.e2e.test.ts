@@ -62,7 +62,14 @@ describe('inbound agents and knowledge documents through the gateway', () => {
       res.setHeader('content-type', 'application/json');
       if (req.method === 'GET' && path.startsWith('/doctors')) {
         const branch = new URL(path, 'http://x').searchParams.get('branchId');
-        return void res.end(JSON.stringify({ doctors: [{ id: 'd1', name: 'Dr. Rivera', specialty: 'Cardiology', branchId: branch }, { id: 'd2', name: 'Dr. Okafor' }] }));
+        return void res.end(
+          JSON.stringify({
+            doctors: [
+              { id: 'd1', name: 'Dr. Rivera', specialty: 'Cardiology', branchId: branch },
+              { id: 'd2', name: 'Dr. Okafor' },
+            ],
+          }),
+        );
       }
       if (req.method === 'POST' && path === '/crm/lookup') {
         const { phone } = JSON.parse(body) as { phone: string };
@@ -88,11 +95,14 @@ describe('inbound agents and knowledge documents through the gateway', () => {
   function declaredUpload(key: string, bytes: number): Promise<number> {
     return new Promise((resolve, reject) => {
       const url = new URL(`${gw}/api/v1/knowledge-bases/documents`);
-      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=XyZ', 'content-length': String(bytes) } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-        req.destroy();
-      });
+      const req = request(
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=XyZ', 'content-length': String(bytes) } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        },
+      );
       req.on('error', reject);
       req.write(Buffer.concat([Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n'), Buffer.alloc(1024, 0x61)]));
     });
@@ -101,10 +111,13 @@ describe('inbound agents and knowledge documents through the gateway', () => {
   function chunkedUpload(key: string, bytes: number): Promise<number> {
     return new Promise((resolve, reject) => {
       const url = new URL(`${gw}/api/v1/knowledge-bases/documents`);
-      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=XyZ', 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = request(
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=XyZ', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on('error', reject);
       req.write('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n');
       const block = Buffer.alloc(1024 * 1024, 0x63);
@@ -152,7 +165,10 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     expect(credits.body.balance).toBe(98);
     const ledger = await api(t.key, '/credits/transactions?type=knowledge_upload');
     expect(ledger.body.transactions.map((r: Json) => [r.amount, r.reference])).toEqual(
-      expect.arrayContaining([[-1, `knowledge:${txt.body.document.fileId}`], [-1, `knowledge:${pdf.body.document.fileId}`]]),
+      expect.arrayContaining([
+        [-1, `knowledge:${txt.body.document.fileId}`],
+        [-1, `knowledge:${pdf.body.document.fileId}`],
+      ]),
     );
     const list = await api(t.key, '/knowledge-bases/documents');
     expect(list.body.documents.map((d: Json) => d.fileId)).toEqual([pdf.body.document.fileId, txt.body.document.fileId]);
@@ -178,7 +194,16 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     });
     expect(created.status).toBe(201);
     const agent = created.body.agent;
-    expect(agent).toMatchObject({ _id: agent.id, status: 'inactive', inboundScriptStatus: 'none', phoneNumberId: t.number.id, companyId: t.companyId, appointmentScope: 'hospital', customApiSecretSet: true, script: null });
+    expect(agent).toMatchObject({
+      _id: agent.id,
+      status: 'inactive',
+      inboundScriptStatus: 'none',
+      phoneNumberId: t.number.id,
+      companyId: t.companyId,
+      appointmentScope: 'hospital',
+      customApiSecretSet: true,
+      script: null,
+    });
     expect(agent.selectedKnowledgebases).toEqual([
       { fileId: txt.body.document.fileId, fileName: 'faq.txt', title: 'Clinic FAQ', knowledgebaseId: txt.body.document.knowledgebaseId, wordCount: 11 },
       { fileId: pdf.body.document.fileId, fileName: 'cardiology.pdf', title: 'cardiology', knowledgebaseId: pdf.body.document.knowledgebaseId, wordCount: 6 },
@@ -192,7 +217,11 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     const gen = await call(`${gw}/api/v1/inbound-agents/${agent.id}/generate-script`, { key: t.key, method: 'POST' });
     expect(gen.status).toBe(202);
     expect(gen.body.agent.inboundScriptStatus).toBe('generating');
-    const ready = await eventually('the script ready', () => api(t.key, `/inbound-agents/${agent.id}`), (r) => r.body.agent.inboundScriptStatus !== 'generating');
+    const ready = await eventually(
+      'the script ready',
+      () => api(t.key, `/inbound-agents/${agent.id}`),
+      (r) => r.body.agent.inboundScriptStatus !== 'generating',
+    );
     expect(ready.body.agent.inboundScriptStatus).toBe('ready');
     const script = ready.body.agent.script;
     expect(script.generator).toBe('local');
@@ -207,7 +236,11 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     ]);
     // The same inputs give the same script (the local generator is deterministic).
     await call(`${gw}/api/v1/inbound-agents/${agent.id}/generate-script`, { key: t.key, method: 'POST', body: {} });
-    const again = await eventually('regenerated', () => api(t.key, `/inbound-agents/${agent.id}`), (r) => r.body.agent.inboundScriptStatus === 'ready');
+    const again = await eventually(
+      'regenerated',
+      () => api(t.key, `/inbound-agents/${agent.id}`),
+      (r) => r.body.agent.inboundScriptStatus === 'ready',
+    );
     expect(again.body.agent.script.text).toBe(script.text);
     // 6. activate, then deactivate
     const on = await api(t.key, `/inbound-agents/${agent.id}/activate`, { activate: true });
@@ -221,7 +254,10 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     seenAuth.length = 0;
     const doctors = await call(`${gw}/api/v1/inbound-agents/${agent.id}/sync-doctors`, { key: t.key, method: 'POST' });
     expect(doctors.status).toBe(200);
-    expect(doctors.body.doctors).toEqual([{ id: 'd1', name: 'Dr. Rivera', specialty: 'Cardiology', branchId: 'b-1' }, { id: 'd2', name: 'Dr. Okafor', specialty: null, branchId: null }]);
+    expect(doctors.body.doctors).toEqual([
+      { id: 'd1', name: 'Dr. Rivera', specialty: 'Cardiology', branchId: 'b-1' },
+      { id: 'd2', name: 'Dr. Okafor', specialty: null, branchId: null },
+    ]);
     expect((await api(t.key, `/inbound-agents/${agent.id}`)).body.agent.doctorsLastSyncedAt).toBe(doctors.body.doctorsLastSyncedAt);
     const hit = await api(t.key, `/inbound-agents/${agent.id}/crm/lookup`, { phone: '+14155550100' });
     expect(hit.body).toEqual({ found: true, record: { name: 'Ada Lovelace', patientId: 'p-17' } });
@@ -237,14 +273,22 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     expect((await api(t.key, `/inbound-agents/${agent.id}/activate`, { activate: true })).status).toBe(200);
     const renamed = await api(t.key, `/inbound-agents/${agent.id}`, { greetingMessage: 'Sunrise Clinic, Ada here.' }, 'PATCH');
     expect(renamed.body.agent).toMatchObject({ status: 'active', inboundScriptStatus: 'generating', script: { text: script.text } });
-    const rewritten = await eventually('the new script', () => api(t.key, `/inbound-agents/${agent.id}`), (r) => r.body.agent.inboundScriptStatus === 'ready');
+    const rewritten = await eventually(
+      'the new script',
+      () => api(t.key, `/inbound-agents/${agent.id}`),
+      (r) => r.body.agent.inboundScriptStatus === 'ready',
+    );
     expect(rewritten.body.agent.status).toBe('active');
     expect(rewritten.body.agent.script.text).toContain('Sunrise Clinic, Ada here.');
     // A change that is not a script input writes nothing new.
     expect((await api(t.key, `/inbound-agents/${agent.id}`, { customApiTimeoutMs: 3000 }, 'PATCH')).body.agent.inboundScriptStatus).toBe('ready');
     // The company's profile is a script input too (companies announce the change; agents follow).
     expect((await api(t.key, `/companies/${t.companyId}`, { description: 'Family medicine, cardiology and pediatrics.' }, 'PATCH')).status).toBe(200);
-    await eventually('the script written from the new profile', () => api(t.key, `/inbound-agents/${agent.id}`), (r) => r.body.agent.inboundScriptStatus === 'ready' && r.body.agent.script.text.includes('pediatrics'));
+    await eventually(
+      'the script written from the new profile',
+      () => api(t.key, `/inbound-agents/${agent.id}`),
+      (r) => r.body.agent.inboundScriptStatus === 'ready' && r.body.agent.script.text.includes('pediatrics'),
+    );
 
     // 9. deleting a document: gone from the list, and from the agent, whose script is written again without it
     expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`, undefined, 'DELETE')).status).toBe(204);
@@ -319,7 +363,11 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     expect(await lookup('invalid')).toEqual([502, 'custom_api_error']);
     expect(await lookup('redirect')).toEqual([422, 'url_not_allowed']);
     // A name that resolves to loopback passes the form check at save time and is refused at call time.
-    expect(await lookup('ok').then(() => api(t.key, `/inbound-agents/${a.id}`, { customApiBaseUrl: 'https://localhost:9/' }, 'PATCH')).then((r) => r.status)).toBe(200);
+    expect(
+      await lookup('ok')
+        .then(() => api(t.key, `/inbound-agents/${a.id}`, { customApiBaseUrl: 'https://localhost:9/' }, 'PATCH'))
+        .then((r) => r.status),
+    ).toBe(200);
     const local = await api(t.key, `/inbound-agents/${a.id}/crm/lookup`, { phone: '+14155550100' });
     expect([local.status, local.body.reasonCode]).toEqual([422, 'url_not_allowed']);
     // Without a custom API.
@@ -353,7 +401,9 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     expect(await chunkedUpload(t.key, 40 * 1024 * 1024)).toBe(413);
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'upload-')), 'big.txt');
     writeFileSync(file, Buffer.alloc(60 * 1024 * 1024, 0x62));
-    const curl = spawnSync('curl', ['-s', '-o', '-', '-w', '\n%{http_code}', '-H', `Authorization: Bearer ${t.key}`, '-F', `file=@${file};type=text/plain`, `${gw}/api/v1/knowledge-bases/documents`], { encoding: 'utf8' });
+    const curl = spawnSync('curl', ['-s', '-o', '-', '-w', '\n%{http_code}', '-H', `Authorization: Bearer ${t.key}`, '-F', `file=@${file};type=text/plain`, `${gw}/api/v1/knowledge-bases/documents`], {
+      encoding: 'utf8',
+    });
     expect([curl.status, curl.stdout.trim().split('\n').at(-1)]).toEqual([0, '413']);
     expect(JSON.parse(curl.stdout.trim().split('\n')[0]!).reasonCode).toBe('payload_too_large');
     // 271 MB went through; garbage not yet collected shows, a held 150 MB upload would show more.

@@ -75,7 +75,15 @@ describe('an inbound call answered by its agent', () => {
       }
       res.setHeader('content-type', 'application/json');
       if (mode === 'broken' && path !== '/crm/lookup') return void res.end('{"slots": [oops');
-      if (req.method === 'GET' && path.startsWith('/doctors')) return void res.end(JSON.stringify({ doctors: [{ id: 'd1', name: 'Dr. Rivera' }, { id: 'd2', name: 'Dr. Okafor' }] }));
+      if (req.method === 'GET' && path.startsWith('/doctors'))
+        return void res.end(
+          JSON.stringify({
+            doctors: [
+              { id: 'd1', name: 'Dr. Rivera' },
+              { id: 'd2', name: 'Dr. Okafor' },
+            ],
+          }),
+        );
       if (req.method === 'POST' && path === '/crm/lookup') {
         const { phone } = JSON.parse(raw) as { phone: string };
         return void res.end(JSON.stringify(phone === PATIENT ? { found: true, record: { name: 'Ada Lovelace', patientId: 'p-17' } } : { found: false }));
@@ -117,7 +125,11 @@ describe('an inbound call answered by its agent', () => {
   }
   async function activate(key: string, agentId: string) {
     expect((await call(`${gw}/api/v1/inbound-agents/${agentId}/generate-script`, { key, method: 'POST' })).status).toBe(202);
-    await eventually('the script ready', () => api(key, `/inbound-agents/${agentId}`), (r) => r.body.agent.inboundScriptStatus === 'ready');
+    await eventually(
+      'the script ready',
+      () => api(key, `/inbound-agents/${agentId}`),
+      (r) => r.body.agent.inboundScriptStatus === 'ready',
+    );
     expect((await api(key, `/inbound-agents/${agentId}/activate`, { activate: true })).status).toBe(200);
   }
   /** Rings the number from `from`; the feed item once the call is billed. */
@@ -125,14 +137,26 @@ describe('an inbound call answered by its agent', () => {
     const sim = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, { toNumber: t.phoneNumber, fromNumber: from, durationSeconds: 90 });
     expect(sim.status).toBe(202);
     const callId = sim.body.callId as string;
-    const feed = await eventually('the call billed', () => api(t.key, '/calls?direction=inbound&limit=100'), (r) => r.body.calls?.find((c: Json) => c.id === callId)?.billingStatus === 'charged');
+    const feed = await eventually(
+      'the call billed',
+      () => api(t.key, '/calls?direction=inbound&limit=100'),
+      (r) => r.body.calls?.find((c: Json) => c.id === callId)?.billingStatus === 'charged',
+    );
     return feed.body.calls.find((c: Json) => c.id === callId);
   }
-  const transcriptOf = async (tenantId: string, callId: string) =>
-    (await telephony.getCall({ callId }, { tenantId, keyMode: 'live' })).transcript.map((t) => [t.role, t.text]);
+  const transcriptOf = async (tenantId: string, callId: string) => (await telephony.getCall({ callId }, { tenantId, keyMode: 'live' })).transcript.map((t) => [t.role, t.text]);
 
   it('answers with its greeting, looks the caller up, validates, offers a slot and books it through the custom API', async () => {
-    const t = await clinic({ customApiBaseUrl: `${apiBase}/ok`, customApiSecret: SECRET, appointmentScope: 'doctor', branchId: 'b-1', doctorId: 'd1', validateHookEnabled: true, slotsEnabled: true, bookingEnabled: true });
+    const t = await clinic({
+      customApiBaseUrl: `${apiBase}/ok`,
+      customApiSecret: SECRET,
+      appointmentScope: 'doctor',
+      branchId: 'b-1',
+      doctorId: 'd1',
+      validateHookEnabled: true,
+      slotsEnabled: true,
+      bookingEnabled: true,
+    });
     seen.length = 0;
     const answeredOn = new Date();
     const item = await ring(t);
@@ -212,7 +236,11 @@ describe('an inbound call answered by its agent', () => {
     const sim = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, { toNumber: t.phoneNumber, fromNumber: PATIENT, durationSeconds: 30 });
     await new Promise((r) => setTimeout(r, 300)); // the agent is waiting on the custom API
     expect((await api(t.key, `/inbound-agents/${t.agentId}/activate`, { activate: false })).status).toBe(200);
-    const ended = await eventually('the call billed', () => api(t.key, '/calls?direction=inbound&limit=100'), (r) => r.body.calls?.find((c: Json) => c.id === sim.body.callId)?.billingStatus === 'charged');
+    const ended = await eventually(
+      'the call billed',
+      () => api(t.key, '/calls?direction=inbound&limit=100'),
+      (r) => r.body.calls?.find((c: Json) => c.id === sim.body.callId)?.billingStatus === 'charged',
+    );
     expect(ended.body.calls.find((c: Json) => c.id === sim.body.callId)).toMatchObject({ agentId: t.agentId, status: 'completed', hasTranscript: true });
     const rows = (await api(t.key, '/credits/transactions?type=call_deduction&limit=100')).body.transactions.filter((r: Json) => JSON.stringify(r).includes(sim.body.callId));
     expect(rows).toHaveLength(1);

@@ -26,8 +26,8 @@ describe('make run launcher', () => {
       detached: true,
     });
     let out = '';
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     const waitFor = (re: RegExp, timeoutMs = 60_000) =>
       new Promise<RegExpMatchArray>((resolve, reject) => {
         const until = Date.now() + timeoutMs;
@@ -65,7 +65,11 @@ describe('make run launcher', () => {
     const queue = [pid];
     while (queue.length) {
       const parent = queue.shift()!;
-      for (const [p, pp] of rows) if (pp === parent && p !== undefined) (found.push(p), queue.push(p));
+      for (const [p, pp] of rows)
+        if (pp === parent && p !== undefined) {
+          found.push(p);
+          queue.push(p);
+        }
     }
     return found;
   }
@@ -168,7 +172,11 @@ describe('make run launcher', () => {
       expect(created.status).toBe(201);
       // A clean start logs no error and no Node warning: kafkajs's expected start-up retries are
       // below warning, and its negative-timeout warning under Node 26 is dropped (kit events/kafka.ts).
-      const logs = readdirSync(path.join(dataDir, 'logs')).flatMap((f) => readFileSync(path.join(dataDir, 'logs', f), 'utf8').split('\n').map((l) => `${f}: ${l}`));
+      const logs = readdirSync(path.join(dataDir, 'logs')).flatMap((f) =>
+        readFileSync(path.join(dataDir, 'logs', f), 'utf8')
+          .split('\n')
+          .map((l) => `${f}: ${l}`),
+      );
       expect(logs.filter((l) => /"level":(50|60)|Warning:/.test(l))).toEqual([]);
       const url = (await run.waitFor(/\[run\] store started \(pid \d+, (\S+)\)/))[1];
       children = descendants(run.child.pid!);

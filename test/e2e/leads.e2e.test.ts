@@ -72,8 +72,7 @@ describe('leads through the gateway and the leads service', () => {
     return res.body.template;
   };
   const whatsappTemplate = (tenantId: string) => template(tenantId, { channel: 'whatsapp', name: 'Appointment reminder', language: 'en', body: 'Hi {{1}}, your appointment is on {{2}}.' });
-  const emailTemplate = (tenantId: string) =>
-    template(tenantId, { channel: 'email', name: 'Welcome', language: 'en', subject: 'Welcome, {{first_name}}', body: 'Hello {{first_name}}, your code is {{code}}.' });
+  const emailTemplate = (tenantId: string) => template(tenantId, { channel: 'email', name: 'Welcome', language: 'en', subject: 'Welcome, {{first_name}}', body: 'Hello {{first_name}}, your code is {{code}}.' });
   const messages = (tenantId: string, qs = '') => admin(`/tenants/${tenantId}/messages${qs}`);
   const dncTenant = (tenantId: string, number: string) => admin(`/tenants/${tenantId}/do-not-call`, { phone: number });
   const dncPlatform = (number: string) => admin('/do-not-call', { phone: number });
@@ -286,7 +285,16 @@ describe('leads through the gateway and the leads service', () => {
       const mine = sent.filter((m) => m.contactId === omni.body.contactId);
       expect(mine).toEqual(
         expect.arrayContaining([
-          { id: expect.stringMatching(HEX_ID), contactId: omni.body.contactId, channel: 'whatsapp', to: mobile, subject: null, body: 'Hi Grace, your appointment is on Tuesday 10:00.', status: 'sent', createdAt: expect.stringMatching(ISO) },
+          {
+            id: expect.stringMatching(HEX_ID),
+            contactId: omni.body.contactId,
+            channel: 'whatsapp',
+            to: mobile,
+            subject: null,
+            body: 'Hi Grace, your appointment is on Tuesday 10:00.',
+            status: 'sent',
+            createdAt: expect.stringMatching(ISO),
+          },
           {
             id: expect.stringMatching(HEX_ID),
             contactId: omni.body.contactId,
@@ -303,7 +311,11 @@ describe('leads through the gateway and the leads service', () => {
       expect((await messages(t.tenantId, '?channel=email')).body.messages.map((m: Json) => m.channel)).toEqual(['email']);
       expect((await messages(t.tenantId, '?channel=whatsapp')).body.messages.map((m: Json) => m.channel)).toEqual(['whatsapp']);
 
-      const messaged = await eventually('the contact messaged', () => contact(t.key, omni.body.contactId), (r) => r.body.contact?.status === 'messaged');
+      const messaged = await eventually(
+        'the contact messaged',
+        () => contact(t.key, omni.body.contactId),
+        (r) => r.body.contact?.status === 'messaged',
+      );
       expect(messaged.body.contact).toMatchObject({ status: 'messaged', channels: ['whatsapp', 'email'], email: 'grace@example.com', consent: null, compliance: null, attempts: 0 });
       expect((await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats).toEqual({ contacts: 6, queued: 5, completed: 1, failed: 0 });
     });
@@ -333,7 +345,13 @@ describe('leads through the gateway and the leads service', () => {
 
       const c = (await contact(t.key, res.body.contactId)).body.contact;
       expect(c).toMatchObject({ status: 'scheduled', nextAttemptAt: res.body.nextAttemptAt, attempts: 0 });
-      expect(c.compliance.callingWindow).toEqual({ window: { always: false, start: '00:00', end: '24:00', days }, timeZones: ['America/Los_Angeles'], timeZoneSource: 'number', open: false, nextOpenAt: res.body.nextAttemptAt });
+      expect(c.compliance.callingWindow).toEqual({
+        window: { always: false, start: '00:00', end: '24:00', days },
+        timeZones: ['America/Los_Angeles'],
+        timeZoneSource: 'number',
+        open: false,
+        nextOpenAt: res.body.nextAttemptAt,
+      });
       expect((await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats).toEqual({ contacts: 1, queued: 1, completed: 0, failed: 0 });
     });
 
@@ -589,7 +607,11 @@ describe('leads through the gateway and the leads service', () => {
       // No template named for a message channel, and both channels at once: every problem listed.
       const none = await lead(t.key, { campaignId: campaign.id, phone: phone(), email: 'a@example.com', channels: ['whatsapp', 'email'] });
       expectError(none, 400, 'validation_error', 'no template ids');
-      expect(paths(none).map((p) => p.replace(/^body\./, '')).sort()).toEqual(['emailTemplateId', 'whatsappTemplateId']);
+      expect(
+        paths(none)
+          .map((p) => p.replace(/^body\./, ''))
+          .sort(),
+      ).toEqual(['emailTemplateId', 'whatsappTemplateId']);
     });
 
     it('refuses template values that are not strings (400)', async () => {
@@ -856,13 +878,21 @@ describe('leads through the gateway and the leads service', () => {
       // one has had every chance to appear, and has not.
       const live = await lead(t.key, { campaignId: campaign.id, phone: phone(), channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: ['Bob', 'Friday'] });
       expect(live.status).toBe(202);
-      const all = await eventually('the live message sent', async () => (await messages(t.tenantId)).body.messages as Json[], (ms) => ms.some((m) => m.contactId === live.body.contactId && m.status === 'sent'));
+      const all = await eventually(
+        'the live message sent',
+        async () => (await messages(t.tenantId)).body.messages as Json[],
+        (ms) => ms.some((m) => m.contactId === live.body.contactId && m.status === 'sent'),
+      );
       expect(all.map((m) => m.contactId)).toEqual([live.body.contactId]);
       expect((await contact(t.key, msg.body.contactId)).body.contact.status).toBe('sandbox_accepted');
       // Sandbox rules are the live rules: a missing placeholder is still 400.
       expectError(await lead(sandbox, { campaignId: campaign.id, phone: phone(), channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: ['Ada'] }), 400, 'validation_error', 'sandbox missing value');
       // The message is recorded as sent a moment before its contact counts as completed.
-      const stats = await eventually('the live contact completed', async () => (await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats as Json, (st) => st.completed === 1);
+      const stats = await eventually(
+        'the live contact completed',
+        async () => (await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats as Json,
+        (st) => st.completed === 1,
+      );
       expect(stats).toEqual({ contacts: 3, queued: 0, completed: 1, failed: 0 });
     });
 
@@ -1051,7 +1081,11 @@ describe('leads through the gateway and the leads service', () => {
       const sb = await whatsapp(sandbox, 'Sandbox');
       for (const r of [kept, cancelled, deleted, sb]) expect(r.status).toBe(202);
       const ids = [kept, cancelled, deleted].map((r) => r.body.contactId);
-      await eventually('the first messages sent', async () => (await messages(t.tenantId)).body.messages as Json[], (ms) => ids.every((id) => ms.some((m) => m.contactId === id && m.status === 'sent')));
+      await eventually(
+        'the first messages sent',
+        async () => (await messages(t.tenantId)).body.messages as Json[],
+        (ms) => ids.every((id) => ms.some((m) => m.contactId === id && m.status === 'sent')),
+      );
 
       const due = new Date(Date.now() + 2_500).toISOString();
       for (const r of [kept, cancelled, deleted, sb]) {
@@ -1063,7 +1097,11 @@ describe('leads through the gateway and the leads service', () => {
       expect((await api(t.key, `/contacts/${deleted.body.contactId}`, { method: 'DELETE' })).status).toBe(204);
 
       const count = (ms: Json[], id: string) => ms.filter((m) => m.contactId === id).length;
-      const after = await eventually('the follow-up sent', async () => (await messages(t.tenantId)).body.messages as Json[], (ms) => ms.filter((m) => m.contactId === kept.body.contactId && m.status === 'sent').length === 2);
+      const after = await eventually(
+        'the follow-up sent',
+        async () => (await messages(t.tenantId)).body.messages as Json[],
+        (ms) => ms.filter((m) => m.contactId === kept.body.contactId && m.status === 'sent').length === 2,
+      );
       const twice = after.filter((m) => m.contactId === kept.body.contactId);
       expect(twice.map((m) => m.body)).toEqual(['Hi Kept, your appointment is on Friday.', 'Hi Kept, your appointment is on Friday.']);
       expect(new Set(twice.map((m) => m.id)).size).toBe(2);
@@ -1075,51 +1113,61 @@ describe('leads through the gateway and the leads service', () => {
       expect((await contact(t.key, cancelled.body.contactId)).body.contact.status).toBe('cancelled');
     });
 
-    it(
-      'dials a scheduled contact when its window opens, checking again first: one cancelled stays cancelled, one put on the do-not-call list meanwhile fails',
-      async () => {
-        // A one-minute window opening at the next minute in Los Angeles (whole-hour offset: its
-        // seconds are UTC's). Too close to a minute's end, wait for the next one.
-        if (new Date().getUTCSeconds() >= 54) await new Promise((r) => setTimeout(r, (61 - new Date().getUTCSeconds()) * 1_000));
-        const now = new Date();
-        const [h, m] = local(now, 'America/Los_Angeles').time.split(':').map(Number) as [number, number];
-        const opening = (h * 60 + m + 1) % 1440;
-        const hhmm = (x: number) => `${String(Math.floor(x / 60)).padStart(2, '0')}:${String(x % 60).padStart(2, '0')}`;
-        const window = { start: hhmm(opening), end: opening === 1439 ? '24:00' : hhmm(opening + 1) };
-        const c = await running(t.tenantId, { callingWindow: window });
-        const dialled = await lead(t.key, callLead(c.id));
-        const cancelled = await lead(t.key, callLead(c.id));
-        const listedPhone = phone();
-        const listed = await lead(t.key, callLead(c.id, { phone: listedPhone }));
-        for (const r of [dialled, cancelled, listed]) {
-          expect(r.status).toBe(202);
-          expect(r.body.contactStatus).toBe('scheduled');
-          expect(local(new Date(r.body.nextAttemptAt), 'America/Los_Angeles').time).toBe(`${window.start}:00`);
-          expect(Date.parse(r.body.nextAttemptAt) - now.getTime()).toBeLessThanOrEqual(61_000);
-        }
-        expect((await api(t.key, `/contacts/${cancelled.body.contactId}/cancel`, { method: 'POST' })).status).toBe(200);
-        expect((await dncTenant(t.tenantId, listedPhone)).status).toBe(201);
+    it('dials a scheduled contact when its window opens, checking again first: one cancelled stays cancelled, one put on the do-not-call list meanwhile fails', async () => {
+      // A one-minute window opening at the next minute in Los Angeles (whole-hour offset: its
+      // seconds are UTC's). Too close to a minute's end, wait for the next one.
+      if (new Date().getUTCSeconds() >= 54) await new Promise((r) => setTimeout(r, (61 - new Date().getUTCSeconds()) * 1_000));
+      const now = new Date();
+      const [h, m] = local(now, 'America/Los_Angeles').time.split(':').map(Number) as [number, number];
+      const opening = (h * 60 + m + 1) % 1440;
+      const hhmm = (x: number) => `${String(Math.floor(x / 60)).padStart(2, '0')}:${String(x % 60).padStart(2, '0')}`;
+      const window = { start: hhmm(opening), end: opening === 1439 ? '24:00' : hhmm(opening + 1) };
+      const c = await running(t.tenantId, { callingWindow: window });
+      const dialled = await lead(t.key, callLead(c.id));
+      const cancelled = await lead(t.key, callLead(c.id));
+      const listedPhone = phone();
+      const listed = await lead(t.key, callLead(c.id, { phone: listedPhone }));
+      for (const r of [dialled, cancelled, listed]) {
+        expect(r.status).toBe(202);
+        expect(r.body.contactStatus).toBe('scheduled');
+        expect(local(new Date(r.body.nextAttemptAt), 'America/Los_Angeles').time).toBe(`${window.start}:00`);
+        expect(Date.parse(r.body.nextAttemptAt) - now.getTime()).toBeLessThanOrEqual(61_000);
+      }
+      expect((await api(t.key, `/contacts/${cancelled.body.contactId}/cancel`, { method: 'POST' })).status).toBe(200);
+      expect((await dncTenant(t.tenantId, listedPhone)).status).toBe(201);
 
-        const due = Date.parse(dialled.body.nextAttemptAt);
-        const queued = await eventually('the scheduled dial requested', () => contact(t.key, dialled.body.contactId), (r) => r.body.contact.status !== 'scheduled', 90_000);
-        expect(Date.now()).toBeGreaterThanOrEqual(due);
-        expect(queued.body.contact).toMatchObject({ status: 'queued', nextAttemptAt: null, attempts: 0, endReason: null });
-        const failed = await eventually('the listed contact stopped', () => contact(t.key, listed.body.contactId), (r) => r.body.contact.status !== 'scheduled', 15_000);
-        expect(failed.body.contact).toMatchObject({ status: 'failed', endReason: 'do_not_call', nextAttemptAt: null, attempts: 0 });
-        // Its compliance evidence is the ingest decision, kept as it was.
-        expect(failed.body.contact.compliance.doNotCall).toEqual({ tenant: false, platform: false });
-        await new Promise((r) => setTimeout(r, 1_500));
-        expect((await contact(t.key, cancelled.body.contactId)).body.contact).toMatchObject({ status: 'cancelled', nextAttemptAt: null, attempts: 0 });
-        expect((await api(t.key, `/campaigns/${c.id}`)).body.campaign.stats).toEqual({ contacts: 3, queued: 1, completed: 0, failed: 1 });
-      },
-      150_000,
-    );
+      const due = Date.parse(dialled.body.nextAttemptAt);
+      const queued = await eventually(
+        'the scheduled dial requested',
+        () => contact(t.key, dialled.body.contactId),
+        (r) => r.body.contact.status !== 'scheduled',
+        90_000,
+      );
+      expect(Date.now()).toBeGreaterThanOrEqual(due);
+      expect(queued.body.contact).toMatchObject({ status: 'queued', nextAttemptAt: null, attempts: 0, endReason: null });
+      const failed = await eventually(
+        'the listed contact stopped',
+        () => contact(t.key, listed.body.contactId),
+        (r) => r.body.contact.status !== 'scheduled',
+        15_000,
+      );
+      expect(failed.body.contact).toMatchObject({ status: 'failed', endReason: 'do_not_call', nextAttemptAt: null, attempts: 0 });
+      // Its compliance evidence is the ingest decision, kept as it was.
+      expect(failed.body.contact.compliance.doNotCall).toEqual({ tenant: false, platform: false });
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect((await contact(t.key, cancelled.body.contactId)).body.contact).toMatchObject({ status: 'cancelled', nextAttemptAt: null, attempts: 0 });
+      expect((await api(t.key, `/campaigns/${c.id}`)).body.campaign.stats).toEqual({ contacts: 3, queued: 1, completed: 0, failed: 1 });
+    }, 150_000);
 
     it('deletes a contact (204): then 404 to GET, DELETE and cancel; its messages are erased too', async () => {
       const w = await lead(t.key, { campaignId: campaign.id, phone: phone(), name: 'Erase Me', channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: ['Erase', 'Me'] });
       expect(w.status).toBe(202);
       const id = w.body.contactId;
-      await eventually('its message', async () => (await messages(t.tenantId)).body.messages as Json[], (ms) => ms.some((m) => m.contactId === id));
+      await eventually(
+        'its message',
+        async () => (await messages(t.tenantId)).body.messages as Json[],
+        (ms) => ms.some((m) => m.contactId === id),
+      );
       const before = (await api(t.key, `/campaigns/${campaign.id}/contacts?limit=100`)).body.pagination.total;
 
       const del = await api(t.key, `/contacts/${id}`, { method: 'DELETE' });

@@ -42,8 +42,7 @@ describe('telemetry', () => {
     const res = await call(`${gw}/api/v1/companies`, { key, headers: { traceparent: `00-${traceId.toString('hex')}-${randomBytes(8).toString('hex')}-01` } });
     expect(res.status).toBe(200);
 
-    const carries = (service: string) =>
-      exports.some((e) => e.path === '/v1/traces' && e.body.includes(Buffer.from(service)) && e.body.includes(traceId));
+    const carries = (service: string) => exports.some((e) => e.path === '/v1/traces' && e.body.includes(Buffer.from(service)) && e.body.includes(traceId));
     const until = Date.now() + 15_000;
     while (!(carries('gateway-under-test') && carries('companies-under-test')) && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 100));

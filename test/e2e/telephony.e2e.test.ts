@@ -10,9 +10,30 @@ import { call, startSystem, tenantWithKey, type CallResult, type System } from '
 type Json = Record<string, any>;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SUMMARY_FIELDS = [
-  'id', 'direction', 'callId', 'callSessionId', 'callSid', 'status', 'outcome', 'startedAt', 'endedAt', 'durationSeconds', 'fromNumber', 'toNumber',
-  'agentId', 'agentName', 'campaignId', 'contactId', 'billingStatus', 'creditsCharged', 'creditsError', 'balanceAfter', 'hasTranscript', 'hasAnalysis',
-  'hasRecording', 'summary',
+  'id',
+  'direction',
+  'callId',
+  'callSessionId',
+  'callSid',
+  'status',
+  'outcome',
+  'startedAt',
+  'endedAt',
+  'durationSeconds',
+  'fromNumber',
+  'toNumber',
+  'agentId',
+  'agentName',
+  'campaignId',
+  'contactId',
+  'billingStatus',
+  'creditsCharged',
+  'creditsError',
+  'balanceAfter',
+  'hasTranscript',
+  'hasAnalysis',
+  'hasRecording',
+  'summary',
 ].sort();
 const ALL_SCOPES = ['calls:read', 'credits:read', 'leads:read', 'leads:write', 'inbound:read', 'inbound:write', 'analytics:read', 'recordings:read'];
 
@@ -58,7 +79,11 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
   }
   /** The contact's one call, once billed. */
   async function billedCallOf(key: string, contactId: string): Promise<Json> {
-    const r = await eventually('the call billed', () => api(key, `/contacts/${contactId}/calls`), (x) => x.status === 200 && x.body.calls[0]?.billingStatus !== undefined && x.body.calls[0].billingStatus !== 'pending');
+    const r = await eventually(
+      'the call billed',
+      () => api(key, `/contacts/${contactId}/calls`),
+      (x) => x.status === 200 && x.body.calls[0]?.billingStatus !== undefined && x.body.calls[0].billingStatus !== 'pending',
+    );
     return r.body.calls[0];
   }
 
@@ -128,7 +153,11 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     const contactId = await lead(t.key, campaignId, phone('0000'));
     const unanswered = await lead(t.key, campaignId, phone('0001'));
     const summary = await billedCallOf(t.key, contactId);
-    const contact = await eventually('the contact completed', () => api(t.key, `/contacts/${contactId}`), (r) => r.body.contact?.status === 'completed');
+    const contact = await eventually(
+      'the contact completed',
+      () => api(t.key, `/contacts/${contactId}`),
+      (r) => r.body.contact?.status === 'completed',
+    );
     expect(contact.body.contact).toMatchObject({ lastCallId: summary.id, analysis: { sentiment: 'positive', optOut: false } });
     expect(contact.body.contact.conversation[0]).toEqual({ role: 'agent', text: expect.any(String), at: expect.stringMatching(ISO) });
     // The campaign's list shows each contact as its detail does: conversation and analysis too.
@@ -143,7 +172,11 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     // Telephony hears of it (leads' ContactDeleted): the call stays in the feed for billing and
     // analytics, without the number, summary or conversation.
     const erasedOf = (r: CallResult) => (r.body.calls as Json[] | undefined)?.find((c) => c.id === summary.id);
-    const feed = await eventually('the call erased', () => api(t.key, '/calls'), (r) => erasedOf(r)?.toNumber === null);
+    const feed = await eventually(
+      'the call erased',
+      () => api(t.key, '/calls'),
+      (r) => erasedOf(r)?.toNumber === null,
+    );
     const erased = erasedOf(feed);
     expect(erased).toMatchObject({ id: summary.id, durationSeconds: 42, billingStatus: 'charged', creditsCharged: 2, toNumber: null, summary: null, hasTranscript: false, hasAnalysis: false, hasRecording: false });
     expect((await api(t.key, `/calls/${summary.id}/recording`)).status).toBe(404);
@@ -213,12 +246,22 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     // The kill switch covers signed links too.
     expect((await admin('/kill-switch', { enabled: true }, 'PUT')).status).toBe(200);
     try {
-      const off = await eventually('the kill switch', () => call(link.body.url), (r) => r.status === 503, 5_000);
+      const off = await eventually(
+        'the kill switch',
+        () => call(link.body.url),
+        (r) => r.status === 503,
+        5_000,
+      );
       expect(off.body.reasonCode).toBe('api_globally_disabled');
     } finally {
       expect((await admin('/kill-switch', { enabled: false }, 'PUT')).status).toBe(200);
     }
-    await eventually('the link again', () => call(link.body.url), (r) => r.status === 200, 5_000);
+    await eventually(
+      'the link again',
+      () => call(link.body.url),
+      (r) => r.status === 200,
+      5_000,
+    );
     // Scope: recordings:read; another tenant's call is not found.
     const other = await funded(10);
     expect((await api(other.key, `/calls/${summary.id}/recording`)).status).toBe(404);
@@ -230,7 +273,11 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     const t = await funded();
     const c = await campaign(t.tenantId);
     for (const s of ['0000', '0004', '0001']) await billedCallOf(t.key, await lead(t.key, c, phone(s)));
-    const byCampaign = await eventually('the rollups', () => api(t.key, '/analytics/calls?groupBy=campaign'), (r) => r.status === 200 && r.body.buckets[0]?.calls === 3 && r.body.buckets[0].creditsCharged === 4);
+    const byCampaign = await eventually(
+      'the rollups',
+      () => api(t.key, '/analytics/calls?groupBy=campaign'),
+      (r) => r.status === 200 && r.body.buckets[0]?.calls === 3 && r.body.buckets[0].creditsCharged === 4,
+    );
     expect(byCampaign.body).toEqual({ groupBy: 'campaign', buckets: [{ key: c, calls: 3, completed: 1, durationSeconds: 62, avgDurationSeconds: 20.67, creditsCharged: 4 }] });
     const days = await api(t.key, '/analytics/calls?groupBy=day&timezone=Asia/Kathmandu');
     expect(days.status).toBe(200);
@@ -260,7 +307,11 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     // Inbound to the number: the default answering (no agent), billed at the inbound rate.
     const sim = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, { toNumber: number, fromNumber: '+14155559999', durationSeconds: 61 });
     expect(sim.status).toBe(202);
-    const inbound = await eventually('the inbound call billed', () => api(t.key, '/calls?direction=inbound'), (r) => r.body.calls?.[0]?.billingStatus === 'charged');
+    const inbound = await eventually(
+      'the inbound call billed',
+      () => api(t.key, '/calls?direction=inbound'),
+      (r) => r.body.calls?.[0]?.billingStatus === 'charged',
+    );
     expect(inbound.body.calls[0]).toMatchObject({ id: sim.body.callId, direction: 'inbound', agentId: null, agentName: null, fromNumber: '+14155559999', toNumber: number, durationSeconds: 61, creditsCharged: 2 });
     // To a number the tenant does not own; impossible durations.
     expect((await admin(`/tenants/${rival.tenantId}/simulate/inbound-call`, { toNumber: number, fromNumber: '+14155559999' })).status).toBe(404);
@@ -274,12 +325,17 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     const c = await campaign(t.tenantId);
     for (let i = 0; i < 5; i++) await lead(t.key, c, phone());
     let most = 0;
-    await eventually('five calls ended', async () => {
-      const active = await api(t.key, '/calls/active');
-      expect(active.status).toBe(200);
-      most = Math.max(most, active.body.calls.length);
-      return api(t.key, '/calls?status=completed');
-    }, (r) => r.body.calls?.length === 5, 60_000);
+    await eventually(
+      'five calls ended',
+      async () => {
+        const active = await api(t.key, '/calls/active');
+        expect(active.status).toBe(200);
+        most = Math.max(most, active.body.calls.length);
+        return api(t.key, '/calls?status=completed');
+      },
+      (r) => r.body.calls?.length === 5,
+      60_000,
+    );
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(2);
   });

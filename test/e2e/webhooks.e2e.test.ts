@@ -61,7 +61,16 @@ describe('tenant webhooks through the gateway', () => {
   it('registers endpoints as the operator contract says, refusing unsafe addresses', async () => {
     const t = await tenantWithKey(gw);
     const { body } = await register(t.tenantId);
-    expect(body).toEqual({ webhook: { id: expect.stringMatching(/^ep_/), url: expect.stringContaining(receiver.base), events: ['call.outbound.billed', 'call.inbound.billed', 'credits.usage', 'contact.status_changed', 'agent.script_ready'], status: 'enabled', createdAt: expect.any(String), secret: expect.stringMatching(/^whsec_/) } });
+    expect(body).toEqual({
+      webhook: {
+        id: expect.stringMatching(/^ep_/),
+        url: expect.stringContaining(receiver.base),
+        events: ['call.outbound.billed', 'call.inbound.billed', 'credits.usage', 'contact.status_changed', 'agent.script_ready'],
+        status: 'enabled',
+        createdAt: expect.any(String),
+        secret: expect.stringMatching(/^whsec_/),
+      },
+    });
     const list = await admin(`/tenants/${t.tenantId}/webhooks`);
     expect(list.status).toBe(200);
     expect(list.body.webhooks).toEqual([{ id: body.webhook.id, url: body.webhook.url, events: body.webhook.events, status: 'enabled', createdAt: body.webhook.createdAt }]);
@@ -95,17 +104,52 @@ describe('tenant webhooks through the gateway', () => {
 
     const calls: CallResult = await api(t.key, `/contacts/${contactId}/calls`);
     const summary = calls.body.calls[0];
-    expect(billed.json.data).toEqual({ callId: summary.id, direction: 'outbound', contactId, campaignId: c.body.campaign.id, agentId: null, fromNumber: '+18885550100', billingStatus: 'charged', creditsCharged: 2, balanceAfter: 998, transactionId: expect.any(String), durationSeconds: 42, endedAt: expect.any(String), sandbox: false });
+    expect(billed.json.data).toEqual({
+      callId: summary.id,
+      direction: 'outbound',
+      contactId,
+      campaignId: c.body.campaign.id,
+      agentId: null,
+      fromNumber: '+18885550100',
+      billingStatus: 'charged',
+      creditsCharged: 2,
+      balanceAfter: 998,
+      transactionId: expect.any(String),
+      durationSeconds: 42,
+      endedAt: expect.any(String),
+      sandbox: false,
+    });
     const rows = (await api(t.key, '/credits/transactions?type=call_deduction')).body.transactions;
     expect(rows).toEqual([expect.objectContaining({ id: billed.json.data.transactionId, callId: summary.id, amount: -2, balanceAfter: 998 })]);
-    expect(usage.json.data).toMatchObject({ transactionId: billed.json.data.transactionId, type: 'call_deduction', credits: 2, balanceAfter: 998, callId: summary.id, direction: 'outbound', contactId, campaignId: c.body.campaign.id, agentId: null, sandbox: false });
-    const statuses = received(hook.path).filter((r) => r.json.type === 'contact.status_changed').map((r) => r.json.data);
+    expect(usage.json.data).toMatchObject({
+      transactionId: billed.json.data.transactionId,
+      type: 'call_deduction',
+      credits: 2,
+      balanceAfter: 998,
+      callId: summary.id,
+      direction: 'outbound',
+      contactId,
+      campaignId: c.body.campaign.id,
+      agentId: null,
+      sandbox: false,
+    });
+    const statuses = received(hook.path)
+      .filter((r) => r.json.type === 'contact.status_changed')
+      .map((r) => r.json.data);
     expect(statuses.every((s) => s.contactId === contactId && s.sandbox === false)).toBe(true);
 
     const deliveries = await admin(`/webhooks/${hook.id}/deliveries`);
     expect(deliveries.status).toBe(200);
     expect(deliveries.body.deliveries.length).toBeGreaterThanOrEqual(3);
-    expect(deliveries.body.deliveries.find((d: Json) => d.eventId === billed.id)).toEqual({ id: expect.stringMatching(/^dlv_/), eventId: billed.id, type: 'call.outbound.billed', attempts: 1, status: 'succeeded', lastStatusCode: 204, createdAt: expect.any(String) });
+    expect(deliveries.body.deliveries.find((d: Json) => d.eventId === billed.id)).toEqual({
+      id: expect.stringMatching(/^dlv_/),
+      eventId: billed.id,
+      type: 'call.outbound.billed',
+      attempts: 1,
+      status: 'succeeded',
+      lastStatusCode: 204,
+      createdAt: expect.any(String),
+    });
     // Nothing failed, so a recovery of the whole window queues nothing.
     const recover = await admin(`/webhooks/${hook.id}/recover`, { since: new Date(Date.now() - 3_600_000).toISOString() });
     expect(recover).toMatchObject({ status: 202, body: { queued: 0 } });
@@ -159,7 +203,11 @@ describe('tenant webhooks through the gateway', () => {
     await eventually('the waiting deliveries sent', () => received(hook.path).length === 3);
     const createdOrder = (await deliveries()).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map((d) => d.eventId);
     expect(received(hook.path).map((r) => r.id)).toEqual(createdOrder);
-    expect(received(hook.path).map((r) => r.json.data.contactId).sort()).toEqual([...waiting].sort());
+    expect(
+      received(hook.path)
+        .map((r) => r.json.data.contactId)
+        .sort(),
+    ).toEqual([...waiting].sort());
 
     // A new address, checked like a new one; events go there from now on.
     expect((await patch({ url: 'http://169.254.169.254/latest/meta-data/' })).body.reasonCode).toBe('url_not_allowed');

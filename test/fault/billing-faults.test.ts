@@ -33,15 +33,20 @@ describe('billing killed mid-batch', () => {
       SWEEP_INTERVAL_MS: '500',
       SETTLE_AFTER_MS: '2000',
     });
-    await waitFor('billing', async () => {
-      const c = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 1_000 });
-      try {
-        await c.getRateCard({}, { tenantId: 'probe', keyMode: 'live' });
-        return true;
-      } finally {
-        c.close();
-      }
-    }, 60_000, proc);
+    await waitFor(
+      'billing',
+      async () => {
+        const c = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 1_000 });
+        try {
+          await c.getRateCard({}, { tenantId: 'probe', keyMode: 'live' });
+          return true;
+        } finally {
+          c.close();
+        }
+      },
+      60_000,
+      proc,
+    );
   };
   // The restart waits out the killed member's Kafka session (30 s) before it gets the partitions.
   jest.setTimeout(180_000);
@@ -69,10 +74,14 @@ describe('billing killed mid-batch', () => {
     // charged from the available balance (a hold that was never placed).
     await Promise.all(calls.slice(0, 10).map((callId) => client.placeHold({ callId, amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, ctx)));
     const events = calls.map((callId) =>
-      eventRecord(TelephonyCallEvent, callId, TelephonyCallEvent.fromPartial({
-        occurTime: new Date(),
-        event: { $case: 'callEnded', callEnded: { callId, tenantId: ctx.tenantId!, direction: ED.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, endTime: new Date() } },
-      })),
+      eventRecord(
+        TelephonyCallEvent,
+        callId,
+        TelephonyCallEvent.fromPartial({
+          occurTime: new Date(),
+          event: { $case: 'callEnded', callEnded: { callId, tenantId: ctx.tenantId!, direction: ED.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, endTime: new Date() } },
+        }),
+      ),
     );
     await publisher.send(events);
     // Some (not all) calls are charged, then the process dies without warning.
@@ -116,10 +125,14 @@ describe('billing killed mid-batch', () => {
       const ends = (from: number, n: number) =>
         Array.from({ length: n }, (_, i) => {
           const callId = `${ctx.tenantId}-k${from + i}`;
-          return eventRecord(TelephonyCallEvent, callId, TelephonyCallEvent.fromPartial({
-            occurTime: new Date(),
-            event: { $case: 'callEnded', callEnded: { callId, tenantId: ctx.tenantId!, direction: ED.CALL_DIRECTION_INBOUND, durationSeconds: 30, endTime: new Date() } },
-          }));
+          return eventRecord(
+            TelephonyCallEvent,
+            callId,
+            TelephonyCallEvent.fromPartial({
+              occurTime: new Date(),
+              event: { $case: 'callEnded', callEnded: { callId, tenantId: ctx.tenantId!, direction: ED.CALL_DIRECTION_INBOUND, durationSeconds: 30, endTime: new Date() } },
+            }),
+          );
         });
       const outcomes = () => conn.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId });
       await ownPublisher.send(ends(0, 50));
@@ -141,7 +154,7 @@ describe('billing killed mid-batch', () => {
       expect(balance.balance?.balance).toBe(10_000 - 100 - 7);
       expect(await walletProblems(conn, ctx.tenantId!)).toEqual([]);
     } finally {
-      await ownPublisher.disconnect().catch(() => undefined);
+      await ownPublisher.disconnect().catch(() => undefined); // teardown: the test's result is already decided, and a failed close must not hide it
       await proc?.stop();
       proc = undefined;
       await broker.stop();

@@ -11,7 +11,7 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
   const until = Date.now() + timeoutMs;
   for (;;) {
     // A probe may fail while a server it reads is away (the store fault test): ask again.
-    const v = await probe().catch(() => undefined);
+    const v = await probe().catch(() => undefined); // see above: a failed probe counts as not yet
     if (v !== undefined) return v;
     if (Date.now() > until) throw new Error(`not in time: ${what}${state ? `; state: ${JSON.stringify(await state().catch((e: unknown) => String(e)))}` : ''}`);
     await sleep(250);
@@ -87,20 +87,30 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
     });
     let most = 0;
     const sample = async () => (most = Math.max(most, await lines.countDocuments({ tenantId: ctx.tenantId })));
-    await eventually('some calls ended and some in progress', async () => {
-      await sample();
-      const ended = await calls.countDocuments({ tenantId: ctx.tenantId, endedAt: { $exists: true } });
-      const active = await calls.countDocuments({ tenantId: ctx.tenantId, status: 'in_progress' });
-      return ended >= 3 && active >= 3 ? true : undefined;
-    }, 120_000, state);
+    await eventually(
+      'some calls ended and some in progress',
+      async () => {
+        await sample();
+        const ended = await calls.countDocuments({ tenantId: ctx.tenantId, endedAt: { $exists: true } });
+        const active = await calls.countDocuments({ tenantId: ctx.tenantId, status: 'in_progress' });
+        return ended >= 3 && active >= 3 ? true : undefined;
+      },
+      120_000,
+      state,
+    );
 
     await disrupt();
 
-    await eventually('every lead called and billed', async () => {
-      await sample();
-      const done = await calls.countDocuments({ tenantId: ctx.tenantId, billingStatus: { $ne: 'pending' }, endedAt: { $exists: true } });
-      return done === LEADS ? true : undefined;
-    }, 240_000, state);
+    await eventually(
+      'every lead called and billed',
+      async () => {
+        await sample();
+        const done = await calls.countDocuments({ tenantId: ctx.tenantId, billingStatus: { $ne: 'pending' }, endedAt: { $exists: true } });
+        return done === LEADS ? true : undefined;
+      },
+      240_000,
+      state,
+    );
 
     const all = await calls.find({ tenantId: ctx.tenantId }).toArray();
     // One call per lead, no lead dialled twice.
@@ -122,7 +132,12 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
     expect(await walletProblems(conn.billing, ctx.tenantId!)).toEqual([]);
     // Every contact follows its call to the end (leads hears of the ends on its own, after a restart perhaps later).
     const statuses = async () => Promise.all(contacts.map(async (c) => (await leads.getContact({ id: c.id }, ctx)).contact!.status));
-    await eventually('every contact completed', async () => ((await statuses()).every((s) => s === 'completed') ? true : undefined), 120_000, async () => ({ contacts: await statuses() }));
+    await eventually(
+      'every contact completed',
+      async () => ((await statuses()).every((s) => s === 'completed') ? true : undefined),
+      120_000,
+      async () => ({ contacts: await statuses() }),
+    );
   } finally {
     billing.close();
     leads.close();

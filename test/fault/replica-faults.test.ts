@@ -10,7 +10,7 @@ import { callsAcross, connect, serviceEnv, sleep, type Conns } from './calls-acr
 describe('replicas killed mid-stream', () => {
   let sys: System;
   let conn: Conns;
-  // The dead billing member's partitions move once its Kafka session (30 s) runs out.
+  // The dead billing member's partitions move once its Kafka session (KAFKA_SESSION_TIMEOUT_MS, 3 s here) runs out.
   jest.setTimeout(360_000);
 
   beforeAll(async () => {

@@ -25,7 +25,8 @@ describe('faults behind the gateway', () => {
     expect(res.status).toBe(503);
     expect(res.body.reasonCode).toBe('service_unavailable');
     expect(res.headers.get('retry-after')).toBe('1');
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // The gateway waited for a ready backend up to its deadline (GRPC_DEADLINE_MS, 5 s), then said it is away.
+    expect(Date.now() - started).toBeLessThan(7_000);
     // The edge keeps working without the backend.
     expect((await call(`${gw}/api/v1/ping`, { key })).status).toBe(200);
 
@@ -86,7 +87,7 @@ describe('a backing service that overruns its deadline', () => {
     for (const method of Object.keys(voiceapi.companies.v1.CompaniesServiceService)) {
       hang[method] = (_call: unknown, cb: (err: null, res: unknown) => void) => setTimeout(() => cb(null, {}), 5_000);
     }
-    slow.addService(voiceapi.companies.v1.CompaniesServiceService as never, hang);
+    slow.addService(voiceapi.companies.v1.CompaniesServiceService, hang);
     const port = await freePort();
     await new Promise<void>((resolve, reject) => slow.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())));
     sys = await startSystem({ gateways: 0 });

@@ -81,8 +81,7 @@ describe('the store killed with SIGKILL under load', () => {
       const db = client.db('retryable');
       const session = client.startSession();
       await db.collection('wallets').insertOne({ _id: 'w' as never, balance: 0 });
-      const write = (txnNumber: number) =>
-        db.command({ update: 'wallets', updates: [{ q: { _id: 'w' }, u: { $inc: { balance: 1 } } }], txnNumber: mongo.Long.fromNumber(txnNumber) }, { session });
+      const write = (txnNumber: number) => db.command({ update: 'wallets', updates: [{ q: { _id: 'w' }, u: { $inc: { balance: 1 } } }], txnNumber: mongo.Long.fromNumber(txnNumber) }, { session });
       await write(1);
       expect((await write(1)).retriedStmtIds).toEqual([0]); // a retry while it runs is answered
       await kill();
@@ -119,11 +118,11 @@ describe('the store killed with SIGKILL under load', () => {
       let writing = true;
       const writer = async (w: number) => {
         for (let i = 0; writing; i++) {
-          const r = await call(`${gw}/api/v1/companies`, { key, body: { name: `Clinic ${w}-${i}` } }).catch(() => undefined);
+          const r = await call(`${gw}/api/v1/companies`, { key, body: { name: `Clinic ${w}-${i}` } }).catch(() => undefined); // no answer is counted below as 'no answer'
           if (r?.status === 201) created.push(r.body.company.id as string);
           else {
             refused.set(r?.status ?? 0, (refused.get(r?.status ?? 0) ?? 0) + 1);
-            if (!r || r.status >= 500 && r.status !== 503) failures.push(r?.body ?? 'no answer');
+            if (!r || (r.status >= 500 && r.status !== 503)) failures.push(r?.body ?? 'no answer');
             await sleep(100);
           }
         }

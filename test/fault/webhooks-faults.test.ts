@@ -42,25 +42,48 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       WEBHOOK_RETRY_SCHEDULE: '0,300ms,1s,2s,5s',
       WEBHOOK_SWEEP_INTERVAL_MS: '300',
     });
-    await waitFor('webhooks', async () => {
-      const c = client();
-      try {
-        await c.listEndpoints({}, { tenantId: 'probe', keyMode: 'live' });
-        return true;
-      } finally {
-        c.close();
-      }
-    }, 60_000, proc);
+    await waitFor(
+      'webhooks',
+      async () => {
+        const c = client();
+        try {
+          await c.listEndpoints({}, { tenantId: 'probe', keyMode: 'live' });
+          return true;
+        } finally {
+          c.close();
+        }
+      },
+      60_000,
+      proc,
+    );
     instanceOf.set(proc, instanceId);
   };
   const client = () => createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${port}`, { timeoutMs: 10_000 });
   const billed = (ctx: CallContext, n: number) =>
     Array.from({ length: n }, () => {
       const callId = randomUUID();
-      return eventRecord(BillingEvent, ctx.tenantId!, BillingEvent.fromPartial({
-        occurTime: new Date(),
-        event: { $case: 'callBilled', callBilled: { callId, tenantId: ctx.tenantId!, direction: CallDirection.CALL_DIRECTION_INBOUND, billingStatus: 'charged', creditsCharged: 1, balanceAfter: 1, transactionId: `tx-${callId}`, sandbox: false, durationSeconds: 30 } },
-      }), `billed:${callId}`);
+      return eventRecord(
+        BillingEvent,
+        ctx.tenantId!,
+        BillingEvent.fromPartial({
+          occurTime: new Date(),
+          event: {
+            $case: 'callBilled',
+            callBilled: {
+              callId,
+              tenantId: ctx.tenantId!,
+              direction: CallDirection.CALL_DIRECTION_INBOUND,
+              billingStatus: 'charged',
+              creditsCharged: 1,
+              balanceAfter: 1,
+              transactionId: `tx-${callId}`,
+              sandbox: false,
+              durationSeconds: 30,
+            },
+          },
+        }),
+        `billed:${callId}`,
+      );
     });
   const register = async (ctx: CallContext) => {
     const p = `/${randomUUID()}`;
@@ -143,7 +166,7 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       await waitFor('second half delivered', async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 100, 120_000, proc);
       expectAllDelivered(ep.path, 100);
     } finally {
-      await publisher.disconnect().catch(() => undefined);
+      await publisher.disconnect().catch(() => undefined); // teardown: the test's result is already decided, and a failed close must not hide it
       await proc?.stop();
       proc = undefined;
       await broker.stop();

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { provideInfra, type Infra } from './infra';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __voiceapiInfra: Infra | undefined;
 }
 

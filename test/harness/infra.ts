@@ -13,8 +13,7 @@ export interface Infra {
   stop(): Promise<void>;
 }
 
-const dockerAvailable = (): boolean =>
-  Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
+const dockerAvailable = (): boolean => Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
 
 /**
  * Real servers for integration and end-to-end tests, in this order: addresses given in the
@@ -34,9 +33,11 @@ export async function provideInfra(log: (line: string) => void = () => undefined
       log(`testcontainers unavailable (${err instanceof Error ? err.message : String(err)}); starting local servers`);
     }
   }
-  const { startLocalInfra } = await import('@voiceapi/local-infra');
+  const { startLocalInfra, LOCAL_SESSION_TIMEOUT_MS } = await import('@voiceapi/local-infra');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-test-'));
   const infra = await startLocalInfra({ dataDir, log });
+  // The local Kafka allows a short consumer session: every process under test uses it (decision 0119).
+  process.env.KAFKA_SESSION_TIMEOUT_MS ??= String(LOCAL_SESSION_TIMEOUT_MS);
   return { mongoUrl: infra.mongoUrl, kafkaBrokers: infra.kafkaBrokers.join(','), source: 'local processes', storePid: infra.store.pid, kafkaPid: infra.kafka.pid, stop: () => infra.stop() };
 }
 
@@ -45,10 +46,7 @@ async function fromTestcontainers(): Promise<Infra> {
   const req = (m: string) => import(m) as Promise<Record<string, new (image: string) => { start(): Promise<any> }>>;
   const { MongoDBContainer } = await req('@testcontainers/mongodb');
   const { KafkaContainer } = await req('@testcontainers/kafka');
-  const [mongo, kafka] = await Promise.all([
-    new MongoDBContainer!('mongo:7').start(),
-    new (KafkaContainer as any)('confluentinc/cp-kafka:7.7.1').withKraft().start(),
-  ]);
+  const [mongo, kafka] = await Promise.all([new MongoDBContainer!('mongo:7').start(), new (KafkaContainer as any)('confluentinc/cp-kafka:7.7.1').withKraft().start()]);
   return {
     mongoUrl: `${mongo.getConnectionString()}/?directConnection=true`,
     kafkaBrokers: `${kafka.getHost()}:${kafka.getMappedPort(9093)}`,

@@ -16,7 +16,12 @@ export function queryCheckFindings(dir: string): { checked: number; problems: st
   if (!existsSync(dir)) return { checked: 0, problems: [] };
   const findings: Finding[] = readdirSync(dir)
     .filter((f) => f.endsWith('.jsonl'))
-    .flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Finding));
+    .flatMap((f) =>
+      readFileSync(path.join(dir, f), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Finding),
+    );
   // One line per problem and shape (the first filter seen of it as an example).
   const problems = new Map<string, string>();
   for (const f of findings) {

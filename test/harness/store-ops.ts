@@ -44,10 +44,7 @@ export async function readStoreOps(procs: { name: string; pid: number | undefine
 }
 
 /** Operations between two readings, summed per process (and in all under `total`). */
-export function storeOpsDelta(
-  before: StoreOpsByProcess,
-  after: StoreOpsByProcess,
-): { total: number; byProcess: Record<string, number>; byCollection: Record<string, number>; byOperation: Record<string, number> } {
+export function storeOpsDelta(before: StoreOpsByProcess, after: StoreOpsByProcess): { total: number; byProcess: Record<string, number>; byCollection: Record<string, number>; byOperation: Record<string, number> } {
   const byProcess: Record<string, number> = {};
   const byCollection: Record<string, number> = {};
   const byOperation: Record<string, number> = {};
@@ -86,7 +83,9 @@ export function perOperation(delta: ReturnType<typeof storeOpsDelta>, count: num
       .filter(([k]) => k.startsWith(`${coll}.`))
       .map(([k, m]) => `${k.slice(coll.length + 1)} ${f(m)}`)
       .join(', ');
-  const procs = Object.entries(delta.byProcess).filter(([, n]) => visible(n)).sort((a, b) => b[1] - a[1]);
+  const procs = Object.entries(delta.byProcess)
+    .filter(([, n]) => visible(n))
+    .sort((a, b) => b[1] - a[1]);
   const parts = procs.map(([p, n]) => {
     const colls = Object.entries(delta.byCollection)
       .filter(([k, m]) => k.startsWith(`${p}.`) && visible(m))

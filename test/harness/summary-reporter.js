@@ -17,7 +17,10 @@ class SummaryReporter {
     const file = process.env.TEST_ERROR_LOG;
     const failed = new Set(results.testResults.filter((r) => r.numFailingTests > 0 || r.testExecError).map((r) => path.relative(process.cwd(), r.testFilePath)));
     if (failed.size > 0 && existsSync(file)) {
-      const noted = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const noted = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
       for (const suite of failed) {
         const mine = noted.filter((n) => n.suite === suite).slice(-ERRORS_SHOWN);
         if (mine.length === 0) continue;
@@ -25,9 +28,7 @@ class SummaryReporter {
         for (const n of mine) process.stdout.write(`  [${n.process}] ${n.line.slice(0, 600)}\n`);
       }
     }
-    process.stdout.write(
-      `\njest: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests} skipped\n`,
-    );
+    process.stdout.write(`\njest: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests} skipped\n`);
   }
 }
 module.exports = SummaryReporter;

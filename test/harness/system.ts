@@ -133,20 +133,25 @@ export async function startSystem(
     startCompanies: () => system.startService('companies'),
     async startGateway(extra = {}) {
       const port = await freePort();
-      const proc = startProcess(gw.name, gw.entry, {
-        ...system.env,
-        ...addresses,
-        MONGO_DB: system.gatewayDb,
-        [gw.portEnv]: String(port),
-        ADMIN_TOKEN,
-        KEY_HASH_PEPPER: PEPPER,
-        INSTANCE_ID: `test-${suffix}-${port}`,
-        // Every answer is checked against its documented schema; a mismatch is a loud 500.
-        RESPONSE_SCHEMA_CHECK: 'true',
-        ...opsFile(`gateway-${port}`),
-        ...opts.gatewayEnv,
-        ...extra,
-      }, opts.gatewayNodeArgs);
+      const proc = startProcess(
+        gw.name,
+        gw.entry,
+        {
+          ...system.env,
+          ...addresses,
+          MONGO_DB: system.gatewayDb,
+          [gw.portEnv]: String(port),
+          ADMIN_TOKEN,
+          KEY_HASH_PEPPER: PEPPER,
+          INSTANCE_ID: `test-${suffix}-${port}`,
+          // Every answer is checked against its documented schema; a mismatch is a loud 500.
+          RESPONSE_SCHEMA_CHECK: 'true',
+          ...opsFile(`gateway-${port}`),
+          ...opts.gatewayEnv,
+          ...extra,
+        },
+        opts.gatewayNodeArgs,
+      );
       procs.push(proc);
       opsFiles.set(`gateway-${port}`, { proc, file: opsFile(`gateway-${port}`).STORE_OPS_FILE });
       const url = `http://127.0.0.1:${port}`;
@@ -165,6 +170,7 @@ export async function startSystem(
     const wanted = manifest.services.filter((s) => !opts.without?.includes(s.name));
     const starts = await Promise.allSettled(wanted.map((s) => system.startService(s.name)));
     const failed = starts.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the failed start's own error, passed on as it was
     if (failed) throw failed.reason;
     for (let i = 0; i < (opts.gateways ?? 1); i++) await system.startGateway();
   } catch (err) {
@@ -182,10 +188,7 @@ export interface CallResult {
 }
 
 /** A small HTTP helper: JSON in, JSON out. */
-export async function call(
-  url: string,
-  opts: { method?: string; key?: string; admin?: boolean; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
-): Promise<CallResult> {
+export async function call(url: string, opts: { method?: string; key?: string; admin?: boolean; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<CallResult> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   if (opts.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
@@ -206,10 +209,7 @@ export async function call(
 }
 
 /** Creates a tenant and issues it a key through the operator API. */
-export async function tenantWithKey(
-  gw: string,
-  grant: { mode?: 'live' | 'sandbox'; scopes?: string[]; rateLimitPerSecond?: number } = {},
-): Promise<{ tenantId: string; key: string; keyId: string }> {
+export async function tenantWithKey(gw: string, grant: { mode?: 'live' | 'sandbox'; scopes?: string[]; rateLimitPerSecond?: number } = {}): Promise<{ tenantId: string; key: string; keyId: string }> {
   const t = await call(`${gw}/admin/v1/tenants`, { admin: true, body: { name: `tenant-${randomBytes(3).toString('hex')}` } });
   if (t.status !== 201) throw new Error(`tenant: ${t.status} ${JSON.stringify(t.body)}`);
   const k = await call(`${gw}/admin/v1/tenants/${t.body.tenant.id}/api-keys`, {

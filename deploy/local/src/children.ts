@@ -57,8 +57,8 @@ export interface ManagedProcess {
   tail(): string;
   /** Called for every output line (stdout and stderr); not with `logFile`. */
   onLine(fn: (line: string) => void): void;
-  /** SIGTERM, wait, SIGKILL after the stop timeout. Safe to call more than once. */
-  stop(): Promise<void>;
+  /** SIGTERM, wait, SIGKILL after the stop timeout. Safe to call more than once, and unbound (a closure). */
+  stop: () => Promise<void>;
 }
 
 export interface SpawnOptions {
@@ -94,7 +94,11 @@ function fileTail(file: string, lines = 40): string {
       const len = Math.min(size, 16 * 1024);
       const buf = Buffer.alloc(len);
       fs.readSync(fd, buf, 0, len, size - len);
-      return buf.toString('utf8').split('\n').slice(-lines - 1).join('\n');
+      return buf
+        .toString('utf8')
+        .split('\n')
+        .slice(-lines - 1)
+        .join('\n');
     } finally {
       fs.closeSync(fd);
     }

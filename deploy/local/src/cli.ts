@@ -52,7 +52,7 @@ async function up(args: Map<string, string>): Promise<number> {
   const quiet = args.has('quiet');
   const log = quiet ? undefined : (line: string): void => void process.stderr.write(`${line}\n`);
 
-  let infra: Awaited<ReturnType<typeof startLocalInfra>> | undefined;
+  let infra: Awaited<ReturnType<typeof startLocalInfra>> | undefined; // eslint-disable-line prefer-const -- read by shutdown() above its one assignment
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
     if (shuttingDown) {
@@ -92,10 +92,7 @@ async function up(args: Map<string, string>): Promise<number> {
   const envFile = args.get('env-out');
   if (envFile) fs.writeFileSync(envFile, env);
   process.stdout.write(env);
-  process.stderr.write(
-    `local-infra: ready in ${((Date.now() - started) / 1000).toFixed(1)} s ` +
-      `(store pid ${infra.store.pid}, kafka pid ${infra.kafka.pid}); Ctrl-C to stop\n`,
-  );
+  process.stderr.write(`local-infra: ready in ${((Date.now() - started) / 1000).toFixed(1)} s ` + `(store pid ${infra.store.pid}, kafka pid ${infra.kafka.pid}); Ctrl-C to stop\n`);
 
   const why = await infra.exited;
   if (shuttingDown) return new Promise<number>(() => undefined); // shutdown() exits

@@ -16,7 +16,7 @@ export { spawnProcess, runToCompletion, type ManagedProcess, type SpawnOptions }
 export { freePorts, tcpOpen } from './ports';
 export { mongoReady, kafkaReady, waitReady } from './probes';
 export { startStore, storeUrl, type StoreOptions, type StoreHandle } from './store';
-export { startKafka, type KafkaOptions, type KafkaHandle } from './kafka';
+export { startKafka, LOCAL_SESSION_TIMEOUT_MS, type KafkaOptions, type KafkaHandle } from './kafka';
 export { startLocalInfra, infraDirs, type LocalInfraOptions, type LocalInfra } from './infra';
 export { supervise, DEFAULT_BACKOFF, type Backoff, type Running, type SuperviseOptions, type Supervisor } from './supervisor';
 export { loadManifest, parseManifest, addressSettings, manifestPath, processNodeOptions, PROCESS_NODE_OPTIONS, type Manifest, type ProcessEntry } from './manifest';

@@ -42,7 +42,7 @@ export async function startLocalInfra(opts: LocalInfraOptions): Promise<LocalInf
     startKafka({ dataDir: dirs.kafka, port: opts.kafkaPort, controllerPort: opts.kafkaControllerPort, log: opts.log }),
   ]);
   if (f.status === 'rejected' || k.status === 'rejected') {
-    await Promise.all([f, k].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    await Promise.all([f, k].map((r) => (r.status === 'fulfilled' ? r.value.stop() : Promise.resolve())));
     const errors = [f, k].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     throw errors.length === 1 ? errors[0] : new AggregateError(errors, 'local infra failed to start');
   }
@@ -54,10 +54,7 @@ export async function startLocalInfra(opts: LocalInfraOptions): Promise<LocalInf
     kafkaBrokers: kafka.brokers,
     store,
     kafka,
-    exited: Promise.race([
-      store.exited.then((c) => `the store exited (${c})`),
-      kafka.exited.then((c) => `kafka exited (${c})`),
-    ]),
+    exited: Promise.race([store.exited.then((c) => `the store exited (${c})`), kafka.exited.then((c) => `kafka exited (${c})`)]),
     stop: () => (stopping ??= Promise.all([store.stop(), kafka.stop()]).then(() => undefined)),
   };
 }

@@ -82,6 +82,8 @@ function serverProperties(o: { port: number; controllerPort: number; logDir: str
     'transaction.state.log.min.isr=1',
     'transaction.state.log.num.partitions=1',
     'group.initial.rebalance.delay.ms=0',
+    // Lets consumers use LOCAL_SESSION_TIMEOUT_MS (brokers refuse sessions shorter than this floor).
+    'group.min.session.timeout.ms=1000',
     'num.network.threads=2',
     'num.io.threads=2',
     'num.recovery.threads.per.data.dir=1',
@@ -89,6 +91,13 @@ function serverProperties(o: { port: number; controllerPort: number; logDir: str
     '',
   ].join('\n');
 }
+
+/**
+ * The consumer session the processes use against this Kafka (KAFKA_SESSION_TIMEOUT_MS): a killed
+ * consumer's partitions wait this long. Lower than the services' default, which suits any broker,
+ * because this broker allows it (decision 0119).
+ */
+export const LOCAL_SESSION_TIMEOUT_MS = 3_000;
 
 export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
   const libs = paths.kafkaLibs;
@@ -131,12 +140,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
       fs.writeFileSync(idFile, `${clusterId}\n`);
     }
     opts.log?.(`[kafka] formatting ${logDir} (cluster id ${clusterId})`);
-    await runToCompletion(
-      'kafka-storage',
-      javaBin(),
-      [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsFile, '--ignore-formatted'],
-      opts.log,
-    );
+    await runToCompletion('kafka-storage', javaBin(), [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsFile, '--ignore-formatted'], opts.log);
   }
 
   const brokers = [`127.0.0.1:${port}`];

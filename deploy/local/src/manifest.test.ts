@@ -34,10 +34,28 @@ describe('service manifest', () => {
   });
 
   it('a new gRPC service is one entry: it gets a port and the gateway its address', () => {
-    const billing = { ...companies, name: 'billing', package: '@voiceapi/billing', workspace: 'services/billing', entry: 'services/billing/dist/main.js', addressEnv: 'BILLING_GRPC_ADDR', mongoDb: 'billing', chart: 'billing', port: 50062 };
+    const billing = {
+      ...companies,
+      name: 'billing',
+      package: '@voiceapi/billing',
+      workspace: 'services/billing',
+      entry: 'services/billing/dist/main.js',
+      addressEnv: 'BILLING_GRPC_ADDR',
+      mongoDb: 'billing',
+      chart: 'billing',
+      port: 50062,
+    };
     const m = parseManifest({ processes: [companies, billing, gateway] });
     expect(m.services.map((s) => s.name)).toEqual(['companies', 'billing']);
-    expect(addressSettings(m, new Map([['companies', 1001], ['billing', 1002]]))).toEqual({
+    expect(
+      addressSettings(
+        m,
+        new Map([
+          ['companies', 1001],
+          ['billing', 1002],
+        ]),
+      ),
+    ).toEqual({
       COMPANIES_GRPC_ADDR: '127.0.0.1:1001',
       BILLING_GRPC_ADDR: '127.0.0.1:1002',
     });

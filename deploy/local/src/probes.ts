@@ -20,7 +20,7 @@ export async function mongoReady(url: string, timeoutMs = 2000): Promise<boolean
     const reply = await client.db('admin').command({ ping: 1 });
     return reply.ok === 1;
   } finally {
-    await client.close().catch(() => undefined);
+    await client.close().catch(() => undefined); // the probe has its answer: closing its client is best effort
   }
 }
 
@@ -42,7 +42,7 @@ export async function kafkaReady(brokers: string[], timeoutMs = 2000): Promise<b
     const cluster = await admin.describeCluster();
     return cluster.brokers.length > 0 && cluster.controller !== null && cluster.controller >= 0;
   } finally {
-    await admin.disconnect().catch(() => undefined);
+    await admin.disconnect().catch(() => undefined); // the probe has its answer: closing its client is best effort
   }
 }
 
@@ -52,13 +52,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Polls `probe` until it returns true. Fails early when the process exits or `signal` aborts, and
  * after `timeoutMs`; in every failure the process is stopped and the error carries its last output.
  */
-export async function waitReady(
-  proc: ManagedProcess,
-  what: string,
-  timeoutMs: number,
-  probe: () => Promise<boolean>,
-  signal?: AbortSignal,
-): Promise<void> {
+export async function waitReady(proc: ManagedProcess, what: string, timeoutMs: number, probe: () => Promise<boolean>, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError = '';
   while (Date.now() < deadline && !proc.hasExited() && !signal?.aborted) {

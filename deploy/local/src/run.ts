@@ -16,6 +16,7 @@ import {
   freePorts,
   infraDirs,
   loadManifest,
+  LOCAL_SESSION_TIMEOUT_MS,
   processNodeOptions,
   spawnProcess,
   startStore,
@@ -39,7 +40,7 @@ const say = (line: string) => process.stdout.write(`[run] ${line}\n`);
 
 /** A secret from the environment, else the one generated on an earlier run, else a new one. */
 function persistentSecret(name: string, file: string): string {
-  if (env[name]) return env[name]!;
+  if (env[name]) return env[name];
   const p = path.join(DATA_DIR, file);
   if (fs.existsSync(p)) return fs.readFileSync(p, 'utf8').trim();
   const value = randomBytes(24).toString('base64url');
@@ -119,8 +120,19 @@ interface Demo {
 }
 
 const DEMO_SCOPES = [
-  'calls:read', 'credits:read', 'webhooks:write', 'leads:read', 'leads:write', 'inbound:read', 'inbound:write',
-  'companies:read', 'companies:write', 'knowledge:read', 'knowledge:write', 'analytics:read', 'recordings:read',
+  'calls:read',
+  'credits:read',
+  'webhooks:write',
+  'leads:read',
+  'leads:write',
+  'inbound:read',
+  'inbound:write',
+  'companies:read',
+  'companies:write',
+  'knowledge:read',
+  'knowledge:write',
+  'analytics:read',
+  'recordings:read',
 ];
 
 /** The demo tenant and keys from an earlier run when they still work; otherwise new ones. */
@@ -128,9 +140,7 @@ async function demoTenant(base: string, adminToken: string): Promise<Demo> {
   const file = path.join(DATA_DIR, 'demo.json');
   if (fs.existsSync(file)) {
     const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Demo;
-    const ok = await Promise.all(
-      [saved.sandboxKey, saved.liveKey].map(async (k) => (await fetch(`${base}/api/v1/ping`, { headers: { authorization: `Bearer ${k}` } })).status === 200),
-    );
+    const ok = await Promise.all([saved.sandboxKey, saved.liveKey].map(async (k) => (await fetch(`${base}/api/v1/ping`, { headers: { authorization: `Bearer ${k}` } })).status === 200));
     if (ok.every(Boolean)) return saved;
     say('saved demo keys no longer work; issuing new ones');
   }
@@ -141,12 +151,12 @@ async function demoTenant(base: string, adminToken: string): Promise<Demo> {
       body: JSON.stringify(body),
     });
     if (res.status !== 201) throw new Error(`POST ${p}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, any>;
+    return (await res.json()) as { tenant: { id: string }; key: string }; // the two answers used: a tenant's, an API key's
   };
   const { tenant } = await admin('/tenants', { name: 'Demo Clinic' });
   const sandbox = await admin(`/tenants/${tenant.id}/api-keys`, { name: 'demo sandbox', mode: 'sandbox', scopes: DEMO_SCOPES, purpose: 'make run demo' });
   const live = await admin(`/tenants/${tenant.id}/api-keys`, { name: 'demo live', mode: 'live', scopes: DEMO_SCOPES, purpose: 'make run demo' });
-  const demo = { tenantId: tenant.id as string, sandboxKey: sandbox.key as string, liveKey: live.key as string };
+  const demo = { tenantId: tenant.id, sandboxKey: sandbox.key, liveKey: live.key };
   fs.writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
   return demo;
 }
@@ -211,7 +221,9 @@ async function main(): Promise<void> {
 
   const { mongoUrl, kafkaBrokers } = await infrastructure();
   const ports = await servicePorts(manifest.services);
-  const shared = { MONGO_URL: mongoUrl, KAFKA_BROKERS: kafkaBrokers, LOG_LEVEL: env.LOG_LEVEL ?? 'info', ...addressSettings(manifest, ports) };
+  // Against the local Kafka, consumers use the short session it allows; a given Kafka keeps the services' default.
+  const session: Record<string, string> = env.KAFKA_BROKERS ? {} : { KAFKA_SESSION_TIMEOUT_MS: String(LOCAL_SESSION_TIMEOUT_MS) };
+  const shared = { MONGO_URL: mongoUrl, KAFKA_BROKERS: kafkaBrokers, LOG_LEVEL: env.LOG_LEVEL ?? 'info', ...session, ...addressSettings(manifest, ports) };
 
   const services = manifest.services.map((s) => {
     const port = ports.get(s.name)!;
@@ -223,12 +235,7 @@ async function main(): Promise<void> {
 
   const base = `http://127.0.0.1:${PORT}`;
   const gw = manifest.gateway;
-  const gateway = superviseProcess(
-    gw,
-    { ...shared, [gw.portEnv]: String(PORT), ADMIN_TOKEN: adminToken, KEY_HASH_PEPPER: pepper },
-    base,
-    async () => (await fetch(`${base}/readyz`)).status === 200,
-  );
+  const gateway = superviseProcess(gw, { ...shared, [gw.portEnv]: String(PORT), ADMIN_TOKEN: adminToken, KEY_HASH_PEPPER: pepper }, base, async () => (await fetch(`${base}/readyz`)).status === 200);
   tiers.push([gateway]);
   await gateway.started;
 

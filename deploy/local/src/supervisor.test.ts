@@ -101,10 +101,7 @@ describe('supervise', () => {
     await flush();
     jest.advanceTimersByTime(500);
     await flush();
-    expect(lines).toEqual([
-      'kafka exited (code 137); restarting in 0.5 s',
-      'kafka did not come back (kafka exited (code 1) before broker was ready; last output:); restarting in 1 s',
-    ]);
+    expect(lines).toEqual(['kafka exited (code 137); restarting in 0.5 s', 'kafka did not come back (kafka exited (code 1) before broker was ready; last output:); restarting in 1 s']);
     await sup.stop();
     jest.advanceTimersByTime(60_000);
     await flush();

@@ -93,7 +93,7 @@ export function supervise(opts: SuperviseOptions): Supervisor {
   };
 
   const started = launch(true);
-  starting = started.catch(() => undefined);
+  starting = started.catch(() => undefined); // the first start's failure reaches the caller through `started`; stop() only waits on it
 
   return {
     name: opts.name,

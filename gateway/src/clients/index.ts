@@ -20,7 +20,16 @@ export interface ServiceClients {
   webhooks: WebhooksClient;
 }
 
-export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING_GRPC_ADDR: string; LEADS_GRPC_ADDR: string; TELEPHONY_GRPC_ADDR: string; KNOWLEDGE_GRPC_ADDR: string; AGENTS_GRPC_ADDR: string; WEBHOOKS_GRPC_ADDR: string; GRPC_DEADLINE_MS: number }): ServiceClients {
+export function createServiceClients(cfg: {
+  COMPANIES_GRPC_ADDR: string;
+  BILLING_GRPC_ADDR: string;
+  LEADS_GRPC_ADDR: string;
+  TELEPHONY_GRPC_ADDR: string;
+  KNOWLEDGE_GRPC_ADDR: string;
+  AGENTS_GRPC_ADDR: string;
+  WEBHOOKS_GRPC_ADDR: string;
+  GRPC_DEADLINE_MS: number;
+}): ServiceClients {
   const defaults = { timeoutMs: cfg.GRPC_DEADLINE_MS };
   return {
     companies: createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, defaults),
@@ -34,5 +43,5 @@ export function createServiceClients(cfg: { COMPANIES_GRPC_ADDR: string; BILLING
 }
 
 export function closeServiceClients(clients: ServiceClients): void {
-  for (const c of Object.values(clients)) c.close();
+  for (const c of Object.values(clients) as { close(): void }[]) c.close();
 }

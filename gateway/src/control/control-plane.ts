@@ -41,8 +41,8 @@ export class ControlPlane {
 
   async start(): Promise<void> {
     await this.refreshKillSwitch();
-    await this.subscriber.start();
-    await this.subscriber.waitUntilReady(30_000).catch(() => undefined);
+    this.subscriber.start();
+    await this.subscriber.waitUntilReady(30_000).catch((err: unknown) => this.log.warn({ err }, 'control events group not joined yet; the re-read covers the gap'));
     // A change between the first read and the group's join was announced before this replica
     // listened: the re-read's first pass reads once more (then it reads now and then).
     this.resync.start();

@@ -117,7 +117,7 @@ describe('route layer: requests in, documented answers out', () => {
       expect(await post('/things/t1/cancel', undefined, {})).toMatchObject({ status: 200, body: { cancelled: 't1' } });
       expect(await post('/things/t1/cancel', '', {})).toMatchObject({ status: 200, body: { cancelled: 't1' } });
       expect(await post('/things/t1/cancel', ' {} ')).toMatchObject({ status: 200, body: { cancelled: 't1' } });
-      const emptyChunked = await fetch(`${s.url}/things/t1/cancel`, { method: 'POST', body: new ReadableStream({ start: (c) => c.close() }), duplex: 'half' } as RequestInit).then(json);
+      const emptyChunked = await fetch(`${s.url}/things/t1/cancel`, { method: 'POST', body: new ReadableStream({ start: (c) => c.close() }), duplex: 'half' }).then(json);
       expect(emptyChunked).toMatchObject({ status: 200, body: { cancelled: 't1' } });
     });
 
@@ -135,9 +135,7 @@ describe('route layer: requests in, documented answers out', () => {
 
   it('refuses to mount a POST that declares no body', () => {
     const route = defineRoute({ method: 'post', path: '/x', tag: 'X', summary: 'x', responses: { 200: { description: 'ok' } }, handler: async () => ({ status: 200 }) });
-    expect(() => mountRoutes(express.Router(), { kind: 'tenant', prefix: '', registry: undefined as never, bodyLimitBytes: 1, log: undefined as never }, [route])).toThrow(
-      /POST \/x must declare its body/,
-    );
+    expect(() => mountRoutes(express.Router(), { kind: 'tenant', prefix: '', registry: undefined as never, bodyLimitBytes: 1, log: undefined as never }, [route])).toThrow(/POST \/x must declare its body/);
   });
 });
 
@@ -148,7 +146,7 @@ describe('route layer: rate limit in the order of checks', () => {
     try {
       // Refused for scope: not counted.
       expect((await fetch(`${s.url}/things`, { method: 'POST', headers: { 'x-test-key': 'reader' }, body: '{}' })).status).toBe(403);
-      const bad = (await fetch(`${s.url}/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": ' }).then(json));
+      const bad = await fetch(`${s.url}/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": ' }).then(json);
       expect(bad.status).toBe(400);
       expect(bad.headers.get('ratelimit-remaining')).toBe('1');
       expect((await fetch(`${s.url}/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"a"}' })).status).toBe(201);

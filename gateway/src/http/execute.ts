@@ -124,7 +124,7 @@ function execution(surface: Surface, route: AnyRoute): Execute {
     const exec = async (): Promise<RouteResult> => {
       let result: RouteResult;
       try {
-        result = await route.handler({ params, query, body } as never, ctx);
+        result = await route.handler({ params, query, body }, ctx);
       } catch (err) {
         result = errorResult(err, log, requestId);
       }
@@ -162,14 +162,7 @@ async function settleUpload(reader: MultipartReader, result: RouteResult, log: S
   return reader.error ? errorResult(reader.error, log, requestId) : result;
 }
 
-async function executeMultipart(
-  surface: Surface,
-  spec: MultipartSpec,
-  execute: Execute,
-  req: Request,
-  res: Response,
-  locals: GatewayLocals,
-): Promise<void> {
+async function executeMultipart(surface: Surface, spec: MultipartSpec, execute: Execute, req: Request, res: Response, locals: GatewayLocals): Promise<void> {
   const { log } = surface;
   let reader: MultipartReader;
   try {
@@ -265,4 +258,3 @@ function parse(schema: AnyZod, value: unknown, where: 'path' | 'query' | 'body')
   const first = details[0];
   return new Invalid(first ? `invalid ${where}: ${first.path} ${first.message}` : `invalid ${where}`, details);
 }
-

@@ -26,7 +26,7 @@ export interface IdempotencyRecords {
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.keys(value as object)
+    const entries = Object.keys(value)
       .sort()
       .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
@@ -36,7 +36,9 @@ function canonical(value: unknown): string {
 
 /** Same method, URL and (canonical) body → same hash. */
 export const requestHash = (method: string, url: string, body: unknown): string =>
-  createHash('sha256').update(`${method} ${url}\n${canonical(body)}`).digest('hex');
+  createHash('sha256')
+    .update(`${method} ${url}\n${canonical(body)}`)
+    .digest('hex');
 
 export type IdempotencyOutcome = { result: RouteResult; replayed: boolean };
 

@@ -133,7 +133,22 @@ describe('the OpenAPI documents say what the server enforces', () => {
       'getRecording',
     ]);
     expect(operations(admin).map((o) => o.op.operationId)).toEqual(
-      expect.arrayContaining(['createTenant', 'issueApiKey', 'listApiKeyRequests', 'approveApiKeyRequest', 'updateApiKey', 'getKillSwitch', 'setKillSwitch', 'topUpTenantCredits', 'createTenantCampaign', 'startTenantCampaign', 'createTenantOmniTemplate', 'addPlatformDoNotCall', 'addTenantDoNotCall', 'listTenantMessages']),
+      expect.arrayContaining([
+        'createTenant',
+        'issueApiKey',
+        'listApiKeyRequests',
+        'approveApiKeyRequest',
+        'updateApiKey',
+        'getKillSwitch',
+        'setKillSwitch',
+        'topUpTenantCredits',
+        'createTenantCampaign',
+        'startTenantCampaign',
+        'createTenantOmniTemplate',
+        'addPlatformDoNotCall',
+        'addTenantDoNotCall',
+        'listTenantMessages',
+      ]),
     );
   });
 
@@ -149,9 +164,16 @@ describe('the OpenAPI documents say what the server enforces', () => {
       r('get', '/companies', 'companiesPage'),
     ]).toEqual(['listCompanies', 'createCompany', 'deleteCompany', 'cancelContact', 'getContactCall', 'setKillSwitch', 'companiesPage']);
     const route = (p: string, operationId?: string) =>
-      defineRoute({ method: 'get', path: p, tag: 'T', summary: 's', ...(operationId && { operationId }), responses: { 200: { description: 'ok', schema: z.object({}) } }, handler: async () => ({ status: 200, body: {} }) });
-    const mount = (routes: ReturnType<typeof route>[]) =>
-      mountRoutes(express.Router(), { kind: 'tenant', prefix: '/x', registry: tenantRegistry(), bodyLimitBytes: 1, log }, routes);
+      defineRoute({
+        method: 'get',
+        path: p,
+        tag: 'T',
+        summary: 's',
+        ...(operationId && { operationId }),
+        responses: { 200: { description: 'ok', schema: z.object({}) } },
+        handler: async () => ({ status: 200, body: {} }),
+      });
+    const mount = (routes: ReturnType<typeof route>[]) => mountRoutes(express.Router(), { kind: 'tenant', prefix: '/x', registry: tenantRegistry(), bodyLimitBytes: 1, log }, routes);
     expect(() => mount([route('/things'), route('/things/', 'listThings')])).toThrow(/listThings.*used twice/);
     expect(() => mount([route('/things'), route('/things/', 'allThings')])).not.toThrow();
   });
@@ -186,10 +208,20 @@ describe('the OpenAPI documents say what the server enforces', () => {
       const refs = new Set<string>();
       const walk = (v: unknown): void => {
         if (Array.isArray(v)) v.forEach(walk);
-        else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) k === '$ref' && typeof x === 'string' ? refs.add(x) : walk(x);
+        else if (v && typeof v === 'object')
+          for (const [k, x] of Object.entries(v))
+            if (k === '$ref' && typeof x === 'string') refs.add(x);
+            else walk(x);
       };
       walk(doc);
-      const missing = [...refs].filter((r) => !r.startsWith('#/') || r.slice(2).split('/').reduce<any>((at, part) => at?.[part], doc) === undefined);
+      const missing = [...refs].filter(
+        (r) =>
+          !r.startsWith('#/') ||
+          r
+            .slice(2)
+            .split('/')
+            .reduce<any>((at, part) => at?.[part], doc) === undefined,
+      );
       expect({ name, missing }).toEqual({ name, missing: [] });
     }
     expect(Object.keys(tenant.webhooks ?? {})).toHaveLength(5);

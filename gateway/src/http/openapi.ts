@@ -7,7 +7,8 @@ import { z } from './zod';
 /** The OpenAPI side of a route: its operation, request body kinds and every answer it can give. */
 
 /** Every surface refuses the same way: a body or parameter that does not fit, or a query parameter it does not define. */
-const INVALID = 'Invalid request (`validation_error`, with `details` naming each field): a body or path that does not fit, or a query parameter the endpoint does not define or in a form it does not take (`type[$ne]=`, `page[]=`, given twice)';
+const INVALID =
+  'Invalid request (`validation_error`, with `details` naming each field): a body or path that does not fit, or a query parameter the endpoint does not define or in a form it does not take (`type[$ne]=`, `page[]=`, given twice)';
 
 const COMMON_ERRORS: Record<Surface['kind'], Record<number, string>> = {
   tenant: {
@@ -37,7 +38,7 @@ const header = (description: string, type: 'string' | 'integer' = 'string', exam
   schema: { type, ...(example !== undefined && { example }) },
 });
 const HEADERS = {
-  requestId: header('The request id: the caller\'s `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID', 'string', '7f4c1f7e-3b9e-4f7a-9c51-1f0b8a1e2d3c'),
+  requestId: header("The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID", 'string', '7f4c1f7e-3b9e-4f7a-9c51-1f0b8a1e2d3c'),
   cacheControl: header('Always `no-store`: answers are private to their caller', 'string', 'no-store'),
   rateLimitLimit: header("Requests the key may make per window (its `rateLimitPerSecond` or the server's default)", 'integer', 50),
   rateLimitRemaining: header('Requests left in the current window', 'integer', 49),
@@ -102,13 +103,17 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
     errors[409] ??= 'A request with this Idempotency-Key is still running (`idempotency_in_progress`)';
     errors[422] ??= 'This Idempotency-Key was used with another body (`idempotency_key_reused`)';
     request.headers = z.object({
-      'Idempotency-Key': z.string().regex(IDEMPOTENCY_KEY).optional().openapi({
-        description:
-          'Makes a retry safe: the same key (per tenant and key mode) with the same method, URL and body within 24 h replays the ' +
-          'first answer (its status and body, with `Idempotent-Replayed: true`) without running the request again. The replay is ' +
-          'the stored answer as it was: it is returned even if the resource it names was changed or deleted since. ' +
-          'While the first request runs: 409 `idempotency_in_progress`; another body with the same key: 422 `idempotency_key_reused`.',
-      }),
+      'Idempotency-Key': z
+        .string()
+        .regex(IDEMPOTENCY_KEY)
+        .optional()
+        .openapi({
+          description:
+            'Makes a retry safe: the same key (per tenant and key mode) with the same method, URL and body within 24 h replays the ' +
+            'first answer (its status and body, with `Idempotent-Replayed: true`) without running the request again. The replay is ' +
+            'the stored answer as it was: it is returned even if the resource it names was changed or deleted since. ' +
+            'While the first request runs: 409 `idempotency_in_progress`; another body with the same key: 422 `idempotency_key_reused`.',
+        }),
     });
   }
   if (route.ownIdempotencyKey) {
@@ -189,7 +194,7 @@ export interface Tag {
 const METHOD_NOT_ALLOWED =
   'A path called with a method it does not have answers 405 `method_not_allowed` with the error body and an `Allow` header ' +
   'naming the methods it has (HEAD wherever GET is). Every answer carries `X-Request-Id` and `Cache-Control: no-store`. ' +
-  'A request head (URL and header fields) over the server\'s limit (`MAX_HEADER_BYTES`, 16 KiB by default) answers 414 ' +
+  "A request head (URL and header fields) over the server's limit (`MAX_HEADER_BYTES`, 16 KiB by default) answers 414 " +
   '`uri_too_long` when the URL alone is too long, else 431 `headers_too_large`; a request with more than one `Host` header, ' +
   'or one that is not valid HTTP/1.1, answers 400 `validation_error`; each with the error body, and the connection closes.';
 

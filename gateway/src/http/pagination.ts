@@ -5,8 +5,12 @@ export const MAX_PAGE = 100_000;
 
 /** `page` 1–MAX_PAGE (default 1) and `limit` 1–100 (default 25), as every list takes them. */
 export const PageQuery = z.object({
-  page: queryInt(1, MAX_PAGE).default(1).openapi({ description: `Page number, from 1 to ${MAX_PAGE}; ${PLAIN_INTEGER}`, example: 1 }),
-  limit: queryInt(1, 100).default(25).openapi({ description: `Page size, 1 to 100; ${PLAIN_INTEGER}`, example: 25 }),
+  page: queryInt(1, MAX_PAGE)
+    .default(1)
+    .openapi({ description: `Page number, from 1 to ${MAX_PAGE}; ${PLAIN_INTEGER}`, example: 1 }),
+  limit: queryInt(1, 100)
+    .default(25)
+    .openapi({ description: `Page size, 1 to 100; ${PLAIN_INTEGER}`, example: 25 }),
 });
 
 export const Pagination = z
@@ -26,5 +30,8 @@ export function pagination(info: { page: number; limit: number; total: number; h
 
 /** A 24-hex id; anything else is refused with 400 before a service is called. */
 export const IdParam = z.object({
-  id: z.string().regex(/^[a-fA-F0-9]{24}$/, 'must be a 24-character hex id').openapi({ example: '665f1c2b9d3e4a0012345678' }),
+  id: z
+    .string()
+    .regex(/^[a-fA-F0-9]{24}$/, 'must be a 24-character hex id')
+    .openapi({ example: '665f1c2b9d3e4a0012345678' }),
 });

@@ -94,7 +94,7 @@ export interface MultipartInput<F> {
   /** The file parts in body order; each part's stream must be read before the next one arrives. */
   files: AsyncIterable<FilePart>;
   /** The text fields sent after the file parts, validated; call it once the files were read. */
-  fieldsAfterFiles(): Promise<Partial<F>>;
+  fieldsAfterFiles: () => Promise<Partial<F>>;
 }
 
 type Infer<S> = S extends AnyZod ? z.infer<S> : undefined;
@@ -168,17 +168,15 @@ export interface RouteDef<P extends AnyZod | undefined, Q extends AnyZod | undef
 // Erases the generic parameters so routes of different shapes can sit in one list.
 export type AnyRoute = RouteDef<AnyZod | undefined, AnyZod | undefined, BodySpec | undefined>;
 
-export const defineRoute = <P extends AnyZod | undefined = undefined, Q extends AnyZod | undefined = undefined, B extends BodySpec | undefined = undefined>(
-  def: RouteDef<P, Q, B>,
-): AnyRoute => def as unknown as AnyRoute;
+export const defineRoute = <P extends AnyZod | undefined = undefined, Q extends AnyZod | undefined = undefined, B extends BodySpec | undefined = undefined>(def: RouteDef<P, Q, B>): AnyRoute => def;
 
 export type BodyKind = { kind: 'json'; schema: AnyZod } | MultipartSpec | NoBodySpec | undefined;
 
 export function bodyKind(route: AnyRoute): BodyKind {
   const b = route.body;
   if (b === undefined) return undefined;
-  if ('kind' in b && (b.kind === 'multipart' || b.kind === 'none')) return b as MultipartSpec | NoBodySpec;
-  return { kind: 'json', schema: b as AnyZod };
+  if ('kind' in b && (b.kind === 'multipart' || b.kind === 'none')) return b;
+  return { kind: 'json', schema: b };
 }
 
 /** `audio/mpeg` matches `audio/mpeg` and `audio/*`; parameters (`; charset=…`) are ignored. */
@@ -191,7 +189,11 @@ export function contentTypeMatches(actual: string, accepted: readonly string[]):
 }
 
 const camel = (words: string[]) => words.map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
-const wordsOf = (segment: string) => segment.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+const wordsOf = (segment: string) =>
+  segment
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
 const isParam = (segment: string) => segment.startsWith('{');
 const singular = (w: string) => (w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.endsWith('ss') ? w : w.endsWith('s') ? w.slice(0, -1) : w);
 const plural = (segment: string) => segment.endsWith('s') && !segment.endsWith('ss');

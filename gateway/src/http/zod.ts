@@ -7,6 +7,7 @@ extendZodWithOpenApi(z);
 export { z };
 
 /** C0 controls but tab and newlines, and DEL: never meaningful in a name or a text field. */
+// eslint-disable-next-line no-control-regex -- refuses control characters on purpose
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 // The same rules as JSON Schema patterns (ECMA-262, written with escapes so the document stays
@@ -37,6 +38,7 @@ export const name = (max: number) =>
     .max(max)
     .trim()
     .min(1)
+    // eslint-disable-next-line no-control-regex -- refuses control characters on purpose
     .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters')
     .openapi({
       pattern: NAME_PATTERN,
@@ -47,8 +49,7 @@ export const name = (max: number) =>
  * A query integer written as plain decimal digits: `1e3`, `+5`, `0x10` or `5.0` are refused
  * instead of being coerced.
  */
-export const queryInt = (min: number, max: number) =>
-  z.preprocess((v) => (typeof v === 'string' && /^[0-9]{1,9}$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
+export const queryInt = (min: number, max: number) => z.preprocess((v) => (typeof v === 'string' && /^[0-9]{1,9}$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
 
 /** How a query integer's description says it is written. */
 export const PLAIN_INTEGER = 'plain decimal digits only (`1e3`, `+5`, `0x10`, `5.0` are refused)';

@@ -72,12 +72,7 @@ export class OperatorUseCases {
       throw notFound('key request');
     }
     try {
-      return await this.issueKey(
-        decided.tenantId,
-        { name: decided.name, mode: decided.mode, purpose: decided.purpose, scopes: scopes ?? decided.scopes },
-        requestId,
-        keyId,
-      );
+      return await this.issueKey(decided.tenantId, { name: decided.name, mode: decided.mode, purpose: decided.purpose, scopes: scopes ?? decided.scopes }, requestId, keyId);
     } catch (err) {
       await this.requests.reopen(requestId);
       throw err;

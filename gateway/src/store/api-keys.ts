@@ -1,5 +1,5 @@
 import { isDuplicateKeyError, objectIds, scopeOfRecord, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection } from 'mongoose';
+import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 
 export type KeyStatus = 'pending' | 'active' | 'inactive';
@@ -54,10 +54,7 @@ interface KeyHashRecord {
   keyId: string;
 }
 
-const keyHashSchema = new Schema<KeyHashRecord>(
-  { _id: String, tenantId: { type: String, required: true }, keyId: { type: String, required: true } },
-  { collection: 'api_key_hashes', versionKey: false },
-);
+const keyHashSchema = new Schema<KeyHashRecord>({ _id: String, tenantId: { type: String, required: true }, keyId: { type: String, required: true } }, { collection: 'api_key_hashes', versionKey: false });
 
 export type NewApiKey = Omit<ApiKeyRecord, '_id' | 'tenantId' | 'createdAt' | 'updatedAt'> & { _id?: Types.ObjectId };
 
@@ -66,8 +63,8 @@ export class ApiKeyStore {
   private readonly hashes: TenantCollection<KeyHashRecord, string>;
 
   constructor(conn: Connection) {
-    this.keys = new TenantCollection(conn.models.ApiKey ?? conn.model<ApiKeyRecord>('ApiKey', apiKeySchema), objectIds, apiKeyQueryShapes);
-    this.hashes = new TenantCollection(conn.models.ApiKeyHash ?? conn.model<KeyHashRecord>('ApiKeyHash', keyHashSchema), stringIds, []);
+    this.keys = new TenantCollection((conn.models.ApiKey as Model<ApiKeyRecord> | undefined) ?? conn.model<ApiKeyRecord>('ApiKey', apiKeySchema), objectIds, apiKeyQueryShapes);
+    this.hashes = new TenantCollection((conn.models.ApiKeyHash as Model<KeyHashRecord> | undefined) ?? conn.model<KeyHashRecord>('ApiKeyHash', keyHashSchema), stringIds, []);
   }
 
   /** The hash entry goes first: a crash in between leaves a pointer to nothing, never a key no hash finds. */

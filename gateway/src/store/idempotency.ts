@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { isDuplicateKeyError, scopeOfRecord, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { IdempotencyRecords, StoredResponse } from '../http/idempotency';
 import { gatewayReasons } from '../http/reasons';
 
@@ -54,7 +54,6 @@ export interface IdempotencyScope {
   key: string;
 }
 
-
 const RETAIN_MS = 24 * 3600_000;
 const LOCK_MS = 60_000;
 
@@ -67,7 +66,7 @@ export class IdempotencyStore implements IdempotencyRecords {
 
   constructor(conn: Connection) {
     this.records = new TenantCollection(
-      conn.models.IdempotencyRecord ?? conn.model<IdempotencyRecord>('IdempotencyRecord', idempotencySchema),
+      (conn.models.IdempotencyRecord as Model<IdempotencyRecord> | undefined) ?? conn.model<IdempotencyRecord>('IdempotencyRecord', idempotencySchema),
       stringIds,
       idempotencyQueryShapes,
     );
@@ -106,9 +105,14 @@ export class IdempotencyStore implements IdempotencyRecords {
         return { kind: 'replay', response: { status: existing.status ?? 200, body: existing.body === undefined ? undefined : JSON.parse(existing.body) } };
       }
       if (existing.lockedUntil <= now) {
-        const taken = await this.records.updateById(tenant, id, { $set: { lockedUntil: new Date(now.getTime() + LOCK_MS), claimToken: token } }, {
-          where: { state: 'in_flight', lockedUntil: { $lte: now } },
-        });
+        const taken = await this.records.updateById(
+          tenant,
+          id,
+          { $set: { lockedUntil: new Date(now.getTime() + LOCK_MS), claimToken: token } },
+          {
+            where: { state: 'in_flight', lockedUntil: { $lte: now } },
+          },
+        );
         if (taken) return { kind: 'claimed', id: { tenant, recordId: id, token } };
       }
       throw gatewayReasons.error('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
@@ -119,9 +123,14 @@ export class IdempotencyStore implements IdempotencyRecords {
   async complete(id: ClaimId, response: StoredResponse): Promise<void> {
     const body = response.body === undefined ? undefined : JSON.stringify(response.body);
     // A claim taken over by a retry (this request outlived LOCK_MS) belongs to the retry now.
-    await this.records.updateById(id.tenant, id.recordId, { $set: { state: 'done', status: response.status, ...(body !== undefined && { body }) } }, {
-      where: { claimToken: id.token, state: 'in_flight' },
-    });
+    await this.records.updateById(
+      id.tenant,
+      id.recordId,
+      { $set: { state: 'done', status: response.status, ...(body !== undefined && { body }) } },
+      {
+        where: { claimToken: id.token, state: 'in_flight' },
+      },
+    );
   }
 
   /** Forgets a claim whose request failed on our side, so the client may retry with the same key. */

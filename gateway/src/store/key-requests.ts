@@ -1,5 +1,5 @@
 import { objectIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Types } from 'mongoose';
+import { Schema, type Connection, type Model, type Types } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 
 export type RequestStatus = 'pending' | 'approved' | 'rejected';
@@ -49,7 +49,7 @@ export class KeyRequestStore {
   private readonly requests: TenantCollection<KeyRequestRecord>;
 
   constructor(conn: Connection) {
-    this.requests = new TenantCollection(conn.models.KeyRequest ?? conn.model<KeyRequestRecord>('KeyRequest', keyRequestSchema), objectIds, keyRequestQueryShapes);
+    this.requests = new TenantCollection((conn.models.KeyRequest as Model<KeyRequestRecord> | undefined) ?? conn.model<KeyRequestRecord>('KeyRequest', keyRequestSchema), objectIds, keyRequestQueryShapes);
   }
 
   create(scope: TenantScope, doc: Pick<KeyRequestRecord, 'name' | 'mode' | 'purpose' | 'scopes'>): Promise<KeyRequestRecord> {

@@ -7,10 +7,7 @@ interface SettingsRecord {
   updatedAt: Date;
 }
 
-const settingsSchema = new Schema<SettingsRecord>(
-  { _id: String, killSwitch: { type: Boolean, required: true }, updatedAt: { type: Date, required: true } },
-  { collection: 'platform_settings', versionKey: false },
-);
+const settingsSchema = new Schema<SettingsRecord>({ _id: String, killSwitch: { type: Boolean, required: true }, updatedAt: { type: Date, required: true } }, { collection: 'platform_settings', versionKey: false });
 
 const GLOBAL = 'global';
 
@@ -18,7 +15,7 @@ const GLOBAL = 'global';
 export class SettingsStore {
   private readonly model: Model<SettingsRecord>;
   constructor(conn: Connection) {
-    this.model = platformModel(conn.models.PlatformSettings ?? conn.model<SettingsRecord>('PlatformSettings', settingsSchema), 'the kill switch and other platform-wide settings');
+    this.model = platformModel((conn.models.PlatformSettings as Model<SettingsRecord> | undefined) ?? conn.model<SettingsRecord>('PlatformSettings', settingsSchema), 'the kill switch and other platform-wide settings');
   }
 
   /** The settings changed (by any replica): wakes every replica's re-read of the kill switch. */

@@ -22,7 +22,12 @@ export const configSchema = z.object({
   OUTBOUND_ALLOWLIST: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean),
+    ),
   /** The script generator: `local` (deterministic, no model, no network). */
   SCRIPT_GENERATOR: z.enum(['local']).default('local'),
   /** The safety net: a recorded request wakes the workers at once (a change stream); a lapsed claim is taken over at the next pass. */

@@ -1,15 +1,4 @@
-import {
-  consumerGroup,
-  createPromiseClient,
-  EventSubscriber,
-  openService,
-  OutboundClient,
-  runAsMain,
-  SecretBox,
-  serveGrpc,
-  startEvents,
-  Worker,
-} from '@voiceapi/kit';
+import { consumerGroup, createPromiseClient, EventSubscriber, openService, OutboundClient, runAsMain, SecretBox, serveGrpc, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { companyProfiles } from './clients/companies';
 import { knowledgeDocuments } from './clients/knowledge';
@@ -89,7 +78,7 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   // No inbox: a redelivery drops a document no agent links any more, or asks for a script again.
   const inputs = followScriptInputs(new EventSubscriber(kafka, { group: consumerGroup('agents', 'script-inputs'), log, publisher }), useCases);
   lifecycle.onStop('script-input consumer', () => inputs.stop());
-  await inputs.start();
+  inputs.start();
   if (secrets.rotating) {
     // Moves every stored secret onto the current key; once it logs none unreadable, the earlier keys can go.
     void useCases

@@ -27,7 +27,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   const { kafka, publisher, outbox } = await startEvents({ service: 'billing', settings: cfg, streams: [BillingEvent, TelephonyCallEvent], log, lifecycle, outboxOn: conn });
 
   const metrics = serviceMetrics('billing');
-  const announcements = new Announcements(outbox, store);
+  const announcements = new Announcements(outbox, store, rates.outboundPerMinute);
   const wallets = new Wallets(store, log, (scope, entries) => announcements.ledgerEntries(scope, entries));
   lifecycle.onStop('wallet head hints', () => wallets.stop());
   const creditsCharged = metrics.counter<{ type: string }>('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' });
@@ -38,15 +38,18 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   });
   const billing = new Billing(wallets, store, rates, { charged: creditsCharged });
 
-  const subscriber = chargeEndedCalls(new EventSubscriber(kafka, {
+  const subscriber = chargeEndedCalls(
+    new EventSubscriber(kafka, {
       group: consumerGroup('billing', 'call-charging'),
       log,
       publisher,
       // No inbox: charging is idempotent per call (one outcome, one reference), so a redelivery
       // costs one read. A wallet batches what arrives together (decision 0050).
       concurrency: cfg.CHARGING_CONCURRENCY,
-    }), charging);
-  await subscriber.start();
+    }),
+    charging,
+  );
+  subscriber.start(); // joins its group in the background: gRPC serves meanwhile
   lifecycle.onStop('call-ended consumer', () => subscriber.stop());
 
   const sweeper = new Sweeper({

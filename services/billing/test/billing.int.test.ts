@@ -1,17 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import {
-  consumerGroup,
-  createKafka,
-  createLogger,
-  createPromiseClient,
-  DomainError,
-  requireTenant,
-  eventRecord,
-  EventPublisher,
-  EventSubscriber,
-  type CallContext,
-} from '@voiceapi/kit';
+import { consumerGroup, createKafka, createLogger, createPromiseClient, DomainError, requireTenant, eventRecord, EventPublisher, EventSubscriber, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../src/main';
 import { WalletStore } from '../src/store/wallet-store';
@@ -39,7 +28,10 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
 
   const tenant = (): CallContext => ({ tenantId: `t-${randomUUID()}`, keyMode: 'live' });
   const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
-    const err = await p.then(() => undefined, (e: unknown) => e);
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
     return err;
   };
@@ -77,7 +69,8 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
       list.push(e.event.callBilled);
       billed.set(e.event.callBilled.callId, list);
     });
-    await listener.start();
+    listener.start();
+    await listener.waitUntilReady(30_000);
   });
   afterAll(async () => {
     await listener.stop();
@@ -131,9 +124,7 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
   it('1,000 concurrent debits of 1 against 500 credits: exactly 500 succeed, 500 get insufficient_credits, balance 0', async () => {
     const a = tenant();
     await topUp(a, 500);
-    const results = await Promise.allSettled(
-      Array.from({ length: 1000 }, (_, i) => client.debit({ reference: `d${i}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'race' }, a)),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 1000 }, (_, i) => client.debit({ reference: `d${i}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'race' }, a)));
     const ok = results.filter((r) => r.status === 'fulfilled').length;
     const refused = results.filter((r) => r.status === 'rejected' && (r.reason as DomainError).reasonCode === 'insufficient_credits').length;
     expect({ ok, refused }).toEqual({ ok: 500, refused: 500 });
@@ -155,7 +146,7 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
 
     const c = await client.captureHold({ callId: 'call-h1', amount: 6, description: 'Outbound call, 3 min' }, a);
     expect(c).toMatchObject({ replayed: false, transaction: { amount: -6, callId: 'call-h1', type: T.TRANSACTION_TYPE_CALL_DEDUCTION, balanceAfter: 44 }, balance: { balance: 44, held: 0, available: 44 } });
-    expect((await client.captureHold({ callId: 'call-h1', amount: 6, description: '' }, a))).toMatchObject({ replayed: true, transaction: { id: c.transaction!.id } });
+    expect(await client.captureHold({ callId: 'call-h1', amount: 6, description: '' }, a)).toMatchObject({ replayed: true, transaction: { id: c.transaction!.id } });
     // A charged call cannot hold again.
     expect((await rejection(client.placeHold({ callId: 'call-h1', amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a))).reasonCode).toBe('reference_conflict');
 
@@ -254,10 +245,12 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     for (const c of ['o1', 'i1', 'z1', 's1', 'f1']) expect(billed.get(id(c))).toHaveLength(1);
     expect(billed.get(id('o1'))![0]).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, balanceAfter: expect.any(Number), transactionId: expect.any(String) });
     const rows = (await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions;
-    expect(rows.map((r) => [r.callId, r.amount]).sort()).toEqual([
-      [id('i1'), -3],
-      [id('o1'), -4],
-    ].sort());
+    expect(rows.map((r) => [r.callId, r.amount]).sort()).toEqual(
+      [
+        [id('i1'), -3],
+        [id('o1'), -4],
+      ].sort(),
+    );
     // A hold for a call already settled is refused.
     expect((await rejection(client.placeHold({ callId: id('z1'), amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a))).reasonCode).toBe('reference_conflict');
     await expectSound(a);
@@ -313,9 +306,7 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     const until = Date.now() + 15_000;
     while (!usage.has(a.tenantId!) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 300));
-    expect(usage.get(a.tenantId!)).toEqual([
-      expect.objectContaining({ transactionId: d.transaction!.id, type: 'knowledge_upload', credits: 2, balanceAfter: 8, reference: 'upload:abc' }),
-    ]);
+    expect(usage.get(a.tenantId!)).toEqual([expect.objectContaining({ transactionId: d.transaction!.id, type: 'knowledge_upload', credits: 2, balanceAfter: 8, reference: 'upload:abc' })]);
     // The head hint (written at most once a second) records the chain as announced.
     const hinted = Date.now() + 10_000;
     let head = await conn.collection('wallet_heads').findOne({ _id: a.tenantId as never });

@@ -25,7 +25,10 @@ describe('companies service (gRPC + MongoDB)', () => {
   });
 
   const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
-    const err = await p.then(() => undefined, (e: unknown) => e);
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
     return err;
   };
@@ -83,13 +86,10 @@ describe('companies service (gRPC + MongoDB)', () => {
     // The dashboard stores credentials directly on the record; simulate that.
     const conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise();
     try {
-      await conn.collection('companies').updateOne(
-        { _id: new mongoose.Types.ObjectId(company!.id) },
-        { $set: { omniChannelSettings: { smtpPassword: 'hunter2', whatsappToken: 'wa-secret' } } },
-      );
+      await conn.collection('companies').updateOne({ _id: new mongoose.Types.ObjectId(company!.id) }, { $set: { omniChannelSettings: { smtpPassword: 'hunter2', whatsappToken: 'wa-secret' } } });
       const answers = [
         await client.getCompany({ id: company!.id }, tenantA),
-        await client.updateCompany({ id: company!.id, fields: { description: 'x' } , clearFields: [] }, tenantA),
+        await client.updateCompany({ id: company!.id, fields: { description: 'x' }, clearFields: [] }, tenantA),
         await client.listCompanies({ page: { page: 1, limit: 100 } }, tenantA),
         await client.getLatestCompany({}, tenantA),
       ];
@@ -117,14 +117,12 @@ describe('companies service (gRPC + MongoDB)', () => {
   });
 
   it('answers the standard gRPC health check as SERVING', async () => {
-    const Health = makeGenericClientConstructor(healthService as never, 'Health');
+    const Health = makeGenericClientConstructor(healthService, 'Health');
     const health = new Health(`127.0.0.1:${svc.port}`, credentials.createInsecure()) as unknown as {
       check(req: { service: string }, cb: (err: Error | null, res: { status: string }) => void): void;
       close(): void;
     };
-    const res = await new Promise<{ status: string }>((resolve, reject) =>
-      health.check({ service: 'voiceapi.companies.v1.CompaniesService' }, (err, r) => (err ? reject(err) : resolve(r))),
-    );
+    const res = await new Promise<{ status: string }>((resolve, reject) => health.check({ service: 'voiceapi.companies.v1.CompaniesService' }, (err, r) => (err ? reject(err) : resolve(r))));
     health.close();
     expect(res.status).toBe('SERVING');
   });

@@ -19,7 +19,7 @@ describe('Coalescer', () => {
     expect(rounds).toEqual([[1, 2, 3, 4], [5], [6, 7, 8]]);
   });
 
-  it("gives every caller of a failed round the error, and goes on with the next", async () => {
+  it('gives every caller of a failed round the error, and goes on with the next', async () => {
     let fail = true;
     const c = new Coalescer<number, number>(async (items) => {
       if (fail) throw new Error('down');
@@ -33,13 +33,28 @@ describe('Coalescer', () => {
 
 describe('duplicatePositions', () => {
   it('names the duplicates of an unordered insert, from the driver or as mongoose wraps them', () => {
-    expect(duplicatePositions({ code: 11000, writeErrors: [{ index: 1, code: 11000 }, { index: 3, code: 11000 }] })).toEqual([1, 3]);
+    expect(
+      duplicatePositions({
+        code: 11000,
+        writeErrors: [
+          { index: 1, code: 11000 },
+          { index: 3, code: 11000 },
+        ],
+      }),
+    ).toEqual([1, 3]);
     expect(duplicatePositions({ writeErrors: [{ err: { index: 2, code: 11000 } }] })).toEqual([2]);
     expect(duplicatePositions({ writeErrors: { index: 0, code: 11000 } })).toEqual([0]);
   });
 
   it('is undefined when anything but duplicates went wrong', () => {
-    expect(duplicatePositions({ writeErrors: [{ index: 0, code: 11000 }, { index: 1, code: 121 }] })).toBeUndefined();
+    expect(
+      duplicatePositions({
+        writeErrors: [
+          { index: 0, code: 11000 },
+          { index: 1, code: 121 },
+        ],
+      }),
+    ).toBeUndefined();
     expect(duplicatePositions(new Error('timeout'))).toBeUndefined();
   });
 });

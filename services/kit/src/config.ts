@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { DEFAULT_SESSION_TIMEOUT_MS } from './events/kafka';
 import { z } from 'zod';
 
 /**
@@ -6,16 +7,13 @@ import { z } from 'zod';
  * object. A bad setting stops the process with one line per problem: config fails fast, and
  * nothing else in a process reads `process.env`.
  */
-export function loadConfig<S extends z.ZodType>(
-  schema: S,
-  env: Record<string, string | undefined> = process.env,
-): Readonly<z.infer<S>> {
+export function loadConfig<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): Readonly<z.infer<S>> {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  return Object.freeze(parsed.data) as Readonly<z.infer<S>>;
+  return Object.freeze(parsed.data);
 }
 
 export class ConfigError extends Error {
@@ -29,7 +27,12 @@ export const commonEnv = {
   KAFKA_BROKERS: z
     .string()
     .min(1)
-    .transform((s) => s.split(',').map((b) => b.trim()).filter(Boolean)),
+    .transform((s) =>
+      s
+        .split(',')
+        .map((b) => b.trim())
+        .filter(Boolean),
+    ),
   /** How long a SIGTERM drain may take before remaining work is abandoned. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
   /** Unique per replica (the pod name in Kubernetes): names its broadcast groups and leases. */
@@ -41,9 +44,18 @@ export const commonEnv = {
    * `voiceapi.store.operations`). It turns the driver's command monitoring on, which costs a
    * little per command (docs/performance.md, "Counting store operations").
    */
-  STORE_OPS_COUNTING: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  STORE_OPS_COUNTING: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   /** Replication factor of those topics; -1 takes the broker's default. */
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(-1).max(10).default(-1),
+  /**
+   * How long a consumer that died without leaving holds its partitions (their events wait that
+   * long). The default is every broker's default floor (`group.min.session.timeout.ms`); lower it
+   * only where the brokers allow it (decision 0119).
+   */
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(DEFAULT_SESSION_TIMEOUT_MS),
 };
 
 /**
@@ -70,5 +82,10 @@ export const masterSecret = z.string().min(32, 'must be at least 32 characters')
 export const previousMasterSecrets = z
   .string()
   .default('')
-  .transform((s) => s.split(',').map((k) => k.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(masterSecret));

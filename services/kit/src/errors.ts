@@ -128,8 +128,7 @@ export async function nullIfNotFound<T>(answer: Promise<T>): Promise<T | null> {
   }
 }
 
-export const validationError = (message: string, details?: ErrorDetail[]): DomainError =>
-  commonReasons.error('validation_error', message, details);
+export const validationError = (message: string, details?: ErrorDetail[]): DomainError => commonReasons.error('validation_error', message, details);
 
 const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
 const TYPE_PREFIX = 'type.googleapis.com/';
@@ -185,9 +184,7 @@ export function fromGrpcError(err: unknown): DomainError {
   }
 }
 
-function readStatusDetails(
-  metadata: Metadata | undefined,
-): { message: string; info: google.rpc.ErrorInfo; details: ErrorDetail[] | undefined } | undefined {
+function readStatusDetails(metadata: Metadata | undefined): { message: string; info: google.rpc.ErrorInfo; details: ErrorDetail[] | undefined } | undefined {
   const raw = metadata?.get(STATUS_DETAILS_KEY)[0];
   if (!Buffer.isBuffer(raw)) return undefined;
   try {

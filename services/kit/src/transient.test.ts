@@ -35,13 +35,29 @@ describe('retryTransient', () => {
   it('throws any other failure at once', async () => {
     let calls = 0;
     const refusal = someReasons.error('insufficient_credits', 'no');
-    await expect(retryTransient(async () => { calls++; throw refusal; }, { deadline: Date.now() + 5_000, initialDelayMs: 1 })).rejects.toBe(refusal);
+    await expect(
+      retryTransient(
+        async () => {
+          calls++;
+          throw refusal;
+        },
+        { deadline: Date.now() + 5_000, initialDelayMs: 1 },
+      ),
+    ).rejects.toBe(refusal);
     expect(calls).toBe(1);
   });
   it('throws the last transient failure once the deadline has passed', async () => {
     let calls = 0;
     const started = Date.now();
-    await expect(retryTransient(async () => { calls++; throw new mongo.MongoNetworkError('away'); }, { deadline: started + 50, initialDelayMs: 10, maxDelayMs: 10 })).rejects.toBeInstanceOf(mongo.MongoNetworkError);
+    await expect(
+      retryTransient(
+        async () => {
+          calls++;
+          throw new mongo.MongoNetworkError('away');
+        },
+        { deadline: started + 50, initialDelayMs: 10, maxDelayMs: 10 },
+      ),
+    ).rejects.toBeInstanceOf(mongo.MongoNetworkError);
     expect(calls).toBeGreaterThan(1);
     expect(Date.now() - started).toBeLessThan(1_000);
   });

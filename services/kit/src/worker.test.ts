@@ -32,10 +32,16 @@ describe('Worker', () => {
   it('runs a pass at start, on wake-ups, and once more for wake-ups during a pass', async () => {
     let passes = 0;
     let release!: () => void;
-    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, log: log(), pass: async () => {
-      passes++;
-      if (passes === 2) await new Promise<void>((r) => (release = r));
-    } });
+    const w = new Worker({
+      service: 'test',
+      job: 'j',
+      everyMs: 60_000,
+      log: log(),
+      pass: async () => {
+        passes++;
+        if (passes === 2) await new Promise<void>((r) => (release = r));
+      },
+    });
     w.start();
     await w.idle();
     expect(passes).toBe(1);
@@ -52,11 +58,17 @@ describe('Worker', () => {
   it('passes again at once while a pass says there is more', async () => {
     const left = [5, 3, 0];
     const results: PassResult[] = [];
-    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, log: log(), pass: async () => {
-      const r: PassResult = (left.shift() ?? 0) > 0 ? 'more' : 'done';
-      results.push(r);
-      return r;
-    } });
+    const w = new Worker({
+      service: 'test',
+      job: 'j',
+      everyMs: 60_000,
+      log: log(),
+      pass: async () => {
+        const r: PassResult = (left.shift() ?? 0) > 0 ? 'more' : 'done';
+        results.push(r);
+        return r;
+      },
+    });
     w.start();
     await w.idle();
     expect(results).toEqual(['more', 'more', 'done']);
@@ -96,9 +108,15 @@ describe('Worker', () => {
   it('logs a failed pass and passes again on the next wake-up', async () => {
     const l = log();
     let passes = 0;
-    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, log: l, pass: async () => {
-      if (++passes === 1) throw new Error('store away');
-    } });
+    const w = new Worker({
+      service: 'test',
+      job: 'j',
+      everyMs: 60_000,
+      log: l,
+      pass: async () => {
+        if (++passes === 1) throw new Error('store away');
+      },
+    });
     w.start();
     await w.idle();
     expect(l.warn).toHaveBeenCalledTimes(1);
@@ -111,11 +129,17 @@ describe('Worker', () => {
   it('wakes on its timer, and not after stop, which waits for the pass under way', async () => {
     let passes = 0;
     let finished = false;
-    const w = new Worker({ service: 'test', job: 'j', everyMs: 20, log: log(), pass: async () => {
-      passes++;
-      await new Promise((r) => setTimeout(r, 30));
-      finished = true;
-    } });
+    const w = new Worker({
+      service: 'test',
+      job: 'j',
+      everyMs: 20,
+      log: log(),
+      pass: async () => {
+        passes++;
+        await new Promise((r) => setTimeout(r, 30));
+        finished = true;
+      },
+    });
     w.start();
     await new Promise((r) => setTimeout(r, 150));
     expect(passes).toBeGreaterThanOrEqual(2);

@@ -88,7 +88,7 @@ describe('kit events', () => {
       await opts.handler?.(s);
       seen.push(s);
     });
-    await subscriber.start();
+    subscriber.start();
     await subscriber.waitUntilReady(30_000);
     return seen;
   }

@@ -18,13 +18,11 @@ describe('the store under racing writers', () => {
   it(`lets exactly ${START} of ${RACERS} racing findOneAndUpdate calls take one unit each, and none more`, async () => {
     const c = conn.collection<{ _id: string; bal: number }>('racers_fam');
     await c.insertOne({ _id: 'wallet', bal: START });
-    const results = await Promise.all(
-      Array.from({ length: RACERS }, () => c.findOneAndUpdate({ _id: 'wallet', bal: { $gte: 1 } }, { $inc: { bal: -1 } }, { returnDocument: 'after' })),
-    );
+    const results = await Promise.all(Array.from({ length: RACERS }, () => c.findOneAndUpdate({ _id: 'wallet', bal: { $gte: 1 } }, { $inc: { bal: -1 } }, { returnDocument: 'after' })));
     const won = results.filter((r) => r !== null);
     expect(won).toHaveLength(START);
     // Each winner saw a different balance: no two took the same unit.
-    expect(new Set(won.map((r) => r!.bal)).size).toBe(START);
+    expect(new Set(won.map((r) => r.bal)).size).toBe(START);
     expect((await c.findOne({ _id: 'wallet' }))?.bal).toBe(0);
   });
 

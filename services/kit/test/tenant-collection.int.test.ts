@@ -44,7 +44,7 @@ describe('TenantCollection', () => {
     expect((await notes.findById(a, id))?.text).toBe('private');
   });
 
-  it('updates and deletes the tenant\'s own document', async () => {
+  it("updates and deletes the tenant's own document", async () => {
     const note = await add(a, 'draft');
     expect((await notes.updateById(a, note._id.toString(), { $set: { text: 'final' } }))?.text).toBe('final');
     expect(await notes.deleteById(a, note._id.toString())).toBe(true);
@@ -100,7 +100,12 @@ describe('TenantCollection', () => {
     // Another tenant's upsert of the same id cannot reach it (its insert collides on `_id`).
     await expect(counters.upsertById(b, 'a:1', { $inc: { n: 10 } })).rejects.toThrow();
     expect((await counters.findById(a, 'a:1'))?.n).toBe(1);
-    expect(await counters.insertNew(a, [{ _id: 'a:1', n: 0 }, { _id: 'a:3', n: 3 }])).toEqual([0]);
+    expect(
+      await counters.insertNew(a, [
+        { _id: 'a:1', n: 0 },
+        { _id: 'a:3', n: 3 },
+      ]),
+    ).toEqual([0]);
     expect((await counters.findById(a, 'a:3'))?.n).toBe(3);
     expect(await counters.updateMany(b, {}, { $set: { n: 0 } })).toBe(0);
     expect(await counters.updateMany(a, {}, { $inc: { n: 1 } })).toBe(3);
@@ -115,9 +120,18 @@ describe('TenantCollection', () => {
     }
     const marks = new TenantCollection(conn.model<MarkDoc>('Mark', new Schema<MarkDoc>({ _id: String, tenantId: String, at: Number }, { versionKey: false })), stringIds, []);
     const all = marks.crossTenant('a test writes the marks of two tenants');
-    await all.setMany([{ _id: 'a|1', tenantId: 'tenant-a', at: 1 }, { _id: 'b|1', tenantId: 'tenant-b', at: 1 }]);
-    await all.setMany([{ _id: 'a|1', tenantId: 'tenant-a', at: 2 }, { _id: 'a|2', tenantId: 'tenant-a', at: 2 }]);
-    expect((await marks.find(a, {})).map((m) => [m._id, m.at]).sort()).toEqual([['a|1', 2], ['a|2', 2]]);
+    await all.setMany([
+      { _id: 'a|1', tenantId: 'tenant-a', at: 1 },
+      { _id: 'b|1', tenantId: 'tenant-b', at: 1 },
+    ]);
+    await all.setMany([
+      { _id: 'a|1', tenantId: 'tenant-a', at: 2 },
+      { _id: 'a|2', tenantId: 'tenant-a', at: 2 },
+    ]);
+    expect((await marks.find(a, {})).map((m) => [m._id, m.at]).sort()).toEqual([
+      ['a|1', 2],
+      ['a|2', 2],
+    ]);
     // An id another tenant holds cannot be taken over: the write fails, the document stays.
     await expect(all.setMany([{ _id: 'a|1', tenantId: 'tenant-b', at: 9 }])).rejects.toThrow();
     expect((await marks.findById(a, 'a|1'))?.at).toBe(2);
@@ -127,7 +141,10 @@ describe('TenantCollection', () => {
       { id: 'a|2', tenantId: 'tenant-b', update: { $set: { at: 9 } } },
       { id: 'a|9', tenantId: 'tenant-a', update: { $set: { at: 9 } } },
     ]);
-    expect((await marks.find(a, {})).map((m) => [m._id, m.at]).sort()).toEqual([['a|1', 3], ['a|2', 2]]);
+    expect((await marks.find(a, {})).map((m) => [m._id, m.at]).sort()).toEqual([
+      ['a|1', 3],
+      ['a|2', 2],
+    ]);
     await expect(all.updateManyById([{ id: 'a|1', tenantId: 'tenant-a', update: { $set: { tenantId: 'tenant-b' } } }])).rejects.toThrow(/tenant never changes/);
   });
 
@@ -154,12 +171,19 @@ describe('TenantCollection', () => {
   it('names why a platform collection belongs to no tenant', () => {
     const model = conn.model('Pool', new Schema({ _id: String }));
     expect(() => platformModel(model, '')).toThrow(/say why/);
-    expect(platformModel(model, 'the number pool is the platform\'s')).toBe(model);
+    expect(platformModel(model, "the number pool is the platform's")).toBe(model);
   });
 
   it('batch-inserts documents as built: the tenant stamped, undefined fields left out, a duplicate refused', async () => {
-    await notes.insertMany(a, [{ text: 'one', createdAt: new Date(1) }, { text: undefined as unknown as string, createdAt: new Date(2) }]);
-    const raw = await conn.collection('notes').find({ createdAt: { $in: [new Date(1), new Date(2)] } }).sort({ createdAt: 1 }).toArray();
+    await notes.insertMany(a, [
+      { text: 'one', createdAt: new Date(1) },
+      { text: undefined as unknown as string, createdAt: new Date(2) },
+    ]);
+    const raw = await conn
+      .collection('notes')
+      .find({ createdAt: { $in: [new Date(1), new Date(2)] } })
+      .sort({ createdAt: 1 })
+      .toArray();
     expect(raw.map((d) => d.tenantId)).toEqual(['tenant-a', 'tenant-a']);
     expect(raw[1]).not.toHaveProperty('text');
     await expect(notes.insertMany(a, [{ _id: raw[0]!._id, text: 'again', createdAt: new Date(3) }])).rejects.toMatchObject({ code: 11000 });
@@ -226,7 +250,7 @@ describe('TenantCollection', () => {
     expect(await notes.findById(b, ids[0]!.toString())).toBeNull();
   });
 
-  it('serves reads asked at once with shared reads: each its own tenant\'s document, as fresh as a read of its own', async () => {
+  it("serves reads asked at once with shared reads: each its own tenant's document, as fresh as a read of its own", async () => {
     const mine = await Promise.all(Array.from({ length: 10 }, (_, i) => add(a, `a${i}`)));
     const theirs = await add(b, 'theirs');
     const reads = await Promise.all([

@@ -11,7 +11,12 @@ export const configSchema = z.object({
   BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   /** The largest document accepted, in bytes (the gateway refuses larger bodies before they arrive). */
-  KNOWLEDGE_MAX_FILE_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(20 * 1024 * 1024),
+  KNOWLEDGE_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(20 * 1024 * 1024),
   /** How often uploads a crashed replica left between storing and charging are finished or undone. */
   RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   /** An upload still pending after this long is taken over by recovery. */

@@ -1,9 +1,12 @@
 import {
+  broadcastGroup,
+  broadcastGroupPrefix,
   consumerGroup,
   createPromiseClient,
   EventSubscriber,
   Lease,
   openService,
+  removeIdleBroadcastGroups,
   runAsMain,
   serveGrpc,
   serviceMetrics,
@@ -13,7 +16,7 @@ import {
 import { voiceapi } from '@voiceapi/proto';
 import { billingHoldQuote } from './clients/billing';
 import { readConfig } from './config';
-import { followCallOutcomes, sendRequestedMessages } from './events/consume';
+import { followCallOutcomes, followCredit, sendRequestedMessages } from './events/consume';
 import { leadsService } from './grpc/leads-server';
 import { CampaignStore } from './store/campaign-store';
 import { ContactStore } from './store/contact-store';
@@ -31,7 +34,7 @@ import { Contacts } from './usecases/contacts';
 import { Dialing } from './usecases/dialing';
 import { DoNotCall } from './usecases/do-not-call';
 import { EventRoutes } from './usecases/event-routes';
-import { QuotedCreditCheck } from './usecases/credit-check';
+import { CreditView } from './usecases/credit-check';
 import { LeadIngest } from './usecases/leads';
 import { ContactLifecycle } from './usecases/lifecycle';
 import { MessageFollowups, Messaging, RecordingMessageAdapter } from './usecases/messaging';
@@ -58,16 +61,26 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   const followups = new FollowupStore(conn);
   const claims = new DialClaimStore(conn);
 
-  // Leads owns its stream; it also creates telephony's call stream, which it reads, so it can
-  // start before telephony exists (creation is idempotent, with the same settings).
-  const { LeadsEvent, TelephonyCallEvent } = voiceapi.events.v1;
+  // Leads owns its stream; it also creates the call and billing streams, which it reads, so it can
+  // start before telephony or billing exists (creation is idempotent, with the same settings).
+  const { LeadsEvent, TelephonyCallEvent, BillingEvent } = voiceapi.events.v1;
   // The scheduler and the outbox relay run on one lease, so an idle replica renews one lease.
   const lease = new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID);
-  const { kafka, publisher, outbox } = await startEvents({ service: 'leads', settings: cfg, streams: [LeadsEvent, TelephonyCallEvent], log, lifecycle, outboxOn: conn, outboxLease: lease });
+  const { kafka, publisher, outbox } = await startEvents({ service: 'leads', settings: cfg, streams: [LeadsEvent, TelephonyCallEvent, BillingEvent], log, lifecycle, outboxOn: conn, outboxLease: lease });
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
   lifecycle.onStop('billing client', () => billing.close());
-  const credits = new QuotedCreditCheck(billingHoldQuote(billing));
+  const credits = new CreditView(billingHoldQuote(billing));
+  // Every replica hears every wallet's credit (any replica may take a tenant's next lead): a
+  // broadcast group of its own, from now on (a tenant it has not heard of is quoted once), removed on stop.
+  const creditNews = followCredit(
+    new EventSubscriber(kafka, { group: broadcastGroup('leads', 'credit-view', cfg.INSTANCE_ID), log, publisher, fromBeginning: false, removeGroupOnStop: true, concurrency: 256, keyOrder: false }),
+    credits,
+  );
+  creditNews.start();
+  lifecycle.onStop('credit view consumer', () => creditNews.stop());
+  // Groups of replicas that died without removing their own.
+  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('leads', 'credit-view'), log).catch((err: unknown) => log.warn({ err }, 'could not look for idle broadcast groups'));
 
   const checks = new ComplianceChecks(dnc);
   const lifecycleOfContacts = new ContactLifecycle(contacts, outbox, now);
@@ -88,7 +101,15 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   });
   const useCases = {
     campaigns: new Campaigns(campaigns, contacts, cfg.CALLING_WINDOW_DEFAULT, now),
-    ingest: new LeadIngest({ campaigns, contacts, routes, templates, messages, checks, credits, writer: new AcceptWriter({ contacts, messages, schedule, outbox, log }),
+    ingest: new LeadIngest({
+      campaigns,
+      contacts,
+      routes,
+      templates,
+      messages,
+      checks,
+      credits,
+      writer: new AcceptWriter({ contacts, messages, schedule, outbox, log }),
       now,
       metrics: { leads: serviceMetrics('leads').counter('leads', { description: 'Leads by outcome: queued, scheduled, sandbox_accepted, or the reason refused' }) },
     }),
@@ -104,10 +125,10 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   // followed once per call id, a message is sent once and marked sent), and the leads stream they
   // share carries every dial request, which an inbox would cost two writes each for nothing.
   const outcomes = followCallOutcomes(new EventSubscriber(kafka, { group: consumerGroup('leads', 'call-outcomes'), log, publisher }), dialing);
-  await outcomes.start();
+  outcomes.start();
   lifecycle.onStop('call-outcome consumer', () => outcomes.stop());
   const sender = sendRequestedMessages(new EventSubscriber(kafka, { group: consumerGroup('leads', 'message-sender'), log, publisher, concurrency: 16 }), messaging);
-  await sender.start();
+  sender.start();
   lifecycle.onStop('message sender', () => sender.stop());
 
   // Due scheduled dials and follow-ups, on one replica at a time: woken when an item is scheduled

@@ -54,7 +54,10 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
   });
   const tenant = (): CallContext => ({ tenantId: `t-${randomUUID()}`, keyMode: 'live' });
   const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
-    const err = await p.then(() => undefined, (e: unknown) => e);
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
     return err;
   };
@@ -99,7 +102,14 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     ]);
 
   beforeAll(async () => {
-    billing = await startBilling({ MONGO_URL: process.env.MONGO_URL, KAFKA_BROKERS: process.env.KAFKA_BROKERS, MONGO_DB: `billing_it_${suffix}`, GRPC_PORT: '0', LOG_LEVEL: 'silent', INSTANCE_ID: `billing-it-${suffix}` });
+    billing = await startBilling({
+      MONGO_URL: process.env.MONGO_URL,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+      MONGO_DB: `billing_it_${suffix}`,
+      GRPC_PORT: '0',
+      LOG_LEVEL: 'silent',
+      INSTANCE_ID: `billing-it-${suffix}`,
+    });
     billingClient = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${billing.port}`, { timeoutMs: 20_000 });
     svc = await startLeads(env());
     client = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, `127.0.0.1:${svc.port}`, { timeoutMs: 20_000 });
@@ -114,7 +124,8 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       const d = e.event.dialRequested;
       dials.set(d.contactId, [...(dials.get(d.contactId) ?? []), d.dialId]);
     });
-    await listener.start();
+    listener.start();
+    await listener.waitUntilReady(30_000);
   });
   afterAll(async () => {
     await listener.stop();
@@ -154,9 +165,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     }
     expect((await reason(callLead('+14155550000', { consent: { outboundCall: false } }))).reasonCode).toBe('consent_required');
     expect((await reason(callLead('+14155550000', { consent: undefined }))).reasonCode).toBe('consent_required');
-    expect((await reason(callLead('+14155550000', { consent: { outboundCall: true, capturedAt: new Date(Date.now() + 3_600_000) } }))).details).toEqual([
-      { path: 'consent.capturedAt', message: 'in the future' },
-    ]);
+    expect((await reason(callLead('+14155550000', { consent: { outboundCall: true, capturedAt: new Date(Date.now() + 3_600_000) } }))).details).toEqual([{ path: 'consent.capturedAt', message: 'in the future' }]);
     await client.addTenantDoNotCall({ phone: '+1 (415) 555-0002' }, a);
     const tenantList = await reason(callLead('+14155550002'));
     expect({ reason: tenantList.reasonCode, details: tenantList.details }).toEqual({ reason: 'do_not_call', details: [{ path: 'phone', message: "on the tenant's do-not-call list" }] });
@@ -275,7 +284,16 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     const em = (await client.createTemplate({ channel: 'email', name: 'Welcome', subject: 'Hello {{first_name}}', body: 'Dear {{first_name}}, see {{link}}' }, a)).template!;
     expect(wa.variables).toEqual(['1', '2']);
     expect((await rejection(client.createTemplate({ channel: 'whatsapp', name: 'Bad', body: 'Hi {{name}}' }, a))).reasonCode).toBe('validation_error');
-    const lead = (extra: Partial<LeadInput>): LeadInput => ({ phone: '+14155550300', email: 'ada@example.com', channels: ['whatsapp', 'email'], templateVariables: {}, whatsappParams: {}, whatsappTemplateId: wa.id, emailTemplateId: em.id, ...extra });
+    const lead = (extra: Partial<LeadInput>): LeadInput => ({
+      phone: '+14155550300',
+      email: 'ada@example.com',
+      channels: ['whatsapp', 'email'],
+      templateVariables: {},
+      whatsappParams: {},
+      whatsappTemplateId: wa.id,
+      emailTemplateId: em.id,
+      ...extra,
+    });
     const missing = await rejection(client.ingestLead({ campaignId: id, lead: lead({ whatsappParams: { '1': 'Ada' }, templateVariables: { first_name: 'Ada' } }) }, a));
     expect(missing.details?.map((d) => d.path)).toEqual(['whatsappParams.2', 'templateVariables.link']);
     const foreign = (await client.createTemplate({ channel: 'whatsapp', name: 'Theirs', body: 'Hi {{1}}' }, tenant())).template!;

@@ -14,7 +14,10 @@ export const configSchema = z.object({
   /** Agents: who answers an inbound call, and the conversation it holds (custom API included). */
   AGENTS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50066'),
   /** The platform's number outbound calls are placed from when their campaign has none of its own. */
-  PLATFORM_FROM_NUMBER: z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number').default('+18885550100'),
+  PLATFORM_FROM_NUMBER: z
+    .string()
+    .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number')
+    .default('+18885550100'),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   /** The carrier adapter: `simulator` (no telephone network is reachable from here). */
   CARRIER_ADAPTER: z.enum(['simulator']).default('simulator'),

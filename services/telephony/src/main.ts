@@ -1,15 +1,4 @@
-import {
-  consumerGroup,
-  createPromiseClient,
-  EventSubscriber,
-  Lease,
-  openService,
-  runAsMain,
-  serveGrpc,
-  serviceMetrics,
-  startEvents,
-  Worker,
-} from '@voiceapi/kit';
+import { consumerGroup, createPromiseClient, EventSubscriber, Lease, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { SimulatorCarrier } from './carrier/simulator';
 import { answeringAgents } from './clients/agents';
@@ -101,7 +90,10 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     service: 'telephony',
     job: 'dial-dispatch',
     everyMs: cfg.DISPATCH_INTERVAL_MS,
-    wakeOn: [{ ...queue.changes(), wakes: () => dialer.noteQueued() }, { ...lines.changes(), wakes: () => dialer.waitingForLines }],
+    wakeOn: [
+      { ...queue.changes(), wakes: () => dialer.noteQueued() },
+      { ...lines.changes(), wakes: () => dialer.waitingForLines },
+    ],
     gatherMs: 50,
     lease,
     log,
@@ -114,7 +106,16 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const workers = [
     dispatching,
     new Worker({ service: 'telephony', job: 'call-recovery', everyMs: cfg.RECOVERY_INTERVAL_MS, lease, log, pass: async () => void (await recovery.runOnce()) }),
-    new Worker({ service: 'telephony', job: 'rollups', everyMs: cfg.ROLLUP_INTERVAL_MS, wakeOn: [rollups.changes()], gatherMs: 1_000, lease, log, pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done') }),
+    new Worker({
+      service: 'telephony',
+      job: 'rollups',
+      everyMs: cfg.ROLLUP_INTERVAL_MS,
+      wakeOn: [rollups.changes()],
+      gatherMs: 1_000,
+      lease,
+      log,
+      pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done'),
+    }),
   ];
   for (const w of workers) {
     w.start();
@@ -137,7 +138,8 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, now);
   lifecycle.onStop('dial-request consumer', () => dialRequests.stop());
   lifecycle.onStop('billing consumer', () => billed.stop());
-  await Promise.all([dialRequests.start(), billed.start()]);
+  dialRequests.start();
+  billed.start();
 
   log.info({ port: server.port, carrier: carrier.name, speedup: cfg.CARRIER_SIMULATOR_SPEEDUP }, 'telephony listening');
   return { port: server.port, lifecycle, log, dialer, recovery, outbox, runner };

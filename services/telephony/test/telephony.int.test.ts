@@ -13,7 +13,6 @@ import { LineStore, type Line } from '../src/store/line-store';
 type Telephony = ReturnType<typeof createPromiseClient<typeof voiceapi.telephony.v1.TelephonyServiceService>>;
 type Leads = ReturnType<typeof createPromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>>;
 type Billing = ReturnType<typeof createPromiseClient<typeof voiceapi.billing.v1.BillingServiceService>>;
-type Call = voiceapi.telephony.v1.Call;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
@@ -26,7 +25,10 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
   }
 }
 const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
   return err;
 };
@@ -80,7 +82,14 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
   beforeAll(async () => {
     billing = await startBilling({ ...base, MONGO_DB: `billing_tit_${suffix}`, INSTANCE_ID: `billing-tit-${suffix}`, SWEEP_INTERVAL_MS: '1000' });
     bc = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${billing.port}`, { timeoutMs: 20_000 });
-    leads = await startLeads({ ...base, MONGO_DB: `leads_tit_${suffix}`, INSTANCE_ID: `leads-tit-${suffix}`, BILLING_GRPC_ADDR: `127.0.0.1:${billing.port}`, CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' });
+    leads = await startLeads({
+      ...base,
+      MONGO_DB: `leads_tit_${suffix}`,
+      INSTANCE_ID: `leads-tit-${suffix}`,
+      BILLING_GRPC_ADDR: `127.0.0.1:${billing.port}`,
+      CALLING_WINDOW_DEFAULT: 'always',
+      SCHEDULER_INTERVAL_MS: '200',
+    });
     lc = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, `127.0.0.1:${leads.port}`, { timeoutMs: 20_000 });
     svc = await startTelephony({
       ...base,
@@ -223,8 +232,24 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       const calls = new CallStore(own);
       const scope = requireTenant({ tenantId: 't-moves', keyMode: 'live' });
       const row = (id: string): CallRow => ({
-        id, tenantId: scope.tenantId, direction: 'outbound', status: 'queued', dialId: `${id}:1`, contactId: 'c', campaignId: 'k', fromNumber: '+14155550100', toNumber: '+14155550101',
-        startedAt: new Date(), durationSeconds: 0, maxCallSeconds: 60, sandbox: false, holdFailed: false, billingStatus: 'pending', hasTranscript: false, hasAnalysis: false, hasRecording: false,
+        id,
+        tenantId: scope.tenantId,
+        direction: 'outbound',
+        status: 'queued',
+        dialId: `${id}:1`,
+        contactId: 'c',
+        campaignId: 'k',
+        fromNumber: '+14155550100',
+        toNumber: '+14155550101',
+        startedAt: new Date(),
+        durationSeconds: 0,
+        maxCallSeconds: 60,
+        sandbox: false,
+        holdFailed: false,
+        billingStatus: 'pending',
+        hasTranscript: false,
+        hasAnalysis: false,
+        hasRecording: false,
       });
       const ids = Array.from({ length: 20 }, (_, i) => `call-${i}`);
       expect(await Promise.all([...ids.map((id) => calls.create(scope, row(id))), calls.create(scope, row('call-0'))])).toEqual([...ids.map(() => true), false]);
@@ -275,10 +300,12 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(refused[0]).toMatchObject({ status: 'failed', outcome: 'failed', durationSeconds: 0, billingStatus: 'skipped', hasRecording: false });
     expect(refused[0]!.callSid).toBeUndefined();
     const failedContact = contacts.find((c) => c.id === refused[0]!.contactId)!;
-    expect(await eventually('the contact failed', async () => {
-      const k = (await lc.getContact({ id: failedContact.id }, a)).contact!;
-      return k.status === 'failed' ? k : undefined;
-    })).toMatchObject({ endReason: 'insufficient_credits' });
+    expect(
+      await eventually('the contact failed', async () => {
+        const k = (await lc.getContact({ id: failedContact.id }, a)).contact!;
+        return k.status === 'failed' ? k : undefined;
+      }),
+    ).toMatchObject({ endReason: 'insufficient_credits' });
     expect(await balance(a)).toMatchObject({ balance: 23, held: 0 });
   });
 
@@ -378,7 +405,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect((await query('agent')).buckets).toEqual([expect.objectContaining({ calls: 3 })]);
     expect((await query('day', { direction: 'inbound' })).buckets).toEqual([]);
     for (const bad of [{ groupBy: 'week' }, { groupBy: 'day', timeZone: 'Mars/Olympus' }, { groupBy: 'day', direction: 'up' }, { groupBy: 'day', from: new Date(), to: new Date(Date.now() - 1) }]) {
-      expect((await rejection(tel.callAnalytics({ from: new Date(Date.now() - 1_000), to: new Date(), ...bad } as voiceapi.telephony.v1.CallAnalyticsRequest, a))).reasonCode).toBe('validation_error');
+      expect((await rejection(tel.callAnalytics({ from: new Date(Date.now() - 1_000), to: new Date(), ...bad }, a))).reasonCode).toBe('validation_error');
     }
   });
 
@@ -403,7 +430,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(won).toHaveLength(1);
     const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect((lost.reason as DomainError).reasonCode).toBe('number_already_owned');
-    const winner = results[0]!.status === 'fulfilled' ? a : b;
+    const winner = results[0].status === 'fulfilled' ? a : b;
     const loser = winner === a ? b : a;
     expect((won[0] as PromiseFulfilledResult<voiceapi.telephony.v1.PurchaseNumberResponse>).value).toMatchObject({ status: 'purchased', creditsCharged: 15, balanceAfter: 85 });
     expect(await balance(winner)).toMatchObject({ balance: 85 });

@@ -31,7 +31,12 @@ export const configSchema = z.object({
   OUTBOUND_ALLOWLIST: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean),
+    ),
   /** Delay before each attempt: the first, then each retry. After the last, the delivery has failed. */
   WEBHOOK_RETRY_SCHEDULE: parsedText('0,5s,5m,30m,2h,5h,10h,10h', parseSchedule),
   /** One attempt, connection to last byte read. */

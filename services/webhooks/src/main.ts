@@ -1,17 +1,4 @@
-import {
-  consumerGroup,
-  ensureIndexes,
-  EventSubscriber,
-  Lease,
-  openService,
-  OutboundClient,
-  OutboundFailed,
-  OutboundRefused,
-  runAsMain,
-  SecretBox,
-  serveGrpc,
-  startEvents,
-} from '@voiceapi/kit';
+import { consumerGroup, ensureIndexes, EventSubscriber, Lease, openService, OutboundClient, OutboundFailed, OutboundRefused, runAsMain, SecretBox, serveGrpc, startEvents } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
 import { deliverDomainEvents } from './events/consume';
@@ -100,7 +87,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   const { kafka, publisher } = await startEvents({ service: 'webhooks', settings: cfg, streams: [BillingEvent, LeadsEvent, AgentsEvent], log, lifecycle });
   const fanOut = new FanOut({ endpoints, messages, deliveries, queue, owner: cfg.INSTANCE_ID, dispatch: (item) => dispatcher.enqueue(item), log, now });
   const consumer = deliverDomainEvents(new EventSubscriber(kafka, { group: consumerGroup('webhooks', 'fan-out'), log, publisher, concurrency: cfg.WEBHOOK_FANOUT_CONCURRENCY, keyOrder: false }), fanOut);
-  await consumer.start();
+  consumer.start();
   // Stopped before the dispatcher (lifecycle hooks run in reverse): no new deliveries while it hands back what it holds.
   lifecycle.onStop('fan-out consumer', () => consumer.stop());
 

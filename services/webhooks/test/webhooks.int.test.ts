@@ -22,7 +22,10 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
 
   const tenant = (): CallContext => ({ tenantId: `t-${randomUUID()}`, keyMode: 'live' });
   const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
-    const err = await p.then(() => undefined, (e: unknown) => e);
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
     return err;
   };
@@ -42,15 +45,38 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     return { id: res.endpoint!.id, path, secret: res.secret };
   };
   const billed = (ctx: CallContext, callId = randomUUID(), sandbox = false) =>
-    eventRecord(BillingEvent, ctx.tenantId!, BillingEvent.fromPartial({
-      occurTime: new Date(),
-      event: { $case: 'callBilled', callBilled: { callId, tenantId: ctx.tenantId!, direction: CallDirection.CALL_DIRECTION_OUTBOUND, billingStatus: 'charged', creditsCharged: 4, balanceAfter: 96, transactionId: `tx-${callId}`, sandbox, endTime: new Date(), durationSeconds: 61 } },
-    }), `billed:${callId}`);
+    eventRecord(
+      BillingEvent,
+      ctx.tenantId!,
+      BillingEvent.fromPartial({
+        occurTime: new Date(),
+        event: {
+          $case: 'callBilled',
+          callBilled: {
+            callId,
+            tenantId: ctx.tenantId!,
+            direction: CallDirection.CALL_DIRECTION_OUTBOUND,
+            billingStatus: 'charged',
+            creditsCharged: 4,
+            balanceAfter: 96,
+            transactionId: `tx-${callId}`,
+            sandbox,
+            endTime: new Date(),
+            durationSeconds: 61,
+          },
+        },
+      }),
+      `billed:${callId}`,
+    );
   const statusChanged = (ctx: CallContext) =>
-    eventRecord(LeadsEvent, randomUUID(), LeadsEvent.fromPartial({
-      occurTime: new Date(),
-      event: { $case: 'contactStatusChanged', contactStatusChanged: { tenantId: ctx.tenantId!, contactId: randomUUID(), campaignId: 'p1', status: 'completed', previousStatus: 'in_progress', sandbox: true } },
-    }));
+    eventRecord(
+      LeadsEvent,
+      randomUUID(),
+      LeadsEvent.fromPartial({
+        occurTime: new Date(),
+        event: { $case: 'contactStatusChanged', contactStatusChanged: { tenantId: ctx.tenantId!, contactId: randomUUID(), campaignId: 'p1', status: 'completed', previousStatus: 'in_progress', sandbox: true } },
+      }),
+    );
   const deliveries = async (id: string) => (await client.listDeliveries({ endpointId: id, limit: 1000 }, {})).deliveries;
 
   beforeAll(async () => {

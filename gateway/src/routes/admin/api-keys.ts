@@ -76,9 +76,7 @@ export function apiKeyRoutes(op: OperatorUseCases) {
       summary: 'Rename, deactivate or reactivate a key',
       description: 'Every gateway replica stops accepting a deactivated key within a second.',
       params: KeyParam,
-      body: z
-        .strictObject({ status: z.enum(['active', 'inactive']).optional(), name: Name.optional() })
-        .refine((b) => b.status !== undefined || b.name !== undefined, 'send status and/or name'),
+      body: z.strictObject({ status: z.enum(['active', 'inactive']).optional(), name: Name.optional() }).refine((b) => b.status !== undefined || b.name !== undefined, 'send status and/or name'),
       responses: { 200: { description: 'Updated', schema: z.object({ apiKey: ApiKey }) } },
       errors: notFound,
       handler: async ({ params, body }) => ({ status: 200, body: { apiKey: apiKeyJson(await op.updateKey(params.keyId, body)) } }),

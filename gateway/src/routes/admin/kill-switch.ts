@@ -12,7 +12,7 @@ export function killSwitchRoutes(op: OperatorUseCases) {
       tag: 'Kill switch',
       summary: 'Read the global kill switch',
       responses: { 200: { description: 'Current state', schema: KillSwitch } },
-      handler: async () => ({ status: 200, body: { enabled: op.killSwitch() } }),
+      handler: () => Promise.resolve({ status: 200, body: { enabled: op.killSwitch() } }),
     }),
     defineRoute({
       method: 'put',

@@ -4,10 +4,7 @@ import { name, z } from '../../http/zod';
 
 /** The HTTP shapes of the operator API (../shared/guide/operator-api.md). */
 
-export const ScopeList = z
-  .array(z.enum(SCOPES))
-  .min(1, 'must name at least one scope')
-  .openapi({ description: 'Scopes to grant; omitted means the default set' });
+export const ScopeList = z.array(z.enum(SCOPES)).min(1, 'must name at least one scope').openapi({ description: 'Scopes to grant; omitted means the default set' });
 export const Mode = z.enum(['live', 'sandbox']);
 export const Name = name(100);
 

@@ -70,7 +70,8 @@ export function agentRoutes(clients: ServiceClients) {
       tag,
       summary: 'Update an inbound agent',
       operationId: 'updateInboundAgent',
-      description: 'Send only the fields to change, checked as on create; `null` removes `branchId`, `doctorId`, `companyId`, `customApiBaseUrl` or `customApiSecret`. `status` and `inboundScriptStatus` cannot be set (400): use activate and generate-script.',
+      description:
+        'Send only the fields to change, checked as on create; `null` removes `branchId`, `doctorId`, `companyId`, `customApiBaseUrl` or `customApiSecret`. `status` and `inboundScriptStatus` cannot be set (400): use activate and generate-script.',
       scopes: ['inbound:write'],
       params: IdParam,
       body: AgentPatch,

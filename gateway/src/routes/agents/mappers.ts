@@ -48,7 +48,14 @@ export function agentJson(a: voiceapi.agents.v1.Agent | undefined): z.infer<type
     customApiBaseUrl: a.customApiBaseUrl ?? null,
     customApiTimeoutMs: a.customApiTimeoutMs,
     customApiSecretSet: a.customApiSecretSet,
-    script: a.script ? { text: a.script.text, sources: a.script.sources.map((s) => ({ kind: s.kind as 'company' | 'greeting' | 'knowledge_document', id: s.id, title: s.title })), generator: a.script.generator, generatedAt: iso(a.script.generateTime) ?? new Date(0).toISOString() } : null,
+    script: a.script
+      ? {
+          text: a.script.text,
+          sources: a.script.sources.map((s) => ({ kind: s.kind as 'company' | 'greeting' | 'knowledge_document', id: s.id, title: s.title })),
+          generator: a.script.generator,
+          generatedAt: iso(a.script.generateTime) ?? new Date(0).toISOString(),
+        }
+      : null,
     scriptError: a.scriptError ?? null,
     sandbox: a.sandbox,
     createdAt: iso(a.createTime) ?? new Date(0).toISOString(),
@@ -81,5 +88,5 @@ export function agentFields(body: Body): { fields: voiceapi.agents.v1.AgentField
     else if (key === 'appointmentScope') fields[key] = SCOPE_PROTO[value as keyof typeof SCOPE_PROTO];
     else fields[key] = value;
   }
-  return { fields: { appointmentScope: pb.AppointmentScope.APPOINTMENT_SCOPE_UNSPECIFIED, ...fields } as voiceapi.agents.v1.AgentFields, clearFields };
+  return { fields: { appointmentScope: pb.AppointmentScope.APPOINTMENT_SCOPE_UNSPECIFIED, ...fields }, clearFields };
 }

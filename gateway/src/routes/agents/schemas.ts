@@ -3,7 +3,10 @@ import { name, text, z } from '../../http/zod';
 /** The HTTP shapes of inbound agents. The custom-API secret is accepted and never answered. */
 
 const hexId = z.string().regex(/^[a-fA-F0-9]{24}$/, 'must be a 24-character hex id');
-const e164 = z.string().regex(/^\+[1-9][0-9]{6,14}$/, 'must be an E.164 number, e.g. +14155550100').openapi({ example: '+14155550100' });
+const e164 = z
+  .string()
+  .regex(/^\+[1-9][0-9]{6,14}$/, 'must be an E.164 number, e.g. +14155550100')
+  .openapi({ example: '+14155550100' });
 /** The most entries a request may list; the agents service applies its own, lower limit (20 by default). */
 const MAX_SELECTED = 100;
 
@@ -12,7 +15,10 @@ export const AppointmentScope = z.enum(['global', 'hospital', 'doctor']);
 const KnowledgeSelection = z
   .array(z.union([hexId, z.strictObject({ fileId: hexId })]))
   .max(MAX_SELECTED)
-  .openapi({ description: 'fileIds of the tenant’s knowledge documents, as strings or `{ fileId }` objects; titles, knowledge-base ids and word counts are resolved by the service (unknown or foreign: 422 `knowledge_document_not_found`). At most 20 by default' });
+  .openapi({
+    description:
+      'fileIds of the tenant’s knowledge documents, as strings or `{ fileId }` objects; titles, knowledge-base ids and word counts are resolved by the service (unknown or foreign: 422 `knowledge_document_not_found`). At most 20 by default',
+  });
 
 const STATE_FIELDS = ['status', 'inboundScriptStatus'];
 // Unknown fields are refused; the two state fields get their own message.
@@ -29,18 +35,27 @@ const fields = {
   name: name(200),
   category: text(100),
   phoneNumber: e164.openapi({ description: 'An owned number (one of `phoneNumber` or `phoneNumberId`)' }),
-  phoneNumberId: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a number id from GET /numbers').openapi({ description: 'The id of an owned number (`GET /numbers`)', example: '0b7f4c8e-2a51-4f3e-9c1d-5e6f7a8b9c0d' }),
+  phoneNumberId: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a number id from GET /numbers')
+    .openapi({ description: 'The id of an owned number (`GET /numbers`)', example: '0b7f4c8e-2a51-4f3e-9c1d-5e6f7a8b9c0d' }),
   greetingMessage: text(2_000),
   companyId: hexId.openapi({ description: 'A company of the tenant (422 `company_not_found`); omitted on create: the tenant’s latest company' }),
   selectedKnowledgebases: KnowledgeSelection,
   appointmentScope: AppointmentScope.openapi({ description: '`hospital` and `doctor` need `branchId`; `doctor` needs `doctorId`. One number has one scope (409 `phone_scope_conflict`)' }),
   branchId: name(100),
   doctorId: name(100),
-  customApiBaseUrl: z
+  customApiBaseUrl: z.string().max(2_048).openapi({
+    description: 'The tenant’s own API (`https:`; private, loopback, link-local and metadata addresses, credentials in the URL and other schemes: 422 `url_not_allowed`)',
+    example: 'https://api.clinic.example/v1',
+  }),
+  customApiSecret: z
     .string()
-    .max(2_048)
-    .openapi({ description: 'The tenant’s own API (`https:`; private, loopback, link-local and metadata addresses, credentials in the URL and other schemes: 422 `url_not_allowed`)', example: 'https://api.clinic.example/v1' }),
-  customApiSecret: z.string().min(1).max(1_024).refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters').openapi({ description: 'Sent to the custom API as `Authorization: Bearer <secret>`; stored encrypted, never returned', writeOnly: true }),
+    .min(1)
+    .max(1_024)
+    // eslint-disable-next-line no-control-regex -- refuses control characters on purpose
+    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters')
+    .openapi({ description: 'Sent to the custom API as `Authorization: Bearer <secret>`; stored encrypted, never returned', writeOnly: true }),
   customApiTimeoutMs: z.number().int().min(1).max(15_000).openapi({ description: 'Milliseconds, at most 15000 (default 5000)' }),
   slotsEnabled: z.boolean(),
   bookingEnabled: z.boolean(),

@@ -34,7 +34,7 @@ const row = (over: Partial<voiceapi.billing.v1.Transaction> = {}): voiceapi.bill
   createTime: updated,
   ...over,
 });
-const balance = (over: Partial<voiceapi.billing.v1.Balance> = {}): voiceapi.billing.v1.Balance => ({ balance: 996, available: 976, held: 20, updateTime: updated, ...over });
+const balance = (over: Partial<voiceapi.billing.v1.Balance> = {}): voiceapi.billing.v1.Balance => ({ balance: 996, available: 976, held: 20, seq: 4, updateTime: updated, ...over });
 
 /** The billing client's three methods the gateway uses, answering what each test sets. */
 function fakeBilling() {
@@ -92,7 +92,7 @@ describe('GET /credits and GET /credits/transactions', () => {
   });
 
   it('answers updatedAt null for a wallet that never changed', async () => {
-    billing.answers.getBalance = async () => ({ balance: { balance: 0, available: 0, held: 0 } });
+    billing.answers.getBalance = async () => ({ balance: { balance: 0, available: 0, held: 0, seq: 0 } });
     expect((await get('/credits')).body).toEqual({ balance: 0, available: 0, held: 0, updatedAt: null });
   });
 
@@ -215,8 +215,7 @@ describe('POST /admin/v1/tenants/{tenantId}/credits', () => {
   });
   afterAll(() => s.close());
 
-  const topUp = (body: string, tenant = TENANT) =>
-    fetch(`${s.url}/tenants/${tenant}/credits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(json);
+  const topUp = (body: string, tenant = TENANT) => fetch(`${s.url}/tenants/${tenant}/credits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(json);
 
   it('answers 201 with the new balance and the top_up row', async () => {
     const res = await topUp('{"amount":250,"note":"Invoice 2026-117"}');

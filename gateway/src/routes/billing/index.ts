@@ -15,9 +15,7 @@ export function creditRoutes(clients: ServiceClients) {
       path: '/credits',
       tag,
       summary: 'Get the credit balance',
-      description:
-        '`balance` is the sum of all ledger amounts; `held` is reserved by live calls in progress; `available` = `balance` − `held`. ' +
-        'Sandbox and live keys see the same wallet.',
+      description: '`balance` is the sum of all ledger amounts; `held` is reserved by live calls in progress; `available` = `balance` − `held`. ' + 'Sandbox and live keys see the same wallet.',
       operationId: 'getCredits',
       scopes: ['credits:read'],
       responses: { 200: { description: 'The wallet', schema: Balance } },
@@ -60,13 +58,11 @@ export function creditTopUpRoutes(clients: ServiceClients, op: OperatorUseCases)
       path: '/tenants/{tenantId}/credits',
       tag: 'Credits',
       summary: "Top up a tenant's credits",
-      description:
-        'Adds a `top_up` ledger row of `amount` credits and answers it with the new balance. Without an `Idempotency-Key` each request ' +
-        'is a new top-up; send one to make a retry safe.',
+      description: 'Adds a `top_up` ledger row of `amount` credits and answers it with the new balance. Without an `Idempotency-Key` each request ' + 'is a new top-up; send one to make a retry safe.',
       ownIdempotencyKey:
-        'Makes a retry safe: a top-up of the same tenant with the same key is not added again; the answer names the first top-up\'s ' +
+        "Makes a retry safe: a top-up of the same tenant with the same key is not added again; the answer names the first top-up's " +
         'row (and the balance now). The same key with another amount: 409 `reference_conflict`. Keys are kept for good (they are the ' +
-        'row\'s ledger reference, `top_up:key:<key>`).',
+        "row's ledger reference, `top_up:key:<key>`).",
       operationId: 'topUpTenantCredits',
       params: TenantParam,
       body: TopUp,

@@ -22,7 +22,7 @@ describe('billing messages ↔ JSON', () => {
     expect(protos).not.toContain(TransactionType.TRANSACTION_TYPE_UNSPECIFIED);
     expect(protos.map((p) => transactionJson(row(p)).type)).toEqual([...TRANSACTION_TYPES]);
     // Every proto value but UNSPECIFIED has a name.
-    const named = Object.values(TransactionType).filter((v): v is number => typeof v === 'number' && v > 0);
+    const named = Object.values(TransactionType).filter((v): v is number => typeof v === 'number' && Number(v) > 0);
     expect([...protos].sort()).toEqual(named.sort());
   });
 
@@ -41,8 +41,8 @@ describe('billing messages ↔ JSON', () => {
   });
 
   it('answers the balance with updatedAt, or null for a wallet that never changed', () => {
-    expect(balanceJson({ balance: 10, available: 7, held: 3, updateTime: at })).toEqual({ balance: 10, available: 7, held: 3, updatedAt: '2026-11-22T09:30:00.000Z' });
-    const never = balanceJson({ balance: 0, available: 0, held: 0 });
+    expect(balanceJson({ balance: 10, available: 7, held: 3, seq: 2, updateTime: at })).toEqual({ balance: 10, available: 7, held: 3, updatedAt: '2026-11-22T09:30:00.000Z' });
+    const never = balanceJson({ balance: 0, available: 0, held: 0, seq: 0 });
     expect(never.updatedAt).toBeNull();
     expect(Balance.strict().safeParse(never).success).toBe(true);
     expect(() => balanceJson(undefined)).toThrow(/without a balance/);

@@ -9,8 +9,7 @@ export const MAX_TOP_UP = 1_000_000_000;
 export const TRANSACTION_TYPES = ['top_up', 'call_deduction', 'number_purchase', 'knowledge_upload', 'adjustment'] as const;
 
 export const TransactionType = z.enum(TRANSACTION_TYPES).openapi({
-  description:
-    '`top_up` (operator top-up), `call_deduction` (a call, with its `callId`), `number_purchase`, `knowledge_upload`, `adjustment`',
+  description: '`top_up` (operator top-up), `call_deduction` (a call, with its `callId`), `number_purchase`, `knowledge_upload`, `adjustment`',
   example: 'call_deduction',
 });
 
@@ -81,12 +80,10 @@ export const TopUp = z
       .min(1)
       .max(MAX_TOP_UP)
       .openapi({ description: `Whole credits to add, 1 to ${MAX_TOP_UP.toLocaleString('en-US')}`, example: 1000 }),
-    note: name(500)
-      .optional()
-      .openapi({
-        description: 'Kept with the top-up row. Leading and trailing white space is trimmed; 1–500 characters remain. Control characters (tab and line breaks included) are refused',
-        example: 'Invoice 2026-117',
-      }),
+    note: name(500).optional().openapi({
+      description: 'Kept with the top-up row. Leading and trailing white space is trimmed; 1–500 characters remain. Control characters (tab and line breaks included) are refused',
+      example: 'Invoice 2026-117',
+    }),
   })
   .openapi('CreditTopUp');
 

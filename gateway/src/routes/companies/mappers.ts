@@ -41,5 +41,5 @@ export function updateRequest(id: string, body: Record<string, unknown>): voicea
     if (value === null) clearFields.push(PROTO_NAME[key]!);
     else if (value !== undefined) fields[key] = value;
   }
-  return { id, fields: fields as voiceapi.companies.v1.CompanyFields, clearFields };
+  return { id, fields, clearFields };
 }

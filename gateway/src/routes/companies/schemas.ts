@@ -17,8 +17,16 @@ const FREE_FORM_MAX_BYTES = 8 * 1024;
 
 const fields = {
   name: name(200),
-  mobile: z.string().trim().regex(/^\+?[0-9][0-9 ()-]{2,30}$/, 'must be a phone number').openapi({ example: '+14155550100' }),
-  countryCode: z.string().trim().regex(/^\+?[0-9]{1,4}$/, 'must be a calling code like +1').openapi({ example: '+1' }),
+  mobile: z
+    .string()
+    .trim()
+    .regex(/^\+?[0-9][0-9 ()-]{2,30}$/, 'must be a phone number')
+    .openapi({ example: '+14155550100' }),
+  countryCode: z
+    .string()
+    .trim()
+    .regex(/^\+?[0-9]{1,4}$/, 'must be a calling code like +1')
+    .openapi({ example: '+1' }),
   countryIso: z
     .string()
     .trim()

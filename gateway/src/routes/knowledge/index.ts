@@ -42,7 +42,12 @@ export function knowledgeRoutes(clients: ServiceClients) {
       scopes: ['knowledge:write'],
       body: multipart({ fields: UploadFields, files: { file: { description: 'The document', required: true } }, maxBytes: MAX_UPLOAD_BYTES }),
       responses: { 201: { description: 'Stored, extracted and charged', schema: DocumentEnvelope } },
-      errors: { 402: 'The wallet cannot cover the upload (`insufficient_credits`)', 413: 'Larger than the limit (`payload_too_large`)', 415: 'Not an accepted type, or the bytes are not what the type says (`unsupported_media_type`)', 422: 'Damaged, or an archive that expands past the limits (`document_unreadable`)' },
+      errors: {
+        402: 'The wallet cannot cover the upload (`insufficient_credits`)',
+        413: 'Larger than the limit (`payload_too_large`)',
+        415: 'Not an accepted type, or the bytes are not what the type says (`unsupported_media_type`)',
+        422: 'Damaged, or an archive that expands past the limits (`document_unreadable`)',
+      },
       handler: async ({ body }, { call }) => {
         const res = await clients.knowledge.uploadDocument(uploadMessages(body.fields.title, body.files, body.fieldsAfterFiles), call, { timeoutMs: UPLOAD_DEADLINE_MS });
         return { status: 201, body: { document: documentJson(res.document) } };
@@ -58,7 +63,17 @@ export function knowledgeRoutes(clients: ServiceClients) {
       responses: { 200: { description: 'Upload pricing and limits', schema: UploadBillingInfo } },
       handler: async (_input, { call }) => {
         const r = await clients.knowledge.getUploadBillingInfo({}, call);
-        return { status: 200, body: { creditsPerUpload: r.creditsPerUpload, creditsPer1000Words: r.creditsPer1000Words, maxFileSizeBytes: r.maxFileSizeBytes, allowedContentTypes: r.allowedContentTypes, sandboxFree: true as const, balance: r.balance } };
+        return {
+          status: 200,
+          body: {
+            creditsPerUpload: r.creditsPerUpload,
+            creditsPer1000Words: r.creditsPer1000Words,
+            maxFileSizeBytes: r.maxFileSizeBytes,
+            allowedContentTypes: r.allowedContentTypes,
+            sandboxFree: true as const,
+            balance: r.balance,
+          },
+        };
       },
     }),
     defineRoute({
@@ -97,11 +112,7 @@ export function knowledgeRoutes(clients: ServiceClients) {
  * trailer that says the file is whole (with a title sent after the file). A body that goes bad
  * throws before the trailer, so the service never takes a cut-off file for a whole one.
  */
-async function* uploadMessages(
-  title: string | undefined,
-  files: AsyncIterable<FilePart>,
-  fieldsAfterFiles: () => Promise<{ title?: string | undefined }>,
-): AsyncIterable<voiceapi.knowledge.v1.UploadDocumentRequest> {
+async function* uploadMessages(title: string | undefined, files: AsyncIterable<FilePart>, fieldsAfterFiles: () => Promise<{ title?: string | undefined }>): AsyncIterable<voiceapi.knowledge.v1.UploadDocumentRequest> {
   for await (const file of files) {
     yield { part: { $case: 'header', header: { fileName: file.filename, contentType: file.contentType, ...(title !== undefined && { title }) } } };
     for await (const chunk of file.stream) yield { part: { $case: 'chunk', chunk: chunk as Buffer } };

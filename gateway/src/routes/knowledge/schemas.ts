@@ -27,7 +27,10 @@ export const UploadFields = z.strictObject({
 });
 
 export const FileIdParam = z.object({
-  fileId: z.string().regex(/^[a-fA-F0-9]{24}$/, 'must be a 24-character hex id').openapi({ example: '665f1c2b9d3e4a0012345678' }),
+  fileId: z
+    .string()
+    .regex(/^[a-fA-F0-9]{24}$/, 'must be a 24-character hex id')
+    .openapi({ example: '665f1c2b9d3e4a0012345678' }),
 });
 
 export const UploadBillingInfo = z

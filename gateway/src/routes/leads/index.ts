@@ -7,21 +7,7 @@ import { IdParam, PageQuery, Pagination, pagination } from '../../http/paginatio
 import { defineRoute, noBody } from '../../http/route';
 import { z } from '../../http/zod';
 import { campaignJson, contactJson, followupJson, leadAcceptedJson, leadInput, routeJson, templateJson } from './mappers';
-import {
-  Campaign,
-  ContactEnvelope,
-  Contact,
-  EventRoute,
-  EventRouteCreate,
-  EventRouteQuery,
-  Followup,
-  FollowupCreate,
-  Lead,
-  LeadAccepted,
-  LeadEvent,
-  Template,
-  TemplatesQuery,
-} from './schemas';
+import { Campaign, ContactEnvelope, Contact, EventRoute, EventRouteCreate, EventRouteQuery, Followup, FollowupCreate, Lead, LeadAccepted, LeadEvent, Template, TemplatesQuery } from './schemas';
 
 const LEAD_RULES =
   'Rules, in this order: the campaign is the tenant’s (422 `campaign_not_found`) and running (409 `campaign_not_running`); the phone is a real ' +
@@ -96,7 +82,13 @@ export function leadsRoutes(clients: ServiceClients) {
       handler: async ({ params, query }, { call }) => {
         const res = await clients.leads.listCampaignContacts({ campaignId: params.id, page: { page: query.page, limit: query.limit } }, call);
         const last = await lastConversations(clients, res.contacts, call);
-        return { status: 200, body: { contacts: res.contacts.map((c) => contactJson(c, c.lastCallId ? last.get(c.lastCallId) : undefined)), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) } };
+        return {
+          status: 200,
+          body: {
+            contacts: res.contacts.map((c) => contactJson(c, c.lastCallId ? last.get(c.lastCallId) : undefined)),
+            pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }),
+          },
+        };
       },
     }),
     defineRoute({
@@ -248,10 +240,7 @@ export function leadsRoutes(clients: ServiceClients) {
       errors: { ...CAMPAIGN_OR_CONTACT_404, 409: 'The contact is cancelled (`conflict`)' },
       handler: async ({ params, body }, { call }) => {
         const res = await withBodyFields(
-          clients.leads.createFollowup(
-            { contactId: params.id, scheduledTime: new Date(body.scheduledAt), ...(body.channel && { channel: body.channel }), ...(body.note !== undefined && { note: body.note }) },
-            call,
-          ),
+          clients.leads.createFollowup({ contactId: params.id, scheduledTime: new Date(body.scheduledAt), ...(body.channel && { channel: body.channel }), ...(body.note !== undefined && { note: body.note }) }, call),
         );
         return { status: 201, body: { followup: followupJson(res.followup) } };
       },

@@ -31,7 +31,8 @@ export function leadsOperatorRoutes(clients: ServiceClients, op: OperatorUseCase
       path: '/tenants/{tenantId}/campaigns',
       tag: 'Campaigns',
       summary: 'Create an API campaign',
-      description: 'Created as `draft`; start it to accept leads. Defaults: every channel, the calling window `CALLING_WINDOW_DEFAULT` (08:00–21:00 in the called party’s time zone), `maxCallSeconds` 600, `maxAttempts` 3, `retryAfterMinutes` 60.',
+      description:
+        'Created as `draft`; start it to accept leads. Defaults: every channel, the calling window `CALLING_WINDOW_DEFAULT` (08:00–21:00 in the called party’s time zone), `maxCallSeconds` 600, `maxAttempts` 3, `retryAfterMinutes` 60.',
       params: TenantParam,
       body: CampaignCreate,
       responses: { 201: { description: 'Created', schema: z.object({ campaign: Campaign }) } },

@@ -35,19 +35,13 @@ const Consent = z
   })
   .openapi('LeadConsent');
 
-const placeholderValues = z
-  .record(z.string().min(1).max(64), z.string({ error: 'values must be strings' }).max(2_000))
-  .refine((o) => Object.keys(o).length <= 50, 'at most 50 values');
+const placeholderValues = z.record(z.string().min(1).max(64), z.string({ error: 'values must be strings' }).max(2_000)).refine((o) => Object.keys(o).length <= 50, 'at most 50 values');
 
 const leadFields = {
-  phone: z
-    .string()
-    .min(1)
-    .max(32)
-    .openapi({
-      description: 'International format with a leading plus (E.164, formatting characters allowed), checked against real numbering plans; refused with 400 otherwise',
-      example: '+14155550123',
-    }),
+  phone: z.string().min(1).max(32).openapi({
+    description: 'International format with a leading plus (E.164, formatting characters allowed), checked against real numbering plans; refused with 400 otherwise',
+    example: '+14155550123',
+  }),
   name: name(200).optional().openapi({ description: 'The person’s name (1–200 characters after trimming)', example: 'Ada Lovelace' }),
   email: z.email().max(254).optional().openapi({ description: 'Required with the `email` channel', example: 'ada@example.com' }),
   channel: Channel.optional().openapi({ description: 'One channel; or send `channels`. Neither: `call`' }),
@@ -58,9 +52,7 @@ const leadFields = {
     .optional()
     .openapi({ description: 'Several channels, e.g. `["whatsapp", "email"]` (WhatsApp plus email without a call). Not empty, no duplicates' }),
   consent: Consent.optional(),
-  templateVariables: placeholderValues
-    .optional()
-    .openapi({ description: 'Values of the email template’s `{{key}}` placeholders (strings)', example: { first_name: 'Ada' } }),
+  templateVariables: placeholderValues.optional().openapi({ description: 'Values of the email template’s `{{key}}` placeholders (strings)', example: { first_name: 'Ada' } }),
   whatsappParams: z
     .union([z.array(z.string({ error: 'values must be strings' }).max(2_000)).max(50), placeholderValues])
     .optional()
@@ -177,10 +169,7 @@ export const Contact = z
     sandbox: z.boolean(),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
-    conversation: z
-      .array(TranscriptTurn)
-      .nullable()
-      .openapi({ description: 'The last answered call’s transcript, on `GET /contacts/{id}`; null in lists, and before a call was answered' }),
+    conversation: z.array(TranscriptTurn).nullable().openapi({ description: 'The last answered call’s transcript, on `GET /contacts/{id}`; null in lists, and before a call was answered' }),
     analysis: CallAnalysis.nullable().openapi({ description: 'The last answered call’s analysis (summary, sentiment, outcome, opt-out), on `GET /contacts/{id}`; null in lists, and before a call was answered' }),
   })
   .openapi('Contact');
@@ -271,15 +260,16 @@ export const TemplateCreate = z
     name: name(200),
     subject: text(500).optional().openapi({ description: 'Email only' }),
     body: text(10_000).refine((b) => b.trim().length > 0, 'must not be empty'),
-    language: z.string().regex(/^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})*$/, 'must be a language tag like en or pt_BR').optional(),
+    language: z
+      .string()
+      .regex(/^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})*$/, 'must be a language tag like en or pt_BR')
+      .optional(),
   })
   .openapi('OmniTemplateCreate');
 
 export const PhoneBody = z.strictObject({ phone: leadFields.phone }).openapi('DoNotCallCreate');
 
-export const DoNotCallEntry = z
-  .object({ phone: z.string(), list: z.enum(['tenant', 'platform']), source: z.string(), createdAt: z.iso.datetime() })
-  .openapi('DoNotCallEntry');
+export const DoNotCallEntry = z.object({ phone: z.string(), list: z.enum(['tenant', 'platform']), source: z.string(), createdAt: z.iso.datetime() }).openapi('DoNotCallEntry');
 
 export const MessagesQuery = z.object({ channel: MessageChannel.optional() });
 

@@ -23,8 +23,7 @@ import {
 } from './schemas';
 
 const DAY_MS = 86_400_000;
-const page = (query: { page: number; limit: number }, p: { total?: number; hasMore?: boolean } | undefined) =>
-  pagination({ page: query.page, limit: query.limit, total: p?.total ?? 0, hasMore: p?.hasMore ?? false });
+const page = (query: { page: number; limit: number }, p: { total?: number; hasMore?: boolean } | undefined) => pagination({ page: query.page, limit: query.limit, total: p?.total ?? 0, hasMore: p?.hasMore ?? false });
 
 /** The unified call feed, a contact's calls, recordings, analytics and numbers, owned by the telephony service. */
 export function telephonyRoutes(clients: ServiceClients) {
@@ -130,10 +129,7 @@ export function telephonyRoutes(clients: ServiceClients) {
       handler: async ({ query }, { call }) => {
         const to = query.to ? new Date(query.to) : new Date();
         const from = query.from ? new Date(query.from) : new Date(to.getTime() - 30 * DAY_MS);
-        const res = await clients.telephony.callAnalytics(
-          { groupBy: query.groupBy, from, to, ...(query.direction && { direction: query.direction }), ...(query.timezone && { timeZone: query.timezone }) },
-          call,
-        );
+        const res = await clients.telephony.callAnalytics({ groupBy: query.groupBy, from, to, ...(query.direction && { direction: query.direction }), ...(query.timezone && { timeZone: query.timezone }) }, call);
         return { status: 200, body: { groupBy: query.groupBy, buckets: res.buckets.map(bucketJson) } };
       },
     }),

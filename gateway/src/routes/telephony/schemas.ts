@@ -16,7 +16,11 @@ export const E164 = z
   .string()
   .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number, e.g. +14155550100')
   .openapi({ description: 'E.164: a plus, the country code and the number, at most 15 digits', example: '+14155550100' });
-const nullableString = (description?: string) => z.string().nullable().openapi(description ? { description } : {});
+const nullableString = (description?: string) =>
+  z
+    .string()
+    .nullable()
+    .openapi(description ? { description } : {});
 
 export const CallSummary = z
   .object({
@@ -50,9 +54,7 @@ export const CallSummary = z
   .openapi('CallSummary');
 
 export const TranscriptTurn = z.object({ role: z.enum(['agent', 'caller']), text: z.string(), at: z.string() }).openapi('TranscriptTurn');
-export const CallAnalysis = z
-  .object({ summary: z.string(), sentiment: z.enum(['positive', 'neutral', 'negative']), outcome: z.string(), optOut: z.boolean() })
-  .openapi('CallAnalysis');
+export const CallAnalysis = z.object({ summary: z.string(), sentiment: z.enum(['positive', 'neutral', 'negative']), outcome: z.string(), optOut: z.boolean() }).openapi('CallAnalysis');
 export const CallDetail = CallSummary.extend({ transcript: z.array(TranscriptTurn), analysis: CallAnalysis.nullable() }).openapi('CallDetail');
 
 /** Strict: an unknown parameter (`status[$ne]`, `limit[0]`) is refused, never ignored. */
@@ -71,12 +73,24 @@ export const CallsQuery = z
 export const ContactCallsQuery = z.strictObject(PageQuery.shape);
 
 export const ContactCallParams = z.object({
-  id: z.string().regex(/^[a-fA-F0-9]{24}$/, 'must be a 24-character hex id').openapi({ example: '665f1c2b9d3e4a0012345678' }),
-  callId: z.string().regex(/^call_[a-f0-9]{24}$/, 'must be a call id').openapi({ example: 'call_0123456789abcdef01234567' }),
+  id: z
+    .string()
+    .regex(/^[a-fA-F0-9]{24}$/, 'must be a 24-character hex id')
+    .openapi({ example: '665f1c2b9d3e4a0012345678' }),
+  callId: z
+    .string()
+    .regex(/^call_[a-f0-9]{24}$/, 'must be a call id')
+    .openapi({ example: 'call_0123456789abcdef01234567' }),
 });
 export const CallIdParam = z.object({ id: ContactCallParams.shape.callId });
 // Only the characters a token can have; whether it is one (signed, whole, unexpired) is telephony's to say (403/410).
-export const RecordingToken = z.object({ token: z.string().min(1).max(1_000).regex(/^[A-Za-z0-9_.-]+$/, 'is not a recording token') });
+export const RecordingToken = z.object({
+  token: z
+    .string()
+    .min(1)
+    .max(1_000)
+    .regex(/^[A-Za-z0-9_.-]+$/, 'is not a recording token'),
+});
 export const RecordingLink = z
   .object({ url: z.string().openapi({ description: 'Signed address under `/api/v1/recordings/`; needs no key', example: 'https://api.example.com/api/v1/recordings/eyJ0Ijo.iOiJ' }), expiresAt: z.string() })
   .openapi('RecordingLink');
@@ -129,9 +143,19 @@ export const PhoneNumber = z
   .openapi('PhoneNumber');
 
 export const AvailableQuery = z.strictObject({
-  countryIso: z.string().regex(/^[A-Z]{2}$/, 'must be two capital letters (ISO 3166-1 alpha-2)').optional().openapi({ example: 'US' }),
-  contains: z.string().regex(/^\d{1,15}$/, 'must be 1–15 digits').optional().openapi({ example: '555' }),
-  limit: queryInt(1, 100).default(50).openapi({ description: `At most this many, 1 to 100; ${PLAIN_INTEGER}` }),
+  countryIso: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be two capital letters (ISO 3166-1 alpha-2)')
+    .optional()
+    .openapi({ example: 'US' }),
+  contains: z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be 1–15 digits')
+    .optional()
+    .openapi({ example: '555' }),
+  limit: queryInt(1, 100)
+    .default(50)
+    .openapi({ description: `At most this many, 1 to 100; ${PLAIN_INTEGER}` }),
 });
 export const Purchase = z.strictObject({ phoneNumber: E164 });
 export const Purchased = z.object({ number: PhoneNumber, creditsCharged: z.number().int(), balanceAfter: z.number().int() });

@@ -117,9 +117,7 @@ export function webhookOperatorRoutes(clients: ServiceClients, op: OperatorUseCa
       responses: { 202: { description: 'Queued', schema: z.object({ queued: z.number().int() }) } },
       errors: { ...WEBHOOK_404, 400: '`since` is not before `until` (`validation_error`)' },
       handler: async ({ params, body }, { requestId }) => {
-        const res = await withBodyFields(
-          clients.webhooks.recoverDeliveries({ endpointId: params.webhookId, since: new Date(body.since), ...(body.until && { until: new Date(body.until) }) }, { requestId }),
-        );
+        const res = await withBodyFields(clients.webhooks.recoverDeliveries({ endpointId: params.webhookId, since: new Date(body.since), ...(body.until && { until: new Date(body.until) }) }, { requestId }));
         return { status: 202, body: { queued: res.queued } };
       },
     }),
@@ -151,7 +149,8 @@ export function registerWebhookPayloads(registry: OpenAPIRegistry): void {
       method: 'post',
       path: p.type,
       summary: p.summary,
-      description: 'POSTed as JSON with `webhook-id` (the same for every attempt), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,<base64>`, two during a secret rotation). Verify with a Standard Webhooks library and the endpoint’s secret; answer 2xx within 15 s.',
+      description:
+        'POSTed as JSON with `webhook-id` (the same for every attempt), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,<base64>`, two during a secret rotation). Verify with a Standard Webhooks library and the endpoint’s secret; answer 2xx within 15 s.',
       request: { body: { content: { 'application/json': { schema: p.schema } } } },
       responses: { 200: { description: 'Received (any 2xx)' }, 410: { description: 'Gone: the endpoint is disabled' } },
       // Sent by the platform, authenticated by its signature (above), not by a key of the tenant's.

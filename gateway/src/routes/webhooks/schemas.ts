@@ -6,13 +6,20 @@ export const EVENT_TYPES = ['call.outbound.billed', 'call.inbound.billed', 'cred
 export const EventType = z.enum(EVENT_TYPES);
 
 export const WebhookParam = z.object({
-  webhookId: z.string().regex(/^ep_[A-Za-z0-9_-]{16}$/, 'must be a webhook id (ep_…)').openapi({ example: 'ep_3kTMd8qV0bq2hF1xYzAbCd' }),
+  webhookId: z
+    .string()
+    .regex(/^ep_[A-Za-z0-9_-]{16}$/, 'must be a webhook id (ep_…)')
+    .openapi({ example: 'ep_3kTMd8qV0bq2hF1xYzAbCd' }),
 });
 
 export const WebhookCreate = z
   .object({
     url: z.string().min(1).max(2048).openapi({ description: 'https and public (or an `OUTBOUND_ALLOWLIST` entry); checked again at every delivery', example: 'https://crm.example.com/hooks/voice' }),
-    events: z.array(EventType).max(EVENT_TYPES.length * 2).optional().openapi({ description: 'Types delivered; omitted: every type, including types added later' }),
+    events: z
+      .array(EventType)
+      .max(EVENT_TYPES.length * 2)
+      .optional()
+      .openapi({ description: 'Types delivered; omitted: every type, including types added later' }),
   })
   .strict();
 
@@ -47,7 +54,10 @@ export const Delivery = z
     attempts: z.number().int(),
     status: z.enum(['pending', 'succeeded', 'failed']),
     lastStatusCode: z.number().int().optional(),
-    lastError: z.string().optional().openapi({ description: 'Why the last attempt had no status code: `timeout`, `unreachable`, `network`, `refused` (the address is not allowed), `endpoint_disabled`, `endpoint_deleted`' }),
+    lastError: z
+      .string()
+      .optional()
+      .openapi({ description: 'Why the last attempt had no status code: `timeout`, `unreachable`, `network`, `refused` (the address is not allowed), `endpoint_disabled`, `endpoint_deleted`' }),
     nextAttemptAt: z.iso.datetime().optional(),
     createdAt: z.iso.datetime(),
   })

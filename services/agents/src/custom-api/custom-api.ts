@@ -87,9 +87,7 @@ export class CustomApi {
 
 function mapped(err: unknown): Error {
   if (err instanceof OutboundRefused) {
-    return err.reason === 'redirects'
-      ? agentsReasons.error('custom_api_error', `the custom API ${err.message}`)
-      : agentsReasons.error('url_not_allowed', `the custom API address is not allowed: ${err.message}`);
+    return err.reason === 'redirects' ? agentsReasons.error('custom_api_error', `the custom API ${err.message}`) : agentsReasons.error('url_not_allowed', `the custom API address is not allowed: ${err.message}`);
   }
   if (err instanceof OutboundFailed) return agentsReasons.error('custom_api_error', `the custom API failed: ${err.message}`);
   return err as Error;

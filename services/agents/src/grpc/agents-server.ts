@@ -92,7 +92,11 @@ const CLEARABLE: Record<string, ClearableField> = {
 
 function clearedFields(names: string[]): ClearableField[] {
   const unknown = names.filter((n) => !Object.prototype.hasOwnProperty.call(CLEARABLE, n));
-  if (unknown.length) throw validationError(`these fields cannot be removed: ${unknown.join(', ')}`, unknown.map((n) => ({ path: n, message: 'cannot be removed' })));
+  if (unknown.length)
+    throw validationError(
+      `these fields cannot be removed: ${unknown.join(', ')}`,
+      unknown.map((n) => ({ path: n, message: 'cannot be removed' })),
+    );
   return [...new Set(names.map((n) => CLEARABLE[n]!))];
 }
 

@@ -7,7 +7,10 @@ const input: ScriptInput = {
   appointmentScope: 'hospital',
   company: { id: 'c1', name: 'Sunrise Clinic', industry: 'Healthcare', businessHours: { tue: ['09:00-17:00'], mon: ['08:00-18:00'] } },
   documents: [{ fileId: 'f1', title: 'FAQ', text: 'Parking   is free.\n\nBring your card.' }],
-  doctors: [{ id: 'd2', name: 'Dr. Okafor' }, { id: 'd1', name: 'Dr. Abara', specialty: 'Cardiology' }],
+  doctors: [
+    { id: 'd2', name: 'Dr. Okafor' },
+    { id: 'd1', name: 'Dr. Abara', specialty: 'Cardiology' },
+  ],
   booking: { slotsEnabled: true, bookingEnabled: false },
 };
 

@@ -1,5 +1,5 @@
 import { objectIds, ReadCache, scopeOfRecord, TenantCollection, type Logger, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection } from 'mongoose';
+import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { Agent, AgentFields } from '../domain/agent';
 
 /** The stored document: the agent, with its custom-API secret sealed (never in an `Agent`). */
@@ -12,10 +12,7 @@ interface AgentDoc extends Omit<Agent, 'id' | 'customApiSecretSet'> {
 
 const knowledgeRef = new Schema({ fileId: String, fileName: String, title: String, knowledgebaseId: String, wordCount: Number }, { _id: false });
 const doctor = new Schema({ id: String, name: String, specialty: String, branchId: String }, { _id: false });
-const script = new Schema(
-  { text: String, opening: String, sources: [new Schema({ kind: String, id: String, title: String }, { _id: false })], generator: String, generatedAt: Date },
-  { _id: false },
-);
+const script = new Schema({ text: String, opening: String, sources: [new Schema({ kind: String, id: String, title: String }, { _id: false })], generator: String, generatedAt: Date }, { _id: false });
 
 export const agentSchema = new Schema<AgentDoc>(
   {
@@ -86,7 +83,7 @@ export class AgentStore {
   readonly cache: ReadCache<AgentDoc[]>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
-    this.agents = new TenantCollection(conn.models.Agent ?? conn.model<AgentDoc>('Agent', agentSchema), objectIds, agentQueryShapes);
+    this.agents = new TenantCollection((conn.models.Agent as Model<AgentDoc> | undefined) ?? conn.model<AgentDoc>('Agent', agentSchema), objectIds, agentQueryShapes);
     this.cache = new ReadCache({ source: this.agents.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 

@@ -1,5 +1,5 @@
 import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A script to write: the agent's id is the `_id`, so one agent has at most one request. */
 interface JobDoc {
@@ -13,7 +13,14 @@ interface JobDoc {
 }
 
 export const jobSchema = new Schema<JobDoc>(
-  { _id: String, tenantId: { type: String, required: true }, mode: { type: String, required: true }, generation: { type: String, required: true }, claimedUntil: { type: Date, required: true }, createdAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    mode: { type: String, required: true },
+    generation: { type: String, required: true },
+    claimedUntil: { type: Date, required: true },
+    createdAt: { type: Date, required: true },
+  },
   { collection: 'script_jobs', versionKey: false },
 );
 // Serves `open` (jobs no worker holds: never claimed, or their claim lapsed).
@@ -31,7 +38,7 @@ export class ScriptJobStore {
   private readonly jobs: TenantCollection<JobDoc, string>;
 
   constructor(conn: Connection) {
-    this.jobs = new TenantCollection(conn.models.ScriptJob ?? conn.model<JobDoc>('ScriptJob', jobSchema), stringIds, jobQueryShapes);
+    this.jobs = new TenantCollection((conn.models.ScriptJob as Model<JobDoc> | undefined) ?? conn.model<JobDoc>('ScriptJob', jobSchema), stringIds, jobQueryShapes);
   }
 
   /** A request recorded (on whichever replica): wakes the script workers. */

@@ -111,7 +111,11 @@ export class Agents {
   async update(scope: TenantScope, id: string, f: AgentFields, clear: readonly ClearableField[]): Promise<Agent> {
     const current = await this.mustGet(scope, id);
     const both = clear.filter((c) => f[c] !== undefined);
-    if (both.length) throw validationError('a field cannot be both set and removed', both.map((c) => ({ path: c, message: 'set and removed' })));
+    if (both.length)
+      throw validationError(
+        'a field cannot be both set and removed',
+        both.map((c) => ({ path: c, message: 'set and removed' })),
+      );
     if (f.name !== undefined && !f.name.trim()) throw validationError('name cannot be empty', [{ path: 'name', message: 'must not be empty' }]);
     checkTimeout(f.customApiTimeoutMs);
     const set: StoredFields = { updatedAt: this.now() };
@@ -220,9 +224,7 @@ export class Agents {
     let unset: string[] = [];
     try {
       const company = agent.companyId ? await this.d.companies.get(scope, agent.companyId) : null;
-      const documents = await Promise.all(
-        agent.selectedKnowledgebases.map(async (k) => ({ fileId: k.fileId, title: k.title, text: (await this.d.knowledge.text(scope, k.fileId, SCRIPT_TEXT_CHARS)) ?? '' })),
-      );
+      const documents = await Promise.all(agent.selectedKnowledgebases.map(async (k) => ({ fileId: k.fileId, title: k.title, text: (await this.d.knowledge.text(scope, k.fileId, SCRIPT_TEXT_CHARS)) ?? '' })));
       const input = {
         agentName: agent.name,
         ...(agent.category !== undefined && { category: agent.category }),

@@ -29,7 +29,10 @@ function agent(over: Partial<Agent> = {}): Agent {
     validateHookEnabled: true,
     slotsEnabled: true,
     bookingEnabled: true,
-    doctors: [{ id: 'd1', name: 'Dr. Rivera' }, { id: 'd2', name: 'Dr. Okafor' }],
+    doctors: [
+      { id: 'd1', name: 'Dr. Rivera' },
+      { id: 'd2', name: 'Dr. Okafor' },
+    ],
     script: { text: '…', opening: 'Sunrise Clinic, how can I help?', sources: [], generator: 'local', generatedAt: AT },
     sandbox: false,
     createdAt: AT,
@@ -45,13 +48,19 @@ function fakeApi(fail: Partial<Record<'crm' | 'validate' | 'slots' | 'book', str
   const step = async <T>(name: keyof typeof fail, target: CustomApiTarget, what: string, value: T): Promise<T> => {
     calls.push(what);
     targets.push(target);
-    if (fail[name]) throw agentsReasons.error('custom_api_error', fail[name]!);
+    if (fail[name]) throw agentsReasons.error('custom_api_error', fail[name]);
     return value;
   };
   const api = {
     crmLookup: (t: CustomApiTarget, phone: string) => step('crm', t, `lookup ${phone}`, { found: true, record: { name: 'Ada Lovelace' } }),
     validate: (t: CustomApiTarget, phone: string) => step('validate', t, `validate ${phone}`, { valid: answers.valid ?? true, ...(answers.valid === false && { reason: 'the insurance has lapsed' }) }),
-    slots: (t: CustomApiTarget, doctorId: string, date: string) => step('slots', t, `slots ${doctorId} ${date}`, (answers.slots ?? ['2026-11-24T15:30:00-05:00']).map((start) => ({ start }))),
+    slots: (t: CustomApiTarget, doctorId: string, date: string) =>
+      step(
+        'slots',
+        t,
+        `slots ${doctorId} ${date}`,
+        (answers.slots ?? ['2026-11-24T15:30:00-05:00']).map((start) => ({ start })),
+      ),
     book: (t: CustomApiTarget, b: { doctorId: string; start: string; phone: string }) => step('book', t, `book ${b.doctorId} ${b.start} ${b.phone}`, { appointmentId: 'apt-1', confirmed: true }),
   } as unknown as CustomApi;
   return { api, calls, targets };

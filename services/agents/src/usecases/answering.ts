@@ -54,7 +54,7 @@ export class Answering {
     const found = await this.d.agents.getWithSealedSecret(scope, agentId);
     if (!found) throw notFound('agent');
     const { agent } = found;
-    const company = agent.companyId ? await this.d.companies.get(scope, agent.companyId).catch(() => null) : null;
+    const company = agent.companyId ? await this.d.companies.get(scope, agent.companyId).catch(() => null) : null; // the opening names the company only when it can be read: no call is refused for it
     const talk = new Talk(agent.script?.opening ?? openingLine({ ...(agent.greetingMessage !== undefined && { greetingMessage: agent.greetingMessage }), ...(company && { company }) }));
     talk.caller('Hello, I would like to book an appointment, please.');
     const target = customApiTarget(this.d.secrets, scope, agent, found.sealedSecret);
@@ -85,7 +85,7 @@ export class Answering {
     if (agent.slotsEnabled) {
       const doctor = doctorOf(agent);
       if (!doctor) {
-        talk.failed('slots', 'no doctor to ask for: set the agent\'s doctorId or sync its doctors');
+        talk.failed('slots', "no doctor to ask for: set the agent's doctorId or sync its doctors");
       } else {
         const slots = await talk.step('slots', () => api.slots(target, doctor.id, dayIn(answeredAt, timezone)));
         if (slots?.[0]) {

@@ -32,11 +32,7 @@ export interface WalletResult {
 export const callReference = (callId: string) => `call:${callId}`;
 
 /** What planning decided for one op. */
-export type Decision =
-  | { entry: number; result: Omit<WalletResult, 'state'> }
-  | { replaySeq: number; op: WalletOp }
-  | { done: Omit<WalletResult, 'state'> }
-  | { error: Error };
+export type Decision = { entry: number; result: Omit<WalletResult, 'state'> } | { replaySeq: number; op: WalletOp } | { done: Omit<WalletResult, 'state'> } | { error: Error };
 
 /** The ledger row an appended entry wrote, if it is one. */
 export function withRow(e: Entry, at: Date): { row?: LedgerRow } {
@@ -89,8 +85,7 @@ export function plan(head: WalletState, ops: readonly WalletOp[], postedBefore: 
     return entries.length - 1;
   };
   const posted = (ref: string): number | undefined => postedBefore.get(ref) ?? postedNow.get(ref);
-  const insufficient = (need: number) =>
-    billingReasons.error('insufficient_credits', `the available balance (${available(state)} credits) cannot cover ${need} credits`);
+  const insufficient = (need: number) => billingReasons.error('insufficient_credits', `the available balance (${available(state)} credits) cannot cover ${need} credits`);
 
   const decisions = ops.map((op): Decision => {
     const ref = referenceOf(op);

@@ -1,4 +1,4 @@
-import { apply, callCharge, EMPTY_WALLET, postedReference, stateProblems } from './wallet';
+import { apply, callCharge, EMPTY_WALLET, longestCallCovered, postedReference, stateProblems } from './wallet';
 import { plan, type WalletOp } from './wallet-ops';
 
 const at = new Date('2026-11-22T10:00:00Z');
@@ -31,7 +31,11 @@ describe('wallet arithmetic', () => {
   });
 
   it('a final release posts the call reference, so a later capture charges nothing', () => {
-    const held = apply(apply(EMPTY_WALLET, { kind: 'ledger', rowId: 'r', type: 'top_up', amount: 10, reference: 't', description: '' }, at), { kind: 'hold', hold: { callId: 'c', amount: 4, direction: 'inbound', createdAt: at, expiresAt: at } }, at);
+    const held = apply(
+      apply(EMPTY_WALLET, { kind: 'ledger', rowId: 'r', type: 'top_up', amount: 10, reference: 't', description: '' }, at),
+      { kind: 'hold', hold: { callId: 'c', amount: 4, direction: 'inbound', createdAt: at, expiresAt: at } },
+      at,
+    );
     const capture: WalletOp = { kind: 'capture', callId: 'c', amount: 2, description: '' };
     // In the same batch: the capture replays the release planned before it.
     const { entries, decisions } = plan(held, [{ kind: 'release', callId: 'c', final: true }, capture], none, at);
@@ -44,5 +48,17 @@ describe('wallet arithmetic', () => {
     expect(plan(after, [capture], new Map([['call:c', after.seq]]), at).decisions[0]).toEqual({ replaySeq: after.seq, op: capture });
     // A hold placed or a hold released without `final` posts nothing.
     expect(postedReference({ kind: 'release', callId: 'c' })).toBeUndefined();
+  });
+});
+
+describe('longestCallCovered', () => {
+  it('is the longest call whose per-started-minute hold the credit pays, within a day', () => {
+    expect(longestCallCovered(0, 10)).toBe(0);
+    expect(longestCallCovered(9, 10)).toBe(0);
+    expect(longestCallCovered(25, 10)).toBe(120);
+    expect(callCharge(longestCallCovered(25, 10), 10)).toBeLessThanOrEqual(25);
+    expect(callCharge(longestCallCovered(25, 10) + 1, 10)).toBeGreaterThan(25);
+    expect(longestCallCovered(10 ** 9, 10)).toBe(86_400);
+    expect(longestCallCovered(0, 0)).toBe(86_400);
   });
 });

@@ -120,6 +120,15 @@ export function callCharge(durationSeconds: number, ratePerMinute: number): numb
   return Math.ceil(durationSeconds / 60) * ratePerMinute;
 }
 
+/** The longest call allowed (a hold's ceiling). */
+export const MAX_CALL_SECONDS = 86_400;
+
+/** The longest call whose hold (`callCharge` of its length) `credit` covers, in seconds (0: none). */
+export function longestCallCovered(credit: number, ratePerMinute: number): number {
+  if (ratePerMinute <= 0) return MAX_CALL_SECONDS;
+  return Math.min(MAX_CALL_SECONDS, Math.max(0, Math.floor(credit / ratePerMinute)) * 60);
+}
+
 /** Checks the invariants of one state; the tests run it after every scenario. */
 export function stateProblems(s: WalletState): string[] {
   const problems: string[] = [];

@@ -1,6 +1,6 @@
 import { Coalescer, eventRecord, isDuplicateKeyError, type EventRecord, type Outbox, type TenantScope } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import { rowOf, type Entry } from '../domain/wallet';
+import { available, longestCallCovered, rowOf, type Entry } from '../domain/wallet';
 import type { CallOutcome } from '../domain/call';
 import type { WalletStore } from '../store/wallet-store';
 
@@ -21,9 +21,14 @@ export class Announcements {
   constructor(
     private readonly outbox: Outbox,
     private readonly store: WalletStore,
+    /** Outbound calls' rate, to say which calls the credit left covers. */
+    private readonly outboundPerMinute: number,
   ) {}
 
-  /** CreditsUsage for each debit row appended (the caller notes how far the chain is announced). */
+  /**
+   * CreditsUsage for each debit row appended, and the credit available after the last entry
+   * (CreditsAvailable); the caller notes how far the chain is announced.
+   */
   async ledgerEntries(scope: TenantScope, entries: readonly Entry[]): Promise<void> {
     if (entries.length === 0) return;
     const { tenantId } = scope;
@@ -47,10 +52,16 @@ export class Announcements {
           ...(row.call.agentId && { agentId: row.call.agentId }),
         }),
       };
-      records.push(
-        eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`),
-      );
+      records.push(eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`));
     }
+    const last = entries[entries.length - 1]!.state;
+    const credit = {
+      tenantId,
+      seq: last.seq,
+      available: available(last),
+      longestOutboundCallSeconds: longestCallCovered(available(last), this.outboundPerMinute),
+    };
+    records.push(eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: last.updatedAt ?? at, event: { $case: 'creditsAvailable', creditsAvailable: credit } }), `credits:${tenantId}:${last.seq}`));
     await this.put(records);
   }
 

@@ -52,8 +52,9 @@ export function billingService(uc: Billing, log: Logger): ServiceRegistration {
       },
       quoteCallHold: async (req, ctx) => {
         const q = await uc.quoteCallHold(requireTenant(ctx), direction(req.direction), req.maxCallSeconds);
-        return { amount: q.amount, balance: balance(q.state), covered: q.covered };
+        return { amount: q.amount, balance: balance(q.state), covered: q.covered, longestCoveredSeconds: q.longestCoveredSeconds };
       },
+      // eslint-disable-next-line @typescript-eslint/require-await -- async so that a throw reaches the gRPC wrapper's .then() as a rejection
       getRateCard: async () => ({
         rateCard: {
           outboundPerMinute: uc.rates.outboundPerMinute,
@@ -72,7 +73,7 @@ function typeOf(v: number, path: string): TransactionType {
   return t;
 }
 
-function direction(v: number): Direction {
+function direction(v: voiceapi.billing.v1.CallDirection): Direction {
   if (v === D.CALL_DIRECTION_OUTBOUND) return 'outbound';
   if (v === D.CALL_DIRECTION_INBOUND) return 'inbound';
   throw validationError('direction must be outbound or inbound', [{ path: 'direction', message: 'unknown' }]);
@@ -92,7 +93,7 @@ export function transaction(r: LedgerRow): ProtoTransaction {
 }
 
 function balance(s: WalletState): voiceapi.billing.v1.Balance {
-  return { balance: s.balance, available: available(s), held: s.held, ...(s.updatedAt && { updateTime: new Date(s.updatedAt) }) };
+  return { balance: s.balance, available: available(s), held: s.held, seq: s.seq, ...(s.updatedAt && { updateTime: new Date(s.updatedAt) }) };
 }
 
 function hold(h: Hold): voiceapi.billing.v1.Hold {

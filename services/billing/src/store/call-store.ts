@@ -1,7 +1,6 @@
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
-import type { Direction } from '../domain/wallet';
-import type { EndedCall, BillingStatus, CallOutcome } from '../domain/call';
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { EndedCall, CallOutcome } from '../domain/call';
 
 interface OutcomeDoc extends Omit<CallOutcome, 'callId'> {
   /** The call id. */
@@ -73,8 +72,8 @@ export class CallStore {
   });
 
   constructor(conn: Connection) {
-    this.outcomes = new TenantCollection(conn.models.CallOutcome ?? conn.model<OutcomeDoc>('CallOutcome', outcomeSchema), stringIds, []);
-    this.unsettled = new TenantCollection(conn.models.UnsettledCall ?? conn.model<UnsettledDoc>('UnsettledCall', unsettledSchema), stringIds, unsettledQueryShapes);
+    this.outcomes = new TenantCollection((conn.models.CallOutcome as Model<OutcomeDoc> | undefined) ?? conn.model<OutcomeDoc>('CallOutcome', outcomeSchema), stringIds, []);
+    this.unsettled = new TenantCollection((conn.models.UnsettledCall as Model<UnsettledDoc> | undefined) ?? conn.model<UnsettledDoc>('UnsettledCall', unsettledSchema), stringIds, unsettledQueryShapes);
   }
 
   /** The call's outcome, whichever tenant it names (the caller checks it names the one it expects). */
@@ -124,5 +123,5 @@ export class CallStore {
 }
 
 function fromDoc({ _id, ...rest }: OutcomeDoc): CallOutcome {
-  return { callId: _id, ...rest } as CallOutcome;
+  return { callId: _id, ...rest };
 }

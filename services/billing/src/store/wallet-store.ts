@@ -1,6 +1,6 @@
 import { isDuplicateKeyError, stringIds, TenantCollection, TenantKeyed, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import { EMPTY_WALLET, postedReference, rowOf, type CallFacts, type Entry, type EntryChange, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
 
 /**
@@ -103,8 +103,8 @@ export class WalletStore {
   private readonly heads: TenantKeyed<HeadDoc>;
 
   constructor(conn: Connection) {
-    this.entries = new TenantCollection(conn.models.WalletEntry ?? conn.model<EntryDoc>('WalletEntry', entrySchema), stringIds, entryQueryShapes);
-    this.heads = new TenantKeyed(conn.models.WalletHead ?? conn.model<HeadDoc>('WalletHead', headSchema));
+    this.entries = new TenantCollection((conn.models.WalletEntry as Model<EntryDoc> | undefined) ?? conn.model<EntryDoc>('WalletEntry', entrySchema), stringIds, entryQueryShapes);
+    this.heads = new TenantKeyed((conn.models.WalletHead as Model<HeadDoc> | undefined) ?? conn.model<HeadDoc>('WalletHead', headSchema));
   }
 
   /**
@@ -209,7 +209,16 @@ export class WalletStore {
       if (!doc) break;
       const change: EntryChange =
         doc.kind === 'ledger'
-          ? { kind: 'ledger', rowId: doc.rowId!, type: doc.type!, amount: doc.amount!, reference: doc.reference!, description: doc.description ?? '', ...(doc.callId ? { callId: doc.callId } : {}), ...(doc.call ? { call: doc.call } : {}) }
+          ? {
+              kind: 'ledger',
+              rowId: doc.rowId!,
+              type: doc.type!,
+              amount: doc.amount!,
+              reference: doc.reference!,
+              description: doc.description ?? '',
+              ...(doc.callId ? { callId: doc.callId } : {}),
+              ...(doc.call ? { call: doc.call } : {}),
+            }
           : doc.change!;
       out.push({ change, state: stateOf(doc) });
     }

@@ -1,6 +1,6 @@
 import { validationError, type TenantScope, type TypedCounter } from '@voiceapi/kit';
 import type { RateCard } from '../config';
-import { available, callCharge, type Direction, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
+import { available, callCharge, longestCallCovered, MAX_CALL_SECONDS, type Direction, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
 import { billingReasons } from '../reasons';
 import type { WalletStore } from '../store/wallet-store';
 import type { WalletResult } from '../domain/wallet-ops';
@@ -81,17 +81,24 @@ export class Billing {
 
   /** The hold a call of at most `maxCallSeconds` needs: its longest possible cost (decisions file, "Billing semantics"). */
   holdFor(direction: Direction, maxCallSeconds: number): number {
-    if (!Number.isSafeInteger(maxCallSeconds) || maxCallSeconds < 1 || maxCallSeconds > 86_400) {
+    if (!Number.isSafeInteger(maxCallSeconds) || maxCallSeconds < 1 || maxCallSeconds > MAX_CALL_SECONDS) {
       throw validationError('max_call_seconds must be a whole number from 1 to 86400', [{ path: 'max_call_seconds', message: 'out of range' }]);
     }
-    return callCharge(maxCallSeconds, direction === 'outbound' ? this.rates.outboundPerMinute : this.rates.inboundPerMinute);
+    return callCharge(maxCallSeconds, this.rateOf(direction));
   }
 
-  /** The hold a call would need and whether the wallet covers it now (read-only, any key mode). */
-  async quoteCallHold(scope: TenantScope, direction: Direction, maxCallSeconds: number): Promise<{ amount: number; state: WalletState; covered: boolean }> {
+  /**
+   * The hold a call would need and whether the wallet covers it now (read-only, any key mode),
+   * with the longest call of that direction it covers.
+   */
+  async quoteCallHold(scope: TenantScope, direction: Direction, maxCallSeconds: number): Promise<{ amount: number; state: WalletState; covered: boolean; longestCoveredSeconds: number }> {
     const amount = this.holdFor(direction, maxCallSeconds);
     const state = await this.wallets.read(scope);
-    return { amount, state, covered: available(state) >= amount };
+    return { amount, state, covered: available(state) >= amount, longestCoveredSeconds: longestCallCovered(available(state), this.rateOf(direction)) };
+  }
+
+  private rateOf(direction: Direction): number {
+    return direction === 'outbound' ? this.rates.outboundPerMinute : this.rates.inboundPerMinute;
   }
 
   release(scope: TenantScope, callId: string): Promise<WalletResult> {

@@ -50,7 +50,7 @@ export class CallCharging {
     } catch (err) {
       // Kafka redelivers what a crash interrupts; a failure is also remembered (when the store
       // takes it), so the sweeper settles the call even if its event ends in the dead letters.
-      await this.calls.remember(scopeOf(call), call).catch(() => undefined);
+      await this.calls.remember(scopeOf(call), call).catch((rememberErr: unknown) => this.log.warn({ err: rememberErr, callId: call.callId }, 'could not remember the failed call; Kafka redelivers it'));
       throw err;
     }
   }
@@ -99,7 +99,6 @@ export class CallCharging {
     if (r.settledWithoutCharge === 'skipped') return { ...base, status: 'skipped', creditsCharged: 0 };
     return { ...base, status: 'failed', creditsCharged: 0, creditsError: r.settledWithoutCharge ?? 'insufficient_credits' };
   }
-
 }
 
 /** The call's contact, campaign and agent, where telephony named them. */

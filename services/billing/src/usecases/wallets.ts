@@ -52,8 +52,7 @@ const MAX_KNOWN = 10_000;
  * release removes its hold in the entry that posts its reference, and a hold is never placed
  * for a call whose reference is posted. Such an op needs no look-up (most captures).
  */
-const heldOpen = (head: WalletState, op: WalletOp): boolean =>
-  (op.kind === 'capture' || op.kind === 'release') && head.holds.some((h) => h.callId === op.callId);
+const heldOpen = (head: WalletState, op: WalletOp): boolean => (op.kind === 'capture' || op.kind === 'release') && head.holds.some((h) => h.callId === op.callId);
 
 interface Waiting {
   op: WalletOp;
@@ -75,7 +74,7 @@ export class Wallets {
   constructor(
     private readonly store: WalletStore,
     private readonly log: Logger,
-    private readonly onAppended: AppendedListener = async () => undefined,
+    private readonly onAppended: AppendedListener = () => Promise.resolve(),
   ) {}
 
   run(scope: TenantScope, op: WalletOp): Promise<WalletResult> {
@@ -188,13 +187,20 @@ export class Wallets {
       // Looked up after the head was appended (or read): every entry up to it is seen, and a
       // reference another writer posts after it lands at a later seq, so this append conflicts
       // and the next turn looks again (decision 0050).
-      const unknown = rest.map((w) => w.op).filter((op) => {
-        const ref = referenceOf(op);
-        return ref !== undefined && !refSeqs.has(ref) && !heldOpen(head, op);
-      });
+      const unknown = rest
+        .map((w) => w.op)
+        .filter((op) => {
+          const ref = referenceOf(op);
+          return ref !== undefined && !refSeqs.has(ref) && !heldOpen(head, op);
+        });
       for (const [ref, seq] of await this.postedRefs(scope, unknown)) refSeqs.set(ref, seq);
       const at = new Date();
-      const { entries, decisions } = plan(head, rest.map((w) => w.op), refSeqs, at);
+      const { entries, decisions } = plan(
+        head,
+        rest.map((w) => w.op),
+        refSeqs,
+        at,
+      );
       if (cached && entries.length === 0 && (await this.head(scope)).seq !== cached.seq) {
         cached = undefined;
         continue;
@@ -251,7 +257,7 @@ export class Wallets {
     const announcedSeq = contiguous ? last.seq : k.hint?.announcedSeq;
     k.hint = { state: last, ...(announcedSeq !== undefined && { announcedSeq }) };
     // A wallet that starts (or stops) holding credit is told to the sweeper at once.
-    if ((last.holds.length > 0) !== (k.hintedHolds ?? false)) await this.writeHint(k);
+    if (last.holds.length > 0 !== (k.hintedHolds ?? false)) await this.writeHint(k);
     else if (!scheduled) k.hintTimer = setTimeout(() => void this.writeHint(k), HINT_EVERY_MS);
   }
 

@@ -1,5 +1,5 @@
 import { objectIds, ReadCache, TenantCollection, type Logger, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Types } from 'mongoose';
+import { Schema, type Connection, type Model, type Types } from 'mongoose';
 import type { Company, CompanyFields, ClearableField } from '../domain/company';
 
 /**
@@ -67,7 +67,7 @@ export class CompanyStore {
   readonly cache: ReadCache<Company>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
-    this.companies = new TenantCollection(conn.models.Company ?? conn.model<CompanyDoc>('Company', companySchema), objectIds, companyQueryShapes);
+    this.companies = new TenantCollection((conn.models.Company as Model<CompanyDoc> | undefined) ?? conn.model<CompanyDoc>('Company', companySchema), objectIds, companyQueryShapes);
     this.cache = new ReadCache({ source: this.companies.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 

@@ -41,7 +41,11 @@ export class Companies {
       throw validationError('name cannot be empty', [{ path: 'name', message: 'must not be empty' }]);
     }
     const both = clear.filter((f) => fields[f] !== undefined);
-    if (both.length) throw validationError('a field cannot be both set and removed', both.map((f) => ({ path: f, message: 'set and removed' })));
+    if (both.length)
+      throw validationError(
+        'a field cannot be both set and removed',
+        both.map((f) => ({ path: f, message: 'set and removed' })),
+      );
     const now = this.now();
     const change = [...Object.keys(fields).filter((k) => fields[k as keyof CompanyFields] !== undefined), ...clear];
     const updated = await this.events.changed(scope, id, change, now, () => this.store.update(scope, id, fields, now, clear), this.store.updatedAt(scope, id, now));

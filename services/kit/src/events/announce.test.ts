@@ -68,7 +68,7 @@ describe('announceWith: a write and the events it announces', () => {
     expect(log).toEqual(['held e1', 'read back', 'discarded e1']);
   });
 
-  it('when reading back fails too, leaves the events held (the relay settles them) and rethrows the write\'s error', async () => {
+  it("when reading back fails too, leaves the events held (the relay settles them) and rethrows the write's error", async () => {
     const { store, held, log } = heldSpy({ readFails: true });
     await expect(announceWith(store, [event('e1')], () => Promise.reject(storeAway()), { readBack: there('x') })).rejects.toThrow('connection reset');
     expect([...held]).toEqual(['e1']);

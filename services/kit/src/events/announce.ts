@@ -106,10 +106,10 @@ export function announcerInMemory(happened: (readBack: ReadBack) => boolean = ()
   const held = new Set<string>();
   const published: string[] = [];
   const store: HeldEvents = {
-    hold: async (events) => void events.forEach((e) => held.add(e.eventId)),
-    release: async (ids) => void ids.forEach((id) => held.delete(id) && published.push(id)),
-    discard: async (ids) => void ids.forEach((id) => held.delete(id)),
-    happened: async (rb) => rb.applied === 'always' || happened(rb),
+    hold: (events) => Promise.resolve(void events.forEach((e) => held.add(e.eventId))),
+    release: (ids) => Promise.resolve(void ids.forEach((id) => held.delete(id) && published.push(id))),
+    discard: (ids) => Promise.resolve(void ids.forEach((id) => held.delete(id))),
+    happened: (rb) => Promise.resolve(rb.applied === 'always' || happened(rb)),
     warn: () => undefined,
   };
   return { held, published, announce: (events, write, opts) => announceWith(store, events, write, opts) };

@@ -7,6 +7,41 @@ export interface KafkaSettings {
   brokers: string[];
   clientId: string;
   log: Logger;
+  /** How long a silent group member keeps its partitions (`KAFKA_SESSION_TIMEOUT_MS`); see `groupTiming`. */
+  sessionTimeoutMs?: number;
+}
+
+/**
+ * The broker's default floor for a session (`group.min.session.timeout.ms`): every Kafka accepts it,
+ * so it is the default. A cluster whose brokers allow less can set KAFKA_SESSION_TIMEOUT_MS lower.
+ */
+export const DEFAULT_SESSION_TIMEOUT_MS = 6_000;
+
+/** Consumer group timing, one set for every consumer of a process (kept beside its Kafka client). */
+export interface GroupTiming {
+  sessionTimeout: number;
+  heartbeatInterval: number;
+  rebalanceTimeout: number;
+}
+
+const timings = new WeakMap<Kafka, GroupTiming>();
+
+/**
+ * Consumer group timing, chosen for fast recovery (decision 0119). The session is how long a member
+ * that died without leaving (SIGKILL, a lost node) holds its partitions: their events wait that long,
+ * so it is short. A member is thought dead after missing about three heartbeats, so heartbeats go
+ * every third of a session (an idle process sends one per consumer per heartbeat: a few requests a
+ * second in all). The rebalance timeout bounds how long a rebalance waits for a live member busy with
+ * a batch before it goes on without it: long enough for a batch's handlers, short enough that a
+ * replica that joins does not wait a minute (kafkajs's default) for its partitions. A clean stop
+ * leaves the group at once (`EventSubscriber.stop`), so no session is waited out.
+ */
+export function groupTiming(kafka: Kafka): GroupTiming {
+  return timings.get(kafka) ?? timingFor(DEFAULT_SESSION_TIMEOUT_MS);
+}
+
+function timingFor(sessionTimeout: number): GroupTiming {
+  return { sessionTimeout, heartbeatInterval: Math.max(100, Math.floor(sessionTimeout / 3)), rebalanceTimeout: Math.max(10_000, sessionTimeout * 2) };
 }
 
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
@@ -23,7 +58,7 @@ const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
  */
 const EXPECTED_RESPONSE_ERRORS = new Set([
   'The group coordinator is not available',
-  'The coordinator is loading and hence can\'t process requests for this group',
+  "The coordinator is loading and hence can't process requests for this group",
   'This is not the correct coordinator for this group',
   'This server does not host this topic-partition',
   'There is no leader for this topic-partition as we are in the middle of a leadership election',
@@ -56,15 +91,15 @@ export function kafkaLogLevels(): (level: number, message: string, extra: Record
  * warning is printed as before.
  */
 const emitWarning = process.emitWarning.bind(process);
-process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
   const name = typeof warning === 'string' ? (typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type) : warning.name;
   if (name === 'TimeoutNegativeWarning' && /[\\/]kafkajs[\\/]/.test(new Error().stack ?? '')) return;
   (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
-}) as typeof process.emitWarning;
+};
 
 export function createKafka(s: KafkaSettings): Kafka {
   fixKafkajsRequestQueueTimer();
-  return new Kafka({
+  const kafka = new Kafka({
     clientId: s.clientId,
     brokers: s.brokers,
     connectionTimeout: 3_000,
@@ -78,6 +113,8 @@ export function createKafka(s: KafkaSettings): Kafka {
       };
     },
   });
+  timings.set(kafka, timingFor(s.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS));
+  return kafka;
 }
 
 /** An event as stored in an outbox and sent to Kafka: the encoded envelope plus what names it. */
@@ -107,12 +144,7 @@ export interface StreamTopicSettings {
  * except a reader that must run before the owner exists (billing and leads create telephony's call
  * stream), which creates it with the same settings.
  */
-export async function ensureStreams(
-  kafka: Kafka,
-  envelopes: readonly { readonly $type: string }[],
-  settings: StreamTopicSettings,
-  log: Logger,
-): Promise<void> {
+export async function ensureStreams(kafka: Kafka, envelopes: readonly { readonly $type: string }[], settings: StreamTopicSettings, log: Logger): Promise<void> {
   const wanted = envelopes.flatMap((e) => {
     const s = streamTopics(e);
     return [s.topic, s.deadLetterTopic];

@@ -108,10 +108,7 @@ interface ParkedDoc extends OutboxDoc {
   error: string;
   parkedAt: Date;
 }
-const parkedSchema = new Schema<ParkedDoc>(
-  { ...outboxFields, error: { type: String, required: true }, parkedAt: { type: Date, required: true } },
-  { versionKey: false, collection: 'outbox_parked' },
-);
+const parkedSchema = new Schema<ParkedDoc>({ ...outboxFields, error: { type: String, required: true }, parkedAt: { type: Date, required: true } }, { versionKey: false, collection: 'outbox_parked' });
 // No secondary index: read by operators, rarely and whole.
 
 /**
@@ -214,6 +211,7 @@ export class Outbox implements Announcer {
     const tooLarge = records.find((r) => r.payload.byteLength > MAX_EVENT_BYTES);
     if (tooLarge) throw new Error(`event ${tooLarge.type} is ${tooLarge.payload.byteLength} bytes; events carry ids and facts, at most ${MAX_EVENT_BYTES}`);
     const { error } = await this.adds.run(add);
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the store's own failure, caught for the batch and passed on as it was
     if (error !== undefined) throw error;
     return records.map((r) => r.eventId);
   }
@@ -255,7 +253,13 @@ export class Outbox implements Announcer {
       if (!isDuplicateKeyError(err)) throw err;
       await this.model.deleteMany({ _id: { $in: docs.map((d) => d.record.eventId) }, seq: { $gte: first, $lt: first + docs.length } });
       const out: { error?: unknown }[] = [];
-      for (const a of batch) out.push(await this.storeAlone(a).then(() => ({}), (error: unknown) => ({ error })));
+      for (const a of batch)
+        out.push(
+          await this.storeAlone(a).then(
+            () => ({}),
+            (error: unknown) => ({ error }),
+          ),
+        );
       return out;
     }
   }
@@ -266,7 +270,10 @@ export class Outbox implements Announcer {
     for (let attempt = 1; ; attempt++) {
       const first = await this.reserve(records.length);
       try {
-        await this.insertInOrder(records.map((record, i) => ({ record, readBack: readBacks?.[i] })), first);
+        await this.insertInOrder(
+          records.map((record, i) => ({ record, readBack: readBacks?.[i] })),
+          first,
+        );
         return;
       } catch (err) {
         if (!isDuplicateKeyError(err) || attempt >= 3) throw err;
@@ -431,7 +438,7 @@ export class Outbox implements Announcer {
    */
   private async reserve(count: number): Promise<number> {
     const doc = await this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>();
-    return doc!.value - count + 1;
+    return doc.value - count + 1;
   }
 }
 

@@ -83,7 +83,7 @@ export class EventPublisher {
     const old = this.producer;
     this.producer = this.newProducer();
     this.connected = undefined;
-    await old.disconnect().catch(() => undefined);
+    await old.disconnect().catch(() => undefined); // the old producer lost its state and is replaced: how it closes changes nothing
   }
 
   async disconnect(): Promise<void> {

@@ -14,6 +14,7 @@ export interface EventSettings {
   INSTANCE_ID: string;
   KAFKA_TOPIC_PARTITIONS: number;
   KAFKA_REPLICATION_FACTOR: number;
+  KAFKA_SESSION_TIMEOUT_MS: number;
 }
 
 interface EventsOptions {
@@ -42,7 +43,7 @@ export async function startEvents(o: EventsOptions & OutboxPlacement): Promise<{
 export async function startEvents(o: EventsOptions): Promise<{ kafka: Kafka; publisher: EventPublisher }>;
 export async function startEvents(o: EventsOptions & Partial<OutboxPlacement>): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox?: Outbox }> {
   const { settings, log, lifecycle } = o;
-  const kafka = createKafka({ brokers: settings.KAFKA_BROKERS, clientId: `${o.service}-${settings.INSTANCE_ID}`, log });
+  const kafka = createKafka({ brokers: settings.KAFKA_BROKERS, clientId: `${o.service}-${settings.INSTANCE_ID}`, log, sessionTimeoutMs: settings.KAFKA_SESSION_TIMEOUT_MS });
   await ensureStreams(kafka, o.streams, { partitions: settings.KAFKA_TOPIC_PARTITIONS, replicationFactor: settings.KAFKA_REPLICATION_FACTOR }, log);
   const publisher = new EventPublisher(kafka);
   await publisher.connect();

@@ -42,7 +42,7 @@ export function streamOf<T>(envelope: MessageCodec<T>): Stream<T> {
   const known = cache.get(envelope);
   if (known) return known as Stream<T>;
   const stream: Stream<T> = { envelope, type: envelope.$type, ...streamTopics(envelope) };
-  cache.set(envelope, stream as Stream);
+  cache.set(envelope, stream);
   return stream;
 }
 

@@ -1,7 +1,7 @@
 import { context, propagation } from '@opentelemetry/api';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../logger';
-import { header, headersAsStrings, waitForTopics } from './kafka';
+import { groupTiming, header, headersAsStrings, waitForTopics } from './kafka';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type EventPublisher } from './publisher';
 import { streamOf, type MessageCodec, type Stream } from './stream';
 
@@ -42,8 +42,6 @@ export interface SubscriberOptions {
   topicWaitMs?: number;
   /** A broadcast group of this replica alone: removed from the cluster when the subscriber stops. */
   removeGroupOnStop?: boolean;
-  /** How long a silent member keeps its partitions before the group gives them to another. */
-  sessionTimeoutMs?: number;
   /**
    * Events of one fetched batch handled at once (default 1: one after the other). Events with
    * the same key still go one after the other, in order; offsets are committed in order, up to
@@ -107,6 +105,7 @@ export class EventSubscriber {
   private readonly retry: RetryPolicy;
   private joined = false;
   private stopping = false;
+  private starting: Promise<void> | undefined;
 
   constructor(
     private readonly kafka: Kafka,
@@ -119,11 +118,10 @@ export class EventSubscriber {
       // An idle consumer's fetch waits this long at the broker for data (data ends the wait at
       // once, so latency does not depend on it), and a stop waits for the fetch in flight: a
       // longer wait would send fewer idle requests but delay every shutdown by as much per
-      // consumer. Heartbeats at kafkajs's default 3 s (was 1 s): an idle consumer sends 1.3
-      // requests a second; a member sees a rebalance within about a fetch and a heartbeat.
+      // consumer.
       maxWaitTimeInMs: 1_000,
-      sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
-      heartbeatInterval: 3_000,
+      // Session, heartbeat and rebalance timing: one set for every consumer (kafka.ts, groupTiming).
+      ...groupTiming(kafka),
     });
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
       this.joined = true;
@@ -150,20 +148,49 @@ export class EventSubscriber {
     return this.joined;
   }
 
-  async start(): Promise<void> {
+  /**
+   * Starts consuming in the background and returns at once: the process serves while its
+   * consumers wait for their topics, connect and join the group (a join can wait out the session
+   * of a member that died without leaving). Until it succeeds, the start is tried again with
+   * backoff (Kafka away, a topic not yet created); `ready` says when the group is joined.
+   */
+  start(): void {
+    this.starting ??= this.startUntilRunning();
+  }
+
+  private async startUntilRunning(): Promise<void> {
+    for (let attempt = 1; !this.stopping; attempt++) {
+      try {
+        await this.run();
+        return;
+      } catch (err) {
+        if (this.stopping) return;
+        const delayMs = Math.min(5_000, 250 * 2 ** (attempt - 1));
+        this.opts.log.warn({ err, group: this.opts.group, attempt, delayMs }, 'consumer could not start; trying again');
+        // A half-started consumer (connected, not running) is closed before the next try.
+        await this.consumer.disconnect().catch((e: unknown) => this.opts.log.debug({ err: e, group: this.opts.group }, 'disconnect after a failed start'));
+        await this.pause(delayMs).catch(() => undefined); // a stop during the wait ends the loop above
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
     const topics = [...this.handlers.keys()];
     await waitForTopics(this.kafka, topics, this.opts.topicWaitMs ?? 60_000, this.opts.log);
+    if (this.stopping) return;
     await this.consumer.connect();
     await this.consumer.subscribe({ topics, fromBeginning: this.opts.fromBeginning ?? true });
     const concurrency = this.opts.concurrency ?? 1;
     if (concurrency <= 1) {
       await this.consumer.run({
+        // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
         eachMessage: async ({ topic, partition, message, heartbeat }) => this.handle(topic, partition, message, heartbeat),
       });
       return;
     }
     await this.consumer.run({
       eachBatchAutoResolve: false,
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
       eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }) => {
         const slots = new Slots(concurrency);
         const byKey = new Map<string, Promise<void>>();
@@ -172,7 +199,11 @@ export class EventSubscriber {
           const key = (this.opts.keyOrder === false ? undefined : m.key?.toString()) ?? `offset:${m.offset}`;
           const after = byKey.get(key) ?? Promise.resolve();
           const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
-          byKey.set(key, done.catch(() => undefined));
+          // Only orders the next event of the key; this event's own failure is awaited (and thrown) through `handled` below.
+          byKey.set(
+            key,
+            done.catch(() => undefined),
+          );
           return done;
         });
         try {
@@ -180,7 +211,6 @@ export class EventSubscriber {
             await handled[i];
             resolveOffset(batch.messages[i]!.offset);
             await heartbeat(); // throttled by kafkajs to the heartbeat interval
-
           }
         } finally {
           // Whatever was handled in order stays handled, even when a stop cut the batch short.
@@ -200,9 +230,12 @@ export class EventSubscriber {
     }
   }
 
+  /** Leaves the group at once (its partitions go to the other members without a session's wait). */
   async stop(): Promise<void> {
     this.stopping = true;
     await this.consumer.disconnect();
+    // A start still under way (a join waiting on the group) ends on its own; the stop does not wait for it.
+    await Promise.race([this.starting, new Promise((r) => setTimeout(r, 1_000).unref())]);
     this.joined = false;
     if (this.opts.removeGroupOnStop) {
       const admin = this.kafka.admin();
@@ -210,9 +243,9 @@ export class EventSubscriber {
         await admin.connect();
         await admin.deleteGroups([this.opts.group]);
       } catch (err) {
-        this.opts.log.warn({ err, group: this.opts.group }, 'could not remove this replica\'s broadcast group');
+        this.opts.log.warn({ err, group: this.opts.group }, "could not remove this replica's broadcast group");
       } finally {
-        await admin.disconnect().catch(() => undefined);
+        await admin.disconnect().catch((err: unknown) => this.opts.log.debug({ err, group: this.opts.group }, 'admin client did not disconnect'));
       }
     }
   }
@@ -248,18 +281,21 @@ export class EventSubscriber {
       } catch (err) {
         if (attempt >= this.retry.attempts) return this.deadLetter(entry.stream, message, meta, err, attempt);
         log.warn({ err, topic, eventId: meta.eventId, group, attempt }, 'event handler failed; retrying');
-        await this.pause(Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (attempt - 1)));
-        await heartbeat();
+        await this.pause(Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (attempt - 1)), heartbeat);
       }
     }
   }
 
-  /** Waits between tries; a stop in the meantime leaves the event uncommitted for redelivery. */
-  private async pause(ms: number): Promise<void> {
+  /**
+   * Waits between tries; a stop in the meantime leaves the event uncommitted for redelivery. Given
+   * the batch's heartbeat, keeps the membership alive meanwhile (a wait can outlast a session).
+   */
+  private async pause(ms: number, heartbeat?: () => Promise<void>): Promise<void> {
     const until = Date.now() + ms;
     while (Date.now() < until) {
       if (this.stopping) throw new Stopping('subscriber stopping; the event will be redelivered');
       await new Promise((r) => setTimeout(r, Math.min(100, until - Date.now())));
+      await heartbeat?.(); // throttled by kafkajs to the heartbeat interval
     }
   }
 
@@ -268,7 +304,16 @@ export class EventSubscriber {
     const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     // The original bytes, key and (text) headers travel on, so the event can be replayed as it was.
     await publisher.send(
-      [{ eventId: meta.eventId, topic: stream.deadLetterTopic, key: meta.key ?? '', type: header(message.headers, EVENT_TYPE_HEADER) ?? 'unknown', payload: message.value ?? Buffer.alloc(0), traceHeaders: headersAsStrings(message.headers) }],
+      [
+        {
+          eventId: meta.eventId,
+          topic: stream.deadLetterTopic,
+          key: meta.key ?? '',
+          type: header(message.headers, EVENT_TYPE_HEADER) ?? 'unknown',
+          payload: message.value ?? Buffer.alloc(0),
+          traceHeaders: headersAsStrings(message.headers),
+        },
+      ],
       () => ({
         [DEAD_LETTER_HEADERS.error]: error.slice(0, 2_000),
         [DEAD_LETTER_HEADERS.group]: group,

@@ -1,19 +1,36 @@
-import {
-  credentials,
-  makeGenericClientConstructor,
-  type Client,
-  type ClientWritableStream,
-  type ServiceError,
-} from '@grpc/grpc-js';
+import { connectivityState, credentials, makeGenericClientConstructor, status, type Client, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
 import { contextToMetadata, type CallContext } from '../context';
-import { fromGrpcError } from '../errors';
+import { commonReasons, fromGrpcError } from '../errors';
 import type { RequestArg, ResponseOf, UnaryServiceDef } from './types';
 
 export interface CallOptions {
   /** Overrides the client's default deadline for this call. */
   timeoutMs?: number;
+  /**
+   * False fails at once while no backend is ready (service_unavailable) instead of waiting for
+   * one up to the deadline: for a caller that has a fallback of its own and must not wait.
+   */
+  waitForReady?: boolean;
 }
 
+export interface ClientOptions {
+  /** The deadline of every call, unless the call gives its own. */
+  timeoutMs: number;
+  /**
+   * Methods (as the client names them, e.g. `placeHold`) that are idempotent by what they carry
+   * (a reference, a call id), besides the reads every client retries (`get…`, `list…`, …).
+   */
+  idempotent?: readonly string[];
+}
+
+/**
+ * Standard methods that change nothing (AIP-131/132 and their kin): safe to send again after a
+ * backend went away with the call in flight.
+ */
+const READ_METHOD = /^(get|list|find|quote|resolve|search)[A-Z]/;
+
+/** Tries of an idempotent call whose backend went away mid-call, within its deadline. */
+const MAX_TRIES = 3;
 /** Promise-returning, typed methods derived from a generated service definition. */
 export type PromiseClient<D extends UnaryServiceDef> = {
   [M in keyof D]: (request: RequestArg<D[M]>, ctx: CallContext, opts?: CallOptions) => Promise<ResponseOf<D[M]>>;
@@ -23,12 +40,16 @@ export type PromiseClient<D extends UnaryServiceDef> = {
  * One generic client for every service: each call gets a deadline and the caller's context as
  * metadata, and failures come back as `DomainError`s (UNAVAILABLE → service_unavailable,
  * DEADLINE_EXCEEDED → upstream_timeout), so callers never handle raw gRPC errors.
+ *
+ * Riding over a restart: a call waits for a ready backend up to its deadline (gRPC
+ * `waitForReady`: the request is not sent until a connection is up, so this is safe for every
+ * method). A deadline that passes while no backend was ready is service_unavailable, not
+ * upstream_timeout: the backend is away, not slow. An idempotent call (a read, or a method the
+ * caller names) whose backend went away with the call in flight is sent again, within the same
+ * deadline; any other call reports service_unavailable, since it may have been applied.
  */
-export function createPromiseClient<D extends UnaryServiceDef>(
-  definition: D,
-  address: string,
-  defaults: { timeoutMs: number },
-): PromiseClient<D> {
+export function createPromiseClient<D extends UnaryServiceDef>(definition: D, address: string, defaults: ClientOptions): PromiseClient<D> {
+  const idempotent = new Set(defaults.idempotent ?? []);
   const Ctor = makeGenericClientConstructor(definition as never, 'client');
   const raw = new Ctor(address, credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
@@ -37,28 +58,49 @@ export function createPromiseClient<D extends UnaryServiceDef>(
     'grpc.max_reconnect_backoff_ms': 1_000,
     // Spread calls over every address the name resolves to (a headless Service lists each pod).
     'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
-  }) as Client & Record<string, Function>;
+  }) as Client & Record<string, (...args: unknown[]) => unknown>;
 
   const client = { close: () => raw.close() } as PromiseClient<D>;
+  const notReady = () => raw.getChannel().getConnectivityState(false) !== connectivityState.READY;
   for (const method of Object.keys(definition)) {
     const streaming = definition[method]!.requestStream;
-    (client as Record<string, unknown>)[method] = (request: unknown, ctx: CallContext, opts?: CallOptions) =>
-      new Promise((resolve, reject) => {
-        const deadline = new Date(Date.now() + (opts?.timeoutMs ?? defaults.timeoutMs));
+    const retryable = !streaming && (READ_METHOD.test(method) || idempotent.has(method));
+    const once = (request: unknown, ctx: CallContext, deadline: Date, waitForReady: boolean) =>
+      new Promise((resolve, reject: (err: ServiceError | Error) => void) => {
         let answered = false;
         const done = (err: ServiceError | null, res: unknown) => {
           answered = true;
-          if (err) reject(fromGrpcError(err));
+          if (err) reject(err);
           else resolve(res);
         };
-        if (!streaming) return void raw[method]!.call(raw, request, contextToMetadata(ctx), { deadline }, done);
-        const call = raw[method]!.call(raw, contextToMetadata(ctx), { deadline }, done) as ClientWritableStream<unknown>;
+        const metadata = contextToMetadata(ctx);
+        metadata.setOptions({ waitForReady });
+        if (!streaming) return void raw[method]!.call(raw, request, metadata, { deadline }, done);
+        const call = raw[method]!.call(raw, metadata, { deadline }, done) as ClientWritableStream<unknown>;
         writeAll(call, request as AsyncIterable<unknown>, () => answered).catch((err: unknown) => {
           // The source failed (e.g. the upload's body went bad): cancel the call, report the source's error.
           call.cancel();
-          reject(err);
+          reject(err instanceof Error ? err : new Error(String(err)));
         });
       });
+    (client as Record<string, unknown>)[method] = async (request: unknown, ctx: CallContext, opts?: CallOptions) => {
+      const deadline = new Date(Date.now() + (opts?.timeoutMs ?? defaults.timeoutMs));
+      const waitForReady = opts?.waitForReady ?? true;
+      for (let tries = 1; ; tries++) {
+        try {
+          return await once(request, ctx, deadline, waitForReady);
+        } catch (err) {
+          const code = (err as Partial<ServiceError>).code;
+          if (code === undefined) throw err; // not the call's failure (an upload's source)
+          const inFlightLost = code === status.UNAVAILABLE && waitForReady;
+          if (inFlightLost && retryable && tries < MAX_TRIES && deadline.getTime() > Date.now()) continue;
+          if (code === status.DEADLINE_EXCEEDED && notReady()) {
+            throw commonReasons.error('service_unavailable', 'a backing service is unavailable (no ready backend before the deadline), retry shortly');
+          }
+          throw fromGrpcError(err);
+        }
+      }
+    };
   }
   return client;
 }

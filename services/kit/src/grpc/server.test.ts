@@ -39,7 +39,7 @@ describe('gRPC server connection age', () => {
   async function connectionsOver(maxConnectionAgeMs: number): Promise<number> {
     const server: RunningGrpcServer = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [], log, maxConnectionAgeMs, maxConnectionAgeGraceMs: 100 });
     const relay = await countingRelay(server.port);
-    const Health = makeGenericClientConstructor(healthService as never, 'Health');
+    const Health = makeGenericClientConstructor(healthService, 'Health');
     const client = new Health(`127.0.0.1:${relay.port}`, credentials.createInsecure(), {
       'grpc.initial_reconnect_backoff_ms': 50,
       'grpc.max_reconnect_backoff_ms': 100,

@@ -1,11 +1,4 @@
-import {
-  Server,
-  ServerCredentials,
-  type sendUnaryData,
-  type ServerReadableStream,
-  type ServerUnaryCall,
-  type UntypedServiceImplementation,
-} from '@grpc/grpc-js';
+import { Server, ServerCredentials, type sendUnaryData, type ServerReadableStream, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { contextFromMetadata, type CallContext } from '../context';
 import { DomainError, domainErrorOf, toGrpcError } from '../errors';
@@ -27,12 +20,7 @@ export interface ServiceRegistration {
  * Adapts async handlers to grpc-js: reads the call context from metadata, and maps errors once
  * (domain error → status + reason code; anything else → INTERNAL, logged, never a stack trace).
  */
-export function registerService<D extends UnaryServiceDef>(
-  name: string,
-  definition: D,
-  impl: AsyncService<D>,
-  log: Logger,
-): ServiceRegistration {
+export function registerService<D extends UnaryServiceDef>(name: string, definition: D, impl: AsyncService<D>, log: Logger): ServiceRegistration {
   const implementation: UntypedServiceImplementation = {};
   for (const method of Object.keys(definition) as (keyof D & string)[]) {
     const handler = impl[method];
@@ -48,7 +36,7 @@ export function registerService<D extends UnaryServiceDef>(
             if (domainErrorOf(err)) log.warn({ err, method, requestId: ctx.requestId }, 'the store is unavailable');
             else log.error({ err, method, requestId: ctx.requestId }, 'unexpected error in handler');
           }
-          callback(toGrpcError(err) as Parameters<sendUnaryData<unknown>>[0]);
+          callback(toGrpcError(err));
         },
       );
     };
@@ -84,9 +72,7 @@ export async function startGrpcServer(opts: {
   for (const s of opts.services) server.addService(s.definition as never, s.implementation);
 
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${opts.host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    );
+    server.bindAsync(`${opts.host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
   });
   opts.log.info({ port, services: opts.services.map((s) => s.name) }, 'gRPC server listening');
 
@@ -110,4 +96,3 @@ export async function startGrpcServer(opts: {
       }),
   };
 }
-

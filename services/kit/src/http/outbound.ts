@@ -127,7 +127,7 @@ export class OutboundClient {
       const res = await this.exchange(url, { method, body, headers: req.headers ?? {}, signal, timeoutMs: req.timeoutMs });
       const location = res.statusCode >= 300 && res.statusCode < 400 && req.redirects !== 'return' ? header(res.headers, 'location') : undefined;
       if (location === undefined) return { status: res.statusCode, headers: flatHeaders(res.headers), body: await this.readCapped(res.body, signal, req), url: url.toString() };
-      await res.body.dump().catch(() => undefined);
+      await res.body.dump().catch(() => undefined); // a redirect's body is thrown away: failing to drain it costs only its connection
       if (hop >= this.maxRedirects) throw new OutboundRefused('redirects', `more than ${this.maxRedirects} redirects`);
       const next = this.checkUrl(new URL(location, url).toString());
       // Credentials go to the origin they were given for only.
@@ -148,7 +148,7 @@ export class OutboundClient {
   private async exchange(url: URL, r: { method: string; body: string | undefined; headers: Record<string, string>; signal: AbortSignal; timeoutMs: number }): Promise<Dispatcher.ResponseData> {
     try {
       const dispatcher = this.allowListed(url) ? this.agents.allowListed : this.agents.public;
-      return await request(url, { dispatcher, method: r.method as Dispatcher.HttpMethod, headers: r.headers, body: r.body, signal: r.signal });
+      return await request(url, { dispatcher, method: r.method, headers: r.headers, body: r.body, signal: r.signal });
     } catch (err) {
       throw this.failure(err, r.timeoutMs);
     }

@@ -60,11 +60,9 @@ export class BlobStore {
 
   private async saveTogether(blobs: PendingBlob[]): Promise<void[]> {
     const partCount = (b: PendingBlob) => Math.max(1, Math.ceil(b.blob.data.length / BLOB_PART_BYTES));
-    const parts = blobs.flatMap((b) =>
-      Array.from({ length: partCount(b) }, (_, n) => ({ _id: `${b.id}:${n}`, tenantId: b.tenantId, data: b.blob.data.subarray(n * BLOB_PART_BYTES, (n + 1) * BLOB_PART_BYTES) })),
-    );
+    const parts = blobs.flatMap((b) => Array.from({ length: partCount(b) }, (_, n) => ({ _id: `${b.id}:${n}`, tenantId: b.tenantId, data: b.blob.data.subarray(n * BLOB_PART_BYTES, (n + 1) * BLOB_PART_BYTES) })));
     const partWriter = this.parts.crossTenant('the parts of blobs saved together are inserted together, each with its tenant');
-    for (let i = 0; i < parts.length; ) {
+    for (let i = 0; i < parts.length;) {
       let bytes = 0;
       let j = i;
       while (j < parts.length && (j === i || bytes + parts[j]!.data.length <= SAVE_BATCH_BYTES)) bytes += parts[j++]!.data.length;
@@ -112,7 +110,14 @@ export class BlobStore {
 
 const headerSchema = () =>
   new Schema<BlobHeader>(
-    { _id: String, tenantId: { type: String, required: true }, contentType: { type: String, required: true }, sizeBytes: { type: Number, required: true }, parts: { type: Number, required: true }, createdAt: { type: Date, required: true } },
+    {
+      _id: String,
+      tenantId: { type: String, required: true },
+      contentType: { type: String, required: true },
+      sizeBytes: { type: Number, required: true },
+      parts: { type: Number, required: true },
+      createdAt: { type: Date, required: true },
+    },
     { versionKey: false },
   );
 const partSchema = () => new Schema<PartDoc>({ _id: String, tenantId: { type: String, required: true }, data: { type: Buffer, required: true } }, { versionKey: false });
@@ -121,4 +126,3 @@ function model<T>(conn: Connection, collection: string, schema: () => Schema<T>)
   const name = `blob:${collection}`;
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema(), collection);
 }
-

@@ -54,7 +54,7 @@ export class ChangeFeed {
       clearTimeout(p.timer);
       p.done();
     }
-    await Promise.all([...this.streams.values()].map((s) => s.close().catch(() => undefined)));
+    await Promise.all([...this.streams.values()].map((s) => s.close().catch((err: unknown) => this.log.debug({ err }, 'change stream did not close on stop'))));
     this.streams.clear();
   }
 
@@ -90,7 +90,7 @@ export class ChangeFeed {
     } catch (err) {
       if (this.stopped) return;
       this.streams.delete(source);
-      void stream.close().catch(() => undefined);
+      void stream.close().catch(() => undefined); // the stream already failed (logged and retried below): closing it is only tidying up
       // A stream that delivered changes failed for a new reason: start the pauses over.
       this.retry(source, healthy ? RETRY_FIRST_MS : retryMs, err);
     }

@@ -47,8 +47,7 @@ export async function ensureIndexes(conn: Connection): Promise<void> {
 export const isObjectIdHex = (id: string): boolean => /^[a-f0-9]{24}$/i.test(id);
 
 /** MongoDB's duplicate key error (a unique index refused the write). */
-export const isDuplicateKeyError = (err: unknown): boolean =>
-  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+export const isDuplicateKeyError = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 
 /**
  * For an unordered insertMany that failed: the positions of the documents refused as duplicates

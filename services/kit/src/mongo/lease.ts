@@ -8,10 +8,7 @@ interface LeaseDoc {
   expiresAt: Date;
 }
 
-const leaseSchema = new Schema<LeaseDoc>(
-  { _id: String, holder: { type: String, required: true }, expiresAt: { type: Date, required: true } },
-  { versionKey: false, collection: 'leases' },
-);
+const leaseSchema = new Schema<LeaseDoc>({ _id: String, holder: { type: String, required: true }, expiresAt: { type: Date, required: true } }, { versionKey: false, collection: 'leases' });
 // No secondary index: one document per lease, always found by _id.
 
 /**
@@ -55,11 +52,7 @@ export class Lease {
     const expiresAt = new Date(now.getTime() + this.ttlMs);
     try {
       const doc = await this.model
-        .findOneAndUpdate(
-          { _id: this.name, $or: [{ holder: this.holder }, { expiresAt: { $lte: now } }] },
-          { $set: { holder: this.holder, expiresAt } },
-          { upsert: true, new: true },
-        )
+        .findOneAndUpdate({ _id: this.name, $or: [{ holder: this.holder }, { expiresAt: { $lte: now } }] }, { $set: { holder: this.holder, expiresAt } }, { upsert: true, new: true })
         .lean<LeaseDoc>();
       // Stop trusting the lease a third of its time before it runs out, to allow for clock skew.
       const had = this.held;
@@ -95,7 +88,7 @@ export class Lease {
     if (this.holders === 0 || --this.holders > 0) return;
     clearInterval(this.renewal);
     this.renewal = undefined;
-    await this.release().catch(() => undefined);
+    await this.release().catch(() => undefined); // a lease not given up expires within its TTL, and another replica takes it then
   }
 
   /** Gives the lease up at once (on shutdown), so another replica need not wait for it to expire. */

@@ -7,12 +7,26 @@ describe('shapeOf', () => {
     expect(shapeOf({ tenantId: 't', status: { $eq: 'a' }, startedAt: { $gte: new Date() }, campaignId: { $in: ['x'] } }, { startedAt: -1, _id: -1 })).toEqual({
       equality: ['status', 'tenantId'],
       range: ['campaignId', 'startedAt'],
-      sort: [['startedAt', -1], ['_id', -1]],
+      sort: [
+        ['startedAt', -1],
+        ['_id', -1],
+      ],
     });
   });
 
   it('reads the sort as the driver sends it, a Map', () => {
-    expect(shapeOf({ tenantId: 't' }, new Map([['startedAt', -1], ['_id', -1]])).sort).toEqual([['startedAt', -1], ['_id', -1]]);
+    expect(
+      shapeOf(
+        { tenantId: 't' },
+        new Map([
+          ['startedAt', -1],
+          ['_id', -1],
+        ]),
+      ).sort,
+    ).toEqual([
+      ['startedAt', -1],
+      ['_id', -1],
+    ]);
   });
 
   it('reads $and branches as the filter and $or branches as bounds', () => {

@@ -28,7 +28,7 @@ export interface ObservedShape {
 }
 
 const isOperatorObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k.startsWith('$')) && !('_bsontype' in (v as object));
+  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k.startsWith('$')) && !('_bsontype' in v);
 
 /**
  * The shape of a filter: `{a: 1, b: {$gt: 2}}` → equality [a], range [b]; `$and` and `$or` branches
@@ -76,13 +76,23 @@ function readOf(cmd: Record<string, any>, name: string): { collection: string; f
   const coll = cmd[name] as string;
   switch (name) {
     case 'find':
-      return { collection: coll, filter: cmd.filter ?? {}, sort: cmd.sort, explain: { find: coll, filter: cmd.filter ?? {}, ...(cmd.sort && { sort: cmd.sort }), ...(cmd.limit && { limit: cmd.limit }), ...(cmd.hint && { hint: cmd.hint }) } };
+      return {
+        collection: coll,
+        filter: cmd.filter ?? {},
+        sort: cmd.sort,
+        explain: { find: coll, filter: cmd.filter ?? {}, ...(cmd.sort && { sort: cmd.sort }), ...(cmd.limit && { limit: cmd.limit }), ...(cmd.hint && { hint: cmd.hint }) },
+      };
     case 'count':
       return cmd.query && Object.keys(cmd.query).length > 0 ? { collection: coll, filter: cmd.query, explain: { count: coll, query: cmd.query } } : undefined;
     case 'distinct':
       return { collection: coll, filter: cmd.query ?? {}, explain: { distinct: coll, key: cmd.key, query: cmd.query ?? {} } };
     case 'findAndModify':
-      return { collection: coll, filter: cmd.query ?? {}, sort: cmd.sort, explain: { findAndModify: coll, query: cmd.query ?? {}, ...(cmd.sort && { sort: cmd.sort }), ...(cmd.remove ? { remove: true } : { update: cmd.update }), ...(cmd.upsert && { upsert: true }) } };
+      return {
+        collection: coll,
+        filter: cmd.query ?? {},
+        sort: cmd.sort,
+        explain: { findAndModify: coll, query: cmd.query ?? {}, ...(cmd.sort && { sort: cmd.sort }), ...(cmd.remove ? { remove: true } : { update: cmd.update }), ...(cmd.upsert && { upsert: true }) },
+      };
     case 'update': {
       const u = cmd.updates?.[0];
       return u && { collection: coll, filter: u.q ?? {}, explain: { update: coll, updates: [{ q: u.q, u: u.u, ...(u.multi && { multi: true }), ...(u.upsert && { upsert: true }) }] } };
@@ -148,8 +158,7 @@ export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_
     seen.add(key);
     const match = declaredShapeFor(read.collection, shape);
     const problems = (scanned: boolean) => [...(match === undefined ? ['no declared query shape'] : []), ...(scanned ? ['collection scan'] : [])].join(' and ') || null;
-    const record = (problem: string | null) =>
-      report({ collection: read.collection, command: e.commandName, shape, declared: typeof match === 'object' ? match.name : match ?? null, problem, filter: read.filter });
+    const record = (problem: string | null) => report({ collection: read.collection, command: e.commandName, shape, declared: typeof match === 'object' ? match.name : (match ?? null), problem, filter: read.filter });
     void client
       .db(e.databaseName)
       .command({ explain: read.explain, verbosity: 'queryPlanner' })

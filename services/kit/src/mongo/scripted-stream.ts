@@ -38,7 +38,7 @@ export function scriptedCollection(operations: WakeSource['operations'] = ['inse
               resolve({ operationType: operations[0] });
             } else waiting = { resolve, reject };
           }),
-        close: async () => take()?.reject(new Error('ChangeStream is closed')),
+        close: () => Promise.resolve(take()?.reject(new Error('ChangeStream is closed'))),
       } as never;
     },
   };

@@ -61,7 +61,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   async findById(scope: TenantScope, id: string, projection?: ProjectionType<D>): Promise<D | null> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
-    return this.model.findOne({ _id, tenantId: scope.tenantId } as FilterQuery<D>, projection).lean<D>();
+    return this.model.findOne({ _id, tenantId: scope.tenantId }, projection).lean<D>();
   }
 
   /** `updateByIdShared`'s writes: the updates asked while one is under way, written together next. */
@@ -99,11 +99,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return this.sharedReads.run({ tenantId: scope.tenantId, _id });
   }
 
-  find(
-    scope: TenantScope,
-    filter: ScopedFilter<D>,
-    opts: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: ProjectionType<D> } = {},
-  ): Promise<D[]> {
+  find(scope: TenantScope, filter: ScopedFilter<D>, opts: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: ProjectionType<D> } = {}): Promise<D[]> {
     let q = this.model.find(this.scoped(scope, filter), opts.projection);
     if (opts.sort) q = q.sort(opts.sort);
     if (opts.skip) q = q.skip(opts.skip);
@@ -120,11 +116,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    * A page of a list, newest first or as sorted. One extra row tells whether more follow; the
    * count runs only when they do, and stops at `COUNT_CAP` (decision 0012).
    */
-  async page(
-    scope: TenantScope,
-    filter: ScopedFilter<D>,
-    opts: { sort: Record<string, 1 | -1>; page: number; limit: number; projection?: ProjectionType<D> },
-  ): Promise<Page<D>> {
+  async page(scope: TenantScope, filter: ScopedFilter<D>, opts: { sort: Record<string, 1 | -1>; page: number; limit: number; projection?: ProjectionType<D> }): Promise<Page<D>> {
     const skip = (opts.page - 1) * opts.limit;
     const rows = await this.find(scope, filter, { sort: opts.sort, skip, limit: opts.limit + 1, ...(opts.projection && { projection: opts.projection }) });
     const hasMore = rows.length > opts.limit;
@@ -147,9 +139,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    */
   async countBy<K extends string>(scope: TenantScope, filter: ScopedFilter<D>, fields: readonly K[]): Promise<{ key: Record<K, unknown>; count: number }[]> {
     const groupId = Object.fromEntries(fields.map((f) => [f, `$${f}`]));
-    const rows = await this.model
-      .aggregate<{ _id: Record<K, unknown>; count: number }>([{ $match: this.scoped(scope, filter) }, { $group: { _id: groupId, count: { $sum: 1 } } }])
-      .exec();
+    const rows = await this.model.aggregate<{ _id: Record<K, unknown>; count: number }>([{ $match: this.scoped(scope, filter) }, { $group: { _id: groupId, count: { $sum: 1 } } }]).exec();
     return rows.map((r) => ({ key: r._id, count: Math.min(r.count, COUNT_CAP) }));
   }
 
@@ -160,7 +150,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
 
   async insert(scope: TenantScope, doc: Omit<D, 'tenantId' | '_id'> & { _id?: Id }): Promise<D> {
     const created = await this.model.create({ ...doc, tenantId: scope.tenantId });
-    return created.toObject() as D;
+    return created.toObject();
   }
 
   /**
@@ -169,7 +159,11 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    */
   async insertMany(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id?: Id })[]): Promise<void> {
     if (docs.length === 0) return;
-    await insertAsBuilt(this.model, docs.map((d) => ({ ...d, tenantId: scope.tenantId })), true);
+    await insertAsBuilt(
+      this.model,
+      docs.map((d) => ({ ...d, tenantId: scope.tenantId })),
+      true,
+    );
   }
 
   /**
@@ -194,7 +188,13 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
 
   async insertNew(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id: Id })[]): Promise<number[]> {
     if (docs.length === 0) return [];
-    return insertSkippingDuplicates(() => insertAsBuilt(this.model, docs.map((d) => ({ ...d, tenantId: scope.tenantId })), false));
+    return insertSkippingDuplicates(() =>
+      insertAsBuilt(
+        this.model,
+        docs.map((d) => ({ ...d, tenantId: scope.tenantId })),
+        false,
+      ),
+    );
   }
 
   /**
@@ -205,13 +205,13 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
-    return this.model.findOneAndUpdate({ ...opts.where, _id, tenantId: scope.tenantId } as FilterQuery<D>, update, { new: true }).lean<D>();
+    return this.model.findOneAndUpdate({ ...opts.where, _id, tenantId: scope.tenantId }, update, { new: true }).lean<D>();
   }
 
   async deleteById(scope: TenantScope, id: string, opts: { where?: ScopedFilter<D> } = {}): Promise<boolean> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return false;
-    return (await this.model.deleteOne({ ...opts.where, _id, tenantId: scope.tenantId } as FilterQuery<D>)).deletedCount === 1;
+    return (await this.model.deleteOne({ ...opts.where, _id, tenantId: scope.tenantId })).deletedCount === 1;
   }
 
   /**
@@ -223,7 +223,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     const _id = this.ids.parse(id);
     if (_id === undefined) throw new Error(`not an id of this collection: ${id}`);
     // An id another tenant holds matches neither the upsert nor its retry: it stays a duplicate.
-    await upsertOnce(this.model, { _id, tenantId: scope.tenantId } as FilterQuery<D>, update);
+    await upsertOnce(this.model, { _id, tenantId: scope.tenantId }, update);
   }
 
   /** Applies the update to every document of the tenant that matches; the number changed. */
@@ -258,7 +258,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   }
 
   private scoped(scope: TenantScope, filter: ScopedFilter<D>): FilterQuery<D> {
-    return { ...filter, tenantId: scope.tenantId } as FilterQuery<D>;
+    return { ...filter, tenantId: scope.tenantId };
   }
 }
 
@@ -272,7 +272,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   findById(id: string, projection?: ProjectionType<D>): Promise<D | null> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return Promise.resolve(null);
-    return this.model.findOne({ _id } as FilterQuery<D>, projection).lean<D>().exec();
+    return this.model.findOne({ _id }, projection).lean<D>().exec();
   }
 
   find(filter: FilterQuery<D>, opts: { sort?: Record<string, 1 | -1>; limit?: number } = {}): Promise<D[]> {
@@ -286,7 +286,10 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
 
   /** The documents of these ids in one read, each only under the tenant asked for (null: absent, or another tenant's). */
   findManyById(asked: readonly { id: Id; tenantId: string }[]): Promise<(D | null)[]> {
-    return readTogether(this.model, asked.map((a) => ({ _id: a.id, tenantId: a.tenantId })));
+    return readTogether(
+      this.model,
+      asked.map((a) => ({ _id: a.id, tenantId: a.tenantId })),
+    );
   }
 
   /** `findById`, the reads asked while one is under way served by one read begun after they were asked (as `TenantCollection.findByIdShared`). */
@@ -313,7 +316,10 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
     if (_id === undefined) return Promise.resolve(null);
-    return this.model.findOneAndUpdate({ ...opts.where, _id } as FilterQuery<D>, update, { new: true }).lean<D>().exec();
+    return this.model
+      .findOneAndUpdate({ ...opts.where, _id }, update, { new: true })
+      .lean<D>()
+      .exec();
   }
 
   async deleteMany(filter: FilterQuery<D>): Promise<number> {
@@ -324,7 +330,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   async deleteById(id: string, opts: { where?: FilterQuery<D> } = {}): Promise<boolean> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return false;
-    return (await this.model.deleteOne({ ...opts.where, _id } as FilterQuery<D>)).deletedCount === 1;
+    return (await this.model.deleteOne({ ...opts.where, _id })).deletedCount === 1;
   }
 
   /** The distinct values of a field among the documents matching `filter`. */
@@ -347,7 +353,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
    * id is answered by applying the whole batch again (`$set` is repeatable).
    */
   async setMany(docs: readonly D[]): Promise<void> {
-    const upserts = docs.map(({ _id, tenantId, ...fields }) => ({ filter: { _id, tenantId } as FilterQuery<D>, update: { $set: fields } as UpdateQuery<D> }));
+    const upserts = docs.map(({ _id, tenantId, ...fields }) => ({ filter: { _id, tenantId }, update: { $set: fields } as UpdateQuery<D> }));
     await upsertManyOnce(this.model, upserts, { ordered: false });
   }
 
@@ -412,7 +418,14 @@ function valueAt(doc: unknown, path: string): unknown {
 async function readTogether<D extends TenantOwned, Id>(model: Model<D>, asked: readonly { _id: Id; tenantId?: string }[]): Promise<(D | null)[]> {
   const tenants = [...new Set(asked.map((a) => a.tenantId))];
   const filter = { _id: { $in: asked.map((a) => a._id) }, ...(tenants.every((t) => t !== undefined) && { tenantId: { $in: tenants } }) };
-  const byId = new Map((await model.find(filter as FilterQuery<D>).lean<D[]>().exec()).map((d) => [String(d._id), d]));
+  const byId = new Map(
+    (
+      await model
+        .find(filter as FilterQuery<D>)
+        .lean<D[]>()
+        .exec()
+    ).map((d) => [String(d._id), d]),
+  );
   return asked.map((a) => {
     const doc = byId.get(String(a._id));
     return doc && (a.tenantId === undefined || doc.tenantId === a.tenantId) ? doc : null;
@@ -423,7 +436,6 @@ async function readTogether<D extends TenantOwned, Id>(model: Model<D>, asked: r
 function refuseTenantChange(update: UpdateQuery<unknown>): void {
   if (Array.isArray(update)) throw new Error('pipeline updates are not supported here');
   const u = update as Record<string, unknown>;
-  const names = (v: unknown): boolean =>
-    v !== null && typeof v === 'object' && ('tenantId' in (v as object) || Object.values(v as object).includes('tenantId'));
+  const names = (v: unknown): boolean => v !== null && typeof v === 'object' && ('tenantId' in v || Object.values(v).includes('tenantId'));
   if ('tenantId' in u || Object.values(u).some(names)) throw new Error("a document's tenant never changes");
 }

@@ -26,7 +26,7 @@ export class TenantKeyed<D extends { _id: string }> {
 
   /** Applies the update when the tenant's document matches `where` (checked atomically); whether it did. */
   async update(scope: TenantScope, update: UpdateQuery<D>, where: FilterQuery<D> = {}): Promise<boolean> {
-    return (await this.model.updateOne({ ...where, ...this.own(scope) } as FilterQuery<D>, update)).matchedCount === 1;
+    return (await this.model.updateOne({ ...where, ...this.own(scope) }, update)).matchedCount === 1;
   }
 
   /** This collection's changes of these kinds, to wake a worker (`WorkerSpec.wakeOn`). */
@@ -41,7 +41,7 @@ export class TenantKeyed<D extends { _id: string }> {
   }
 
   private own(scope: TenantScope): FilterQuery<D> {
-    return { _id: scope.tenantId } as FilterQuery<D>;
+    return { _id: scope.tenantId };
   }
 }
 

@@ -11,8 +11,7 @@ export interface ArchiveLimits {
 /** Entries below this size may compress as well as they like (a page of repeated table markup does). */
 const BIG_ENTRY = 1024 * 1024;
 
-const unreadable = (e: unknown) =>
-  e instanceof ExtractionRefused ? e : new ExtractionRefused('unreadable', `the docx cannot be read: ${(e as Error).message}`);
+const unreadable = (e: unknown) => (e instanceof ExtractionRefused ? e : new ExtractionRefused('unreadable', `the docx cannot be read: ${(e as Error).message}`));
 const tooLarge = (what: string) => new ExtractionRefused('archive_too_large', `the docx ${what}`);
 
 /**

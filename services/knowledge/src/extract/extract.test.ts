@@ -67,7 +67,10 @@ function zeroBomb(mib: number, declaredSize = mib * 1024 * 1024): Buffer {
   const central = Buffer.alloc(46);
   central.writeUInt32LE(0x02014b50, 0);
   central.writeUInt16LE(20, 4);
-  for (const [header, at] of [[local, 4], [central, 6]] as const) {
+  for (const [header, at] of [
+    [local, 4],
+    [central, 6],
+  ] as const) {
     header.writeUInt16LE(20, at); // version needed
     header.writeUInt16LE(8, at + 4); // deflate
     header.writeUInt16LE(0x21, at + 8); // DOS date 1980-01-01
@@ -164,9 +167,7 @@ describe('extractText', () => {
       '```',
     ].join('\n');
     const r = await extractText(text(md), 'md');
-    expect(r.text).toBe(
-      'Opening hours\nWe are open Monday to Friday, see the map.\nWalk-ins welcome\nParking sign parking at the back\nClosed on holidays\ncall 555-0100',
-    );
+    expect(r.text).toBe('Opening hours\nWe are open Monday to Friday, see the map.\nWalk-ins welcome\nParking sign parking at the back\nClosed on holidays\ncall 555-0100');
     expect(r.wordCount).toBe(26);
   });
 

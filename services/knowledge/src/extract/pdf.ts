@@ -7,9 +7,10 @@ import { ExtractionRefused } from './refused';
 // `node:module`'s `createRequire` for its own. Same code path in tests and in production, once.
 let ready: Promise<void> | undefined;
 function loadPdfjs(): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/require-await -- a failing require becomes a rejection of the load, as an import() would
   ready ??= definePDFJSModule(async () => {
-    const { createRequire } = process.getBuiltinModule('node:module') as typeof import('node:module');
-    return createRequire(require.resolve('unpdf'))('./pdfjs.mjs');
+    const { createRequire } = process.getBuiltinModule('node:module');
+    return createRequire(require.resolve('unpdf'))('./pdfjs.mjs') as unknown;
   });
   return ready;
 }

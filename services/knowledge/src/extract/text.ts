@@ -24,7 +24,10 @@ export function markdownText(source: string): string {
     else if (t.type === 'fence' || t.type === 'code_block') blocks.push(t.content);
     else if (t.type === 'html_block') blocks.push(htmlText(t.content));
   }
-  return blocks.map((b) => b.trim()).filter(Boolean).join('\n');
+  return blocks
+    .map((b) => b.trim())
+    .filter(Boolean)
+    .join('\n');
 }
 
 /** CSV to text: one line per record, cells joined by spaces. Malformed CSV (an unclosed quote ...) is
@@ -36,7 +39,15 @@ export function csvText(source: string): string {
   } catch (e) {
     throw new ExtractionRefused('unreadable', `the CSV cannot be parsed: ${(e as Error).message}`);
   }
-  return rows.map((r) => r.map((c) => c.trim()).filter(Boolean).join(' ')).filter(Boolean).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c) => c.trim())
+        .filter(Boolean)
+        .join(' '),
+    )
+    .filter(Boolean)
+    .join('\n');
 }
 
 const HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } }));

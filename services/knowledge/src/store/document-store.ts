@@ -1,5 +1,5 @@
 import { BlobStore, objectIds, scopeOfRecord, stringIds, TenantCollection, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection } from 'mongoose';
+import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { KnowledgeDocument } from '../domain/document';
 
 interface DocumentDoc extends Omit<KnowledgeDocument, 'fileId'> {
@@ -57,8 +57,8 @@ export class DocumentStore {
   readonly texts: BlobStore;
 
   constructor(conn: Connection) {
-    this.documents = new TenantCollection(conn.models.KnowledgeDocument ?? conn.model<DocumentDoc>('KnowledgeDocument', documentSchema), objectIds, documentQueryShapes);
-    this.pending = new TenantCollection(conn.models.PendingUpload ?? conn.model<PendingDoc>('PendingUpload', pendingSchema), stringIds, pendingQueryShapes);
+    this.documents = new TenantCollection((conn.models.KnowledgeDocument as Model<DocumentDoc> | undefined) ?? conn.model<DocumentDoc>('KnowledgeDocument', documentSchema), objectIds, documentQueryShapes);
+    this.pending = new TenantCollection((conn.models.PendingUpload as Model<PendingDoc> | undefined) ?? conn.model<PendingDoc>('PendingUpload', pendingSchema), stringIds, pendingQueryShapes);
     this.contents = new BlobStore(conn, 'document_contents');
     this.texts = new BlobStore(conn, 'document_texts');
   }

@@ -28,9 +28,7 @@ export const uploadCost = (words: number, ratePerThousand: number): number => Ma
  * is the file id, so recovery can repeat it after a crash without charging twice.
  */
 export class Documents {
-  constructor(
-    private readonly d: { store: DocumentStore; wallet: Wallet; events: DocumentEvents; maxFileBytes: number; log: Logger; now?: () => Date },
-  ) {}
+  constructor(private readonly d: { store: DocumentStore; wallet: Wallet; events: DocumentEvents; maxFileBytes: number; log: Logger; now?: () => Date }) {}
 
   private now(): Date {
     return this.d.now?.() ?? new Date();
@@ -167,12 +165,18 @@ export const knowledgebaseIdOf = (tenantId: string): string => `kb_${createHash(
 export function checkFileName(raw: string): string {
   const name = raw.trim();
   const problem =
-    name === '' ? 'is empty'
-    : name.length > MAX_FILE_NAME ? `is longer than ${MAX_FILE_NAME} characters`
-    : /[/\\]/.test(name) ? 'contains a path separator'
-    : /[\u0000-\u001f\u007f]/.test(name) ? 'contains control characters'
-    : name === '.' || name === '..' ? 'is not a file name'
-    : undefined;
+    name === ''
+      ? 'is empty'
+      : name.length > MAX_FILE_NAME
+        ? `is longer than ${MAX_FILE_NAME} characters`
+        : /[/\\]/.test(name)
+          ? 'contains a path separator'
+          : // eslint-disable-next-line no-control-regex -- refuses control characters on purpose
+            /[\u0000-\u001f\u007f]/.test(name)
+            ? 'contains control characters'
+            : name === '.' || name === '..'
+              ? 'is not a file name'
+              : undefined;
   if (problem) throw validationError(`the file name ${problem}`, [{ path: 'file', message: `file name ${problem}` }]);
   return name;
 }

@@ -3,18 +3,18 @@ import { voiceapi } from '@voiceapi/proto';
 import { billingHoldQuote } from './billing';
 
 describe("leads' billing client", () => {
-  it("asks billing for an outbound call's hold as the caller, and reads the wallet's available credit", async () => {
+  it("asks billing for an outbound call's hold as the caller, without waiting for billing to be up, and reads the wallet's credit", async () => {
     const asked: unknown[] = [];
     const quote = billingHoldQuote({
-      quoteCallHold: async (req: unknown, ctx: unknown) => (asked.push([req, ctx]), { amount: 8, covered: true, balance: { available: 950 } }),
+      quoteCallHold: async (req: unknown, ctx: unknown, opts: unknown) => (asked.push([req, ctx, opts]), { amount: 8, covered: true, longestCoveredSeconds: 7_080, balance: { available: 950, seq: 12 } }),
     } as never);
     const scope = requireTenant({ tenantId: 't-1', keyMode: 'live' });
-    expect(await quote(scope, 240)).toEqual({ amount: 8, available: 950, covered: true });
-    expect(asked).toEqual([[{ direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_OUTBOUND, maxCallSeconds: 240 }, contextOf(scope)]]);
+    expect(await quote(scope, 240)).toEqual({ covered: true, state: { seq: 12, longestOutboundCallSeconds: 7_080 } });
+    expect(asked).toEqual([[{ direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_OUTBOUND, maxCallSeconds: 240 }, contextOf(scope), { timeoutMs: 1_000, waitForReady: false }]]);
   });
 
-  it('reads a wallet without a balance as none available', async () => {
-    const quote = billingHoldQuote({ quoteCallHold: async () => ({ amount: 8, covered: false }) } as never);
-    expect(await quote(requireTenant({ tenantId: 't-1', keyMode: 'live' }), 60)).toEqual({ amount: 8, available: 0, covered: false });
+  it('reads a wallet without a balance as one that never changed', async () => {
+    const quote = billingHoldQuote({ quoteCallHold: async () => ({ amount: 8, covered: false, longestCoveredSeconds: 0 }) });
+    expect(await quote(requireTenant({ tenantId: 't-1', keyMode: 'live' }), 60)).toEqual({ covered: false, state: { seq: 0, longestOutboundCallSeconds: 0 } });
   });
 });

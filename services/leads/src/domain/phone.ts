@@ -26,6 +26,7 @@ const INTERNATIONAL = /^\+[0-9 ().-]*$/;
 const FALLBACK_ZONES = ['UTC'];
 
 /** Async for callers' sake: a lookup service could replace the in-memory table. */
+// eslint-disable-next-line @typescript-eslint/require-await -- async by contract (every caller awaits it); a throw stays a rejection
 export async function parsePhone(raw: string): Promise<PhoneResult> {
   if (raw.length > MAX_LENGTH) return { ok: false, message: `must be at most ${MAX_LENGTH} characters` };
   const text = raw.trim();
@@ -61,7 +62,14 @@ export function timeZoneTable(): ReadonlyMap<string, readonly string[]> {
     const entries = new Map<string, readonly string[]>();
     for (const [prefix, value] of Object.entries(raw)) {
       if (typeof value !== 'string') continue;
-      const zones = [...new Set(value.split('&').map(usableZone).filter((z): z is string => z !== undefined))];
+      const zones = [
+        ...new Set(
+          value
+            .split('&')
+            .map(usableZone)
+            .filter((z): z is string => z !== undefined),
+        ),
+      ];
       if (zones.length) entries.set(prefix, zones);
     }
     if (entries.size === 0) throw new Error(`the time-zone table ${TIME_ZONE_TABLE} holds no entries`);

@@ -2,12 +2,7 @@ import { placeholdersOf, render, whatsappValues } from './templates';
 
 describe('placeholdersOf', () => {
   it('lists names in order of first appearance, once, across texts', () => {
-    expect(placeholdersOf('Hi {{first_name}}, {{ plan.name }} renews {{date}}.', undefined, 'Dear {{first_name}} {{last-name}}')).toEqual([
-      'first_name',
-      'plan.name',
-      'date',
-      'last-name',
-    ]);
+    expect(placeholdersOf('Hi {{first_name}}, {{ plan.name }} renews {{date}}.', undefined, 'Dear {{first_name}} {{last-name}}')).toEqual(['first_name', 'plan.name', 'date', 'last-name']);
     expect(placeholdersOf('{{2}} then {{1}} then {{2}}')).toEqual(['2', '1']);
     expect(placeholdersOf()).toEqual([]);
     expect(placeholdersOf(undefined, '')).toEqual([]);

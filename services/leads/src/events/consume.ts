@@ -1,9 +1,10 @@
 import type { EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
+import type { CreditView } from '../usecases/credit-check';
 import type { Dialing } from '../usecases/dialing';
 import type { Messaging } from '../usecases/messaging';
 
-const { TelephonyCallEvent, LeadsEvent } = voiceapi.events.v1;
+const { TelephonyCallEvent, LeadsEvent, BillingEvent } = voiceapi.events.v1;
 
 /** Follows the outcome of every lead's call telephony reports (inbound calls and others' calls are not ours). */
 export function followCallOutcomes(subscriber: EventSubscriber, dialing: Dialing): EventSubscriber {
@@ -35,5 +36,16 @@ export function sendRequestedMessages(subscriber: EventSubscriber, messaging: Me
     if (event.event?.$case !== 'messageRequested') return;
     const m = event.event.messageRequested;
     await messaging.deliver(m.tenantId, m.messageId);
+  });
+}
+
+/** Keeps lead ingest's view of each tenant's credit from what billing announces after every change of a wallet. */
+export function followCredit(subscriber: EventSubscriber, view: CreditView): EventSubscriber {
+  return subscriber.on(BillingEvent, (event) => {
+    if (event.event?.$case === 'creditsAvailable') {
+      const c = event.event.creditsAvailable;
+      view.seen(c.tenantId, { seq: c.seq, longestOutboundCallSeconds: c.longestOutboundCallSeconds });
+    }
+    return Promise.resolve();
   });
 }

@@ -39,12 +39,7 @@ export function dialRequested(tenantId: string, contact: Contact, campaign: Camp
 }
 
 export function messageRequested(tenantId: string, contactId: string, messageId: string, channel: string, now: Date): EventRecord {
-  return eventRecord(
-    LeadsEvent,
-    contactId,
-    { occurTime: now, event: { $case: 'messageRequested', messageRequested: { messageId, tenantId, contactId, channel } } },
-    `message:${messageId}`,
-  );
+  return eventRecord(LeadsEvent, contactId, { occurTime: now, event: { $case: 'messageRequested', messageRequested: { messageId, tenantId, contactId, channel } } }, `message:${messageId}`);
 }
 
 export function statusChanged(tenantId: string, before: ContactRef, status: ContactStatus, now: Date, endReason?: string): EventRecord {

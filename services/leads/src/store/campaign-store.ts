@@ -1,5 +1,5 @@
 import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Types } from 'mongoose';
+import { Schema, type Connection, type Model, type Types } from 'mongoose';
 import type { WindowSetting } from '../domain/calling-window';
 import type { Campaign, CampaignStatus } from '../domain/contact';
 
@@ -40,14 +40,13 @@ function toCampaign(doc: CampaignDoc): Campaign {
   return { id: _id.toString(), ...rest, callingWindow };
 }
 
-const windowDoc = (w: WindowSetting): CampaignDoc['callingWindow'] =>
-  w === 'always' ? { always: true } : { start: w.start, end: w.end, ...(w.days?.length && { days: [...w.days] }) };
+const windowDoc = (w: WindowSetting): CampaignDoc['callingWindow'] => (w === 'always' ? { always: true } : { start: w.start, end: w.end, ...(w.days?.length && { days: [...w.days] }) });
 
 export class CampaignStore {
   private readonly campaigns: TenantCollection<CampaignDoc>;
 
   constructor(conn: Connection) {
-    this.campaigns = new TenantCollection(conn.models.Campaign ?? conn.model<CampaignDoc>('Campaign', campaignSchema), objectIds, campaignQueryShapes);
+    this.campaigns = new TenantCollection((conn.models.Campaign as Model<CampaignDoc> | undefined) ?? conn.model<CampaignDoc>('Campaign', campaignSchema), objectIds, campaignQueryShapes);
   }
 
   async create(scope: TenantScope, c: Omit<Campaign, 'id'>): Promise<Campaign> {

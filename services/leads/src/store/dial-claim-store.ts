@@ -1,5 +1,5 @@
 import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 
 interface ClaimDoc {
   /** The dial id (`<contactId>:<n>`): the insert that claims it is the one atomic step every store offers. */
@@ -22,7 +22,7 @@ export class DialClaimStore {
   private readonly claims: TenantCollection<ClaimDoc, string>;
 
   constructor(conn: Connection) {
-    this.claims = new TenantCollection(conn.models.DialClaim ?? conn.model<ClaimDoc>('DialClaim', claimSchema), stringIds, claimQueryShapes);
+    this.claims = new TenantCollection((conn.models.DialClaim as Model<ClaimDoc> | undefined) ?? conn.model<ClaimDoc>('DialClaim', claimSchema), stringIds, claimQueryShapes);
   }
 
   /** True for the first claim of a dial id, false for every later one. */

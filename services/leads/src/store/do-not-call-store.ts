@@ -1,6 +1,6 @@
 import { Coalescer, isDuplicateKeyError, platformModel, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { DoNotCallList, DoNotCallEntry } from '../domain/do-not-call';
+import type { DoNotCallEntry } from '../domain/do-not-call';
 
 interface TenantEntryDoc {
   /** `<tenantId>:<e164>`: every check is one lookup by `_id`. */
@@ -23,10 +23,7 @@ const tenantSchema = new Schema<TenantEntryDoc>(
   { collection: 'do_not_call_tenant', versionKey: false },
 );
 // No secondary index: looked up by _id alone.
-const platformSchema = new Schema<PlatformEntryDoc>(
-  { _id: String, source: { type: String, required: true }, createdAt: { type: Date, required: true } },
-  { collection: 'do_not_call_platform', versionKey: false },
-);
+const platformSchema = new Schema<PlatformEntryDoc>({ _id: String, source: { type: String, required: true }, createdAt: { type: Date, required: true } }, { collection: 'do_not_call_platform', versionKey: false });
 
 const tenantKey = (tenantId: string, phone: string) => `${tenantId}:${phone}`;
 
@@ -49,7 +46,7 @@ export class DoNotCallStore {
     const phones = [...new Set(asked.map((a) => a.phone))];
     const [onTenant, onPlatform] = await Promise.all([
       this.tenant
-        .crossTenant("leads arriving together are checked in one read; each key names its tenant")
+        .crossTenant('leads arriving together are checked in one read; each key names its tenant')
         .find({ _id: { $in: keys } })
         .then((docs) => new Set(docs.map((d) => d._id))),
       this.platform
@@ -61,8 +58,11 @@ export class DoNotCallStore {
   });
 
   constructor(conn: Connection) {
-    this.tenant = new TenantCollection(conn.models.DoNotCallTenant ?? conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema), stringIds, []);
-    this.platform = platformModel(conn.models.DoNotCallPlatform ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema), 'the platform\'s own do-not-call list applies to every tenant');
+    this.tenant = new TenantCollection((conn.models.DoNotCallTenant as Model<TenantEntryDoc> | undefined) ?? conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema), stringIds, []);
+    this.platform = platformModel(
+      (conn.models.DoNotCallPlatform as Model<PlatformEntryDoc> | undefined) ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema),
+      "the platform's own do-not-call list applies to every tenant",
+    );
   }
 
   /** Which lists hold the number, as of a read that starts after this call. */

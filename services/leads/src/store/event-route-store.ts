@@ -1,5 +1,5 @@
 import { TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { EventRoute } from '../domain/event-route';
 
 interface RouteDoc extends EventRoute {
@@ -26,7 +26,11 @@ export class EventRouteStore {
   private readonly routes: TenantCollection<RouteDoc, string>;
 
   constructor(conn: Connection) {
-    this.routes = new TenantCollection(conn.models.EventRoute ?? conn.model<RouteDoc>('EventRoute', routeSchema), { parse: (id) => (id.length > 0 && id.length <= 400 ? id : undefined) }, routeQueryShapes);
+    this.routes = new TenantCollection(
+      (conn.models.EventRoute as Model<RouteDoc> | undefined) ?? conn.model<RouteDoc>('EventRoute', routeSchema),
+      { parse: (id) => (id.length > 0 && id.length <= 400 ? id : undefined) },
+      routeQueryShapes,
+    );
   }
 
   async get(scope: TenantScope, eventType: string): Promise<EventRoute | null> {
@@ -60,4 +64,3 @@ export class EventRouteStore {
     return this.routes.deleteById(scope, key(scope, eventType));
   }
 }
-

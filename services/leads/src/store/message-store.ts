@@ -1,5 +1,5 @@
 import { objectIds, TenantCollection, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection } from 'mongoose';
+import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Message } from '../domain/message';
 
@@ -45,7 +45,7 @@ export class MessageStore {
   private readonly messages: TenantCollection<MessageDoc>;
 
   constructor(conn: Connection) {
-    this.messages = new TenantCollection(conn.models.Message ?? conn.model<MessageDoc>('Message', messageSchema), objectIds, messageQueryShapes);
+    this.messages = new TenantCollection((conn.models.Message as Model<MessageDoc> | undefined) ?? conn.model<MessageDoc>('Message', messageSchema), objectIds, messageQueryShapes);
   }
 
   newId(): string {
@@ -53,7 +53,10 @@ export class MessageStore {
   }
 
   async createMany(scope: TenantScope, messages: readonly Message[]): Promise<void> {
-    await this.messages.insertMany(scope, messages.map(({ id, ...rest }) => ({ ...rest, _id: new Types.ObjectId(id) })));
+    await this.messages.insertMany(
+      scope,
+      messages.map(({ id, ...rest }) => ({ ...rest, _id: new Types.ObjectId(id) })),
+    );
   }
 
   /** A message's creation happened when it is there. */

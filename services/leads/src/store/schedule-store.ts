@@ -1,5 +1,5 @@
 import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 
 /** What is due: a contact's next dial (after the window opens or a retry delay) or a follow-up. */
 export interface ScheduledItem {
@@ -45,7 +45,7 @@ export class ScheduleStore {
   private readonly items: TenantCollection<ScheduleDoc, string>;
 
   constructor(conn: Connection) {
-    this.items = new TenantCollection(conn.models.Schedule ?? conn.model<ScheduleDoc>('Schedule', scheduleSchema), stringIds, scheduleQueryShapes);
+    this.items = new TenantCollection((conn.models.Schedule as Model<ScheduleDoc> | undefined) ?? conn.model<ScheduleDoc>('Schedule', scheduleSchema), stringIds, scheduleQueryShapes);
   }
 
   /** Schedules the item, or moves it when it exists (one pending dial per contact). */
@@ -67,7 +67,10 @@ export class ScheduleStore {
    */
   async due(now: Date, limit: number): Promise<{ items: ScheduledItem[]; nextDueAt?: Date }> {
     const docs = await this.items.crossTenant('the scheduler dispatches due work of every tenant').find({}, { sort: { dueAt: 1 }, limit: limit + 1 });
-    const items = docs.filter((d) => d.dueAt.getTime() <= now.getTime()).slice(0, limit).map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+    const items = docs
+      .filter((d) => d.dueAt.getTime() <= now.getTime())
+      .slice(0, limit)
+      .map(({ _id, ...rest }) => ({ id: _id, ...rest }));
     const next = docs.find((d) => d.dueAt.getTime() > now.getTime());
     return { items, ...(next && { nextDueAt: next.dueAt }) };
   }

@@ -1,5 +1,5 @@
 import { objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Types } from 'mongoose';
+import { Schema, type Connection, type Model, type Types } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Template } from '../domain/template';
 
@@ -41,7 +41,7 @@ export class TemplateStore {
   private readonly templates: TenantCollection<TemplateDoc>;
 
   constructor(conn: Connection) {
-    this.templates = new TenantCollection(conn.models.OmniTemplate ?? conn.model<TemplateDoc>('OmniTemplate', templateSchema), objectIds, templateQueryShapes);
+    this.templates = new TenantCollection((conn.models.OmniTemplate as Model<TemplateDoc> | undefined) ?? conn.model<TemplateDoc>('OmniTemplate', templateSchema), objectIds, templateQueryShapes);
   }
 
   async create(scope: TenantScope, t: Omit<Template, 'id'>): Promise<Template> {

@@ -26,9 +26,7 @@ export interface Acceptance {
 export class AcceptWriter {
   private readonly batches: Coalescer<Acceptance, Contact | Error>;
 
-  constructor(
-    private readonly d: { contacts: ContactStore; messages: MessageStore; schedule: ScheduleStore; outbox: LeadEvents; log: Logger },
-  ) {
+  constructor(private readonly d: { contacts: ContactStore; messages: MessageStore; schedule: ScheduleStore; outbox: LeadEvents; log: Logger }) {
     this.batches = new Coalescer(async (items) => {
       try {
         await this.write(items);
@@ -36,7 +34,14 @@ export class AcceptWriter {
       } catch (err) {
         if (items.length === 1) return [err instanceof Error ? err : new Error(String(err))];
         this.d.log.warn({ err, leads: items.length }, 'a batch of leads failed; writing them one by one');
-        return Promise.all(items.map((a) => this.write([a]).then(() => a.contact, (e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+        return Promise.all(
+          items.map((a) =>
+            this.write([a]).then(
+              () => a.contact,
+              (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+            ),
+          ),
+        );
       }
     });
   }
@@ -51,20 +56,30 @@ export class AcceptWriter {
     // A batch may be written part-way: each contact's events are read back by that contact.
     const readBacks = new Map<string, ReadBack>(items.flatMap((a) => a.events.map((e) => [e.eventId, this.d.contacts.stored(a.scope, a.contact.id)] as const)));
     // The events are keyed by the new contacts' ids: no replica can have stored one of them before.
-    await this.d.outbox.announce(items.flatMap((a) => a.events), () => this.writeAll(items), { freshKeys: true, readBack: (e) => readBacks.get(e.eventId)! });
+    await this.d.outbox.announce(
+      items.flatMap((a) => a.events),
+      () => this.writeAll(items),
+      { freshKeys: true, readBack: (e) => readBacks.get(e.eventId)! },
+    );
   }
 
   /** Messages and scheduled dials first, the contacts last: a contact stored has all it needs. */
   private async writeAll(items: Acceptance[]): Promise<void> {
     for (const [tenantId, group] of byTenant(items)) {
       const scope = scopeOfRecord(tenantId);
-      await this.d.messages.createMany(scope, group.flatMap((a) => a.messages));
+      await this.d.messages.createMany(
+        scope,
+        group.flatMap((a) => a.messages),
+      );
       for (const a of group) {
         if (a.contact.status === 'scheduled' && a.contact.nextAttemptAt) {
           await this.d.schedule.put(scope, { id: dialItemId(a.contact.id), contactId: a.contact.id, kind: 'dial', dueAt: a.contact.nextAttemptAt });
         }
       }
-      await this.d.contacts.createMany(scope, group.map((a) => a.contact));
+      await this.d.contacts.createMany(
+        scope,
+        group.map((a) => a.contact),
+      );
     }
   }
 }

@@ -41,7 +41,10 @@ export class Campaigns {
   async list(scope: TenantScope, page: number, limit: number): Promise<Page<CampaignWithStats> & { page: number; limit: number }> {
     const p = clampPage(page, limit);
     const res = await this.campaigns.list(scope, p.page, p.limit);
-    const stats = await this.contacts.stats(scope, res.items.map((c) => c.id));
+    const stats = await this.contacts.stats(
+      scope,
+      res.items.map((c) => c.id),
+    );
     return { ...res, ...p, items: res.items.map((c) => ({ ...c, stats: stats.get(c.id)! })) };
   }
 

@@ -29,8 +29,5 @@ export function windowCheck(window: WindowSetting, zones: { timeZones: string[];
 
 /** Which list holds the number, for the error's details. */
 export function doNotCallDetails(d: { tenant: boolean; platform: boolean }): { path: string; message: string }[] {
-  return [
-    ...(d.tenant ? [{ path: 'phone', message: "on the tenant's do-not-call list" }] : []),
-    ...(d.platform ? [{ path: 'phone', message: "on the platform's do-not-call list" }] : []),
-  ];
+  return [...(d.tenant ? [{ path: 'phone', message: "on the tenant's do-not-call list" }] : []), ...(d.platform ? [{ path: 'phone', message: "on the platform's do-not-call list" }] : [])];
 }

@@ -1,5 +1,5 @@
 import { commonReasons, notFound, validationError, type TenantScope } from '@voiceapi/kit';
-import { isChannel, type Channel, type Contact } from '../domain/contact';
+import { isChannel, type Contact } from '../domain/contact';
 import { contactDeleted } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
 import type { DialClaimStore } from '../store/dial-claim-store';
@@ -84,7 +84,7 @@ export class Contacts {
       id: this.d.followups.newId(),
       contactId: id,
       scheduledAt: input.scheduledAt,
-      channel: channel as Channel,
+      channel,
       ...(input.note !== undefined && { note: input.note }),
       status: 'scheduled',
       createdAt: now,

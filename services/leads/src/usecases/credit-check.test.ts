@@ -1,37 +1,51 @@
-import { requireTenant } from '@voiceapi/kit';
-import { QuotedCreditCheck } from './credit-check';
+import { commonReasons, requireTenant } from '@voiceapi/kit';
+import { CreditView } from './credit-check';
+import type { HoldQuote } from './ports';
 
-describe('QuotedCreditCheck', () => {
+describe('CreditView', () => {
   const scope = requireTenant({ tenantId: 't1', keyMode: 'live' });
+  const billingAway: HoldQuote = async () => {
+    throw commonReasons.error('service_unavailable', 'billing is restarting');
+  };
 
-  it('asks billing every time while the wallet is not far above one hold', async () => {
-    let calls = 0;
-    const check = new QuotedCreditCheck(async () => (calls++, { amount: 20, available: 25, covered: true }), () => 0);
-    expect(await check.coversOneCall(scope, 600)).toBe(true);
-    expect(await check.coversOneCall(scope, 600)).toBe(true);
-    expect(calls).toBe(2);
+  it('accepts from the view without asking billing while the credit covers the call', async () => {
+    let asked = 0;
+    const view = new CreditView(async () => (asked++, { covered: true, state: { seq: 1, longestOutboundCallSeconds: 600 } }));
+    view.seen('t1', { seq: 5, longestOutboundCallSeconds: 1_200 });
+    expect(await view.coversOneCall(scope, 600)).toBe(true);
+    expect(await view.coversOneCall(scope, 1_200)).toBe(true);
+    expect(asked).toBe(0);
   });
 
-  it('refuses as billing says', async () => {
-    const check = new QuotedCreditCheck(async () => ({ amount: 20, available: 5, covered: false }));
-    expect(await check.coversOneCall(scope, 600)).toBe(false);
+  it('asks billing when the view does not cover the call (a top-up may not have reached it) and keeps the answer', async () => {
+    let asked = 0;
+    const view = new CreditView(async () => (asked++, { covered: true, state: { seq: 9, longestOutboundCallSeconds: 3_000 } }));
+    view.seen('t1', { seq: 5, longestOutboundCallSeconds: 60 });
+    expect(await view.coversOneCall(scope, 600)).toBe(true);
+    expect(await view.coversOneCall(scope, 600)).toBe(true);
+    expect(asked).toBe(1);
   });
 
-  it('remembers an ample wallet for a second, per tenant and call length', async () => {
-    let now = 1_000;
-    let calls = 0;
-    let available = 10_000;
-    const check = new QuotedCreditCheck(async () => (calls++, { amount: 20, available, covered: available >= 20 }), () => now);
-    await check.coversOneCall(scope, 600);
-    await check.coversOneCall(scope, 600);
-    expect(calls).toBe(1);
-    await check.coversOneCall(requireTenant({ tenantId: 't2', keyMode: 'live' }), 600);
-    await check.coversOneCall(scope, 60);
-    expect(calls).toBe(3);
-    // A second later the wallet is asked again, and an emptied wallet is refused at once.
-    now += 1_001;
-    available = 0;
-    expect(await check.coversOneCall(scope, 600)).toBe(false);
-    expect(calls).toBe(4);
+  it('refuses as billing says, and from the view alone while billing is away', async () => {
+    const refusing = new CreditView(async () => ({ covered: false, state: { seq: 3, longestOutboundCallSeconds: 0 } }));
+    expect(await refusing.coversOneCall(scope, 60)).toBe(false);
+    const view = new CreditView(billingAway);
+    view.seen('t1', { seq: 5, longestOutboundCallSeconds: 60 });
+    expect(await view.coversOneCall(scope, 600)).toBe(false);
+    expect(await view.coversOneCall(scope, 60)).toBe(true);
+  });
+
+  it("answers billing's failure when it knows nothing of the tenant and billing is away", async () => {
+    await expect(new CreditView(billingAway).coversOneCall(scope, 60)).rejects.toMatchObject({ reasonCode: 'service_unavailable' });
+  });
+
+  it('keeps the newest state it heard of, whatever order announcements and answers arrive in', async () => {
+    const view = new CreditView(billingAway);
+    view.seen('t1', { seq: 7, longestOutboundCallSeconds: 0 });
+    view.seen('t1', { seq: 6, longestOutboundCallSeconds: 6_000 }); // older: ignored
+    expect(await view.coversOneCall(scope, 60)).toBe(false);
+    view.seen('t1', { seq: 8, longestOutboundCallSeconds: 6_000 }); // a top-up
+    expect(await view.coversOneCall(scope, 60)).toBe(true);
+    await expect(view.coversOneCall(requireTenant({ tenantId: 't2', keyMode: 'live' }), 60)).rejects.toMatchObject({ reasonCode: 'service_unavailable' });
   });
 });

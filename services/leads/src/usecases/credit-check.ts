@@ -1,34 +1,46 @@
-import type { TenantScope } from '@voiceapi/kit';
-import type { CreditCheck, HoldQuote } from './ports';
+import { isTransient, type TenantScope } from '@voiceapi/kit';
+import type { CreditCheck, CreditState, HoldQuote } from './ports';
 
-/** How much more than one hold a wallet must have for its answer to be remembered. */
-const AMPLE = 100;
-const REMEMBER_MS = 1_000;
-const MAX_REMEMBERED = 10_000;
+/** Tenants whose credit a replica remembers (the least recently seen are forgotten: a quote finds them again). */
+const MAX_KNOWN = 100_000;
 
 /**
- * Whether a live wallet can cover one call's hold, from billing. The check refuses early (402);
- * the guarantee is the hold telephony places before it dials. So a wallet with at least a hundred
- * holds' worth of credit is taken at its word for a second: a burst of leads costs billing one
- * quote a second instead of one each, and a wallet near empty is asked every time.
+ * Whether a live wallet can cover one call's hold, from a view of each tenant's credit that billing's
+ * announcements keep (`seen`, CreditsAvailable after every change of a wallet: a top-up, a hold,
+ * a charge, a release), so lead ingest does not ask billing and goes on while billing restarts.
+ * The view is never older than the newest change this replica has heard of (a higher `seq` wins).
+ *
+ * - The view covers the call: accepted at once. If the wallet was spent meanwhile, the hold
+ *   telephony places before it dials refuses, and the lead fails with `insufficient_credits`
+ *   without being dialled: the hold stays the authority.
+ * - The view does not cover it, or knows nothing of the tenant (a replica just started): billing is
+ *   asked (a top-up may not have reached the view yet), without waiting for it to be up.
+ * - Billing away: the view's refusal stands (402); with no view, the failure is the answer (503).
  */
-export class QuotedCreditCheck implements CreditCheck {
-  private readonly ample = new Map<string, number>();
+export class CreditView implements CreditCheck {
+  private readonly known = new Map<string, CreditState>();
 
-  constructor(
-    private readonly quote: HoldQuote,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly quote: HoldQuote) {}
+
+  /** A wallet's credit, as billing announced or answered it: kept when newer than the one known. */
+  seen(tenantId: string, state: CreditState): void {
+    const known = this.known.get(tenantId);
+    if (known && known.seq >= state.seq) return;
+    this.known.delete(tenantId); // re-inserted last: the map's order is the order last seen
+    this.known.set(tenantId, state);
+    if (this.known.size > MAX_KNOWN) this.known.delete(this.known.keys().next().value!);
+  }
 
   async coversOneCall(scope: TenantScope, maxCallSeconds: number): Promise<boolean> {
-    const key = `${scope.tenantId}:${maxCallSeconds}`;
-    const until = this.ample.get(key);
-    if (until !== undefined && until > this.now()) return true;
-    const q = await this.quote(scope, maxCallSeconds);
-    if (q.available >= AMPLE * q.amount) {
-      if (this.ample.size >= MAX_REMEMBERED) this.ample.delete(this.ample.keys().next().value!);
-      this.ample.set(key, this.now() + REMEMBER_MS);
-    } else this.ample.delete(key);
-    return q.covered;
+    const known = this.known.get(scope.tenantId);
+    if (known && known.longestOutboundCallSeconds >= maxCallSeconds) return true;
+    try {
+      const q = await this.quote(scope, maxCallSeconds);
+      this.seen(scope.tenantId, q.state);
+      return q.covered;
+    } catch (err) {
+      if (known && isTransient(err)) return false;
+      throw err;
+    }
   }
 }

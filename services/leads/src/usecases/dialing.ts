@@ -15,9 +15,7 @@ import type { LeadEvents } from './ports';
 
 export type ClaimRefusal = 'not_found' | 'sandbox' | 'not_pending' | 'already_claimed' | 'consent_required' | 'do_not_call' | 'outside_window';
 
-export type ClaimResult =
-  | { allowed: true; contact: Contact; campaign: Campaign }
-  | { allowed: false; refusal: ClaimRefusal; nextAttemptAt?: Date; contact?: Contact };
+export type ClaimResult = { allowed: true; contact: Contact; campaign: Campaign } | { allowed: false; refusal: ClaimRefusal; nextAttemptAt?: Date; contact?: Contact };
 
 /** What telephony reports when a lead's call ends. */
 export interface CallOutcome {

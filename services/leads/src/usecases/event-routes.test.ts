@@ -6,7 +6,11 @@ import { EventRoutes } from './event-routes';
 // The rules of routing a CRM event to a campaign, with the stores faked.
 const scope = requireTenant({ tenantId: 't1', keyMode: 'live' });
 const NOW = new Date('2026-11-25T10:00:00Z');
-const reasonOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof DomainError ? e.reasonCode : String(e)));
+const reasonOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: unknown) => (e instanceof DomainError ? e.reasonCode : String(e)),
+  );
 
 function routesWith(opts: { campaigns?: string[]; routes?: string[] }) {
   const routes = new Map((opts.routes ?? []).map((t) => [t, 'c1']));

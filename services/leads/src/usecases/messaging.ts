@@ -24,9 +24,7 @@ export const MAX_MESSAGES = 100;
 
 /** Hands requested messages to the adapter (from the leads stream) and lists them for operators. */
 export class Messaging {
-  constructor(
-    private readonly d: { messages: MessageStore; contacts: ContactStore; lifecycle: ContactLifecycle; adapter: MessageAdapter; log: Logger; now: () => Date },
-  ) {}
+  constructor(private readonly d: { messages: MessageStore; contacts: ContactStore; lifecycle: ContactLifecycle; adapter: MessageAdapter; log: Logger; now: () => Date }) {}
 
   async list(scope: TenantScope, channel: string | undefined, limit: number): Promise<Message[]> {
     return this.d.messages.list(scope, channel ? messageChannel(channel) : undefined, Math.min(MAX_MESSAGES, Math.max(1, limit || MAX_MESSAGES)));
@@ -62,7 +60,17 @@ export class MessageFollowups {
     const r = renderTemplate(template, inputs, to);
     if ('missing' in r) throw new Error(`contact ${contact.id}'s ${channel} template needs values it no longer has`);
     const now = this.d.now();
-    const message: Message = { id: this.d.messages.newId(), contactId: contact.id, channel, templateId: template.id, to, ...(r.subject !== undefined && { subject: r.subject }), body: r.body, status: 'queued', createdAt: now };
+    const message: Message = {
+      id: this.d.messages.newId(),
+      contactId: contact.id,
+      channel,
+      templateId: template.id,
+      to,
+      ...(r.subject !== undefined && { subject: r.subject }),
+      body: r.body,
+      status: 'queued',
+      createdAt: now,
+    };
     await this.d.outbox.announce([messageRequested(scope.tenantId, contact.id, message.id, channel, now)], () => this.d.messages.createMany(scope, [message]), {
       readBack: this.d.messages.stored(scope, message.id),
     });

@@ -19,5 +19,11 @@ export interface MessageAdapter {
   send(message: Message & { tenantId: string }): Promise<{ providerId: string }>;
 }
 
-/** Billing's answer for one call's hold: what it would reserve and what the wallet has now. */
-export type HoldQuote = (scope: TenantScope, maxCallSeconds: number) => Promise<{ amount: number; available: number; covered: boolean }>;
+/** What leads knows of a live wallet: as of its entry `seq`, the longest outbound call its available credit pays the hold of. */
+export interface CreditState {
+  seq: number;
+  longestOutboundCallSeconds: number;
+}
+
+/** Billing's answer for one call's hold now: whether the wallet covers it, and the wallet's credit it was judged on. */
+export type HoldQuote = (scope: TenantScope, maxCallSeconds: number) => Promise<{ covered: boolean; state: CreditState }>;

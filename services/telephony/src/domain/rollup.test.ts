@@ -1,8 +1,7 @@
 import type { Call } from './call';
 import { BUCKET_MS, bucketStart, group, rollUp } from './rollup';
 
-const call = (p: Partial<Call>): Call =>
-  ({ id: 'c', tenantId: 't', direction: 'outbound', status: 'completed', outcome: 'completed', startedAt: new Date(), durationSeconds: 60, creditsCharged: 2, ...p }) as Call;
+const call = (p: Partial<Call>): Call => ({ id: 'c', tenantId: 't', direction: 'outbound', status: 'completed', outcome: 'completed', startedAt: new Date(), durationSeconds: 60, creditsCharged: 2, ...p }) as Call;
 
 describe('rollups', () => {
   it('buckets by quarter hour', () => {
@@ -19,7 +18,12 @@ describe('rollups', () => {
       call({ status: 'in_progress', outcome: undefined }),
     ]);
     expect(r.totals).toEqual({ calls: 3, completed: 1, durationSeconds: 80, creditsCharged: 4 });
-    expect(r.byAgent).toEqual(expect.arrayContaining([{ key: 'a1', calls: 2, completed: 1, durationSeconds: 60, creditsCharged: 2 }, { key: null, calls: 1, completed: 0, durationSeconds: 20, creditsCharged: 2 }]));
+    expect(r.byAgent).toEqual(
+      expect.arrayContaining([
+        { key: 'a1', calls: 2, completed: 1, durationSeconds: 60, creditsCharged: 2 },
+        { key: null, calls: 1, completed: 0, durationSeconds: 20, creditsCharged: 2 },
+      ]),
+    );
     expect(r.byCampaign.find((b) => b.key === 'k1')).toEqual({ key: 'k1', calls: 2, completed: 1, durationSeconds: 80, creditsCharged: 4 });
   });
 

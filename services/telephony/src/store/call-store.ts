@@ -1,5 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type Page, type QueryShape, type ScopedFilter, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { CallAnalysis, TranscriptTurn } from '../carrier/carrier';
 import { ACTIVE_STATUSES, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
 
@@ -118,8 +118,8 @@ export class CallStore {
   private readonly billingWrites = new Coalescer<BillingOutcome, Call | null>((outcomes) => this.writeBilling(outcomes));
 
   constructor(conn: Connection) {
-    this.calls = new TenantCollection(conn.models.Call ?? conn.model<CallDoc>('Call', callSchema), stringIds, callQueryShapes);
-    this.details = new TenantCollection(conn.models.CallDetails ?? conn.model<DetailsDoc>('CallDetails', detailsSchema), stringIds, []);
+    this.calls = new TenantCollection((conn.models.Call as Model<CallDoc> | undefined) ?? conn.model<CallDoc>('Call', callSchema), stringIds, callQueryShapes);
+    this.details = new TenantCollection((conn.models.CallDetails as Model<DetailsDoc> | undefined) ?? conn.model<DetailsDoc>('CallDetails', detailsSchema), stringIds, []);
     this.internal = this.calls.crossTenant('call lifecycle and billing outcomes are keyed by call id; the row carries its tenant');
   }
 
@@ -127,7 +127,7 @@ export class CallStore {
   create(scope: TenantScope, call: Call): Promise<boolean> {
     const { id, tenantId: _t, ...rest } = call;
     // Inserted as built (no schema defaults applied): the numbers are stored as null when absent, as the schema says.
-    return this.calls.insertShared(scope, { _id: id, ...rest, fromNumber: rest.fromNumber ?? null, toNumber: rest.toNumber ?? null } as Omit<CallDoc, 'tenantId'>);
+    return this.calls.insertShared(scope, { _id: id, ...rest, fromNumber: rest.fromNumber ?? null, toNumber: rest.toNumber ?? null });
   }
 
   async get(scope: TenantScope, id: string): Promise<Call | null> {
@@ -162,7 +162,11 @@ export class CallStore {
 
   /** The calls of one direction whose start lies in [from, to): one analytics bucket's input. */
   async startedBetween(scope: TenantScope, direction: Direction, from: Date, to: Date): Promise<Call[]> {
-    const docs = await this.calls.find(scope, { direction, startedAt: { $gte: from, $lt: to } }, { projection: { tenantId: 1, direction: 1, status: 1, outcome: 1, agentId: 1, campaignId: 1, durationSeconds: 1, creditsCharged: 1, startedAt: 1 } });
+    const docs = await this.calls.find(
+      scope,
+      { direction, startedAt: { $gte: from, $lt: to } },
+      { projection: { tenantId: 1, direction: 1, status: 1, outcome: 1, agentId: 1, campaignId: 1, durationSeconds: 1, creditsCharged: 1, startedAt: 1 } },
+    );
     return docs.map(toCall);
   }
 
@@ -237,5 +241,5 @@ export class CallStore {
 
 function toCall(doc: CallDoc): Call {
   const { _id, moves: _moves, ...rest } = doc;
-  return { id: _id, ...rest } as Call;
+  return { id: _id, ...rest };
 }

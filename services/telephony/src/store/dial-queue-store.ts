@@ -1,5 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { QueuedDial } from '../domain/dial';
 
 interface QueuedDoc extends Omit<QueuedDial, 'dialId'> {
@@ -47,7 +47,7 @@ export class DialQueueStore {
   });
 
   constructor(conn: Connection) {
-    this.queue = new TenantCollection(conn.models.QueuedDial ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema), stringIds, queuedQueryShapes);
+    this.queue = new TenantCollection((conn.models.QueuedDial as Model<QueuedDoc> | undefined) ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema), stringIds, queuedQueryShapes);
   }
 
   /** A dial queued (by whichever replica consumed its request): wakes the dispatcher. */

@@ -1,5 +1,5 @@
 import { Coalescer, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A line in use: one per call in progress, numbered below the tenant's concurrency limit. */
 export interface Line {
@@ -57,7 +57,7 @@ export class LineStore {
   });
 
   constructor(conn: Connection) {
-    this.lines = new TenantCollection(conn.models.Line ?? conn.model<LineDoc>('Line', lineSchema), stringIds, lineQueryShapes);
+    this.lines = new TenantCollection((conn.models.Line as Model<LineDoc> | undefined) ?? conn.model<LineDoc>('Line', lineSchema), stringIds, lineQueryShapes);
   }
 
   /** A line freed (a call ended, on whichever replica ran it): wakes the dispatcher for the tenant's backlog. */
@@ -152,7 +152,11 @@ export class LineStore {
   async free(scope: TenantScope, callId: string): Promise<void> {
     await this.frees.run({ tenantId: scope.tenantId, callId });
     const remembered = this.known.get(scope.tenantId);
-    if (remembered) this.known.set(scope.tenantId, remembered.filter((l) => l.callId !== callId));
+    if (remembered)
+      this.known.set(
+        scope.tenantId,
+        remembered.filter((l) => l.callId !== callId),
+      );
   }
 }
 

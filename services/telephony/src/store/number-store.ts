@@ -60,8 +60,11 @@ export class NumberStore {
   readonly cache: ReadCache<NumberDoc>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
-    this.model = platformModel(conn.models.PhoneNumber ?? conn.model<NumberDoc>('PhoneNumber', numberSchema), 'the number pool is the platform\'s; a number sold names its tenant, checked on every tenant read');
-    this.sales = platformModel(conn.models.NumberSale ?? conn.model<SaleDoc>('NumberSale', saleSchema), 'a sale is the platform\'s lock on one number, whoever buys it');
+    this.model = platformModel(
+      (conn.models.PhoneNumber as Model<NumberDoc> | undefined) ?? conn.model<NumberDoc>('PhoneNumber', numberSchema),
+      "the number pool is the platform's; a number sold names its tenant, checked on every tenant read",
+    );
+    this.sales = platformModel((conn.models.NumberSale as Model<SaleDoc> | undefined) ?? conn.model<SaleDoc>('NumberSale', saleSchema), "a sale is the platform's lock on one number, whoever buys it");
     declareQueries(this.model, numberQueryShapes);
     this.cache = new ReadCache({ source: { model: this.model, operations: ['insert', 'update', 'replace', 'delete'] }, ttlMs: opts.cacheTtlMs, log: opts.log });
   }

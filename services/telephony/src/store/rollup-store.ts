@@ -1,5 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { Direction } from '../domain/call';
 import type { Rollup } from '../domain/rollup';
 
@@ -68,8 +68,8 @@ export class RollupStore {
   });
 
   constructor(conn: Connection) {
-    this.rollups = new TenantCollection(conn.models.CallRollup ?? conn.model<RollupDoc>('CallRollup', rollupSchema), stringIds, rollupQueryShapes);
-    this.dirty = new TenantCollection(conn.models.CallRollupDirty ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema), stringIds, dirtyQueryShapes);
+    this.rollups = new TenantCollection((conn.models.CallRollup as Model<RollupDoc> | undefined) ?? conn.model<RollupDoc>('CallRollup', rollupSchema), stringIds, rollupQueryShapes);
+    this.dirty = new TenantCollection((conn.models.CallRollupDirty as Model<DirtyDoc> | undefined) ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema), stringIds, dirtyQueryShapes);
   }
 
   /** A bucket marked for recompute: wakes the rollup worker. */

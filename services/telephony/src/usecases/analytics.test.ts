@@ -7,7 +7,11 @@ import { Analytics } from './analytics';
 const scope = requireTenant({ tenantId: 't1', keyMode: 'live' });
 const totals = (calls: number) => ({ calls, completed: calls, durationSeconds: 60 * calls, creditsCharged: 2 * calls });
 const rollup = (start: string, calls: number): Rollup => ({ tenantId: 't1', direction: 'outbound', start: new Date(start), totals: totals(calls), byAgent: [], byCampaign: [] });
-const problemsOf = (p: Promise<unknown>) => p.then(() => [], (e: unknown) => (e instanceof DomainError ? (e.details ?? []).map((d) => d.path) : [String(e)]));
+const problemsOf = (p: Promise<unknown>) =>
+  p.then(
+    () => [],
+    (e: unknown) => (e instanceof DomainError ? (e.details ?? []).map((d) => d.path) : [String(e)]),
+  );
 
 function analyticsOver(rollups: Rollup[]) {
   const asked: unknown[][] = [];

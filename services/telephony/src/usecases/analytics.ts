@@ -36,4 +36,3 @@ export class Analytics {
     return group(rollups, q.groupBy as GroupBy, q.timeZone ?? 'UTC');
   }
 }
-

@@ -81,7 +81,7 @@ describe('CallRunner.run', () => {
   };
 
   function runnerWith(setAnswered: jest.Mock) {
-    const finish = jest.fn(async (_id: string, end: Record<string, unknown>) => ({ ...call, ...end }) as Call);
+    const finish = jest.fn(async (_id: string, end: Record<string, unknown>) => ({ ...call, ...end }));
     const announced: string[] = [];
     const deps = {
       calls: { setAnswered, finish, byId: async () => null, saveDetails: async () => undefined },

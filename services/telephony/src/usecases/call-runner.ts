@@ -53,6 +53,7 @@ export class CallRunner {
       let result: CarrierCallResult;
       try {
         result = await this.d.carrier.place(carrierRequest(call), {
+          // eslint-disable-next-line @typescript-eslint/require-await -- the carrier awaits this hook; a throw stays a rejection, never in the call's way
           answered: async (at, sid) => {
             // Recorded beside the call, never in its way: a person is on the line, and our
             // bookkeeping (the store or billing away for a moment) must not hang up on them.
@@ -82,8 +83,7 @@ export class CallRunner {
    */
   private async recordAnswer(call: Call, at: Date, sid: string): Promise<{ holdFailed: boolean }> {
     const deadline = Date.now() + this.d.carrier.longestMs(carrierRequest(call));
-    const retry = <T>(step: () => Promise<T>) =>
-      retryTransient(step, { deadline, onRetry: (err) => this.d.log.warn({ err, callId: call.id }, 'recording a call\'s answer failed; trying again') });
+    const retry = <T>(step: () => Promise<T>) => retryTransient(step, { deadline, onRetry: (err) => this.d.log.warn({ err, callId: call.id }, "recording a call's answer failed; trying again") });
     let holdFailed = false;
     try {
       // Inbound holds are placed on answer; a patient reaches the clinic even when the wallet
@@ -93,7 +93,7 @@ export class CallRunner {
       const answered = await retry(async () => (await this.d.calls.setAnswered(call.id, at, sid, holdFailed)) ?? (await this.d.calls.byId(call.id)));
       if (answered?.status === 'in_progress') await retry(() => this.d.events.started(answered, this.d.now()));
     } catch (err) {
-      this.d.log.warn({ err, callId: call.id }, 'the call\'s answer could not be recorded; the call goes on and its end is recorded');
+      this.d.log.warn({ err, callId: call.id }, "the call's answer could not be recorded; the call goes on and its end is recorded");
     }
     return { holdFailed };
   }
@@ -119,7 +119,7 @@ export class CallRunner {
   private finishRetrying(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
     return retryTransient(() => this.finish(call, r, reason), {
       deadline: Date.now() + FINISH_RETRY_MS,
-      onRetry: (err) => this.d.log.warn({ err, callId: call.id }, 'recording a call\'s end failed; trying again'),
+      onRetry: (err) => this.d.log.warn({ err, callId: call.id }, "recording a call's end failed; trying again"),
     });
   }
 

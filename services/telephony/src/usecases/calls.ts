@@ -38,7 +38,10 @@ export class Calls {
   /** Calls holding a line: queued for the carrier, ringing or in progress. */
   async active(scope: TenantScope): Promise<Call[]> {
     const lines = await this.d.lines.held(scope);
-    const calls = await this.d.calls.getMany(scope, lines.map((l) => l.callId));
+    const calls = await this.d.calls.getMany(
+      scope,
+      lines.map((l) => l.callId),
+    );
     return calls.filter((c) => ['queued', 'ringing', 'in_progress'].includes(c.status));
   }
 

@@ -19,9 +19,7 @@ const STALE_MS = 120_000;
  * on the dispatcher's lease).
  */
 export class Recovery {
-  constructor(
-    private readonly d: { lines: LineStore; calls: CallStore; queue: DialQueueStore; runner: CallRunner; carrier: CarrierAdapter; log: Logger; now: () => Date; isDispatching: (dialId: string) => boolean },
-  ) {}
+  constructor(private readonly d: { lines: LineStore; calls: CallStore; queue: DialQueueStore; runner: CallRunner; carrier: CarrierAdapter; log: Logger; now: () => Date; isDispatching: (dialId: string) => boolean }) {}
 
   async runOnce(): Promise<{ finished: number; freed: number }> {
     const now = this.d.now();

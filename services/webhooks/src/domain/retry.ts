@@ -26,10 +26,7 @@ export function parseDuration(text: string): number {
   return steps[0]!;
 }
 
-export type AttemptOutcome =
-  | { kind: 'delivered'; statusCode: number }
-  | { kind: 'gone'; statusCode: 410 }
-  | { kind: 'failed'; statusCode?: number; error?: string; retryAfterMs?: number };
+export type AttemptOutcome = { kind: 'delivered'; statusCode: number } | { kind: 'gone'; statusCode: 410 } | { kind: 'failed'; statusCode?: number; error?: string; retryAfterMs?: number };
 
 /** What an answer (or its absence) means for the delivery. */
 export function outcomeOf(answer: { statusCode: number; retryAfter?: string } | { error: string }, now: Date): AttemptOutcome {

@@ -9,38 +9,118 @@ describe('platform events → webhook messages', () => {
   it('a billed inbound call carries the ledger row, the charge and the balance after', () => {
     const event = BillingEvent.fromPartial({
       occurTime: at,
-      event: { $case: 'callBilled', callBilled: { callId: 'c1', tenantId: 't1', direction: CallDirection.CALL_DIRECTION_INBOUND, billingStatus: 'charged', creditsCharged: 2, balanceAfter: 98, transactionId: 'tx1', sandbox: false, endTime: at, durationSeconds: 61, agentId: 'a1' } },
+      event: {
+        $case: 'callBilled',
+        callBilled: {
+          callId: 'c1',
+          tenantId: 't1',
+          direction: CallDirection.CALL_DIRECTION_INBOUND,
+          billingStatus: 'charged',
+          creditsCharged: 2,
+          balanceAfter: 98,
+          transactionId: 'tx1',
+          sandbox: false,
+          endTime: at,
+          durationSeconds: 61,
+          agentId: 'a1',
+        },
+      },
     });
     const m = fromBilling(event, 'billed:c1');
     expect(m).toMatchObject({ tenantId: 't1', type: 'call.inbound.billed' });
     expect(body(m)).toEqual({
       type: 'call.inbound.billed',
       timestamp: at.toISOString(),
-      data: { callId: 'c1', direction: 'inbound', contactId: null, campaignId: null, agentId: 'a1', fromNumber: null, billingStatus: 'charged', creditsCharged: 2, balanceAfter: 98, transactionId: 'tx1', durationSeconds: 61, endedAt: at.toISOString(), sandbox: false },
+      data: {
+        callId: 'c1',
+        direction: 'inbound',
+        contactId: null,
+        campaignId: null,
+        agentId: 'a1',
+        fromNumber: null,
+        billingStatus: 'charged',
+        creditsCharged: 2,
+        balanceAfter: 98,
+        transactionId: 'tx1',
+        durationSeconds: 61,
+        endedAt: at.toISOString(),
+        sandbox: false,
+      },
     });
   });
 
   it('an outbound call settled without a charge says why', () => {
     const event = BillingEvent.fromPartial({
       occurTime: at,
-      event: { $case: 'callBilled', callBilled: { callId: 'c2', tenantId: 't1', direction: CallDirection.CALL_DIRECTION_OUTBOUND, billingStatus: 'failed', creditsCharged: 0, creditsError: 'insufficient_credits', sandbox: false, durationSeconds: 30 } },
+      event: {
+        $case: 'callBilled',
+        callBilled: {
+          callId: 'c2',
+          tenantId: 't1',
+          direction: CallDirection.CALL_DIRECTION_OUTBOUND,
+          billingStatus: 'failed',
+          creditsCharged: 0,
+          creditsError: 'insufficient_credits',
+          sandbox: false,
+          durationSeconds: 30,
+        },
+      },
     });
     expect(body(fromBilling(event, 'billed:c2'))).toMatchObject({ type: 'call.outbound.billed', data: { billingStatus: 'failed', creditsError: 'insufficient_credits', creditsCharged: 0 } });
     expect(body(fromBilling(event, 'billed:c2')).data).not.toHaveProperty('balanceAfter');
   });
 
   it('credit usage, a contact’s status and a ready script', () => {
-    const usage = BillingEvent.fromPartial({ occurTime: at, event: { $case: 'creditsUsage', creditsUsage: { tenantId: 't1', transactionId: 'tx2', type: 'knowledge_upload', credits: 3, balanceAfter: 95, reference: 'knowledge:f1' } } });
-    expect(body(fromBilling(usage, 'usage:t1:7')).data).toEqual({ transactionId: 'tx2', type: 'knowledge_upload', credits: 3, balanceAfter: 95, direction: null, contactId: null, campaignId: null, agentId: null, reference: 'knowledge:f1', sandbox: false });
+    const usage = BillingEvent.fromPartial({
+      occurTime: at,
+      event: { $case: 'creditsUsage', creditsUsage: { tenantId: 't1', transactionId: 'tx2', type: 'knowledge_upload', credits: 3, balanceAfter: 95, reference: 'knowledge:f1' } },
+    });
+    expect(body(fromBilling(usage, 'usage:t1:7')).data).toEqual({
+      transactionId: 'tx2',
+      type: 'knowledge_upload',
+      credits: 3,
+      balanceAfter: 95,
+      direction: null,
+      contactId: null,
+      campaignId: null,
+      agentId: null,
+      reference: 'knowledge:f1',
+      sandbox: false,
+    });
     const callUsage = BillingEvent.fromPartial({
       occurTime: at,
-      event: { $case: 'creditsUsage', creditsUsage: { tenantId: 't1', transactionId: 'tx3', type: 'call_deduction', credits: 2, balanceAfter: 93, reference: 'call:c3', callId: 'c3', direction: CallDirection.CALL_DIRECTION_OUTBOUND, contactId: 'k1', campaignId: 'p1' } },
+      event: {
+        $case: 'creditsUsage',
+        creditsUsage: {
+          tenantId: 't1',
+          transactionId: 'tx3',
+          type: 'call_deduction',
+          credits: 2,
+          balanceAfter: 93,
+          reference: 'call:c3',
+          callId: 'c3',
+          direction: CallDirection.CALL_DIRECTION_OUTBOUND,
+          contactId: 'k1',
+          campaignId: 'p1',
+        },
+      },
     });
     expect(body(fromBilling(callUsage, 'usage:t1:8')).data).toMatchObject({ transactionId: 'tx3', callId: 'c3', direction: 'outbound', contactId: 'k1', campaignId: 'p1', agentId: null });
-    const status = LeadsEvent.fromPartial({ occurTime: at, event: { $case: 'contactStatusChanged', contactStatusChanged: { tenantId: 't1', contactId: 'k1', campaignId: 'p1', status: 'completed', previousStatus: 'in_progress', sandbox: true } } });
-    expect(body(fromLeads(status, 'e1'))).toEqual({ type: 'contact.status_changed', timestamp: at.toISOString(), data: { contactId: 'k1', campaignId: 'p1', status: 'completed', previousStatus: 'in_progress', sandbox: true } });
+    const status = LeadsEvent.fromPartial({
+      occurTime: at,
+      event: { $case: 'contactStatusChanged', contactStatusChanged: { tenantId: 't1', contactId: 'k1', campaignId: 'p1', status: 'completed', previousStatus: 'in_progress', sandbox: true } },
+    });
+    expect(body(fromLeads(status, 'e1'))).toEqual({
+      type: 'contact.status_changed',
+      timestamp: at.toISOString(),
+      data: { contactId: 'k1', campaignId: 'p1', status: 'completed', previousStatus: 'in_progress', sandbox: true },
+    });
     const ready = AgentsEvent.fromPartial({ occurTime: at, event: { $case: 'scriptReady', scriptReady: { tenantId: 't1', agentId: 'a1', sandbox: false, generateTime: at } } });
-    expect(body(fromAgents(ready, 'script-ready:a1:g1'))).toEqual({ type: 'agent.script_ready', timestamp: at.toISOString(), data: { agentId: 'a1', inboundScriptStatus: 'ready', generatedAt: at.toISOString(), sandbox: false } });
+    expect(body(fromAgents(ready, 'script-ready:a1:g1'))).toEqual({
+      type: 'agent.script_ready',
+      timestamp: at.toISOString(),
+      data: { agentId: 'a1', inboundScriptStatus: 'ready', generatedAt: at.toISOString(), sandbox: false },
+    });
   });
 
   it('ignores the events tenants are not told about (dial requests, deleted contacts)', () => {

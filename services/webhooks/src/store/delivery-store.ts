@@ -1,5 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type UpdateQuery } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { Delivery, DeliveryStatus } from '../domain/delivery';
 
 /** A delivery as stored (its `_id` is the public id). */
@@ -103,15 +103,15 @@ export class DeliveryStore {
       batch.map(({ delivery, set, unset }) => ({
         id: delivery._id,
         tenantId: delivery.tenantId,
-        update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) } as UpdateQuery<DeliveryDoc>,
+        update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) },
       })),
     );
     return batch.map(() => undefined);
   });
 
   constructor(conn: Connection) {
-    this.deliveries = new TenantCollection(conn.models.Delivery ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
-    this.attemptLog = new TenantCollection(conn.models.DeliveryAttempt ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema), stringIds, attemptQueryShapes);
+    this.deliveries = new TenantCollection((conn.models.Delivery as Model<DeliveryDoc> | undefined) ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
+    this.attemptLog = new TenantCollection((conn.models.DeliveryAttempt as Model<AttemptDoc> | undefined) ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema), stringIds, attemptQueryShapes);
   }
 
   /** Inserts the delivery, or answers the one a previous fan-out of the same message made. */
@@ -145,8 +145,10 @@ export class DeliveryStore {
 
   /** A delivery's attempts, oldest first. */
   async attempts(id: string): Promise<AttemptRecord[]> {
-    const docs = await this.attemptLog.crossTenant('the operator reads any delivery\'s attempts').find({ deliveryId: id });
-    return docs.sort((a, b) => a.at.getTime() - b.at.getTime()).map(({ at, statusCode, error, durationMs }) => ({ at, durationMs, ...(statusCode !== undefined && { statusCode }), ...(error !== undefined && { error }) }));
+    const docs = await this.attemptLog.crossTenant("the operator reads any delivery's attempts").find({ deliveryId: id });
+    return docs
+      .sort((a, b) => a.at.getTime() - b.at.getTime())
+      .map(({ at, statusCode, error, durationMs }) => ({ at, durationMs, ...(statusCode !== undefined && { statusCode }), ...(error !== undefined && { error }) }));
   }
 
   list(endpointId: string, limit: number, status?: DeliveryStatus): Promise<DeliveryDoc[]> {

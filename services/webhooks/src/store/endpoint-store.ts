@@ -1,6 +1,6 @@
 import { ReadCache, stringIds, TenantCollection, type Logger, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomBytes } from 'node:crypto';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A signing secret, sealed (the kit's SecretBox); a rotated-out one signs beside the new one until `retiresAt`. */
 export interface SealedSecret {
@@ -51,9 +51,7 @@ export const endpointSchema = new Schema<EndpointDoc>(
 // A tenant's endpoints: the operator's list and each event's fan-out.
 endpointSchema.index({ tenantId: 1, createdAt: 1 });
 
-export const endpointQueryShapes: QueryShape[] = [
-  { name: 'list and fan-out', equality: ['tenantId'], sort: { createdAt: 1 } },
-];
+export const endpointQueryShapes: QueryShape[] = [{ name: 'list and fan-out', equality: ['tenantId'], sort: { createdAt: 1 } }];
 
 export const newEndpointId = (): string => `ep_${randomBytes(12).toString('base64url')}`;
 
@@ -64,7 +62,7 @@ export class EndpointStore {
   readonly cache: ReadCache<EndpointDoc[]>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
-    this.endpoints = new TenantCollection(conn.models.Endpoint ?? conn.model<EndpointDoc>('Endpoint', endpointSchema), stringIds, endpointQueryShapes);
+    this.endpoints = new TenantCollection((conn.models.Endpoint as Model<EndpointDoc> | undefined) ?? conn.model<EndpointDoc>('Endpoint', endpointSchema), stringIds, endpointQueryShapes);
     this.cache = new ReadCache({ source: this.endpoints.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 

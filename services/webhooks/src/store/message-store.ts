@@ -1,5 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type Model } from 'mongoose';
 import type { WebhookMessage } from '../domain/messages';
 
 interface MessageDoc {
@@ -35,7 +35,7 @@ export class MessageStore {
   });
 
   constructor(conn: Connection) {
-    this.messages = new TenantCollection(conn.models.WebhookMessage ?? conn.model<MessageDoc>('WebhookMessage', messageSchema), stringIds, []);
+    this.messages = new TenantCollection((conn.models.WebhookMessage as Model<MessageDoc> | undefined) ?? conn.model<MessageDoc>('WebhookMessage', messageSchema), stringIds, []);
   }
 
   async insertOnce(scope: TenantScope, m: WebhookMessage, now: Date): Promise<void> {
@@ -46,7 +46,7 @@ export class MessageStore {
   async body(id: string): Promise<string | null> {
     const known = this.recent.get(id);
     if (known !== undefined) return known;
-    const body = (await this.messages.crossTenant('the dispatcher sends a delivery\'s message by its id').findById(id))?.body ?? null;
+    const body = (await this.messages.crossTenant("the dispatcher sends a delivery's message by its id").findById(id))?.body ?? null;
     if (body !== null) this.remember(id, body);
     return body;
   }

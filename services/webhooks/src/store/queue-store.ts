@@ -64,11 +64,11 @@ export class QueueStore {
 
   constructor(conn: Connection) {
     const why = 'the dispatch mechanism: delivery ids, due times and replicas, no tenant data (the deliveries hold it)';
-    this.queue = platformModel(conn.models.QueuedDelivery ?? conn.model<QueueDoc>('QueuedDelivery', queueSchema), why);
-    this.claims = platformModel(conn.models.DeliveryClaim ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema), why);
+    this.queue = platformModel((conn.models.QueuedDelivery as Model<QueueDoc> | undefined) ?? conn.model<QueueDoc>('QueuedDelivery', queueSchema), why);
+    this.claims = platformModel((conn.models.DeliveryClaim as Model<ClaimDoc> | undefined) ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema), why);
     declareQueries(this.queue, queueQueryShapes);
     declareQueries(this.claims, claimQueryShapes);
-    this.dispatchers = platformModel(conn.models.Dispatcher ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema), why);
+    this.dispatchers = platformModel((conn.models.Dispatcher as Model<DispatcherDoc> | undefined) ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema), why);
     declareQueries(this.dispatchers, dispatcherQueryShapes);
   }
 
@@ -126,8 +126,15 @@ export class QueueStore {
    * earliest `limit + 1` entries, due or not.
    */
   async due(now: Date, limit: number): Promise<{ items: QueuedDelivery[]; nextDueAt?: Date }> {
-    const docs = await this.queue.find({}).sort({ dueAt: 1 }).limit(limit + 1).lean<QueueDoc[]>();
-    const items = docs.filter((d) => d.dueAt.getTime() <= now.getTime()).slice(0, limit).map((d) => ({ deliveryId: d._id, endpointId: d.endpointId }));
+    const docs = await this.queue
+      .find({})
+      .sort({ dueAt: 1 })
+      .limit(limit + 1)
+      .lean<QueueDoc[]>();
+    const items = docs
+      .filter((d) => d.dueAt.getTime() <= now.getTime())
+      .slice(0, limit)
+      .map((d) => ({ deliveryId: d._id, endpointId: d.endpointId }));
     const next = docs.find((d) => d.dueAt.getTime() > now.getTime());
     return { items, ...(next && { nextDueAt: next.dueAt }) };
   }

@@ -10,7 +10,19 @@ const now = new Date('2026-11-25T12:00:00Z');
 const secret = newSecret();
 
 function setup(opts: { answer?: { statusCode: number; retryAfter?: string } | { error: string }; endpoint?: Partial<EndpointDoc>; delivery?: Partial<DeliveryDoc> }) {
-  const delivery: DeliveryDoc = { _id: 'd-1', tenantId: 't-1', endpointId: 'e-1', messageId: 'msg_1', type: 'call.outbound.billed', status: 'pending', attempts: 0, step: 0, createdAt: now, updatedAt: now, ...opts.delivery };
+  const delivery: DeliveryDoc = {
+    _id: 'd-1',
+    tenantId: 't-1',
+    endpointId: 'e-1',
+    messageId: 'msg_1',
+    type: 'call.outbound.billed',
+    status: 'pending',
+    attempts: 0,
+    step: 0,
+    createdAt: now,
+    updatedAt: now,
+    ...opts.delivery,
+  };
   const endpoint: EndpointDoc = { _id: 'e-1', tenantId: 't-1', url: 'https://hooks.example.com/in', events: [], status: 'enabled', secrets: [], createdAt: now, updatedAt: now, ...opts.endpoint };
   const recorded: { fields: Partial<DeliveryDoc>; record: unknown; unset: string[] }[] = [];
   const endpointUpdates: Record<string, unknown>[] = [];

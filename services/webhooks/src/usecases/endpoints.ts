@@ -212,7 +212,10 @@ export class Endpoints {
 function checkEvents(events: readonly string[]): void {
   const unknown = events.filter((e) => !isEventType(e));
   if (unknown.length > 0) {
-    throw validationError(`unknown event types: ${unknown.join(', ')}`, unknown.map(() => ({ path: 'events', message: `one of ${WEBHOOK_EVENT_TYPES.join(', ')}` })));
+    throw validationError(
+      `unknown event types: ${unknown.join(', ')}`,
+      unknown.map(() => ({ path: 'events', message: `one of ${WEBHOOK_EVENT_TYPES.join(', ')}` })),
+    );
   }
 }
 

@@ -15,9 +15,7 @@ export type LocalDispatch = (item: { deliveryId: string; endpointId: string }) =
  * before the offset was committed) finds what the first pass wrote and adds nothing twice.
  */
 export class FanOut {
-  constructor(
-    private readonly d: { endpoints: EndpointStore; messages: MessageStore; deliveries: DeliveryStore; queue: QueueStore; owner: string; dispatch: LocalDispatch; log: Logger; now: () => Date },
-  ) {}
+  constructor(private readonly d: { endpoints: EndpointStore; messages: MessageStore; deliveries: DeliveryStore; queue: QueueStore; owner: string; dispatch: LocalDispatch; log: Logger; now: () => Date }) {}
 
   async publish(message: WebhookMessage): Promise<number> {
     // Endpoints are not per key mode: the scope's mode is only the kit's requirement.

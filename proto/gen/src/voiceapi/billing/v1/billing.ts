@@ -139,7 +139,11 @@ export interface Balance {
   /** Credit reserved by calls in progress. */
   held: number;
   /** When the wallet last changed; unset for a wallet that never did. */
-  updateTime?: Date | undefined;
+  updateTime?:
+    | Date
+    | undefined;
+  /** The wallet entry this balance is as of (0: a wallet that never changed); a higher seq is newer. */
+  seq: number;
 }
 
 export interface GetBalanceRequest {
@@ -270,6 +274,11 @@ export interface QuoteCallHoldResponse {
     | undefined;
   /** Whether the available balance covers `amount` now. */
   covered: boolean;
+  /**
+   * The longest call of this direction whose hold the available balance covers now, in seconds
+   * (0: none; 86,400 at most): what a reader keeps to judge calls of any length (lead ingest).
+   */
+  longestCoveredSeconds: number;
 }
 
 function createBaseTransaction(): Transaction {
@@ -477,7 +486,7 @@ export const Transaction: MessageFns<Transaction, "voiceapi.billing.v1.Transacti
 };
 
 function createBaseBalance(): Balance {
-  return { balance: 0, available: 0, held: 0, updateTime: undefined };
+  return { balance: 0, available: 0, held: 0, updateTime: undefined, seq: 0 };
 }
 
 export const Balance: MessageFns<Balance, "voiceapi.billing.v1.Balance"> = {
@@ -495,6 +504,9 @@ export const Balance: MessageFns<Balance, "voiceapi.billing.v1.Balance"> = {
     }
     if (message.updateTime !== undefined) {
       Timestamp.encode(toTimestamp(message.updateTime), writer.uint32(34).fork()).join();
+    }
+    if (message.seq !== 0) {
+      writer.uint32(40).int64(message.seq);
     }
     return writer;
   },
@@ -544,6 +556,14 @@ export const Balance: MessageFns<Balance, "voiceapi.billing.v1.Balance"> = {
             message.updateTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -566,6 +586,7 @@ export const Balance: MessageFns<Balance, "voiceapi.billing.v1.Balance"> = {
         : isSet(object.update_time)
         ? fromJsonTimestamp(object.update_time)
         : undefined,
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
     };
   },
 
@@ -583,6 +604,9 @@ export const Balance: MessageFns<Balance, "voiceapi.billing.v1.Balance"> = {
     if (message.updateTime !== undefined) {
       obj.updateTime = message.updateTime.toISOString();
     }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
     return obj;
   },
 
@@ -595,6 +619,7 @@ export const Balance: MessageFns<Balance, "voiceapi.billing.v1.Balance"> = {
     message.available = object.available ?? 0;
     message.held = object.held ?? 0;
     message.updateTime = object.updateTime ?? undefined;
+    message.seq = object.seq ?? 0;
     return message;
   },
 };
@@ -2407,7 +2432,7 @@ export const QuoteCallHoldRequest: MessageFns<QuoteCallHoldRequest, "voiceapi.bi
 };
 
 function createBaseQuoteCallHoldResponse(): QuoteCallHoldResponse {
-  return { amount: 0, balance: undefined, covered: false };
+  return { amount: 0, balance: undefined, covered: false, longestCoveredSeconds: 0 };
 }
 
 export const QuoteCallHoldResponse: MessageFns<QuoteCallHoldResponse, "voiceapi.billing.v1.QuoteCallHoldResponse"> = {
@@ -2422,6 +2447,9 @@ export const QuoteCallHoldResponse: MessageFns<QuoteCallHoldResponse, "voiceapi.
     }
     if (message.covered !== false) {
       writer.uint32(24).bool(message.covered);
+    }
+    if (message.longestCoveredSeconds !== 0) {
+      writer.uint32(32).int32(message.longestCoveredSeconds);
     }
     return writer;
   },
@@ -2463,6 +2491,14 @@ export const QuoteCallHoldResponse: MessageFns<QuoteCallHoldResponse, "voiceapi.
             message.covered = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.longestCoveredSeconds = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2480,6 +2516,11 @@ export const QuoteCallHoldResponse: MessageFns<QuoteCallHoldResponse, "voiceapi.
       amount: isSet(object.amount) ? globalThis.Number(object.amount) : 0,
       balance: isSet(object.balance) ? Balance.fromJSON(object.balance) : undefined,
       covered: isSet(object.covered) ? globalThis.Boolean(object.covered) : false,
+      longestCoveredSeconds: isSet(object.longestCoveredSeconds)
+        ? globalThis.Number(object.longestCoveredSeconds)
+        : isSet(object.longest_covered_seconds)
+        ? globalThis.Number(object.longest_covered_seconds)
+        : 0,
     };
   },
 
@@ -2494,6 +2535,9 @@ export const QuoteCallHoldResponse: MessageFns<QuoteCallHoldResponse, "voiceapi.
     if (message.covered !== false) {
       obj.covered = message.covered;
     }
+    if (message.longestCoveredSeconds !== 0) {
+      obj.longestCoveredSeconds = Math.round(message.longestCoveredSeconds);
+    }
     return obj;
   },
 
@@ -2507,6 +2551,7 @@ export const QuoteCallHoldResponse: MessageFns<QuoteCallHoldResponse, "voiceapi.
       ? Balance.fromPartial(object.balance)
       : undefined;
     message.covered = object.covered ?? false;
+    message.longestCoveredSeconds = object.longestCoveredSeconds ?? 0;
     return message;
   },
 };

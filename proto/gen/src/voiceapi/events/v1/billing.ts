@@ -15,10 +15,25 @@ import { CallDirection, callDirectionFromJSON, callDirectionToJSON } from "./tel
  */
 export interface BillingEvent {
   occurTime?: Date | undefined;
-  event?:
-    | { $case: "callBilled"; callBilled: CallBilled }
-    | { $case: "creditsUsage"; creditsUsage: CreditsUsage }
-    | undefined;
+  event?: { $case: "callBilled"; callBilled: CallBilled } | { $case: "creditsUsage"; creditsUsage: CreditsUsage } | {
+    $case: "creditsAvailable";
+    creditsAvailable: CreditsAvailable;
+  } | undefined;
+}
+
+/**
+ * A live wallet's credit after it changed (a top-up, a hold placed or released, a charge): one per
+ * batch of entries appended together, as of the last. Readers keep the newest by `seq` (lead
+ * ingest's view of whether a tenant can pay for a call, kept without asking billing).
+ */
+export interface CreditsAvailable {
+  tenantId: string;
+  /** The wallet entry this state is as of; a higher seq is newer. */
+  seq: number;
+  /** Balance minus the credit held by calls in progress. */
+  available: number;
+  /** The longest outbound call whose hold `available` covers, in seconds (0: none; 86,400 at most). */
+  longestOutboundCallSeconds: number;
 }
 
 /** Exactly one per ended call. */
@@ -88,6 +103,9 @@ export const BillingEvent: MessageFns<BillingEvent, "voiceapi.events.v1.BillingE
       case "creditsUsage":
         CreditsUsage.encode(message.event.creditsUsage, writer.uint32(26).fork()).join();
         break;
+      case "creditsAvailable":
+        CreditsAvailable.encode(message.event.creditsAvailable, writer.uint32(34).fork()).join();
+        break;
     }
     return writer;
   },
@@ -129,6 +147,17 @@ export const BillingEvent: MessageFns<BillingEvent, "voiceapi.events.v1.BillingE
             message.event = { $case: "creditsUsage", creditsUsage: CreditsUsage.decode(reader, reader.uint32()) };
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.event = {
+              $case: "creditsAvailable",
+              creditsAvailable: CreditsAvailable.decode(reader, reader.uint32()),
+            };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -156,6 +185,10 @@ export const BillingEvent: MessageFns<BillingEvent, "voiceapi.events.v1.BillingE
         ? { $case: "creditsUsage", creditsUsage: CreditsUsage.fromJSON(object.creditsUsage) }
         : isSet(object.credits_usage)
         ? { $case: "creditsUsage", creditsUsage: CreditsUsage.fromJSON(object.credits_usage) }
+        : isSet(object.creditsAvailable)
+        ? { $case: "creditsAvailable", creditsAvailable: CreditsAvailable.fromJSON(object.creditsAvailable) }
+        : isSet(object.credits_available)
+        ? { $case: "creditsAvailable", creditsAvailable: CreditsAvailable.fromJSON(object.credits_available) }
         : undefined,
     };
   },
@@ -169,6 +202,8 @@ export const BillingEvent: MessageFns<BillingEvent, "voiceapi.events.v1.BillingE
       obj.callBilled = CallBilled.toJSON(message.event.callBilled);
     } else if (message.event?.$case === "creditsUsage") {
       obj.creditsUsage = CreditsUsage.toJSON(message.event.creditsUsage);
+    } else if (message.event?.$case === "creditsAvailable") {
+      obj.creditsAvailable = CreditsAvailable.toJSON(message.event.creditsAvailable);
     }
     return obj;
   },
@@ -192,7 +227,143 @@ export const BillingEvent: MessageFns<BillingEvent, "voiceapi.events.v1.BillingE
         }
         break;
       }
+      case "creditsAvailable": {
+        if (object.event?.creditsAvailable !== undefined && object.event?.creditsAvailable !== null) {
+          message.event = {
+            $case: "creditsAvailable",
+            creditsAvailable: CreditsAvailable.fromPartial(object.event.creditsAvailable),
+          };
+        }
+        break;
+      }
     }
+    return message;
+  },
+};
+
+function createBaseCreditsAvailable(): CreditsAvailable {
+  return { tenantId: "", seq: 0, available: 0, longestOutboundCallSeconds: 0 };
+}
+
+export const CreditsAvailable: MessageFns<CreditsAvailable, "voiceapi.events.v1.CreditsAvailable"> = {
+  $type: "voiceapi.events.v1.CreditsAvailable" as const,
+
+  encode(message: CreditsAvailable, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(16).int64(message.seq);
+    }
+    if (message.available !== 0) {
+      writer.uint32(24).int64(message.available);
+    }
+    if (message.longestOutboundCallSeconds !== 0) {
+      writer.uint32(32).int32(message.longestOutboundCallSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreditsAvailable {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreditsAvailable();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.available = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.longestOutboundCallSeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreditsAvailable {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      available: isSet(object.available) ? globalThis.Number(object.available) : 0,
+      longestOutboundCallSeconds: isSet(object.longestOutboundCallSeconds)
+        ? globalThis.Number(object.longestOutboundCallSeconds)
+        : isSet(object.longest_outbound_call_seconds)
+        ? globalThis.Number(object.longest_outbound_call_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: CreditsAvailable): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    if (message.available !== 0) {
+      obj.available = Math.round(message.available);
+    }
+    if (message.longestOutboundCallSeconds !== 0) {
+      obj.longestOutboundCallSeconds = Math.round(message.longestOutboundCallSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreditsAvailable>): CreditsAvailable {
+    return CreditsAvailable.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreditsAvailable>): CreditsAvailable {
+    const message = createBaseCreditsAvailable();
+    message.tenantId = object.tenantId ?? "";
+    message.seq = object.seq ?? 0;
+    message.available = object.available ?? 0;
+    message.longestOutboundCallSeconds = object.longestOutboundCallSeconds ?? 0;
     return message;
   },
 };
