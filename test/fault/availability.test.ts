@@ -1,5 +1,8 @@
 import mongoose from 'mongoose';
+import { createPromiseClient } from '@voiceapi/kit';
+import { voiceapi } from '@voiceapi/proto';
 import { walletProblems } from '../../services/billing/test/invariants';
+import { freePort } from '../harness/processes';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
 import { eventually, sleep } from './calls-across';
 
@@ -205,6 +208,26 @@ describe('lead ingest stays available while services are killed', () => {
       await eventually('the contacts completed', async () => ((await Promise.all(sample.map(contact))).every((c) => c.status === 'completed') ? true : undefined), 120_000);
     } finally {
       await telephonyDb.close();
+    }
+  });
+
+  it('serves gRPC at start while Kafka is away (its topics, producer and consumers wait in the background)', async () => {
+    const dead = await freePort(); // nothing listens here
+    const started = Date.now();
+    const replica = await sys.startReplica('billing', { KAFKA_BROKERS: `127.0.0.1:${dead}` });
+    const port = replica.port;
+    try {
+      const listenedMs = Date.now() - started;
+      const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 5_000 });
+      try {
+        const { balance } = await billing.getBalance({}, { tenantId: tenant.tenantId, keyMode: 'live' });
+        expect(balance?.balance).toBeGreaterThan(0);
+      } finally {
+        billing.close();
+      }
+      figures.push(`billing started with Kafka away: listened after ${listenedMs} ms and answered a balance`);
+    } finally {
+      await replica.proc.stop();
     }
   });
 });

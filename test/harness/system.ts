@@ -21,6 +21,8 @@ export interface Replica {
   proc: Proc;
   /** Its `INSTANCE_ID`: what it holds leases and claims as. */
   instanceId: string;
+  /** The port it serves gRPC on. */
+  port: number;
 }
 
 export interface System {
@@ -102,7 +104,7 @@ export async function startSystem(
     });
     procs.push(proc);
     opsFiles.set(opsName, { proc, file: opsFile(opsName).STORE_OPS_FILE });
-    const replica = { proc, instanceId };
+    const replica = { proc, instanceId, port };
     replicas.set(name, [...(replicas.get(name) ?? []), replica]);
     await waitFor(name, () => tcpOpen(port), 30_000, proc);
     return replica;

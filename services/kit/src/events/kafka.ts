@@ -194,8 +194,8 @@ async function ensureTopics(kafka: Kafka, wanted: string[], settings: StreamTopi
   }
 }
 
-/** Resolves once every topic exists (created by its owner); rejects after the timeout. */
-export async function waitForTopics(kafka: Kafka, topics: string[], timeoutMs: number, log: Logger): Promise<void> {
+/** Resolves once every topic exists (created by its owner), or `stopped()` says to give up; rejects after the timeout. */
+export async function waitForTopics(kafka: Kafka, topics: string[], timeoutMs: number, log: Logger, stopped: () => boolean = () => false): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -204,7 +204,7 @@ export async function waitForTopics(kafka: Kafka, topics: string[], timeoutMs: n
     for (;;) {
       const existing = new Set(await admin.listTopics());
       const missing = topics.filter((t) => !existing.has(t));
-      if (missing.length === 0) return;
+      if (missing.length === 0 || stopped()) return;
       if (Date.now() > until) throw new Error(`topics ${missing.join(', ')} do not exist; their owning service creates them`);
       if (!warned) {
         log.warn({ topics: missing }, 'waiting for the owning service to create topics');

@@ -29,8 +29,8 @@ interface EventsOptions {
 
 /**
  * A process's Kafka side, started in the order every process uses: the client, the topics of its
- * streams, a connected producer and, given its store (`outboxOn`), the outbox relay, once the
- * store's indexes are built (the outbox's among them). Stopped through the lifecycle in reverse:
+ * streams and a connected producer (both in the background: a process does not wait for Kafka) and,
+ * given its store (`outboxOn`), the outbox relay, once the store's indexes are built (the outbox's among them). Stopped through the lifecycle in reverse:
  * the relay, then the producer.
  */
 /** The outbox's store, and optionally the lease of the service's singleton jobs for its relay to share (OutboxOptions.lease). */
@@ -44,10 +44,29 @@ export async function startEvents(o: EventsOptions): Promise<{ kafka: Kafka; pub
 export async function startEvents(o: EventsOptions & Partial<OutboxPlacement>): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox?: Outbox }> {
   const { settings, log, lifecycle } = o;
   const kafka = createKafka({ brokers: settings.KAFKA_BROKERS, clientId: `${o.service}-${settings.INSTANCE_ID}`, log, sessionTimeoutMs: settings.KAFKA_SESSION_TIMEOUT_MS });
-  await ensureStreams(kafka, o.streams, { partitions: settings.KAFKA_TOPIC_PARTITIONS, replicationFactor: settings.KAFKA_REPLICATION_FACTOR }, log);
   const publisher = new EventPublisher(kafka);
-  await publisher.connect();
-  lifecycle.onStop('kafka producer', () => publisher.disconnect());
+  // Topics and the producer's connection are made in the background, tried again until Kafka
+  // answers: the process serves while Kafka is away (decision 0119). Until then the outbox holds
+  // what is announced and consumers wait for their topics.
+  let stopping = false;
+  const preparing = (async () => {
+    for (let attempt = 1; !stopping; attempt++) {
+      try {
+        await ensureStreams(kafka, o.streams, { partitions: settings.KAFKA_TOPIC_PARTITIONS, replicationFactor: settings.KAFKA_REPLICATION_FACTOR }, log);
+        await publisher.connect();
+        return;
+      } catch (err) {
+        const delayMs = Math.min(5_000, 250 * 2 ** (attempt - 1));
+        log.warn({ err, attempt, delayMs }, 'Kafka is not ready for this process yet (its topics, the producer); trying again');
+        await new Promise((r) => setTimeout(r, delayMs));
+      }
+    }
+  })();
+  lifecycle.onStop('kafka producer', async () => {
+    stopping = true;
+    await preparing;
+    await publisher.disconnect();
+  });
   if (!o.outboxOn) return { kafka, publisher };
   const outbox = new Outbox(o.outboxOn, publisher, log, { instanceId: settings.INSTANCE_ID, service: o.service, lease: o.outboxLease });
   await ensureIndexes(o.outboxOn);

@@ -176,7 +176,7 @@ export class EventSubscriber {
 
   private async run(): Promise<void> {
     const topics = [...this.handlers.keys()];
-    await waitForTopics(this.kafka, topics, this.opts.topicWaitMs ?? 60_000, this.opts.log);
+    await waitForTopics(this.kafka, topics, this.opts.topicWaitMs ?? 60_000, this.opts.log, () => this.stopping);
     if (this.stopping) return;
     await this.consumer.connect();
     await this.consumer.subscribe({ topics, fromBeginning: this.opts.fromBeginning ?? true });
@@ -234,8 +234,12 @@ export class EventSubscriber {
   async stop(): Promise<void> {
     this.stopping = true;
     await this.consumer.disconnect();
-    // A start still under way (a join waiting on the group) ends on its own; the stop does not wait for it.
-    await Promise.race([this.starting, new Promise((r) => setTimeout(r, 1_000).unref())]);
+    // A start under way (a join waiting on the group) cannot be cut short: once it ends, a consumer
+    // it left running is stopped too (the first disconnect came before it ran).
+    if (this.starting) {
+      await this.starting;
+      await this.consumer.disconnect();
+    }
     this.joined = false;
     if (this.opts.removeGroupOnStop) {
       const admin = this.kafka.admin();
