@@ -95,7 +95,6 @@ export async function startLeads(env: Record<string, string | undefined> = proce
     checks,
     lifecycle: lifecycleOfContacts,
     messageFollowups: new MessageFollowups({ templates, messages, outbox, now }),
-    outbox,
     log,
     now,
   });

@@ -11,7 +11,6 @@ import { dialItemId, type ScheduledItem, type ScheduleStore } from '../store/sch
 import type { ComplianceChecks } from './compliance';
 import type { ContactLifecycle } from './lifecycle';
 import type { MessageFollowups } from './messaging';
-import type { LeadEvents } from './ports';
 
 export type ClaimRefusal = 'not_found' | 'sandbox' | 'not_pending' | 'already_claimed' | 'consent_required' | 'do_not_call' | 'outside_window';
 
@@ -51,8 +50,6 @@ export class Dialing {
       checks: ComplianceChecks;
       lifecycle: ContactLifecycle;
       messageFollowups: MessageFollowups;
-      /** Unused: a dial request is announced with its move (`lifecycle`). Still handed over by main.ts, until its wiring drops it. */
-      outbox?: LeadEvents;
       log: Logger;
       now: () => Date;
     },
