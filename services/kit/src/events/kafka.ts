@@ -62,6 +62,7 @@ const EXPECTED_RESPONSE_ERRORS = new Set([
   'This is not the correct coordinator for this group',
   'This server does not host this topic-partition',
   'There is no leader for this topic-partition as we are in the middle of a leadership election',
+  'This server is not the leader for that topic-partition', // a topic just created (consumers no longer wait for its owner's start)
   'Topic creation errors', // TOPIC_ALREADY_EXISTS: ensureStreams takes it as created, and throws on anything else
 ]);
 const levelOf = (level: number, message: string, error: unknown): 'error' | 'warn' | 'info' | 'debug' =>

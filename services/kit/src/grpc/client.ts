@@ -92,7 +92,9 @@ export function createPromiseClient<D extends UnaryServiceDef>(definition: D, ad
         } catch (err) {
           const code = (err as Partial<ServiceError>).code;
           if (code === undefined) throw err; // not the call's failure (an upload's source)
-          const inFlightLost = code === status.UNAVAILABLE && waitForReady;
+          // The connection went with the call (a killed backend: UNAVAILABLE, or CANCELLED when its
+          // server shut down under it; this client cancels only an upload whose source failed, above).
+          const inFlightLost = (code === status.UNAVAILABLE || code === status.CANCELLED) && waitForReady;
           if (inFlightLost && retryable && tries < MAX_TRIES && deadline.getTime() > Date.now()) continue;
           if (code === status.DEADLINE_EXCEEDED && notReady()) {
             throw commonReasons.error('service_unavailable', 'a backing service is unavailable (no ready backend before the deadline), retry shortly');
