@@ -26,6 +26,9 @@ export interface GroupTiming {
 
 const timings = new WeakMap<Kafka, GroupTiming>();
 
+/** The wait before the next try of a start-up step while Kafka is away (topics, producer, a consumer's join). */
+export const kafkaRetryDelayMs = (attempt: number): number => Math.min(5_000, 250 * 2 ** (attempt - 1));
+
 /**
  * Consumer group timing, chosen for fast recovery (decision 0119). The session is how long a member
  * that died without leaving (SIGKILL, a lost node) holds its partitions: their events wait that long,

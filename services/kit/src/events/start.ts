@@ -4,7 +4,7 @@ import type { Lifecycle } from '../lifecycle';
 import type { Logger } from '../logger';
 import { ensureIndexes } from '../mongo/connect';
 import type { Lease } from '../mongo/lease';
-import { createKafka, ensureStreams } from './kafka';
+import { createKafka, ensureStreams, kafkaRetryDelayMs } from './kafka';
 import { Outbox } from './outbox';
 import { EventPublisher } from './publisher';
 
@@ -56,7 +56,7 @@ export async function startEvents(o: EventsOptions & Partial<OutboxPlacement>): 
         await publisher.connect();
         return;
       } catch (err) {
-        const delayMs = Math.min(5_000, 250 * 2 ** (attempt - 1));
+        const delayMs = kafkaRetryDelayMs(attempt);
         log.warn({ err, attempt, delayMs }, 'Kafka is not ready for this process yet (its topics, the producer); trying again');
         await new Promise((r) => setTimeout(r, delayMs));
       }

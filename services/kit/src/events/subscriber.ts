@@ -1,7 +1,7 @@
 import { context, propagation } from '@opentelemetry/api';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../logger';
-import { groupTiming, header, headersAsStrings, waitForTopics } from './kafka';
+import { groupTiming, header, kafkaRetryDelayMs, headersAsStrings, waitForTopics } from './kafka';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type EventPublisher } from './publisher';
 import { streamOf, type MessageCodec, type Stream } from './stream';
 
@@ -165,7 +165,7 @@ export class EventSubscriber {
         return;
       } catch (err) {
         if (this.stopping) return;
-        const delayMs = Math.min(5_000, 250 * 2 ** (attempt - 1));
+        const delayMs = kafkaRetryDelayMs(attempt);
         this.opts.log.warn({ err, group: this.opts.group, attempt, delayMs }, 'consumer could not start; trying again');
         // A half-started consumer (connected, not running) is closed before the next try.
         await this.consumer.disconnect().catch((e: unknown) => this.opts.log.debug({ err: e, group: this.opts.group }, 'disconnect after a failed start'));
