@@ -3,18 +3,16 @@
 // jest only transpiles (swc); `tsc -b` does the type-checking.
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
 const common = { transform, testEnvironment: 'node', testPathIgnorePatterns: ['/node_modules/', '/dist/'] };
-const withInfra = {
-  ...common,
-  globalSetup: '<rootDir>/test/harness/global-setup.ts',
-  globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
-};
+// The teardown also fails a run in which a test left a server, process or connection open.
+const teardown = { globalTeardown: '<rootDir>/test/harness/global-teardown.ts' };
+const withInfra = { ...common, ...teardown, globalSetup: '<rootDir>/test/harness/global-setup.ts' };
 
 module.exports = {
   // Real servers and real processes start in these suites; allow for a slow CI machine.
   testTimeout: 90_000,
   reporters: ['default', '<rootDir>/test/harness/summary-reporter.js'],
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{gateway,services/*,deploy/local}/src/**/*.test.ts', '<rootDir>/test/conformance/**/*.test.ts'] },
+    { ...common, ...teardown, displayName: 'unit', testMatch: ['<rootDir>/{gateway,services/*,deploy/local}/src/**/*.test.ts', '<rootDir>/test/conformance/**/*.test.ts'] },
     { ...withInfra, displayName: 'integration', testMatch: ['<rootDir>/{gateway,services/*}/test/**/*.int.test.ts'] },
     { ...withInfra, displayName: 'e2e', testMatch: ['<rootDir>/test/{e2e,fault}/**/*.test.ts'] },
   ],

@@ -31,12 +31,17 @@ export interface System {
   services: Record<string, Proc>;
   /** Each service's port, fixed for the suite so a restarted service is found at the same address. */
   ports: Record<string, number>;
+  /**
+   * The ports of a service started as several replicas (`replicas`), the first being `ports[name]`:
+   * every caller is given all of them as one address (`ipv4:…,…`), as a headless Service lists its pods.
+   */
+  replicaPorts: Record<string, number[]>;
   /** The gateway replicas' MongoDB database (tests may look at what the gateway stored). */
   gatewayDb: string;
   /** Settings every process gets (MONGO_URL, KAFKA_BROKERS); a suite may add to it before a (re)start. */
   env: Record<string, string>;
-  /** (Re)starts one manifest service and waits until it listens. */
-  startService(name: string, extra?: Record<string, string>): Promise<Proc>;
+  /** (Re)starts one manifest service (its `replica`th process when it runs several) and waits until it listens. */
+  startService(name: string, extra?: Record<string, string>, replica?: number): Promise<Proc>;
   /**
    * Starts one more replica of a manifest service, on a port of its own (the other services keep
    * calling the first replica's address; the replicas share its database, Kafka groups and leases).
@@ -64,6 +69,8 @@ export async function startSystem(
     gatewayEnv?: Record<string, string>;
     /** Settings of one service, by its manifest name, e.g. `{ telephony: { CARRIER_SIMULATOR_SPEEDUP: '100' } }`. */
     serviceEnv?: Record<string, Record<string, string>>;
+    /** How many processes of a service to run behind its one address, e.g. `{ leads: 2 }` (default 1). */
+    replicas?: Record<string, number>;
     /** Services of the manifest not to start (a suite that needs one absent, e.g. no dialler). */
     without?: string[];
     /** e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */ gatewayNodeArgs?: string[];
@@ -76,8 +83,16 @@ export async function startSystem(
   const secrets: Record<string, Record<string, string>> = {};
   const suffix = randomBytes(4).toString('hex');
   const ports: Record<string, number> = {};
-  for (const s of manifest.services) ports[s.name] = await freePort();
+  const replicaPorts: Record<string, number[]> = {};
+  for (const s of manifest.services) {
+    replicaPorts[s.name] = [];
+    for (let i = 0; i < (opts.replicas?.[s.name] ?? 1); i++) replicaPorts[s.name]!.push(await freePort());
+    ports[s.name] = replicaPorts[s.name]![0]!;
+  }
   const addresses = addressSettings(manifest, new Map(Object.entries(ports)));
+  for (const s of manifest.services) {
+    if (replicaPorts[s.name]!.length > 1) addresses[s.addressEnv!] = `ipv4:${replicaPorts[s.name]!.map((p) => `127.0.0.1:${p}`).join(',')}`;
+  }
   const procs: Proc[] = [];
   // Each process writes its store-operation counts here when asked (kit StoreOpCounter).
   const opsDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-store-ops-'));
@@ -114,11 +129,14 @@ export async function startSystem(
     gateways: [],
     services: {},
     ports,
+    replicaPorts,
     gatewayDb: `${gw.mongoDb}_${suffix}`,
     env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, ...opts.servers },
-    async startService(name, extra = {}) {
-      const { proc } = await launch(name, ports[name]!, extra, name);
-      system.services[name] = proc;
+    async startService(name, extra = {}, replica = 0) {
+      const port = replicaPorts[name]?.[replica];
+      if (port === undefined) throw new Error(`${name} has no replica ${replica}`);
+      const { proc } = await launch(name, port, extra, replica === 0 ? name : `${name}-${port}`);
+      if (replica === 0) system.services[name] = proc;
       return proc;
     },
     async startReplica(name, extra = {}) {
@@ -170,7 +188,7 @@ export async function startSystem(
   try {
     // allSettled: every start has finished (or failed) before a failure stops what did start.
     const wanted = manifest.services.filter((s) => !opts.without?.includes(s.name));
-    const starts = await Promise.allSettled(wanted.map((s) => system.startService(s.name)));
+    const starts = await Promise.allSettled(wanted.flatMap((s) => replicaPorts[s.name]!.map((_, i) => system.startService(s.name, {}, i))));
     const failed = starts.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- the failed start's own error, passed on as it was
     if (failed) throw failed.reason;

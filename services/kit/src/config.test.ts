@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonEnv, ConfigError, loadConfig } from './config';
+import { commonEnv, ConfigError, grpcAddress, loadConfig } from './config';
 
 const schema = z.object({ ...commonEnv, PORT: z.coerce.number().int().default(8080) });
 
@@ -21,6 +21,17 @@ describe('loadConfig', () => {
       expect(message).toMatch(/MONGO_URL/);
       expect(message).toMatch(/KAFKA_BROKERS/);
       expect(message).toMatch(/PORT/);
+    }
+  });
+});
+
+describe('grpcAddress', () => {
+  it('takes one name or a fixed list of backends', () => {
+    for (const ok of ['billing:50062', 'billing.voiceapi.svc.cluster.local:50062', 'dns:///billing:50062', 'ipv4:127.0.0.1:50062', 'ipv4:127.0.0.1:50062,127.0.0.1:50072']) {
+      expect(grpcAddress.safeParse(ok).success).toBe(true);
+    }
+    for (const bad of ['billing', 'http://billing:50062', 'ipv4:billing:50062', 'ipv4:127.0.0.1:50062,', 'billing:50062,billing:50072']) {
+      expect(grpcAddress.safeParse(bad).success).toBe(false);
     }
   });
 });

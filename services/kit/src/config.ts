@@ -69,8 +69,12 @@ export const grpcServerEnv = {
   GRPC_MAX_CONNECTION_AGE_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
 };
 
-/** `host:port` of a gRPC dependency. */
-export const grpcAddress = z.string().regex(/^[\w.-]+:\d+$/, 'must be host:port');
+/**
+ * A gRPC dependency's address: `host:port` (resolved through DNS; a headless Service names every
+ * pod), `dns:///host:port`, or a fixed list of backends, `ipv4:127.0.0.1:50062,127.0.0.1:50072`
+ * (replicas on one machine). Calls are spread over every backend (round robin, grpc/client.ts).
+ */
+export const grpcAddress = z.string().regex(/^(?:(?:dns:\/\/\/)?[\w.-]+:\d+|ipv4:[\d.]+:\d+(?:,[\d.]+:\d+)*)$/, 'must be host:port, dns:///host:port or ipv4:host:port,host:port');
 
 /** A master secret that seals stored secrets (see `SecretBox`). */
 export const masterSecret = z.string().min(32, 'must be at least 32 characters');

@@ -83,12 +83,13 @@ describe('gRPC client over a restart', () => {
     const port = await freePort();
     const seen = { getThing: 0, putThing: 0 };
     // The first backend dies while it holds each call; the next one answers.
+    let restarted: Promise<void> = Promise.resolve();
     const dying =
       (name: keyof typeof seen): Handler =>
       () => {
         seen[name]++;
         servers.splice(0).forEach((s) => s.forceShutdown());
-        void sleep(200).then(async () => servers.push(await serve(port, {})));
+        restarted = sleep(200).then(async () => void servers.push(await serve(port, {})));
       };
     const client = createPromiseClient(definition, `127.0.0.1:${port}`, { timeoutMs: 5_000 });
     try {
@@ -103,6 +104,7 @@ describe('gRPC client over a restart', () => {
       expect(seen.putThing).toBe(1);
     } finally {
       client.close();
+      await restarted; // the backend started after the write failed is shut down with the others
     }
   });
 });
