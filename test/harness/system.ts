@@ -53,7 +53,8 @@ export interface System {
   readonly companies: Proc;
   readonly companiesPort: number;
   startCompanies(): Promise<Proc>;
-  startGateway(extra?: Record<string, string>): Promise<Gateway>;
+  /** Starts a gateway replica, on `port` when given (a restarted gateway at its old address). */
+  startGateway(extra?: Record<string, string>, port?: number): Promise<Gateway>;
   /** Every running process's store operations so far, by process, collection and operation. */
   storeOps(): Promise<StoreOpsByProcess>;
   stop(): Promise<void>;
@@ -151,8 +152,8 @@ export async function startSystem(
       return ports.companies!;
     },
     startCompanies: () => system.startService('companies'),
-    async startGateway(extra = {}) {
-      const port = await freePort();
+    async startGateway(extra = {}, at?: number) {
+      const port = at ?? (await freePort());
       const proc = startProcess(
         gw.name,
         gw.entry,

@@ -32,9 +32,9 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const { kafka, publisher, outbox } = await startEvents({ service: 'agents', settings: cfg, streams: [AgentsEvent, KnowledgeEvent, CompaniesEvent], log, lifecycle, outboxOn: conn });
 
   const grpc = { timeoutMs: cfg.GRPC_DEADLINE_MS };
-  const telephony = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, grpc);
-  const companiesClient = createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, grpc);
-  const knowledgeClient = createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, grpc);
+  const telephony = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, { ...grpc, contract: voiceapi.telephony.v1.TelephonyServiceDefinition });
+  const companiesClient = createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, { ...grpc, contract: voiceapi.companies.v1.CompaniesServiceDefinition });
+  const knowledgeClient = createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, { ...grpc, contract: voiceapi.knowledge.v1.KnowledgeServiceDefinition });
   lifecycle.onStop('clients', () => [telephony, companiesClient, knowledgeClient].forEach((c) => c.close()));
 
   const numbers = ownedNumbers(telephony);

@@ -1,4 +1,5 @@
 import { Metadata } from '@grpc/grpc-js';
+import { randomBytes } from 'node:crypto';
 import { commonReasons } from './errors';
 
 export type KeyMode = 'live' | 'sandbox';
@@ -9,9 +10,24 @@ export interface CallContext {
   keyId?: string;
   keyMode?: KeyMode;
   requestId?: string;
+  /**
+   * The same on every try of one call to a method its client names idempotent (grpc/client.ts):
+   * what the call creates may take its id from it, so a try that follows one lost in flight finds
+   * what the first made instead of making it twice. 24 hex digits shaped like a MongoDB ObjectId
+   * (seconds, then random bytes), so it can be that id itself.
+   */
+  operationId?: string;
 }
 
-const KEYS = { tenantId: 'tenant-id', keyId: 'key-id', keyMode: 'key-mode', requestId: 'request-id' } as const;
+const KEYS = { tenantId: 'tenant-id', keyId: 'key-id', keyMode: 'key-mode', requestId: 'request-id', operationId: 'operation-id' } as const;
+
+/** A new operation id (see `CallContext.operationId`). */
+export function newOperationId(): string {
+  const seconds = Math.floor(Date.now() / 1000)
+    .toString(16)
+    .padStart(8, '0');
+  return seconds + randomBytes(8).toString('hex');
+}
 
 export function contextToMetadata(ctx: CallContext): Metadata {
   const md = new Metadata();
@@ -33,6 +49,7 @@ export function contextFromMetadata(md: Metadata): CallContext {
     keyId: read(KEYS.keyId),
     keyMode: mode === 'live' || mode === 'sandbox' ? mode : undefined,
     requestId: read(KEYS.requestId),
+    operationId: ((id) => (id && /^[0-9a-f]{24}$/.test(id) ? id : undefined))(read(KEYS.operationId)),
   };
 }
 

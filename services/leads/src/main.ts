@@ -68,7 +68,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   const lease = new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({ service: 'leads', settings: cfg, streams: [LeadsEvent, TelephonyCallEvent, BillingEvent], log, lifecycle, outboxOn: conn, outboxLease: lease });
 
-  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.billing.v1.BillingServiceDefinition });
   lifecycle.onStop('billing client', () => billing.close());
   const credits = new CreditView(billingHoldQuote(billing));
   // Every replica hears every wallet's credit (any replica may take a tenant's next lead): a

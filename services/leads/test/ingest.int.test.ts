@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import { consumerGroup, createKafka, createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, EventSubscriber, type CallContext } from '@voiceapi/kit';
+import { consumerGroup, createKafka, createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, EventSubscriber, newOperationId, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../../billing/src/main';
 import { windowDecision } from '../src/domain/calling-window';
@@ -312,6 +312,38 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     ]);
     expect((await client.listMessages({ channel: 'email', limit: 10 }, a)).messages).toHaveLength(1);
     await eventually('messaged', async () => ((await contact(a, c.id)).status === 'messaged' ? true : undefined));
+  });
+
+  it('stores an ingest sent again with its operation id once, and answers the contact the first try stored', async () => {
+    const a = tenant();
+    await fund(a);
+    const id = await campaign(a);
+    const wa = (await client.createTemplate({ channel: 'whatsapp', name: 'R', body: 'Hi {{1}}' }, a)).template!;
+    const lead = callLead('+14155550500', { channels: ['call', 'whatsapp'], whatsappTemplateId: wa.id, whatsappParams: { '1': 'Ada' } });
+    // A try after one lost in flight (one after the other), and two tries racing (the first still running on a dying replica).
+    const once = { ...a, operationId: newOperationId() };
+    const first = (await client.ingestLead({ campaignId: id, lead }, once)).contact!;
+    const again = (await client.ingestLead({ campaignId: id, lead }, once)).contact!;
+    expect(first.id).toBe(once.operationId);
+    expect(again).toEqual(first);
+    const racing = { ...a, operationId: newOperationId() };
+    const [x, y] = await Promise.all([client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550501' } }, racing), client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550501' } }, racing)]);
+    expect(x.contact!.id).toBe(racing.operationId);
+    expect(y.contact).toEqual(x.contact);
+    // One contact, one message and one dial request each.
+    expect(await conn.collection('contacts').countDocuments({ tenantId: a.tenantId })).toBe(2);
+    expect(await conn.collection('messages').countDocuments({ tenantId: a.tenantId })).toBe(2);
+    await dialsOf(first.id);
+    await dialsOf(x.contact!.id);
+    await sleep(1_000);
+    expect([dials.get(first.id), dials.get(x.contact!.id)]).toEqual([[`${first.id}:1`], [`${x.contact!.id}:1`]]);
+    // Without an operation id each ingest is a contact of its own.
+    const plain = (await client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550502' } }, a)).contact!;
+    expect([first.id, x.contact!.id]).not.toContain(plain.id);
+    // A sandbox ingest sent again likewise.
+    const sandbox = { ...a, keyMode: 'sandbox' as const, operationId: newOperationId() };
+    const s1 = (await client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550503' } }, sandbox)).contact!;
+    expect((await client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550503' } }, sandbox)).contact).toEqual(s1);
   });
 
   it('sandbox: the same checks, recorded as sandbox_accepted, and nothing dialled, sent or charged', async () => {

@@ -57,11 +57,11 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({ service: 'telephony', settings: cfg, streams: [TelephonyCallEvent, LeadsEvent, BillingEvent], log, lifecycle, outboxOn: conn, outboxLease: lease });
 
-  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.billing.v1.BillingServiceDefinition });
   lifecycle.onStop('billing client', () => billing.close());
-  const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
+  const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.leads.v1.LeadsServiceDefinition });
   lifecycle.onStop('leads client', () => leads.close());
-  const agentsClient = createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS });
+  const agentsClient = createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.agents.v1.AgentsServiceDefinition });
   lifecycle.onStop('agents client', () => agentsClient.close());
 
   const wallet = billingWallet(billing);

@@ -107,4 +107,40 @@ describe('gRPC client over a restart', () => {
       await restarted; // the backend started after the write failed is shut down with the others
     }
   });
+
+  it('sends a write its contract declares idempotent again, every try carrying the same operation id', async () => {
+    const port = await freePort();
+    const operationIds: unknown[] = [];
+    let restarted: Promise<void> = Promise.resolve();
+    const client = createPromiseClient(definition, `127.0.0.1:${port}`, { timeoutMs: 5_000, contract: { methods: { putThing: { options: { idempotencyLevel: 'IDEMPOTENT' } } } } });
+    try {
+      servers.push(
+        await serve(port, {
+          putThing: (call) => {
+            operationIds.push(call.metadata.get('operation-id')[0]);
+            servers.splice(0).forEach((s) => s.forceShutdown());
+            restarted = sleep(200).then(async () => {
+              const next = await serve(port, {
+                putThing: (again, done) => {
+                  operationIds.push(again.metadata.get('operation-id')[0]);
+                  done(null, { ok: true });
+                },
+              });
+              servers.push(next);
+            });
+          },
+        }),
+      );
+      await expect(client.putThing({}, ctx)).resolves.toEqual({ ok: true });
+      expect(operationIds).toHaveLength(2);
+      expect(operationIds[0]).toMatch(/^[0-9a-f]{24}$/);
+      expect(operationIds[1]).toBe(operationIds[0]);
+      // The next call is another operation.
+      await expect(client.putThing({}, ctx)).resolves.toEqual({ ok: true });
+      expect(operationIds[2]).not.toBe(operationIds[0]);
+    } finally {
+      client.close();
+      await restarted;
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { connectivityState, credentials, makeGenericClientConstructor, status, type Client, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
-import { contextToMetadata, type CallContext } from '../context';
+import { contextToMetadata, newOperationId, type CallContext } from '../context';
 import { commonReasons, fromGrpcError } from '../errors';
 import type { RequestArg, ResponseOf, UnaryServiceDef } from './types';
 
@@ -17,10 +17,24 @@ export interface ClientOptions {
   /** The deadline of every call, unless the call gives its own. */
   timeoutMs: number;
   /**
-   * Methods (as the client names them, e.g. `placeHold`) that are idempotent by what they carry
-   * (a reference, a call id), besides the reads every client retries (`get…`, `list…`, …).
+   * The service's contract as ts-proto's generic definition (`…ServiceDefinition`): a method whose
+   * proto declares `option idempotency_level = IDEMPOTENT` (idempotent by what it carries: a
+   * reference, a call id, or the operation id every try of a call shares, `CallContext.operationId`)
+   * or `NO_SIDE_EFFECTS` is sent again when a try is lost in flight, besides the reads every client
+   * retries by name (`get…`, `list…`, …).
    */
-  idempotent?: readonly string[];
+  contract?: ServiceContract;
+}
+
+/** What the client reads of a generic service definition. */
+export interface ServiceContract {
+  methods: Record<string, { options: { idempotencyLevel?: string } }>;
+}
+
+/** The methods a contract declares safe to send again. */
+function idempotentMethods(contract: ServiceContract | undefined): Set<string> {
+  const levels = new Set(['IDEMPOTENT', 'NO_SIDE_EFFECTS']);
+  return new Set(Object.entries(contract?.methods ?? {}).flatMap(([name, m]) => (levels.has(m.options.idempotencyLevel ?? '') ? [name] : [])));
 }
 
 /**
@@ -44,12 +58,12 @@ export type PromiseClient<D extends UnaryServiceDef> = {
  * Riding over a restart: a call waits for a ready backend up to its deadline (gRPC
  * `waitForReady`: the request is not sent until a connection is up, so this is safe for every
  * method). A deadline that passes while no backend was ready is service_unavailable, not
- * upstream_timeout: the backend is away, not slow. An idempotent call (a read, or a method the
- * caller names) whose backend went away with the call in flight is sent again, within the same
+ * upstream_timeout: the backend is away, not slow. An idempotent call (a read, or a method its
+ * contract declares idempotent) whose backend went away with the call in flight is sent again, within the same
  * deadline; any other call reports service_unavailable, since it may have been applied.
  */
 export function createPromiseClient<D extends UnaryServiceDef>(definition: D, address: string, defaults: ClientOptions): PromiseClient<D> {
-  const idempotent = new Set(defaults.idempotent ?? []);
+  const idempotent = idempotentMethods(defaults.contract);
   const Ctor = makeGenericClientConstructor(definition as never, 'client');
   const raw = new Ctor(address, credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
@@ -86,9 +100,11 @@ export function createPromiseClient<D extends UnaryServiceDef>(definition: D, ad
     (client as Record<string, unknown>)[method] = async (request: unknown, ctx: CallContext, opts?: CallOptions) => {
       const deadline = new Date(Date.now() + (opts?.timeoutMs ?? defaults.timeoutMs));
       const waitForReady = opts?.waitForReady ?? true;
+      // Every try of a write declared idempotent carries one operation id (the server dedupes by it).
+      const callCtx = idempotent.has(method) && !ctx.operationId ? { ...ctx, operationId: newOperationId() } : ctx;
       for (let tries = 1; ; tries++) {
         try {
-          return await once(request, ctx, deadline, waitForReady);
+          return await once(request, callCtx, deadline, waitForReady);
         } catch (err) {
           const code = (err as Partial<ServiceError>).code;
           if (code === undefined) throw err; // not the call's failure (an upload's source)

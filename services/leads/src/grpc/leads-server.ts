@@ -64,11 +64,11 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
       }),
       startCampaign: async (req, ctx) => ({ campaign: campaignProto(await uc.campaigns.start(requireTenant(ctx), req.id)) }),
       ingestLead: async (req, ctx) => {
-        const r = await uc.ingest.ingest(requireTenant(ctx), req.campaignId, leadFromProto(req.lead));
+        const r = await uc.ingest.ingest(requireTenant(ctx), req.campaignId, leadFromProto(req.lead), ctx.operationId);
         return { status: r.status, contact: contactProto(r.contact) };
       },
       ingestEvent: async (req, ctx) => {
-        const r = await uc.ingest.ingestEvent(requireTenant(ctx), req.eventType, leadFromProto(req.lead));
+        const r = await uc.ingest.ingestEvent(requireTenant(ctx), req.eventType, leadFromProto(req.lead), ctx.operationId);
         return { status: r.status, contact: contactProto(r.contact) };
       },
       getContact: async (req, ctx) => ({ contact: contactProto(await uc.contacts.get(requireTenant(ctx), req.id)) }),

@@ -1,4 +1,4 @@
-import { objectIds, TenantCollection, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, objectIds, TenantCollection, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model, type UpdateQuery } from 'mongoose';
 import { CONTACT_STATUSES, statsBucket, type CampaignStats, type Contact, type ContactStatus } from '../domain/contact';
 
@@ -73,18 +73,30 @@ export class ContactStore {
     return new Types.ObjectId().toString();
   }
 
+  /** A new contact; one stored before under its id (an ingest sent again, see `createMany`) is answered as it was stored. */
   async create(scope: TenantScope, c: Contact): Promise<Contact> {
     const { id, messageInputs, ...rest } = c;
     const doc = { ...rest, ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }), _id: new Types.ObjectId(id) };
-    return toContact(await this.contacts.insert(scope, doc));
+    try {
+      return toContact(await this.contacts.insert(scope, doc));
+    } catch (err) {
+      const stored = isDuplicateKeyError(err) ? await this.get(scope, id) : null;
+      if (!stored) throw err;
+      return stored;
+    }
   }
 
-  /** Several new contacts of one tenant in one round trip. */
-  async createMany(scope: TenantScope, contacts: readonly Contact[]): Promise<void> {
-    await this.contacts.insertMany(
+  /**
+   * Several new contacts of one tenant in one round trip: the ids of those stored before (an ingest
+   * sent again after its first try was lost in flight takes its id from the call's operation id) are
+   * answered, and those contacts left as they are.
+   */
+  async createMany(scope: TenantScope, contacts: readonly Contact[]): Promise<string[]> {
+    const refused = await this.contacts.insertNew(
       scope,
       contacts.map(({ id, messageInputs, ...rest }) => ({ ...rest, ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }), _id: new Types.ObjectId(id) })),
     );
+    return refused.map((i) => contacts[i]!.id);
   }
 
   /** The contact as it is now (reads asked at once share one: a dial pass claims many). */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { objectIds, TenantCollection, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
@@ -52,8 +53,17 @@ export class MessageStore {
     return new Types.ObjectId().toString();
   }
 
+  /**
+   * The id of a new contact's message on a channel, made from the contact's id (its time, then a
+   * hash): an ingest sent again makes the same ids, so its messages are not made twice.
+   */
+  idFor(contactId: string, channel: MessageChannel): string {
+    return contactId.slice(0, 8) + createHash('sha256').update(`${contactId}:${channel}`).digest('hex').slice(0, 16);
+  }
+
+  /** New messages of one tenant in one round trip; those stored before under their ids (an ingest sent again) are left as they are. */
   async createMany(scope: TenantScope, messages: readonly Message[]): Promise<void> {
-    await this.messages.insertMany(
+    await this.messages.insertNew(
       scope,
       messages.map(({ id, ...rest }) => ({ ...rest, _id: new Types.ObjectId(id) })),
     );

@@ -6,6 +6,8 @@ import type { Message } from '../domain/message';
 import { dialItemId, type ScheduleStore } from '../store/schedule-store';
 import type { LeadEvents } from './ports';
 
+const STORED_BEFORE = Symbol('stored before');
+
 /** A live contact ready to be stored, with what it asks of others. */
 export interface Acceptance {
   scope: TenantScope;
@@ -24,20 +26,21 @@ export interface Acceptance {
  * lead fails alone.
  */
 export class AcceptWriter {
-  private readonly batches: Coalescer<Acceptance, Contact | Error>;
+  /** Each lead's outcome: its contact stored now, `stored before` (an ingest sent again), or its failure. */
+  private readonly batches: Coalescer<Acceptance, Contact | typeof STORED_BEFORE | Error>;
 
   constructor(private readonly d: { contacts: ContactStore; messages: MessageStore; schedule: ScheduleStore; outbox: LeadEvents; log: Logger }) {
     this.batches = new Coalescer(async (items) => {
       try {
-        await this.write(items);
-        return items.map((a) => a.contact);
+        const before = await this.write(items);
+        return items.map((a) => (before.has(a.contact.id) ? STORED_BEFORE : a.contact));
       } catch (err) {
         if (items.length === 1) return [err instanceof Error ? err : new Error(String(err))];
         this.d.log.warn({ err, leads: items.length }, 'a batch of leads failed; writing them one by one');
         return Promise.all(
           items.map((a) =>
             this.write([a]).then(
-              () => a.contact,
+              (before) => (before.has(a.contact.id) ? STORED_BEFORE : a.contact),
               (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
             ),
           ),
@@ -49,14 +52,20 @@ export class AcceptWriter {
   async accept(a: Acceptance): Promise<Contact> {
     const out = await this.batches.run(a);
     if (out instanceof Error) throw out;
-    return out;
+    if (out !== STORED_BEFORE) return out;
+    // The first try of this ingest stored it: answer what it stored.
+    const stored = await this.d.contacts.get(a.scope, a.contact.id);
+    if (!stored) throw new Error(`contact ${a.contact.id} was refused as stored before but is not the tenant's`);
+    return stored;
   }
 
-  private async write(items: Acceptance[]): Promise<void> {
+  /** Writes the batch; answers the ids of the contacts stored before (see `ContactStore.createMany`). */
+  private async write(items: Acceptance[]): Promise<Set<string>> {
     // A batch may be written part-way: each contact's events are read back by that contact.
     const readBacks = new Map<string, ReadBack>(items.flatMap((a) => a.events.map((e) => [e.eventId, this.d.contacts.stored(a.scope, a.contact.id)] as const)));
-    // The events are keyed by the new contacts' ids: no replica can have stored one of them before.
-    await this.d.outbox.announce(
+    // The events are keyed by the new contacts' ids: no other write can have stored an event of
+    // one of them (a try of the same ingest sent again stores the same events, taken as its own).
+    return this.d.outbox.announce(
       items.flatMap((a) => a.events),
       () => this.writeAll(items),
       { freshKeys: true, readBack: (e) => readBacks.get(e.eventId)! },
@@ -64,7 +73,8 @@ export class AcceptWriter {
   }
 
   /** Messages and scheduled dials first, the contacts last: a contact stored has all it needs. */
-  private async writeAll(items: Acceptance[]): Promise<void> {
+  private async writeAll(items: Acceptance[]): Promise<Set<string>> {
+    const before = new Set<string>();
     for (const [tenantId, group] of byTenant(items)) {
       const scope = scopeOfRecord(tenantId);
       await this.d.messages.createMany(
@@ -76,11 +86,13 @@ export class AcceptWriter {
           await this.d.schedule.put(scope, { id: dialItemId(a.contact.id), contactId: a.contact.id, kind: 'dial', dueAt: a.contact.nextAttemptAt });
         }
       }
-      await this.d.contacts.createMany(
+      const refused = await this.d.contacts.createMany(
         scope,
         group.map((a) => a.contact),
       );
+      refused.forEach((id) => before.add(id));
     }
+    return before;
   }
 }
 

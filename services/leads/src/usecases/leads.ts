@@ -63,15 +63,20 @@ export class LeadIngest {
     },
   ) {}
 
-  async ingestEvent(scope: TenantScope, eventType: string, lead: LeadInput): Promise<IngestResult> {
+  async ingestEvent(scope: TenantScope, eventType: string, lead: LeadInput, operationId?: string): Promise<IngestResult> {
     const route = await this.d.routes.get(scope, eventType);
     if (!route) throw leadsReasons.error('event_route_not_found', `no event route maps eventType ${JSON.stringify(eventType)} to a campaign`);
-    return this.ingest(scope, route.campaignId, lead);
+    return this.ingest(scope, route.campaignId, lead, operationId);
   }
 
-  async ingest(scope: TenantScope, campaignId: string, lead: LeadInput): Promise<IngestResult> {
+  /**
+   * `operationId` (the call's, the same on every try of it) becomes the new contact's id: a try
+   * sent again after the first was lost in flight stores nothing twice and answers the contact
+   * the first one stored (its messages' ids and its events' ids follow from the contact's).
+   */
+  async ingest(scope: TenantScope, campaignId: string, lead: LeadInput, operationId?: string): Promise<IngestResult> {
     try {
-      const r = await this.decide(scope, campaignId, lead);
+      const r = await this.decide(scope, campaignId, lead, operationId ?? this.d.contacts.newId());
       this.d.metrics?.leads.add(1, { outcome: r.status === 'accepted' ? r.contact.status : r.status });
       return r;
     } catch (err) {
@@ -80,7 +85,7 @@ export class LeadIngest {
     }
   }
 
-  private async decide(scope: TenantScope, campaignId: string, lead: LeadInput): Promise<IngestResult> {
+  private async decide(scope: TenantScope, campaignId: string, lead: LeadInput, contactId: string): Promise<IngestResult> {
     const now = this.d.now();
 
     // 1. The campaign: the tenant's, and running.
@@ -114,7 +119,7 @@ export class LeadIngest {
 
     const opensLater = compliance !== undefined && !compliance.callingWindow.open;
     const contact: Contact = {
-      id: this.d.contacts.newId(),
+      id: contactId,
       campaignId: campaign.id,
       phone: phone.e164,
       ...(lead.name !== undefined && { name: lead.name }),
@@ -159,7 +164,7 @@ export class LeadIngest {
   /** A live contact, its messages and its events, stored outbox-first (see AcceptWriter). */
   private async accept(scope: TenantScope, contact: Contact, campaign: Campaign, rendered: Rendered[], now: Date): Promise<Contact> {
     const messages: Message[] = rendered.map((r) => ({
-      id: this.d.messages.newId(),
+      id: this.d.messages.idFor(contact.id, r.channel),
       contactId: contact.id,
       channel: r.channel,
       templateId: r.template.id,

@@ -3858,6 +3858,115 @@ export const HoldConversationResponse: MessageFns<
  * Healthcare inbound agents of a tenant. The tenant and key mode come from the call metadata. The
  * custom-API secret goes in and never comes out: no message returns it.
  */
+export type AgentsServiceDefinition = typeof AgentsServiceDefinition;
+export const AgentsServiceDefinition = {
+  name: "AgentsService",
+  fullName: "voiceapi.agents.v1.AgentsService",
+  methods: {
+    listAgents: {
+      name: "ListAgents",
+      requestType: ListAgentsRequest as typeof ListAgentsRequest,
+      requestStream: false,
+      responseType: ListAgentsResponse as typeof ListAgentsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Refusals: `phone_not_owned`, `company_not_found`, `knowledge_document_not_found`,
+     * `url_not_allowed`, `phone_scope_conflict`, `validation_error`.
+     */
+    createAgent: {
+      name: "CreateAgent",
+      requestType: CreateAgentRequest as typeof CreateAgentRequest,
+      requestStream: false,
+      responseType: CreateAgentResponse as typeof CreateAgentResponse,
+      responseStream: false,
+      options: {},
+    },
+    getAgent: {
+      name: "GetAgent",
+      requestType: GetAgentRequest as typeof GetAgentRequest,
+      requestStream: false,
+      responseType: GetAgentResponse as typeof GetAgentResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Status and script status are not fields: only activation and generation change them. */
+    updateAgent: {
+      name: "UpdateAgent",
+      requestType: UpdateAgentRequest as typeof UpdateAgentRequest,
+      requestStream: false,
+      responseType: UpdateAgentResponse as typeof UpdateAgentResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** `phone_not_owned`, `script_not_ready` (activation); deactivation works from any state. */
+    activateAgent: {
+      name: "ActivateAgent",
+      requestType: ActivateAgentRequest as typeof ActivateAgentRequest,
+      requestStream: false,
+      responseType: ActivateAgentResponse as typeof ActivateAgentResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Starts generation: the agent answers with script status `generating`, later `ready` or `error`. */
+    generateScript: {
+      name: "GenerateScript",
+      requestType: GenerateScriptRequest as typeof GenerateScriptRequest,
+      requestStream: false,
+      responseType: GenerateScriptResponse as typeof GenerateScriptResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** The tenant's custom API: `custom_api_not_configured`, `url_not_allowed`, `custom_api_error`. */
+    syncDoctors: {
+      name: "SyncDoctors",
+      requestType: SyncDoctorsRequest as typeof SyncDoctorsRequest,
+      requestStream: false,
+      responseType: SyncDoctorsResponse as typeof SyncDoctorsResponse,
+      responseStream: false,
+      options: {},
+    },
+    crmLookup: {
+      name: "CrmLookup",
+      requestType: CrmLookupRequest as typeof CrmLookupRequest,
+      requestStream: false,
+      responseType: CrmLookupResponse as typeof CrmLookupResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Telephony, when a call rings a tenant's number: the agent that answers it (the number's active
+     * agent), or none (the platform's default answering takes the call).
+     */
+    findAnsweringAgent: {
+      name: "FindAnsweringAgent",
+      requestType: FindAnsweringAgentRequest as typeof FindAnsweringAgentRequest,
+      requestStream: false,
+      responseType: FindAnsweringAgentResponse as typeof FindAnsweringAgentResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Telephony, once the agent picked up: the agent holds the conversation (its greeting and
+     * script; the tenant's custom API as the agent's flags say). A failing custom-API step never
+     * fails the call: it is left out and named in the summary. `not_found` when the agent is gone.
+     */
+    holdConversation: {
+      name: "HoldConversation",
+      requestType: HoldConversationRequest as typeof HoldConversationRequest,
+      requestStream: false,
+      responseType: HoldConversationResponse as typeof HoldConversationResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * Healthcare inbound agents of a tenant. The tenant and key mode come from the call metadata. The
+ * custom-API secret goes in and never comes out: no message returns it.
+ */
 export type AgentsServiceService = typeof AgentsServiceService;
 export const AgentsServiceService = {
   listAgents: {

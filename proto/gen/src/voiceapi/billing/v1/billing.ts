@@ -2562,6 +2562,115 @@ export const QuoteCallHoldResponse: MessageFns<QuoteCallHoldResponse, "voiceapi.
  * sandbox key mode never spend: every spending RPC refuses them (`sandbox_not_billable`), and
  * callers skip the debit instead.
  */
+export type BillingServiceDefinition = typeof BillingServiceDefinition;
+export const BillingServiceDefinition = {
+  name: "BillingService",
+  fullName: "voiceapi.billing.v1.BillingService",
+  methods: {
+    /** Balance, held and available credit. */
+    getBalance: {
+      name: "GetBalance",
+      requestType: GetBalanceRequest as typeof GetBalanceRequest,
+      requestStream: false,
+      responseType: GetBalanceResponse as typeof GetBalanceResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Ledger rows, newest first. */
+    listTransactions: {
+      name: "ListTransactions",
+      requestType: ListTransactionsRequest as typeof ListTransactionsRequest,
+      requestStream: false,
+      responseType: ListTransactionsResponse as typeof ListTransactionsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator top-up: a `top_up` row. */
+    topUp: {
+      name: "TopUp",
+      requestType: TopUpRequest as typeof TopUpRequest,
+      requestStream: false,
+      responseType: TopUpResponse as typeof TopUpResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * A debit idempotent by reference: a replay answers the original row; the same reference with
+     * another amount or type is `reference_conflict`; `insufficient_credits` when the available
+     * balance cannot cover it.
+     */
+    debit: {
+      name: "Debit",
+      requestType: DebitRequest as typeof DebitRequest,
+      requestStream: false,
+      responseType: DebitResponse as typeof DebitResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
+    /**
+     * Reserves credit for a call (idempotent by call id); `insufficient_credits` when the available
+     * balance cannot cover it.
+     */
+    placeHold: {
+      name: "PlaceHold",
+      requestType: PlaceHoldRequest as typeof PlaceHoldRequest,
+      requestStream: false,
+      responseType: PlaceHoldResponse as typeof PlaceHoldResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
+    /**
+     * Charges a call from its hold (one `call_deduction` row, reference `call:<call_id>`) and
+     * releases the rest. Idempotent by call id.
+     */
+    captureHold: {
+      name: "CaptureHold",
+      requestType: CaptureHoldRequest as typeof CaptureHoldRequest,
+      requestStream: false,
+      responseType: CaptureHoldResponse as typeof CaptureHoldResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
+    /** Releases a call's hold without a charge. Releasing a hold that is not open is a no-op. */
+    releaseHold: {
+      name: "ReleaseHold",
+      requestType: ReleaseHoldRequest as typeof ReleaseHoldRequest,
+      requestStream: false,
+      responseType: ReleaseHoldResponse as typeof ReleaseHoldResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
+    /** The rate card in force (credits per started minute, per direction, and the other prices). */
+    getRateCard: {
+      name: "GetRateCard",
+      requestType: GetRateCardRequest as typeof GetRateCardRequest,
+      requestStream: false,
+      responseType: GetRateCardResponse as typeof GetRateCardResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * The hold a call of at most `max_call_seconds` needs (its longest possible cost at the
+     * direction's rate) and the wallet now, so a caller can tell whether it could be placed.
+     * Read-only: any key mode may ask.
+     */
+    quoteCallHold: {
+      name: "QuoteCallHold",
+      requestType: QuoteCallHoldRequest as typeof QuoteCallHoldRequest,
+      requestStream: false,
+      responseType: QuoteCallHoldResponse as typeof QuoteCallHoldResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * A tenant's prepaid credit wallet and its ledger (decision 0050). The tenant comes from the call
+ * metadata (`tenant-id`), never from a request body. Amounts are whole credits. Calls made with a
+ * sandbox key mode never spend: every spending RPC refuses them (`sandbox_not_billable`), and
+ * callers skip the debit instead.
+ */
 export type BillingServiceService = typeof BillingServiceService;
 export const BillingServiceService = {
   /** Balance, held and available credit. */

@@ -1489,6 +1489,68 @@ export const GetLatestCompanyResponse: MessageFns<
  * from the request body. Credentials stored on a company (omni-channel settings) have no field
  * here on purpose: they never leave this service.
  */
+export type CompaniesServiceDefinition = typeof CompaniesServiceDefinition;
+export const CompaniesServiceDefinition = {
+  name: "CompaniesService",
+  fullName: "voiceapi.companies.v1.CompaniesService",
+  methods: {
+    listCompanies: {
+      name: "ListCompanies",
+      requestType: ListCompaniesRequest as typeof ListCompaniesRequest,
+      requestStream: false,
+      responseType: ListCompaniesResponse as typeof ListCompaniesResponse,
+      responseStream: false,
+      options: {},
+    },
+    createCompany: {
+      name: "CreateCompany",
+      requestType: CreateCompanyRequest as typeof CreateCompanyRequest,
+      requestStream: false,
+      responseType: CreateCompanyResponse as typeof CreateCompanyResponse,
+      responseStream: false,
+      options: {},
+    },
+    getCompany: {
+      name: "GetCompany",
+      requestType: GetCompanyRequest as typeof GetCompanyRequest,
+      requestStream: false,
+      responseType: GetCompanyResponse as typeof GetCompanyResponse,
+      responseStream: false,
+      options: {},
+    },
+    updateCompany: {
+      name: "UpdateCompany",
+      requestType: UpdateCompanyRequest as typeof UpdateCompanyRequest,
+      requestStream: false,
+      responseType: UpdateCompanyResponse as typeof UpdateCompanyResponse,
+      responseStream: false,
+      options: {},
+    },
+    deleteCompany: {
+      name: "DeleteCompany",
+      requestType: DeleteCompanyRequest as typeof DeleteCompanyRequest,
+      requestStream: false,
+      responseType: DeleteCompanyResponse as typeof DeleteCompanyResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** The tenant's most recently created company, used by agents when no companyId is given. */
+    getLatestCompany: {
+      name: "GetLatestCompany",
+      requestType: GetLatestCompanyRequest as typeof GetLatestCompanyRequest,
+      requestStream: false,
+      responseType: GetLatestCompanyResponse as typeof GetLatestCompanyResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * Company profiles of a tenant. The tenant comes from the call metadata (`tenant-id`), never
+ * from the request body. Credentials stored on a company (omni-channel settings) have no field
+ * here on purpose: they never leave this service.
+ */
 export type CompaniesServiceService = typeof CompaniesServiceService;
 export const CompaniesServiceService = {
   listCompanies: {

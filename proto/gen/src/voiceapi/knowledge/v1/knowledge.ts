@@ -1772,6 +1772,83 @@ export const GetDocumentTextResponse: MessageFns<
  * from a body. Metadata only leaves this service: no RPC returns a file's bytes; agents read a
  * document's extracted text to build scripts.
  */
+export type KnowledgeServiceDefinition = typeof KnowledgeServiceDefinition;
+export const KnowledgeServiceDefinition = {
+  name: "KnowledgeService",
+  fullName: "voiceapi.knowledge.v1.KnowledgeService",
+  methods: {
+    /**
+     * A client stream: one `header`, then the file's bytes in `chunk`s (each ≤ 1 MiB). Live uploads
+     * debit credits through billing by reference `knowledge:<file_id>` (`insufficient_credits`);
+     * sandbox uploads are free. Refusals: `payload_too_large`, `unsupported_media_type` (a type not
+     * accepted, or bytes that do not match it), `document_unreadable`, `validation_error`.
+     */
+    uploadDocument: {
+      name: "UploadDocument",
+      requestType: UploadDocumentRequest as typeof UploadDocumentRequest,
+      requestStream: true,
+      responseType: UploadDocumentResponse as typeof UploadDocumentResponse,
+      responseStream: false,
+      options: {},
+    },
+    listDocuments: {
+      name: "ListDocuments",
+      requestType: ListDocumentsRequest as typeof ListDocumentsRequest,
+      requestStream: false,
+      responseType: ListDocumentsResponse as typeof ListDocumentsResponse,
+      responseStream: false,
+      options: {},
+    },
+    getDocument: {
+      name: "GetDocument",
+      requestType: GetDocumentRequest as typeof GetDocumentRequest,
+      requestStream: false,
+      responseType: GetDocumentResponse as typeof GetDocumentResponse,
+      responseStream: false,
+      options: {},
+    },
+    deleteDocument: {
+      name: "DeleteDocument",
+      requestType: DeleteDocumentRequest as typeof DeleteDocumentRequest,
+      requestStream: false,
+      responseType: DeleteDocumentResponse as typeof DeleteDocumentResponse,
+      responseStream: false,
+      options: {},
+    },
+    getUploadBillingInfo: {
+      name: "GetUploadBillingInfo",
+      requestType: GetUploadBillingInfoRequest as typeof GetUploadBillingInfoRequest,
+      requestStream: false,
+      responseType: GetUploadBillingInfoResponse as typeof GetUploadBillingInfoResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** For agents: the tenant's documents by id; ids that are unknown or another tenant's are listed in `missing`. */
+    resolveDocuments: {
+      name: "ResolveDocuments",
+      requestType: ResolveDocumentsRequest as typeof ResolveDocumentsRequest,
+      requestStream: false,
+      responseType: ResolveDocumentsResponse as typeof ResolveDocumentsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** For agents: a document's extracted text, at most `max_chars` characters. */
+    getDocumentText: {
+      name: "GetDocumentText",
+      requestType: GetDocumentTextRequest as typeof GetDocumentTextRequest,
+      requestStream: false,
+      responseType: GetDocumentTextResponse as typeof GetDocumentTextResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * A tenant's knowledge-base documents. The tenant and key mode come from the call metadata, never
+ * from a body. Metadata only leaves this service: no RPC returns a file's bytes; agents read a
+ * document's extracted text to build scripts.
+ */
 export type KnowledgeServiceService = typeof KnowledgeServiceService;
 export const KnowledgeServiceService = {
   /**

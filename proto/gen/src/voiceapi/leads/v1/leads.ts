@@ -6585,6 +6585,200 @@ export const ClaimDialResponse: MessageFns<ClaimDialResponse, "voiceapi.leads.v1
  * metadata, never from a body. Values the HTTP API names as strings travel as those strings:
  * channels `call`, `whatsapp`, `email`; campaign and contact statuses as the API spells them.
  */
+export type LeadsServiceDefinition = typeof LeadsServiceDefinition;
+export const LeadsServiceDefinition = {
+  name: "LeadsService",
+  fullName: "voiceapi.leads.v1.LeadsService",
+  methods: {
+    /** Tenant: campaigns are read-only (the dashboard, here the operator, creates and starts them). */
+    listCampaigns: {
+      name: "ListCampaigns",
+      requestType: ListCampaignsRequest as typeof ListCampaignsRequest,
+      requestStream: false,
+      responseType: ListCampaignsResponse as typeof ListCampaignsResponse,
+      responseStream: false,
+      options: {},
+    },
+    getCampaign: {
+      name: "GetCampaign",
+      requestType: GetCampaignRequest as typeof GetCampaignRequest,
+      requestStream: false,
+      responseType: GetCampaignResponse as typeof GetCampaignResponse,
+      responseStream: false,
+      options: {},
+    },
+    listCampaignContacts: {
+      name: "ListCampaignContacts",
+      requestType: ListCampaignContactsRequest as typeof ListCampaignContactsRequest,
+      requestStream: false,
+      responseType: ListCampaignContactsResponse as typeof ListCampaignContactsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator: a campaign is created as `draft` and started once. */
+    createCampaign: {
+      name: "CreateCampaign",
+      requestType: CreateCampaignRequest as typeof CreateCampaignRequest,
+      requestStream: false,
+      responseType: CreateCampaignResponse as typeof CreateCampaignResponse,
+      responseStream: false,
+      options: {},
+    },
+    startCampaign: {
+      name: "StartCampaign",
+      requestType: StartCampaignRequest as typeof StartCampaignRequest,
+      requestStream: false,
+      responseType: StartCampaignResponse as typeof StartCampaignResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * A lead pushed by the tenant's CRM: every rule checked and recorded on the contact. Idempotent
+     * by the call's operation id (metadata `operation-id`): it becomes the new contact's id, so a try
+     * sent again after the first was lost in flight answers the contact the first one stored.
+     */
+    ingestLead: {
+      name: "IngestLead",
+      requestType: IngestLeadRequest as typeof IngestLeadRequest,
+      requestStream: false,
+      responseType: IngestLeadResponse as typeof IngestLeadResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
+    /** A lead through an event route (eventType → campaign); idempotent as IngestLead. */
+    ingestEvent: {
+      name: "IngestEvent",
+      requestType: IngestEventRequest as typeof IngestEventRequest,
+      requestStream: false,
+      responseType: IngestEventResponse as typeof IngestEventResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
+    getContact: {
+      name: "GetContact",
+      requestType: GetContactRequest as typeof GetContactRequest,
+      requestStream: false,
+      responseType: GetContactResponse as typeof GetContactResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Erases the contact's personal data everywhere this service holds it. */
+    deleteContact: {
+      name: "DeleteContact",
+      requestType: DeleteContactRequest as typeof DeleteContactRequest,
+      requestStream: false,
+      responseType: DeleteContactResponse as typeof DeleteContactResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Drops the contact's pending dials and follow-ups. */
+    cancelContact: {
+      name: "CancelContact",
+      requestType: CancelContactRequest as typeof CancelContactRequest,
+      requestStream: false,
+      responseType: CancelContactResponse as typeof CancelContactResponse,
+      responseStream: false,
+      options: {},
+    },
+    createFollowup: {
+      name: "CreateFollowup",
+      requestType: CreateFollowupRequest as typeof CreateFollowupRequest,
+      requestStream: false,
+      responseType: CreateFollowupResponse as typeof CreateFollowupResponse,
+      responseStream: false,
+      options: {},
+    },
+    listEventRoutes: {
+      name: "ListEventRoutes",
+      requestType: ListEventRoutesRequest as typeof ListEventRoutesRequest,
+      requestStream: false,
+      responseType: ListEventRoutesResponse as typeof ListEventRoutesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Creates the route of an event type, or replaces the one it had. */
+    putEventRoute: {
+      name: "PutEventRoute",
+      requestType: PutEventRouteRequest as typeof PutEventRouteRequest,
+      requestStream: false,
+      responseType: PutEventRouteResponse as typeof PutEventRouteResponse,
+      responseStream: false,
+      options: {},
+    },
+    deleteEventRoute: {
+      name: "DeleteEventRoute",
+      requestType: DeleteEventRouteRequest as typeof DeleteEventRouteRequest,
+      requestStream: false,
+      responseType: DeleteEventRouteResponse as typeof DeleteEventRouteResponse,
+      responseStream: false,
+      options: {},
+    },
+    listTemplates: {
+      name: "ListTemplates",
+      requestType: ListTemplatesRequest as typeof ListTemplatesRequest,
+      requestStream: false,
+      responseType: ListTemplatesResponse as typeof ListTemplatesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator: placeholders are read from the body and subject. */
+    createTemplate: {
+      name: "CreateTemplate",
+      requestType: CreateTemplateRequest as typeof CreateTemplateRequest,
+      requestStream: false,
+      responseType: CreateTemplateResponse as typeof CreateTemplateResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator: the tenant's list (tenant from metadata). */
+    addTenantDoNotCall: {
+      name: "AddTenantDoNotCall",
+      requestType: AddTenantDoNotCallRequest as typeof AddTenantDoNotCallRequest,
+      requestStream: false,
+      responseType: AddTenantDoNotCallResponse as typeof AddTenantDoNotCallResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator: the platform's list, which applies to every tenant (no tenant in the metadata). */
+    addPlatformDoNotCall: {
+      name: "AddPlatformDoNotCall",
+      requestType: AddPlatformDoNotCallRequest as typeof AddPlatformDoNotCallRequest,
+      requestStream: false,
+      responseType: AddPlatformDoNotCallResponse as typeof AddPlatformDoNotCallResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator: what the message adapter sent, rendered, newest first. */
+    listMessages: {
+      name: "ListMessages",
+      requestType: ListMessagesRequest as typeof ListMessagesRequest,
+      requestStream: false,
+      responseType: ListMessagesResponse as typeof ListMessagesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Telephony, at the moment of dialling: the same checks again (contact still pending, consent,
+     * both do-not-call lists, the calling window). Allowed once per dial id, so a redelivered dial
+     * request dials nobody twice.
+     */
+    claimDial: {
+      name: "ClaimDial",
+      requestType: ClaimDialRequest as typeof ClaimDialRequest,
+      requestStream: false,
+      responseType: ClaimDialResponse as typeof ClaimDialResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * Outbound campaigns, their contacts, and the compliance of every dial (consent, do-not-call lists,
+ * calling hours in the called party's time zone). The tenant and key mode come from the call
+ * metadata, never from a body. Values the HTTP API names as strings travel as those strings:
+ * channels `call`, `whatsapp`, `email`; campaign and contact statuses as the API spells them.
+ */
 export type LeadsServiceService = typeof LeadsServiceService;
 export const LeadsServiceService = {
   /** Tenant: campaigns are read-only (the dashboard, here the operator, creates and starts them). */
@@ -6640,7 +6834,11 @@ export const LeadsServiceService = {
       Buffer.from(StartCampaignResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): StartCampaignResponse => StartCampaignResponse.decode(value),
   },
-  /** A lead pushed by the tenant's CRM: every rule checked and recorded on the contact. */
+  /**
+   * A lead pushed by the tenant's CRM: every rule checked and recorded on the contact. Idempotent
+   * by the call's operation id (metadata `operation-id`): it becomes the new contact's id, so a try
+   * sent again after the first was lost in flight answers the contact the first one stored.
+   */
   ingestLead: {
     path: "/voiceapi.leads.v1.LeadsService/IngestLead" as const,
     requestStream: false as const,
@@ -6650,7 +6848,7 @@ export const LeadsServiceService = {
     responseSerialize: (value: IngestLeadResponse): Buffer => Buffer.from(IngestLeadResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): IngestLeadResponse => IngestLeadResponse.decode(value),
   },
-  /** A lead through an event route (eventType → campaign). */
+  /** A lead through an event route (eventType → campaign); idempotent as IngestLead. */
   ingestEvent: {
     path: "/voiceapi.leads.v1.LeadsService/IngestEvent" as const,
     requestStream: false as const,
@@ -6816,9 +7014,13 @@ export interface LeadsServiceServer extends UntypedServiceImplementation {
   /** Operator: a campaign is created as `draft` and started once. */
   createCampaign: handleUnaryCall<CreateCampaignRequest, CreateCampaignResponse>;
   startCampaign: handleUnaryCall<StartCampaignRequest, StartCampaignResponse>;
-  /** A lead pushed by the tenant's CRM: every rule checked and recorded on the contact. */
+  /**
+   * A lead pushed by the tenant's CRM: every rule checked and recorded on the contact. Idempotent
+   * by the call's operation id (metadata `operation-id`): it becomes the new contact's id, so a try
+   * sent again after the first was lost in flight answers the contact the first one stored.
+   */
   ingestLead: handleUnaryCall<IngestLeadRequest, IngestLeadResponse>;
-  /** A lead through an event route (eventType → campaign). */
+  /** A lead through an event route (eventType → campaign); idempotent as IngestLead. */
   ingestEvent: handleUnaryCall<IngestEventRequest, IngestEventResponse>;
   getContact: handleUnaryCall<GetContactRequest, GetContactResponse>;
   /** Erases the contact's personal data everywhere this service holds it. */
@@ -6925,7 +7127,11 @@ export interface LeadsServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: StartCampaignResponse) => void,
   ): ClientUnaryCall;
-  /** A lead pushed by the tenant's CRM: every rule checked and recorded on the contact. */
+  /**
+   * A lead pushed by the tenant's CRM: every rule checked and recorded on the contact. Idempotent
+   * by the call's operation id (metadata `operation-id`): it becomes the new contact's id, so a try
+   * sent again after the first was lost in flight answers the contact the first one stored.
+   */
   ingestLead(
     request: IngestLeadRequest,
     callback: (error: ServiceError | null, response: IngestLeadResponse) => void,
@@ -6941,7 +7147,7 @@ export interface LeadsServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: IngestLeadResponse) => void,
   ): ClientUnaryCall;
-  /** A lead through an event route (eventType → campaign). */
+  /** A lead through an event route (eventType → campaign); idempotent as IngestLead. */
   ingestEvent(
     request: IngestEventRequest,
     callback: (error: ServiceError | null, response: IngestEventResponse) => void,

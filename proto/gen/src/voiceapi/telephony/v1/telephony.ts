@@ -4509,6 +4509,171 @@ export const SimulateInboundCallResponse: MessageFns<
  * never from a body. Values the HTTP API names as strings travel as those strings: directions
  * `inbound`/`outbound`, statuses and outcomes as the API spells them.
  */
+export type TelephonyServiceDefinition = typeof TelephonyServiceDefinition;
+export const TelephonyServiceDefinition = {
+  name: "TelephonyService",
+  fullName: "voiceapi.telephony.v1.TelephonyService",
+  methods: {
+    /** The unified feed, newest first, with the API's filters. */
+    listCalls: {
+      name: "ListCalls",
+      requestType: ListCallsRequest as typeof ListCallsRequest,
+      requestStream: false,
+      responseType: ListCallsResponse as typeof ListCallsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Calls queued, ringing or in progress. */
+    listActiveCalls: {
+      name: "ListActiveCalls",
+      requestType: ListActiveCallsRequest as typeof ListActiveCallsRequest,
+      requestStream: false,
+      responseType: ListActiveCallsResponse as typeof ListActiveCallsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** One call with its transcript and analysis; with `contact_id`, only a call of that contact. */
+    getCall: {
+      name: "GetCall",
+      requestType: GetCallRequest as typeof GetCallRequest,
+      requestStream: false,
+      responseType: GetCallResponse as typeof GetCallResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * The transcripts and analyses of up to 100 of the tenant's calls at once (a page of contacts'
+     * last calls); a call without one (or not the tenant's, or erased) is left out.
+     */
+    listConversations: {
+      name: "ListConversations",
+      requestType: ListConversationsRequest as typeof ListConversationsRequest,
+      requestStream: false,
+      responseType: ListConversationsResponse as typeof ListConversationsResponse,
+      responseStream: false,
+      options: {},
+    },
+    listContactCalls: {
+      name: "ListContactCalls",
+      requestType: ListContactCallsRequest as typeof ListContactCallsRequest,
+      requestStream: false,
+      responseType: ListContactCallsResponse as typeof ListContactCallsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** A short-lived signed path to a call's recording (`not_found` when it has none). */
+    createRecordingLink: {
+      name: "CreateRecordingLink",
+      requestType: CreateRecordingLinkRequest as typeof CreateRecordingLinkRequest,
+      requestStream: false,
+      responseType: CreateRecordingLinkResponse as typeof CreateRecordingLinkResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * A part of the audio behind a signed token, from `offset`; the token alone authorises it (no
+     * tenant metadata). Callers read parts until `offset + data` reaches `size_bytes`, so a long
+     * recording never travels in one message.
+     */
+    openRecording: {
+      name: "OpenRecording",
+      requestType: OpenRecordingRequest as typeof OpenRecordingRequest,
+      requestStream: false,
+      responseType: OpenRecordingResponse as typeof OpenRecordingResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Aggregates read from rollups kept as calls end and are billed, never by scanning calls. */
+    callAnalytics: {
+      name: "CallAnalytics",
+      requestType: CallAnalyticsRequest as typeof CallAnalyticsRequest,
+      requestStream: false,
+      responseType: CallAnalyticsResponse as typeof CallAnalyticsResponse,
+      responseStream: false,
+      options: {},
+    },
+    listNumbers: {
+      name: "ListNumbers",
+      requestType: ListNumbersRequest as typeof ListNumbersRequest,
+      requestStream: false,
+      responseType: ListNumbersResponse as typeof ListNumbersResponse,
+      responseStream: false,
+      options: {},
+    },
+    listAvailableNumbers: {
+      name: "ListAvailableNumbers",
+      requestType: ListAvailableNumbersRequest as typeof ListAvailableNumbersRequest,
+      requestStream: false,
+      responseType: ListAvailableNumbersResponse as typeof ListAvailableNumbersResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Buys a pool number: billing debits its monthly credits (reference `number:<phoneNumber>`). A
+     * number is sold once. Sandbox: `sandbox_accepted`, nothing changes.
+     */
+    purchaseNumber: {
+      name: "PurchaseNumber",
+      requestType: PurchaseNumberRequest as typeof PurchaseNumberRequest,
+      requestStream: false,
+      responseType: PurchaseNumberResponse as typeof PurchaseNumberResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** A number the tenant owns, by id or E.164 number (`not_found` otherwise): for agents. */
+    getOwnedNumber: {
+      name: "GetOwnedNumber",
+      requestType: GetOwnedNumberRequest as typeof GetOwnedNumberRequest,
+      requestStream: false,
+      responseType: GetOwnedNumberResponse as typeof GetOwnedNumberResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator: a number offered to every tenant (no tenant metadata). */
+    addPoolNumber: {
+      name: "AddPoolNumber",
+      requestType: AddPoolNumberRequest as typeof AddPoolNumberRequest,
+      requestStream: false,
+      responseType: AddPoolNumberResponse as typeof AddPoolNumberResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator: a number given to the tenant without a charge. */
+    assignNumber: {
+      name: "AssignNumber",
+      requestType: AssignNumberRequest as typeof AssignNumberRequest,
+      requestStream: false,
+      responseType: AssignNumberResponse as typeof AssignNumberResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator: the tenant's concurrency package (calls in progress at once). */
+    setConcurrency: {
+      name: "SetConcurrency",
+      requestType: SetConcurrencyRequest as typeof SetConcurrencyRequest,
+      requestStream: false,
+      responseType: SetConcurrencyResponse as typeof SetConcurrencyResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Operator: the carrier simulator delivers an inbound call to a number the tenant owns. */
+    simulateInboundCall: {
+      name: "SimulateInboundCall",
+      requestType: SimulateInboundCallRequest as typeof SimulateInboundCallRequest,
+      requestStream: false,
+      responseType: SimulateInboundCallResponse as typeof SimulateInboundCallResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * Calls (outbound dials and inbound answers, one feed), their recordings and analytics rollups, and
+ * phone numbers (the pool and each tenant's). The tenant and key mode come from the call metadata,
+ * never from a body. Values the HTTP API names as strings travel as those strings: directions
+ * `inbound`/`outbound`, statuses and outcomes as the API spells them.
+ */
 export type TelephonyServiceService = typeof TelephonyServiceService;
 export const TelephonyServiceService = {
   /** The unified feed, newest first, with the API's filters. */

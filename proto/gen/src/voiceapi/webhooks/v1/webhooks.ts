@@ -1695,6 +1695,88 @@ export const DeleteEndpointResponse: MessageFns<DeleteEndpointResponse, "voiceap
  * names the tenant in the call metadata; the calls on one endpoint name it by id (the operator acts
  * on any tenant's endpoint). A secret leaves this service only in the answer that creates it.
  */
+export type WebhooksServiceDefinition = typeof WebhooksServiceDefinition;
+export const WebhooksServiceDefinition = {
+  name: "WebhooksService",
+  fullName: "voiceapi.webhooks.v1.WebhooksService",
+  methods: {
+    /**
+     * Refusals: `url_not_allowed` (scheme, credentials, a literal private or metadata address),
+     * `validation_error` (an unknown event type).
+     */
+    registerEndpoint: {
+      name: "RegisterEndpoint",
+      requestType: RegisterEndpointRequest as typeof RegisterEndpointRequest,
+      requestStream: false,
+      responseType: RegisterEndpointResponse as typeof RegisterEndpointResponse,
+      responseStream: false,
+      options: {},
+    },
+    listEndpoints: {
+      name: "ListEndpoints",
+      requestType: ListEndpointsRequest as typeof ListEndpointsRequest,
+      requestStream: false,
+      responseType: ListEndpointsResponse as typeof ListEndpointsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Newest first. */
+    listDeliveries: {
+      name: "ListDeliveries",
+      requestType: ListDeliveriesRequest as typeof ListDeliveriesRequest,
+      requestStream: false,
+      responseType: ListDeliveriesResponse as typeof ListDeliveriesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Queues again every delivery of the window that did not succeed; re-enables a disabled endpoint. */
+    recoverDeliveries: {
+      name: "RecoverDeliveries",
+      requestType: RecoverDeliveriesRequest as typeof RecoverDeliveriesRequest,
+      requestStream: false,
+      responseType: RecoverDeliveriesResponse as typeof RecoverDeliveriesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** A new secret; the previous one keeps signing beside it for the overlap window. */
+    rotateSecret: {
+      name: "RotateSecret",
+      requestType: RotateSecretRequest as typeof RotateSecretRequest,
+      requestStream: false,
+      responseType: RotateSecretResponse as typeof RotateSecretResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Changes the address (checked like a new one) or the events, pauses (`enabled: false`:
+     * deliveries wait) or resumes (`enabled: true`: they go out in order; a disabled endpoint is
+     * enabled again).
+     */
+    updateEndpoint: {
+      name: "UpdateEndpoint",
+      requestType: UpdateEndpointRequest as typeof UpdateEndpointRequest,
+      requestStream: false,
+      responseType: UpdateEndpointResponse as typeof UpdateEndpointResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** No delivery is attempted after the answer; the endpoint's delivery log stays readable for 30 days. */
+    deleteEndpoint: {
+      name: "DeleteEndpoint",
+      requestType: DeleteEndpointRequest as typeof DeleteEndpointRequest,
+      requestStream: false,
+      responseType: DeleteEndpointResponse as typeof DeleteEndpointResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * Tenant webhook endpoints and their deliveries: the operator (dashboard) surface. Registration
+ * names the tenant in the call metadata; the calls on one endpoint name it by id (the operator acts
+ * on any tenant's endpoint). A secret leaves this service only in the answer that creates it.
+ */
 export type WebhooksServiceService = typeof WebhooksServiceService;
 export const WebhooksServiceService = {
   /**

@@ -1,0 +1,146 @@
+import mongoose from 'mongoose';
+import { walletProblems } from '../../services/billing/test/invariants';
+import { call, tenantWithKey, type CallResult, type System } from '../harness/system';
+import { eventually, sleep } from './calls-across';
+
+// A tenant pushing live call leads steadily through the gateway while a fault suite kills services
+// (availability.test.ts, two-replicas.test.ts), what the posts say, and the invariants afterwards:
+// every accepted lead called once and charged once, and a ledger that balances.
+
+/** How much faster than real time the carrier simulator runs the calls. */
+export const SPEEDUP = 60;
+export const streamServiceEnv = { telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP) }, leads: { CALLING_WINDOW_DEFAULT: 'always' } };
+
+export interface StreamTenant {
+  tenantId: string;
+  key: string;
+  campaignId: string;
+}
+
+export interface Post {
+  sentAt: number;
+  answeredAt: number;
+  status: number;
+  reasonCode?: string;
+  contactId?: string;
+}
+
+/** A live tenant with credit, room for 100 concurrent calls and a running campaign. */
+export async function streamTenant(gw: string): Promise<StreamTenant> {
+  const t = await tenantWithKey(gw, { scopes: ['leads:read', 'leads:write', 'calls:read', 'credits:read'], rateLimitPerSecond: 100_000 });
+  const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 10_000_000 })).status).toBe(201);
+  expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 100 }, 'PUT')).status).toBe(200);
+  const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'lead stream', maxCallSeconds: 120 });
+  expect(c.status).toBe(201);
+  expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
+  return { ...t, campaignId: c.body.campaign.id as string };
+}
+
+let phones = 0;
+/** A distinct number whose last four digits (1000–9999) make the simulator answer and talk 15–180 s (0.25–3 s here). */
+const phone = (n: number) => `+1415${200 + Math.floor(n / 9000)}${1000 + (n % 9000)}`;
+
+/** Posts live call leads back to back from `workers` loops until `stop()` says so. */
+export function pushLeads(gw: string, tenant: StreamTenant, workers: number, paceMs: number): { posts: Post[]; stop: () => Promise<void> } {
+  const posts: Post[] = [];
+  let stopping = false;
+  const loops = Array.from({ length: workers }, async () => {
+    while (!stopping) {
+      const sentAt = Date.now();
+      const body = { campaignId: tenant.campaignId, phone: phone(phones++), name: 'Ada', channel: 'call', consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' } };
+      let res: CallResult;
+      try {
+        res = await call(`${gw}/api/v1/leads`, { key: tenant.key, body });
+      } catch {
+        res = { status: 0, headers: new Headers(), body: undefined }; // the connection itself failed
+      }
+      posts.push({ sentAt, answeredAt: Date.now(), status: res.status, reasonCode: res.body?.reasonCode, contactId: res.body?.contactId });
+      await sleep(paceMs);
+    }
+  });
+  return {
+    posts,
+    stop: async () => {
+      stopping = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** What the posts after `from` say: how many were accepted, the longest time without a 202, the slowest answer, and the refusals. */
+export function summarize(posts: Post[], from: number) {
+  const after = posts.filter((p) => p.sentAt >= from);
+  const accepted = after.filter((p) => p.status === 202).length;
+  let longestGap = 0;
+  let last = from;
+  for (const p of [...after].sort((a, b) => a.answeredAt - b.answeredAt)) {
+    if (p.status !== 202) continue;
+    longestGap = Math.max(longestGap, p.answeredAt - last);
+    last = p.answeredAt;
+  }
+  const slowest = Math.max(0, ...after.map((p) => p.answeredAt - p.sentAt));
+  return { posts: after.length, accepted, share: after.length === 0 ? 0 : accepted / after.length, longestGapMs: longestGap, slowestMs: slowest, refused: after.filter((p) => p.status !== 202) };
+}
+
+/** A call as telephony stored it, with when billing charged it. */
+export interface ChargedCall {
+  id: string;
+  contactId: string;
+  endedAt: Date;
+  creditsCharged: number;
+  /** When the call's `call_deduction` entry was written. */
+  chargedAt: Date;
+}
+
+/**
+ * Waits until every accepted lead was called and billed, then checks: one call per lead (a lead
+ * whose post was refused after leads wrote it may be called too, at most `refusedPosts` of them),
+ * every call charged once, the ledger's call rows one per call, the balance what they say, the
+ * wallet's chain intact, and the contacts completed. Answers the calls with when each was charged.
+ */
+export async function expectCalledAndChargedOnce(sys: System, gw: string, tenant: StreamTenant, accepted: readonly string[], refusedPosts: number): Promise<ChargedCall[]> {
+  const api = (path: string) => call(`${gw}/api/v1${path}`, { key: tenant.key });
+  const contact = async (id: string) => (await api(`/contacts/${id}`)).body.contact as { status: string };
+  const db = (service: string) => mongoose.createConnection(sys.env.MONGO_URL!, { dbName: sys.gatewayDb.replace(/^gateway_/, `${service}_`) }).asPromise();
+  const [telephonyDb, billingDb] = await Promise.all([db('telephony'), db('billing')]);
+  try {
+    const calls = telephonyDb.collection('calls');
+    const ended = { tenantId: tenant.tenantId, endedAt: { $exists: true }, billingStatus: { $ne: 'pending' } };
+    await eventually(
+      'every accepted lead called and billed',
+      async () => {
+        const billed = new Set((await calls.find(ended).project({ contactId: 1 }).toArray()).map((c) => c.contactId as string));
+        return accepted.every((id) => billed.has(id)) ? true : undefined;
+      },
+      300_000,
+      async () => ({ accepted: accepted.length, done: await calls.countDocuments(ended), all: await calls.countDocuments({ tenantId: tenant.tenantId }) }),
+    );
+    await eventually('no call left unbilled', async () => ((await calls.countDocuments({ tenantId: tenant.tenantId, billingStatus: 'pending' })) === 0 ? true : undefined), 60_000);
+    const all = await calls.find({ tenantId: tenant.tenantId }).toArray();
+    // One call per lead: none dialled twice, none accepted left out.
+    expect(new Set(all.map((c) => c.contactId)).size).toBe(all.length);
+    const called = new Set(all.map((c) => c.contactId as string));
+    expect(accepted.filter((id) => !called.has(id))).toEqual([]);
+    expect(all.length - accepted.length).toBeLessThanOrEqual(refusedPosts);
+    const odd = all.filter((c) => c.billingStatus !== 'charged');
+    expect(odd.map((c) => ({ id: c._id, status: c.status, endReason: c.endReason, billingStatus: c.billingStatus, creditsError: c.creditsError }))).toEqual([]);
+    // Charged once each: the ledger's call rows are one per call and sum to what the calls say; the balance follows.
+    const charged = all.reduce((n, c) => n + (c.creditsCharged as number), 0);
+    expect((await api('/credits')).body).toMatchObject({ balance: 10_000_000 - charged, held: 0 });
+    expect((await api('/credits/transactions?type=call_deduction&limit=1')).body.pagination.total).toBe(all.length);
+    expect(await walletProblems(billingDb, tenant.tenantId)).toEqual([]);
+    // The contacts follow their calls (leads hears of each end, after its own restarts too).
+    const sample = accepted.filter((_, i) => i % 25 === 0);
+    await eventually('the contacts completed', async () => ((await Promise.all(sample.map(contact))).every((c) => c.status === 'completed') ? true : undefined), 120_000);
+    const entries = await billingDb
+      .collection('wallet_entries')
+      .find({ tenantId: tenant.tenantId, reference: { $in: all.map((c) => `call:${String(c._id)}`) } })
+      .project({ reference: 1, createdAt: 1 })
+      .toArray();
+    const chargedAt = new Map(entries.map((e) => [e.reference as string, e.createdAt as Date]));
+    return all.map((c) => ({ id: String(c._id), contactId: c.contactId as string, endedAt: c.endedAt as Date, creditsCharged: c.creditsCharged as number, chargedAt: chargedAt.get(`call:${String(c._id)}`)! }));
+  } finally {
+    await Promise.all([telephonyDb.close(), billingDb.close()]);
+  }
+}
