@@ -3,7 +3,8 @@ import { voiceapi } from '@voiceapi/proto';
 import { freePort } from '../harness/processes';
 import { startSystem, type System } from '../harness/system';
 import { sleep } from './calls-across';
-import { expectCalledAndChargedOnce, pushLeads, streamServiceEnv, streamTenant, summarize, type StreamTenant } from './lead-stream';
+import type { Receiver } from '../../services/webhooks/test/receiver';
+import { expectCalledAndChargedOnce, pushLeads, startStreamReceiver, streamServiceEnv, streamTenant, summarize, type StreamTenant } from './lead-stream';
 
 // Availability under faults, black-box through the gateway, as an operator tried it (issue 30): a
 // tenant pushes live call leads steadily while services are SIGKILLed and restarted half a second
@@ -18,17 +19,20 @@ describe('lead ingest stays available while services are killed', () => {
   let sys: System;
   let gw: string;
   let tenant: StreamTenant;
+  let receiver: Receiver;
   const figures: string[] = [];
   jest.setTimeout(600_000);
 
   beforeAll(async () => {
-    sys = await startSystem({ serviceEnv: streamServiceEnv });
+    receiver = await startStreamReceiver();
+    sys = await startSystem({ serviceEnv: streamServiceEnv(receiver) });
     gw = sys.gateways[0]!.url;
-    tenant = await streamTenant(gw);
+    tenant = await streamTenant(gw, receiver);
   });
   afterAll(async () => {
     process.stderr.write(`\n[availability]\n${figures.join('\n')}\n`);
     await sys?.stop();
+    await receiver?.stop();
   });
 
   /** SIGKILLs the running process of a service and starts it again after RESTART_AFTER_MS; returns how long the new one took to listen. */
@@ -113,7 +117,7 @@ describe('lead ingest stays available while services are killed', () => {
   it('called every accepted lead once and charged each call once; the ledger balances', async () => {
     expect(accepted.length).toBeGreaterThan(100);
     // A lead whose post was answered 503 (the leads process died after writing it) is called too: the answer was lost, not the write.
-    await expectCalledAndChargedOnce(sys, gw, tenant, accepted, refusedPosts);
+    await expectCalledAndChargedOnce(sys, gw, tenant, receiver, accepted, refusedPosts);
   });
 
   it('serves gRPC at start while Kafka is away (its topics, producer and consumers wait in the background)', async () => {

@@ -1,20 +1,33 @@
 import mongoose from 'mongoose';
 import { walletProblems } from '../../services/billing/test/invariants';
+import { Receiver } from '../../services/webhooks/test/receiver';
 import { call, tenantWithKey, type CallResult, type System } from '../harness/system';
 import { eventually, sleep } from './calls-across';
 
 // A tenant pushing live call leads steadily through the gateway while a fault suite kills services
 // (availability.test.ts, two-replicas.test.ts), what the posts say, and the invariants afterwards:
-// every accepted lead called once and charged once, and a ledger that balances.
+// every accepted lead called once, charged once and announced to the tenant's webhook endpoint at
+// least once, and a ledger that balances.
 
 /** How much faster than real time the carrier simulator runs the calls. */
 export const SPEEDUP = 60;
-export const streamServiceEnv = { telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP) }, leads: { CALLING_WINDOW_DEFAULT: 'always' } };
+
+/** The tenant's webhook endpoint (start it before the system: webhooks may call only it). */
+export const startStreamReceiver = () => new Receiver().start();
+
+/** Settings of the services for the stream: fast calls, calls at any hour, deliveries to the receiver retried quickly. */
+export const streamServiceEnv = (receiver: Receiver) => ({
+  telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP) },
+  leads: { CALLING_WINDOW_DEFAULT: 'always' },
+  webhooks: { OUTBOUND_ALLOWLIST: receiver.hostPort, WEBHOOK_RETRY_SCHEDULE: '0,300ms,1s,2s', WEBHOOK_SWEEP_INTERVAL_MS: '500' },
+});
 
 export interface StreamTenant {
   tenantId: string;
   key: string;
   campaignId: string;
+  /** The receiver's path of the tenant's endpoint (`call.outbound.billed` only). */
+  hookPath: string;
 }
 
 export interface Post {
@@ -25,8 +38,8 @@ export interface Post {
   contactId?: string;
 }
 
-/** A live tenant with credit, room for 100 concurrent calls and a running campaign. */
-export async function streamTenant(gw: string): Promise<StreamTenant> {
+/** A live tenant with credit, room for 100 concurrent calls, a running campaign and a webhook endpoint for billed calls. */
+export async function streamTenant(gw: string, receiver: Receiver): Promise<StreamTenant> {
   const t = await tenantWithKey(gw, { scopes: ['leads:read', 'leads:write', 'calls:read', 'credits:read'], rateLimitPerSecond: 100_000 });
   const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
   expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 10_000_000 })).status).toBe(201);
@@ -34,7 +47,11 @@ export async function streamTenant(gw: string): Promise<StreamTenant> {
   const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'lead stream', maxCallSeconds: 120 });
   expect(c.status).toBe(201);
   expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
-  return { ...t, campaignId: c.body.campaign.id as string };
+  const hookPath = `/hooks/${t.tenantId}`;
+  const hook = await admin(`/tenants/${t.tenantId}/webhooks`, { url: `${receiver.base}${hookPath}`, events: ['call.outbound.billed'] });
+  expect(hook.status).toBe(201);
+  receiver.secrets.set(hookPath, [hook.body.webhook.secret]);
+  return { ...t, campaignId: c.body.campaign.id as string, hookPath };
 }
 
 let phones = 0;
@@ -97,9 +114,10 @@ export interface ChargedCall {
  * Waits until every accepted lead was called and billed, then checks: one call per lead (a lead
  * whose post was refused after leads wrote it may be called too, at most `refusedPosts` of them),
  * every call charged once, the ledger's call rows one per call, the balance what they say, the
- * wallet's chain intact, and the contacts completed. Answers the calls with when each was charged.
+ * wallet's chain intact, the contacts completed, and every call announced to the tenant's endpoint
+ * (signed). Answers the calls with when each was charged.
  */
-export async function expectCalledAndChargedOnce(sys: System, gw: string, tenant: StreamTenant, accepted: readonly string[], refusedPosts: number): Promise<ChargedCall[]> {
+export async function expectCalledAndChargedOnce(sys: System, gw: string, tenant: StreamTenant, receiver: Receiver, accepted: readonly string[], refusedPosts: number): Promise<ChargedCall[]> {
   const api = (path: string) => call(`${gw}/api/v1${path}`, { key: tenant.key });
   const contact = async (id: string) => (await api(`/contacts/${id}`)).body.contact as { status: string };
   const db = (service: string) => mongoose.createConnection(sys.env.MONGO_URL!, { dbName: sys.gatewayDb.replace(/^gateway_/, `${service}_`) }).asPromise();
@@ -133,6 +151,17 @@ export async function expectCalledAndChargedOnce(sys: System, gw: string, tenant
     // The contacts follow their calls (leads hears of each end, after its own restarts too).
     const sample = accepted.filter((_, i) => i % 25 === 0);
     await eventually('the contacts completed', async () => ((await Promise.all(sample.map(contact))).every((c) => c.status === 'completed') ? true : undefined), 120_000);
+    // Announced at least once: each call's `call.outbound.billed` reached the endpoint, signed.
+    const announced = () => new Set(receiver.at(tenant.hookPath).flatMap((r) => (r.verifiedBy.length > 0 ? [(JSON.parse(r.body) as { data: { callId: string } }).data.callId] : [])));
+    await eventually(
+      'every call announced to the webhook endpoint',
+      async () => {
+        const seen = announced();
+        return all.every((c) => seen.has(String(c._id))) ? true : undefined;
+      },
+      120_000,
+      async () => ({ calls: all.length, announced: announced().size }),
+    );
     const entries = await billingDb
       .collection('wallet_entries')
       .find({ tenantId: tenant.tenantId, reference: { $in: all.map((c) => `call:${String(c._id)}`) } })
