@@ -445,6 +445,55 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect((await rejection(tel.getOwnedNumber({ phoneNumber: number }, loser))).reasonCode).toBe('not_found');
   });
 
+  it('gives a dial its replica left half set up (call row queued, line taken) back to the dispatcher instead of failing it', async () => {
+    const a = tenant();
+    // What a replica killed between writing a call row and ringing leaves: the row queued, its line
+    // taken, its dial still in the queue (due later here, so the live dispatcher leaves it alone).
+    const queuedCall = async (dialId: string | undefined, ageMs: number) => {
+      const callId = `call_${randomBytes(12).toString('hex')}`;
+      const startedAt = new Date(Date.now() - ageMs);
+      await conn.collection('calls').insertOne({
+        _id: callId as never,
+        tenantId: a.tenantId,
+        direction: 'outbound',
+        status: 'queued',
+        ...(dialId && { dialId }),
+        contactId: 'c1',
+        fromNumber: '+14155550000',
+        toNumber: '+14155557100',
+        startedAt,
+        durationSeconds: 0,
+        maxCallSeconds: 600,
+        sandbox: false,
+        holdFailed: false,
+        billingStatus: 'pending',
+        hasTranscript: false,
+        hasAnalysis: false,
+        hasRecording: false,
+      });
+      await conn.collection('lines').insertOne({ _id: `${a.tenantId}:${callId}` as never, tenantId: a.tenantId, callId, takenAt: startedAt });
+      return callId;
+    };
+    const dialId = `${randomBytes(12).toString('hex')}:1`;
+    await conn
+      .collection('dial_queue')
+      .insertOne({ _id: dialId as never, tenantId: a.tenantId, contactId: 'c1', campaignId: 'k1', phone: '+14155557100', maxCallSeconds: 600, queuedAt: new Date(), notBefore: new Date(Date.now() + 3_600_000) });
+    const young = await queuedCall(`${randomBytes(12).toString('hex')}:1`, 2_000);
+    const waiting = await queuedCall(dialId, 20_000);
+    const dropped = await queuedCall(`${randomBytes(12).toString('hex')}:1`, 20_000);
+    // The one whose dial waits gets its line back (the dispatcher dials it again under the same row);
+    // a young one may still be set up by its replica; one whose dial is gone is left until it is stale.
+    expect(await svc.recovery.runOnce()).toEqual({ finished: 0, freed: 1 });
+    const lines = async () => (await conn.collection('lines').find({ tenantId: a.tenantId }).toArray()).map((l) => l.callId as string).sort();
+    expect(await lines()).toEqual([young, dropped].sort());
+    expect((await conn.collection('calls').findOne({ _id: waiting as never }))?.status).toBe('queued');
+    // Two minutes on, the row whose dial is gone is ended: nobody will dial it.
+    await conn.collection('calls').updateOne({ _id: dropped as never }, { $set: { startedAt: new Date(Date.now() - 130_000) } });
+    expect(await svc.recovery.runOnce()).toEqual({ finished: 1, freed: 0 });
+    expect(await conn.collection('calls').findOne({ _id: dropped as never })).toMatchObject({ status: 'failed', endReason: 'not_recovered' });
+    await conn.collection('dial_queue').deleteOne({ _id: dialId as never });
+  });
+
   it('finishes a call whose process died mid-call, as the carrier would have, and frees stray lines', async () => {
     const a = tenant();
     await fund(a);

@@ -78,6 +78,11 @@ export class DialQueueStore {
     return this.queue.deleteMany(scope, { contactId });
   }
 
+  /** Whether the dial is still waiting (not yet rung, dropped or forgotten). */
+  async has(scope: TenantScope, dialId: string): Promise<boolean> {
+    return (await this.queue.findById(scope, dialId, { _id: 1 })) !== null;
+  }
+
   async postpone(scope: TenantScope, dialId: string, until: Date): Promise<void> {
     await this.queue.updateById(scope, dialId, { $set: { notBefore: until } });
   }

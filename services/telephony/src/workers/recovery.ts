@@ -10,12 +10,20 @@ import { carrierRequest, type CallRunner } from '../usecases/call-runner';
 const GRACE_MS = 30_000;
 /** A line or queued call row this old with nothing behind it was left by a crash. */
 const STALE_MS = 120_000;
+/**
+ * A call row still `queued` this long, whose dial this replica (the dispatcher) is not setting up,
+ * was left by a replica that died or lost the lease while setting it up: longer than a claim and a
+ * hold take with their deadlines, so a live try is never overtaken (and if one were, queued → ringing
+ * happens once).
+ */
+const QUEUED_STALE_MS = 15_000;
 
 /**
  * Finishes what a crashed replica was carrying, from the lines in use (only calls in progress
  * hold one, so the poll stays small): a call past its due end is ended as the carrier reports it
  * (the simulator's result is a function of the call), a call that never rang is ended `failed`,
- * and a line whose call ended or never existed is freed. One replica runs the passes (a worker
+ * a call left queued whose dial still waits is given back to the dispatcher (its line
+ * freed), and a line whose call ended or never existed is freed. One replica runs the passes (a worker
  * on the dispatcher's lease).
  */
 export class Recovery {
@@ -27,16 +35,27 @@ export class Recovery {
     let freed = 0;
     for (const line of await this.d.lines.all()) {
       if (this.d.runner.carrying.has(line.callId)) continue;
+      const scope = scopeOfRecord(line.tenantId);
       const call = await this.d.calls.byId(line.callId);
       if (!call || !ACTIVE_STATUSES.includes(call.status)) {
         if (call || now.getTime() - line.takenAt.getTime() > STALE_MS) {
-          await this.d.lines.free(scopeOfRecord(line.tenantId), line.callId);
+          await this.d.lines.free(scope, line.callId);
           freed++;
         }
         continue;
       }
       if (call.status === 'queued') {
-        if (now.getTime() - call.startedAt.getTime() < STALE_MS || (call.dialId && this.d.isDispatching(call.dialId))) continue;
+        if (now.getTime() - call.startedAt.getTime() < QUEUED_STALE_MS || (call.dialId && this.d.isDispatching(call.dialId))) continue;
+        // Its dial still waits: the line is freed and the dispatcher takes the dial again, with
+        // the same call row (its id follows from the dial's), which goes on to ring. Failing it
+        // would leave the lead uncalled.
+        if (call.dialId && (await this.d.queue.has(scope, call.dialId))) {
+          this.d.log.info({ callId: call.id }, 'dialling again a call its replica left queued');
+          await this.d.lines.free(scope, line.callId);
+          freed++;
+          continue;
+        }
+        if (now.getTime() - call.startedAt.getTime() < STALE_MS) continue;
         await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'not_recovered');
         finished++;
         continue;
