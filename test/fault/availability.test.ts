@@ -1,10 +1,10 @@
 import { createPromiseClient } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { freePort } from '../harness/processes';
-import { startSystem, type System } from '../harness/system';
+import type { System } from '../harness/system';
 import { sleep } from './calls-across';
 import type { Receiver } from '../../services/webhooks/test/receiver';
-import { expectCalledAndChargedOnce, pushLeads, startStreamReceiver, streamServiceEnv, streamTenant, summarize, type StreamTenant } from './lead-stream';
+import { expectCalledAndChargedOnce, pushLeads, startLeadStream, summarize, type LeadStream, type StreamTenant } from './lead-stream';
 
 // Availability under faults, black-box through the gateway, as an operator tried it (issue 30): a
 // tenant pushes live call leads steadily while services are SIGKILLed and restarted half a second
@@ -16,6 +16,7 @@ import { expectCalledAndChargedOnce, pushLeads, startStreamReceiver, streamServi
 const RESTART_AFTER_MS = 500;
 
 describe('lead ingest stays available while services are killed', () => {
+  let stream: LeadStream;
   let sys: System;
   let gw: string;
   let tenant: StreamTenant;
@@ -24,15 +25,12 @@ describe('lead ingest stays available while services are killed', () => {
   jest.setTimeout(600_000);
 
   beforeAll(async () => {
-    receiver = await startStreamReceiver();
-    sys = await startSystem({ serviceEnv: streamServiceEnv(receiver) });
-    gw = sys.gateways[0]!.url;
-    tenant = await streamTenant(gw, receiver);
+    stream = await startLeadStream();
+    ({ sys, gw, tenant, receiver } = stream);
   });
   afterAll(async () => {
     process.stderr.write(`\n[availability]\n${figures.join('\n')}\n`);
-    await sys?.stop();
-    await receiver?.stop();
+    await stream?.stop();
   });
 
   /** SIGKILLs the running process of a service and starts it again after RESTART_AFTER_MS; returns how long the new one took to listen. */

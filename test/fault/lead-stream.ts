@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { walletProblems } from '../../services/billing/test/invariants';
 import { Receiver } from '../../services/webhooks/test/receiver';
-import { call, tenantWithKey, type CallResult, type System } from '../harness/system';
+import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
 import { eventually, sleep } from './calls-across';
 
 // A tenant pushing live call leads steadily through the gateway while a fault suite kills services
@@ -52,6 +52,34 @@ export async function streamTenant(gw: string, receiver: Receiver): Promise<Stre
   expect(hook.status).toBe(201);
   receiver.secrets.set(hookPath, [hook.body.webhook.secret]);
   return { ...t, campaignId: c.body.campaign.id as string, hookPath };
+}
+
+/** A running system with a streaming tenant and its webhook receiver, as both fault suites start it. */
+export interface LeadStream {
+  sys: System;
+  gw: string;
+  tenant: StreamTenant;
+  receiver: Receiver;
+  stop(): Promise<void>;
+}
+
+/** Starts the receiver, the system (with `replicas` when given) and the tenant. */
+export async function startLeadStream(replicas?: Record<string, number>): Promise<LeadStream> {
+  const receiver = await startStreamReceiver();
+  let sys: System | undefined;
+  const stop = async () => {
+    await sys?.stop();
+    await receiver.stop();
+  };
+  try {
+    sys = await startSystem({ serviceEnv: streamServiceEnv(receiver), ...(replicas && { replicas }) });
+    const gw = sys.gateways[0]!.url;
+    return { sys, gw, receiver, tenant: await streamTenant(gw, receiver), stop };
+  } catch (err) {
+    // The suite never gets the stream to stop: stop what started, so nothing outlives it.
+    await stop();
+    throw err;
+  }
 }
 
 let phones = 0;

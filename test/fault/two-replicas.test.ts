@@ -1,7 +1,7 @@
-import { startSystem, type System } from '../harness/system';
+import type { System } from '../harness/system';
 import { sleep } from './calls-across';
 import type { Receiver } from '../../services/webhooks/test/receiver';
-import { expectCalledAndChargedOnce, pushLeads, startStreamReceiver, streamServiceEnv, streamTenant, summarize, type StreamTenant } from './lead-stream';
+import { expectCalledAndChargedOnce, pushLeads, startLeadStream, summarize, type LeadStream, type StreamTenant } from './lead-stream';
 
 // Two replicas each of billing, leads, telephony and webhooks behind one address, as the charts
 // deploy them (a headless Service; the callers' gRPC clients balance over both). While a tenant
@@ -15,6 +15,7 @@ const RESTART_AFTER_MS = 2_000;
 const KILL_EVERY_MS = 4_000;
 
 describe('two replicas of each service behind one address', () => {
+  let stream: LeadStream;
   let sys: System;
   let gw: string;
   let tenant: StreamTenant;
@@ -23,15 +24,12 @@ describe('two replicas of each service behind one address', () => {
   jest.setTimeout(600_000);
 
   beforeAll(async () => {
-    receiver = await startStreamReceiver();
-    sys = await startSystem({ serviceEnv: streamServiceEnv(receiver), replicas: { billing: 2, leads: 2, telephony: 2, webhooks: 2 } });
-    gw = sys.gateways[0]!.url;
-    tenant = await streamTenant(gw, receiver);
+    stream = await startLeadStream({ billing: 2, leads: 2, telephony: 2, webhooks: 2 });
+    ({ sys, gw, tenant, receiver } = stream);
   });
   afterAll(async () => {
     process.stderr.write(`\n[two replicas]\n${figures.join('\n')}\n`);
-    await sys?.stop();
-    await receiver?.stop();
+    await stream?.stop();
   });
 
   /** SIGKILLs the running process of one replica and starts it again at its address after RESTART_AFTER_MS; answers how long the new one took to listen. */

@@ -38,6 +38,9 @@ const SPEEDUP = 200;
 
 // Telephony in-process with real leads and billing services, against the harness's store and
 // Kafka, over real gRPC: dial requests from leads become simulated calls, held and charged by billing.
+/** What a call row carries until it is settled: live, no hold failure, not billed, nothing recorded yet. */
+const UNSETTLED = { sandbox: false, holdFailed: false, billingStatus: 'pending', hasTranscript: false, hasAnalysis: false, hasRecording: false } as const;
+
 describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', () => {
   const suffix = randomBytes(4).toString('hex');
   const log = createLogger('telephony-test', 'silent');
@@ -244,12 +247,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
         startedAt: new Date(),
         durationSeconds: 0,
         maxCallSeconds: 60,
-        sandbox: false,
-        holdFailed: false,
-        billingStatus: 'pending',
-        hasTranscript: false,
-        hasAnalysis: false,
-        hasRecording: false,
+        ...UNSETTLED,
       });
       const ids = Array.from({ length: 20 }, (_, i) => `call-${i}`);
       expect(await Promise.all([...ids.map((id) => calls.create(scope, row(id))), calls.create(scope, row('call-0'))])).toEqual([...ids.map(() => true), false]);
@@ -464,12 +462,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
         startedAt,
         durationSeconds: 0,
         maxCallSeconds: 600,
-        sandbox: false,
-        holdFailed: false,
-        billingStatus: 'pending',
-        hasTranscript: false,
-        hasAnalysis: false,
-        hasRecording: false,
+        ...UNSETTLED,
       });
       await conn.collection('lines').insertOne({ _id: `${a.tenantId}:${callId}` as never, tenantId: a.tenantId, callId, takenAt: startedAt });
       return callId;
@@ -512,12 +505,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       durationSeconds: 0,
       maxCallSeconds: 3600,
       talkSeconds: 60,
-      sandbox: false,
-      holdFailed: false,
-      billingStatus: 'pending',
-      hasTranscript: false,
-      hasAnalysis: false,
-      hasRecording: false,
+      ...UNSETTLED,
     });
     await conn.collection('lines').insertOne({ _id: `${a.tenantId}:0` as never, tenantId: a.tenantId, callId, takenAt: startedAt });
     await conn.collection('lines').insertOne({ _id: `${a.tenantId}:1` as never, tenantId: a.tenantId, callId: 'call_never_written', takenAt: startedAt });
