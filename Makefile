@@ -12,7 +12,7 @@ endif
 export PATH := $(NODE_BIN):$(PATH)
 BUF := npx --no-install buf
 
-.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check proto-breaking charts-check images bench clean
+.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check proto-breaking charts-check images cluster-test bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -83,6 +83,9 @@ charts-check: ## helm lint, render and validate every chart offline
 
 images: ## every process's image from deploy/Dockerfile with podman, no Docker or registry needed (IMAGE_TAG, IMAGES)
 	bash scripts/images.sh
+
+cluster-test: typecheck infra ## the charts on a live one-node Kubernetes cluster: install, a tenant's flow, a release and pod loss under load, drains, helm test, uninstall (root)
+	bash scripts/cluster-test.sh
 
 bench: infra ## store candidates, an idle system, gateway edge cost, billing throughput, lead ingest, the call feed and the dialler, uploads and the custom API, webhook deliveries, then every target met or not in one table; writes docs/performance.md
 	node --import tsx test/bench/stores.ts

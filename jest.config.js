@@ -15,5 +15,7 @@ module.exports = {
     { ...common, ...teardown, displayName: 'unit', testMatch: ['<rootDir>/{gateway,services/*,deploy/local}/src/**/*.test.ts', '<rootDir>/test/conformance/**/*.test.ts'] },
     { ...withInfra, displayName: 'integration', testMatch: ['<rootDir>/{gateway,services/*}/test/**/*.int.test.ts'] },
     { ...withInfra, displayName: 'e2e', testMatch: ['<rootDir>/test/{e2e,fault}/**/*.test.ts'] },
+    // On the live cluster of scripts/cluster.sh, through `make cluster-test` only (not in `make test`).
+    { ...common, ...teardown, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.cluster.test.ts'] },
   ],
 };

@@ -10,7 +10,7 @@
 #                                            the `definitions` of every chart's values.schema.json
 #
 # Settings (environment):
-#   HELM_VERSION      helm tag built with `go install` (default v3.19.5)
+#   HELM_VERSION      helm tag built by scripts/helm.sh (default v3.19.5)
 #   KV_VERSION        PyPI kubernetes-validate version (default 1.37.0; ships the schemas)
 #   KUBE_VERSIONS     Kubernetes versions to validate against (default "1.31.0 1.37.0")
 #   HELM              use this helm binary instead of building one
@@ -19,8 +19,6 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CHARTS=$ROOT/charts
 TOOLS=$ROOT/.tools
-HELM_VERSION=${HELM_VERSION:-v3.19.5}
-HELM_K8S_MINOR=${HELM_K8S_MINOR:-34}   # helm 3.19 is built against k8s.io/client-go v0.34
 KV_VERSION=${KV_VERSION:-1.37.0}
 read -r -a KUBE_VERSIONS <<<"${KUBE_VERSIONS:-1.31.0 1.37.0}"
 RENDER_KUBE_VERSION=${KUBE_VERSIONS[0]}
@@ -42,29 +40,8 @@ elapsed() { echo "$(( $(date +%s) - START ))s"; }
 
 # ---------------------------------------------------------------------------------------- tools
 install_helm() {
-  if [[ -n ${HELM:-} ]]; then
-    echo "using HELM=$HELM ($("$HELM" version --short))"
-    return
-  fi
-  HELM=$TOOLS/bin/helm
-  if [[ -x $HELM && "$(cat "$TOOLS/bin/helm.version" 2>/dev/null)" == "$HELM_VERSION" ]]; then
-    echo "helm $HELM_VERSION: $HELM"
-    return
-  fi
-  command -v go >/dev/null || { echo "go is needed to build helm (or set HELM=/path/to/helm)" >&2; exit 1; }
-  echo "building helm $HELM_VERSION from the Go module proxy into $TOOLS/bin (first run: a few minutes)..."
-  local t0; t0=$(date +%s)
-  mkdir -p "$TOOLS/bin"
-  # The ldflags are those of helm's own Makefile: version, and the default Kubernetes version
-  # (that of the client-go helm 3.19 is built with) instead of the compiled-in v1.20.
-  local x=helm.sh/helm/v3
-  GOBIN=$TOOLS/bin CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install -trimpath -ldflags "-s -w \
-    -X $x/internal/version.version=$HELM_VERSION \
-    -X $x/pkg/chartutil.k8sVersionMajor=1 -X $x/pkg/chartutil.k8sVersionMinor=$HELM_K8S_MINOR \
-    -X $x/pkg/lint/rules.k8sVersionMajor=1 -X $x/pkg/lint/rules.k8sVersionMinor=$HELM_K8S_MINOR" \
-    "$x/cmd/helm@$HELM_VERSION"
-  echo "$HELM_VERSION" >"$TOOLS/bin/helm.version"
-  echo "built $("$HELM" version --short) in $(( $(date +%s) - t0 ))s"
+  HELM=$(bash "$ROOT/scripts/helm.sh")
+  echo "helm: $HELM ($("$HELM" version --short))"
 }
 
 install_validator() {

@@ -4,7 +4,7 @@ import { freePort } from '../harness/processes';
 import type { System } from '../harness/system';
 import { sleep } from './calls-across';
 import type { Receiver } from '../../services/webhooks/test/receiver';
-import { expectCalledAndChargedOnce, pushLeads, startLeadStream, summarize, type LeadStream, type StreamTenant } from './lead-stream';
+import { expectCalledAndChargedOnce, pushLeads, startLeadStream, storeOf, summarize, type LeadStream, type StreamTenant } from './lead-stream';
 
 // Availability under faults, black-box through the gateway, as an operator tried it (issue 30): a
 // tenant pushes live call leads steadily while services are SIGKILLed and restarted half a second
@@ -115,7 +115,7 @@ describe('lead ingest stays available while services are killed', () => {
   it('called every accepted lead once and charged each call once; the ledger balances', async () => {
     expect(accepted.length).toBeGreaterThan(100);
     // A lead whose post was answered 503 (the leads process died after writing it) is called too: the answer was lost, not the write.
-    await expectCalledAndChargedOnce(sys, gw, tenant, receiver, accepted, refusedPosts);
+    await expectCalledAndChargedOnce(storeOf(sys), gw, tenant, receiver, accepted, refusedPosts);
   });
 
   it('serves gRPC at start while Kafka is away (its topics, producer and consumers wait in the background)', async () => {

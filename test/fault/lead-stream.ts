@@ -128,6 +128,15 @@ export function summarize(posts: Post[], from: number) {
   return { posts: after.length, accepted, share: after.length === 0 ? 0 : accepted / after.length, longestGapMs: longestGap, slowestMs: slowest, refused: after.filter((p) => p.status !== 202) };
 }
 
+/** Where the services keep their data: the store's URL and each service's database. */
+export interface StoreAccess {
+  url: string;
+  dbName(service: string): string;
+}
+
+/** The store of a system the harness started (each service's database carries the run's suffix). */
+export const storeOf = (sys: System): StoreAccess => ({ url: sys.env.MONGO_URL!, dbName: (service) => sys.gatewayDb.replace(/^gateway_/, `${service}_`) });
+
 /** A call as telephony stored it, with when billing charged it. */
 export interface ChargedCall {
   id: string;
@@ -145,10 +154,10 @@ export interface ChargedCall {
  * wallet's chain intact, the contacts completed, and every call announced to the tenant's endpoint
  * (signed). Answers the calls with when each was charged.
  */
-export async function expectCalledAndChargedOnce(sys: System, gw: string, tenant: StreamTenant, receiver: Receiver, accepted: readonly string[], refusedPosts: number): Promise<ChargedCall[]> {
+export async function expectCalledAndChargedOnce(store: StoreAccess, gw: string, tenant: StreamTenant, receiver: Receiver, accepted: readonly string[], refusedPosts: number): Promise<ChargedCall[]> {
   const api = (path: string) => call(`${gw}/api/v1${path}`, { key: tenant.key });
   const contact = async (id: string) => (await api(`/contacts/${id}`)).body.contact as { status: string };
-  const db = (service: string) => mongoose.createConnection(sys.env.MONGO_URL!, { dbName: sys.gatewayDb.replace(/^gateway_/, `${service}_`) }).asPromise();
+  const db = (service: string) => mongoose.createConnection(store.url, { dbName: store.dbName(service) }).asPromise();
   const [telephonyDb, billingDb] = await Promise.all([db('telephony'), db('billing')]);
   try {
     const calls = telephonyDb.collection('calls');

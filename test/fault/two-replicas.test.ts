@@ -1,7 +1,7 @@
 import type { System } from '../harness/system';
 import { sleep } from './calls-across';
 import type { Receiver } from '../../services/webhooks/test/receiver';
-import { expectCalledAndChargedOnce, pushLeads, startLeadStream, summarize, type LeadStream, type StreamTenant } from './lead-stream';
+import { expectCalledAndChargedOnce, pushLeads, startLeadStream, storeOf, summarize, type LeadStream, type StreamTenant } from './lead-stream';
 
 // Two replicas each of billing, leads, telephony and webhooks behind one address, as the charts
 // deploy them (a headless Service; the callers' gRPC clients balance over both). While a tenant
@@ -72,7 +72,7 @@ describe('two replicas of each service behind one address', () => {
     await flow.stop();
     const s = summarize(flow.posts, from);
     const accepted = flow.posts.filter((p) => p.status === 202).map((p) => p.contactId!);
-    const calls = await expectCalledAndChargedOnce(sys, gw, tenant, receiver, accepted, 0);
+    const calls = await expectCalledAndChargedOnce(storeOf(sys), gw, tenant, receiver, accepted, 0);
     const delayOf = (c: (typeof calls)[number]) => c.chargedAt.getTime() - c.endedAt.getTime();
     const delays = calls.map(delayOf).sort((a, b) => a - b);
     const calm = calls

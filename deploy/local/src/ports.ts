@@ -57,10 +57,10 @@ export async function freePorts(count: number): Promise<number[]> {
   }
 }
 
-/** True when something accepts TCP connections on 127.0.0.1:port. */
-export function tcpOpen(port: number, timeoutMs = 1000): Promise<boolean> {
+/** True when something accepts TCP connections on host:port. */
+export function tcpOpen(port: number, timeoutMs = 1000, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
+    const socket = net.connect({ host, port });
     const done = (open: boolean) => {
       socket.destroy();
       resolve(open);

@@ -23,13 +23,18 @@ export interface StoreOptions {
   dataDir: string;
   /** 0 or undefined: a free port. */
   port?: number;
+  /**
+   * Bind address. Default 127.0.0.1; the local cluster's tests give the node's bridge address
+   * (scripts/cluster.sh), which its pods reach and nothing beyond this machine does.
+   */
+  host?: string;
   log?: LogFn;
   /** Aborting stops a start that is still waiting for readiness. */
   signal?: AbortSignal;
 }
 
 export interface StoreHandle {
-  /** mongodb://127.0.0.1:PORT/?directConnection=true&retryWrites=false */
+  /** mongodb://HOST:PORT/?directConnection=true&retryWrites=false */
   url: string;
   port: number;
   pid: number;
@@ -44,7 +49,7 @@ export interface StoreHandle {
  * off: this store forgets at a crash which retried writes it applied, so the driver's retry would
  * apply a write twice (decision 0110; test/fault/store-faults.test.ts). MongoDB 7 keeps them on.
  */
-export const storeUrl = (port: number): string => `mongodb://127.0.0.1:${port}/?directConnection=true&retryWrites=false`;
+export const storeUrl = (port: number, host = '127.0.0.1'): string => `mongodb://${host}:${port}/?directConnection=true&retryWrites=false`;
 
 export async function startStore(opts: StoreOptions): Promise<StoreHandle> {
   if (!fs.existsSync(paths.storeBin)) {
@@ -57,15 +62,16 @@ export async function startStore(opts: StoreOptions): Promise<StoreHandle> {
   } catch (err) {
     throw new Error(`the store's data directory ${dataDir} is not writable (${(err as Error).message}): fix its permissions or set DATA_DIR`);
   }
+  const host = opts.host ?? '127.0.0.1';
   const port = opts.port || (await freePorts(1))[0]!;
-  if (await tcpOpen(port)) {
-    throw new Error(`the store's port 127.0.0.1:${port} is taken by another process: stop it, or start afresh with a free port`);
+  if (await tcpOpen(port, 1000, host)) {
+    throw new Error(`the store's port ${host}:${port} is taken by another process: stop it, or start afresh with a free port`);
   }
-  const url = storeUrl(port);
+  const url = storeUrl(port, host);
   const proc = spawnProcess(
     'store',
     paths.storeBin,
-    ['--config', paths.storeConfig, '--port', String(port), '--storage-path', dataDir],
+    ['--config', paths.storeConfig, '--host', host, '--port', String(port), '--storage-path', dataDir],
     // Its working directory is the data directory: nothing there or in it is read as a config.
     { log: opts.log, cwd: dataDir, stopTimeoutMs: 30_000 },
   );

@@ -36,7 +36,8 @@ export class Receiver {
   base = '';
   behave: (path: string, call: number) => Answer = () => ({ status: 204 });
 
-  async start(): Promise<this> {
+  /** Listens on `host` (loopback; the local cluster's tests give the node's address, which its pods reach). */
+  async start(host = '127.0.0.1'): Promise<this> {
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -77,8 +78,8 @@ export class Receiver {
       });
     });
     this.server.keepAliveTimeout = 60_000;
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await new Promise<void>((r) => this.server.listen(0, host, r));
+    this.base = `http://${host}:${(this.server.address() as AddressInfo).port}`;
     return this;
   }
 

@@ -1,0 +1,436 @@
+#!/usr/bin/env bash
+# A one-node Kubernetes cluster on this machine, with real containers and nothing pulled from a
+# registry (issue 31; what was found to work here: ../shared/guide/local-kubernetes.md).
+#
+#   scripts/cluster.sh up       start it (builds the binaries once per machine), print how to use it
+#   scripts/cluster.sh down     stop it and remove what it made: processes, pods, mounts, network
+#                               namespaces, the bridge and kube-proxy's rules (images stay cached)
+#   scripts/cluster.sh status   say whether it runs
+#   scripts/cluster.sh env      print the exports (KUBECONFIG, PATH, CLUSTER_NODE_IP) to use it from a shell
+#   scripts/cluster.sh load IMAGE...   copy images from podman into the cluster's containerd
+#
+# What runs, each a host process started here: etcd (Debian's etcd-server), kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubelet, kube-proxy (iptables mode) and CoreDNS (built by
+# scripts/cluster-binaries.sh at the pinned version), and containerd with runc and the CNI plugins from
+# Debian. Pods sit on a bridge (voiceapi0, 10.244.0.0/24) whose host address, 10.244.0.1, is the node's
+# address: the kubelet, the apiserver and the cluster DNS listen there (nothing listens beyond this
+# machine), and so may host servers the pods should reach (the test store and Kafka).
+#
+# Settings: VOICEAPI_CLUSTER_DIR (state, default /var/lib/voiceapi-cluster), VOICEAPI_CACHE.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DIR=${VOICEAPI_CLUSTER_DIR:-/var/lib/voiceapi-cluster}
+NODE_NAME=voiceapi-node
+BRIDGE=voiceapi0
+NODE_IP=10.244.0.1
+POD_SUBNET=10.244.0.0/24
+SERVICE_RANGE=10.96.0.0/16
+API_SERVICE_IP=10.96.0.1
+API_PORT=6443
+ETCD_PORT=12379
+ETCD_PEER_PORT=12380
+PAUSE_IMAGE=registry.k8s.io/pause:3.9
+CTR_SOCK=$DIR/run/containerd.sock
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns)
+
+say() { echo "[cluster] $*" >&2; }
+# One line that says why and what to do; `up` cleans up on its way out.
+fail() { echo "[cluster] cannot start: $*" >&2; exit 1; }
+
+pidfile() { echo "$DIR/run/$1.pid"; }
+running() { local p; p=$(cat "$(pidfile "$1")" 2>/dev/null) && kill -0 "$p" 2>/dev/null; }
+kubectl_() { "$BIN/kubectl" --kubeconfig "$DIR/admin.kubeconfig" "$@"; }
+ctr_() { ctr --address "$CTR_SOCK" --namespace k8s.io "$@"; }
+
+# Starts a component in its own session (so `down` can stop it and its children), logging to logs/.
+start() {
+  local name=$1; shift
+  setsid "$@" >>"$DIR/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$(pidfile "$name")"
+}
+
+# Waits up to $2 s for the command after it; on timeout fails with the component's last log lines.
+wait_for() {
+  local name=$1 seconds=$2; shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    if ! running "$name"; then
+      tail -n 15 "$DIR/logs/$name.log" >&2 || true
+      fail "$name exited at start (log above, whole log: $DIR/logs/$name.log)"
+    fi
+    if ((SECONDS >= deadline)); then
+      tail -n 15 "$DIR/logs/$name.log" >&2 || true
+      fail "$name was not ready after ${seconds} s (log above, whole log: $DIR/logs/$name.log)"
+    fi
+    sleep 0.3
+  done
+}
+
+# ------------------------------------------------------------------------------------- preflight
+install_packages() {
+  local missing=() tool
+  for tool in containerd:containerd runc:runc etcd:etcd-server conntrack:conntrack iptables:iptables openssl:openssl; do
+    command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
+  done
+  [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/portmap ]] || missing+=(containernetworking-plugins)
+  ((${#missing[@]})) || return 0
+  [[ $(id -u) == 0 ]] || fail "missing Debian packages ${missing[*]}: install them, or run as root to let this script do it"
+  say "installing ${missing[*]} from Debian's packages"
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+preflight() {
+  [[ $(id -u) == 0 ]] || fail "a kubelet and containerd need root: run as root"
+  [[ -d /proc/sys/net/bridge ]] || modprobe br_netfilter 2>/dev/null || fail "the kernel has no br_netfilter (needed for Services between pods on one bridge): load the module"
+  local port
+  for port in $API_PORT $ETCD_PORT $ETCD_PEER_PORT 10250 10248 10249 10256 10257 10259; do
+    if ss -Hltn "sport = :$port" | grep -q .; then
+      fail "port $port is taken ($(ss -Hltnp "sport = :$port" | awk '{print $NF}' | head -1)): stop that process, or 'scripts/cluster.sh down' if it is an old cluster"
+    fi
+  done
+  if ss -Hlun "sport = :53" | grep -qE "(0\.0\.0\.0|\*|$NODE_IP):53"; then fail "port 53 is taken on $NODE_IP (the cluster DNS): stop that DNS server"; fi
+  ip link show "$BRIDGE" >/dev/null 2>&1 && fail "the bridge $BRIDGE exists: a cluster is left over; run 'scripts/cluster.sh down'"
+  return 0
+}
+
+# ------------------------------------------------------------------------------------ credentials
+# A CA, the apiserver's serving certificate, the apiserver's client certificate for the kubelet, the
+# kubelet's serving certificate, a service-account key pair, and one token per client (token file).
+make_credentials() {
+  local pki=$DIR/pki
+  mkdir -p "$pki"
+  (
+    cd "$pki"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=voiceapi-cluster-ca -keyout ca.key -out ca.crt 2>/dev/null
+    sign() { # name subject [extensions]
+      openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$1.key" -out "$1.csr" 2>/dev/null
+      if [[ -n ${3:-} ]]; then printf '%s\n' "$3" >"$1.ext"; else : >"$1.ext"; fi
+      openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+    }
+    sign apiserver /CN=kube-apiserver "subjectAltName=IP:127.0.0.1,IP:$NODE_IP,IP:$API_SERVICE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+    sign apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+    sign kubelet "/CN=$NODE_NAME" "subjectAltName=IP:$NODE_IP,DNS:$NODE_NAME"
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+  )
+  # token,user,uid,"groups": the kubelet as its node (Node authorizer), the others by their own names
+  # with the roles Kubernetes binds to them by default; the admin and CoreDNS as masters.
+  : >"$pki/tokens.csv"
+  local client
+  for client in "admin admin system:masters" "kubelet system:node:$NODE_NAME system:nodes" \
+    "kube-controller-manager system:kube-controller-manager -" "kube-scheduler system:kube-scheduler -" \
+    "kube-proxy system:kube-proxy -" "coredns coredns system:masters"; do
+    local name user groups token
+    read -r name user groups <<<"$client"
+    [[ $groups == - ]] && groups=""
+    token=$(openssl rand -hex 24)
+    echo "$token,$user,$user,\"$groups\"" >>"$pki/tokens.csv"
+    kubeconfig "$name" "$token"
+  done
+  chmod 600 "$pki"/*.key "$pki/tokens.csv" "$DIR"/*.kubeconfig
+}
+
+kubeconfig() { # name token
+  cat >"$DIR/$1.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: voiceapi
+    cluster:
+      server: https://$NODE_IP:$API_PORT
+      certificate-authority: $DIR/pki/ca.crt
+users:
+  - name: $1
+    user:
+      token: $2
+contexts:
+  - name: voiceapi
+    context: { cluster: voiceapi, user: $1 }
+current-context: voiceapi
+EOF
+}
+
+# ------------------------------------------------------------------------------------------- node
+# The pod bridge exists before any pod so that the node address (and the host servers pods reach)
+# can be bound at once; the CNI bridge plugin adopts it.
+make_network() {
+  sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 >/dev/null ||
+    fail "could not set net.ipv4.ip_forward and net.bridge.bridge-nf-call-iptables (sysctl refused)"
+  ip link add "$BRIDGE" type bridge
+  ip addr add "$NODE_IP/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  mkdir -p "$DIR/cni/net.d"
+  cat >"$DIR/cni/net.d/10-voiceapi.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "voiceapi",
+  "plugins": [
+    {
+      "type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+      "ipam": {
+        "type": "host-local", "dataDir": "$DIR/cni/ipam",
+        "ranges": [[{ "subnet": "$POD_SUBNET", "gateway": "$NODE_IP" }]],
+        "routes": [{ "dst": "0.0.0.0/0" }]
+      }
+    },
+    { "type": "portmap", "capabilities": { "portMappings": true } }
+  ]
+}
+EOF
+}
+
+# runc, with a negative oomScoreAdj in the container's spec raised to 0: this machine lacks
+# CAP_SYS_RESOURCE, and runc fails every pod sandbox trying to lower it (local-kubernetes.md).
+make_runc_wrapper() {
+  cat >"$DIR/bin/runc" <<EOF
+#!/bin/sh
+bundle=""
+prev=""
+for arg in "\$@"; do
+  case \$prev in --bundle | -b) bundle=\$arg ;; esac
+  case \$arg in --bundle=*) bundle=\${arg#--bundle=} ;; esac
+  prev=\$arg
+done
+if [ -n "\$bundle" ] && [ -f "\$bundle/config.json" ]; then
+  sed -i -E 's/"oomScoreAdj":[[:space:]]*-[0-9]+/"oomScoreAdj":0/' "\$bundle/config.json"
+fi
+exec $(command -v runc) "\$@"
+EOF
+  chmod +x "$DIR/bin/runc"
+}
+
+start_containerd() {
+  mkdir -p "$DIR/containerd" "$DIR/run/containerd"
+  cat >"$DIR/containerd.toml" <<EOF
+version = 2
+root = "$DIR/containerd/root"
+state = "$DIR/run/containerd"
+[grpc]
+  address = "$CTR_SOCK"
+[ttrpc]
+  address = "$CTR_SOCK.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$DIR/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        BinaryName = "$DIR/bin/runc"
+        SystemdCgroup = false
+EOF
+  start containerd containerd --config "$DIR/containerd.toml"
+  wait_for containerd 30 ctr --address "$CTR_SOCK" version
+}
+
+# The pod sandbox image, built from deploy/cluster/pause/pause.c (nothing can be pulled here).
+load_pause_image() {
+  if ctr_ images ls -q | grep -qx "$PAUSE_IMAGE"; then return; fi
+  local ctx; ctx=$(mktemp -d)
+  cc -static -Os -o "$ctx/pause" "$ROOT/deploy/cluster/pause/pause.c" || fail "could not compile deploy/cluster/pause/pause.c (needs cc and a static libc: Debian's libc6-dev)"
+  printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$ctx/Containerfile"
+  CONTAINERS_CONF=$ROOT/deploy/images/containers.conf podman build --quiet --pull=never -t "$PAUSE_IMAGE" "$ctx" >/dev/null
+  rm -rf "$ctx"
+  load_images "$PAUSE_IMAGE"
+}
+
+load_images() {
+  local image
+  for image in "$@"; do
+    CONTAINERS_CONF=$ROOT/deploy/images/containers.conf podman image exists "$image" || fail "no image $image in podman: run 'make images' first"
+  done
+  CONTAINERS_CONF=$ROOT/deploy/images/containers.conf podman save --quiet --format docker-archive --multi-image-archive "$@" |
+    ctr_ images import - >/dev/null || fail "containerd refused the images $*"
+}
+
+# ----------------------------------------------------------------------------------- control plane
+start_control_plane() {
+  local pki=$DIR/pki
+  start etcd etcd --name voiceapi --data-dir "$DIR/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "voiceapi=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" --quota-backend-bytes 1073741824
+  wait_for etcd 30 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
+
+  start kube-apiserver "$BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address "$NODE_IP" --advertise-address "$NODE_IP" --secure-port "$API_PORT" \
+    --service-cluster-ip-range "$SERVICE_RANGE" --allow-privileged=false \
+    --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
+    --token-auth-file "$pki/tokens.csv" --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$pki/ca.crt" --kubelet-preferred-address-types InternalIP \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+    --profiling=false --v=1
+  wait_for kube-apiserver 60 kubectl_ get --raw /readyz
+
+  start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$DIR/kube-controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$DIR/kube-controller-manager.kubeconfig" --authorization-kubeconfig "$DIR/kube-controller-manager.kubeconfig" \
+    --leader-elect=false --bind-address 127.0.0.1 --use-service-account-credentials=true \
+    --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+    --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \
+    --service-cluster-ip-range "$SERVICE_RANGE" --profiling=false --v=1
+  start kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$DIR/kube-scheduler.kubeconfig" \
+    --authentication-kubeconfig "$DIR/kube-scheduler.kubeconfig" --authorization-kubeconfig "$DIR/kube-scheduler.kubeconfig" \
+    --leader-elect=false --bind-address 127.0.0.1 --profiling=false --v=1
+}
+
+start_node() {
+  local pki=$DIR/pki
+  cat >"$DIR/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $NODE_IP
+healthzBindAddress: 127.0.0.1
+authentication:
+  anonymous: { enabled: false }
+  webhook: { enabled: true }
+  x509: { clientCAFile: $pki/ca.crt }
+authorization: { mode: Webhook }
+tlsCertFile: $pki/kubelet.crt
+tlsPrivateKeyFile: $pki/kubelet.key
+containerRuntimeEndpoint: unix://$CTR_SOCK
+cgroupDriver: cgroupfs
+failSwapOn: false
+oomScoreAdj: 0
+clusterDomain: cluster.local
+clusterDNS: [$NODE_IP]
+resolvConf: $DIR/resolv.conf
+# Nothing can be pulled back here: never collect images, and evict only on a nearly full disk.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: { memory.available: 200Mi, nodefs.available: 2%, imagefs.available: 2% }
+serializeImagePulls: false
+EOF
+  # Host names outside the cluster are not resolved in pods (no upstream DNS is needed here).
+  echo "nameserver $NODE_IP" >"$DIR/resolv.conf"
+  start kubelet "$BIN/kubelet" --config "$DIR/kubelet.yaml" --kubeconfig "$DIR/kubelet.kubeconfig" \
+    --root-dir "$DIR/kubelet" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME" --v=1
+
+  cat >"$DIR/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: iptables
+clientConnection: { kubeconfig: $DIR/kube-proxy.kubeconfig }
+hostnameOverride: $NODE_NAME
+clusterCIDR: $POD_SUBNET
+bindAddress: 127.0.0.1
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+# Leave the machine's conntrack limits alone (they cannot be raised here).
+conntrack: { maxPerCore: 0, min: 0 }
+EOF
+  start kube-proxy "$BIN/kube-proxy" --config "$DIR/kube-proxy.yaml" --v=1
+
+  cat >"$DIR/Corefile" <<EOF
+.:53 {
+  bind $NODE_IP
+  errors
+  ready 127.0.0.1:8181
+  kubernetes cluster.local in-addr.arpa ip6.arpa {
+    kubeconfig $DIR/coredns.kubeconfig
+    pods insecure
+    fallthrough in-addr.arpa ip6.arpa
+  }
+  cache 5
+  loadbalance
+}
+EOF
+  start coredns "$BIN/coredns" -conf "$DIR/Corefile"
+  wait_for coredns 30 curl -fsS http://127.0.0.1:8181/ready
+  wait_for kubelet 60 kubectl_ wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
+}
+
+# ------------------------------------------------------------------------------------------- down
+down() {
+  [[ -d $DIR/run ]] || { say "no cluster here ($DIR)"; return 0; }
+  BIN=${BIN:-$(cat "$DIR/bin.path" 2>/dev/null || true)}
+  # Pods first, through the kubelet, so that each sandbox's network is torn down by the CNI plugins.
+  if running kube-apiserver && running kubelet; then
+    kubectl_ delete namespaces --all --wait=false --ignore-not-found >/dev/null 2>&1 || true
+    kubectl_ delete pods --all --all-namespaces --grace-period=5 --timeout=30s >/dev/null 2>&1 || true
+  fi
+  local name
+  for name in kubelet kube-proxy coredns kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$name"; done
+  # Whatever sandbox is left: kill its processes, remove it, and its network namespace.
+  if running containerd; then
+    local id
+    for id in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true; done
+    sleep 0.5
+    for id in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks delete -f "$id" >/dev/null 2>&1 || true; done
+    for id in $(ctr_ containers ls -q 2>/dev/null); do ctr_ containers delete "$id" >/dev/null 2>&1 || true; done
+  fi
+  stop containerd
+  pkill -KILL -f "containerd-shim-runc-v2 .*-address $CTR_SOCK" 2>/dev/null || true
+  # Mounts made for pods (volumes, overlay roots, shm), deepest first.
+  findmnt -rn -o TARGET | grep -E "^($DIR|/run/containerd|/run/netns/cni-)" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  local ns
+  for ns in $(ip netns list 2>/dev/null | awk '/^cni-/{print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
+  ip link delete "$BRIDGE" 2>/dev/null || true
+  [[ -x ${BIN:-}/kube-proxy ]] && "$BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  # The bridge plugin's masquerade rules for the pod subnet.
+  iptables -t nat -S POSTROUTING 2>/dev/null | grep -- "-s $POD_SUBNET" | sed 's/^-A/-D/' | while read -r rule; do eval "iptables -t nat $rule" 2>/dev/null || true; done
+  iptables -t nat -S 2>/dev/null | awk '/^-N CNI-/{print $2}' | while read -r chain; do iptables -t nat -F "$chain" 2>/dev/null; iptables -t nat -X "$chain" 2>/dev/null || true; done
+  # Keep containerd's image store (imports are slow); everything else is made afresh by `up`.
+  rm -rf "$DIR/run" "$DIR/etcd" "$DIR/kubelet" "$DIR/cni" "$DIR/pki" "$DIR"/*.kubeconfig
+  say "stopped; nothing left running"
+}
+
+stop() {
+  local name=$1 pid
+  pid=$(cat "$(pidfile "$name")" 2>/dev/null) || return 0
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$(pidfile "$name")"
+}
+
+up() {
+  if [[ -d $DIR/run ]] && running kube-apiserver; then say "already running"; print_usage; return 0; fi
+  install_packages
+  preflight
+  BIN=$(bash "$ROOT/scripts/cluster-binaries.sh") || fail "the Kubernetes binaries could not be built (scripts/cluster-binaries.sh, output above)"
+  local started=$SECONDS
+  trap 'status=$?; if ((status)); then say "stopping what started"; down >/dev/null 2>&1 || true; fi' EXIT
+  rm -rf "$DIR/run" "$DIR/etcd" "$DIR/kubelet" "$DIR/cni" "$DIR/pki" "$DIR/logs"
+  mkdir -p "$DIR/run" "$DIR/logs" "$DIR/bin"
+  echo "$BIN" >"$DIR/bin.path"
+  make_network
+  make_credentials
+  make_runc_wrapper
+  start_containerd
+  load_pause_image
+  start_control_plane
+  start_node
+  trap - EXIT
+  say "up in $((SECONDS - started)) s"
+  print_usage
+}
+
+print_usage() {
+  cat <<EOF
+The cluster runs (one node, $NODE_NAME at $NODE_IP; state and logs in $DIR):
+  export KUBECONFIG=$DIR/admin.kubeconfig PATH=$(cat "$DIR/bin.path"):\$PATH
+  kubectl get nodes
+  scripts/cluster.sh load docker.io/voiceapi/gateway:0.1.0   # images from podman (make images)
+  scripts/cluster.sh down
+EOF
+}
+
+case ${1:-} in
+  up) up ;;
+  down) down ;;
+  status)
+    for c in "${COMPONENTS[@]}"; do if running "$c"; then echo "$c: running"; else echo "$c: stopped"; fi; done ;;
+  env) echo "export KUBECONFIG=$DIR/admin.kubeconfig PATH=$(cat "$DIR/bin.path"):\$PATH CLUSTER_NODE_IP=$NODE_IP" ;;
+  load) shift; BIN=$(cat "$DIR/bin.path"); running containerd || fail "the cluster is not running"; load_images "$@" ;;
+  *) sed -n '2,21p' "$0"; exit 2 ;;
+esac

@@ -1,0 +1,202 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import YAML from 'yaml';
+import { startKafka, startStore, type KafkaHandle, type StoreHandle } from '@voiceapi/local-infra';
+import { Receiver } from '../../services/webhooks/test/receiver';
+import { ADMIN_TOKEN, call, tenantWithKey } from '../harness/system';
+import { eventually, sleep } from '../fault/calls-across';
+import { expectCalledAndChargedOnce, pushLeads, streamTenant, summarize, type Post, type StoreAccess, type StreamTenant } from '../fault/lead-stream';
+import { NAMESPACE, ROOT, explained, helm, kubectl, kubectlJson, nodeIp, pods, ready, serviceOf, serviceValues } from './kube';
+
+// The platform as an SRE installs it, on the live one-node cluster of scripts/cluster.sh (issue 31):
+// the charts installed with --wait, a tenant's whole flow through the gateway's Service, one service
+// released alone under load, pods lost under load, the disruption budgets, helm test and uninstall.
+// The store and Kafka run on the host at the node's address (the charts take them as external
+// servers, as production's managed ones). Run by `make cluster-test` (scripts/cluster-test.sh).
+
+const SERVICES = ['agents', 'billing', 'companies', 'gateway', 'knowledge', 'leads', 'telephony', 'webhooks'];
+/** The tag the leads image is given for the release of leads alone (scripts/cluster-test.sh loads it). */
+const ROLLOUT_TAG = process.env.CLUSTER_ROLLOUT_TAG ?? 'rollout';
+const LOCAL_VALUES = path.join(ROOT, 'deploy/cluster/values-local.yaml');
+const chart = (name: string) => path.join(ROOT, 'charts', name);
+
+interface Deployment {
+  metadata: { name: string; generation: number };
+  spec: { replicas: number };
+  status: { availableReplicas?: number; readyReplicas?: number; updatedReplicas?: number };
+}
+const deployments = async () => (await kubectlJson<{ items: Deployment[] }>(['get', 'deployments'])).items;
+const revision = async (release: string) => (JSON.parse(await helm(['history', release, '-o', 'json'])) as { revision: number }[]).at(-1)!.revision;
+
+describe('the platform on a live Kubernetes cluster', () => {
+  let dir: string;
+  let store: StoreHandle | undefined;
+  let kafka: KafkaHandle | undefined;
+  let receiver: Receiver | undefined;
+  let releaseArgs: string[];
+  let leadsValues: string;
+  let gw: string;
+  let tenant: StreamTenant;
+  /** Every lead accepted so far, each to be called, charged and announced once. */
+  const accepted: string[] = [];
+  // The charts name each service's database after the service (values `mongo.database`).
+  const storeAccess = (): StoreAccess => ({ url: store!.url, dbName: (service) => service });
+
+  const underLoad = async (what: string, disrupt: () => Promise<void>) => {
+    const from = Date.now();
+    const load = pushLeads(gw, tenant, 4, 40);
+    let posts: Post[] = [];
+    try {
+      await sleep(3_000);
+      await explained(what, disrupt);
+      await sleep(3_000);
+    } finally {
+      await load.stop();
+      posts = load.posts;
+    }
+    const s = summarize(posts, from);
+    accepted.push(...posts.flatMap((p) => (p.status === 202 ? [p.contactId!] : [])));
+    console.log(`[cluster] ${what}: ${s.accepted}/${s.posts} posts accepted, slowest answer ${s.slowestMs} ms, longest gap without a 202 ${s.longestGapMs} ms`);
+    return s;
+  };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-test-'));
+    const host = nodeIp();
+    store = await startStore({ dataDir: path.join(dir, 'store'), host });
+    kafka = await startKafka({ dataDir: path.join(dir, 'kafka'), host });
+    receiver = await new Receiver().start(host);
+    const values = YAML.parse(fs.readFileSync(LOCAL_VALUES, 'utf8')) as Record<string, unknown>;
+    leadsValues = serviceValues(values, 'leads', dir);
+    releaseArgs = ['--set-string', `global.mongo.url=${store.url}`, '--set', `global.kafka.brokers={${kafka.brokers.join(',')}}`, '--wait', '--timeout', '6m'];
+    await kubectl(['create', 'namespace', NAMESPACE]);
+    // Leads as its own release (a team that releases alone), every other service through the umbrella.
+    await explained('helm install leads', () => helm(['install', 'leads', chart('leads'), '-f', leadsValues, ...releaseArgs]));
+    await explained('helm install platform', () =>
+      helm([
+        'install',
+        'platform',
+        chart('platform'),
+        '-f',
+        LOCAL_VALUES,
+        '--set',
+        'leads.enabled=false',
+        '--set-string',
+        `gateway.secretEnv.ADMIN_TOKEN.value=${ADMIN_TOKEN}`,
+        '--set-string',
+        `webhooks.env.OUTBOUND_ALLOWLIST=${receiver!.hostPort}`,
+        ...releaseArgs,
+      ]),
+    );
+    const svc = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>(['get', 'service', 'gateway']);
+    gw = `http://${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}`;
+  }, 20 * 60_000);
+
+  afterAll(async () => {
+    await receiver?.stop();
+    await kafka?.stop();
+    await store?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  it('installs: every Deployment available, every pod ready without a restart, as uid 10001 on a read-only root', async () => {
+    const deps = await deployments();
+    expect(deps.map((d) => d.metadata.name).sort()).toEqual(SERVICES);
+    for (const d of deps) expect({ name: d.metadata.name, available: d.status.availableReplicas }).toEqual({ name: d.metadata.name, available: d.spec.replicas });
+    const all = await pods();
+    expect(all.filter((p) => !ready(p)).map((p) => p.metadata.name)).toEqual([]);
+    expect(all.flatMap((p) => (p.status.containerStatuses ?? []).filter((c) => c.restartCount > 0).map((c) => `${p.metadata.name}: ${c.restartCount}`))).toEqual([]);
+    const gatewayPod = all.find((p) => serviceOf(p) === 'gateway')!.metadata.name;
+    const whoami = await kubectl(['exec', gatewayPod, '--', 'node', '-e', "const fs=require('fs');let ro;try{fs.writeFileSync('/app-probe','x');ro=false}catch{ro=true}console.log(process.getuid(),process.getgid(),ro)"]);
+    expect(whoami.trim()).toBe('10001 10001 true');
+  });
+
+  it("serves a tenant's whole flow through the gateway's Service: ping, a company, a top-up, a live lead called, charged and announced", async () => {
+    const companyTenant = await tenantWithKey(gw, { scopes: ['companies:read', 'companies:write'] });
+    expect((await call(`${gw}/api/v1/ping`, { key: companyTenant.key })).status).toBe(200);
+    const company = await call(`${gw}/api/v1/companies`, { key: companyTenant.key, body: { name: 'Sunrise Clinic', industry: 'health' } });
+    expect(company.status).toBe(201);
+    expect((await call(`${gw}/api/v1/companies/${company.body.company.id}`, { key: companyTenant.key })).body.company.name).toBe('Sunrise Clinic');
+    // streamTenant tops the wallet up (201), starts a campaign and registers the webhook endpoint.
+    tenant = await streamTenant(gw, receiver!);
+    expect((await call(`${gw}/api/v1/credits`, { key: tenant.key })).body.balance).toBe(10_000_000);
+    const load = pushLeads(gw, tenant, 1, 0);
+    await eventually('a lead accepted', async () => (load.posts.length > 0 ? true : undefined), 30_000);
+    await load.stop();
+    expect(load.posts.map((p) => p.status)).toEqual(load.posts.map(() => 202));
+    accepted.push(...load.posts.map((p) => p.contactId!));
+    await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
+  }, 600_000);
+
+  it('releases leads alone (a new image tag) while leads are posted: no failed request, the other release untouched', async () => {
+    const platformRevision = await revision('platform');
+    const before = new Map((await deployments()).map((d) => [d.metadata.name, d.metadata.generation]));
+    const s = await underLoad('helm upgrade leads', async () => void (await helm(['upgrade', 'leads', chart('leads'), '-f', leadsValues, ...releaseArgs, '--set', `image.tag=${ROLLOUT_TAG}`])));
+    expect(s.refused).toEqual([]);
+    expect(s.accepted).toBeGreaterThan(0);
+    const leadsPods = (await pods('app.kubernetes.io/name=leads')).filter(ready);
+    expect(leadsPods.map((p) => p.spec.containers[0]!.image.endsWith(`:${ROLLOUT_TAG}`))).toEqual([true, true]);
+    expect(await revision('platform')).toBe(platformRevision);
+    const after = new Map((await deployments()).map((d) => [d.metadata.name, d.metadata.generation]));
+    for (const name of SERVICES.filter((n) => n !== 'leads')) expect({ name, generation: after.get(name) }).toEqual({ name, generation: before.get(name) });
+  }, 600_000);
+
+  it('loses one pod of each service, one after another, under load: no failed request, no call lost or charged twice', async () => {
+    const s = await underLoad('one pod of each service deleted', async () => {
+      for (const name of SERVICES) {
+        const victim = (await pods(`app.kubernetes.io/name=${name}`)).find(ready)!;
+        await kubectl(['delete', 'pod', victim.metadata.name, '--wait=true']);
+        await kubectl(['rollout', 'status', `deployment/${name}`, '--timeout=180s'], 200_000);
+      }
+    });
+    expect(s.refused).toEqual([]);
+    await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
+  }, 900_000);
+
+  it('lets the disruption budgets allow one eviction per service and refuse the next; a drain of the only node stops at them', async () => {
+    const evict = async (pod: string) => {
+      const file = path.join(dir, `evict-${pod}.json`);
+      fs.writeFileSync(file, JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: NAMESPACE } }));
+      return kubectl(['create', '--raw', `/api/v1/namespaces/${NAMESPACE}/pods/${pod}/eviction`, '-f', file], 30_000).then(
+        () => 'evicted',
+        (err: Error) => (/disruption budget/.test(err.message) ? 'refused' : `failed: ${err.message}`),
+      );
+    };
+    const rolledOut = () => Promise.all(SERVICES.map((name) => kubectl(['rollout', 'status', `deployment/${name}`, '--timeout=180s'], 200_000)));
+    for (const name of SERVICES) {
+      const [first, second] = (await pods(`app.kubernetes.io/name=${name}`)).filter(ready);
+      expect({ name, first: await evict(first!.metadata.name), second: await evict(second!.metadata.name) }).toEqual({ name, first: 'evicted', second: 'refused' });
+    }
+    await rolledOut();
+    // The node is the only one: the evicted pods' replacements cannot start elsewhere, so after one
+    // pod per service the budgets refuse every further eviction and the drain gives up.
+    const node = (await kubectlJson<{ items: { metadata: { name: string } }[] }>(['get', 'nodes'])).items[0]!.metadata.name;
+    const drain = await kubectl(['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=45s'], 90_000).then(
+      () => 'drained',
+      (err: Error) => err.message,
+    );
+    await kubectl(['uncordon', node]);
+    expect(drain).toMatch(/disruption budget/);
+    const left = (await pods()).filter(ready);
+    for (const name of SERVICES) expect({ name, ready: left.filter((p) => serviceOf(p) === name).length }).toEqual({ name, ready: 1 });
+    await rolledOut();
+  }, 600_000);
+
+  it('passes helm test, then uninstalls leaving nothing behind', async () => {
+    for (const release of ['platform', 'leads']) await explained(`helm test ${release}`, () => helm(['test', release, '--timeout', '3m']));
+    await helm(['uninstall', 'platform', '--wait', '--timeout', '3m']);
+    await helm(['uninstall', 'leads', '--wait', '--timeout', '3m']);
+    await eventually(
+      'the namespace empty',
+      async () => {
+        const left = await kubectl(['get', 'all,configmaps,secrets,serviceaccounts,poddisruptionbudgets,networkpolicies,roles,rolebindings,ingresses,horizontalpodautoscalers', '-o', 'name']);
+        // Kubernetes' own: the namespace's default service account and root CA bundle.
+        const rest = left.split('\n').filter((l) => l && l !== 'serviceaccount/default' && l !== 'configmap/kube-root-ca.crt');
+        return rest.length === 0 ? true : undefined;
+      },
+      120_000,
+      async () => kubectl(['get', 'all,configmaps,secrets', '-o', 'name']),
+    );
+  }, 600_000);
+});
