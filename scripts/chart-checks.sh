@@ -169,6 +169,21 @@ def rules(path):
         for where, sel in selectors(d).items():
             if set(sel or {}) != SELECTOR_LABELS:
                 p.append(f"{ident(d)}: {where} must be exactly {sorted(SELECTOR_LABELS)} (stable across releases), got {sorted(sel or {})}")
+        if d["kind"] == "Pod":
+            # A chart's test pod (`helm test`): a hook, never selected by the service's own selectors,
+            # as hardened as the service's pods.
+            ann = d["metadata"].get("annotations") or {}
+            if ann.get("helm.sh/hook") != "test": p.append(f"{ident(d)}: a Pod that is not a helm test hook")
+            if not labels.get("app.kubernetes.io/name", "").endswith("-test"): p.append(f"{ident(d)}: its name label must end in -test (no Deployment, Service or PDB may select it)")
+            spec = d["spec"]
+            psc = spec.get("securityContext", {})
+            if psc.get("runAsNonRoot") is not True or not isinstance(psc.get("runAsUser"), int) or psc["runAsUser"] < 10000: p.append(f"{ident(d)}: pod must run as a non-root uid of at least 10000")
+            if spec.get("automountServiceAccountToken") is not False: p.append(f"{ident(d)}: service account token mounted")
+            for c in spec["containers"]:
+                sc = c.get("securityContext", {})
+                if sc.get("readOnlyRootFilesystem") is not True or sc.get("allowPrivilegeEscalation") is not False or "ALL" not in (sc.get("capabilities") or {}).get("drop", []):
+                    p.append(f"{ident(d)}: container not hardened (read-only root, no privilege escalation, every capability dropped)")
+            continue
         if d["kind"] != "Deployment":
             continue
         spec = d["spec"]["template"]["spec"]
@@ -213,6 +228,11 @@ def rules(path):
         peers = [f for rule in d["spec"].get("ingress") or [] for f in rule.get("from", [])]
         callers = sorted({(f.get("podSelector") or {}).get("matchLabels", {}).get("app.kubernetes.io/name")
                           for f in peers if "podSelector" in f and "namespaceSelector" not in f})
+        # The chart's own test pod (`helm test`) is admitted when the chart renders one, and only then.
+        has_test = any(o["kind"] == "Pod" and (o["metadata"].get("labels") or {}).get("app.kubernetes.io/name") == f"{name}-test" for o in objs)
+        if (f"{name}-test" in callers) != has_test:
+            p.append(f"{ident(d)}: {name}-test (the chart's test pod) must be admitted exactly when the chart has a test, has test: {has_test}, admitted: {callers}")
+        callers = [c for c in callers if c != f"{name}-test"]
         if name in CALLERS and callers != CALLERS[name]:
             p.append(f"{ident(d)}: {name} must accept only {CALLERS[name]}, got {callers}")
         if not peers and d["spec"].get("ingress") != []:
@@ -615,6 +635,11 @@ must_fail "a NetworkPolicy admitting a caller not on its list is refused (canary
 render "$WORK/extra-caller-leads.yaml" "$CHARTS/leads" leads --set 'networkPolicy.allowedCallers={gateway,telephony,billing}'
 must_fail "leads: a NetworkPolicy admitting a caller other than gateway and telephony is refused (canary)" "leads must accept only" \
   check_py rules "$WORK/extra-caller-leads.yaml"
+render "$WORK/no-tests.yaml" "$CHARTS/companies" companies --set tests.enabled=false
+run "a chart with its test switched off renders no test pod and admits none" check_py rules "$WORK/no-tests.yaml"
+sed 's|app.kubernetes.io/name: companies-test|app.kubernetes.io/name: companies|' "$WORK/handover.companies.alone.yaml" >"$WORK/test-pod-selected.yaml"
+must_fail "a test pod the service's own selectors would pick is refused (canary)" "must end in -test" \
+  check_py rules "$WORK/test-pod-selected.yaml"
 must_fail "a second copy (namePrefix) with the same part-of is refused" "needs its own global.partOf" \
   render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy-
 rendered "platform-second-copy" "$CHARTS/$UMBRELLA" voiceapi --set global.namePrefix=copy- --set global.partOf=voiceapi-copy

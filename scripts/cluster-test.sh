@@ -13,11 +13,24 @@ export CONTAINERS_CONF=$ROOT/deploy/images/containers.conf
 started=$SECONDS
 say() { echo "[cluster-test] $*" >&2; }
 
+if bash scripts/cluster.sh status | grep -q ': running'; then say "a cluster is running already: stop it with 'scripts/cluster.sh down' (this test starts its own)"; exit 1; fi
 bash scripts/images.sh
 say "images ready after $((SECONDS - started)) s"
 HELM=$(bash scripts/helm.sh)
+
+# A cluster that cannot start says why in one line and leaves nothing behind: its apiserver's port
+# taken by another process.
+python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",6443)); s.listen(); time.sleep(120)' &
+blocker=$!
+sleep 0.5
+if out=$(bash scripts/cluster.sh up 2>&1); then kill "$blocker"; bash scripts/cluster.sh down; say "FAIL: the cluster started with its port taken"; exit 1; fi
+kill "$blocker"; wait "$blocker" 2>/dev/null || true
+grep -q "cannot start: port 6443 is taken" <<<"$out" || { echo "$out" >&2; say "FAIL: no one-line reason for a taken port"; exit 1; }
+if bash scripts/cluster.sh status | grep -q ': running' || ip link show voiceapi0 >/dev/null 2>&1; then say "FAIL: a failed start left something behind"; exit 1; fi
+say "a taken port stops the start with: ${out##*\[cluster\] }"
+
 bash scripts/cluster.sh up
-trap 'bash scripts/cluster.sh down' EXIT
+trap 'bash scripts/cluster.sh down || { say "FAIL: stopping the cluster left something behind (line above)"; exit 1; }' EXIT
 say "cluster up after $((SECONDS - started)) s"
 
 # Every process's image, and leads' again under a new tag: the release of leads alone rolls to it.

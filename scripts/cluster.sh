@@ -345,6 +345,8 @@ EOF
   start coredns "$BIN/coredns" -conf "$DIR/Corefile"
   wait_for coredns 30 curl -fsS http://127.0.0.1:8181/ready
   wait_for kubelet 60 kubectl_ wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
+  # Pods can be made once the controller-manager gave the namespace its service account.
+  wait_for kube-controller-manager 60 kubectl_ -n default get serviceaccount default
 }
 
 # ------------------------------------------------------------------------------------------- down
@@ -369,17 +371,40 @@ down() {
   stop containerd
   pkill -KILL -f "containerd-shim-runc-v2 .*-address $CTR_SOCK" 2>/dev/null || true
   # Mounts made for pods (volumes, overlay roots, shm), deepest first.
-  findmnt -rn -o TARGET | grep -E "^($DIR|/run/containerd|/run/netns/cni-)" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  findmnt -rn -o TARGET | grep -E "^($DIR|/run/containerd|/run/netns/cni-)" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done || true
   local ns
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/{print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
   ip link delete "$BRIDGE" 2>/dev/null || true
   [[ -x ${BIN:-}/kube-proxy ]] && "$BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
   # The bridge plugin's masquerade rules for the pod subnet.
-  iptables -t nat -S POSTROUTING 2>/dev/null | grep -- "-s $POD_SUBNET" | sed 's/^-A/-D/' | while read -r rule; do eval "iptables -t nat $rule" 2>/dev/null || true; done
-  iptables -t nat -S 2>/dev/null | awk '/^-N CNI-/{print $2}' | while read -r chain; do iptables -t nat -F "$chain" 2>/dev/null; iptables -t nat -X "$chain" 2>/dev/null || true; done
+  iptables -t nat -S POSTROUTING 2>/dev/null | grep -- "-s $POD_SUBNET" | sed 's/^-A/-D/' | while read -r rule; do eval "iptables -t nat $rule" 2>/dev/null || true; done || true
+  iptables -t nat -S 2>/dev/null | awk '/^-N CNI-/{print $2}' | while read -r chain; do iptables -t nat -F "$chain" 2>/dev/null; iptables -t nat -X "$chain" 2>/dev/null || true; done || true
+  # The kubelet's own chains (KUBE-FIREWALL, the canaries, KUBE-MARK-MASQ), which kube-proxy's
+  # cleanup leaves: the jumps to them first, then the chains.
+  local ipt table
+  for ipt in iptables ip6tables; do
+    for table in filter nat mangle; do
+      "$ipt" -t "$table" -S 2>/dev/null | grep -E '^-A .* -j KUBE-' | sed 's/^-A/-D/' | while read -r rule; do eval "$ipt -t $table $rule" 2>/dev/null || true; done || true
+      "$ipt" -t "$table" -S 2>/dev/null | awk '/^-N KUBE-/{print $2}' | while read -r chain; do "$ipt" -t "$table" -F "$chain" 2>/dev/null; "$ipt" -t "$table" -X "$chain" 2>/dev/null || true; done || true
+    done
+  done
   # Keep containerd's image store (imports are slow); everything else is made afresh by `up`.
   rm -rf "$DIR/run" "$DIR/etcd" "$DIR/kubelet" "$DIR/cni" "$DIR/pki" "$DIR"/*.kubeconfig
+  left_behind || return 1
   say "stopped; nothing left running"
+}
+
+# What a stopped cluster must not leave: processes, mounts, network namespaces, the bridge, rules.
+left_behind() {
+  local left=()
+  pgrep -f "$DIR/|kube-apiserver|kube-controller-manager|kube-scheduler|containerd-shim-runc-v2 .*-address $CTR_SOCK" >/dev/null && left+=("processes ($(pgrep -f "$DIR/|kube-apiserver|kube-controller-manager|kube-scheduler" | tr '\n' ' '))")
+  findmnt -rn -o TARGET | grep -qE "^($DIR|/run/netns/cni-)" && left+=(mounts)
+  ip netns list 2>/dev/null | grep -q '^cni-' && left+=("network namespaces")
+  ip link show "$BRIDGE" >/dev/null 2>&1 && left+=("the bridge $BRIDGE")
+  { iptables-save 2>/dev/null; ip6tables-save 2>/dev/null; } | grep -qE '^:(KUBE|CNI)-' && left+=("iptables chains")
+  ((${#left[@]} == 0)) && return 0
+  echo "[cluster] left behind after stopping: ${left[*]}" >&2
+  return 1
 }
 
 stop() {

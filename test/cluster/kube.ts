@@ -37,7 +37,7 @@ export async function kubectlJson<T = any>(args: string[]): Promise<T> {
 
 export interface Pod {
   metadata: { name: string; labels: Record<string, string>; deletionTimestamp?: string };
-  spec: { nodeName?: string; containers: { name: string; image: string }[] };
+  spec: { nodeName?: string; terminationGracePeriodSeconds?: number; containers: { name: string; image: string }[] };
   status: { phase: string; conditions?: { type: string; status: string }[]; containerStatuses?: { name: string; ready: boolean; restartCount: number; image: string }[] };
 }
 

@@ -143,14 +143,21 @@ describe('the platform on a live Kubernetes cluster', () => {
   }, 600_000);
 
   it('loses one pod of each service, one after another, under load: no failed request, no call lost or charged twice', async () => {
+    // How long each deletion took, against the pod's grace period: a process that ignored SIGTERM
+    // would be killed only when the period runs out.
+    const stopped: { name: string; seconds: number; grace: number }[] = [];
     const s = await underLoad('one pod of each service deleted', async () => {
       for (const name of SERVICES) {
         const victim = (await pods(`app.kubernetes.io/name=${name}`)).find(ready)!;
+        const started = Date.now();
         await kubectl(['delete', 'pod', victim.metadata.name, '--wait=true']);
+        stopped.push({ name, seconds: (Date.now() - started) / 1000, grace: victim.spec.terminationGracePeriodSeconds! });
         await kubectl(['rollout', 'status', `deployment/${name}`, '--timeout=180s'], 200_000);
       }
     });
+    console.log(`[cluster] pod deletion (preStop pause included), seconds: ${stopped.map((x) => `${x.name} ${x.seconds.toFixed(1)}/${x.grace}`).join(', ')}`);
     expect(s.refused).toEqual([]);
+    for (const x of stopped) expect({ name: x.name, stoppedBeforeTheGracePeriodEnded: x.seconds < x.grace }).toEqual({ name: x.name, stoppedBeforeTheGracePeriodEnded: true });
     await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
   }, 900_000);
 
@@ -184,7 +191,11 @@ describe('the platform on a live Kubernetes cluster', () => {
   }, 600_000);
 
   it('passes helm test, then uninstalls leaving nothing behind', async () => {
-    for (const release of ['platform', 'leads']) await explained(`helm test ${release}`, () => helm(['test', release, '--timeout', '3m']));
+    let report = '';
+    for (const release of ['platform', 'leads']) report += await explained(`helm test ${release}`, () => helm(['test', release, '--timeout', '3m']));
+    // Every service's test pod ran and passed (a chart without a test would pass `helm test` silently).
+    const passed = [...report.matchAll(/TEST SUITE:\s+(\S+)-test\s+Last Started:.*\s+Last Completed:.*\s+Phase:\s+Succeeded/g)].map((m) => m[1]);
+    expect(passed.sort()).toEqual(SERVICES);
     await helm(['uninstall', 'platform', '--wait', '--timeout', '3m']);
     await helm(['uninstall', 'leads', '--wait', '--timeout', '3m']);
     await eventually(

@@ -18,6 +18,7 @@ metadata:
     app.kubernetes.io/name: {{ include "common.name" . }}-test
     app.kubernetes.io/part-of: {{ include "common.partOf" . }}
     app.kubernetes.io/instance: {{ .Release.Name }}
+    app.kubernetes.io/version: {{ regexReplaceAll "[^-A-Za-z0-9_.]" (include "common.imageTag" .) "-" | trunc 63 | trimSuffix "-" | quote }}
     app.kubernetes.io/component: test
     app.kubernetes.io/managed-by: {{ .Release.Service }}
   annotations:
