@@ -84,7 +84,7 @@ charts-check: ## helm lint, render and validate every chart offline
 images: ## every process's image from deploy/Dockerfile with podman, no Docker or registry needed (IMAGE_TAG, IMAGES)
 	bash scripts/images.sh
 
-cluster-test: typecheck infra ## the charts on a live one-node Kubernetes cluster: install, a tenant's flow, a release and pod loss under load, drains, helm test, uninstall (root)
+cluster-test: typecheck infra ## the charts on a live two-node Kubernetes cluster: install, a tenant's flow, a release, pod loss and a drain under load, budgets, helm test, uninstall (root)
 	bash scripts/cluster-test.sh
 
 bench: infra ## store candidates, an idle system, gateway edge cost, billing throughput, lead ingest, the call feed and the dialler, uploads and the custom API, webhook deliveries, then every target met or not in one table; writes docs/performance.md

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# `make cluster-test`: the platform on a live one-node Kubernetes cluster (issue 31). Builds every
-# image (make images), starts the cluster (scripts/cluster.sh), loads the images into its containerd,
+# `make cluster-test`: the platform on a live two-node Kubernetes cluster (issue 31). Builds every
+# image (make images), starts the cluster (scripts/cluster.sh), loads the images into its nodes,
 # runs test/cluster/ (helm install, a tenant's flow through the gateway's Service, one service
-# released alone under load, pods lost under load, disruption budgets, helm test, uninstall) and
-# always stops the cluster, leaving nothing running. Needs root (the kubelet and containerd).
+# released alone under load, pods lost under load, disruption budgets and drains, helm test,
+# uninstall) and always stops the cluster, leaving nothing running. Needs root (kubelets, containerd).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"

@@ -10,28 +10,38 @@
 #   scripts/cluster.sh load IMAGE...   copy images from podman into the cluster's containerd
 #
 # What runs, each a host process started here: etcd (Debian's etcd-server), kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubelet, kube-proxy (iptables mode) and CoreDNS (built by
-# scripts/cluster-binaries.sh at the pinned version), and containerd with runc and the CNI plugins from
-# Debian. Pods sit on a bridge (voiceapi0, 10.244.0.0/24) whose host address, 10.244.0.1, is the node's
-# address: the kubelet, the apiserver and the cluster DNS listen there (nothing listens beyond this
-# machine), and so may host servers the pods should reach (the test store and Kafka).
+# kube-controller-manager, kube-scheduler, kube-proxy (iptables mode) and CoreDNS (built by
+# scripts/cluster-binaries.sh at the pinned version), and per node a kubelet with its own containerd
+# (runc and the CNI plugins from Debian). Two nodes by default, so that a node can be drained.
+# Node N's pods sit on a bridge (voiceapi<N-1>, 10.244.<N-1>.0/24) whose host address 10.244.<N-1>.1
+# is the node's address, where its kubelet listens. The apiserver and the cluster DNS listen on
+# node 1's, 10.244.0.1 (nothing listens beyond this machine), and so may host servers the pods
+# should reach (the test store and Kafka).
 #
-# Settings: VOICEAPI_CLUSTER_DIR (state, default /var/lib/voiceapi-cluster), VOICEAPI_CACHE.
+# Settings: VOICEAPI_CLUSTER_DIR (state, default /var/lib/voiceapi-cluster), VOICEAPI_CLUSTER_NODES
+# (1-9, default 2), VOICEAPI_CACHE.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${VOICEAPI_CLUSTER_DIR:-/var/lib/voiceapi-cluster}
-NODE_NAME=voiceapi-node
-BRIDGE=voiceapi0
+# A running cluster's own count (down and load must reach every node it started).
+NODES=${VOICEAPI_CLUSTER_NODES:-$(cat "$DIR/run/nodes" 2>/dev/null || echo 2)}
+[[ $NODES =~ ^[1-9]$ ]] || { echo "[cluster] VOICEAPI_CLUSTER_NODES must be 1-9, not '$NODES'" >&2; exit 2; }
+# Node 1's address: the apiserver's, the cluster DNS's and the host servers'.
 NODE_IP=10.244.0.1
-POD_SUBNET=10.244.0.0/24
+POD_RANGE=10.244.0.0/16
+node_name() { echo "voiceapi-node-$1"; }
+node_ip() { echo "10.244.$(($1 - 1)).1"; }
+node_subnet() { echo "10.244.$(($1 - 1)).0/24"; }
+bridge() { echo "voiceapi$(($1 - 1))"; }
+ctr_sock() { echo "$DIR/run/containerd-$1.sock"; }
 SERVICE_RANGE=10.96.0.0/16
 API_SERVICE_IP=10.96.0.1
 API_PORT=6443
 ETCD_PORT=12379
 ETCD_PEER_PORT=12380
 PAUSE_IMAGE=registry.k8s.io/pause:3.9
-CTR_SOCK=$DIR/run/containerd.sock
-COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns)
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kube-proxy coredns)
+for n in $(seq 1 "$NODES"); do COMPONENTS+=("containerd-$n" "kubelet-$n"); done
 
 say() { echo "[cluster] $*" >&2; }
 # One line that says why and what to do; `up` cleans up on its way out.
@@ -40,7 +50,7 @@ fail() { echo "[cluster] cannot start: $*" >&2; exit 1; }
 pidfile() { echo "$DIR/run/$1.pid"; }
 running() { local p; p=$(cat "$(pidfile "$1")" 2>/dev/null) && kill -0 "$p" 2>/dev/null; }
 kubectl_() { "$BIN/kubectl" --kubeconfig "$DIR/admin.kubeconfig" "$@"; }
-ctr_() { ctr --address "$CTR_SOCK" --namespace k8s.io "$@"; }
+ctr_() { local n=$1; shift; ctr --address "$(ctr_sock "$n")" --namespace k8s.io "$@"; }
 
 # Starts a component in its own session (so `down` can stop it and its children), logging to logs/.
 start() {
@@ -84,13 +94,16 @@ preflight() {
   [[ $(id -u) == 0 ]] || fail "a kubelet and containerd need root: run as root"
   [[ -d /proc/sys/net/bridge ]] || modprobe br_netfilter 2>/dev/null || fail "the kernel has no br_netfilter (needed for Services between pods on one bridge): load the module"
   local port
-  for port in $API_PORT $ETCD_PORT $ETCD_PEER_PORT 10250 10248 10249 10256 10257 10259; do
+  for port in $API_PORT $ETCD_PORT $ETCD_PEER_PORT 10250 10249 10256 10257 10259 $(for n in $(seq 1 "$NODES"); do echo $((10248 + 100 * (n - 1))); done); do
     if ss -Hltn "sport = :$port" | grep -q .; then
       fail "port $port is taken ($(ss -Hltnp "sport = :$port" | awk '{print $NF}' | head -1)): stop that process, or 'scripts/cluster.sh down' if it is an old cluster"
     fi
   done
   if ss -Hlun "sport = :53" | grep -qE "(0\.0\.0\.0|\*|$NODE_IP):53"; then fail "port 53 is taken on $NODE_IP (the cluster DNS): stop that DNS server"; fi
-  ip link show "$BRIDGE" >/dev/null 2>&1 && fail "the bridge $BRIDGE exists: a cluster is left over; run 'scripts/cluster.sh down'"
+  local n
+  for n in $(seq 1 "$NODES"); do
+    ip link show "$(bridge "$n")" >/dev/null 2>&1 && fail "the bridge $(bridge "$n") exists: a cluster is left over; run 'scripts/cluster.sh down'"
+  done
   return 0
 }
 
@@ -110,7 +123,7 @@ make_credentials() {
     }
     sign apiserver /CN=kube-apiserver "subjectAltName=IP:127.0.0.1,IP:$NODE_IP,IP:$API_SERVICE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
     sign apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
-    sign kubelet "/CN=$NODE_NAME" "subjectAltName=IP:$NODE_IP,DNS:$NODE_NAME"
+    for n in $(seq 1 "$NODES"); do sign "kubelet-$n" "/CN=$(node_name "$n")" "subjectAltName=IP:$(node_ip "$n"),DNS:$(node_name "$n")"; done
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
   )
@@ -118,7 +131,9 @@ make_credentials() {
   # with the roles Kubernetes binds to them by default; the admin and CoreDNS as masters.
   : >"$pki/tokens.csv"
   local client
-  for client in "admin admin system:masters" "kubelet system:node:$NODE_NAME system:nodes" \
+  local clients=()
+  for n in $(seq 1 "$NODES"); do clients+=("kubelet-$n system:node:$(node_name "$n") system:nodes"); done
+  for client in "${clients[@]}" "admin admin system:masters" \
     "kube-controller-manager system:kube-controller-manager -" "kube-scheduler system:kube-scheduler -" \
     "kube-proxy system:kube-proxy -" "coredns coredns system:masters"; do
     local name user groups token
@@ -154,23 +169,31 @@ EOF
 # ------------------------------------------------------------------------------------------- node
 # The pod bridge exists before any pod so that the node address (and the host servers pods reach)
 # can be bound at once; the CNI bridge plugin adopts it.
+# Pods of different nodes reach each other through the host's routes (forwarding on); no address
+# translation between them (ipMasq off), as on a flat pod network.
 make_network() {
   sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 >/dev/null ||
     fail "could not set net.ipv4.ip_forward and net.bridge.bridge-nf-call-iptables (sysctl refused)"
-  ip link add "$BRIDGE" type bridge
-  ip addr add "$NODE_IP/24" dev "$BRIDGE"
-  ip link set "$BRIDGE" up
-  mkdir -p "$DIR/cni/net.d"
-  cat >"$DIR/cni/net.d/10-voiceapi.conflist" <<EOF
+  local n
+  for n in $(seq 1 "$NODES"); do make_node_network "$n"; done
+}
+
+make_node_network() {
+  local n=$1 br; br=$(bridge "$1")
+  ip link add "$br" type bridge
+  ip addr add "$(node_ip "$n")/24" dev "$br"
+  ip link set "$br" up
+  mkdir -p "$DIR/cni-$n/net.d"
+  cat >"$DIR/cni-$n/net.d/10-voiceapi.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "voiceapi",
   "plugins": [
     {
-      "type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+      "type": "bridge", "bridge": "$br", "isGateway": true, "ipMasq": false, "hairpinMode": true,
       "ipam": {
-        "type": "host-local", "dataDir": "$DIR/cni/ipam",
-        "ranges": [[{ "subnet": "$POD_SUBNET", "gateway": "$NODE_IP" }]],
+        "type": "host-local", "dataDir": "$DIR/cni-$n/ipam",
+        "ranges": [[{ "subnet": "$(node_subnet "$n")", "gateway": "$(node_ip "$n")" }]],
         "routes": [{ "dst": "0.0.0.0/0" }]
       }
     },
@@ -201,21 +224,22 @@ EOF
 }
 
 start_containerd() {
-  mkdir -p "$DIR/containerd" "$DIR/run/containerd"
-  cat >"$DIR/containerd.toml" <<EOF
+  local n=$1 sock; sock=$(ctr_sock "$1")
+  mkdir -p "$DIR/containerd-$n" "$DIR/run/containerd-$n"
+  cat >"$DIR/containerd-$n.toml" <<EOF
 version = 2
-root = "$DIR/containerd/root"
-state = "$DIR/run/containerd"
+root = "$DIR/containerd-$n/root"
+state = "$DIR/run/containerd-$n"
 [grpc]
-  address = "$CTR_SOCK"
+  address = "$sock"
 [ttrpc]
-  address = "$CTR_SOCK.ttrpc"
+  address = "$sock.ttrpc"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
   enable_selinux = false
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
-    conf_dir = "$DIR/cni/net.d"
+    conf_dir = "$DIR/cni-$n/net.d"
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -225,13 +249,15 @@ state = "$DIR/run/containerd"
         BinaryName = "$DIR/bin/runc"
         SystemdCgroup = false
 EOF
-  start containerd containerd --config "$DIR/containerd.toml"
-  wait_for containerd 30 ctr --address "$CTR_SOCK" version
+  start "containerd-$n" containerd --config "$DIR/containerd-$n.toml"
+  wait_for "containerd-$n" 30 ctr --address "$sock" version
 }
 
 # The pod sandbox image, built from deploy/cluster/pause/pause.c (nothing can be pulled here).
 load_pause_image() {
-  if ctr_ images ls -q | grep -qx "$PAUSE_IMAGE"; then return; fi
+  local n missing=0
+  for n in $(seq 1 "$NODES"); do ctr_ "$n" images ls -q | grep -qx "$PAUSE_IMAGE" || missing=1; done
+  ((missing)) || return 0
   local ctx; ctx=$(mktemp -d)
   cc -static -Os -o "$ctx/pause" "$ROOT/deploy/cluster/pause/pause.c" || fail "could not compile deploy/cluster/pause/pause.c (needs cc and a static libc: Debian's libc6-dev)"
   printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$ctx/Containerfile"
@@ -240,13 +266,19 @@ load_pause_image() {
   load_images "$PAUSE_IMAGE"
 }
 
+# Copies images from podman into every node's containerd (saved once, imported per node).
 load_images() {
-  local image
+  local image n archive
   for image in "$@"; do
     CONTAINERS_CONF=$ROOT/deploy/images/containers.conf podman image exists "$image" || fail "no image $image in podman: run 'make images' first"
   done
-  CONTAINERS_CONF=$ROOT/deploy/images/containers.conf podman save --quiet --format docker-archive --multi-image-archive "$@" |
-    ctr_ images import - >/dev/null || fail "containerd refused the images $*"
+  archive=$(mktemp "$DIR/run/images.XXXXXX.tar")
+  CONTAINERS_CONF=$ROOT/deploy/images/containers.conf podman save --quiet --format docker-archive --multi-image-archive -o "$archive" "$@" ||
+    { rm -f "$archive"; fail "podman could not save the images $*"; }
+  for n in $(seq 1 "$NODES"); do
+    ctr_ "$n" images import "$archive" >/dev/null || { rm -f "$archive"; fail "node $n's containerd refused the images $*"; }
+  done
+  rm -f "$archive"
 }
 
 # ----------------------------------------------------------------------------------- control plane
@@ -281,21 +313,27 @@ start_control_plane() {
     --leader-elect=false --bind-address 127.0.0.1 --profiling=false --v=1
 }
 
-start_node() {
-  local pki=$DIR/pki
-  cat >"$DIR/kubelet.yaml" <<EOF
+# A node's kubelet. Its pods' cgroups live under their own root (/voiceapi-node-N in every
+# hierarchy): two kubelets under one root would each take the other's pods for orphans.
+start_kubelet() {
+  local n=$1 pki=$DIR/pki name; name=$(node_name "$1")
+  local controller
+  for controller in /sys/fs/cgroup/*/; do mkdir -p "$controller$name" 2>/dev/null || true; done
+  cat >"$DIR/kubelet-$n.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: $NODE_IP
+address: $(node_ip "$n")
 healthzBindAddress: 127.0.0.1
+healthzPort: $((10248 + 100 * (n - 1)))
+cgroupRoot: /$name
 authentication:
   anonymous: { enabled: false }
   webhook: { enabled: true }
   x509: { clientCAFile: $pki/ca.crt }
 authorization: { mode: Webhook }
-tlsCertFile: $pki/kubelet.crt
-tlsPrivateKeyFile: $pki/kubelet.key
-containerRuntimeEndpoint: unix://$CTR_SOCK
+tlsCertFile: $pki/kubelet-$n.crt
+tlsPrivateKeyFile: $pki/kubelet-$n.key
+containerRuntimeEndpoint: unix://$(ctr_sock "$n")
 cgroupDriver: cgroupfs
 failSwapOn: false
 oomScoreAdj: 0
@@ -308,18 +346,23 @@ imageGCLowThresholdPercent: 99
 evictionHard: { memory.available: 200Mi, nodefs.available: 2%, imagefs.available: 2% }
 serializeImagePulls: false
 EOF
+  start "kubelet-$n" "$BIN/kubelet" --config "$DIR/kubelet-$n.yaml" --kubeconfig "$DIR/kubelet-$n.kubeconfig" \
+    --root-dir "$DIR/kubelet-$n" --node-ip "$(node_ip "$n")" --hostname-override "$name" --v=1
+}
+
+start_nodes() {
   # Host names outside the cluster are not resolved in pods (no upstream DNS is needed here).
   echo "nameserver $NODE_IP" >"$DIR/resolv.conf"
-  start kubelet "$BIN/kubelet" --config "$DIR/kubelet.yaml" --kubeconfig "$DIR/kubelet.kubeconfig" \
-    --root-dir "$DIR/kubelet" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME" --v=1
+  local n
+  for n in $(seq 1 "$NODES"); do start_kubelet "$n"; done
 
   cat >"$DIR/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
 clientConnection: { kubeconfig: $DIR/kube-proxy.kubeconfig }
-hostnameOverride: $NODE_NAME
-clusterCIDR: $POD_SUBNET
+hostnameOverride: $(node_name 1)
+clusterCIDR: $POD_RANGE
 bindAddress: 127.0.0.1
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
@@ -344,7 +387,7 @@ EOF
 EOF
   start coredns "$BIN/coredns" -conf "$DIR/Corefile"
   wait_for coredns 30 curl -fsS http://127.0.0.1:8181/ready
-  wait_for kubelet 60 kubectl_ wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
+  for n in $(seq 1 "$NODES"); do wait_for "kubelet-$n" 60 kubectl_ wait --for=condition=Ready "node/$(node_name "$n")" --timeout=1s; done
   # Pods can be made once the controller-manager gave the namespace its service account.
   wait_for kube-controller-manager 60 kubectl_ -n default get serviceaccount default
 }
@@ -354,30 +397,37 @@ down() {
   [[ -d $DIR/run ]] || { say "no cluster here ($DIR)"; return 0; }
   BIN=${BIN:-$(cat "$DIR/bin.path" 2>/dev/null || true)}
   # Pods first, through the kubelet, so that each sandbox's network is torn down by the CNI plugins.
-  if running kube-apiserver && running kubelet; then
+  if running kube-apiserver && running kubelet-1; then
     kubectl_ delete namespaces --all --wait=false --ignore-not-found >/dev/null 2>&1 || true
     kubectl_ delete pods --all --all-namespaces --grace-period=5 --timeout=30s >/dev/null 2>&1 || true
   fi
-  local name
-  for name in kubelet kube-proxy coredns kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$name"; done
+  local name n
+  for n in $(seq 1 "$NODES"); do stop "kubelet-$n"; done
+  for name in kube-proxy coredns kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$name"; done
   # Whatever sandbox is left: kill its processes, remove it, and its network namespace.
-  if running containerd; then
-    local id
-    for id in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true; done
-    sleep 0.5
-    for id in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks delete -f "$id" >/dev/null 2>&1 || true; done
-    for id in $(ctr_ containers ls -q 2>/dev/null); do ctr_ containers delete "$id" >/dev/null 2>&1 || true; done
-  fi
-  stop containerd
-  pkill -KILL -f "containerd-shim-runc-v2 .*-address $CTR_SOCK" 2>/dev/null || true
+  for n in $(seq 1 "$NODES"); do
+    if running "containerd-$n"; then
+      local id
+      for id in $(ctr_ "$n" tasks ls -q 2>/dev/null); do ctr_ "$n" tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true; done
+      sleep 0.5
+      for id in $(ctr_ "$n" tasks ls -q 2>/dev/null); do ctr_ "$n" tasks delete -f "$id" >/dev/null 2>&1 || true; done
+      for id in $(ctr_ "$n" containers ls -q 2>/dev/null); do ctr_ "$n" containers delete "$id" >/dev/null 2>&1 || true; done
+    fi
+    stop "containerd-$n"
+    pkill -KILL -f "containerd-shim-runc-v2 .*-address $(ctr_sock "$n")" 2>/dev/null || true
+  done
   # Mounts made for pods (volumes, overlay roots, shm), deepest first.
   findmnt -rn -o TARGET | grep -E "^($DIR|/run/containerd|/run/netns/cni-)" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done || true
   local ns
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/{print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
-  ip link delete "$BRIDGE" 2>/dev/null || true
+  for n in $(seq 1 "$NODES"); do ip link delete "$(bridge "$n")" 2>/dev/null || true; done
+  # The nodes' cgroups, deepest first (the kubelets made the QoS and pod levels below them).
+  for n in $(seq 1 "$NODES"); do
+    find /sys/fs/cgroup/*/"$(node_name "$n")" -depth -type d -exec rmdir {} + 2>/dev/null || true
+  done
   [[ -x ${BIN:-}/kube-proxy ]] && "$BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
-  # The bridge plugin's masquerade rules for the pod subnet.
-  iptables -t nat -S POSTROUTING 2>/dev/null | grep -- "-s $POD_SUBNET" | sed 's/^-A/-D/' | while read -r rule; do eval "iptables -t nat $rule" 2>/dev/null || true; done || true
+  # The bridge plugin's masquerade rules, should a configuration ever turn them on.
+  iptables -t nat -S POSTROUTING 2>/dev/null | grep -- "-j CNI-" | sed 's/^-A/-D/' | while read -r rule; do eval "iptables -t nat $rule" 2>/dev/null || true; done || true
   iptables -t nat -S 2>/dev/null | awk '/^-N CNI-/{print $2}' | while read -r chain; do iptables -t nat -F "$chain" 2>/dev/null; iptables -t nat -X "$chain" 2>/dev/null || true; done || true
   # The kubelet's own chains (KUBE-FIREWALL, the canaries, KUBE-MARK-MASQ), which kube-proxy's
   # cleanup leaves: the jumps to them first, then the chains.
@@ -389,7 +439,7 @@ down() {
     done
   done
   # Keep containerd's image store (imports are slow); everything else is made afresh by `up`.
-  rm -rf "$DIR/run" "$DIR/etcd" "$DIR/kubelet" "$DIR/cni" "$DIR/pki" "$DIR"/*.kubeconfig
+  rm -rf "$DIR/run" "$DIR/etcd" "$DIR"/kubelet-* "$DIR"/cni-* "$DIR/pki" "$DIR"/*.kubeconfig
   left_behind || return 1
   say "stopped; nothing left running"
 }
@@ -397,10 +447,14 @@ down() {
 # What a stopped cluster must not leave: processes, mounts, network namespaces, the bridge, rules.
 left_behind() {
   local left=()
-  pgrep -f "$DIR/|kube-apiserver|kube-controller-manager|kube-scheduler|containerd-shim-runc-v2 .*-address $CTR_SOCK" >/dev/null && left+=("processes ($(pgrep -f "$DIR/|kube-apiserver|kube-controller-manager|kube-scheduler" | tr '\n' ' '))")
+  pgrep -f "$DIR/|kube-apiserver|kube-controller-manager|kube-scheduler|containerd-shim-runc-v2 .*-address $DIR/run/" >/dev/null && left+=("processes ($(pgrep -f "$DIR/|kube-apiserver|kube-controller-manager|kube-scheduler" | tr '\n' ' '))")
   findmnt -rn -o TARGET | grep -qE "^($DIR|/run/netns/cni-)" && left+=(mounts)
   ip netns list 2>/dev/null | grep -q '^cni-' && left+=("network namespaces")
-  ip link show "$BRIDGE" >/dev/null 2>&1 && left+=("the bridge $BRIDGE")
+  local n
+  for n in $(seq 1 "$NODES"); do
+    ip link show "$(bridge "$n")" >/dev/null 2>&1 && left+=("the bridge $(bridge "$n")")
+    compgen -G "/sys/fs/cgroup/*/$(node_name "$n")" >/dev/null && left+=("the cgroups of $(node_name "$n")")
+  done
   { iptables-save 2>/dev/null; ip6tables-save 2>/dev/null; } | grep -qE '^:(KUBE|CNI)-' && left+=("iptables chains")
   ((${#left[@]} == 0)) && return 0
   echo "[cluster] left behind after stopping: ${left[*]}" >&2
@@ -425,16 +479,18 @@ up() {
   BIN=$(bash "$ROOT/scripts/cluster-binaries.sh") || fail "the Kubernetes binaries could not be built (scripts/cluster-binaries.sh, output above)"
   local started=$SECONDS
   trap 'status=$?; if ((status)); then say "stopping what started"; down >/dev/null 2>&1 || true; fi' EXIT
-  rm -rf "$DIR/run" "$DIR/etcd" "$DIR/kubelet" "$DIR/cni" "$DIR/pki" "$DIR/logs"
+  rm -rf "$DIR/run" "$DIR/etcd" "$DIR"/kubelet-* "$DIR"/cni-* "$DIR/pki" "$DIR/logs"
   mkdir -p "$DIR/run" "$DIR/logs" "$DIR/bin"
   echo "$BIN" >"$DIR/bin.path"
+  echo "$NODES" >"$DIR/run/nodes"
   make_network
   make_credentials
   make_runc_wrapper
-  start_containerd
+  local n
+  for n in $(seq 1 "$NODES"); do start_containerd "$n"; done
   load_pause_image
   start_control_plane
-  start_node
+  start_nodes
   trap - EXIT
   say "up in $((SECONDS - started)) s"
   print_usage
@@ -442,7 +498,7 @@ up() {
 
 print_usage() {
   cat <<EOF
-The cluster runs (one node, $NODE_NAME at $NODE_IP; state and logs in $DIR):
+The cluster runs ($NODES node(s), $(for n in $(seq 1 "$NODES"); do printf '%s at %s ' "$(node_name "$n")" "$(node_ip "$n")"; done); state and logs in $DIR):
   export KUBECONFIG=$DIR/admin.kubeconfig PATH=$(cat "$DIR/bin.path"):\$PATH
   kubectl get nodes
   scripts/cluster.sh load docker.io/voiceapi/gateway:0.1.0   # images from podman (make images)
@@ -456,6 +512,6 @@ case ${1:-} in
   status)
     for c in "${COMPONENTS[@]}"; do if running "$c"; then echo "$c: running"; else echo "$c: stopped"; fi; done ;;
   env) echo "export KUBECONFIG=$DIR/admin.kubeconfig PATH=$(cat "$DIR/bin.path"):\$PATH CLUSTER_NODE_IP=$NODE_IP" ;;
-  load) shift; BIN=$(cat "$DIR/bin.path"); running containerd || fail "the cluster is not running"; load_images "$@" ;;
+  load) shift; BIN=$(cat "$DIR/bin.path"); running containerd-1 || fail "the cluster is not running"; load_images "$@" ;;
   *) sed -n '2,21p' "$0"; exit 2 ;;
 esac

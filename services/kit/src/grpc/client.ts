@@ -72,6 +72,11 @@ export function createPromiseClient<D extends UnaryServiceDef>(definition: D, ad
     'grpc.max_reconnect_backoff_ms': 1_000,
     // Spread calls over every address the name resolves to (a headless Service lists each pod).
     'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+    // Ask DNS again at most once a second, not grpc-js's default of every 30 s: a name is resolved
+    // again when a backend goes away, and in a drain or rollout both pods of a service are replaced
+    // within seconds. With 30 s the second replacement found the client still knowing only the old
+    // pods, and calls failed for ~10 s (the live cluster's drain test, test/cluster/).
+    'grpc.dns_min_time_between_resolutions_ms': 1_000,
   }) as Client & Record<string, (...args: unknown[]) => unknown>;
 
   const client = { close: () => raw.close() } as PromiseClient<D>;
