@@ -191,6 +191,8 @@ describe('the platform on a live Kubernetes cluster', () => {
     expect(placed.filter((p) => p.spec.nodeName !== second).map((p) => `${p.metadata.name} on ${p.spec.nodeName}`)).toEqual([]);
     for (const name of SERVICES) expect({ name, ready: placed.filter((p) => serviceOf(p) === name).length }).toEqual({ name, ready: 2 });
     await kubectl(['uncordon', first!]);
+    // Billing and telephony moved too: every lead accepted so far is still called and charged once.
+    await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
   }, 600_000);
 
   it('refuses a drain that would leave a service without a ready pod: the other node cordoned, the drain stops at the budgets', async () => {
