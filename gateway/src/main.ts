@@ -1,8 +1,9 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { broadcastGroup, broadcastGroupPrefix, EventSubscriber, openService, removeIdleBroadcastGroups, runAsMain, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { ConnectionStates } from 'mongoose';
 import { buildApp, createHttpServer } from './app';
+import { closeHttp } from './http/drain';
 import { authenticatedKey, KeyCache } from './auth/key-cache';
 import { LastUsedRecorder } from './auth/last-used';
 import { closeServiceClients, createServiceClients } from './clients';
@@ -91,35 +92,5 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   log.info({ port, host: cfg.HOST }, 'gateway listening');
   return { port, lifecycle, log, control };
 }
-
-/** How long a stopping gateway waits at most for its keep-alive clients to go before it closes their connections. */
-const KEEPALIVE_DRAIN_MS = 2_000;
-/** Clients that sent nothing for this long are taken as gone quiet: their connections are closed at once. */
-const KEEPALIVE_QUIET_MS = 300;
-
-/**
- * Stops taking requests without failing one. From now on every response asks its client to close
- * the connection (`Connection: close`): a client reusing a keep-alive connection gets its answer
- * and sends its next request on a new connection, which the Service routes to another replica.
- * Closing an idle keep-alive connection at once instead races the client's next request on it,
- * which then fails (the live cluster's pod-loss test saw it). Connections still open once no
- * request came for KEEPALIVE_QUIET_MS, or after KEEPALIVE_DRAIN_MS, are closed with the listener;
- * requests in flight finish.
- */
-async function closeHttp(server: Server): Promise<void> {
-  let lastRequestAt = Date.now();
-  server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
-    lastRequestAt = Date.now();
-    if (!res.headersSent) res.setHeader('Connection', 'close');
-  });
-  const deadline = Date.now() + KEEPALIVE_DRAIN_MS;
-  while (Date.now() < deadline && Date.now() - lastRequestAt < KEEPALIVE_QUIET_MS && (await openConnections(server)) > 0) await new Promise((r) => setTimeout(r, 25));
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  });
-}
-
-const openConnections = (server: Server) => new Promise<number>((resolve) => server.getConnections((_err, n) => resolve(n ?? 0)));
 
 runAsMain(module, 'gateway', () => startGateway());
