@@ -79,7 +79,7 @@ wait_for() {
 # ------------------------------------------------------------------------------------- preflight
 install_packages() {
   local missing=() tool
-  for tool in containerd:containerd runc:runc etcd:etcd-server conntrack:conntrack iptables:iptables openssl:openssl; do
+  for tool in containerd:containerd runc:runc etcd:etcd-server conntrack:conntrack iptables:iptables openssl:openssl curl:curl ss:iproute2 pgrep:procps findmnt:util-linux; do
     command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
   done
   [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/portmap ]] || missing+=(containernetworking-plugins)
