@@ -187,6 +187,8 @@ describe('the platform on a live Kubernetes cluster', () => {
       await kubectl(['drain', first!, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=300s'], 330_000);
     });
     expect(s.refused).toEqual([]);
+    // The drain ends when the last pod is gone from the node, not when its replacement is ready.
+    await rolledOut();
     const placed = (await pods()).filter(ready);
     expect(placed.filter((p) => p.spec.nodeName !== second).map((p) => `${p.metadata.name} on ${p.spec.nodeName}`)).toEqual([]);
     for (const name of SERVICES) expect({ name, ready: placed.filter((p) => serviceOf(p) === name).length }).toEqual({ name, ready: 2 });
