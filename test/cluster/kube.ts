@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -82,4 +82,16 @@ export function serviceValues(umbrellaValues: Record<string, any>, service: stri
   const file = path.join(dir, `${service}-values.json`);
   fs.writeFileSync(file, JSON.stringify({ global: umbrellaValues.global ?? {}, ...(umbrellaValues[service] ?? {}) }));
   return file;
+}
+
+/**
+ * Follows a pod's log until the pod is gone; `lines()` answers what it wrote meanwhile. For what a
+ * pod said while it stopped (a shutdown step that ran out of time says so at error level).
+ */
+export function followLog(pod: string): { done: Promise<void>; lines: () => string[]; stop: () => void } {
+  const child = spawn('kubectl', ['-n', NAMESPACE, 'logs', '-f', '--tail=0', pod], { stdio: ['ignore', 'pipe', 'ignore'], env: process.env });
+  let text = '';
+  child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const done = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  return { done, lines: () => text.split('\n').filter(Boolean), stop: () => void child.kill() };
 }

@@ -7,7 +7,7 @@ import { Receiver } from '../../services/webhooks/test/receiver';
 import { ADMIN_TOKEN, call, tenantWithKey } from '../harness/system';
 import { eventually, sleep } from '../fault/calls-across';
 import { expectCalledAndChargedOnce, pushLeads, streamTenant, summarize, type Post, type StoreAccess, type StreamTenant } from '../fault/lead-stream';
-import { NAMESPACE, ROOT, explained, helm, kubectl, kubectlJson, nodeIp, pods, ready, serviceOf, serviceValues } from './kube';
+import { NAMESPACE, ROOT, explained, followLog, helm, kubectl, kubectlJson, nodeIp, pods, ready, serviceOf, serviceValues } from './kube';
 
 // The platform as an SRE installs it, on the live two-node cluster of scripts/cluster.sh (issue 31):
 // the charts installed with --wait, a tenant's whole flow through the gateway's Service, one service
@@ -153,9 +153,14 @@ describe('the platform on a live Kubernetes cluster', () => {
     const s = await underLoad('one pod of each service deleted', async () => {
       for (const name of SERVICES) {
         const victim = (await pods(`app.kubernetes.io/name=${name}`)).find(ready)!;
+        const log = followLog(victim.metadata.name);
         const started = Date.now();
         await kubectl(['delete', 'pod', victim.metadata.name, '--wait=true']);
         stopped.push({ name, seconds: (Date.now() - started) / 1000, grace: victim.spec.terminationGracePeriodSeconds! });
+        await Promise.race([log.done, sleep(5_000)]);
+        log.stop();
+        // A shutdown step that ran out of its time, or failed, says so: shown, not asserted (see docs/performance.md).
+        for (const line of log.lines().filter((l) => /shutdown step failed|forcing shutdown|did not finish/.test(l))) console.log(`[cluster] ${name} stopping: ${line.slice(0, 400)}`);
         await kubectl(['rollout', 'status', `deployment/${name}`, '--timeout=180s'], 200_000);
       }
     });
