@@ -28,20 +28,22 @@ describe('closeHttp: a stopping gateway lets its keep-alive clients go without c
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
-    let stoppedAt = 0;
+    // Set in the same synchronous step as closeHttp starts: a request sent once it is true reaches the
+    // server after closeHttp took over (a millisecond clock would count one sent just before as after).
+    let stopped = false;
     const outcomes: Outcome[] = [];
     const loops = Array.from({ length: 4 }, async () => {
       // Until the listener is gone: each loop ends on its first refused connection.
       for (let i = 0; i < 2_000; i++) {
-        const sentAt = Date.now();
+        const sentAfterStop = stopped;
         const o = await post(port, agent);
-        outcomes.push(o.kind === 'answered' ? { ...o, afterStop: stoppedAt > 0 && sentAt >= stoppedAt } : o);
+        outcomes.push(o.kind === 'answered' ? { ...o, afterStop: sentAfterStop } : o);
         if (o.kind !== 'answered') return;
         await new Promise((r) => setTimeout(r, 3));
       }
     });
     await new Promise((r) => setTimeout(r, 150));
-    stoppedAt = Date.now();
+    stopped = true;
     await closeHttp(server, { drainMs: 2_000, quietMs: 300 });
     await Promise.all(loops);
     agent.destroy();
