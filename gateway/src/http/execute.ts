@@ -18,7 +18,7 @@ export function routeHandler(surface: Surface, route: AnyRoute): RequestHandler 
   const scopes = surface.kind === 'tenant' && route.scopes?.length ? route.scopes : undefined;
   const limiter = surface.rateLimit;
   const body = bodyKind(route);
-  const json = body?.kind === 'json' || body?.kind === 'none' ? express.json({ limit: surface.bodyLimitBytes, strict: true, type: () => true }) : undefined;
+  const json = body?.kind === 'json' || body?.kind === 'none' ? express.json({ limit: route.bodyLimitBytes ?? surface.bodyLimitBytes, strict: true, type: () => true }) : undefined;
   const execute = execution(surface, route);
 
   // An unexpected throw after the handler (a broken stream, say) reaches the app's error handler.
@@ -141,6 +141,7 @@ function execution(surface: Surface, route: AnyRoute): Execute {
       if (!IDEMPOTENCY_KEY.test(idemKey)) {
         return answerInvalid(res, new Invalid('Idempotency-Key must be 1–255 visible ASCII characters', [{ path: 'header.Idempotency-Key', message: 'invalid' }]), reader);
       }
+      ctx.idempotencyKey = idemKey;
       const hash = requestHash(req.method, req.originalUrl, upload ? upload.hashed : body);
       const outcome = await idempotent(idempotency!, { tenantId: auth!.tenantId, mode: auth!.mode, key: idemKey }, hash, exec, log, requestId);
       if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');

@@ -99,6 +99,7 @@ describe('the OpenAPI documents say what the server enforces', () => {
       'getCampaign',
       'listCampaignContacts',
       'createLead',
+      'createLeadBatch',
       'createEvent',
       'listEventRoutes',
       'createEventRoute',

@@ -81,7 +81,7 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
     case 'json':
       errors[413] = 'Body over the size limit (`payload_too_large`)';
       errors[415] = 'Body is not JSON (`unsupported_media_type`)';
-      request.body = { required: true, content: { 'application/json': { schema: body.schema } } };
+      request.body = { required: true, content: { 'application/json': { schema: route.documentedBody ?? body.schema } } };
       break;
     case 'none':
       errors[413] = 'Body over the size limit (`payload_too_large`)';

@@ -43,7 +43,11 @@ export interface RouteContext {
   call: CallContext;
   /** `<scheme>://<host>` the request came to: for absolute links in answers. */
   requestBase: string;
-  /** The request's `Idempotency-Key`, on routes that make retries safe themselves (`ownIdempotencyKey`). */
+  /**
+   * The request's `Idempotency-Key`: on routes that make retries safe themselves
+   * (`ownIdempotencyKey`), and on tenant POSTs that name what they create after it, so a retry
+   * after a failure part-way finds what the first try made.
+   */
   idempotencyKey?: string;
 }
 
@@ -154,6 +158,14 @@ export interface RouteDef<P extends AnyZod | undefined, Q extends AnyZod | undef
   query?: Q;
   /** Required on POST, PUT and PATCH; GET and DELETE read no body. */
   body?: B;
+  /** Largest JSON body, for a route that takes more than its surface's (a batch). */
+  bodyLimitBytes?: number;
+  /**
+   * The JSON body as documented, for a route that decides parts of it itself: `body` then checks
+   * only the frame (a batch's list), and each item, checked against its documented shape by the
+   * handler, is refused in its own result rather than refusing the request.
+   */
+  documentedBody?: AnyZod;
   responses: Record<number, ResponseSpec>;
   /** Extra documented errors beyond the ones every route can answer. */
   errors?: Record<number, string>;

@@ -1,7 +1,7 @@
 import type { voiceapi } from '@voiceapi/proto';
 import type { z } from '../../http/zod';
 import { conversationJson } from '../telephony/mappers';
-import type { Campaign, CampaignCreate, CallingWindow, Contact, DoNotCallEntry, EventRoute, Followup, Lead, LeadAccepted, LeadEvent, Message, Template } from './schemas';
+import type { BatchLeadResult, Campaign, CampaignCreate, CallingWindow, Contact, DoNotCallEntry, EventRoute, Followup, Lead, LeadAccepted, LeadEvent, Message, Template } from './schemas';
 
 /** The leads service's messages ↔ the JSON of schemas.ts. */
 
@@ -125,6 +125,7 @@ export function contactJson(c: Proto<'Contact'> | undefined, last?: ReturnType<t
     lastOutcome: x.lastOutcome ?? null,
     endReason: x.endReason ?? null,
     sandbox: x.sandbox,
+    externalId: x.externalId ?? null,
     createdAt: iso(x.createTime),
     updatedAt: iso(x.updateTime),
     conversation: last && last.transcript.length > 0 ? last.transcript : null,
@@ -180,4 +181,26 @@ export function messageJson(m: Proto<'Message'>): Json<typeof Message> {
 function need<T>(v: T | undefined, what: string): T {
   if (v === undefined) throw new Error(`leads service answered without a ${what}`);
   return v;
+}
+
+/** A lead's result from the leads service → its JSON, field problems named from the request body. */
+export function batchResultJson(r: Proto<'BatchLeadResult'>, externalId: string | undefined): Json<typeof BatchLeadResult> {
+  const base = { index: r.index, ...(externalId !== undefined && { externalId }) };
+  if (r.status === 'refused') {
+    return {
+      ...base,
+      status: 'refused',
+      reasonCode: r.reasonCode ?? 'internal_error',
+      error: r.error ?? '',
+      ...(r.details.length > 0 && { details: r.details.map((d) => ({ path: `body.leads.${r.index}.${d.path}`, message: d.message })) }),
+    };
+  }
+  const c = need(r.contact, 'contact');
+  return {
+    ...base,
+    status: r.status as Json<typeof BatchLeadResult>['status'],
+    contactId: c.id,
+    ...(r.status === 'scheduled' && c.compliance?.callingWindow?.nextOpenTime && { nextAttemptAt: c.compliance.callingWindow.nextOpenTime.toISOString() }),
+    ...(r.duplicate && { duplicate: true }),
+  };
 }

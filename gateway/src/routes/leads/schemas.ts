@@ -97,6 +97,91 @@ export const LeadAccepted = z
     example: { status: 'accepted', contactId: '665f1c2b9d3e4a00123456c1', campaignId: '665f1c2b9d3e4a0012345678', channels: ['call'], contactStatus: 'queued', nextAttemptAt: null },
   });
 
+// ---- Batch ingest ----
+
+/** Most leads in one batch, and the largest batch body (decisions file, "Batch lead ingest"). */
+export const MAX_BATCH_LEADS = 1_000;
+export const BATCH_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+
+const ExternalId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1–128 letters, digits, "_", ".", ":" or "-"')
+  .openapi({
+    description: 'Your own id of the lead (1–128 letters, digits, `_ . : -`), unique per tenant and key mode: a lead sent again with an id already accepted is not ingested again',
+    example: 'crm-48213',
+  });
+
+export const BatchLead = z
+  .strictObject({ campaignId: id('The lead’s campaign; omitted: the batch’s `campaignId`').optional(), externalId: ExternalId.optional(), ...leadFields })
+  .refine(oneChannelField, ONE_CHANNEL_FIELD)
+  .openapi('BatchLead', {
+    description: 'A lead as the body of `POST /leads`, with an optional `externalId`; `campaignId` may come from the batch',
+    example: { externalId: 'crm-48213', phone: '+14155550123', name: 'Ada Lovelace', channel: 'call', consent: { outboundCall: true, capturedAt: '2026-11-20T14:03:00Z', source: 'crm' } },
+  });
+
+const batchFrame = {
+  campaignId: id('The campaign of every lead that names none').optional(),
+};
+
+/** What the request itself must be; each lead is checked against `BatchLead` on its own (a lead that does not fit is refused in its result). */
+export const LeadBatchFrame = z.strictObject({
+  ...batchFrame,
+  leads: z.array(z.unknown()).min(1, 'send at least one lead').max(MAX_BATCH_LEADS, `at most ${MAX_BATCH_LEADS} leads per batch`),
+});
+
+export const LeadBatch = z.strictObject({ ...batchFrame, leads: z.array(BatchLead).min(1).max(MAX_BATCH_LEADS) }).openapi('LeadBatch', {
+  example: {
+    campaignId: '665f1c2b9d3e4a0012345678',
+    leads: [
+      { externalId: 'crm-48213', phone: '+14155550123', name: 'Ada Lovelace', channel: 'call', consent: { outboundCall: true, capturedAt: '2026-11-20T14:03:00Z', source: 'crm' } },
+      { externalId: 'crm-48214', phone: '+14155550199', name: 'Alan Turing', channel: 'call', consent: { outboundCall: true, capturedAt: '2026-11-20T14:05:00Z', source: 'crm' } },
+    ],
+  },
+});
+
+export const BatchLeadResult = z
+  .object({
+    index: z.number().int().openapi({ description: 'The lead’s place in `leads`, from 0' }),
+    externalId: z.string().optional(),
+    status: z.enum(['accepted', 'scheduled', 'sandbox_accepted', 'refused']).openapi({
+      description: '`accepted` (dialled or messaged now), `scheduled` (outside the calling window: see `nextAttemptAt`), `sandbox_accepted` (a sandbox key), or `refused` (see `reasonCode`)',
+    }),
+    contactId: z.string().optional(),
+    nextAttemptAt: z.iso.datetime().optional().openapi({ description: 'When a `scheduled` lead is dialled' }),
+    reasonCode: z.string().optional().openapi({ description: 'Why it was refused: the code `POST /leads` would answer (`validation_error`, `consent_required`, `do_not_call`, …)' }),
+    error: z.string().optional(),
+    details: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .openapi({ description: 'Field problems, named from the request body (`body.leads.3.phone`)' }),
+    duplicate: z.boolean().optional().openapi({ description: 'True when a lead with this `externalId` was accepted before: nothing was ingested now, and the result repeats the first one' }),
+  })
+  .openapi('BatchLeadResult');
+
+export const LeadBatchResult = z
+  .object({
+    accepted: z.number().int().openapi({ description: 'Leads not refused (duplicates included)' }),
+    refused: z.number().int(),
+    results: z.array(BatchLeadResult).openapi({ description: 'One per lead, in the order sent' }),
+  })
+  .openapi('LeadBatchResult', {
+    example: {
+      accepted: 1,
+      refused: 1,
+      results: [
+        { index: 0, externalId: 'crm-48213', status: 'accepted', contactId: '665f1c2b9d3e4a00123456c1' },
+        {
+          index: 1,
+          externalId: 'crm-48214',
+          status: 'refused',
+          reasonCode: 'do_not_call',
+          error: 'the number is on the tenant do-not-call list',
+          details: [{ path: 'body.leads.1.phone', message: "on the tenant's do-not-call list" }],
+        },
+      ],
+    },
+  });
+
 // ---- Campaigns and contacts ----
 
 export const CallingWindow = z
@@ -167,6 +252,7 @@ export const Contact = z
     lastOutcome: z.string().nullable(),
     endReason: z.string().nullable().openapi({ description: 'Why the contact stopped: `do_not_call`, `opted_out`, `max_attempts`, `call_failed`, …' }),
     sandbox: z.boolean(),
+    externalId: z.string().nullable().openapi({ description: 'Your own id of the lead, when it came in a batch with one' }),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
     conversation: z.array(TranscriptTurn).nullable().openapi({ description: 'The last answered call’s transcript, on `GET /contacts/{id}`; null in lists, and before a call was answered' }),

@@ -94,6 +94,8 @@ export interface Contact {
   messageInputs?: MessageInputs;
   /** The time zones of the number, kept to re-check the window at dial time without a lookup. */
   timeZones?: string[];
+  /** The tenant's own id of the lead (batch ingest): the contact's id follows from it. */
+  externalId?: string;
   createdAt: Date;
   updatedAt: Date;
 }

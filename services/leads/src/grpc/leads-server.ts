@@ -67,6 +67,17 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
         const r = await uc.ingest.ingest(requireTenant(ctx), req.campaignId, leadFromProto(req.lead), ctx.operationId);
         return { status: r.status, contact: contactProto(r.contact) };
       },
+      ingestLeadBatch: async (req, ctx) => {
+        const leads = req.leads.map((l) => ({ index: l.index, campaignId: l.campaignId, ...(l.externalId !== undefined && { externalId: l.externalId }), lead: leadFromProto(l.lead) }));
+        const results = await uc.ingest.ingestBatch(requireTenant(ctx), req.batchKey, leads);
+        return {
+          results: results.map((r) =>
+            r.status === 'refused'
+              ? { index: r.index, status: r.status, duplicate: false, reasonCode: r.reasonCode, error: r.error, details: r.details ?? [] }
+              : { index: r.index, status: r.status, contact: contactProto(r.contact), duplicate: r.duplicate, details: [] },
+          ),
+        };
+      },
       ingestEvent: async (req, ctx) => {
         const r = await uc.ingest.ingestEvent(requireTenant(ctx), req.eventType, leadFromProto(req.lead), ctx.operationId);
         return { status: r.status, contact: contactProto(r.contact) };
@@ -199,6 +210,7 @@ export function contactProto(c: Contact): Proto<'Contact'> {
     ...(c.lastOutcome !== undefined && { lastOutcome: c.lastOutcome }),
     sandbox: c.sandbox,
     ...(c.endReason !== undefined && { endReason: c.endReason }),
+    ...(c.externalId !== undefined && { externalId: c.externalId }),
   };
 }
 

@@ -1,4 +1,5 @@
-import { isDuplicateKeyError, objectIds, TenantCollection, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
+import { createHash } from 'node:crypto';
+import { objectIds, TenantCollection, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model, type UpdateQuery } from 'mongoose';
 import { CONTACT_STATUSES, statsBucket, type CampaignStats, type Contact, type ContactStatus } from '../domain/contact';
 
@@ -37,6 +38,7 @@ export const contactSchema = new Schema<ContactDoc>(
     sandbox: { type: Boolean, required: true },
     messageInputs: String,
     timeZones: { type: [String], default: undefined },
+    externalId: String,
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     moves: { type: Schema.Types.Mixed, default: undefined },
@@ -73,17 +75,25 @@ export class ContactStore {
     return new Types.ObjectId().toString();
   }
 
-  /** A new contact; one stored before under its id (an ingest sent again, see `createMany`) is answered as it was stored. */
-  async create(scope: TenantScope, c: Contact): Promise<Contact> {
+  /**
+   * The id of a contact named by a key that is the same on every try of its ingest (an external
+   * id, a batch's key and index): a lead sent again finds the contact its first try stored.
+   */
+  idFor(key: string): string {
+    return createHash('sha256').update(key).digest('hex').slice(0, 24);
+  }
+
+  /**
+   * A new contact, the creations asked at once written together; one stored before under its id
+   * (an ingest sent again, see `createMany`) is answered as it was stored, with `storedBefore`.
+   */
+  async create(scope: TenantScope, c: Contact): Promise<{ contact: Contact; storedBefore: boolean }> {
     const { id, messageInputs, ...rest } = c;
-    const doc = { ...rest, ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }), _id: new Types.ObjectId(id) };
-    try {
-      return toContact(await this.contacts.insert(scope, doc));
-    } catch (err) {
-      const stored = isDuplicateKeyError(err) ? await this.get(scope, id) : null;
-      if (!stored) throw err;
-      return stored;
-    }
+    const created = await this.contacts.insertShared(scope, { ...rest, ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }), _id: new Types.ObjectId(id) });
+    if (created) return { contact: c, storedBefore: false };
+    const stored = await this.get(scope, id);
+    if (!stored) throw new Error(`contact ${id} was refused as stored before but is not the tenant's`);
+    return { contact: stored, storedBefore: true };
   }
 
   /**

@@ -62,6 +62,17 @@ export class ScheduleStore {
   }
 
   /**
+   * New contacts' first items, in one round trip. An item whose id exists already belongs to a
+   * try of the same ingest sent again, which scheduled it: it is left as it is.
+   */
+  async addNew(scope: TenantScope, items: readonly Omit<ScheduledItem, 'tenantId'>[]): Promise<void> {
+    await this.items.insertNew(
+      scope,
+      items.map(({ id, ...rest }) => ({ ...rest, _id: id })),
+    );
+  }
+
+  /**
    * Due items of every tenant, oldest first, and when the next one falls due: one read of the
    * earliest `limit + 1` items, due or not.
    */

@@ -48,8 +48,9 @@ export class TemplateStore {
     return toTemplate(await this.templates.insert(scope, t));
   }
 
+  /** The template (reads asked at once share one: the leads of a batch name the same few). */
   async get(scope: TenantScope, id: string): Promise<Template | null> {
-    const doc = await this.templates.findById(scope, id);
+    const doc = await this.templates.findByIdShared(scope, id);
     return doc && toTemplate(doc);
   }
 

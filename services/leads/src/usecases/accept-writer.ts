@@ -49,14 +49,14 @@ export class AcceptWriter {
     });
   }
 
-  async accept(a: Acceptance): Promise<Contact> {
+  /** The contact stored; `storedBefore` when a try of the same ingest stored it first (it is answered as stored then). */
+  async accept(a: Acceptance): Promise<{ contact: Contact; storedBefore: boolean }> {
     const out = await this.batches.run(a);
     if (out instanceof Error) throw out;
-    if (out !== STORED_BEFORE) return out;
-    // The first try of this ingest stored it: answer what it stored.
+    if (out !== STORED_BEFORE) return { contact: out, storedBefore: false };
     const stored = await this.d.contacts.get(a.scope, a.contact.id);
     if (!stored) throw new Error(`contact ${a.contact.id} was refused as stored before but is not the tenant's`);
-    return stored;
+    return { contact: stored, storedBefore: true };
   }
 
   /** Writes the batch; answers the ids of the contacts stored before (see `ContactStore.createMany`). */
@@ -81,11 +81,10 @@ export class AcceptWriter {
         scope,
         group.flatMap((a) => a.messages),
       );
-      for (const a of group) {
-        if (a.contact.status === 'scheduled' && a.contact.nextAttemptAt) {
-          await this.d.schedule.put(scope, { id: dialItemId(a.contact.id), contactId: a.contact.id, kind: 'dial', dueAt: a.contact.nextAttemptAt });
-        }
-      }
+      await this.d.schedule.addNew(
+        scope,
+        group.flatMap((a) => (a.contact.status === 'scheduled' && a.contact.nextAttemptAt ? [{ id: dialItemId(a.contact.id), contactId: a.contact.id, kind: 'dial' as const, dueAt: a.contact.nextAttemptAt }] : [])),
+      );
       const refused = await this.d.contacts.createMany(
         scope,
         group.map((a) => a.contact),

@@ -37,6 +37,26 @@ const CAPTURE_SKEW_MS = 60_000;
 export interface IngestResult {
   status: 'accepted' | 'sandbox_accepted';
   contact: Contact;
+  /** A try of the same ingest stored the contact first: it is answered as stored then. */
+  storedBefore: boolean;
+}
+
+/** One lead of a batch (`POST /leads/batch`), at its place in the tenant's request. */
+export interface BatchLead {
+  index: number;
+  campaignId: string;
+  externalId?: string;
+  lead: LeadInput;
+}
+
+/** A batch lead's result: its contact, or why it was refused (as the error of `POST /leads` would say). */
+export type BatchOutcome =
+  { index: number; status: 'accepted' | 'scheduled' | 'sandbox_accepted'; contact: Contact; duplicate: boolean } | { index: number; status: 'refused'; reasonCode: string; error: string; details?: ErrorDetail[] };
+
+/** What the leads of one batch share: one credit question per call length, one read per campaign. */
+interface Shared {
+  credits: CreditCheck;
+  campaign?: (id: string) => Promise<Campaign | null>;
 }
 
 /**
@@ -75,8 +95,57 @@ export class LeadIngest {
    * the first one stored (its messages' ids and its events' ids follow from the contact's).
    */
   async ingest(scope: TenantScope, campaignId: string, lead: LeadInput, operationId?: string): Promise<IngestResult> {
+    return this.counted(() => this.decide(scope, campaignId, lead, operationId ?? this.d.contacts.newId(), { credits: this.d.credits }));
+  }
+
+  /**
+   * Many leads, each decided on its own by `ingest`'s rules, all at once: their reads (campaigns,
+   * do-not-call lists, templates, credit) and their writes (contacts, messages, dials, events) go
+   * to the store together, not lead by lead. A lead's contact id follows from its external id, or
+   * else from `batchKey` (the same on every try of one request) and its index, so a batch sent
+   * again after a failure part-way stores no lead twice. A lead whose external id was accepted
+   * before is not decided again: its result repeats the first one's, marked `duplicate`.
+   */
+  async ingestBatch(scope: TenantScope, batchKey: string, leads: readonly BatchLead[]): Promise<BatchOutcome[]> {
+    const idOf = (l: BatchLead) => this.d.contacts.idFor(l.externalId !== undefined ? `external:${scope.tenantId}:${scope.mode}:${l.externalId}` : `batch:${scope.tenantId}:${scope.mode}:${batchKey}:${l.index}`);
+    const firstWithId = new Map<string, number>();
+    const repeated = leads.map((l) => {
+      if (l.externalId === undefined) return undefined;
+      const first = firstWithId.get(l.externalId);
+      if (first === undefined) firstWithId.set(l.externalId, l.index);
+      return first;
+    });
+    // Leads accepted before under their external ids: read together, answered as stored.
+    const before = await Promise.all(leads.map((l, i) => (l.externalId !== undefined && repeated[i] === undefined ? this.d.contacts.get(scope, idOf(l)) : Promise.resolve(null))));
+    const campaigns = new Map<string, Promise<Campaign | null>>();
+    const shared: Shared = {
+      credits: onceEachCallLength(this.d.credits),
+      campaign: (id) => campaigns.get(id) ?? campaigns.set(id, this.runningCampaign(scope, id)).get(id)!,
+    };
+    const settled = await Promise.allSettled(
+      leads.map(async (l, i): Promise<BatchOutcome> => {
+        const first = repeated[i];
+        if (first !== undefined) {
+          return refusedOutcome(l.index, validationError(`externalId repeats lead ${first}'s in this batch`, [{ path: 'externalId', message: `the same as lead ${first}'s` }]));
+        }
+        const stored = before[i];
+        if (stored) return acceptedOutcome(l.index, stored, true);
+        const externalId = l.externalId;
+        const r = await this.counted(() => this.decide(scope, l.campaignId, l.lead, idOf(l), shared, externalId));
+        // Stored before under an external id: another request with the same lead got there first.
+        return acceptedOutcome(l.index, r.contact, r.storedBefore && externalId !== undefined);
+      }),
+    );
+    // A failure that is not the lead's own refusal (the store away) fails the whole request: the
+    // caller sends it again, and every lead accepted now is answered as stored, once (ids above).
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && !(s.reason instanceof DomainError));
+    if (failed) throw failed.reason as Error;
+    return settled.map((s, i) => (s.status === 'fulfilled' ? s.value : refusedOutcome(leads[i]!.index, s.reason as DomainError)));
+  }
+
+  private async counted(decide: () => Promise<IngestResult>): Promise<IngestResult> {
     try {
-      const r = await this.decide(scope, campaignId, lead, operationId ?? this.d.contacts.newId());
+      const r = await decide();
       this.d.metrics?.leads.add(1, { outcome: r.status === 'accepted' ? r.contact.status : r.status });
       return r;
     } catch (err) {
@@ -85,11 +154,11 @@ export class LeadIngest {
     }
   }
 
-  private async decide(scope: TenantScope, campaignId: string, lead: LeadInput, contactId: string): Promise<IngestResult> {
+  private async decide(scope: TenantScope, campaignId: string, lead: LeadInput, contactId: string, shared: Shared, externalId?: string): Promise<IngestResult> {
     const now = this.d.now();
 
     // 1. The campaign: the tenant's, and running.
-    const campaign = await this.runningCampaign(scope, campaignId);
+    const campaign = await (shared.campaign ?? ((id: string) => this.runningCampaign(scope, id)))(campaignId);
     if (!campaign) throw leadsReasons.error('campaign_not_found', 'no such campaign for this tenant', [{ path: 'campaignId', message: 'unknown' }]);
     if (campaign.status !== 'running') {
       throw leadsReasons.error('campaign_not_running', `the campaign is ${campaign.status}; leads are accepted while it is running`);
@@ -113,7 +182,7 @@ export class LeadIngest {
 
     // 6. A live call needs credit for one call's hold now.
     const live = scope.mode === 'live';
-    if (live && calls && !(await this.d.credits.coversOneCall(scope, campaign.maxCallSeconds))) {
+    if (live && calls && !(await shared.credits.coversOneCall(scope, campaign.maxCallSeconds))) {
       throw leadsReasons.error('insufficient_credits', "the wallet's available credit cannot cover one call's hold; top up and retry");
     }
 
@@ -134,14 +203,15 @@ export class LeadIngest {
       sandbox: !live,
       ...(rendered.length > 0 && { messageInputs: messageInputs(lead) }),
       ...(calls && { timeZones: phone.timeZones }),
+      ...(externalId !== undefined && { externalId }),
       createdAt: now,
       updatedAt: now,
     };
     if (!live) {
       // Sandbox: recorded, checked like a live lead, and nothing leaves the platform.
-      return { status: 'sandbox_accepted', contact: await this.d.contacts.create(scope, contact) };
+      return { status: 'sandbox_accepted', ...(await this.d.contacts.create(scope, contact)) };
     }
-    return { status: 'accepted', contact: await this.accept(scope, contact, campaign, rendered, now) };
+    return { status: 'accepted', ...(await this.accept(scope, contact, campaign, rendered, now)) };
   }
 
   /**
@@ -162,7 +232,7 @@ export class LeadIngest {
   }
 
   /** A live contact, its messages and its events, stored outbox-first (see AcceptWriter). */
-  private async accept(scope: TenantScope, contact: Contact, campaign: Campaign, rendered: Rendered[], now: Date): Promise<Contact> {
+  private async accept(scope: TenantScope, contact: Contact, campaign: Campaign, rendered: Rendered[], now: Date): Promise<{ contact: Contact; storedBefore: boolean }> {
     const messages: Message[] = rendered.map((r) => ({
       id: this.d.messages.idFor(contact.id, r.channel),
       contactId: contact.id,
@@ -271,4 +341,22 @@ function messageInputs(lead: LeadInput): MessageInputs {
     ...(Object.keys(lead.templateVariables).length > 0 && { templateVariables: lead.templateVariables }),
     ...(Object.keys(lead.whatsappParams).length > 0 && { whatsappParams: lead.whatsappParams }),
   };
+}
+
+/** The credit check asked once per call length for all the leads of a batch (they share one wallet). */
+function onceEachCallLength(credits: CreditCheck): CreditCheck {
+  const asked = new Map<number, Promise<boolean>>();
+  return {
+    coversOneCall: (scope, maxCallSeconds) => asked.get(maxCallSeconds) ?? asked.set(maxCallSeconds, credits.coversOneCall(scope, maxCallSeconds)).get(maxCallSeconds)!,
+  };
+}
+
+/** A stored contact as a batch result: `scheduled` when the calling window was closed at ingest. */
+function acceptedOutcome(index: number, contact: Contact, duplicate: boolean): BatchOutcome {
+  const status = contact.sandbox ? 'sandbox_accepted' : contact.compliance?.callingWindow.open === false ? 'scheduled' : 'accepted';
+  return { index, status, contact, duplicate };
+}
+
+function refusedOutcome(index: number, err: DomainError): BatchOutcome {
+  return { index, status: 'refused', reasonCode: err.reasonCode, error: err.message, ...(err.details?.length && { details: err.details }) };
 }

@@ -178,7 +178,11 @@ export interface Contact {
   lastOutcome?: string | undefined;
   sandbox: boolean;
   /** Why the contact stopped, when it did: e.g. `do_not_call`, `opted_out`, `max_attempts`. */
-  endReason?: string | undefined;
+  endReason?:
+    | string
+    | undefined;
+  /** The tenant's own id of the lead (batch ingest), unique per tenant and key mode. */
+  externalId?: string | undefined;
 }
 
 /** A lead as the tenant sent it (shapes checked by the gateway; rules here). */
@@ -217,6 +221,55 @@ export interface IngestLeadResponse {
   /** `accepted` or `sandbox_accepted`. */
   status: string;
   contact?: Contact | undefined;
+}
+
+export interface IngestLeadBatchRequest {
+  /**
+   * The same on every try of one request (the gateway derives it from the Idempotency-Key, or
+   * makes one per request): the contact of a lead without an external id takes its id from it.
+   */
+  batchKey: string;
+  /** 1 to 1,000 leads whose shapes the gateway checked; the ones it refused are not sent. */
+  leads: BatchLead[];
+}
+
+export interface BatchLead {
+  /** The lead's place in the tenant's request, echoed in its result. */
+  index: number;
+  campaignId: string;
+  /**
+   * Unique per tenant and key mode: a lead whose external id was accepted before is not ingested
+   * again; its result repeats the first one's, marked duplicate.
+   */
+  externalId?: string | undefined;
+  lead?: LeadInput | undefined;
+}
+
+export interface IngestLeadBatchResponse {
+  /** One per lead sent, in the order sent. */
+  results: BatchLeadResult[];
+}
+
+export interface BatchLeadResult {
+  index: number;
+  /** `accepted`, `scheduled` (outside the calling window), `sandbox_accepted` or `refused`. */
+  status: string;
+  /** The contact, unless refused. */
+  contact?:
+    | Contact
+    | undefined;
+  /** Accepted before under the same external id: nothing was ingested now. */
+  duplicate: boolean;
+  /** Why it was refused: a reason as an error would carry it (`validation_error`, `do_not_call`, …). */
+  reasonCode?: string | undefined;
+  error?: string | undefined;
+  details: FieldProblem[];
+}
+
+/** One field's problem in a refused lead (as google.rpc.BadRequest.FieldViolation for one call). */
+export interface FieldProblem {
+  path: string;
+  message: string;
 }
 
 export interface IngestEventRequest {
@@ -2367,6 +2420,7 @@ function createBaseContact(): Contact {
     lastOutcome: undefined,
     sandbox: false,
     endReason: undefined,
+    externalId: undefined,
   };
 }
 
@@ -2424,6 +2478,9 @@ export const Contact: MessageFns<Contact, "voiceapi.leads.v1.Contact"> = {
     }
     if (message.endReason !== undefined) {
       writer.uint32(138).string(message.endReason);
+    }
+    if (message.externalId !== undefined) {
+      writer.uint32(146).string(message.externalId);
     }
     return writer;
   },
@@ -2577,6 +2634,14 @@ export const Contact: MessageFns<Contact, "voiceapi.leads.v1.Contact"> = {
             message.endReason = reader.string();
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.externalId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2636,6 +2701,11 @@ export const Contact: MessageFns<Contact, "voiceapi.leads.v1.Contact"> = {
         : isSet(object.end_reason)
         ? globalThis.String(object.end_reason)
         : undefined,
+      externalId: isSet(object.externalId)
+        ? globalThis.String(object.externalId)
+        : isSet(object.external_id)
+        ? globalThis.String(object.external_id)
+        : undefined,
     };
   },
 
@@ -2692,6 +2762,9 @@ export const Contact: MessageFns<Contact, "voiceapi.leads.v1.Contact"> = {
     if (message.endReason !== undefined) {
       obj.endReason = message.endReason;
     }
+    if (message.externalId !== undefined) {
+      obj.externalId = message.externalId;
+    }
     return obj;
   },
 
@@ -2721,6 +2794,7 @@ export const Contact: MessageFns<Contact, "voiceapi.leads.v1.Contact"> = {
     message.lastOutcome = object.lastOutcome ?? undefined;
     message.sandbox = object.sandbox ?? false;
     message.endReason = object.endReason ?? undefined;
+    message.externalId = object.externalId ?? undefined;
     return message;
   },
 };
@@ -3384,6 +3458,568 @@ export const IngestLeadResponse: MessageFns<IngestLeadResponse, "voiceapi.leads.
     message.contact = (object.contact !== undefined && object.contact !== null)
       ? Contact.fromPartial(object.contact)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseIngestLeadBatchRequest(): IngestLeadBatchRequest {
+  return { batchKey: "", leads: [] };
+}
+
+export const IngestLeadBatchRequest: MessageFns<IngestLeadBatchRequest, "voiceapi.leads.v1.IngestLeadBatchRequest"> = {
+  $type: "voiceapi.leads.v1.IngestLeadBatchRequest" as const,
+
+  encode(message: IngestLeadBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batchKey !== "") {
+      writer.uint32(10).string(message.batchKey);
+    }
+    for (const v of message.leads) {
+      BatchLead.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IngestLeadBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIngestLeadBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.batchKey = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.leads.push(BatchLead.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IngestLeadBatchRequest {
+    return {
+      batchKey: isSet(object.batchKey)
+        ? globalThis.String(object.batchKey)
+        : isSet(object.batch_key)
+        ? globalThis.String(object.batch_key)
+        : "",
+      leads: globalThis.Array.isArray(object?.leads) ? object.leads.map((e: any) => BatchLead.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: IngestLeadBatchRequest): unknown {
+    const obj: any = {};
+    if (message.batchKey !== "") {
+      obj.batchKey = message.batchKey;
+    }
+    if (message.leads?.length) {
+      obj.leads = message.leads.map((e) => BatchLead.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<IngestLeadBatchRequest>): IngestLeadBatchRequest {
+    return IngestLeadBatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<IngestLeadBatchRequest>): IngestLeadBatchRequest {
+    const message = createBaseIngestLeadBatchRequest();
+    message.batchKey = object.batchKey ?? "";
+    message.leads = object.leads?.map((e) => BatchLead.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseBatchLead(): BatchLead {
+  return { index: 0, campaignId: "", externalId: undefined, lead: undefined };
+}
+
+export const BatchLead: MessageFns<BatchLead, "voiceapi.leads.v1.BatchLead"> = {
+  $type: "voiceapi.leads.v1.BatchLead" as const,
+
+  encode(message: BatchLead, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.index !== 0) {
+      writer.uint32(8).uint32(message.index);
+    }
+    if (message.campaignId !== "") {
+      writer.uint32(18).string(message.campaignId);
+    }
+    if (message.externalId !== undefined) {
+      writer.uint32(26).string(message.externalId);
+    }
+    if (message.lead !== undefined) {
+      LeadInput.encode(message.lead, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BatchLead {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBatchLead();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.index = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.campaignId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.externalId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.lead = LeadInput.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BatchLead {
+    return {
+      index: isSet(object.index) ? globalThis.Number(object.index) : 0,
+      campaignId: isSet(object.campaignId)
+        ? globalThis.String(object.campaignId)
+        : isSet(object.campaign_id)
+        ? globalThis.String(object.campaign_id)
+        : "",
+      externalId: isSet(object.externalId)
+        ? globalThis.String(object.externalId)
+        : isSet(object.external_id)
+        ? globalThis.String(object.external_id)
+        : undefined,
+      lead: isSet(object.lead) ? LeadInput.fromJSON(object.lead) : undefined,
+    };
+  },
+
+  toJSON(message: BatchLead): unknown {
+    const obj: any = {};
+    if (message.index !== 0) {
+      obj.index = Math.round(message.index);
+    }
+    if (message.campaignId !== "") {
+      obj.campaignId = message.campaignId;
+    }
+    if (message.externalId !== undefined) {
+      obj.externalId = message.externalId;
+    }
+    if (message.lead !== undefined) {
+      obj.lead = LeadInput.toJSON(message.lead);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BatchLead>): BatchLead {
+    return BatchLead.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BatchLead>): BatchLead {
+    const message = createBaseBatchLead();
+    message.index = object.index ?? 0;
+    message.campaignId = object.campaignId ?? "";
+    message.externalId = object.externalId ?? undefined;
+    message.lead = (object.lead !== undefined && object.lead !== null) ? LeadInput.fromPartial(object.lead) : undefined;
+    return message;
+  },
+};
+
+function createBaseIngestLeadBatchResponse(): IngestLeadBatchResponse {
+  return { results: [] };
+}
+
+export const IngestLeadBatchResponse: MessageFns<IngestLeadBatchResponse, "voiceapi.leads.v1.IngestLeadBatchResponse"> =
+  {
+    $type: "voiceapi.leads.v1.IngestLeadBatchResponse" as const,
+
+    encode(message: IngestLeadBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+      for (const v of message.results) {
+        BatchLeadResult.encode(v!, writer.uint32(10).fork()).join();
+      }
+      return writer;
+    },
+
+    decode(input: BinaryReader | Uint8Array, length?: number): IngestLeadBatchResponse {
+      const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+      const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+      if (previousRecursionDepth >= 100) {
+        throw new globalThis.Error("protobuf decode recursion limit exceeded");
+      }
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+      try {
+        const end = length === undefined ? reader.len : reader.pos + length;
+        const message = createBaseIngestLeadBatchResponse();
+        while (reader.pos < end) {
+          const tag = reader.uint32();
+          switch (tag >>> 3) {
+            case 1: {
+              if (tag !== 10) {
+                break;
+              }
+
+              message.results.push(BatchLeadResult.decode(reader, reader.uint32()));
+              continue;
+            }
+          }
+          if ((tag & 7) === 4 || tag === 0) {
+            break;
+          }
+          reader.skip(tag & 7);
+        }
+        return message;
+      } finally {
+        (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+      }
+    },
+
+    fromJSON(object: any): IngestLeadBatchResponse {
+      return {
+        results: globalThis.Array.isArray(object?.results)
+          ? object.results.map((e: any) => BatchLeadResult.fromJSON(e))
+          : [],
+      };
+    },
+
+    toJSON(message: IngestLeadBatchResponse): unknown {
+      const obj: any = {};
+      if (message.results?.length) {
+        obj.results = message.results.map((e) => BatchLeadResult.toJSON(e));
+      }
+      return obj;
+    },
+
+    create(base?: DeepPartial<IngestLeadBatchResponse>): IngestLeadBatchResponse {
+      return IngestLeadBatchResponse.fromPartial(base ?? {});
+    },
+    fromPartial(object: DeepPartial<IngestLeadBatchResponse>): IngestLeadBatchResponse {
+      const message = createBaseIngestLeadBatchResponse();
+      message.results = object.results?.map((e) => BatchLeadResult.fromPartial(e)) || [];
+      return message;
+    },
+  };
+
+function createBaseBatchLeadResult(): BatchLeadResult {
+  return {
+    index: 0,
+    status: "",
+    contact: undefined,
+    duplicate: false,
+    reasonCode: undefined,
+    error: undefined,
+    details: [],
+  };
+}
+
+export const BatchLeadResult: MessageFns<BatchLeadResult, "voiceapi.leads.v1.BatchLeadResult"> = {
+  $type: "voiceapi.leads.v1.BatchLeadResult" as const,
+
+  encode(message: BatchLeadResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.index !== 0) {
+      writer.uint32(8).uint32(message.index);
+    }
+    if (message.status !== "") {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.contact !== undefined) {
+      Contact.encode(message.contact, writer.uint32(26).fork()).join();
+    }
+    if (message.duplicate !== false) {
+      writer.uint32(32).bool(message.duplicate);
+    }
+    if (message.reasonCode !== undefined) {
+      writer.uint32(42).string(message.reasonCode);
+    }
+    if (message.error !== undefined) {
+      writer.uint32(50).string(message.error);
+    }
+    for (const v of message.details) {
+      FieldProblem.encode(v!, writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BatchLeadResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBatchLeadResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.index = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.contact = Contact.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.duplicate = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reasonCode = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.details.push(FieldProblem.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BatchLeadResult {
+    return {
+      index: isSet(object.index) ? globalThis.Number(object.index) : 0,
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      contact: isSet(object.contact) ? Contact.fromJSON(object.contact) : undefined,
+      duplicate: isSet(object.duplicate) ? globalThis.Boolean(object.duplicate) : false,
+      reasonCode: isSet(object.reasonCode)
+        ? globalThis.String(object.reasonCode)
+        : isSet(object.reason_code)
+        ? globalThis.String(object.reason_code)
+        : undefined,
+      error: isSet(object.error) ? globalThis.String(object.error) : undefined,
+      details: globalThis.Array.isArray(object?.details)
+        ? object.details.map((e: any) => FieldProblem.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: BatchLeadResult): unknown {
+    const obj: any = {};
+    if (message.index !== 0) {
+      obj.index = Math.round(message.index);
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.contact !== undefined) {
+      obj.contact = Contact.toJSON(message.contact);
+    }
+    if (message.duplicate !== false) {
+      obj.duplicate = message.duplicate;
+    }
+    if (message.reasonCode !== undefined) {
+      obj.reasonCode = message.reasonCode;
+    }
+    if (message.error !== undefined) {
+      obj.error = message.error;
+    }
+    if (message.details?.length) {
+      obj.details = message.details.map((e) => FieldProblem.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BatchLeadResult>): BatchLeadResult {
+    return BatchLeadResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BatchLeadResult>): BatchLeadResult {
+    const message = createBaseBatchLeadResult();
+    message.index = object.index ?? 0;
+    message.status = object.status ?? "";
+    message.contact = (object.contact !== undefined && object.contact !== null)
+      ? Contact.fromPartial(object.contact)
+      : undefined;
+    message.duplicate = object.duplicate ?? false;
+    message.reasonCode = object.reasonCode ?? undefined;
+    message.error = object.error ?? undefined;
+    message.details = object.details?.map((e) => FieldProblem.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseFieldProblem(): FieldProblem {
+  return { path: "", message: "" };
+}
+
+export const FieldProblem: MessageFns<FieldProblem, "voiceapi.leads.v1.FieldProblem"> = {
+  $type: "voiceapi.leads.v1.FieldProblem" as const,
+
+  encode(message: FieldProblem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.message !== "") {
+      writer.uint32(18).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldProblem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldProblem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldProblem {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: FieldProblem): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FieldProblem>): FieldProblem {
+    return FieldProblem.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FieldProblem>): FieldProblem {
+    const message = createBaseFieldProblem();
+    message.path = object.path ?? "";
+    message.message = object.message ?? "";
     return message;
   },
 };
@@ -6654,6 +7290,19 @@ export const LeadsServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "IDEMPOTENT" },
     },
+    /**
+     * Many leads at once (`POST /leads/batch`), each decided on its own by IngestLead's rules and
+     * answered in a result of its own; their checks and writes are done together. Idempotent: a
+     * lead's contact id follows from its external id, or else from the batch key and its index.
+     */
+    ingestLeadBatch: {
+      name: "IngestLeadBatch",
+      requestType: IngestLeadBatchRequest as typeof IngestLeadBatchRequest,
+      requestStream: false,
+      responseType: IngestLeadBatchResponse as typeof IngestLeadBatchResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
     getContact: {
       name: "GetContact",
       requestType: GetContactRequest as typeof GetContactRequest,
@@ -6858,6 +7507,22 @@ export const LeadsServiceService = {
     responseSerialize: (value: IngestEventResponse): Buffer => Buffer.from(IngestEventResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): IngestEventResponse => IngestEventResponse.decode(value),
   },
+  /**
+   * Many leads at once (`POST /leads/batch`), each decided on its own by IngestLead's rules and
+   * answered in a result of its own; their checks and writes are done together. Idempotent: a
+   * lead's contact id follows from its external id, or else from the batch key and its index.
+   */
+  ingestLeadBatch: {
+    path: "/voiceapi.leads.v1.LeadsService/IngestLeadBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: IngestLeadBatchRequest): Buffer =>
+      Buffer.from(IngestLeadBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): IngestLeadBatchRequest => IngestLeadBatchRequest.decode(value),
+    responseSerialize: (value: IngestLeadBatchResponse): Buffer =>
+      Buffer.from(IngestLeadBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): IngestLeadBatchResponse => IngestLeadBatchResponse.decode(value),
+  },
   getContact: {
     path: "/voiceapi.leads.v1.LeadsService/GetContact" as const,
     requestStream: false as const,
@@ -7022,6 +7687,12 @@ export interface LeadsServiceServer extends UntypedServiceImplementation {
   ingestLead: handleUnaryCall<IngestLeadRequest, IngestLeadResponse>;
   /** A lead through an event route (eventType → campaign); idempotent as IngestLead. */
   ingestEvent: handleUnaryCall<IngestEventRequest, IngestEventResponse>;
+  /**
+   * Many leads at once (`POST /leads/batch`), each decided on its own by IngestLead's rules and
+   * answered in a result of its own; their checks and writes are done together. Idempotent: a
+   * lead's contact id follows from its external id, or else from the batch key and its index.
+   */
+  ingestLeadBatch: handleUnaryCall<IngestLeadBatchRequest, IngestLeadBatchResponse>;
   getContact: handleUnaryCall<GetContactRequest, GetContactResponse>;
   /** Erases the contact's personal data everywhere this service holds it. */
   deleteContact: handleUnaryCall<DeleteContactRequest, DeleteContactResponse>;
@@ -7162,6 +7833,26 @@ export interface LeadsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: IngestEventResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Many leads at once (`POST /leads/batch`), each decided on its own by IngestLead's rules and
+   * answered in a result of its own; their checks and writes are done together. Idempotent: a
+   * lead's contact id follows from its external id, or else from the batch key and its index.
+   */
+  ingestLeadBatch(
+    request: IngestLeadBatchRequest,
+    callback: (error: ServiceError | null, response: IngestLeadBatchResponse) => void,
+  ): ClientUnaryCall;
+  ingestLeadBatch(
+    request: IngestLeadBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: IngestLeadBatchResponse) => void,
+  ): ClientUnaryCall;
+  ingestLeadBatch(
+    request: IngestLeadBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: IngestLeadBatchResponse) => void,
   ): ClientUnaryCall;
   getContact(
     request: GetContactRequest,
