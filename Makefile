@@ -12,12 +12,12 @@ endif
 export PATH := $(NODE_BIN):$(PATH)
 BUF := npx --no-install buf
 
-.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check proto-breaking charts-check images cluster-test bench clean
+.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check proto-breaking charts-check images cluster-test bench sdk clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
-$(NPM_STAMP): scripts/node-lts.sh package.json package-lock.json */package.json services/*/package.json proto/gen/package.json deploy/local/package.json
+$(NPM_STAMP): scripts/node-lts.sh package.json package-lock.json */package.json services/*/package.json sdk/*/package.json proto/gen/package.json deploy/local/package.json
 	@echo "==> installing npm dependencies (from package-lock.json)…"
 	@# npm install, not npm ci: npm 11 leaves other platforms' optional binaries (buf, swc) out of
 	@# the lock file and then refuses `npm ci`; install still honours every locked version.
@@ -77,6 +77,9 @@ test: typecheck lint format-check proto-check infra ## every test level against 
 	bash scripts/install-schemathesis.sh
 	npx --no-install jest --selectProjects unit integration e2e --runInBand
 	bash scripts/chart-checks.sh
+
+sdk: build ## regenerate the TypeScript SDK's copy of the OpenAPI document and its types from the gateway's routes (sdk/typescript)
+	node --import tsx test/tools/sdk-generate.ts
 
 charts-check: ## helm lint, render and validate every chart offline
 	bash scripts/chart-checks.sh

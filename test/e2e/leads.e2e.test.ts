@@ -221,6 +221,7 @@ describe('leads through the gateway and the leads service', () => {
         lastOutcome: null,
         endReason: null,
         sandbox: false,
+        externalId: null,
         createdAt: expect.stringMatching(ISO),
         updatedAt: expect.stringMatching(ISO),
         conversation: null,

@@ -1,0 +1,5 @@
+export { VoiceApi, ok, paginate, type BatchLead, type BatchLeadResult, type Pagination, type VoiceApiOptions } from './client';
+export { VoiceApiError, type ErrorBody } from './errors';
+export { retryingFetch, type RetryOptions } from './retry';
+export { verifyWebhook, type WebhookEvent } from './webhooks';
+export type { components, paths } from './generated/api';
