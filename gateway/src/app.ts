@@ -14,6 +14,7 @@ import { mountRoutes } from './http/mount';
 import { adminRegistry, buildDocument, tenantRegistry } from './http/openapi';
 import type { OperatorUseCases } from './operator/operator';
 import { adminAreas, routesOf, signedAreas, tagsOf, tenantAreas } from './routes';
+import type { CallStreams } from './routes/telephony/call-stream';
 import { registerWebhookPayloads } from './routes/webhooks';
 
 export interface AppDeps {
@@ -33,6 +34,7 @@ export interface AppDeps {
   idempotency: IdempotencyRecords;
   operator: OperatorUseCases;
   clients: ServiceClients;
+  streams: CallStreams;
 }
 
 export const API_PREFIX = '/api/v1';
@@ -40,7 +42,7 @@ export const ADMIN_PREFIX = '/admin/v1';
 
 /** Builds the HTTP surface: probes, the tenant API, the operator API and the API reference. */
 export function buildApp(deps: AppDeps): Express {
-  const routeDeps = { clients: deps.clients, operator: deps.operator };
+  const routeDeps = { clients: deps.clients, operator: deps.operator, streams: deps.streams };
   const checkResponses = deps.cfg.RESPONSE_SCHEMA_CHECK;
   const app = express();
   app.disable('x-powered-by');

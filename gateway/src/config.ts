@@ -49,6 +49,10 @@ export const configSchema = z.object({
   KEY_CACHE_TTL_MS: z.coerce.number().int().positive().default(60_000),
   /** `lastUsedAt` is written at most this often per key and replica. */
   LAST_USED_RESOLUTION_MS: z.coerce.number().int().positive().default(60_000),
+  /** `GET /calls/stream`: a comment this often on an idle stream (proxies close silent connections). */
+  CALL_STREAM_KEEPALIVE_MS: z.coerce.number().int().positive().default(15_000),
+  /** `GET /calls/stream`: a client that reads nothing this long is dropped, so its stream holds no memory. */
+  CALL_STREAM_STALL_MS: z.coerce.number().int().positive().default(60_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

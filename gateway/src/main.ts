@@ -12,6 +12,8 @@ import { ControlPlane } from './control/control-plane';
 import { OperatorUseCases } from './operator/operator';
 import { ApiKeyStore } from './store/api-keys';
 import { IdempotencyStore } from './store/idempotency';
+import { StreamLeaseStore } from './store/stream-leases';
+import { CallStreams } from './routes/telephony/call-stream';
 import { KeyRequestStore } from './store/key-requests';
 import { SettingsStore } from './store/settings';
 import { TenantStore } from './store/tenants';
@@ -26,6 +28,7 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   const requests = new KeyRequestStore(conn);
   const settings = new SettingsStore(conn);
   const idempotency = new IdempotencyStore(conn);
+  const streamLeases = new StreamLeaseStore(conn);
 
   // The gateway owns the control stream, so it creates its topics.
   const { GatewayControlEvent } = voiceapi.events.v1;
@@ -61,12 +64,28 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     (err) => log.warn({ err }, 'could not record lastUsedAt'),
   );
   // Every replica sweeps (a sweep is one bounded delete; two at once cost nothing more).
-  const sweep = new Worker({ service: 'gateway', job: 'idempotency-sweep', everyMs: 10 * 60_000, log, pass: async () => void (await idempotency.sweep()) });
+  const sweep = new Worker({
+    service: 'gateway',
+    job: 'idempotency-sweep',
+    everyMs: 10 * 60_000,
+    log,
+    pass: async () => {
+      await idempotency.sweep();
+      // Leases of streams whose replica died: expired, no longer counted, deleted here.
+      await streamLeases.sweep();
+    },
+  });
   sweep.start();
   lifecycle.onStop('idempotency sweep', () => sweep.stop());
 
   const clients = createServiceClients(cfg);
   lifecycle.onStop('grpc clients', () => closeServiceClients(clients));
+  const streams = new CallStreams({
+    read: (req, ctx, opts) => clients.telephony.readCallFeed(req, ctx, opts),
+    leases: streamLeases,
+    log,
+    settings: { keepAliveMs: cfg.CALL_STREAM_KEEPALIVE_MS, stallMs: cfg.CALL_STREAM_STALL_MS },
+  });
 
   const app = buildApp({
     cfg,
@@ -78,6 +97,7 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     idempotency,
     operator: new OperatorUseCases(tenants, apiKeys, requests, control, cfg.KEY_HASH_PEPPER),
     clients,
+    streams,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = createHttpServer(app, { maxHeaderBytes: cfg.MAX_HEADER_BYTES, log }).listen(cfg.PORT, cfg.HOST, () => resolve(s));
@@ -87,6 +107,9 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   server.headersTimeout = 66_000;
   // Stop accepting first; requests in flight finish, idle keep-alive sockets close.
   lifecycle.onStop('http', () => closeHttp(server));
+  // First of all (hooks run last-registered first): the open call streams end, so their clients
+  // reconnect to another replica with their Last-Event-ID while this one drains.
+  lifecycle.onStop('call streams', () => streams.closeAll());
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : cfg.PORT;
   log.info({ port, host: cfg.HOST }, 'gateway listening');

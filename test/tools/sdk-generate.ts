@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     idempotency: noBackends,
     operator: noBackends,
     clients: noBackends,
+    streams: noBackends,
   };
   const server = buildApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));

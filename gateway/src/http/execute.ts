@@ -79,6 +79,7 @@ function execution(surface: Surface, route: AnyRoute): Execute {
   // The parameters it defines, known when the route is mounted (a route whose query schema has
   // no keys to read fails at start, not on a request).
   const definedParams = queryParams(route.query);
+  const headerNames = route.headers ? Object.keys((route.headers as unknown as { shape: Record<string, unknown> }).shape) : [];
 
   return async (req, res, locals, rawBody, upload) => {
     const { requestId, auth } = locals;
@@ -106,6 +107,11 @@ function execution(surface: Surface, route: AnyRoute): Execute {
       const r = parse(route.query, req.query, 'query');
       if (r instanceof Invalid) return answerInvalid(res, r, reader);
       query = r;
+    }
+    if (route.headers) {
+      const r = parse(route.headers, Object.fromEntries(headerNames.map((name) => [name, req.get(name)])), 'header');
+      if (r instanceof Invalid) return answerInvalid(res, r, reader);
+      ctx.headers = r as Record<string, string | undefined>;
     }
     if (schema) {
       const r = parse(schema, rawBody, 'body');
@@ -252,7 +258,7 @@ function unknownParams(names: string[]): Invalid {
   return new Invalid(`invalid query: ${details[0]!.path} ${details[0]!.message}`, details);
 }
 
-function parse(schema: AnyZod, value: unknown, where: 'path' | 'query' | 'body'): unknown {
+function parse(schema: AnyZod, value: unknown, where: 'path' | 'query' | 'header' | 'body'): unknown {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const details = r.error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Logger } from '@voiceapi/kit';
 import express from 'express';
 import type { ServiceClients } from '../clients';
+import type { CallStreams } from '../routes/telephony/call-stream';
 import type { OperatorUseCases } from '../operator/operator';
 import { adminAreas, routesOf, signedAreas, tagsOf, tenantAreas, type Area } from '../routes';
 import { registerWebhookPayloads } from '../routes/webhooks';
@@ -16,7 +17,7 @@ import { z } from './zod';
 // The published documents, built from the real route definitions exactly as app.ts builds them.
 
 const log = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined } as unknown as Logger;
-const deps = { clients: {} as ServiceClients, operator: {} as OperatorUseCases };
+const deps = { clients: {} as ServiceClients, operator: {} as OperatorUseCases, streams: {} as CallStreams };
 
 function documentOf(kind: 'tenant' | 'admin'): Record<string, any> {
   const registry = kind === 'tenant' ? tenantRegistry() : adminRegistry();
@@ -111,6 +112,7 @@ describe('the OpenAPI documents say what the server enforces', () => {
       'createContactFollowup',
       'listCalls',
       'listActiveCalls',
+      'streamCalls',
       'getCallRecordingLink',
       'listContactCalls',
       'getContactCall',

@@ -77,6 +77,7 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
   const request: RouteConfig['request'] = {};
   if (route.params) request.params = route.params as never;
   if (route.query) request.query = route.query as never;
+  if (route.headers) request.headers = route.headers as never;
   switch (body?.kind) {
     case 'json':
       errors[413] = 'Body over the size limit (`payload_too_large`)';

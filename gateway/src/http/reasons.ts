@@ -74,6 +74,8 @@ export const RETRY_AFTER_SECONDS: Partial<Record<HttpReason, number>> = {
   upstream_timeout: 1,
   // Billing: too many concurrent changes to one wallet; the next attempt normally goes through.
   wallet_busy: 1,
+  // A stream over its key's cap: one of the key's streams may close any moment.
+  rate_limited: 1,
 };
 
 export function httpStatusOf(reason: string): number | undefined {
@@ -88,4 +90,6 @@ export const gatewayReasons = defineReasons('gateway.voiceapi', {
   unsupported_media_type: grpcStatus.INVALID_ARGUMENT,
   // An operator's campaign names a number the tenant does not own (agents refuse their own case).
   phone_not_owned: grpcStatus.FAILED_PRECONDITION,
+  // A limit the gateway keeps besides the request rate: open call streams per key.
+  rate_limited: grpcStatus.RESOURCE_EXHAUSTED,
 });

@@ -43,6 +43,8 @@ export interface RouteContext {
   call: CallContext;
   /** `<scheme>://<host>` the request came to: for absolute links in answers. */
   requestBase: string;
+  /** The route's own headers (`RouteDef.headers`), checked, by their documented names. */
+  headers?: Record<string, string | undefined>;
   /**
    * The request's `Idempotency-Key`: on routes that make retries safe themselves
    * (`ownIdempotencyKey`), and on tenant POSTs that name what they create after it, so a retry
@@ -156,6 +158,11 @@ export interface RouteDef<P extends AnyZod | undefined, Q extends AnyZod | undef
   scopes?: Scope[];
   params?: P;
   query?: Q;
+  /**
+   * Request headers the route reads (an object schema; names as documented, matched without
+   * regard to case), checked like the query and handed over in `RouteContext.headers`.
+   */
+  headers?: AnyZod;
   /** Required on POST, PUT and PATCH; GET and DELETE read no body. */
   body?: B;
   /** Largest JSON body, for a route that takes more than its surface's (a batch). */

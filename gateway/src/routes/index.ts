@@ -12,6 +12,7 @@ import { knowledgeRoutes } from './knowledge';
 import { leadsRoutes } from './leads';
 import { leadsOperatorRoutes } from './leads/operator';
 import { recordingRoutes, telephonyRoutes } from './telephony';
+import type { CallStreams } from './telephony/call-stream';
 import { telephonyOperatorRoutes } from './telephony/operator';
 import { webhookOperatorRoutes } from './webhooks';
 import { pingRoutes } from './core/ping';
@@ -23,6 +24,8 @@ import { pingRoutes } from './core/ping';
 export interface RouteDeps {
   clients: ServiceClients;
   operator: OperatorUseCases;
+  /** The open `GET /calls/stream` streams of this replica. */
+  streams: CallStreams;
 }
 
 export interface Area {
@@ -62,7 +65,7 @@ export const tenantAreas: Area[] = [
       { name: 'Analytics', description: 'Call aggregates by day, agent and campaign (`analytics:read`)' },
       { name: 'Numbers', description: 'The tenant’s phone numbers and the pool it buys them from (`inbound:read`, `inbound:write`)' },
     ],
-    routes: ({ clients }) => telephonyRoutes(clients),
+    routes: ({ clients, streams }) => telephonyRoutes(clients, streams),
   },
   {
     name: 'knowledge',

@@ -12,3 +12,4 @@ export * from "./voiceapi/events/v1/companies";
 export * from "./voiceapi/events/v1/gateway_control";
 export * from "./voiceapi/events/v1/knowledge";
 export * from "./voiceapi/events/v1/leads";
+export * from "./voiceapi/events/v1/telephony_call_feed";

@@ -5,5 +5,5 @@
 
 /* eslint-disable */
 
-export * from "./voiceapi/telephony/v1/reasons";
 export * from "./voiceapi/telephony/v1/telephony";
+export * from "./voiceapi/telephony/v1/reasons";

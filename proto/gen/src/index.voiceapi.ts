@@ -10,7 +10,7 @@ export * as agents from "./index.voiceapi.agents";
 export * as billing from "./index.voiceapi.billing";
 export * as companies from "./index.voiceapi.companies";
 export * as events from "./index.voiceapi.events";
+export * as telephony from "./index.voiceapi.telephony";
 export * as knowledge from "./index.voiceapi.knowledge";
 export * as leads from "./index.voiceapi.leads";
-export * as telephony from "./index.voiceapi.telephony";
 export * as webhooks from "./index.voiceapi.webhooks";

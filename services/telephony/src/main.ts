@@ -1,4 +1,4 @@
-import { consumerGroup, createPromiseClient, EventSubscriber, Lease, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
+import { ChangeFeed, consumerGroup, createPromiseClient, EventSubscriber, Lease, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { SimulatorCarrier } from './carrier/simulator';
 import { answeringAgents } from './clients/agents';
@@ -6,9 +6,10 @@ import { billingWallet } from './clients/billing';
 import { leadsDialClaims } from './clients/leads';
 import { readConfig } from './config';
 import { RecordingTokens } from './domain/recording-token';
-import { followBilling, followLeads } from './events/consume';
+import { followBilling, followCallFeed, followLeads } from './events/consume';
 import { callEvents } from './events/publish';
 import { telephonyService } from './grpc/telephony-server';
+import { CallFeedStore } from './store/call-feed-store';
 import { CallStore } from './store/call-store';
 import { DialQueueStore } from './store/dial-queue-store';
 import { LineStore } from './store/line-store';
@@ -17,6 +18,7 @@ import { RecordingStore } from './store/recording-store';
 import { RollupStore } from './store/rollup-store';
 import { TenantSettingsStore } from './store/tenant-settings-store';
 import { Analytics } from './usecases/analytics';
+import { CallFeed, FeedWaiters } from './usecases/call-feed';
 import { CallRunner } from './usecases/call-runner';
 import { Calls } from './usecases/calls';
 import { Concurrency } from './usecases/concurrency';
@@ -28,6 +30,8 @@ import { RollupRecompute } from './workers/rollups';
 
 /** Buckets recomputed in one pass; a full one is followed by another at once. */
 const ROLLUP_BATCH = 200;
+/** Old feed changes deleted in one pass; a full one is followed by another at once. */
+const FEED_PRUNE_BATCH = 1_000;
 
 /** Starts the telephony service; returns its lifecycle so tests can stop it in-process. */
 export async function startTelephony(env: Record<string, string | undefined> = process.env) {
@@ -48,14 +52,30 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   settings.cache.start();
   lifecycle.onStop('package cache', () => settings.cache.stop());
   const rollups = new RollupStore(conn);
+  const feedStore = new CallFeedStore(conn);
+  // Readers of the live call feed wait for their tenant's next change, written by whichever
+  // replica owns the tenant's partition: its change stream names the tenant.
+  const waiters = new FeedWaiters();
+  const feed = new CallFeed({ store: feedStore, waiters, now, log });
+  const feedChanges = new ChangeFeed([feedStore.changes((tenantId) => waiters.wake(tenantId))], () => undefined, log);
+  feedChanges.start();
+  lifecycle.onStop('call feed changes', () => feedChanges.stop());
 
   // Telephony owns the call stream; it reads the leads and billing streams, created here too so
   // it can start before either (creation is idempotent, with the same settings).
-  const { TelephonyCallEvent, LeadsEvent, BillingEvent } = voiceapi.events.v1;
+  const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, BillingEvent } = voiceapi.events.v1;
   // One replica dispatches dials, recovers calls, recomputes rollups and relays the outbox at a time: four
   // workers on one lease, so an idle replica renews one lease.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID);
-  const { kafka, publisher, outbox } = await startEvents({ service: 'telephony', settings: cfg, streams: [TelephonyCallEvent, LeadsEvent, BillingEvent], log, lifecycle, outboxOn: conn, outboxLease: lease });
+  const { kafka, publisher, outbox } = await startEvents({
+    service: 'telephony',
+    settings: cfg,
+    streams: [TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, BillingEvent],
+    log,
+    lifecycle,
+    outboxOn: conn,
+    outboxLease: lease,
+  });
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.billing.v1.BillingServiceDefinition });
   lifecycle.onStop('billing client', () => billing.close());
@@ -70,7 +90,8 @@ export async function startTelephony(env: Record<string, string | undefined> = p
 
   const carrier = new SimulatorCarrier(cfg.CARRIER_SIMULATOR_SPEEDUP);
   const metrics = serviceMetrics('telephony');
-  const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, agents, events: callEvents(outbox), log, now });
+  const events = callEvents(outbox);
+  const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, agents, events, log, now });
   const dialer = new Dialer({
     queue,
     calls,
@@ -116,6 +137,8 @@ export async function startTelephony(env: Record<string, string | undefined> = p
       log,
       pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done'),
     }),
+    // The call feed keeps a day (and an hour): a stream resumes from up to a day back.
+    new Worker({ service: 'telephony', job: 'call-feed-prune', everyMs: 10 * 60_000, lease, log, pass: () => feed.prune(FEED_PRUNE_BATCH) }),
   ];
   for (const w of workers) {
     w.start();
@@ -123,23 +146,31 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   }
 
   const useCases = {
-    calls: new Calls({ calls, lines, recordings, tokens: new RecordingTokens(cfg.RECORDING_URL_SECRET), tokenTtlMs: cfg.RECORDING_URL_TTL_SECONDS * 1000, now }),
+    calls: new Calls({ calls, feed: feedStore, lines, recordings, tokens: new RecordingTokens(cfg.RECORDING_URL_SECRET), tokenTtlMs: cfg.RECORDING_URL_TTL_SECONDS * 1000, now }),
     analytics: new Analytics(rollups),
     numbers: new Numbers({ numbers, wallet, now }),
     inbound: new Inbound({ numbers, calls, lines, settings, runner, agents, maxCallSeconds: cfg.INBOUND_MAX_CALL_SECONDS, log, now }),
     concurrency: new Concurrency(settings, now),
+    feed,
     now,
   };
   const server = await serveGrpc(svc, [telephonyService(useCases, log)]);
+  // Stopping: the feed's readers answer at once (before the server drains), so the gateway's
+  // streams read on from another replica instead of waiting out their long poll.
+  lifecycle.onStop('call feed readers', () => waiters.stop());
   // The consumers start after the server listens: joining a group whose last member was killed waits out
   // that member's session (30 s), and reads need not wait for it; both groups wait it out together.
   // No inbox on either consumer: queueing is idempotent by dial id, erasure by contact, billing fields by call id.
   const dialRequests = followLeads(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }), dialer, useCases.calls);
-  const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, now);
+  const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, events, now);
+  // Keyed by tenant, in order per key: one tenant's changes are written one after the other.
+  const feedWriter = followCallFeed(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-feed'), log, publisher, concurrency: 16 }), feed);
   lifecycle.onStop('dial-request consumer', () => dialRequests.stop());
   lifecycle.onStop('billing consumer', () => billed.stop());
+  lifecycle.onStop('call feed consumer', () => feedWriter.stop());
   dialRequests.start();
   billed.start();
+  feedWriter.start();
 
   log.info({ port: server.port, carrier: carrier.name, speedup: cfg.CARRIER_SIMULATOR_SPEEDUP }, 'telephony listening');
   return { port: server.port, lifecycle, log, dialer, recovery, outbox, runner };

@@ -1,7 +1,10 @@
+import { isReason, scopeOfRecord } from '@voiceapi/kit';
 import type { ServiceClients } from '../../clients';
 import { withBodyFields } from '../../http/errors';
 import { Pagination, pagination } from '../../http/pagination';
+import { refusal } from '../../http/refusals';
 import { defineRoute } from '../../http/route';
+import type { CallStreams } from './call-stream';
 import { z } from '../../http/zod';
 import { bucketJson, callDetailJson, callJson, numberJson } from './mappers';
 import {
@@ -11,6 +14,8 @@ import {
   CallDetail,
   CallIdParam,
   CallsQuery,
+  CallStreamHeaders,
+  CallStreamQuery,
   CallSummary,
   ContactCallParams,
   ContactCallsQuery,
@@ -26,7 +31,7 @@ const DAY_MS = 86_400_000;
 const page = (query: { page: number; limit: number }, p: { total?: number; hasMore?: boolean } | undefined) => pagination({ page: query.page, limit: query.limit, total: p?.total ?? 0, hasMore: p?.hasMore ?? false });
 
 /** The unified call feed, a contact's calls, recordings, analytics and numbers, owned by the telephony service. */
-export function telephonyRoutes(clients: ServiceClients) {
+export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
   const calls = 'Calls';
   const contacts = 'Contacts';
   return [
@@ -67,6 +72,38 @@ export function telephonyRoutes(clients: ServiceClients) {
       scopes: ['calls:read'],
       responses: { 200: { description: 'The calls holding a line of the tenant’s concurrency package, newest first', schema: z.object({ calls: z.array(CallSummary) }) } },
       handler: async (_input, { call }) => ({ status: 200, body: { calls: (await clients.telephony.listActiveCalls({}, call)).calls.map(callJson) } }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/calls/stream',
+      tag: calls,
+      operationId: 'streamCalls',
+      summary: 'Follow the tenant’s calls live (server-sent events)',
+      description:
+        'A `text/event-stream` of the tenant’s call lifecycle, inbound and outbound: one event per change (`call.started`, `call.ringing`, ' +
+        '`call.answered`, `call.ended`, `call.billed`), its `data` the call as `GET /calls` shows it right after the change, its `id` a cursor. ' +
+        'Reconnect with `Last-Event-ID` (EventSource does) to receive what was missed, up to 24 hours back, and nothing twice; an older one ' +
+        'gets one `stream.reset` event, then the stream goes on from now. A comment line every 15 s keeps an idle connection open. A client ' +
+        'that reads nothing for a minute is dropped with a last `stream.dropped` event. A stopping gateway ends its streams; reconnect with ' +
+        '`Last-Event-ID` (any replica serves any stream). Sandbox calls carry `sandbox: true`. At most 5 open streams per key.',
+      scopes: ['calls:read'],
+      query: CallStreamQuery,
+      headers: CallStreamHeaders,
+      responses: { 200: { description: 'The stream: `id: <cursor>`, `event: <change>`, `data: <call as JSON>`, a blank line; comments start with `:`', binary: ['text/event-stream'] } },
+      errors: { 400: 'A `Last-Event-ID` this stream did not give (`validation_error`), or a filter that does not fit', 429: 'More than 5 open streams on this key (`rate_limited`)' },
+      handler: async ({ query }, { call, auth, headers }) => {
+        const lastEventId = headers?.['Last-Event-ID'];
+        try {
+          const stream = await streams.start({ scope: scopeOfRecord(auth!.tenantId, auth!.mode), keyId: auth!.keyId, call, ...(lastEventId !== undefined && { lastEventId }), filter: query });
+          return { status: 200, contentType: 'text/event-stream; charset=utf-8', headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' }, stream };
+        } catch (err) {
+          // The feed refuses a cursor it did not give: named as the tenant sent it.
+          if (isReason(err, 'validation_error') && err.details?.some((d) => d.path === 'after')) {
+            throw refusal('validation_error', 'Last-Event-ID is not a cursor this stream gave', [{ path: 'header.Last-Event-ID', message: 'not a cursor of this stream' }]);
+          }
+          throw err;
+        }
+      },
     }),
     defineRoute({
       method: 'get',

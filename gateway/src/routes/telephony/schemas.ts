@@ -72,6 +72,19 @@ export const CallsQuery = z
 
 export const ContactCallsQuery = z.strictObject(PageQuery.shape);
 
+export const CallStreamQuery = z.strictObject({
+  direction: z.enum(DIRECTIONS).optional(),
+  campaignId: filterId('Only the calls of this campaign').optional(),
+  agentId: filterId('Only the calls of this agent').optional(),
+});
+
+export const CallStreamHeaders = z.object({
+  'Last-Event-ID': z.string().max(64).optional().openapi({
+    description: 'The `id` of the last event received: the stream goes on right after it (EventSource sends it by itself when it reconnects). Without it: from now on',
+    example: '1042-mfx2k9a1',
+  }),
+});
+
 export const ContactCallParams = z.object({
   id: z
     .string()

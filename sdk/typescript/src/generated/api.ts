@@ -442,6 +442,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calls/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the tenant’s calls live (server-sent events)
+         * @description A `text/event-stream` of the tenant’s call lifecycle, inbound and outbound: one event per change (`call.started`, `call.ringing`, `call.answered`, `call.ended`, `call.billed`), its `data` the call as `GET /calls` shows it right after the change, its `id` a cursor. Reconnect with `Last-Event-ID` (EventSource does) to receive what was missed, up to 24 hours back, and nothing twice; an older one gets one `stream.reset` event, then the stream goes on from now. A comment line every 15 s keeps an idle connection open. A client that reads nothing for a minute is dropped with a last `stream.dropped` event. A stopping gateway ends its streams; reconnect with `Last-Event-ID` (any replica serves any stream). Sandbox calls carry `sandbox: true`. At most 5 open streams per key.
+         *
+         *     Scope: `calls:read`.
+         */
+        get: operations["streamCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/calls/{id}/recording": {
         parameters: {
             query?: never;
@@ -7100,6 +7122,174 @@ export interface operations {
                 };
             };
             /** @description Rate limit exceeded (`rate_limited`); see `Retry-After` and `RateLimit-*` headers */
+            429: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`: answers are private to their caller */
+                    "Cache-Control"?: string;
+                    /** @description Requests the key may make per window (its `rateLimitPerSecond` or the server's default) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`) */
+            500: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`: answers are private to their caller */
+                    "Cache-Control"?: string;
+                    /** @description Requests the key may make per window (its `rateLimitPerSecond` or the server's default) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Kill switch on (`api_globally_disabled`) or a service is down (`service_unavailable`) */
+            503: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`: answers are private to their caller */
+                    "Cache-Control"?: string;
+                    /** @description Requests the key may make per window (its `rateLimitPerSecond` or the server's default) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A backing service did not answer in time (`upstream_timeout`) */
+            504: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`: answers are private to their caller */
+                    "Cache-Control"?: string;
+                    /** @description Requests the key may make per window (its `rateLimitPerSecond` or the server's default) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamCalls: {
+        parameters: {
+            query?: {
+                direction?: "inbound" | "outbound";
+                /** @description Only the calls of this campaign */
+                campaignId?: string;
+                /** @description Only the calls of this agent */
+                agentId?: string;
+            };
+            header?: {
+                /** @description The `id` of the last event received: the stream goes on right after it (EventSource sends it by itself when it reconnects). Without it: from now on */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `id: <cursor>`, `event: <change>`, `data: <call as JSON>`, a blank line; comments start with `:` */
+            200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`: answers are private to their caller */
+                    "Cache-Control"?: string;
+                    /** @description Requests the key may make per window (its `rateLimitPerSecond` or the server's default) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A `Last-Event-ID` this stream did not give (`validation_error`), or a filter that does not fit */
+            400: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`: answers are private to their caller */
+                    "Cache-Control"?: string;
+                    /** @description Requests the key may make per window (its `rateLimitPerSecond` or the server's default) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or inactive key (`unauthorized`) */
+            401: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`: answers are private to their caller */
+                    "Cache-Control"?: string;
+                    /** @description The scheme that would work */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key lacks scope `calls:read` (`forbidden`, `missing` names it) */
+            403: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`: answers are private to their caller */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More than 5 open streams on this key (`rate_limited`) */
             429: {
                 headers: {
                     /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */

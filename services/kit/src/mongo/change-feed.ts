@@ -10,6 +10,13 @@ export interface WakeSource {
    * `onChange` now. Default: they always do.
    */
   wakes?: () => boolean;
+  /**
+   * Fields of the changed document to carry (an insert's or a replacement's; an update's only with
+   * `fullDocument` lookups, so not asked for here): each change's are handed to `seen` before
+   * `wakes`. For an owner that wakes only what a change concerns (the waiters of one tenant).
+   */
+  fields?: readonly string[];
+  seen?: (doc: Record<string, unknown>) => void;
 }
 
 /**
@@ -65,7 +72,8 @@ export class ChangeFeed {
     try {
       // Only the kind of change travels: the documents themselves stay on the store (a burst of
       // inserts would otherwise be sent back to every watcher in full).
-      stream = collection.watch([{ $match: { operationType: { $in: [...source.operations] } } }, { $project: { operationType: 1 } }], { maxAwaitTimeMS: AWAIT_MS });
+      const carried = Object.fromEntries((source.fields ?? []).map((f) => [`fullDocument.${f}`, 1]));
+      stream = collection.watch([{ $match: { operationType: { $in: [...source.operations] } } }, { $project: { operationType: 1, ...carried } }], { maxAwaitTimeMS: AWAIT_MS });
     } catch (err) {
       this.retry(source, retryMs, err);
       return;
@@ -79,9 +87,9 @@ export class ChangeFeed {
     let healthy = false;
     try {
       while (!this.stopped) {
-        await stream.next();
+        this.take(source, await stream.next());
         // The rest of what that read brought is in memory already: the same wake-up.
-        while (!this.stopped && buffered(stream) > 0) await stream.next();
+        while (!this.stopped && buffered(stream) > 0) this.take(source, await stream.next());
         healthy = true;
         if (this.stopped) return;
         if (source.wakes?.() ?? true) this.onChange();
@@ -94,6 +102,12 @@ export class ChangeFeed {
       // A stream that delivered changes failed for a new reason: start the pauses over.
       this.retry(source, healthy ? RETRY_FIRST_MS : retryMs, err);
     }
+  }
+
+  /** Hands a change's carried fields to the source's owner. */
+  private take(source: WakeSource, change: unknown): void {
+    const doc = (change as { fullDocument?: Record<string, unknown> } | null)?.fullDocument;
+    if (source.seen && doc) source.seen(doc);
   }
 
   private pause(ms: number): Promise<void> {

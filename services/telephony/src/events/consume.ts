@@ -1,12 +1,15 @@
 import { scopeOfRecord, type EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
+import { isCallChange, type CallSnapshot } from '../domain/call-feed';
 import { bucketStart } from '../domain/rollup';
 import type { CallStore } from '../store/call-store';
 import type { RollupStore } from '../store/rollup-store';
+import type { CallFeed } from '../usecases/call-feed';
 import type { Calls } from '../usecases/calls';
 import type { Dialer } from '../usecases/dialer';
+import type { CallEvents } from '../usecases/ports';
 
-const { LeadsEvent, BillingEvent } = voiceapi.events.v1;
+const { LeadsEvent, BillingEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
 
 /**
  * Follows the leads stream: queues every dial request (idempotent by dial id: a redelivery is
@@ -50,8 +53,11 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
   });
 }
 
-/** Sets each call's billing fields from billing's one outcome per call, and its bucket to recompute. */
-export function followBilling(subscriber: EventSubscriber, calls: CallStore, rollups: RollupStore, now: () => Date): EventSubscriber {
+/**
+ * Sets each call's billing fields from billing's one outcome per call, its bucket to recompute,
+ * and announces the change to the call's feed (once: the change's event id is the call's).
+ */
+export function followBilling(subscriber: EventSubscriber, calls: CallStore, rollups: RollupStore, events: CallEvents, now: () => Date): EventSubscriber {
   return subscriber.on(BillingEvent, async (event) => {
     if (event.event?.$case !== 'callBilled') return;
     const b = event.event.callBilled;
@@ -61,6 +67,22 @@ export function followBilling(subscriber: EventSubscriber, calls: CallStore, rol
       ...(b.creditsError && { creditsError: b.creditsError }),
       ...(b.balanceAfter !== undefined && { balanceAfter: b.balanceAfter }),
     });
-    if (call) await rollups.markDirty(scopeOfRecord(call.tenantId), call.direction, bucketStart(call.startedAt), now());
+    if (!call) return;
+    await rollups.markDirty(scopeOfRecord(call.tenantId), call.direction, bucketStart(call.startedAt), now());
+    await events.changed(call, 'call.billed', now());
+  });
+}
+
+/**
+ * Writes the call feed from its own stream (`telephony.call.feed.v1`, keyed by tenant): the owner
+ * of a tenant's partition writes its changes one after the other, in the order they were stored,
+ * so each tenant's feed has one order without gaps. A redelivered change is in the feed already.
+ */
+export function followCallFeed(subscriber: EventSubscriber, feed: CallFeed): EventSubscriber {
+  return subscriber.on(TelephonyCallFeedEvent, async (event, meta) => {
+    if (event.event?.$case !== 'callChanged') return;
+    const c = event.event.callChanged;
+    if (!c.tenantId || !c.call || !isCallChange(c.change)) throw new Error(`CallChanged ${meta.eventId} lacks a tenant, a call or a known change`);
+    await feed.record(scopeOfRecord(c.tenantId), { id: meta.eventId, change: c.change, call: c.call as unknown as CallSnapshot, at: event.occurTime ?? new Date() });
   });
 }

@@ -1,9 +1,11 @@
 import { isDuplicateKeyError, type Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Call } from '../domain/call';
+import type { CallChangeKind } from '../domain/call-feed';
+import { callProto } from '../grpc/telephony-server';
 import type { CallEvents } from '../usecases/ports';
 
-const { TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
+const { TelephonyCallEvent, TelephonyCallFeedEvent, CallDirection } = voiceapi.events.v1;
 /** What both events say of the call. */
 const facts = (call: Call) => ({
   callId: call.id,
@@ -16,7 +18,8 @@ const facts = (call: Call) => ({
 });
 
 /**
- * A call's start and end on `telephony.call.v1`, keyed by call id, through the outbox. Each has a
+ * A call's start and end on `telephony.call.v1`, keyed by call id, and each change a tenant may
+ * follow on `telephony.call.feed.v1` (the feed behind `GET /calls/stream`), through the outbox. Each has a
  * stable event id (`call-started:<id>`, `call-ended:<id>`), so announcing again (recovery finishing
  * a call, a retried step) stores nothing new.
  */
@@ -29,6 +32,19 @@ export function callEvents(outbox: Outbox): CallEvents {
     }
   };
   return {
+    // Keyed by tenant: one tenant's changes reach the feed's writer in the order stored here.
+    changed: async (call: Call, change: CallChangeKind, at: Date) => {
+      try {
+        await outbox.add(
+          TelephonyCallFeedEvent,
+          call.tenantId,
+          { occurTime: at, event: { $case: 'callChanged', callChanged: { tenantId: call.tenantId, change, call: callProto(call) } } },
+          { eventId: `feed:${call.id}:${change}` },
+        );
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+    },
     started: (call, at) =>
       announce(
         call,

@@ -3,7 +3,9 @@ import { voiceapi } from '@voiceapi/proto';
 import type { Call, CallDetails } from '../domain/call';
 import type { Bucket } from '../domain/rollup';
 import type { PhoneNumber } from '../domain/number';
+import { formatCursor, type FeedFilter } from '../domain/call-feed';
 import type { Analytics } from '../usecases/analytics';
+import type { CallFeed } from '../usecases/call-feed';
 import type { Calls } from '../usecases/calls';
 import type { Inbound } from '../usecases/inbound';
 import type { Concurrency } from '../usecases/concurrency';
@@ -11,6 +13,7 @@ import type { Numbers } from '../usecases/numbers';
 
 export interface TelephonyUseCases {
   calls: Calls;
+  feed: CallFeed;
   analytics: Analytics;
   numbers: Numbers;
   inbound: Inbound;
@@ -49,6 +52,21 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
         return { calls: res.items.map(callProto), page: page(res, p) };
       },
       listActiveCalls: async (_req, ctx) => ({ calls: (await uc.calls.active(requireTenant(ctx))).map(callProto) }),
+      readCallFeed: async (req, ctx) => {
+        const filter: FeedFilter = {
+          ...((req.direction === 'inbound' || req.direction === 'outbound') && { direction: req.direction }),
+          ...(req.campaignId !== undefined && { campaignId: req.campaignId }),
+          ...(req.agentId !== undefined && { agentId: req.agentId }),
+        };
+        if (req.direction !== undefined && filter.direction === undefined) throw validationError('direction must be inbound or outbound', [{ path: 'direction', message: 'inbound or outbound' }]);
+        const r = await uc.feed.read(requireTenant(ctx), req.after || undefined, filter, Math.min(500, Math.max(1, req.limit || 100)), Math.min(10_000, Math.max(0, req.waitMs)));
+        return {
+          // Each change's call is the message announced with it, kept as sent.
+          changes: r.changes.map((e) => ({ cursor: formatCursor({ seq: e.seq, atMs: e.at.getTime() }), change: e.change, call: e.call as unknown as voiceapi.telephony.v1.Call, occurTime: e.at })),
+          cursor: r.cursor,
+          reset: r.reset,
+        };
+      },
       getCall: async (req, ctx) => {
         const { call, details } = await uc.calls.get(requireTenant(ctx), req.callId, req.contactId);
         return { call: callProto(call), ...detailsProto(details) };

@@ -91,7 +91,11 @@ describe('CallRunner.run', () => {
       carrier,
       wallet: {},
       agents: {},
-      events: { started: async (c: Call) => void announced.push(`call-started:${c.id}`), ended: async (c: Call) => void announced.push(`call-ended:${c.id}`) },
+      events: {
+        started: async (c: Call) => void announced.push(`call-started:${c.id}`),
+        ended: async (c: Call) => void announced.push(`call-ended:${c.id}`),
+        changed: async (c: Call, change: string) => void announced.push(`${change}:${c.id}:${c.status}`),
+      },
       log: { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() },
       now: () => at(60),
     } as unknown as RunnerDeps;
@@ -106,7 +110,8 @@ describe('CallRunner.run', () => {
     const { runner, finish, announced } = runnerWith(setAnswered);
     await runner.run(call);
     expect(setAnswered).toHaveBeenCalledTimes(2);
-    expect(announced).toEqual(['call-started:call-1', 'call-ended:call-1']);
+    // The feed's changes carry the call as it is after each: in progress, then completed.
+    expect(announced).toEqual(['call-started:call-1', 'call.answered:call-1:in_progress', 'call-ended:call-1', 'call.ended:call-1:completed']);
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', outcome: 'completed', durationSeconds: 60 });
   });
 
@@ -114,7 +119,7 @@ describe('CallRunner.run', () => {
     const setAnswered = jest.fn().mockRejectedValue(new Error('the store refused the write'));
     const { runner, finish, announced } = runnerWith(setAnswered);
     await runner.run(call);
-    expect(announced).toEqual(['call-ended:call-1']);
+    expect(announced).toEqual(['call-ended:call-1', 'call.ended:call-1:completed']);
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', outcome: 'completed', answeredAt });
     expect(finish.mock.calls[0]![1]).not.toHaveProperty('endReason', 'carrier_error');
   });

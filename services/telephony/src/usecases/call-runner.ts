@@ -1,8 +1,9 @@
 import { retryTransient, scopeOfRecord, type Logger } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
 import { statusOfOutcome, type Call } from '../domain/call';
+import type { CallChangeKind } from '../domain/call-feed';
 import { bucketStart } from '../domain/rollup';
-import type { CallStore } from '../store/call-store';
+import type { CallEnd, CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
 import type { RecordingStore } from '../store/recording-store';
 import type { RollupStore } from '../store/rollup-store';
@@ -91,7 +92,10 @@ export class CallRunner {
       if (call.direction === 'inbound' && !call.sandbox) holdFailed = (await retry(() => this.placeHold(call))) === 'insufficient';
       // An attempt cut by the store's crash may have been applied: the row then says so already.
       const answered = await retry(async () => (await this.d.calls.setAnswered(call.id, at, sid, holdFailed)) ?? (await this.d.calls.byId(call.id)));
-      if (answered?.status === 'in_progress') await retry(() => this.d.events.started(answered, this.d.now()));
+      if (answered?.status === 'in_progress') {
+        await retry(() => this.d.events.started(answered, this.d.now()));
+        await retry(() => this.announce(answered, 'call.answered'));
+      }
     } catch (err) {
       this.d.log.warn({ err, callId: call.id }, "the call's answer could not be recorded; the call goes on and its end is recorded");
     }
@@ -108,6 +112,11 @@ export class CallRunner {
       this.d.log.warn({ err, callId: call.id }, 'the agent could not hold the conversation; the call goes on without it');
       return undefined;
     }
+  }
+
+  /** A change of the call a tenant may follow live (`GET /calls/stream`), with the call as it is after it. */
+  announce(call: Call, change: CallChangeKind, at = this.d.now()): Promise<void> {
+    return this.d.events.changed(call, change, at);
   }
 
   placeHold(call: Call): Promise<'placed' | 'insufficient'> {
@@ -137,7 +146,7 @@ export class CallRunner {
     // Announced before the row says it ended: a crash in between leaves the call active, recovery
     // finishes it again, and the same event is stored once.
     await this.d.events.ended(call, { at: now, result: r, holdFailed, ...(endReason && { endReason }) });
-    const ended = await this.d.calls.finish(call.id, {
+    const end: CallEnd = {
       status: statusOfOutcome(r.outcome),
       outcome: r.outcome,
       endedAt: now,
@@ -151,7 +160,10 @@ export class CallRunner {
       ...(keep && r.analysis && { summary: r.analysis.summary }),
       ...(endReason && { endReason }),
       ...(r.carrierCallId && { carrierCallId: r.carrierCallId }),
-    });
+    };
+    // The feed's change too, before the row (as the call's end above): the call as it will read.
+    await this.announce({ ...latest, ...end }, 'call.ended', now);
+    const ended = await this.d.calls.finish(call.id, end);
     await this.d.lines.free(scope, call.id);
     await this.d.rollups.markDirty(scope, call.direction, bucketStart(call.startedAt), now);
     return ended;

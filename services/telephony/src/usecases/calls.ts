@@ -2,6 +2,7 @@ import { notFound, scopeOfRecord, validationError, type Page, type TenantScope }
 import { CALL_STATUSES, DIRECTIONS, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
 import type { RecordingTokens } from '../domain/recording-token';
 import { telephonyReasons } from '../reasons';
+import type { CallFeedStore } from '../store/call-feed-store';
 import type { CallFilter, CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
 import type { RecordingStore } from '../store/recording-store';
@@ -23,6 +24,7 @@ export class Calls {
   constructor(
     private readonly d: {
       calls: CallStore;
+      feed: CallFeedStore;
       lines: LineStore;
       recordings: RecordingStore;
       tokens: RecordingTokens;
@@ -75,6 +77,8 @@ export class Calls {
       await this.d.calls.erasePersonalData(scope, id);
       await this.d.recordings.erase(scope, id);
     }
+    // The live feed keeps each change's copy of the call for a day: those lose the numbers too.
+    await this.d.feed.erase(scope, ids);
     return ids.length;
   }
 

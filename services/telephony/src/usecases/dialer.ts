@@ -212,8 +212,10 @@ export class Dialer {
         hasAnalysis: false,
         hasRecording: false,
       };
-      if (await this.d.calls.create(scope, fresh)) call = fresh;
-      else call = await this.d.calls.byId(callId);
+      if (await this.d.calls.create(scope, fresh)) {
+        call = fresh;
+        await this.d.runner.announce(fresh, 'call.started');
+      } else call = await this.d.calls.byId(callId);
     }
     if (!call || call.status !== 'queued') {
       await this.drop(scope, q, callId, call);
@@ -227,6 +229,7 @@ export class Dialer {
     }
     // Queued → ringing once: the last check before the carrier is asked.
     const ringing = await this.d.calls.setRinging(callId);
+    if (ringing) await this.d.runner.announce(ringing, 'call.ringing');
     await this.d.queue.remove(scope, q.dialId);
     if (ringing) this.d.metrics?.dials.add(1, { result: 'dialled' });
     return ringing;

@@ -63,7 +63,7 @@ export class Inbound {
       hasAnalysis: false,
       hasRecording: false,
     };
-    await this.d.calls.create(scope, call);
+    if (await this.d.calls.create(scope, call)) await this.d.runner.announce(call, 'call.started');
     const limit = await this.d.settings.maxConcurrentCalls(scope);
     if (!(await this.d.lines.take(scope, call.id, limit, now))) {
       // Every line of the tenant's package is busy: the caller hears busy, and the call is recorded.

@@ -1,6 +1,7 @@
 import type { TenantScope } from '@voiceapi/kit';
 import type { CarrierCallResult, TranscriptTurn } from '../carrier/carrier';
 import type { Call, Direction } from '../domain/call';
+import type { CallChangeKind } from '../domain/call-feed';
 
 /** Billing, as telephony needs it (adapted from the billing gRPC client in main). */
 export interface Wallet {
@@ -34,6 +35,8 @@ export interface AnsweringAgents {
 
 /** What telephony announces of a call (the `telephony.call.v1` stream, through the outbox); each once per call, a repeat stores nothing new. */
 export interface CallEvents {
+  /** A change a tenant may follow live (`GET /calls/stream`), with the call as it is after it; once per call and change. */
+  changed(call: Call, change: CallChangeKind, at: Date): Promise<void>;
   started(call: Call, at: Date): Promise<void>;
   ended(call: Call, end: { at: Date; result: CarrierCallResult; holdFailed: boolean; endReason?: string }): Promise<void>;
 }

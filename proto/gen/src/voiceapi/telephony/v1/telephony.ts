@@ -65,6 +65,43 @@ export interface Call {
   endReason?: string | undefined;
 }
 
+export interface ReadCallFeedRequest {
+  /**
+   * A cursor this method answered (`CallChange.cursor` or `ReadCallFeedResponse.cursor`); empty:
+   * from now on. One it did not answer is refused (validation_error, field `after`).
+   */
+  after: string;
+  /** Filters: a change is answered when its call matches each one given. */
+  direction?: string | undefined;
+  campaignId?: string | undefined;
+  agentId?:
+    | string
+    | undefined;
+  /** At most this many changes (1–500). */
+  limit: number;
+  /** How long to wait for a change when there is none yet (0–10,000 ms). */
+  waitMs: number;
+}
+
+export interface ReadCallFeedResponse {
+  changes: CallChange[];
+  /** Where the next read goes on from: past the changes the filters left out too. */
+  cursor: string;
+  /** The cursor was older than the feed keeps (24 h): the changes go on from now. */
+  reset: boolean;
+}
+
+/** One change of a call, at its place in the tenant's feed. */
+export interface CallChange {
+  /** This change's place: a stream's `id`, and a cursor to resume after it. */
+  cursor: string;
+  /** `call.started`, `call.ringing`, `call.answered`, `call.ended` or `call.billed`. */
+  change: string;
+  /** The call right after the change. */
+  call?: Call | undefined;
+  occurTime?: Date | undefined;
+}
+
 export interface TranscriptTurn {
   /** `agent` or `caller`. */
   role: string;
@@ -852,6 +889,395 @@ export const Call: MessageFns<Call, "voiceapi.telephony.v1.Call"> = {
     message.summary = object.summary ?? undefined;
     message.sandbox = object.sandbox ?? false;
     message.endReason = object.endReason ?? undefined;
+    return message;
+  },
+};
+
+function createBaseReadCallFeedRequest(): ReadCallFeedRequest {
+  return { after: "", direction: undefined, campaignId: undefined, agentId: undefined, limit: 0, waitMs: 0 };
+}
+
+export const ReadCallFeedRequest: MessageFns<ReadCallFeedRequest, "voiceapi.telephony.v1.ReadCallFeedRequest"> = {
+  $type: "voiceapi.telephony.v1.ReadCallFeedRequest" as const,
+
+  encode(message: ReadCallFeedRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.after !== "") {
+      writer.uint32(10).string(message.after);
+    }
+    if (message.direction !== undefined) {
+      writer.uint32(18).string(message.direction);
+    }
+    if (message.campaignId !== undefined) {
+      writer.uint32(26).string(message.campaignId);
+    }
+    if (message.agentId !== undefined) {
+      writer.uint32(34).string(message.agentId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(40).int32(message.limit);
+    }
+    if (message.waitMs !== 0) {
+      writer.uint32(48).int32(message.waitMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReadCallFeedRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReadCallFeedRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.after = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.direction = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.campaignId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.waitMs = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReadCallFeedRequest {
+    return {
+      after: isSet(object.after) ? globalThis.String(object.after) : "",
+      direction: isSet(object.direction) ? globalThis.String(object.direction) : undefined,
+      campaignId: isSet(object.campaignId)
+        ? globalThis.String(object.campaignId)
+        : isSet(object.campaign_id)
+        ? globalThis.String(object.campaign_id)
+        : undefined,
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : undefined,
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      waitMs: isSet(object.waitMs)
+        ? globalThis.Number(object.waitMs)
+        : isSet(object.wait_ms)
+        ? globalThis.Number(object.wait_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: ReadCallFeedRequest): unknown {
+    const obj: any = {};
+    if (message.after !== "") {
+      obj.after = message.after;
+    }
+    if (message.direction !== undefined) {
+      obj.direction = message.direction;
+    }
+    if (message.campaignId !== undefined) {
+      obj.campaignId = message.campaignId;
+    }
+    if (message.agentId !== undefined) {
+      obj.agentId = message.agentId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.waitMs !== 0) {
+      obj.waitMs = Math.round(message.waitMs);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReadCallFeedRequest>): ReadCallFeedRequest {
+    return ReadCallFeedRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReadCallFeedRequest>): ReadCallFeedRequest {
+    const message = createBaseReadCallFeedRequest();
+    message.after = object.after ?? "";
+    message.direction = object.direction ?? undefined;
+    message.campaignId = object.campaignId ?? undefined;
+    message.agentId = object.agentId ?? undefined;
+    message.limit = object.limit ?? 0;
+    message.waitMs = object.waitMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseReadCallFeedResponse(): ReadCallFeedResponse {
+  return { changes: [], cursor: "", reset: false };
+}
+
+export const ReadCallFeedResponse: MessageFns<ReadCallFeedResponse, "voiceapi.telephony.v1.ReadCallFeedResponse"> = {
+  $type: "voiceapi.telephony.v1.ReadCallFeedResponse" as const,
+
+  encode(message: ReadCallFeedResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.changes) {
+      CallChange.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.cursor !== "") {
+      writer.uint32(18).string(message.cursor);
+    }
+    if (message.reset !== false) {
+      writer.uint32(24).bool(message.reset);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReadCallFeedResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReadCallFeedResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.changes.push(CallChange.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.reset = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReadCallFeedResponse {
+    return {
+      changes: globalThis.Array.isArray(object?.changes) ? object.changes.map((e: any) => CallChange.fromJSON(e)) : [],
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+      reset: isSet(object.reset) ? globalThis.Boolean(object.reset) : false,
+    };
+  },
+
+  toJSON(message: ReadCallFeedResponse): unknown {
+    const obj: any = {};
+    if (message.changes?.length) {
+      obj.changes = message.changes.map((e) => CallChange.toJSON(e));
+    }
+    if (message.cursor !== "") {
+      obj.cursor = message.cursor;
+    }
+    if (message.reset !== false) {
+      obj.reset = message.reset;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReadCallFeedResponse>): ReadCallFeedResponse {
+    return ReadCallFeedResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReadCallFeedResponse>): ReadCallFeedResponse {
+    const message = createBaseReadCallFeedResponse();
+    message.changes = object.changes?.map((e) => CallChange.fromPartial(e)) || [];
+    message.cursor = object.cursor ?? "";
+    message.reset = object.reset ?? false;
+    return message;
+  },
+};
+
+function createBaseCallChange(): CallChange {
+  return { cursor: "", change: "", call: undefined, occurTime: undefined };
+}
+
+export const CallChange: MessageFns<CallChange, "voiceapi.telephony.v1.CallChange"> = {
+  $type: "voiceapi.telephony.v1.CallChange" as const,
+
+  encode(message: CallChange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cursor !== "") {
+      writer.uint32(10).string(message.cursor);
+    }
+    if (message.change !== "") {
+      writer.uint32(18).string(message.change);
+    }
+    if (message.call !== undefined) {
+      Call.encode(message.call, writer.uint32(26).fork()).join();
+    }
+    if (message.occurTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurTime), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallChange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallChange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.change = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.call = Call.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.occurTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallChange {
+    return {
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+      change: isSet(object.change) ? globalThis.String(object.change) : "",
+      call: isSet(object.call) ? Call.fromJSON(object.call) : undefined,
+      occurTime: isSet(object.occurTime)
+        ? fromJsonTimestamp(object.occurTime)
+        : isSet(object.occur_time)
+        ? fromJsonTimestamp(object.occur_time)
+        : undefined,
+    };
+  },
+
+  toJSON(message: CallChange): unknown {
+    const obj: any = {};
+    if (message.cursor !== "") {
+      obj.cursor = message.cursor;
+    }
+    if (message.change !== "") {
+      obj.change = message.change;
+    }
+    if (message.call !== undefined) {
+      obj.call = Call.toJSON(message.call);
+    }
+    if (message.occurTime !== undefined) {
+      obj.occurTime = message.occurTime.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallChange>): CallChange {
+    return CallChange.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallChange>): CallChange {
+    const message = createBaseCallChange();
+    message.cursor = object.cursor ?? "";
+    message.change = object.change ?? "";
+    message.call = (object.call !== undefined && object.call !== null) ? Call.fromPartial(object.call) : undefined;
+    message.occurTime = object.occurTime ?? undefined;
     return message;
   },
 };
@@ -4532,6 +4958,18 @@ export const TelephonyServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * The tenant's call changes after a cursor, for `GET /calls/stream`: answered as soon as there
+     * is one (up to `limit`), or after `wait_ms` with none. Reads only, so safe to send again.
+     */
+    readCallFeed: {
+      name: "ReadCallFeed",
+      requestType: ReadCallFeedRequest as typeof ReadCallFeedRequest,
+      requestStream: false,
+      responseType: ReadCallFeedResponse as typeof ReadCallFeedResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "NO_SIDE_EFFECTS" },
+    },
     /** One call with its transcript and analysis; with `contact_id`, only a call of that contact. */
     getCall: {
       name: "GetCall",
@@ -4697,6 +5135,20 @@ export const TelephonyServiceService = {
     responseSerialize: (value: ListActiveCallsResponse): Buffer =>
       Buffer.from(ListActiveCallsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListActiveCallsResponse => ListActiveCallsResponse.decode(value),
+  },
+  /**
+   * The tenant's call changes after a cursor, for `GET /calls/stream`: answered as soon as there
+   * is one (up to `limit`), or after `wait_ms` with none. Reads only, so safe to send again.
+   */
+  readCallFeed: {
+    path: "/voiceapi.telephony.v1.TelephonyService/ReadCallFeed" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReadCallFeedRequest): Buffer => Buffer.from(ReadCallFeedRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReadCallFeedRequest => ReadCallFeedRequest.decode(value),
+    responseSerialize: (value: ReadCallFeedResponse): Buffer =>
+      Buffer.from(ReadCallFeedResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReadCallFeedResponse => ReadCallFeedResponse.decode(value),
   },
   /** One call with its transcript and analysis; with `contact_id`, only a call of that contact. */
   getCall: {
@@ -4872,6 +5324,11 @@ export interface TelephonyServiceServer extends UntypedServiceImplementation {
   listCalls: handleUnaryCall<ListCallsRequest, ListCallsResponse>;
   /** Calls queued, ringing or in progress. */
   listActiveCalls: handleUnaryCall<ListActiveCallsRequest, ListActiveCallsResponse>;
+  /**
+   * The tenant's call changes after a cursor, for `GET /calls/stream`: answered as soon as there
+   * is one (up to `limit`), or after `wait_ms` with none. Reads only, so safe to send again.
+   */
+  readCallFeed: handleUnaryCall<ReadCallFeedRequest, ReadCallFeedResponse>;
   /** One call with its transcript and analysis; with `contact_id`, only a call of that contact. */
   getCall: handleUnaryCall<GetCallRequest, GetCallResponse>;
   /**
@@ -4941,6 +5398,25 @@ export interface TelephonyServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListActiveCallsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The tenant's call changes after a cursor, for `GET /calls/stream`: answered as soon as there
+   * is one (up to `limit`), or after `wait_ms` with none. Reads only, so safe to send again.
+   */
+  readCallFeed(
+    request: ReadCallFeedRequest,
+    callback: (error: ServiceError | null, response: ReadCallFeedResponse) => void,
+  ): ClientUnaryCall;
+  readCallFeed(
+    request: ReadCallFeedRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReadCallFeedResponse) => void,
+  ): ClientUnaryCall;
+  readCallFeed(
+    request: ReadCallFeedRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReadCallFeedResponse) => void,
   ): ClientUnaryCall;
   /** One call with its transcript and analysis; with `contact_id`, only a call of that contact. */
   getCall(
