@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { VoiceApi, VoiceApiError, ok, paginate, verifyWebhook } from '@voiceapi/sdk';
+import { VoiceApi, VoiceApiError, ok, paginate, verifyWebhook, type CallStreamEvent } from '@voiceapi/sdk';
 import { quickstart } from '../../sdk/typescript/examples/quickstart';
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
 
@@ -25,8 +25,9 @@ describe('the TypeScript SDK against the running system', () => {
   }
 
   beforeAll(async () => {
-    // Every service: the flow below reaches calls and numbers too (telephony dials the leads meanwhile).
-    sys = await startSystem();
+    // Every service: the flow below reaches calls and numbers too (telephony dials the leads
+    // meanwhile, a minute of call in 0.3 s, so a followed call ends within the test).
+    sys = await startSystem({ serviceEnv: { telephony: { CARRIER_SIMULATOR_SPEEDUP: '200' } } });
     gw = sys.gateways[0]!.url;
   });
   afterAll(() => sys?.stop());
@@ -139,6 +140,39 @@ describe('the TypeScript SDK against the running system', () => {
     expect(new Set(sent.map((s) => s.key)).size).toBe(3);
     expect(sent.every((s) => s.key !== null)).toBe(true);
   }, 30_000);
+
+  it('follows calls live, and goes on after a stored event id without repeating one', async () => {
+    const t = await tenantWithKey(gw, { rateLimitPerSecond: 1_000 });
+    expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 10_000 })).status).toBe(201);
+    const campaignId = await runningCampaign(t.tenantId);
+    const vapi = new VoiceApi({ apiKey: t.key, baseUrl: gw });
+    const stop = new AbortController();
+    const seen: CallStreamEvent[] = [];
+    const following = (async () => {
+      for await (const e of vapi.followCalls({ signal: stop.signal, campaignId })) {
+        seen.push(e);
+        if (e.kind === 'call' && e.event === 'call.billed') return;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 500));
+    // …0000: the simulator answers and talks 42 s (0.2 s here).
+    const { contactId } = await ok(vapi.api.POST('/api/v1/leads', { body: { campaignId, phone: '+14155770000', channel: 'call', consent: { outboundCall: true } } }));
+    await following;
+    stop.abort();
+    const calls = seen.filter((e): e is Extract<CallStreamEvent, { kind: 'call' }> => e.kind === 'call');
+    expect(calls.map((e) => e.event)).toEqual(['call.started', 'call.ringing', 'call.answered', 'call.ended', 'call.billed']);
+    expect(calls.every((e) => e.call.contactId === contactId)).toBe(true);
+    expect(calls.at(-1)!.call.billingStatus).toBe('charged');
+
+    // A consumer that stored the id of call.ringing goes on right after it.
+    const resumed: string[] = [];
+    const stop2 = new AbortController();
+    for await (const e of vapi.followCalls({ signal: stop2.signal, lastEventId: calls[1]!.id })) {
+      if (e.kind === 'call') resumed.push(e.event);
+      if (resumed.length === 3) stop2.abort();
+    }
+    expect(resumed).toEqual(['call.answered', 'call.ended', 'call.billed']);
+  }, 60_000);
 
   it('verifies a webhook delivery signed with the endpoint secret, and refuses a tampered one', () => {
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

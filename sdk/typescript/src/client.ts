@@ -2,6 +2,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from './generated/api';
 import { errorOf } from './errors';
 import { retryingFetch } from './retry';
+import { followCalls, type CallStreamEvent, type FollowOptions } from './stream';
 
 export type BatchLead = components['schemas']['BatchLead'];
 export type BatchLeadResult = components['schemas']['BatchLeadResult'];
@@ -32,9 +33,11 @@ export interface VoiceApiOptions {
  */
 export class VoiceApi {
   readonly api: Client<paths>;
+  private readonly connection: { baseUrl: string; apiKey: string; send: (request: Request) => Promise<Response> };
 
   constructor(opts: VoiceApiOptions) {
     const send = opts.fetch ?? ((request: Request) => fetch(request));
+    this.connection = { baseUrl: opts.baseUrl ?? 'http://127.0.0.1:8080', apiKey: opts.apiKey, send };
     this.api = createClient<paths>({
       baseUrl: opts.baseUrl ?? 'http://127.0.0.1:8080',
       headers: { authorization: `Bearer ${opts.apiKey}` },
@@ -46,6 +49,18 @@ export class VoiceApi {
         return undefined;
       },
     });
+  }
+
+  /**
+   * The tenant's calls live (`GET /calls/stream`, scope `calls:read`): each change as it happens,
+   * reconnecting by itself from the last event, until the loop breaks or `signal` aborts.
+   *
+   * ```ts
+   * for await (const e of vapi.followCalls({ direction: 'outbound' })) if (e.kind === 'call') console.log(e.event, e.call.id, e.call.status);
+   * ```
+   */
+  followCalls(opts: FollowOptions = {}): AsyncGenerator<CallStreamEvent> {
+    return followCalls(this.connection, opts);
   }
 
   /**
