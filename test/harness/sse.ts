@@ -3,6 +3,8 @@ export interface SseEvent {
   id?: string;
   event: string;
   data: any;
+  /** When the client read it (ms since the epoch). */
+  receivedAt: number;
 }
 
 /**
@@ -48,9 +50,9 @@ export async function openSse(url: string, opts: { key: string; lastEventId?: st
           const block = buffer.slice(0, at);
           buffer = buffer.slice(at + 2);
           const lines = block.split('\n').filter((l) => l !== '');
-          if (lines.length > 0 && lines.every((l) => l.startsWith(':'))) events.push({ event: 'comment', data: lines.map((l) => l.slice(1).trim()).join('\n') });
+          if (lines.length > 0 && lines.every((l) => l.startsWith(':'))) events.push({ event: 'comment', data: lines.map((l) => l.slice(1).trim()).join('\n'), receivedAt: Date.now() });
           else {
-            const e: SseEvent = { event: 'message', data: undefined };
+            const e: SseEvent = { event: 'message', data: undefined, receivedAt: Date.now() };
             const data: string[] = [];
             for (const line of lines) {
               if (line.startsWith('id: ')) e.id = line.slice(4);

@@ -75,7 +75,8 @@ export class CallFeed {
 
   /** Writes a change announced on the feed's topic; a redelivered one is in the feed already. */
   async record(scope: TenantScope, change: { id: string; change: CallChangeKind; call: FeedEntry['call']; at: Date }): Promise<void> {
-    await this.d.store.append(scope, change);
+    // This replica's readers hear of it now; the others through the feed's change stream.
+    if (await this.d.store.append(scope, change)) this.d.waiters.wake(scope.tenantId);
   }
 
   /** Deletes the changes older than the feed keeps (a bounded batch; `more` when there may be others). */
