@@ -219,6 +219,29 @@ describe('batch lead ingest through the gateway', () => {
     expect(new Set(res.body.results.map((x: Json) => x.contactId))).toEqual(new Set(stored.map((c) => c.id)));
   }, 120_000);
 
+  it('stores every lead once when leads dies mid-batch and the client sends it again by externalIds alone', async () => {
+    const t = await tenant();
+    const body = { campaignId: t.campaignId, leads: Array.from({ length: 1_000 }, (_, i) => callLead({ externalId: `sync-${i}` })) };
+    const inFlight = batch(t.key, body);
+    await new Promise((r) => setTimeout(r, 150));
+    sys.services.leads!.child.kill('SIGKILL');
+    expect([200, 503, 504]).toContain((await inFlight).status);
+    await sys.startService('leads');
+    // No Idempotency-Key: a new request each time, made harmless by the leads' own ids.
+    let res = await batch(t.key, body);
+    for (let i = 0; i < 50 && res.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      res = await batch(t.key, body);
+    }
+    expect(res.status).toBe(200);
+    expect(res.body.accepted).toBe(1_000);
+    const stored = await contactsOf(t.key, t.campaignId);
+    expect(stored.length).toBe(1_000);
+    expect(new Set(stored.map((c) => c.externalId)).size).toBe(1_000);
+    // Those the first try stored are answered as duplicates now; the others were accepted now.
+    expect(res.body.results.every((x: Json) => x.status === 'accepted')).toBe(true);
+  }, 120_000);
+
   it('is reached only with leads:write', async () => {
     const t = await tenantWithKey(gw, { scopes: ['leads:read'] });
     const res = await batch(t.key, { leads: [callLead()] });

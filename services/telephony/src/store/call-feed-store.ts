@@ -50,6 +50,8 @@ export class CallFeedStore {
   private readonly entries: TenantCollection<FeedDoc, string>;
   /** The last place written per tenant, as this writer knows it (dropped when another writer was found). */
   private readonly heads = new Map<string, number>();
+  /** The last append asked per tenant in this process (see `append`). */
+  private readonly appending = new Map<string, Promise<void>>();
 
   constructor(conn: Connection) {
     this.entries = new TenantCollection((conn.models.CallFeedEntry as Model<FeedDoc> | undefined) ?? conn.model<FeedDoc>('CallFeedEntry', feedSchema), stringIds, feedQueryShapes);
@@ -65,7 +67,25 @@ export class CallFeedStore {
    * redelivery). Another writer's entry at that place (a partition that moved between replicas)
    * sends this one to the place after it.
    */
-  async append(scope: TenantScope, change: { id: string; change: CallChangeKind; call: CallSnapshot; at: Date }): Promise<boolean> {
+  append(scope: TenantScope, change: { id: string; change: CallChangeKind; call: CallSnapshot; at: Date }): Promise<boolean> {
+    // One tenant's appends in this process go one after the other: they would only take each other's places.
+    const previous = this.appending.get(scope.tenantId) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.appendNow(scope, change),
+      () => this.appendNow(scope, change),
+    );
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.appending.set(scope.tenantId, settled);
+    void settled.then(() => {
+      if (this.appending.get(scope.tenantId) === settled) this.appending.delete(scope.tenantId);
+    });
+    return next;
+  }
+
+  private async appendNow(scope: TenantScope, change: { id: string; change: CallChangeKind; call: CallSnapshot; at: Date }): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       const seq = (await this.head(scope)) + 1;
       try {
@@ -76,7 +96,7 @@ export class CallFeedStore {
         if (!isDuplicateKeyError(err)) throw err;
         this.heads.delete(scope.tenantId);
         if (await this.entries.findById(scope, change.id)) return false;
-        if (attempt >= 5) throw err;
+        if (attempt >= 10) throw err;
       }
     }
   }

@@ -126,6 +126,10 @@ export class CallFeed {
         // was read past its place before it was written), so the next read finds it. Only a change
         // pruned away (a cursor at the edge of the day) stays missing: the stream goes on past it.
         gapSince ??= Date.now();
+        if (Date.now() >= until) {
+          wait.cancel();
+          return { changes: [], cursor: formatCursor(from), reset };
+        }
         if (Date.now() - gapSince > GAP_GIVE_UP_MS) {
           this.d.log.warn({ tenantId: scope.tenantId, missing: from.seq + 1, next: entries[0]!.seq }, 'a call feed change never arrived; the stream goes on past it');
           from = { seq: entries[0]!.seq - 1, atMs: from.atMs };
