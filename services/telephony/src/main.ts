@@ -165,9 +165,8 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, events, now);
   // Keyed by tenant, in order per key: one tenant's changes are written one after the other.
   const feedWriter = followCallFeed(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-feed'), log, publisher, concurrency: 16 }), feed);
-  lifecycle.onStop('dial-request consumer', () => dialRequests.stop());
-  lifecycle.onStop('billing consumer', () => billed.stop());
-  lifecycle.onStop('call feed consumer', () => feedWriter.stop());
+  // Left together: each leaves its group on its own, and one after the other they could outlast the pod's grace period.
+  lifecycle.onStop('consumers', async () => void (await Promise.all([dialRequests.stop(), billed.stop(), feedWriter.stop()])));
   dialRequests.start();
   billed.start();
   feedWriter.start();
