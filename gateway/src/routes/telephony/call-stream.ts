@@ -45,11 +45,10 @@ const event = (name: string, data: unknown, id?: string) => `${id !== undefined 
 export class CallStreams {
   private readonly open = new Set<CallStream>();
   private closing = false;
+  private readonly settings: CallStreamSettings;
 
-  constructor(private readonly d: { read: ReadCallFeed; leases: StreamLeaseStore; log: Logger; settings?: Partial<CallStreamSettings> }) {}
-
-  private get settings(): CallStreamSettings {
-    return { ...CALL_STREAM_DEFAULTS, ...this.d.settings };
+  constructor(private readonly d: { read: ReadCallFeed; leases: StreamLeaseStore; log: Logger; settings?: Partial<CallStreamSettings> }) {
+    this.settings = { ...CALL_STREAM_DEFAULTS, ...d.settings };
   }
 
   /**

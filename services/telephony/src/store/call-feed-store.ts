@@ -101,12 +101,9 @@ export class CallFeedStore {
     }
   }
 
-  /** The tenant's last place (0: none yet). */
+  /** The tenant's last place (0: none yet), as this writer knows it. */
   async head(scope: TenantScope): Promise<number> {
-    const known = this.heads.get(scope.tenantId);
-    if (known !== undefined) return known;
-    const [last] = await this.entries.find(scope, {}, { sort: { seq: -1 }, limit: 1, projection: { seq: 1 } });
-    return last?.seq ?? 0;
+    return this.heads.get(scope.tenantId) ?? this.lastWritten(scope);
   }
 
   /** The tenant's last place, read from the store (a reader's "now"). */
