@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import mongoose from 'mongoose';
 import { createPromiseClient, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
@@ -23,6 +25,14 @@ const quiet = (log: string) =>
     .split('\n')
     .filter((l) => !/ECONNREFUSED|seed broker|NumberOfRetriesExceeded|TimeoutNegativeWarning|Timeout duration|trace-warnings/.test(l))
     .join('\n');
+
+/** Whether a process answers its health check within 2 s (a timeout's report tells a busy or stuck process from an idle one). */
+const answers = (address: string) =>
+  new Promise<string>((resolve) =>
+    execFile(process.execPath, [path.resolve(__dirname, '../../services/kit/dist/probe.js'), 'grpc', address], { env: { ...process.env, PROBE_TIMEOUT_MS: '2000' } }, (err, out, errOut) =>
+      resolve((err ? errOut : out).trim()),
+    ),
+  );
 
 const SPEEDUP = 20;
 const LEADS = 30;
@@ -82,6 +92,7 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
       billed: await conn.billing.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId }),
       billingOutbox: await conn.billing.collection('outbox').countDocuments({}),
       pending: (await calls.find({ tenantId: ctx.tenantId, billingStatus: 'pending' }).project({ _id: 1, endedAt: 1 }).toArray()).map((c) => [c._id, c.endedAt]),
+      answering: await Promise.all(['telephony', 'billing', 'leads'].map((n) => answers(at(n)))),
       // The last lines of telephony's and billing's logs, without the retry noise of an outage.
       logs: Object.fromEntries(['telephony', 'billing', 'leads'].map((n) => [n, quiet(sys.services[n]?.output() ?? '').slice(-3000)])),
     });

@@ -10,6 +10,14 @@ describe('isTransient', () => {
     expect(isTransient(commonReasons.error('service_unavailable', 'away'))).toBe(true);
     expect(isTransient(commonReasons.error('upstream_timeout', 'slow'))).toBe(true);
   });
+  it('is true for a bulk write cut by a lost connection (the driver wraps the network error as its errorResponse)', () => {
+    const cut = new mongo.MongoBulkWriteError(new mongo.MongoNetworkError('connection 1 to 127.0.0.1:27017 closed'), {} as never);
+    expect(cut).toBeInstanceOf(mongo.MongoBulkWriteError);
+    expect(isTransient(cut)).toBe(true);
+    // A bulk write refused by the store (a duplicate key) stays what it is.
+    const refused = new mongo.MongoBulkWriteError({ message: 'E11000 duplicate key', code: 11000 }, {} as never);
+    expect(isTransient(refused)).toBe(false);
+  });
   it('is false for domain refusals and programming errors', () => {
     expect(isTransient(someReasons.error('insufficient_credits', 'no'))).toBe(false);
     expect(isTransient(commonReasons.error('not_found', 'gone'))).toBe(false);

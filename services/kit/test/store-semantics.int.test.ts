@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import mongoose, { type Connection } from 'mongoose';
-import { connectMongo, createLogger, storeOps } from '../src';
+import { connectMongo, createLogger, isTransient, storeOps } from '../src';
 
 // What every service relies on from its store, as MongoDB 7 gives it: a conditional update of
 // one document is atomic however many callers race for it (the wallet, claims and leases depend
@@ -60,3 +61,63 @@ describe('store operations counted per process', () => {
     }
   });
 });
+
+// A store that stops answering without closing the connection (it died and left the socket open, or
+// the host is gone behind a half-open TCP connection): the command fails as a timeout, which
+// every caller's retry treats as "the store is away", instead of waiting for ever. A store fault run
+// once found a contact update still waiting 150 s after the store was killed, its consumer stalled.
+describe('a store that stops answering', () => {
+  it('fails the command in flight as transient after the operation timeout, and serves again once it answers', async () => {
+    const target = new URL(process.env.MONGO_URL!);
+    let frozen = false;
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      sockets.add(client).add(upstream);
+      client.on('data', (b) => void upstream.write(b));
+      // Frozen: the store's answers are dropped and both connections stay open.
+      upstream.on('data', (b) => void (frozen || client.write(b)));
+      const end = () => (client.destroy(), upstream.destroy());
+      client.on('error', end).on('close', end);
+      upstream.on('error', end).on('close', end);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const url = new URL(target);
+    url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const conn = await connectMongo({ url: url.toString(), dbName: `stall_${randomBytes(4).toString('hex')}`, log: createLogger('test', 'silent'), countOps: false, timeoutMS: 1_500 });
+    try {
+      const c = conn.collection<{ _id: number }>('writes');
+      await c.insertOne({ _id: 1 });
+      frozen = true;
+      const started = Date.now();
+      const err = await c.insertOne({ _id: 2 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeDefined();
+      expect(isTransient(err)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      frozen = false;
+      // The driver opens new connections and the store answers again.
+      await eventuallyOk(() => c.insertOne({ _id: 3 }));
+      expect(await c.findOne({ _id: 3 })).toEqual({ _id: 3 });
+    } finally {
+      await conn.close(true);
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+});
+
+async function eventuallyOk(step: () => Promise<unknown>): Promise<void> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    try {
+      await step();
+      return;
+    } catch (err) {
+      if (Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}

@@ -9,6 +9,9 @@ mongoose.set('strictQuery', true);
 // Indexes are declared beside their schemas and built explicitly at start-up (syncIndexes below).
 mongoose.set('autoIndex', false);
 
+/** See `timeoutMS` below. */
+export const STORE_OP_TIMEOUT_MS = 60_000;
+
 /**
  * Opens this process's own database (one database per service), every command counted by
  * `storeOps` (and, under test, every query shape checked: query-check.ts).
@@ -19,11 +22,19 @@ export async function connectMongo(opts: {
   log: Logger;
   /** `STORE_OPS_COUNTING` (commonEnv); the test harness's query check turns monitoring on too. */
   countOps?: boolean;
+  /** Default `STORE_OP_TIMEOUT_MS`; shorter only in tests that wait for it. */
+  timeoutMS?: number;
 }): Promise<Connection> {
   const checking = Boolean(process.env.STORE_QUERY_CHECK_DIR);
   const conn = mongoose.createConnection(opts.url, {
     dbName: opts.dbName,
     serverSelectionTimeoutMS: 10_000,
+    // Every operation ends within this long (the driver's client-side operation timeout): one whose
+    // answer never comes (a half-open connection to a lost host; a write cut by the store's crash
+    // that the store fault suite saw left waiting for minutes, and every write queued behind it in
+    // a coalescer with it) fails as a timeout, which callers treat as the store away and retry.
+    // Longer than any wait the store is asked for: a change stream's await (change-feed.ts, 30 s).
+    timeoutMS: opts.timeoutMS ?? STORE_OP_TIMEOUT_MS,
     maxPoolSize: 20,
     monitorCommands: opts.countOps !== false || checking,
   });

@@ -7,6 +7,7 @@ const UNREACHABLE: readonly (abstract new (...args: never[]) => Error)[] = [
   mongo.MongoServerClosedError,
   mongo.MongoNotConnectedError,
   mongo.MongoTopologyClosedError,
+  mongo.MongoOperationTimeoutError, // the client-side operation timeout (connect.ts): no answer in time
 ];
 /**
  * A connection broken under the driver, passed on as the socket's own error: a write to a
@@ -23,12 +24,20 @@ const STEPPING_DOWN = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
  * key) settles it.
  */
 export function isStoreUnavailable(err: unknown): boolean {
-  type Err = { name?: unknown; code?: unknown; cause?: unknown; hasErrorLabel?: (l: string) => boolean };
-  for (let e = err as Err | undefined, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause as Err | undefined, depth++) {
+  type Err = { name?: unknown; code?: unknown; cause?: unknown; errorResponse?: unknown; hasErrorLabel?: (l: string) => boolean };
+  // A bulk write (insertMany, bulkWrite) cut by a lost connection throws a MongoBulkWriteError
+  // that carries the network error as its `errorResponse`, not as its `cause`: both are followed.
+  const seen = new Set<unknown>();
+  const pending: unknown[] = [err];
+  while (pending.length > 0 && seen.size < 10) {
+    const e = pending.shift() as Err | undefined;
+    if (!e || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
     if (UNREACHABLE.some((kind) => e instanceof kind) || e.name === 'MongooseServerSelectionError') return true;
     if (typeof e.code === 'number' && STEPPING_DOWN.has(e.code)) return true;
     if (typeof e.code === 'string' && BROKEN_CONNECTION.has(e.code)) return true;
     if (typeof e.hasErrorLabel === 'function' && (e.hasErrorLabel('ResetPool') || e.hasErrorLabel('RetryableWriteError'))) return true;
+    pending.push(e.cause, e.errorResponse);
   }
   return false;
 }
