@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import mongoose, { type Connection } from 'mongoose';
-import { connectMongo, createLogger, isTransient, storeOps } from '../src';
+import { ChangeFeed, connectMongo, createLogger, isTransient, storeOps } from '../src';
 
 // What every service relies on from its store, as MongoDB 7 gives it: a conditional update of
 // one document is atomic however many callers race for it (the wallet, claims and leases depend
@@ -105,6 +105,29 @@ describe('a store that stops answering', () => {
       await conn.close(true);
       for (const s of sockets) s.destroy();
       await new Promise((r) => proxy.close(r));
+    }
+  });
+});
+
+// A change stream waits longer than the operation timeout whenever nothing changes for a minute: the
+// driver ends the wait with a timeout and resumes the stream, and the feed goes on waiting on it
+// (reopening it would cost a read and wake its worker for nothing, once a minute per stream).
+describe('a change feed across the operation timeout', () => {
+  it('keeps waiting on the same stream through timeouts, and still reports the next change', async () => {
+    const dbName = `feed_${randomBytes(4).toString('hex')}`;
+    const conn = await connectMongo({ url: process.env.MONGO_URL!, dbName, log: createLogger('test', 'silent'), countOps: false, timeoutMS: 1_000 });
+    const model = conn.model('Watched', new mongoose.Schema({ n: Number }, { collection: 'watched' }));
+    const woken: number[] = [];
+    const feed = new ChangeFeed([{ model, operations: ['insert'] }], () => woken.push(Date.now()), createLogger('test', 'silent'), 0, 300);
+    try {
+      feed.start();
+      await new Promise((r) => setTimeout(r, 3_500)); // three timeouts and more, nothing written
+      expect(woken).toEqual([]); // a reopened stream would have woken its caller
+      await model.collection.insertOne({ n: 1 });
+      await eventuallyOk(async () => expect(woken.length).toBeGreaterThan(0));
+    } finally {
+      await feed.stop();
+      await conn.close(true);
     }
   });
 });

@@ -1,4 +1,4 @@
-import type { mongo } from 'mongoose';
+import { mongo } from 'mongoose';
 import type { Logger } from '../logger';
 
 /** What a change feed watches: a collection (a model's or the driver's) and the kinds of change that matter. */
@@ -48,6 +48,8 @@ export class ChangeFeed {
     private readonly onChange: () => void,
     private readonly log: Logger,
     private readonly paceMs = 0,
+    /** How long the store holds a read open (shorter only in tests: it must be below the connection's `timeoutMS`). */
+    private readonly awaitMs = AWAIT_MS,
   ) {}
 
   start(): void {
@@ -73,7 +75,7 @@ export class ChangeFeed {
       // Only the kind of change travels: the documents themselves stay on the store (a burst of
       // inserts would otherwise be sent back to every watcher in full).
       const carried = Object.fromEntries((source.fields ?? []).map((f) => [`fullDocument.${f}`, 1]));
-      stream = collection.watch([{ $match: { operationType: { $in: [...source.operations] } } }, { $project: { operationType: 1, ...carried } }], { maxAwaitTimeMS: AWAIT_MS });
+      stream = collection.watch([{ $match: { operationType: { $in: [...source.operations] } } }, { $project: { operationType: 1, ...carried } }], { maxAwaitTimeMS: this.awaitMs });
     } catch (err) {
       this.retry(source, retryMs, err);
       return;
@@ -87,9 +89,9 @@ export class ChangeFeed {
     let healthy = false;
     try {
       while (!this.stopped) {
-        this.take(source, await stream.next());
+        this.take(source, await nextChange(stream));
         // The rest of what that read brought is in memory already: the same wake-up.
-        while (!this.stopped && buffered(stream) > 0) this.take(source, await stream.next());
+        while (!this.stopped && buffered(stream) > 0) this.take(source, await nextChange(stream));
         healthy = true;
         if (this.stopped) return;
         if (source.wakes?.() ?? true) this.onChange();
@@ -147,4 +149,19 @@ export class ChangeFeed {
 function buffered(stream: mongo.ChangeStream): number {
   const cursor = (stream as unknown as { cursor?: { bufferedCount?: () => number } }).cursor;
   return typeof cursor?.bufferedCount === 'function' ? cursor.bufferedCount() : -1;
+}
+
+/**
+ * The stream's next change. A wait longer than the connection's operation timeout (connect.ts: a
+ * minute without a change) ends in a timeout after which the driver has resumed the stream from
+ * where it was: nothing changed and nothing is lost, so the wait goes on, on the same stream.
+ */
+async function nextChange(stream: mongo.ChangeStream): Promise<unknown> {
+  for (;;) {
+    try {
+      return await stream.next();
+    } catch (err) {
+      if (!(err instanceof mongo.MongoOperationTimeoutError) || stream.closed) throw err;
+    }
+  }
 }
