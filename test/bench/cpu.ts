@@ -65,3 +65,17 @@ export function systemPids(
     'the load generator': process.pid,
   };
 }
+
+/** Each process's CPU milliseconds per business operation over the window (`count` operations in it). */
+export function cpuMsPerOperation(s: CpuShares, count: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(s.byProcess).map(([name, share]) => [name, (share * s.seconds * 1000) / Math.max(1, count)]));
+}
+
+/** "212.0 ms in all (the store 80.1, Kafka 40.2, …)", busiest first, what rounds to nothing left out. */
+export function cpuPerOperation(s: CpuShares, count: number): string {
+  const parts = Object.entries(cpuMsPerOperation(s, count)).sort((a, b) => b[1] - a[1]);
+  return `${parts.reduce((n, [, x]) => n + x, 0).toFixed(1)} ms in all (${parts
+    .filter(([, x]) => x >= 0.05)
+    .map(([n, x]) => `${n} ${x.toFixed(1)}`)
+    .join(', ')})`;
+}

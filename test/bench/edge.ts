@@ -4,13 +4,13 @@
  *   C  Express → gRPC → static reply           vs  D  GET /api/v1/companies/{id} (gRPC + indexed read)
  * and writes the ratios to docs/performance.md. It reports; it never fails on time.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
-import path from 'node:path';
 import autocannon from 'autocannon';
 import { provideInfra } from '../harness/infra';
-import { freePort, ROOT } from '../harness/processes';
+import { freePort } from '../harness/processes';
 import { call, startSystem, tenantWithKey } from '../harness/system';
+import { startBaseline } from './bare';
 import { writePerformanceSection } from './report';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -68,17 +68,6 @@ async function measureAll(targets: Target[]): Promise<Result[]> {
 /** Median over rounds of x's figure relative to its baseline's in the same round. */
 const pairedRatio = (x: Result, base: Result) => median(x.rounds!.map((r, i) => r.rps / base.rounds![i]!.rps));
 const pairedP99Added = (x: Result, base: Result) => median(x.rounds!.map((r, i) => r.p99 - base.rounds![i]!.p99));
-
-function startBaseline(mode: string, port: number, target?: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'baselines.ts'), mode, String(port), ...(target ? [target] : [])], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout.once('data', () => setTimeout(() => resolve(child), 300));
-    child.once('exit', (code) => reject(new Error(`${mode} exited ${code}`)));
-  });
-}
 
 const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)}%`;
 

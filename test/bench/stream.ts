@@ -13,7 +13,7 @@ import { provideInfra } from '../harness/infra';
 import { openSse, type SseClient } from '../harness/sse';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
-import { cpuWindow, systemPids, type CpuShares } from './cpu';
+import { cpuPerOperation, cpuWindow, systemPids, type CpuShares } from './cpu';
 import { writePerformanceSection } from './report';
 
 // 10 a second: what the whole system on this machine sustains with the stream on (at 50 the calls queue and the figure
@@ -36,16 +36,6 @@ interface Round {
   reconnects: number;
   ops: string;
   cpu: CpuShares;
-}
-
-function cpuPerCall(s: CpuShares, calls: number): string {
-  const parts = Object.entries(s.byProcess)
-    .map(([name, share]) => [name, (share * s.seconds * 1000) / Math.max(1, calls)] as const)
-    .sort((a, b) => b[1] - a[1]);
-  return `${parts.reduce((n, [, x]) => n + x, 0).toFixed(1)} ms in all (${parts
-    .filter(([, x]) => x >= 0.05)
-    .map(([n, x]) => `${n} ${x.toFixed(1)}`)
-    .join(', ')})`;
 }
 
 async function main(): Promise<void> {
@@ -129,7 +119,7 @@ async function main(): Promise<void> {
       rounds.push({ ended: ended.length, latencies, missed, repeated, reconnects, ops, cpu: shares });
       process.stdout.write(
         `round ${round}: ${ended.length} calls ended (${(ended.length / (SECONDS + 5)).toFixed(1)}/s), end → call.ended p50 ${pct(latencies, 50).toFixed(0)} ms p99 ${pct(latencies, 99).toFixed(0)} ms; ` +
-          `reconnecting client: ${reconnects} reconnects, ${hopperSeqs.length} events, missed ${missed}, repeated ${repeated}\n  ${ops}; CPU per ended call ${cpuPerCall(shares, ended.length)}\n`,
+          `reconnecting client: ${reconnects} reconnects, ${hopperSeqs.length} events, missed ${missed}, repeated ${repeated}\n  ${ops}; CPU per ended call ${cpuPerOperation(shares, ended.length)}\n`,
       );
     }
 
@@ -150,7 +140,7 @@ ${RECONNECT_EVERY_MS / 1000} s and reconnects with its \`Last-Event-ID\`. ${ROUN
 | reconnecting with \`Last-Event-ID\`: events missed / repeated, all rounds | **${rounds.reduce((n, r) => n + r.missed, 0)} / ${rounds.reduce((n, r) => n + r.repeated, 0)}** over ${rounds.reduce((n, r) => n + r.reconnects, 0)} reconnects | 0 / 0 | ${met(rounds.every((r) => r.missed === 0 && r.repeated === 0))} |
 
 Store operations per ended call, every process (its lead's ingest and the streams' reads included), round 1: ${first.ops}.
-CPU per ended call by process, round 1: ${cpuPerCall(first.cpu, first.ended)}; round ${ROUNDS}: ${cpuPerCall(last.cpu, last.ended)}.
+CPU per ended call by process, round 1: ${cpuPerOperation(first.cpu, first.ended)}; round ${ROUNDS}: ${cpuPerOperation(last.cpu, last.ended)}.
 
 At the target's rate (\`BENCH_STREAM_CALLS_PER_S=50\`, run on 2026-11-27) the whole system ended 6.3 → 8.0 → 10.0 calls/s
 over the three rounds and the rest queued: the end → \`call.ended\` time then measures the queue (p99 19 → 39 → 57 s), not the

@@ -21,8 +21,7 @@ export interface WorkerSpec {
   wakeOn?: readonly WakeSource[];
   /**
    * Changes seen within this long of the first are served by one pass (a burst of writes, one
-   * read of the work): a little latency for far fewer passes under load. The change streams then
-   * read no more often than this either (one read per burst). Default 0.
+   * read of the work): a little latency for far fewer passes under load. Default 0.
    */
   gatherMs?: number;
   /** Only the replica holding this lease runs passes; the worker holds and renews it (several workers may share one). */
@@ -57,7 +56,7 @@ export class Worker {
   private readonly lag: TypedHistogram<{ job: string }>;
 
   constructor(readonly spec: WorkerSpec) {
-    this.feed = spec.wakeOn && spec.wakeOn.length > 0 ? new ChangeFeed(spec.wakeOn, () => this.changed(), spec.log, spec.gatherMs) : undefined;
+    this.feed = spec.wakeOn && spec.wakeOn.length > 0 ? new ChangeFeed(spec.wakeOn, () => this.changed(), spec.log) : undefined;
     this.lag = serviceMetrics(spec.service).histogram('worker.lag', {
       description: 'How long work waited for a background pass: from the wake-up to the end of the pass that served it',
       unit: 'ms',

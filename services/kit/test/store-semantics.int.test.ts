@@ -118,7 +118,7 @@ describe('a change feed across the operation timeout', () => {
     const conn = await connectMongo({ url: process.env.MONGO_URL!, dbName, log: createLogger('test', 'silent'), countOps: false, timeoutMS: 1_000 });
     const model = conn.model('Watched', new mongoose.Schema({ n: Number }, { collection: 'watched' }));
     const woken: number[] = [];
-    const feed = new ChangeFeed([{ model, operations: ['insert'] }], () => woken.push(Date.now()), createLogger('test', 'silent'), 0, 300);
+    const feed = new ChangeFeed([{ model, operations: ['insert'] }], () => woken.push(Date.now()), createLogger('test', 'silent'), 300);
     try {
       feed.start();
       await new Promise((r) => setTimeout(r, 3_500)); // three timeouts and more, nothing written

@@ -18,7 +18,7 @@ describe('TenantCollection', () => {
   const newest = { createdAt: -1, _id: -1 } as const;
 
   beforeAll(async () => {
-    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `tc_${randomBytes(4).toString('hex')}` }).asPromise();
+    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `tc_${randomBytes(4).toString('hex')}`, monitorCommands: true }).asPromise();
     const schema = new Schema<NoteDoc>({ tenantId: { type: String, required: true }, text: String, createdAt: Date }, { versionKey: false });
     schema.index({ tenantId: 1, createdAt: -1, _id: -1 });
     notes = new TenantCollection(conn.model<NoteDoc>('Note', schema), objectIds, [{ name: 'newest', equality: ['tenantId'], sort: newest }]);
@@ -212,29 +212,48 @@ describe('TenantCollection', () => {
     }
   });
 
-  it('paces a change feed: a steady stream of writes wakes it once per pace, and the last write is still seen', async () => {
+  it('serves every change feed of a database with one change stream, each woken by its own collections only', async () => {
     const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: conn.name }).asPromise();
-    const seen: number[] = [];
-    const feed = new ChangeFeed([notes.changes(['insert'])], () => seen.push(Date.now()), createLogger('test', 'silent'), 300);
+    // What this connection asks of the store: change streams open as an aggregate with $changeStream.
+    const opened: string[] = [];
+    const client = conn.getClient();
+    const watchOpens = (e: { commandName: string; command: { pipeline?: Record<string, unknown>[] } }) => {
+      if (e.commandName === 'aggregate' && e.command.pipeline?.[0]?.$changeStream) opened.push(JSON.stringify(e.command.pipeline[1]));
+    };
+    client.on('commandStarted', watchOpens);
+    const plain = (name: string) => conn.model(name, new Schema({ n: Number }, { collection: name.toLowerCase() }));
+    const [a, b] = [plain('FeedA'), plain('FeedB')];
+    const woken = { notes: 0, a: 0, b: 0 };
+    const log = createLogger('test', 'silent');
+    const feeds = [
+      new ChangeFeed([notes.changes(['insert'])], () => woken.notes++, log),
+      new ChangeFeed([{ model: a, operations: ['insert'] }], () => woken.a++, log),
+      new ChangeFeed([{ model: b, operations: ['update'] }], () => woken.b++, log),
+    ];
     try {
-      feed.start();
-      await writeUntilWoken(other, seen);
-      await new Promise((r) => setTimeout(r, 400));
-      const before = seen.length;
-      // 60 writes over about 1.2 s: unpaced, nearly every one is a read of its own and a wake-up.
-      for (let i = 0; i < 60; i++) {
-        await other.collection('notes').insertOne({ tenantId: 'tenant-a', text: `burst ${i}`, createdAt: new Date() });
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      const lastWrite = Date.now();
-      await new Promise((r) => setTimeout(r, 800));
-      const wakes = seen.slice(before);
-      expect(wakes.length).toBeGreaterThanOrEqual(2);
-      expect(wakes.length).toBeLessThanOrEqual(8);
-      // The writes of the last pause arrive after it: the feed does not stop reading.
-      expect(wakes[wakes.length - 1]!).toBeGreaterThanOrEqual(lastWrite - 300);
+      for (const f of feeds) f.start();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(opened).toHaveLength(1); // started together: one stream for the three
+      const seen: number[] = [];
+      const probe = new ChangeFeed([{ model: a, operations: ['insert'] }], () => seen.push(1), log);
+      probe.start(); // a feed started later: the stream is opened again, still one
+      await new Promise((r) => setTimeout(r, 300));
+      expect(opened).toHaveLength(2);
+      Object.assign(woken, { notes: 0, a: 0, b: 0 });
+      await other.collection('feeda').insertOne({ n: 1 });
+      await other.collection('feedb').insertOne({ n: 1 }); // an insert: feed b watches updates only
+      const until = Date.now() + 5_000;
+      while ((woken.a === 0 || seen.length === 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(woken).toEqual({ notes: 0, a: 1, b: 0 });
+      expect(seen).toEqual([1]);
+      await other.collection('feedb').updateOne({ n: 1 }, { $set: { n: 2 } });
+      while (woken.b === 0 && Date.now() < until + 5_000) await new Promise((r) => setTimeout(r, 50));
+      expect(woken.b).toBe(1);
+      await probe.stop();
     } finally {
-      await feed.stop();
+      client.off('commandStarted', watchOpens);
+      for (const f of feeds) await f.stop();
       await other.close();
     }
   });

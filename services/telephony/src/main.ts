@@ -112,7 +112,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     job: 'dial-dispatch',
     everyMs: cfg.DISPATCH_INTERVAL_MS,
     wakeOn: [
-      { ...queue.changes(), wakes: () => dialer.noteQueued() },
+      { ...queue.changes((tenantId) => dialer.noteQueued(tenantId)), wakes: () => dialer.takeQueued() },
       { ...lines.changes(), wakes: () => dialer.waitingForLines },
     ],
     gatherMs: 50,

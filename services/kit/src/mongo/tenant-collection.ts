@@ -244,7 +244,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
 
   /** This collection's changes of these kinds, to wake a worker (`WorkerSpec.wakeOn`); no document is read through it. */
   changes(operations: WakeSource['operations']): WakeSource {
-    return { model: { collection: this.model.collection }, operations };
+    return { model: this.model, operations };
   }
 
   /**

@@ -31,7 +31,7 @@ export class TenantKeyed<D extends { _id: string }> {
 
   /** This collection's changes of these kinds, to wake a worker (`WorkerSpec.wakeOn`). */
   changes(operations: WakeSource['operations']): WakeSource {
-    return { model: { collection: this.model.collection }, operations };
+    return { model: this.model, operations };
   }
 
   /** Every tenant's document, a page at a time along the primary key: for sweeps across tenants. `why` says which. */

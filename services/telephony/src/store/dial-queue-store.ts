@@ -50,9 +50,9 @@ export class DialQueueStore {
     this.queue = new TenantCollection((conn.models.QueuedDial as Model<QueuedDoc> | undefined) ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema), stringIds, queuedQueryShapes);
   }
 
-  /** A dial queued (by whichever replica consumed its request): wakes the dispatcher. */
-  changes() {
-    return this.queue.changes(['insert']);
+  /** A dial queued (by whichever replica consumed its request): wakes the dispatcher, told the dial's tenant (`queued`). */
+  changes(queued: (tenantId: string) => void) {
+    return { ...this.queue.changes(['insert']), fields: ['tenantId'], seen: (doc: Record<string, unknown>) => queued(String(doc.tenantId)) };
   }
 
   /** False when the request is queued already (a redelivery). */

@@ -51,6 +51,14 @@ export class Dialer {
    * costs no read of the whole queue.
    */
   private known: { tenants: string[]; queued: number; at: number } | undefined;
+  /**
+   * The tenants the last pass left with dials waiting and every line taken. A dial queued for one
+   * of them calls for no pass: only a line freed does (while a backlog is ingested, a pass per
+   * queued dial would read the queue for nothing, hundreds of times a second).
+   */
+  private saturated = new Set<string>();
+  /** A dial was queued since the dispatcher last heard of it that a pass may start now. */
+  private queuedForPass = false;
 
   constructor(private readonly d: DialerDeps) {}
 
@@ -84,10 +92,22 @@ export class Dialer {
     return this.passing || this.leftWaiting;
   }
 
-  /** A dial was queued (by any replica): the next pass reads the tenants waiting again. It calls for a pass. */
-  noteQueued(): boolean {
+  /**
+   * A dial was queued for this tenant (by any replica). Unless the tenant is waiting for a line
+   * already, the next pass reads the tenants waiting again, and a pass is called for (`takeQueued`).
+   */
+  noteQueued(tenantId: string): void {
+    // A pass under way may free the tenant's lines or leave some free: only its end says.
+    if (!this.passing && this.saturated.has(tenantId)) return;
     this.queued++;
-    return true;
+    this.queuedForPass = true;
+  }
+
+  /** Whether the dials queued since the last call call for a pass. */
+  takeQueued(): boolean {
+    const wanted = this.queuedForPass;
+    this.queuedForPass = false;
+    return wanted;
   }
 
   /**
@@ -114,6 +134,7 @@ export class Dialer {
     const start = tenants.length > 0 ? this.turn++ % tenants.length : 0;
     let started = 0;
     let leftWaiting = false;
+    const saturated = new Set<string>();
     for (const tenantId of [...tenants.slice(start), ...tenants.slice(0, start)]) {
       // The queue holds live dials only (sandbox keys never dial).
       const scope = scopeOfRecord(tenantId);
@@ -123,6 +144,7 @@ export class Dialer {
       const free = limit - held.length;
       if (free <= 0) {
         leftWaiting = true;
+        saturated.add(tenantId);
         continue;
       }
       // Dials being set up hold lines already (counted above) and are still queued: read past them.
@@ -135,7 +157,10 @@ export class Dialer {
       const callIds = dials.map((q) => outboundCallId(tenantId, q.dialId));
       const taken = await this.d.lines.takeMany(scope, callIds, limit, now, held);
       // More due than read (the read stops at the limit), or some read and left without a line.
-      if (due.length >= limit || waiting.length > taken.size) leftWaiting = true;
+      if (due.length >= limit || waiting.length > taken.size) {
+        leftWaiting = true;
+        if (held.length + taken.size >= limit) saturated.add(tenantId);
+      }
       for (const [i, q] of dials.entries()) {
         const callId = callIds[i]!;
         if (!taken.has(callId)) continue;
@@ -144,6 +169,8 @@ export class Dialer {
         started++;
       }
     }
+    // Only tenants left waiting are saturated, so a freed line of theirs wakes a pass (`waitingForLines`).
+    this.saturated = saturated;
     return { started, leftWaiting };
   }
 
