@@ -132,7 +132,9 @@ class DatabaseChanges {
   async unsubscribe(subscription: Subscription): Promise<void> {
     if (!this.subscriptions.delete(subscription)) return;
     this.following.delete(subscription);
-    if (this.subscriptions.size > 0) return this.reopenSoon(OPEN_GATHER_MS);
+    // The others go on on the stream as it is (it watches a collection more than they need; a
+    // process stopping its feeds one by one must not open streams on the way out).
+    if (this.subscriptions.size > 0) return;
     if (this.opening) clearTimeout(this.opening);
     this.opening = undefined;
     await this.close();
