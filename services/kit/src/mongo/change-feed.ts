@@ -118,6 +118,8 @@ class DatabaseChanges {
   /** The next opening, while feeds that start together are gathered or a failed stream waits. */
   private opening: NodeJS.Timeout | undefined;
   private retryMs = RETRY_FIRST_MS;
+  /** Openings run one after the other: two at once would leave one stream open and unread. */
+  private reopening: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly db: mongo.Db,
@@ -137,6 +139,8 @@ class DatabaseChanges {
     if (this.subscriptions.size > 0) return;
     if (this.opening) clearTimeout(this.opening);
     this.opening = undefined;
+    // After any opening under way (which finds no feed left and opens nothing).
+    await this.reopening;
     await this.close();
   }
 
@@ -144,9 +148,13 @@ class DatabaseChanges {
     if (this.opening) return;
     this.opening = setTimeout(() => {
       this.opening = undefined;
-      void this.reopen();
+      this.reopenInTurn();
     }, ms);
     this.opening.unref();
+  }
+
+  private reopenInTurn(): void {
+    this.reopening = this.reopening.then(() => this.reopen()).catch((err: unknown) => this.failed(err));
   }
 
   private async close(): Promise<void> {
@@ -212,7 +220,7 @@ class DatabaseChanges {
     if (this.opening) clearTimeout(this.opening);
     this.opening = setTimeout(() => {
       this.opening = undefined;
-      void this.reopen();
+      this.reopenInTurn();
     }, this.retryMs);
     this.opening.unref();
     this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
