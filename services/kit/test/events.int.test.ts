@@ -205,6 +205,23 @@ describe('kit events', () => {
     }
   });
 
+  it("gives writers adding at once to a new database distinct numbers, whatever the store answers the counter's first upserts", async () => {
+    // The local store answered most concurrent first upserts of the counter without the document
+    // (the increment applied): every add must still be stored, each at its own place.
+    const db = `kit_${suffix}_race`;
+    const conns = await Promise.all(Array.from({ length: 10 }, () => mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise()));
+    try {
+      const writers = conns.map((c, i) => new Outbox(c, publisher, log, { instanceId: `race-${i}`, intervalMs: 60_000 }));
+      // Each writer's first add races the others' to the counter (a writer's own adds share one update).
+      const ids = (await Promise.all(writers.map(async (w, i) => [await w.add(Envelope, `race-${i}`, probe(`race-${i}`, 0)), await w.add(Envelope, `race-${i}`, probe(`race-${i}`, 1))]))).flat().sort();
+      const docs = await writers[0]!.model.find({}).lean();
+      expect(docs.map((d) => d._id).sort()).toEqual(ids);
+      expect(new Set(docs.map((d) => d.seq)).size).toBe(ids.length);
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+    }
+  });
+
   it('numbers events of new keys from a block without a counter update, and a later event of such a key still comes after it', async () => {
     const db = `kit_${suffix}_fresh`;
     const counted = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db, monitorCommands: true }).asPromise();

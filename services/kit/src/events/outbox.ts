@@ -437,8 +437,14 @@ export class Outbox implements Announcer {
    * replicas, and the unique index gives each event its place.
    */
   private async reserve(count: number): Promise<number> {
-    const doc = await this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>();
-    return doc.value - count + 1;
+    for (let tries = 1; ; tries++) {
+      const doc = await this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>();
+      if (doc) return doc.value - count + 1;
+      // An answer without the document (the local store gives one to concurrent upserts, the
+      // increment applied): which numbers were taken is unknown, so new ones are taken and those
+      // stay unused, as a failed batch's do. Never a reason to fail the events' writer.
+      if (tries >= 3) throw new Error('the store answered the outbox counter without its value three times');
+    }
   }
 }
 

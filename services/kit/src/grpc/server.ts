@@ -29,9 +29,20 @@ export function registerService<D extends UnaryServiceDef>(name: string, definit
       const ctx = contextFromMetadata(call.metadata);
       // A client stream is an object-mode Readable: the handler iterates it, with backpressure.
       const request = streaming ? (call as ServerReadableStream<unknown, unknown>) : (call as ServerUnaryCall<unknown, unknown>).request;
+      const started = Date.now();
+      // An answer after the caller's deadline went to no one: said, so that a stall has a name.
+      const late = () => {
+        const deadline = call.getDeadline();
+        const at = deadline instanceof Date ? deadline.getTime() : deadline;
+        if (Date.now() > at) log.warn({ method, ms: Date.now() - started, requestId: ctx.requestId }, "answered after the caller's deadline");
+      };
       handler(request as RequestArg<D[typeof method]>, ctx).then(
-        (response) => callback(null, response),
+        (response) => {
+          late();
+          callback(null, response);
+        },
         (err: unknown) => {
+          late();
           if (!(err instanceof DomainError)) {
             if (domainErrorOf(err)) log.warn({ err, method, requestId: ctx.requestId }, 'the store is unavailable');
             else log.error({ err, method, requestId: ctx.requestId }, 'unexpected error in handler');

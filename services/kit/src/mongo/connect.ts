@@ -1,7 +1,7 @@
 import mongoose, { type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 import type { Logger } from '../logger';
 import { checkQueries } from './query-check';
-import { storeOps } from './store-ops';
+import { logSlowCommands, storeOps } from './store-ops';
 
 // Queries fail at once when the server is away instead of buffering until a hang.
 mongoose.set('bufferCommands', false);
@@ -41,6 +41,7 @@ export async function connectMongo(opts: {
   if (opts.countOps !== false) {
     storeOps.watch(conn.getClient());
     storeOps.reportOnSignal();
+    logSlowCommands(conn.getClient(), opts.log);
   }
   if (checking) checkQueries(conn.getClient());
   await conn.asPromise();

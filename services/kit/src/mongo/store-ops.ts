@@ -1,6 +1,7 @@
 import { writeFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import type { mongo } from 'mongoose';
+import type { Logger } from '../logger';
 import { serviceMetrics } from '../telemetry/metrics';
 
 /** Commands that name their collection under another key than the command's own name. */
@@ -62,6 +63,31 @@ export class StoreOpCounter {
 function collectionOf(e: mongo.CommandStartedEvent): string {
   const named = e.command[COLLECTION_KEY[e.commandName] ?? e.commandName] as unknown;
   return typeof named === 'string' ? named : `(${e.databaseName})`;
+}
+
+/** A store command slower than this is logged: the store, not the process, kept a caller waiting. */
+export const SLOW_COMMAND_MS = 1_000;
+/** Commands that wait by design (a change stream's or a tailing cursor's await). */
+const WAITING_COMMANDS = new Set(['getMore']);
+
+/**
+ * Logs every command of a driver client that took longer than `slowMs` to answer, with its
+ * collection and time: a request that stalled on the store says where (a new replica's first
+ * requests waited seconds in a drain on the live cluster, and nothing told which command).
+ */
+export function logSlowCommands(client: mongo.MongoClient, log: Logger, slowMs = SLOW_COMMAND_MS): void {
+  const collections = new Map<number, string>();
+  client.on('commandStarted', (e: mongo.CommandStartedEvent) => {
+    if (!WAITING_COMMANDS.has(e.commandName)) collections.set(e.requestId, collectionOf(e));
+  });
+  const ended = (e: mongo.CommandSucceededEvent | mongo.CommandFailedEvent) => {
+    const collection = collections.get(e.requestId);
+    if (collection === undefined) return;
+    collections.delete(e.requestId);
+    if (e.duration >= slowMs) log.warn({ command: e.commandName, collection, ms: Math.round(e.duration), failed: 'failure' in e }, 'a store command was slow');
+  };
+  client.on('commandSucceeded', ended);
+  client.on('commandFailed', ended);
 }
 
 /** The process's one counter: every connection opened by `connectMongo` reports to it. */
