@@ -122,6 +122,10 @@ export class EventSubscriber {
       maxWaitTimeInMs: 1_000,
       // Session, heartbeat and rebalance timing: one set for every consumer (kafka.ts, groupTiming).
       ...groupTiming(kafka),
+      // kafkajs restarts a crashed consumer after a pause, deciding so after its crash handling
+      // awaited the disconnect: a stop that came meanwhile found no restart to cancel, and the
+      // consumer ran on past it (a test's teardown saw its heartbeats). Its default retries (5).
+      retry: { retries: 5, restartOnFailure: () => Promise.resolve(!this.stopping) },
     });
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
       this.joined = true;
@@ -129,7 +133,7 @@ export class EventSubscriber {
     // A crash kafkajs will not recover from makes the process unready, so an orchestrator
     // replaces it instead of letting it run deaf to events.
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
-      if (!payload.restart) {
+      if (!payload.restart && !this.stopping) {
         this.joined = false;
         opts.log.error({ err: payload.error, group: opts.group }, 'consumer crashed and will not restart');
       }
