@@ -76,15 +76,16 @@ const WAITING_COMMANDS = new Set(['getMore']);
  * requests waited seconds in a drain on the live cluster, and nothing told which command).
  */
 export function logSlowCommands(client: mongo.MongoClient, log: Logger, slowMs = SLOW_COMMAND_MS): void {
-  const collections = new Map<number, string>();
+  // The started events in flight; the collection is read from one only when it proved slow.
+  const started = new Map<number, mongo.CommandStartedEvent>();
   client.on('commandStarted', (e: mongo.CommandStartedEvent) => {
-    if (!WAITING_COMMANDS.has(e.commandName)) collections.set(e.requestId, collectionOf(e));
+    if (!WAITING_COMMANDS.has(e.commandName)) started.set(e.requestId, e);
   });
   const ended = (e: mongo.CommandSucceededEvent | mongo.CommandFailedEvent) => {
-    const collection = collections.get(e.requestId);
-    if (collection === undefined) return;
-    collections.delete(e.requestId);
-    if (e.duration >= slowMs) log.warn({ command: e.commandName, collection, ms: Math.round(e.duration), failed: 'failure' in e }, 'a store command was slow');
+    const start = started.get(e.requestId);
+    if (start === undefined) return;
+    started.delete(e.requestId);
+    if (e.duration >= slowMs) log.warn({ command: e.commandName, collection: collectionOf(start), ms: Math.round(e.duration), failed: 'failure' in e }, 'a store command was slow');
   };
   client.on('commandSucceeded', ended);
   client.on('commandFailed', ended);
