@@ -159,6 +159,10 @@ describe('TenantCollection', () => {
     await heads.upsert(a, { $max: { seq: 2 } });
     await heads.upsert(b, { $max: { seq: 7 } });
     expect({ a: (await heads.get(a))?.seq, b: (await heads.get(b))?.seq }).toEqual({ a: 3, b: 7 });
+    // Reads asked at once are served together, each only its own tenant's document (or none).
+    const none = requireTenant({ tenantId: 'tenant-none', keyMode: 'live' });
+    const shared = await Promise.all([heads.getShared(a), heads.getShared(b), heads.getShared(none), heads.getShared(a)]);
+    expect(shared.map((h) => h?.seq ?? null)).toEqual([3, 7, null, 3]);
     // A conditional update: only when the document still says what was read.
     expect(await heads.update(a, { $set: { seq: 4 } }, { seq: 2 })).toBe(false);
     expect(await heads.update(a, { $set: { seq: 4 } }, { seq: 3 })).toBe(true);

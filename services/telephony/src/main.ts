@@ -10,6 +10,7 @@ import { followBilling, followCallFeed, followLeads } from './events/consume';
 import { callEvents } from './events/publish';
 import { telephonyService } from './grpc/telephony-server';
 import { CallFeedStore } from './store/call-feed-store';
+import { FeedFollowerStore } from './store/feed-follower-store';
 import { CallStore } from './store/call-store';
 import { DialQueueStore } from './store/dial-queue-store';
 import { LineStore } from './store/line-store';
@@ -18,7 +19,7 @@ import { RecordingStore } from './store/recording-store';
 import { RollupStore } from './store/rollup-store';
 import { TenantSettingsStore } from './store/tenant-settings-store';
 import { Analytics } from './usecases/analytics';
-import { CallFeed, FeedWaiters } from './usecases/call-feed';
+import { CallFeed, FeedFollowers, FeedWaiters } from './usecases/call-feed';
 import { CallRunner } from './usecases/call-runner';
 import { Calls } from './usecases/calls';
 import { Concurrency } from './usecases/concurrency';
@@ -56,7 +57,11 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   // Readers of the live call feed wait for their tenant's next change, written by whichever
   // replica owns the tenant's partition: its change stream names the tenant.
   const waiters = new FeedWaiters();
-  const feed = new CallFeed({ store: feedStore, waiters, now, log });
+  const followers = new FeedFollowers({ store: new FeedFollowerStore(conn), now });
+  const feed = new CallFeed({ store: feedStore, followers, waiters, now, log });
+  // Before any change is announced: a stream resumed across the upgrade that began keeping followers misses nothing.
+  const adopted = await feed.adoptFollowers();
+  if (adopted > 0) log.info({ tenants: adopted }, 'tenants with changes kept now follow their call feed');
   const feedChanges = new ChangeFeed([feedStore.changes((tenantId) => waiters.wake(tenantId))], () => undefined, log);
   feedChanges.start();
   lifecycle.onStop('call feed changes', () => feedChanges.stop());
@@ -90,7 +95,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
 
   const carrier = new SimulatorCarrier(cfg.CARRIER_SIMULATOR_SPEEDUP);
   const metrics = serviceMetrics('telephony');
-  const events = callEvents(outbox);
+  const events = callEvents(outbox, followers);
   const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, agents, events, log, now });
   const dialer = new Dialer({
     queue,

@@ -2,12 +2,16 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createLogger, DomainError, ensureIndexes, scopeOfRecord } from '@voiceapi/kit';
 import mongoose from 'mongoose';
 import { formatCursor, type CallChangeKind, type CallSnapshot } from '../src/domain/call-feed';
+import type { Call } from '../src/domain/call';
+import { callEvents } from '../src/events/publish';
 import { CallFeedStore } from '../src/store/call-feed-store';
-import { CallFeed, FeedWaiters } from '../src/usecases/call-feed';
+import { FeedFollowerStore } from '../src/store/feed-follower-store';
+import { CallFeed, FeedFollowers, FeedWaiters } from '../src/usecases/call-feed';
 
 // The call feed behind GET /calls/stream, on the harness's store: one order without gaps per tenant
 // whichever writers append, reads that never pass a change not yet visible, resume, reset and refusal
-// of cursors, filters, the wait for the next change, erasure and retention.
+// of cursors, filters, the wait for the next change, erasure and retention; changes written only for
+// tenants that follow their stream.
 
 const log = createLogger('call-feed-test', 'silent');
 
@@ -16,14 +20,16 @@ describe('the call feed (MongoDB)', () => {
   let feed: CallFeed;
   let waiters: FeedWaiters;
   let store: CallFeedStore;
+  let followerStore: FeedFollowerStore;
   let now = new Date();
 
   beforeAll(async () => {
     conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_feed_${randomBytes(4).toString('hex')}` }).asPromise();
     store = new CallFeedStore(conn);
     await ensureIndexes(conn);
+    followerStore = new FeedFollowerStore(conn);
     waiters = new FeedWaiters();
-    feed = new CallFeed({ store, waiters, now: () => now, log });
+    feed = new CallFeed({ store, followers: new FeedFollowers({ store: followerStore, now: () => now }), waiters, now: () => now, log });
   });
   afterAll(async () => {
     await conn.dropDatabase();
@@ -118,5 +124,59 @@ describe('the call feed (MongoDB)', () => {
     while ((await feed.prune(1_000)) === 'more');
     expect(await store.after(t, 0, 10)).toEqual([]);
     now = new Date();
+  });
+
+  it("writes a tenant's changes only from its stream's first read, for a day and an hour after its last, whichever replica asks", async () => {
+    const t = tenant();
+    const added: string[] = [];
+    const outbox = { add: async (_stream: unknown, _key: string, _event: unknown, o: { eventId: string }) => void added.push(o.eventId) };
+    // Another replica's writer: it learns of the follower from the store only.
+    const writer = callEvents(outbox as never, new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }));
+    const aCall = (id: string) => ({ id, tenantId: t.tenantId, direction: 'outbound', status: 'queued', startedAt: now }) as unknown as Call;
+    await writer.changed(aCall('n1'), 'call.started', now);
+    expect(added).toEqual([]);
+    // A stream opens (no cursor): the changes after it are written, by any replica.
+    await feed.read(t, undefined, {}, 100, 0);
+    await writer.changed(aCall('n1'), 'call.ringing', now);
+    expect(added).toEqual(['feed:n1:call.ringing']);
+    // A day later it still follows (a cursor is good for a day); a day and two hours after its last read it does not.
+    const opened = now;
+    now = new Date(opened.getTime() + 24 * 3600_000);
+    await writer.changed(aCall('n2'), 'call.started', now);
+    now = new Date(opened.getTime() + 26 * 3600_000);
+    await writer.changed(aCall('n3'), 'call.started', now);
+    expect(added).toEqual(['feed:n1:call.ringing', 'feed:n2:call.started']);
+    // Reading again renews it.
+    await feed.read(t, undefined, {}, 100, 0);
+    await writer.changed(aCall('n3'), 'call.started', now);
+    expect(added.at(-1)).toBe('feed:n3:call.started');
+    expect((await followerStore.until(t))!.getTime()).toBe(now.getTime() + 25 * 3600_000);
+    // Another tenant that never read its stream: nothing written.
+    await writer.changed({ ...aCall('o1'), tenantId: tenant().tenantId }, 'call.started', now);
+    expect(added).toHaveLength(3);
+    now = new Date();
+  });
+
+  it('takes every tenant with changes kept as following, once, when followers were never kept (the upgrade)', async () => {
+    const fresh = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_adopt_${randomBytes(4).toString('hex')}` }).asPromise();
+    try {
+      const feedStore = new CallFeedStore(fresh);
+      const followers = new FeedFollowerStore(fresh);
+      await ensureIndexes(fresh);
+      const upgraded = new CallFeed({ store: feedStore, followers: new FeedFollowers({ store: followers, now: () => now }), waiters: new FeedWaiters(), now: () => now, log });
+      const [recent, old, none] = [tenant(), tenant(), tenant()];
+      await feedStore.append(recent, change('u1'));
+      await feedStore.append(old, { ...change('u2'), at: new Date(now.getTime() - 26 * 3600_000) });
+      expect(await upgraded.adoptFollowers()).toBe(1);
+      expect(await followers.until(recent)).toBeDefined();
+      expect({ old: await followers.until(old), none: await followers.until(none) }).toEqual({ old: undefined, none: undefined });
+      // Once followers are kept, a restart takes no one else.
+      await feedStore.append(old, change('u3'));
+      expect(await upgraded.adoptFollowers()).toBe(0);
+      expect(await followers.until(old)).toBeUndefined();
+    } finally {
+      await fresh.dropDatabase();
+      await fresh.close();
+    }
   });
 });

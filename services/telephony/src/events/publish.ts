@@ -1,8 +1,9 @@
-import { isDuplicateKeyError, type Outbox } from '@voiceapi/kit';
+import { isDuplicateKeyError, scopeOfRecord, type Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Call } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
 import { callProto } from '../grpc/telephony-server';
+import type { FeedFollowers } from '../usecases/call-feed';
 import type { CallEvents } from '../usecases/ports';
 
 const { TelephonyCallEvent, TelephonyCallFeedEvent, CallDirection } = voiceapi.events.v1;
@@ -19,11 +20,11 @@ const facts = (call: Call) => ({
 
 /**
  * A call's start and end on `telephony.call.v1`, keyed by call id, and each change a tenant may
- * follow on `telephony.call.feed.v1` (the feed behind `GET /calls/stream`), through the outbox. Each has a
- * stable event id (`call-started:<id>`, `call-ended:<id>`), so announcing again (recovery finishing
- * a call, a retried step) stores nothing new.
+ * follow on `telephony.call.feed.v1` (the feed behind `GET /calls/stream`; only while the tenant
+ * follows it, `FeedFollowers`), through the outbox. Each has a stable event id (`call-started:<id>`,
+ * `call-ended:<id>`), so announcing again (recovery finishing a call, a retried step) stores nothing new.
  */
-export function callEvents(outbox: Outbox): CallEvents {
+export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follows'>): CallEvents {
   const announce = async (call: Call, at: Date, event: voiceapi.events.v1.TelephonyCallEvent['event'], eventId: string) => {
     try {
       await outbox.add(TelephonyCallEvent, call.id, { occurTime: at, event }, { eventId });
@@ -34,6 +35,7 @@ export function callEvents(outbox: Outbox): CallEvents {
   return {
     // Keyed by tenant: one tenant's changes reach the feed's writer in the order stored here.
     changed: async (call: Call, change: CallChangeKind, at: Date) => {
+      if (!(await followers.follows(scopeOfRecord(call.tenantId)))) return;
       try {
         await outbox.add(
           TelephonyCallFeedEvent,

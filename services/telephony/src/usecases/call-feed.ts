@@ -1,6 +1,7 @@
-import { validationError, type Logger, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, validationError, type Logger, type TenantScope } from '@voiceapi/kit';
 import { FEED_KEPT_MS, formatCursor, parseCursor, passes, type CallChangeKind, type FeedCursor, type FeedEntry, type FeedFilter } from '../domain/call-feed';
 import type { CallFeedStore } from '../store/call-feed-store';
+import type { FeedFollowerStore } from '../store/feed-follower-store';
 
 /** A cursor's change not in the feed this long after later ones are: taken as gone (its writer will not write it). */
 const GAP_GIVE_UP_MS = 5_000;
@@ -8,6 +9,46 @@ const GAP_GIVE_UP_MS = 5_000;
 const FUTURE_SKEW_MS = 60_000;
 /** Changes are kept this long past the day a stream may resume from: a cursor near the limit still finds what follows it. */
 const PRUNE_MARGIN_MS = 3600_000;
+
+/**
+ * Which tenants' changes are written to the feed: those that read their stream within the last day
+ * and an hour. A tenant that did not can resume from no cursor (a cursor is a day old at most, and
+ * a stream without one starts at now), so its changes would buy nothing: five outbox rows, Kafka
+ * messages and feed inserts per call. A read marks its tenant before it takes its starting place,
+ * and writers ask before each change without remembering a "no": every change made after a
+ * stream's first read is written.
+ */
+export class FeedFollowers {
+  /** Until when each tenant known to follow does (it stays a follower until then, whatever happens). */
+  private readonly known = new Map<string, number>();
+
+  constructor(private readonly d: { store: FeedFollowerStore; now: () => Date }) {}
+
+  /** Whether the tenant's changes are written to its feed now. */
+  async follows(scope: TenantScope): Promise<boolean> {
+    const now = this.d.now().getTime();
+    if ((this.known.get(scope.tenantId) ?? 0) > now) return true;
+    this.known.delete(scope.tenantId);
+    const until = (await this.d.store.until(scope))?.getTime() ?? 0;
+    if (until <= now) return false;
+    this.known.set(scope.tenantId, until);
+    return true;
+  }
+
+  /** Whether any tenant was ever marked (and not yet forgotten). */
+  any(): Promise<boolean> {
+    return this.d.store.any();
+  }
+
+  /** The tenant reads its stream: it follows for the next day and an hour (stored when less than a day is left). */
+  async reading(scope: TenantScope): Promise<void> {
+    const now = this.d.now().getTime();
+    if ((this.known.get(scope.tenantId) ?? 0) >= now + FEED_KEPT_MS) return;
+    const until = now + FEED_KEPT_MS + PRUNE_MARGIN_MS;
+    await this.d.store.extend(scope, new Date(until));
+    this.known.set(scope.tenantId, Math.max(until, this.known.get(scope.tenantId) ?? 0));
+  }
+}
 
 export interface FeedRead {
   changes: FeedEntry[];
@@ -67,6 +108,7 @@ export class CallFeed {
   constructor(
     private readonly d: {
       store: CallFeedStore;
+      followers: FeedFollowers;
       waiters: FeedWaiters;
       now: () => Date;
       log: Logger;
@@ -77,6 +119,18 @@ export class CallFeed {
   async record(scope: TenantScope, change: { id: string; change: CallChangeKind; call: FeedEntry['call']; at: Date }): Promise<void> {
     // This replica's readers hear of it now; the others through the feed's change stream.
     if (await this.d.store.append(scope, change)) this.d.waiters.wake(scope.tenantId);
+  }
+
+  /**
+   * The upgrade that began writing followers' changes only: while no tenant has been marked, every
+   * tenant with a change kept counts as following (it may hold a cursor), so a stream resumed
+   * across the upgrade misses nothing. Answers how many were marked.
+   */
+  async adoptFollowers(): Promise<number> {
+    if (await this.d.followers.any()) return 0;
+    const tenants = await this.d.store.tenantsSince(new Date(this.d.now().getTime() - FEED_KEPT_MS - PRUNE_MARGIN_MS));
+    for (const tenantId of tenants) await this.d.followers.reading(scopeOfRecord(tenantId));
+    return tenants.length;
   }
 
   /** Deletes the changes older than the feed keeps (a bounded batch; `more` when there may be others). */
@@ -91,6 +145,8 @@ export class CallFeed {
    * skips a change still being written by another writer.
    */
   async read(scope: TenantScope, after: string | undefined, filter: FeedFilter, limit: number, waitMs: number): Promise<FeedRead> {
+    // Marked before the starting place is taken: every change after it is written.
+    await this.d.followers.reading(scope);
     const now = this.d.now().getTime();
     let from: FeedCursor;
     let reset = false;

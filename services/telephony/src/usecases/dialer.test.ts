@@ -85,3 +85,88 @@ describe('Dialer: which queued dials call for a pass', () => {
     await pass;
   });
 });
+
+describe('Dialer: a backlog is read ahead', () => {
+  /** A tenant with `backlog` due dials and `limit` lines; every line asked for is taken, and each placed dial is refused by leads (its line freed). */
+  function backlogged(backlog: number, limit: number) {
+    let clock = 1_000;
+    const queued = Array.from({ length: backlog }, (_, i): QueuedDial => ({
+      tenantId: 't',
+      dialId: `d${String(i).padStart(4, '0')}`,
+      contactId: `c${i}`,
+      campaignId: 'k',
+      phone: '+14155550100',
+      maxCallSeconds: 60,
+      queuedAt: new Date(0),
+      notBefore: new Date(0),
+    }));
+    const reads = { due: 0 };
+    const placed: string[] = [];
+    const deps = {
+      queue: {
+        tenantsWaiting: async () => (queued.length > 0 ? ['t'] : []),
+        due: async (_scope: unknown, _now: Date, size: number) => (reads.due++, queued.slice(0, size)),
+        remove: async (_scope: unknown, dialId: string) =>
+          void queued.splice(
+            queued.findIndex((q) => q.dialId === dialId),
+            1,
+          ),
+        removeContact: async (_scope: unknown, contactId: string) =>
+          queued.splice(
+            queued.findIndex((q) => q.contactId === contactId),
+            1,
+          ).length,
+      },
+      lines: {
+        held: async () => [],
+        takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds),
+        free: async () => undefined,
+      },
+      settings: { maxConcurrentCalls: async () => limit },
+      claims: { claim: async (_scope: unknown, _contactId: string, dialId: string) => (placed.push(dialId), { allowed: false, refusal: 'contact_gone' }) },
+      calls: { byId: async () => null },
+      log,
+      now: () => new Date(clock),
+      wakeIn: () => undefined,
+    } as unknown as DialerDeps;
+    const dialer = new Dialer(deps);
+    return { dialer, reads, placed, advance: (ms: number) => (clock += ms) };
+  }
+
+  it('hands due dials to freed lines from memory, oldest first, and reads again only when the read-ahead is spent', async () => {
+    const { dialer, reads, placed } = backlogged(150, 10);
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(reads.due).toBe(1);
+    expect(placed).toEqual(Array.from({ length: 10 }, (_, i) => `d${String(i).padStart(4, '0')}`));
+    // Ten passes of ten freed lines each: the 110 read are handed out with no other read.
+    for (let i = 0; i < 10; i++) {
+      await dialer.dispatch();
+      await dialer.drain();
+    }
+    expect(reads.due).toBe(1);
+    expect(placed).toHaveLength(110);
+    expect(new Set(placed).size).toBe(110);
+    // Spent: the next pass reads the rest.
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(reads.due).toBe(2);
+    expect(placed.at(-1)).toBe('d0119');
+  });
+
+  it('reads again when the read-ahead is older than it may be served, and leaves out a contact forgotten meanwhile', async () => {
+    const { dialer, reads, placed, advance } = backlogged(50, 5);
+    await dialer.dispatch();
+    await dialer.drain();
+    await dialer.forgetContact({ tenantId: 't' } as never, 'c5');
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(reads.due).toBe(1);
+    expect(placed).not.toContain('d0005');
+    expect(placed.slice(5)).toEqual(['d0006', 'd0007', 'd0008', 'd0009', 'd0010']);
+    advance(6_000);
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(reads.due).toBe(2);
+  });
+});

@@ -12,6 +12,18 @@ import type { DialClaims } from './ports';
 const RETRY_MS = 5_000;
 /** The longest the tenants waiting are taken from memory (a safety net, as the worker's timer is). */
 const KNOWN_TENANTS_MS = 5_000;
+/** Due dials read beyond a tenant's lines, handed to its lines as they free up without another read. */
+const READ_AHEAD = 100;
+/** The longest a read-ahead is served from memory (a safety net: a dial dropped by another replica is refused by leads). */
+const READ_AHEAD_MS = 5_000;
+
+/** A tenant's due dials as last read, oldest due first, less those handed to lines since. */
+interface ReadAhead {
+  dials: QueuedDial[];
+  /** The read stopped at its size: more may be due behind these. */
+  more: boolean;
+  at: number;
+}
 
 export interface DialerDeps {
   queue: DialQueueStore;
@@ -59,12 +71,21 @@ export class Dialer {
   private saturated = new Set<string>();
   /** A dial was queued since the dispatcher last heard of it that a pass may start now. */
   private queuedForPass = false;
+  /**
+   * Each tenant's read-ahead. It stays the front of the tenant's due dials while it is served: a
+   * dial queued later is due later (queued due now, after everything read), a dial handed to a
+   * line leaves it, and one postponed was handed out first. A freed line in a backlog then costs
+   * no read of the queue (a range read with a limit walks the whole range on some stores).
+   */
+  private readonly ahead = new Map<string, ReadAhead>();
 
   constructor(private readonly d: DialerDeps) {}
 
   /** Drops the waiting dials of a contact that was cancelled or erased (idempotent). */
   async forgetContact(scope: TenantScope, contactId: string): Promise<void> {
     const dropped = await this.d.queue.removeContact(scope, contactId);
+    const ahead = this.ahead.get(scope.tenantId);
+    if (ahead) ahead.dials = ahead.dials.filter((q) => q.contactId !== contactId);
     if (dropped > 0) this.d.metrics?.dials.add(dropped, { result: 'contact_gone' });
   }
 
@@ -147,17 +168,14 @@ export class Dialer {
         saturated.add(tenantId);
         continue;
       }
-      // Dials being set up hold lines already (counted above) and are still queued: read past them.
-      const due = await this.d.queue.due(scope, now, limit);
-      // Nothing due: its dials may be later ones (postponed), or gone; the next pass asks the queue.
-      if (due.length === 0) this.known = undefined;
-      const waiting = due.filter((q) => !this.inFlight.has(q.dialId));
-      const dials = waiting.slice(0, free);
+      const ahead = await this.dueAhead(scope, now, limit);
+      const dials = ahead.dials.slice(0, free);
       // Their lines in one write; a dial whose line another replica took waits for the next pass.
       const callIds = dials.map((q) => outboundCallId(tenantId, q.dialId));
       const taken = await this.d.lines.takeMany(scope, callIds, limit, now, held);
-      // More due than read (the read stops at the limit), or some read and left without a line.
-      if (due.length >= limit || waiting.length > taken.size) {
+      ahead.dials = ahead.dials.filter((q) => !taken.has(outboundCallId(tenantId, q.dialId)));
+      // Dials read and left without a line, or more due than read.
+      if (ahead.dials.length > 0 || ahead.more) {
         leftWaiting = true;
         if (held.length + taken.size >= limit) saturated.add(tenantId);
       }
@@ -171,7 +189,23 @@ export class Dialer {
     }
     // Only tenants left waiting are saturated, so a freed line of theirs wakes a pass (`waitingForLines`).
     this.saturated = saturated;
+    const waiting = new Set(tenants);
+    for (const tenantId of this.ahead.keys()) if (!waiting.has(tenantId)) this.ahead.delete(tenantId);
     return { started, leftWaiting };
+  }
+
+  /** The tenant's read-ahead, read again when spent or stale. */
+  private async dueAhead(scope: TenantScope, now: Date, limit: number): Promise<ReadAhead> {
+    const kept = this.ahead.get(scope.tenantId);
+    if (kept && kept.dials.length > 0 && now.getTime() - kept.at < READ_AHEAD_MS) return kept;
+    // Dials being set up hold lines and are still queued (up to `limit` of them): read past them.
+    const size = limit + READ_AHEAD;
+    const due = await this.d.queue.due(scope, now, size);
+    // Nothing due: its dials may be later ones (postponed), or gone; the next pass asks the queue.
+    if (due.length === 0) this.known = undefined;
+    const read = { dials: due.filter((q) => !this.inFlight.has(q.dialId)), more: due.length >= size, at: now.getTime() };
+    this.ahead.set(scope.tenantId, read);
+    return read;
   }
 
   private async tenantsWaiting(): Promise<string[]> {

@@ -1,0 +1,36 @@
+import { TenantKeyed, type TenantScope } from '@voiceapi/kit';
+import { Schema, type Connection, type Model } from 'mongoose';
+
+interface FollowerDoc {
+  /** The tenant id: read by `_id` alone. */
+  _id: string;
+  /** The tenant's changes are written to its feed until then. */
+  until: Date;
+}
+
+export const followerSchema = new Schema<FollowerDoc>({ _id: String, until: { type: Date, required: true } }, { collection: 'call_feed_followers', versionKey: false });
+
+/** The tenants that follow their call feed (`GET /calls/stream`), and until when. */
+export class FeedFollowerStore {
+  private readonly followers: TenantKeyed<FollowerDoc>;
+
+  constructor(conn: Connection) {
+    this.followers = new TenantKeyed((conn.models.CallFeedFollower as Model<FollowerDoc> | undefined) ?? conn.model<FollowerDoc>('CallFeedFollower', followerSchema));
+  }
+
+  /** Until when the tenant follows (undefined: it never did); the reads asked at once are served by one. */
+  async until(scope: TenantScope): Promise<Date | undefined> {
+    return (await this.followers.getShared(scope))?.until;
+  }
+
+  /** Whether any tenant follows, or ever did and is not forgotten. */
+  async any(): Promise<boolean> {
+    const first = await this.followers.pagesAcrossTenants('whether followers were ever kept (the upgrade that began keeping them)', 1).next();
+    return !first.done && first.value.length > 0;
+  }
+
+  /** The tenant follows until `until` at least (a later time already stored stays). */
+  async extend(scope: TenantScope, until: Date): Promise<void> {
+    await this.followers.upsert(scope, { $max: { until } });
+  }
+}
