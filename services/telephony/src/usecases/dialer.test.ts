@@ -170,3 +170,26 @@ describe('Dialer: a backlog is read ahead', () => {
     expect(reads.due).toBe(2);
   });
 });
+
+describe('Dialer: the tenants waiting', () => {
+  it('are read again for a dial of a tenant not among them, not for each dial of one that is', async () => {
+    const gate: { wait?: Promise<void> } = {};
+    const { dialer, reads } = dialerWith({ limit: 2, held: { busy: 1 }, due: { busy: 5 } }, gate);
+    await dialer.dispatch();
+    expect(reads.tenantsWaiting).toBe(1);
+    // Dials of the tenant already waiting, queued while a pass runs: the next passes do not read who waits.
+    let release!: () => void;
+    gate.wait = new Promise<void>((r) => (release = r));
+    const pass = dialer.dispatch();
+    for (let i = 0; i < 50; i++) dialer.noteQueued('busy');
+    release();
+    await pass;
+    gate.wait = undefined;
+    await dialer.dispatch();
+    expect(reads.tenantsWaiting).toBe(1);
+    // Another tenant's dial: read again.
+    dialer.noteQueued('other');
+    await dialer.dispatch();
+    expect(reads.tenantsWaiting).toBe(2);
+  });
+});

@@ -58,11 +58,11 @@ export class Dialer {
   /** Dials queued since this process started, as the queue's change stream tells (by any replica). */
   private queued = 0;
   /**
-   * The tenants with waiting dials as last read, and how many dials had been queued then. Kept
-   * while no dial is queued and each of them still has dials due: a line freed in a backlog then
-   * costs no read of the whole queue.
+   * The tenants with waiting dials as last read, and how many dials for other tenants had been
+   * queued then. Kept while no dial is queued for another tenant and each of them still has dials
+   * due: a line freed in a backlog then costs no read of the whole queue.
    */
-  private known: { tenants: string[]; queued: number; at: number } | undefined;
+  private known: { tenants: Set<string>; queued: number; at: number } | undefined;
   /**
    * The tenants the last pass left with dials waiting and every line taken. A dial queued for one
    * of them calls for no pass: only a line freed does (while a backlog is ingested, a pass per
@@ -118,9 +118,11 @@ export class Dialer {
    * already, the next pass reads the tenants waiting again, and a pass is called for (`takeQueued`).
    */
   noteQueued(tenantId: string): void {
+    // Only a tenant not yet among those waiting changes them: the next pass reads them again
+    // (a read of the whole queue on some stores, so not for every dial of a backlog).
+    if (!this.known?.tenants.has(tenantId)) this.queued++;
     // A pass under way may free the tenant's lines or leave some free: only its end says.
     if (!this.passing && this.saturated.has(tenantId)) return;
-    this.queued++;
     this.queuedForPass = true;
   }
 
@@ -210,11 +212,12 @@ export class Dialer {
 
   private async tenantsWaiting(): Promise<string[]> {
     const now = this.d.now().getTime();
-    if (this.known?.queued === this.queued && now - this.known.at < KNOWN_TENANTS_MS) return this.known.tenants;
-    // Counted before the read: a dial queued while it runs is read again next time.
+    if (this.known?.queued === this.queued && now - this.known.at < KNOWN_TENANTS_MS) return [...this.known.tenants];
+    // Counted before the read, and none known meanwhile: a dial queued while it runs is read again next time.
     const queued = this.queued;
+    this.known = undefined;
     const tenants = await this.d.queue.tenantsWaiting();
-    this.known = { tenants, queued, at: now };
+    this.known = { tenants: new Set(tenants), queued, at: now };
     return tenants;
   }
 
