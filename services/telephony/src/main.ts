@@ -59,9 +59,6 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const waiters = new FeedWaiters();
   const followers = new FeedFollowers({ store: new FeedFollowerStore(conn), now });
   const feed = new CallFeed({ store: feedStore, followers, waiters, now, log });
-  // Before any change is announced: a stream resumed across the upgrade that began keeping followers misses nothing.
-  const adopted = await feed.adoptFollowers();
-  if (adopted > 0) log.info({ tenants: adopted }, 'tenants with changes kept now follow their call feed');
   const feedChanges = new ChangeFeed([feedStore.changes((tenantId) => waiters.wake(tenantId))], () => undefined, log);
   feedChanges.start();
   lifecycle.onStop('call feed changes', () => feedChanges.stop());
@@ -81,6 +78,10 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     outboxOn: conn,
     outboxLease: lease,
   });
+  // Once the indexes are built (above), before any change is announced: a stream resumed across the
+  // upgrade that began keeping followers misses nothing.
+  const adopted = await feed.adoptFollowers();
+  if (adopted > 0) log.info({ tenants: adopted }, 'tenants with changes kept now follow their call feed');
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.billing.v1.BillingServiceDefinition });
   lifecycle.onStop('billing client', () => billing.close());
