@@ -193,3 +193,33 @@ describe('Dialer: the tenants waiting', () => {
     expect(reads.tenantsWaiting).toBe(2);
   });
 });
+
+describe('Dialer: dials queued while the tenants waiting are read', () => {
+  it('count their tenants among them, without another read', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const reads = { tenantsWaiting: 0 };
+    const seen: string[] = [];
+    const deps = {
+      queue: {
+        // The read began before 'late' queued its first dial.
+        tenantsWaiting: async () => (reads.tenantsWaiting++ === 0 ? (await gate, ['early']) : ['early', 'late']),
+        due: async () => [],
+      },
+      lines: { held: async (scope: { tenantId: string }) => (seen.push(scope.tenantId), [{ callId: 'x' }]), takeMany: async () => new Set<string>() },
+      settings: { maxConcurrentCalls: async () => 1 },
+      log,
+      now: () => new Date(1_000),
+      wakeIn: () => undefined,
+    } as unknown as DialerDeps;
+    const dialer = new Dialer(deps);
+    const pass = dialer.dispatch();
+    // Dials queued during the read, for a tenant it may have missed and for one it has.
+    for (let i = 0; i < 20; i++) dialer.noteQueued(i % 2 ? 'late' : 'early');
+    release();
+    await pass;
+    expect(new Set(seen)).toEqual(new Set(['early', 'late']));
+    await dialer.dispatch();
+    expect(reads.tenantsWaiting).toBe(1);
+  });
+});

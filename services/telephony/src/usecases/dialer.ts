@@ -69,6 +69,8 @@ export class Dialer {
    * queued dial would read the queue for nothing, hundreds of times a second).
    */
   private saturated = new Set<string>();
+  /** The tenants of the dials queued while the tenants waiting are being read. */
+  private queuedDuringRead: Set<string> | undefined;
   /** A dial was queued since the dispatcher last heard of it that a pass may start now. */
   private queuedForPass = false;
   /**
@@ -118,6 +120,7 @@ export class Dialer {
    * already, the next pass reads the tenants waiting again, and a pass is called for (`takeQueued`).
    */
   noteQueued(tenantId: string): void {
+    this.queuedDuringRead?.add(tenantId);
     // Only a tenant not yet among those waiting changes them: the next pass reads them again
     // (a read of the whole queue on some stores, so not for every dial of a backlog).
     if (!this.known?.tenants.has(tenantId)) this.queued++;
@@ -213,12 +216,19 @@ export class Dialer {
   private async tenantsWaiting(): Promise<string[]> {
     const now = this.d.now().getTime();
     if (this.known?.queued === this.queued && now - this.known.at < KNOWN_TENANTS_MS) return [...this.known.tenants];
-    // Counted before the read, and none known meanwhile: a dial queued while it runs is read again next time.
-    const queued = this.queued;
-    this.known = undefined;
-    const tenants = await this.d.queue.tenantsWaiting();
-    this.known = { tenants: new Set(tenants), queued, at: now };
-    return tenants;
+    // A dial queued while the read runs may be missing from it: its tenant is added. (Reading again
+    // for it instead would read again after every read while a backlog is ingested.)
+    const queuedDuringRead = new Set<string>();
+    this.queuedDuringRead = queuedDuringRead;
+    let read: string[];
+    try {
+      read = await this.d.queue.tenantsWaiting();
+    } finally {
+      this.queuedDuringRead = undefined;
+    }
+    const tenants = new Set([...read, ...queuedDuringRead]);
+    this.known = { tenants, queued: this.queued, at: now };
+    return [...tenants];
   }
 
   private async place(scope: TenantScope, q: QueuedDial, callId: string): Promise<void> {
