@@ -4,23 +4,25 @@ import { Dialer, type DialerDeps } from './dialer';
 
 const log = { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
 
+/** A due dial of the tenant's i-th contact. */
+const dial = (tenantId: string, dialId: string, i: number): QueuedDial => ({
+  tenantId,
+  dialId,
+  contactId: `c${i}`,
+  campaignId: 'k',
+  phone: '+14155550100',
+  maxCallSeconds: 60,
+  queuedAt: new Date(0),
+  notBefore: new Date(0),
+});
+
 /** A dispatcher over fakes: `lines` held per tenant, `due` dials per tenant; no dial is placed (no line is ever free with dials due). */
 function dialerWith(state: { limit: number; held: Record<string, number>; due: Record<string, number> }, gate: { wait?: Promise<void> } = {}) {
-  const dial = (tenantId: string, i: number): QueuedDial => ({
-    tenantId,
-    dialId: `${tenantId}-${i}`,
-    contactId: `c${i}`,
-    campaignId: 'k',
-    phone: '+14155550100',
-    maxCallSeconds: 60,
-    queuedAt: new Date(0),
-    notBefore: new Date(0),
-  });
   const reads = { tenantsWaiting: 0, due: 0 };
   const deps = {
     queue: {
       tenantsWaiting: async () => (reads.tenantsWaiting++, Object.keys(state.due)),
-      due: async (scope: { tenantId: string }) => (reads.due++, Array.from({ length: state.due[scope.tenantId] ?? 0 }, (_, i) => dial(scope.tenantId, i))),
+      due: async (scope: { tenantId: string }) => (reads.due++, Array.from({ length: state.due[scope.tenantId] ?? 0 }, (_, i) => dial(scope.tenantId, `${scope.tenantId}-${i}`, i))),
     },
     lines: {
       held: async (scope: { tenantId: string }) => {
@@ -90,16 +92,7 @@ describe('Dialer: a backlog is read ahead', () => {
   /** A tenant with `backlog` due dials and `limit` lines; every line asked for is taken, and each placed dial is refused by leads (its line freed). */
   function backlogged(backlog: number, limit: number) {
     let clock = 1_000;
-    const queued = Array.from({ length: backlog }, (_, i): QueuedDial => ({
-      tenantId: 't',
-      dialId: `d${String(i).padStart(4, '0')}`,
-      contactId: `c${i}`,
-      campaignId: 'k',
-      phone: '+14155550100',
-      maxCallSeconds: 60,
-      queuedAt: new Date(0),
-      notBefore: new Date(0),
-    }));
+    const queued = Array.from({ length: backlog }, (_, i) => dial('t', `d${String(i).padStart(4, '0')}`, i));
     const reads = { due: 0 };
     const placed: string[] = [];
     const deps = {
