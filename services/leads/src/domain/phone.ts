@@ -60,13 +60,20 @@ export function timeZoneTable(): ReadonlyMap<string, readonly string[]> {
   if (!table) {
     const raw = BSON.deserialize(readFileSync(TIME_ZONE_TABLE)) as Record<string, unknown>;
     const entries = new Map<string, readonly string[]>();
+    // A few hundred zone names over many thousand prefixes, and luxon checks a name by building a
+    // date formatter for it: each name is checked once.
+    const usable = new Map<string, string | undefined>();
+    const usableOnce = (name: string) => {
+      if (!usable.has(name)) usable.set(name, usableZone(name));
+      return usable.get(name);
+    };
     for (const [prefix, value] of Object.entries(raw)) {
       if (typeof value !== 'string') continue;
       const zones = [
         ...new Set(
           value
             .split('&')
-            .map(usableZone)
+            .map(usableOnce)
             .filter((z): z is string => z !== undefined),
         ),
       ];
