@@ -14,6 +14,8 @@ import { CallFeed, FeedFollowers, FeedWaiters } from '../src/usecases/call-feed'
 // tenants that follow their stream.
 
 const log = createLogger('call-feed-test', 'silent');
+/** How long writers here remember a "no", and streams starting now wait (production: a second). */
+const REMEMBER_NO_MS = 200;
 
 describe('the call feed (MongoDB)', () => {
   let conn: mongoose.Connection;
@@ -29,7 +31,7 @@ describe('the call feed (MongoDB)', () => {
     await ensureIndexes(conn);
     followerStore = new FeedFollowerStore(conn);
     waiters = new FeedWaiters();
-    feed = new CallFeed({ store, followers: new FeedFollowers({ store: followerStore, now: () => now }), waiters, now: () => now, log });
+    feed = new CallFeed({ store, followers: new FeedFollowers({ store: followerStore, now: () => now, rememberNoMs: REMEMBER_NO_MS }), waiters, now: () => now, log });
   });
   afterAll(async () => {
     await conn.dropDatabase();
@@ -131,7 +133,7 @@ describe('the call feed (MongoDB)', () => {
     const added: string[] = [];
     const outbox = { add: async (_stream: unknown, _key: string, _event: unknown, o: { eventId: string }) => void added.push(o.eventId) };
     // Another replica's writer: it learns of the follower from the store only.
-    const writer = callEvents(outbox as never, new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }));
+    const writer = callEvents(outbox as never, new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now, rememberNoMs: REMEMBER_NO_MS }));
     const aCall = (id: string) => ({ id, tenantId: t.tenantId, direction: 'outbound', status: 'queued', startedAt: now }) as unknown as Call;
     await writer.changed(aCall('n1'), 'call.started', now);
     expect(added).toEqual([]);
@@ -154,6 +156,31 @@ describe('the call feed (MongoDB)', () => {
     // Another tenant that never read its stream: nothing written.
     await writer.changed({ ...aCall('o1'), tenantId: tenant().tenantId }, 'call.started', now);
     expect(added).toHaveLength(3);
+    now = new Date();
+  });
+
+  it('remembers a "no" for a moment, and a stream starting now waits that moment unless its tenant has followed a while', async () => {
+    const t = tenant();
+    let reads = 0;
+    const counting = Object.assign(Object.create(followerStore) as FeedFollowerStore, {
+      until: (s: typeof t) => {
+        reads++;
+        return followerStore.until(s);
+      },
+    });
+    // A tenant that does not follow costs a writer one store read per moment, not one per change.
+    const writer = new FeedFollowers({ store: counting, now: () => now, rememberNoMs: 60_000 });
+    for (let i = 0; i < 5; i++) expect(await writer.follows(t)).toBe(false);
+    expect(reads).toBe(1);
+    // The first read marks the tenant and must wait out the writers' "no"; so does every stream
+    // starting in the mark's first minute (another replica's clock may be that far off).
+    const reader = new FeedFollowers({ store: followerStore, now: () => now, rememberNoMs: REMEMBER_NO_MS });
+    expect(await reader.reading(t)).toBe(REMEMBER_NO_MS);
+    expect(await reader.reading(t)).toBe(REMEMBER_NO_MS);
+    // Two minutes on, a stream starting now does not wait, on this replica or another one.
+    now = new Date(now.getTime() + 120_000);
+    expect(await reader.reading(t)).toBe(0);
+    expect(await new FeedFollowers({ store: followerStore, now: () => now }).reading(t)).toBe(0);
     now = new Date();
   });
 
