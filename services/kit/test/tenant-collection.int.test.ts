@@ -112,28 +112,29 @@ describe('TenantCollection', () => {
     expect((await counters.find(a, {})).map((c) => c.n).sort()).toEqual([2, 3, 4]);
   });
 
-  it('sets many documents of several tenants in one write, each only under its own tenant', async () => {
+  it('upserts many documents of several tenants in one write, each only under its own tenant', async () => {
     interface MarkDoc {
       _id: string;
       tenantId: string;
       at: number;
+      seen?: number[];
     }
-    const marks = new TenantCollection(conn.model<MarkDoc>('Mark', new Schema<MarkDoc>({ _id: String, tenantId: String, at: Number }, { versionKey: false })), stringIds, []);
+    const marks = new TenantCollection(conn.model<MarkDoc>('Mark', new Schema<MarkDoc>({ _id: String, tenantId: String, at: Number, seen: [Number] }, { versionKey: false })), stringIds, []);
     const all = marks.crossTenant('a test writes the marks of two tenants');
-    await all.setMany([
-      { _id: 'a|1', tenantId: 'tenant-a', at: 1 },
-      { _id: 'b|1', tenantId: 'tenant-b', at: 1 },
+    await all.upsertManyById([
+      { id: 'a|1', tenantId: 'tenant-a', update: { $set: { at: 1 }, $addToSet: { seen: 1 } } },
+      { id: 'b|1', tenantId: 'tenant-b', update: { $set: { at: 1 } } },
     ]);
-    await all.setMany([
-      { _id: 'a|1', tenantId: 'tenant-a', at: 2 },
-      { _id: 'a|2', tenantId: 'tenant-a', at: 2 },
+    await all.upsertManyById([
+      { id: 'a|1', tenantId: 'tenant-a', update: { $set: { at: 2 }, $addToSet: { seen: { $each: [1, 2] } } } },
+      { id: 'a|2', tenantId: 'tenant-a', update: { $set: { at: 2 } } },
     ]);
-    expect((await marks.find(a, {})).map((m) => [m._id, m.at]).sort()).toEqual([
-      ['a|1', 2],
-      ['a|2', 2],
+    expect((await marks.find(a, {})).map((m) => [m._id, m.at, m.seen]).sort()).toEqual([
+      ['a|1', 2, [1, 2]],
+      ['a|2', 2, []],
     ]);
     // An id another tenant holds cannot be taken over: the write fails, the document stays.
-    await expect(all.setMany([{ _id: 'a|1', tenantId: 'tenant-b', at: 9 }])).rejects.toThrow();
+    await expect(all.upsertManyById([{ id: 'a|1', tenantId: 'tenant-b', update: { $set: { at: 9 } } }])).rejects.toThrow();
     expect((await marks.findById(a, 'a|1'))?.at).toBe(2);
     // Updates by id apply only under the tenant each names; an absent id is left alone.
     await all.updateManyById([

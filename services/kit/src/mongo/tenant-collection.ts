@@ -348,13 +348,18 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   }
 
   /**
-   * Sets each document's fields (by its id and its own tenant), inserting those absent, in one
-   * unordered round trip: the marks of many calls in one write. A racing first write of the same
-   * id is answered by applying the whole batch again (`$set` is repeatable).
+   * Applies each update to its document (by its id and its own tenant), inserting those absent, in
+   * one unordered round trip: the marks of many calls in one write. A racing first write of the
+   * same id is answered by applying the whole batch again, so each update must be repeatable
+   * (`$set`, `$max`, `$addToSet`, not `$inc`).
    */
-  async setMany(docs: readonly D[]): Promise<void> {
-    const upserts = docs.map(({ _id, tenantId, ...fields }) => ({ filter: { _id, tenantId }, update: { $set: fields } as UpdateQuery<D> }));
-    await upsertManyOnce(this.model, upserts, { ordered: false });
+  async upsertManyById(updates: readonly { id: Id; tenantId: string; update: UpdateQuery<D> }[]): Promise<void> {
+    for (const u of updates) refuseTenantChange(u.update);
+    await upsertManyOnce(
+      this.model,
+      updates.map((u) => ({ filter: { _id: u.id, tenantId: u.tenantId }, update: u.update })),
+      { ordered: false },
+    );
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Call } from './call';
-import { BUCKET_MS, bucketStart, group, rollUp } from './rollup';
+import { BUCKET_MS, bucketStart, group, partsOf, partStart, rollUp, rollupDigest, sumRollups } from './rollup';
 
 const call = (p: Partial<Call>): Call => ({ id: 'c', tenantId: 't', direction: 'outbound', status: 'completed', outcome: 'completed', startedAt: new Date(), durationSeconds: 60, creditsCharged: 2, ...p }) as Call;
 
@@ -25,6 +25,38 @@ describe('rollups', () => {
       ]),
     );
     expect(r.byCampaign.find((b) => b.key === 'k1')).toEqual({ key: 'k1', calls: 2, completed: 1, durationSeconds: 80, creditsCharged: 4 });
+  });
+
+  it('keeps a bucket as the sum of its minutes: the same as computed from all its calls, whatever the order', () => {
+    const bucket = new Date('2026-11-22T12:00:00Z');
+    expect(partsOf(bucket).map((m) => m.toISOString().slice(11, 16))).toEqual(Array.from({ length: 15 }, (_, i) => `12:${String(i).padStart(2, '0')}`));
+    expect(partStart(new Date('2026-11-22T12:07:59.999Z')).toISOString()).toBe('2026-11-22T12:07:00.000Z');
+    const outcomes = ['completed', 'no_answer', 'voicemail', undefined] as const;
+    const calls = Array.from({ length: 200 }, (_, i) =>
+      call({
+        startedAt: new Date(bucket.getTime() + ((i * 7919) % BUCKET_MS)),
+        outcome: outcomes[i % 4],
+        durationSeconds: i % 90,
+        creditsCharged: i % 3,
+        ...(i % 5 > 0 && { agentId: `a${i % 5}` }),
+        campaignId: `k${i % 3}`,
+      }),
+    );
+    const whole = rollUp('t', 'outbound', bucket, calls);
+    const parts = partsOf(bucket).map((m) =>
+      rollUp(
+        't',
+        'outbound',
+        m,
+        calls.filter((c) => partStart(c.startedAt).getTime() === m.getTime()),
+      ),
+    );
+    const summed = sumRollups('t', 'outbound', bucket, parts.reverse());
+    expect(summed.totals).toEqual(whole.totals);
+    expect(rollupDigest(summed)).toBe(rollupDigest(whole));
+    expect(rollupDigest({ ...whole, byAgent: [...whole.byAgent].reverse() })).toBe(rollupDigest(whole));
+    // One more credit anywhere is another digest.
+    expect(rollupDigest({ ...whole, byCampaign: whole.byCampaign.map((r, i) => (i === 0 ? { ...r, creditsCharged: r.creditsCharged + 1 } : r)) })).not.toBe(rollupDigest(whole));
   });
 
   it('groups quarter hours into days of the asked time zone, half-hour offsets included', () => {

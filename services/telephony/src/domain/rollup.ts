@@ -33,6 +33,16 @@ export interface Bucket extends Totals {
 
 export const bucketStart = (at: Date): Date => new Date(Math.floor(at.getTime() / BUCKET_MS) * BUCKET_MS);
 
+/**
+ * A bucket is kept as the sum of its minutes (parts), each recomputed from its own calls: a call's
+ * change costs a read of the calls of its minute, not of its quarter hour (a tenant at 50 calls a
+ * second has 45,000 calls in a bucket by its end, and the whole bucket's read took 0.7 s here).
+ */
+export const PART_MS = 60_000;
+export const partStart = (at: Date): Date => new Date(Math.floor(at.getTime() / PART_MS) * PART_MS);
+/** The starts of a bucket's parts, in order. */
+export const partsOf = (bucket: Date): Date[] => Array.from({ length: BUCKET_MS / PART_MS }, (_, i) => new Date(bucket.getTime() + i * PART_MS));
+
 const zero = (): Totals => ({ calls: 0, completed: 0, durationSeconds: 0, creditsCharged: 0 });
 
 function add(t: Totals, c: Pick<Call, 'outcome' | 'durationSeconds' | 'creditsCharged'>): void {
@@ -61,6 +71,45 @@ export function rollUp(tenantId: string, direction: Direction, start: Date, call
   }
   const list = (m: Map<string | null, Totals>) => [...m].map(([key, t]) => ({ key, ...t }));
   return { tenantId, direction, start, totals, byAgent: list(agents), byCampaign: list(campaigns) };
+}
+
+/** One rollup that sums others (a bucket from its parts); rows in a stable order, by key. */
+export function sumRollups(tenantId: string, direction: Direction, start: Date, parts: readonly Pick<Rollup, 'totals' | 'byAgent' | 'byCampaign'>[]): Rollup {
+  const totals = zero();
+  const agents = new Map<string | null, Totals>();
+  const campaigns = new Map<string | null, Totals>();
+  const merge = (into: Totals, t: Totals) => {
+    into.calls += t.calls;
+    into.completed += t.completed;
+    into.durationSeconds += t.durationSeconds;
+    into.creditsCharged += t.creditsCharged;
+  };
+  for (const p of parts) {
+    merge(totals, p.totals);
+    for (const [map, rows] of [
+      [agents, p.byAgent],
+      [campaigns, p.byCampaign],
+    ] as const) {
+      for (const row of rows) {
+        const t = map.get(row.key) ?? zero();
+        merge(t, row);
+        map.set(row.key, t);
+      }
+    }
+  }
+  const list = (m: Map<string | null, Totals>) => [...m].map(([key, t]) => ({ key, ...t })).sort((a, b) => String(a.key).localeCompare(String(b.key)));
+  return { tenantId, direction, start, totals, byAgent: list(agents), byCampaign: list(campaigns) };
+}
+
+/** What a rollup says, as one string whatever the order of its rows or fields: tells whether a stored bucket is still the sum it was written as. */
+export function rollupDigest(r: Pick<Rollup, 'totals' | 'byAgent' | 'byCampaign'>): string {
+  const t = (x: Totals) => `${x.calls}/${x.completed}/${x.durationSeconds}/${x.creditsCharged}`;
+  const rows = (list: readonly (Totals & { key: string | null })[]) =>
+    list
+      .map((row) => `${JSON.stringify(row.key)}=${t(row)}`)
+      .sort()
+      .join(',');
+  return `${t(r.totals)};${rows(r.byAgent)};${rows(r.byCampaign)}`;
 }
 
 /** The API's buckets from the rollups of a range: days in the zone, agents or campaigns. */

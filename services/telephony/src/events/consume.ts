@@ -1,7 +1,6 @@
 import { scopeOfRecord, type EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { isCallChange, type CallSnapshot } from '../domain/call-feed';
-import { bucketStart } from '../domain/rollup';
 import type { CallStore } from '../store/call-store';
 import type { RollupStore } from '../store/rollup-store';
 import type { CallFeed } from '../usecases/call-feed';
@@ -68,7 +67,7 @@ export function followBilling(subscriber: EventSubscriber, calls: CallStore, rol
       ...(b.balanceAfter !== undefined && { balanceAfter: b.balanceAfter }),
     });
     if (!call) return;
-    await rollups.markDirty(scopeOfRecord(call.tenantId), call.direction, bucketStart(call.startedAt), now());
+    await rollups.markDirty(scopeOfRecord(call.tenantId), call.direction, call.startedAt, now());
     await events.changed(call, 'call.billed', now());
   });
 }

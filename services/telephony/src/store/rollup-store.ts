@@ -1,26 +1,38 @@
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Direction } from '../domain/call';
-import type { Rollup } from '../domain/rollup';
+import { bucketStart, partStart, rollupDigest, type Rollup } from '../domain/rollup';
 
 interface RollupDoc extends Rollup {
   /** `<tenant>|<direction>|<bucket start ISO>`. */
   _id: string;
+  /**
+   * `rollupDigest` of the sum of parts this bucket was written as. A bucket written otherwise (by
+   * a release that recomputed whole buckets, during an upgrade) no longer matches it, and its
+   * parts are then recomputed from all its calls before they are trusted again.
+   */
+  partsDigest?: string;
+}
+
+/** One minute of a bucket (`PART_MS`), recomputed from that minute's calls. */
+interface PartDoc extends Rollup {
+  /** `<tenant>|<direction>|<minute start ISO>`. */
+  _id: string;
+  /** The start of the bucket it belongs to. */
+  bucket: Date;
 }
 
 const totals = { calls: Number, completed: Number, durationSeconds: Number, creditsCharged: Number };
-export const rollupSchema = new Schema<RollupDoc>(
-  {
-    _id: String,
-    tenantId: { type: String, required: true },
-    direction: { type: String, required: true },
-    start: { type: Date, required: true },
-    totals: { _id: false, ...totals },
-    byAgent: [{ _id: false, key: { type: String, default: null }, ...totals }],
-    byCampaign: [{ _id: false, key: { type: String, default: null }, ...totals }],
-  },
-  { collection: 'call_rollups', versionKey: false },
-);
+const rollupFields = {
+  _id: String,
+  tenantId: { type: String, required: true },
+  direction: { type: String, required: true },
+  start: { type: Date, required: true },
+  totals: { _id: false, ...totals },
+  byAgent: [{ _id: false, key: { type: String, default: null }, ...totals }],
+  byCampaign: [{ _id: false, key: { type: String, default: null }, ...totals }],
+};
+export const rollupSchema = new Schema<RollupDoc>({ ...rollupFields, partsDigest: String }, { collection: 'call_rollups', versionKey: false });
 // Serves `range` (both directions) and `range of a direction`.
 rollupSchema.index({ tenantId: 1, start: 1 });
 rollupSchema.index({ tenantId: 1, direction: 1, start: 1 });
@@ -29,17 +41,32 @@ export const rollupQueryShapes: QueryShape[] = [
   { name: 'range of a direction', equality: ['tenantId', 'direction'], range: ['start'] },
 ];
 
+export const partSchema = new Schema<PartDoc>({ ...rollupFields, bucket: { type: Date, required: true } }, { collection: 'call_rollup_parts', versionKey: false });
+// Serves `a bucket's parts`.
+partSchema.index({ tenantId: 1, direction: 1, bucket: 1 });
+export const partQueryShapes: QueryShape[] = [{ name: "a bucket's parts", equality: ['tenantId', 'direction', 'bucket'] }];
+
 export interface DirtyDoc {
   /** The bucket's rollup id. */
   _id: string;
   tenantId: string;
   direction: Direction;
+  /** The bucket's start. */
   start: Date;
   markedAt: Date;
+  /** The parts (minute starts) whose calls changed; absent on a mark of a release before parts: the whole bucket. */
+  minutes?: Date[];
 }
 
 export const dirtySchema = new Schema<DirtyDoc>(
-  { _id: String, tenantId: { type: String, required: true }, direction: { type: String, required: true }, start: { type: Date, required: true }, markedAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    direction: { type: String, required: true },
+    start: { type: Date, required: true },
+    markedAt: { type: Date, required: true },
+    minutes: { type: [Date], default: undefined },
+  },
   { collection: 'call_rollups_dirty', versionKey: false },
 );
 // Serves `oldest marks` (the recompute takes the buckets marked longest ago first).
@@ -49,26 +76,39 @@ export const dirtyQueryShapes: QueryShape[] = [{ name: 'oldest marks', equality:
 export const rollupId = (tenantId: string, direction: Direction, start: Date): string => `${tenantId}|${direction}|${start.toISOString()}`;
 
 /**
- * Analytics rollups, and the buckets whose calls changed since they were computed. A bucket is
- * recomputed from its calls rather than incremented, so a replayed event or a crash between two
- * writes can neither count a call twice nor lose it.
+ * Analytics rollups, their parts, and the buckets whose calls changed since they were computed. A
+ * part is recomputed from its calls rather than incremented, so a replayed event or a crash between
+ * two writes can neither count a call twice nor lose it; a bucket is the sum of its parts.
  */
 export class RollupStore {
   private readonly rollups: TenantCollection<RollupDoc, string>;
+  private readonly parts: TenantCollection<PartDoc, string>;
   private readonly dirty: TenantCollection<DirtyDoc, string>;
   /**
-   * Marks asked while one write is under way are written together next, one per bucket: a burst
-   * of calls ending in the same minute costs one write, not one per call.
+   * Marks asked while one write is under way are written together next, one per bucket with the
+   * minutes they name: a burst of calls ending in the same minute costs one write, not one per call.
    */
-  private readonly marks = new Coalescer<DirtyDoc, void>(async (marks) => {
-    const latest = new Map<string, DirtyDoc>();
-    for (const m of marks) if ((latest.get(m._id)?.markedAt.getTime() ?? -Infinity) <= m.markedAt.getTime()) latest.set(m._id, m);
-    await this.dirty.crossTenant('the marks of calls ending together are written at once; each names its own tenant').setMany([...latest.values()]);
+  private readonly marks = new Coalescer<DirtyDoc & { minutes: Date[] }, void>(async (marks) => {
+    const latest = new Map<string, DirtyDoc & { minutes: Date[] }>();
+    for (const m of marks) {
+      const seen = latest.get(m._id);
+      const minutes = [...(seen?.minutes ?? []), ...m.minutes.filter((d) => !seen?.minutes.some((s) => s.getTime() === d.getTime()))];
+      latest.set(m._id, { ...(seen && seen.markedAt.getTime() > m.markedAt.getTime() ? seen : m), minutes });
+    }
+    await this.dirty.crossTenant('the marks of calls ending together are written at once; each names its own tenant').upsertManyById(
+      [...latest.values()].map(({ _id, tenantId, direction, start, markedAt, minutes }) => ({
+        id: _id,
+        tenantId,
+        // Repeatable (a racing first write applies the batch again).
+        update: { $set: { direction, start, markedAt }, $addToSet: { minutes: { $each: minutes } } },
+      })),
+    );
     return marks.map(() => undefined);
   });
 
   constructor(conn: Connection) {
     this.rollups = new TenantCollection((conn.models.CallRollup as Model<RollupDoc> | undefined) ?? conn.model<RollupDoc>('CallRollup', rollupSchema), stringIds, rollupQueryShapes);
+    this.parts = new TenantCollection((conn.models.CallRollupPart as Model<PartDoc> | undefined) ?? conn.model<PartDoc>('CallRollupPart', partSchema), stringIds, partQueryShapes);
     this.dirty = new TenantCollection((conn.models.CallRollupDirty as Model<DirtyDoc> | undefined) ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema), stringIds, dirtyQueryShapes);
   }
 
@@ -77,8 +117,10 @@ export class RollupStore {
     return this.dirty.changes(['insert', 'update']);
   }
 
-  markDirty(scope: TenantScope, direction: Direction, start: Date, now: Date): Promise<void> {
-    return this.marks.run({ _id: rollupId(scope.tenantId, direction, start), tenantId: scope.tenantId, direction, start, markedAt: now });
+  /** The call that started then changed: its minute's part, and so its bucket, is recomputed. */
+  markDirty(scope: TenantScope, direction: Direction, callStartedAt: Date, now: Date): Promise<void> {
+    const start = bucketStart(callStartedAt);
+    return this.marks.run({ _id: rollupId(scope.tenantId, direction, start), tenantId: scope.tenantId, direction, start, markedAt: now, minutes: [partStart(callStartedAt)] });
   }
 
   /** The buckets of every tenant marked longest ago. */
@@ -88,12 +130,33 @@ export class RollupStore {
 
   /** Forgets the mark unless it was set again since it was read (then the bucket is recomputed again). */
   async clean(scope: TenantScope, mark: DirtyDoc): Promise<void> {
-    await this.dirty.deleteById(scope, mark._id, { where: { markedAt: mark.markedAt } });
+    // The same time and the same minutes: a minute added meanwhile within the same millisecond keeps it.
+    await this.dirty.deleteById(scope, mark._id, { where: { markedAt: mark.markedAt, minutes: mark.minutes ?? null } });
   }
 
+  /** A bucket as stored, and whether it is still the sum of its parts it was written as. */
+  async bucket(scope: TenantScope, direction: Direction, start: Date): Promise<{ rollup: Rollup; fromParts: boolean } | null> {
+    const doc = await this.rollups.findById(scope, rollupId(scope.tenantId, direction, start));
+    if (!doc) return null;
+    const { _id: _, partsDigest, ...rollup } = doc;
+    return { rollup, fromParts: partsDigest === rollupDigest(rollup) };
+  }
+
+  /** Stores parts (all of one bucket) in one write. */
+  async putParts(scope: TenantScope, bucket: Date, parts: readonly Rollup[]): Promise<void> {
+    await this.parts
+      .crossTenant("a bucket's parts are written at once; each names its own tenant")
+      .upsertManyById(parts.map(({ tenantId: _owner, ...p }) => ({ id: rollupId(scope.tenantId, p.direction, p.start), tenantId: scope.tenantId, update: { $set: { ...p, bucket } } })));
+  }
+
+  async partsOfBucket(scope: TenantScope, direction: Direction, bucket: Date): Promise<Rollup[]> {
+    return this.parts.find(scope, { direction, bucket });
+  }
+
+  /** Stores a bucket as the sum of its parts. */
   async put(scope: TenantScope, r: Rollup): Promise<void> {
     const { tenantId: _owner, ...bucket } = r;
-    await this.rollups.upsertById(scope, rollupId(scope.tenantId, r.direction, r.start), { $set: bucket });
+    await this.rollups.upsertById(scope, rollupId(scope.tenantId, r.direction, r.start), { $set: { ...bucket, partsDigest: rollupDigest(r) } });
   }
 
   async range(scope: TenantScope, from: Date, to: Date, direction?: Direction): Promise<Rollup[]> {

@@ -2,7 +2,6 @@ import { retryTransient, scopeOfRecord, type Logger } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
 import { statusOfOutcome, type Call } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
-import { bucketStart } from '../domain/rollup';
 import type { CallEnd, CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
 import type { RecordingStore } from '../store/recording-store';
@@ -165,7 +164,7 @@ export class CallRunner {
     await this.announce({ ...latest, ...end }, 'call.ended', now);
     const ended = await this.d.calls.finish(call.id, end);
     await this.d.lines.free(scope, call.id);
-    await this.d.rollups.markDirty(scope, call.direction, bucketStart(call.startedAt), now);
+    await this.d.rollups.markDirty(scope, call.direction, call.startedAt, now);
     return ended;
   }
 }
