@@ -36,8 +36,39 @@ export interface Proc {
 export const PROFILE_DIR = path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(ROOT, '.data/profiles', new Date().toISOString().replace(/[:.]/g, '-')));
 const profiled = (name: string) => (process.env.BENCH_PROFILE ?? '').split(',').some((n) => n !== '' && name.startsWith(n));
 
+/** The processes started here and still running. */
+const running = new Set<ChildProcess>();
+let stopsOnSignal = false;
+
+/**
+ * A benchmark stopped by Ctrl-C or SIGTERM stops the processes it started (they would otherwise
+ * outlive it, with nobody to stop them). Under jest, jest and the global teardown do that.
+ */
+function stopChildrenOnSignal(): void {
+  if (stopsOnSignal || process.env.JEST_WORKER_ID !== undefined) return;
+  stopsOnSignal = true;
+  let stopping = false;
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
+    // Another Ctrl-C while they stop changes nothing: they are stopped all the same.
+    if (stopping) return;
+    stopping = true;
+    const children = [...running];
+    for (const c of children) c.kill('SIGTERM');
+    const exited = children.map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(undefined) : c.once('exit', r))));
+    // Their own shutdown takes a few seconds; whatever still runs after ten is killed. The local
+    // store and Kafka are stopped by their own exit hook (deploy/local) when this process exits.
+    void Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, 10_000))]).then(() => {
+      for (const c of running) c.kill('SIGKILL');
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
 export function startProcess(name: string, entry: string, env: Record<string, string>, nodeArgs: string[] = []): Proc {
   if (profiled(name)) nodeArgs = [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
+  stopChildrenOnSignal();
   const child = spawn(process.execPath, [...nodeArgs, '--require', '@voiceapi/kit/telemetry', path.join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, NODE_OPTIONS: processNodeOptions(), LOG_LEVEL: 'warn', ...env },
@@ -62,7 +93,9 @@ export function startProcess(name: string, entry: string, env: Record<string, st
     child.stdout?.pipe(file, { end: false });
     child.stderr?.pipe(file, { end: false });
   }
+  running.add(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  void exited.then(() => running.delete(child));
   return {
     name,
     child,

@@ -14,8 +14,6 @@ import { CallFeed, FeedFollowers, FeedWaiters } from '../src/usecases/call-feed'
 // tenants that follow their stream.
 
 const log = createLogger('call-feed-test', 'silent');
-/** How long writers here remember a "no", and streams starting now wait (production: a second). */
-const REMEMBER_NO_MS = 200;
 
 describe('the call feed (MongoDB)', () => {
   let conn: mongoose.Connection;
@@ -31,7 +29,7 @@ describe('the call feed (MongoDB)', () => {
     await ensureIndexes(conn);
     followerStore = new FeedFollowerStore(conn);
     waiters = new FeedWaiters();
-    feed = new CallFeed({ store, followers: new FeedFollowers({ store: followerStore, now: () => now, rememberNoMs: REMEMBER_NO_MS }), waiters, now: () => now, log });
+    feed = new CallFeed({ store, followers: new FeedFollowers({ store: followerStore, now: () => now }), waiters, now: () => now, log });
   });
   afterAll(async () => {
     await conn.dropDatabase();
@@ -133,7 +131,7 @@ describe('the call feed (MongoDB)', () => {
     const added: string[] = [];
     const outbox = { add: async (_stream: unknown, _key: string, _event: unknown, o: { eventId: string }) => void added.push(o.eventId) };
     // Another replica's writer: it learns of the follower from the store only.
-    const writer = callEvents(outbox as never, new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now, rememberNoMs: REMEMBER_NO_MS }));
+    const writer = callEvents(outbox as never, new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }));
     const aCall = (id: string) => ({ id, tenantId: t.tenantId, direction: 'outbound', status: 'queued', startedAt: now }) as unknown as Call;
     await writer.changed(aCall('n1'), 'call.started', now);
     expect(added).toEqual([]);
@@ -159,28 +157,22 @@ describe('the call feed (MongoDB)', () => {
     now = new Date();
   });
 
-  it('remembers a "no" for a moment, and a stream starting now waits that moment unless its tenant has followed a while', async () => {
+  it('renews a mark once less than a day is left, however often its stream reads meanwhile', async () => {
     const t = tenant();
-    let reads = 0;
-    const counting = Object.assign(Object.create(followerStore) as FeedFollowerStore, {
-      until: (s: typeof t) => {
-        reads++;
-        return followerStore.until(s);
-      },
-    });
-    // A tenant that does not follow costs a writer one store read per moment, not one per change.
-    const writer = new FeedFollowers({ store: counting, now: () => now, rememberNoMs: 60_000 });
-    for (let i = 0; i < 5; i++) expect(await writer.follows(t)).toBe(false);
-    expect(reads).toBe(1);
-    // The first read marks the tenant and must wait out the writers' "no"; so does every stream
-    // starting in the mark's first minute (another replica's clock may be that far off).
-    const reader = new FeedFollowers({ store: followerStore, now: () => now, rememberNoMs: REMEMBER_NO_MS });
-    expect(await reader.reading(t)).toBe(REMEMBER_NO_MS);
-    expect(await reader.reading(t)).toBe(REMEMBER_NO_MS);
-    // Two minutes on, a stream starting now does not wait, on this replica or another one.
-    now = new Date(now.getTime() + 120_000);
-    expect(await reader.reading(t)).toBe(0);
-    expect(await new FeedFollowers({ store: followerStore, now: () => now }).reading(t)).toBe(0);
+    const reader = new FeedFollowers({ store: followerStore, now: () => now });
+    const opened = now.getTime();
+    await reader.reading(t);
+    expect((await followerStore.until(t))!.getTime()).toBe(opened + 25 * 3600_000);
+    // Long polls every few minutes: nothing is stored while more than a day is left…
+    for (const minutes of [4, 30, 59]) {
+      now = new Date(opened + minutes * 60_000);
+      await reader.reading(t);
+    }
+    expect((await followerStore.until(t))!.getTime()).toBe(opened + 25 * 3600_000);
+    // …and the first read after that renews it for a day and an hour from then.
+    now = new Date(opened + 61 * 60_000);
+    await reader.reading(t);
+    expect((await followerStore.until(t))!.getTime()).toBe(now.getTime() + 25 * 3600_000);
     now = new Date();
   });
 

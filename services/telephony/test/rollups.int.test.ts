@@ -53,10 +53,30 @@ describe('rollup recompute (MongoDB)', () => {
     await rollups.markDirty(t, 'outbound', at(5), new Date());
     await pass();
     expect(await credits(t)).toBe(1 + 10);
-    // A mark of the release before parts names no minute: the whole bucket is read.
-    await conn.collection('call_rollups_dirty').insertOne({ _id: rollupId(t.tenantId, 'outbound', bucket) as never, tenantId: t.tenantId, direction: 'outbound', start: bucket, markedAt: new Date() });
+    // A mark of the release before parts names no minute: the whole bucket is read. It is a mark
+    // of its own, even beside one naming minutes: that release's write never touches the other.
+    await charge(`${t.tenantId}-b`, 20);
+    await rollups.markDirty(t, 'outbound', at(5), new Date());
+    await conn
+      .collection('call_rollups_dirty')
+      .updateOne({ _id: rollupId(t.tenantId, 'outbound', bucket) as never }, { $set: { tenantId: t.tenantId, direction: 'outbound', start: bucket, markedAt: new Date() } }, { upsert: true });
+    expect(await conn.collection('call_rollups_dirty').countDocuments({ tenantId: t.tenantId })).toBe(2);
     await pass();
-    expect(await credits(t)).toBe(100 + 10);
+    expect(await credits(t)).toBe(100 + 20);
+  });
+
+  it('keeps a mark written again while its pass ran, even with the same time and minute', async () => {
+    const t = tenant();
+    await addCall(t.tenantId, `${t.tenantId}-a`, 3, 1);
+    const at3 = new Date();
+    await rollups.markDirty(t, 'outbound', at(3), at3);
+    const [mark] = (await rollups.dirtyBuckets(1_000)).filter((m) => m.tenantId === t.tenantId);
+    // Another call of the same minute ends in the same millisecond while the pass works.
+    await rollups.markDirty(t, 'outbound', at(3), at3);
+    await rollups.clean(t, mark!);
+    expect(await conn.collection('call_rollups_dirty').countDocuments({ tenantId: t.tenantId })).toBe(1);
+    await pass();
+    expect(await conn.collection('call_rollups_dirty').countDocuments({ tenantId: t.tenantId })).toBe(0);
   });
 
   it('recomputes a bucket whole when a release before parts rewrote it', async () => {

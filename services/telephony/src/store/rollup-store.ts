@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Direction } from '../domain/call';
@@ -47,7 +48,7 @@ partSchema.index({ tenantId: 1, direction: 1, bucket: 1 });
 export const partQueryShapes: QueryShape[] = [{ name: "a bucket's parts", equality: ['tenantId', 'direction', 'bucket'] }];
 
 export interface DirtyDoc {
-  /** The bucket's rollup id. */
+  /** The bucket's rollup id, followed by `|minutes` when the mark names minutes. */
   _id: string;
   tenantId: string;
   direction: Direction;
@@ -56,6 +57,11 @@ export interface DirtyDoc {
   markedAt: Date;
   /** The parts (minute starts) whose calls changed; absent on a mark of a release before parts: the whole bucket. */
   minutes?: Date[];
+  /**
+   * New at every write of the mark: the recompute forgets the mark only if no write came after its
+   * read (two calls ending in the same millisecond set the same `markedAt` and the same minute).
+   */
+  rev?: string;
 }
 
 export const dirtySchema = new Schema<DirtyDoc>(
@@ -66,6 +72,7 @@ export const dirtySchema = new Schema<DirtyDoc>(
     start: { type: Date, required: true },
     markedAt: { type: Date, required: true },
     minutes: { type: [Date], default: undefined },
+    rev: String,
   },
   { collection: 'call_rollups_dirty', versionKey: false },
 );
@@ -74,6 +81,12 @@ dirtySchema.index({ markedAt: 1 });
 export const dirtyQueryShapes: QueryShape[] = [{ name: 'oldest marks', equality: [], sort: { markedAt: 1 } }];
 
 export const rollupId = (tenantId: string, direction: Direction, start: Date): string => `${tenantId}|${direction}|${start.toISOString()}`;
+/**
+ * A mark that names minutes has an id of its own: the release before parts, marking the same
+ * bucket during an upgrade, writes its own mark (no minutes: the whole bucket) and never sets the
+ * time of this one without adding its call's minute.
+ */
+const markId = (tenantId: string, direction: Direction, start: Date): string => `${rollupId(tenantId, direction, start)}|minutes`;
 
 /**
  * Analytics rollups, their parts, and the buckets whose calls changed since they were computed. A
@@ -99,8 +112,8 @@ export class RollupStore {
       [...latest.values()].map(({ _id, tenantId, direction, start, markedAt, minutes }) => ({
         id: _id,
         tenantId,
-        // Repeatable (a racing first write applies the batch again).
-        update: { $set: { direction, start, markedAt }, $addToSet: { minutes: { $each: minutes } } },
+        // Repeatable (a racing first write applies the batch again, with the same rev).
+        update: { $set: { direction, start, markedAt, rev: randomUUID() }, $addToSet: { minutes: { $each: minutes } } },
       })),
     );
     return marks.map(() => undefined);
@@ -120,7 +133,7 @@ export class RollupStore {
   /** The call that started then changed: its minute's part, and so its bucket, is recomputed. */
   markDirty(scope: TenantScope, direction: Direction, callStartedAt: Date, now: Date): Promise<void> {
     const start = bucketStart(callStartedAt);
-    return this.marks.run({ _id: rollupId(scope.tenantId, direction, start), tenantId: scope.tenantId, direction, start, markedAt: now, minutes: [partStart(callStartedAt)] });
+    return this.marks.run({ _id: markId(scope.tenantId, direction, start), tenantId: scope.tenantId, direction, start, markedAt: now, minutes: [partStart(callStartedAt)] });
   }
 
   /** The buckets of every tenant marked longest ago. */
@@ -130,8 +143,8 @@ export class RollupStore {
 
   /** Forgets the mark unless it was set again since it was read (then the bucket is recomputed again). */
   async clean(scope: TenantScope, mark: DirtyDoc): Promise<void> {
-    // The same time and the same minutes: a minute added meanwhile within the same millisecond keeps it.
-    await this.dirty.deleteById(scope, mark._id, { where: { markedAt: mark.markedAt, minutes: mark.minutes ?? null } });
+    // A mark of the release before parts has no rev: its time tells, as it did then.
+    await this.dirty.deleteById(scope, mark._id, { where: mark.rev !== undefined ? { rev: mark.rev } : { markedAt: mark.markedAt, rev: null } });
   }
 
   /** A bucket as stored, and whether it is still the sum of its parts it was written as. */

@@ -11,53 +11,26 @@ const FUTURE_SKEW_MS = 60_000;
 const PRUNE_MARGIN_MS = 3600_000;
 
 /**
- * How long a writer remembers that a tenant does not follow its feed, in real time (a monotonic
- * clock: the same length on every replica whatever their wall clocks say).
- */
-export const NOT_FOLLOWING_REMEMBERED_MS = 1_000;
-/** How long one mark lasts: a day and an hour (a cursor is good for a day). */
-const MARK_MS = FEED_KEPT_MS + PRUNE_MARGIN_MS;
-
-/**
  * Which tenants' changes are written to the feed: those that read their stream within the last day
  * and an hour. A tenant that did not can resume from no cursor (a cursor is a day old at most, and
  * a stream without one starts at now), so its changes would buy nothing: five outbox rows, Kafka
- * messages and feed inserts per call. A read marks its tenant before it takes its starting place.
- *
- * Writers ask before each change. A "yes" is remembered until the mark's end; a "no" for
- * `NOT_FOLLOWING_REMEMBERED_MS` (it would otherwise cost a store read per change of every tenant
- * that never streams). So a stream that starts now (no cursor) from a tenant that has not followed
- * that long waits that long after its mark before it takes its starting place: every "no"
- * remembered from before the mark has then been forgotten, and every change after the starting
- * place is written. A stream resumed from a cursor never waits: its first read waited already, and
- * the tenant has followed since without a break (a cursor is younger than any mark it came from).
+ * messages and feed inserts per call. A read marks its tenant before it takes its starting place,
+ * and writers ask before each change without remembering a "no": every change made after a
+ * stream's first read is written.
  */
 export class FeedFollowers {
   /** Until when each tenant known to follow does (it stays a follower until then, whatever happens). */
   private readonly known = new Map<string, number>();
-  /** Tenants found not following, and until when (`performance.now()`) that answer is used. */
-  private readonly notFollowing = new Map<string, number>();
-  private readonly rememberNoMs: number;
 
-  constructor(private readonly d: { store: FeedFollowerStore; now: () => Date; rememberNoMs?: number }) {
-    this.rememberNoMs = d.rememberNoMs ?? NOT_FOLLOWING_REMEMBERED_MS;
-  }
+  constructor(private readonly d: { store: FeedFollowerStore; now: () => Date }) {}
 
   /** Whether the tenant's changes are written to its feed now. */
   async follows(scope: TenantScope): Promise<boolean> {
     const now = this.d.now().getTime();
     if ((this.known.get(scope.tenantId) ?? 0) > now) return true;
     this.known.delete(scope.tenantId);
-    // Counted from before the read is asked: the answer is no older than that.
-    const asked = performance.now();
-    if ((this.notFollowing.get(scope.tenantId) ?? 0) > asked) return false;
     const until = (await this.d.store.until(scope))?.getTime() ?? 0;
-    if (until <= now) {
-      this.notFollowing.set(scope.tenantId, asked + this.rememberNoMs);
-      if (this.notFollowing.size > 10_000) this.forgetExpired(asked);
-      return false;
-    }
-    this.notFollowing.delete(scope.tenantId);
+    if (until <= now) return false;
     this.known.set(scope.tenantId, until);
     return true;
   }
@@ -67,26 +40,13 @@ export class FeedFollowers {
     return this.d.store.any();
   }
 
-  /**
-   * The tenant reads its stream: it follows for the next day and an hour (stored when less than a
-   * day is left). Answers how long a stream starting now must wait before it takes its starting
-   * place (see the class): 0 when the tenant has followed long enough already.
-   */
-  async reading(scope: TenantScope): Promise<number> {
+  /** The tenant reads its stream: it follows for the next day and an hour (stored when less than a day is left). */
+  async reading(scope: TenantScope): Promise<void> {
     const now = this.d.now().getTime();
-    const known = this.known.get(scope.tenantId) ?? 0;
-    // Followed without a break since a mark at least this old (clocks of other replicas a minute off included).
-    const settled = (until: number) => until > now && until - MARK_MS <= now - this.rememberNoMs - FUTURE_SKEW_MS;
-    if (known >= now + FEED_KEPT_MS && settled(known)) return 0;
-    const before = Math.max(known, (await this.d.store.until(scope))?.getTime() ?? 0);
-    const until = now + MARK_MS;
-    if (before < now + FEED_KEPT_MS) await this.d.store.extend(scope, new Date(until));
-    this.known.set(scope.tenantId, Math.max(until, before));
-    return settled(before) ? 0 : this.rememberNoMs;
-  }
-
-  private forgetExpired(at: number): void {
-    for (const [tenantId, until] of this.notFollowing) if (until <= at) this.notFollowing.delete(tenantId);
+    if ((this.known.get(scope.tenantId) ?? 0) >= now + FEED_KEPT_MS) return;
+    const until = now + FEED_KEPT_MS + PRUNE_MARGIN_MS;
+    await this.d.store.extend(scope, new Date(until));
+    this.known.set(scope.tenantId, Math.max(until, this.known.get(scope.tenantId) ?? 0));
   }
 }
 
@@ -186,22 +146,17 @@ export class CallFeed {
    */
   async read(scope: TenantScope, after: string | undefined, filter: FeedFilter, limit: number, waitMs: number): Promise<FeedRead> {
     // Marked before the starting place is taken: every change after it is written.
-    const settling = await this.d.followers.reading(scope);
+    await this.d.followers.reading(scope);
     const now = this.d.now().getTime();
-    // A stream that starts now waits for the writers that remember the tenant as not following.
-    const startsNow = async (): Promise<FeedCursor> => {
-      if (settling > 0) await new Promise((r) => setTimeout(r, settling));
-      return { seq: await this.d.store.lastWritten(scope), atMs: now };
-    };
     let from: FeedCursor;
     let reset = false;
-    if (after === undefined) from = await startsNow();
+    if (after === undefined) from = { seq: await this.d.store.lastWritten(scope), atMs: now };
     else {
       const cursor = parseCursor(after);
       if (!cursor || cursor.atMs > now + FUTURE_SKEW_MS) throw notACursor();
       if (cursor.atMs < now - FEED_KEPT_MS) {
         reset = true;
-        from = await startsNow();
+        from = { seq: await this.d.store.lastWritten(scope), atMs: now };
       } else {
         if (cursor.seq > (await this.d.store.lastWritten(scope))) throw notACursor();
         from = cursor;
