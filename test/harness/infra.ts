@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -35,10 +35,24 @@ export async function provideInfra(log: (line: string) => void = () => undefined
   }
   const { startLocalInfra, LOCAL_SESSION_TIMEOUT_MS } = await import('@voiceapi/local-infra');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-test-'));
+  // The servers' data (a few hundred MB a run) goes with them, whether stopped or left at exit: runs
+  // that kept it filled this machine's disk until the live cluster's nodes refused pods (disk pressure).
+  const removeData = () => rmSync(dataDir, { recursive: true, force: true });
+  process.once('exit', removeData);
   const infra = await startLocalInfra({ dataDir, log });
   // The local Kafka allows a short consumer session: every process under test uses it (decision 0119).
   process.env.KAFKA_SESSION_TIMEOUT_MS ??= String(LOCAL_SESSION_TIMEOUT_MS);
-  return { mongoUrl: infra.mongoUrl, kafkaBrokers: infra.kafkaBrokers.join(','), source: 'local processes', storePid: infra.store.pid, kafkaPid: infra.kafka.pid, stop: () => infra.stop() };
+  return {
+    mongoUrl: infra.mongoUrl,
+    kafkaBrokers: infra.kafkaBrokers.join(','),
+    source: 'local processes',
+    storePid: infra.store.pid,
+    kafkaPid: infra.kafka.pid,
+    stop: async () => {
+      await infra.stop();
+      removeData();
+    },
+  };
 }
 
 async function fromTestcontainers(): Promise<Infra> {
