@@ -96,7 +96,10 @@ export class CallFeedStore {
         if (!isDuplicateKeyError(err)) throw err;
         this.heads.delete(scope.tenantId);
         if (await this.entries.findById(scope, change.id)) return false;
-        if (attempt >= 10) throw err;
+        if (attempt >= 30) throw err;
+        // The other writer may take several places in a row; a random pause lets this one in between
+        // (ten tries without it were sometimes all lost on a loaded machine).
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(attempt, 10)));
       }
     }
   }
