@@ -78,10 +78,6 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     outboxOn: conn,
     outboxLease: lease,
   });
-  // Once the indexes are built (above), before any change is announced: a stream resumed across the
-  // upgrade that began keeping followers misses nothing.
-  const adopted = await feed.adoptFollowers();
-  if (adopted > 0) log.info({ tenants: adopted }, 'tenants with changes kept now follow their call feed');
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.billing.v1.BillingServiceDefinition });
   lifecycle.onStop('billing client', () => billing.close());

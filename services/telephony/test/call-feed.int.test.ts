@@ -175,27 +175,4 @@ describe('the call feed (MongoDB)', () => {
     expect((await followerStore.until(t))!.getTime()).toBe(now.getTime() + 25 * 3600_000);
     now = new Date();
   });
-
-  it('takes every tenant with changes kept as following, once, when followers were never kept (the upgrade)', async () => {
-    const fresh = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_adopt_${randomBytes(4).toString('hex')}` }).asPromise();
-    try {
-      const feedStore = new CallFeedStore(fresh);
-      const followers = new FeedFollowerStore(fresh);
-      await ensureIndexes(fresh);
-      const upgraded = new CallFeed({ store: feedStore, followers: new FeedFollowers({ store: followers, now: () => now }), waiters: new FeedWaiters(), now: () => now, log });
-      const [recent, old, none] = [tenant(), tenant(), tenant()];
-      await feedStore.append(recent, change('u1'));
-      await feedStore.append(old, { ...change('u2'), at: new Date(now.getTime() - 26 * 3600_000) });
-      expect(await upgraded.adoptFollowers()).toBe(1);
-      expect(await followers.until(recent)).toBeDefined();
-      expect({ old: await followers.until(old), none: await followers.until(none) }).toEqual({ old: undefined, none: undefined });
-      // Once followers are kept, a restart takes no one else.
-      await feedStore.append(old, change('u3'));
-      expect(await upgraded.adoptFollowers()).toBe(0);
-      expect(await followers.until(old)).toBeUndefined();
-    } finally {
-      await fresh.dropDatabase();
-      await fresh.close();
-    }
-  });
 });

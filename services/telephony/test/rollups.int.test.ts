@@ -3,12 +3,11 @@ import { ensureIndexes, scopeOfRecord } from '@voiceapi/kit';
 import mongoose from 'mongoose';
 import { bucketStart } from '../src/domain/rollup';
 import { CallStore } from '../src/store/call-store';
-import { rollupId, RollupStore } from '../src/store/rollup-store';
+import { RollupStore } from '../src/store/rollup-store';
 import { RollupRecompute } from '../src/workers/rollups';
 
 // The analytics rollups on the harness's store: a call's change recomputes the minute it started in,
-// and its bucket as the sum of its minutes; a mark of the release before parts, or a bucket that
-// release rewrote, is recomputed whole.
+// and its bucket as the sum of its minutes.
 
 describe('rollup recompute (MongoDB)', () => {
   let conn: mongoose.Connection;
@@ -53,16 +52,6 @@ describe('rollup recompute (MongoDB)', () => {
     await rollups.markDirty(t, 'outbound', at(5), new Date());
     await pass();
     expect(await credits(t)).toBe(1 + 10);
-    // A mark of the release before parts names no minute: the whole bucket is read. It is a mark
-    // of its own, even beside one naming minutes: that release's write never touches the other.
-    await charge(`${t.tenantId}-b`, 20);
-    await rollups.markDirty(t, 'outbound', at(5), new Date());
-    await conn
-      .collection('call_rollups_dirty')
-      .updateOne({ _id: rollupId(t.tenantId, 'outbound', bucket) as never }, { $set: { tenantId: t.tenantId, direction: 'outbound', start: bucket, markedAt: new Date() } }, { upsert: true });
-    expect(await conn.collection('call_rollups_dirty').countDocuments({ tenantId: t.tenantId })).toBe(2);
-    await pass();
-    expect(await credits(t)).toBe(100 + 20);
   });
 
   it('keeps a mark written again while its pass ran, even with the same time and minute', async () => {
@@ -76,25 +65,6 @@ describe('rollup recompute (MongoDB)', () => {
     await rollups.clean(t, mark!);
     expect(await conn.collection('call_rollups_dirty').countDocuments({ tenantId: t.tenantId })).toBe(1);
     await pass();
-    expect(await conn.collection('call_rollups_dirty').countDocuments({ tenantId: t.tenantId })).toBe(0);
-  });
-
-  it('recomputes a bucket whole when a release before parts rewrote it', async () => {
-    const t = tenant();
-    await addCall(t.tenantId, `${t.tenantId}-a`, 0, 1);
-    await addCall(t.tenantId, `${t.tenantId}-b`, 9, 2);
-    await rollups.markDirty(t, 'outbound', at(9), new Date());
-    await rollups.markDirty(t, 'outbound', at(0), new Date());
-    await pass();
-    expect(await credits(t)).toBe(3);
-    // That release recomputes the bucket from all its calls (minute 0's call charged since) and
-    // writes it without parts; then a call of minute 9 changes.
-    await charge(`${t.tenantId}-a`, 7);
-    await conn.collection('call_rollups').updateOne({ _id: rollupId(t.tenantId, 'outbound', bucket) as never }, { $set: { 'totals.creditsCharged': 9 } });
-    await charge(`${t.tenantId}-b`, 4);
-    await rollups.markDirty(t, 'outbound', at(9), new Date());
-    await pass();
-    expect(await credits(t)).toBe(7 + 4);
     expect(await conn.collection('call_rollups_dirty').countDocuments({ tenantId: t.tenantId })).toBe(0);
   });
 });

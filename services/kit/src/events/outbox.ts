@@ -375,7 +375,6 @@ export class Outbox implements Announcer {
    * Settles a held event whose hold ended by reading back whether its write happened: released
    * (and published by this pass) or discarded. While the read fails it stays held, and blocks its
    * key's later events, for another hold: an event must not go out before its change is known.
-   * Events held before read-backs existed carry none and are published when their hold ends.
    */
   private async settleLate(d: OutboxDoc): Promise<'released' | 'discarded' | 'unknown'> {
     const held = { _id: d._id, readBack: { $exists: true } };

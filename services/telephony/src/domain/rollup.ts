@@ -40,8 +40,6 @@ export const bucketStart = (at: Date): Date => new Date(Math.floor(at.getTime() 
  */
 export const PART_MS = 60_000;
 export const partStart = (at: Date): Date => new Date(Math.floor(at.getTime() / PART_MS) * PART_MS);
-/** The starts of a bucket's parts, in order. */
-export const partsOf = (bucket: Date): Date[] => Array.from({ length: BUCKET_MS / PART_MS }, (_, i) => new Date(bucket.getTime() + i * PART_MS));
 
 const zero = (): Totals => ({ calls: 0, completed: 0, durationSeconds: 0, creditsCharged: 0 });
 
@@ -99,17 +97,6 @@ export function sumRollups(tenantId: string, direction: Direction, start: Date, 
   }
   const list = (m: Map<string | null, Totals>) => [...m].map(([key, t]) => ({ key, ...t })).sort((a, b) => String(a.key).localeCompare(String(b.key)));
   return { tenantId, direction, start, totals, byAgent: list(agents), byCampaign: list(campaigns) };
-}
-
-/** What a rollup says, as one string whatever the order of its rows or fields: tells whether a stored bucket is still the sum it was written as. */
-export function rollupDigest(r: Pick<Rollup, 'totals' | 'byAgent' | 'byCampaign'>): string {
-  const t = (x: Totals) => `${x.calls}/${x.completed}/${x.durationSeconds}/${x.creditsCharged}`;
-  const rows = (list: readonly (Totals & { key: string | null })[]) =>
-    list
-      .map((row) => `${JSON.stringify(row.key)}=${t(row)}`)
-      .sort()
-      .join(',');
-  return `${t(r.totals)};${rows(r.byAgent)};${rows(r.byCampaign)}`;
 }
 
 /** The API's buckets from the rollups of a range: days in the zone, agents or campaigns. */

@@ -130,11 +130,6 @@ export class CallFeedStore {
     );
   }
 
-  /** The tenants with a change written since `since`. */
-  tenantsSince(since: Date): Promise<string[]> {
-    return this.entries.crossTenant('the upgrade that began keeping followers takes every tenant with recent changes as one').distinct('tenantId', { at: { $gte: since } });
-  }
-
   /** Deletes up to `limit` changes older than `before`; answers how many. */
   async prune(before: Date, limit: number): Promise<number> {
     const all = this.entries.crossTenant('the retention sweep deletes what every tenant may no longer resume from');

@@ -23,12 +23,6 @@ export class FeedFollowerStore {
     return (await this.followers.getShared(scope))?.until;
   }
 
-  /** Whether any tenant follows, or ever did and is not forgotten. */
-  async any(): Promise<boolean> {
-    const first = await this.followers.pagesAcrossTenants('whether followers were ever kept (the upgrade that began keeping them)', 1).next();
-    return !first.done && first.value.length > 0;
-  }
-
   /** The tenant follows until `until` at least (a later time already stored stays). */
   async extend(scope: TenantScope, until: Date): Promise<void> {
     await this.followers.upsert(scope, { $max: { until } });

@@ -2,17 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Direction } from '../domain/call';
-import { bucketStart, partStart, rollupDigest, type Rollup } from '../domain/rollup';
+import { bucketStart, partStart, type Rollup } from '../domain/rollup';
 
 interface RollupDoc extends Rollup {
   /** `<tenant>|<direction>|<bucket start ISO>`. */
   _id: string;
-  /**
-   * `rollupDigest` of the sum of parts this bucket was written as. A bucket written otherwise (by
-   * a release that recomputed whole buckets, during an upgrade) no longer matches it, and its
-   * parts are then recomputed from all its calls before they are trusted again.
-   */
-  partsDigest?: string;
 }
 
 /** One minute of a bucket (`PART_MS`), recomputed from that minute's calls. */
@@ -33,7 +27,7 @@ const rollupFields = {
   byAgent: [{ _id: false, key: { type: String, default: null }, ...totals }],
   byCampaign: [{ _id: false, key: { type: String, default: null }, ...totals }],
 };
-export const rollupSchema = new Schema<RollupDoc>({ ...rollupFields, partsDigest: String }, { collection: 'call_rollups', versionKey: false });
+export const rollupSchema = new Schema<RollupDoc>(rollupFields, { collection: 'call_rollups', versionKey: false });
 // Serves `range` (both directions) and `range of a direction`.
 rollupSchema.index({ tenantId: 1, start: 1 });
 rollupSchema.index({ tenantId: 1, direction: 1, start: 1 });
@@ -48,20 +42,20 @@ partSchema.index({ tenantId: 1, direction: 1, bucket: 1 });
 export const partQueryShapes: QueryShape[] = [{ name: "a bucket's parts", equality: ['tenantId', 'direction', 'bucket'] }];
 
 export interface DirtyDoc {
-  /** The bucket's rollup id, followed by `|minutes` when the mark names minutes. */
+  /** The bucket's rollup id followed by `|minutes` (`markId`). */
   _id: string;
   tenantId: string;
   direction: Direction;
   /** The bucket's start. */
   start: Date;
   markedAt: Date;
-  /** The parts (minute starts) whose calls changed; absent on a mark of a release before parts: the whole bucket. */
-  minutes?: Date[];
+  /** The parts (minute starts) whose calls changed. */
+  minutes: Date[];
   /**
    * New at every write of the mark: the recompute forgets the mark only if no write came after its
    * read (two calls ending in the same millisecond set the same `markedAt` and the same minute).
    */
-  rev?: string;
+  rev: string;
 }
 
 export const dirtySchema = new Schema<DirtyDoc>(
@@ -81,11 +75,7 @@ dirtySchema.index({ markedAt: 1 });
 export const dirtyQueryShapes: QueryShape[] = [{ name: 'oldest marks', equality: [], sort: { markedAt: 1 } }];
 
 export const rollupId = (tenantId: string, direction: Direction, start: Date): string => `${tenantId}|${direction}|${start.toISOString()}`;
-/**
- * A mark that names minutes has an id of its own: the release before parts, marking the same
- * bucket during an upgrade, writes its own mark (no minutes: the whole bucket) and never sets the
- * time of this one without adding its call's minute.
- */
+/** The id of a bucket's mark: its rollup id followed by `|minutes`. */
 const markId = (tenantId: string, direction: Direction, start: Date): string => `${rollupId(tenantId, direction, start)}|minutes`;
 
 /**
@@ -101,8 +91,8 @@ export class RollupStore {
    * Marks asked while one write is under way are written together next, one per bucket with the
    * minutes they name: a burst of calls ending in the same minute costs one write, not one per call.
    */
-  private readonly marks = new Coalescer<DirtyDoc & { minutes: Date[] }, void>(async (marks) => {
-    const latest = new Map<string, DirtyDoc & { minutes: Date[] }>();
+  private readonly marks = new Coalescer<Omit<DirtyDoc, 'rev'>, void>(async (marks) => {
+    const latest = new Map<string, Omit<DirtyDoc, 'rev'>>();
     for (const m of marks) {
       const seen = latest.get(m._id);
       const minutes = [...(seen?.minutes ?? []), ...m.minutes.filter((d) => !seen?.minutes.some((s) => s.getTime() === d.getTime()))];
@@ -143,16 +133,7 @@ export class RollupStore {
 
   /** Forgets the mark unless it was set again since it was read (then the bucket is recomputed again). */
   async clean(scope: TenantScope, mark: DirtyDoc): Promise<void> {
-    // A mark of the release before parts has no rev: its time tells, as it did then.
-    await this.dirty.deleteById(scope, mark._id, { where: mark.rev !== undefined ? { rev: mark.rev } : { markedAt: mark.markedAt, rev: null } });
-  }
-
-  /** A bucket as stored, and whether it is still the sum of its parts it was written as. */
-  async bucket(scope: TenantScope, direction: Direction, start: Date): Promise<{ rollup: Rollup; fromParts: boolean } | null> {
-    const doc = await this.rollups.findById(scope, rollupId(scope.tenantId, direction, start));
-    if (!doc) return null;
-    const { _id: _, partsDigest, ...rollup } = doc;
-    return { rollup, fromParts: partsDigest === rollupDigest(rollup) };
+    await this.dirty.deleteById(scope, mark._id, { where: { rev: mark.rev } });
   }
 
   /** Stores parts (all of one bucket) in one write. */
@@ -169,7 +150,7 @@ export class RollupStore {
   /** Stores a bucket as the sum of its parts. */
   async put(scope: TenantScope, r: Rollup): Promise<void> {
     const { tenantId: _owner, ...bucket } = r;
-    await this.rollups.upsertById(scope, rollupId(scope.tenantId, r.direction, r.start), { $set: { ...bucket, partsDigest: rollupDigest(r) } });
+    await this.rollups.upsertById(scope, rollupId(scope.tenantId, r.direction, r.start), { $set: bucket });
   }
 
   async range(scope: TenantScope, from: Date, to: Date, direction?: Direction): Promise<Rollup[]> {

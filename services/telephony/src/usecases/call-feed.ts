@@ -1,4 +1,4 @@
-import { scopeOfRecord, validationError, type Logger, type TenantScope } from '@voiceapi/kit';
+import { validationError, type Logger, type TenantScope } from '@voiceapi/kit';
 import { FEED_KEPT_MS, formatCursor, parseCursor, passes, type CallChangeKind, type FeedCursor, type FeedEntry, type FeedFilter } from '../domain/call-feed';
 import type { CallFeedStore } from '../store/call-feed-store';
 import type { FeedFollowerStore } from '../store/feed-follower-store';
@@ -33,11 +33,6 @@ export class FeedFollowers {
     if (until <= now) return false;
     this.known.set(scope.tenantId, until);
     return true;
-  }
-
-  /** Whether any tenant was ever marked (and not yet forgotten). */
-  any(): Promise<boolean> {
-    return this.d.store.any();
   }
 
   /** The tenant reads its stream: it follows for the next day and an hour (stored when less than a day is left). */
@@ -119,18 +114,6 @@ export class CallFeed {
   async record(scope: TenantScope, change: { id: string; change: CallChangeKind; call: FeedEntry['call']; at: Date }): Promise<void> {
     // This replica's readers hear of it now; the others through the feed's change stream.
     if (await this.d.store.append(scope, change)) this.d.waiters.wake(scope.tenantId);
-  }
-
-  /**
-   * The upgrade that began writing followers' changes only: while no tenant has been marked, every
-   * tenant with a change kept counts as following (it may hold a cursor), so a stream resumed
-   * across the upgrade misses nothing. Answers how many were marked.
-   */
-  async adoptFollowers(): Promise<number> {
-    if (await this.d.followers.any()) return 0;
-    const tenants = await this.d.store.tenantsSince(new Date(this.d.now().getTime() - FEED_KEPT_MS - PRUNE_MARGIN_MS));
-    for (const tenantId of tenants) await this.d.followers.reading(scopeOfRecord(tenantId));
-    return tenants.length;
   }
 
   /** Deletes the changes older than the feed keeps (a bounded batch; `more` when there may be others). */

@@ -1,13 +1,11 @@
 import { scopeOfRecord } from '@voiceapi/kit';
-import { BUCKET_MS, PART_MS, partsOf, partStart, rollUp, sumRollups, type Rollup } from '../domain/rollup';
+import { PART_MS, rollUp, sumRollups, type Rollup } from '../domain/rollup';
 import type { CallStore } from '../store/call-store';
 import type { RollupStore } from '../store/rollup-store';
 
 /**
  * Recomputes the buckets whose calls changed (one replica runs the passes: a worker on a lease):
  * the parts (minutes) named by their marks, each from its own calls, then the bucket as their sum.
- * A mark naming no minutes (written by a release before parts) or a bucket stored otherwise than
- * as the sum of its parts is recomputed whole, every part from one read of all its calls.
  */
 export class RollupRecompute {
   constructor(private readonly d: { rollups: RollupStore; calls: CallStore }) {}
@@ -17,29 +15,13 @@ export class RollupRecompute {
     const marks = await this.d.rollups.dirtyBuckets(limit);
     for (const m of marks) {
       const scope = scopeOfRecord(m.tenantId);
-      const stored = await this.d.rollups.bucket(scope, m.direction, m.start);
-      const whole = !m.minutes || (stored !== null && !stored.fromParts);
-      let parts: Rollup[];
-      if (whole) {
-        const calls = await this.d.calls.startedBetween(scope, m.direction, m.start, new Date(m.start.getTime() + BUCKET_MS));
-        parts = partsOf(m.start).map((minute) =>
-          rollUp(
-            m.tenantId,
-            m.direction,
-            minute,
-            calls.filter((c) => partStart(c.startedAt).getTime() === minute.getTime()),
-          ),
-        );
-        await this.d.rollups.putParts(scope, m.start, parts);
-      } else {
-        const changed: Rollup[] = [];
-        for (const minute of m.minutes!) {
-          const calls = await this.d.calls.startedBetween(scope, m.direction, minute, new Date(minute.getTime() + PART_MS));
-          changed.push(rollUp(m.tenantId, m.direction, minute, calls));
-        }
-        await this.d.rollups.putParts(scope, m.start, changed);
-        parts = await this.d.rollups.partsOfBucket(scope, m.direction, m.start);
+      const changed: Rollup[] = [];
+      for (const minute of m.minutes) {
+        const calls = await this.d.calls.startedBetween(scope, m.direction, minute, new Date(minute.getTime() + PART_MS));
+        changed.push(rollUp(m.tenantId, m.direction, minute, calls));
       }
+      await this.d.rollups.putParts(scope, m.start, changed);
+      const parts = await this.d.rollups.partsOfBucket(scope, m.direction, m.start);
       await this.d.rollups.put(scope, sumRollups(m.tenantId, m.direction, m.start, parts));
       await this.d.rollups.clean(scope, m);
     }
