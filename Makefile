@@ -12,7 +12,7 @@ endif
 export PATH := $(NODE_BIN):$(PATH)
 BUF := npx --no-install buf
 
-.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check proto-breaking charts-check images cluster-test bench sdk clean
+.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check contracts-check release charts-check images cluster-test bench sdk clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -51,17 +51,18 @@ format-check: $(NPM_STAMP) ## fail when a file is not in the project's format (`
 proto: $(NPM_STAMP) ## regenerate TypeScript from proto/ (ts-proto)
 	cd proto && $(BUF) generate
 
-proto-check: $(NPM_STAMP) ## buf lint, breaking check against main, and generated-code drift
+proto-check: $(NPM_STAMP) ## buf lint and generated-code drift (breaking changes: make contracts-check)
 	cd proto && $(BUF) lint
-	@$(MAKE) --no-print-directory proto-breaking
 	@tmp=$$(mktemp -d); cd proto && $(BUF) generate -o $$tmp && \
 	  if diff -r $$tmp/gen/src gen/src >/dev/null; then echo "generated code is up to date"; \
 	  else echo "proto/gen is stale: run 'make proto' and commit" >&2; diff -r $$tmp/gen/src gen/src | head -20 >&2; exit 1; fi
 
-proto-breaking: $(NPM_STAMP) ## buf breaking against main (skipped when main has no proto/ yet)
-	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:proto/buf.yaml 2>/dev/null; then \
-	  cd proto && $(BUF) breaking --against '../.git#branch=main,subdir=proto' && echo "no breaking changes against main"; \
-	else echo "buf breaking: no proto/ on main yet, nothing to compare"; fi
+contracts-check: $(NPM_STAMP) ## today's contracts against the last recorded release: protobuf (buf), the tenant API (oasdiff), chart values; each check's canary must fail it
+	python3 scripts/values-compat.test.py
+	node --import tsx test/tools/contracts.ts
+
+release: contracts-check ## release the deployables named by pending changesets (npx changeset): versions, changelogs, charts, contracts, record (two commits)
+	node --import tsx test/tools/release.ts
 
 test-unit: build ## unit specs beside the code
 	npx --no-install jest --selectProjects unit
@@ -73,7 +74,7 @@ test-e2e: typecheck infra ## end-to-end, fault and API-fuzz tests through the ga
 	bash scripts/install-schemathesis.sh
 	npx --no-install jest --selectProjects e2e --runInBand
 
-test: typecheck lint format-check proto-check infra ## every test level against real servers, and the chart checks (what CI runs)
+test: typecheck lint format-check proto-check contracts-check infra ## every test level against real servers, and the chart checks (what CI runs)
 	bash scripts/install-schemathesis.sh
 	npx --no-install jest --selectProjects unit integration e2e --runInBand
 	bash scripts/chart-checks.sh

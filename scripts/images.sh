@@ -8,7 +8,8 @@
 #      uses (its digests name registry images; locally the tags are passed as build arguments);
 #   4. each process's image, docker.io/voiceapi/<name>:<tag> (the charts' repositories), and its size.
 # Prints the name of each image it built, one per line (progress goes to stderr).
-# Settings: IMAGE_TAG (default: the charts' appVersion), IMAGES (names, default every process),
+# Settings: IMAGE_TAG (default: each process's version, its package.json's, which its chart's appVersion
+# carries), IMAGES (names, default every process),
 # VOICEAPI_CACHE (default ~/.cache/voiceapi). podman reads deploy/images/containers.conf only.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +17,6 @@ cd "$ROOT"
 NODE_VERSION=$(sed -n 's/^NODE_VERSION=//p' scripts/node-lts.sh)
 NPM_VERSION=11.21.2
 SUITE=bookworm
-TAG=${IMAGE_TAG:-$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' charts/platform/Chart.yaml)}
 CACHE=${VOICEAPI_CACHE:-$HOME/.cache/voiceapi}/images
 export CONTAINERS_CONF=$ROOT/deploy/images/containers.conf
 say() { echo "[images] $*" >&2; }
@@ -66,7 +66,8 @@ fi
 # them as a build secret (never a layer of the image).
 names=${IMAGES:-$(node -e 'console.log(require("./services/manifest.json").processes.map((p) => p.name).join(" "))')}
 for name in $names; do
-  image=docker.io/voiceapi/$name:$TAG
+  tag=${IMAGE_TAG:-$(node -p "require('./' + require('./services/manifest.json').processes.find((p) => p.name === '$name').workspace + '/package.json').version")}
+  image=docker.io/voiceapi/$name:$tag
   started=$(date +%s)
   say "building $image"
   if ! podman build --quiet --pull=never --network=host -f deploy/Dockerfile \

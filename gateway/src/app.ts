@@ -11,6 +11,7 @@ import { HTTP_STATUS, type HttpReason } from './http/reasons';
 import { authenticate, inSequence, killSwitchGate, perKeyRateLimit, requestId, requireAdmin } from './http/middleware';
 import type { IdempotencyRecords } from './http/idempotency';
 import { mountRoutes } from './http/mount';
+import { API_VERSION, CHANGELOG_PATH, changelogMarkdown } from './http/api-release';
 import { adminRegistry, buildDocument, tenantRegistry } from './http/openapi';
 import type { OperatorUseCases } from './operator/operator';
 import { adminAreas, routesOf, signedAreas, tagsOf, tenantAreas } from './routes';
@@ -64,7 +65,17 @@ export function buildApp(deps: AppDeps): Express {
   const killSwitch = killSwitchGate(deps.killSwitch);
   let openApiDoc: object | undefined;
   api.get('/openapi.json', requestId, killSwitch, (_req, res) => {
-    openApiDoc ??= buildDocument(publicRegistry, 'Tenant API', 'Tenant-facing API of the AI voice-calling platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.', tagsOf(tenantAreas));
+    openApiDoc ??= buildDocument(
+      publicRegistry,
+      {
+        title: 'Tenant API',
+        version: API_VERSION,
+        description:
+          'Tenant-facing API of the AI voice-calling platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.\n\n' +
+          `What changed in each release, and what is deprecated: [changelog](${CHANGELOG_PATH}).`,
+      },
+      tagsOf(tenantAreas),
+    );
     res.json(openApiDoc);
   });
   // Signed links (recordings): no key, the token is the authorisation; the kill switch applies.
@@ -101,22 +112,28 @@ export function buildApp(deps: AppDeps): Express {
   mountRoutes(admin, { kind: 'admin', prefix: ADMIN_PREFIX, registry: operatorRegistry, bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES, log: deps.log, checkResponses }, routesOf(adminAreas, routeDeps));
   let adminDoc: object | undefined;
   admin.get('/openapi.json', (_req, res) => {
-    adminDoc ??= buildDocument(operatorRegistry, 'Operator API', 'Platform operator surface (tenants, API keys, kill switch, credit top-ups).', tagsOf(adminAreas));
+    adminDoc ??= buildDocument(operatorRegistry, { title: 'Operator API', version: '1.0.0', description: 'Platform operator surface (tenants, API keys, kill switch, credit top-ups).' }, tagsOf(adminAreas));
     res.json(adminDoc);
   });
   admin.use(notFoundRoute);
   app.use(ADMIN_PREFIX, admin);
 
+  // The reference page takes a key: never inside another site's frame (clickjacking).
+  const docsHeaders: RequestHandler = (_req, res, next) => {
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  };
+  // The tenants' changelog, linked from the reference page and from deprecated answers' `Link`.
+  const changelog = changelogMarkdown();
+  app.get(CHANGELOG_PATH, docsHeaders, (_req, res) => {
+    res.type('text/markdown; charset=utf-8').send(changelog);
+  });
   // Interactive reference: takes a key and sends it as Bearer.
   app.use(
     '/docs',
-    // The reference page takes a key: never inside another site's frame (clickjacking).
-    ((_req, res, next) => {
-      res.setHeader('X-Frame-Options', 'DENY');
-      res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      next();
-    }) satisfies RequestHandler,
+    docsHeaders,
     swaggerUi.serve,
     swaggerUi.setup(undefined, {
       customSiteTitle: 'Tenant API reference',

@@ -1,4 +1,5 @@
 import { notFound } from '@voiceapi/kit';
+import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import express from 'express';
 import { mountRoutes } from './mount';
 import { FixedWindowLimiter } from './rate-limit';
@@ -210,5 +211,50 @@ describe('route layer: answers checked against their documentation (RESPONSE_SCH
 
   it('is off in production: the handler answer goes out unchecked', async () => {
     expect(await fetch(`${off.url}${extraField.path}`).then(json)).toMatchObject({ status: 200, body: { thing: { secret: 's3cr3t' } } });
+  });
+});
+
+describe('a deprecated route (declared once, in its definition)', () => {
+  const old = defineRoute({
+    method: 'get',
+    path: '/old-things',
+    tag: 'Things',
+    summary: 'List, the old way',
+    deprecated: { since: '2026-12-01', sunset: '2027-03-01', use: '`GET /things`' },
+    responses: { 200: { description: 'Page', schema: z.object({ n: z.number() }) } },
+    handler: async () => ({ status: 200, body: { n: 1 } }),
+  });
+  let s: Served;
+  beforeAll(async () => {
+    s = await serve([old, routes[0]!], { checkResponses: true });
+  });
+  afterAll(() => s.close());
+
+  it('answers with Deprecation (RFC 9745), Sunset (RFC 8594) and a link to the changelog; other routes do not', async () => {
+    const res = await fetch(`${s.url}/old-things`);
+    expect(res.status).toBe(200);
+    expect({ deprecation: res.headers.get('deprecation'), sunset: res.headers.get('sunset'), link: res.headers.get('link') }).toEqual({
+      deprecation: `@${Date.parse('2026-12-01T00:00:00Z') / 1000}`,
+      sunset: 'Mon, 01 Mar 2027 00:00:00 GMT',
+      link: '</docs/changelog>; rel="deprecation"; type="text/markdown"',
+    });
+    // Refusals of the deprecated route carry them too: a client learns of the sunset whatever it sent.
+    expect((await fetch(`${s.url}/old-things?x=1`)).headers.get('sunset')).toBe('Mon, 01 Mar 2027 00:00:00 GMT');
+    expect((await fetch(`${s.url}/things`)).headers.get('deprecation')).toBeNull();
+  });
+
+  it('is marked deprecated with x-sunset in the document, its headers documented', () => {
+    const op = s.document().paths['/api/v1/old-things'].get;
+    expect(op).toMatchObject({ deprecated: true, 'x-sunset': '2027-03-01', description: expect.stringMatching(/Deprecated.*2027-03-01.*GET \/things/s) });
+    expect(Object.keys(op.responses['200'].headers)).toEqual(expect.arrayContaining(['Deprecation', 'Sunset', 'Link']));
+    expect(s.document().paths['/api/v1/things'].get.deprecated).toBeUndefined();
+  });
+
+  it('refuses to mount a sunset less than 90 days after the deprecation, or a date that is not one', () => {
+    const at = (since: string, sunset: string) => () =>
+      mountRoutes(express.Router(), { kind: 'tenant', prefix: '/x', registry: new OpenAPIRegistry(), bodyLimitBytes: 1, log: console as never }, [{ ...old, deprecated: { since, sunset, use: 'x' } }]);
+    expect(at('2026-12-01', '2027-02-28')).toThrow(/less than 90 days after 2026-12-01/);
+    expect(at('2026-12-01', 'next spring')).toThrow(/deprecated.sunset must be a date/);
+    expect(at('2026-12-01', '2027-03-01')).not.toThrow();
   });
 });

@@ -6,7 +6,7 @@ import { localsOf, type GatewayLocals } from './middleware';
 import { drainRequest, readMultipart, type MultipartReader } from './multipart';
 import { refusal } from './refusals';
 import { responseProblem } from './response-check';
-import { bodyKind, isBinary, type AnyRoute, type AnyZod, type MultipartSpec, type RouteContext, type RouteResult, type Surface } from './route';
+import { bodyKind, deprecationHeaders, isBinary, type AnyRoute, type AnyZod, type MultipartSpec, type RouteContext, type RouteResult, type Surface } from './route';
 
 /**
  * Execution of one route: scope → rate limit → body (415/413/400) → validation (400 with details)
@@ -20,10 +20,12 @@ export function routeHandler(surface: Surface, route: AnyRoute): RequestHandler 
   const body = bodyKind(route);
   const json = body?.kind === 'json' || body?.kind === 'none' ? express.json({ limit: route.bodyLimitBytes ?? surface.bodyLimitBytes, strict: true, type: () => true }) : undefined;
   const execute = execution(surface, route);
+  const deprecation = deprecationHeaders(route);
 
   // An unexpected throw after the handler (a broken stream, say) reaches the app's error handler.
   return (req, res, next) => {
     const locals = localsOf(res);
+    if (deprecation) res.set(deprecation);
     if (scopes) {
       const held = locals.auth?.scopes;
       const missing = scopes.filter((s) => !held?.has(s));

@@ -27,7 +27,7 @@ function documentOf(kind: 'tenant' | 'admin'): Record<string, any> {
   mountRoutes(express.Router(), { kind, prefix: kind === 'tenant' ? '/api/v1' : '/admin/v1', registry, bodyLimitBytes: 1024, log }, routesOf(areas, deps));
   // The signed routes (recordings) are in the tenant document, as app.ts mounts them.
   if (kind === 'tenant') mountRoutes(express.Router(), { kind: 'signed', prefix: '/api/v1', registry, bodyLimitBytes: 1024, log }, routesOf(signedAreas, deps));
-  return buildDocument(registry, kind, kind, tagsOf(areas)) as Record<string, any>;
+  return buildDocument(registry, { title: kind, version: '1.0.0', description: kind }, tagsOf(areas)) as Record<string, any>;
 }
 
 const operations = (doc: Record<string, any>) =>

@@ -46,6 +46,9 @@ const HEADERS = {
   retryAfter: header('Seconds to wait before retrying', 'integer', 1),
   replayed: header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key', 'string', 'true'),
   wwwAuthenticate: header('The scheme that would work', 'string', 'Bearer'),
+  deprecation: header('RFC 9745: when this operation was deprecated (`@<seconds since the epoch>`)', 'string', '@1796083200'),
+  sunset: header('RFC 8594: after this moment the operation may be removed', 'string', 'Sat, 01 May 2027 00:00:00 GMT'),
+  link: header('`rel="deprecation"`: the changelog that says what to use instead', 'string', '</docs/changelog>; rel="deprecation"'),
 };
 
 /** The headers an answer with this status carries on this surface and route. */
@@ -61,6 +64,7 @@ function responseHeaders(surface: Surface, route: AnyRoute, status: number) {
   if (status === 401) headers['WWW-Authenticate'] = HEADERS.wwwAuthenticate;
   // Answers below 500 are stored and replayed (decision 0007).
   if (surface.kind === 'tenant' && route.method === 'post' && status < 500) headers['Idempotent-Replayed'] = HEADERS.replayed;
+  if (route.deprecated) Object.assign(headers, { Deprecation: HEADERS.deprecation, Sunset: HEADERS.sunset, Link: HEADERS.link });
   return headers;
 }
 
@@ -144,12 +148,14 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
       : surface.kind === 'signed'
         ? '\n\nNo key: the signed URL is the authorisation.'
         : '';
+  const sunsetNote = route.deprecated ? `\n\n**Deprecated** since ${route.deprecated.since}; it may be removed after ${route.deprecated.sunset}. Use instead: ${route.deprecated.use}.` : '';
   surface.registry.registerPath({
     method: route.method,
     path: surface.prefix + route.path,
     operationId,
     summary: route.summary,
-    description: (route.description ?? '') + scopeNote,
+    description: (route.description ?? '') + scopeNote + sunsetNote,
+    ...(route.deprecated && { deprecated: true, 'x-sunset': route.deprecated.sunset }),
     tags: [route.tag],
     security: surface.kind === 'tenant' ? [{ bearerAuth: [] }, { apiKeyHeader: [] }] : surface.kind === 'signed' ? [] : [{ adminToken: [] }],
     request,
@@ -204,10 +210,10 @@ const METHOD_NOT_ALLOWED =
  * their descriptions (an operation's tag must be one of them), and for each path the methods it
  * answers (others: 405 with `Allow`).
  */
-export function buildDocument(registry: OpenAPIRegistry, title: string, description: string, tags: Tag[] = []): object {
+export function buildDocument(registry: OpenAPIRegistry, info: { title: string; version: string; description: string }, tags: Tag[] = []): object {
   const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
-    info: { title, version: '1.0.0', description: `${description}\n\n${METHOD_NOT_ALLOWED}` },
+    info: { ...info, description: `${info.description}\n\n${METHOD_NOT_ALLOWED}` },
     servers: [{ url: '/', description: 'This server' }],
     ...(tags.length && { tags }),
   });

@@ -95,7 +95,7 @@ export async function serve(
   return {
     url: `http://127.0.0.1:${port}${prefix}`,
     logs,
-    document: () => buildDocument(registry, 'test', 'test') as Record<string, any>,
+    document: () => buildDocument(registry, { title: 'test', version: '0.0.0', description: 'test' }) as Record<string, any>,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

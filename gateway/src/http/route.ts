@@ -3,6 +3,7 @@ import type { RequestHandler } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { CallContext, Logger } from '@voiceapi/kit';
 import type { AuthenticatedKey } from '../auth/key-cache';
+import { CHANGELOG_PATH } from './api-release';
 import type { Scope } from '../auth/scopes';
 import type { HttpResult } from './errors';
 import type { IdempotencyRecords } from './idempotency';
@@ -181,7 +182,50 @@ export interface RouteDef<P extends AnyZod | undefined, Q extends AnyZod | undef
    * with the `Idempotency-Key` it is handed in its context; this says how, for the document.
    */
   ownIdempotencyKey?: string;
+  /**
+   * The route is on its way out (docs/operations.md, "Releases"): every answer carries `Deprecation`
+   * (RFC 9745) and `Sunset` (RFC 8594), the document marks the operation `deprecated` with `x-sunset`,
+   * and `make contracts-check` lets a later change remove it only once the sunset has passed.
+   */
+  deprecated?: Deprecation;
   handler: (input: { params: Infer<P>; query: Infer<Q>; body: InferBody<B> }, ctx: RouteContext) => Promise<RouteResult>;
+}
+
+/** Dates are `YYYY-MM-DD` (UTC). */
+export interface Deprecation {
+  /** The day the deprecation was announced (released). */
+  since: string;
+  /** The day after which the operation may be removed: at least `SUNSET_NOTICE_DAYS` after `since`. */
+  sunset: string;
+  /** What tenants use instead, for the document and the changelog. */
+  use: string;
+}
+
+/** The spec's promise: breaking changes are announced at least 90 days ahead. */
+export const SUNSET_NOTICE_DAYS = 90;
+
+/**
+ * The headers a deprecated route answers with, checked once when it is mounted (a sunset too
+ * close to its announcement fails the start, not a tenant's integration).
+ */
+export function deprecationHeaders(route: Pick<AnyRoute, 'method' | 'path' | 'deprecated'>): Record<string, string> | undefined {
+  const d = route.deprecated;
+  if (!d) return undefined;
+  const day = (s: string, what: string) => {
+    const t = /^\d{4}-\d{2}-\d{2}$/.test(s) ? Date.parse(`${s}T00:00:00Z`) : NaN;
+    if (Number.isNaN(t)) throw new Error(`${route.method.toUpperCase()} ${route.path}: deprecated.${what} must be a date YYYY-MM-DD, got ${s}`);
+    return t;
+  };
+  const since = day(d.since, 'since');
+  const sunset = day(d.sunset, 'sunset');
+  if (sunset - since < SUNSET_NOTICE_DAYS * 86_400_000) {
+    throw new Error(`${route.method.toUpperCase()} ${route.path}: a sunset ${d.sunset} is less than ${SUNSET_NOTICE_DAYS} days after ${d.since}`);
+  }
+  return {
+    Deprecation: `@${since / 1000}`,
+    Sunset: new Date(sunset).toUTCString(),
+    Link: `<${CHANGELOG_PATH}>; rel="deprecation"; type="text/markdown"`,
+  };
 }
 
 // Erases the generic parameters so routes of different shapes can sit in one list.

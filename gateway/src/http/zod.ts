@@ -53,3 +53,11 @@ export const queryInt = (min: number, max: number) => z.preprocess((v) => (typeo
 
 /** How a query integer's description says it is written. */
 export const PLAIN_INTEGER = 'plain decimal digits only (`1e3`, `+5`, `0x10`, `5.0` are refused)';
+
+/**
+ * A response enum the reference says may grow: `make contracts-check` then lets a release add a
+ * value (any other change to an enum tenants read is breaking). The description says so, for the
+ * tenants who must treat a value they do not know as the nearest one they do.
+ */
+export const mayGrow = <T extends z.ZodType>(schema: T, description: string, unknownMeans: string): T =>
+  schema.openapi({ 'x-enum-may-grow': true, description: `${description}. New values may be added in later releases: treat one you do not know as ${unknownMeans}` });

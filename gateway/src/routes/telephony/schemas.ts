@@ -1,5 +1,5 @@
 import { PageQuery } from '../../http/pagination';
-import { queryInt, PLAIN_INTEGER, z } from '../../http/zod';
+import { mayGrow, queryInt, PLAIN_INTEGER, z } from '../../http/zod';
 
 /** The HTTP shapes of calls, recordings, analytics and numbers (spec "Unified call summary"; decisions file, "Endpoint shapes"). */
 
@@ -30,7 +30,7 @@ export const CallSummary = z
     callSessionId: nullableString('Outbound: the dial request this call placed (`<contactId>:<attempt>`)'),
     callSid: nullableString('The carrier’s id of the call'),
     status: z.enum(CALL_STATUSES).nullable().openapi({ description: '`queued`, `ringing`, `in_progress`, then `completed`, `busy`, `no_answer` or `failed`' }),
-    outcome: z.enum(OUTCOMES).nullable().openapi({ description: 'Once ended: `completed`, `no_answer`, `busy`, `failed` or `voicemail`' }),
+    outcome: mayGrow(z.enum(OUTCOMES).nullable(), 'Once ended: `completed`, `no_answer`, `busy`, `failed` or `voicemail`', '`failed`'),
     startedAt: nullableString('When the call was placed (outbound) or rang (inbound)'),
     endedAt: nullableString(),
     durationSeconds: z.number().int().openapi({ description: 'Talk time as the carrier reports it (simulated time with the simulator), never wall time' }),

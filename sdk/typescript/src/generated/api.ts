@@ -1958,7 +1958,7 @@ export interface components {
              */
             status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | null;
             /**
-             * @description Once ended: `completed`, `no_answer`, `busy`, `failed` or `voicemail`
+             * @description Once ended: `completed`, `no_answer`, `busy`, `failed` or `voicemail`. New values may be added in later releases: treat one you do not know as `failed`
              * @enum {string|null}
              */
             outcome: "completed" | "no_answer" | "busy" | "failed" | "voicemail" | null;
