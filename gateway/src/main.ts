@@ -33,8 +33,6 @@ export async function startGateway(env: Record<string, string | undefined> = pro
   // The gateway owns the control stream, so it creates its topics.
   const { GatewayControlEvent } = voiceapi.events.v1;
   const { kafka, publisher, outbox } = await startEvents({ service: 'gateway', settings: cfg, streams: [GatewayControlEvent], log, lifecycle, outboxOn: conn });
-  const backfilled = await apiKeys.backfillHashes();
-  if (backfilled > 0) log.info({ keys: backfilled }, 'indexed stored API keys by hash');
 
   const keys = new KeyCache(
     async (hash) => {

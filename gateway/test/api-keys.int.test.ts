@@ -21,13 +21,4 @@ describe('ApiKeyStore', () => {
     expect((await store.findByHash('hash-1'))?._id.toString()).toBe(stored._id.toString());
     expect(await store.findByHash('hash-unknown')).toBeNull();
   });
-
-  it('indexes keys stored before the hash index existed, once', async () => {
-    const stored = await store.insert(scope, key('hash-2'));
-    await conn.collection('api_key_hashes').deleteMany({});
-    expect(await store.findByHash('hash-2')).toBeNull();
-    expect(await store.backfillHashes()).toBe(2);
-    expect((await store.findByHash('hash-2'))?._id.toString()).toBe(stored._id.toString());
-    expect(await store.backfillHashes()).toBe(0);
-  });
 });

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, objectIds, scopeOfRecord, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { objectIds, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 
@@ -91,30 +91,6 @@ export class ApiKeyStore {
 
   update(id: string, changes: { status?: KeyStatus; name?: string }): Promise<ApiKeyRecord | null> {
     return this.keys.crossTenant('operators manage keys of every tenant by id').updateById(id, { $set: { ...changes, updatedAt: new Date() } });
-  }
-
-  /**
-   * Gives keys stored before the hash index existed their entry (idempotent; a no-op once every
-   * key has one). Returns how many were added.
-   */
-  async backfillHashes(): Promise<number> {
-    const why = 'a one-time migration covers the keys of every tenant';
-    // Every start asks; once each key has its entry the two counts agree and nothing is read.
-    const [keyCount, hashCount] = await Promise.all([this.keys.crossTenant(why).estimatedCount(), this.hashes.crossTenant(why).estimatedCount()]);
-    if (hashCount >= keyCount) return 0;
-    const keys = await this.keys.crossTenant(why).find({});
-    let added = 0;
-    for (const k of keys) {
-      if (await this.hashes.crossTenant(why).findById(k.keyHash)) continue;
-      try {
-        await this.hashes.insert(scopeOfRecord(k.tenantId, k.mode), { _id: k.keyHash, keyId: k._id.toString() });
-        added++;
-      } catch (err) {
-        // Another replica starting at the same moment indexed it first.
-        if (!isDuplicateKeyError(err)) throw err;
-      }
-    }
-    return added;
   }
 
   async touch(id: string, at: Date): Promise<void> {

@@ -116,7 +116,7 @@ export class WalletStore {
     if (!state) {
       const seq = hintSeq ?? (await this.hint(scope))?.seq ?? 0;
       const at = seq > 0 ? await this.entryAt(scope, seq) : null;
-      state = at ? stateOf(at) : EMPTY_WALLET;
+      state = at ? at.state : EMPTY_WALLET;
     }
     for (;;) {
       // A state known to be in the chain further on (the caller's own appends meanwhile) is a shortcut.
@@ -124,7 +124,7 @@ export class WalletStore {
       if (ahead && ahead.seq > state.seq) state = ahead;
       const next = await this.entryAt(scope, state.seq + 1);
       if (!next) return state;
-      state = stateOf(next);
+      state = next.state;
     }
   }
 
@@ -220,7 +220,7 @@ export class WalletStore {
               ...(doc.call ? { call: doc.call } : {}),
             }
           : doc.change!;
-      out.push({ change, state: stateOf(doc) });
+      out.push({ change, state: doc.state });
     }
     return out;
   }
@@ -262,12 +262,6 @@ export class WalletStore {
     );
     return docs.map(toRow);
   }
-}
-
-/** An entry's wallet state (entries written before references moved onto entries also carry a `pendingRefs` list, left out). */
-function stateOf(doc: EntryDoc): WalletState {
-  const { pendingRefs: _superseded, ...state } = doc.state as WalletState & { pendingRefs?: unknown };
-  return state;
 }
 
 function toRow(doc: EntryDoc): LedgerRow {

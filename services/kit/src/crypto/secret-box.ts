@@ -18,8 +18,7 @@ interface Key {
  * A key ring: the first master secret seals, every one opens, so a master secret can be rotated
  * without losing what the old one sealed (`isCurrent` and `reseal` move stored values onto the
  * new one; docs/operations.md has the runbook). Sealed form: `v2.<key id>.<iv>.<tag>.<ciphertext>`
- * (base64url); `v1.<iv>.<tag>.<ciphertext>`, written before the ring, names no key and is tried
- * with each.
+ * (base64url).
  */
 export class SecretBox {
   private readonly keys: Key[];
@@ -51,16 +50,6 @@ export class SecretBox {
       const key = this.keys.find((k) => k.id === parts[1]);
       if (!key) throw new Error('sealed with a key that is not in the ring');
       return decrypt(key, parts[2]!, parts[3]!, parts[4]!, boundTo);
-    }
-    if (parts[0] === 'v1' && parts.length === 4) {
-      for (const key of this.keys) {
-        try {
-          return decrypt(key, parts[1]!, parts[2]!, parts[3]!, boundTo);
-        } catch {
-          // the next key
-        }
-      }
-      throw new Error('no key of the ring opens it');
     }
     throw new Error('not a sealed secret');
   }
