@@ -66,11 +66,12 @@ function stopChildrenOnSignal(): void {
   process.on('SIGTERM', onSignal);
 }
 
-export function startProcess(name: string, entry: string, env: Record<string, string>, nodeArgs: string[] = []): Proc {
+/** `root`: the checkout whose build runs (another release's, for the mixed-version test); default this one. */
+export function startProcess(name: string, entry: string, env: Record<string, string>, nodeArgs: string[] = [], root = ROOT): Proc {
   if (profiled(name)) nodeArgs = [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
   stopChildrenOnSignal();
-  const child = spawn(process.execPath, [...nodeArgs, '--require', '@voiceapi/kit/telemetry', path.join(ROOT, entry)], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [...nodeArgs, '--require', '@voiceapi/kit/telemetry', path.join(root, entry)], {
+    cwd: root,
     env: { ...process.env, NODE_OPTIONS: processNodeOptions(), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -40,6 +40,11 @@ export interface System {
   gatewayDb: string;
   /** Settings every process gets (MONGO_URL, KAFKA_BROKERS); a suite may add to it before a (re)start. */
   env: Record<string, string>;
+  /**
+   * The checkout each process is (re)started from, by manifest name (default this one): a suite
+   * runs another release's build of some processes beside this one's (test/harness/release-build.ts).
+   */
+  builds: Record<string, string>;
   /** (Re)starts one manifest service (its `replica`th process when it runs several) and waits until it listens. */
   startService(name: string, extra?: Record<string, string>, replica?: number): Promise<Proc>;
   /**
@@ -77,6 +82,8 @@ export async function startSystem(
     /** e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */ gatewayNodeArgs?: string[];
     /** Servers of the suite's own instead of the harness's (a fault test that stops its store or broker). */
     servers?: { MONGO_URL?: string; KAFKA_BROKERS?: string };
+    /** The checkout each process starts from, by manifest name (see `System.builds`). */
+    builds?: Record<string, string>;
   } = {},
 ): Promise<System> {
   const serviceEnv = opts.serviceEnv ?? {};
@@ -107,17 +114,23 @@ export async function startSystem(
     if (!s) throw new Error(`${name} is not a gRPC service of services/manifest.json`);
     secrets[name] ??= Object.fromEntries((s.secrets ?? []).map((k) => [k, randomBytes(32).toString('base64url')]));
     const instanceId = extra.INSTANCE_ID ?? serviceEnv[name]?.INSTANCE_ID ?? `${name}-${suffix}-${++started}`;
-    const proc = startProcess(name, s.entry, {
-      ...addresses,
-      ...system.env,
-      ...secrets[name],
-      MONGO_DB: `${s.mongoDb}_${suffix}`,
-      [s.portEnv]: String(port),
-      ...opsFile(opsName),
-      ...serviceEnv[name],
-      ...extra,
-      INSTANCE_ID: instanceId,
-    });
+    const proc = startProcess(
+      name,
+      s.entry,
+      {
+        ...addresses,
+        ...system.env,
+        ...secrets[name],
+        MONGO_DB: `${s.mongoDb}_${suffix}`,
+        [s.portEnv]: String(port),
+        ...opsFile(opsName),
+        ...serviceEnv[name],
+        ...extra,
+        INSTANCE_ID: instanceId,
+      },
+      [],
+      system.builds[name],
+    );
     procs.push(proc);
     opsFiles.set(opsName, { proc, file: opsFile(opsName).STORE_OPS_FILE });
     const replica = { proc, instanceId, port };
@@ -133,6 +146,7 @@ export async function startSystem(
     replicaPorts,
     gatewayDb: `${gw.mongoDb}_${suffix}`,
     env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, ...opts.servers },
+    builds: { ...opts.builds },
     async startService(name, extra = {}, replica = 0) {
       const port = replicaPorts[name]?.[replica];
       if (port === undefined) throw new Error(`${name} has no replica ${replica}`);
@@ -172,6 +186,7 @@ export async function startSystem(
           ...extra,
         },
         opts.gatewayNodeArgs,
+        system.builds[gw.name],
       );
       procs.push(proc);
       opsFiles.set(`gateway-${port}`, { proc, file: opsFile(`gateway-${port}`).STORE_OPS_FILE });

@@ -64,6 +64,8 @@ async function main(): Promise<void> {
   const processes = manifest().processes;
   const before = Object.fromEntries(processes.map((p) => [p.name, packageVersion(p.workspace)]));
   run('npx', ['--no-install', 'changeset', 'version']);
+  // The lock file names each workspace's version too.
+  run('npm', ['install', '--package-lock-only', '--no-audit', '--no-fund'], { quiet: true });
   const released = processes.filter((p) => packageVersion(p.workspace) !== before[p.name]);
   if (released.length === 0) throw new Error('no deployable to release: write a changeset first (`npx changeset`)');
   const record: ReleaseRecord = existsSync(path.join(ROOT, 'releases/record.json')) ? readRecord() : { api: { version: '', date: '' }, services: {}, charts: {}, contracts: {}, history: [] };

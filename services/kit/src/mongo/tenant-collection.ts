@@ -378,11 +378,6 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   pages(filter: FilterQuery<D> = {}, pageSize = 500): AsyncGenerator<D[]> {
     return pagesByPrimaryKey(this.model, filter, pageSize);
   }
-
-  /** Documents in the whole collection, from its metadata (no scan). */
-  estimatedCount(): Promise<number> {
-    return this.model.estimatedDocumentCount().exec();
-  }
 }
 
 /** One update asked of `updateByIdShared`. */
