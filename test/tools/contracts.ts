@@ -236,7 +236,7 @@ export function apiCheck(released: Doc, current: Doc, today = new Date().toISOSt
       oasdiff,
       // Stricter than oasdiff's defaults where the product's rules are (test/tools/oasdiff-levels.txt says which);
       // a newly deprecated operation must give at least 90 days (the spec's promise).
-      ['breaking', 'released.json', 'current.json', '--format', 'json', '--severity-levels', path.join(__dirname, 'oasdiff-levels.txt'), '--deprecation-days-stable', '90', '--color', 'never'],
+      ['breaking', 'released.json', 'current.json', '--format', 'json', '--severity-levels', path.join(__dirname, 'oasdiff-levels.txt'), '--deprecation-days-stable', '90'],
       { cwd: dir, encoding: 'utf8' },
     );
     if (r.status !== 0) throw new Error(`oasdiff failed to run (${r.status}): ${r.stderr}`);
@@ -391,8 +391,10 @@ export function canaries(current: Doc): Canary[] {
         cpSync(path.join(ROOT, 'charts'), dir, { recursive: true });
         const file = path.join(dir, 'leads/values.schema.json');
         const schema = JSON.parse(readFileSync(file, 'utf8')) as Doc;
-        if (!schema.properties.replicaCount) throw new Error('canary: leads values have no replicaCount; pick another key');
-        delete schema.properties.replicaCount;
+        // Every service chart's values are the common `service` definition (charts/common/schema).
+        const service = schema.definitions?.service?.properties as Doc | undefined;
+        if (!service?.replicaCount) throw new Error('canary: leads values have no replicaCount; pick another key');
+        delete service.replicaCount;
         writeFileSync(file, JSON.stringify(schema));
         return valuesCheck(dir, readRecord(), ['leads']);
       },
