@@ -284,7 +284,13 @@ export function valuesCheck(charts = path.join(ROOT, 'charts'), record = readRec
 
 // ------------------------------------------------------------------------------------ canaries
 
-const scratch = () => mkdtempSync(path.join(tmpdir(), 'contracts-canary-'));
+const scratches: string[] = [];
+const scratch = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'contracts-canary-'));
+  scratches.push(dir);
+  return dir;
+};
+process.on('exit', () => scratches.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 /** proto/ with one field's number reused by another field (a consumer of the old would misread it). */
 function protoWithReusedNumber(): string {
