@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { loadManifest } from '@voiceapi/local-infra';
 import { Receiver } from '../../services/webhooks/test/receiver';
+import { SCOPES } from '../../gateway/src/auth/scopes';
 import { readRecord } from '../tools/contracts';
+import { ROOT } from '../harness/processes';
 import { releaseBuild } from '../harness/release-build';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
 
@@ -99,7 +102,7 @@ describe('the last release beside this checkout', () => {
   let tenant: { tenantId: string; key: string; hookPath: string; campaignId: string; phoneNumber: string; agentId: string; calls: string[] };
 
   async function setUp(): Promise<void> {
-    const t = await tenantWithKey(gw, { rateLimitPerSecond: 10_000 });
+    const t = await tenantWithKey(gw, { scopes: [...SCOPES], rateLimitPerSecond: 10_000 });
     expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 10_000 })).status).toBe(201);
     const hookPath = `/hooks/${randomBytes(4).toString('hex')}`;
     const hook = await admin(`/tenants/${t.tenantId}/webhooks`, { url: `${receiver.base}${hookPath}` });
@@ -134,7 +137,12 @@ describe('the last release beside this checkout', () => {
       const r: CallResult = await api(t.key, `/contacts/${contactId}/calls`);
       return r.body.calls?.find((c: Json) => c.billingStatus === 'charged');
     });
-    const billed = await eventually('its call.outbound.billed webhook, signed', async () => receiver.at(t.hookPath).find((r) => r.verifiedBy.length === 1 && (JSON.parse(r.body) as Json).data?.callId === outbound.id));
+    const billed = await eventually('its call.outbound.billed webhook, signed', async () =>
+      receiver.at(t.hookPath).find((r) => {
+        const hook = JSON.parse(r.body) as Json;
+        return r.verifiedBy.length === 1 && hook.type === 'call.outbound.billed' && hook.data?.callId === outbound.id;
+      }),
+    );
     expect((JSON.parse(billed.body) as Json).data).toMatchObject({ callId: outbound.id, contactId, billingStatus: 'charged', creditsCharged: outbound.creditsCharged });
     await eventually('the contact completed', async () => (await api(t.key, `/contacts/${contactId}`)).body.contact?.status === 'completed');
     // A knowledge document (gateway → knowledge → billing), linked to the agent, whose script
@@ -144,7 +152,7 @@ describe('the last release beside this checkout', () => {
     const doc = await fetch(`${gw}/api/v1/knowledge-bases/documents`, { method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: form });
     expect(doc.status).toBe(201);
     const docBody = (await doc.json()) as Json;
-    expect((await api(t.key, `/inbound-agents/${t.agentId}`, { selectedKnowledgebases: [docBody.document.knowledgebaseId] }, 'PATCH')).status).toBe(200);
+    expect((await api(t.key, `/inbound-agents/${t.agentId}`, { selectedKnowledgebases: [docBody.document.fileId] }, 'PATCH')).status).toBe(200);
     expect((await call(`${gw}/api/v1/inbound-agents/${t.agentId}/generate-script`, { key: t.key, method: 'POST' })).status).toBe(202);
     await eventually('the script ready', async () => (await api(t.key, `/inbound-agents/${t.agentId}`)).body.agent?.inboundScriptStatus === 'ready');
     expect((await api(t.key, `/inbound-agents/${t.agentId}/activate`, { activate: true })).status).toBe(200);
@@ -175,6 +183,9 @@ describe('the last release beside this checkout', () => {
     await enter(old);
     if (!tenant) await setUp();
     await flow();
-    expect(Object.keys(sys.builds).sort()).toEqual([...old].sort());
+    // Each process runs from the build it was meant to (its working folder is that checkout).
+    const pids = { ...Object.fromEntries(Object.entries(sys.services).map(([n, p]) => [n, p.child.pid])), gateway: sys.gateways[0]!.proc.child.pid };
+    const runsFrom = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, realpathSync(`/proc/${pid}/cwd`)]));
+    expect(runsFrom).toEqual(Object.fromEntries(names.map((n) => [n, realpathSync(old.has(n) ? released[n]! : ROOT)])));
   });
 });
