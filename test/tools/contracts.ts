@@ -96,6 +96,15 @@ export async function snapshotContracts(opts: { api: boolean; charts: string[] }
 
 // ------------------------------------------------------------------------------------ checks
 
+/** Scratch folders of this run (canaries, rewritten schemas), removed when it ends. */
+const scratches: string[] = [];
+const scratch = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'contracts-canary-'));
+  scratches.push(dir);
+  return dir;
+};
+process.on('exit', () => scratches.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
 /** What a check found: `problems` refuse the change; `notes` are said and allowed. */
 export interface Verdict {
   problems: string[];
@@ -257,24 +266,24 @@ export function apiCheck(released: Doc, current: Doc, today = new Date().toISOSt
   }
 }
 
-/** Every chart released: its values schema now against the released one (scripts/values-compat.py). */
+/**
+ * Every chart released: its values schema now against the released one (scripts/values-compat.py),
+ * with the common definitions as `charts-check --sync-schemas` would copy them in (a change made
+ * only in charts/common/schema/service-defs.json is judged too).
+ */
 export function valuesCheck(charts = path.join(ROOT, 'charts'), record = readRecord(), only?: string[]): Verdict {
   const verdict: Verdict = { problems: [], notes: [] };
+  const definitions = (JSON.parse(readFileSync(path.join(charts, 'common/schema/service-defs.json'), 'utf8')) as Doc).definitions as Doc;
+  const dir = scratch();
   for (const [chart, { version }] of Object.entries(record.charts)) {
     if (only && !only.includes(chart)) continue;
-    const r = spawnSync(
-      'python3',
-      [
-        path.join(ROOT, 'scripts/values-compat.py'),
-        path.join(CONTRACTS, 'charts', chart, 'values.schema.json'),
-        path.join(charts, chart, 'values.schema.json'),
-        version,
-        chartMeta(chart, charts).version,
-        '--chart',
-        chart,
-      ],
-      { encoding: 'utf8' },
-    );
+    const schema = JSON.parse(readFileSync(path.join(charts, chart, 'values.schema.json'), 'utf8')) as Doc;
+    if (schema.definitions) schema.definitions = definitions;
+    const current = path.join(dir, `${chart}.values.schema.json`);
+    writeFileSync(current, JSON.stringify(schema));
+    const r = spawnSync('python3', [path.join(ROOT, 'scripts/values-compat.py'), path.join(CONTRACTS, 'charts', chart, 'values.schema.json'), current, version, chartMeta(chart, charts).version, '--chart', chart], {
+      encoding: 'utf8',
+    });
     const lines = r.stdout.split('\n').filter(Boolean);
     if (r.status === 0) verdict.notes.push(lines[lines.length - 1] ?? `charts/${chart}: ok`);
     else verdict.problems.push(...(lines.length ? lines : [`charts/${chart}: values-compat failed: ${r.stderr}`]));
@@ -283,14 +292,6 @@ export function valuesCheck(charts = path.join(ROOT, 'charts'), record = readRec
 }
 
 // ------------------------------------------------------------------------------------ canaries
-
-const scratches: string[] = [];
-const scratch = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'contracts-canary-'));
-  scratches.push(dir);
-  return dir;
-};
-process.on('exit', () => scratches.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 /** proto/ with one field's number reused by another field (a consumer of the old would misread it). */
 function protoWithReusedNumber(): string {
@@ -395,7 +396,7 @@ export function canaries(current: Doc): Canary[] {
       run: () => {
         const dir = scratch();
         cpSync(path.join(ROOT, 'charts'), dir, { recursive: true });
-        const file = path.join(dir, 'leads/values.schema.json');
+        const file = path.join(dir, 'common/schema/service-defs.json');
         const schema = JSON.parse(readFileSync(file, 'utf8')) as Doc;
         // Every service chart's values are the common `service` definition (charts/common/schema).
         const service = schema.definitions?.service?.properties as Doc | undefined;
