@@ -61,6 +61,19 @@ export const packageVersion = (workspace: string, root = ROOT): string => (JSON.
 export const chartMeta = (chart: string, charts = path.join(ROOT, 'charts')) =>
   parseYaml(readFileSync(path.join(charts, chart, 'Chart.yaml'), 'utf8')) as { version: string; appVersion?: string; dependencies?: { name: string; version: string }[] };
 
+/**
+ * The version each package will have at its next release, from the pending changesets
+ * (`changeset status`): a breaking change to a chart's values is judged against the major it will
+ * ship in, so the change and its changeset land together, before `make release`.
+ */
+export function pendingVersions(): Record<string, string> {
+  const out = path.join(mkdtempSync(path.join(tmpdir(), 'changesets-')), 'status.json');
+  execFileSync(path.join(ROOT, 'node_modules/.bin/changeset'), ['status', '--output', out], { cwd: ROOT, stdio: 'ignore' });
+  const status = JSON.parse(readFileSync(out, 'utf8')) as { releases: { name: string; newVersion: string }[] };
+  rmSync(path.dirname(out), { recursive: true, force: true });
+  return Object.fromEntries(status.releases.map((r) => [r.name, r.newVersion]));
+}
+
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 const filesUnder = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(path.join(dir, f)).isDirectory() ? filesUnder(path.join(dir, f)).map((g) => `${f}/${g}`) : [f]));
 
@@ -124,12 +137,15 @@ export function recordCheck(dir = CONTRACTS, record = readRecord()): Verdict {
 }
 
 /** Each deployable's version is its package.json's; its chart carries it as version and appVersion; the umbrella pins it. */
-export function versionsCheck(charts = path.join(ROOT, 'charts')): Verdict {
+export function versionsCheck(charts = path.join(ROOT, 'charts'), record = readRecord()): Verdict {
   const problems: string[] = [];
   const pins = new Map((chartMeta('platform', charts).dependencies ?? []).map((d) => [d.name, d.version]));
   for (const p of manifest().processes) {
     const version = packageVersion(p.workspace);
     const chart = chartMeta(p.chart, charts);
+    // Versions move only with a release: a hand bump would name a build nobody released.
+    const released = record.services[p.name]?.version;
+    if (released && released !== version) problems.push(`${p.workspace}/package.json is ${version}, but ${p.name} was last released as ${released} (versions move with make release)`);
     if (chart.version !== version) problems.push(`charts/${p.chart}: version ${chart.version}, but ${p.workspace}/package.json is ${version} (make release sets both)`);
     if (chart.appVersion !== version) problems.push(`charts/${p.chart}: appVersion ${chart.appVersion}, but ${p.workspace}/package.json is ${version}`);
     if (pins.get(p.chart) !== chart.version) problems.push(`charts/platform pins ${p.chart} ${pins.get(p.chart)}, but the chart is ${chart.version}`);
@@ -271,19 +287,29 @@ export function apiCheck(released: Doc, current: Doc, today = new Date().toISOSt
  * with the common definitions as `charts-check --sync-schemas` would copy them in (a change made
  * only in charts/common/schema/service-defs.json is judged too).
  */
-export function valuesCheck(charts = path.join(ROOT, 'charts'), record = readRecord(), only?: string[]): Verdict {
+export function valuesCheck(charts = path.join(ROOT, 'charts'), record = readRecord(), only?: string[], pending: Record<string, string> = {}): Verdict {
   const verdict: Verdict = { problems: [], notes: [] };
   const definitions = (JSON.parse(readFileSync(path.join(charts, 'common/schema/service-defs.json'), 'utf8')) as Doc).definitions as Doc;
   const dir = scratch();
-  for (const [chart, { version }] of Object.entries(record.charts)) {
+  const packages = Object.fromEntries(manifest().processes.map((p) => [p.chart, (JSON.parse(readFileSync(path.join(ROOT, p.workspace, 'package.json'), 'utf8')) as { name: string }).name]));
+  for (const chart of [...manifest().processes.map((p) => p.chart), 'platform']) {
     if (only && !only.includes(chart)) continue;
+    const version = record.charts[chart]?.version;
+    if (!version) {
+      verdict.problems.push(`charts/${chart}: no released values schema in releases/record.json (a chart not yet released is released with its first changeset)`);
+      continue;
+    }
     const schema = JSON.parse(readFileSync(path.join(charts, chart, 'values.schema.json'), 'utf8')) as Doc;
     if (schema.definitions) schema.definitions = definitions;
     const current = path.join(dir, `${chart}.values.schema.json`);
     writeFileSync(current, JSON.stringify(schema));
-    const r = spawnSync('python3', [path.join(ROOT, 'scripts/values-compat.py'), path.join(CONTRACTS, 'charts', chart, 'values.schema.json'), current, version, chartMeta(chart, charts).version, '--chart', chart], {
-      encoding: 'utf8',
-    });
+    const r = spawnSync(
+      'python3',
+      [path.join(ROOT, 'scripts/values-compat.py'), path.join(CONTRACTS, 'charts', chart, 'values.schema.json'), current, version, pending[packages[chart] ?? ''] ?? chartMeta(chart, charts).version, '--chart', chart],
+      {
+        encoding: 'utf8',
+      },
+    );
     const lines = r.stdout.split('\n').filter(Boolean);
     if (r.status === 0) verdict.notes.push(lines[lines.length - 1] ?? `charts/${chart}: ok`);
     else verdict.problems.push(...(lines.length ? lines : [`charts/${chart}: values-compat failed: ${r.stderr}`]));
@@ -392,6 +418,20 @@ export function canaries(current: Doc): Canary[] {
       },
     },
     {
+      name: 'tenant API: a value added to a response enum the reference does not say may grow',
+      run: () => apiCheck(released, ((d) => (d.components.schemas.CallSummary.properties.direction.enum.push('transfer'), d))(structuredClone(current))),
+      expect: /response-property-enum-value-added.*transfer/,
+    },
+    {
+      name: 'tenant API: a value added to a response enum that may grow (control)',
+      run: () => apiCheck(released, ((d) => (d.components.schemas.CallSummary.properties.outcome.enum.push('transferred'), d))(structuredClone(current))),
+    },
+    {
+      name: 'tenant API: an operation newly deprecated with a sunset less than 90 days away',
+      run: () => apiCheck(released, ((d) => Object.assign(d.paths[someOp].get, { deprecated: true, 'x-sunset': new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10) }) && d)(structuredClone(current))),
+      expect: /sunset/,
+    },
+    {
       name: 'chart values: a key a released values file could set is removed',
       run: () => {
         const dir = scratch();
@@ -406,6 +446,18 @@ export function canaries(current: Doc): Canary[] {
         return valuesCheck(dir, readRecord(), ['leads']);
       },
       expect: /replicaCount removed/,
+    },
+    {
+      name: 'chart values: the same removal with a pending major changeset for the service (control)',
+      run: () => {
+        const dir = scratch();
+        cpSync(path.join(ROOT, 'charts'), dir, { recursive: true });
+        const file = path.join(dir, 'common/schema/service-defs.json');
+        const schema = JSON.parse(readFileSync(file, 'utf8')) as Doc;
+        delete (schema.definitions.service.properties as Doc).replicaCount;
+        writeFileSync(file, JSON.stringify(schema));
+        return valuesCheck(dir, readRecord(), ['leads'], { '@voiceapi/leads': '2.0.0' });
+      },
     },
     {
       name: 'the record: a contract file edited after its release',
@@ -431,7 +483,7 @@ async function main(): Promise<void> {
     ['versions: each deployable one version (package.json = chart version = appVersion = umbrella pin)', () => versionsCheck()],
     ['protobuf (gRPC and Kafka events): buf breaking against the released image', () => protoCheck()],
     ['tenant API: the served document against the released one (oasdiff)', () => apiCheck(released, current)],
-    ['chart values: released keys still accepted', () => valuesCheck()],
+    ['chart values: released keys still accepted (or the pending changeset makes it a major)', () => valuesCheck(undefined, undefined, undefined, pendingVersions())],
   ];
   const record = readRecord();
   console.log(`last release: ${record.history.at(-1)?.date} (${record.history.at(-1)?.commit.slice(0, 12)}); /api/v1 ${record.api.version}`);

@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { CONTRACTS, judgedAsTenantsRead, manifest, packageVersion, readRecord, ROOT, writeRecord, type ReleaseRecord } from './contracts';
+import { CONTRACTS, judgedAsTenantsRead, manifest, packageVersion, pendingVersions, readRecord, ROOT, writeRecord, type ReleaseRecord } from './contracts';
 import { servedDocument } from './served-document';
 
 const run = (cmd: string, args: string[], opts: { quiet?: boolean } = {}) => execFileSync(cmd, args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', opts.quiet ? 'pipe' : 'inherit'] }).trim();
@@ -46,6 +46,18 @@ function setChart(chart: string, set: (doc: ReturnType<typeof parseDocument>) =>
 
 const API_RELEASE = path.join(ROOT, 'gateway/src/api-release.json');
 
+/** What tenants use instead of each operation deprecated since the last release (the route's `deprecated.use`). */
+function newlyDeprecated(released: Record<string, any>, current: Record<string, any>): string[] {
+  const lines: string[] = [];
+  for (const [p, item] of Object.entries(current.paths as Record<string, Record<string, any>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!op?.deprecated || released.paths?.[p]?.[method]?.deprecated) continue;
+      lines.push(`\`${method.toUpperCase()} ${p}\` is deprecated and may be removed after ${op['x-sunset']}: use ${op['x-use-instead']} instead.`);
+    }
+  }
+  return lines;
+}
+
 /** The tenants' changelog entry: oasdiff's changelog of the released document to today's. */
 function apiChanges(released: object, current: object): string[] {
   const [base, rev] = judgedAsTenantsRead(released, current);
@@ -61,14 +73,27 @@ function apiChanges(released: object, current: object): string[] {
 async function main(): Promise<void> {
   const date = process.env.RELEASE_DATE ?? new Date().toISOString().slice(0, 10);
   if (git('status', '--porcelain')) throw new Error('the work tree has changes: commit them first (a release is built from a commit)');
+  // The record names the release commit: it must stay in main's history (a rebase or squash would lose it).
+  if (git('rev-parse', '--abbrev-ref', 'HEAD') !== 'main') throw new Error('release from main: the record names a commit of its history');
   const processes = manifest().processes;
   const before = Object.fromEntries(processes.map((p) => [p.name, packageVersion(p.workspace)]));
+  const prior = existsSync(path.join(ROOT, 'releases/record.json')) ? readRecord() : undefined;
+  // The umbrella vendors every chart as it is now: one changed since its release would ship under
+  // its released version with other content.
+  const pending = pendingVersions();
+  for (const p of processes) {
+    const name = (JSON.parse(readFileSync(path.join(ROOT, p.workspace, 'package.json'), 'utf8')) as { name: string }).name;
+    const since = prior?.services[p.name]?.commit;
+    if (!(name in pending) && since && git('diff', '--name-only', since, 'HEAD', '--', `charts/${p.chart}`)) {
+      throw new Error(`charts/${p.chart} changed since ${p.name} ${before[p.name]} was released: release ${p.name} too (a changeset for it)`);
+    }
+  }
   run('npx', ['--no-install', 'changeset', 'version']);
   // The lock file names each workspace's version too.
   run('npm', ['install', '--package-lock-only', '--no-audit', '--no-fund'], { quiet: true });
   const released = processes.filter((p) => packageVersion(p.workspace) !== before[p.name]);
   if (released.length === 0) throw new Error('no deployable to release: write a changeset first (`npx changeset`)');
-  const record: ReleaseRecord = existsSync(path.join(ROOT, 'releases/record.json')) ? readRecord() : { api: { version: '', date: '' }, services: {}, charts: {}, contracts: {}, history: [] };
+  const record: ReleaseRecord = prior ?? { api: { version: '', date: '' }, services: {}, charts: {}, contracts: {}, history: [] };
 
   // 2. Charts follow their service; the umbrella pins them and moves as far as the largest bump.
   let umbrellaBump: Bump = 'patch';
@@ -103,15 +128,18 @@ async function main(): Promise<void> {
     const first = record.history.length === 0;
     const previous = first ? undefined : (JSON.parse(readFileSync(path.join(CONTRACTS, 'openapi.json'), 'utf8')) as { info: unknown });
     const current = await servedDocument();
-    const changes = previous ? apiChanges(previous, current) : ['First release of `/api/v1`: every operation and webhook in this reference.'];
+    const changes = previous ? [...apiChanges(previous, current), ...newlyDeprecated(previous, current)] : ['First release of `/api/v1`: every operation and webhook in this reference.'];
     const same = previous !== undefined && JSON.stringify(previous) === JSON.stringify({ ...current, info: previous.info });
     if (!same) {
       api.version = first ? '1.0.0' : bump(api.version, changes.length ? 'minor' : 'patch');
       api.changelog.unshift({ version: api.version, date, changes: changes.length ? changes : ['Reference wording only: no operation, field or payload changed.'] });
       writeFileSync(API_RELEASE, `${JSON.stringify(api, null, 2)}\n`);
       say(`/api/v1 ${api.version}: ${changes.length} change(s) in the tenants' changelog`);
+      record.api = { version: api.version, date };
+      // The SDK carries the document as served (test/e2e/sdk.e2e.test.ts checks it), in a process
+      // that loads the routes with the new version.
+      run(process.execPath, ['--import', 'tsx', 'test/tools/sdk-generate.ts']);
     }
-    record.api = { version: api.version, date };
   }
 
   // 4. The contracts as released.
@@ -134,7 +162,7 @@ async function main(): Promise<void> {
   writeRecord(record);
   git('add', 'releases/record.json');
   git('commit', '-q', '-m', `Record the release of ${date} (${commit.slice(0, 12)}): ${names}`);
-  for (const p of released) git('tag', '-f', `${p.name}@${packageVersion(p.workspace)}`, commit);
+  for (const p of released) git('tag', `${p.name}@${packageVersion(p.workspace)}`, commit);
   say(`released ${names} at ${commit.slice(0, 12)}; recorded in releases/record.json`);
 }
 

@@ -155,7 +155,7 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
     operationId,
     summary: route.summary,
     description: (route.description ?? '') + scopeNote + sunsetNote,
-    ...(route.deprecated && { deprecated: true, 'x-sunset': route.deprecated.sunset }),
+    ...(route.deprecated && { deprecated: true, 'x-sunset': route.deprecated.sunset, 'x-use-instead': route.deprecated.use }),
     tags: [route.tag],
     security: surface.kind === 'tenant' ? [{ bearerAuth: [] }, { apiKeyHeader: [] }] : surface.kind === 'signed' ? [] : [{ adminToken: [] }],
     request,
