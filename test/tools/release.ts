@@ -44,6 +44,17 @@ function setChart(chart: string, set: (doc: ReturnType<typeof parseDocument>) =>
   writeFileSync(file, doc.toString({ lineWidth: 0 }));
 }
 
+/**
+ * Whether a chart's content moved since a commit: any file but Chart.yaml byte for byte, Chart.yaml
+ * by what it says (helm packages it re-serialised, so its comments do not ship).
+ */
+function chartChanged(chart: string, since: string): boolean {
+  return git('diff', '--name-only', since, 'HEAD', '--', `charts/${chart}`)
+    .split('\n')
+    .filter(Boolean)
+    .some((f) => !f.endsWith('/Chart.yaml') || JSON.stringify(parseDocument(git('show', `${since}:${f}`)).toJS()) !== JSON.stringify(parseDocument(readFileSync(path.join(ROOT, f), 'utf8')).toJS()));
+}
+
 const API_RELEASE = path.join(ROOT, 'gateway/src/api-release.json');
 
 /** What tenants use instead of each operation deprecated since the last release (the route's `deprecated.use`). */
@@ -84,7 +95,7 @@ async function main(): Promise<void> {
   for (const p of processes) {
     const name = (JSON.parse(readFileSync(path.join(ROOT, p.workspace, 'package.json'), 'utf8')) as { name: string }).name;
     const since = prior?.services[p.name]?.commit;
-    if (!(name in pending) && since && git('diff', '--name-only', since, 'HEAD', '--', `charts/${p.chart}`)) {
+    if (!(name in pending) && since && chartChanged(p.chart, since)) {
       throw new Error(`charts/${p.chart} changed since ${p.name} ${before[p.name]} was released: release ${p.name} too (a changeset for it)`);
     }
   }
