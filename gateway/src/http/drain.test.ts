@@ -4,7 +4,9 @@ import { closeHttp } from './drain';
 
 // Clients on keep-alive connections post back to back while the server stops. A request the server
 // cuts after the client sent it (ECONNRESET, "socket hang up") is a failed request; one refused at
-// connect (ECONNREFUSED, the listener gone) was never sent, and a client may send it anywhere.
+// connect was never sent, and a client may send it anywhere: ECONNREFUSED (the listener gone), or
+// ECONNRESET while connecting (a connection still in the listen backlog when the listener closed,
+// reset by the kernel: seen on a loaded machine).
 
 type Outcome = { kind: 'answered'; connection: string | undefined; afterStop: boolean } | { kind: 'refused' } | { kind: 'cut'; error: string };
 
@@ -14,7 +16,7 @@ function post(port: number, agent: Agent): Promise<Omit<Extract<Outcome, { kind:
       res.resume();
       res.on('end', () => resolve({ kind: 'answered', connection: res.headers.connection }));
     });
-    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED' ? { kind: 'refused' } : { kind: 'cut', error: `${err.code ?? ''} ${err.message}` }));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED' || err.syscall === 'connect' ? { kind: 'refused' } : { kind: 'cut', error: `${err.code ?? ''} ${err.message}` }));
     req.end('lead');
   });
 }
