@@ -102,6 +102,17 @@ describe('edge hardening', () => {
     expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
   });
 
+  it("serves the tenants' changelog the reference page links to, newest release first", async () => {
+    const doc = (await call(`${gw}/api/v1/openapi.json`)).body as { info: { version: string; description: string } };
+    expect(doc.info.description).toContain('[changelog](/docs/changelog)');
+    const res = await fetch(`${gw}/docs/changelog`);
+    expect([res.status, res.headers.get('content-type'), res.headers.get('x-frame-options')]).toEqual([200, 'text/markdown; charset=utf-8', 'DENY']);
+    const page = await res.text();
+    expect(page).toMatch(/^# Tenant API changelog/);
+    // The version the document carries is the changelog's newest entry.
+    expect(page.match(/^## (\S+) \(/m)?.[1]).toBe(doc.info.version);
+  });
+
   it('accepts page and limit only as plain integers', async () => {
     for (const q of ['page=1e3', 'limit=%2B5', 'limit=5.0', 'page=0x10', 'page=', 'limit=1%2C2']) {
       const res = await call(`${gw}/api/v1/companies?${q}`, { key: a.key });

@@ -136,6 +136,24 @@ export function recordCheck(dir = CONTRACTS, record = readRecord()): Verdict {
   return { problems, notes: [`${Object.keys(record.contracts).length} contract files as recorded`] };
 }
 
+/**
+ * releases/ is as `make release` last left it: unchanged since the commit that recorded the last
+ * release (contracts and record edited together by hand would pass `recordCheck`). Needs the
+ * repository's history; without it, said and skipped.
+ */
+export function releasedUntouched(repo = ROOT): Verdict {
+  const git = (...args: string[]) => spawnSync('git', ['-C', repo, ...args], { encoding: 'utf8' });
+  const recorded = git('log', '-1', '--format=%H', '--', 'releases/record.json').stdout.trim();
+  if (!recorded) return { problems: [], notes: ['skipped: no git history of releases/record.json here'] };
+  const changed = git('diff', '--name-only', recorded, '--', 'releases').stdout.trim();
+  const untracked = git('ls-files', '--others', '--exclude-standard', '--', 'releases').stdout.trim();
+  const files = [...changed.split('\n'), ...untracked.split('\n')].filter(Boolean);
+  return {
+    problems: files.map((f) => `${f}: changed since the release was recorded (${recorded.slice(0, 12)}); only make release writes releases/`),
+    notes: [`unchanged since ${recorded.slice(0, 12)}`],
+  };
+}
+
 /** Each deployable's version is its package.json's; its chart carries it as version and appVersion; the umbrella pins it. */
 export function versionsCheck(charts = path.join(ROOT, 'charts'), record = readRecord()): Verdict {
   const problems: string[] = [];
@@ -460,6 +478,20 @@ export function canaries(current: Doc): Canary[] {
       },
     },
     {
+      name: 'the record: contracts and their hashes edited together by hand',
+      run: () => {
+        const dir = scratch();
+        const g = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=canary', '-c', 'user.email=canary@invalid', '-c', 'commit.gpgsign=false', ...args], { stdio: 'ignore' });
+        cpSync(RELEASES, path.join(dir, 'releases'), { recursive: true });
+        g('init', '-q');
+        g('add', '-A');
+        g('commit', '-qm', 'record');
+        writeFileSync(path.join(dir, 'releases/contracts/openapi.json'), '{}\n');
+        return releasedUntouched(dir);
+      },
+      expect: /releases\/contracts\/openapi\.json: changed since the release was recorded/,
+    },
+    {
       name: 'the record: a contract file edited after its release',
       run: () => {
         const dir = scratch();
@@ -480,6 +512,7 @@ async function main(): Promise<void> {
   const released = JSON.parse(readFileSync(path.join(CONTRACTS, 'openapi.json'), 'utf8')) as Doc;
   const checks: [string, () => Verdict][] = [
     ['the record: releases/contracts/ is what was released', () => recordCheck()],
+    ['the record: releases/ untouched since make release wrote it', () => releasedUntouched()],
     ['versions: each deployable one version (package.json = chart version = appVersion = umbrella pin)', () => versionsCheck()],
     ['protobuf (gRPC and Kafka events): buf breaking against the released image', () => protoCheck()],
     ['tenant API: the served document against the released one (oasdiff)', () => apiCheck(released, current)],
