@@ -366,6 +366,19 @@ function protoWithoutRpc(deprecatedInRelease: boolean): { dir: string; image: st
   return { dir, image };
 }
 
+/** charts/ with a key removed from the common `service` definition (every service chart's values). */
+function chartsWithout(key: string): string {
+  const dir = scratch();
+  cpSync(path.join(ROOT, 'charts'), dir, { recursive: true });
+  const file = path.join(dir, 'common/schema/service-defs.json');
+  const schema = JSON.parse(readFileSync(file, 'utf8')) as Doc;
+  const service = schema.definitions?.service?.properties as Doc | undefined;
+  if (!service?.[key]) throw new Error(`canary: the common service values have no ${key}; pick another key`);
+  delete service[key];
+  writeFileSync(file, JSON.stringify(schema));
+  return dir;
+}
+
 const withoutKey = (o: Doc, key: string) => {
   delete o.properties[key];
   o.required = (o.required as string[] | undefined)?.filter((k) => k !== key);
@@ -451,31 +464,12 @@ export function canaries(current: Doc): Canary[] {
     },
     {
       name: 'chart values: a key a released values file could set is removed',
-      run: () => {
-        const dir = scratch();
-        cpSync(path.join(ROOT, 'charts'), dir, { recursive: true });
-        const file = path.join(dir, 'common/schema/service-defs.json');
-        const schema = JSON.parse(readFileSync(file, 'utf8')) as Doc;
-        // Every service chart's values are the common `service` definition (charts/common/schema).
-        const service = schema.definitions?.service?.properties as Doc | undefined;
-        if (!service?.replicaCount) throw new Error('canary: leads values have no replicaCount; pick another key');
-        delete service.replicaCount;
-        writeFileSync(file, JSON.stringify(schema));
-        return valuesCheck(dir, readRecord(), ['leads']);
-      },
+      run: () => valuesCheck(chartsWithout('replicaCount'), readRecord(), ['leads']),
       expect: /replicaCount removed/,
     },
     {
       name: 'chart values: the same removal with a pending major changeset for the service (control)',
-      run: () => {
-        const dir = scratch();
-        cpSync(path.join(ROOT, 'charts'), dir, { recursive: true });
-        const file = path.join(dir, 'common/schema/service-defs.json');
-        const schema = JSON.parse(readFileSync(file, 'utf8')) as Doc;
-        delete (schema.definitions.service.properties as Doc).replicaCount;
-        writeFileSync(file, JSON.stringify(schema));
-        return valuesCheck(dir, readRecord(), ['leads'], { '@voiceapi/leads': '2.0.0' });
-      },
+      run: () => valuesCheck(chartsWithout('replicaCount'), readRecord(), ['leads'], { '@voiceapi/leads': '2.0.0' }),
     },
     {
       name: 'the record: contracts and their hashes edited together by hand',
