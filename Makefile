@@ -12,7 +12,7 @@ endif
 export PATH := $(NODE_BIN):$(PATH)
 BUF := npx --no-install buf
 
-.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check contracts-check release charts-check images cluster-test bench sdk clean
+.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check contracts-check rules rules-check release charts-check images cluster-test bench sdk clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -61,6 +61,12 @@ contracts-check: $(NPM_STAMP) ## today's contracts against the last recorded rel
 	python3 scripts/values-compat.test.py
 	node --import tsx test/tools/contracts.ts
 
+rules: $(NPM_STAMP) ## regenerate the SLO recording rules and burn-rate alerts from observability/slos.yaml (Sloth) into charts/platform/files/prometheus/
+	node --import tsx test/tools/observability.ts generate
+
+rules-check: $(NPM_STAMP) ## the SLO rules are what Sloth makes of observability/slos.yaml; promtool check rules and test rules (observability/tests/): every alert fires on its failure and stays quiet when healthy
+	node --import tsx test/tools/observability.ts check
+
 release: contracts-check ## release the deployables named by pending changesets (npx changeset): versions, changelogs, charts, contracts, record (two commits)
 	node --import tsx test/tools/release.ts
 
@@ -74,7 +80,7 @@ test-e2e: typecheck infra ## end-to-end, fault and API-fuzz tests through the ga
 	bash scripts/install-schemathesis.sh
 	npx --no-install jest --selectProjects e2e --runInBand
 
-test: typecheck lint format-check proto-check contracts-check infra ## every test level against real servers, and the chart checks (what CI runs)
+test: typecheck lint format-check proto-check contracts-check rules-check infra ## every test level against real servers, and the chart checks (what CI runs)
 	bash scripts/install-schemathesis.sh
 	npx --no-install jest --selectProjects unit integration e2e --runInBand
 	bash scripts/chart-checks.sh

@@ -84,6 +84,8 @@ export async function startSystem(
     servers?: { MONGO_URL?: string; KAFKA_BROKERS?: string };
     /** The checkout each process starts from, by manifest name (see `System.builds`). */
     builds?: Record<string, string>;
+    /** Settings every process starts with, e.g. where to push OTLP metrics. */
+    env?: Record<string, string>;
   } = {},
 ): Promise<System> {
   const serviceEnv = opts.serviceEnv ?? {};
@@ -118,6 +120,10 @@ export async function startSystem(
       name,
       s.entry,
       {
+        // What the charts set: metrics and traces say which service sent them (Prometheus's job
+        // label is then voiceapi/<service>).
+        OTEL_SERVICE_NAME: name,
+        OTEL_RESOURCE_ATTRIBUTES: 'service.namespace=voiceapi',
         ...addresses,
         ...system.env,
         ...secrets[name],
@@ -145,7 +151,7 @@ export async function startSystem(
     ports,
     replicaPorts,
     gatewayDb: `${gw.mongoDb}_${suffix}`,
-    env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, ...opts.servers },
+    env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, ...opts.servers, ...opts.env },
     builds: { ...opts.builds },
     async startService(name, extra = {}, replica = 0) {
       const port = replicaPorts[name]?.[replica];
@@ -172,6 +178,8 @@ export async function startSystem(
         gw.name,
         gw.entry,
         {
+          OTEL_SERVICE_NAME: gw.name,
+          OTEL_RESOURCE_ATTRIBUTES: 'service.namespace=voiceapi',
           ...system.env,
           ...addresses,
           MONGO_DB: system.gatewayDb,

@@ -1,4 +1,5 @@
-import { Server, ServerCredentials, type sendUnaryData, type ServerReadableStream, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { metrics } from '@opentelemetry/api';
+import { Server, ServerCredentials, status as GrpcStatus, type sendUnaryData, type ServerReadableStream, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { contextFromMetadata, type CallContext } from '../context';
 import { DomainError, domainErrorOf, toGrpcError } from '../errors';
@@ -9,6 +10,17 @@ import type { RequestArg, ResponseOf, UnaryServiceDef } from './types';
 export type AsyncService<D extends UnaryServiceDef> = {
   [M in keyof D]: (request: RequestArg<D[M]>, ctx: CallContext) => Promise<ResponseOf<D[M]>>;
 };
+
+/**
+ * RED per method: the RPC semantic conventions' server call duration (seconds), by method and
+ * status name. The grpc-js instrumentation traces calls but records no metric.
+ */
+const callDuration = metrics.getMeter('voiceapi.grpc').createHistogram<{ 'rpc.system': string; 'rpc.method': string; 'rpc.response.status_code': string }>('rpc.server.call.duration', {
+  description: 'gRPC calls served, by method and status',
+  unit: 's',
+  advice: { explicitBucketBoundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] },
+});
+const statusName = (code: number | undefined) => (code === undefined ? 'OK' : (GrpcStatus[code] ?? String(code)));
 
 export interface ServiceRegistration {
   name: string;
@@ -36,9 +48,11 @@ export function registerService<D extends UnaryServiceDef>(name: string, definit
         const at = deadline instanceof Date ? deadline.getTime() : deadline;
         if (Date.now() > at) log.warn({ method, ms: Date.now() - started, requestId: ctx.requestId }, "answered after the caller's deadline");
       };
+      const measured = (code: number | undefined) => callDuration.record((Date.now() - started) / 1000, { 'rpc.system': 'grpc', 'rpc.method': `${name}/${method}`, 'rpc.response.status_code': statusName(code) });
       handler(request as RequestArg<D[typeof method]>, ctx).then(
         (response) => {
           late();
+          measured(undefined);
           callback(null, response);
         },
         (err: unknown) => {
@@ -47,7 +61,9 @@ export function registerService<D extends UnaryServiceDef>(name: string, definit
             if (domainErrorOf(err)) log.warn({ err, method, requestId: ctx.requestId }, 'the store is unavailable');
             else log.error({ err, method, requestId: ctx.requestId }, 'unexpected error in handler');
           }
-          callback(toGrpcError(err));
+          const grpcErr = toGrpcError(err);
+          measured(grpcErr.code);
+          callback(grpcErr);
         },
       );
     };

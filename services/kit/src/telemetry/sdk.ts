@@ -14,20 +14,30 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 
 let sdk: NodeSDK | undefined;
 
-function enabled(env = process.env): boolean {
-  if (env.OTEL_SDK_DISABLED === 'true') return false;
-  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+// Traces and metrics may go to different places (metrics straight to Prometheus's OTLP receiver,
+// say), or only one of them anywhere: each is on when an endpoint names it and its exporter is
+// not "none".
+function sends(signal: 'TRACES' | 'METRICS', env = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED === 'true' || env[`OTEL_${signal}_EXPORTER`] === 'none') return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]);
 }
 
 export function startTelemetry(): void {
-  if (sdk || !enabled()) return;
+  const traces = sends('TRACES');
+  const metrics = sends('METRICS');
+  if (sdk || !(traces || metrics)) return;
   sdk = new NodeSDK({
-    traceExporter: new OTLPTraceExporter(),
+    // Empty lists, not absent ones: absent, the SDK would configure exporters from the environment.
+    ...(traces ? { traceExporter: new OTLPTraceExporter() } : { spanProcessors: [] }),
     // A reader passed in ignores OTEL_METRIC_EXPORT_INTERVAL unless given it (default 60 s).
-    metricReader: new PeriodicExportingMetricReader({
-      exporter: new OTLPMetricExporter(),
-      exportIntervalMillis: Number(process.env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000,
-    }),
+    metricReaders: metrics
+      ? [
+          new PeriodicExportingMetricReader({
+            exporter: new OTLPMetricExporter(),
+            exportIntervalMillis: Number(process.env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000,
+          }),
+        ]
+      : [],
     // Who sent it: OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES (the charts set the pod and
     // namespace there), the host, the OS, the process and a per-process instance id.
     resourceDetectors: [envDetector, hostDetector, osDetector, processDetector, serviceInstanceIdDetector],

@@ -1,0 +1,167 @@
+/**
+ * The SLO rules, generated and checked (`make rules`, `make rules-check`).
+ *
+ *   generate  Sloth turns observability/slos.yaml into charts/platform/files/prometheus/slos.rules.yaml
+ *   check     that file is what Sloth makes of slos.yaml today; promtool checks every rule file and
+ *             runs the rule unit tests of observability/tests/ (each alert fires on a series showing
+ *             its failure and stays quiet on a healthy one)
+ *
+ * Sloth, promtool and Prometheus come from the Go module proxy (scripts/go-tool.sh, like helm).
+ * `writeRules(dir, { windowScale })` is what the end-to-end tests load: the same SLOs with every
+ * window divided by windowScale (SLO_WINDOW_SCALE), and the cause alerts as shipped.
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+
+const ROOT = path.resolve(__dirname, '../..');
+export const SLO_SPEC = path.join(ROOT, 'observability/slos.yaml');
+const WINDOWS_DIR = path.join(ROOT, 'observability/windows');
+export const RULES_DIR = path.join(ROOT, 'charts/platform/files/prometheus');
+export const SLO_RULES = path.join(RULES_DIR, 'slos.rules.yaml');
+const TESTS_DIR = path.join(ROOT, 'observability/tests');
+
+const TOOLS = {
+  sloth: ['github.com/slok/sloth/cmd/sloth', 'v0.16.0'],
+  promtool: ['github.com/prometheus/prometheus/cmd/promtool', 'v0.316.0'],
+} as const;
+
+export function goTool(name: keyof typeof TOOLS): string {
+  const [pkg, version] = TOOLS[name];
+  return execFileSync('bash', [path.join(ROOT, 'scripts/go-tool.sh'), name, pkg, version], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}
+
+const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
+
+/** A Prometheus duration divided by `scale`, in whole seconds (refused when it does not divide). */
+export function scaleDuration(d: string, scale: number): string {
+  const m = /^(\d+)([smhdw])$/.exec(d);
+  if (!m) throw new Error(`unsupported duration "${d}" in ${WINDOWS_DIR}`);
+  const seconds = (Number(m[1]) * UNITS[m[2]!]!) / scale;
+  if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`SLO_WINDOW_SCALE=${scale} does not divide ${d} into whole seconds`);
+  return `${seconds}s`;
+}
+
+interface AlertWindows {
+  spec: { sloPeriod: string; page: Record<string, { shortWindow: string; longWindow: string }>; ticket: Record<string, { shortWindow: string; longWindow: string }> };
+}
+
+/** The windows file with every duration divided by `scale`, written into a fresh directory. */
+function scaledWindows(scale: number): { dir: string; period: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'voiceapi-slo-windows-'));
+  let period = '';
+  for (const f of readdirSync(WINDOWS_DIR)) {
+    const w = parse(readFileSync(path.join(WINDOWS_DIR, f), 'utf8')) as AlertWindows;
+    w.spec.sloPeriod = scaleDuration(w.spec.sloPeriod, scale);
+    period = w.spec.sloPeriod;
+    for (const kind of [w.spec.page, w.spec.ticket]) {
+      for (const win of Object.values(kind)) {
+        win.shortWindow = scaleDuration(win.shortWindow, scale);
+        win.longWindow = scaleDuration(win.longWindow, scale);
+      }
+    }
+    writeFileSync(path.join(dir, f), stringify(w));
+  }
+  return { dir, period };
+}
+
+/** Sloth's rules for observability/slos.yaml; windows divided by `windowScale` (1: as shipped). */
+export function generateSloRules(windowScale = 1): string {
+  const { dir, period } = windowScale === 1 ? { dir: WINDOWS_DIR, period: '30d' } : scaledWindows(windowScale);
+  const out = mkdtempSync(path.join(tmpdir(), 'voiceapi-slo-rules-'));
+  try {
+    const file = path.join(out, 'slos.rules.yaml');
+    execFileSync(goTool('sloth'), ['generate', `--input=${SLO_SPEC}`, `--out=${file}`, `--slo-period-windows-path=${dir}`, `--default-slo-period=${period}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    return readFileSync(file, 'utf8');
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+    if (dir !== WINDOWS_DIR) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Every rule file a Prometheus of this platform loads, SLO windows divided by `windowScale`. */
+export function writeRules(dir: string, opts: { windowScale: number }): string[] {
+  mkdirSync(dir, { recursive: true });
+  const files: string[] = [];
+  for (const f of readdirSync(RULES_DIR).filter((n) => n.endsWith('.rules.yaml'))) {
+    const to = path.join(dir, f);
+    if (path.join(RULES_DIR, f) === SLO_RULES) writeFileSync(to, generateSloRules(opts.windowScale));
+    else copyFileSync(path.join(RULES_DIR, f), to);
+    files.push(to);
+  }
+  return files;
+}
+
+function check(): void {
+  const failures: string[] = [];
+  const want = generateSloRules();
+  if (readFileSync(SLO_RULES, 'utf8') !== want) failures.push(`${path.relative(ROOT, SLO_RULES)} is not what Sloth makes of observability/slos.yaml: run 'make rules' and commit`);
+  const promtool = goTool('promtool');
+  const ruleFiles = readdirSync(RULES_DIR)
+    .filter((n) => n.endsWith('.rules.yaml'))
+    .map((n) => path.join(RULES_DIR, n));
+  const tests = readdirSync(TESTS_DIR)
+    .filter((n) => n.endsWith('.test.yaml'))
+    .map((n) => path.join(TESTS_DIR, n));
+  for (const [what, args] of [
+    ['promtool check rules', ['check', 'rules', ...ruleFiles]],
+    ['promtool test rules', ['test', 'rules', ...tests]],
+  ] as const) {
+    try {
+      process.stdout.write(execFileSync(promtool, args, { encoding: 'utf8', cwd: TESTS_DIR, stdio: ['ignore', 'pipe', 'pipe'] }));
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string };
+      failures.push(`${what} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+    }
+  }
+  failures.push(...unitTestedAlerts(ruleFiles, tests));
+  if (failures.length) {
+    console.error(failures.join('\n\n'));
+    process.exit(1);
+  }
+  console.log(`rules-check: ${ruleFiles.length} rule files valid, ${tests.length} unit test files pass, every alert tested firing and quiet`);
+}
+
+/**
+ * Every alert a rule file defines has a unit test in which it fires and one in which it is
+ * expected quiet (promtool checks what the tests say; this checks the tests say it), and carries
+ * a severity, a summary and a runbook link into docs/operations.md that exists.
+ */
+function unitTestedAlerts(ruleFiles: string[], tests: string[]): string[] {
+  type Rule = { alert?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  const alerts = new Map<string, Rule>();
+  for (const f of ruleFiles) for (const g of (parse(readFileSync(f, 'utf8')) as { groups: { rules: Rule[] }[] }).groups) for (const r of g.rules) if (r.alert) alerts.set(r.alert, r);
+  const fired = new Set<string>();
+  const quiet = new Set<string>();
+  type AlertTest = { alertname: string; exp_alerts?: unknown[] };
+  for (const t of tests) {
+    const doc = parse(readFileSync(t, 'utf8')) as { tests: { alert_rule_test?: AlertTest[] }[] };
+    for (const c of doc.tests) for (const a of c.alert_rule_test ?? []) (a.exp_alerts?.length ? fired : quiet).add(a.alertname);
+  }
+  const runbooks = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+  const problems: string[] = [];
+  for (const [name, rule] of alerts) {
+    if (!fired.has(name)) problems.push(`alert ${name} has no unit test in which it fires (observability/tests/)`);
+    if (!quiet.has(name)) problems.push(`alert ${name} has no unit test in which it stays quiet (observability/tests/)`);
+    if (!rule.labels?.severity) problems.push(`alert ${name} has no severity label`);
+    if (!rule.annotations?.summary) problems.push(`alert ${name} has no summary`);
+    const anchor = /^docs\/operations\.md#([a-z0-9-]+)$/.exec(rule.annotations?.runbook_url ?? '')?.[1];
+    if (!anchor) problems.push(`alert ${name}: runbook_url must be docs/operations.md#<anchor>`);
+    else if (!new RegExp(`^#+ ${name}$`, 'm').test(runbooks) || name.toLowerCase() !== anchor) problems.push(`alert ${name}: docs/operations.md has no runbook heading naming it (anchor #${anchor})`);
+  }
+  return problems;
+}
+
+if (require.main === module) {
+  const cmd = process.argv[2];
+  if (cmd === 'generate') {
+    writeFileSync(SLO_RULES, generateSloRules());
+    console.log(`wrote ${path.relative(ROOT, SLO_RULES)}`);
+  } else if (cmd === 'check') check();
+  else {
+    console.error('usage: observability.ts generate|check');
+    process.exit(2);
+  }
+}
