@@ -1,4 +1,4 @@
-import { metrics, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
+import { context, createContextKey, diag, metrics, type Attributes, type Counter, type Histogram, type ObservableCallback } from '@opentelemetry/api';
 
 /**
  * Business metrics, one convention for every service (billing is the first user):
@@ -7,13 +7,33 @@ import { metrics, type Attributes, type Counter, type Histogram } from '@opentel
  *    count (`voiceapi.billing.charges`), histograms for what they measure, with a UCUM unit
  *    (`{credit}`, `s`, `ms`, `By`);
  *  - attributes are few and bounded (`mode`: live|sandbox, `outcome`, `reason`): never a tenant,
- *    contact, call or key id (unbounded cardinality, and personal data stays out of telemetry).
+ *    contact, call or key id (unbounded cardinality, and personal data stays out of telemetry);
+ *  - gauges are observed: their `observe` runs when the metrics are exported (each export
+ *    interval), never otherwise, so what it reads is read only while telemetry is on. It must be
+ *    cheap: memory first; a store or Kafka read is cached (`cachedRead`) for at least a few seconds.
  *
  * Without the telemetry SDK (no OTLP endpoint) the instruments are no-ops and cost nothing.
  */
 export interface ServiceMetrics {
   counter<A extends Attributes>(thing: string, opts: { description: string; unit?: string }): TypedCounter<A>;
   histogram<A extends Attributes>(thing: string, opts: { description: string; unit: string; buckets?: number[] }): TypedHistogram<A>;
+  /**
+   * An observable gauge: `observe` gives its values, one per attribute set, each time metrics are
+   * exported. A failing `observe` (thrown or rejected) observes nothing that time and never fails
+   * the export. `stop()` on the answer stops observing. Once an attribute set was observed, the
+   * SDK exports its last value until the process ends (cumulative temporality), even when it is no
+   * longer observed: a gauge keeps giving a value for every attribute set it ever gave (0, not
+   * silence, for "none now"), and is stopped only when its process stops.
+   */
+  gauge<A extends Attributes>(thing: string, opts: { description: string; unit?: string }, observe: () => Observations<A> | Promise<Observations<A>>): ObservedGauge;
+}
+
+/** What a gauge's `observe` gives: a value per attribute set. */
+export type Observations<A extends Attributes> = Iterable<{ value: number; attributes: A }>;
+
+export interface ObservedGauge {
+  /** Stops observing: the gauge's callback is removed. */
+  stop(): void;
 }
 
 export interface TypedCounter<A extends Attributes> {
@@ -45,5 +65,48 @@ export function serviceMetrics(service: string): ServiceMetrics {
       });
       return { record: (value: number, attributes: A) => h.record(value, attributes) };
     },
+    gauge: <A extends Attributes>(thing: string, opts: { description: string; unit?: string }, observe: () => Observations<A> | Promise<Observations<A>>) => {
+      const full = name(thing);
+      const g = meter.createObservableGauge<A>(full, { description: opts.description, ...(opts.unit && { unit: opts.unit }) });
+      const callback: ObservableCallback<A> = async (result) => {
+        try {
+          // What observing reads (the store, Kafka) is not traced: it is the export's own work.
+          const values = await context.with(withoutTracing(context.active()), observe);
+          for (const { value, attributes } of values) result.observe(value, attributes);
+        } catch (err) {
+          diag.warn(`gauge ${full} could not be observed: ${String(err)}`);
+        }
+      };
+      g.addCallback(callback);
+      return { stop: () => g.removeCallback(callback) };
+    },
+  };
+}
+
+/**
+ * The context key the OpenTelemetry SDK reads to suppress tracing (`suppressTracing` of
+ * `@opentelemetry/core`): context keys are `Symbol.for(description)`, so this is the same key.
+ */
+const SUPPRESS_TRACING = createContextKey('OpenTelemetry SDK Context Key SUPPRESS_TRACING');
+const withoutTracing = (ctx: ReturnType<typeof context.active>) => ctx.setValue(SUPPRESS_TRACING, true);
+
+/**
+ * A read for a gauge, made at most once per `ttlMs`: within that time its last answer is given
+ * again, and reads asked while one is under way share it. A failed read is not kept (the next ask
+ * reads again). For gauges whose value comes from the store or Kafka: several gauges fed by one
+ * read, and every export of several readers, cost one read per `ttlMs`.
+ */
+export function cachedRead<T>(ttlMs: number, read: () => Promise<T>, now: () => number = Date.now): () => Promise<T> {
+  let last: { at: number; value: T } | undefined;
+  let pending: Promise<T> | undefined;
+  return () => {
+    if (last && now() - last.at < ttlMs) return Promise.resolve(last.value);
+    pending ??= read()
+      .then((value) => {
+        last = { at: now(), value };
+        return value;
+      })
+      .finally(() => (pending = undefined));
+    return pending;
   };
 }
