@@ -5,6 +5,7 @@
  *   check     that file is what Sloth makes of slos.yaml today; promtool checks every rule file and
  *             runs the rule unit tests of observability/tests/ (each alert fires on a series showing
  *             its failure and stays quiet on a healthy one)
+ *   write DIR [SCALE]   every rule file into DIR, SLO windows divided by SCALE (OBSERVE=1 make run)
  *
  * Sloth, promtool and Prometheus come from the Go module proxy (scripts/go-tool.sh, like helm).
  * `writeRules(dir, { windowScale })` is what the end-to-end tests load: the same SLOs with every
@@ -160,8 +161,11 @@ if (require.main === module) {
     writeFileSync(SLO_RULES, generateSloRules());
     console.log(`wrote ${path.relative(ROOT, SLO_RULES)}`);
   } else if (cmd === 'check') check();
-  else {
-    console.error('usage: observability.ts generate|check');
+  else if (cmd === 'write' && process.argv[3]) {
+    // `OBSERVE=1 SLO_WINDOW_SCALE=60 make run`: the rules with their windows scaled, for a demo.
+    for (const f of writeRules(process.argv[3], { windowScale: Number(process.argv[4] ?? 1) })) console.log(f);
+  } else {
+    console.error('usage: observability.ts generate | check | write DIR [WINDOW_SCALE]');
     process.exit(2);
   }
 }

@@ -6,6 +6,7 @@
  *  - both together: infra.ts; building them: install.ts (runs install.sh)
  *  - child processes that never outlive the parent: children.ts; restarts with backoff: supervisor.ts
  *  - readiness probes (mongodb driver, kafkajs): probes.ts; free ports: ports.ts
+ *  - Prometheus taking OTLP metrics, for OBSERVE=1 and the alert tests: prometheus.ts
  *  - the service manifest (services/manifest.json): manifest.ts
  *
  * Servers listen on 127.0.0.1 only and keep their data in the given directory across restarts.
@@ -17,6 +18,7 @@ export { freePorts, tcpOpen } from './ports';
 export { mongoReady, kafkaReady, waitReady } from './probes';
 export { startStore, storeUrl, type StoreOptions, type StoreHandle } from './store';
 export { startKafka, LOCAL_SESSION_TIMEOUT_MS, type KafkaOptions, type KafkaHandle } from './kafka';
+export { startPrometheus, prometheusBinary, PROMETHEUS_VERSION, type PrometheusOptions, type PrometheusHandle } from './prometheus';
 export { startLocalInfra, infraDirs, type LocalInfraOptions, type LocalInfra } from './infra';
 export { supervise, DEFAULT_BACKOFF, type Backoff, type Running, type SuperviseOptions, type Supervisor } from './supervisor';
 export { loadManifest, parseManifest, addressSettings, manifestPath, processNodeOptions, PROCESS_NODE_OPTIONS, type Manifest, type ProcessEntry } from './manifest';

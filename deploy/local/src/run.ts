@@ -7,6 +7,7 @@
  * Data (and the generated admin token, key pepper and demo keys) stay in DATA_DIR, so a restart
  * loses no tenant or key.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -19,6 +20,7 @@ import {
   LOCAL_SESSION_TIMEOUT_MS,
   processNodeOptions,
   spawnProcess,
+  startPrometheus,
   startStore,
   storeUrl,
   startKafka,
@@ -69,6 +71,40 @@ function superviseStore(dataDir: string): { sup: Supervisor; url: () => string }
     },
   });
   return { sup, url: () => storeUrl(port!) };
+}
+
+/**
+ * OBSERVE=1: Prometheus under supervision, evaluating the platform's rules as the umbrella chart
+ * ships them (SLO_WINDOW_SCALE=N divides every SLO window by N, to watch a burn in minutes), taking
+ * every process's OTLP metrics; serves the SLO page at /user/index.html.
+ */
+function supervisePrometheus(dataDir: string): { sup: Supervisor; url: () => string; otlp: () => string } {
+  let port = env.PROMETHEUS_PORT ? Number(env.PROMETHEUS_PORT) : undefined;
+  const scale = Number(env.SLO_WINDOW_SCALE ?? 1);
+  const shipped = path.join(ROOT, 'charts/platform/files/prometheus');
+  const rulesDir = scale === 1 ? shipped : path.join(dataDir, `rules-scaled-${scale}`);
+  if (scale !== 1) {
+    // The same generator the tests use (Sloth, test/tools/observability.ts), windows divided.
+    execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/tools/observability.ts'), 'write', rulesDir, String(scale)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  const ruleFiles = fs
+    .readdirSync(rulesDir)
+    .filter((f) => f.endsWith('.rules.yaml'))
+    .map((f) => path.join(rulesDir, f));
+  const log = fileLog('prometheus');
+  let h: { url: string; otlpMetricsUrl: string } | undefined;
+  const sup = supervise({
+    name: 'prometheus',
+    say,
+    start: async ({ first, signal }) => {
+      const started = await startPrometheus({ dataDir, port, ruleFiles, userAssets: path.join(ROOT, 'observability/page'), evaluationIntervalS: scale === 1 ? 15 : 1, log, signal });
+      port = started.port;
+      h = started;
+      say(`prometheus ${first ? 'started' : 'restarted'} (pid ${started.pid}, ${started.url}, ${ruleFiles.length} rule files${scale === 1 ? '' : `, SLO windows ÷ ${scale}`})`);
+      return started;
+    },
+  });
+  return { sup, url: () => h!.url, otlp: () => h!.otlpMetricsUrl };
 }
 
 /** Kafka under supervision; a restart reuses its ports and data directory. */
@@ -220,6 +256,21 @@ async function main(): Promise<void> {
   const pepper = persistentSecret('KEY_HASH_PEPPER', 'key-hash-pepper');
 
   const { mongoUrl, kafkaBrokers } = await infrastructure();
+  const observe = env.OBSERVE === '1' || env.OBSERVE === 'true';
+  const prometheus = observe ? supervisePrometheus(path.join(DATA_DIR, 'prometheus')) : undefined;
+  if (prometheus) {
+    tiers.push([prometheus.sup]);
+    await prometheus.sup.started;
+  }
+  // As the charts set them: metrics and traces say which service sent them (job voiceapi/<service>).
+  const telemetry = (name: string): Record<string, string> => ({
+    OTEL_SERVICE_NAME: name,
+    OTEL_RESOURCE_ATTRIBUTES: env.OTEL_RESOURCE_ATTRIBUTES ?? 'service.namespace=voiceapi',
+    ...(prometheus && {
+      OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: prometheus.otlp(),
+      OTEL_METRIC_EXPORT_INTERVAL: env.OTEL_METRIC_EXPORT_INTERVAL ?? (Number(env.SLO_WINDOW_SCALE ?? 1) === 1 ? '5000' : '1000'),
+    }),
+  });
   const ports = await servicePorts(manifest.services);
   // Against the local Kafka, consumers use the short session it allows; a given Kafka keeps the services' default.
   const session: Record<string, string> = env.KAFKA_BROKERS ? {} : { KAFKA_SESSION_TIMEOUT_MS: String(LOCAL_SESSION_TIMEOUT_MS) };
@@ -228,14 +279,19 @@ async function main(): Promise<void> {
   const services = manifest.services.map((s) => {
     const port = ports.get(s.name)!;
     const secrets = Object.fromEntries((s.secrets ?? []).map((name) => [name, persistentSecret(name, `${s.name}-${name.toLowerCase().replace(/_/g, '-')}`)]));
-    return superviseProcess(s, { ...shared, ...secrets, [s.portEnv]: String(port) }, `127.0.0.1:${port}`, () => tcpOpen(port));
+    return superviseProcess(s, { ...shared, ...telemetry(s.name), ...secrets, [s.portEnv]: String(port) }, `127.0.0.1:${port}`, () => tcpOpen(port));
   });
   tiers.push(services);
   await Promise.all(services.map((s) => s.started));
 
   const base = `http://127.0.0.1:${PORT}`;
   const gw = manifest.gateway;
-  const gateway = superviseProcess(gw, { ...shared, [gw.portEnv]: String(PORT), ADMIN_TOKEN: adminToken, KEY_HASH_PEPPER: pepper }, base, async () => (await fetch(`${base}/readyz`)).status === 200);
+  const gateway = superviseProcess(
+    gw,
+    { ...shared, ...telemetry(gw.name), [gw.portEnv]: String(PORT), ADMIN_TOKEN: adminToken, KEY_HASH_PEPPER: pepper },
+    base,
+    async () => (await fetch(`${base}/readyz`)).status === 200,
+  );
   tiers.push([gateway]);
   await gateway.started;
 
@@ -247,7 +303,13 @@ async function main(): Promise<void> {
   Demo tenant    ${demo.tenantId}
   Sandbox key    ${demo.sandboxKey}
   Live key       ${demo.liveKey}
-  Logs           ${LOGS}
+  Logs           ${LOGS}${
+    prometheus
+      ? `
+  Prometheus     ${prometheus.url()}   (its API; rules: charts/platform/files/prometheus)
+  SLO page       ${prometheus.url()}/user/index.html`
+      : ''
+  }
 
   Try:
     curl -s ${base}/api/v1/ping -H "Authorization: Bearer ${demo.sandboxKey}"
