@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { DEFAULT_SESSION_TIMEOUT_MS } from './events/kafka';
+import { SLOW_COMMAND_COUNT_MS } from './mongo/store-ops';
 import { z } from 'zod';
 
 /**
@@ -48,6 +49,12 @@ export const commonEnv = {
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  /**
+   * A store command this slow or slower (ms) is counted (metric `voiceapi.store.slow_commands`,
+   * by collection and operation; the alert StoreSlowCommands reads it). Needs STORE_OPS_COUNTING
+   * (the driver's command monitoring). Commands of a second or more are logged besides.
+   */
+  STORE_SLOW_COMMAND_MS: z.coerce.number().int().min(1).max(60_000).default(SLOW_COMMAND_COUNT_MS),
   /** Replication factor of those topics; -1 takes the broker's default. */
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(-1).max(10).default(-1),
   /**

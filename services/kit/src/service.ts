@@ -13,6 +13,8 @@ export interface ServiceSettings {
   MONGO_DB: string;
   SHUTDOWN_GRACE_MS: number;
   STORE_OPS_COUNTING: boolean;
+  /** Optional for settings objects made by hand (tests); `commonEnv` always gives it. */
+  STORE_SLOW_COMMAND_MS?: number;
 }
 
 /** ...and, for a gRPC service, its address and `grpcServerEnv`. */
@@ -42,7 +44,13 @@ export async function openService<C extends ServiceSettings>(name: string, cfg: 
   const log = createLogger(name, cfg.LOG_LEVEL, opts.redact ? { redact: opts.redact } : {});
   const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
   lifecycle.onStop('telemetry', shutdownTelemetry);
-  const conn = await connectMongo({ url: cfg.MONGO_URL, dbName: cfg.MONGO_DB, log, countOps: cfg.STORE_OPS_COUNTING });
+  const conn = await connectMongo({
+    url: cfg.MONGO_URL,
+    dbName: cfg.MONGO_DB,
+    log,
+    countOps: cfg.STORE_OPS_COUNTING,
+    ...(cfg.STORE_SLOW_COMMAND_MS !== undefined && { slowCommandMs: cfg.STORE_SLOW_COMMAND_MS }),
+  });
   lifecycle.onStop('mongo', () => conn.close());
   return { cfg, log, lifecycle, conn };
 }

@@ -10,6 +10,7 @@ import { announceWith, type AnnounceOptions, type Announcer, type HeldEvents, ty
 import type { EventRecord } from './kafka';
 import { eventRecord, hasKafkaErrorType, type EventPublisher } from './publisher';
 import type { MessageCodec } from './stream';
+import { cachedRead, serviceMetrics, type ObservedGauge } from '../telemetry/metrics';
 import { Worker } from '../worker';
 
 interface OutboxDoc {
@@ -103,6 +104,30 @@ const BATCH_BYTES = 256 * 1024;
 /** An event larger than this is refused when it is added, not discovered when it cannot be sent. */
 export const MAX_EVENT_BYTES = 256 * 1024;
 
+/**
+ * The outbox's gauges read the store at most this often (every replica reports its service's
+ * outbox: the figures are the store's, not the replica's).
+ */
+const FIGURES_TTL_MS = 10_000;
+/**
+ * The waiting events read, in store order, to find the oldest. Events of new keys take their
+ * places from a block each process reserved earlier (`freshKeys`), so an event may wait behind
+ * younger ones: at most a block's worth per writing process, so the oldest is among the first
+ * this many while fewer than ten processes write events of new keys. Fewer waiting: all are read,
+ * and they are counted exactly.
+ */
+const OLDEST_SCAN = 10_000;
+
+/** What the outbox's gauges report (`voiceapi.outbox.*`). */
+interface OutboxFigures {
+  /** Events stored and not yet published (held ones too). */
+  backlog: number;
+  /** When the oldest of them was stored; undefined when none waits. */
+  oldestAt?: Date;
+  /** Events Kafka refused, in `outbox_parked`. */
+  parked: number;
+}
+
 /** Events Kafka refused for good (kept, with the error, for an operator to look at and replay). */
 interface ParkedDoc extends OutboxDoc {
   error: string;
@@ -129,6 +154,7 @@ export class Outbox implements Announcer {
   private readonly holdMs: number;
   readonly parked: Model<ParkedDoc>;
   private stopped = false;
+  private gauges: ObservedGauge[] = [];
   /** Numbers taken from the counter for events of new keys and not used yet: [next, end). */
   private block = { next: 0, end: 0 };
   /**
@@ -324,12 +350,41 @@ export class Outbox implements Announcer {
 
   start(): void {
     this.relay.start();
+    this.observe();
   }
 
   /** Stops relaying; the pass under way finishes first, then the lease is given up for the next replica. */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const g of this.gauges.splice(0)) g.stop();
     await this.relay.stop();
+  }
+
+  /**
+   * The outbox's gauges, read from the store when metrics are exported (never while telemetry is
+   * off), at most every `FIGURES_TTL_MS`. Every replica reports the same figures of its service's
+   * outbox (whichever replica relays): take the highest (`max by (job)`), not the sum.
+   */
+  private observe(): void {
+    const figures = cachedRead(FIGURES_TTL_MS, () => this.figures());
+    const m = serviceMetrics('outbox');
+    this.gauges = [
+      m.gauge('backlog', { description: 'Events stored in the outbox and not yet published to Kafka (held ones too)', unit: '{event}' }, async () => [{ value: (await figures()).backlog, attributes: {} }]),
+      m.gauge('oldest_age', { description: 'Age of the oldest event in the outbox not yet published (0 when none waits)', unit: 's' }, async () => {
+        const { oldestAt } = await figures();
+        return [{ value: oldestAt ? Math.max(0, Date.now() - oldestAt.getTime()) / 1000 : 0, attributes: {} }];
+      }),
+      m.gauge('parked', { description: 'Events Kafka refused for good, kept in outbox_parked for an operator', unit: '{event}' }, async () => [{ value: (await figures()).parked, attributes: {} }]),
+    ];
+  }
+
+  /** The waiting events (counted exactly when fewer than `OLDEST_SCAN`, else from the collection's metadata), the oldest of them, and the parked ones. */
+  private async figures(): Promise<OutboxFigures> {
+    const [waiting, parked] = await Promise.all([this.model.find({}, { _id: 0, createdAt: 1 }).sort({ seq: 1 }).limit(OLDEST_SCAN).lean<Pick<OutboxDoc, 'createdAt'>[]>(), this.parked.estimatedDocumentCount()]);
+    const backlog = waiting.length < OLDEST_SCAN ? waiting.length : await this.model.estimatedDocumentCount();
+    let oldest: number | undefined;
+    for (const d of waiting) oldest = Math.min(oldest ?? Infinity, d.createdAt.getTime());
+    return { backlog, parked, ...(oldest !== undefined && { oldestAt: new Date(oldest) }) };
   }
 
   /** Whether this replica is the one relaying now. */

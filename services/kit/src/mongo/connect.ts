@@ -1,7 +1,7 @@
 import mongoose, { type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
 import type { Logger } from '../logger';
 import { checkQueries } from './query-check';
-import { logSlowCommands, storeOps } from './store-ops';
+import { storeOps, watchSlowCommands } from './store-ops';
 
 // Queries fail at once when the server is away instead of buffering until a hang.
 mongoose.set('bufferCommands', false);
@@ -26,6 +26,8 @@ export async function connectMongo(opts: {
   log: Logger;
   /** `STORE_OPS_COUNTING` (commonEnv); the test harness's query check turns monitoring on too. */
   countOps?: boolean;
+  /** `STORE_SLOW_COMMAND_MS` (commonEnv): commands this slow or slower are counted (with `countOps`). */
+  slowCommandMs?: number;
   /** Default `STORE_OP_TIMEOUT_MS`; shorter only in tests that wait for it. */
   timeoutMS?: number;
 }): Promise<Connection> {
@@ -45,7 +47,7 @@ export async function connectMongo(opts: {
   if (opts.countOps !== false) {
     storeOps.watch(conn.getClient());
     storeOps.reportOnSignal();
-    logSlowCommands(conn.getClient(), opts.log);
+    watchSlowCommands(conn.getClient(), opts.log, { ...(opts.slowCommandMs !== undefined && { countMs: opts.slowCommandMs }) });
   }
   if (checking) checkQueries(conn.getClient());
   await conn.asPromise();

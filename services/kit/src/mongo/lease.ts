@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { serviceMetrics } from '../telemetry/metrics';
 import { isDuplicateKeyError } from './connect';
 
 interface LeaseDoc {
@@ -31,6 +32,7 @@ export class Lease {
   private holders = 0;
   private renewal: NodeJS.Timeout | undefined;
   private readonly takenListeners: (() => void)[] = [];
+  private observed = false;
 
   constructor(
     conn: Connection,
@@ -72,10 +74,23 @@ export class Lease {
    */
   async hold(onError: (err: unknown) => void): Promise<void> {
     if (this.holders++ > 0) return;
+    this.observe();
     const renew = () => this.acquire().then(() => undefined, onError);
     this.renewal = setInterval(() => void renew(), Math.max(100, Math.floor(this.ttlMs / 3)));
     this.renewal.unref();
     await renew();
+  }
+
+  /**
+   * The gauge `voiceapi.lease.held` (attribute `lease`, the lease's name): 1 while this replica
+   * holds the lease, else 0, from memory at each export. Observed from the first `hold` on, for as
+   * long as the process lives (after `letGo` it says 0): `max by (lease)` of 0 means no replica
+   * holds it, and its work is not being done.
+   */
+  private observe(): void {
+    if (this.observed) return;
+    this.observed = true;
+    serviceMetrics('lease').gauge<{ lease: string }>('held', { description: 'Whether this replica holds the lease (1) or not (0)', unit: '1' }, () => [{ value: this.held ? 1 : 0, attributes: { lease: this.name } }]);
   }
 
   /** Calls `listener` each time this replica comes to hold the lease (first taken, or taken over). */

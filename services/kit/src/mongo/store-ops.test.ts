@@ -1,25 +1,47 @@
 import { EventEmitter } from 'node:events';
+import { metrics } from '@opentelemetry/api';
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { mongo } from 'mongoose';
 import type { Logger } from '../logger';
-import { logSlowCommands } from './store-ops';
+import { watchSlowCommands } from './store-ops';
 
-describe('logSlowCommands', () => {
-  it('logs a command slower than the threshold with its collection, not a fast one nor a waiting getMore', () => {
+describe('watchSlowCommands', () => {
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 });
+  beforeAll(() => metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] })));
+  afterAll(() => metrics.disable());
+
+  it('counts a command at or over the count threshold by collection and operation, logs one over the log threshold, and neither for a fast one nor a waiting getMore', async () => {
     const client = new EventEmitter();
     const warn = jest.fn();
-    logSlowCommands(client as unknown as mongo.MongoClient, { warn } as unknown as Logger, 1_000);
+    watchSlowCommands(client as unknown as mongo.MongoClient, { warn } as unknown as Logger, { logMs: 1_000, countMs: 100 });
     const start = (requestId: number, commandName: string, command: Record<string, unknown>) => client.emit('commandStarted', { requestId, commandName, command, databaseName: 'leads' });
     start(1, 'insert', { insert: 'contacts' });
     start(2, 'find', { find: 'campaigns' });
     start(3, 'getMore', { getMore: 1, collection: 'outbox' });
     start(4, 'update', { update: 'contacts' });
+    start(5, 'find', { find: 'campaigns' });
+    start(6, 'find', { find: 'campaigns' });
     client.emit('commandSucceeded', { requestId: 1, commandName: 'insert', duration: 4_200 });
     client.emit('commandSucceeded', { requestId: 2, commandName: 'find', duration: 12 });
     client.emit('commandSucceeded', { requestId: 3, commandName: 'getMore', duration: 30_000 });
     client.emit('commandFailed', { requestId: 4, commandName: 'update', duration: 1_500, failure: new Error('cut') });
+    client.emit('commandSucceeded', { requestId: 5, commandName: 'find', duration: 100 });
+    client.emit('commandSucceeded', { requestId: 6, commandName: 'find', duration: 99.9 });
     expect(warn.mock.calls).toEqual([
       [{ command: 'insert', collection: 'contacts', ms: 4_200, failed: false }, 'a store command was slow'],
       [{ command: 'update', collection: 'contacts', ms: 1_500, failed: true }, 'a store command was slow'],
     ]);
+    await reader.forceFlush();
+    const slow = exporter
+      .getMetrics()
+      .flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics))
+      .find((m) => m.descriptor.name === 'voiceapi.store.slow_commands');
+    expect(slow?.descriptor.unit).toBe('{command}');
+    expect(Object.fromEntries(slow!.dataPoints.map((p) => [`${String(p.attributes.collection)} ${String(p.attributes.operation)}`, p.value]))).toEqual({
+      'contacts insert': 1,
+      'contacts update': 1,
+      'campaigns find': 1,
+    });
   });
 });

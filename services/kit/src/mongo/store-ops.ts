@@ -67,15 +67,26 @@ function collectionOf(e: mongo.CommandStartedEvent): string {
 
 /** A store command slower than this is logged: the store, not the process, kept a caller waiting. */
 export const SLOW_COMMAND_MS = 1_000;
+/** A store command this slow or slower is counted (`STORE_SLOW_COMMAND_MS` in commonEnv sets it). */
+export const SLOW_COMMAND_COUNT_MS = 100;
 /** Commands that wait by design (a change stream's or a tailing cursor's await). */
 const WAITING_COMMANDS = new Set(['getMore']);
 
 /**
- * Logs every command of a driver client that took longer than `slowMs` to answer, with its
+ * Watches every command of a driver client for its answer time: one that took `countMs` or longer
+ * is counted (metric `voiceapi.store.slow_commands`, attributes `collection` and `operation`, as
+ * `voiceapi.store.operations`), and one that took `logMs` or longer is also logged with its
  * collection and time: a request that stalled on the store says where (a new replica's first
  * requests waited seconds in a drain on the live cluster, and nothing told which command).
+ * A change stream's or a tailing cursor's waiting `getMore` is neither.
  */
-export function logSlowCommands(client: mongo.MongoClient, log: Logger, slowMs = SLOW_COMMAND_MS): void {
+export function watchSlowCommands(client: mongo.MongoClient, log: Logger, opts: { logMs?: number; countMs?: number } = {}): void {
+  const logMs = opts.logMs ?? SLOW_COMMAND_MS;
+  const countMs = opts.countMs ?? SLOW_COMMAND_COUNT_MS;
+  const slow = serviceMetrics('store').counter<{ collection: string; operation: string }>('slow_commands', {
+    description: 'Commands the store took STORE_SLOW_COMMAND_MS (default 100 ms) or longer to answer, by collection and operation',
+    unit: '{command}',
+  });
   // The started events in flight; the collection is read from one only when it proved slow.
   const started = new Map<number, mongo.CommandStartedEvent>();
   client.on('commandStarted', (e: mongo.CommandStartedEvent) => {
@@ -85,7 +96,10 @@ export function logSlowCommands(client: mongo.MongoClient, log: Logger, slowMs =
     const start = started.get(e.requestId);
     if (start === undefined) return;
     started.delete(e.requestId);
-    if (e.duration >= slowMs) log.warn({ command: e.commandName, collection: collectionOf(start), ms: Math.round(e.duration), failed: 'failure' in e }, 'a store command was slow');
+    if (e.duration < Math.min(countMs, logMs)) return;
+    const collection = collectionOf(start);
+    if (e.duration >= countMs) slow.add(1, { collection, operation: e.commandName });
+    if (e.duration >= logMs) log.warn({ command: e.commandName, collection, ms: Math.round(e.duration), failed: 'failure' in e }, 'a store command was slow');
   };
   client.on('commandSucceeded', ended);
   client.on('commandFailed', ended);
