@@ -13,7 +13,9 @@
  *       ratio of the two rates, and each process's CPU per accepted lead; three rounds.
  * Writes its section of docs/performance.md. It reports; it never fails on time.
  */
-import { cpus } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import mongoose from 'mongoose';
 import { Receiver } from '../../services/webhooks/test/receiver';
@@ -25,6 +27,9 @@ import { cpuMsPerOperation, cpuPerOperation, cpuWindow, systemPids, type CpuShar
 import { PROFILE_DIR } from '../harness/processes';
 import { monotonicUs, perfProfile, summarizeProfiles } from './profiles';
 import { writePerformanceSection } from './report';
+import { delayP99s, sliFigures, sliTable } from './slis';
+import { startPrometheus, type Prometheus } from '../harness/prometheus';
+import { writeRules } from '../tools/observability';
 
 const CALLS = Number(process.env.BENCH_SYSTEM_CALLS ?? 400);
 const INGEST_S = Number(process.env.BENCH_SYSTEM_INGEST_S ?? 15);
@@ -32,6 +37,8 @@ const PACED_S = Number(process.env.BENCH_SYSTEM_PACED_S ?? 20);
 const CONNECTIONS = 32;
 const ROUNDS = 3;
 const SPEEDUP = '200';
+/** How often each process pushes its metrics in (e): OBSERVE=1 make run's interval. */
+const EXPORT_MS = 5_000;
 /**
  * CPU per call of the whole system before issue 33, in bare Express requests' worth of CPU (each
  * figure divided by the bare server's CPU per request in the same run, so machines compare): the
@@ -70,14 +77,17 @@ async function main(): Promise<void> {
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
   const receiver = await new Receiver().start();
   // As `make run` starts it, production settings: no response-schema check, warnings only.
-  const sys = await startSystem({
+  const systemOptions = {
     gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
     serviceEnv: {
       telephony: { CARRIER_SIMULATOR_SPEEDUP: SPEEDUP },
       leads: { CALLING_WINDOW_DEFAULT: 'always' },
       webhooks: { OUTBOUND_ALLOWLIST: receiver.hostPort },
     },
-  });
+  };
+  let sys = await startSystem(systemOptions);
+  let prom: Prometheus | undefined;
+  const rulesDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-bench-rules-'));
   const gw = sys.gateways[0]!.url;
   const pids = systemPids(sys, infra);
   // BENCH_PROFILE's processes: their samples of round 1 of (b), reported at the end.
@@ -136,17 +146,7 @@ async function main(): Promise<void> {
     const half = callRounds[0]!.perSecond / 2;
     process.stdout.write(`(c) ${half.toFixed(1)} calls/s for ${PACED_S} s, leads paced\n`);
     const pacedFrom = receiver.at('/billed').length;
-    let pacedSent = 0;
-    const pacedStart = Date.now();
-    while (Date.now() - pacedStart < PACED_S * 1000) {
-      const tick = Date.now();
-      const due = Math.floor(((tick - pacedStart) / 1000) * half) + 1 - pacedSent;
-      if (due > 0) {
-        const r = await call(`${gw}/api/v1/leads/batch`, { key: caller.key, body: { campaignId: caller.campaignId, leads: Array.from({ length: due }, () => ({ phone: phone(), channel: 'call', consent })) } });
-        if (r.status === 200) pacedSent += due;
-      }
-      await sleep(Math.max(0, 100 - (Date.now() - tick)));
-    }
+    const pacedSent = await pace(gw, caller, half, PACED_S, phone);
     const pacedUntil = Date.now() + 60_000;
     while (unique(billedOf(pacedFrom)).length < pacedSent && Date.now() < pacedUntil) await sleep(100);
     const paced = unique(billedOf(pacedFrom));
@@ -212,6 +212,28 @@ async function main(): Promise<void> {
       );
     }
 
+    // ---- (e) the SLOs' figures, as Prometheus reads them ----
+    // A second system like the first but with every process pushing its metrics (as with
+    // OBSERVE=1 make run), so the figures above are not measured with telemetry on.
+    process.stdout.write(`(e) the SLOs as Prometheus reads them: every process pushing metrics, ${half.toFixed(1)} calls/s for ${PACED_S} s, ${ROUNDS} rounds\n`);
+    await sys.stop();
+    prom = await startPrometheus({ ruleFiles: writeRules(rulesDir, { windowScale: 1 }), evaluationIntervalS: 5 });
+    const observed = await startSystem({ ...systemOptions, env: { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: prom.otlpMetricsUrl, OTEL_METRIC_EXPORT_INTERVAL: String(EXPORT_MS) } });
+    sys = observed;
+    const watched = await tenantSetUp(observed.gateways[0]!.url, { lines: 100, hook: `${receiver.base}/watched` }, receiver);
+    const sliRounds: Parameters<typeof sliTable>[0] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const from = receiver.at('/watched').length;
+      const t0 = Date.now();
+      const sent = await pace(observed.gateways[0]!.url, watched, half, PACED_S, phone);
+      const until = Date.now() + 60_000;
+      while (unique(receiver.at('/watched').slice(from)).length < sent && Date.now() < until) await sleep(100);
+      await sleep(EXPORT_MS + 1_000); // every process's last figures pushed
+      const windowS = (Date.now() - t0) / 1000;
+      sliRounds.push({ figures: await sliFigures(prom, windowS), delays: await delayP99s(prom, windowS) });
+      process.stdout.write(`  round ${round}: ${sliRounds[round - 1]!.figures.map((f) => `${f.slo} ${(f.good * 100).toFixed(2)} %`).join(', ')}\n`);
+    }
+
     // ---- the report ----
     const first = callRounds[0]!;
     const lastCalls = callRounds[ROUNDS - 1]!;
@@ -251,16 +273,41 @@ ${webhooksPerDelivery.toFixed(1)} ms (one \`call.outbound.billed\` per call in (
 ${table}
 
 Store operations per call (b), round 1: ${first.ops}; round ${ROUNDS}: ${lastCalls.ops}.
-Store operations per accepted lead (d), round 1, telephony stopped: ${firstIngest.paused.ops}; dialling: ${firstIngest.dialling.ops}.`;
+Store operations per accepted lead (d), round 1, telephony stopped: ${firstIngest.paused.ops}; dialling: ${firstIngest.dialling.ops}.
+
+The SLOs of \`observability/slos.yaml\` as Prometheus reads them (e): the same system started again with every process pushing
+its metrics every ${EXPORT_MS / 1000} s (as \`OBSERVE=1 make run\`), calls paced at ${half.toFixed(1)} calls/s for ${PACED_S} s a round, each SLI's own
+queries over the round. A share of good events, and the delays behind three of them (p99 from histogram buckets: an upper bound).
+
+${sliTable(sliRounds)}`;
     writePerformanceSection('system', md);
     process.stdout.write(`${md}\n\ndocs/performance.md updated (system section)\n`);
   } finally {
     await receiver.stop();
     await telephonyDb.close();
     await sys.stop();
+    await prom?.stop();
+    rmSync(rulesDir, { recursive: true, force: true });
     await infra.stop();
   }
   if (process.env.BENCH_PROFILE) process.stdout.write(summarizeProfiles(PROFILE_DIR, 30, profiledFrom, profiledTo));
+}
+
+/** Sends `rate` call leads a second for `seconds` (batches every 100 ms); how many were accepted. */
+async function pace(gw: string, t: { key: string; campaignId: string }, rate: number, seconds: number, phone: () => string): Promise<number> {
+  const consent = { outboundCall: true, capturedAt: '2026-11-01T10:00:00Z' };
+  let sent = 0;
+  const start = Date.now();
+  while (Date.now() - start < seconds * 1000) {
+    const tick = Date.now();
+    const due = Math.floor(((tick - start) / 1000) * rate) + 1 - sent;
+    if (due > 0) {
+      const r = await call(`${gw}/api/v1/leads/batch`, { key: t.key, body: { campaignId: t.campaignId, leads: Array.from({ length: due }, () => ({ phone: phone(), channel: 'call', consent })) } });
+      if (r.status === 200) sent += due;
+    }
+    await sleep(Math.max(0, 100 - (Date.now() - tick)));
+  }
+  return sent;
 }
 
 /** A tenant with a key, credits, a campaign open all day and (`hook`) a webhook endpoint for `call.outbound.billed`. */
