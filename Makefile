@@ -78,10 +78,12 @@ test-integration: typecheck infra ## integration tests per service (real MongoDB
 
 test-e2e: typecheck infra ## end-to-end, fault and API-fuzz tests through the gateway with real processes
 	bash scripts/install-schemathesis.sh
+	bash scripts/install-chromium.sh
 	npx --no-install jest --selectProjects e2e --runInBand
 
 test: typecheck lint format-check proto-check contracts-check rules-check infra ## every test level against real servers, and the chart checks (what CI runs)
 	bash scripts/install-schemathesis.sh
+	bash scripts/install-chromium.sh
 	npx --no-install jest --selectProjects unit integration e2e --runInBand
 	bash scripts/chart-checks.sh
 
