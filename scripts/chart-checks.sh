@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Offline checks of every Helm chart under charts/: lint, dependency build, render and validate the
-# rendered objects against the Kubernetes schemas, plus the platform's own rules (hardened pods,
-# secrets only by reference, NetworkPolicies, labels). Needs no cluster and no network beyond the
-# first run, which builds helm from the Go module proxy and installs the validator from PyPI into
-# .tools/ (repo-local, git-ignored).
+# rendered objects against the Kubernetes schemas (the umbrella's PrometheusRule against the
+# Prometheus operator's CRD), plus the platform's own rules (hardened pods, secrets only by
+# reference, NetworkPolicies, labels), the umbrella's rules and dashboards, and that the generated
+# dashboards are current. Needs no cluster and no network beyond the first run, which builds helm
+# and fetches the CRD from the Go module proxy and installs the validator from PyPI into .tools/
+# (repo-local, git-ignored); the dashboards check needs the npm dependencies (make install).
 #
 #   scripts/chart-checks.sh                  run every check; exit 1 if any failed
 #   scripts/chart-checks.sh --sync-schemas   first copy charts/common/schema/service-defs.json into
@@ -14,6 +16,7 @@
 #   KV_VERSION        PyPI kubernetes-validate version (default 1.37.0; ships the schemas)
 #   KUBE_VERSIONS     Kubernetes versions to validate against (default "1.31.0 1.37.0")
 #   HELM              use this helm binary instead of building one
+#   PROMETHEUS_OPERATOR_VERSION / PROMETHEUS_RULE_CRD   see scripts/prometheus-operator-crd.sh
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,14 +25,15 @@ TOOLS=$ROOT/.tools
 KV_VERSION=${KV_VERSION:-1.37.0}
 read -r -a KUBE_VERSIONS <<<"${KUBE_VERSIONS:-1.31.0 1.37.0}"
 RENDER_KUBE_VERSION=${KUBE_VERSIONS[0]}
-# API groups of CRD kinds (comma list): no schema ships with the validator; reported as SKIP, never
-# silently. None today (the charts render only built-in kinds).
+# API groups of CRD kinds (comma list) validated against no schema: reported as SKIP, never silently.
+# None today: the only CRD kind rendered (the umbrella's PrometheusRule) is validated against its CRD
+# (CRD_FILES below).
 SKIP_API_GROUPS=${SKIP_API_GROUPS:-}
 SYNC_SCHEMAS=0
 for arg in "$@"; do
   case $arg in
     --sync-schemas) SYNC_SCHEMAS=1 ;;
-    -h | --help) sed -n '2,16p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -59,9 +63,23 @@ install_validator() {
   echo "installed in $(( $(date +%s) - t0 ))s"
 }
 
+# The PrometheusRule CRD as the operator ships it (its Go module, through the Go module proxy).
+install_crds() {
+  PROMETHEUS_RULE_CRD=$(bash "$ROOT/scripts/prometheus-operator-crd.sh")
+  echo "PrometheusRule CRD: $PROMETHEUS_RULE_CRD"
+}
+
+# Node.js for the dashboards generator (test/tools/dashboards.ts, through tsx).
+install_node() {
+  PATH=$(bash "$ROOT/scripts/node-lts.sh"):$PATH
+  echo "node: $(command -v node) ($(node --version))"
+}
+
 step "tools"
 install_helm
 install_validator
+install_crds
+install_node
 
 # Helm runs with empty, private config/cache dirs (no repositories, no plugins) and a dead proxy:
 # everything below must work offline, and anything that tries the network fails loudly.
@@ -95,11 +113,91 @@ def docs(path):
 def ident(d):
     return f'{d["kind"]}/{d["metadata"]["name"]}'
 
+# CRD kinds (CRD_FILES: CustomResourceDefinition YAML files, colon-separated) are validated against
+# their CRD's openAPIV3Schema as the API server would (strict: unknown fields are errors, metadata as
+# Kubernetes' ObjectMeta, list-map keys unique); CEL rules (x-kubernetes-validations) are not run.
+CRD_FILES = list(filter(None, os.environ.get("CRD_FILES", "").split(":")))
+
+def crd_json_schema(node):
+    """A CRD's structural OpenAPI v3 schema as a JSON schema (draft 2020-12) the validator takes."""
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for k, v in node.items():
+        if k in ("properties", "patternProperties"):
+            out[k] = {name: crd_json_schema(s) for name, s in v.items()}
+        elif k in ("items", "additionalProperties", "not"):
+            out[k] = crd_json_schema(v)
+        elif k in ("allOf", "anyOf", "oneOf"):
+            out[k] = [crd_json_schema(s) for s in v]
+        elif k.startswith("x-kubernetes-") or k == "nullable":
+            continue
+        else:
+            out[k] = v
+    if node.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+        out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])
+    if node.get("nullable") and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    if "properties" in out and "additionalProperties" not in out and not node.get("x-kubernetes-preserve-unknown-fields"):
+        out["additionalProperties"] = False
+    return out
+
+def list_map_duplicates(obj, schema, where=""):
+    """Items of an x-kubernetes-list-type: map list sharing their keys (the API server refuses them)."""
+    p = []
+    if not isinstance(schema, dict):
+        return p
+    if isinstance(obj, list):
+        keys = schema.get("x-kubernetes-list-map-keys") if schema.get("x-kubernetes-list-type") == "map" else None
+        seen = set()
+        for i, item in enumerate(obj):
+            if keys and isinstance(item, dict):
+                k = tuple(item.get(x) for x in keys)
+                if k in seen: p.append(f"{where}.{i}: duplicate {', '.join(f'{a}={b}' for a, b in zip(keys, k))} (list-map keys {keys} must be unique)")
+                seen.add(k)
+            p += list_map_duplicates(item, schema.get("items"), f"{where}.{i}")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            sub = (schema.get("properties") or {}).get(k, schema.get("additionalProperties"))
+            p += list_map_duplicates(v, sub, f"{where}.{k}" if where else k)
+    return p
+
+def crds():
+    """{(apiVersion, kind): (openAPIV3Schema, source)} of every version served by the CRD_FILES."""
+    out = {}
+    for f in CRD_FILES:
+        for crd in docs(f):
+            if crd.get("kind") != "CustomResourceDefinition": continue
+            for v in crd["spec"]["versions"]:
+                if v.get("served"):
+                    out[(f'{crd["spec"]["group"]}/{v["name"]}', crd["spec"]["names"]["kind"])] = (v["schema"]["openAPIV3Schema"], f)
+    return out
+
+def validate_crd(d, schema, version):
+    """Problems of one object against its CRD's schema, with ObjectMeta from the Kubernetes version's definitions."""
+    from referencing import Registry, Resource
+    import jsonschema
+    kv_version = [x for x in kv.all_versions() if kv.major_minor(x) <= kv.major_minor(version)][-1]
+    defs = kv.schema_contents(f"kubernetes-json-schema/v{kv_version}-local-strict/_definitions.json", version)
+    js = crd_json_schema(schema)
+    js["properties"]["metadata"] = {"$ref": "/api/_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
+    js.update({"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"https://kubernetes.io/api/crd-{d['kind'].lower()}.json"})
+    registry = Resource.from_contents(defs) @ (Resource.from_contents(js) @ Registry())
+    errors = sorted(jsonschema.validators.Draft202012Validator(js, registry=registry).iter_errors(d), key=lambda e: list(e.path))
+    return [f"{'/'.join(str(x) for x in e.path)}: {e.message[:300]}" for e in errors] + list_map_duplicates(d, schema)
+
 def validate(path):
     """Schema-validates every object (strict: unknown fields are errors) for every version."""
-    problems, n, skipped = [], 0, []
+    problems, n, skipped, by_crd = [], 0, [], crds()
     for d in docs(path):
         group = d["apiVersion"].split("/")[0] if "/" in d["apiVersion"] else ""
+        crd = by_crd.get((d["apiVersion"], d["kind"]))
+        if crd:
+            n += 1
+            for v in VERSIONS:
+                problems += [f"{ident(d)} @ k8s {v} (CRD {os.path.basename(crd[1])}): {x}" for x in validate_crd(d, crd[0], v)]
+            continue
         if group in SKIP_GROUPS:
             skipped.append(f'{ident(d)} ({d["apiVersion"]})')
             continue
@@ -114,7 +212,8 @@ def validate(path):
                 problems.append(f"{ident(d)} @ k8s {v}: {e.message}")
     for s in skipped:
         print(f"    SKIP {s}: CRD kind, no schema in kubernetes-validate")
-    print(f"    {n} objects valid against Kubernetes {', '.join(VERSIONS)}" if not problems else "")
+    n_crd = sum(1 for d in docs(path) if (d["apiVersion"], d["kind"]) in by_crd)
+    print(f"    {n} objects valid against Kubernetes {', '.join(VERSIONS)}" + (f" ({n_crd} of them against their CRD)" if n_crd else "") if not problems else "")
     return problems
 
 SECRET_ENV = {"MONGO_URL", "ADMIN_TOKEN", "KEY_HASH_PEPPER"}
@@ -350,15 +449,62 @@ def manifest(path, manifest_path, charts_dir, umbrella):
               f" the addresses the services are given match it")
     return p
 
+def observability(path, rules_dir, dashboards_dir, label, value):
+    """The umbrella's rules and dashboards as rendered: one PrometheusRule holding every group of
+    rules_dir/*.rules.yaml as written there (group names unique across the files), and one ConfigMap
+    per dashboards_dir/*.json, labelled label=value for Grafana's sidecar, whose JSON parses, is the
+    file's, fits a ConfigMap and uses no template variable but the data source."""
+    import re
+    p, objs = [], docs(path)
+    want = {}
+    for f in sorted(glob.glob(f"{rules_dir}/*.rules.yaml")):
+        for g in (yaml.safe_load(open(f)) or {}).get("groups") or []:
+            if g.get("name") in want: p.append(f"group {g.get('name')} is in {want[g['name']][0]} and {os.path.basename(f)}: group names must be unique")
+            want[g.get("name")] = (os.path.basename(f), g)
+    if not want: p.append(f"no rule groups in {rules_dir}/*.rules.yaml")
+    rules = [d for d in objs if d["kind"] == "PrometheusRule"]
+    if len(rules) != 1:
+        p.append(f"{len(rules)} PrometheusRule objects rendered, 1 expected")
+    else:
+        got = {g.get("name"): g for g in rules[0]["spec"].get("groups") or []}
+        for name, (f, g) in want.items():
+            if name not in got: p.append(f"group {name} of {f} is missing from {ident(rules[0])}")
+            elif got[name] != g: p.append(f"group {name} of {f} is not as written there in {ident(rules[0])}")
+        for name in sorted(got.keys() - want.keys()): p.append(f"{ident(rules[0])} has group {name}, which no rules file has")
+    files = {os.path.basename(f): f for f in sorted(glob.glob(f"{dashboards_dir}/*.json"))}
+    maps = {k: (d, v) for d in objs if d["kind"] == "ConfigMap" and (d["metadata"].get("labels") or {}).get(label) == value
+            for k, v in (d.get("data") or {}).items()}
+    uids = {}
+    for name, f in files.items():
+        if name not in maps: p.append(f"dashboard {name}: no ConfigMap labelled {label}={value} holds it"); continue
+        d, text = maps[name]
+        try:
+            board = json.loads(text)
+        except ValueError as e:
+            p.append(f"{ident(d)}: {name} does not parse as JSON: {e}"); continue
+        if board != json.load(open(f)): p.append(f"{ident(d)}: {name} is not the chart's file")
+        size = sum(len(k) + len(v.encode()) for k, v in d["data"].items())
+        if size > 1024 * 1024 - 4096: p.append(f"{ident(d)}: {size} bytes, too close to a ConfigMap's 1 MiB")
+        other = sorted(set(re.findall(r"\$\{?(\w+)", text)) - {"datasource", "__rate_interval"})
+        if other: p.append(f"{ident(d)}: {name} uses template variables other than the data source: {other}")
+        uid = board.get("uid")
+        if not uid or uid in uids: p.append(f"{ident(d)}: {name} has uid {uid!r}, {'also ' + uids[uid] + ' has it' if uid in uids else 'none'}")
+        uids[uid] = name
+    for name in sorted(maps.keys() - files.keys()): p.append(f"{ident(maps[name][0])} holds {name}, which the chart has no file for")
+    if not p:
+        print(f"    PrometheusRule with {len(want)} groups ({', '.join(sorted(want))}); {len(files)} dashboard ConfigMaps labelled {label}={value}, JSON parsed")
+    return p
+
 cmd, path, *rest = sys.argv[1:]
 problems = {"validate": lambda: validate(path), "rules": lambda: rules(path),
             "expect": lambda: expect(path, rest[0]), "query": lambda: query(path, rest[0]),
-            "manifest": lambda: manifest(path, *rest), "same-selectors": lambda: same_selectors(path, *rest)}[cmd]()
+            "manifest": lambda: manifest(path, *rest), "same-selectors": lambda: same_selectors(path, *rest),
+            "observability": lambda: observability(path, *rest)}[cmd]()
 for x in problems:
     print(f"    {x}")
 sys.exit(1 if problems else 0)
 PY
-export SKIP_API_GROUPS CHECK_KUBE_VERSIONS="${KUBE_VERSIONS[*]}"
+export SKIP_API_GROUPS CHECK_KUBE_VERSIONS="${KUBE_VERSIONS[*]}" CRD_FILES=$PROMETHEUS_RULE_CRD
 check_py() { "$PY" "$WORK/check.py" "$@"; }
 
 # ---------------------------------------------------------------------------------------- checks
@@ -509,7 +655,7 @@ run "lint $UMBRELLA (values-production.yaml with the release's image digests)" "
 step "umbrella: default values"
 rendered "platform-default" "$CHARTS/$UMBRELLA" voiceapi
 run "platform-default has every service" check_py expect "$LAST_RENDER" \
-  "Deployment=${#SERVICES[@]},Service=${#SERVICES[@]},NetworkPolicy=${#SERVICES[@]},PodDisruptionBudget=${#SERVICES[@]},!Secret,!Ingress,!HorizontalPodAutoscaler"
+  "Deployment=${#SERVICES[@]},Service=${#SERVICES[@]},NetworkPolicy=${#SERVICES[@]},PodDisruptionBudget=${#SERVICES[@]},!Secret,!Ingress,!HorizontalPodAutoscaler,!PrometheusRule,!ConfigMap"
 
 step "service manifest: every process has a chart, an umbrella entry and (gRPC) its address in the gateway and in its callers"
 # services/manifest.json is also read by make run, the test harness and the image build: adding a
@@ -540,10 +686,88 @@ render "$WORK/wrong-callee-port.yaml" "$CHARTS/$UMBRELLA" voiceapi --set leads.g
 must_fail "manifest: a service given another service's address on the wrong port is refused (canary)" "Deployment/leads sets BILLING_GRPC_ADDR='billing:50099'" \
   check_py manifest "$WORK/wrong-callee-port.yaml" "$MANIFEST" "$CHARTS" "$UMBRELLA"
 
+step "umbrella: Prometheus rules and Grafana dashboards (observability.rules, observability.dashboards)"
+# The PrometheusRule is validated against the operator's CRD (render's validate step), holds every
+# group of files/prometheus/*.rules.yaml as written there; one ConfigMap per dashboard, its JSON
+# parsed; the committed dashboards are what test/tools/dashboards.ts writes (decision 0129).
+RULES_DIR=$CHARTS/$UMBRELLA/files/prometheus DASH_DIR=$CHARTS/$UMBRELLA/files/dashboards
+DASHBOARDS=("$DASH_DIR"/*.json)
+OBS=(--set observability.rules.enabled=true --set observability.dashboards.enabled=true --set observability.rules.labels.release=kube-prometheus-stack)
+dashboards_check() { # dashboards_check DIR: the generator's --check against DIR
+  [[ -e $ROOT/node_modules/tsx/package.json ]] || { echo "    no node_modules/tsx: install the npm dependencies first (make install)"; return 1; }
+  (cd "$ROOT" && node --import tsx test/tools/dashboards.ts --check --dir "$1") | sed 's/^/    /'
+  return "${PIPESTATUS[0]}"
+}
+run "dashboards: charts/platform/files/dashboards is what test/tools/dashboards.ts writes" dashboards_check "$SRC_CHARTS/$UMBRELLA/files/dashboards"
+cp -R "$SRC_CHARTS/$UMBRELLA/files/dashboards" "$WORK/dashboards-edited"
+sed -i 's/"title": "Heap used"/"title": "Heap used (edited by hand)"/' "$WORK/dashboards-edited/voiceapi-billing.json"
+must_fail "dashboards: a dashboard edited by hand is refused (canary)" "voiceapi-billing.json: differs" dashboards_check "$WORK/dashboards-edited"
+run "lint $UMBRELLA (rules and dashboards on)" "$HELM" lint --strict "$CHARTS/$UMBRELLA" --kube-version "$RENDER_KUBE_VERSION" "${OBS[@]}"
+rendered "platform-observability" "$CHARTS/$UMBRELLA" voiceapi "${OBS[@]}" --set observability.dashboards.folder=voiceapi
+PLATFORM_OBS=$LAST_RENDER
+run "platform-observability has one PrometheusRule and one ConfigMap per dashboard" check_py expect "$LAST_RENDER" \
+  "PrometheusRule/voiceapi=1,ConfigMap=${#DASHBOARDS[@]},Deployment=${#SERVICES[@]}"
+run "platform-observability: the PrometheusRule carries observability.rules.labels (the operator's ruleSelector)" \
+  value_is "$LAST_RENDER" PrometheusRule/voiceapi:metadata.labels.release '"kube-prometheus-stack"'
+run "platform-observability: dashboards in the folder observability.dashboards.folder names" \
+  value_is "$LAST_RENDER" ConfigMap/dashboard-voiceapi-overview:metadata.annotations.grafana_folder '"voiceapi"'
+run "platform-observability: every rule group of files/prometheus, every dashboard's JSON" \
+  check_py observability "$LAST_RENDER" "$RULES_DIR" "$DASH_DIR" grafana_dashboard 1
+run "platform-observability: only one switched on renders only it (rules)" check_py expect \
+  <(render /dev/stdout "$CHARTS/$UMBRELLA" voiceapi --set observability.rules.enabled=true) "PrometheusRule=1,!ConfigMap"
+# Canaries: each way the checks above must refuse.
+broken_rule() { # broken_rule NAME: a PrometheusRule with one flaw, written to $WORK/rule-NAME.yaml
+  local groups='[{name: a, rules: [{record: "a:b:c", expr: up}]}]' meta='{name: broken, namespace: voiceapi}'
+  case $1 in
+    unknown-field) groups='[{name: a, rules: [{record: "a:b:c", expr: up, severity: page}]}]' ;;
+    bad-interval) groups='[{name: a, interval: 5 minutes, rules: [{record: "a:b:c", expr: up}]}]' ;;
+    duplicate-group) groups='[{name: a, rules: [{record: "a:b:c", expr: up}]}, {name: a, rules: [{alert: A, expr: up}]}]' ;;
+    bad-metadata) meta='{name: broken, namespace: voiceapi, label: {a: b}}' ;;
+  esac
+  printf 'apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: %s\nspec:\n  groups: %s\n' "$meta" "$groups" >"$WORK/rule-$1.yaml"
+  echo "$WORK/rule-$1.yaml"
+}
+run "a well-formed PrometheusRule passes the CRD's schema (control)" check_py validate "$(broken_rule none)"
+must_fail "a rule with a field the CRD does not have is refused (canary)" "Additional properties are not allowed \('severity'" check_py validate "$(broken_rule unknown-field)"
+must_fail "a group interval that is not a Prometheus duration is refused (canary)" "interval: '5 minutes' does not match" check_py validate "$(broken_rule bad-interval)"
+must_fail "two groups of one name are refused (canary: list-map key)" "duplicate name=a" check_py validate "$(broken_rule duplicate-group)"
+must_fail "metadata is checked as Kubernetes' ObjectMeta (canary)" "Additional properties are not allowed \('label'" check_py validate "$(broken_rule bad-metadata)"
+canary_umbrella() { # canary_umbrella NAME: a copy of the umbrella chart to break, its path printed
+  rm -rf "$WORK/canary-$1"; cp -R "$CHARTS/$UMBRELLA" "$WORK/canary-$1"; echo "$WORK/canary-$1"
+}
+c=$(canary_umbrella missing-group)
+printf 'groups:\n  - name: voiceapi-canary\n    rules: [{record: "voiceapi:canary:one", expr: vector(1)}]\n' >"$c/files/prometheus/canary.rules.yaml"
+must_fail "a rule group of the files missing from the PrometheusRule is refused (canary)" "group voiceapi-canary of canary.rules.yaml is missing" \
+  check_py observability "$PLATFORM_OBS" "$c/files/prometheus" "$DASH_DIR" grafana_dashboard 1
+printf 'groups:\n  - name: voiceapi-causes\n    rules: [{record: "voiceapi:canary:one", expr: vector(1)}]\n' >"$c/files/prometheus/canary.rules.yaml"
+must_fail "a group name used by two rule files is refused (canary)" "group voiceapi-causes is in|group names must be unique" \
+  check_py observability "$PLATFORM_OBS" "$c/files/prometheus" "$DASH_DIR" grafana_dashboard 1
+c=$(canary_umbrella no-groups)
+printf '# not a rule file\nrules: []\n' >"$c/files/prometheus/empty.rules.yaml"
+must_fail "a rules file without groups is refused at render (canary)" "empty.rules.yaml has no list of groups" render /dev/null "$c" voiceapi "${OBS[@]}"
+c=$(canary_umbrella no-rules)
+rm -f "$c"/files/prometheus/*.rules.yaml
+must_fail "rules switched on without a rules file are refused at render (canary)" "no rule groups" render /dev/null "$c" voiceapi "${OBS[@]}"
+c=$(canary_umbrella bad-json)
+head -c 2000 "$DASH_DIR/voiceapi-overview.json" >"$c/files/dashboards/voiceapi-overview.json"
+render "$WORK/bad-json.yaml" "$c" voiceapi "${OBS[@]}"
+must_fail "a dashboard whose JSON does not parse is refused (canary)" "voiceapi-overview.json does not parse as JSON" \
+  check_py observability "$WORK/bad-json.yaml" "$c/files/prometheus" "$c/files/dashboards" grafana_dashboard 1
+c=$(canary_umbrella variable)
+sed -i 's/job=\\"voiceapi\/billing\\"/job=\\"$job\\"/' "$c/files/dashboards/voiceapi-billing.json"
+render "$WORK/variable.yaml" "$c" voiceapi "${OBS[@]}"
+must_fail "a dashboard query with a template variable other than the data source is refused (canary)" "template variables other than the data source: \['job'\]" \
+  check_py observability "$WORK/variable.yaml" "$c/files/prometheus" "$c/files/dashboards" grafana_dashboard 1
+render "$WORK/other-label.yaml" "$CHARTS/$UMBRELLA" voiceapi "${OBS[@]}" --set observability.dashboards.label=dashboards
+must_fail "dashboards under another label than the sidecar's are refused (canary)" "no ConfigMap labelled grafana_dashboard=1" \
+  check_py observability "$WORK/other-label.yaml" "$RULES_DIR" "$DASH_DIR" grafana_dashboard 1
+
 step "umbrella: values-production.yaml"
 rendered "platform-production" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}"
-run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret)" check_py expect "$LAST_RENDER" \
-  "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,HorizontalPodAutoscaler/billing,HorizontalPodAutoscaler/leads,PodDisruptionBudget/leads,!Secret"
+run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret, rules and dashboards)" check_py expect "$LAST_RENDER" \
+  "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,HorizontalPodAutoscaler/billing,HorizontalPodAutoscaler/leads,PodDisruptionBudget/leads,!Secret,PrometheusRule/voiceapi,ConfigMap=${#DASHBOARDS[@]}"
+run "platform-production: rules and dashboards as the files have them" \
+  check_py observability "$LAST_RENDER" "$RULES_DIR" "$DASH_DIR" grafana_dashboard 1
 run "platform-production gateway scales from 3 replicas" \
   value_is "$LAST_RENDER" HorizontalPodAutoscaler/gateway:spec.minReplicas 3
 run "platform-production images are registry.example.com/voiceapi/<service>@<digest> (no doubled segment)" \

@@ -27,7 +27,7 @@ export const DASHBOARD_DIR = path.join(ROOT, 'charts/platform/files/dashboards')
 /** Every metric the dashboards read, as Prometheus stores it (the OTel instrument in the comment). */
 export const METRICS = {
   httpDuration: 'http_server_request_duration_seconds', // http.server.request.duration (s histogram), gateway
-  rpcDuration: 'rpc_server_duration_milliseconds', // rpc.server.duration (ms histogram), gRPC services
+  rpcDuration: 'rpc_server_call_duration_seconds', // rpc.server.call.duration (s histogram), gRPC services (services/kit/src/grpc/server.ts)
   eventLoopUtilization: 'nodejs_eventloop_utilization_ratio', // nodejs.eventloop.utilization (1)
   heapUsed: 'v8js_memory_heap_used_bytes', // v8js.memory.heap.used (By), per heap space
   outboxBacklog: 'voiceapi_outbox_backlog', // voiceapi.outbox.backlog ({event} gauge)
@@ -38,7 +38,7 @@ export const METRICS = {
   retries: 'voiceapi_events_retries_total', // voiceapi.events.retries ({event} counter)
   storeOperations: 'voiceapi_store_operations_total', // voiceapi.store.operations (counter)
   slowCommands: 'voiceapi_store_slow_commands_total', // voiceapi.store.slow_commands ({command} counter)
-  leaseHeld: 'voiceapi_lease_held', // voiceapi.lease.held (gauge)
+  leaseHeld: 'voiceapi_lease_held_ratio', // voiceapi.lease.held (gauge, unit 1)
   leads: 'voiceapi_leads_leads_total', // voiceapi.leads.leads (counter)
   dials: 'voiceapi_telephony_dials_total', // voiceapi.telephony.dials (counter)
   callsEnded: 'voiceapi_telephony_calls_ended_total', // voiceapi.telephony.calls.ended ({call} counter)
@@ -67,9 +67,8 @@ export const LABELS = {
   route: 'http_route',
   method: 'http_request_method',
   status: 'http_response_status_code',
-  rpcService: 'rpc_service',
-  rpcMethod: 'rpc_method',
-  grpcStatus: 'rpc_grpc_status_code',
+  rpcMethod: 'rpc_method', // <package.Service>/<Method>
+  grpcStatus: 'rpc_response_status_code', // the status code's name: OK, NOT_FOUND, …
   group: 'group',
   topic: 'topic',
   collection: 'collection',
@@ -91,19 +90,16 @@ const VALUES = {
   delivered: 'delivered', // voiceapi.webhooks.delivery.attempts outcome
   http5xx: '5..',
   http4xx: '4..',
-  // gRPC codes a server answers when it, not the caller, failed: UNKNOWN, DEADLINE_EXCEEDED,
-  // UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS (the others are answers about the request).
-  grpcServerError: '2|4|12|13|14|15',
-  grpcHealth: 'grpc.health.v1.Health', // the kubelet's probes: left out of the services' RED panels
+  // gRPC codes a server answers when it, not the caller, failed (the others are answers about the request).
+  grpcServerError: 'UNKNOWN|DEADLINE_EXCEEDED|UNIMPLEMENTED|INTERNAL|UNAVAILABLE|DATA_LOSS',
   longLived: '.*/stream', // the live call stream: an answer lasts as long as the tenant listens
 } as const;
 
 /**
- * `job` as Prometheus's OTLP receiver sets it: the process's service.name, or
- * service.namespace/service.name when the process reports a namespace (the charts set
- * service.namespace=voiceapi, global.partOf; `make run` sets none). Both are matched.
+ * `job` as Prometheus's OTLP receiver sets it: service.namespace/service.name, and the charts (and
+ * the test harness) set service.namespace=voiceapi (global.partOf) and service.name to the process.
  */
-export const job = (...services: string[]) => `job=~"(voiceapi/)?${services.length === 1 ? services[0] : `(${services.join('|')})`}"`;
+export const job = (...services: string[]) => (services.length === 1 ? `job="voiceapi/${services[0]}"` : `job=~"voiceapi/(${services.join('|')})"`);
 
 /** Every process: its dashboard is voiceapi-<name>.json. */
 export const SERVICES = ['gateway', 'leads', 'telephony', 'billing', 'agents', 'companies', 'knowledge', 'webhooks'] as const;
@@ -169,7 +165,7 @@ export interface GrafanaDashboard {
 
 const DATASOURCE = { type: 'prometheus', uid: '${datasource}' } as const;
 
-type Unit = 'reqps' | 'cps' | 'percentunit' | 's' | 'ms' | 'bytes' | 'short' | 'none';
+type Unit = 'reqps' | 'cps' | 'percentunit' | 's' | 'bytes' | 'short' | 'none';
 
 interface Query {
   expr: string;
@@ -264,29 +260,6 @@ function bars(o: PanelOpts): Spec {
         overrides: [],
       },
       options: { orientation: 'horizontal', displayMode: 'gradient', showUnfilled: true, reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false } },
-    }),
-  };
-}
-
-/** One number (instant query), coloured by thresholds. */
-function stat(o: PanelOpts): Spec {
-  return {
-    w: o.w ?? 6,
-    h: o.h ?? 5,
-    build: (id, gridPos) => ({
-      id,
-      type: 'stat',
-      title: o.title,
-      description: o.description,
-      gridPos,
-      datasource: DATASOURCE,
-      interval: MIN_STEP,
-      targets: targets(o.queries, true),
-      fieldConfig: {
-        defaults: { unit: o.unit, thresholds: { mode: 'absolute', steps: o.thresholds ?? [{ color: 'green', value: null }] } },
-        overrides: [],
-      },
-      options: { colorMode: 'background', graphMode: 'none', justifyMode: 'auto', textMode: 'value_and_name', reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false } },
     }),
   };
 }
@@ -439,16 +412,15 @@ function requestRows(s: Service): Row {
     };
   }
   const R = METRICS.rpcDuration;
-  const noProbes = `${LABELS.rpcService}!="${VALUES.grpcHealth}"`;
   return {
     title: 'Requests (gRPC, per method)',
     panels: [
       timeseries({
         title: 'Calls per second',
-        description: 'Every gRPC call served, per method (the kubelet’s health probes left out).',
+        description: 'Every gRPC call served, per method (the kubelet’s health probes are not recorded).',
         unit: 'reqps',
         min: 0,
-        queries: [{ expr: sumRate([LABELS.rpcMethod], `${R}_count`, j, noProbes), legend: `{{${LABELS.rpcMethod}}}` }],
+        queries: [{ expr: sumRate([LABELS.rpcMethod], `${R}_count`, j), legend: `{{${LABELS.rpcMethod}}}` }],
       }),
       timeseries({
         title: 'Server error ratio',
@@ -457,20 +429,20 @@ function requestRows(s: Service): Row {
         min: 0,
         queries: [
           {
-            expr: `${sumRate([LABELS.rpcMethod], `${R}_count`, j, noProbes, matches(LABELS.grpcStatus, VALUES.grpcServerError))} / ${sumRate([LABELS.rpcMethod], `${R}_count`, j, noProbes)}`,
+            expr: `${sumRate([LABELS.rpcMethod], `${R}_count`, j, matches(LABELS.grpcStatus, VALUES.grpcServerError))} / ${sumRate([LABELS.rpcMethod], `${R}_count`, j)}`,
             legend: `{{${LABELS.rpcMethod}}}`,
           },
         ],
       }),
       timeseries({
         title: 'Answers per second by status code',
-        description: 'gRPC status codes (0 OK, 3 INVALID_ARGUMENT, 5 NOT_FOUND, 9 FAILED_PRECONDITION, 14 UNAVAILABLE, …).',
+        description: 'Every call by its gRPC status (OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE, …).',
         unit: 'reqps',
         min: 0,
         stack: true,
-        queries: [{ expr: sumRate([LABELS.grpcStatus], `${R}_count`, j, noProbes), legend: `code {{${LABELS.grpcStatus}}}` }],
+        queries: [{ expr: sumRate([LABELS.grpcStatus], `${R}_count`, j), legend: `{{${LABELS.grpcStatus}}}` }],
       }),
-      latency('Latency', 'Time to answer, p50 and p99 per method.', 'ms', R, [LABELS.rpcMethod], j, noProbes),
+      latency('Latency', 'Time to answer, p50 and p99 per method.', 's', R, [LABELS.rpcMethod], j),
     ],
   };
 }
@@ -557,10 +529,10 @@ function storeRow(s: Service): Row {
       timeseries({
         w: 7,
         title: 'Slow store commands per second',
-        description: 'Commands that took a second or more (each is logged: "a store command was slow").',
+        description: 'Commands that took a second or more (each is logged: "a store command was slow"), per collection and operation.',
         unit: 'cps',
         min: 0,
-        queries: [{ expr: `sum(${rate(METRICS.slowCommands, j)})`, legend: 'slow commands' }],
+        queries: [{ expr: sumRate(co, METRICS.slowCommands, j), legend: legendOf(co) }],
       }),
       timeseries({
         w: 7,
