@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make cluster-test`: the platform on a live two-node Kubernetes cluster (issue 31). Builds every
 # image (make images), starts the cluster (scripts/cluster.sh), loads the images into its nodes,
-# runs test/cluster/ (helm install, a tenant's flow through the gateway's Service, one service
-# released alone under load, pods lost under load, disruption budgets and drains, helm test,
-# uninstall) and always stops the cluster, leaving nothing running. Needs root (kubelets, containerd).
+# runs test/cluster/ (the PrometheusRule CRD applied, helm install with the rules and dashboards, a
+# tenant's flow through the gateway's Service, one service released alone under load, pods lost
+# under load, disruption budgets and drains, helm test, uninstall) and always stops the cluster,
+# leaving nothing running. Needs root (kubelets, containerd).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -16,6 +17,9 @@ built=$(bash scripts/images.sh) # (a process substitution would hide its failure
 mapfile -t images <<<"$built"
 say "images ready after $((SECONDS - started)) s"
 HELM=$(bash scripts/helm.sh)
+# The Prometheus operator's PrometheusRule CRD (its Go module, through the Go module proxy): the
+# suite applies it before installing the umbrella, whose rules are a PrometheusRule.
+PROMETHEUS_RULE_CRD=$(bash scripts/prometheus-operator-crd.sh)
 
 # A cluster that cannot start says why in one line and leaves nothing behind: its apiserver's port
 # taken by another process.
@@ -42,6 +46,6 @@ bash scripts/cluster.sh load "${images[@]}"
 say "${#images[@]} images loaded into the cluster in $((SECONDS - loaded)) s"
 
 eval "$(bash scripts/cluster.sh env)"
-export HELM CLUSTER_ROLLOUT_TAG=$ROLLOUT_TAG
+export HELM CLUSTER_ROLLOUT_TAG=$ROLLOUT_TAG PROMETHEUS_RULE_CRD
 npx --no-install jest --selectProjects cluster --runInBand
 say "passed in $((SECONDS - started)) s"

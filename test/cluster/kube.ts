@@ -17,6 +17,8 @@ function need(name: string): string {
 }
 
 export const nodeIp = () => need('CLUSTER_NODE_IP');
+/** The Prometheus operator's PrometheusRule CRD (scripts/prometheus-operator-crd.sh), applied before the umbrella is installed. */
+export const prometheusRuleCrd = () => need('PROMETHEUS_RULE_CRD');
 
 async function tool(bin: string, args: string[], timeoutMs: number): Promise<string> {
   try {

@@ -7,11 +7,12 @@ import { Receiver } from '../../services/webhooks/test/receiver';
 import { ADMIN_TOKEN, call, tenantWithKey } from '../harness/system';
 import { eventually, sleep } from '../fault/calls-across';
 import { expectCalledAndChargedOnce, pushLeads, streamTenant, summarize, type Post, type StoreAccess, type StreamTenant } from '../fault/lead-stream';
-import { NAMESPACE, ROOT, explained, followLog, helm, kubectl, kubectlJson, nodeIp, pods, ready, serviceOf, serviceValues } from './kube';
+import { NAMESPACE, ROOT, explained, followLog, helm, kubectl, kubectlJson, nodeIp, pods, prometheusRuleCrd, ready, serviceOf, serviceValues } from './kube';
 
 // The platform as an SRE installs it, on the live two-node cluster of scripts/cluster.sh (issue 31):
-// the charts installed with --wait, a tenant's whole flow through the gateway's Service, one service
-// released alone under load, pods lost under load, the disruption budgets, helm test and uninstall.
+// the charts installed with --wait (the umbrella with its Prometheus rules and Grafana dashboards), a
+// tenant's whole flow through the gateway's Service, one service released alone under load, pods lost
+// under load, the disruption budgets, helm test and uninstall.
 // The store and Kafka run on the host at the node's address (the charts take them as external
 // servers, as production's managed ones). Run by `make cluster-test` (scripts/cluster-test.sh).
 
@@ -20,6 +21,8 @@ const SERVICES = ['agents', 'billing', 'companies', 'gateway', 'knowledge', 'lea
 const ROLLOUT_TAG = process.env.CLUSTER_ROLLOUT_TAG ?? 'rollout';
 const LOCAL_VALUES = path.join(ROOT, 'deploy/cluster/values-local.yaml');
 const chart = (name: string) => path.join(ROOT, 'charts', name);
+const RULE_FILES = path.join(ROOT, 'charts/platform/files/prometheus');
+const DASHBOARD_FILES = path.join(ROOT, 'charts/platform/files/dashboards');
 
 interface Deployment {
   metadata: { name: string; generation: number };
@@ -73,6 +76,10 @@ describe('the platform on a live Kubernetes cluster', () => {
     leadsValues = serviceValues(values, 'leads', dir);
     releaseArgs = ['--set-string', `global.mongo.url=${store.url}`, '--set', `global.kafka.brokers={${kafka.brokers.join(',')}}`, '--wait', '--timeout', '6m'];
     await kubectl(['create', 'namespace', NAMESPACE]);
+    // The umbrella ships its rules as a PrometheusRule: its CRD first, as a cluster with the
+    // Prometheus operator has it (the operator itself is not needed to store the object).
+    await kubectl(['apply', '--server-side', '-f', prometheusRuleCrd()]);
+    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/prometheusrules.monitoring.coreos.com'], 90_000);
     // Leads as its own release (a team that releases alone), every other service through the umbrella.
     await explained('helm install leads', () => helm(['install', 'leads', chart('leads'), '-f', leadsValues, ...releaseArgs]));
     await explained('helm install platform', () =>
@@ -84,6 +91,11 @@ describe('the platform on a live Kubernetes cluster', () => {
         LOCAL_VALUES,
         '--set',
         'leads.enabled=false',
+        // As values-production.yaml: the rules for the operator, the dashboards for Grafana's sidecar.
+        '--set',
+        'observability.rules.enabled=true',
+        '--set',
+        'observability.dashboards.enabled=true',
         '--set-string',
         `gateway.secretEnv.ADMIN_TOKEN.value=${ADMIN_TOKEN}`,
         '--set-string',
@@ -114,6 +126,20 @@ describe('the platform on a live Kubernetes cluster', () => {
     const gatewayPod = all.find((p) => serviceOf(p) === 'gateway')!.metadata.name;
     const whoami = await kubectl(['exec', gatewayPod, '--', 'node', '-e', "const fs=require('fs');let ro;try{fs.writeFileSync('/app-probe','x');ro=false}catch{ro=true}console.log(process.getuid(),process.getgid(),ro)"]);
     expect(whoami.trim()).toBe('10001 10001 true');
+  });
+
+  it('ships the rules and dashboards: one PrometheusRule holding every group of the rule files, one ConfigMap per dashboard for the sidecar', async () => {
+    const rule = await kubectlJson<{ spec: { groups: { name: string }[] } }>(['get', 'prometheusrule', 'voiceapi']);
+    const groups = fs
+      .readdirSync(RULE_FILES)
+      .filter((f) => f.endsWith('.rules.yaml'))
+      .flatMap((f) => (YAML.parse(fs.readFileSync(path.join(RULE_FILES, f), 'utf8')) as { groups: { name: string }[] }).groups.map((g) => g.name));
+    expect(rule.spec.groups.map((g) => g.name).sort()).toEqual(groups.sort());
+    const maps = (await kubectlJson<{ items: { data: Record<string, string> }[] }>(['get', 'configmaps', '-l', 'grafana_dashboard=1'])).items;
+    const shipped = Object.fromEntries(maps.flatMap((m) => Object.entries(m.data)));
+    const files = fs.readdirSync(DASHBOARD_FILES).filter((f) => f.endsWith('.json'));
+    expect(Object.keys(shipped).sort()).toEqual(files.sort());
+    for (const f of files) expect({ f, dashboard: JSON.parse(shipped[f]!) as unknown }).toEqual({ f, dashboard: JSON.parse(fs.readFileSync(path.join(DASHBOARD_FILES, f), 'utf8')) as unknown });
   });
 
   it("serves a tenant's whole flow through the gateway's Service: ping, a company, a top-up, a live lead called, charged and announced", async () => {
@@ -241,7 +267,7 @@ describe('the platform on a live Kubernetes cluster', () => {
     await eventually(
       'the namespace empty',
       async () => {
-        const left = await kubectl(['get', 'all,configmaps,secrets,serviceaccounts,poddisruptionbudgets,networkpolicies,roles,rolebindings,ingresses,horizontalpodautoscalers', '-o', 'name']);
+        const left = await kubectl(['get', 'all,configmaps,secrets,serviceaccounts,poddisruptionbudgets,networkpolicies,roles,rolebindings,ingresses,horizontalpodautoscalers,prometheusrules', '-o', 'name']);
         // Kubernetes' own: the namespace's default service account and root CA bundle.
         const rest = left.split('\n').filter((l) => l && l !== 'serviceaccount/default' && l !== 'configmap/kube-root-ca.crt');
         return rest.length === 0 ? true : undefined;
