@@ -73,5 +73,15 @@ export function broadcastGroup(service: string, purpose: string, instanceId: str
   return `${consumerGroup(service, purpose)}.${BROADCAST}.${instance}`;
 }
 
+/**
+ * A group as metrics name it: a shared group by its id, a broadcast group without its replica's
+ * instance (`<service>.<purpose>.broadcast`), so the names stay a fixed set across restarts (the
+ * replica is the metric's `instance` already).
+ */
+export const groupLabel = (group: string): string => {
+  const at = group.indexOf(`.${BROADCAST}.`);
+  return at < 0 ? group : group.slice(0, at + BROADCAST.length + 1);
+};
+
 /** The prefix every broadcast group of one service and purpose shares. */
 export const broadcastGroupPrefix = (service: string, purpose: string): string => `${consumerGroup(service, purpose)}.${BROADCAST}.`;

@@ -1,9 +1,11 @@
 import { context, propagation } from '@opentelemetry/api';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../logger';
+import { cachedRead, serviceMetrics, type ObservedGauge, type TypedCounter } from '../telemetry/metrics';
 import { groupTiming, header, kafkaRetryDelayMs, headersAsStrings, waitForTopics } from './kafka';
+import { LagReader } from './lag';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type EventPublisher } from './publisher';
-import { streamOf, type MessageCodec, type Stream } from './stream';
+import { groupLabel, streamOf, type MessageCodec, type Stream } from './stream';
 
 /** Where an event came from; `eventId` is stable across redeliveries. */
 export interface EventMeta {
@@ -68,6 +70,12 @@ export const DEAD_LETTER_HEADERS = {
 
 const DEFAULT_RETRY: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 5_000 };
 
+/** A consumer's lag is read from Kafka at most this often (only when metrics are exported). */
+const LAG_TTL_MS = 10_000;
+
+/** Attributes of the consumer metrics: the group (`groupLabel`) and the topic, both a fixed set. */
+type ConsumerAttributes = { group: string; topic: string };
+
 class Stopping extends Error {}
 
 /** At most `n` tasks at once. */
@@ -106,12 +114,22 @@ export class EventSubscriber {
   private joined = false;
   private stopping = false;
   private starting: Promise<void> | undefined;
+  /** The partitions this member holds, by topic, as its last join of the group gave them. */
+  private assignment = new Map<string, readonly number[]>();
+  private readonly lagReader: LagReader;
+  private lagGauge: ObservedGauge | undefined;
+  private readonly deadLettered: TypedCounter<ConsumerAttributes>;
+  private readonly retries: TypedCounter<ConsumerAttributes>;
 
   constructor(
     private readonly kafka: Kafka,
     private readonly opts: SubscriberOptions,
   ) {
     this.retry = opts.retry ?? DEFAULT_RETRY;
+    this.lagReader = LagReader.of(kafka);
+    const m = serviceMetrics('events');
+    this.deadLettered = m.counter('dead_lettered', { description: 'Events a consumer moved to the dead-letter topic after its tries', unit: '{event}' });
+    this.retries = m.counter('retries', { description: 'Event handler failures tried again', unit: '{event}' });
     this.consumer = kafka.consumer({
       groupId: opts.group,
       allowAutoTopicCreation: false,
@@ -127,17 +145,51 @@ export class EventSubscriber {
       // consumer ran on past it (a test's teardown saw its heartbeats). Its default retries (5).
       retry: { retries: 5, restartOnFailure: () => Promise.resolve(!this.stopping) },
     });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
+    this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
       this.joined = true;
+      this.assignment = new Map(Object.entries(payload.memberAssignment));
     });
     // A crash kafkajs will not recover from makes the process unready, so an orchestrator
     // replaces it instead of letting it run deaf to events.
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
       if (!payload.restart && !this.stopping) {
         this.joined = false;
+        this.assignment = new Map();
         opts.log.error({ err: payload.error, group: opts.group }, 'consumer crashed and will not restart');
       }
     });
+  }
+
+  /**
+   * The consumer metrics (`serviceMetrics('events')`, attributes `group` and `topic`):
+   *  - `voiceapi.events.consumer.lag` gauge: messages of the partitions this member holds that the
+   *    group has not committed (high watermark less committed offset, summed), read with the admin
+   *    client when metrics are exported, at most every `LAG_TTL_MS`. Each member reports its own
+   *    partitions, so the sum over a group's replicas is the group's lag (0 for a topic of which
+   *    it holds none);
+   *  - `voiceapi.events.dead_lettered` counter: events moved to a dead-letter topic;
+   *  - `voiceapi.events.retries` counter: handler failures tried again.
+   */
+  private observeLag(): void {
+    const label = groupLabel(this.opts.group);
+    const read = cachedRead(LAG_TTL_MS, () => this.lagReader.lag(this.opts.group, this.subscribedAssignment(), this.opts.fromBeginning ?? true));
+    this.lagGauge = serviceMetrics('events').gauge<ConsumerAttributes>(
+      'consumer.lag',
+      { description: 'Messages of the partitions this consumer holds that its group has not committed yet', unit: '{message}' },
+      async () => {
+        try {
+          return [...(await read())].map(([topic, lag]) => ({ value: lag, attributes: { group: label, topic } }));
+        } catch (err) {
+          this.opts.log.debug({ err, group: this.opts.group }, 'consumer lag could not be read for the metrics');
+          throw err;
+        }
+      },
+    );
+  }
+
+  /** Every subscribed topic, with the partitions of it this member holds (none before it joined). */
+  private subscribedAssignment(): Map<string, readonly number[]> {
+    return new Map([...this.handlers.keys()].map((topic) => [topic, this.assignment.get(topic) ?? []]));
   }
 
   /** Handles the events of the envelope's stream. Call before `start`. */
@@ -159,7 +211,10 @@ export class EventSubscriber {
    * backoff (Kafka away, a topic not yet created); `ready` says when the group is joined.
    */
   start(): void {
-    this.starting ??= this.startUntilRunning();
+    if (this.starting) return;
+    this.lagReader.use();
+    this.observeLag();
+    this.starting = this.startUntilRunning();
   }
 
   private async startUntilRunning(): Promise<void> {
@@ -245,6 +300,13 @@ export class EventSubscriber {
       await this.consumer.disconnect();
     }
     this.joined = false;
+    this.assignment = new Map();
+    if (this.lagGauge) {
+      // The SDK repeats its last values until the process ends: stopped consumers belong to a stopping process.
+      this.lagGauge.stop();
+      this.lagGauge = undefined;
+      await this.lagReader.release();
+    }
     if (this.opts.removeGroupOnStop) {
       const admin = this.kafka.admin();
       try {
@@ -288,6 +350,7 @@ export class EventSubscriber {
         return;
       } catch (err) {
         if (attempt >= this.retry.attempts) return this.deadLetter(entry.stream, message, meta, err, attempt);
+        this.retries.add(1, { group: groupLabel(group), topic });
         log.warn({ err, topic, eventId: meta.eventId, group, attempt }, 'event handler failed; retrying');
         await this.pause(Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** (attempt - 1)), heartbeat);
       }
@@ -332,6 +395,7 @@ export class EventSubscriber {
         [DEAD_LETTER_HEADERS.failedAt]: new Date().toISOString(),
       }),
     );
+    this.deadLettered.add(1, { group: groupLabel(group), topic: meta.topic });
     // Replaying the dead letter later (same event id) reaches the handler again. A redelivery
     // before the commit dead-letters it once more, which is harmless.
     log.error({ err, topic: meta.topic, eventId: meta.eventId, group, attempts, deadLetterTopic: stream.deadLetterTopic }, 'event moved to the dead-letter topic');

@@ -1,0 +1,95 @@
+import type { Admin, Kafka } from 'kafkajs';
+
+/** A topic's partitions a consumer holds, by topic. */
+export type Assignment = ReadonlyMap<string, readonly number[]>;
+
+/** A partition's committed offset (`-1`: none committed), as the admin client answers it. */
+export interface CommittedOffset {
+  partition: number;
+  offset: string;
+}
+
+/** A partition's first and next offsets (`high` is the high watermark), as the admin client answers them. */
+export interface PartitionEnds {
+  partition: number;
+  low: string;
+  high: string;
+}
+
+/**
+ * Messages of `partitions` the group has not committed yet: the sum over them of the high
+ * watermark less the committed offset. A partition with no committed offset counts from its first
+ * message when the group starts from the beginning, else from its end (it starts there).
+ */
+export function lagOf(partitions: readonly number[], committed: readonly CommittedOffset[], ends: readonly PartitionEnds[], fromBeginning: boolean): number {
+  const mine = new Set(partitions);
+  let lag = 0;
+  for (const end of ends) {
+    if (!mine.has(end.partition)) continue;
+    const at = Number(committed.find((c) => c.partition === end.partition)?.offset ?? -1);
+    const from = at >= 0 ? at : fromBeginning ? Number(end.low) : Number(end.high);
+    lag += Math.max(0, Number(end.high) - from);
+  }
+  return lag;
+}
+
+/**
+ * What a process's consumers read their lag with: one admin client per Kafka client, connected at
+ * the first read (a process whose metrics are never exported never opens it), closed when the last
+ * consumer using it stops.
+ */
+export class LagReader {
+  private static readonly byKafka = new WeakMap<Kafka, LagReader>();
+
+  static of(kafka: Kafka): LagReader {
+    let reader = LagReader.byKafka.get(kafka);
+    if (!reader) LagReader.byKafka.set(kafka, (reader = new LagReader(kafka)));
+    return reader;
+  }
+
+  private users = 0;
+  private connecting: Promise<Admin> | undefined;
+
+  private constructor(private readonly kafka: Kafka) {}
+
+  /** One more consumer reads through this reader (until `release`). */
+  use(): void {
+    this.users++;
+  }
+
+  /** One consumer fewer; the last one closes the admin client, if it was opened. */
+  async release(): Promise<void> {
+    if (this.users === 0 || --this.users > 0) return;
+    const connecting = this.connecting;
+    this.connecting = undefined;
+    const admin = await connecting?.catch(() => undefined);
+    await admin?.disconnect().catch(() => undefined);
+  }
+
+  /** Per topic of `assignment`: the messages of its partitions there the group has not committed (0 without partitions). */
+  async lag(group: string, assignment: Assignment, fromBeginning: boolean): Promise<Map<string, number>> {
+    const out = new Map([...assignment.keys()].map((topic) => [topic, 0]));
+    const topics = [...assignment].filter(([, partitions]) => partitions.length > 0).map(([topic]) => topic);
+    if (topics.length === 0) return out;
+    if (this.users === 0) throw new Error('no consumer reads its lag here any more');
+    const admin = await this.admin();
+    const committed = await admin.fetchOffsets({ groupId: group, topics });
+    for (const topic of topics) {
+      const ends = await admin.fetchTopicOffsets(topic);
+      out.set(topic, lagOf(assignment.get(topic)!, committed.find((c) => c.topic === topic)?.partitions ?? [], ends, fromBeginning));
+    }
+    return out;
+  }
+
+  private admin(): Promise<Admin> {
+    this.connecting ??= (async () => {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      return admin;
+    })().catch((err: unknown) => {
+      this.connecting = undefined;
+      throw err;
+    });
+    return this.connecting;
+  }
+}
