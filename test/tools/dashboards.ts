@@ -529,7 +529,7 @@ function storeRow(s: Service): Row {
       timeseries({
         w: 7,
         title: 'Slow store commands per second',
-        description: 'Commands that took a second or more (each is logged: "a store command was slow"), per collection and operation.',
+        description: 'Commands at or over STORE_SLOW_COMMAND_MS (100 ms unless set), per collection and operation; those of a second or more are also logged ("a store command was slow").',
         unit: 'cps',
         min: 0,
         queries: [{ expr: sumRate(co, METRICS.slowCommands, j), legend: legendOf(co) }],
