@@ -93,7 +93,19 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const carrier = new SimulatorCarrier(cfg.CARRIER_SIMULATOR_SPEEDUP);
   const metrics = serviceMetrics('telephony');
   const events = callEvents(outbox, followers);
-  const runner = new CallRunner({ calls, recordings, lines, rollups, carrier, wallet, agents, events, log, now });
+  const runner = new CallRunner({
+    calls,
+    recordings,
+    lines,
+    rollups,
+    carrier,
+    wallet,
+    agents,
+    events,
+    log,
+    now,
+    metrics: { ended: metrics.counter('calls.ended', { description: 'Calls ended, each counted once where its end is written, by direction', unit: '{call}' }) },
+  });
   const dialer = new Dialer({
     queue,
     calls,
@@ -105,7 +117,14 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     now,
     platformNumber: cfg.PLATFORM_FROM_NUMBER,
     wakeIn: (ms) => dispatching.wakeIn(ms),
-    metrics: { dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }) },
+    metrics: {
+      dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }),
+      dialDelay: metrics.histogram('lead.dial_delay', {
+        description: 'From the moment a lead could first be dialled (accepted, or its scheduled time come) to its first call ringing',
+        unit: 's',
+        buckets: [1, 5, 10, 30, 60, 120, 300, 900, 3600],
+      }),
+    },
   });
   // Woken when a dial is queued, a line freed while dials wait for one, or a package set, by any
   // replica; the timer is the safety net.

@@ -30,6 +30,9 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
           maxCallSeconds: r.maxCallSeconds,
           ...(r.agentName && { agentName: r.agentName }),
           ...(r.fromNumber && { fromNumber: r.fromNumber }),
+          // When the lead could be dialled (leads asks at once, or when its scheduled time came), for the dial delay.
+          ...(event.occurTime && { requestedAt: event.occurTime }),
+          ...(r.attempt > 0 && { attempt: r.attempt }),
         });
         return;
       }

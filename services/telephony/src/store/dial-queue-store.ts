@@ -18,6 +18,8 @@ export const queuedSchema = new Schema<QueuedDoc>(
     fromNumber: String,
     queuedAt: { type: Date, required: true },
     notBefore: { type: Date, required: true },
+    requestedAt: Date,
+    attempt: Number,
   },
   { collection: 'dial_queue', versionKey: false },
 );

@@ -80,9 +80,12 @@ describe('CallRunner.run', () => {
     hasRecording: false,
   };
 
-  function runnerWith(setAnswered: jest.Mock) {
-    const finish = jest.fn(async (_id: string, end: Record<string, unknown>) => ({ ...call, ...end }));
+  /** The store's finish: the call as ended (null: it had ended already). */
+  const finishing = () => jest.fn<Promise<Call | null>, [string, Record<string, unknown>]>(async (_id, end) => ({ ...call, ...end }));
+
+  function runnerWith(setAnswered: jest.Mock, finish = finishing()) {
     const announced: string[] = [];
+    const ended: string[] = [];
     const deps = {
       calls: { setAnswered, finish, byId: async () => null, saveDetails: async () => undefined },
       recordings: { save: async () => undefined },
@@ -98,9 +101,21 @@ describe('CallRunner.run', () => {
       },
       log: { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() },
       now: () => at(60),
+      metrics: { ended: { add: (n: number, a: { direction: string }) => ended.push(`${n} ${a.direction}`) } },
     } as unknown as RunnerDeps;
-    return { runner: new CallRunner(deps), finish, announced };
+    return { runner: new CallRunner(deps), finish, announced, ended };
   }
+
+  it('counts a call ended once, by direction, where its end is written; a repeated finish of an ended call is not counted', async () => {
+    const setAnswered = jest.fn().mockImplementation(async () => ({ ...call, status: 'in_progress', answeredAt }));
+    const finish = finishing();
+    const { runner, ended } = runnerWith(setAnswered, finish);
+    await runner.run(call);
+    expect(ended).toEqual(['1 outbound']);
+    finish.mockResolvedValueOnce(null); // recovery finishing it again: the row had ended
+    await runner.finish(call, carried);
+    expect(ended).toEqual(['1 outbound']);
+  });
 
   it('records the answer once the store is back, and ends the call as the carrier did', async () => {
     const setAnswered = jest

@@ -1,4 +1,4 @@
-import { retryTransient, scopeOfRecord, type Logger } from '@voiceapi/kit';
+import { retryTransient, scopeOfRecord, type Logger, type TypedCounter } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
 import { statusOfOutcome, type Call } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
@@ -22,6 +22,8 @@ export interface RunnerDeps {
   events: CallEvents;
   log: Logger;
   now: () => Date;
+  /** `ended`: calls ended, counted once each (where the end is written), by direction. */
+  metrics?: { ended: TypedCounter<{ direction: 'inbound' | 'outbound' }> };
 }
 
 /** What the carrier is asked for a call. */
@@ -163,6 +165,8 @@ export class CallRunner {
     // The feed's change too, before the row (as the call's end above): the call as it will read.
     await this.announce({ ...latest, ...end }, 'call.ended', now);
     const ended = await this.d.calls.finish(call.id, end);
+    // Null: the row had ended already (a repeated finish), counted by the finish that ended it.
+    if (ended) this.d.metrics?.ended.add(1, { direction: ended.direction });
     await this.d.lines.free(scope, call.id);
     await this.d.rollups.markDirty(scope, call.direction, call.startedAt, now);
     return ended;

@@ -1,4 +1,5 @@
 import type { Logger } from '@voiceapi/kit';
+import { outboundCallId } from '../domain/call';
 import type { QueuedDial } from '../domain/dial';
 import { Dialer, type DialerDeps } from './dialer';
 
@@ -214,5 +215,43 @@ describe('Dialer: dials queued while the tenants waiting are read', () => {
     expect(new Set(seen)).toEqual(new Set(['early', 'late']));
     await dialer.dispatch();
     expect(reads.tenantsWaiting).toBe(1);
+  });
+});
+
+describe('Dialer: the dial delay', () => {
+  it("records, once a lead's first attempt rings, the seconds since the lead could be dialled; not for a later attempt, a dial queued without the time, or one that does not ring", async () => {
+    const requestedAt = new Date(1_000);
+    const queued: QueuedDial[] = [
+      { ...dial('t', 'c1:1', 1), attempt: 1, requestedAt },
+      { ...dial('t', 'c2:3', 2), attempt: 2, requestedAt },
+      { ...dial('t', 'c3:1', 3), attempt: 1 },
+      { ...dial('t', 'c4:1', 4), attempt: 1, requestedAt },
+    ];
+    const delays: number[] = [];
+    const deps = {
+      queue: {
+        tenantsWaiting: async () => (queued.length > 0 ? ['t'] : []),
+        due: async () => [...queued],
+        remove: async (_scope: unknown, dialId: string) =>
+          void queued.splice(
+            queued.findIndex((q) => q.dialId === dialId),
+            1,
+          ),
+      },
+      lines: { held: async () => [], takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds), free: async () => undefined },
+      settings: { maxConcurrentCalls: async () => 10 },
+      claims: { claim: async () => ({ allowed: true, campaignId: 'k', maxCallSeconds: 60 }) },
+      calls: { create: async () => true, byId: async () => null, setRinging: async (callId: string) => (callId === outboundCallId('t', 'c4:1') ? null : { id: callId, status: 'ringing' }) },
+      runner: { announce: async () => undefined, placeHold: async () => 'placed', run: async () => null },
+      log,
+      now: () => new Date(43_500),
+      platformNumber: '+18885550100',
+      wakeIn: () => undefined,
+      metrics: { dials: { add: () => undefined }, dialDelay: { record: (s: number) => delays.push(s) } },
+    } as unknown as DialerDeps;
+    const dialer = new Dialer(deps);
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(delays).toEqual([42.5]);
   });
 });

@@ -1,4 +1,4 @@
-import { scopeOfRecord, type Logger, type TenantScope, type TypedCounter } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger, type TenantScope, type TypedCounter, type TypedHistogram } from '@voiceapi/kit';
 import { outboundCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
 import type { DialQueueStore } from '../store/dial-queue-store';
@@ -38,7 +38,11 @@ export interface DialerDeps {
   platformNumber: string;
   /** Asks for a dispatch pass in `ms` (a postponed dial falls due then). */
   wakeIn: (ms: number) => void;
-  metrics?: { dials: TypedCounter<{ result: string }> };
+  metrics?: {
+    dials: TypedCounter<{ result: string }>;
+    /** From the moment a lead could be dialled (its dial requested) to its first call ringing, in seconds. */
+    dialDelay?: TypedHistogram<Record<string, never>>;
+  };
 }
 
 /**
@@ -303,7 +307,11 @@ export class Dialer {
     }
     // Queued → ringing once: the last check before the carrier is asked.
     const ringing = await this.d.calls.setRinging(callId);
-    if (ringing) await this.d.runner.announce(ringing, 'call.ringing');
+    if (ringing) {
+      // A lead's first attempt rings once: leads allows one dial id per attempt, and counts the attempt when it allows it.
+      if (q.attempt === 1 && q.requestedAt) this.d.metrics?.dialDelay?.record(Math.max(0, this.d.now().getTime() - q.requestedAt.getTime()) / 1000, {});
+      await this.d.runner.announce(ringing, 'call.ringing');
+    }
     await this.d.queue.remove(scope, q.dialId);
     if (ringing) this.d.metrics?.dials.add(1, { result: 'dialled' });
     return ringing;
