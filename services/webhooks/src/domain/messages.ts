@@ -25,6 +25,19 @@ export function webhookMessage(sourceEventId: string, tenantId: string, type: We
   return { id: `msg_${digest(sourceEventId)}`, tenantId, type, body: JSON.stringify({ type, timestamp: occurredAt.toISOString(), data }) };
 }
 
+/**
+ * When the message's event happened: the body's `timestamp`, read from where `webhookMessage`
+ * writes it (right after the type) without parsing the body; undefined if it is not there.
+ */
+export function occurredAtOf(body: string): Date | undefined {
+  const key = '"timestamp":"';
+  const from = body.indexOf(key);
+  if (from < 0 || from > 100) return undefined;
+  const to = body.indexOf('"', from + key.length);
+  const at = new Date(body.slice(from + key.length, to));
+  return to < 0 || Number.isNaN(at.getTime()) ? undefined : at;
+}
+
 /** One message to one endpoint: a stable id, so a repeated fan-out finds the delivery it made. */
 export const deliveryId = (endpointId: string, messageId: string): string => `dlv_${digest(`${endpointId}/${messageId}`)}`;
 

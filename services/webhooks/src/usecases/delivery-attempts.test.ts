@@ -1,4 +1,7 @@
+import { metrics } from '@opentelemetry/api';
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { Logger } from '@voiceapi/kit';
+import { webhookMessage } from '../domain/messages';
 import { newSecret } from '../domain/signing';
 import type { DeliveryDoc } from '../store/delivery-store';
 import type { EndpointDoc } from '../store/endpoint-store';
@@ -9,7 +12,7 @@ import { DeliveryAttempts, type DeliveryAttemptsDeps } from './delivery-attempts
 const now = new Date('2026-11-25T12:00:00Z');
 const secret = newSecret();
 
-function setup(opts: { answer?: { statusCode: number; retryAfter?: string } | { error: string }; endpoint?: Partial<EndpointDoc>; delivery?: Partial<DeliveryDoc> }) {
+function setup(opts: { answer?: { statusCode: number; retryAfter?: string } | { error: string }; endpoint?: Partial<EndpointDoc>; delivery?: Partial<DeliveryDoc>; body?: string }) {
   const delivery: DeliveryDoc = {
     _id: 'd-1',
     tenantId: 't-1',
@@ -32,7 +35,7 @@ function setup(opts: { answer?: { statusCode: number; retryAfter?: string } | { 
       get: async () => delivery,
       record: async (_id: string, fields: Partial<DeliveryDoc>, record: unknown, unset: string[]) => void recorded.push({ fields, record, unset }),
     },
-    messages: { body: async () => '{"type":"call.outbound.billed"}' },
+    messages: { body: async () => opts.body ?? '{"type":"call.outbound.billed"}' },
     endpoints: { get: async () => endpoint, update: async (_id: string, set: Record<string, unknown>) => void endpointUpdates.push(set) },
     signingSecrets: () => [secret],
     sender: { post: async (url: string, headers: Record<string, string>, body: string) => (sent.push({ url, headers, body }), opts.answer ?? { statusCode: 204 }) },
@@ -99,5 +102,40 @@ describe('DeliveryAttempts', () => {
     const done = setup({ delivery: { status: 'succeeded' } });
     expect(await done.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
     expect([...early.sent, ...done.sent]).toEqual([]);
+  });
+});
+
+describe('DeliveryAttempts metrics', () => {
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+  beforeAll(() => metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] })));
+  afterAll(() => metrics.disable());
+  const exported = async (name: string) => {
+    await reader.forceFlush();
+    const got = exporter
+      .getMetrics()
+      .at(-1)
+      ?.scopeMetrics.flatMap((s) => s.metrics)
+      .find((m) => m.descriptor.name === name);
+    return (got?.dataPoints ?? []).map((p) => ({ attributes: p.attributes, value: p.value }));
+  };
+  // Billed 42.5 s before the endpoint answered.
+  const billed = webhookMessage('billed:call-1', 't-1', 'call.outbound.billed', new Date(now.getTime() - 42_500), { callId: 'call-1' });
+
+  it("counts attempts by outcome and the endpoint's health before them, and records the delay from the event to a 2xx by event type", async () => {
+    await setup({ body: billed.body }).attempts.attempt('e-1', 'd-1');
+    await setup({ body: billed.body, endpoint: { failingSince: new Date(now.getTime() - 60_000) } }).attempts.attempt('e-1', 'd-1');
+    await setup({ body: billed.body, answer: { statusCode: 500 } }).attempts.attempt('e-1', 'd-1');
+    expect(await exported('voiceapi.webhooks.delivery.attempts')).toEqual([
+      { attributes: { outcome: 'delivered', endpoint_health: 'healthy' }, value: 1 },
+      { attributes: { outcome: 'delivered', endpoint_health: 'failing' }, value: 1 },
+      { attributes: { outcome: 'failed', endpoint_health: 'healthy' }, value: 1 },
+    ]);
+    const delay = await exported('voiceapi.webhooks.delivery.delay');
+    expect(delay.map((d) => d.attributes)).toEqual([
+      { event_type: 'call.outbound.billed', endpoint_health: 'healthy' },
+      { event_type: 'call.outbound.billed', endpoint_health: 'failing' },
+    ]);
+    expect(delay[0]!.value).toMatchObject({ count: 1, sum: 42.5 });
   });
 });

@@ -1,5 +1,6 @@
 import { serviceMetrics, type Logger } from '@voiceapi/kit';
 import { performance } from 'node:perf_hooks';
+import { occurredAtOf } from '../domain/messages';
 import { nextAttemptAt, outcomeOf, type AttemptOutcome } from '../domain/retry';
 import { signedHeaders } from '../domain/signing';
 import type { AttemptRecord, DeliveryDoc, DeliveryStore } from '../store/delivery-store';
@@ -33,6 +34,14 @@ const PAUSED_RECHECK_MS = 10 * 60_000;
 /** Not sent before its time by more than this (a replica handing back its retries, a repeated fan-out). */
 const EARLY_MS = 50;
 
+/**
+ * An endpoint's health as its attempts' metrics say it: `failing` when its previous attempt failed
+ * (`failingSince` is set by a failure and cleared by a success), else `healthy` (its previous
+ * attempt succeeded, or it has had none). Read from the endpoint as this process holds it.
+ */
+type EndpointHealth = 'healthy' | 'failing';
+const healthOf = (endpoint: EndpointDoc): EndpointHealth => (endpoint.failingSince ? 'failing' : 'healthy');
+
 interface CachedEndpoint {
   doc: EndpointDoc | null;
   secrets: string[];
@@ -48,8 +57,15 @@ interface CachedEndpoint {
  */
 export class DeliveryAttempts {
   private readonly cache = new Map<string, CachedEndpoint>();
-  private readonly attempts = serviceMetrics('webhooks').counter<{ outcome: string }>('delivery.attempts', { description: 'Delivery attempts by outcome: delivered, failed, gone' });
+  private readonly attempts = serviceMetrics('webhooks').counter<{ outcome: string; endpoint_health: EndpointHealth }>('delivery.attempts', {
+    description: "Delivery attempts by outcome (delivered, failed, gone) and the endpoint's health before it (failing: its previous attempt failed)",
+  });
   private readonly latency = serviceMetrics('webhooks').histogram<{ outcome: string }>('delivery.duration', { description: 'Time from sending an attempt to its answer', unit: 'ms' });
+  private readonly delay = serviceMetrics('webhooks').histogram<{ event_type: string; endpoint_health: EndpointHealth }>('delivery.delay', {
+    description: "From the event's occurrence to the endpoint answering 2xx, by event type and the endpoint's health before the successful attempt",
+    unit: 's',
+    buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
+  });
 
   constructor(private readonly d: DeliveryAttemptsDeps) {}
 
@@ -71,13 +87,18 @@ export class DeliveryAttempts {
     if (body === null) throw new Error(`message ${delivery.messageId} of delivery ${deliveryId} is missing`);
     const at = this.d.now();
     const headers = { 'content-type': 'application/json', 'user-agent': 'voiceapi-webhooks/1', ...signedHeaders(delivery.messageId, at, body, endpoint.secrets) };
+    const health = healthOf(endpoint.doc);
     const started = performance.now();
     const answer = await this.d.sender.post(endpoint.doc.url, headers, body, this.d.timeoutMs);
     const durationMs = Math.round(performance.now() - started);
     const now = this.d.now();
     const outcome = outcomeOf(answer, now);
-    this.attempts.add(1, { outcome: outcome.kind });
+    this.attempts.add(1, { outcome: outcome.kind, endpoint_health: health });
     this.latency.record(durationMs, { outcome: outcome.kind });
+    if (outcome.kind === 'delivered') {
+      const occurredAt = occurredAtOf(body);
+      if (occurredAt) this.delay.record(Math.max(0, now.getTime() - occurredAt.getTime()) / 1000, { event_type: delivery.type, endpoint_health: health });
+    }
     const record: AttemptRecord = { at, durationMs, ...('statusCode' in answer ? { statusCode: answer.statusCode } : { error: answer.error }) };
     const progress = { attempts: delivery.attempts + 1, step: delivery.step + 1 };
     const last = lastOf(outcome);
