@@ -12,7 +12,7 @@ endif
 export PATH := $(NODE_BIN):$(PATH)
 BUF := npx --no-install buf
 
-.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check contracts-check rules rules-check release charts-check images cluster-test bench sdk clean
+.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check contracts-check rules rules-check dashboards release charts-check images cluster-test bench sdk clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -64,6 +64,9 @@ contracts-check: $(NPM_STAMP) ## today's contracts against the last recorded rel
 rules: $(NPM_STAMP) ## regenerate the SLO recording rules and burn-rate alerts from observability/slos.yaml (Sloth) into charts/platform/files/prometheus/
 	node --import tsx test/tools/observability.ts generate
 
+dashboards: $(NPM_STAMP) ## regenerate the Grafana dashboards (test/tools/dashboards.ts) into charts/platform/files/dashboards/
+	node --import tsx test/tools/dashboards.ts
+
 rules-check: $(NPM_STAMP) ## the SLO rules are what Sloth makes of observability/slos.yaml; promtool check rules and test rules (observability/tests/): every alert fires on its failure and stays quiet when healthy
 	node --import tsx test/tools/observability.ts check
 
@@ -90,7 +93,7 @@ test: typecheck lint format-check proto-check contracts-check rules-check infra 
 sdk: build ## regenerate the TypeScript SDK's copy of the OpenAPI document and its types from the gateway's routes (sdk/typescript)
 	node --import tsx test/tools/sdk-generate.ts
 
-charts-check: ## helm lint, render and validate every chart offline
+charts-check: $(NPM_STAMP) ## helm lint, render and validate every chart offline
 	bash scripts/chart-checks.sh
 
 images: ## every process's image from deploy/Dockerfile with podman, no Docker or registry needed (IMAGE_TAG, IMAGES)
