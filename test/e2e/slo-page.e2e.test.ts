@@ -53,7 +53,7 @@ describe('SLO page', () => {
   beforeAll(async () => {
     rulesDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-slo-page-rules-'));
     // Sloth and Prometheus are built from the Go module proxy on a machine's first run (minutes).
-    const ruleFiles = await Promise.resolve(writeRules(rulesDir, { windowScale: WINDOW_SCALE }));
+    const ruleFiles = writeRules(rulesDir, { windowScale: WINDOW_SCALE });
     rules = declared(ruleFiles);
     prom = await startPrometheus({ ruleFiles, userAssets: path.join(ROOT, PAGE), evaluationIntervalS: 1 });
     browser = await launchBrowser();
