@@ -33,6 +33,8 @@ export const configSchema = z.object({
   CHARGING_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(1000),
   /** An ended call still unsettled after this long is settled by the sweeper. */
   SETTLE_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
+  /** How often the ledger audit checks the wallets changed since its last pass (balance against the sum of the ledger rows). */
+  LEDGER_AUDIT_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

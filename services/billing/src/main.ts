@@ -1,13 +1,15 @@
-import { consumerGroup, EventSubscriber, Lease, LEASE_TTL_MS, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
+import { cachedRead, consumerGroup, EventSubscriber, Lease, LEASE_TTL_MS, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rateCard, readConfig } from './config';
 import { Announcements } from './events/publish';
 import { chargeEndedCalls } from './events/consume';
 import { billingService } from './grpc/billing-server';
+import { AuditStore } from './store/audit-store';
 import { CallStore } from './store/call-store';
 import { WalletStore } from './store/wallet-store';
 import { Billing } from './usecases/billing';
 import { CallCharging } from './usecases/calls';
+import { LedgerAudit } from './workers/ledger-audit';
 import { Sweeper } from './workers/sweeper';
 import { Wallets } from './usecases/wallets';
 
@@ -20,6 +22,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
 
   const store = new WalletStore(conn);
   const calls = new CallStore(conn);
+  const audits = new AuditStore(conn);
 
   // Billing owns its stream. It also creates telephony's call stream, which it reads, so it can
   // start before telephony exists (creation is idempotent, with the same settings).
@@ -33,7 +36,11 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   const creditsCharged = metrics.counter<{ type: string }>('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' });
   const charging = new CallCharging(wallets, calls, rates, (o) => announcements.outcome(o), log, {
     billed: metrics.counter('calls_billed', { description: 'Ended calls billed, by outcome (charged, failed, skipped) and direction' }),
-    lagMs: metrics.histogram('billing_lag', { description: 'From the end of a call to its billing outcome', unit: 'ms', buckets: [50, 100, 250, 500, 1000, 2500, 5000, 30_000, 300_000] }),
+    settleDelay: metrics.histogram('call.settle_delay', {
+      description: 'From the end of a call to its billing outcome, by outcome (charged, failed, skipped)',
+      unit: 's',
+      buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
+    }),
     credits: creditsCharged,
   });
   const billing = new Billing(wallets, store, rates, { charged: creditsCharged });
@@ -61,20 +68,39 @@ export async function startBilling(env: Record<string, string | undefined> = pro
     log,
     settleAfterMs: cfg.SETTLE_AFTER_MS,
   });
+  // One replica sweeps and audits the ledger at a time: two workers on one lease.
+  const lease = new Lease(conn, 'billing-sweeper', cfg.INSTANCE_ID, Math.max(LEASE_TTL_MS, cfg.SWEEP_INTERVAL_MS * 3));
   const sweeping = new Worker({
     service: 'billing',
     job: 'sweeper',
     everyMs: cfg.SWEEP_INTERVAL_MS,
-    lease: new Lease(conn, 'billing-sweeper', cfg.INSTANCE_ID, Math.max(LEASE_TTL_MS, cfg.SWEEP_INTERVAL_MS * 3)),
+    lease,
     log,
     pass: () => sweeper.sweep(),
   });
   sweeping.start();
   lifecycle.onStop('sweeper', () => sweeping.stop());
 
+  const audit = new LedgerAudit({
+    store,
+    audits,
+    log,
+    now: () => new Date(),
+    audited: metrics.counter('ledger.audited_wallets', { description: 'Wallets the ledger audit checked (their entries since its last pass)', unit: '{wallet}' }),
+  });
+  const auditing = new Worker({ service: 'billing', job: 'ledger-audit', everyMs: cfg.LEDGER_AUDIT_INTERVAL_MS, lease, log, pass: () => audit.pass() });
+  auditing.start();
+  lifecycle.onStop('ledger audit', () => auditing.stop());
+  // What the audit found, from its marks: every replica reports the same count (max, not sum).
+  const unbalanced = cachedRead(10_000, () => audits.unbalanced());
+  const unbalancedGauge = metrics.gauge('ledger.unbalanced_wallets', { description: 'Wallets the ledger audit found whose balance is not what their ledger rows sum to', unit: '{wallet}' }, async () => [
+    { value: await unbalanced(), attributes: {} },
+  ]);
+  lifecycle.onStop('ledger audit gauge', () => unbalancedGauge.stop());
+
   const server = await serveGrpc(svc, [billingService(billing, log)]);
   log.info({ port: server.port, rates }, 'billing listening');
-  return { port: server.port, lifecycle, log, sweeper, wallets, store, charging };
+  return { port: server.port, lifecycle, log, sweeper, audit, wallets, store, charging };
 }
 
 runAsMain(module, 'billing', () => startBilling());

@@ -83,11 +83,16 @@ interface HeadDoc {
 }
 /** Heads the sweeper reads at once. */
 const HEAD_PAGE = 1_000;
-const headSchema = new Schema<HeadDoc>(
+/** Ledger rows' amounts read at once by `rowsSum`. */
+const SUM_PAGE = 5_000;
+export const headSchema = new Schema<HeadDoc>(
   { _id: String, seq: { type: Number, required: true }, announcedSeq: { type: Number, default: 0 }, holds: { type: Number, default: 0 }, updatedAt: Date },
   { collection: 'wallet_heads', versionKey: false },
 );
-// No secondary index: read by `_id`, or walked in `_id` order by the sweeper (one small document per tenant).
+// Read by `_id`, or walked in `_id` order by the sweeper (one small document per tenant).
+// Serves `changed` (the ledger audit: the wallets whose head moved since its last pass).
+headSchema.index({ updatedAt: 1 });
+export const headQueryShapes: QueryShape[] = [{ name: 'changed', equality: [], sort: { updatedAt: 1 }, range: ['updatedAt'] }];
 
 const entryId = (scope: TenantScope, seq: number) => `${scope.tenantId}:${seq}`;
 
@@ -98,13 +103,20 @@ export interface Head {
   holds: number;
 }
 
+/** A head hint as the ledger audit reads it: a seq at or behind the wallet's head, and when it was noted. */
+export interface ChangedHead {
+  tenantId: string;
+  seq: number;
+  updatedAt: Date;
+}
+
 export class WalletStore {
   private readonly entries: TenantCollection<EntryDoc, string>;
   private readonly heads: TenantKeyed<HeadDoc>;
 
   constructor(conn: Connection) {
     this.entries = new TenantCollection((conn.models.WalletEntry as Model<EntryDoc> | undefined) ?? conn.model<EntryDoc>('WalletEntry', entrySchema), stringIds, entryQueryShapes);
-    this.heads = new TenantKeyed((conn.models.WalletHead as Model<HeadDoc> | undefined) ?? conn.model<HeadDoc>('WalletHead', headSchema));
+    this.heads = new TenantKeyed((conn.models.WalletHead as Model<HeadDoc> | undefined) ?? conn.model<HeadDoc>('WalletHead', headSchema), headQueryShapes);
   }
 
   /**
@@ -232,6 +244,27 @@ export class WalletStore {
       out.push(...page.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 })));
     }
     return out;
+  }
+
+  /**
+   * Head hints noted at or after `since`, earliest first, at most `limit`: the wallets that
+   * changed since then (a hint is noted within a second of its wallet's appends, stamped with their time).
+   */
+  async headsChangedSince(since: Date, limit: number): Promise<ChangedHead[]> {
+    const docs = await this.heads.changedAcrossTenants('the ledger audit checks the wallets that changed since its last pass', 'updatedAt', since, limit);
+    return docs.map((d) => ({ tenantId: d._id, seq: d.seq, updatedAt: d.updatedAt }));
+  }
+
+  /** What the ledger rows of the entries after `after` up to `upTo` sum to (their amounts read in pages, newest first). */
+  async rowsSum(scope: TenantScope, after: number, upTo: number): Promise<number> {
+    let sum = 0;
+    for (let top = upTo; top > after;) {
+      const docs = await this.entries.find(scope, { kind: 'ledger', seq: { $gt: after, $lte: top } }, { sort: NEWEST_FIRST, limit: SUM_PAGE, projection: { amount: 1, seq: 1 } });
+      for (const d of docs) sum += d.amount ?? 0;
+      if (docs.length < SUM_PAGE) break;
+      top = docs[docs.length - 1]!.seq - 1;
+    }
+    return sum;
   }
 
   /**

@@ -10,7 +10,8 @@ export interface CallMetrics {
   billed: TypedCounter<{ outcome: string; direction: string }>;
   /** The same instrument as the debit RPCs' `credits_charged`. */
   credits: TypedCounter<{ type: string }>;
-  lagMs: TypedHistogram<{ outcome: string }>;
+  /** From the call's end to its outcome, in seconds. */
+  settleDelay: TypedHistogram<{ outcome: string }>;
 }
 
 /**
@@ -42,7 +43,7 @@ export class CallCharging {
       if (outcome === decided) {
         this.metrics?.billed.add(1, { outcome: outcome.status, direction: outcome.direction });
         if (outcome.creditsCharged > 0) this.metrics?.credits.add(outcome.creditsCharged, { type: 'call_deduction' });
-        this.metrics?.lagMs.record(Math.max(0, outcome.billedAt.getTime() - outcome.endedAt.getTime()), { outcome: outcome.status });
+        this.metrics?.settleDelay.record(Math.max(0, outcome.billedAt.getTime() - outcome.endedAt.getTime()) / 1000, { outcome: outcome.status });
       }
       // Announced again on a redelivery, with the same event id: consumers skip it.
       await this.announce(outcome);

@@ -3,6 +3,8 @@ import { Coalescer } from '../coalesce';
 import type { TenantScope } from '../context';
 import type { WakeSource } from './change-feed';
 import { upsertOnce } from './connect';
+import { declareQueries } from './query-check';
+import type { QueryShape } from './query-shapes';
 import { pagesByPrimaryKey } from './walk';
 
 /**
@@ -15,8 +17,14 @@ import { pagesByPrimaryKey } from './walk';
 export class TenantKeyed<D extends { _id: string }> {
   private sharedReads: Coalescer<string, D | null> | undefined;
 
-  // Private on purpose, as in TenantCollection: no unscoped query can be written through it.
-  constructor(private readonly model: Model<D>) {}
+  constructor(
+    // Private on purpose, as in TenantCollection: no unscoped query can be written through it.
+    private readonly model: Model<D>,
+    /** The queries beyond `_id` its store runs (`changedAcrossTenants`), for `unservedShapes`. */
+    readonly shapes: readonly QueryShape[] = [],
+  ) {
+    declareQueries(model, shapes);
+  }
 
   get(scope: TenantScope, projection?: ProjectionType<D>): Promise<D | null> {
     return this.model.findOne(this.own(scope), projection).lean<D>().exec();
@@ -58,6 +66,21 @@ export class TenantKeyed<D extends { _id: string }> {
   pagesAcrossTenants(why: string, pageSize = 500): AsyncGenerator<D[]> {
     if (why.trim().length < 10) throw new Error('say why this read cannot be scoped to a tenant');
     return pagesByPrimaryKey(this.model, {}, pageSize);
+  }
+
+  /**
+   * Tenants' documents whose `field` (a time the writer sets on every change) is at or after
+   * `since`, earliest first, at most `limit`: for a sweep of what changed since its last pass
+   * (its store indexes the field and declares the query). `why` says which.
+   */
+  changedAcrossTenants(why: string, field: keyof D & string, since: Date, limit: number): Promise<D[]> {
+    if (why.trim().length < 10) throw new Error('say why this read cannot be scoped to a tenant');
+    return this.model
+      .find({ [field]: { $gte: since } } as FilterQuery<D>)
+      .sort({ [field]: 1 })
+      .limit(limit)
+      .lean<D[]>()
+      .exec();
   }
 
   private own(scope: TenantScope): FilterQuery<D> {
