@@ -15,6 +15,7 @@ export const auditSchema = new Schema<AuditDoc>(
     rowsSum: { type: Number, required: true },
     balance: { type: Number, required: true },
     unbalanced: { type: Boolean, required: true },
+    wrongAt: Number,
     auditedAt: { type: Date, required: true },
   },
   { collection: 'wallet_audits', versionKey: false },
@@ -42,7 +43,7 @@ export class AuditStore {
   async marks(tenantIds: readonly string[]): Promise<Map<string, AuditMark>> {
     if (tenantIds.length === 0) return new Map();
     const docs = await this.audits.find({ _id: { $in: [...tenantIds] } }).lean<AuditDoc[]>();
-    return new Map(docs.map(({ _id, seq, rowsSum, balance, unbalanced }) => [_id, { seq, rowsSum, balance, unbalanced }]));
+    return new Map(docs.map(({ _id, seq, rowsSum, balance, unbalanced, wrongAt }) => [_id, { seq, rowsSum, balance, unbalanced, ...(typeof wrongAt === 'number' && { wrongAt }) }]));
   }
 
   /**

@@ -1,6 +1,7 @@
 import { isDuplicateKeyError, stringIds, TenantCollection, TenantKeyed, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
+import type { RowFigures } from '../domain/ledger-audit';
 import { EMPTY_WALLET, postedReference, rowOf, type CallFacts, type Entry, type EntryChange, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
 
 /**
@@ -83,8 +84,8 @@ interface HeadDoc {
 }
 /** Heads the sweeper reads at once. */
 const HEAD_PAGE = 1_000;
-/** Ledger rows' amounts read at once by `rowsSum`. */
-const SUM_PAGE = 5_000;
+/** Entries whose ledger rows `rowsBetween` reads at once. */
+const ROWS_WINDOW = 5_000;
 export const headSchema = new Schema<HeadDoc>(
   { _id: String, seq: { type: Number, required: true }, announcedSeq: { type: Number, default: 0 }, holds: { type: Number, default: 0 }, updatedAt: Date },
   { collection: 'wallet_heads', versionKey: false },
@@ -255,16 +256,15 @@ export class WalletStore {
     return docs.map((d) => ({ tenantId: d._id, seq: d.seq, updatedAt: d.updatedAt }));
   }
 
-  /** What the ledger rows of the entries after `after` up to `upTo` sum to (their amounts read in pages, newest first). */
-  async rowsSum(scope: TenantScope, after: number, upTo: number): Promise<number> {
-    let sum = 0;
-    for (let top = upTo; top > after;) {
-      const docs = await this.entries.find(scope, { kind: 'ledger', seq: { $gt: after, $lte: top } }, { sort: NEWEST_FIRST, limit: SUM_PAGE, projection: { amount: 1, seq: 1 } });
-      for (const d of docs) sum += d.amount ?? 0;
-      if (docs.length < SUM_PAGE) break;
-      top = docs[docs.length - 1]!.seq - 1;
+  /**
+   * The ledger rows of the entries after `after` up to `upTo`, in chain order, a page at a time
+   * (the rows of `ROWS_WINDOW` entries, read as `rows` reads them): what the ledger audit adds up.
+   */
+  async *rowsBetween(scope: TenantScope, after: number, upTo: number): AsyncGenerator<RowFigures[]> {
+    for (let from = after; from < upTo; from += ROWS_WINDOW) {
+      const docs = await this.entries.find(scope, { kind: 'ledger', seq: { $gt: from, $lte: Math.min(upTo, from + ROWS_WINDOW) } }, { sort: NEWEST_FIRST, projection: { seq: 1, amount: 1, balanceAfter: 1 } });
+      yield docs.reverse().map((d) => ({ seq: d.seq, amount: d.amount ?? 0, balanceAfter: d.balanceAfter ?? Number.NaN }));
     }
-    return sum;
   }
 
   /**

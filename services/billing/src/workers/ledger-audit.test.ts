@@ -1,16 +1,25 @@
 import type { Logger, TenantScope } from '@voiceapi/kit';
-import { audited, type AuditMark } from '../domain/ledger-audit';
+import { markOf, tally, tallyOf, type AuditMark } from '../domain/ledger-audit';
 import { apply, EMPTY_WALLET, type EntryChange, type WalletState } from '../domain/wallet';
 import { LedgerAudit, type LedgerAuditDeps } from './ledger-audit';
 
 const log = () => ({ warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() }) as unknown as Logger & { error: jest.Mock; warn: jest.Mock };
 
-describe('audited', () => {
-  it("adds the new rows to what the earlier ones summed to and compares the total with the newest entry's balance", () => {
-    const first = audited(undefined, 3, 100, 100);
-    expect(first).toEqual({ seq: 3, rowsSum: 100, balance: 100, unbalanced: false });
-    expect(audited(first, 7, -40, 60)).toEqual({ seq: 7, rowsSum: 60, balance: 60, unbalanced: false });
-    expect(audited(first, 7, -40, 65)).toEqual({ seq: 7, rowsSum: 60, balance: 65, unbalanced: true });
+describe('the audit arithmetic', () => {
+  const rows = (...r: [number, number, number][]) => r.map(([seq, amount, balanceAfter]) => ({ seq, amount, balanceAfter }));
+
+  it("adds the new rows to what the earlier ones summed to, each against its balance after, and the newest entry's balance against the total", () => {
+    const first = markOf(tally(tallyOf(undefined), rows([1, 100, 100], [3, -20, 80])), 4, 80);
+    expect(first).toEqual({ seq: 4, rowsSum: 80, balance: 80, unbalanced: false });
+    expect(markOf(tally(tallyOf(first), rows([5, -40, 40])), 5, 40)).toEqual({ seq: 5, rowsSum: 40, balance: 40, unbalanced: false });
+    // An entry after the rows (a hold, a release) that moved the balance.
+    expect(markOf(tally(tallyOf(first), rows([5, -40, 40])), 6, 45)).toEqual({ seq: 6, rowsSum: 40, balance: 45, unbalanced: true, wrongAt: 6 });
+  });
+
+  it('finds a row whose balance after it is wrong even when a later one is right again, and keeps the finding', () => {
+    const found = markOf(tally(tallyOf(undefined), rows([1, 100, 100], [2, -30, 75], [3, 10, 80])), 3, 80);
+    expect(found).toEqual({ seq: 3, rowsSum: 80, balance: 80, unbalanced: true, wrongAt: 2 });
+    expect(markOf(tally(tallyOf(found), rows([4, 5, 85])), 4, 85)).toEqual({ seq: 4, rowsSum: 85, balance: 85, unbalanced: true, wrongAt: 2 });
   });
 });
 
@@ -43,9 +52,9 @@ function ledger() {
       const e = chains.get(scope.tenantId)?.[seq - 1];
       return e ? ({ seq, state: e.state } as never) : null;
     },
-    rowsSum: async (scope: TenantScope, after: number, upTo: number) => {
+    rowsBetween: async function* (scope: TenantScope, after: number, upTo: number) {
       reads.rows += upTo - after;
-      return (chains.get(scope.tenantId) ?? []).slice(after, upTo).reduce((n, e) => n + (e.change.kind === 'ledger' ? e.change.amount : 0), 0);
+      yield (chains.get(scope.tenantId) ?? []).slice(after, upTo).flatMap((e) => (e.change.kind === 'ledger' ? [{ seq: e.state.seq, amount: e.change.amount, balanceAfter: e.state.balance }] : []));
     },
   };
   const audits: LedgerAuditDeps['audits'] = {
@@ -70,10 +79,10 @@ describe('LedgerAudit', () => {
     const audit = new LedgerAudit({ ...l, log: errors, audited: { add: (n) => counted.push(n) } });
     expect(await audit.pass()).toBe('done');
     expect(l.unbalanced()).toEqual(['broken']);
-    expect(l.marks.get('broken')).toEqual({ seq: 2, rowsSum: 45, balance: 50, unbalanced: true });
+    expect(l.marks.get('broken')).toEqual({ seq: 2, rowsSum: 45, balance: 50, unbalanced: true, wrongAt: 2 });
     expect(l.marks.get('sound')).toEqual({ seq: 3, rowsSum: 96, balance: 96, unbalanced: false });
     expect(counted).toEqual([2]);
-    expect(errors.error).toHaveBeenCalledWith(expect.objectContaining({ tenantId: 'broken', balance: 50, rowsSum: 45, difference: 5 }), "a wallet's balance is not what its ledger rows sum to");
+    expect(errors.error).toHaveBeenCalledWith(expect.objectContaining({ tenantId: 'broken', wrongAt: 2, balance: 50, rowsSum: 45, difference: 5 }), "a wallet's balance is not what its ledger rows sum to");
   });
 
   it('checks only the entries each changed wallet appended since its last pass, and stays unbalanced once found', async () => {
@@ -92,7 +101,7 @@ describe('LedgerAudit', () => {
     await audit.pass();
     expect(l.reads.rows).toBe(5);
     expect(l.marks.get('a')).toEqual({ seq: 3, rowsSum: 80, balance: 80, unbalanced: false });
-    expect(l.marks.get('b')).toEqual({ seq: 2, rowsSum: 35, balance: 36, unbalanced: true });
+    expect(l.marks.get('b')).toEqual({ seq: 2, rowsSum: 35, balance: 36, unbalanced: true, wrongAt: 1 });
   });
 
   it('pages through many changed wallets, one page a pass, and a wallet it could not read is looked at again by the next sweep', async () => {

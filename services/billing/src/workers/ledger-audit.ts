@@ -1,5 +1,5 @@
 import { scopeOfRecord, type Logger, type PassResult, type TypedCounter } from '@voiceapi/kit';
-import { audited, type AuditMark } from '../domain/ledger-audit';
+import { markOf, tally, tallyOf, type AuditMark } from '../domain/ledger-audit';
 import type { AuditStore } from '../store/audit-store';
 import type { ChangedHead, WalletStore } from '../store/wallet-store';
 
@@ -13,7 +13,7 @@ const PAGE = 500;
 const LOOK_BACK_MS = 60_000;
 
 export interface LedgerAuditDeps {
-  store: Pick<WalletStore, 'headsChangedSince' | 'entryAt' | 'rowsSum'>;
+  store: Pick<WalletStore, 'headsChangedSince' | 'entryAt' | 'rowsBetween'>;
   audits: Pick<AuditStore, 'marks' | 'save'>;
   log: Logger;
   now: () => Date;
@@ -23,9 +23,10 @@ export interface LedgerAuditDeps {
 
 /**
  * The ledger audit (its passes run by a worker on one replica at a time, under the sweeper's
- * lease): every wallet whose head moved since the last sweep has its new entries checked, the
- * rows they post added to what the earlier rows summed to, and the total compared with the
- * balance of the newest entry (decision 0050). The work is the changed wallets' new entries
+ * lease): every wallet whose head moved since the last sweep has its new entries checked: each
+ * new ledger row's balance after it against what the rows up to it sum to (the earlier rows'
+ * sum kept in the wallet's mark), and the newest checked entry's balance against the sum of all
+ * (decision 0050; domain/ledger-audit.ts). The work is the changed wallets' new entries
  * only: a wallet's mark (`wallet_audits`) says how far it was checked. An unbalanced wallet is
  * logged at error level each time it is audited, and counted by the metric
  * `voiceapi.billing.ledger.unbalanced_wallets` (from the marks).
@@ -78,10 +79,12 @@ export class LedgerAudit {
     const scope = scopeOfRecord(head.tenantId);
     const entry = await this.d.store.entryAt(scope, head.seq);
     if (!entry) throw new Error(`the head hint names entry ${head.seq}, which is not in the chain`);
-    const next = audited(mark, head.seq, await this.d.store.rowsSum(scope, mark?.seq ?? 0, head.seq), entry.state.balance);
+    let t = tallyOf(mark);
+    for await (const rows of this.d.store.rowsBetween(scope, mark?.seq ?? 0, head.seq)) t = tally(t, rows);
+    const next = markOf(t, head.seq, entry.state.balance);
     if (next.unbalanced) {
       this.d.log.error(
-        { tenantId: head.tenantId, seq: next.seq, balance: next.balance, rowsSum: next.rowsSum, difference: next.balance - next.rowsSum, since: mark?.unbalanced ? 'before' : 'now' },
+        { tenantId: head.tenantId, wrongAt: next.wrongAt, seq: next.seq, balance: next.balance, rowsSum: next.rowsSum, difference: next.balance - next.rowsSum, foundBefore: mark?.unbalanced === true },
         "a wallet's balance is not what its ledger rows sum to",
       );
     }
