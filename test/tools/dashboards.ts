@@ -104,6 +104,10 @@ export const job = (...services: string[]) => (services.length === 1 ? `job="voi
 /** Every process: its dashboard is voiceapi-<name>.json. */
 export const SERVICES = ['gateway', 'leads', 'telephony', 'billing', 'agents', 'companies', 'knowledge', 'webhooks'] as const;
 type Service = (typeof SERVICES)[number];
+/** Those with an outbox (startEvents' `outboxOn`): webhooks publishes nothing with its writes. */
+const WRITES_EVENTS: readonly Service[] = ['gateway', 'leads', 'telephony', 'billing', 'agents', 'companies', 'knowledge'];
+/** Those with event consumers (an EventSubscriber): companies and knowledge read no stream. */
+const READS_EVENTS: readonly Service[] = ['gateway', 'leads', 'telephony', 'billing', 'agents', 'webhooks'];
 
 /**
  * The processes push every OTEL_METRIC_EXPORT_INTERVAL (60 s, services/kit/src/telemetry/sdk.ts):
@@ -361,6 +365,10 @@ const by = (labels: string[]) => (labels.length ? ` by (${labels.join(', ')})` :
 const sumRate = (labels: string[], metric: string, ...matchers: string[]) => `sum${by(labels)} (${rate(metric, ...matchers)})`;
 const quantile = (q: number, labels: string[], histogram: string, ...matchers: string[]) => `histogram_quantile(${q}, ${sumRate(['le', ...labels], `${histogram}_bucket`, ...matchers)})`;
 const legendOf = (labels: string[]) => labels.map((l) => `{{${l}}}`).join(' ');
+/** part ÷ whole, 0 (not "no data") where the part has no series: a counter of failures exists only once one happened. */
+const share = (part: string, whole: string) => `(${part} or ${whole} * 0) / ${whole}`;
+/** A rate of a counter that exists only once its event happened (retries, dead letters, slow commands): 0 until then. */
+const orZero = (expr: string) => `${expr} or on() vector(0)`;
 const is = (label: string, value: string) => `${label}="${value}"`;
 const matches = (label: string, value: string) => `${label}=~"${value}"`;
 const not = (label: string, value: string) => `${label}!~"${value}"`;
@@ -398,7 +406,7 @@ function requestRows(s: Service): Row {
           description: 'Share of each route’s answers that were 5xx: the platform failed the tenant (4xx are the tenant’s).',
           unit: 'percentunit',
           min: 0,
-          queries: [{ expr: `${sumRate([LABELS.route], `${H}_count`, j, matches(LABELS.status, VALUES.http5xx))} / ${sumRate([LABELS.route], `${H}_count`, j)}`, legend: `{{${LABELS.route}}}` }],
+          queries: [{ expr: share(sumRate([LABELS.route], `${H}_count`, j, matches(LABELS.status, VALUES.http5xx)), sumRate([LABELS.route], `${H}_count`, j)), legend: `{{${LABELS.route}}}` }],
         }),
         timeseries({
           title: '4xx per second',
@@ -429,7 +437,7 @@ function requestRows(s: Service): Row {
         min: 0,
         queries: [
           {
-            expr: `${sumRate([LABELS.rpcMethod], `${R}_count`, j, matches(LABELS.grpcStatus, VALUES.grpcServerError))} / ${sumRate([LABELS.rpcMethod], `${R}_count`, j)}`,
+            expr: share(sumRate([LABELS.rpcMethod], `${R}_count`, j, matches(LABELS.grpcStatus, VALUES.grpcServerError)), sumRate([LABELS.rpcMethod], `${R}_count`, j)),
             legend: `{{${LABELS.rpcMethod}}}`,
           },
         ],
@@ -498,14 +506,21 @@ function consumersRow(s: Service): Row {
         min: 0,
         queries: [{ expr: `sum${by(gt)} (${sel(METRICS.consumerLag, j)})`, legend: legendOf(gt) }],
       }),
-      timeseries({ w: 8, title: 'Retries per second', description: 'Handlers that failed and will be tried again.', unit: 'cps', min: 0, queries: [{ expr: sumRate(gt, METRICS.retries, j), legend: legendOf(gt) }] }),
+      timeseries({
+        w: 8,
+        title: 'Retries per second',
+        description: 'Handlers that failed and will be tried again.',
+        unit: 'cps',
+        min: 0,
+        queries: [{ expr: orZero(sumRate(gt, METRICS.retries, j)), legend: legendOf(gt) }],
+      }),
       timeseries({
         w: 8,
         title: 'Dead-lettered per second',
         description: 'Events given up on and sent to the dead-letter topic (docs/operations.md, "Events").',
         unit: 'cps',
         min: 0,
-        queries: [{ expr: sumRate(gt, METRICS.deadLettered, j), legend: legendOf(gt) }],
+        queries: [{ expr: orZero(sumRate(gt, METRICS.deadLettered, j)), legend: legendOf(gt) }],
       }),
     ],
   };
@@ -532,7 +547,7 @@ function storeRow(s: Service): Row {
         description: 'Commands at or over STORE_SLOW_COMMAND_MS (100 ms unless set), per collection and operation; those of a second or more are also logged ("a store command was slow").',
         unit: 'cps',
         min: 0,
-        queries: [{ expr: sumRate(co, METRICS.slowCommands, j), legend: legendOf(co) }],
+        queries: [{ expr: orZero(sumRate(co, METRICS.slowCommands, j)), legend: legendOf(co) }],
       }),
       timeseries({
         w: 7,
@@ -619,7 +634,7 @@ function serviceDashboard(s: Service): GrafanaDashboard {
     `voiceapi / ${s}`,
     `The ${s} process: requests, outbox, event consumers, store, runtime. Generated by test/tools/dashboards.ts; edit there.`,
     [s],
-    [requestRows(s), ...(business ? [business] : []), outboxRow(s), consumersRow(s), storeRow(s), runtimeRow(s)],
+    [requestRows(s), ...(business ? [business] : []), ...(WRITES_EVENTS.includes(s) ? [outboxRow(s)] : []), ...(READS_EVENTS.includes(s) ? [consumersRow(s)] : []), storeRow(s), runtimeRow(s)],
   );
 }
 
@@ -727,7 +742,9 @@ function overview(): GrafanaDashboard {
             description: 'Share of the gateway’s answers that were 5xx.',
             unit: 'percentunit',
             min: 0,
-            queries: [{ expr: `sum(${rate(`${METRICS.httpDuration}_count`, job('gateway'), matches(LABELS.status, VALUES.http5xx))}) / sum(${rate(`${METRICS.httpDuration}_count`, job('gateway'))})`, legend: 'gateway' }],
+            queries: [
+              { expr: share(`sum(${rate(`${METRICS.httpDuration}_count`, job('gateway'), matches(LABELS.status, VALUES.http5xx))})`, `sum(${rate(`${METRICS.httpDuration}_count`, job('gateway'))})`), legend: 'gateway' },
+            ],
           }),
           timeseries({
             title: 'gRPC server error ratio per service',
@@ -735,7 +752,7 @@ function overview(): GrafanaDashboard {
             unit: 'percentunit',
             min: 0,
             queries: [
-              { expr: `${sumRate(['job'], `${METRICS.rpcDuration}_count`, grpc, matches(LABELS.grpcStatus, VALUES.grpcServerError))} / ${sumRate(['job'], `${METRICS.rpcDuration}_count`, grpc)}`, legend: '{{job}}' },
+              { expr: share(sumRate(['job'], `${METRICS.rpcDuration}_count`, grpc, matches(LABELS.grpcStatus, VALUES.grpcServerError)), sumRate(['job'], `${METRICS.rpcDuration}_count`, grpc)), legend: '{{job}}' },
             ],
           }),
           timeseries({

@@ -45,6 +45,34 @@ export function scaleDuration(d: string, scale: number): string {
   return `${seconds}s`;
 }
 
+/** A number of seconds as Prometheus writes a duration (and so as Sloth names its rules): 4320 → 1h12m. */
+export function promDuration(seconds: number): string {
+  let left = seconds;
+  let out = '';
+  for (const [unit, size] of [
+    ['y', 31_536_000],
+    ['w', 604_800],
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
+    if (left >= size) {
+      out += `${Math.floor(left / size)}${unit}`;
+      left %= size;
+    }
+  }
+  return out || '0s';
+}
+
+/**
+ * A query written for the shipped windows, for rules whose windows are divided by `scale`:
+ * `slo:sli_error:ratio_rate5m` reads `slo:sli_error:ratio_rate5s` at scale 60.
+ */
+export function scaledQuery(expr: string, scale: number): string {
+  return expr.replace(/(slo:sli_error:ratio_rate)(\d+[smhdw])\b/g, (_, rule: string, d: string) => rule + promDuration(Number(scaleDuration(d, scale).slice(0, -1))));
+}
+
 interface AlertWindows {
   spec: { sloPeriod: string; page: Record<string, { shortWindow: string; longWindow: string }>; ticket: Record<string, { shortWindow: string; longWindow: string }> };
 }

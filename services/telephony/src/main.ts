@@ -120,9 +120,13 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     metrics: {
       dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }),
       dialDelay: metrics.histogram('lead.dial_delay', {
-        description: 'From the moment a lead could first be dialled (accepted, or its scheduled time come) to its first call ringing',
+        description: "From the moment a lead could first be dialled (accepted, or its scheduled time come) to its first attempt decided: ringing, or ended for the tenant's reasons (contact moved on, no credit)",
         unit: 's',
         buckets: [1, 5, 10, 30, 60, 120, 300, 900, 3600],
+      }),
+      firstDialsRequested: metrics.counter('lead.first_dials_requested', {
+        description: "Leads' first dials queued (each once): the lead-to-dial SLO counts its dials within a minute against these",
+        unit: '{dial}',
       }),
     },
   });

@@ -44,6 +44,9 @@ export interface TypedHistogram<A extends Attributes> {
   record(value: number, attributes: A): void;
 }
 
+/** How long a gauge's observation may take before the export goes on without it. */
+const OBSERVE_TIMEOUT_MS = 2_000;
+
 const THING = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
 
 export function serviceMetrics(service: string): ServiceMetrics {
@@ -69,12 +72,22 @@ export function serviceMetrics(service: string): ServiceMetrics {
       const full = name(thing);
       const g = meter.createObservableGauge<A>(full, { description: opts.description, ...(opts.unit && { unit: opts.unit }) });
       const callback: ObservableCallback<A> = async (result) => {
+        let timer: NodeJS.Timeout | undefined;
         try {
           // What observing reads (the store, Kafka) is not traced: it is the export's own work.
-          const values = await context.with(withoutTracing(context.active()), observe);
+          // Bounded: a read that waits (a store connection closing at shutdown buffers commands)
+          // must not hold up the export, or the process's last flush of every other metric.
+          const values = await Promise.race([
+            context.with(withoutTracing(context.active()), observe),
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new Error(`no answer within ${OBSERVE_TIMEOUT_MS} ms`)), OBSERVE_TIMEOUT_MS).unref();
+            }),
+          ]);
           for (const { value, attributes } of values) result.observe(value, attributes);
         } catch (err) {
           diag.warn(`gauge ${full} could not be observed: ${String(err)}`);
+        } finally {
+          clearTimeout(timer);
         }
       };
       g.addCallback(callback);

@@ -42,6 +42,8 @@ export interface DialerDeps {
     dials: TypedCounter<{ result: string }>;
     /** From the moment a lead could be dialled (its dial requested) to its first call ringing, in seconds. */
     dialDelay?: TypedHistogram<Record<string, never>>;
+    /** Leads' first dials queued: what dialDelay's observations are counted against. */
+    firstDialsRequested?: TypedCounter<Record<string, never>>;
   };
 }
 
@@ -98,7 +100,8 @@ export class Dialer {
   /** Accepts a dial request (idempotent by dial id); the queued dial wakes the dispatcher (a change stream). */
   async enqueue(scope: TenantScope, req: Omit<QueuedDial, 'tenantId' | 'queuedAt' | 'notBefore'>): Promise<void> {
     const now = this.d.now();
-    await this.d.queue.add(scope, { ...req, queuedAt: now, notBefore: now });
+    const added = await this.d.queue.add(scope, { ...req, queuedAt: now, notBefore: now });
+    if (added && req.attempt === 1 && req.requestedAt) this.d.metrics?.firstDialsRequested?.add(1, {});
   }
 
   /** Waits for dials being set up (calls already ringing run on; recovery finishes them if this process ends first). */
@@ -263,6 +266,7 @@ export class Dialer {
     if (!claim.allowed && !(claim.refusal === 'already_claimed' && (!call || call.status === 'queued'))) {
       // Refused (leads moved the contact on), or claimed and carried by an earlier try.
       this.d.metrics?.dials.add(1, { result: claim.refusal });
+      this.firstAttemptDecided(q);
       await this.drop(scope, q, callId, call);
       return null;
     }
@@ -301,6 +305,7 @@ export class Dialer {
     }
     if ((await this.d.runner.placeHold(call)) === 'insufficient') {
       this.d.metrics?.dials.add(1, { result: 'insufficient_credits' });
+      this.firstAttemptDecided(q);
       await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'insufficient_credits');
       await this.d.queue.remove(scope, q.dialId);
       return null;
@@ -309,12 +314,20 @@ export class Dialer {
     const ringing = await this.d.calls.setRinging(callId);
     if (ringing) {
       // A lead's first attempt rings once: leads allows one dial id per attempt, and counts the attempt when it allows it.
-      if (q.attempt === 1 && q.requestedAt) this.d.metrics?.dialDelay?.record(Math.max(0, this.d.now().getTime() - q.requestedAt.getTime()) / 1000, {});
+      this.firstAttemptDecided(q);
       await this.d.runner.announce(ringing, 'call.ringing');
     }
     await this.d.queue.remove(scope, q.dialId);
     if (ringing) this.d.metrics?.dials.add(1, { result: 'dialled' });
     return ringing;
+  }
+
+  /**
+   * A lead's first attempt is decided: it rings, or it ends for the tenant's reasons (the contact
+   * moved on, no credit). The delay since the lead could be dialled is the lead-to-dial SLO's.
+   */
+  private firstAttemptDecided(q: QueuedDial): void {
+    if (q.attempt === 1 && q.requestedAt) this.d.metrics?.dialDelay?.record(Math.max(0, this.d.now().getTime() - q.requestedAt.getTime()) / 1000, {});
   }
 
   private async drop(scope: TenantScope, q: QueuedDial, callId: string, call: Call | null): Promise<void> {

@@ -1,0 +1,148 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Receiver } from '../../services/webhooks/test/receiver';
+import { startPrometheus, type Prometheus } from '../harness/prometheus';
+import { call, startSystem, tenantWithKey, type System } from '../harness/system';
+import { dashboards, panelQueries } from '../tools/dashboards';
+import { scaledQuery, writeRules } from '../tools/observability';
+
+/**
+ * The SLO alerts on the real thing: every process pushes its real OTLP metrics to a real
+ * Prometheus loaded with the rules as shipped, every window divided by SLO_WINDOW_SCALE (the one
+ * setting a test may change; 60 makes the month twelve hours and the page windows 5 s and 1 min).
+ * A tenant's calls run throughout; billing is killed: telephony can place no hold, so leads go on
+ * being accepted and queued but no call is placed, and the lead-to-dial SLO's page alert must fire
+ * in Prometheus's API, then clear once billing is back. Then every dashboard panel's query
+ * must parse and return data from what the system sent.
+ */
+const SLO_WINDOW_SCALE = 60;
+
+describe('SLO alerts on a real Prometheus', () => {
+  let prom: Prometheus;
+  let sys: System;
+  let receiver: Receiver;
+  let rulesDir: string;
+  let stopLoad: (() => Promise<void>) | undefined;
+  const consent = { outboundCall: true, capturedAt: '2026-11-01T10:00:00Z' };
+  let phoneNo = 0;
+  // Numbers the carrier simulator answers (see test/bench/whole-system.ts), distinct across the run.
+  const phone = () => {
+    const n = phoneNo++;
+    return `+1415${200 + (Math.floor(n / 9000) % 700)}${1000 + (n % 9000)}`;
+  };
+
+  beforeAll(async () => {
+    rulesDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-rules-'));
+    prom = await startPrometheus({ ruleFiles: writeRules(rulesDir, { windowScale: SLO_WINDOW_SCALE }), evaluationIntervalS: 1 });
+    receiver = await new Receiver().start();
+    sys = await startSystem({
+      env: { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: prom.otlpMetricsUrl, OTEL_METRIC_EXPORT_INTERVAL: '1000' },
+      serviceEnv: {
+        telephony: { CARRIER_SIMULATOR_SPEEDUP: '200' },
+        leads: { CALLING_WINDOW_DEFAULT: 'always' },
+        webhooks: { OUTBOUND_ALLOWLIST: receiver.hostPort },
+      },
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await stopLoad?.();
+    await sys?.stop();
+    await receiver?.stop();
+    await prom?.stop();
+    rmSync(rulesDir, { recursive: true, force: true });
+  });
+
+  const ALERT = 'LeadToDialSLOBurn';
+  const page = async (): Promise<'firing' | 'pending' | 'inactive'> => {
+    const a = (await prom.alerts()).find((x) => x.labels.alertname === ALERT && x.labels.severity === 'page');
+    return a?.state ?? 'inactive';
+  };
+  async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await probe().catch(() => undefined);
+      if (v) return v;
+      if (Date.now() > until) throw new Error(`${what}: not within ${timeoutMs} ms\n${prom.output()}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
+  it('pages when billing is killed under a tenant calls, and clears once billing is back; every dashboard query returns data', async () => {
+    const gw = sys.gateways[0]!.url;
+    const t = await tenantWithKey(gw, { rateLimitPerSecond: 100_000, scopes: ['calls:read', 'credits:read', 'leads:read', 'leads:write', 'companies:read', 'knowledge:read', 'inbound:read'] });
+    const admin = (p: string, body?: unknown, method?: string) => call(`${gw}/admin/v1/tenants/${t.tenantId}${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+    expect((await admin('/credits', { amount: 100_000_000 })).status).toBe(201);
+    expect((await admin('/concurrency', { maxConcurrentCalls: 50 }, 'PUT')).status).toBe(200);
+    const campaignId = (await admin('/campaigns', { name: 'alerts', maxCallSeconds: 120 })).body.campaign.id as string;
+    await admin(`/campaigns/${campaignId}/start`, undefined, 'POST');
+    const hook = await admin('/webhooks', { url: `${receiver.base}/billed`, events: ['call.outbound.billed'] });
+    expect(hook.status).toBe(201);
+    receiver.secrets.set('/billed', [hook.body.webhook.secret]);
+
+    // The tenant's load: a few leads a second, and reads that reach every service.
+    const reads = ['/calls?limit=5', '/credits', '/campaigns', '/companies', '/inbound-agents', '/knowledge-bases/documents'];
+    for (const p of reads) expect([p, (await call(`${gw}/api/v1${p}`, { key: t.key })).status]).toEqual([p, 200]);
+    // And a tenant's mistake now and then (the 4xx panels).
+    const missing = '/companies/does-not-exist';
+    expect(Math.floor((await call(`${gw}/api/v1${missing}`, { key: t.key })).status / 100)).toBe(4);
+    let loading = true;
+    const load = (async () => {
+      while (loading) {
+        const r = await call(`${gw}/api/v1/leads/batch`, { key: t.key, body: { campaignId, leads: Array.from({ length: 4 }, () => ({ phone: phone(), channel: 'call', consent })) } });
+        if (r.status >= 500) throw new Error(`lead batch: ${r.status}`);
+        for (const p of [...reads, missing]) await call(`${gw}/api/v1${p}`, { key: t.key });
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    })();
+    stopLoad = async () => {
+      loading = false;
+      await load;
+    };
+
+    // Healthy first: calls end and are charged, and the SLO's 1-minute window (the month's hour) sees it.
+    await eventually(
+      'calls ended and charged in Prometheus',
+      async () => (await prom.query('sum(voiceapi_telephony_calls_ended_total)'))[0] && (await prom.query('sum(voiceapi_billing_call_settle_delay_seconds_count)'))[0],
+      120_000,
+    );
+    await eventually('the lead-to-dial SLO recorded over its long page window', async () => (await prom.query('slo:sli_error:ratio_rate1m{sloth_slo="lead-to-dial"}'))[0], 60_000);
+    // The burn as the rules see it: its 30 s window (the month's 30 min) settles well under the slow
+    // page's 6x once every series has a full window behind it (a counter's first samples are not a rate).
+    const errorRatio = async (window: string) => Number((await prom.query(`slo:sli_error:ratio_rate${window}{sloth_slo="lead-to-dial"}`))[0]?.value[1] ?? NaN);
+    await eventually('a healthy 30 s window', async () => (await errorRatio('30s')) < 0.06 * 0.5, 90_000);
+    expect(await page()).toBe('inactive');
+    expect(receiver.received.length).toBeGreaterThan(0);
+
+    // Billing dies; the tenant goes on sending leads.
+    sys.services.billing!.child.kill('SIGKILL');
+    const killed = Date.now();
+    await eventually(`${ALERT} firing`, async () => (await page()) === 'firing', 150_000);
+    const firing = (await prom.alerts()).find((a) => a.labels.alertname === ALERT && a.state === 'firing')!;
+    expect(firing.annotations.runbook_url).toBe('docs/operations.md#leadtodialsloburn');
+    expect(firing.annotations.summary).toMatch(/first call attempt/);
+    // No first attempt is decided while billing is away: the shortest window goes to all errors.
+    await eventually('the 5 s window all errors', async () => (await errorRatio('5s')) > 0.9, 30_000);
+    process.stdout.write(`${ALERT} fired ${((Date.now() - killed) / 1000).toFixed(0)} s after billing was killed\n`);
+
+    // While it fires: every dashboard panel's query parses and returns data from what the system
+    // sent (the firing alerts' panel included).
+    const empty: string[] = [];
+    for (const [file, d] of Object.entries(dashboards())) {
+      for (const { panel, expr } of panelQueries(d)) {
+        // Grafana's rate interval, and the SLO windows as these rules name them (divided by the scale).
+        const result = await prom.query(scaledQuery(expr.replaceAll('$__rate_interval', '1m'), SLO_WINDOW_SCALE)).catch((err: Error) => err);
+        if (result instanceof Error) empty.push(`${file} "${panel}" does not parse: ${result.message}`);
+        else if (result.length === 0) empty.push(`${file} "${panel}" returns no data: ${expr}`);
+      }
+    }
+    expect(empty).toEqual([]);
+
+    // Billing back: the queued dials are placed, and the page clears as its short windows recover.
+    await sys.startService('billing');
+    const back = Date.now();
+    await eventually(`${ALERT} cleared`, async () => (await page()) === 'inactive', 240_000);
+    process.stdout.write(`${ALERT} cleared ${((Date.now() - back) / 1000).toFixed(0)} s after billing was back\n`);
+  }, 900_000);
+});
