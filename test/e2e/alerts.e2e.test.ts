@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Receiver } from '../../services/webhooks/test/receiver';
@@ -52,7 +52,7 @@ describe('SLO alerts on a real Prometheus', () => {
     await receiver?.stop();
     await prom?.stop();
     rmSync(rulesDir, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   const ALERT = 'LeadToDialSLOBurn';
   const page = async (): Promise<'firing' | 'pending' | 'inactive'> => {
@@ -102,18 +102,32 @@ describe('SLO alerts on a real Prometheus', () => {
     };
 
     // Healthy first: calls end and are charged, and the SLO's 1-minute window (the month's hour) sees it.
+    const present = async (metric: string) => (await prom.query(`sum(${metric})`)).length > 0;
     await eventually(
-      'calls ended and charged in Prometheus',
-      async () => (await prom.query('sum(voiceapi_telephony_calls_ended_total)'))[0] && (await prom.query('sum(voiceapi_billing_call_settle_delay_seconds_count)'))[0],
+      'calls ended, charged and announced, in Prometheus',
+      async () => (await present('voiceapi_telephony_calls_ended_total')) && (await present('voiceapi_billing_call_settle_delay_seconds_count')) && (await present('voiceapi_webhooks_delivery_delay_seconds_count')),
       120_000,
     );
     await eventually('the lead-to-dial SLO recorded over its long page window', async () => (await prom.query('slo:sli_error:ratio_rate1m{sloth_slo="lead-to-dial"}'))[0], 60_000);
     // The burn as the rules see it: its 30 s window (the month's 30 min) settles well under the slow
     // page's 6x once every series has a full window behind it (a counter's first samples are not a rate).
     const errorRatio = async (window: string) => Number((await prom.query(`slo:sli_error:ratio_rate${window}{sloth_slo="lead-to-dial"}`))[0]?.value[1] ?? NaN);
-    await eventually('a healthy 30 s window', async () => (await errorRatio('30s')) < 0.06 * 0.5, 90_000);
-    expect(await page()).toBe('inactive');
+    await eventually('a healthy 30 s window and no page', async () => (await errorRatio('30s')) < 0.06 * 0.5 && (await page()) === 'inactive', 120_000);
     expect(receiver.received.length).toBeGreaterThan(0);
+
+    // Every metric a shipped rule reads is one the system sends (names as Prometheus's OTLP
+    // translation makes them), but for counters that exist only once their event happened.
+    const sent = new Set((await prom.query('count by (__name__) ({__name__=~".+"})')).map((x) => x.metric.__name__ ?? ''));
+    const onlyOnceItHappens = new Set(['voiceapi_events_dead_lettered_total', 'voiceapi_store_slow_commands_total']);
+    const read = new Set<string>();
+    for (const f of writeRules(path.join(rulesDir, 'shipped'), { windowScale: 1 })) {
+      // A metric name is followed by its selector, its range or the end of its argument; a label name by = or ~.
+      const rules = readFileSync(f, 'utf8').match(/(?<!["\w])(?:voiceapi|nodejs|http|rpc|target)_[a-z0-9_]+(?=[{[)\s])/g) ?? [];
+      for (const name of rules) read.add(name.replace(/_(bucket|count|sum)$/, ''));
+    }
+    const histograms = [...sent].filter((n) => n.endsWith('_bucket')).map((n) => n.slice(0, -'_bucket'.length));
+    const notSent = [...read].filter((n) => !sent.has(n) && !histograms.includes(n) && !onlyOnceItHappens.has(n));
+    expect(notSent).toEqual([]);
 
     // Billing dies; the tenant goes on sending leads.
     sys.services.billing!.child.kill('SIGKILL');
@@ -137,6 +151,14 @@ describe('SLO alerts on a real Prometheus', () => {
         else if (result.length === 0) empty.push(`${file} "${panel}" returns no data: ${expr}`);
       }
     }
+    if (empty.length)
+      for (const q of [
+        'time() - timestamp(voiceapi_billing_calls_billed_total)',
+        'count_over_time(voiceapi_billing_calls_billed_total[1m])',
+        'time() - timestamp(target_info{job="voiceapi/billing"})',
+        'count_over_time(target_info{job="voiceapi/billing"}[2m])',
+      ])
+        process.stdout.write(`DEBUG ${q}: ${JSON.stringify((await prom.query(q)).map((x) => [x.metric, x.value[1]]))}\n`);
     expect(empty).toEqual([]);
 
     // Billing back: the queued dials are placed, and the page clears as its short windows recover.

@@ -63,6 +63,8 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<Promethe
       global: { evaluation_interval: interval, scrape_interval: interval },
       rule_files: opts.ruleFiles.map((f) => path.resolve(f)),
       otlp: { promote_resource_attributes: ['service.version', 'deployment.environment.name'] },
+      // Pushes from many processes arrive a little out of order (the Prometheus OTLP guide's setting).
+      storage: { tsdb: { out_of_order_time_window: '30m' } },
     }),
   );
   const url = `http://127.0.0.1:${port}`;
@@ -74,6 +76,9 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<Promethe
       `--storage.tsdb.path=${path.join(dataDir, 'tsdb')}`,
       `--web.listen-address=127.0.0.1:${port}`,
       '--web.enable-otlp-receiver',
+      // A counter's start time (OTLP carries it) becomes a zero sample: a process's first increments
+      // count in rate(), and an SLO's two counters born a moment apart do not read as errors.
+      '--enable-feature=created-timestamp-zero-ingestion',
       '--log.level=warn',
       ...(opts.userAssets ? [`--web.user-assets=${path.resolve(opts.userAssets)}`] : []),
     ],
