@@ -151,14 +151,6 @@ describe('SLO alerts on a real Prometheus', () => {
         else if (result.length === 0) empty.push(`${file} "${panel}" returns no data: ${expr}`);
       }
     }
-    if (empty.length)
-      for (const q of [
-        'time() - timestamp(voiceapi_billing_calls_billed_total)',
-        'count_over_time(voiceapi_billing_calls_billed_total[1m])',
-        'time() - timestamp(target_info{job="voiceapi/billing"})',
-        'count_over_time(target_info{job="voiceapi/billing"}[2m])',
-      ])
-        process.stdout.write(`DEBUG ${q}: ${JSON.stringify((await prom.query(q)).map((x) => [x.metric, x.value[1]]))}\n`);
     expect(empty).toEqual([]);
 
     // Billing back: the queued dials are placed, and the page clears as its short windows recover.
