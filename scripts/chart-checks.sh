@@ -715,6 +715,16 @@ run "platform-observability: every rule group of files/prometheus, every dashboa
   check_py observability "$LAST_RENDER" "$RULES_DIR" "$DASH_DIR" grafana_dashboard 1
 run "platform-observability: only one switched on renders only it (rules)" check_py expect \
   <(render /dev/stdout "$CHARTS/$UMBRELLA" voiceapi --set observability.rules.enabled=true) "PrometheusRule=1,!ConfigMap"
+runbooks_absolute() { # runbooks_absolute RENDER BASE: every alert's runbook_url is under BASE
+  local all abs
+  all=$(grep -c 'runbook_url:' "$1") abs=$(grep -c "runbook_url: $2/docs/operations.md#" "$1")
+  echo "    $abs of $all runbook links under $2"
+  [[ $all -gt 0 && $all == "$abs" ]]
+}
+RUNBOOKS=https://git.example.com/voiceapi/blob/main
+run "render platform-runbooks" render "$WORK/render.runbooks.yaml" "$CHARTS/$UMBRELLA" voiceapi --set observability.rules.enabled=true --set "observability.rules.runbookBaseUrl=$RUNBOOKS"
+run "platform-runbooks: observability.rules.runbookBaseUrl makes every runbook link absolute" runbooks_absolute "$WORK/render.runbooks.yaml" "$RUNBOOKS"
+must_fail "platform-runbooks: a link left relative is refused (canary)" "0 of [0-9]+ runbook links" runbooks_absolute "$PLATFORM_OBS" "$RUNBOOKS"
 # Canaries: each way the checks above must refuse.
 broken_rule() { # broken_rule NAME: a PrometheusRule with one flaw, written to $WORK/rule-NAME.yaml
   local groups='[{name: a, rules: [{record: "a:b:c", expr: up}]}]' meta='{name: broken, namespace: voiceapi}'

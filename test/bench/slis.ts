@@ -2,8 +2,12 @@
  * The SLOs' own figures over a stretch of a benchmark, read from a real Prometheus the way the
  * rules read them: each SLI is observability/slos.yaml's error and total queries with the window
  * set to the stretch measured (one definition, not a copy), and the delays behind three of them as
- * p99s of their histograms.
+ * p99s of their histograms. Ranges are `anchored` (Prometheus's promql-extended-range-selectors,
+ * which the bench's Prometheus enables: `BENCH_PROMETHEUS_FEATURES`): the increase between the
+ * samples at the window's two ends, not extrapolated, so two counters pushed by two processes at
+ * different moments compare exactly over a window of a few of their pushes.
  */
+export const BENCH_PROMETHEUS_FEATURES = ['promql-extended-range-selectors'];
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { Prometheus } from '../harness/prometheus';
@@ -40,8 +44,8 @@ export async function sliFigures(prom: Prometheus, windowS: number): Promise<Sli
   const figures: SliFigure[] = [];
   for (const slo of spec.slos) {
     // rate × window = events; summed over any grouping (route groups) for one figure.
-    const errors = await scalar(prom, `sum(${slo.sli.events.error_query.replaceAll('{{.window}}', w)}) * ${windowS}`);
-    const total = await scalar(prom, `sum(${slo.sli.events.total_query.replaceAll('{{.window}}', w)}) * ${windowS}`);
+    const errors = await scalar(prom, `sum(${slo.sli.events.error_query.replaceAll('[{{.window}}]', `[${w}] anchored`)}) * ${windowS}`);
+    const total = await scalar(prom, `sum(${slo.sli.events.total_query.replaceAll('[{{.window}}]', `[${w}] anchored`)}) * ${windowS}`);
     figures.push({ slo: slo.name, objective: slo.objective, good: total > 0 ? 1 - (Number.isNaN(errors) ? 0 : errors) / total : NaN, events: Number.isNaN(total) ? 0 : total });
   }
   return figures;

@@ -27,7 +27,7 @@ import { cpuMsPerOperation, cpuPerOperation, cpuWindow, systemPids, type CpuShar
 import { PROFILE_DIR } from '../harness/processes';
 import { monotonicUs, perfProfile, summarizeProfiles } from './profiles';
 import { writePerformanceSection } from './report';
-import { delayP99s, sliFigures, sliTable } from './slis';
+import { BENCH_PROMETHEUS_FEATURES, delayP99s, sliFigures, sliTable } from './slis';
 import { startPrometheus, type Prometheus } from '../harness/prometheus';
 import { writeRules } from '../tools/observability';
 
@@ -217,7 +217,7 @@ async function main(): Promise<void> {
     // OBSERVE=1 make run), so the figures above are not measured with telemetry on.
     process.stdout.write(`(e) the SLOs as Prometheus reads them: every process pushing metrics, ${half.toFixed(1)} calls/s for ${PACED_S} s, ${ROUNDS} rounds\n`);
     await sys.stop();
-    prom = await startPrometheus({ ruleFiles: writeRules(rulesDir, { windowScale: 1 }), evaluationIntervalS: 5 });
+    prom = await startPrometheus({ ruleFiles: writeRules(rulesDir, { windowScale: 1 }), evaluationIntervalS: 5, features: BENCH_PROMETHEUS_FEATURES });
     const observed = await startSystem({ ...systemOptions, env: { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: prom.otlpMetricsUrl, OTEL_METRIC_EXPORT_INTERVAL: String(EXPORT_MS) } });
     sys = observed;
     const watched = await tenantSetUp(observed.gateways[0]!.url, { lines: 100, hook: `${receiver.base}/watched` }, receiver);

@@ -29,7 +29,7 @@ export interface Prometheus {
  * local-infra's Prometheus (as `OBSERVE=1 make run` starts it) with a throwaway TSDB, evaluating
  * the given rule files every `evaluationIntervalS` (default 1 s); `userAssets` is served at /user/.
  */
-export async function startPrometheus(opts: { ruleFiles: string[]; userAssets?: string; evaluationIntervalS?: number }): Promise<Prometheus> {
+export async function startPrometheus(opts: { ruleFiles: string[]; userAssets?: string; evaluationIntervalS?: number; features?: string[] }): Promise<Prometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'voiceapi-prometheus-'));
   let out = '';
   const server = await startServer({
@@ -37,6 +37,7 @@ export async function startPrometheus(opts: { ruleFiles: string[]; userAssets?: 
     ruleFiles: opts.ruleFiles,
     ...(opts.userAssets && { userAssets: opts.userAssets }),
     evaluationIntervalS: opts.evaluationIntervalS ?? 1,
+    ...(opts.features && { features: opts.features }),
     log: (line) => void (out = `${out}${line}\n`.slice(-20_000)),
   });
   const api = async <T>(p: string): Promise<T> => {

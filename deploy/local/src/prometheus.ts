@@ -34,6 +34,8 @@ export interface PrometheusOptions {
   port?: number;
   /** Rule evaluation, in seconds (default 15, Prometheus's own; tests use 1). */
   evaluationIntervalS?: number;
+  /** More of Prometheus's feature flags (--enable-feature), e.g. promql-extended-range-selectors. */
+  features?: string[];
   log?: LogFn;
   signal?: AbortSignal;
 }
@@ -78,7 +80,7 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<Promethe
       '--web.enable-otlp-receiver',
       // A counter's start time (OTLP carries it) becomes a zero sample: a process's first increments
       // count in rate(), and an SLO's two counters born a moment apart do not read as errors.
-      '--enable-feature=created-timestamp-zero-ingestion',
+      `--enable-feature=${['created-timestamp-zero-ingestion', ...(opts.features ?? [])].join(',')}`,
       '--log.level=warn',
       ...(opts.userAssets ? [`--web.user-assets=${path.resolve(opts.userAssets)}`] : []),
     ],
