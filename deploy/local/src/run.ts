@@ -307,7 +307,7 @@ async function main(): Promise<void> {
     prometheus
       ? `
   Prometheus     ${prometheus.url()}   (its API; rules: charts/platform/files/prometheus)
-  SLO page       ${prometheus.url()}/user/index.html`
+  SLO page       ${prometheus.url()}/user/`
       : ''
   }
 

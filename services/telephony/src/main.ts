@@ -124,9 +124,9 @@ export async function startTelephony(env: Record<string, string | undefined> = p
         unit: 's',
         buckets: [1, 5, 10, 30, 60, 120, 300, 900, 3600],
       }),
-      firstDialsRequested: metrics.counter('lead.first_dials_requested', {
-        description: "Leads' first dials queued (each once): the lead-to-dial SLO counts its dials within a minute against these",
-        unit: '{dial}',
+      firstDialTriesFailed: metrics.counter('lead.first_dial_tries_failed', {
+        description: "Tries to place a lead's first attempt that failed on the platform's side (leads or billing unreachable); each is tried again",
+        unit: '{try}',
       }),
     },
   });

@@ -255,3 +255,44 @@ describe('Dialer: the dial delay', () => {
     expect(delays).toEqual([42.5]);
   });
 });
+
+describe("Dialer: a lead that waited for its tenant's lines", () => {
+  it('is recorded waited_for_lines once a pass found every line busy after it could be dialled; the dial that took the last line is not', async () => {
+    const requestedAt = new Date(1_000);
+    const queued: QueuedDial[] = [
+      { ...dial('t', 'c1:1', 1), attempt: 1, requestedAt },
+      { ...dial('t', 'c2:1', 2), attempt: 1, requestedAt },
+    ];
+    const recorded: string[] = [];
+    let now = 2_000;
+    const deps = {
+      queue: {
+        tenantsWaiting: async () => (queued.length > 0 ? ['t'] : []),
+        due: async () => [...queued],
+        remove: async (_scope: unknown, dialId: string) =>
+          void queued.splice(
+            queued.findIndex((q) => q.dialId === dialId),
+            1,
+          ),
+      },
+      // One line, free at every pass (the call before ended).
+      lines: { held: async () => [], takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds.slice(0, 1)), free: async () => undefined },
+      settings: { maxConcurrentCalls: async () => 1 },
+      claims: { claim: async () => ({ allowed: true, campaignId: 'k', maxCallSeconds: 60 }) },
+      calls: { create: async () => true, byId: async () => null, setRinging: async (callId: string) => ({ id: callId, status: 'ringing' }) },
+      runner: { announce: async () => undefined, placeHold: async () => 'placed', run: async () => null },
+      log,
+      now: () => new Date(now),
+      platformNumber: '+18885550100',
+      wakeIn: () => undefined,
+      metrics: { dials: { add: () => undefined }, dialDelay: { record: (_s: number, a: { waited_for_lines: string }) => recorded.push(a.waited_for_lines) } },
+    } as unknown as DialerDeps;
+    const dialer = new Dialer(deps);
+    await dialer.dispatch();
+    await dialer.drain();
+    now = 90_000;
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(recorded).toEqual(['false', 'true']);
+  });
+});

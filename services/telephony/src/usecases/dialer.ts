@@ -16,6 +16,8 @@ const KNOWN_TENANTS_MS = 5_000;
 const READ_AHEAD = 100;
 /** The longest a read-ahead is served from memory (a safety net: a dial dropped by another replica is refused by leads). */
 const READ_AHEAD_MS = 5_000;
+/** How long a tenant's full lines are remembered once its queue is empty (for its last dials still being placed). */
+const LINES_FULL_MEMORY_MS = 10 * 60_000;
 
 /** A tenant's due dials as last read, oldest due first, less those handed to lines since. */
 interface ReadAhead {
@@ -41,9 +43,9 @@ export interface DialerDeps {
   metrics?: {
     dials: TypedCounter<{ result: string }>;
     /** From the moment a lead could be dialled (its dial requested) to its first call ringing, in seconds. */
-    dialDelay?: TypedHistogram<Record<string, never>>;
-    /** Leads' first dials queued: what dialDelay's observations are counted against. */
-    firstDialsRequested?: TypedCounter<Record<string, never>>;
+    dialDelay?: TypedHistogram<{ waited_for_lines: 'true' | 'false' }>;
+    /** Tries to place a lead's first attempt that failed on the platform's side (leads or billing unreachable; tried again). */
+    firstDialTriesFailed?: TypedCounter<Record<string, never>>;
   };
 }
 
@@ -75,6 +77,13 @@ export class Dialer {
    * queued dial would read the queue for nothing, hundreds of times a second).
    */
   private saturated = new Set<string>();
+  /**
+   * When each tenant last had due dials and every line of its concurrency package busy. A lead
+   * that waited for the tenant's own lines is not late by the platform's doing: the lead-to-dial
+   * SLO leaves those out (`waited_for_lines`). Kept a while after the tenant's queue empties, for
+   * the dials it took last that are still being placed.
+   */
+  private readonly linesFullAt = new Map<string, number>();
   /** The tenants of the dials queued while the tenants waiting are being read. */
   private queuedDuringRead: Set<string> | undefined;
   /** A dial was queued since the dispatcher last heard of it that a pass may start now. */
@@ -100,8 +109,7 @@ export class Dialer {
   /** Accepts a dial request (idempotent by dial id); the queued dial wakes the dispatcher (a change stream). */
   async enqueue(scope: TenantScope, req: Omit<QueuedDial, 'tenantId' | 'queuedAt' | 'notBefore'>): Promise<void> {
     const now = this.d.now();
-    const added = await this.d.queue.add(scope, { ...req, queuedAt: now, notBefore: now });
-    if (added && req.attempt === 1 && req.requestedAt) this.d.metrics?.firstDialsRequested?.add(1, {});
+    await this.d.queue.add(scope, { ...req, queuedAt: now, notBefore: now });
   }
 
   /** Waits for dials being set up (calls already ringing run on; recovery finishes them if this process ends first). */
@@ -171,6 +179,8 @@ export class Dialer {
     for (const tenantId of [...tenants.slice(start), ...tenants.slice(0, start)]) {
       // The queue holds live dials only (sandbox keys never dial).
       const scope = scopeOfRecord(tenantId);
+      // An earlier pass found the tenant's lines all busy with dials due: those dials waited for them.
+      const linesFullBefore = this.linesFullAt.get(tenantId) ?? 0;
       const limit = await this.d.settings.maxConcurrentCalls(scope);
       // Read once per tenant and pass: each line taken below is added to it.
       const held = await this.d.lines.held(scope);
@@ -178,6 +188,7 @@ export class Dialer {
       if (free <= 0) {
         leftWaiting = true;
         saturated.add(tenantId);
+        this.linesFullAt.set(tenantId, now.getTime());
         continue;
       }
       const ahead = await this.dueAhead(scope, now, limit);
@@ -189,12 +200,16 @@ export class Dialer {
       // Dials read and left without a line, or more due than read.
       if (ahead.dials.length > 0 || ahead.more) {
         leftWaiting = true;
-        if (held.length + taken.size >= limit) saturated.add(tenantId);
+        if (held.length + taken.size >= limit) {
+          saturated.add(tenantId);
+          this.linesFullAt.set(tenantId, now.getTime());
+        }
       }
       for (const [i, q] of dials.entries()) {
         const callId = callIds[i]!;
         if (!taken.has(callId)) continue;
-        const p = this.place(scope, q, callId).finally(() => this.inFlight.delete(q.dialId));
+        const waitedForLines = q.requestedAt !== undefined && linesFullBefore >= q.requestedAt.getTime();
+        const p = this.place(scope, q, callId, waitedForLines).finally(() => this.inFlight.delete(q.dialId));
         this.inFlight.set(q.dialId, p);
         started++;
       }
@@ -203,6 +218,7 @@ export class Dialer {
     this.saturated = saturated;
     const waiting = new Set(tenants);
     for (const tenantId of this.ahead.keys()) if (!waiting.has(tenantId)) this.ahead.delete(tenantId);
+    for (const [tenantId, at] of this.linesFullAt) if (!waiting.has(tenantId) && now.getTime() - at > LINES_FULL_MEMORY_MS) this.linesFullAt.delete(tenantId);
     return { started, leftWaiting };
   }
 
@@ -238,13 +254,14 @@ export class Dialer {
     return [...tenants];
   }
 
-  private async place(scope: TenantScope, q: QueuedDial, callId: string): Promise<void> {
+  private async place(scope: TenantScope, q: QueuedDial, callId: string, waitedForLines: boolean): Promise<void> {
     let ringing: Call | null = null;
     try {
-      ringing = await this.prepare(scope, q, callId);
+      ringing = await this.prepare(scope, q, callId, waitedForLines);
     } catch (err) {
       // Leads or billing could not answer: the request waits and is tried again.
       this.d.log.warn({ err, dialId: q.dialId }, 'dial could not be prepared; retrying later');
+      if (q.attempt === 1 && q.requestedAt) this.d.metrics?.firstDialTriesFailed?.add(1, {});
       // Either may fail too while the store is away: the dial is then still due and taken again
       // on its own line (the same call id), and recovery frees a line left behind.
       await this.d.lines.free(scope, callId).catch(() => undefined);
@@ -258,7 +275,7 @@ export class Dialer {
   }
 
   /** The steps before the phone rings; the ringing call, or null when this dial ends here. */
-  private async prepare(scope: TenantScope, q: QueuedDial, callId: string): Promise<Call | null> {
+  private async prepare(scope: TenantScope, q: QueuedDial, callId: string, waitedForLines: boolean): Promise<Call | null> {
     const claim = await this.d.claims.claim(scope, q.contactId, q.dialId);
     // Leads allows a dial id once: a try that is allowed is the first to get this far, so no
     // earlier try wrote its row (rows are written only after a claim). Only a repeat reads it.
@@ -266,7 +283,7 @@ export class Dialer {
     if (!claim.allowed && !(claim.refusal === 'already_claimed' && (!call || call.status === 'queued'))) {
       // Refused (leads moved the contact on), or claimed and carried by an earlier try.
       this.d.metrics?.dials.add(1, { result: claim.refusal });
-      this.firstAttemptDecided(q);
+      this.firstAttemptDecided(q, waitedForLines);
       await this.drop(scope, q, callId, call);
       return null;
     }
@@ -305,7 +322,7 @@ export class Dialer {
     }
     if ((await this.d.runner.placeHold(call)) === 'insufficient') {
       this.d.metrics?.dials.add(1, { result: 'insufficient_credits' });
-      this.firstAttemptDecided(q);
+      this.firstAttemptDecided(q, waitedForLines);
       await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'insufficient_credits');
       await this.d.queue.remove(scope, q.dialId);
       return null;
@@ -314,7 +331,7 @@ export class Dialer {
     const ringing = await this.d.calls.setRinging(callId);
     if (ringing) {
       // A lead's first attempt rings once: leads allows one dial id per attempt, and counts the attempt when it allows it.
-      this.firstAttemptDecided(q);
+      this.firstAttemptDecided(q, waitedForLines);
       await this.d.runner.announce(ringing, 'call.ringing');
     }
     await this.d.queue.remove(scope, q.dialId);
@@ -324,10 +341,13 @@ export class Dialer {
 
   /**
    * A lead's first attempt is decided: it rings, or it ends for the tenant's reasons (the contact
-   * moved on, no credit). The delay since the lead could be dialled is the lead-to-dial SLO's.
+   * moved on, no credit). The delay since the lead could be dialled is the lead-to-dial SLO's;
+   * `waitedForLines`: an earlier pass found every line of the tenant's package busy after the lead
+   * could be dialled (the SLO does not count such a lead late).
    */
-  private firstAttemptDecided(q: QueuedDial): void {
-    if (q.attempt === 1 && q.requestedAt) this.d.metrics?.dialDelay?.record(Math.max(0, this.d.now().getTime() - q.requestedAt.getTime()) / 1000, {});
+  private firstAttemptDecided(q: QueuedDial, waitedForLines: boolean): void {
+    if (q.attempt !== 1 || !q.requestedAt) return;
+    this.d.metrics?.dialDelay?.record(Math.max(0, this.d.now().getTime() - q.requestedAt.getTime()) / 1000, { waited_for_lines: waitedForLines ? 'true' : 'false' });
   }
 
   private async drop(scope: TenantScope, q: QueuedDial, callId: string, call: Call | null): Promise<void> {
