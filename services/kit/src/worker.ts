@@ -53,7 +53,7 @@ export class Worker {
   private holding: Promise<void> | undefined;
   /** When the oldest wake-up not yet served arrived. */
   private wokenAt: number | undefined;
-  private readonly lag: TypedHistogram<{ job: string }>;
+  private readonly lag: TypedHistogram<{ worker: string }>;
 
   constructor(readonly spec: WorkerSpec) {
     this.feed = spec.wakeOn && spec.wakeOn.length > 0 ? new ChangeFeed(spec.wakeOn, () => this.changed(), spec.log) : undefined;
@@ -166,7 +166,7 @@ export class Worker {
         this.spec.log.warn({ err, job: this.spec.job }, 'background pass failed; the next wake-up tries again');
         return;
       }
-      if (served !== undefined) this.lag.record(Date.now() - served, { job: this.spec.job });
+      if (served !== undefined) this.lag.record(Date.now() - served, { worker: this.spec.job });
       if (result === 'more') {
         this.again = true;
         this.wokenAt ??= served;
