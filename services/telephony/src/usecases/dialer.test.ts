@@ -218,6 +218,33 @@ describe('Dialer: dials queued while the tenants waiting are read', () => {
   });
 });
 
+/**
+ * A dispatcher that places the queued dials of tenant `t` (claims allowed, holds placed, rows
+ * written), removing each from `queued` as it goes; `over` replaces any of its fakes.
+ */
+function placingDialer(queued: QueuedDial[], over: Record<string, unknown>): Dialer {
+  return new Dialer({
+    queue: {
+      tenantsWaiting: async () => (queued.length > 0 ? ['t'] : []),
+      due: async () => [...queued],
+      remove: async (_scope: unknown, dialId: string) =>
+        void queued.splice(
+          queued.findIndex((q) => q.dialId === dialId),
+          1,
+        ),
+    },
+    lines: { held: async () => [], takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds), free: async () => undefined },
+    settings: { maxConcurrentCalls: async () => 10 },
+    claims: { claim: async () => ({ allowed: true, campaignId: 'k', maxCallSeconds: 60 }) },
+    calls: { create: async () => true, byId: async () => null, setRinging: async (callId: string) => ({ id: callId, status: 'ringing' }) },
+    runner: { announce: async () => undefined, placeHold: async () => 'placed', run: async () => null },
+    log,
+    platformNumber: '+18885550100',
+    wakeIn: () => undefined,
+    ...over,
+  } as unknown as DialerDeps);
+}
+
 describe('Dialer: the dial delay', () => {
   it("records, once a lead's first attempt rings, the seconds since the lead could be dialled; not for a later attempt, a dial queued without the time, or one that does not ring", async () => {
     const requestedAt = new Date(1_000);
@@ -228,28 +255,11 @@ describe('Dialer: the dial delay', () => {
       { ...dial('t', 'c4:1', 4), attempt: 1, requestedAt },
     ];
     const delays: number[] = [];
-    const deps = {
-      queue: {
-        tenantsWaiting: async () => (queued.length > 0 ? ['t'] : []),
-        due: async () => [...queued],
-        remove: async (_scope: unknown, dialId: string) =>
-          void queued.splice(
-            queued.findIndex((q) => q.dialId === dialId),
-            1,
-          ),
-      },
-      lines: { held: async () => [], takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds), free: async () => undefined },
-      settings: { maxConcurrentCalls: async () => 10 },
-      claims: { claim: async () => ({ allowed: true, campaignId: 'k', maxCallSeconds: 60 }) },
+    const dialer = placingDialer(queued, {
       calls: { create: async () => true, byId: async () => null, setRinging: async (callId: string) => (callId === outboundCallId('t', 'c4:1') ? null : { id: callId, status: 'ringing' }) },
-      runner: { announce: async () => undefined, placeHold: async () => 'placed', run: async () => null },
-      log,
       now: () => new Date(43_500),
-      platformNumber: '+18885550100',
-      wakeIn: () => undefined,
       metrics: { dials: { add: () => undefined }, dialDelay: { record: (s: number) => delays.push(s) } },
-    } as unknown as DialerDeps;
-    const dialer = new Dialer(deps);
+    });
     await dialer.dispatch();
     await dialer.drain();
     expect(delays).toEqual([42.5]);
@@ -265,29 +275,13 @@ describe("Dialer: a lead that waited for its tenant's lines", () => {
     ];
     const recorded: string[] = [];
     let now = 2_000;
-    const deps = {
-      queue: {
-        tenantsWaiting: async () => (queued.length > 0 ? ['t'] : []),
-        due: async () => [...queued],
-        remove: async (_scope: unknown, dialId: string) =>
-          void queued.splice(
-            queued.findIndex((q) => q.dialId === dialId),
-            1,
-          ),
-      },
+    const dialer = placingDialer(queued, {
       // One line, free at every pass (the call before ended).
       lines: { held: async () => [], takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds.slice(0, 1)), free: async () => undefined },
       settings: { maxConcurrentCalls: async () => 1 },
-      claims: { claim: async () => ({ allowed: true, campaignId: 'k', maxCallSeconds: 60 }) },
-      calls: { create: async () => true, byId: async () => null, setRinging: async (callId: string) => ({ id: callId, status: 'ringing' }) },
-      runner: { announce: async () => undefined, placeHold: async () => 'placed', run: async () => null },
-      log,
       now: () => new Date(now),
-      platformNumber: '+18885550100',
-      wakeIn: () => undefined,
       metrics: { dials: { add: () => undefined }, dialDelay: { record: (_s: number, a: { waited_for_lines: string }) => recorded.push(a.waited_for_lines) } },
-    } as unknown as DialerDeps;
-    const dialer = new Dialer(deps);
+    });
     await dialer.dispatch();
     await dialer.drain();
     now = 90_000;
