@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the path of the project's helm, built by go-tool.sh when missing (the pinned tag from the Go
-# module proxy into .tools/bin; a few minutes the first time). Used by the chart checks and the local
+# module proxy into the per-machine cache; a few minutes the first time on a machine). Used by the chart checks and the local
 # cluster's tests. Settings: HELM_VERSION (default v3.19.5); HELM (use this binary instead).
 set -euo pipefail
 HELM_VERSION=${HELM_VERSION:-v3.19.5}

@@ -1,6 +1,6 @@
 /**
  * Prometheus for `OBSERVE=1 make run` and the alert tests: the Go module proxy's build
- * (scripts/go-tool.sh, into the checkout's .tools/bin), on 127.0.0.1, taking every process's
+ * (scripts/go-tool.sh, into the per-machine cache), on 127.0.0.1, taking every process's
  * metrics over OTLP (`--web.enable-otlp-receiver`) and evaluating the platform's rule files. Its
  * own web pages are missing from the module (no built UI assets); `userAssets` is served at
  * /user/ (the SLO page).
