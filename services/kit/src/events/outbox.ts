@@ -109,15 +109,6 @@ export const MAX_EVENT_BYTES = 256 * 1024;
  * outbox: the figures are the store's, not the replica's).
  */
 const FIGURES_TTL_MS = 10_000;
-/**
- * The waiting events read, in store order, to find the oldest. Events of new keys take their
- * places from a block each process reserved earlier (`freshKeys`), so an event may wait behind
- * younger ones: at most a block's worth per writing process, so the oldest is among the first
- * this many while fewer than ten processes write events of new keys. Fewer waiting: all are read,
- * and they are counted exactly.
- */
-const OLDEST_SCAN = 10_000;
-
 /** What the outbox's gauges report (`voiceapi.outbox.*`). */
 interface OutboxFigures {
   /** Events stored and not yet published (held ones too). */
@@ -378,13 +369,19 @@ export class Outbox implements Announcer {
     ];
   }
 
-  /** The waiting events (counted exactly when fewer than `OLDEST_SCAN`, else from the collection's metadata), the oldest of them, and the parked ones. */
+  /**
+   * Three small reads: the waiting and the parked events counted from the collections' metadata,
+   * and the first waiting event in sequence order (the relay's order and index; events of new keys
+   * take numbers from a block reserved earlier, so the true oldest may sit a block's hold time
+   * behind it).
+   */
   private async figures(): Promise<OutboxFigures> {
-    const [waiting, parked] = await Promise.all([this.model.find({}, { _id: 0, createdAt: 1 }).sort({ seq: 1 }).limit(OLDEST_SCAN).lean<Pick<OutboxDoc, 'createdAt'>[]>(), this.parked.estimatedDocumentCount()]);
-    const backlog = waiting.length < OLDEST_SCAN ? waiting.length : await this.model.estimatedDocumentCount();
-    let oldest: number | undefined;
-    for (const d of waiting) oldest = Math.min(oldest ?? Infinity, d.createdAt.getTime());
-    return { backlog, parked, ...(oldest !== undefined && { oldestAt: new Date(oldest) }) };
+    const [backlog, first, parked] = await Promise.all([
+      this.model.estimatedDocumentCount(),
+      this.model.findOne({}, { _id: 0, createdAt: 1 }).sort({ seq: 1 }).lean<Pick<OutboxDoc, 'createdAt'>>(),
+      this.parked.estimatedDocumentCount(),
+    ]);
+    return { backlog, parked, ...(first && { oldestAt: first.createdAt }) };
   }
 
   /** Whether this replica is the one relaying now. */
