@@ -278,9 +278,21 @@ load_images() {
   podman save --quiet --format docker-archive --multi-image-archive -o "$archive" "$@" ||
     { rm -f "$archive"; fail "podman could not save the images $*"; }
   for n in $(seq 1 "$NODES"); do
-    ctr_ "$n" images import "$archive" >/dev/null || { rm -f "$archive"; fail "node $n's containerd refused the images $*"; }
+    import_archive "$n" "$archive" || { rm -f "$archive"; fail "node $n's containerd refused the images $*"; }
   done
   rm -f "$archive"
+}
+
+# containerd 1.6 now and then loses a layer's parent snapshot while unpacking images that share layers
+# ("failed to prepare extraction snapshot ... parent snapshot ... does not exist"); the import is idempotent,
+# so it is tried up to three times (three failures are a real refusal).
+import_archive() {
+  local n=$1 archive=$2 attempt
+  for attempt in 1 2 3; do
+    ctr_ "$n" images import "$archive" >/dev/null && return 0
+    ((attempt < 3)) && say "node $n's containerd failed to import the images (attempt $attempt); trying again"
+  done
+  return 1
 }
 
 # ----------------------------------------------------------------------------------- control plane
