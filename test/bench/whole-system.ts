@@ -30,6 +30,7 @@ import { writePerformanceSection } from './report';
 import { BENCH_PROMETHEUS_FEATURES, delayP99s, sliFigures, sliTable } from './slis';
 import { startPrometheus, type Prometheus } from '../harness/prometheus';
 import { writeRules } from '../tools/observability';
+import { flowPerOperation, kafkaFlowMeter } from './kafka-flow';
 
 const CALLS = Number(process.env.BENCH_SYSTEM_CALLS ?? 400);
 const INGEST_S = Number(process.env.BENCH_SYSTEM_INGEST_S ?? 15);
@@ -64,6 +65,8 @@ interface CallsRound {
   billedLags: number[];
   cpu: CpuShares;
   ops: string;
+  /** Events produced and Kafka deliveries per call. */
+  kafka: ReturnType<typeof flowPerOperation>;
 }
 
 interface IngestRound {
@@ -90,6 +93,7 @@ async function main(): Promise<void> {
   const rulesDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-bench-rules-'));
   const gw = sys.gateways[0]!.url;
   const pids = systemPids(sys, infra);
+  const kafkaFlow = await kafkaFlowMeter(infra.kafkaBrokers);
   // BENCH_PROFILE's processes: their samples of round 1 of (b), reported at the end.
   let profiledFrom: number | undefined;
   let profiledTo: number | undefined;
@@ -121,6 +125,7 @@ async function main(): Promise<void> {
       process.stdout.write(`(b) calls end to end, round ${round}: ${CALLS} call leads at once\n`);
       const seen = receiver.at('/billed').length;
       const ops0 = await sys.storeOps();
+      const flow0 = await kafkaFlow.snapshot();
       const cpu = cpuWindow(pids);
       const t0 = Date.now();
       if (round === 1) profiledFrom = monotonicUs();
@@ -136,9 +141,12 @@ async function main(): Promise<void> {
       const seconds = (Math.max(...received.map((r) => r.at)) - t0) / 1000;
       const shares = cpu();
       const ops = perOperation(storeOpsDelta(ops0, await sys.storeOps()), received.length, 'call');
-      callRounds.push({ calls: received.length, seconds, perSecond: received.length / seconds, billedLags: await billedLags(received), cpu: shares, ops });
+      // Consumers commit what they read a moment after it: the last of them settle first.
+      await sleep(3_000);
+      const kafka = flowPerOperation(flow0, await kafkaFlow.snapshot(), received.length);
+      callRounds.push({ calls: received.length, seconds, perSecond: received.length / seconds, billedLags: await billedLags(received), cpu: shares, ops, kafka });
       process.stdout.write(
-        `  ${received.length} calls billed and announced in ${seconds.toFixed(1)} s: ${(received.length / seconds).toFixed(1)} calls/s\n  CPU per call ${cpuPerOperation(shares, received.length)}\n  store operations ${ops}\n`,
+        `  ${received.length} calls billed and announced in ${seconds.toFixed(1)} s: ${(received.length / seconds).toFixed(1)} calls/s\n  CPU per call ${cpuPerOperation(shares, received.length)}\n  store operations ${ops}\n  per call: ${kafka.text}\n`,
       );
     }
 
@@ -273,6 +281,7 @@ ${webhooksPerDelivery.toFixed(1)} ms (one \`call.outbound.billed\` per call in (
 ${table}
 
 Store operations per call (b), round 1: ${first.ops}; round ${ROUNDS}: ${lastCalls.ops}.
+Kafka per call (b), rounds 1 → ${ROUNDS}: events produced ${callRounds.map((r) => r.kafka.produced.toFixed(1)).join(' → ')} (target ≤ 4), deliveries ${callRounds.map((r) => r.kafka.delivered.toFixed(1)).join(' → ')} (target ≤ 8); round 1: ${first.kafka.text}.
 Store operations per accepted lead (d), round 1, telephony stopped: ${firstIngest.paused.ops}; dialling: ${firstIngest.dialling.ops}.
 
 The SLOs of \`observability/slos.yaml\` as Prometheus reads them (e): the same system started again with every process pushing
@@ -284,6 +293,7 @@ ${sliTable(sliRounds)}`;
     process.stdout.write(`${md}\n\ndocs/performance.md updated (system section)\n`);
   } finally {
     await receiver.stop();
+    await kafkaFlow.close();
     await telephonyDb.close();
     await sys.stop();
     await prom?.stop();
