@@ -26,8 +26,15 @@ export async function startBilling(env: Record<string, string | undefined> = pro
 
   // Billing owns its stream. It also creates telephony's call stream, which it reads, so it can
   // start before telephony exists (creation is idempotent, with the same settings).
-  const { BillingEvent, TelephonyCallEvent } = voiceapi.events.v1;
-  const { kafka, publisher, outbox } = await startEvents({ service: 'billing', settings: cfg, streams: [BillingEvent, TelephonyCallEvent], log, lifecycle, outboxOn: conn });
+  const { BillingEvent, BillingCallEvent, BillingUsageEvent, BillingCreditEvent, TelephonyCallEvent } = voiceapi.events.v1;
+  const { kafka, publisher, outbox } = await startEvents({
+    service: 'billing',
+    settings: cfg,
+    streams: [BillingEvent, BillingCallEvent, BillingUsageEvent, BillingCreditEvent, TelephonyCallEvent],
+    log,
+    lifecycle,
+    outboxOn: conn,
+  });
 
   const metrics = serviceMetrics('billing');
   const announcements = new Announcements(outbox, store, rates.outboundPerMinute);

@@ -63,10 +63,18 @@ export async function startLeads(env: Record<string, string | undefined> = proce
 
   // Leads owns its stream; it also creates the call and billing streams, which it reads, so it can
   // start before telephony or billing exists (creation is idempotent, with the same settings).
-  const { LeadsEvent, TelephonyCallEvent, BillingEvent } = voiceapi.events.v1;
+  const { LeadsEvent, LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent, TelephonyCallEvent, BillingEvent, BillingCreditEvent } = voiceapi.events.v1;
   // The scheduler and the outbox relay run on one lease, so an idle replica renews one lease.
   const lease = new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID);
-  const { kafka, publisher, outbox } = await startEvents({ service: 'leads', settings: cfg, streams: [LeadsEvent, TelephonyCallEvent, BillingEvent], log, lifecycle, outboxOn: conn, outboxLease: lease });
+  const { kafka, publisher, outbox } = await startEvents({
+    service: 'leads',
+    settings: cfg,
+    streams: [LeadsEvent, LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent, TelephonyCallEvent, BillingEvent, BillingCreditEvent],
+    log,
+    lifecycle,
+    outboxOn: conn,
+    outboxLease: lease,
+  });
 
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.billing.v1.BillingServiceDefinition });
   lifecycle.onStop('billing client', () => billing.close());

@@ -65,14 +65,14 @@ export async function startTelephony(env: Record<string, string | undefined> = p
 
   // Telephony owns the call stream; it reads the leads and billing streams, created here too so
   // it can start before either (creation is idempotent, with the same settings).
-  const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, BillingEvent } = voiceapi.events.v1;
+  const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent, BillingEvent, BillingCallEvent } = voiceapi.events.v1;
   // One replica dispatches dials, recovers calls, recomputes rollups and relays the outbox at a time: four
   // workers on one lease, so an idle replica renews one lease.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({
     service: 'telephony',
     settings: cfg,
-    streams: [TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, BillingEvent],
+    streams: [TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent, BillingEvent, BillingCallEvent],
     log,
     lifecycle,
     outboxOn: conn,

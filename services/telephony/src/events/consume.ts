@@ -8,19 +8,23 @@ import type { Calls } from '../usecases/calls';
 import type { Dialer } from '../usecases/dialer';
 import type { CallEvents } from '../usecases/ports';
 
-const { LeadsEvent, BillingEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
+const { LeadsEvent, LeadsDialEvent, BillingEvent, BillingCallEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
+
+type DialFact = NonNullable<voiceapi.events.v1.LeadsDialEvent['event']> | { $case: 'contactStatusChanged'; contactStatusChanged: voiceapi.events.v1.ContactStatusChanged };
 
 /**
- * Follows the leads stream: queues every dial request (idempotent by dial id: a redelivery is
- * queued once), drops the waiting dials of a contact cancelled or deleted, and erases the calls'
- * personal data of each deleted contact (idempotent too). All are keyed by contact, so a
- * contact's cancellation or deletion comes after its dial requests.
+ * Follows what leads asks of telephony: queues every dial request (idempotent by dial id: a
+ * redelivery is queued once), drops the waiting dials of a contact cancelled or deleted, and
+ * erases the calls' personal data of each deleted contact (idempotent too). All are keyed by
+ * contact, so a contact's cancellation or deletion comes after its dial requests. Read from
+ * `leads.dial.v1` and, until every leads replica sends there, from `leads.v1` (which carries
+ * every kind of leads event; this reader acts on the same three).
  */
 export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: Calls): EventSubscriber {
-  return subscriber.on(LeadsEvent, async (event) => {
-    switch (event.event?.$case) {
+  const act = async (fact: DialFact | undefined, occurTime: Date | undefined) => {
+    switch (fact?.$case) {
       case 'dialRequested': {
-        const r = event.event.dialRequested;
+        const r = fact.dialRequested;
         if (!r.dialId || !r.tenantId || !r.contactId || !r.phone) throw new Error(`DialRequested ${r.dialId} lacks a tenant, contact or phone`);
         await dialer.enqueue(scopeOfRecord(r.tenantId), {
           dialId: r.dialId,
@@ -31,28 +35,34 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
           ...(r.agentName && { agentName: r.agentName }),
           ...(r.fromNumber && { fromNumber: r.fromNumber }),
           // When the lead could be dialled (leads asks at once, or when its scheduled time came), for the dial delay.
-          ...(event.occurTime && { requestedAt: event.occurTime }),
+          ...(occurTime && { requestedAt: occurTime }),
           ...(r.attempt > 0 && { attempt: r.attempt }),
         });
         return;
       }
       case 'contactDeleted': {
-        const d = event.event.contactDeleted;
+        const d = fact.contactDeleted;
         if (!d.tenantId || !d.contactId) throw new Error('ContactDeleted lacks a tenant or contact');
         const scope = scopeOfRecord(d.tenantId);
         await dialer.forgetContact(scope, d.contactId);
         await calls.eraseContact(scope, d.contactId);
         return;
       }
+      case 'contactCancelled': {
+        const c = fact.contactCancelled;
+        if (c.tenantId && c.contactId) await dialer.forgetContact(scopeOfRecord(c.tenantId), c.contactId);
+        return;
+      }
       case 'contactStatusChanged': {
-        const c = event.event.contactStatusChanged;
+        const c = fact.contactStatusChanged;
         if (c.status === 'cancelled' && c.tenantId && c.contactId) await dialer.forgetContact(scopeOfRecord(c.tenantId), c.contactId);
         return;
       }
       default:
         return;
     }
-  });
+  };
+  return subscriber.on(LeadsDialEvent, (event) => act(event.event, event.occurTime)).on(LeadsEvent, (event) => (event.event?.$case === 'messageRequested' ? Promise.resolve() : act(event.event, event.occurTime)));
 }
 
 /**
@@ -60,9 +70,7 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
  * and announces the change to the call's feed (once: the change's event id is the call's).
  */
 export function followBilling(subscriber: EventSubscriber, calls: CallStore, rollups: RollupStore, events: CallEvents, now: () => Date): EventSubscriber {
-  return subscriber.on(BillingEvent, async (event) => {
-    if (event.event?.$case !== 'callBilled') return;
-    const b = event.event.callBilled;
+  const billed = async (b: voiceapi.events.v1.CallBilled) => {
     const call = await calls.setBilling(b.callId, b.tenantId, {
       billingStatus: b.billingStatus as 'charged' | 'failed' | 'skipped',
       creditsCharged: b.creditsCharged,
@@ -72,7 +80,11 @@ export function followBilling(subscriber: EventSubscriber, calls: CallStore, rol
     if (!call) return;
     await rollups.markDirty(scopeOfRecord(call.tenantId), call.direction, call.startedAt, now());
     await events.changed(call, 'call.billed', now());
-  });
+  };
+  // `billing.call.v1`, and `billing.v1` until every billing replica sends there.
+  return subscriber
+    .on(BillingCallEvent, (event) => (event.event?.$case === 'callBilled' ? billed(event.event.callBilled) : Promise.resolve()))
+    .on(BillingEvent, (event) => (event.event?.$case === 'callBilled' ? billed(event.event.callBilled) : Promise.resolve()));
 }
 
 /**

@@ -4,19 +4,23 @@ import type { WebhookMessage } from '../domain/messages';
 import type { FanOut } from '../usecases/fanout';
 import { fromAgents, fromBilling, fromLeads } from './translate';
 
-const { BillingEvent, LeadsEvent, AgentsEvent } = voiceapi.events.v1;
+const { BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent } = voiceapi.events.v1;
 
 /**
  * The domain streams webhooks deliver from. No inbox: the fan-out is idempotent by the ids it
  * writes (a message's id comes from the event's, a delivery's from the endpoint's and the
- * message's), and the leads stream it shares carries every dial request, which an inbox would
- * cost a write each for nothing.
+ * message's); an inbox would cost a write per event for nothing.
  */
 export function deliverDomainEvents(subscriber: EventSubscriber, fanOut: FanOut): EventSubscriber {
   const publish = async (message: WebhookMessage | null) => {
     if (message) await fanOut.publish(message);
   };
+  // The streams of each kind it delivers, and `billing.v1` and `leads.v1` (every kind together)
+  // until every billing and leads replica sends to those: an event keeps its id on either.
   return subscriber
+    .on(BillingCallEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
+    .on(BillingUsageEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
+    .on(LeadsContactEvent, (event, meta) => publish(fromLeads(event, meta.eventId)))
     .on(BillingEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
     .on(LeadsEvent, (event, meta) => publish(fromLeads(event, meta.eventId)))
     .on(AgentsEvent, (event, meta) => publish(fromAgents(event, meta.eventId)));

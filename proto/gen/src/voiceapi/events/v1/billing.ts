@@ -22,6 +22,29 @@ export interface BillingEvent {
 }
 
 /**
+ * Each call's one outcome (topic `billing.call.v1`, keyed by tenant id): telephony sets the call's
+ * billing fields, webhooks deliver `call.*.billed`. Each stream carries only what its readers act
+ * on (BillingEvent carried every kind to every reader; consumers of release 1.1 read both,
+ * producers of 1.2 send these).
+ */
+export interface BillingCallEvent {
+  occurTime?: Date | undefined;
+  event?: { $case: "callBilled"; callBilled: CallBilled } | undefined;
+}
+
+/** Credit spent (topic `billing.usage.v1`, keyed by tenant id): webhooks deliver `credits.usage`. */
+export interface BillingUsageEvent {
+  occurTime?: Date | undefined;
+  event?: { $case: "creditsUsage"; creditsUsage: CreditsUsage } | undefined;
+}
+
+/** A live wallet's credit (topic `billing.credit.v1`, keyed by tenant id): lead ingest's credit view. */
+export interface BillingCreditEvent {
+  occurTime?: Date | undefined;
+  event?: { $case: "creditsAvailable"; creditsAvailable: CreditsAvailable } | undefined;
+}
+
+/**
  * A live wallet's credit after it changed (a top-up, a hold placed or released, a charge): one per
  * batch of entries appended together, as of the last. Readers keep the newest by `seq` (lead
  * ingest's view of whether a tenant can pay for a call, kept without asking billing).
@@ -227,6 +250,324 @@ export const BillingEvent: MessageFns<BillingEvent, "voiceapi.events.v1.BillingE
         }
         break;
       }
+      case "creditsAvailable": {
+        if (object.event?.creditsAvailable !== undefined && object.event?.creditsAvailable !== null) {
+          message.event = {
+            $case: "creditsAvailable",
+            creditsAvailable: CreditsAvailable.fromPartial(object.event.creditsAvailable),
+          };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseBillingCallEvent(): BillingCallEvent {
+  return { occurTime: undefined, event: undefined };
+}
+
+export const BillingCallEvent: MessageFns<BillingCallEvent, "voiceapi.events.v1.BillingCallEvent"> = {
+  $type: "voiceapi.events.v1.BillingCallEvent" as const,
+
+  encode(message: BillingCallEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.occurTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurTime), writer.uint32(10).fork()).join();
+    }
+    switch (message.event?.$case) {
+      case "callBilled":
+        CallBilled.encode(message.event.callBilled, writer.uint32(18).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BillingCallEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBillingCallEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.occurTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = { $case: "callBilled", callBilled: CallBilled.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BillingCallEvent {
+    return {
+      occurTime: isSet(object.occurTime)
+        ? fromJsonTimestamp(object.occurTime)
+        : isSet(object.occur_time)
+        ? fromJsonTimestamp(object.occur_time)
+        : undefined,
+      event: isSet(object.callBilled)
+        ? { $case: "callBilled", callBilled: CallBilled.fromJSON(object.callBilled) }
+        : isSet(object.call_billed)
+        ? { $case: "callBilled", callBilled: CallBilled.fromJSON(object.call_billed) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: BillingCallEvent): unknown {
+    const obj: any = {};
+    if (message.occurTime !== undefined) {
+      obj.occurTime = message.occurTime.toISOString();
+    }
+    if (message.event?.$case === "callBilled") {
+      obj.callBilled = CallBilled.toJSON(message.event.callBilled);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BillingCallEvent>): BillingCallEvent {
+    return BillingCallEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BillingCallEvent>): BillingCallEvent {
+    const message = createBaseBillingCallEvent();
+    message.occurTime = object.occurTime ?? undefined;
+    switch (object.event?.$case) {
+      case "callBilled": {
+        if (object.event?.callBilled !== undefined && object.event?.callBilled !== null) {
+          message.event = { $case: "callBilled", callBilled: CallBilled.fromPartial(object.event.callBilled) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseBillingUsageEvent(): BillingUsageEvent {
+  return { occurTime: undefined, event: undefined };
+}
+
+export const BillingUsageEvent: MessageFns<BillingUsageEvent, "voiceapi.events.v1.BillingUsageEvent"> = {
+  $type: "voiceapi.events.v1.BillingUsageEvent" as const,
+
+  encode(message: BillingUsageEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.occurTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurTime), writer.uint32(10).fork()).join();
+    }
+    switch (message.event?.$case) {
+      case "creditsUsage":
+        CreditsUsage.encode(message.event.creditsUsage, writer.uint32(18).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BillingUsageEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBillingUsageEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.occurTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = { $case: "creditsUsage", creditsUsage: CreditsUsage.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BillingUsageEvent {
+    return {
+      occurTime: isSet(object.occurTime)
+        ? fromJsonTimestamp(object.occurTime)
+        : isSet(object.occur_time)
+        ? fromJsonTimestamp(object.occur_time)
+        : undefined,
+      event: isSet(object.creditsUsage)
+        ? { $case: "creditsUsage", creditsUsage: CreditsUsage.fromJSON(object.creditsUsage) }
+        : isSet(object.credits_usage)
+        ? { $case: "creditsUsage", creditsUsage: CreditsUsage.fromJSON(object.credits_usage) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: BillingUsageEvent): unknown {
+    const obj: any = {};
+    if (message.occurTime !== undefined) {
+      obj.occurTime = message.occurTime.toISOString();
+    }
+    if (message.event?.$case === "creditsUsage") {
+      obj.creditsUsage = CreditsUsage.toJSON(message.event.creditsUsage);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BillingUsageEvent>): BillingUsageEvent {
+    return BillingUsageEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BillingUsageEvent>): BillingUsageEvent {
+    const message = createBaseBillingUsageEvent();
+    message.occurTime = object.occurTime ?? undefined;
+    switch (object.event?.$case) {
+      case "creditsUsage": {
+        if (object.event?.creditsUsage !== undefined && object.event?.creditsUsage !== null) {
+          message.event = { $case: "creditsUsage", creditsUsage: CreditsUsage.fromPartial(object.event.creditsUsage) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseBillingCreditEvent(): BillingCreditEvent {
+  return { occurTime: undefined, event: undefined };
+}
+
+export const BillingCreditEvent: MessageFns<BillingCreditEvent, "voiceapi.events.v1.BillingCreditEvent"> = {
+  $type: "voiceapi.events.v1.BillingCreditEvent" as const,
+
+  encode(message: BillingCreditEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.occurTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurTime), writer.uint32(10).fork()).join();
+    }
+    switch (message.event?.$case) {
+      case "creditsAvailable":
+        CreditsAvailable.encode(message.event.creditsAvailable, writer.uint32(18).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BillingCreditEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBillingCreditEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.occurTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = {
+              $case: "creditsAvailable",
+              creditsAvailable: CreditsAvailable.decode(reader, reader.uint32()),
+            };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BillingCreditEvent {
+    return {
+      occurTime: isSet(object.occurTime)
+        ? fromJsonTimestamp(object.occurTime)
+        : isSet(object.occur_time)
+        ? fromJsonTimestamp(object.occur_time)
+        : undefined,
+      event: isSet(object.creditsAvailable)
+        ? { $case: "creditsAvailable", creditsAvailable: CreditsAvailable.fromJSON(object.creditsAvailable) }
+        : isSet(object.credits_available)
+        ? { $case: "creditsAvailable", creditsAvailable: CreditsAvailable.fromJSON(object.credits_available) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: BillingCreditEvent): unknown {
+    const obj: any = {};
+    if (message.occurTime !== undefined) {
+      obj.occurTime = message.occurTime.toISOString();
+    }
+    if (message.event?.$case === "creditsAvailable") {
+      obj.creditsAvailable = CreditsAvailable.toJSON(message.event.creditsAvailable);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BillingCreditEvent>): BillingCreditEvent {
+    return BillingCreditEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BillingCreditEvent>): BillingCreditEvent {
+    const message = createBaseBillingCreditEvent();
+    message.occurTime = object.occurTime ?? undefined;
+    switch (object.event?.$case) {
       case "creditsAvailable": {
         if (object.event?.creditsAvailable !== undefined && object.event?.creditsAvailable !== null) {
           message.event = {

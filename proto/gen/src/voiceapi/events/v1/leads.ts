@@ -22,6 +22,39 @@ export interface LeadsEvent {
     | undefined;
 }
 
+/**
+ * What telephony acts on (topic `leads.dial.v1`, keyed by contact id so one contact's dial requests
+ * come before its cancellation or deletion): the dials to place, and the contacts whose waiting
+ * dials are dropped. Each stream carries only what its readers act on (LeadsEvent carried every
+ * kind to every reader; consumers of release 1.1 read both, producers of 1.2 send these).
+ */
+export interface LeadsDialEvent {
+  occurTime?: Date | undefined;
+  event?:
+    | { $case: "dialRequested"; dialRequested: DialRequested }
+    | { $case: "contactDeleted"; contactDeleted: ContactDeleted }
+    | { $case: "contactCancelled"; contactCancelled: ContactCancelled }
+    | undefined;
+}
+
+/** Contacts' status changes (topic `leads.contact.v1`, keyed by contact id): tenant webhooks. */
+export interface LeadsContactEvent {
+  occurTime?: Date | undefined;
+  event?: { $case: "contactStatusChanged"; contactStatusChanged: ContactStatusChanged } | undefined;
+}
+
+/** Messages to send (topic `leads.message.v1`, keyed by contact id): the leads service's own sender. */
+export interface LeadsMessageEvent {
+  occurTime?: Date | undefined;
+  event?: { $case: "messageRequested"; messageRequested: MessageRequested } | undefined;
+}
+
+/** A contact was cancelled (its pending dials and follow-ups dropped): telephony drops its waiting dials. */
+export interface ContactCancelled {
+  tenantId: string;
+  contactId: string;
+}
+
 /** Telephony dials it after claiming it (LeadsService.ClaimDial: the checks again, once per dial id). */
 export interface DialRequested {
   /** `<contactId>:<attempt>`: stable across redeliveries. */
@@ -264,6 +297,489 @@ export const LeadsEvent: MessageFns<LeadsEvent, "voiceapi.events.v1.LeadsEvent">
         break;
       }
     }
+    return message;
+  },
+};
+
+function createBaseLeadsDialEvent(): LeadsDialEvent {
+  return { occurTime: undefined, event: undefined };
+}
+
+export const LeadsDialEvent: MessageFns<LeadsDialEvent, "voiceapi.events.v1.LeadsDialEvent"> = {
+  $type: "voiceapi.events.v1.LeadsDialEvent" as const,
+
+  encode(message: LeadsDialEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.occurTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurTime), writer.uint32(10).fork()).join();
+    }
+    switch (message.event?.$case) {
+      case "dialRequested":
+        DialRequested.encode(message.event.dialRequested, writer.uint32(18).fork()).join();
+        break;
+      case "contactDeleted":
+        ContactDeleted.encode(message.event.contactDeleted, writer.uint32(26).fork()).join();
+        break;
+      case "contactCancelled":
+        ContactCancelled.encode(message.event.contactCancelled, writer.uint32(34).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LeadsDialEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLeadsDialEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.occurTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = { $case: "dialRequested", dialRequested: DialRequested.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.event = { $case: "contactDeleted", contactDeleted: ContactDeleted.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.event = {
+              $case: "contactCancelled",
+              contactCancelled: ContactCancelled.decode(reader, reader.uint32()),
+            };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LeadsDialEvent {
+    return {
+      occurTime: isSet(object.occurTime)
+        ? fromJsonTimestamp(object.occurTime)
+        : isSet(object.occur_time)
+        ? fromJsonTimestamp(object.occur_time)
+        : undefined,
+      event: isSet(object.dialRequested)
+        ? { $case: "dialRequested", dialRequested: DialRequested.fromJSON(object.dialRequested) }
+        : isSet(object.dial_requested)
+        ? { $case: "dialRequested", dialRequested: DialRequested.fromJSON(object.dial_requested) }
+        : isSet(object.contactDeleted)
+        ? { $case: "contactDeleted", contactDeleted: ContactDeleted.fromJSON(object.contactDeleted) }
+        : isSet(object.contact_deleted)
+        ? { $case: "contactDeleted", contactDeleted: ContactDeleted.fromJSON(object.contact_deleted) }
+        : isSet(object.contactCancelled)
+        ? { $case: "contactCancelled", contactCancelled: ContactCancelled.fromJSON(object.contactCancelled) }
+        : isSet(object.contact_cancelled)
+        ? { $case: "contactCancelled", contactCancelled: ContactCancelled.fromJSON(object.contact_cancelled) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: LeadsDialEvent): unknown {
+    const obj: any = {};
+    if (message.occurTime !== undefined) {
+      obj.occurTime = message.occurTime.toISOString();
+    }
+    if (message.event?.$case === "dialRequested") {
+      obj.dialRequested = DialRequested.toJSON(message.event.dialRequested);
+    } else if (message.event?.$case === "contactDeleted") {
+      obj.contactDeleted = ContactDeleted.toJSON(message.event.contactDeleted);
+    } else if (message.event?.$case === "contactCancelled") {
+      obj.contactCancelled = ContactCancelled.toJSON(message.event.contactCancelled);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LeadsDialEvent>): LeadsDialEvent {
+    return LeadsDialEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LeadsDialEvent>): LeadsDialEvent {
+    const message = createBaseLeadsDialEvent();
+    message.occurTime = object.occurTime ?? undefined;
+    switch (object.event?.$case) {
+      case "dialRequested": {
+        if (object.event?.dialRequested !== undefined && object.event?.dialRequested !== null) {
+          message.event = {
+            $case: "dialRequested",
+            dialRequested: DialRequested.fromPartial(object.event.dialRequested),
+          };
+        }
+        break;
+      }
+      case "contactDeleted": {
+        if (object.event?.contactDeleted !== undefined && object.event?.contactDeleted !== null) {
+          message.event = {
+            $case: "contactDeleted",
+            contactDeleted: ContactDeleted.fromPartial(object.event.contactDeleted),
+          };
+        }
+        break;
+      }
+      case "contactCancelled": {
+        if (object.event?.contactCancelled !== undefined && object.event?.contactCancelled !== null) {
+          message.event = {
+            $case: "contactCancelled",
+            contactCancelled: ContactCancelled.fromPartial(object.event.contactCancelled),
+          };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseLeadsContactEvent(): LeadsContactEvent {
+  return { occurTime: undefined, event: undefined };
+}
+
+export const LeadsContactEvent: MessageFns<LeadsContactEvent, "voiceapi.events.v1.LeadsContactEvent"> = {
+  $type: "voiceapi.events.v1.LeadsContactEvent" as const,
+
+  encode(message: LeadsContactEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.occurTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurTime), writer.uint32(10).fork()).join();
+    }
+    switch (message.event?.$case) {
+      case "contactStatusChanged":
+        ContactStatusChanged.encode(message.event.contactStatusChanged, writer.uint32(18).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LeadsContactEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLeadsContactEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.occurTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = {
+              $case: "contactStatusChanged",
+              contactStatusChanged: ContactStatusChanged.decode(reader, reader.uint32()),
+            };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LeadsContactEvent {
+    return {
+      occurTime: isSet(object.occurTime)
+        ? fromJsonTimestamp(object.occurTime)
+        : isSet(object.occur_time)
+        ? fromJsonTimestamp(object.occur_time)
+        : undefined,
+      event: isSet(object.contactStatusChanged)
+        ? {
+          $case: "contactStatusChanged",
+          contactStatusChanged: ContactStatusChanged.fromJSON(object.contactStatusChanged),
+        }
+        : isSet(object.contact_status_changed)
+        ? {
+          $case: "contactStatusChanged",
+          contactStatusChanged: ContactStatusChanged.fromJSON(object.contact_status_changed),
+        }
+        : undefined,
+    };
+  },
+
+  toJSON(message: LeadsContactEvent): unknown {
+    const obj: any = {};
+    if (message.occurTime !== undefined) {
+      obj.occurTime = message.occurTime.toISOString();
+    }
+    if (message.event?.$case === "contactStatusChanged") {
+      obj.contactStatusChanged = ContactStatusChanged.toJSON(message.event.contactStatusChanged);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LeadsContactEvent>): LeadsContactEvent {
+    return LeadsContactEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LeadsContactEvent>): LeadsContactEvent {
+    const message = createBaseLeadsContactEvent();
+    message.occurTime = object.occurTime ?? undefined;
+    switch (object.event?.$case) {
+      case "contactStatusChanged": {
+        if (object.event?.contactStatusChanged !== undefined && object.event?.contactStatusChanged !== null) {
+          message.event = {
+            $case: "contactStatusChanged",
+            contactStatusChanged: ContactStatusChanged.fromPartial(object.event.contactStatusChanged),
+          };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseLeadsMessageEvent(): LeadsMessageEvent {
+  return { occurTime: undefined, event: undefined };
+}
+
+export const LeadsMessageEvent: MessageFns<LeadsMessageEvent, "voiceapi.events.v1.LeadsMessageEvent"> = {
+  $type: "voiceapi.events.v1.LeadsMessageEvent" as const,
+
+  encode(message: LeadsMessageEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.occurTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurTime), writer.uint32(10).fork()).join();
+    }
+    switch (message.event?.$case) {
+      case "messageRequested":
+        MessageRequested.encode(message.event.messageRequested, writer.uint32(18).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LeadsMessageEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLeadsMessageEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.occurTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = {
+              $case: "messageRequested",
+              messageRequested: MessageRequested.decode(reader, reader.uint32()),
+            };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LeadsMessageEvent {
+    return {
+      occurTime: isSet(object.occurTime)
+        ? fromJsonTimestamp(object.occurTime)
+        : isSet(object.occur_time)
+        ? fromJsonTimestamp(object.occur_time)
+        : undefined,
+      event: isSet(object.messageRequested)
+        ? { $case: "messageRequested", messageRequested: MessageRequested.fromJSON(object.messageRequested) }
+        : isSet(object.message_requested)
+        ? { $case: "messageRequested", messageRequested: MessageRequested.fromJSON(object.message_requested) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: LeadsMessageEvent): unknown {
+    const obj: any = {};
+    if (message.occurTime !== undefined) {
+      obj.occurTime = message.occurTime.toISOString();
+    }
+    if (message.event?.$case === "messageRequested") {
+      obj.messageRequested = MessageRequested.toJSON(message.event.messageRequested);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LeadsMessageEvent>): LeadsMessageEvent {
+    return LeadsMessageEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LeadsMessageEvent>): LeadsMessageEvent {
+    const message = createBaseLeadsMessageEvent();
+    message.occurTime = object.occurTime ?? undefined;
+    switch (object.event?.$case) {
+      case "messageRequested": {
+        if (object.event?.messageRequested !== undefined && object.event?.messageRequested !== null) {
+          message.event = {
+            $case: "messageRequested",
+            messageRequested: MessageRequested.fromPartial(object.event.messageRequested),
+          };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseContactCancelled(): ContactCancelled {
+  return { tenantId: "", contactId: "" };
+}
+
+export const ContactCancelled: MessageFns<ContactCancelled, "voiceapi.events.v1.ContactCancelled"> = {
+  $type: "voiceapi.events.v1.ContactCancelled" as const,
+
+  encode(message: ContactCancelled, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.contactId !== "") {
+      writer.uint32(18).string(message.contactId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContactCancelled {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContactCancelled();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.contactId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContactCancelled {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      contactId: isSet(object.contactId)
+        ? globalThis.String(object.contactId)
+        : isSet(object.contact_id)
+        ? globalThis.String(object.contact_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ContactCancelled): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.contactId !== "") {
+      obj.contactId = message.contactId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ContactCancelled>): ContactCancelled {
+    return ContactCancelled.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ContactCancelled>): ContactCancelled {
+    const message = createBaseContactCancelled();
+    message.tenantId = object.tenantId ?? "";
+    message.contactId = object.contactId ?? "";
     return message;
   },
 };
