@@ -105,7 +105,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   ]);
   lifecycle.onStop('ledger audit gauge', () => unbalancedGauge.stop());
 
-  const server = await serveGrpc(svc, [billingService(billing, log)]);
+  const server = await serveGrpc(svc, [billingService(billing, charging, log)]);
   log.info({ port: server.port, rates }, 'billing listening');
   return { port: server.port, lifecycle, log, sweeper, audit, wallets, store, charging };
 }

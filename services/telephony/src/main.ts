@@ -31,6 +31,8 @@ import { RollupRecompute } from './workers/rollups';
 
 /** Buckets recomputed in one pass; a full one is followed by another at once. */
 const ROLLUP_BATCH = 200;
+/** Calls settled again per pass at most (those that ended while billing was away). */
+const SETTLE_BATCH = 200;
 /** Old feed changes deleted in one pass; a full one is followed by another at once. */
 const FEED_PRUNE_BATCH = 1_000;
 
@@ -152,6 +154,8 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const workers = [
     dispatching,
     new Worker({ service: 'telephony', job: 'call-recovery', everyMs: cfg.RECOVERY_INTERVAL_MS, lease, log, pass: async () => void (await recovery.runOnce()) }),
+    // Calls that ended while billing was away, settled again until it answers (on recovery's cadence).
+    new Worker({ service: 'telephony', job: 'call-settlement', everyMs: cfg.RECOVERY_INTERVAL_MS, lease, log, pass: async () => ((await runner.settlePending(SETTLE_BATCH)) === SETTLE_BATCH ? 'more' : 'done') }),
     new Worker({
       service: 'telephony',
       job: 'rollups',

@@ -83,8 +83,14 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
 
   // Webhooks only reads; it creates the streams it reads (idempotent, same settings as their
   // owners) so it can start before billing, leads or agents. Its producer sends dead letters.
-  const { BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent } = voiceapi.events.v1;
-  const { kafka, publisher } = await startEvents({ service: 'webhooks', settings: cfg, streams: [BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent], log, lifecycle });
+  const { BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent } = voiceapi.events.v1;
+  const { kafka, publisher } = await startEvents({
+    service: 'webhooks',
+    settings: cfg,
+    streams: [BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent],
+    log,
+    lifecycle,
+  });
   const fanOut = new FanOut({ endpoints, messages, deliveries, queue, owner: cfg.INSTANCE_ID, dispatch: (item) => dispatcher.enqueue(item), log, now });
   const consumer = deliverDomainEvents(new EventSubscriber(kafka, { group: consumerGroup('webhooks', 'fan-out'), log, publisher, concurrency: cfg.WEBHOOK_FANOUT_CONCURRENCY, keyOrder: false }), fanOut);
   consumer.start();

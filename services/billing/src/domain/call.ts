@@ -31,6 +31,8 @@ export interface CallOutcome {
   creditsError?: string;
   balanceAfter?: number;
   transactionId?: string;
+  /** The charging row's place in the wallet's chain (its `credits.usage` event is named after it). */
+  ledgerSeq?: number;
   sandbox: boolean;
   durationSeconds: number;
   endedAt: Date;

@@ -4,11 +4,16 @@ import type { CallCharging } from '../usecases/calls';
 
 const { TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
 
-/** Charges each ended call telephony reports (redeliveries and replays settle nothing twice). */
+/**
+ * Charges each ended call telephony reports without its charge (redeliveries and replays settle
+ * nothing twice): telephony of release 1.0, which left the charge to this stream. Telephony now
+ * settles each call with billing as it ends (SettleCalls) and its end carries the charge.
+ */
 export function chargeEndedCalls(subscriber: EventSubscriber, charging: CallCharging): EventSubscriber {
   return subscriber.on(TelephonyCallEvent, async (event) => {
     if (event.event?.$case !== 'callEnded') return;
     const e = event.event.callEnded;
+    if (e.charge) return;
     // A malformed fact is retried, then kept in the dead-letter topic for an operator.
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(e.callId) || e.tenantId === '' || e.direction === CallDirection.CALL_DIRECTION_UNSPECIFIED) {
       throw new Error(`CallEnded without a valid call id, tenant or direction (call ${JSON.stringify(e.callId)})`);

@@ -2,6 +2,8 @@ import { registerService, requireTenant, validationError, type Logger, type Serv
 import { voiceapi } from '@voiceapi/proto';
 import { available, type Direction, type Hold, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
 import type { Billing } from '../usecases/billing';
+import type { CallCharging } from '../usecases/calls';
+import type { CallOutcome } from '../domain/call';
 
 const { TransactionType: T, CallDirection: D } = voiceapi.billing.v1;
 type ProtoTransaction = voiceapi.billing.v1.Transaction;
@@ -16,7 +18,7 @@ const TYPES: Record<TransactionType, number> = {
 const TYPE_OF = new Map<number, TransactionType>(Object.entries(TYPES).map(([k, v]) => [v, k as TransactionType]));
 
 /** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
-export function billingService(uc: Billing, log: Logger): ServiceRegistration {
+export function billingService(uc: Billing, charging: CallCharging, log: Logger): ServiceRegistration {
   return registerService(
     'voiceapi.billing.v1.BillingService',
     voiceapi.billing.v1.BillingServiceService,
@@ -54,6 +56,36 @@ export function billingService(uc: Billing, log: Logger): ServiceRegistration {
         const q = await uc.quoteCallHold(requireTenant(ctx), direction(req.direction), req.maxCallSeconds);
         return { amount: q.amount, balance: balance(q.state), covered: q.covered, longestCoveredSeconds: q.longestCoveredSeconds };
       },
+      settleCalls: async (req, ctx) => {
+        const scope = requireTenant(ctx);
+        if (req.calls.length < 1 || req.calls.length > MAX_SETTLED) throw validationError(`1 to ${MAX_SETTLED} calls`, [{ path: 'calls', message: 'out of range' }]);
+        const problems = req.calls.flatMap((c, i) =>
+          !CALL_ID.test(c.callId) || !Number.isInteger(c.durationSeconds) || c.durationSeconds < 0 || c.durationSeconds > 86_400 ? [{ path: `calls[${i}]`, message: 'a call id, and a duration of 0 to 86,400 s' }] : [],
+        );
+        if (problems.length > 0) throw validationError('invalid ended calls', problems);
+        // Settled together: a wallet plans what arrives together in one append (decision 0050).
+        const outcomes = await Promise.all(
+          req.calls.map((c) =>
+            charging.settle({
+              callId: c.callId,
+              tenantId: scope.tenantId,
+              direction: direction(c.direction),
+              durationSeconds: c.durationSeconds,
+              sandbox: scope.mode === 'sandbox',
+              free: false,
+              holdFailed: c.holdFailed,
+              endedAt: c.endTime ?? new Date(),
+              ...(c.contactId && { contactId: c.contactId }),
+              ...(c.campaignId && { campaignId: c.campaignId }),
+              ...(c.agentId && { agentId: c.agentId }),
+              ...(c.fromNumber && { fromNumber: c.fromNumber }),
+            }),
+          ),
+        );
+        // Call ids are telephony's and unique across tenants: another tenant's outcome is never answered.
+        if (outcomes.some((o) => o.tenantId !== scope.tenantId)) throw validationError("a call of another tenant's", [{ path: 'calls', message: 'not this tenant’s call' }]);
+        return { settlements: outcomes.map(settlement) };
+      },
       // eslint-disable-next-line @typescript-eslint/require-await -- async so that a throw reaches the gRPC wrapper's .then() as a rejection
       getRateCard: async () => ({
         rateCard: {
@@ -65,6 +97,24 @@ export function billingService(uc: Billing, log: Logger): ServiceRegistration {
     },
     log,
   );
+}
+
+/** Calls settled in one request at most. */
+const MAX_SETTLED = 500;
+/** Telephony's call ids. */
+const CALL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+function settlement(o: CallOutcome): voiceapi.billing.v1.CallSettlement {
+  return {
+    callId: o.callId,
+    billingStatus: o.status,
+    creditsCharged: o.creditsCharged,
+    ...(o.creditsError !== undefined && { creditsError: o.creditsError }),
+    ...(o.transactionId !== undefined && { transactionId: o.transactionId }),
+    ...(o.ledgerSeq !== undefined && { ledgerSeq: o.ledgerSeq }),
+    ...(o.balanceAfter !== undefined && { balanceAfter: o.balanceAfter }),
+    billTime: o.billedAt,
+  };
 }
 
 function typeOf(v: number, path: string): TransactionType {

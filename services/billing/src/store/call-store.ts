@@ -16,6 +16,7 @@ const outcomeSchema = new Schema<OutcomeDoc>(
     creditsError: String,
     balanceAfter: Number,
     transactionId: String,
+    ledgerSeq: Number,
     sandbox: { type: Boolean, required: true },
     durationSeconds: { type: Number, required: true },
     endedAt: { type: Date, required: true },

@@ -80,7 +80,7 @@ export class CallCharging {
       // was charged meanwhile, that charge is the outcome.
       const failed = call.expired ? 'end_not_reported' : call.holdFailed && !call.sandbox && !call.free && charge > 0 ? 'insufficient_credits' : undefined;
       const r = await this.wallets.run(scopeOf(call), { kind: 'release', callId: call.callId, final: true, reason: failed ?? 'skipped' });
-      if (r.row) return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id };
+      if (r.row) return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id, ledgerSeq: r.row.seq };
       if (failed) return { ...base, status: 'failed', creditsCharged: 0, creditsError: failed };
       return { ...base, status: 'skipped', creditsCharged: 0 };
     }
@@ -94,7 +94,7 @@ export class CallCharging {
     });
     if (r.row) {
       const short = (r.shortfall ?? 0) > 0;
-      return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id, ...(short && { creditsError: 'insufficient_credits' }) };
+      return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id, ledgerSeq: r.row.seq, ...(short && { creditsError: 'insufficient_credits' }) };
     }
     // Settled before without a charge (its end not reported, or skipped), or nothing to take now.
     if (r.settledWithoutCharge === 'skipped') return { ...base, status: 'skipped', creditsCharged: 0 };

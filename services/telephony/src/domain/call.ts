@@ -49,7 +49,29 @@ export interface Call {
   summary?: string;
   /** The contact was deleted: the call's personal data is gone, and nothing more is stored. */
   erased?: boolean;
+  /** Ended without its charge (billing could not be reached): when settling it is tried again. */
+  settleDueAt?: Date;
 }
+
+/** A call's charge as billing settled it (billing prices and posts it; telephony carries it). */
+export interface CallCharge {
+  billingStatus: Exclude<BillingStatus, 'pending'>;
+  creditsCharged: number;
+  creditsError?: string;
+  /** The ledger row that charged it and its place in the wallet's chain; unset when none was written. */
+  transactionId?: string;
+  ledgerSeq?: number;
+  balanceAfter?: number;
+  billedAt: Date;
+}
+
+/** The call's fields a charge sets. */
+export const billingFields = (c: CallCharge): Pick<Call, 'billingStatus' | 'creditsCharged'> & Partial<Pick<Call, 'creditsError' | 'balanceAfter'>> => ({
+  billingStatus: c.billingStatus,
+  creditsCharged: c.creditsCharged,
+  ...(c.creditsError !== undefined && { creditsError: c.creditsError }),
+  ...(c.balanceAfter !== undefined && { balanceAfter: c.balanceAfter }),
+});
 
 export interface CallDetails {
   transcript: TranscriptTurn[];

@@ -1,6 +1,6 @@
 import { isDuplicateKeyError, scopeOfRecord, type Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { Call } from '../domain/call';
+import type { Call, CallCharge } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
 import { callProto } from '../grpc/telephony-server';
 import type { FeedFollowers } from '../usecases/call-feed';
@@ -19,7 +19,7 @@ const facts = (call: Call) => ({
 });
 
 /**
- * A call's start and end on `telephony.call.v1`, keyed by call id, and each change a tenant may
+ * A call's start and end (with its charge, or a CallSettled once a late one is known) on `telephony.call.v1`, keyed by call id, and each change a tenant may
  * follow on `telephony.call.feed.v1` (the feed behind `GET /calls/stream`; only while the tenant
  * follows it, `FeedFollowers`), through the outbox. Each has a stable event id (`call-started:<id>`,
  * `call-ended:<id>`), so announcing again (recovery finishing a call, a retried step) stores nothing new.
@@ -61,7 +61,7 @@ export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follo
         },
         `call-started:${call.id}`,
       ),
-    ended: (call, { at, result: r, holdFailed, endReason }) =>
+    ended: (call, { at, result: r, holdFailed, endReason, charge }) =>
       announce(
         call,
         at,
@@ -84,9 +84,50 @@ export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follo
             ...(r.analysis && { analysis: r.analysis }),
             ...(call.fromNumber && { fromNumber: call.fromNumber }),
             ...(call.toNumber && { toNumber: call.toNumber }),
+            ...(charge && { charge: chargeProto(charge) }),
           },
         },
         `call-ended:${call.id}`,
       ),
+    // The call as its row says it ended (the analysis stays with its details), with its charge.
+    settled: (call, charge) =>
+      announce(
+        call,
+        charge.billedAt,
+        {
+          $case: 'callSettled',
+          callSettled: {
+            call: {
+              ...facts(call),
+              durationSeconds: call.durationSeconds,
+              startTime: call.startedAt,
+              ...(call.endedAt && { endTime: call.endedAt }),
+              holdFailed: call.holdFailed,
+              free: false,
+              outcome: call.outcome ?? 'failed',
+              optOut: false,
+              ...(call.agentName && { agentName: call.agentName }),
+              ...(call.contactId && call.endReason !== 'not_dialled' && { contactId: call.contactId }),
+              ...(call.endReason && { endReason: call.endReason }),
+              ...(call.fromNumber && { fromNumber: call.fromNumber }),
+              ...(call.toNumber && { toNumber: call.toNumber }),
+              charge: chargeProto(charge),
+            },
+          },
+        },
+        `call-settled:${call.id}`,
+      ),
+  };
+}
+
+function chargeProto(c: CallCharge): voiceapi.events.v1.CallCharge {
+  return {
+    billingStatus: c.billingStatus,
+    creditsCharged: c.creditsCharged,
+    ...(c.creditsError !== undefined && { creditsError: c.creditsError }),
+    ...(c.transactionId !== undefined && { transactionId: c.transactionId }),
+    ...(c.ledgerSeq !== undefined && { ledgerSeq: c.ledgerSeq }),
+    ...(c.balanceAfter !== undefined && { balanceAfter: c.balanceAfter }),
+    billTime: c.billedAt,
   };
 }

@@ -45,6 +45,7 @@ export const callSchema = new Schema<CallDoc>(
     hasRecording: { type: Boolean, required: true },
     summary: String,
     erased: Boolean,
+    settleDueAt: Date,
     moves: { type: { _id: false, ringing: String, answered: String, ended: String }, default: undefined },
   },
   { collection: 'calls', versionKey: false },
@@ -57,6 +58,8 @@ callSchema.index({ tenantId: 1, status: 1, startedAt: -1, _id: -1 });
 callSchema.index({ tenantId: 1, campaignId: 1, startedAt: -1, _id: -1 });
 callSchema.index({ tenantId: 1, agentId: 1, startedAt: -1, _id: -1 });
 callSchema.index({ tenantId: 1, contactId: 1, startedAt: -1, _id: -1 });
+// Calls ended without their charge (billing was away), every tenant's: few, and only while billing is.
+callSchema.index({ settleDueAt: 1 }, { sparse: true });
 const newest = { startedAt: -1, _id: -1 } as const;
 export const callQueryShapes: QueryShape[] = [
   { name: 'feed', equality: ['tenantId'], sort: newest, range: [] },
@@ -68,6 +71,7 @@ export const callQueryShapes: QueryShape[] = [
   { name: 'contact', equality: ['tenantId', 'contactId'], sort: newest },
   // An analytics bucket's calls: the tenant's calls of one direction started in a quarter hour.
   { name: 'bucket', equality: ['tenantId', 'direction'], range: ['startedAt'] },
+  { name: 'settlement due', equality: [], range: ['settleDueAt'] },
 ];
 
 interface DetailsDoc extends CallDetails {
@@ -104,9 +108,11 @@ interface BillingOutcome {
   fields: BillingFields;
 }
 
-/** Fields a finished call sets; its billing fields are billing's to set, never these. */
+/** Fields a finished call sets: the end, and its charge when billing settled it then. */
 export type CallEnd = Pick<Call, 'status' | 'outcome' | 'endedAt' | 'durationSeconds' | 'hasTranscript' | 'hasAnalysis' | 'hasRecording'> &
-  Partial<Pick<Call, 'summary' | 'endReason' | 'carrierCallId' | 'answeredAt' | 'holdFailed'>>;
+  Partial<Pick<Call, 'summary' | 'endReason' | 'carrierCallId' | 'answeredAt' | 'holdFailed' | 'settleDueAt'>> &
+  // Its charge, when billing settled it as the call ended.
+  Partial<BillingFields>;
 
 /** Calls (the feed's rows) and their transcripts and analyses (read one call at a time). */
 export class CallStore {
@@ -194,8 +200,13 @@ export class CallStore {
   }
 
   private async writeBilling(outcomes: BillingOutcome[]): Promise<(Call | null)[]> {
-    await this.internal.updateManyById(outcomes.map((o) => ({ id: o.id, tenantId: o.tenantId, update: { $set: o.fields } })));
+    await this.internal.updateManyById(outcomes.map((o) => ({ id: o.id, tenantId: o.tenantId, update: { $set: o.fields, $unset: { settleDueAt: 1 } } })));
     return (await this.internal.findManyById(outcomes)).map((row) => row && toCall(row));
+  }
+
+  /** Calls of every tenant that ended without their charge and are due to be settled again. */
+  async dueForSettlement(now: Date, limit: number): Promise<Call[]> {
+    return (await this.internal.find({ settleDueAt: { $lte: now } }, { limit })).map(toCall);
   }
 
   async saveDetails(scope: TenantScope, id: string, transcript: TranscriptTurn[], analysis: CallAnalysis | undefined): Promise<void> {

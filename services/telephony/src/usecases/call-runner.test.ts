@@ -1,6 +1,6 @@
 import { mongo } from 'mongoose';
 import type { CarrierCallResult } from '../carrier/carrier';
-import type { Call } from '../domain/call';
+import type { Call, CallCharge } from '../domain/call';
 import { CallRunner, withConversation, type RunnerDeps } from './call-runner';
 
 // The agent's conversation becomes the call's record: its turns spread over the talk time the
@@ -83,27 +83,33 @@ describe('CallRunner.run', () => {
   /** The store's finish: the call as ended (null: it had ended already). */
   const finishing = () => jest.fn<Promise<Call | null>, [string, Record<string, unknown>]>(async (_id, end) => ({ ...call, ...end }));
 
-  function runnerWith(setAnswered: jest.Mock, finish = finishing()) {
+  const charged: CallCharge = { billingStatus: 'charged', creditsCharged: 10, transactionId: 'txn_1', ledgerSeq: 7, balanceAfter: 990, billedAt: at(61) };
+  /** Billing as telephony reaches it: settles at once by default. */
+  const settling = () => jest.fn<Promise<CallCharge>, [unknown, Call]>(async () => charged);
+
+  function runnerWith(setAnswered: jest.Mock, finish = finishing(), settle = settling(), more: Record<string, unknown> = {}) {
     const announced: string[] = [];
     const ended: string[] = [];
+    const endEvents: { charge?: CallCharge }[] = [];
     const deps = {
-      calls: { setAnswered, finish, byId: async () => null, saveDetails: async () => undefined },
+      calls: { setAnswered, finish, byId: async () => null, saveDetails: async () => undefined, ...more },
       recordings: { save: async () => undefined },
       lines: { free: async () => undefined },
       rollups: { markDirty: async () => undefined },
       carrier,
-      wallet: {},
+      wallet: { settle },
       agents: {},
       events: {
         started: async (c: Call) => void announced.push(`call-started:${c.id}`),
-        ended: async (c: Call) => void announced.push(`call-ended:${c.id}`),
+        ended: async (c: Call, e: { charge?: CallCharge }) => void (announced.push(`call-ended:${c.id}`), endEvents.push(e)),
+        settled: async (c: Call, ch: CallCharge) => void announced.push(`call-settled:${c.id}:${ch.billingStatus}`),
         changed: async (c: Call, change: string) => void announced.push(`${change}:${c.id}:${c.status}`),
       },
       log: { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() },
       now: () => at(60),
       metrics: { ended: { add: (n: number, a: { direction: string }) => ended.push(`${n} ${a.direction}`) } },
     } as unknown as RunnerDeps;
-    return { runner: new CallRunner(deps), finish, announced, ended };
+    return { runner: new CallRunner(deps), finish, announced, ended, endEvents, settle };
   }
 
   it('counts a call ended once, by direction, where its end is written; a repeated finish of an ended call is not counted', async () => {
@@ -126,7 +132,7 @@ describe('CallRunner.run', () => {
     await runner.run(call);
     expect(setAnswered).toHaveBeenCalledTimes(2);
     // The feed's changes carry the call as it is after each: in progress, then completed.
-    expect(announced).toEqual(['call-started:call-1', 'call.answered:call-1:in_progress', 'call-ended:call-1', 'call.ended:call-1:completed']);
+    expect(announced).toEqual(['call-started:call-1', 'call.answered:call-1:in_progress', 'call-ended:call-1', 'call.ended:call-1:completed', 'call.billed:call-1:completed']);
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', outcome: 'completed', durationSeconds: 60 });
   });
 
@@ -134,8 +140,49 @@ describe('CallRunner.run', () => {
     const setAnswered = jest.fn().mockRejectedValue(new Error('the store refused the write'));
     const { runner, finish, announced } = runnerWith(setAnswered);
     await runner.run(call);
-    expect(announced).toEqual(['call-ended:call-1', 'call.ended:call-1:completed']);
+    expect(announced).toEqual(['call-ended:call-1', 'call.ended:call-1:completed', 'call.billed:call-1:completed']);
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', outcome: 'completed', answeredAt });
     expect(finish.mock.calls[0]![1]).not.toHaveProperty('endReason', 'carrier_error');
+  });
+
+  it('settles the call with billing as it ends: the end write and the end event carry the charge billing answered', async () => {
+    const setAnswered = jest.fn().mockImplementation(async () => ({ ...call, status: 'in_progress', answeredAt }));
+    const { runner, finish, endEvents, settle } = runnerWith(setAnswered);
+    await runner.run(call);
+    // Billing is told the facts of the end: the carrier's talk time, the end, the hold.
+    expect(settle).toHaveBeenCalledTimes(1);
+    expect(settle.mock.calls[0]![1]).toMatchObject({ id: 'call-1', durationSeconds: 60, endedAt: at(60), holdFailed: false });
+    expect(endEvents[0]!.charge).toEqual(charged);
+    expect(finish.mock.calls[0]![1]).toMatchObject({ billingStatus: 'charged', creditsCharged: 10, balanceAfter: 990 });
+    expect(finish.mock.calls[0]![1]).not.toHaveProperty('settleDueAt');
+  });
+
+  it('ends a call pending when billing cannot answer, and settles it on a later pass: the charge written and announced', async () => {
+    const setAnswered = jest.fn().mockImplementation(async () => ({ ...call, status: 'in_progress', answeredAt }));
+    const settle = settling();
+    settle.mockRejectedValueOnce(new Error('billing unavailable'));
+    const ended: Call = { ...call, status: 'completed', outcome: 'completed', durationSeconds: 60, endedAt: at(60), settleDueAt: at(65) };
+    const setBilling = jest.fn(async (_id: string, _t: string, fields: Partial<Call>) => ({ ...ended, ...fields }));
+    const dueForSettlement = jest.fn(async () => [ended]);
+    const { runner, finish, endEvents, announced } = runnerWith(setAnswered, finishing(), settle, { setBilling, dueForSettlement });
+    await runner.run(call);
+    expect(endEvents[0]).not.toHaveProperty('charge');
+    expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', settleDueAt: at(60 + 5) });
+    expect(finish.mock.calls[0]![1]).not.toHaveProperty('billingStatus');
+    expect(announced).not.toContain('call.billed:call-1:completed');
+
+    expect(await runner.settlePending(200)).toBe(1);
+    expect(setBilling).toHaveBeenCalledWith('call-1', 't-1', { billingStatus: 'charged', creditsCharged: 10, balanceAfter: 990 });
+    expect(announced.slice(-2)).toEqual(['call-settled:call-1:charged', 'call.billed:call-1:completed']);
+  });
+
+  it('leaves a pending call for the next pass while billing stays away', async () => {
+    const ended: Call = { ...call, status: 'completed', outcome: 'completed', durationSeconds: 60, endedAt: at(60), settleDueAt: at(65) };
+    const setBilling = jest.fn();
+    const settle = jest.fn(async () => Promise.reject(new Error('billing unavailable')));
+    const { runner, announced } = runnerWith(jest.fn(), finishing(), settle as never, { setBilling, dueForSettlement: async () => [ended] });
+    expect(await runner.settlePending(200)).toBe(0);
+    expect(setBilling).not.toHaveBeenCalled();
+    expect(announced).toEqual([]);
   });
 });

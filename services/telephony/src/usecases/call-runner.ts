@@ -1,6 +1,6 @@
 import { retryTransient, scopeOfRecord, type Logger, type TypedCounter } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
-import { statusOfOutcome, type Call } from '../domain/call';
+import { billingFields, statusOfOutcome, type Call, type CallCharge } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
 import type { CallEnd, CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
@@ -10,6 +10,11 @@ import type { AgentConversation, AnsweringAgents, CallEvents, Wallet } from './p
 
 /** How long a call's end is tried again before recovery is left to finish it. */
 const FINISH_RETRY_MS = 60_000;
+/** A call that ended without its charge (billing away) is settled again from this long after its end. */
+export const SETTLE_AGAIN_AFTER_MS = 5_000;
+
+/** The wallet a call is settled in: its tenant's, in the key mode it was made with. */
+export const scopeOfCall = (call: Pick<Call, 'tenantId' | 'sandbox'>) => scopeOfRecord(call.tenantId, call.sandbox ? 'sandbox' : 'live');
 
 export interface RunnerDeps {
   calls: CallStore;
@@ -133,6 +138,43 @@ export class CallRunner {
     });
   }
 
+  /** The call's charge, settled with billing; undefined when billing cannot answer now (the call is settled again later). */
+  private async settle(call: Call): Promise<CallCharge | undefined> {
+    // With the facts its end announces: a call never dialled names no contact.
+    const facts = { ...call };
+    if (call.endReason === 'not_dialled') delete facts.contactId;
+    try {
+      return await this.d.wallet.settle(scopeOfCall(call), facts);
+    } catch (err) {
+      this.d.log.warn({ err, callId: call.id }, 'billing could not settle a call as it ended; it ends pending and is settled again');
+      return undefined;
+    }
+  }
+
+  /**
+   * Settles calls that ended without their charge (billing was away then): each charge written
+   * to its call and announced (CallSettled: the billed webhook, the feed's `call.billed`). Tried
+   * again on the next pass while billing stays away. The number settled.
+   */
+  async settlePending(limit: number): Promise<number> {
+    const due = await this.d.calls.dueForSettlement(this.d.now(), limit);
+    const settled = await Promise.all(
+      due.map(async (call) => {
+        const charge = await this.settle(call);
+        if (!charge) return 0;
+        // Announced before the row says it is settled: a crash in between settles it again (the same charge, the same event id).
+        await this.d.events.settled(call, charge);
+        const billed = await this.d.calls.setBilling(call.id, call.tenantId, billingFields(charge));
+        if (billed) {
+          await this.d.rollups.markDirty(scopeOfRecord(call.tenantId), call.direction, call.startedAt, this.d.now());
+          await this.announce(billed, 'call.billed');
+        }
+        return 1;
+      }),
+    );
+    return settled.reduce<number>((n, x) => n + x, 0);
+  }
+
   /** Ends a call with the carrier's result; null when it had ended already. */
   async finish(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
     const scope = scopeOfRecord(call.tenantId);
@@ -144,9 +186,11 @@ export class CallRunner {
     if (keep && r.recording) await this.d.recordings.save(scope, call.id, r.recording, now);
     const endReason = reason ?? (r.cutAtLimit ? 'max_call_seconds' : call.endReason);
     const holdFailed = latest.holdFailed || call.holdFailed;
+    // Settled with billing as it ends; a repeat (recovery) is answered the charge that stands.
+    const charge = await this.settle({ ...latest, durationSeconds: r.durationSeconds, endedAt: now, holdFailed, ...(endReason && { endReason }) });
     // Announced before the row says it ended: a crash in between leaves the call active, recovery
     // finishes it again, and the same event is stored once.
-    await this.d.events.ended(call, { at: now, result: r, holdFailed, ...(endReason && { endReason }) });
+    await this.d.events.ended(call, { at: now, result: r, holdFailed, ...(endReason && { endReason }), ...(charge && { charge }) });
     const end: CallEnd = {
       status: statusOfOutcome(r.outcome),
       outcome: r.outcome,
@@ -161,9 +205,12 @@ export class CallRunner {
       ...(keep && r.analysis && { summary: r.analysis.summary }),
       ...(endReason && { endReason }),
       ...(r.carrierCallId && { carrierCallId: r.carrierCallId }),
+      // Without its charge, it is settled again shortly (`settlePending`).
+      ...(charge ? billingFields(charge) : { settleDueAt: new Date(now.getTime() + SETTLE_AGAIN_AFTER_MS) }),
     };
-    // The feed's change too, before the row (as the call's end above): the call as it will read.
+    // The feed's changes too, before the row (as the call's end above): the call as it will read.
     await this.announce({ ...latest, ...end }, 'call.ended', now);
+    if (charge) await this.announce({ ...latest, ...end }, 'call.billed', now);
     const ended = await this.d.calls.finish(call.id, end);
     // Null: the row had ended already (a repeated finish), counted by the finish that ended it.
     if (ended) this.d.metrics?.ended.add(1, { direction: ended.direction });

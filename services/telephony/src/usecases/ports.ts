@@ -1,12 +1,18 @@
 import type { TenantScope } from '@voiceapi/kit';
 import type { CarrierCallResult, TranscriptTurn } from '../carrier/carrier';
-import type { Call, Direction } from '../domain/call';
+import type { Call, CallCharge, Direction } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
 
 /** Billing, as telephony needs it (adapted from the billing gRPC client in main). */
 export interface Wallet {
   /** Reserves the longest possible cost of a call; `insufficient` when the wallet cannot cover it. */
   placeHold(scope: TenantScope, callId: string, direction: Direction, maxCallSeconds: number, expiresAt: Date): Promise<'placed' | 'insufficient'>;
+  /**
+   * Settles an ended call with billing (calls ending together go in one request): its charge as
+   * billing decided it. Idempotent by call id (a repeat answers the charge that stands); throws
+   * when billing cannot answer.
+   */
+  settle(scope: TenantScope, call: Call): Promise<CallCharge>;
   /** A number purchase: idempotent by reference; `insufficient` when the wallet cannot cover it. */
   debitNumber(scope: TenantScope, reference: string, amount: number, description: string): Promise<{ creditsCharged: number; balanceAfter: number } | 'insufficient'>;
 }
@@ -38,5 +44,8 @@ export interface CallEvents {
   /** A change a tenant may follow live (`GET /calls/stream`), with the call as it is after it; once per call and change. */
   changed(call: Call, change: CallChangeKind, at: Date): Promise<void>;
   started(call: Call, at: Date): Promise<void>;
-  ended(call: Call, end: { at: Date; result: CarrierCallResult; holdFailed: boolean; endReason?: string }): Promise<void>;
+  /** The call's end, with its charge when billing settled it then. */
+  ended(call: Call, end: { at: Date; result: CarrierCallResult; holdFailed: boolean; endReason?: string; charge?: CallCharge }): Promise<void>;
+  /** The charge of a call that ended without one (billing was away), once settled. */
+  settled(call: Call, charge: CallCharge): Promise<void>;
 }

@@ -2,9 +2,9 @@ import type { EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { WebhookMessage } from '../domain/messages';
 import type { FanOut } from '../usecases/fanout';
-import { fromAgents, fromBilling, fromLeads } from './translate';
+import { fromAgents, fromBilling, fromLeads, fromTelephony } from './translate';
 
-const { BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent } = voiceapi.events.v1;
+const { BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent } = voiceapi.events.v1;
 
 /**
  * The domain streams webhooks deliver from. No inbox: the fan-out is idempotent by the ids it
@@ -17,11 +17,17 @@ export function deliverDomainEvents(subscriber: EventSubscriber, fanOut: FanOut)
   };
   // The streams of each kind it delivers, and `billing.v1` and `leads.v1` (every kind together)
   // until every billing and leads replica sends to those: an event keeps its id on either.
-  return subscriber
-    .on(BillingCallEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
-    .on(BillingUsageEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
-    .on(LeadsContactEvent, (event, meta) => publish(fromLeads(event, meta.eventId)))
-    .on(BillingEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
-    .on(LeadsEvent, (event, meta) => publish(fromLeads(event, meta.eventId)))
-    .on(AgentsEvent, (event, meta) => publish(fromAgents(event, meta.eventId)));
+  return (
+    subscriber
+      .on(BillingCallEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
+      .on(BillingUsageEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
+      .on(LeadsContactEvent, (event, meta) => publish(fromLeads(event, meta.eventId)))
+      .on(BillingEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
+      .on(LeadsEvent, (event, meta) => publish(fromLeads(event, meta.eventId)))
+      .on(AgentsEvent, (event, meta) => publish(fromAgents(event, meta.eventId)))
+      // A call's end carries its charge: its billed webhook and its usage, under billing's ids.
+      .on(TelephonyCallEvent, async (event) => {
+        for (const message of fromTelephony(event)) await publish(message);
+      })
+  );
 }

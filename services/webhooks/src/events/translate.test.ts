@@ -1,7 +1,7 @@
 import { voiceapi } from '@voiceapi/proto';
-import { fromAgents, fromBilling, fromLeads } from './translate';
+import { fromAgents, fromBilling, fromLeads, fromTelephony } from './translate';
 
-const { BillingEvent, LeadsEvent, AgentsEvent, CallDirection } = voiceapi.events.v1;
+const { BillingEvent, LeadsEvent, AgentsEvent, TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
 const at = new Date('2026-11-23T10:00:00Z');
 const body = (m: { body: string } | null) => JSON.parse(m!.body) as { type: string; timestamp: string; data: Record<string, unknown> };
 
@@ -126,5 +126,35 @@ describe('platform events → webhook messages', () => {
   it('ignores the events tenants are not told about (dial requests, deleted contacts)', () => {
     expect(fromLeads(LeadsEvent.fromPartial({ occurTime: at, event: { $case: 'contactDeleted', contactDeleted: { tenantId: 't1', contactId: 'k1' } } }), 'e2')).toBeNull();
     expect(fromBilling(BillingEvent.fromPartial({ occurTime: at }), 'e3')).toBeNull();
+  });
+
+  it('a call’s end with its charge gives the same billed webhook and usage as billing’s own events of them, under their ids', () => {
+    const facts = { callId: 'c9', tenantId: 't1', direction: CallDirection.CALL_DIRECTION_OUTBOUND, sandbox: false, contactId: 'ct1', campaignId: 'cp1' };
+    const charge = { billingStatus: 'charged', creditsCharged: 2, transactionId: 'tx9', ledgerSeq: 41, balanceAfter: 90, billTime: at };
+    const ended = { ...facts, durationSeconds: 61, startTime: at, endTime: at, holdFailed: false, free: false, outcome: 'completed', optOut: false, fromNumber: '+18885550100', toNumber: '+14155550123' };
+    const fromEnd = fromTelephony(TelephonyCallEvent.fromPartial({ occurTime: at, event: { $case: 'callEnded', callEnded: { ...ended, charge } } }));
+    const billed = fromBilling(
+      BillingEvent.fromPartial({
+        occurTime: at,
+        event: { $case: 'callBilled', callBilled: { ...facts, billingStatus: 'charged', creditsCharged: 2, balanceAfter: 90, transactionId: 'tx9', endTime: at, durationSeconds: 61, fromNumber: '+18885550100' } },
+      }),
+      'billed:c9',
+    );
+    const usage = fromBilling(
+      BillingEvent.fromPartial({
+        occurTime: at,
+        event: {
+          $case: 'creditsUsage',
+          creditsUsage: { tenantId: 't1', transactionId: 'tx9', type: 'call_deduction', credits: 2, balanceAfter: 90, callId: 'c9', reference: 'call:c9', direction: facts.direction, contactId: 'ct1', campaignId: 'cp1' },
+        },
+      }),
+      'usage:t1:41',
+    );
+    expect(fromEnd).toEqual([billed, usage]);
+    // A late settlement says the same; an end without a charge says nothing yet; a call not charged has no usage.
+    expect(fromTelephony(TelephonyCallEvent.fromPartial({ occurTime: at, event: { $case: 'callSettled', callSettled: { call: { ...ended, charge } } } }))).toEqual([billed, usage]);
+    expect(fromTelephony(TelephonyCallEvent.fromPartial({ occurTime: at, event: { $case: 'callEnded', callEnded: ended } }))).toEqual([]);
+    const skipped = fromTelephony(TelephonyCallEvent.fromPartial({ occurTime: at, event: { $case: 'callEnded', callEnded: { ...ended, charge: { billingStatus: 'skipped', creditsCharged: 0, billTime: at } } } }));
+    expect(skipped.map((m) => body(m).type)).toEqual(['call.outbound.billed']);
   });
 });

@@ -55,6 +55,75 @@ export function fromBilling(event: BillingEvent, eventId: string): WebhookMessag
   return null;
 }
 
+/**
+ * A call's end (or its late settlement) with its charge → `call.*.billed` and, for a charge with
+ * a ledger row, the row's `credits.usage`: built as billing's own events of them would be, with
+ * their ids (`billed:<call>`, `usage:<tenant>:<seq>`), so a call announced both ways (billing of
+ * release 1.1 still announces them) is one message each.
+ */
+export function fromTelephony(event: Pick<voiceapi.events.v1.TelephonyCallEvent, 'occurTime' | 'event'>): WebhookMessage[] {
+  const ended = event.event?.$case === 'callEnded' ? event.event.callEnded : event.event?.$case === 'callSettled' ? event.event.callSettled.call : undefined;
+  const charge = ended?.charge;
+  if (!ended || !charge) return [];
+  const at = charge.billTime ?? event.occurTime ?? new Date(0);
+  const { callId, tenantId, direction } = ended;
+  const facts = {
+    ...(ended.contactId !== undefined && { contactId: ended.contactId }),
+    ...(ended.campaignId !== undefined && { campaignId: ended.campaignId }),
+    ...(ended.agentId !== undefined && { agentId: ended.agentId }),
+  };
+  const billed = fromBilling(
+    {
+      occurTime: at,
+      event: {
+        $case: 'callBilled',
+        callBilled: {
+          callId,
+          tenantId,
+          direction,
+          billingStatus: charge.billingStatus,
+          creditsCharged: charge.creditsCharged,
+          ...(charge.creditsError !== undefined && { creditsError: charge.creditsError }),
+          ...(charge.balanceAfter !== undefined && { balanceAfter: charge.balanceAfter }),
+          ...(charge.transactionId !== undefined && { transactionId: charge.transactionId }),
+          sandbox: ended.sandbox,
+          ...(ended.endTime && { endTime: ended.endTime }),
+          durationSeconds: ended.durationSeconds,
+          ...facts,
+          // Billing names the number only of an outbound call (an inbound caller's number is theirs).
+          ...(direction === CallDirection.CALL_DIRECTION_OUTBOUND && ended.fromNumber !== undefined && { fromNumber: ended.fromNumber }),
+        },
+      },
+    },
+    `billed:${callId}`,
+  );
+  const messages = billed ? [billed] : [];
+  if (charge.transactionId !== undefined && charge.ledgerSeq !== undefined && charge.creditsCharged > 0) {
+    const usage = fromBilling(
+      {
+        occurTime: at,
+        event: {
+          $case: 'creditsUsage',
+          creditsUsage: {
+            tenantId,
+            transactionId: charge.transactionId,
+            type: 'call_deduction',
+            credits: charge.creditsCharged,
+            balanceAfter: charge.balanceAfter ?? 0,
+            callId,
+            reference: `call:${callId}`,
+            direction,
+            ...facts,
+          },
+        },
+      },
+      `usage:${tenantId}:${charge.ledgerSeq}`,
+    );
+    if (usage) messages.push(usage);
+  }
+  return messages;
+}
+
 export function fromLeads(event: LeadsEvent, eventId: string): WebhookMessage | null {
   if (event.event?.$case !== 'contactStatusChanged') return null;
   const c = event.event.contactStatusChanged;

@@ -281,6 +281,51 @@ export interface QuoteCallHoldResponse {
   longestCoveredSeconds: number;
 }
 
+export interface SettleCallsRequest {
+  /** 1 to 500 calls. */
+  calls: EndedCall[];
+}
+
+export interface EndedCall {
+  callId: string;
+  direction: CallDirection;
+  /** Talk time, 0 to 86,400; 0 for no answer, busy or failed. */
+  durationSeconds: number;
+  /** An inbound call answered although its hold could not be placed: billed as failed. */
+  holdFailed: boolean;
+  endTime?:
+    | Date
+    | undefined;
+  /** Carried to the ledger row and the tenant's webhooks. */
+  contactId?: string | undefined;
+  campaignId?: string | undefined;
+  agentId?: string | undefined;
+  fromNumber?: string | undefined;
+}
+
+export interface SettleCallsResponse {
+  /** One per call asked, in the same order. */
+  settlements: CallSettlement[];
+}
+
+export interface CallSettlement {
+  callId: string;
+  /** `charged`, `failed` or `skipped`. */
+  billingStatus: string;
+  creditsCharged: number;
+  creditsError?:
+    | string
+    | undefined;
+  /**
+   * The ledger row that charged it, its place in the wallet's chain and the balance after it;
+   * unset when no row was written.
+   */
+  transactionId?: string | undefined;
+  ledgerSeq?: number | undefined;
+  balanceAfter?: number | undefined;
+  billTime?: Date | undefined;
+}
+
 function createBaseTransaction(): Transaction {
   return {
     id: "",
@@ -2556,6 +2601,615 @@ export const QuoteCallHoldResponse: MessageFns<QuoteCallHoldResponse, "voiceapi.
   },
 };
 
+function createBaseSettleCallsRequest(): SettleCallsRequest {
+  return { calls: [] };
+}
+
+export const SettleCallsRequest: MessageFns<SettleCallsRequest, "voiceapi.billing.v1.SettleCallsRequest"> = {
+  $type: "voiceapi.billing.v1.SettleCallsRequest" as const,
+
+  encode(message: SettleCallsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.calls) {
+      EndedCall.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SettleCallsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSettleCallsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.calls.push(EndedCall.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SettleCallsRequest {
+    return {
+      calls: globalThis.Array.isArray(object?.calls) ? object.calls.map((e: any) => EndedCall.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: SettleCallsRequest): unknown {
+    const obj: any = {};
+    if (message.calls?.length) {
+      obj.calls = message.calls.map((e) => EndedCall.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SettleCallsRequest>): SettleCallsRequest {
+    return SettleCallsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SettleCallsRequest>): SettleCallsRequest {
+    const message = createBaseSettleCallsRequest();
+    message.calls = object.calls?.map((e) => EndedCall.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEndedCall(): EndedCall {
+  return {
+    callId: "",
+    direction: 0,
+    durationSeconds: 0,
+    holdFailed: false,
+    endTime: undefined,
+    contactId: undefined,
+    campaignId: undefined,
+    agentId: undefined,
+    fromNumber: undefined,
+  };
+}
+
+export const EndedCall: MessageFns<EndedCall, "voiceapi.billing.v1.EndedCall"> = {
+  $type: "voiceapi.billing.v1.EndedCall" as const,
+
+  encode(message: EndedCall, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== "") {
+      writer.uint32(10).string(message.callId);
+    }
+    if (message.direction !== 0) {
+      writer.uint32(16).int32(message.direction);
+    }
+    if (message.durationSeconds !== 0) {
+      writer.uint32(24).int32(message.durationSeconds);
+    }
+    if (message.holdFailed !== false) {
+      writer.uint32(32).bool(message.holdFailed);
+    }
+    if (message.endTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.endTime), writer.uint32(42).fork()).join();
+    }
+    if (message.contactId !== undefined) {
+      writer.uint32(50).string(message.contactId);
+    }
+    if (message.campaignId !== undefined) {
+      writer.uint32(58).string(message.campaignId);
+    }
+    if (message.agentId !== undefined) {
+      writer.uint32(66).string(message.agentId);
+    }
+    if (message.fromNumber !== undefined) {
+      writer.uint32(74).string(message.fromNumber);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EndedCall {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEndedCall();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.direction = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.durationSeconds = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.holdFailed = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.endTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.contactId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.campaignId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.fromNumber = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EndedCall {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      direction: isSet(object.direction) ? callDirectionFromJSON(object.direction) : 0,
+      durationSeconds: isSet(object.durationSeconds)
+        ? globalThis.Number(object.durationSeconds)
+        : isSet(object.duration_seconds)
+        ? globalThis.Number(object.duration_seconds)
+        : 0,
+      holdFailed: isSet(object.holdFailed)
+        ? globalThis.Boolean(object.holdFailed)
+        : isSet(object.hold_failed)
+        ? globalThis.Boolean(object.hold_failed)
+        : false,
+      endTime: isSet(object.endTime)
+        ? fromJsonTimestamp(object.endTime)
+        : isSet(object.end_time)
+        ? fromJsonTimestamp(object.end_time)
+        : undefined,
+      contactId: isSet(object.contactId)
+        ? globalThis.String(object.contactId)
+        : isSet(object.contact_id)
+        ? globalThis.String(object.contact_id)
+        : undefined,
+      campaignId: isSet(object.campaignId)
+        ? globalThis.String(object.campaignId)
+        : isSet(object.campaign_id)
+        ? globalThis.String(object.campaign_id)
+        : undefined,
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : undefined,
+      fromNumber: isSet(object.fromNumber)
+        ? globalThis.String(object.fromNumber)
+        : isSet(object.from_number)
+        ? globalThis.String(object.from_number)
+        : undefined,
+    };
+  },
+
+  toJSON(message: EndedCall): unknown {
+    const obj: any = {};
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.direction !== 0) {
+      obj.direction = callDirectionToJSON(message.direction);
+    }
+    if (message.durationSeconds !== 0) {
+      obj.durationSeconds = Math.round(message.durationSeconds);
+    }
+    if (message.holdFailed !== false) {
+      obj.holdFailed = message.holdFailed;
+    }
+    if (message.endTime !== undefined) {
+      obj.endTime = message.endTime.toISOString();
+    }
+    if (message.contactId !== undefined) {
+      obj.contactId = message.contactId;
+    }
+    if (message.campaignId !== undefined) {
+      obj.campaignId = message.campaignId;
+    }
+    if (message.agentId !== undefined) {
+      obj.agentId = message.agentId;
+    }
+    if (message.fromNumber !== undefined) {
+      obj.fromNumber = message.fromNumber;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EndedCall>): EndedCall {
+    return EndedCall.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EndedCall>): EndedCall {
+    const message = createBaseEndedCall();
+    message.callId = object.callId ?? "";
+    message.direction = object.direction ?? 0;
+    message.durationSeconds = object.durationSeconds ?? 0;
+    message.holdFailed = object.holdFailed ?? false;
+    message.endTime = object.endTime ?? undefined;
+    message.contactId = object.contactId ?? undefined;
+    message.campaignId = object.campaignId ?? undefined;
+    message.agentId = object.agentId ?? undefined;
+    message.fromNumber = object.fromNumber ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSettleCallsResponse(): SettleCallsResponse {
+  return { settlements: [] };
+}
+
+export const SettleCallsResponse: MessageFns<SettleCallsResponse, "voiceapi.billing.v1.SettleCallsResponse"> = {
+  $type: "voiceapi.billing.v1.SettleCallsResponse" as const,
+
+  encode(message: SettleCallsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.settlements) {
+      CallSettlement.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SettleCallsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSettleCallsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.settlements.push(CallSettlement.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SettleCallsResponse {
+    return {
+      settlements: globalThis.Array.isArray(object?.settlements)
+        ? object.settlements.map((e: any) => CallSettlement.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SettleCallsResponse): unknown {
+    const obj: any = {};
+    if (message.settlements?.length) {
+      obj.settlements = message.settlements.map((e) => CallSettlement.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SettleCallsResponse>): SettleCallsResponse {
+    return SettleCallsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SettleCallsResponse>): SettleCallsResponse {
+    const message = createBaseSettleCallsResponse();
+    message.settlements = object.settlements?.map((e) => CallSettlement.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCallSettlement(): CallSettlement {
+  return {
+    callId: "",
+    billingStatus: "",
+    creditsCharged: 0,
+    creditsError: undefined,
+    transactionId: undefined,
+    ledgerSeq: undefined,
+    balanceAfter: undefined,
+    billTime: undefined,
+  };
+}
+
+export const CallSettlement: MessageFns<CallSettlement, "voiceapi.billing.v1.CallSettlement"> = {
+  $type: "voiceapi.billing.v1.CallSettlement" as const,
+
+  encode(message: CallSettlement, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== "") {
+      writer.uint32(10).string(message.callId);
+    }
+    if (message.billingStatus !== "") {
+      writer.uint32(18).string(message.billingStatus);
+    }
+    if (message.creditsCharged !== 0) {
+      writer.uint32(24).int64(message.creditsCharged);
+    }
+    if (message.creditsError !== undefined) {
+      writer.uint32(34).string(message.creditsError);
+    }
+    if (message.transactionId !== undefined) {
+      writer.uint32(42).string(message.transactionId);
+    }
+    if (message.ledgerSeq !== undefined) {
+      writer.uint32(48).int64(message.ledgerSeq);
+    }
+    if (message.balanceAfter !== undefined) {
+      writer.uint32(56).int64(message.balanceAfter);
+    }
+    if (message.billTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.billTime), writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallSettlement {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallSettlement();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.billingStatus = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.creditsCharged = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.creditsError = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.transactionId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.ledgerSeq = longToNumber(reader.int64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.balanceAfter = longToNumber(reader.int64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.billTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallSettlement {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      billingStatus: isSet(object.billingStatus)
+        ? globalThis.String(object.billingStatus)
+        : isSet(object.billing_status)
+        ? globalThis.String(object.billing_status)
+        : "",
+      creditsCharged: isSet(object.creditsCharged)
+        ? globalThis.Number(object.creditsCharged)
+        : isSet(object.credits_charged)
+        ? globalThis.Number(object.credits_charged)
+        : 0,
+      creditsError: isSet(object.creditsError)
+        ? globalThis.String(object.creditsError)
+        : isSet(object.credits_error)
+        ? globalThis.String(object.credits_error)
+        : undefined,
+      transactionId: isSet(object.transactionId)
+        ? globalThis.String(object.transactionId)
+        : isSet(object.transaction_id)
+        ? globalThis.String(object.transaction_id)
+        : undefined,
+      ledgerSeq: isSet(object.ledgerSeq)
+        ? globalThis.Number(object.ledgerSeq)
+        : isSet(object.ledger_seq)
+        ? globalThis.Number(object.ledger_seq)
+        : undefined,
+      balanceAfter: isSet(object.balanceAfter)
+        ? globalThis.Number(object.balanceAfter)
+        : isSet(object.balance_after)
+        ? globalThis.Number(object.balance_after)
+        : undefined,
+      billTime: isSet(object.billTime)
+        ? fromJsonTimestamp(object.billTime)
+        : isSet(object.bill_time)
+        ? fromJsonTimestamp(object.bill_time)
+        : undefined,
+    };
+  },
+
+  toJSON(message: CallSettlement): unknown {
+    const obj: any = {};
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.billingStatus !== "") {
+      obj.billingStatus = message.billingStatus;
+    }
+    if (message.creditsCharged !== 0) {
+      obj.creditsCharged = Math.round(message.creditsCharged);
+    }
+    if (message.creditsError !== undefined) {
+      obj.creditsError = message.creditsError;
+    }
+    if (message.transactionId !== undefined) {
+      obj.transactionId = message.transactionId;
+    }
+    if (message.ledgerSeq !== undefined) {
+      obj.ledgerSeq = Math.round(message.ledgerSeq);
+    }
+    if (message.balanceAfter !== undefined) {
+      obj.balanceAfter = Math.round(message.balanceAfter);
+    }
+    if (message.billTime !== undefined) {
+      obj.billTime = message.billTime.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallSettlement>): CallSettlement {
+    return CallSettlement.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallSettlement>): CallSettlement {
+    const message = createBaseCallSettlement();
+    message.callId = object.callId ?? "";
+    message.billingStatus = object.billingStatus ?? "";
+    message.creditsCharged = object.creditsCharged ?? 0;
+    message.creditsError = object.creditsError ?? undefined;
+    message.transactionId = object.transactionId ?? undefined;
+    message.ledgerSeq = object.ledgerSeq ?? undefined;
+    message.balanceAfter = object.balanceAfter ?? undefined;
+    message.billTime = object.billTime ?? undefined;
+    return message;
+  },
+};
+
 /**
  * A tenant's prepaid credit wallet and its ledger (decision 0050). The tenant comes from the call
  * metadata (`tenant-id`), never from a request body. Amounts are whole credits. Calls made with a
@@ -2661,6 +3315,21 @@ export const BillingServiceDefinition = {
       responseType: QuoteCallHoldResponse as typeof QuoteCallHoldResponse,
       responseStream: false,
       options: {},
+    },
+    /**
+     * Settles calls that ended (telephony, as they end, several together): each call's charge at
+     * the direction's rate is posted once (one `call_deduction` row, reference `call:<call_id>`, its
+     * hold released), or its hold released without a charge (no duration, a failed hold, sandbox).
+     * Idempotent by call id: a repeat answers the outcome that stands. Every call is the caller's
+     * tenant's, in the caller's key mode.
+     */
+    settleCalls: {
+      name: "SettleCalls",
+      requestType: SettleCallsRequest as typeof SettleCallsRequest,
+      requestStream: false,
+      responseType: SettleCallsResponse as typeof SettleCallsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
     },
   },
 } as const;
@@ -2780,6 +3449,22 @@ export const BillingServiceService = {
       Buffer.from(QuoteCallHoldResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): QuoteCallHoldResponse => QuoteCallHoldResponse.decode(value),
   },
+  /**
+   * Settles calls that ended (telephony, as they end, several together): each call's charge at
+   * the direction's rate is posted once (one `call_deduction` row, reference `call:<call_id>`, its
+   * hold released), or its hold released without a charge (no duration, a failed hold, sandbox).
+   * Idempotent by call id: a repeat answers the outcome that stands. Every call is the caller's
+   * tenant's, in the caller's key mode.
+   */
+  settleCalls: {
+    path: "/voiceapi.billing.v1.BillingService/SettleCalls" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SettleCallsRequest): Buffer => Buffer.from(SettleCallsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SettleCallsRequest => SettleCallsRequest.decode(value),
+    responseSerialize: (value: SettleCallsResponse): Buffer => Buffer.from(SettleCallsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SettleCallsResponse => SettleCallsResponse.decode(value),
+  },
 } as const;
 
 export interface BillingServiceServer extends UntypedServiceImplementation {
@@ -2815,6 +3500,14 @@ export interface BillingServiceServer extends UntypedServiceImplementation {
    * Read-only: any key mode may ask.
    */
   quoteCallHold: handleUnaryCall<QuoteCallHoldRequest, QuoteCallHoldResponse>;
+  /**
+   * Settles calls that ended (telephony, as they end, several together): each call's charge at
+   * the direction's rate is posted once (one `call_deduction` row, reference `call:<call_id>`, its
+   * hold released), or its hold released without a charge (no duration, a failed hold, sandbox).
+   * Idempotent by call id: a repeat answers the outcome that stands. Every call is the caller's
+   * tenant's, in the caller's key mode.
+   */
+  settleCalls: handleUnaryCall<SettleCallsRequest, SettleCallsResponse>;
 }
 
 export interface BillingServiceClient extends Client {
@@ -2975,6 +3668,28 @@ export interface BillingServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: QuoteCallHoldResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Settles calls that ended (telephony, as they end, several together): each call's charge at
+   * the direction's rate is posted once (one `call_deduction` row, reference `call:<call_id>`, its
+   * hold released), or its hold released without a charge (no duration, a failed hold, sandbox).
+   * Idempotent by call id: a repeat answers the outcome that stands. Every call is the caller's
+   * tenant's, in the caller's key mode.
+   */
+  settleCalls(
+    request: SettleCallsRequest,
+    callback: (error: ServiceError | null, response: SettleCallsResponse) => void,
+  ): ClientUnaryCall;
+  settleCalls(
+    request: SettleCallsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SettleCallsResponse) => void,
+  ): ClientUnaryCall;
+  settleCalls(
+    request: SettleCallsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SettleCallsResponse) => void,
   ): ClientUnaryCall;
 }
 

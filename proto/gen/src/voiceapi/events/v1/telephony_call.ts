@@ -48,13 +48,48 @@ export function callDirectionToJSON(object: CallDirection): string {
 }
 
 /**
- * Call lifecycle facts (topic `telephony.call.v1`), keyed by call id. Produced by telephony;
- * billing charges ended calls from them (the contract is defined with billing, which reads it
- * first).
+ * Call lifecycle facts (topic `telephony.call.v1`), keyed by call id. Produced by telephony. A call's
+ * end carries its charge, as billing settled it when the call ended (SettleCalls): leads follow the
+ * contact's outcome and webhooks deliver `call.*.billed` and the call's `credits.usage` from it.
+ * Billing of release 1.0 charged ended calls from this stream instead (an end without a charge).
  */
 export interface TelephonyCallEvent {
   occurTime?: Date | undefined;
-  event?: { $case: "callEnded"; callEnded: CallEnded } | { $case: "callStarted"; callStarted: CallStarted } | undefined;
+  event?: { $case: "callEnded"; callEnded: CallEnded } | { $case: "callStarted"; callStarted: CallStarted } | {
+    $case: "callSettled";
+    callSettled: CallSettled;
+  } | undefined;
+}
+
+/**
+ * A call's charge as billing settled it (billing prices calls and writes the ledger; telephony
+ * carries the answer).
+ */
+export interface CallCharge {
+  /** `charged`, `failed` or `skipped`. */
+  billingStatus: string;
+  /** Credits taken (0 when not charged). */
+  creditsCharged: number;
+  /** Why it was not charged, or charged short: e.g. `insufficient_credits`. */
+  creditsError?:
+    | string
+    | undefined;
+  /**
+   * The ledger row that charged it (reference `call:<call_id>`), its place in the wallet's chain
+   * and the balance after it; unset when no row was written.
+   */
+  transactionId?: string | undefined;
+  ledgerSeq?: number | undefined;
+  balanceAfter?: number | undefined;
+  billTime?: Date | undefined;
+}
+
+/**
+ * A call whose charge was settled after its end (billing could not be reached then; telephony
+ * settled it again until billing answered): the call's end, with its charge.
+ */
+export interface CallSettled {
+  call?: CallEnded | undefined;
 }
 
 export interface CallEnded {
@@ -101,7 +136,14 @@ export interface CallEnded {
   analysis?: CallAnalysis | undefined;
   agentName?: string | undefined;
   fromNumber?: string | undefined;
-  toNumber?: string | undefined;
+  toNumber?:
+    | string
+    | undefined;
+  /**
+   * Its charge, settled with billing as the call ended; unset when billing could not be reached
+   * then (a CallSettled follows once it is).
+   */
+  charge?: CallCharge | undefined;
 }
 
 export interface CallAnalysis {
@@ -142,6 +184,9 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
         break;
       case "callStarted":
         CallStarted.encode(message.event.callStarted, writer.uint32(26).fork()).join();
+        break;
+      case "callSettled":
+        CallSettled.encode(message.event.callSettled, writer.uint32(34).fork()).join();
         break;
     }
     return writer;
@@ -184,6 +229,14 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
             message.event = { $case: "callStarted", callStarted: CallStarted.decode(reader, reader.uint32()) };
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.event = { $case: "callSettled", callSettled: CallSettled.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -211,6 +264,10 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
         ? { $case: "callStarted", callStarted: CallStarted.fromJSON(object.callStarted) }
         : isSet(object.call_started)
         ? { $case: "callStarted", callStarted: CallStarted.fromJSON(object.call_started) }
+        : isSet(object.callSettled)
+        ? { $case: "callSettled", callSettled: CallSettled.fromJSON(object.callSettled) }
+        : isSet(object.call_settled)
+        ? { $case: "callSettled", callSettled: CallSettled.fromJSON(object.call_settled) }
         : undefined,
     };
   },
@@ -224,6 +281,8 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
       obj.callEnded = CallEnded.toJSON(message.event.callEnded);
     } else if (message.event?.$case === "callStarted") {
       obj.callStarted = CallStarted.toJSON(message.event.callStarted);
+    } else if (message.event?.$case === "callSettled") {
+      obj.callSettled = CallSettled.toJSON(message.event.callSettled);
     }
     return obj;
   },
@@ -247,7 +306,285 @@ export const TelephonyCallEvent: MessageFns<TelephonyCallEvent, "voiceapi.events
         }
         break;
       }
+      case "callSettled": {
+        if (object.event?.callSettled !== undefined && object.event?.callSettled !== null) {
+          message.event = { $case: "callSettled", callSettled: CallSettled.fromPartial(object.event.callSettled) };
+        }
+        break;
+      }
     }
+    return message;
+  },
+};
+
+function createBaseCallCharge(): CallCharge {
+  return {
+    billingStatus: "",
+    creditsCharged: 0,
+    creditsError: undefined,
+    transactionId: undefined,
+    ledgerSeq: undefined,
+    balanceAfter: undefined,
+    billTime: undefined,
+  };
+}
+
+export const CallCharge: MessageFns<CallCharge, "voiceapi.events.v1.CallCharge"> = {
+  $type: "voiceapi.events.v1.CallCharge" as const,
+
+  encode(message: CallCharge, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.billingStatus !== "") {
+      writer.uint32(10).string(message.billingStatus);
+    }
+    if (message.creditsCharged !== 0) {
+      writer.uint32(16).int64(message.creditsCharged);
+    }
+    if (message.creditsError !== undefined) {
+      writer.uint32(26).string(message.creditsError);
+    }
+    if (message.transactionId !== undefined) {
+      writer.uint32(34).string(message.transactionId);
+    }
+    if (message.ledgerSeq !== undefined) {
+      writer.uint32(40).int64(message.ledgerSeq);
+    }
+    if (message.balanceAfter !== undefined) {
+      writer.uint32(48).int64(message.balanceAfter);
+    }
+    if (message.billTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.billTime), writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallCharge {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallCharge();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.billingStatus = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.creditsCharged = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.creditsError = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.transactionId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.ledgerSeq = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.balanceAfter = longToNumber(reader.int64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.billTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallCharge {
+    return {
+      billingStatus: isSet(object.billingStatus)
+        ? globalThis.String(object.billingStatus)
+        : isSet(object.billing_status)
+        ? globalThis.String(object.billing_status)
+        : "",
+      creditsCharged: isSet(object.creditsCharged)
+        ? globalThis.Number(object.creditsCharged)
+        : isSet(object.credits_charged)
+        ? globalThis.Number(object.credits_charged)
+        : 0,
+      creditsError: isSet(object.creditsError)
+        ? globalThis.String(object.creditsError)
+        : isSet(object.credits_error)
+        ? globalThis.String(object.credits_error)
+        : undefined,
+      transactionId: isSet(object.transactionId)
+        ? globalThis.String(object.transactionId)
+        : isSet(object.transaction_id)
+        ? globalThis.String(object.transaction_id)
+        : undefined,
+      ledgerSeq: isSet(object.ledgerSeq)
+        ? globalThis.Number(object.ledgerSeq)
+        : isSet(object.ledger_seq)
+        ? globalThis.Number(object.ledger_seq)
+        : undefined,
+      balanceAfter: isSet(object.balanceAfter)
+        ? globalThis.Number(object.balanceAfter)
+        : isSet(object.balance_after)
+        ? globalThis.Number(object.balance_after)
+        : undefined,
+      billTime: isSet(object.billTime)
+        ? fromJsonTimestamp(object.billTime)
+        : isSet(object.bill_time)
+        ? fromJsonTimestamp(object.bill_time)
+        : undefined,
+    };
+  },
+
+  toJSON(message: CallCharge): unknown {
+    const obj: any = {};
+    if (message.billingStatus !== "") {
+      obj.billingStatus = message.billingStatus;
+    }
+    if (message.creditsCharged !== 0) {
+      obj.creditsCharged = Math.round(message.creditsCharged);
+    }
+    if (message.creditsError !== undefined) {
+      obj.creditsError = message.creditsError;
+    }
+    if (message.transactionId !== undefined) {
+      obj.transactionId = message.transactionId;
+    }
+    if (message.ledgerSeq !== undefined) {
+      obj.ledgerSeq = Math.round(message.ledgerSeq);
+    }
+    if (message.balanceAfter !== undefined) {
+      obj.balanceAfter = Math.round(message.balanceAfter);
+    }
+    if (message.billTime !== undefined) {
+      obj.billTime = message.billTime.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallCharge>): CallCharge {
+    return CallCharge.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallCharge>): CallCharge {
+    const message = createBaseCallCharge();
+    message.billingStatus = object.billingStatus ?? "";
+    message.creditsCharged = object.creditsCharged ?? 0;
+    message.creditsError = object.creditsError ?? undefined;
+    message.transactionId = object.transactionId ?? undefined;
+    message.ledgerSeq = object.ledgerSeq ?? undefined;
+    message.balanceAfter = object.balanceAfter ?? undefined;
+    message.billTime = object.billTime ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCallSettled(): CallSettled {
+  return { call: undefined };
+}
+
+export const CallSettled: MessageFns<CallSettled, "voiceapi.events.v1.CallSettled"> = {
+  $type: "voiceapi.events.v1.CallSettled" as const,
+
+  encode(message: CallSettled, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.call !== undefined) {
+      CallEnded.encode(message.call, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallSettled {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallSettled();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.call = CallEnded.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallSettled {
+    return { call: isSet(object.call) ? CallEnded.fromJSON(object.call) : undefined };
+  },
+
+  toJSON(message: CallSettled): unknown {
+    const obj: any = {};
+    if (message.call !== undefined) {
+      obj.call = CallEnded.toJSON(message.call);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallSettled>): CallSettled {
+    return CallSettled.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallSettled>): CallSettled {
+    const message = createBaseCallSettled();
+    message.call = (object.call !== undefined && object.call !== null) ? CallEnded.fromPartial(object.call) : undefined;
     return message;
   },
 };
@@ -274,6 +611,7 @@ function createBaseCallEnded(): CallEnded {
     agentName: undefined,
     fromNumber: undefined,
     toNumber: undefined,
+    charge: undefined,
   };
 }
 
@@ -340,6 +678,9 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
     }
     if (message.toNumber !== undefined) {
       writer.uint32(162).string(message.toNumber);
+    }
+    if (message.charge !== undefined) {
+      CallCharge.encode(message.charge, writer.uint32(170).fork()).join();
     }
     return writer;
   },
@@ -517,6 +858,14 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
             message.toNumber = reader.string();
             continue;
           }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.charge = CallCharge.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -611,6 +960,7 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
         : isSet(object.to_number)
         ? globalThis.String(object.to_number)
         : undefined,
+      charge: isSet(object.charge) ? CallCharge.fromJSON(object.charge) : undefined,
     };
   },
 
@@ -676,6 +1026,9 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
     if (message.toNumber !== undefined) {
       obj.toNumber = message.toNumber;
     }
+    if (message.charge !== undefined) {
+      obj.charge = CallCharge.toJSON(message.charge);
+    }
     return obj;
   },
 
@@ -706,6 +1059,9 @@ export const CallEnded: MessageFns<CallEnded, "voiceapi.events.v1.CallEnded"> = 
     message.agentName = object.agentName ?? undefined;
     message.fromNumber = object.fromNumber ?? undefined;
     message.toNumber = object.toNumber ?? undefined;
+    message.charge = (object.charge !== undefined && object.charge !== null)
+      ? CallCharge.fromPartial(object.charge)
+      : undefined;
     return message;
   },
 };
@@ -1099,6 +1455,17 @@ function fromJsonTimestamp(o: any): Date {
   } else {
     return fromTimestamp(Timestamp.fromJSON(o));
   }
+}
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
 }
 
 function isSet(value: any): boolean {
