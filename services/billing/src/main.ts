@@ -38,7 +38,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
 
   const metrics = serviceMetrics('billing');
   const announcements = new Announcements(outbox, store, rates.outboundPerMinute);
-  const wallets = new Wallets(store, log, (scope, entries) => announcements.ledgerEntries(scope, entries));
+  const wallets = new Wallets(store, log, (scope, entries, before) => announcements.ledgerEntries(scope, entries, before));
   lifecycle.onStop('wallet head hints', () => wallets.stop());
   const creditsCharged = metrics.counter<{ type: string }>('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' });
   const charging = new CallCharging(wallets, calls, rates, (o) => announcements.outcome(o), log, {

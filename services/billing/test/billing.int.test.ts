@@ -256,6 +256,57 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     await expectSound(a);
   });
 
+  it('places the holds of a pass in one request, priced here, and settles calls that ended together in one, each once', async () => {
+    const a = tenant();
+    await topUp(a, 100);
+    const expireTime = new Date(Date.now() + 600_000);
+    const id = (s: string) => `${a.tenantId}-${s}`;
+    // Outbound at 2 a minute: 600 s holds 20, 3,000 s would hold 100 (more than is left after the first two).
+    const held = await client.placeCallHolds(
+      {
+        holds: [
+          { callId: id('p1'), direction: D.CALL_DIRECTION_OUTBOUND, maxCallSeconds: 600, expireTime },
+          { callId: id('p2'), direction: D.CALL_DIRECTION_OUTBOUND, maxCallSeconds: 600, expireTime },
+          { callId: id('p3'), direction: D.CALL_DIRECTION_OUTBOUND, maxCallSeconds: 3_000, expireTime },
+        ],
+      },
+      a,
+    );
+    expect(held.holds).toEqual([
+      { callId: id('p1'), placed: true, amount: 20 },
+      { callId: id('p2'), placed: true, amount: 20 },
+      { callId: id('p3'), placed: false, amount: 100 },
+    ]);
+    expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 100, held: 40 });
+    const endTime = new Date();
+    const settle = () =>
+      client.settleCalls(
+        {
+          calls: [
+            { callId: id('p1'), direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, holdFailed: false, endTime, contactId: 'ct-1' },
+            { callId: id('p2'), direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 0, holdFailed: false, endTime },
+          ],
+        },
+        a,
+      );
+    const first = await settle();
+    expect(first.settlements).toEqual([
+      expect.objectContaining({ callId: id('p1'), billingStatus: 'charged', creditsCharged: 4, balanceAfter: 96, transactionId: expect.any(String), ledgerSeq: expect.any(Number) }),
+      expect.objectContaining({ callId: id('p2'), billingStatus: 'skipped', creditsCharged: 0 }),
+    ]);
+    // Resent (an answer lost on the way): the outcomes that stand, nothing charged twice.
+    expect((await settle()).settlements).toEqual(first.settlements.map((s) => ({ ...s, billTime: expect.any(Date) })));
+    expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 96, held: 0, available: 96 });
+    // Another tenant cannot settle (or read the outcome of) this tenant's call; bad input is refused.
+    expect((await rejection(client.settleCalls({ calls: [{ callId: id('p1'), direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, holdFailed: false, endTime }] }, tenant()))).reasonCode).toBe('validation_error');
+    expect((await rejection(client.settleCalls({ calls: [] }, a))).reasonCode).toBe('validation_error');
+    expect((await rejection(client.settleCalls({ calls: [{ callId: 'bad id', direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 1, holdFailed: false, endTime }] }, a))).reasonCode).toBe('validation_error');
+    expect((await rejection(client.placeCallHolds({ holds: [{ callId: id('p4'), direction: D.CALL_DIRECTION_OUTBOUND, maxCallSeconds: 600, expireTime }] }, { ...a, keyMode: 'sandbox' }))).reasonCode).toBe(
+      'sandbox_not_billable',
+    );
+    await expectSound(a);
+  });
+
   it('charges what the wallet can cover when a call outgrows its hold, and never goes below zero', async () => {
     const a = tenant();
     await topUp(a, 5);

@@ -1,6 +1,6 @@
 import { Coalescer, eventRecord, isDuplicateKeyError, type EventRecord, type Outbox, type TenantScope } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import { available, longestCallCovered, rowOf, type Entry } from '../domain/wallet';
+import { available, longestCallCovered, rowOf, type Entry, type WalletState } from '../domain/wallet';
 import type { CallOutcome } from '../domain/call';
 import type { WalletStore } from '../store/wallet-store';
 
@@ -27,9 +27,12 @@ export class Announcements {
 
   /**
    * CreditsUsage for each debit row appended, and the credit available after the last entry
-   * (CreditsAvailable); the caller notes how far the chain is announced.
+   * (CreditsAvailable) when the calls it covers changed since `before` (the wallet before the
+   * entries; unknown: announced). Readers only judge which calls the credit covers, so a change
+   * that leaves that alone (a rich wallet's calls) is not news. The caller notes how far the
+   * chain is announced.
    */
-  async ledgerEntries(scope: TenantScope, entries: readonly Entry[]): Promise<void> {
+  async ledgerEntries(scope: TenantScope, entries: readonly Entry[], before?: WalletState): Promise<void> {
     if (entries.length === 0) return;
     const { tenantId } = scope;
     const at = new Date();
@@ -55,6 +58,8 @@ export class Announcements {
       records.push(eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`));
     }
     const last = entries[entries.length - 1]!.state;
+    const covered = (s: WalletState) => longestCallCovered(available(s), this.outboundPerMinute);
+    if (before && covered(before) === covered(last)) return this.put(records);
     const credit = {
       tenantId,
       seq: last.seq,

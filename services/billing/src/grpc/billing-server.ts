@@ -57,34 +57,28 @@ export function billingService(uc: Billing, charging: CallCharging, log: Logger)
         return { amount: q.amount, balance: balance(q.state), covered: q.covered, longestCoveredSeconds: q.longestCoveredSeconds };
       },
       settleCalls: async (req, ctx) => {
-        const scope = requireTenant(ctx);
-        if (req.calls.length < 1 || req.calls.length > MAX_SETTLED) throw validationError(`1 to ${MAX_SETTLED} calls`, [{ path: 'calls', message: 'out of range' }]);
-        const problems = req.calls.flatMap((c, i) =>
-          !CALL_ID.test(c.callId) || !Number.isInteger(c.durationSeconds) || c.durationSeconds < 0 || c.durationSeconds > 86_400 ? [{ path: `calls[${i}]`, message: 'a call id, and a duration of 0 to 86,400 s' }] : [],
+        const outcomes = await charging.settleEnded(
+          requireTenant(ctx),
+          req.calls.map((c) => ({
+            callId: c.callId,
+            direction: direction(c.direction),
+            durationSeconds: c.durationSeconds,
+            holdFailed: c.holdFailed,
+            endedAt: c.endTime ?? new Date(),
+            ...(c.contactId && { contactId: c.contactId }),
+            ...(c.campaignId && { campaignId: c.campaignId }),
+            ...(c.agentId && { agentId: c.agentId }),
+            ...(c.fromNumber && { fromNumber: c.fromNumber }),
+          })),
         );
-        if (problems.length > 0) throw validationError('invalid ended calls', problems);
-        // Settled together: a wallet plans what arrives together in one append (decision 0050).
-        const outcomes = await Promise.all(
-          req.calls.map((c) =>
-            charging.settle({
-              callId: c.callId,
-              tenantId: scope.tenantId,
-              direction: direction(c.direction),
-              durationSeconds: c.durationSeconds,
-              sandbox: scope.mode === 'sandbox',
-              free: false,
-              holdFailed: c.holdFailed,
-              endedAt: c.endTime ?? new Date(),
-              ...(c.contactId && { contactId: c.contactId }),
-              ...(c.campaignId && { campaignId: c.campaignId }),
-              ...(c.agentId && { agentId: c.agentId }),
-              ...(c.fromNumber && { fromNumber: c.fromNumber }),
-            }),
-          ),
-        );
-        // Call ids are telephony's and unique across tenants: another tenant's outcome is never answered.
-        if (outcomes.some((o) => o.tenantId !== scope.tenantId)) throw validationError("a call of another tenant's", [{ path: 'calls', message: 'not this tenant’s call' }]);
         return { settlements: outcomes.map(settlement) };
+      },
+      placeCallHolds: async (req, ctx) => {
+        const holds = await uc.placeCallHolds(
+          requireTenant(ctx),
+          req.holds.map((h) => ({ callId: h.callId, direction: direction(h.direction), maxCallSeconds: h.maxCallSeconds, expiresAt: h.expireTime ?? new Date(NaN) })),
+        );
+        return { holds };
       },
       // eslint-disable-next-line @typescript-eslint/require-await -- async so that a throw reaches the gRPC wrapper's .then() as a rejection
       getRateCard: async () => ({
@@ -98,11 +92,6 @@ export function billingService(uc: Billing, charging: CallCharging, log: Logger)
     log,
   );
 }
-
-/** Calls settled in one request at most. */
-const MAX_SETTLED = 500;
-/** Telephony's call ids. */
-const CALL_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 function settlement(o: CallOutcome): voiceapi.billing.v1.CallSettlement {
   return {

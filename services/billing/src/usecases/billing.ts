@@ -1,4 +1,4 @@
-import { validationError, type TenantScope, type TypedCounter } from '@voiceapi/kit';
+import { isReason, validationError, type TenantScope, type TypedCounter } from '@voiceapi/kit';
 import type { RateCard } from '../config';
 import { available, callCharge, longestCallCovered, MAX_CALL_SECONDS, type Direction, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
 import { billingReasons } from '../reasons';
@@ -10,7 +10,9 @@ export const MAX_TOP_UP = 1_000_000_000;
 /** Larger than any real debit or hold; keeps sums far inside exact integers. */
 const MAX_AMOUNT = 1_000_000_000;
 const REFERENCE = /^[\x21-\x7e]{1,300}$/;
-const CALL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+export const CALL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** Holds placed in one request at most (a dispatcher's pass). */
+const MAX_HOLDS = 500;
 
 export interface BillingMetrics {
   charged: TypedCounter<{ type: string }>;
@@ -68,6 +70,33 @@ export class Billing {
     wholeAmount('amount', req.amount, MAX_AMOUNT);
     if (!(req.expiresAt.getTime() > Date.now())) throw validationError('expire_time must be in the future', [{ path: 'expire_time', message: 'in the past' }]);
     return this.wallets.run(scope, { kind: 'hold', ...req });
+  }
+
+  /**
+   * The holds of calls about to be placed, each priced here (`holdFor`), placed together (the
+   * wallet plans them in one append); per call, whether it is held (a call the available credit
+   * cannot cover is not, and the others go on). A call whose hold costs nothing needs none.
+   */
+  async placeCallHolds(scope: TenantScope, holds: readonly { callId: string; direction: Direction; maxCallSeconds: number; expiresAt: Date }[]): Promise<{ callId: string; placed: boolean; amount: number }[]> {
+    refuseSandbox(scope);
+    if (holds.length < 1 || holds.length > MAX_HOLDS) throw validationError(`1 to ${MAX_HOLDS} holds`, [{ path: 'holds', message: 'out of range' }]);
+    const priced = holds.map((h) => {
+      checkCallId(h.callId);
+      if (!(h.expiresAt.getTime() > Date.now())) throw validationError('expire_time must be in the future', [{ path: 'expire_time', message: 'in the past' }]);
+      return { ...h, amount: this.holdFor(h.direction, h.maxCallSeconds) };
+    });
+    return Promise.all(
+      priced.map(async ({ callId, direction, expiresAt, amount }) => {
+        if (amount <= 0) return { callId, placed: true, amount };
+        try {
+          await this.wallets.run(scope, { kind: 'hold', callId, amount, direction, expiresAt });
+          return { callId, placed: true, amount };
+        } catch (err) {
+          if (isReason(err, 'insufficient_credits')) return { callId, placed: false, amount };
+          throw err;
+        }
+      }),
+    );
   }
 
   async capture(scope: TenantScope, req: { callId: string; amount: number; description: string }): Promise<WalletResult> {

@@ -1,10 +1,14 @@
-import { scopeOfRecord, type Logger, type TenantScope, type TypedCounter, type TypedHistogram } from '@voiceapi/kit';
+import { scopeOfRecord, validationError, type Logger, type TenantScope, type TypedCounter, type TypedHistogram } from '@voiceapi/kit';
 import type { RateCard } from '../config';
 import { callCharge } from '../domain/wallet';
 import type { CallStore } from '../store/call-store';
 import type { CallOutcome, EndedCall } from '../domain/call';
 import type { Wallets } from './wallets';
 import type { OutcomeAnnouncer } from './ports';
+import { CALL_ID } from './billing';
+
+/** Calls settled in one request at most. */
+const MAX_SETTLED = 500;
 
 export interface CallMetrics {
   billed: TypedCounter<{ outcome: string; direction: string }>;
@@ -54,6 +58,22 @@ export class CallCharging {
       await this.calls.remember(scopeOf(call), call).catch((rememberErr: unknown) => this.log.warn({ err: rememberErr, callId: call.callId }, 'could not remember the failed call; Kafka redelivers it'));
       throw err;
     }
+  }
+
+  /**
+   * Calls of one tenant that ended, settled together as their caller asks (telephony, as they
+   * end): each call's outcome, in order. The wallet plans what arrives together in one append.
+   */
+  async settleEnded(scope: TenantScope, calls: readonly Omit<EndedCall, 'tenantId' | 'sandbox' | 'free'>[]): Promise<CallOutcome[]> {
+    if (calls.length < 1 || calls.length > MAX_SETTLED) throw validationError(`1 to ${MAX_SETTLED} calls`, [{ path: 'calls', message: 'out of range' }]);
+    const problems = calls.flatMap((c, i) =>
+      !CALL_ID.test(c.callId) || !Number.isInteger(c.durationSeconds) || c.durationSeconds < 0 || c.durationSeconds > 86_400 ? [{ path: `calls[${i}]`, message: 'a call id, and a duration of 0 to 86,400 s' }] : [],
+    );
+    if (problems.length > 0) throw validationError('invalid ended calls', problems);
+    const outcomes = await Promise.all(calls.map((c) => this.settle({ ...c, tenantId: scope.tenantId, sandbox: scope.mode === 'sandbox', free: false })));
+    // Call ids are telephony's, unique across tenants: another tenant's outcome is never answered.
+    if (outcomes.some((o) => o.tenantId !== scope.tenantId)) throw validationError("a call of another tenant's", [{ path: 'calls', message: 'not this tenant’s call' }]);
+    return outcomes;
   }
 
   /** A hold whose call never reported its end: released, and the call settled without a charge. */

@@ -4,8 +4,8 @@ import type { Entry, WalletState } from '../domain/wallet';
 import { billingReasons } from '../reasons';
 import type { WalletStore } from '../store/wallet-store';
 
-/** Entries appended together: their rows are announced from here (see `announce`). */
-export type AppendedListener = (scope: TenantScope, entries: readonly Entry[]) => Promise<void>;
+/** Entries appended together, and the wallet before them: their rows are announced from here (see `announce`). */
+export type AppendedListener = (scope: TenantScope, entries: readonly Entry[], before: WalletState) => Promise<void>;
 
 /** Entries per append: one insert of this many instead of one per request. */
 const MAX_BATCH = 256;
@@ -228,7 +228,7 @@ export class Wallets {
           await this.replay(scope, d.replaySeq, d.op, last).then(w.resolve, w.reject);
         }),
       );
-      if (inserted > 0) await this.afterAppend(scope, entries.slice(0, inserted));
+      if (inserted > 0) await this.afterAppend(scope, entries.slice(0, inserted), head);
       rest = next;
     }
   }
@@ -238,13 +238,13 @@ export class Wallets {
     return this.store.posted(scope, [...new Set(ops.map(referenceOf).filter((r): r is string => r !== undefined))]);
   }
 
-  private async afterAppend(scope: TenantScope, entries: Entry[]): Promise<void> {
+  private async afterAppend(scope: TenantScope, entries: Entry[], before: WalletState): Promise<void> {
     const k = this.knownOf(scope);
     const first = entries[0]!.state.seq;
     const last = entries[entries.length - 1]!.state;
     let announced = false;
     try {
-      await this.onAppended(scope, entries);
+      await this.onAppended(scope, entries, before);
       announced = true;
     } catch (err) {
       // The entries are in; the sweeper announces what could not be announced now.

@@ -326,6 +326,33 @@ export interface CallSettlement {
   billTime?: Date | undefined;
 }
 
+export interface PlaceCallHoldsRequest {
+  /** 1 to 500 calls. */
+  holds: CallHoldRequest[];
+}
+
+export interface CallHoldRequest {
+  callId: string;
+  direction: CallDirection;
+  /** 1 to 86,400: the hold covers a call this long. */
+  maxCallSeconds: number;
+  /** When the sweeper settles the hold if the call never reports its end. */
+  expireTime?: Date | undefined;
+}
+
+export interface PlaceCallHoldsResponse {
+  /** One per call asked, in the same order. */
+  holds: CallHoldResult[];
+}
+
+export interface CallHoldResult {
+  callId: string;
+  /** False: the available credit could not cover it (nothing was reserved). */
+  placed: boolean;
+  /** Credits reserved (or that would have been). */
+  amount: number;
+}
+
 function createBaseTransaction(): Transaction {
   return {
     id: "",
@@ -3210,6 +3237,387 @@ export const CallSettlement: MessageFns<CallSettlement, "voiceapi.billing.v1.Cal
   },
 };
 
+function createBasePlaceCallHoldsRequest(): PlaceCallHoldsRequest {
+  return { holds: [] };
+}
+
+export const PlaceCallHoldsRequest: MessageFns<PlaceCallHoldsRequest, "voiceapi.billing.v1.PlaceCallHoldsRequest"> = {
+  $type: "voiceapi.billing.v1.PlaceCallHoldsRequest" as const,
+
+  encode(message: PlaceCallHoldsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.holds) {
+      CallHoldRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PlaceCallHoldsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePlaceCallHoldsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.holds.push(CallHoldRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PlaceCallHoldsRequest {
+    return {
+      holds: globalThis.Array.isArray(object?.holds) ? object.holds.map((e: any) => CallHoldRequest.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: PlaceCallHoldsRequest): unknown {
+    const obj: any = {};
+    if (message.holds?.length) {
+      obj.holds = message.holds.map((e) => CallHoldRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PlaceCallHoldsRequest>): PlaceCallHoldsRequest {
+    return PlaceCallHoldsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PlaceCallHoldsRequest>): PlaceCallHoldsRequest {
+    const message = createBasePlaceCallHoldsRequest();
+    message.holds = object.holds?.map((e) => CallHoldRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCallHoldRequest(): CallHoldRequest {
+  return { callId: "", direction: 0, maxCallSeconds: 0, expireTime: undefined };
+}
+
+export const CallHoldRequest: MessageFns<CallHoldRequest, "voiceapi.billing.v1.CallHoldRequest"> = {
+  $type: "voiceapi.billing.v1.CallHoldRequest" as const,
+
+  encode(message: CallHoldRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== "") {
+      writer.uint32(10).string(message.callId);
+    }
+    if (message.direction !== 0) {
+      writer.uint32(16).int32(message.direction);
+    }
+    if (message.maxCallSeconds !== 0) {
+      writer.uint32(24).int32(message.maxCallSeconds);
+    }
+    if (message.expireTime !== undefined) {
+      Timestamp.encode(toTimestamp(message.expireTime), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallHoldRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallHoldRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.direction = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maxCallSeconds = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.expireTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallHoldRequest {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      direction: isSet(object.direction) ? callDirectionFromJSON(object.direction) : 0,
+      maxCallSeconds: isSet(object.maxCallSeconds)
+        ? globalThis.Number(object.maxCallSeconds)
+        : isSet(object.max_call_seconds)
+        ? globalThis.Number(object.max_call_seconds)
+        : 0,
+      expireTime: isSet(object.expireTime)
+        ? fromJsonTimestamp(object.expireTime)
+        : isSet(object.expire_time)
+        ? fromJsonTimestamp(object.expire_time)
+        : undefined,
+    };
+  },
+
+  toJSON(message: CallHoldRequest): unknown {
+    const obj: any = {};
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.direction !== 0) {
+      obj.direction = callDirectionToJSON(message.direction);
+    }
+    if (message.maxCallSeconds !== 0) {
+      obj.maxCallSeconds = Math.round(message.maxCallSeconds);
+    }
+    if (message.expireTime !== undefined) {
+      obj.expireTime = message.expireTime.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallHoldRequest>): CallHoldRequest {
+    return CallHoldRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallHoldRequest>): CallHoldRequest {
+    const message = createBaseCallHoldRequest();
+    message.callId = object.callId ?? "";
+    message.direction = object.direction ?? 0;
+    message.maxCallSeconds = object.maxCallSeconds ?? 0;
+    message.expireTime = object.expireTime ?? undefined;
+    return message;
+  },
+};
+
+function createBasePlaceCallHoldsResponse(): PlaceCallHoldsResponse {
+  return { holds: [] };
+}
+
+export const PlaceCallHoldsResponse: MessageFns<PlaceCallHoldsResponse, "voiceapi.billing.v1.PlaceCallHoldsResponse"> =
+  {
+    $type: "voiceapi.billing.v1.PlaceCallHoldsResponse" as const,
+
+    encode(message: PlaceCallHoldsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+      for (const v of message.holds) {
+        CallHoldResult.encode(v!, writer.uint32(10).fork()).join();
+      }
+      return writer;
+    },
+
+    decode(input: BinaryReader | Uint8Array, length?: number): PlaceCallHoldsResponse {
+      const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+      const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+      if (previousRecursionDepth >= 100) {
+        throw new globalThis.Error("protobuf decode recursion limit exceeded");
+      }
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+      try {
+        const end = length === undefined ? reader.len : reader.pos + length;
+        const message = createBasePlaceCallHoldsResponse();
+        while (reader.pos < end) {
+          const tag = reader.uint32();
+          switch (tag >>> 3) {
+            case 1: {
+              if (tag !== 10) {
+                break;
+              }
+
+              message.holds.push(CallHoldResult.decode(reader, reader.uint32()));
+              continue;
+            }
+          }
+          if ((tag & 7) === 4 || tag === 0) {
+            break;
+          }
+          reader.skip(tag & 7);
+        }
+        return message;
+      } finally {
+        (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+      }
+    },
+
+    fromJSON(object: any): PlaceCallHoldsResponse {
+      return {
+        holds: globalThis.Array.isArray(object?.holds) ? object.holds.map((e: any) => CallHoldResult.fromJSON(e)) : [],
+      };
+    },
+
+    toJSON(message: PlaceCallHoldsResponse): unknown {
+      const obj: any = {};
+      if (message.holds?.length) {
+        obj.holds = message.holds.map((e) => CallHoldResult.toJSON(e));
+      }
+      return obj;
+    },
+
+    create(base?: DeepPartial<PlaceCallHoldsResponse>): PlaceCallHoldsResponse {
+      return PlaceCallHoldsResponse.fromPartial(base ?? {});
+    },
+    fromPartial(object: DeepPartial<PlaceCallHoldsResponse>): PlaceCallHoldsResponse {
+      const message = createBasePlaceCallHoldsResponse();
+      message.holds = object.holds?.map((e) => CallHoldResult.fromPartial(e)) || [];
+      return message;
+    },
+  };
+
+function createBaseCallHoldResult(): CallHoldResult {
+  return { callId: "", placed: false, amount: 0 };
+}
+
+export const CallHoldResult: MessageFns<CallHoldResult, "voiceapi.billing.v1.CallHoldResult"> = {
+  $type: "voiceapi.billing.v1.CallHoldResult" as const,
+
+  encode(message: CallHoldResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== "") {
+      writer.uint32(10).string(message.callId);
+    }
+    if (message.placed !== false) {
+      writer.uint32(16).bool(message.placed);
+    }
+    if (message.amount !== 0) {
+      writer.uint32(24).int64(message.amount);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallHoldResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallHoldResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.placed = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.amount = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallHoldResult {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+      placed: isSet(object.placed) ? globalThis.Boolean(object.placed) : false,
+      amount: isSet(object.amount) ? globalThis.Number(object.amount) : 0,
+    };
+  },
+
+  toJSON(message: CallHoldResult): unknown {
+    const obj: any = {};
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    if (message.placed !== false) {
+      obj.placed = message.placed;
+    }
+    if (message.amount !== 0) {
+      obj.amount = Math.round(message.amount);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallHoldResult>): CallHoldResult {
+    return CallHoldResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallHoldResult>): CallHoldResult {
+    const message = createBaseCallHoldResult();
+    message.callId = object.callId ?? "";
+    message.placed = object.placed ?? false;
+    message.amount = object.amount ?? 0;
+    return message;
+  },
+};
+
 /**
  * A tenant's prepaid credit wallet and its ledger (decision 0050). The tenant comes from the call
  * metadata (`tenant-id`), never from a request body. Amounts are whole credits. Calls made with a
@@ -3328,6 +3736,19 @@ export const BillingServiceDefinition = {
       requestType: SettleCallsRequest as typeof SettleCallsRequest,
       requestStream: false,
       responseType: SettleCallsResponse as typeof SettleCallsResponse,
+      responseStream: false,
+      options: { idempotencyLevel: "IDEMPOTENT" },
+    },
+    /**
+     * Reserves credit for calls about to be placed (a dispatcher's pass, in one request): each hold
+     * is the call's longest possible cost at the direction's rate, priced here. Idempotent by call
+     * id. A call the available credit cannot cover is answered `placed: false`; the others go on.
+     */
+    placeCallHolds: {
+      name: "PlaceCallHolds",
+      requestType: PlaceCallHoldsRequest as typeof PlaceCallHoldsRequest,
+      requestStream: false,
+      responseType: PlaceCallHoldsResponse as typeof PlaceCallHoldsResponse,
       responseStream: false,
       options: { idempotencyLevel: "IDEMPOTENT" },
     },
@@ -3465,6 +3886,22 @@ export const BillingServiceService = {
     responseSerialize: (value: SettleCallsResponse): Buffer => Buffer.from(SettleCallsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SettleCallsResponse => SettleCallsResponse.decode(value),
   },
+  /**
+   * Reserves credit for calls about to be placed (a dispatcher's pass, in one request): each hold
+   * is the call's longest possible cost at the direction's rate, priced here. Idempotent by call
+   * id. A call the available credit cannot cover is answered `placed: false`; the others go on.
+   */
+  placeCallHolds: {
+    path: "/voiceapi.billing.v1.BillingService/PlaceCallHolds" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PlaceCallHoldsRequest): Buffer =>
+      Buffer.from(PlaceCallHoldsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PlaceCallHoldsRequest => PlaceCallHoldsRequest.decode(value),
+    responseSerialize: (value: PlaceCallHoldsResponse): Buffer =>
+      Buffer.from(PlaceCallHoldsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PlaceCallHoldsResponse => PlaceCallHoldsResponse.decode(value),
+  },
 } as const;
 
 export interface BillingServiceServer extends UntypedServiceImplementation {
@@ -3508,6 +3945,12 @@ export interface BillingServiceServer extends UntypedServiceImplementation {
    * tenant's, in the caller's key mode.
    */
   settleCalls: handleUnaryCall<SettleCallsRequest, SettleCallsResponse>;
+  /**
+   * Reserves credit for calls about to be placed (a dispatcher's pass, in one request): each hold
+   * is the call's longest possible cost at the direction's rate, priced here. Idempotent by call
+   * id. A call the available credit cannot cover is answered `placed: false`; the others go on.
+   */
+  placeCallHolds: handleUnaryCall<PlaceCallHoldsRequest, PlaceCallHoldsResponse>;
 }
 
 export interface BillingServiceClient extends Client {
@@ -3690,6 +4133,26 @@ export interface BillingServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SettleCallsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Reserves credit for calls about to be placed (a dispatcher's pass, in one request): each hold
+   * is the call's longest possible cost at the direction's rate, priced here. Idempotent by call
+   * id. A call the available credit cannot cover is answered `placed: false`; the others go on.
+   */
+  placeCallHolds(
+    request: PlaceCallHoldsRequest,
+    callback: (error: ServiceError | null, response: PlaceCallHoldsResponse) => void,
+  ): ClientUnaryCall;
+  placeCallHolds(
+    request: PlaceCallHoldsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PlaceCallHoldsResponse) => void,
+  ): ClientUnaryCall;
+  placeCallHolds(
+    request: PlaceCallHoldsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PlaceCallHoldsResponse) => void,
   ): ClientUnaryCall;
 }
 
