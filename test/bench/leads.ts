@@ -143,11 +143,14 @@ async function main(): Promise<void> {
     const dials = new Map<string, number>();
     const seenEvents = new Set<string>();
     await publisher.connect();
-    const listener = new EventSubscriber(kafka, { group: consumerGroup('leads-bench', `count-${randomUUID().slice(0, 8)}`), log, publisher, fromBeginning: true }).on(voiceapi.events.v1.LeadsEvent, async (e, meta) => {
-      if (e.event?.$case !== 'dialRequested' || e.event.dialRequested.tenantId !== tenantId || seenEvents.has(meta.eventId)) return;
-      seenEvents.add(meta.eventId);
-      dials.set(e.event.dialRequested.contactId, (dials.get(e.event.dialRequested.contactId) ?? 0) + 1);
-    });
+    const listener = new EventSubscriber(kafka, { group: consumerGroup('leads-bench', `count-${randomUUID().slice(0, 8)}`), log, publisher, fromBeginning: true }).on(
+      voiceapi.events.v1.LeadsDialEvent,
+      async (e, meta) => {
+        if (e.event?.$case !== 'dialRequested' || e.event.dialRequested.tenantId !== tenantId || seenEvents.has(meta.eventId)) return;
+        seenEvents.add(meta.eventId);
+        dials.set(e.event.dialRequested.contactId, (dials.get(e.event.dialRequested.contactId) ?? 0) + 1);
+      },
+    );
     listener.start();
     await listener.waitUntilReady(60_000);
     const until = Date.now() + 180_000;

@@ -29,8 +29,6 @@ export const configSchema = z.object({
   RATE_KNOWLEDGE_PER_THOUSAND_WORDS: rate(1),
   /** How often holds past their expiry and ended calls not yet settled are settled. */
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
-  /** Ended calls charged at once from one fetched batch of events: the charges in flight together share one wallet append per tenant, one outcome insert and one outbox insert. */
-  CHARGING_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(1000),
   /** An ended call still unsettled after this long is settled by the sweeper. */
   SETTLE_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
   /** How often the ledger audit checks the wallets changed since its last pass (balance against the sum of the ledger rows). */

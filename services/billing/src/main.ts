@@ -1,8 +1,7 @@
-import { cachedRead, consumerGroup, EventSubscriber, Lease, LEASE_TTL_MS, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
+import { cachedRead, Lease, LEASE_TTL_MS, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rateCard, readConfig } from './config';
 import { Announcements } from './events/publish';
-import { chargeEndedCalls } from './events/consume';
 import { billingService } from './grpc/billing-server';
 import { AuditStore } from './store/audit-store';
 import { CallStore } from './store/call-store';
@@ -24,13 +23,12 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   const calls = new CallStore(conn);
   const audits = new AuditStore(conn);
 
-  // Billing owns its stream. It also creates telephony's call stream, which it reads, so it can
-  // start before telephony exists (creation is idempotent, with the same settings).
-  const { BillingEvent, BillingCallEvent, BillingUsageEvent, BillingCreditEvent, TelephonyCallEvent } = voiceapi.events.v1;
-  const { kafka, publisher, outbox } = await startEvents({
+  // Billing owns its streams (it reads none: telephony settles calls with it over gRPC).
+  const { BillingCallEvent, BillingUsageEvent, BillingCreditEvent } = voiceapi.events.v1;
+  const { outbox } = await startEvents({
     service: 'billing',
     settings: cfg,
-    streams: [BillingEvent, BillingCallEvent, BillingUsageEvent, BillingCreditEvent, TelephonyCallEvent],
+    streams: [BillingCallEvent, BillingUsageEvent, BillingCreditEvent],
     log,
     lifecycle,
     outboxOn: conn,
@@ -51,20 +49,6 @@ export async function startBilling(env: Record<string, string | undefined> = pro
     credits: creditsCharged,
   });
   const billing = new Billing(wallets, store, rates, { charged: creditsCharged });
-
-  const subscriber = chargeEndedCalls(
-    new EventSubscriber(kafka, {
-      group: consumerGroup('billing', 'call-charging'),
-      log,
-      publisher,
-      // No inbox: charging is idempotent per call (one outcome, one reference), so a redelivery
-      // costs one read. A wallet batches what arrives together (decision 0050).
-      concurrency: cfg.CHARGING_CONCURRENCY,
-    }),
-    charging,
-  );
-  subscriber.start(); // joins its group in the background: gRPC serves meanwhile
-  lifecycle.onStop('call-ended consumer', () => subscriber.stop());
 
   const sweeper = new Sweeper({
     calls,

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import { consumerGroup, createKafka, createLogger, createPromiseClient, DomainError, requireTenant, eventRecord, EventPublisher, EventSubscriber, type CallContext } from '@voiceapi/kit';
+import { consumerGroup, createKafka, createLogger, createPromiseClient, DomainError, requireTenant, EventPublisher, EventSubscriber, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../src/main';
 import { WalletStore } from '../src/store/wallet-store';
@@ -9,7 +9,7 @@ import { Wallets } from '../src/usecases/wallets';
 import { walletProblems } from './invariants';
 
 const { TransactionType: T, CallDirection: D } = voiceapi.billing.v1;
-const { TelephonyCallEvent, BillingEvent, CallDirection: ED } = voiceapi.events.v1;
+const { BillingCallEvent, BillingUsageEvent } = voiceapi.events.v1;
 type CallBilled = voiceapi.events.v1.CallBilled;
 
 // The billing service in-process against the harness's real MongoDB-compatible server and
@@ -56,19 +56,19 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     // Delivery is at least once with stable event ids (a redelivered end re-announces its outcome
     // under the same id): like every consumer, the listener counts distinct ids.
     const ids = new Set<string>();
-    listener = new EventSubscriber(kafka, { group: consumerGroup('billing-it', `listener-${randomUUID()}`), log, publisher, fromBeginning: true }).on(BillingEvent, async (e, meta) => {
-      if (ids.has(meta.eventId)) return;
-      ids.add(meta.eventId);
-      if (e.event?.$case === 'creditsUsage') {
+    const fresh = (eventId: string) => !ids.has(eventId) && Boolean(ids.add(eventId));
+    listener = new EventSubscriber(kafka, { group: consumerGroup('billing-it', `listener-${randomUUID()}`), log, publisher, fromBeginning: true })
+      .on(BillingUsageEvent, async (e, meta) => {
+        if (e.event?.$case !== 'creditsUsage' || !fresh(meta.eventId)) return;
         const u = e.event.creditsUsage;
         usage.set(u.tenantId, [...(usage.get(u.tenantId) ?? []), u]);
-        return;
-      }
-      if (e.event?.$case !== 'callBilled') return;
-      const list = billed.get(e.event.callBilled.callId) ?? [];
-      list.push(e.event.callBilled);
-      billed.set(e.event.callBilled.callId, list);
-    });
+      })
+      .on(BillingCallEvent, async (e, meta) => {
+        if (e.event?.$case !== 'callBilled' || !fresh(meta.eventId)) return;
+        const list = billed.get(e.event.callBilled.callId) ?? [];
+        list.push(e.event.callBilled);
+        billed.set(e.event.callBilled.callId, list);
+      });
     listener.start();
     await listener.waitUntilReady(30_000);
   });
@@ -197,25 +197,17 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     await expectSound(a);
   });
 
-  const ended = (ctx: CallContext, callId: string, extra: Partial<voiceapi.events.v1.CallEnded> = {}) =>
-    eventRecord(
-      TelephonyCallEvent,
-      callId,
-      TelephonyCallEvent.fromPartial({
-        occurTime: new Date(),
-        event: { $case: 'callEnded', callEnded: { callId, tenantId: ctx.tenantId!, direction: ED.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, endTime: new Date(), ...extra } },
-      }),
-    );
+  /** An ended call as telephony settles it (61 s outbound unless said otherwise). */
+  const ended = (callId: string, extra: Partial<voiceapi.billing.v1.EndedCall> = {}): voiceapi.billing.v1.EndedCall => ({
+    callId,
+    direction: D.CALL_DIRECTION_OUTBOUND,
+    durationSeconds: 61,
+    holdFailed: false,
+    endTime: new Date(),
+    ...extra,
+  });
+  const settle = async (ctx: CallContext, calls: voiceapi.billing.v1.EndedCall[]) => (await client.settleCalls({ calls }, ctx)).settlements;
   const outcomeOf = async (callId: string) => (await conn.collection('call_outcomes').findOne({ _id: callId as never })) as unknown as { status: string; creditsCharged: number; creditsError?: string } | null;
-  const settled = async (ids: string[], timeoutMs = 30_000) => {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const done = await Promise.all(ids.map((id) => outcomeOf(id)));
-      if (done.every(Boolean) && ids.every((id) => billed.has(id))) return done;
-      if (Date.now() > until) throw new Error(`not all calls were billed: ${ids.filter((_, i) => !done[i]).join(', ')}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
 
   it('charges ended calls per started minute from their hold, once, whatever arrives twice or late', async () => {
     const a = tenant();
@@ -225,25 +217,28 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
       await client.placeHold({ callId: `${a.tenantId}-${id}`, amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a);
     }
     const id = (s: string) => `${a.tenantId}-${s}`;
-    await publisher.send([
-      ended(a, id('o1')), // 61 s outbound: 2 started minutes × 2 = 4
-      ended(a, id('o1')), // delivered twice (another event id)
-      ended(a, id('i1'), { direction: ED.CALL_DIRECTION_INBOUND, durationSeconds: 125 }), // 3 × 1 = 3
-      ended(a, id('z1'), { durationSeconds: 0 }), // no answer: skipped, hold released
-      ended(a, id('s1'), { sandbox: true }), // sandbox: skipped
-      ended(a, id('f1'), { direction: ED.CALL_DIRECTION_INBOUND, holdFailed: true }), // answered without a hold
-      ended(a, id('o1'), { durationSeconds: 300 }), // a late, different end of a charged call
+    const [o1, again, i1, z1, f1] = await settle(a, [
+      ended(id('o1')), // 61 s outbound: 2 started minutes × 2 = 4
+      ended(id('o1')), // asked twice in one request
+      ended(id('i1'), { direction: D.CALL_DIRECTION_INBOUND, durationSeconds: 125 }), // 3 × 1 = 3
+      ended(id('z1'), { durationSeconds: 0 }), // no answer: skipped, hold released
+      ended(id('f1'), { direction: D.CALL_DIRECTION_INBOUND, holdFailed: true }), // answered without a hold
     ]);
-    const [o1, i1, z1, s1, f1] = await settled([id('o1'), id('i1'), id('z1'), id('s1'), id('f1')]);
-    expect(o1).toMatchObject({ status: 'charged', creditsCharged: 4 });
-    expect(i1).toMatchObject({ status: 'charged', creditsCharged: 3 });
-    expect(z1).toMatchObject({ status: 'skipped', creditsCharged: 0 });
-    expect(s1).toMatchObject({ status: 'skipped', creditsCharged: 0 });
-    expect(f1).toMatchObject({ status: 'failed', creditsError: 'insufficient_credits' });
+    const [s1] = await settle({ ...a, keyMode: 'sandbox' }, [ended(id('s1'))]); // sandbox: skipped
+    // A late, different end of a charged call: the outcome that stands.
+    const [late] = await settle(a, [ended(id('o1'), { durationSeconds: 300 })]);
+    expect(o1).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, balanceAfter: expect.any(Number), transactionId: expect.any(String), ledgerSeq: expect.any(Number) });
+    expect(again).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, transactionId: o1!.transactionId });
+    expect(late).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, transactionId: o1!.transactionId });
+    expect(i1).toMatchObject({ billingStatus: 'charged', creditsCharged: 3 });
+    expect(z1).toMatchObject({ billingStatus: 'skipped', creditsCharged: 0 });
+    expect(s1).toMatchObject({ billingStatus: 'skipped', creditsCharged: 0 });
+    expect(f1).toMatchObject({ billingStatus: 'failed', creditsError: 'insufficient_credits' });
     expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 93, held: 0, available: 93 });
-    await new Promise((r) => setTimeout(r, 500)); // any second announcement would have arrived
-    for (const c of ['o1', 'i1', 'z1', 's1', 'f1']) expect(billed.get(id(c))).toHaveLength(1);
-    expect(billed.get(id('o1'))![0]).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, balanceAfter: expect.any(Number), transactionId: expect.any(String) });
+    // Telephony announces what it settles (with the call's end): billing announces neither the outcomes nor their usage.
+    await new Promise((r) => setTimeout(r, 500));
+    for (const c of ['o1', 'i1', 'z1', 's1', 'f1']) expect(billed.get(id(c))).toBeUndefined();
+    expect(usage.get(a.tenantId!)).toBeUndefined();
     const rows = (await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions;
     expect(rows.map((r) => [r.callId, r.amount]).sort()).toEqual(
       [
@@ -311,9 +306,8 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     const a = tenant();
     await topUp(a, 5);
     await client.placeHold({ callId: `${a.tenantId}-long`, amount: 2, direction: D.CALL_DIRECTION_INBOUND, expireTime: new Date(Date.now() + 600_000) }, a);
-    await publisher.send([ended(a, `${a.tenantId}-long`, { direction: ED.CALL_DIRECTION_INBOUND, durationSeconds: 600 })]); // 10 credits
-    const [o] = await settled([`${a.tenantId}-long`]);
-    expect(o).toMatchObject({ status: 'charged', creditsCharged: 5, creditsError: 'insufficient_credits' });
+    const [o] = await settle(a, [ended(`${a.tenantId}-long`, { direction: D.CALL_DIRECTION_INBOUND, durationSeconds: 600 })]); // 10 credits
+    expect(o).toMatchObject({ billingStatus: 'charged', creditsCharged: 5, creditsError: 'insufficient_credits' });
     expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 0, available: 0, held: 0 });
     await expectSound(a);
   });
@@ -321,12 +315,10 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
   it('a call billed as failed for want of credit stays uncharged when its end comes again after a top-up', async () => {
     const a = tenant();
     const callId = `${a.tenantId}-broke`;
-    await publisher.send([ended(a, callId)]);
-    const [o] = await settled([callId]);
-    expect(o).toMatchObject({ status: 'failed', creditsError: 'insufficient_credits' });
+    const [o] = await settle(a, [ended(callId)]);
+    expect(o).toMatchObject({ billingStatus: 'failed', creditsError: 'insufficient_credits' });
     await topUp(a, 100);
-    await publisher.send([ended(a, callId)]);
-    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await settle(a, [ended(callId)]))[0]).toMatchObject({ billingStatus: 'failed', creditsError: 'insufficient_credits' });
     expect((await client.getBalance({}, a)).balance?.balance).toBe(100);
     // Call references are the calls' own: a debit cannot take one.
     expect((await rejection(client.debit({ reference: `call:${callId}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, a))).reasonCode).toBe('validation_error');
@@ -340,17 +332,19 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     await client.placeHold({ callId, amount: 10, direction: D.CALL_DIRECTION_OUTBOUND, expireTime: new Date(Date.now() + 300) }, a);
     await new Promise((r) => setTimeout(r, 400));
     await svc.sweeper.sweep();
-    const [o] = await settled([callId]);
-    expect(o).toMatchObject({ status: 'failed', creditsError: 'end_not_reported' });
+    expect(await outcomeOf(callId)).toMatchObject({ status: 'failed', creditsError: 'end_not_reported' });
     expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 30, held: 0 });
-    await publisher.send([ended(a, callId)]);
-    await new Promise((r) => setTimeout(r, 1_000));
+    // No end announces it, so billing does (the tenant's billed webhook), once.
+    const until = Date.now() + 15_000;
+    while (!billed.has(callId) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect((await settle(a, [ended(callId)]))[0]).toMatchObject({ billingStatus: 'failed', creditsError: 'end_not_reported' });
+    await new Promise((r) => setTimeout(r, 500));
     expect((await client.getBalance({}, a)).balance?.balance).toBe(30);
     expect(billed.get(callId)).toHaveLength(1);
     await expectSound(a);
   });
 
-  it('announces a credits-usage event for every debit row, and none for top-ups', async () => {
+  it('announces a credits-usage event for every debit row but calls’ (telephony announces those), and none for top-ups', async () => {
     const a = tenant();
     await topUp(a, 10);
     const d = await client.debit({ reference: 'upload:abc', amount: 2, type: T.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD, description: 'Upload' }, a);

@@ -6,7 +6,7 @@ import { startBilling } from '../../billing/src/main';
 import { windowDecision } from '../src/domain/calling-window';
 import { startLeads } from '../src/main';
 
-const { TelephonyCallEvent, LeadsEvent, CallDirection: ED } = voiceapi.events.v1;
+const { TelephonyCallEvent, LeadsDialEvent, CallDirection: ED } = voiceapi.events.v1;
 type LeadInput = voiceapi.leads.v1.LeadInput;
 type Client = ReturnType<typeof createPromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>>;
 
@@ -116,7 +116,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: leadsDb }).asPromise();
     publisher = new EventPublisher(kafka);
     await publisher.connect();
-    listener = new EventSubscriber(kafka, { group: consumerGroup('leads-it', `listener-${randomUUID().slice(0, 8)}`), log, publisher, fromBeginning: true }).on(LeadsEvent, async (e, meta) => {
+    listener = new EventSubscriber(kafka, { group: consumerGroup('leads-it', `listener-${randomUUID().slice(0, 8)}`), log, publisher, fromBeginning: true }).on(LeadsDialEvent, async (e, meta) => {
       if (seen.has(meta.eventId)) return;
       seen.add(meta.eventId);
       if (e.event?.$case === 'contactDeleted') deleted.push(e.event.contactDeleted);

@@ -6,7 +6,7 @@ import { billingWallet } from './clients/billing';
 import { leadsDialClaims } from './clients/leads';
 import { readConfig } from './config';
 import { RecordingTokens } from './domain/recording-token';
-import { followBilling, followCallFeed, followLeads } from './events/consume';
+import { followCallFeed, followLeads } from './events/consume';
 import { callEvents } from './events/publish';
 import { telephonyService } from './grpc/telephony-server';
 import { CallFeedStore } from './store/call-feed-store';
@@ -65,16 +65,16 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   feedChanges.start();
   lifecycle.onStop('call feed changes', () => feedChanges.stop());
 
-  // Telephony owns the call stream; it reads the leads and billing streams, created here too so
-  // it can start before either (creation is idempotent, with the same settings).
-  const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent, BillingEvent, BillingCallEvent } = voiceapi.events.v1;
+  // Telephony owns the call streams; it reads what leads asks of it, created here too so it can
+  // start before leads (creation is idempotent, with the same settings). Billing answers over gRPC.
+  const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent } = voiceapi.events.v1;
   // One replica dispatches dials, recovers calls, recomputes rollups and relays the outbox at a time: four
   // workers on one lease, so an idle replica renews one lease.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({
     service: 'telephony',
     settings: cfg,
-    streams: [TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent, BillingEvent, BillingCallEvent],
+    streams: [TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent],
     log,
     lifecycle,
     outboxOn: conn,
@@ -189,15 +189,13 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   lifecycle.onStop('call feed readers', () => waiters.stop());
   // The consumers start after the server listens: joining a group whose last member was killed waits out
   // that member's session (30 s), and reads need not wait for it; both groups wait it out together.
-  // No inbox on either consumer: queueing is idempotent by dial id, erasure by contact, billing fields by call id.
+  // No inbox on either consumer: queueing is idempotent by dial id, erasure by contact, the feed by change id.
   const dialRequests = followLeads(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }), dialer, useCases.calls);
-  const billed = followBilling(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-billing'), log, publisher, concurrency: 16 }), calls, rollups, events, now);
   // Keyed by tenant, in order per key: one tenant's changes are written one after the other.
   const feedWriter = followCallFeed(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-feed'), log, publisher, concurrency: 16 }), feed);
   // Left together: each leaves its group on its own, and one after the other they could outlast the pod's grace period.
-  lifecycle.onStop('consumers', async () => void (await Promise.all([dialRequests.stop(), billed.stop(), feedWriter.stop()])));
+  lifecycle.onStop('consumers', async () => void (await Promise.all([dialRequests.stop(), feedWriter.stop()])));
   dialRequests.start();
-  billed.start();
   feedWriter.start();
 
   log.info({ port: server.port, carrier: carrier.name, speedup: cfg.CARRIER_SIMULATOR_SPEEDUP }, 'telephony listening');

@@ -144,8 +144,12 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(await balance(a)).toMatchObject({ balance: 998, held: 0, available: 998 });
     const rows = (await bc.listTransactions({ page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions;
     expect(rows).toEqual([expect.objectContaining({ amount: -2, callId: call.id, balanceAfter: 998 })]);
-    // The contact followed the call to its end.
-    expect((await lc.getContact({ id: contact.id }, a)).contact).toMatchObject({ status: 'completed', lastCallId: call.id });
+    // The contact followed the call to its end (from the call's end event, which the charge no longer waits behind).
+    const followed = await eventually('the contact completed', async () => {
+      const c = (await lc.getContact({ id: contact.id }, a)).contact;
+      return c?.status === 'completed' ? c : undefined;
+    });
+    expect(followed).toMatchObject({ status: 'completed', lastCallId: call.id });
     // One call, with its conversation; another tenant sees nothing of it.
     const one = await tel.getCall({ callId: call.id, contactId: contact.id }, a);
     expect(one.transcript.length).toBeGreaterThan(1);

@@ -4,12 +4,15 @@ import { available, longestCallCovered, rowOf, type Entry, type WalletState } fr
 import type { CallOutcome } from '../domain/call';
 import type { WalletStore } from '../store/wallet-store';
 
-const { BillingEvent, CallDirection } = voiceapi.events.v1;
+const { BillingCallEvent, BillingUsageEvent, BillingCreditEvent, CallDirection } = voiceapi.events.v1;
 
 /**
- * Billing's events go out through the outbox with ids derived from what they announce
- * (`usage:<tenant>:<seq>`, `billed:<call>`): announcing the same thing twice (a retry, the
- * sweeper after a crash) stores or publishes the same event id, which consumers skip.
+ * Billing's events go out through the outbox, each on the stream of its readers (usage for
+ * webhooks, credit for lead ingest, a call's outcome that no end announced for webhooks), with ids
+ * derived from what they announce (`usage:<tenant>:<seq>`, `credits:<tenant>:<seq>`,
+ * `billed:<call>`): announcing the same thing twice (a retry, the sweeper after a crash) stores
+ * or publishes the same event id, which consumers skip. A call's charge and its usage are
+ * announced by telephony with the call's end, under these same ids.
  */
 export class Announcements {
   /** Records stored while a write is under way go in together next (one outbox insert for many). */
@@ -39,7 +42,8 @@ export class Announcements {
     const records: EventRecord[] = [];
     for (const e of entries) {
       const row = rowOf(e.change, e.state, e.state.updatedAt ?? at);
-      if (!row || row.amount >= 0) continue;
+      // A call's charge is announced with the call's end (telephony settles it and carries it).
+      if (!row || row.amount >= 0 || row.type === 'call_deduction') continue;
       const usage = {
         tenantId,
         transactionId: row.id,
@@ -55,7 +59,7 @@ export class Announcements {
           ...(row.call.agentId && { agentId: row.call.agentId }),
         }),
       };
-      records.push(eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`));
+      records.push(eventRecord(BillingUsageEvent, tenantId, BillingUsageEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`));
     }
     const last = entries[entries.length - 1]!.state;
     const covered = (s: WalletState) => longestCallCovered(available(s), this.outboundPerMinute);
@@ -66,7 +70,9 @@ export class Announcements {
       available: available(last),
       longestOutboundCallSeconds: longestCallCovered(available(last), this.outboundPerMinute),
     };
-    records.push(eventRecord(BillingEvent, tenantId, BillingEvent.fromPartial({ occurTime: last.updatedAt ?? at, event: { $case: 'creditsAvailable', creditsAvailable: credit } }), `credits:${tenantId}:${last.seq}`));
+    records.push(
+      eventRecord(BillingCreditEvent, tenantId, BillingCreditEvent.fromPartial({ occurTime: last.updatedAt ?? at, event: { $case: 'creditsAvailable', creditsAvailable: credit } }), `credits:${tenantId}:${last.seq}`),
+    );
     await this.put(records);
   }
 
@@ -76,6 +82,7 @@ export class Announcements {
     await this.store.noteAnnounced(scope, from, to);
   }
 
+  /** The outcome of a call whose end never came (its hold expired): no end announces it. */
   async outcome(o: CallOutcome): Promise<void> {
     const billed = {
       callId: o.callId,
@@ -94,7 +101,7 @@ export class Announcements {
       ...(o.agentId && { agentId: o.agentId }),
       ...(o.fromNumber && { fromNumber: o.fromNumber }),
     };
-    await this.put([eventRecord(BillingEvent, o.tenantId, BillingEvent.fromPartial({ occurTime: o.billedAt, event: { $case: 'callBilled', callBilled: billed } }), `billed:${o.callId}`)]);
+    await this.put([eventRecord(BillingCallEvent, o.tenantId, BillingCallEvent.fromPartial({ occurTime: o.billedAt, event: { $case: 'callBilled', callBilled: billed } }), `billed:${o.callId}`)]);
   }
 
   private put(records: EventRecord[]): Promise<void> {

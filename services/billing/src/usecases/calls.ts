@@ -20,7 +20,7 @@ export interface CallMetrics {
 
 /**
  * Charges ended calls: exactly one outcome per call, however often and in whatever order the
- * end arrives, and whoever settles it (the event consumer or the sweeper). The wallet decides:
+ * end arrives, and whoever settles it (telephony through SettleCalls, or the sweeper). The wallet decides:
  * the call's reference `call:<id>` is posted once, by its ledger row or by a final release, and
  * every path reads the outcome from what the chain holds.
  */
@@ -49,12 +49,13 @@ export class CallCharging {
         if (outcome.creditsCharged > 0) this.metrics?.credits.add(outcome.creditsCharged, { type: 'call_deduction' });
         this.metrics?.settleDelay.record(Math.max(0, outcome.billedAt.getTime() - outcome.endedAt.getTime()) / 1000, { outcome: outcome.status });
       }
-      // Announced again on a redelivery, with the same event id: consumers skip it.
-      await this.announce(outcome);
+      // The caller announces what it settles (telephony, with the call's end); a call whose end
+      // never came is announced here (again on a repeat, with the same event id: consumers skip it).
+      if (call.expired) await this.announce(outcome);
       return outcome;
     } catch (err) {
-      // Kafka redelivers what a crash interrupts; a failure is also remembered (when the store
-      // takes it), so the sweeper settles the call even if its event ends in the dead letters.
+      // The caller settles it again (telephony, until billing answers); a failure is also
+      // remembered (when the store takes it), so the sweeper settles the call meanwhile.
       await this.calls.remember(scopeOf(call), call).catch((rememberErr: unknown) => this.log.warn({ err: rememberErr, callId: call.callId }, 'could not remember the failed call; Kafka redelivers it'));
       throw err;
     }

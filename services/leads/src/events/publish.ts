@@ -2,12 +2,14 @@ import { eventRecord, type EventRecord } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Campaign, Contact, ContactRef, ContactStatus } from '../domain/contact';
 
-const { LeadsEvent } = voiceapi.events.v1;
+const { LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent } = voiceapi.events.v1;
 
 /**
- * The events of the leads stream, keyed by contact id. Ids are derived from what they announce,
- * so writing one again (a retried dispatch) stores or publishes the same event, which consumers
- * skip: a dial request's id is its dial id.
+ * The leads service's events, keyed by contact id, each on the stream of its readers: dial
+ * requests and the contacts whose dials are dropped for telephony (`leads.dial.v1`), status
+ * changes for webhooks (`leads.contact.v1`), message requests for the sender (`leads.message.v1`).
+ * Ids are derived from what they announce, so writing one again (a retried dispatch) stores or
+ * publishes the same event, which consumers skip: a dial request's id is its dial id.
  */
 
 export const dialId = (contactId: string, dispatch: number): string => `${contactId}:${dispatch}`;
@@ -15,7 +17,7 @@ export const dialId = (contactId: string, dispatch: number): string => `${contac
 export function dialRequested(tenantId: string, contact: Contact, campaign: Campaign, dispatch: number, now: Date): EventRecord {
   const id = dialId(contact.id, dispatch);
   return eventRecord(
-    LeadsEvent,
+    LeadsDialEvent,
     contact.id,
     {
       occurTime: now,
@@ -39,11 +41,12 @@ export function dialRequested(tenantId: string, contact: Contact, campaign: Camp
 }
 
 export function messageRequested(tenantId: string, contactId: string, messageId: string, channel: string, now: Date): EventRecord {
-  return eventRecord(LeadsEvent, contactId, { occurTime: now, event: { $case: 'messageRequested', messageRequested: { messageId, tenantId, contactId, channel } } }, `message:${messageId}`);
+  return eventRecord(LeadsMessageEvent, contactId, { occurTime: now, event: { $case: 'messageRequested', messageRequested: { messageId, tenantId, contactId, channel } } }, `message:${messageId}`);
 }
 
-export function statusChanged(tenantId: string, before: ContactRef, status: ContactStatus, now: Date, endReason?: string): EventRecord {
-  return eventRecord(LeadsEvent, before.id, {
+/** A contact's status change; a cancellation also tells telephony to drop the contact's waiting dials. */
+export function statusChanged(tenantId: string, before: ContactRef, status: ContactStatus, now: Date, endReason?: string): EventRecord[] {
+  const changed = eventRecord(LeadsContactEvent, before.id, {
     occurTime: now,
     event: {
       $case: 'contactStatusChanged',
@@ -58,9 +61,11 @@ export function statusChanged(tenantId: string, before: ContactRef, status: Cont
       },
     },
   });
+  if (status !== 'cancelled') return [changed];
+  return [changed, eventRecord(LeadsDialEvent, before.id, { occurTime: now, event: { $case: 'contactCancelled', contactCancelled: { tenantId, contactId: before.id } } })];
 }
 
 /** One per contact: a repeated delete (after a failure part-way) finds its event stored already. */
 export function contactDeleted(tenantId: string, contactId: string, now: Date): EventRecord {
-  return eventRecord(LeadsEvent, contactId, { occurTime: now, event: { $case: 'contactDeleted', contactDeleted: { tenantId, contactId } } }, `contact-deleted:${contactId}`);
+  return eventRecord(LeadsDialEvent, contactId, { occurTime: now, event: { $case: 'contactDeleted', contactDeleted: { tenantId, contactId } } }, `contact-deleted:${contactId}`);
 }

@@ -16,8 +16,8 @@ export interface Move {
 }
 
 /**
- * Every status change of a contact after ingest goes through here, announced on the leads
- * stream (for tenant webhooks and telephony) with the write (`LeadEvents.announce`): no consumer
+ * Every status change of a contact after ingest goes through here, announced (for tenant
+ * webhooks, and a cancellation for telephony) with the write (`LeadEvents.announce`): no consumer
  * hears of a change that did not happen, and no change goes unannounced after a crash.
  */
 export class ContactLifecycle {
@@ -29,7 +29,7 @@ export class ContactLifecycle {
 
   async move(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move = {}): Promise<Contact | null> {
     const now = this.now();
-    const events = [...(status !== contact.status ? [statusChanged(scope.tenantId, contact, status, now, m.endReason)] : []), ...(m.events ?? [])];
+    const events = [...(status !== contact.status ? statusChanged(scope.tenantId, contact, status, now, m.endReason) : []), ...(m.events ?? [])];
     const change: ContactChange = {
       $set: { ...m.set, status, updatedAt: now, ...(m.endReason !== undefined && { endReason: m.endReason }) },
       ...(m.unset?.length && { $unset: Object.fromEntries(m.unset.map((f) => [f, 1])) }),

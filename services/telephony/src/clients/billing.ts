@@ -4,56 +4,28 @@ import type { Call, CallCharge } from '../domain/call';
 import type { Wallet } from '../usecases/ports';
 
 const { CallDirection, TransactionType } = voiceapi.billing.v1;
-type BillingClient = Pick<PromiseClient<typeof voiceapi.billing.v1.BillingServiceService>, 'quoteCallHold' | 'placeHold' | 'debit' | 'settleCalls'>;
+type BillingClient = Pick<PromiseClient<typeof voiceapi.billing.v1.BillingServiceService>, 'placeCallHolds' | 'debit' | 'settleCalls'>;
 
-/** Calls settled in one request at most (billing's limit). */
-const SETTLE_BATCH = 500;
+/** Calls settled, or held, in one request at most (billing's limit). */
+const BATCH = 500;
 
 /** The wallet telephony needs, over billing's gRPC API: billing owns the arithmetic and the refusals. */
 export function billingWallet(billing: BillingClient): Wallet {
   // Calls that end while a settlement is under way are settled together next: one request per
   // tenant (its wallet plans them in one append), whatever the number of calls.
-  const settlements = new Coalescer<{ scope: TenantScope; call: Call }, CallCharge | { failed: unknown }>(async (asked) => {
-    const byScope = new Map<string, number[]>();
-    asked.forEach(({ scope }, i) => {
-      const key = `${scope.mode}:${scope.tenantId}`;
-      (byScope.get(key) ?? byScope.set(key, []).get(key)!).push(i);
-    });
-    const out: (CallCharge | { failed: unknown })[] = asked.map(() => ({ failed: new Error('not settled') }));
-    const requests = [...byScope.values()].flatMap((all) => Array.from({ length: Math.ceil(all.length / SETTLE_BATCH) }, (_, n) => all.slice(n * SETTLE_BATCH, (n + 1) * SETTLE_BATCH)));
-    await Promise.all(
-      requests.map(async (indices) => {
-        try {
-          const res = await billing.settleCalls({ calls: indices.map((i) => endedCall(asked[i]!.call)) }, contextOf(asked[indices[0]!]!.scope));
-          indices.forEach((i, n) => {
-            const st = res.settlements[n];
-            out[i] = st?.callId === asked[i]!.call.id ? charge(st) : { failed: new Error(`billing answered no settlement for call ${asked[i]!.call.id}`) };
-          });
-        } catch (err) {
-          for (const i of indices) out[i] = { failed: err };
-        }
-      }),
-    );
-    return out;
-  });
+  const settlements = inBatches<voiceapi.billing.v1.EndedCall, voiceapi.billing.v1.CallSettlement>(async (scope, asked) => (await billing.settleCalls({ calls: asked }, contextOf(scope))).settlements, 'settlement');
+  // The holds of a dispatcher's pass (asked together) are placed in one request per tenant; billing prices them.
+  const holds = inBatches<voiceapi.billing.v1.CallHoldRequest, voiceapi.billing.v1.CallHoldResult>(async (scope, asked) => (await billing.placeCallHolds({ holds: asked }, contextOf(scope))).holds, 'call hold');
   return {
     async settle(scope, call) {
-      const r = await settlements.run({ scope, call });
+      const r = await settlements.run({ scope, call: endedCall(call) });
       if ('failed' in r) throw r.failed;
-      return r;
+      return charge(r);
     },
     async placeHold(scope, callId, direction, maxCallSeconds, expiresAt) {
-      const dir = direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND;
-      // The hold is billing's quote for the call's longest possible cost.
-      const quote = await billing.quoteCallHold({ direction: dir, maxCallSeconds }, contextOf(scope));
-      if (quote.amount <= 0) return 'placed';
-      try {
-        await billing.placeHold({ callId, amount: quote.amount, direction: dir, expireTime: expiresAt }, contextOf(scope));
-        return 'placed';
-      } catch (err) {
-        if (isReason(err, 'insufficient_credits')) return 'insufficient';
-        throw err;
-      }
+      const r = await holds.run({ scope, call: { callId, direction: direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND, maxCallSeconds, expireTime: expiresAt } });
+      if ('failed' in r) throw r.failed;
+      return r.placed ? 'placed' : 'insufficient';
     },
     async debitNumber(scope, reference, amount, description) {
       try {
@@ -95,4 +67,38 @@ function charge(s: voiceapi.billing.v1.CallSettlement): CallCharge {
     ...(s.balanceAfter !== undefined && { balanceAfter: s.balanceAfter }),
     billedAt: s.billTime ?? new Date(),
   };
+}
+
+/**
+ * Requests for calls (each named by its `callId`) asked while one is under way go together next:
+ * one request per tenant and key mode, at most BATCH calls each; per call its own answer, or the
+ * request's failure.
+ */
+function inBatches<Q extends { callId: string }, A extends { callId: string }>(send: (scope: TenantScope, asked: Q[]) => Promise<A[]>, what: string) {
+  return new Coalescer<{ scope: TenantScope; call: Q }, A | { failed: unknown }>(async (asked) => {
+    const byScope = new Map<string, number[]>();
+    asked.forEach(({ scope }, i) => {
+      const key = `${scope.mode}:${scope.tenantId}`;
+      (byScope.get(key) ?? byScope.set(key, []).get(key)!).push(i);
+    });
+    const out: (A | { failed: unknown })[] = asked.map(() => ({ failed: new Error(`no ${what} asked`) }));
+    const requests = [...byScope.values()].flatMap((all) => Array.from({ length: Math.ceil(all.length / BATCH) }, (_, n) => all.slice(n * BATCH, (n + 1) * BATCH)));
+    await Promise.all(
+      requests.map(async (indices) => {
+        try {
+          const answers = await send(
+            asked[indices[0]!]!.scope,
+            indices.map((i) => asked[i]!.call),
+          );
+          indices.forEach((i, n) => {
+            const a = answers[n];
+            out[i] = a?.callId === asked[i]!.call.callId ? a : { failed: new Error(`billing answered no ${what} for call ${asked[i]!.call.callId}`) };
+          });
+        } catch (err) {
+          for (const i of indices) out[i] = { failed: err };
+        }
+      }),
+    );
+    return out;
+  });
 }

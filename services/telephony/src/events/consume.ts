@@ -1,14 +1,11 @@
 import { scopeOfRecord, type EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { isCallChange, type CallSnapshot } from '../domain/call-feed';
-import type { CallStore } from '../store/call-store';
-import type { RollupStore } from '../store/rollup-store';
 import type { CallFeed } from '../usecases/call-feed';
 import type { Calls } from '../usecases/calls';
 import type { Dialer } from '../usecases/dialer';
-import type { CallEvents } from '../usecases/ports';
 
-const { LeadsEvent, LeadsDialEvent, BillingEvent, BillingCallEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
+const { LeadsEvent, LeadsDialEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
 
 type DialFact = NonNullable<voiceapi.events.v1.LeadsDialEvent['event']> | { $case: 'contactStatusChanged'; contactStatusChanged: voiceapi.events.v1.ContactStatusChanged };
 
@@ -63,28 +60,6 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
     }
   };
   return subscriber.on(LeadsDialEvent, (event) => act(event.event, event.occurTime)).on(LeadsEvent, (event) => (event.event?.$case === 'messageRequested' ? Promise.resolve() : act(event.event, event.occurTime)));
-}
-
-/**
- * Sets each call's billing fields from billing's one outcome per call, its bucket to recompute,
- * and announces the change to the call's feed (once: the change's event id is the call's).
- */
-export function followBilling(subscriber: EventSubscriber, calls: CallStore, rollups: RollupStore, events: CallEvents, now: () => Date): EventSubscriber {
-  const billed = async (b: voiceapi.events.v1.CallBilled) => {
-    const call = await calls.setBilling(b.callId, b.tenantId, {
-      billingStatus: b.billingStatus as 'charged' | 'failed' | 'skipped',
-      creditsCharged: b.creditsCharged,
-      ...(b.creditsError && { creditsError: b.creditsError }),
-      ...(b.balanceAfter !== undefined && { balanceAfter: b.balanceAfter }),
-    });
-    if (!call) return;
-    await rollups.markDirty(scopeOfRecord(call.tenantId), call.direction, call.startedAt, now());
-    await events.changed(call, 'call.billed', now());
-  };
-  // `billing.call.v1`, and `billing.v1` until every billing replica sends there.
-  return subscriber
-    .on(BillingCallEvent, (event) => (event.event?.$case === 'callBilled' ? billed(event.event.callBilled) : Promise.resolve()))
-    .on(BillingEvent, (event) => (event.event?.$case === 'callBilled' ? billed(event.event.callBilled) : Promise.resolve()));
 }
 
 /**
