@@ -1,8 +1,9 @@
 /**
  * Events produced and Kafka deliveries over a window, read from the broker (black-box, like the
- * store's operations): produced = the growth of every topic's end offsets, delivered = the growth
- * of every consumer group's committed offsets (one delivery per message a group read). Dead-letter
- * and internal topics are counted like any other: they are the system's traffic too.
+ * store's operations): produced = the growth of every topic's end offsets; delivered = for every
+ * consumer group, the messages produced on each topic it reads (it has committed offsets on): each is
+ * delivered to it, whether or not it has read them all by the window's end (a group still working
+ * off a backlog would otherwise count short). Dead-letter and internal topics count like any other.
  */
 import { Kafka, logLevel } from 'kafkajs';
 
@@ -50,7 +51,11 @@ const sum = (xs: Record<string, number>) => Object.values(xs).reduce((n, x) => n
 /** Per operation: events produced and deliveries, each with its largest parts. */
 export function flowPerOperation(before: KafkaFlow, after: KafkaFlow, operations: number): { produced: number; delivered: number; text: string } {
   const produced = delta(before.produced, after.produced);
-  const delivered = delta(before.delivered, after.delivered);
+  const delivered = Object.fromEntries(
+    Object.keys(after.delivered)
+      .map((pair) => [pair, produced[pair.split(' ← ')[1]!] ?? 0] as const)
+      .filter(([, n]) => n > 0),
+  );
   const parts = (xs: Record<string, number>) =>
     Object.entries(xs)
       .sort(([, a], [, b]) => b - a)

@@ -12,6 +12,10 @@
  *       with telephony stopped (SIGSTOP), then while telephony dials the backlog that left: the
  *       ratio of the two rates, and each process's CPU per accepted lead; three rounds.
  * Writes its section of docs/performance.md. It reports; it never fails on time.
+ *
+ * BENCH_COMMIT=<commit> runs every process from that commit's build instead of this checkout's (the
+ * measurements stay this checkout's), so an old and a new commit are measured one after the other on
+ * the same day; the section is then written to the file BENCH_REPORT names, not docs/performance.md.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -31,6 +35,9 @@ import { BENCH_PROMETHEUS_FEATURES, delayP99s, sliFigures, sliTable } from './sl
 import { startPrometheus, type Prometheus } from '../harness/prometheus';
 import { writeRules } from '../tools/observability';
 import { flowPerOperation, kafkaFlowMeter } from './kafka-flow';
+import { releaseBuild } from '../harness/release-build';
+import { loadManifest } from '@voiceapi/local-infra';
+import { writeFileSync } from 'node:fs';
 
 const CALLS = Number(process.env.BENCH_SYSTEM_CALLS ?? 400);
 const INGEST_S = Number(process.env.BENCH_SYSTEM_INGEST_S ?? 15);
@@ -79,8 +86,11 @@ async function main(): Promise<void> {
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
   const receiver = await new Receiver().start();
+  const commit = process.env.BENCH_COMMIT;
+  const root = commit ? releaseBuild(commit) : undefined;
   // As `make run` starts it, production settings: no response-schema check, warnings only.
   const systemOptions = {
+    builds: root ? Object.fromEntries(loadManifest().processes.map((p) => [p.name, root])) : {},
     gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
     serviceEnv: {
       telephony: { CARRIER_SIMULATOR_SPEEDUP: SPEEDUP },
@@ -289,8 +299,14 @@ its metrics every ${EXPORT_MS / 1000} s (as \`OBSERVE=1 make run\`), calls paced
 queries over the round. A share of good events, and the delays behind three of them (p99 from histogram buckets: an upper bound).
 
 ${sliTable(sliRounds)}`;
-    writePerformanceSection('system', md);
-    process.stdout.write(`${md}\n\ndocs/performance.md updated (system section)\n`);
+    if (commit) {
+      const report = process.env.BENCH_REPORT ?? path.join(tmpdir(), `voiceapi-system-${commit.slice(0, 7)}.md`);
+      writeFileSync(report, md);
+      process.stdout.write(`${md}\n\nthe processes of ${commit}: written to ${report}\n`);
+    } else {
+      writePerformanceSection('system', md);
+      process.stdout.write(`${md}\n\ndocs/performance.md updated (system section)\n`);
+    }
   } finally {
     await receiver.stop();
     await kafkaFlow.close();
