@@ -106,8 +106,8 @@ export const SERVICES = ['gateway', 'leads', 'telephony', 'billing', 'agents', '
 type Service = (typeof SERVICES)[number];
 /** Those with an outbox (startEvents' `outboxOn`): webhooks publishes nothing with its writes. */
 const WRITES_EVENTS: readonly Service[] = ['gateway', 'leads', 'telephony', 'billing', 'agents', 'companies', 'knowledge'];
-/** Those with event consumers (an EventSubscriber): companies and knowledge read no stream. */
-const READS_EVENTS: readonly Service[] = ['gateway', 'leads', 'telephony', 'billing', 'agents', 'webhooks'];
+/** Those with event consumers (an EventSubscriber): companies, knowledge and billing read no stream (telephony settles calls with billing over gRPC). */
+const READS_EVENTS: readonly Service[] = ['gateway', 'leads', 'telephony', 'agents', 'webhooks'];
 
 /**
  * The processes push every OTEL_METRIC_EXPORT_INTERVAL (60 s, services/kit/src/telemetry/sdk.ts):
