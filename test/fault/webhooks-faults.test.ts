@@ -28,13 +28,14 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
   // The restart waits out the killed member's Kafka session (30 s) before it gets the partitions.
   jest.setTimeout(240_000);
 
-  const start = async (brokers = process.env.KAFKA_BROKERS!) => {
+  /** A replica on `at` (default: the suite's port, which `client()` calls); a second replica needs a port of its own. */
+  const start = async (brokers = process.env.KAFKA_BROKERS!, at = port) => {
     const instanceId = `webhooks-fault-${randomUUID()}`;
     proc = startProcess('webhooks', 'services/webhooks/dist/main.js', {
       MONGO_URL: process.env.MONGO_URL!,
       KAFKA_BROKERS: brokers,
       MONGO_DB: db,
-      GRPC_PORT: String(port),
+      GRPC_PORT: String(at),
       // A new replica each time: what the dead one held is handed out when its heartbeat lapses.
       INSTANCE_ID: instanceId,
       WEBHOOK_SECRETS_KEY: secretsKey,
@@ -45,7 +46,8 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
     await waitFor(
       'webhooks',
       async () => {
-        const c = client();
+        // This replica's own port: a probe answered by another replica says nothing of this one.
+        const c = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${at}`, { timeoutMs: 10_000 });
         try {
           await c.listEndpoints({}, { tenantId: 'probe', keyMode: 'live' });
           return true;
@@ -177,7 +179,7 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
     // Two replicas on the same store and consumer group, as the charts deploy them.
     await start();
     const a = proc!;
-    await start();
+    await start(undefined, await freePort());
     const b = proc!;
     const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
     const ep = await register(ctx);
