@@ -67,25 +67,7 @@ export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follo
         at,
         {
           $case: 'callEnded',
-          callEnded: {
-            ...facts(call),
-            durationSeconds: r.durationSeconds,
-            startTime: call.startedAt,
-            endTime: at,
-            holdFailed,
-            free: false,
-            outcome: r.outcome,
-            optOut: r.analysis?.optOut ?? false,
-            ...(call.agentName && { agentName: call.agentName }),
-            // A call row dropped before it was dialled is not news for leads (the claim was
-            // refused, and leads moved the contact on itself).
-            ...(call.contactId && endReason !== 'not_dialled' && { contactId: call.contactId }),
-            ...(endReason && { endReason }),
-            ...(r.analysis && { analysis: r.analysis }),
-            ...(call.fromNumber && { fromNumber: call.fromNumber }),
-            ...(call.toNumber && { toNumber: call.toNumber }),
-            ...(charge && { charge: chargeProto(charge) }),
-          },
+          callEnded: callEnded(call, { at, durationSeconds: r.durationSeconds, outcome: r.outcome, holdFailed, ...(endReason && { endReason }), ...(r.analysis && { analysis: r.analysis }), ...(charge && { charge }) }),
         },
         `call-ended:${call.id}`,
       ),
@@ -97,26 +79,44 @@ export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follo
         {
           $case: 'callSettled',
           callSettled: {
-            call: {
-              ...facts(call),
+            call: callEnded(call, {
+              ...(call.endedAt && { at: call.endedAt }),
               durationSeconds: call.durationSeconds,
-              startTime: call.startedAt,
-              ...(call.endedAt && { endTime: call.endedAt }),
-              holdFailed: call.holdFailed,
-              free: false,
               outcome: call.outcome ?? 'failed',
-              optOut: false,
-              ...(call.agentName && { agentName: call.agentName }),
-              ...(call.contactId && call.endReason !== 'not_dialled' && { contactId: call.contactId }),
+              holdFailed: call.holdFailed,
               ...(call.endReason && { endReason: call.endReason }),
-              ...(call.fromNumber && { fromNumber: call.fromNumber }),
-              ...(call.toNumber && { toNumber: call.toNumber }),
-              charge: chargeProto(charge),
-            },
+              charge,
+            }),
           },
         },
         `call-settled:${call.id}`,
       ),
+  };
+}
+
+/** A call's end as both CallEnded and CallSettled say it. */
+function callEnded(
+  call: Call,
+  end: { at?: Date; durationSeconds: number; outcome: string; holdFailed: boolean; endReason?: string; analysis?: voiceapi.events.v1.CallAnalysis; charge?: CallCharge },
+): voiceapi.events.v1.CallEnded {
+  return {
+    ...facts(call),
+    durationSeconds: end.durationSeconds,
+    startTime: call.startedAt,
+    ...(end.at && { endTime: end.at }),
+    holdFailed: end.holdFailed,
+    free: false,
+    outcome: end.outcome,
+    optOut: end.analysis?.optOut ?? false,
+    ...(call.agentName && { agentName: call.agentName }),
+    // A call row dropped before it was dialled is not news for leads (the claim was
+    // refused, and leads moved the contact on itself).
+    ...(call.contactId && end.endReason !== 'not_dialled' && { contactId: call.contactId }),
+    ...(end.endReason && { endReason: end.endReason }),
+    ...(end.analysis && { analysis: end.analysis }),
+    ...(call.fromNumber && { fromNumber: call.fromNumber }),
+    ...(call.toNumber && { toNumber: call.toNumber }),
+    ...(end.charge && { charge: chargeProto(end.charge) }),
   };
 }
 
