@@ -470,8 +470,11 @@ describe('kit events', () => {
 
   it('lets one holder have a lease at a time and hands it over when released or expired', async () => {
     const db = freshDb();
-    const a = new Lease(db, 'job', 'a', 500);
-    const b = new Lease(db, 'job', 'b', 500);
+    // A lease counts as held for two thirds of its TTL from the moment acquire() was sent, so a TTL of
+    // half a second left a busy machine's slow store round trip (> 333 ms) looking like a lost lease.
+    const ttlMs = 3_000;
+    const a = new Lease(db, 'job', 'a', ttlMs);
+    const b = new Lease(db, 'job', 'b', ttlMs);
     const [gotA, gotB] = await Promise.all([a.acquire(), b.acquire()]);
     expect([gotA, gotB].filter(Boolean)).toHaveLength(1);
     const [holder, waiter] = gotA ? [a, b] : [b, a];
@@ -479,7 +482,9 @@ describe('kit events', () => {
     expect(await waiter.acquire()).toBe(false);
     await holder.release();
     expect(await waiter.acquire()).toBe(true);
-    await new Promise((r) => setTimeout(r, 600));
+    // The waiter, now holding, never renews: once its TTL has run out the former holder takes the lease.
+    expect(await holder.acquire()).toBe(false);
+    await new Promise((r) => setTimeout(r, ttlMs + 100));
     expect(await holder.acquire()).toBe(true);
   });
 });
