@@ -99,6 +99,14 @@ export class Worker {
     this.running = this.passes().finally(() => (this.running = undefined));
   }
 
+  /**
+   * This process changed what the worker watches (a `WakeSource` that leaves its own writes out of
+   * the stream): a pass once the burst it starts is gathered, as for a change the stream told.
+   */
+  changedHere(): void {
+    this.changed();
+  }
+
   /** A change seen: a pass once the burst it starts is gathered. */
   private changed(): void {
     if (!this.spec.gatherMs) return this.wake();

@@ -175,6 +175,40 @@ describe('kit events', () => {
     expect(await relays[0]!.model.countDocuments({})).toBe(0);
   });
 
+  it("wakes its relay in-process for its own writes, and through the change stream only for another replica's", async () => {
+    const dbName = `kit_${suffix}_own_writes`;
+    const watched = await mongoose.createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true }).asPromise();
+    const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
+    try {
+      // What the relay's change stream brings back: the changes in each getMore's reply.
+      const told: unknown[] = [];
+      watched.getClient().on('commandSucceeded', (e: { commandName: string; reply: { cursor?: { nextBatch?: unknown[] } } }) => {
+        if (e.commandName === 'getMore') told.push(...(e.reply.cursor?.nextBatch ?? []));
+      });
+      const seen = await subscribe('own-writes');
+      // The timer is far away: only a wake-up publishes within the test.
+      const relay = new Outbox(watched, newPublisher(), log, { instanceId: 'relay-replica', intervalMs: 600_000 });
+      const writer = new Outbox(other, newPublisher(), log, { instanceId: 'writer-replica', intervalMs: 600_000 });
+      relay.start();
+      try {
+        await until('the relay holds the lease', () => relay.relaying);
+        await new Promise((r) => setTimeout(r, 300)); // the stream is open
+        await relay.add(Envelope, 'own', probe('own', 1));
+        await until('its own event published', () => seen.some((x) => x.key === 'own'), 10_000);
+        expect(told).toHaveLength(0);
+        await writer.add(Envelope, 'theirs', probe('theirs', 1));
+        await until("the other replica's event published", () => seen.some((x) => x.key === 'theirs'), 10_000);
+        expect(told.length).toBeGreaterThan(0);
+      } finally {
+        await relay.stop();
+        await writer.stop();
+      }
+    } finally {
+      await watched.close();
+      await other.close();
+    }
+  });
+
   it('stores concurrent adds together in arrival order; an add naming a stored event fails alone', async () => {
     const counted = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `kit_${suffix}_together`, monitorCommands: true }).asPromise();
     try {

@@ -44,6 +44,8 @@ const outboxFields = {
   createdAt: { type: Date, required: true },
   availableAt: { type: Date, required: true },
   readBack: { type: String },
+  /** The replica that stored or released it: its own change stream leaves its own writes out (it wakes its relay itself). */
+  writer: { type: String },
 };
 
 export const outboxSchema = new Schema<OutboxDoc>(outboxFields, { versionKey: false, collection: 'outbox' });
@@ -155,9 +157,11 @@ export class Outbox implements Announcer {
   private readonly adds = new Coalescer<PendingAdd, { error?: unknown }>((batch) => this.storeTogether(batch));
   /** Releases that arrive while one is being written are written together next: one update. */
   private readonly releases = new Coalescer<readonly string[], void>(async (batch) => {
-    await this.model.updateMany({ _id: { $in: batch.flat() } }, { $set: { availableAt: new Date() }, $unset: { readBack: 1 } });
+    await this.model.updateMany({ _id: { $in: batch.flat() } }, { $set: { availableAt: new Date(), writer: this.instanceId }, $unset: { readBack: 1 } });
+    this.relay.changedHere();
     return batch.map(() => undefined);
   });
+  private readonly instanceId: string;
 
   constructor(
     conn: Connection,
@@ -170,12 +174,14 @@ export class Outbox implements Announcer {
     this.sequence = conn.models.OutboxSequence ?? conn.model<SequenceDoc>('OutboxSequence', sequenceSchema);
     this.parked = conn.models.OutboxParked ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
     this.holdMs = opts.holdMs ?? 30_000;
+    this.instanceId = opts.instanceId;
     this.lease = opts.lease ?? new Lease(conn, 'outbox-relay', opts.instanceId, opts.leaseMs);
     this.relay = new Worker({
       service: opts.service ?? 'outbox',
       job: 'outbox-relay',
       everyMs: opts.intervalMs ?? 30_000,
-      wakeOn: [{ model: this.model, operations: ['insert', 'update'] }],
+      // Other replicas' writes wake it through the stream; this one's wake it in-process (`changedHere`).
+      wakeOn: [{ model: this.model, operations: ['insert', 'update'], ownWrites: { field: 'writer', writer: opts.instanceId } }],
       gatherMs: 100,
       lease: this.lease,
       log,
@@ -319,9 +325,12 @@ export class Outbox implements Announcer {
         createdAt: now,
         availableAt: readBack ? heldUntil : now,
         ...(readBack && { readBack: EJSON.stringify(readBack, { relaxed: false }) }),
+        writer: this.instanceId,
       })),
       true,
     );
+    // A held event waits for its release (which wakes the relay), or for the end of its hold.
+    if (docs.some((d) => !d.readBack)) this.relay.changedHere();
   }
 
   /** Makes held events available to the relay (their write happened). */
