@@ -218,7 +218,7 @@ def validate(path):
 
 SECRET_ENV = {"MONGO_URL", "ADMIN_TOKEN", "KEY_HASH_PEPPER"}
 # The callers each internal service admits (chart names, sorted), whether or not their charts exist yet.
-CALLERS = {"companies": ["agents", "gateway"], "knowledge": ["agents", "gateway"], "agents": ["gateway", "telephony"], "webhooks": ["gateway"], "billing": ["gateway", "knowledge", "leads", "telephony"],
+CALLERS = {"companies": ["agents", "gateway"], "knowledge": ["agents", "gateway"], "agents": ["gateway", "telephony"], "webhooks": ["gateway", "leads"], "billing": ["gateway", "knowledge", "leads", "telephony"],
            "leads": ["gateway", "telephony"]}
 REQUIRED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
                    "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by",

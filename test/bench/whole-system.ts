@@ -109,6 +109,16 @@ async function main(): Promise<void> {
   let profiledTo: number | undefined;
   const telephonyDb = await mongoose.createConnection(infra.mongoUrl, { dbName: sys.gatewayDb.replace(/^gateway_/, 'telephony_') }).asPromise();
   const calls = telephonyDb.collection<{ _id: string; tenantId: string; endedAt?: Date }>('calls');
+  const leadsDb = telephonyDb.useDb(sys.gatewayDb.replace(/^gateway_/, 'leads_'));
+  /**
+   * Waits until leads has followed every call of the campaign to its outcome (no contact left
+   * queued, dialing or in a call): a round's costs are read then, so work a round left behind (the
+   * contacts' moves after the billed webhooks are in) is counted in its own round, not the next.
+   */
+  const settled = async (campaignId: string) => {
+    const until = Date.now() + 120_000;
+    while ((await leadsDb.collection('contacts').countDocuments({ campaignId, status: { $in: ['queued', 'dialing', 'in_call'] } })) > 0 && Date.now() < until) await sleep(100);
+  };
   /** From each call's end (its row's `endedAt`) to its \`call.outbound.billed\` received. */
   const billedLags = async (received: { body: string; at: number }[]) => {
     const ids = received.map((r) => (JSON.parse(r.body) as { data: { callId: string } }).data.callId);
@@ -149,6 +159,7 @@ async function main(): Promise<void> {
       if (round === 1) profiledTo = monotonicUs();
       const received = unique(billedOf(seen));
       const seconds = (Math.max(...received.map((r) => r.at)) - t0) / 1000;
+      await settled(caller.campaignId);
       const shares = cpu();
       const ops = perOperation(storeOpsDelta(ops0, await sys.storeOps()), received.length, 'call');
       // Consumers commit what they read a moment after it: the last of them settle first.

@@ -20,6 +20,10 @@ export const configSchema = z.object({
   MONGO_DB: z.string().default('leads'),
   /** Billing: whether a live call lead's wallet covers one call's hold. */
   BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
+  /** Webhooks: whether a tenant has an endpoint for its contacts' status changes (none: they are not announced). */
+  WEBHOOKS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50067'),
+  /** How long that answer is kept: a tenant's new endpoint gets contact status changes from at most this long after it is registered. */
+  WEBHOOK_TYPES_CACHE_MS: z.coerce.number().int().min(0).default(5_000),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   /** The calling window, in the called party's local time, of campaigns created without one. */
   CALLING_WINDOW_DEFAULT: windowSetting.default(parseWindowSetting('08:00-21:00')),

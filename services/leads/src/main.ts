@@ -15,12 +15,12 @@ import {
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { billingHoldQuote } from './clients/billing';
+import { webhookReaders } from './clients/webhooks';
 import { readConfig } from './config';
 import { followCallOutcomes, followCredit, sendRequestedMessages } from './events/consume';
 import { leadsService } from './grpc/leads-server';
 import { CampaignStore } from './store/campaign-store';
 import { ContactStore } from './store/contact-store';
-import { DialClaimStore } from './store/dial-claim-store';
 import { DoNotCallStore } from './store/do-not-call-store';
 import { EventRouteStore } from './store/event-route-store';
 import { FollowupStore } from './store/followup-store';
@@ -59,7 +59,6 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   const messages = new MessageStore(conn);
   const schedule = new ScheduleStore(conn);
   const followups = new FollowupStore(conn);
-  const claims = new DialClaimStore(conn);
 
   // Leads owns its stream; it also creates the call and billing streams, which it reads, so it can
   // start before telephony or billing exists (creation is idempotent, with the same settings).
@@ -91,14 +90,15 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('leads', 'credit-view'), log).catch((err: unknown) => log.warn({ err }, 'could not look for idle broadcast groups'));
 
   const checks = new ComplianceChecks(dnc);
-  const lifecycleOfContacts = new ContactLifecycle(contacts, outbox, now);
+  const webhooks = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, cfg.WEBHOOKS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.webhooks.v1.WebhooksServiceDefinition });
+  lifecycle.onStop('webhooks client', () => webhooks.close());
+  const lifecycleOfContacts = new ContactLifecycle(contacts, outbox, webhookReaders(webhooks, cfg.WEBHOOK_TYPES_CACHE_MS), now);
   const messaging = new Messaging({ messages, contacts, lifecycle: lifecycleOfContacts, adapter: new RecordingMessageAdapter(), log, now });
   const dialing = new Dialing({
     campaigns,
     contacts,
     followups,
     schedule,
-    claims,
     dnc,
     checks,
     lifecycle: lifecycleOfContacts,
@@ -120,7 +120,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
       now,
       metrics: { leads: serviceMetrics('leads').counter('leads', { description: 'Leads by outcome: queued, scheduled, sandbox_accepted, or the reason refused' }) },
     }),
-    contacts: new Contacts({ contacts, followups, schedule, messages, claims, lifecycle: lifecycleOfContacts, outbox, now }),
+    contacts: new Contacts({ contacts, followups, schedule, messages, lifecycle: lifecycleOfContacts, outbox, now }),
     routes: new EventRoutes(routes, campaigns, now),
     templates: new Templates(templates, now),
     doNotCall: new DoNotCall(dnc, now),

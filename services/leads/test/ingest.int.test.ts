@@ -3,10 +3,11 @@ import mongoose from 'mongoose';
 import { consumerGroup, createKafka, createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, EventSubscriber, newOperationId, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../../billing/src/main';
+import { startWebhooks } from '../../webhooks/src/main';
 import { windowDecision } from '../src/domain/calling-window';
 import { startLeads } from '../src/main';
 
-const { TelephonyCallEvent, LeadsDialEvent, CallDirection: ED } = voiceapi.events.v1;
+const { TelephonyCallEvent, LeadsDialEvent, LeadsContactEvent, CallDirection: ED } = voiceapi.events.v1;
 type LeadInput = voiceapi.leads.v1.LeadInput;
 type Client = ReturnType<typeof createPromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>>;
 
@@ -29,6 +30,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
   const log = createLogger('leads-test', 'silent');
   const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'leads-it', log });
   let billing: Awaited<ReturnType<typeof startBilling>>;
+  let webhooks: Awaited<ReturnType<typeof startWebhooks>>;
   let svc: Awaited<ReturnType<typeof startLeads>>;
   let second: Awaited<ReturnType<typeof startLeads>> | undefined;
   let client: Client;
@@ -39,6 +41,9 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
   // Distinct event ids per contact (delivery is at least once).
   const dials = new Map<string, string[]>();
   const deleted: { tenantId: string; contactId: string }[] = [];
+  const cancelled: string[] = [];
+  /** Contact status changes announced, by contact id. */
+  const changes = new Map<string, string[]>();
   const seen = new Set<string>();
 
   const env = () => ({
@@ -49,6 +54,8 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     LOG_LEVEL: 'silent',
     INSTANCE_ID: `leads-it-${randomUUID().slice(0, 8)}`,
     BILLING_GRPC_ADDR: `127.0.0.1:${billing.port}`,
+    WEBHOOKS_GRPC_ADDR: `127.0.0.1:${webhooks.port}`,
+    WEBHOOK_TYPES_CACHE_MS: '300',
     CALLING_WINDOW_DEFAULT: 'always',
     SCHEDULER_INTERVAL_MS: '3600000', // the tests run the scheduler themselves
   });
@@ -111,6 +118,16 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       INSTANCE_ID: `billing-it-${suffix}`,
     });
     billingClient = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${billing.port}`, { timeoutMs: 20_000 });
+    webhooks = await startWebhooks({
+      MONGO_URL: process.env.MONGO_URL,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+      MONGO_DB: `webhooks_it_${suffix}`,
+      GRPC_PORT: '0',
+      LOG_LEVEL: 'silent',
+      INSTANCE_ID: `webhooks-it-${suffix}`,
+      WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64url'),
+      OUTBOUND_ALLOWLIST: '127.0.0.1:9',
+    });
     svc = await startLeads(env());
     client = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, `127.0.0.1:${svc.port}`, { timeoutMs: 20_000 });
     conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: leadsDb }).asPromise();
@@ -120,9 +137,16 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       if (seen.has(meta.eventId)) return;
       seen.add(meta.eventId);
       if (e.event?.$case === 'contactDeleted') deleted.push(e.event.contactDeleted);
+      if (e.event?.$case === 'contactCancelled') cancelled.push(e.event.contactCancelled.contactId);
       if (e.event?.$case !== 'dialRequested') return;
       const d = e.event.dialRequested;
       dials.set(d.contactId, [...(dials.get(d.contactId) ?? []), d.dialId]);
+    });
+    listener.on(LeadsContactEvent, async (e, meta) => {
+      if (seen.has(meta.eventId) || e.event?.$case !== 'contactStatusChanged') return;
+      seen.add(meta.eventId);
+      const c = e.event.contactStatusChanged;
+      changes.set(c.contactId, [...(changes.get(c.contactId) ?? []), c.status]);
     });
     listener.start();
     await listener.waitUntilReady(30_000);
@@ -135,6 +159,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     await conn.close();
     await second?.lifecycle.stop();
     await svc.lifecycle.stop();
+    await webhooks.lifecycle.stop();
     await billing.lifecycle.stop();
   });
 
@@ -218,6 +243,41 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(dials.has(c.id)).toBe(false);
   });
 
+  it('announces a contact status change only to a tenant with an endpoint for it, and a cancellation to telephony always', async () => {
+    const webhooksClient = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${webhooks.port}`, { timeoutMs: 20_000 });
+    try {
+      const reads = tenant();
+      const billedOnly = tenant();
+      const none = tenant();
+      await webhooksClient.registerEndpoint({ url: 'http://127.0.0.1:9/contacts', events: ['contact.status_changed'] }, reads);
+      await webhooksClient.registerEndpoint({ url: 'http://127.0.0.1:9/billed', events: ['call.outbound.billed'] }, billedOnly);
+      const contacts = new Map<CallContext, string>();
+      for (const ctx of [reads, billedOnly, none]) {
+        await fund(ctx);
+        const id = await campaign(ctx);
+        const c = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550700') }, ctx)).contact!;
+        expect((await client.cancelContact({ id: c.id }, ctx)).contact?.status).toBe('cancelled');
+        contacts.set(ctx, c.id);
+      }
+      // Telephony hears of every cancellation; the tenant's webhooks only of the reading tenant's.
+      await eventually('every cancellation announced to telephony', async () => ([...contacts.values()].every((id) => cancelled.includes(id)) ? true : undefined));
+      await eventually("the reading tenant's change announced", async () => changes.get(contacts.get(reads)!));
+      await sleep(500); // the others' changes, had they been announced, were released with their cancellations
+      expect(changes.get(contacts.get(reads)!)).toEqual(['cancelled']);
+      expect([changes.get(contacts.get(billedOnly)!), changes.get(contacts.get(none)!)]).toEqual([undefined, undefined]);
+
+      // An endpoint registered later gets the tenant's changes once leads has asked again.
+      await webhooksClient.registerEndpoint({ url: 'http://127.0.0.1:9/later', events: [] }, none);
+      await sleep(400);
+      const id = await campaign(none);
+      const later = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550701') }, none)).contact!;
+      await client.cancelContact({ id: later.id }, none);
+      expect(await eventually('the change announced after the endpoint was registered', async () => changes.get(later.id))).toEqual(['cancelled']);
+    } finally {
+      webhooksClient.close();
+    }
+  });
+
   it('lets telephony claim each dial once, and never a cancelled contact or a number listed after ingest', async () => {
     const a = tenant();
     await fund(a);
@@ -227,6 +287,12 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(await claim(one.id, `${one.id}:1`)).toMatchObject({ allowed: true, phone: '+14155550200', maxCallSeconds: 600, campaignId: id });
     expect(await claim(one.id, `${one.id}:1`)).toMatchObject({ allowed: false, refusal: 'already_claimed' });
     expect(await contact(a, one.id)).toMatchObject({ status: 'dialing', attempts: 1 });
+    // Claims of one dial id asked at once (a redelivered request racing the first): one is allowed.
+    const raced = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550203') }, a)).contact!;
+    const answers = await Promise.all(Array.from({ length: 5 }, () => claim(raced.id, `${raced.id}:1`)));
+    expect(answers.filter((r) => r.allowed)).toHaveLength(1);
+    expect(answers.filter((r) => !r.allowed).map((r) => r.refusal)).toEqual(Array(4).fill('already_claimed'));
+    expect(await contact(a, raced.id)).toMatchObject({ status: 'dialing', attempts: 1 });
 
     const two = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550201') }, a)).contact!;
     expect((await client.cancelContact({ id: two.id }, a)).contact?.status).toBe('cancelled');
@@ -390,7 +456,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect((await rejection(client.deleteContact({ id: c.id }, tenant()))).reasonCode).toBe('not_found');
     await client.deleteContact({ id: c.id }, a);
     expect((await rejection(client.getContact({ id: c.id }, a))).reasonCode).toBe('not_found');
-    for (const collection of ['messages', 'followups', 'schedule', 'dial_claims']) {
+    for (const collection of ['messages', 'followups', 'schedule']) {
       expect({ collection, left: await conn.collection(collection).countDocuments({ contactId: c.id }) }).toEqual({ collection, left: 0 });
     }
     expect(await conn.collection('contacts').countDocuments({ phone: '+14155550600', tenantId: a.tenantId })).toBe(0);

@@ -127,6 +127,24 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     expect(JSON.stringify(stored)).not.toContain(ok.secret.slice(6));
   });
 
+  it('answers the types some endpoint of the tenant receives: paused endpoints count, deleted ones do not', async () => {
+    const ctx = tenant();
+    const types = async () => (await client.listSubscribedTypes({}, ctx)).types;
+    expect(await types()).toEqual([]);
+    const usage = await client.registerEndpoint({ url: 'https://example.com/usage', events: ['credits.usage'] }, ctx);
+    const billed = await client.registerEndpoint({ url: 'https://example.com/billed', events: ['call.outbound.billed', 'credits.usage'] }, ctx);
+    expect(await types()).toEqual(['call.outbound.billed', 'credits.usage']);
+    await client.updateEndpoint({ endpointId: billed.endpoint!.id, enabled: false, setEvents: false, events: [] }, {});
+    expect(await types()).toEqual(['call.outbound.billed', 'credits.usage']);
+    await client.deleteEndpoint({ endpointId: billed.endpoint!.id }, {});
+    expect(await types()).toEqual(['credits.usage']);
+    // An endpoint registered without a list receives every type.
+    await client.registerEndpoint({ url: 'https://example.com/all', events: [] }, ctx);
+    expect(await types()).toEqual(expect.arrayContaining(['contact.status_changed', 'agent.script_ready']));
+    expect((await client.listSubscribedTypes({}, tenant())).types).toEqual([]);
+    expect(usage.endpoint?.events).toEqual(['credits.usage']);
+  });
+
   it('delivers a billed call once, signed, with the ledger fields, to the subscribed endpoints only', async () => {
     const ctx = tenant();
     const all = await endpoint(ctx);

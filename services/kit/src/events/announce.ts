@@ -65,6 +65,8 @@ export interface HeldEvents {
  * after the write never fails the caller: the write is done and its events are safe.
  */
 export async function announceWith<R>(held: HeldEvents, events: readonly EventRecord[], write: () => Promise<R>, opts: AnnounceOptions<R>): Promise<R> {
+  // Nothing to announce (no reader wants this change): the write alone, nothing held or released.
+  if (events.length === 0) return write();
   const { readBack } = opts;
   const readBacks = events.map((e) => (typeof readBack === 'function' ? readBack(e) : readBack));
   const ids = events.map((e) => e.eventId);

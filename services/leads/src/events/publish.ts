@@ -44,9 +44,9 @@ export function messageRequested(tenantId: string, contactId: string, messageId:
   return eventRecord(LeadsMessageEvent, contactId, { occurTime: now, event: { $case: 'messageRequested', messageRequested: { messageId, tenantId, contactId, channel } } }, `message:${messageId}`);
 }
 
-/** A contact's status change; a cancellation also tells telephony to drop the contact's waiting dials. */
-export function statusChanged(tenantId: string, before: ContactRef, status: ContactStatus, now: Date, endReason?: string): EventRecord[] {
-  const changed = eventRecord(LeadsContactEvent, before.id, {
+/** A contact's status change, for the tenant's webhooks. */
+export function statusChanged(tenantId: string, before: ContactRef, status: ContactStatus, now: Date, endReason?: string): EventRecord {
+  return eventRecord(LeadsContactEvent, before.id, {
     occurTime: now,
     event: {
       $case: 'contactStatusChanged',
@@ -61,8 +61,11 @@ export function statusChanged(tenantId: string, before: ContactRef, status: Cont
       },
     },
   });
-  if (status !== 'cancelled') return [changed];
-  return [changed, eventRecord(LeadsDialEvent, before.id, { occurTime: now, event: { $case: 'contactCancelled', contactCancelled: { tenantId, contactId: before.id } } })];
+}
+
+/** A contact cancelled: telephony drops its waiting dials. */
+export function contactCancelled(tenantId: string, contactId: string, now: Date): EventRecord {
+  return eventRecord(LeadsDialEvent, contactId, { occurTime: now, event: { $case: 'contactCancelled', contactCancelled: { tenantId, contactId } } });
 }
 
 /** One per contact: a repeated delete (after a failure part-way) finds its event stored already. */

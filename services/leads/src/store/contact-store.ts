@@ -121,15 +121,15 @@ export class ContactStore {
   }
 
   /**
-   * Applies a change; with `from`, only while the contact is in one of those statuses (null when
-   * it is not). Moves from a status asked at once (a dial pass's claims) are written together.
+   * Applies a change; with `from`, only while the contact is in one of those statuses and matches
+   * `where` (null when it does not). Moves from a status asked at once (a dial pass's claims) are
+   * written together.
    */
-  async update(scope: TenantScope, id: string, change: ContactChange, from?: readonly ContactStatus[]): Promise<Contact | null> {
+  async update(scope: TenantScope, id: string, change: ContactChange, from?: readonly ContactStatus[], where: Record<string, unknown> = {}): Promise<Contact | null> {
     const to = (change.$set as { status?: ContactStatus } | undefined)?.status;
+    const when = from && { ...where, status: { $in: [...from] } };
     const doc =
-      from && to && !from.includes(to)
-        ? await this.contacts.updateByIdShared(scope, id, change, { where: { status: { $in: [...from] } }, mark: `moves.${to}` })
-        : await this.contacts.updateById(scope, id, change, from ? { where: { status: { $in: [...from] } } } : {});
+      when && to && !from.includes(to) ? await this.contacts.updateByIdShared(scope, id, change, { where: when, mark: `moves.${to}` }) : await this.contacts.updateById(scope, id, change, when ? { where: when } : {});
     return doc && toContact(doc);
   }
 

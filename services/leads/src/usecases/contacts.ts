@@ -2,7 +2,6 @@ import { commonReasons, notFound, validationError, type TenantScope } from '@voi
 import { isChannel, type Contact } from '../domain/contact';
 import { contactDeleted } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
-import type { DialClaimStore } from '../store/dial-claim-store';
 import type { FollowupStore } from '../store/followup-store';
 import type { Followup } from '../domain/followup';
 import type { MessageStore } from '../store/message-store';
@@ -21,7 +20,6 @@ export class Contacts {
       followups: FollowupStore;
       schedule: ScheduleStore;
       messages: MessageStore;
-      claims: DialClaimStore;
       lifecycle: ContactLifecycle;
       outbox: LeadEvents;
       now: () => Date;
@@ -47,8 +45,8 @@ export class Contacts {
 
   /**
    * Erases the contact's personal data everywhere this service holds it: the contact (phone,
-   * name, email, conversation, template values), its messages, follow-ups, scheduled work and
-   * dial claims; and announces it (`ContactDeleted`), so telephony erases its calls' numbers,
+   * name, email, conversation, template values), its messages, follow-ups and scheduled work;
+   * and announces it (`ContactDeleted`), so telephony erases its calls' numbers,
    * transcripts, analyses and recordings. Do-not-call entries stay: an opt-out must outlive the contact.
    */
   async delete(scope: TenantScope, id: string): Promise<void> {
@@ -65,7 +63,6 @@ export class Contacts {
     await this.d.schedule.dropContact(scope, id);
     await this.d.followups.eraseContact(scope, id);
     await this.d.messages.eraseContact(scope, id);
-    await this.d.claims.eraseContact(scope, id);
     return this.d.contacts.delete(scope, id);
   }
 

@@ -4,7 +4,6 @@ import type { Campaign, Contact } from '../domain/contact';
 import { dialId, dialRequested } from '../events/publish';
 import type { CampaignStore } from '../store/campaign-store';
 import type { ContactStore } from '../store/contact-store';
-import type { DialClaimStore } from '../store/dial-claim-store';
 import type { DoNotCallStore } from '../store/do-not-call-store';
 import type { FollowupStore } from '../store/followup-store';
 import { dialItemId, type ScheduledItem, type ScheduleStore } from '../store/schedule-store';
@@ -45,7 +44,6 @@ export class Dialing {
       contacts: ContactStore;
       followups: FollowupStore;
       schedule: ScheduleStore;
-      claims: DialClaimStore;
       dnc: DoNotCallStore;
       checks: ComplianceChecks;
       lifecycle: ContactLifecycle;
@@ -58,7 +56,8 @@ export class Dialing {
   /**
    * The checks at the moment of dialling, then the claim: a dial id is allowed once, so a
    * redelivered dial request dials nobody twice, and a contact cancelled, opted out or put on a
-   * do-not-call list after ingest is never dialled.
+   * do-not-call list after ingest is never dialled. The claim is the contact's own move from
+   * `queued` at this dispatch to `dialing`: of claims of one dial id, only the first matches.
    */
   async claim(scope: TenantScope, contactId: string, id: string): Promise<ClaimResult> {
     const contact = await this.d.contacts.get(scope, contactId);
@@ -72,9 +71,8 @@ export class Dialing {
     if (!campaign) return { allowed: false, refusal: 'not_found', contact };
     const gate = await this.gate(scope, contact, campaign);
     if (gate) return gate;
-    if (!(await this.d.claims.claim(scope, id, contact.id, this.d.now()))) return { allowed: false, refusal: 'already_claimed', contact };
-    const moved = await this.d.lifecycle.move(scope, contact, 'dialing', { set: { attempts: contact.attempts + 1 }, from: ['queued'] });
-    if (!moved) return { allowed: false, refusal: 'not_pending', contact };
+    const moved = await this.d.lifecycle.move(scope, contact, 'dialing', { set: { attempts: contact.attempts + 1 }, from: ['queued'], where: { dispatches: contact.dispatches } });
+    if (!moved) return { allowed: false, refusal: 'already_claimed', contact };
     return { allowed: true, contact: moved, campaign };
   }
 

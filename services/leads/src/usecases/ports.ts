@@ -8,6 +8,15 @@ import type { Message } from '../domain/message';
  */
 export type LeadEvents = Announcer;
 
+/**
+ * Whether a tenant's contact status changes have a reader: an endpoint of the tenant's that
+ * receives `contact.status_changed`. True whenever that cannot be known (the webhooks service is
+ * away): announcing a change nobody reads costs an event; dropping one a tenant reads loses it.
+ */
+export interface StatusChangeReaders {
+  wanted(scope: TenantScope): Promise<boolean>;
+}
+
 /** Whether a live wallet can cover one call's hold now (billing decides the amount). */
 export interface CreditCheck {
   coversOneCall(scope: TenantScope, maxCallSeconds: number): Promise<boolean>;

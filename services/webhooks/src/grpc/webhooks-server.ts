@@ -16,6 +16,7 @@ export function webhooksService(uc: Endpoints, log: Logger): ServiceRegistration
         return { endpoint: endpointToProto(endpoint), secret };
       },
       listEndpoints: async (_req, ctx) => ({ endpoints: (await uc.list(requireTenant(ctx))).map(endpointToProto) }),
+      listSubscribedTypes: async (_req, ctx) => ({ types: await uc.receivedTypes(requireTenant(ctx)) }),
       listDeliveries: async (req) => ({ deliveries: (await uc.deliveries(req.endpointId, req.limit, req.status)).map(deliveryToProto) }),
       recoverDeliveries: async (req) => {
         if (!req.since) throw validationError('since is required', [{ path: 'since', message: 'required' }]);

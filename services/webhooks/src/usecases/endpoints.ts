@@ -73,6 +73,15 @@ export class Endpoints {
   }
 
   /**
+   * The event types the fan-out would hand some endpoint of the tenant (as `FanOut.publish` picks
+   * its targets: every endpoint not deleted, paused and disabled ones included), from the cache.
+   */
+  async receivedTypes(scope: TenantScope): Promise<string[]> {
+    const endpoints = (await this.d.endpoints.list(scope)).filter((e) => e.status !== 'deleted');
+    return [...new Set(endpoints.flatMap((e) => subscribedTypes(e.events)))].sort();
+  }
+
+  /**
    * Changes the address or the events, pauses or resumes. Resuming (or enabling a disabled
    * endpoint) sends what waited, oldest first: each pending delivery is due again at its creation
    * time, and the sweeper hands due deliveries out in that order.

@@ -121,6 +121,13 @@ export interface DeleteEndpointRequest {
 export interface DeleteEndpointResponse {
 }
 
+export interface ListSubscribedTypesRequest {
+}
+
+export interface ListSubscribedTypesResponse {
+  types: string[];
+}
+
 function createBaseEndpoint(): Endpoint {
   return { id: "", url: "", events: [], status: "", disabledReason: undefined, createTime: undefined };
 }
@@ -1690,6 +1697,135 @@ export const DeleteEndpointResponse: MessageFns<DeleteEndpointResponse, "voiceap
     },
   };
 
+function createBaseListSubscribedTypesRequest(): ListSubscribedTypesRequest {
+  return {};
+}
+
+export const ListSubscribedTypesRequest: MessageFns<
+  ListSubscribedTypesRequest,
+  "voiceapi.webhooks.v1.ListSubscribedTypesRequest"
+> = {
+  $type: "voiceapi.webhooks.v1.ListSubscribedTypesRequest" as const,
+
+  encode(_: ListSubscribedTypesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSubscribedTypesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSubscribedTypesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListSubscribedTypesRequest {
+    return {};
+  },
+
+  toJSON(_: ListSubscribedTypesRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSubscribedTypesRequest>): ListSubscribedTypesRequest {
+    return ListSubscribedTypesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListSubscribedTypesRequest>): ListSubscribedTypesRequest {
+    const message = createBaseListSubscribedTypesRequest();
+    return message;
+  },
+};
+
+function createBaseListSubscribedTypesResponse(): ListSubscribedTypesResponse {
+  return { types: [] };
+}
+
+export const ListSubscribedTypesResponse: MessageFns<
+  ListSubscribedTypesResponse,
+  "voiceapi.webhooks.v1.ListSubscribedTypesResponse"
+> = {
+  $type: "voiceapi.webhooks.v1.ListSubscribedTypesResponse" as const,
+
+  encode(message: ListSubscribedTypesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.types) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSubscribedTypesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSubscribedTypesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.types.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSubscribedTypesResponse {
+    return { types: globalThis.Array.isArray(object?.types) ? object.types.map((e: any) => globalThis.String(e)) : [] };
+  },
+
+  toJSON(message: ListSubscribedTypesResponse): unknown {
+    const obj: any = {};
+    if (message.types?.length) {
+      obj.types = message.types;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSubscribedTypesResponse>): ListSubscribedTypesResponse {
+    return ListSubscribedTypesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSubscribedTypesResponse>): ListSubscribedTypesResponse {
+    const message = createBaseListSubscribedTypesResponse();
+    message.types = object.types?.map((e) => e) || [];
+    return message;
+  },
+};
+
 /**
  * Tenant webhook endpoints and their deliveries: the operator (dashboard) surface. Registration
  * names the tenant in the call metadata; the calls on one endpoint name it by id (the operator acts
@@ -1766,6 +1902,19 @@ export const WebhooksServiceDefinition = {
       requestType: DeleteEndpointRequest as typeof DeleteEndpointRequest,
       requestStream: false,
       responseType: DeleteEndpointResponse as typeof DeleteEndpointResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * The event types some endpoint of the tenant (named in the call metadata) would be handed:
+     * paused and disabled endpoints count (they keep their deliveries), deleted ones do not. For a
+     * producer that announces a kind only to tenants who can receive it (leads' contact status changes).
+     */
+    listSubscribedTypes: {
+      name: "ListSubscribedTypes",
+      requestType: ListSubscribedTypesRequest as typeof ListSubscribedTypesRequest,
+      requestStream: false,
+      responseType: ListSubscribedTypesResponse as typeof ListSubscribedTypesResponse,
       responseStream: false,
       options: {},
     },
@@ -1867,6 +2016,22 @@ export const WebhooksServiceService = {
       Buffer.from(DeleteEndpointResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteEndpointResponse => DeleteEndpointResponse.decode(value),
   },
+  /**
+   * The event types some endpoint of the tenant (named in the call metadata) would be handed:
+   * paused and disabled endpoints count (they keep their deliveries), deleted ones do not. For a
+   * producer that announces a kind only to tenants who can receive it (leads' contact status changes).
+   */
+  listSubscribedTypes: {
+    path: "/voiceapi.webhooks.v1.WebhooksService/ListSubscribedTypes" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSubscribedTypesRequest): Buffer =>
+      Buffer.from(ListSubscribedTypesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSubscribedTypesRequest => ListSubscribedTypesRequest.decode(value),
+    responseSerialize: (value: ListSubscribedTypesResponse): Buffer =>
+      Buffer.from(ListSubscribedTypesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSubscribedTypesResponse => ListSubscribedTypesResponse.decode(value),
+  },
 } as const;
 
 export interface WebhooksServiceServer extends UntypedServiceImplementation {
@@ -1890,6 +2055,12 @@ export interface WebhooksServiceServer extends UntypedServiceImplementation {
   updateEndpoint: handleUnaryCall<UpdateEndpointRequest, UpdateEndpointResponse>;
   /** No delivery is attempted after the answer; the endpoint's delivery log stays readable for 30 days. */
   deleteEndpoint: handleUnaryCall<DeleteEndpointRequest, DeleteEndpointResponse>;
+  /**
+   * The event types some endpoint of the tenant (named in the call metadata) would be handed:
+   * paused and disabled endpoints count (they keep their deliveries), deleted ones do not. For a
+   * producer that announces a kind only to tenants who can receive it (leads' contact status changes).
+   */
+  listSubscribedTypes: handleUnaryCall<ListSubscribedTypesRequest, ListSubscribedTypesResponse>;
 }
 
 export interface WebhooksServiceClient extends Client {
@@ -2010,6 +2181,26 @@ export interface WebhooksServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteEndpointResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The event types some endpoint of the tenant (named in the call metadata) would be handed:
+   * paused and disabled endpoints count (they keep their deliveries), deleted ones do not. For a
+   * producer that announces a kind only to tenants who can receive it (leads' contact status changes).
+   */
+  listSubscribedTypes(
+    request: ListSubscribedTypesRequest,
+    callback: (error: ServiceError | null, response: ListSubscribedTypesResponse) => void,
+  ): ClientUnaryCall;
+  listSubscribedTypes(
+    request: ListSubscribedTypesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSubscribedTypesResponse) => void,
+  ): ClientUnaryCall;
+  listSubscribedTypes(
+    request: ListSubscribedTypesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSubscribedTypesResponse) => void,
   ): ClientUnaryCall;
 }
 
