@@ -325,6 +325,36 @@ describe('TenantCollection', () => {
     expect(await start('not-an-id')).toBeNull();
   });
 
+  it("applies updates asked at once in one write, reading nothing back, and only to the tenant's matching documents", async () => {
+    interface NoteDoc {
+      _id: Types.ObjectId;
+      tenantId: string;
+      state: string;
+    }
+    const notes = new TenantCollection(conn.model<NoteDoc>('SharedApply', new Schema<NoteDoc>({ tenantId: { type: String, required: true }, state: String }, { versionKey: false })), objectIds, []);
+    const made = await Promise.all(Array.from({ length: 10 }, (_, i) => notes.insert(a, { state: i === 0 ? 'closed' : 'open' })));
+    const commands: string[] = [];
+    const watch = (e: { commandName: string; command: Record<string, unknown> }) => void (e.command[e.commandName] === notes.model.collection.collectionName && commands.push(e.commandName));
+    conn.getClient().on('commandStarted', watch);
+    try {
+      await Promise.all([
+        ...made.map((t) => notes.applyByIdShared(a, t._id.toString(), { $set: { state: 'started' } }, { where: { state: 'open' } })),
+        // Another tenant's try changes nothing; an id that is no id is no write.
+        notes.applyByIdShared(b, made[1]!._id.toString(), { $set: { state: 'stolen' } }),
+        notes.applyByIdShared(a, 'not-an-id', { $set: { state: 'started' } }),
+      ]);
+    } finally {
+      conn.getClient().off('commandStarted', watch);
+    }
+    // Asked in one turn: one write for all of them, and no read.
+    expect(commands).toEqual(['update']);
+    const states = await notes.model
+      .find({ _id: { $in: made.map((t) => t._id) } })
+      .sort({ _id: 1 })
+      .lean();
+    expect(states.map((d) => d.state).sort()).toEqual(['closed', ...Array(9).fill('started')]);
+  });
+
   it('saves blobs arriving together in shared writes: every part and header under its tenant, a replay keeping the first', async () => {
     const blobs = new BlobStore(conn, `blobs_${randomBytes(3).toString('hex')}`);
     const small = (i: number) => Buffer.from(`audio of call ${i}`);

@@ -84,6 +84,26 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return this.sharedUpdates.run({ _id, tenantId: scope.tenantId, where: opts.where as FilterQuery<D> | undefined, update, mark: opts.mark, token: randomUUID() });
   }
 
+  /** `applyByIdShared`'s writes: the updates asked while one is under way, written together next. */
+  private sharedApplies: Coalescer<Omit<SharedUpdate<D, Id>, 'mark' | 'token'>, undefined> | undefined;
+
+  /**
+   * `updateByIdShared` for a caller that needs nothing back (whether the update applied, or the
+   * document after it): the updates asked while one is under way are one unordered bulk write, and
+   * nothing is read. An id not the tenant's, absent or not matching `where` is left alone.
+   */
+  async applyByIdShared(scope: TenantScope, id: string, update: UpdateQuery<D>, opts: { where?: ScopedFilter<D> } = {}): Promise<void> {
+    refuseTenantChange(update);
+    const _id = this.ids.parse(id);
+    if (_id === undefined) return;
+    const model = this.model;
+    this.sharedApplies ??= new Coalescer(async (asked) => {
+      await model.bulkWrite(asked.map((u) => ({ updateOne: { filter: { ...u.where, _id: u._id, tenantId: u.tenantId }, update: u.update } })) as never[], { ordered: false });
+      return asked.map(() => undefined);
+    });
+    await this.sharedApplies.run({ _id, tenantId: scope.tenantId, where: opts.where as FilterQuery<D> | undefined, update });
+  }
+
   /** `findByIdShared`'s reads: the ids asked while one read is under way, read together next. */
   private sharedReads: Coalescer<{ tenantId: string; _id: Id }, D | null> | undefined;
 

@@ -133,6 +133,11 @@ export class ContactStore {
     return doc && toContact(doc);
   }
 
+  /** `update` for a caller that needs nothing back: changes asked at once are one write, and nothing is read. */
+  async apply(scope: TenantScope, id: string, change: ContactChange, from?: readonly ContactStatus[], where: Record<string, unknown> = {}): Promise<void> {
+    await this.contacts.applyByIdShared(scope, id, change, { where: from ? { ...where, status: { $in: [...from] } } : where });
+  }
+
   /** A move made at `now` happened when the contact carries its status and time. */
   moved(scope: TenantScope, id: string, status: ContactStatus, now: Date): ReadBack {
     return this.contacts.readBack(scope, id, 'present', { status, updatedAt: now });

@@ -97,7 +97,7 @@ export class Dialing {
     // The call names the contact's campaign, all the move announces besides: only a contact still
     // being dialled moves, so it needs no read of its own.
     const contact = campaignId ? { id: contactId, campaignId, status: 'dialing' as const, sandbox: false } : await this.d.contacts.get(scope, contactId);
-    if (contact?.status === 'dialing') await this.d.lifecycle.move(scope, contact, 'in_call', { from: ['dialing'] });
+    if (contact?.status === 'dialing') await this.d.lifecycle.apply(scope, contact, 'in_call', { from: ['dialing'] });
   }
 
   async onCallEnded(e: CallOutcome): Promise<void> {
@@ -112,15 +112,15 @@ export class Dialing {
       await this.d.dnc.addTenant(scope, contact.phone, 'opted_out', this.d.now());
       await this.dropPending(scope, contact.id);
       const status = contact.status === 'cancelled' ? 'cancelled' : 'completed';
-      await this.d.lifecycle.move(scope, contact, status, { set: last, unset: ['nextAttemptAt'], endReason: 'opted_out' });
+      await this.d.lifecycle.apply(scope, contact, status, { set: last, unset: ['nextAttemptAt'], endReason: 'opted_out' });
       return;
     }
     if (contact.status === 'cancelled') {
-      await this.d.lifecycle.move(scope, contact, 'cancelled', { set: last });
+      await this.d.lifecycle.apply(scope, contact, 'cancelled', { set: last });
       return;
     }
     if (DONE.has(e.outcome)) {
-      await this.d.lifecycle.move(scope, contact, 'completed', { set: last, unset: ['nextAttemptAt'] });
+      await this.d.lifecycle.apply(scope, contact, 'completed', { set: last, unset: ['nextAttemptAt'] });
       return;
     }
     const campaign = await this.d.campaigns.get(scope, contact.campaignId);
@@ -129,11 +129,11 @@ export class Dialing {
       const opens = windowDecision(campaign.callingWindow, contact.timeZones ?? ['UTC'], earliest);
       const dueAt = opens.open ? earliest : (opens.nextOpenAt ?? earliest);
       await this.d.schedule.put(scope, { id: dialItemId(contact.id), contactId: contact.id, kind: 'dial', dueAt });
-      await this.d.lifecycle.move(scope, contact, 'scheduled', { set: { ...last, nextAttemptAt: dueAt } });
+      await this.d.lifecycle.apply(scope, contact, 'scheduled', { set: { ...last, nextAttemptAt: dueAt } });
       return;
     }
     const endReason = RETRIED.has(e.outcome) ? 'max_attempts' : e.endReason === 'insufficient_credits' ? 'insufficient_credits' : 'call_failed';
-    await this.d.lifecycle.move(scope, contact, 'failed', { set: last, unset: ['nextAttemptAt'], endReason });
+    await this.d.lifecycle.apply(scope, contact, 'failed', { set: last, unset: ['nextAttemptAt'], endReason });
   }
 
   /**

@@ -4,6 +4,12 @@ import { contactCancelled, statusChanged } from '../events/publish';
 import type { ContactChange, ContactStore } from '../store/contact-store';
 import type { LeadEvents, StatusChangeReaders } from './ports';
 
+interface Prepared {
+  events: EventRecord[];
+  change: ContactChange;
+  now: Date;
+}
+
 export interface Move {
   /** Fields set with the status. */
   set?: Record<string, unknown>;
@@ -32,7 +38,24 @@ export class ContactLifecycle {
     private readonly now: () => Date,
   ) {}
 
+  /** The move, and the contact after it (null: it was not in a status `from` names, or not there). */
   async move(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move = {}): Promise<Contact | null> {
+    const prepared = await this.prepare(scope, contact, status, m);
+    return this.write(scope, contact.id, status, m, prepared);
+  }
+
+  /**
+   * The move, for a caller that needs nothing back (a call's progress and outcome): one that
+   * announces nothing is then written with the moves asked at once, and nothing is read.
+   */
+  async apply(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move = {}): Promise<void> {
+    const prepared = await this.prepare(scope, contact, status, m);
+    if (prepared.events.length === 0) await this.contacts.apply(scope, contact.id, prepared.change, m.from, m.where);
+    else await this.write(scope, contact.id, status, m, prepared);
+  }
+
+  /** The events that announce the move (those a reader acts on) and the contact's change. */
+  private async prepare(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move): Promise<Prepared> {
     const now = this.now();
     const changes = status !== contact.status;
     const events = [
@@ -44,9 +67,13 @@ export class ContactLifecycle {
       $set: { ...m.set, status, updatedAt: now, ...(m.endReason !== undefined && { endReason: m.endReason }) },
       ...(m.unset?.length && { $unset: Object.fromEntries(m.unset.map((f) => [f, 1])) }),
     };
-    return this.events.announce(events, () => this.contacts.update(scope, contact.id, change, m.from, m.where), {
+    return { events, change, now };
+  }
+
+  private write(scope: TenantScope, id: string, status: ContactStatus, m: Move, { events, change, now }: Prepared): Promise<Contact | null> {
+    return this.events.announce(events, () => this.contacts.update(scope, id, change, m.from, m.where), {
       applied: (updated) => updated !== null,
-      readBack: this.contacts.moved(scope, contact.id, status, now),
+      readBack: this.contacts.moved(scope, id, status, now),
     });
   }
 }
