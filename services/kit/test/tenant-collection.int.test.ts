@@ -331,10 +331,11 @@ describe('TenantCollection', () => {
       tenantId: string;
       state: string;
     }
-    const notes = new TenantCollection(conn.model<NoteDoc>('SharedApply', new Schema<NoteDoc>({ tenantId: { type: String, required: true }, state: String }, { versionKey: false })), objectIds, []);
+    const model = conn.model<NoteDoc>('SharedApply', new Schema<NoteDoc>({ tenantId: { type: String, required: true }, state: String }, { versionKey: false }));
+    const notes = new TenantCollection(model, objectIds, []);
     const made = await Promise.all(Array.from({ length: 10 }, (_, i) => notes.insert(a, { state: i === 0 ? 'closed' : 'open' })));
     const commands: string[] = [];
-    const watch = (e: { commandName: string; command: Record<string, unknown> }) => void (e.command[e.commandName] === notes.model.collection.collectionName && commands.push(e.commandName));
+    const watch = (e: { commandName: string; command: Record<string, unknown> }) => void (e.command[e.commandName] === model.collection.collectionName && commands.push(e.commandName));
     conn.getClient().on('commandStarted', watch);
     try {
       await Promise.all([
@@ -348,7 +349,7 @@ describe('TenantCollection', () => {
     }
     // Asked in one turn: one write for all of them, and no read.
     expect(commands).toEqual(['update']);
-    const states = await notes.model
+    const states = await model
       .find({ _id: { $in: made.map((t) => t._id) } })
       .sort({ _id: 1 })
       .lean();
