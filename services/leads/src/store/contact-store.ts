@@ -63,6 +63,9 @@ function toContact(doc: ContactDoc): Contact {
 
 export type ContactChange = UpdateQuery<ContactDoc>;
 
+/** A move's condition: one of the `from` statuses and the `where` fields; none without `from`. */
+const moveFilter = (from: readonly ContactStatus[] | undefined, where: Record<string, unknown>) => from && { ...where, status: { $in: [...from] } };
+
 export class ContactStore {
   private readonly contacts: TenantCollection<ContactDoc>;
 
@@ -127,15 +130,17 @@ export class ContactStore {
    */
   async update(scope: TenantScope, id: string, change: ContactChange, from?: readonly ContactStatus[], where: Record<string, unknown> = {}): Promise<Contact | null> {
     const to = (change.$set as { status?: ContactStatus } | undefined)?.status;
-    const when = from && { ...where, status: { $in: [...from] } };
+    const when = moveFilter(from, where);
     const doc =
-      when && to && !from.includes(to) ? await this.contacts.updateByIdShared(scope, id, change, { where: when, mark: `moves.${to}` }) : await this.contacts.updateById(scope, id, change, when ? { where: when } : {});
+      from && when && to && !from.includes(to)
+        ? await this.contacts.updateByIdShared(scope, id, change, { where: when, mark: `moves.${to}` })
+        : await this.contacts.updateById(scope, id, change, when ? { where: when } : {});
     return doc && toContact(doc);
   }
 
   /** `update` for a caller that needs nothing back: changes asked at once are one write, and nothing is read. */
   async apply(scope: TenantScope, id: string, change: ContactChange, from?: readonly ContactStatus[], where: Record<string, unknown> = {}): Promise<void> {
-    await this.contacts.applyByIdShared(scope, id, change, { where: from ? { ...where, status: { $in: [...from] } } : where });
+    await this.contacts.applyByIdShared(scope, id, change, { where: moveFilter(from, where) ?? {} });
   }
 
   /** A move made at `now` happened when the contact carries its status and time. */

@@ -16,7 +16,7 @@ export interface Move {
   unset?: string[];
   /** Only from these statuses (the move is skipped otherwise). */
   from?: readonly ContactStatus[];
-  /** Only while the contact also matches these fields (with `from`). */
+  /** Only while the contact also matches these fields (with `from`; ignored without it). */
   where?: Record<string, unknown>;
   endReason?: string;
   /** More events announced by the same change (a dial request). */
