@@ -55,6 +55,8 @@ const EXPORT_MS = 5_000;
  */
 const BEFORE_CALL_IN_BARE_REQUESTS = Number(process.env.BENCH_SYSTEM_BEFORE ?? 1906);
 
+const docsText = (d: { inserted: number; updated: number; deleted: number }) =>
+  `${(d.inserted + d.updated + d.deleted).toFixed(1)} (${d.inserted.toFixed(1)} inserted, ${d.updated.toFixed(1)} updated, ${d.deleted.toFixed(1)} deleted)`;
 const met = (ok: boolean) => (ok ? 'yes' : 'no');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => {
@@ -72,6 +74,8 @@ interface CallsRound {
   billedLags: number[];
   cpu: CpuShares;
   ops: string;
+  /** Documents the store wrote (inserted, updated, deleted) per call, by its own count: a bulk write is one command but many documents. */
+  docs: { inserted: number; updated: number; deleted: number };
   /** Events produced and Kafka deliveries per call. */
   kafka: ReturnType<typeof flowPerOperation>;
 }
@@ -109,6 +113,11 @@ async function main(): Promise<void> {
   let profiledTo: number | undefined;
   const telephonyDb = await mongoose.createConnection(infra.mongoUrl, { dbName: sys.gatewayDb.replace(/^gateway_/, 'telephony_') }).asPromise();
   const calls = telephonyDb.collection<{ _id: string; tenantId: string; endedAt?: Date }>('calls');
+  /** The store's own count of documents written (serverStatus `metrics.document`), every database together. */
+  const storeDocs = async () => {
+    const { metrics } = (await telephonyDb.db!.admin().command({ serverStatus: 1 })) as { metrics?: { document?: { inserted?: number; updated?: number; deleted?: number } } };
+    return { inserted: metrics?.document?.inserted ?? NaN, updated: metrics?.document?.updated ?? NaN, deleted: metrics?.document?.deleted ?? NaN };
+  };
   const leadsDb = telephonyDb.useDb(sys.gatewayDb.replace(/^gateway_/, 'leads_'));
   /**
    * Waits until leads has followed every call of the campaign to its outcome (no contact left
@@ -145,6 +154,7 @@ async function main(): Promise<void> {
       process.stdout.write(`(b) calls end to end, round ${round}: ${CALLS} call leads at once\n`);
       const seen = receiver.at('/billed').length;
       const ops0 = await sys.storeOps();
+      const docs0 = await storeDocs();
       const flow0 = await kafkaFlow.snapshot();
       const cpu = cpuWindow(pids);
       const t0 = Date.now();
@@ -162,12 +172,14 @@ async function main(): Promise<void> {
       await settled(caller.campaignId);
       const shares = cpu();
       const ops = perOperation(storeOpsDelta(ops0, await sys.storeOps()), received.length, 'call');
+      const docs1 = await storeDocs();
+      const docs = { inserted: (docs1.inserted - docs0.inserted) / received.length, updated: (docs1.updated - docs0.updated) / received.length, deleted: (docs1.deleted - docs0.deleted) / received.length };
       // Consumers commit what they read a moment after it: the last of them settle first.
       await sleep(3_000);
       const kafka = flowPerOperation(flow0, await kafkaFlow.snapshot(), received.length);
-      callRounds.push({ calls: received.length, seconds, perSecond: received.length / seconds, billedLags: await billedLags(received), cpu: shares, ops, kafka });
+      callRounds.push({ calls: received.length, seconds, perSecond: received.length / seconds, billedLags: await billedLags(received), cpu: shares, ops, docs, kafka });
       process.stdout.write(
-        `  ${received.length} calls billed and announced in ${seconds.toFixed(1)} s: ${(received.length / seconds).toFixed(1)} calls/s\n  CPU per call ${cpuPerOperation(shares, received.length)}\n  store operations ${ops}\n  per call: ${kafka.text}\n`,
+        `  ${received.length} calls billed and announced in ${seconds.toFixed(1)} s: ${(received.length / seconds).toFixed(1)} calls/s\n  CPU per call ${cpuPerOperation(shares, received.length)}\n  store operations ${ops}\n  documents written per call ${docsText(docs)}\n  per call: ${kafka.text}\n`,
       );
     }
 
@@ -302,6 +314,7 @@ ${webhooksPerDelivery.toFixed(1)} ms (one \`call.outbound.billed\` per call in (
 ${table}
 
 Store operations per call (b), round 1: ${first.ops}; round ${ROUNDS}: ${lastCalls.ops}.
+Documents the store wrote per call (b, its own count: a bulk write is one operation above but many documents), rounds 1 → ${ROUNDS}: ${callRounds.map((r) => docsText(r.docs)).join(' → ')}.
 Kafka per call (b), rounds 1 → ${ROUNDS}: events produced ${callRounds.map((r) => r.kafka.produced.toFixed(1)).join(' → ')} (target ≤ 4), deliveries ${callRounds.map((r) => r.kafka.delivered.toFixed(1)).join(' → ')} (target ≤ 8); round 1: ${first.kafka.text}.
 Store operations per accepted lead (d), round 1, telephony stopped: ${firstIngest.paused.ops}; dialling: ${firstIngest.dialling.ops}.
 
