@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A one-node Kubernetes cluster on this machine, with real containers and nothing pulled from a
+# A two-node Kubernetes cluster on this machine, with real containers and nothing pulled from a
 # registry (issue 31; what was found to work here: ../shared/guide/local-kubernetes.md).
 #
 #   scripts/cluster.sh up       start it (builds the binaries once per machine), print how to use it
