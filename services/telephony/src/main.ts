@@ -68,8 +68,9 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   // Telephony owns the call streams; it reads what leads asks of it, created here too so it can
   // start before leads (creation is idempotent, with the same settings). Billing answers over gRPC.
   const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent } = voiceapi.events.v1;
-  // One replica dispatches dials, recovers calls, recomputes rollups and relays the outbox at a time: four
-  // workers on one lease, so an idle replica renews one lease.
+  // One replica dispatches dials, recovers calls, settles what billing could not, recomputes rollups,
+  // prunes the live feed and relays the outbox at a time: six workers on one lease, so an idle
+  // replica renews one lease.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({
     service: 'telephony',
