@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     // A docx compresses: make its unpacked text ~1 MB too and report both sizes.
     const upload = async (name: string, type: string, bytes: Buffer) => {
       const form = new FormData();
-      form.append('file', new Blob([bytes], { type }), name);
+      form.append('file', new Blob([new Uint8Array(bytes)], { type }), name);
       const t0 = performance.now();
       const res = await fetch(`${gw}/api/v1/knowledge-bases/documents`, { method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: form });
       const body = (await res.json()) as { document?: { wordCount: number } };

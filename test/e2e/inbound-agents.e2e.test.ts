@@ -85,7 +85,7 @@ describe('inbound agents and knowledge documents through the gateway', () => {
   async function upload(key: string, file: { name: string; type: string; bytes: Buffer }, title?: string, titleAt: 'before' | 'after' = 'before'): Promise<CallResult> {
     const form = new FormData();
     if (title !== undefined && titleAt === 'before') form.append('title', title);
-    form.append('file', new Blob([file.bytes], { type: file.type }), file.name);
+    form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
     if (title !== undefined && titleAt === 'after') form.append('title', title);
     const res = await fetch(`${gw}/api/v1/knowledge-bases/documents`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
     const text = await res.text();
