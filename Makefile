@@ -39,7 +39,8 @@ run: infra ## start everything locally and print how to call it (Ctrl-C stops)
 typecheck: build ## type-check the tests too
 	npx --no-install tsc -p test/tsconfig.json
 
-lint: build ## type-aware lint of every TypeScript file (eslint + typescript-eslint, eslint.config.mjs)
+lint: build ## type-aware lint of every TypeScript file (eslint + typescript-eslint, eslint.config.mjs) and ShellCheck over every shell script git tracks (scripts/shellcheck.sh)
+	bash scripts/shellcheck.sh
 	npx --no-install eslint --max-warnings 0 .
 
 format: $(NPM_STAMP) ## rewrite every file in the project's format (prettier, .prettierrc)

@@ -257,9 +257,9 @@ EOF
 
 # The pod sandbox image, built from deploy/cluster/pause/pause.c (nothing can be pulled here).
 load_pause_image() {
-  local n missing=0
-  for n in $(seq 1 "$NODES"); do ctr_ "$n" images ls -q | grep -qx "$PAUSE_IMAGE" || missing=1; done
-  ((missing)) || return 0
+  local n lacking=0
+  for n in $(seq 1 "$NODES"); do ctr_ "$n" images ls -q | grep -qx "$PAUSE_IMAGE" || lacking=1; done
+  ((lacking)) || return 0
   local ctx; ctx=$(mktemp -d)
   cc -static -Os -o "$ctx/pause" "$ROOT/deploy/cluster/pause/pause.c" || fail "could not compile deploy/cluster/pause/pause.c (needs cc and a static libc: Debian's libc6-dev)"
   printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$ctx/Containerfile"

@@ -124,5 +124,6 @@ if (( FORCE )) || ! compgen -G "$KAFKA_LIBS/kafka_2.13-*.jar" >/dev/null || [[ "
   rm -rf "$KAFKA_LIBS"
   mv "$tmp_libs" "$KAFKA_LIBS"
   echo "$kafka_hash" >"$KAFKA_STAMP"
+  # shellcheck disable=SC2012  # only counts the entries (Maven jar names), never parses them
   log "Kafka ready: $KAFKA_LIBS ($(ls "$KAFKA_LIBS" | wc -l) jars)"
 fi
