@@ -22,6 +22,7 @@ export * from './mongo/store-ops';
 export * from './mongo/query-shapes';
 export * from './mongo/query-check';
 export * from './mongo/tenant-collection';
+export type { CrossTenantAccess } from './mongo/cross-tenant';
 export * from './mongo/tenant-keyed';
 export * from './events/stream';
 export * from './events/kafka';
