@@ -12,7 +12,7 @@ module.exports = {
   testTimeout: 90_000,
   reporters: ['default', '<rootDir>/test/harness/summary-reporter.js'],
   projects: [
-    { ...common, ...teardown, displayName: 'unit', testMatch: ['<rootDir>/{gateway,services/*,deploy/local}/src/**/*.test.ts', '<rootDir>/test/conformance/**/*.test.ts'] },
+    { ...common, ...teardown, displayName: 'unit', testMatch: ['<rootDir>/{gateway,services/*,deploy/local}/src/**/*.test.ts', '<rootDir>/sdk/*/test/**/*.test.ts', '<rootDir>/test/conformance/**/*.test.ts'] },
     { ...withInfra, displayName: 'integration', testMatch: ['<rootDir>/{gateway,services/*}/test/**/*.int.test.ts'] },
     { ...withInfra, displayName: 'e2e', testMatch: ['<rootDir>/test/{e2e,fault}/**/*.test.ts'] },
     // On the live cluster of scripts/cluster.sh, through `make cluster-test` only (not in `make test`).

@@ -8,6 +8,9 @@ export type BatchLead = components['schemas']['BatchLead'];
 export type BatchLeadResult = components['schemas']['BatchLeadResult'];
 export type Pagination = { page: number; limit: number; total: number; totalPages: number; hasMore: boolean };
 
+/** Where the API is when `baseUrl` is not given: what `make run` starts. */
+const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
+
 export interface VoiceApiOptions {
   /** A live (`sk_live_…`) or sandbox (`sk_sandbox_…`) key. */
   apiKey: string;
@@ -37,9 +40,10 @@ export class VoiceApi {
 
   constructor(opts: VoiceApiOptions) {
     const send = opts.fetch ?? ((request: Request) => fetch(request));
-    this.connection = { baseUrl: opts.baseUrl ?? 'http://127.0.0.1:8080', apiKey: opts.apiKey, send };
+    const baseUrl = opts.baseUrl ?? DEFAULT_BASE_URL;
+    this.connection = { baseUrl, apiKey: opts.apiKey, send };
     this.api = createClient<paths>({
-      baseUrl: opts.baseUrl ?? 'http://127.0.0.1:8080',
+      baseUrl,
       headers: { authorization: `Bearer ${opts.apiKey}` },
       fetch: retryingFetch(send, { maxRetries: opts.maxRetries ?? 3, maxDelayMs: opts.maxRetryDelayMs ?? 30_000 }),
     });

@@ -78,10 +78,16 @@ export async function* followCalls(conn: Connection, opts: FollowOptions = {}): 
 
 const backoff = (failures: number, opts: FollowOptions) => Math.min(opts.maxReconnectDelayMs ?? 30_000, 500 * 2 ** Math.min(failures, 6));
 
+/** Waits `ms`, or less if `signal` aborts; either way the abort listener goes with the wait (a stream reconnects for as long as it is read). */
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
 }
 
