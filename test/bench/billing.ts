@@ -19,6 +19,7 @@ import { voiceapi } from '@voiceapi/proto';
 import { provideInfra } from '../harness/infra';
 import { freePort, PROFILE_DIR, startProcess, waitFor } from '../harness/processes';
 import { perOperation, readStoreOps, storeOpsDelta } from '../harness/store-ops';
+import { sleep } from '../harness/wait';
 import { summarizeProfiles } from './profiles';
 import { cpuLine, cpuWindow } from './cpu';
 import { writePerformanceSection } from './report';
@@ -60,7 +61,6 @@ function seededRow(n: number) {
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));

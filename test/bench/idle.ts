@@ -10,13 +10,13 @@ import { provideInfra } from '../harness/infra';
 import { startSystem } from '../harness/system';
 import { storeOpsDelta } from '../harness/store-ops';
 import { PROFILE_DIR } from '../harness/processes';
+import { sleep } from '../harness/wait';
 import { monotonicUs, summarizeProfiles } from './profiles';
 import { cpuSeconds } from './cpu';
 import { writePerformanceSection } from './report';
 
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 30);
 const SETTLE_S = Number(process.env.BENCH_IDLE_SETTLE_S ?? 15);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));

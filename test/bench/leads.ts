@@ -17,6 +17,7 @@ import { provideInfra } from '../harness/infra';
 import { PROFILE_DIR } from '../harness/processes';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
+import { sleep } from '../harness/wait';
 import { summarizeProfiles } from './profiles';
 import { cpuLine, cpuWindow, systemPids } from './cpu';
 import { writePerformanceSection } from './report';
@@ -37,7 +38,6 @@ interface Run {
 }
 
 const met = (ok: boolean) => (ok ? 'yes' : 'no');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));

@@ -17,12 +17,12 @@ import { mongo } from 'mongoose';
 import { startStore } from '@voiceapi/local-infra';
 import { cpuSeconds } from './cpu';
 import { writePerformanceSection } from './report';
+import { sleep } from '../harness/wait';
 
 const SECONDS = Number(process.env.BENCH_STORE_COST_S ?? 4);
 const IN_FLIGHT = 32;
 /** About as many change streams as the whole system keeps open (the kit's ChangeFeed, one per watched collection and process). */
 const STREAMS = Number(process.env.BENCH_STORE_COST_STREAMS ?? 18);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Measured {
   perSecond: number;

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { mongo } from 'mongoose';
 import { freePorts, mongoReady, paths, spawnProcess, waitReady, type ManagedProcess } from '@voiceapi/local-infra';
 import { ROOT } from '../harness/processes';
+import { sleep } from '../harness/wait';
 import { writePerformanceSection } from './report';
 
 const SIZES = (process.env.BENCH_STORE_SIZES ?? '10000,100000,1000000').split(',').map(Number);
@@ -29,8 +30,6 @@ interface Candidate {
   name: string;
   start(dataDir: string, port: number): ManagedProcess;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function candidates(): Candidate[] {
   const cache = execFileSync('bash', [path.join(ROOT, 'test/bench/stores/install-candidates.sh')], { stdio: ['ignore', 'pipe', 'inherit'] })

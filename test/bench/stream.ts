@@ -13,6 +13,7 @@ import { provideInfra } from '../harness/infra';
 import { openSse, type SseClient } from '../harness/sse';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
+import { sleep } from '../harness/wait';
 import { cpuPerOperation, cpuWindow, systemPids, type CpuShares } from './cpu';
 import { writePerformanceSection } from './report';
 
@@ -25,7 +26,6 @@ const RECONNECT_EVERY_MS = 3_000;
 const SPEEDUP = '200';
 
 const met = (ok: boolean) => (ok ? 'yes' : 'no');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!);
 
 interface Round {

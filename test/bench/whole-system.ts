@@ -36,6 +36,7 @@ import { startPrometheus, type Prometheus } from '../harness/prometheus';
 import { writeRules } from '../tools/observability';
 import { flowPerOperation, kafkaFlowMeter } from './kafka-flow';
 import { releaseBuild } from '../harness/release-build';
+import { sleep } from '../harness/wait';
 import { loadManifest } from '@voiceapi/local-infra';
 import { writeFileSync } from 'node:fs';
 
@@ -58,7 +59,6 @@ const BEFORE_CALL_IN_BARE_REQUESTS = Number(process.env.BENCH_SYSTEM_BEFORE ?? 1
 const docsText = (d: { inserted: number; updated: number; deleted: number }) =>
   `${(d.inserted + d.updated + d.deleted).toFixed(1)} (${d.inserted.toFixed(1)} inserted, ${d.updated.toFixed(1)} updated, ${d.deleted.toFixed(1)} deleted)`;
 const met = (ok: boolean) => (ok ? 'yes' : 'no');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;

@@ -5,7 +5,7 @@ import YAML from 'yaml';
 import { startKafka, startStore, type KafkaHandle, type StoreHandle } from '@voiceapi/local-infra';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { ADMIN_TOKEN, call, tenantWithKey } from '../harness/system';
-import { eventually, sleep } from '../fault/calls-across';
+import { eventually, sleep } from '../harness/wait';
 import { expectCalledAndChargedOnce, pushLeads, streamTenant, summarize, type Post, type StoreAccess, type StreamTenant } from '../fault/lead-stream';
 import { NAMESPACE, ROOT, explained, followLog, helm, kubectl, kubectlJson, nodeIp, pods, prometheusRuleCrd, ready, serviceOf, serviceValues } from './kube';
 
@@ -152,7 +152,7 @@ describe('the platform on a live Kubernetes cluster', () => {
     tenant = await streamTenant(gw, receiver!);
     expect((await call(`${gw}/api/v1/credits`, { key: tenant.key })).body.balance).toBe(10_000_000);
     const load = pushLeads(gw, tenant, 1, 0);
-    await eventually('a lead accepted', async () => (load.posts.length > 0 ? true : undefined), 30_000);
+    await eventually('a lead accepted', async () => (load.posts.length > 0 ? true : undefined), 30_000, { intervalMs: 250, retryErrors: true });
     await load.stop();
     expect(load.posts.map((p) => p.status)).toEqual(load.posts.map(() => 202));
     accepted.push(...load.posts.map((p) => p.contactId!));
@@ -273,7 +273,7 @@ describe('the platform on a live Kubernetes cluster', () => {
         return rest.length === 0 ? true : undefined;
       },
       120_000,
-      async () => kubectl(['get', 'all,configmaps,secrets', '-o', 'name']),
+      { intervalMs: 250, retryErrors: true, detail: async () => kubectl(['get', 'all,configmaps,secrets', '-o', 'name']) },
     );
   }, 600_000);
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { startPrometheus, type Prometheus } from '../harness/prometheus';
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
+import { eventually } from '../harness/wait';
 import { dashboards, panelQueries } from '../tools/dashboards';
 import { scaledQuery, writeRules } from '../tools/observability';
 
@@ -59,15 +60,8 @@ describe('SLO alerts on a real Prometheus', () => {
     const a = (await prom.alerts()).find((x) => x.labels.alertname === ALERT && x.labels.severity === 'page');
     return a?.state ?? 'inactive';
   };
-  async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await probe().catch(() => undefined);
-      if (v) return v;
-      if (Date.now() > until) throw new Error(`${what}: not within ${timeoutMs} ms\n${prom.output()}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+  // Prometheus may not answer yet: a failed query counts as not yet; a timeout shows its output.
+  const promPoll = { intervalMs: 500, retryErrors: true, detail: () => prom.output() };
 
   it('pages when billing is killed under a tenant calls, and clears once billing is back; every dashboard query returns data', async () => {
     const gw = sys.gateways[0]!.url;
@@ -107,12 +101,13 @@ describe('SLO alerts on a real Prometheus', () => {
       'calls ended, charged and announced, in Prometheus',
       async () => (await present('voiceapi_telephony_calls_ended_total')) && (await present('voiceapi_billing_call_settle_delay_seconds_count')) && (await present('voiceapi_webhooks_delivery_delay_seconds_count')),
       120_000,
+      promPoll,
     );
-    await eventually('the lead-to-dial SLO recorded over its long page window', async () => (await prom.query('slo:sli_error:ratio_rate1m{sloth_slo="lead-to-dial"}'))[0], 60_000);
+    await eventually('the lead-to-dial SLO recorded over its long page window', async () => (await prom.query('slo:sli_error:ratio_rate1m{sloth_slo="lead-to-dial"}'))[0], 60_000, promPoll);
     // The burn as the rules see it: its 30 s window (the month's 30 min) settles well under the slow
     // page's 6x once every series has a full window behind it (a counter's first samples are not a rate).
     const errorRatio = async (window: string) => Number((await prom.query(`slo:sli_error:ratio_rate${window}{sloth_slo="lead-to-dial"}`))[0]?.value[1] ?? NaN);
-    await eventually('a healthy 30 s window and no page', async () => (await errorRatio('30s')) < 0.06 * 0.5 && (await page()) === 'inactive', 120_000);
+    await eventually('a healthy 30 s window and no page', async () => (await errorRatio('30s')) < 0.06 * 0.5 && (await page()) === 'inactive', 120_000, promPoll);
     expect(receiver.received.length).toBeGreaterThan(0);
 
     // Every metric a shipped rule reads is one the system sends (names as Prometheus's OTLP
@@ -132,12 +127,12 @@ describe('SLO alerts on a real Prometheus', () => {
     // Billing dies; the tenant goes on sending leads.
     sys.services.billing!.child.kill('SIGKILL');
     const killed = Date.now();
-    await eventually(`${ALERT} firing`, async () => (await page()) === 'firing', 150_000);
+    await eventually(`${ALERT} firing`, async () => (await page()) === 'firing', 150_000, promPoll);
     const firing = (await prom.alerts()).find((a) => a.labels.alertname === ALERT && a.state === 'firing')!;
     expect(firing.annotations.runbook_url).toBe('docs/operations.md#leadtodialsloburn');
     expect(firing.annotations.summary).toMatch(/first call attempt/);
     // No first attempt is decided while billing is away: the shortest window goes to all errors.
-    await eventually('the 5 s window all errors', async () => (await errorRatio('5s')) > 0.9, 30_000);
+    await eventually('the 5 s window all errors', async () => (await errorRatio('5s')) > 0.9, 30_000, promPoll);
     process.stdout.write(`${ALERT} fired ${((Date.now() - killed) / 1000).toFixed(0)} s after billing was killed\n`);
 
     // While it fires: every dashboard panel's query parses and returns data from what the system
@@ -158,7 +153,7 @@ describe('SLO alerts on a real Prometheus', () => {
     // Billing back: the queued dials are placed, and the page clears as its short windows recover.
     await sys.startService('billing');
     const back = Date.now();
-    await eventually(`${ALERT} cleared`, async () => (await page()) === 'inactive', 240_000);
+    await eventually(`${ALERT} cleared`, async () => (await page()) === 'inactive', 240_000, promPoll);
     process.stdout.write(`${ALERT} cleared ${((Date.now() - back) / 1000).toFixed(0)} s after billing was back\n`);
   }, 900_000);
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
+import { eventually } from '../harness/wait';
 
 // The dialler is shared by every tenant and fair to each (issue 21 §3): one tenant's backlog on
 // few lines never delays another tenant's calls, and a cancelled contact's waiting dial is dropped
@@ -24,15 +25,6 @@ describe('the dialler, shared by every tenant', () => {
 
   const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
   const api = (key: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
-  async function eventually(what: string, read: () => Promise<CallResult | number>, done: (r: any) => boolean, timeoutMs: number): Promise<void> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await read();
-      if (done(r)) return;
-      if (Date.now() > until) throw new Error(`not in time: ${what} (last: ${JSON.stringify(typeof r === 'number' ? r : r.body).slice(0, 300)})`);
-      await new Promise((res) => setTimeout(res, 250));
-    }
-  }
   async function tenant(lines?: number) {
     const t = await tenantWithKey(gw, { scopes, rateLimitPerSecond: 100_000 });
     expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 1_000_000 })).status).toBe(201);
@@ -73,21 +65,14 @@ describe('the dialler, shared by every tenant', () => {
     const busy = await tenant(1);
     await leads(busy, 1_100);
     // The busy tenant's backlog is queued in telephony, past the 1,000 a pass once read.
-    await eventually(
-      'the backlog queued',
-      () => queued(busy.tenantId),
-      (n: number) => n >= 1_050,
-      60_000,
-    );
+    await eventually('the backlog queued', () => queued(busy.tenantId), 60_000, { done: (n: number) => n >= 1_050, intervalMs: 250 });
 
     const other = await tenant();
     const contacts = await leads(other, 5);
-    await eventually(
-      "the other tenant's five leads dialled",
-      () => api(other.key, '/calls?limit=25'),
-      (r: CallResult) => r.status === 200 && r.body.calls.length === 5 && r.body.calls.every((c: any) => c.status !== 'queued'),
-      20_000,
-    );
+    await eventually("the other tenant's five leads dialled", () => api(other.key, '/calls?limit=25'), 20_000, {
+      done: (r: CallResult) => r.status === 200 && r.body.calls.length === 5 && r.body.calls.every((c: any) => c.status !== 'queued'),
+      intervalMs: 250,
+    });
     const calls = (await api(other.key, '/calls?limit=25')).body.calls as { contactId: string }[];
     expect(new Set(calls.map((c) => c.contactId))).toEqual(new Set(contacts));
     // And the busy tenant never has more than its one line.
@@ -98,30 +83,18 @@ describe('the dialler, shared by every tenant', () => {
     const t = await tenant(1);
     // Numbers ending 0001 ring out unanswered: each call holds the one line for its 3 s of ringing.
     await leads(t, 3, ['+14153100001', '+14153110001', '+14153120001']);
-    await eventually(
-      'the three leads dialled one after another on the one line',
-      () => api(t.key, '/calls?limit=25'),
-      (r: CallResult) => r.status === 200 && r.body.calls.length === 3 && r.body.calls.every((c: any) => c.status === 'no_answer'),
-      30_000,
-    );
+    await eventually('the three leads dialled one after another on the one line', () => api(t.key, '/calls?limit=25'), 30_000, {
+      done: (r: CallResult) => r.status === 200 && r.body.calls.length === 3 && r.body.calls.every((c: any) => c.status === 'no_answer'),
+      intervalMs: 250,
+    });
   }, 60_000);
 
   it('dials a waiting backlog as soon as its package is raised', async () => {
     const t = await tenant(1);
     await leads(t, 3);
-    await eventually(
-      'one lead dialled, two waiting for the line',
-      () => queued(t.tenantId),
-      (n: number) => n === 2,
-      20_000,
-    );
+    await eventually('one lead dialled, two waiting for the line', () => queued(t.tenantId), 20_000, { done: (n: number) => n === 2, intervalMs: 250 });
     expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 3 }, 'PUT')).status).toBe(200);
-    await eventually(
-      'the waiting two dialled on the new lines',
-      () => queued(t.tenantId),
-      (n: number) => n === 0,
-      10_000,
-    );
+    await eventually('the waiting two dialled on the new lines', () => queued(t.tenantId), 10_000, { done: (n: number) => n === 0, intervalMs: 250 });
     expect((await api(t.key, '/calls/active')).body.calls.length).toBe(3);
   }, 60_000);
 
@@ -129,21 +102,11 @@ describe('the dialler, shared by every tenant', () => {
     const t = await tenant(1);
     const both = await leads(t, 2);
     // One is dialled onto the tenant's one line; the other waits for it (either may come first).
-    await eventually(
-      'one lead dialled, the other waiting for the line',
-      () => queued(t.tenantId),
-      (n: number) => n === 1,
-      20_000,
-    );
+    await eventually('one lead dialled, the other waiting for the line', () => queued(t.tenantId), 20_000, { done: (n: number) => n === 1, intervalMs: 250 });
     const waiting = (await telephonyDb.collection('dial_queue').findOne({ tenantId: t.tenantId }))!.contactId as string;
     expect(both).toContain(waiting);
     expect((await api(t.key, `/contacts/${waiting}/cancel`, undefined, 'POST')).status).toBe(200);
-    await eventually(
-      "the cancelled contact's dial dropped",
-      () => queued(t.tenantId, waiting),
-      (n: number) => n === 0,
-      10_000,
-    );
+    await eventually("the cancelled contact's dial dropped", () => queued(t.tenantId, waiting), 10_000, { done: (n: number) => n === 0, intervalMs: 250 });
     // The other's call goes on; the cancelled contact has none.
     expect((await api(t.key, `/contacts/${waiting}/calls`)).body.calls).toEqual([]);
   }, 60_000);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
+import { eventually } from '../harness/wait';
 import { EXECUTABLE, pdfWithText } from '../fixtures/documents';
 
 // The spec's healthcare inbound flow through the real gateway and the real knowledge, agents,
@@ -125,15 +126,6 @@ describe('inbound agents and knowledge documents through the gateway', () => {
       req.end('\r\n--XyZ--\r\n');
     });
   }
-  async function eventually(what: string, read: () => Promise<CallResult>, done: (r: CallResult) => boolean, timeoutMs = 20_000): Promise<CallResult> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await read();
-      if (done(r)) return r;
-      if (Date.now() > until) throw new Error(`not in time: ${what} (last: ${r.status} ${JSON.stringify(r.body).slice(0, 300)})`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  }
   // Numbers are sold once across tenants: each clinic gets the next of a run that starts at random.
   let numberSeq = 1000 + Math.floor(Math.random() * 8000);
   /** A funded tenant with a key, an owned number and a company. */
@@ -217,11 +209,7 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     const gen = await call(`${gw}/api/v1/inbound-agents/${agent.id}/generate-script`, { key: t.key, method: 'POST' });
     expect(gen.status).toBe(202);
     expect(gen.body.agent.inboundScriptStatus).toBe('generating');
-    const ready = await eventually(
-      'the script ready',
-      () => api(t.key, `/inbound-agents/${agent.id}`),
-      (r) => r.body.agent.inboundScriptStatus !== 'generating',
-    );
+    const ready = await eventually('the script ready', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, { done: (r) => r.body.agent.inboundScriptStatus !== 'generating', intervalMs: 100 });
     expect(ready.body.agent.inboundScriptStatus).toBe('ready');
     const script = ready.body.agent.script;
     expect(script.generator).toBe('local');
@@ -236,11 +224,7 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     ]);
     // The same inputs give the same script (the local generator is deterministic).
     await call(`${gw}/api/v1/inbound-agents/${agent.id}/generate-script`, { key: t.key, method: 'POST', body: {} });
-    const again = await eventually(
-      'regenerated',
-      () => api(t.key, `/inbound-agents/${agent.id}`),
-      (r) => r.body.agent.inboundScriptStatus === 'ready',
-    );
+    const again = await eventually('regenerated', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, { done: (r) => r.body.agent.inboundScriptStatus === 'ready', intervalMs: 100 });
     expect(again.body.agent.script.text).toBe(script.text);
     // 6. activate, then deactivate
     const on = await api(t.key, `/inbound-agents/${agent.id}/activate`, { activate: true });
@@ -273,32 +257,26 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     expect((await api(t.key, `/inbound-agents/${agent.id}/activate`, { activate: true })).status).toBe(200);
     const renamed = await api(t.key, `/inbound-agents/${agent.id}`, { greetingMessage: 'Sunrise Clinic, Ada here.' }, 'PATCH');
     expect(renamed.body.agent).toMatchObject({ status: 'active', inboundScriptStatus: 'generating', script: { text: script.text } });
-    const rewritten = await eventually(
-      'the new script',
-      () => api(t.key, `/inbound-agents/${agent.id}`),
-      (r) => r.body.agent.inboundScriptStatus === 'ready',
-    );
+    const rewritten = await eventually('the new script', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, { done: (r) => r.body.agent.inboundScriptStatus === 'ready', intervalMs: 100 });
     expect(rewritten.body.agent.status).toBe('active');
     expect(rewritten.body.agent.script.text).toContain('Sunrise Clinic, Ada here.');
     // A change that is not a script input writes nothing new.
     expect((await api(t.key, `/inbound-agents/${agent.id}`, { customApiTimeoutMs: 3000 }, 'PATCH')).body.agent.inboundScriptStatus).toBe('ready');
     // The company's profile is a script input too (companies announce the change; agents follow).
     expect((await api(t.key, `/companies/${t.companyId}`, { description: 'Family medicine, cardiology and pediatrics.' }, 'PATCH')).status).toBe(200);
-    await eventually(
-      'the script written from the new profile',
-      () => api(t.key, `/inbound-agents/${agent.id}`),
-      (r) => r.body.agent.inboundScriptStatus === 'ready' && r.body.agent.script.text.includes('pediatrics'),
-    );
+    await eventually('the script written from the new profile', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, {
+      done: (r) => r.body.agent.inboundScriptStatus === 'ready' && r.body.agent.script.text.includes('pediatrics'),
+      intervalMs: 100,
+    });
 
     // 9. deleting a document: gone from the list, and from the agent, whose script is written again without it
     expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`, undefined, 'DELETE')).status).toBe(204);
     expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`)).status).toBe(404);
     expect((await api(t.key, '/knowledge-bases/documents')).body.documents).toHaveLength(1);
-    const without = await eventually(
-      'the document dropped and the script rewritten',
-      () => api(t.key, `/inbound-agents/${agent.id}`),
-      (r) => r.body.agent.selectedKnowledgebases.length === 1 && r.body.agent.inboundScriptStatus === 'ready' && !r.body.agent.script.text.includes('Parking is free.'),
-    );
+    const without = await eventually('the document dropped and the script rewritten', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, {
+      done: (r) => r.body.agent.selectedKnowledgebases.length === 1 && r.body.agent.inboundScriptStatus === 'ready' && !r.body.agent.script.text.includes('Parking is free.'),
+      intervalMs: 100,
+    });
     expect(without.body.agent.selectedKnowledgebases.map((k: Json) => k.fileId)).toEqual([pdf.body.document.fileId]);
     expect(without.body.agent.script.sources.map((s: Json) => s.id)).not.toContain(txt.body.document.fileId);
     expect(without.body.agent.status).toBe('active');

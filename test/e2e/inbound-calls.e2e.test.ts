@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createPromiseClient } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
+import { call, startSystem, tenantWithKey, type System } from '../harness/system';
+import { eventually } from '../harness/wait';
 
 // An inbound call to a number with an active agent, through the real gateway, telephony, agents,
 // companies and billing services: the agent answers with its script's opening line, and calls the
@@ -98,15 +99,6 @@ describe('an inbound call answered by its agent', () => {
 
   const admin = (path: string, body?: unknown) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }) });
   const api = (key: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
-  async function eventually(what: string, read: () => Promise<CallResult>, done: (r: CallResult) => boolean, timeoutMs = 30_000): Promise<CallResult> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await read();
-      if (done(r)) return r;
-      if (Date.now() > until) throw new Error(`not in time: ${what} (last: ${r.status} ${JSON.stringify(r.body).slice(0, 400)})`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  }
   let numberSeq = 1000 + Math.floor(Math.random() * 8000);
 
   /** A funded clinic with a number, a company in New York and an active agent on the number. */
@@ -125,11 +117,7 @@ describe('an inbound call answered by its agent', () => {
   }
   async function activate(key: string, agentId: string) {
     expect((await call(`${gw}/api/v1/inbound-agents/${agentId}/generate-script`, { key, method: 'POST' })).status).toBe(202);
-    await eventually(
-      'the script ready',
-      () => api(key, `/inbound-agents/${agentId}`),
-      (r) => r.body.agent.inboundScriptStatus === 'ready',
-    );
+    await eventually('the script ready', () => api(key, `/inbound-agents/${agentId}`), 30_000, { done: (r) => r.body.agent.inboundScriptStatus === 'ready', intervalMs: 100 });
     expect((await api(key, `/inbound-agents/${agentId}/activate`, { activate: true })).status).toBe(200);
   }
   /** Rings the number from `from`; the feed item once the call is billed. */
@@ -137,11 +125,10 @@ describe('an inbound call answered by its agent', () => {
     const sim = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, { toNumber: t.phoneNumber, fromNumber: from, durationSeconds: 90 });
     expect(sim.status).toBe(202);
     const callId = sim.body.callId as string;
-    const feed = await eventually(
-      'the call billed',
-      () => api(t.key, '/calls?direction=inbound&limit=100'),
-      (r) => r.body.calls?.find((c: Json) => c.id === callId)?.billingStatus === 'charged',
-    );
+    const feed = await eventually('the call billed', () => api(t.key, '/calls?direction=inbound&limit=100'), 30_000, {
+      done: (r) => r.body.calls?.find((c: Json) => c.id === callId)?.billingStatus === 'charged',
+      intervalMs: 100,
+    });
     return feed.body.calls.find((c: Json) => c.id === callId);
   }
   const transcriptOf = async (tenantId: string, callId: string) => (await telephony.getCall({ callId }, { tenantId, keyMode: 'live' })).transcript.map((t) => [t.role, t.text]);
@@ -236,11 +223,10 @@ describe('an inbound call answered by its agent', () => {
     const sim = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, { toNumber: t.phoneNumber, fromNumber: PATIENT, durationSeconds: 30 });
     await new Promise((r) => setTimeout(r, 300)); // the agent is waiting on the custom API
     expect((await api(t.key, `/inbound-agents/${t.agentId}/activate`, { activate: false })).status).toBe(200);
-    const ended = await eventually(
-      'the call billed',
-      () => api(t.key, '/calls?direction=inbound&limit=100'),
-      (r) => r.body.calls?.find((c: Json) => c.id === sim.body.callId)?.billingStatus === 'charged',
-    );
+    const ended = await eventually('the call billed', () => api(t.key, '/calls?direction=inbound&limit=100'), 30_000, {
+      done: (r) => r.body.calls?.find((c: Json) => c.id === sim.body.callId)?.billingStatus === 'charged',
+      intervalMs: 100,
+    });
     expect(ended.body.calls.find((c: Json) => c.id === sim.body.callId)).toMatchObject({ agentId: t.agentId, status: 'completed', hasTranscript: true });
     const rows = (await api(t.key, '/credits/transactions?type=call_deduction&limit=100')).body.transactions.filter((r: Json) => JSON.stringify(r).includes(sim.body.callId));
     expect(rows).toHaveLength(1);

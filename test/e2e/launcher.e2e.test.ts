@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, ROOT } from '../harness/processes';
 import { call } from '../harness/system';
+import { eventually } from '../harness/wait';
 
 // The README's `make run` launcher (after `make infra`): prints how to call it, keeps tenants and
 // keys across a restart, restarts a process that dies while the others keep serving, and stops
@@ -28,18 +29,18 @@ describe('make run launcher', () => {
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    // A match in what it printed so far ends the wait, before its exit does (it may print and exit).
     const waitFor = (re: RegExp, timeoutMs = 60_000) =>
-      new Promise<RegExpMatchArray>((resolve, reject) => {
-        const until = Date.now() + timeoutMs;
-        const poll = () => {
+      eventually(
+        `${re}`,
+        () => {
           const m = re.exec(out);
-          if (m) return resolve(m);
-          if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`launcher exited waiting for ${re}:\n${out}`));
-          if (Date.now() > until) return reject(new Error(`no ${re} within ${timeoutMs} ms:\n${out}`));
-          setTimeout(poll, 50);
-        };
-        poll();
-      });
+          if (!m && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`launcher exited waiting for ${re}:\n${out}`);
+          return m;
+        },
+        timeoutMs,
+        { intervalMs: 50, detail: () => `\n${out}` },
+      );
     const banner = waitFor(/Ctrl-C stops everything/, 150_000).then(() => out);
     banner.catch(() => undefined); // a test that fails earlier reports its own error
     return { child, banner, output: () => out, waitFor };
@@ -85,14 +86,6 @@ describe('make run launcher', () => {
 
   /** `[run] <name> started|restarted (pid N, …)`: the pid of the latest start. */
   const pidOf = (out: string, name: string) => Number([...out.matchAll(new RegExp(`\\[run\\] ${name} (?:re)?started \\(pid (\\d+)`, 'g'))].at(-1)?.[1]);
-
-  async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-    const until = Date.now() + timeoutMs;
-    while (!(await check().catch(() => false))) {
-      if (Date.now() > until) throw new Error(`${what}: not within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
 
   it('prints URL, admin token and working keys, and keeps them across a restart', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-run-'));
@@ -147,7 +140,7 @@ describe('make run launcher', () => {
       await run.waitFor(/\[run\] companies restarted \(pid \d+/, 10_000);
       const restarted = pidOf(run.output(), 'companies');
       expect(restarted).not.toBe(victim);
-      await eventually('companies answers again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200);
+      await eventually('companies answers again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200, 20_000, { intervalMs: 200, retryErrors: true });
       expect((await call(`${base}/api/v1/companies`, { key: live, body: { name: 'After the restart' } })).status).toBe(201);
       expect((await call(`${base}/api/v1/ping`, { key: live })).status).toBe(200);
     } finally {
@@ -185,7 +178,7 @@ describe('make run launcher', () => {
       await run.waitFor(/\[run\] store exited \(signal SIGKILL\); restarting in 0\.5 s/, 10_000);
       expect((await run.waitFor(/\[run\] store restarted \(pid \d+, (\S+)\)/, 40_000))[1]).toBe(url);
       children.push(pidOf(run.output(), 'store'));
-      await eventually('the company is readable again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200);
+      await eventually('the company is readable again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200, 20_000, { intervalMs: 200, retryErrors: true });
     } finally {
       children.push(...descendants(run.child.pid!));
       const t0 = Date.now();

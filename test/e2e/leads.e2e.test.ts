@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN, call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
+import { eventually } from '../harness/wait';
 
 // Outbound through the real gateway and the real leads service (with billing behind it):
 // campaigns, POST /leads, POST /events, contacts, event routes and omni templates for tenants;
@@ -99,17 +100,6 @@ describe('leads through the gateway and the leads service', () => {
     expect(JSON.stringify(res.body)).not.toMatch(/at .*\.js:\d+/);
   }
   const paths = (res: CallResult): string[] => (res.body?.details ?? []).map((d: { path: string }) => d.path);
-
-  async function eventually<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 45_000): Promise<T> {
-    const until = Date.now() + timeoutMs;
-    let last = await read();
-    while (!done(last)) {
-      if (Date.now() > until) throw new Error(`${what} not reached within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
-      await new Promise((r) => setTimeout(r, 200));
-      last = await read();
-    }
-    return last;
-  }
 
   /** A date's weekday and wall-clock time in a zone. */
   function local(at: Date, timeZone: string): { weekday: string; time: string } {
@@ -278,11 +268,10 @@ describe('leads through the gateway and the leads service', () => {
       });
       expect(omni.status).toBe(202);
       expect(omni.body).toEqual({ status: 'accepted', contactId: expect.stringMatching(HEX_ID), campaignId: campaign.id, channels: ['whatsapp', 'email'], contactStatus: 'queued', nextAttemptAt: null });
-      const sent = await eventually(
-        'both messages sent',
-        async () => (await messages(t.tenantId)).body.messages as Json[],
-        (ms) => ms.filter((m) => m.contactId === omni.body.contactId && m.status === 'sent').length === 2,
-      );
+      const sent = await eventually('both messages sent', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, {
+        done: (ms) => ms.filter((m) => m.contactId === omni.body.contactId && m.status === 'sent').length === 2,
+        intervalMs: 200,
+      });
       const mine = sent.filter((m) => m.contactId === omni.body.contactId);
       expect(mine).toEqual(
         expect.arrayContaining([
@@ -312,11 +301,7 @@ describe('leads through the gateway and the leads service', () => {
       expect((await messages(t.tenantId, '?channel=email')).body.messages.map((m: Json) => m.channel)).toEqual(['email']);
       expect((await messages(t.tenantId, '?channel=whatsapp')).body.messages.map((m: Json) => m.channel)).toEqual(['whatsapp']);
 
-      const messaged = await eventually(
-        'the contact messaged',
-        () => contact(t.key, omni.body.contactId),
-        (r) => r.body.contact?.status === 'messaged',
-      );
+      const messaged = await eventually('the contact messaged', () => contact(t.key, omni.body.contactId), 45_000, { done: (r) => r.body.contact?.status === 'messaged', intervalMs: 200 });
       expect(messaged.body.contact).toMatchObject({ status: 'messaged', channels: ['whatsapp', 'email'], email: 'grace@example.com', consent: null, compliance: null, attempts: 0 });
       expect((await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats).toEqual({ contacts: 6, queued: 5, completed: 1, failed: 0 });
     });
@@ -879,21 +864,16 @@ describe('leads through the gateway and the leads service', () => {
       // one has had every chance to appear, and has not.
       const live = await lead(t.key, { campaignId: campaign.id, phone: phone(), channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: ['Bob', 'Friday'] });
       expect(live.status).toBe(202);
-      const all = await eventually(
-        'the live message sent',
-        async () => (await messages(t.tenantId)).body.messages as Json[],
-        (ms) => ms.some((m) => m.contactId === live.body.contactId && m.status === 'sent'),
-      );
+      const all = await eventually('the live message sent', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, {
+        done: (ms) => ms.some((m) => m.contactId === live.body.contactId && m.status === 'sent'),
+        intervalMs: 200,
+      });
       expect(all.map((m) => m.contactId)).toEqual([live.body.contactId]);
       expect((await contact(t.key, msg.body.contactId)).body.contact.status).toBe('sandbox_accepted');
       // Sandbox rules are the live rules: a missing placeholder is still 400.
       expectError(await lead(sandbox, { campaignId: campaign.id, phone: phone(), channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: ['Ada'] }), 400, 'validation_error', 'sandbox missing value');
       // The message is recorded as sent a moment before its contact counts as completed.
-      const stats = await eventually(
-        'the live contact completed',
-        async () => (await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats as Json,
-        (st) => st.completed === 1,
-      );
+      const stats = await eventually('the live contact completed', async () => (await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats as Json, 45_000, { done: (st) => st.completed === 1, intervalMs: 200 });
       expect(stats).toEqual({ contacts: 3, queued: 0, completed: 1, failed: 0 });
     });
 
@@ -1082,11 +1062,10 @@ describe('leads through the gateway and the leads service', () => {
       const sb = await whatsapp(sandbox, 'Sandbox');
       for (const r of [kept, cancelled, deleted, sb]) expect(r.status).toBe(202);
       const ids = [kept, cancelled, deleted].map((r) => r.body.contactId);
-      await eventually(
-        'the first messages sent',
-        async () => (await messages(t.tenantId)).body.messages as Json[],
-        (ms) => ids.every((id) => ms.some((m) => m.contactId === id && m.status === 'sent')),
-      );
+      await eventually('the first messages sent', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, {
+        done: (ms) => ids.every((id) => ms.some((m) => m.contactId === id && m.status === 'sent')),
+        intervalMs: 200,
+      });
 
       const due = new Date(Date.now() + 2_500).toISOString();
       for (const r of [kept, cancelled, deleted, sb]) {
@@ -1098,11 +1077,10 @@ describe('leads through the gateway and the leads service', () => {
       expect((await api(t.key, `/contacts/${deleted.body.contactId}`, { method: 'DELETE' })).status).toBe(204);
 
       const count = (ms: Json[], id: string) => ms.filter((m) => m.contactId === id).length;
-      const after = await eventually(
-        'the follow-up sent',
-        async () => (await messages(t.tenantId)).body.messages as Json[],
-        (ms) => ms.filter((m) => m.contactId === kept.body.contactId && m.status === 'sent').length === 2,
-      );
+      const after = await eventually('the follow-up sent', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, {
+        done: (ms) => ms.filter((m) => m.contactId === kept.body.contactId && m.status === 'sent').length === 2,
+        intervalMs: 200,
+      });
       const twice = after.filter((m) => m.contactId === kept.body.contactId);
       expect(twice.map((m) => m.body)).toEqual(['Hi Kept, your appointment is on Friday.', 'Hi Kept, your appointment is on Friday.']);
       expect(new Set(twice.map((m) => m.id)).size).toBe(2);
@@ -1138,20 +1116,10 @@ describe('leads through the gateway and the leads service', () => {
       expect((await dncTenant(t.tenantId, listedPhone)).status).toBe(201);
 
       const due = Date.parse(dialled.body.nextAttemptAt);
-      const queued = await eventually(
-        'the scheduled dial requested',
-        () => contact(t.key, dialled.body.contactId),
-        (r) => r.body.contact.status !== 'scheduled',
-        90_000,
-      );
+      const queued = await eventually('the scheduled dial requested', () => contact(t.key, dialled.body.contactId), 90_000, { done: (r) => r.body.contact.status !== 'scheduled', intervalMs: 200 });
       expect(Date.now()).toBeGreaterThanOrEqual(due);
       expect(queued.body.contact).toMatchObject({ status: 'queued', nextAttemptAt: null, attempts: 0, endReason: null });
-      const failed = await eventually(
-        'the listed contact stopped',
-        () => contact(t.key, listed.body.contactId),
-        (r) => r.body.contact.status !== 'scheduled',
-        15_000,
-      );
+      const failed = await eventually('the listed contact stopped', () => contact(t.key, listed.body.contactId), 15_000, { done: (r) => r.body.contact.status !== 'scheduled', intervalMs: 200 });
       expect(failed.body.contact).toMatchObject({ status: 'failed', endReason: 'do_not_call', nextAttemptAt: null, attempts: 0 });
       // Its compliance evidence is the ingest decision, kept as it was.
       expect(failed.body.contact.compliance.doNotCall).toEqual({ tenant: false, platform: false });
@@ -1164,11 +1132,7 @@ describe('leads through the gateway and the leads service', () => {
       const w = await lead(t.key, { campaignId: campaign.id, phone: phone(), name: 'Erase Me', channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: ['Erase', 'Me'] });
       expect(w.status).toBe(202);
       const id = w.body.contactId;
-      await eventually(
-        'its message',
-        async () => (await messages(t.tenantId)).body.messages as Json[],
-        (ms) => ms.some((m) => m.contactId === id),
-      );
+      await eventually('its message', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, { done: (ms) => ms.some((m) => m.contactId === id), intervalMs: 200 });
       const before = (await api(t.key, `/campaigns/${campaign.id}/contacts?limit=100`)).body.pagination.total;
 
       const del = await api(t.key, `/contacts/${id}`, { method: 'DELETE' });

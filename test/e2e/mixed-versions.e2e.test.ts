@@ -7,6 +7,7 @@ import { readRecord } from '../tools/contracts';
 import { ROOT } from '../harness/processes';
 import { releaseBuild } from '../harness/release-build';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
+import { eventually } from '../harness/wait';
 
 // Mixed versions (docs/operations.md, "Releases"): the last recorded release's build of some
 // processes beside this checkout's build of the others, on one store and one Kafka, through a
@@ -72,15 +73,6 @@ describe('the last release beside this checkout', () => {
 
   const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
   const api = (key: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
-  async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await probe();
-      if (v) return v;
-      if (Date.now() > until) throw new Error(`not in time: ${what}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
 
   /** Restarts the processes whose build changes in this phase (the gateway at its address). */
   async function enter(old: Set<string>): Promise<void> {
@@ -139,18 +131,27 @@ describe('the last release beside this checkout', () => {
     });
     expect(lead.status).toBe(202);
     const contactId = lead.body.contactId as string;
-    const outbound = await eventually('the outbound call charged', async () => {
-      const r: CallResult = await api(t.key, `/contacts/${contactId}/calls`);
-      return r.body.calls?.find((c: Json) => c.billingStatus === 'charged');
-    });
-    const billed = await eventually('its call.outbound.billed webhook, signed', async () =>
-      receiver.at(p.hookPath).find((r) => {
-        const hook = JSON.parse(r.body) as Json;
-        return r.verifiedBy.length === 1 && hook.type === 'call.outbound.billed' && hook.data?.callId === outbound.id;
-      }),
+    const outbound = await eventually(
+      'the outbound call charged',
+      async () => {
+        const r: CallResult = await api(t.key, `/contacts/${contactId}/calls`);
+        return r.body.calls?.find((c: Json) => c.billingStatus === 'charged');
+      },
+      60_000,
+      { intervalMs: 200 },
+    );
+    const billed = await eventually(
+      'its call.outbound.billed webhook, signed',
+      async () =>
+        receiver.at(p.hookPath).find((r) => {
+          const hook = JSON.parse(r.body) as Json;
+          return r.verifiedBy.length === 1 && hook.type === 'call.outbound.billed' && hook.data?.callId === outbound.id;
+        }),
+      60_000,
+      { intervalMs: 200 },
     );
     expect((JSON.parse(billed.body) as Json).data).toMatchObject({ callId: outbound.id, contactId, billingStatus: 'charged', creditsCharged: outbound.creditsCharged });
-    await eventually('the contact completed', async () => (await api(t.key, `/contacts/${contactId}`)).body.contact?.status === 'completed');
+    await eventually('the contact completed', async () => (await api(t.key, `/contacts/${contactId}`)).body.contact?.status === 'completed', 60_000, { intervalMs: 200 });
     made.contacts.push(contactId);
     // A knowledge document (gateway → knowledge → billing); the phase's agent reads it and every
     // earlier phase's (agents → knowledge, companies) for its script before it answers a call.
@@ -162,15 +163,20 @@ describe('the last release beside this checkout', () => {
     const linked = await api(t.key, `/inbound-agents/${p.agentId}`, { selectedKnowledgebases: made.documents }, 'PATCH');
     expect([linked.status, linked.body.agent?.selectedKnowledgebases?.length]).toEqual([200, made.documents.length]);
     expect((await call(`${gw}/api/v1/inbound-agents/${p.agentId}/generate-script`, { key: t.key, method: 'POST' })).status).toBe(202);
-    await eventually('the script ready', async () => (await api(t.key, `/inbound-agents/${p.agentId}`)).body.agent?.inboundScriptStatus === 'ready');
+    await eventually('the script ready', async () => (await api(t.key, `/inbound-agents/${p.agentId}`)).body.agent?.inboundScriptStatus === 'ready', 60_000, { intervalMs: 200 });
     expect((await api(t.key, `/inbound-agents/${p.agentId}/activate`, { activate: true })).status).toBe(200);
     // An inbound call answered by its agent (telephony → agents) and charged.
     const ring = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, { toNumber: p.phoneNumber, fromNumber: '+14155550142', durationSeconds: 60 });
     expect(ring.status).toBe(202);
-    const inbound = await eventually('the inbound call charged', async () => {
-      const r = await api(t.key, '/calls?direction=inbound&limit=100');
-      return r.body.calls?.find((c: Json) => c.id === ring.body.callId && c.billingStatus === 'charged');
-    });
+    const inbound = await eventually(
+      'the inbound call charged',
+      async () => {
+        const r = await api(t.key, '/calls?direction=inbound&limit=100');
+        return r.body.calls?.find((c: Json) => c.id === ring.body.callId && c.billingStatus === 'charged');
+      },
+      60_000,
+      { intervalMs: 200 },
+    );
     expect(inbound).toMatchObject({ agentId: p.agentId, status: 'completed', hasTranscript: true });
     made.calls.push(outbound.id as string, inbound.id as string);
 
@@ -179,11 +185,16 @@ describe('the last release beside this checkout', () => {
     const feed = await api(t.key, '/calls?limit=100');
     expect(feed.body.calls.map((c: Json) => c.id)).toEqual(expect.arrayContaining(made.calls));
     for (const id of made.contacts) expect((await api(t.key, `/contacts/${id}`)).body.contact).toMatchObject({ id, status: 'completed' });
-    await eventually('every campaign so far in the analytics', async () => {
-      const r = await api(t.key, '/analytics/calls?groupBy=campaign&direction=outbound');
-      const byCampaign = new Map((r.body.buckets ?? []).map((b: Json) => [b.key, b.calls]));
-      return made.campaigns.every((c) => byCampaign.get(c) === 1);
-    });
+    await eventually(
+      'every campaign so far in the analytics',
+      async () => {
+        const r = await api(t.key, '/analytics/calls?groupBy=campaign&direction=outbound');
+        const byCampaign = new Map((r.body.buckets ?? []).map((b: Json) => [b.key, b.calls]));
+        return made.campaigns.every((c) => byCampaign.get(c) === 1);
+      },
+      60_000,
+      { intervalMs: 200 },
+    );
     const credits = await api(t.key, '/credits');
     const rows: Json[] = [];
     for (let page = 1; ; page++) {

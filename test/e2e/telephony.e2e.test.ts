@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
+import { eventually } from '../harness/wait';
 
 // Calls through the real gateway and the real telephony, leads and billing services: the unified
 // feed and its filters, one call with its conversation, signed recordings, analytics, numbers,
@@ -52,15 +53,6 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
 
   const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
   const api = (key: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
-  async function eventually(what: string, read: () => Promise<CallResult>, done: (r: CallResult) => boolean, timeoutMs = 45_000): Promise<CallResult> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await read();
-      if (done(r)) return r;
-      if (Date.now() > until) throw new Error(`not in time: ${what} (last: ${r.status} ${JSON.stringify(r.body).slice(0, 300)})`);
-      await new Promise((res) => setTimeout(res, 150));
-    }
-  }
   async function funded(credits = 10_000, scopes = ALL_SCOPES) {
     const t = await tenantWithKey(gw, { scopes, rateLimitPerSecond: 10_000 });
     expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: credits })).status).toBe(201);
@@ -79,11 +71,10 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
   }
   /** The contact's one call, once billed. */
   async function billedCallOf(key: string, contactId: string): Promise<Json> {
-    const r = await eventually(
-      'the call billed',
-      () => api(key, `/contacts/${contactId}/calls`),
-      (x) => x.status === 200 && x.body.calls[0]?.billingStatus !== undefined && x.body.calls[0].billingStatus !== 'pending',
-    );
+    const r = await eventually('the call billed', () => api(key, `/contacts/${contactId}/calls`), 45_000, {
+      done: (x) => x.status === 200 && x.body.calls[0]?.billingStatus !== undefined && x.body.calls[0].billingStatus !== 'pending',
+      intervalMs: 150,
+    });
     return r.body.calls[0];
   }
 
@@ -153,11 +144,7 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     const contactId = await lead(t.key, campaignId, phone('0000'));
     const unanswered = await lead(t.key, campaignId, phone('0001'));
     const summary = await billedCallOf(t.key, contactId);
-    const contact = await eventually(
-      'the contact completed',
-      () => api(t.key, `/contacts/${contactId}`),
-      (r) => r.body.contact?.status === 'completed',
-    );
+    const contact = await eventually('the contact completed', () => api(t.key, `/contacts/${contactId}`), 45_000, { done: (r) => r.body.contact?.status === 'completed', intervalMs: 150 });
     expect(contact.body.contact).toMatchObject({ lastCallId: summary.id, analysis: { sentiment: 'positive', optOut: false } });
     expect(contact.body.contact.conversation[0]).toEqual({ role: 'agent', text: expect.any(String), at: expect.stringMatching(ISO) });
     // The campaign's list shows each contact as its detail does: conversation and analysis too.
@@ -172,11 +159,7 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     // Telephony hears of it (leads' ContactDeleted): the call stays in the feed for billing and
     // analytics, without the number, summary or conversation.
     const erasedOf = (r: CallResult) => (r.body.calls as Json[] | undefined)?.find((c) => c.id === summary.id);
-    const feed = await eventually(
-      'the call erased',
-      () => api(t.key, '/calls'),
-      (r) => erasedOf(r)?.toNumber === null,
-    );
+    const feed = await eventually('the call erased', () => api(t.key, '/calls'), 45_000, { done: (r) => erasedOf(r)?.toNumber === null, intervalMs: 150 });
     const erased = erasedOf(feed);
     expect(erased).toMatchObject({ id: summary.id, durationSeconds: 42, billingStatus: 'charged', creditsCharged: 2, toNumber: null, summary: null, hasTranscript: false, hasAnalysis: false, hasRecording: false });
     expect((await api(t.key, `/calls/${summary.id}/recording`)).status).toBe(404);
@@ -246,22 +229,12 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     // The kill switch covers signed links too.
     expect((await admin('/kill-switch', { enabled: true }, 'PUT')).status).toBe(200);
     try {
-      const off = await eventually(
-        'the kill switch',
-        () => call(link.body.url),
-        (r) => r.status === 503,
-        5_000,
-      );
+      const off = await eventually('the kill switch', () => call(link.body.url), 5_000, { done: (r) => r.status === 503, intervalMs: 150 });
       expect(off.body.reasonCode).toBe('api_globally_disabled');
     } finally {
       expect((await admin('/kill-switch', { enabled: false }, 'PUT')).status).toBe(200);
     }
-    await eventually(
-      'the link again',
-      () => call(link.body.url),
-      (r) => r.status === 200,
-      5_000,
-    );
+    await eventually('the link again', () => call(link.body.url), 5_000, { done: (r) => r.status === 200, intervalMs: 150 });
     // Scope: recordings:read; another tenant's call is not found.
     const other = await funded(10);
     expect((await api(other.key, `/calls/${summary.id}/recording`)).status).toBe(404);
@@ -273,11 +246,10 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     const t = await funded();
     const c = await campaign(t.tenantId);
     for (const s of ['0000', '0004', '0001']) await billedCallOf(t.key, await lead(t.key, c, phone(s)));
-    const byCampaign = await eventually(
-      'the rollups',
-      () => api(t.key, '/analytics/calls?groupBy=campaign'),
-      (r) => r.status === 200 && r.body.buckets[0]?.calls === 3 && r.body.buckets[0].creditsCharged === 4,
-    );
+    const byCampaign = await eventually('the rollups', () => api(t.key, '/analytics/calls?groupBy=campaign'), 45_000, {
+      done: (r) => r.status === 200 && r.body.buckets[0]?.calls === 3 && r.body.buckets[0].creditsCharged === 4,
+      intervalMs: 150,
+    });
     expect(byCampaign.body).toEqual({ groupBy: 'campaign', buckets: [{ key: c, calls: 3, completed: 1, durationSeconds: 62, avgDurationSeconds: 20.67, creditsCharged: 4 }] });
     const days = await api(t.key, '/analytics/calls?groupBy=day&timezone=Asia/Kathmandu');
     expect(days.status).toBe(200);
@@ -307,11 +279,7 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     // Inbound to the number: the default answering (no agent), billed at the inbound rate.
     const sim = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, { toNumber: number, fromNumber: '+14155559999', durationSeconds: 61 });
     expect(sim.status).toBe(202);
-    const inbound = await eventually(
-      'the inbound call billed',
-      () => api(t.key, '/calls?direction=inbound'),
-      (r) => r.body.calls?.[0]?.billingStatus === 'charged',
-    );
+    const inbound = await eventually('the inbound call billed', () => api(t.key, '/calls?direction=inbound'), 45_000, { done: (r) => r.body.calls?.[0]?.billingStatus === 'charged', intervalMs: 150 });
     expect(inbound.body.calls[0]).toMatchObject({ id: sim.body.callId, direction: 'inbound', agentId: null, agentName: null, fromNumber: '+14155559999', toNumber: number, durationSeconds: 61, creditsCharged: 2 });
     // To a number the tenant does not own; impossible durations.
     expect((await admin(`/tenants/${rival.tenantId}/simulate/inbound-call`, { toNumber: number, fromNumber: '+14155559999' })).status).toBe(404);
@@ -333,8 +301,8 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
         most = Math.max(most, active.body.calls.length);
         return api(t.key, '/calls?status=completed');
       },
-      (r) => r.body.calls?.length === 5,
       60_000,
+      { done: (r) => r.body.calls?.length === 5, intervalMs: 150 },
     );
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(2);

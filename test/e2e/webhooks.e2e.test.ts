@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
+import { eventually } from '../harness/wait';
 
 // Webhooks through the real gateway and every service: an operator registers an endpoint, a lead
 // becomes a call, billing posts its charge, and a real local HTTP server receives the billed call,
@@ -35,15 +36,6 @@ describe('tenant webhooks through the gateway', () => {
 
   const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
   const api = (key: string, path: string, body?: unknown) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }) });
-  async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 45_000): Promise<T> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await probe();
-      if (v) return v;
-      if (Date.now() > until) throw new Error(`not in time: ${what}`);
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  }
   const register = async (tenantId: string, events?: string[]) => {
     const path = `/hooks/${randomBytes(4).toString('hex')}`;
     const r = await admin(`/tenants/${tenantId}/webhooks`, { url: `${receiver.base}${path}`, ...(events && { events }) });
@@ -97,9 +89,9 @@ describe('tenant webhooks through the gateway', () => {
     expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
     const contactId = await lead(t.key, c.body.campaign.id, `+1415${200 + Math.floor(Math.random() * 700)}0000`);
 
-    const billed = await eventually('call.outbound.billed', () => received(hook.path).find((r) => r.json.type === 'call.outbound.billed'));
-    const usage = await eventually('credits.usage', () => received(hook.path).find((r) => r.json.type === 'credits.usage'));
-    await eventually('completed status', () => received(hook.path).find((r) => r.json.type === 'contact.status_changed' && r.json.data.status === 'completed'));
+    const billed = await eventually('call.outbound.billed', () => received(hook.path).find((r) => r.json.type === 'call.outbound.billed'), 45_000, { intervalMs: 150 });
+    const usage = await eventually('credits.usage', () => received(hook.path).find((r) => r.json.type === 'credits.usage'), 45_000, { intervalMs: 150 });
+    await eventually('completed status', () => received(hook.path).find((r) => r.json.type === 'contact.status_changed' && r.json.data.status === 'completed'), 45_000, { intervalMs: 150 });
     expect(received(hook.path).every((r) => r.verifiedBy.length === 1)).toBe(true);
 
     const calls: CallResult = await api(t.key, `/contacts/${contactId}/calls`);
@@ -166,7 +158,7 @@ describe('tenant webhooks through the gateway', () => {
     const contactId = await lead(k.body.key, c.body.campaign.id, '+14152220000');
     // A sandbox contact is accepted and stays so until it is cancelled.
     expect((await call(`${gw}/api/v1/contacts/${contactId}/cancel`, { key: k.body.key, method: 'POST' })).status).toBe(200);
-    const got = await eventually('a status change', () => received(hook.path)[0]);
+    const got = await eventually('a status change', () => received(hook.path)[0], 45_000, { intervalMs: 150 });
     expect(got.json).toMatchObject({ type: 'contact.status_changed', data: { contactId, status: 'cancelled', previousStatus: 'sandbox_accepted', sandbox: true } });
     expect(got.verifiedBy).toEqual([0]);
   });
@@ -194,13 +186,13 @@ describe('tenant webhooks through the gateway', () => {
     const waiting: string[] = [];
     for (let i = 1; i <= 3; i++) {
       waiting.push(await event());
-      await eventually(`${i} deliveries waiting`, async () => (await deliveries()).filter((d) => d.status === 'pending').length === i);
+      await eventually(`${i} deliveries waiting`, async () => (await deliveries()).filter((d) => d.status === 'pending').length === i, 45_000, { intervalMs: 150 });
     }
     await new Promise((r) => setTimeout(r, 1_000));
     expect(received(hook.path)).toEqual([]);
     // Resumed: what waited goes out, oldest first.
     expect((await patch({ enabled: true })).body.webhook.status).toBe('enabled');
-    await eventually('the waiting deliveries sent', () => received(hook.path).length === 3);
+    await eventually('the waiting deliveries sent', () => received(hook.path).length === 3, 45_000, { intervalMs: 150 });
     const createdOrder = (await deliveries()).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map((d) => d.eventId);
     expect(received(hook.path).map((r) => r.id)).toEqual(createdOrder);
     expect(
@@ -217,7 +209,7 @@ describe('tenant webhooks through the gateway', () => {
     receiver.secrets.set(moved, [hook.secret]);
     expect((await patch({ url: `${receiver.base}${moved}` })).body.webhook.url).toBe(`${receiver.base}${moved}`);
     const next = await event();
-    await eventually('delivered to the new address', () => received(moved).find((r) => r.json.data.contactId === next));
+    await eventually('delivered to the new address', () => received(moved).find((r) => r.json.data.contactId === next), 45_000, { intervalMs: 150 });
     expect(received(hook.path)).toHaveLength(3);
     // Other events only: a status change is not delivered.
     expect((await patch({ events: ['agent.script_ready'] })).body.webhook.events).toEqual(['agent.script_ready']);

@@ -2,7 +2,7 @@ import { createPromiseClient } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { freePort } from '../harness/processes';
 import type { System } from '../harness/system';
-import { sleep } from './calls-across';
+import { sleep } from '../harness/wait';
 import type { Receiver } from '../../services/webhooks/test/receiver';
 import { expectCalledAndChargedOnce, pushLeads, startLeadStream, storeOf, summarize, type LeadStream, type StreamTenant } from './lead-stream';
 

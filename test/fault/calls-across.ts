@@ -7,18 +7,7 @@ import { voiceapi } from '@voiceapi/proto';
 import { walletProblems } from '../../services/billing/test/invariants';
 import { scenarioOf } from '../../services/telephony/src/carrier/simulator';
 import type { System } from '../harness/system';
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, state?: () => Promise<unknown>): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    // A probe may fail while a server it reads is away (the store fault test): ask again.
-    const v = await probe().catch(() => undefined); // see above: a failed probe counts as not yet
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`not in time: ${what}${state ? `; state: ${JSON.stringify(await state().catch((e: unknown) => String(e)))}` : ''}`);
-    await sleep(250);
-  }
-}
+import { eventually } from '../harness/wait';
 
 const quiet = (log: string) =>
   log
@@ -107,7 +96,7 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
         return ended >= 3 && active >= 3 ? true : undefined;
       },
       120_000,
-      state,
+      { intervalMs: 250, retryErrors: true, detail: state },
     );
 
     await disrupt();
@@ -120,7 +109,7 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
         return done === LEADS ? true : undefined;
       },
       240_000,
-      state,
+      { intervalMs: 250, retryErrors: true, detail: state },
     );
 
     const all = await calls.find({ tenantId: ctx.tenantId }).toArray();
@@ -143,12 +132,11 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
     expect(await walletProblems(conn.billing, ctx.tenantId!)).toEqual([]);
     // Every contact follows its call to the end (leads hears of the ends on its own, after a restart perhaps later).
     const statuses = async () => Promise.all(contacts.map(async (c) => (await leads.getContact({ id: c.id }, ctx)).contact!.status));
-    await eventually(
-      'every contact completed',
-      async () => ((await statuses()).every((s) => s === 'completed') ? true : undefined),
-      120_000,
-      async () => ({ contacts: await statuses() }),
-    );
+    await eventually('every contact completed', async () => ((await statuses()).every((s) => s === 'completed') ? true : undefined), 120_000, {
+      intervalMs: 250,
+      retryErrors: true,
+      detail: async () => ({ contacts: await statuses() }),
+    });
   } finally {
     billing.close();
     leads.close();

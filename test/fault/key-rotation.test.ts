@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
+import { eventually } from '../harness/wait';
 
 // The runbook in docs/operations.md, played through: AGENT_SECRETS_KEY and WEBHOOK_SECRETS_KEY are
 // rotated (new key, old key kept as previous), the re-seal pass moves every stored secret onto the
@@ -52,15 +53,6 @@ describe('rotating the keys that seal stored secrets', () => {
 
   const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
   const api = (k: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key: k, ...(body !== undefined && { body }), ...(method && { method }) });
-  async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await probe();
-      if (v) return v;
-      if (Date.now() > until) throw new Error(`not in time: ${what}`);
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  }
   async function restart(name: 'agents' | 'webhooks', env: Record<string, string>) {
     await sys.services[name]!.stop();
     return sys.startService(name, env);
@@ -89,7 +81,7 @@ describe('rotating the keys that seal stored secrets', () => {
     const delivered = async () => {
       const lead = await api(sandbox, '/leads', { campaignId: campaign, phone: `+1415444${1000 + ++n}`, channel: 'call', consent: { outboundCall: true } });
       expect((await call(`${gw}/api/v1/contacts/${lead.body.contactId}/cancel`, { key: sandbox, method: 'POST' })).status).toBe(200);
-      const got = await eventually('the delivery', () => receiver.at(path).find((r) => r.body.includes(lead.body.contactId)));
+      const got = await eventually('the delivery', () => receiver.at(path).find((r) => r.body.includes(lead.body.contactId)), 30_000, { intervalMs: 150 });
       return got.verifiedBy;
     };
     expect(await delivered()).toEqual([0]);
@@ -97,8 +89,8 @@ describe('rotating the keys that seal stored secrets', () => {
     // 1. The new key seals, the old one still opens; the pass moves every stored secret.
     const agents = await restart('agents', { AGENT_SECRETS_KEY: agentsNew, AGENT_SECRETS_PREVIOUS_KEYS: agentsOld });
     const webhooks = await restart('webhooks', { WEBHOOK_SECRETS_KEY: hooksNew, WEBHOOK_SECRETS_PREVIOUS_KEYS: hooksOld });
-    await eventually('the agents pass', () => /"moved":1,"unreadable":0.*sealed again/.test(agents.output()));
-    await eventually('the webhooks pass', () => /"moved":1,"unreadable":0.*sealed again/.test(webhooks.output()));
+    await eventually('the agents pass', () => /"moved":1,"unreadable":0.*sealed again/.test(agents.output()), 30_000, { intervalMs: 150 });
+    await eventually('the webhooks pass', () => /"moved":1,"unreadable":0.*sealed again/.test(webhooks.output()), 30_000, { intervalMs: 150 });
     expect(await lookup()).toEqual([200, `Bearer ${BEARER}`]);
     expect(await delivered()).toEqual([0]);
 

@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import { walletProblems } from '../../services/billing/test/invariants';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
-import { eventually, sleep } from './calls-across';
+import { eventually, sleep } from '../harness/wait';
 
 // A tenant pushing live call leads steadily through the gateway while a fault suite kills services
 // (availability.test.ts, two-replicas.test.ts), what the posts say, and the invariants afterwards:
@@ -169,9 +169,9 @@ export async function expectCalledAndChargedOnce(store: StoreAccess, gw: string,
         return accepted.every((id) => billed.has(id)) ? true : undefined;
       },
       300_000,
-      async () => ({ accepted: accepted.length, done: await calls.countDocuments(ended), all: await calls.countDocuments({ tenantId: tenant.tenantId }) }),
+      { intervalMs: 250, retryErrors: true, detail: async () => ({ accepted: accepted.length, done: await calls.countDocuments(ended), all: await calls.countDocuments({ tenantId: tenant.tenantId }) }) },
     );
-    await eventually('no call left unbilled', async () => ((await calls.countDocuments({ tenantId: tenant.tenantId, billingStatus: 'pending' })) === 0 ? true : undefined), 60_000);
+    await eventually('no call left unbilled', async () => ((await calls.countDocuments({ tenantId: tenant.tenantId, billingStatus: 'pending' })) === 0 ? true : undefined), 60_000, { intervalMs: 250, retryErrors: true });
     const all = await calls.find({ tenantId: tenant.tenantId }).toArray();
     // One call per lead: none dialled twice, none accepted left out.
     expect(new Set(all.map((c) => c.contactId)).size).toBe(all.length);
@@ -187,7 +187,7 @@ export async function expectCalledAndChargedOnce(store: StoreAccess, gw: string,
     expect(await walletProblems(billingDb, tenant.tenantId)).toEqual([]);
     // The contacts follow their calls (leads hears of each end, after its own restarts too).
     const sample = accepted.filter((_, i) => i % 25 === 0);
-    await eventually('the contacts completed', async () => ((await Promise.all(sample.map(contact))).every((c) => c.status === 'completed') ? true : undefined), 120_000);
+    await eventually('the contacts completed', async () => ((await Promise.all(sample.map(contact))).every((c) => c.status === 'completed') ? true : undefined), 120_000, { intervalMs: 250, retryErrors: true });
     // Announced at least once: each call's `call.outbound.billed` reached the endpoint, signed.
     const announced = () => new Set(receiver.at(tenant.hookPath).flatMap((r) => (r.verifiedBy.length > 0 ? [(JSON.parse(r.body) as { data: { callId: string } }).data.callId] : [])));
     await eventually(
@@ -197,7 +197,7 @@ export async function expectCalledAndChargedOnce(store: StoreAccess, gw: string,
         return all.every((c) => seen.has(String(c._id))) ? true : undefined;
       },
       120_000,
-      async () => ({ calls: all.length, announced: announced().size }),
+      { intervalMs: 250, retryErrors: true, detail: async () => ({ calls: all.length, announced: announced().size }) },
     );
     const entries = await billingDb
       .collection('wallet_entries')

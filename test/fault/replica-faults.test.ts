@@ -1,5 +1,6 @@
 import { startSystem, type System } from '../harness/system';
-import { callsAcross, connect, serviceEnv, sleep, type Conns } from './calls-across';
+import { sleep } from '../harness/wait';
+import { callsAcross, connect, serviceEnv, type Conns } from './calls-across';
 
 // Two replicas each of telephony, billing and webhooks, as the charts deploy them. Mid-stream the
 // telephony replica holding the dispatcher lease and the billing replica telephony settles calls

@@ -5,7 +5,8 @@ import { mongo } from 'mongoose';
 import { startStore, type StoreHandle } from '@voiceapi/local-infra';
 import { freePort } from '../harness/processes';
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
-import { callsAcross, connect, serviceEnv, sleep, type Conns } from './calls-across';
+import { sleep } from '../harness/wait';
+import { callsAcross, connect, serviceEnv, type Conns } from './calls-across';
 
 // The store killed with SIGKILL under write load and started again on the same port and data:
 // every write it acknowledged is there afterwards, and every service carries on by itself.

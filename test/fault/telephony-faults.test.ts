@@ -4,7 +4,8 @@ import path from 'node:path';
 import { startKafka, type KafkaHandle } from '@voiceapi/local-infra';
 import { freePort } from '../harness/processes';
 import { startSystem, type System } from '../harness/system';
-import { callsAcross, connect, serviceEnv, sleep, type Conns } from './calls-across';
+import { sleep } from '../harness/wait';
+import { callsAcross, connect, serviceEnv, type Conns } from './calls-across';
 
 // Telephony as a real process, killed with SIGKILL while calls are in progress and started again;
 // then the whole system through a Kafka restart (the scenario: ./calls-across.ts).

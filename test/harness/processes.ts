@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, createWriteStream, mkdirSync } from 'node:fs';
 import { freePorts, processNodeOptions } from '@voiceapi/local-infra';
 import path from 'node:path';
+import { eventually } from './wait';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -112,12 +113,7 @@ export function startProcess(name: string, entry: string, env: Record<string, st
   };
 }
 
+/** Until `check` answers true (a check that throws counts as not yet); `proc`'s exit fails the wait at once. */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000, proc?: Proc): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (proc && proc.child.exitCode !== null) throw new Error(`${proc.name} exited early:\n${proc.output()}`);
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} not ready within ${timeoutMs} ms${proc ? `:\n${proc.output()}` : ''}`);
+  await eventually(what, check, timeoutMs, { retryErrors: true, proc });
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import mongoose, { type Connection } from 'mongoose';
 import { ChangeFeed, connectMongo, createLogger, isTransient, storeOps } from '../src';
+import { eventually } from '../../../test/harness/wait';
 
 // What every service relies on from its store, as MongoDB 7 gives it: a conditional update of
 // one document is atomic however many callers race for it (the wallet, claims and leases depend
@@ -99,7 +100,15 @@ describe('a store that stops answering', () => {
       expect(Date.now() - started).toBeLessThan(15_000);
       frozen = false;
       // The driver opens new connections and the store answers again.
-      await eventuallyOk(() => c.insertOne({ _id: 3 }));
+      await eventually(
+        'the insert',
+        async () => {
+          await c.insertOne({ _id: 3 });
+          return true;
+        },
+        20_000,
+        { intervalMs: 200, retryErrors: true },
+      );
       expect(await c.findOne({ _id: 3 })).toEqual({ _id: 3 });
     } finally {
       await conn.close(true);
@@ -124,23 +133,18 @@ describe('a change feed across the operation timeout', () => {
       await new Promise((r) => setTimeout(r, 3_500)); // three timeouts and more, nothing written
       expect(woken).toEqual([]); // a reopened stream would have woken its caller
       await model.collection.insertOne({ n: 1 });
-      await eventuallyOk(async () => expect(woken.length).toBeGreaterThan(0));
+      await eventually(
+        'a waiter woken',
+        () => {
+          expect(woken.length).toBeGreaterThan(0);
+          return true;
+        },
+        20_000,
+        { intervalMs: 200, retryErrors: true },
+      );
     } finally {
       await feed.stop();
       await conn.close(true);
     }
   });
 });
-
-async function eventuallyOk(step: () => Promise<unknown>): Promise<void> {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    try {
-      await step();
-      return;
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}

@@ -6,21 +6,11 @@ import { startBilling } from '../../billing/src/main';
 import { startWebhooks } from '../../webhooks/src/main';
 import { windowDecision } from '../src/domain/calling-window';
 import { startLeads } from '../src/main';
+import { eventually, sleep } from '../../../test/harness/wait';
 
 const { TelephonyCallEvent, LeadsDialEvent, LeadsContactEvent, CallDirection: ED } = voiceapi.events.v1;
 type LeadInput = voiceapi.leads.v1.LeadInput;
 type Client = ReturnType<typeof createPromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>>;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`not in time: ${what}`);
-    await sleep(100);
-  }
-}
 
 // The leads service in-process against the harness's real store and Kafka, called over real
 // gRPC, with a real billing service for its credit check; call outcomes arrive as Kafka events.
@@ -83,7 +73,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     ...extra,
   });
   const contact = async (ctx: CallContext, id: string) => (await client.getContact({ id }, ctx)).contact!;
-  const dialsOf = (contactId: string) => eventually(`a dial request for ${contactId}`, async () => dials.get(contactId));
+  const dialsOf = (contactId: string) => eventually(`a dial request for ${contactId}`, async () => dials.get(contactId), 20_000);
   const ended = (ctx: CallContext, contactId: string, callId: string, outcome: string, optOut = false) =>
     publisher.send([
       eventRecord(TelephonyCallEvent, callId, {
@@ -260,8 +250,8 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
         contacts.set(ctx, c.id);
       }
       // Telephony hears of every cancellation; the tenant's webhooks only of the reading tenant's.
-      await eventually('every cancellation announced to telephony', async () => ([...contacts.values()].every((id) => cancelled.includes(id)) ? true : undefined));
-      await eventually("the reading tenant's change announced", async () => changes.get(contacts.get(reads)!));
+      await eventually('every cancellation announced to telephony', async () => ([...contacts.values()].every((id) => cancelled.includes(id)) ? true : undefined), 20_000);
+      await eventually("the reading tenant's change announced", async () => changes.get(contacts.get(reads)!), 20_000);
       await sleep(500); // the others' changes, had they been announced, were released with their cancellations
       expect(changes.get(contacts.get(reads)!)).toEqual(['cancelled']);
       expect([changes.get(contacts.get(billedOnly)!), changes.get(contacts.get(none)!)]).toEqual([undefined, undefined]);
@@ -272,7 +262,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       const id = await campaign(none);
       const later = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550701') }, none)).contact!;
       await client.cancelContact({ id: later.id }, none);
-      expect(await eventually('the change announced after the endpoint was registered', async () => changes.get(later.id))).toEqual(['cancelled']);
+      expect(await eventually('the change announced after the endpoint was registered', async () => changes.get(later.id), 20_000)).toEqual(['cancelled']);
     } finally {
       webhooksClient.close();
     }
@@ -317,26 +307,30 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect((await client.claimDial({ contactId: c.id, dialId: `${c.id}:1` }, a)).allowed).toBe(true);
     const endedAt = Date.now();
     await ended(a, c.id, `call-${randomUUID()}`, 'no_answer');
-    const retry = await eventually('the retry', async () => {
-      const x = await contact(a, c.id);
-      return x.status === 'scheduled' ? x : undefined;
-    });
+    const retry = await eventually(
+      'the retry',
+      async () => {
+        const x = await contact(a, c.id);
+        return x.status === 'scheduled' ? x : undefined;
+      },
+      20_000,
+    );
     expect(retry).toMatchObject({ attempts: 1, lastOutcome: 'no_answer' });
     expect(Math.abs(retry.nextAttemptTime!.getTime() - (endedAt + 60_000))).toBeLessThan(5_000);
     await conn.collection('schedule').updateOne({ _id: `${c.id}:dial` } as never, { $set: { dueAt: new Date(Date.now() - 1000) } });
     await svc.scheduler.runNow();
-    await eventually('the second dial request', async () => ((dials.get(c.id)?.length ?? 0) >= 2 ? true : undefined));
+    await eventually('the second dial request', async () => ((dials.get(c.id)?.length ?? 0) >= 2 ? true : undefined), 20_000);
     expect(dials.get(c.id)).toEqual([`${c.id}:1`, `${c.id}:2`]);
     expect((await client.claimDial({ contactId: c.id, dialId: `${c.id}:2` }, a)).allowed).toBe(true);
     await ended(a, c.id, `call-${randomUUID()}`, 'busy');
-    await eventually('failed at the limit', async () => ((await contact(a, c.id)).status === 'failed' ? true : undefined));
+    await eventually('failed at the limit', async () => ((await contact(a, c.id)).status === 'failed' ? true : undefined), 20_000);
     expect(await contact(a, c.id)).toMatchObject({ attempts: 2, endReason: 'max_attempts', lastOutcome: 'busy' });
 
     const o = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550005') }, a)).contact!;
     const followup = await client.createFollowup({ contactId: o.id, scheduledTime: new Date(Date.now() + 86_400_000) }, a);
     expect((await client.claimDial({ contactId: o.id, dialId: `${o.id}:1` }, a)).allowed).toBe(true);
     await ended(a, o.id, `call-${randomUUID()}`, 'completed', true);
-    await eventually('the opt-out', async () => ((await contact(a, o.id)).endReason === 'opted_out' ? true : undefined));
+    await eventually('the opt-out', async () => ((await contact(a, o.id)).endReason === 'opted_out' ? true : undefined), 20_000);
     expect(await contact(a, o.id)).toMatchObject({ status: 'completed', endReason: 'opted_out' });
     expect((await rejection(client.ingestLead({ campaignId: id, lead: callLead('+14155550005') }, a))).details).toEqual([{ path: 'phone', message: "on the tenant's do-not-call list" }]);
     expect(await conn.collection('schedule').countDocuments({ contactId: o.id })).toBe(0);
@@ -368,16 +362,20 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
 
     const c = (await client.ingestLead({ campaignId: id, lead: lead({ whatsappParams: { '1': 'Ada', '2': 'Tue {{3}}' }, templateVariables: { first_name: 'Ada', link: 'https://x.example' } }) }, a)).contact!;
     expect(c.compliance).toBeUndefined();
-    const sent = await eventually('both messages sent', async () => {
-      const list = (await client.listMessages({ channel: '', limit: 10 }, a)).messages;
-      return list.length === 2 && list.every((m) => m.status === 'sent') ? list : undefined;
-    });
+    const sent = await eventually(
+      'both messages sent',
+      async () => {
+        const list = (await client.listMessages({ channel: '', limit: 10 }, a)).messages;
+        return list.length === 2 && list.every((m) => m.status === 'sent') ? list : undefined;
+      },
+      20_000,
+    );
     expect(sent.map((m) => [m.channel, m.to, m.subject ?? null, m.body]).sort()).toEqual([
       ['email', 'ada@example.com', 'Hello Ada', 'Dear Ada, see https://x.example'],
       ['whatsapp', '+14155550300', null, 'Hi Ada, your slot is Tue {{3}}'],
     ]);
     expect((await client.listMessages({ channel: 'email', limit: 10 }, a)).messages).toHaveLength(1);
-    await eventually('messaged', async () => ((await contact(a, c.id)).status === 'messaged' ? true : undefined));
+    await eventually('messaged', async () => ((await contact(a, c.id)).status === 'messaged' ? true : undefined), 20_000);
   });
 
   it('stores an ingest sent again with its operation id once, and answers the contact the first try stored', async () => {
@@ -462,7 +460,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(await conn.collection('contacts').countDocuments({ phone: '+14155550600', tenantId: a.tenantId })).toBe(0);
     expect(await conn.collection('do_not_call_tenant').countDocuments({ _id: `${a.tenantId}:+14155550600` } as never)).toBe(1);
     // Announced once, so telephony erases the calls' personal data too.
-    await eventually('ContactDeleted published', async () => (deleted.some((d) => d.contactId === c.id) ? true : undefined));
+    await eventually('ContactDeleted published', async () => (deleted.some((d) => d.contactId === c.id) ? true : undefined), 20_000);
     expect(deleted.filter((d) => d.contactId === c.id)).toEqual([{ tenantId: a.tenantId, contactId: c.id }]);
   });
 

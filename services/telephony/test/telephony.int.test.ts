@@ -7,6 +7,7 @@ import { startLeads } from '../../leads/src/main';
 import { RecordingTokens } from '../src/domain/recording-token';
 import { startTelephony } from '../src/main';
 import type { Call as CallRow } from '../src/domain/call';
+import { eventually, sleep } from '../../../test/harness/wait';
 import { CallStore } from '../src/store/call-store';
 import { LineStore, type Line } from '../src/store/line-store';
 
@@ -14,16 +15,6 @@ type Telephony = ReturnType<typeof createPromiseClient<typeof voiceapi.telephony
 type Leads = ReturnType<typeof createPromiseClient<typeof voiceapi.leads.v1.LeadsServiceService>>;
 type Billing = ReturnType<typeof createPromiseClient<typeof voiceapi.billing.v1.BillingServiceService>>;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`not in time: ${what}`);
-    await sleep(100);
-  }
-}
 const rejection = async (p: Promise<unknown>): Promise<DomainError> => {
   const err = await p.then(
     () => undefined,

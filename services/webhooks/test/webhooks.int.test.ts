@@ -3,6 +3,7 @@ import mongoose from 'mongoose';
 import { createKafka, createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { startWebhooks } from '../src/main';
+import { eventually } from '../../../test/harness/wait';
 import { Receiver, type Answer } from './receiver';
 
 const { BillingEvent, LeadsEvent, CallDirection } = voiceapi.events.v1;
@@ -28,15 +29,6 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     );
     if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
     return err;
-  };
-  const waitFor = async <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> => {
-    const until = Date.now() + ms;
-    for (;;) {
-      const v = await probe();
-      if (v) return v;
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
   };
   /** Registers an endpoint at a fresh path of the receiver; the receiver learns its secret. */
   const endpoint = async (ctx: CallContext, events: string[] = [], path = `/${randomUUID()}`) => {
@@ -151,13 +143,13 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     const usageOnly = await endpoint(ctx, ['credits.usage']);
     const callId = randomUUID();
     await publisher.send([billed(ctx, callId), statusChanged(ctx)]);
-    const got = await waitFor('two deliveries', () => (receiver.at(all.path).length >= 2 ? receiver.at(all.path) : undefined));
+    const got = await eventually('two deliveries', () => (receiver.at(all.path).length >= 2 ? receiver.at(all.path) : undefined), 30_000, { intervalMs: 50 });
     const bodies = got.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
     expect(bodies.map((b) => b.type).sort()).toEqual(['call.outbound.billed', 'contact.status_changed']);
     expect(bodies.find((b) => b.type === 'call.outbound.billed')!.data).toMatchObject({ callId, creditsCharged: 4, balanceAfter: 96, billingStatus: 'charged', transactionId: `tx-${callId}`, sandbox: false });
     expect(bodies.find((b) => b.type === 'contact.status_changed')!.data).toMatchObject({ status: 'completed', sandbox: true });
     expect(got.every((r) => r.verifiedBy.length === 1 && r.headers['content-type'] === 'application/json')).toBe(true);
-    await waitFor('succeeded', async () => (await deliveries(all.id)).every((d) => d.status === 'succeeded'));
+    await eventually('succeeded', async () => (await deliveries(all.id)).every((d) => d.status === 'succeeded'), 30_000, { intervalMs: 50 });
     expect((await deliveries(all.id)).map((d) => ({ attempts: d.attempts, status: d.status, code: d.lastStatusCode }))).toEqual([
       { attempts: 1, status: 'succeeded', code: 204 },
       { attempts: 1, status: 'succeeded', code: 204 },
@@ -166,7 +158,7 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     // The same platform event again (Kafka redelivers), then a new one: only the new one is sent.
     await publisher.send([billed(ctx, callId)]);
     await publisher.send([billed(ctx)]);
-    await waitFor('the new event', () => receiver.at(all.path).length >= 3);
+    await eventually('the new event', () => receiver.at(all.path).length >= 3, 30_000, { intervalMs: 50 });
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.at(all.path)).toHaveLength(3);
     expect(receiver.at(all.path).filter((r) => (JSON.parse(r.body) as { data: { callId?: string } }).data.callId === callId)).toHaveLength(1);
@@ -187,7 +179,7 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
         return { status: 200 };
       };
       await publisher.send([billed(ctx)]);
-      const got = await waitFor('the fifth attempt', () => (receiver.at(ep.path).length >= 5 ? receiver.at(ep.path) : undefined), 20_000);
+      const got = await eventually('the fifth attempt', () => (receiver.at(ep.path).length >= 5 ? receiver.at(ep.path) : undefined), 20_000, { intervalMs: 50 });
       expect(new Set(got.map((r) => r.id)).size).toBe(1);
       expect(new Set(got.map((r) => r.body)).size).toBe(1);
       expect(got.every((r) => r.verifiedBy.length === 1)).toBe(true);
@@ -195,7 +187,7 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       expect(got[2]!.at - got[1]!.at).toBeGreaterThanOrEqual(950);
       // The redirect was an answer, not followed.
       expect(target.received).toEqual([]);
-      const [d] = await waitFor('succeeded', async () => ((await deliveries(ep.id))[0]?.status === 'succeeded' ? deliveries(ep.id) : undefined));
+      const [d] = await eventually('succeeded', async () => ((await deliveries(ep.id))[0]?.status === 'succeeded' ? deliveries(ep.id) : undefined), 30_000, { intervalMs: 50 });
       expect({ attempts: d!.attempts, code: d!.lastStatusCode }).toEqual({ attempts: 5, code: 200 });
       expect((await svc.deliveries.attempts(d!.id)).map((a) => a.statusCode ?? a.error)).toEqual([503, 429, 'timeout', 302, 200]);
     } finally {
@@ -210,7 +202,7 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     receiver.behave = (path) => (path === ep.path ? { status: 200, bodyBytes: 10 * 1024 * 1024 } : { status: 204 });
     try {
       await publisher.send([billed(ctx)]);
-      await waitFor('succeeded', async () => (await deliveries(ep.id))[0]?.status === 'succeeded');
+      await eventually('succeeded', async () => (await deliveries(ep.id))[0]?.status === 'succeeded', 30_000, { intervalMs: 50 });
       expect(receiver.at(ep.path)).toHaveLength(1);
     } finally {
       receiver.behave = () => ({ status: 204 });
@@ -225,15 +217,15 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     try {
       const since = new Date(Date.now() - 1_000);
       await publisher.send([billed(ctx)]);
-      const [failed] = await waitFor('failed', async () => ((await deliveries(ep.id))[0]?.status === 'failed' ? deliveries(ep.id) : undefined));
+      const [failed] = await eventually('failed', async () => ((await deliveries(ep.id))[0]?.status === 'failed' ? deliveries(ep.id) : undefined), 30_000, { intervalMs: 50 });
       expect({ attempts: failed!.attempts, code: failed!.lastStatusCode, next: failed!.nextAttemptTime }).toEqual({ attempts: 5, code: 500, next: undefined });
       // A second event that succeeds is not sent again by the recovery.
       down = false;
       await publisher.send([billed(ctx)]);
-      await waitFor('second delivered', async () => (await deliveries(ep.id)).filter((d) => d.status === 'succeeded').length === 1);
+      await eventually('second delivered', async () => (await deliveries(ep.id)).filter((d) => d.status === 'succeeded').length === 1, 30_000, { intervalMs: 50 });
       const before = receiver.at(ep.path).length;
       expect((await client.recoverDeliveries({ endpointId: ep.id, since }, {})).queued).toBe(1);
-      await waitFor('recovered', async () => (await deliveries(ep.id)).every((d) => d.status === 'succeeded'));
+      await eventually('recovered', async () => (await deliveries(ep.id)).every((d) => d.status === 'succeeded'), 30_000, { intervalMs: 50 });
       const again = receiver.at(ep.path).slice(before);
       expect(again).toHaveLength(1);
       expect(again[0]!.id).toBe(failed!.eventId);
@@ -252,11 +244,11 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     try {
       const since = new Date(Date.now() - 1_000);
       await publisher.send([billed(ctx)]);
-      await waitFor('disabled', async () => (await client.listEndpoints({}, ctx)).endpoints[0]?.status === 'disabled');
+      await eventually('disabled', async () => (await client.listEndpoints({}, ctx)).endpoints[0]?.status === 'disabled', 30_000, { intervalMs: 50 });
       expect((await client.listEndpoints({}, ctx)).endpoints[0]).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
       // An event while it is disabled is kept, failed without an attempt, for a recovery to send.
       await publisher.send([billed(ctx)]);
-      const both = await waitFor('the second delivery', async () => ((await deliveries(ep.id)).length === 2 ? deliveries(ep.id) : undefined));
+      const both = await eventually('the second delivery', async () => ((await deliveries(ep.id)).length === 2 ? deliveries(ep.id) : undefined), 30_000, { intervalMs: 50 });
       expect(both.map((d) => ({ status: d.status, attempts: d.attempts, code: d.lastStatusCode, error: d.lastError }))).toEqual([
         { status: 'failed', attempts: 0, code: undefined, error: 'endpoint_disabled' },
         { status: 'failed', attempts: 1, code: 410, error: undefined },
@@ -264,7 +256,7 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       expect(receiver.at(ep.path)).toHaveLength(1);
       gone = false;
       expect((await client.recoverDeliveries({ endpointId: ep.id, since }, {})).queued).toBe(2);
-      await waitFor('both delivered after recovery', () => receiver.at(ep.path).length === 3);
+      await eventually('both delivered after recovery', () => receiver.at(ep.path).length === 3, 30_000, { intervalMs: 50 });
       expect(new Set(receiver.at(ep.path).map((r) => r.id)).size).toBe(2);
       expect((await client.listEndpoints({}, ctx)).endpoints[0]).toMatchObject({ status: 'enabled' });
       expect((await client.listEndpoints({}, ctx)).endpoints[0]!.disabledReason).toBeUndefined();
@@ -281,7 +273,7 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     expect(rotated.secret).not.toBe(ep.secret);
     receiver.secrets.set(ep.path, [ep.secret, rotated.secret]);
     await publisher.send([billed(ctx)]);
-    const [r] = await waitFor('delivered', () => (receiver.at(ep.path).length === 1 ? receiver.at(ep.path) : undefined));
+    const [r] = await eventually('delivered', () => (receiver.at(ep.path).length === 1 ? receiver.at(ep.path) : undefined), 30_000, { intervalMs: 50 });
     expect(r!.verifiedBy).toEqual([0, 1]);
     expect(String(r!.headers['webhook-signature']).split(' ')).toHaveLength(2);
   });
@@ -291,7 +283,7 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     const other = tenant();
     const marker = await endpoint(other);
     await publisher.send([billed(ctx), billed(other)]);
-    await waitFor('the other tenant’s event', () => receiver.at(marker.path).length === 1);
+    await eventually('the other tenant’s event', () => receiver.at(marker.path).length === 1, 30_000, { intervalMs: 50 });
     expect(await conn.collection('deliveries').countDocuments({ tenantId: ctx.tenantId })).toBe(0);
     expect(await conn.collection('messages').countDocuments({ tenantId: ctx.tenantId })).toBe(0);
   });
@@ -315,10 +307,10 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
         return n >= before + 10_000;
       };
       // Generous: the 10,000 events are taken in well within it on the local store.
-      await waitFor('the burst taken in', takenIn, 280_000);
+      await eventually('the burst taken in', takenIn, 280_000, { intervalMs: 50 });
       // …and the healthy tenant's events go out at once meanwhile.
       await publisher.send(Array.from({ length: 5 }, () => billed(healthy)));
-      await waitFor('healthy deliveries', () => receiver.at(healthyEp.path).length === 5, 10_000);
+      await eventually('healthy deliveries', () => receiver.at(healthyEp.path).length === 5, 10_000, { intervalMs: 50 });
       expect(receiver.at(healthyEp.path).every((r) => r.verifiedBy.length === 1)).toBe(true);
       expect(receiver.at(slowEp.path).length).toBeLessThan(1_000);
     } finally {

@@ -1,5 +1,6 @@
 import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { createServer, type AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createPromiseClient } from './client';
 import type { UnaryServiceDef } from './types';
 
@@ -36,7 +37,6 @@ async function serve(port: number, handlers: { getThing?: Handler; putThing?: Ha
 }
 
 const ctx = { tenantId: 't1', keyMode: 'live' as const };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('gRPC client over a restart', () => {
   const servers: Server[] = [];
