@@ -275,8 +275,14 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    */
   crossTenant(why: string): CrossTenantAccess<D, Id> {
     if (why.trim().length < 10) throw new Error('say why this lookup cannot be scoped to a tenant');
-    return new CrossTenantAccess(this.model, this.ids);
+    // One handle per reason: its shared reads and writes coalesce across the calls that give it
+    // (reasons are string literals at their call sites, test/conformance checks it, so few).
+    let handle = this.crossTenantHandles.get(why);
+    if (!handle) this.crossTenantHandles.set(why, (handle = new CrossTenantAccess(this.model, this.ids)));
+    return handle;
   }
+
+  private readonly crossTenantHandles = new Map<string, CrossTenantAccess<D, Id>>();
 
   private scoped(scope: TenantScope, filter: ScopedFilter<D>): FilterQuery<D> {
     return { ...filter, tenantId: scope.tenantId };

@@ -118,15 +118,12 @@ export type CallEnd = Pick<Call, 'status' | 'outcome' | 'endedAt' | 'durationSec
 export class CallStore {
   private readonly calls: TenantCollection<CallDoc, string>;
   private readonly details: TenantCollection<DetailsDoc, string>;
-  /** Lifecycle writes by call id: the dialer, recovery and billing's outcomes carry the tenant in the call. */
-  private readonly internal;
   /** Billing's outcomes arriving together: one bulk update, then one read of the rows they changed. */
   private readonly billingWrites = new Coalescer<BillingOutcome, Call | null>((outcomes) => this.writeBilling(outcomes));
 
   constructor(conn: Connection) {
     this.calls = new TenantCollection((conn.models.Call as Model<CallDoc> | undefined) ?? conn.model<CallDoc>('Call', callSchema), stringIds, callQueryShapes);
     this.details = new TenantCollection((conn.models.CallDetails as Model<DetailsDoc> | undefined) ?? conn.model<DetailsDoc>('CallDetails', detailsSchema), stringIds, []);
-    this.internal = this.calls.crossTenant('call lifecycle and billing outcomes are keyed by call id; the row carries its tenant');
   }
 
   /** True when this insert created the call; false when a call with its id exists already. Calls created together are inserted together. */
@@ -144,7 +141,7 @@ export class CallStore {
   /** Any tenant's call, for the lifecycle that already knows the call (its tenant is in the row). */
   async byId(id: string): Promise<Call | null> {
     // Calls ending together read their rows together.
-    const doc = await this.internal.findByIdShared(id);
+    const doc = await this.calls.crossTenant('a call is found and moved by its id alone; its row carries its tenant').findByIdShared(id);
     return doc ? toCall(doc) : null;
   }
 
@@ -200,13 +197,14 @@ export class CallStore {
   }
 
   private async writeBilling(outcomes: BillingOutcome[]): Promise<(Call | null)[]> {
-    await this.internal.updateManyById(outcomes.map((o) => ({ id: o.id, tenantId: o.tenantId, update: { $set: o.fields, $unset: { settleDueAt: 1 } } })));
-    return (await this.internal.findManyById(outcomes)).map((row) => row && toCall(row));
+    const byCallId = this.calls.crossTenant("billing's outcomes name each call's tenant; each is written under it");
+    await byCallId.updateManyById(outcomes.map((o) => ({ id: o.id, tenantId: o.tenantId, update: { $set: o.fields, $unset: { settleDueAt: 1 } } })));
+    return (await byCallId.findManyById(outcomes)).map((row) => row && toCall(row));
   }
 
   /** Calls of every tenant that ended without their charge and are due to be settled again. */
   async dueForSettlement(now: Date, limit: number): Promise<Call[]> {
-    return (await this.internal.find({ settleDueAt: { $lte: now } }, { limit })).map(toCall);
+    return (await this.calls.crossTenant('the settlement retry settles the calls of every tenant billing could not settle').find({ settleDueAt: { $lte: now } }, { limit })).map(toCall);
   }
 
   async saveDetails(scope: TenantScope, id: string, transcript: TranscriptTurn[], analysis: CallAnalysis | undefined): Promise<void> {
@@ -245,7 +243,7 @@ export class CallStore {
    * asked together (a pass's dials ringing, calls answered or ending at once) are written together.
    */
   private async move(id: string, move: Move, set: Partial<Call>, from: readonly CallStatus[]): Promise<Call | null> {
-    const doc = await this.internal.updateByIdShared(id, { $set: set }, { where: { status: { $in: [...from] } }, mark: `moves.${move}` });
+    const doc = await this.calls.crossTenant('a call is found and moved by its id alone; its row carries its tenant').updateByIdShared(id, { $set: set }, { where: { status: { $in: [...from] } }, mark: `moves.${move}` });
     return doc ? toCall(doc) : null;
   }
 }

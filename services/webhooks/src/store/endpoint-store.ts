@@ -84,18 +84,14 @@ export class EndpointStore {
 
   /** The operator acts on an endpoint by id, whatever its tenant; so does the dispatcher. */
   get(id: string): Promise<EndpointDoc | null> {
-    return this.any().findById(id);
+    return this.endpoints.crossTenant('the operator and the dispatcher act on an endpoint by its id').findById(id);
   }
 
   async update(id: string, set: Partial<Omit<EndpointDoc, '_id' | 'tenantId'>>, unset: (keyof EndpointDoc)[] = [], where?: Record<string, unknown>): Promise<EndpointDoc | null> {
     const update = { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) };
-    const updated = await this.any().updateById(id, update, where ? { where } : {});
+    const updated = await this.endpoints.crossTenant('the operator and the dispatcher change an endpoint by its id').updateById(id, update, where ? { where } : {});
     // This process reads its own write at once; the change stream tells the other replicas.
     this.cache.forgetAll();
     return updated;
-  }
-
-  private any() {
-    return this.endpoints.crossTenant('operator and dispatcher act on an endpoint by its id');
   }
 }
