@@ -17,7 +17,6 @@ export * from './mongo/blob-store';
 export * from './mongo/lease';
 export * from './mongo/change-feed';
 export * from './mongo/read-cache';
-export * from './mongo/walk';
 export * from './mongo/store-ops';
 export * from './mongo/query-shapes';
 export * from './mongo/query-check';

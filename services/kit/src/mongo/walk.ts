@@ -17,10 +17,3 @@ export async function* pagesByPrimaryKey<D extends { _id: unknown }>(model: Mode
     after = docs[docs.length - 1]!._id;
   }
 }
-
-/** Every document of a small collection, read in pages along the primary key. */
-export async function allByPrimaryKey<D extends { _id: string }>(model: Model<D>, pageSize = 500): Promise<D[]> {
-  const out: D[] = [];
-  for await (const page of pagesByPrimaryKey(model, {}, pageSize)) out.push(...page);
-  return out;
-}
