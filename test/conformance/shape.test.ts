@@ -112,6 +112,29 @@ describe('announced writes', () => {
   });
 });
 
+describe('announcements: one form in every service', () => {
+  // events/publish.ts implements the service's port for announcing (declared in usecases/ports.ts)
+  // with one factory over the kit's outbox; use cases speak only to the port, never to the adapter.
+  const withPublish = SERVICES.filter((s) => existsSync(path.join(ROOT, `services/${s}/src/events/publish.ts`)));
+
+  it.each(withPublish)('%s: events/publish.ts exports one factory returning a port of usecases/ports.ts', (service) => {
+    const src = read(`services/${service}/src/events/publish.ts`);
+    const exported = [...src.matchAll(/^export\s+(?:async\s+)?(function|const|class|interface|type)\s+(\w+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(exported).toHaveLength(1);
+    const factory = /^export function (\w+Events)\([^)]*\): (\w+) \{/m.exec(src);
+    expect({ factory: factory?.[1] }).toEqual({ factory: expect.stringMatching(/Events$/) });
+    const port = factory![2]!;
+    expect(new RegExp(`import type \\{[^}]*\\b${port}\\b[^}]*\\} from '\\.\\./usecases/ports'`).test(src)).toBe(true);
+  });
+
+  it.each(SERVICES)('%s: no use case imports the events adapter', (service) => {
+    const dir = `services/${service}/src/usecases`;
+    if (!existsSync(path.join(ROOT, dir))) return;
+    const importing = readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && /from '\.\.\/events\//.test(read(`${dir}/${f}`)));
+    expect(importing).toEqual([]);
+  });
+});
+
 describe('background work', () => {
   // Every background job is the kit's Worker (lease, wake-ups, lag metric, clean stop): a timer
   // loop written by hand in a service or the gateway fails here. In-memory housekeeping that

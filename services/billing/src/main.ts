@@ -1,7 +1,7 @@
 import { cachedRead, Lease, LEASE_TTL_MS, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rateCard, readConfig } from './config';
-import { Announcements } from './events/publish';
+import { billingEvents } from './events/publish';
 import { billingService } from './grpc/billing-server';
 import { AuditStore } from './store/audit-store';
 import { CallStore } from './store/call-store';
@@ -35,7 +35,7 @@ export async function startBilling(env: Record<string, string | undefined> = pro
   });
 
   const metrics = serviceMetrics('billing');
-  const announcements = new Announcements(outbox, store, rates.outboundPerMinute);
+  const announcements = billingEvents(outbox, store, rates.outboundPerMinute);
   const wallets = new Wallets(store, log, (scope, entries, before) => announcements.ledgerEntries(scope, entries, before));
   lifecycle.onStop('wallet head hints', () => wallets.stop());
   const creditsCharged = metrics.counter<{ type: string }>('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' });

@@ -38,6 +38,7 @@ import { CreditView } from './usecases/credit-check';
 import { LeadIngest } from './usecases/leads';
 import { ContactLifecycle } from './usecases/lifecycle';
 import { MessageFollowups, Messaging, RecordingMessageAdapter } from './usecases/messaging';
+import { leadEvents } from './events/publish';
 import { Templates } from './usecases/templates';
 
 /** Due dials read in one scheduler pass. */
@@ -92,7 +93,8 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   const checks = new ComplianceChecks(dnc);
   const webhooks = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, cfg.WEBHOOKS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.webhooks.v1.WebhooksServiceDefinition });
   lifecycle.onStop('webhooks client', () => webhooks.close());
-  const lifecycleOfContacts = new ContactLifecycle(contacts, outbox, webhookReaders(webhooks, cfg.WEBHOOK_TYPES_CACHE_MS), now);
+  const announced = leadEvents(outbox);
+  const lifecycleOfContacts = new ContactLifecycle(contacts, announced, webhookReaders(webhooks, cfg.WEBHOOK_TYPES_CACHE_MS), now);
   const messaging = new Messaging({ messages, contacts, lifecycle: lifecycleOfContacts, adapter: new RecordingMessageAdapter(), log, now });
   const dialing = new Dialing({
     campaigns,
@@ -102,7 +104,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
     dnc,
     checks,
     lifecycle: lifecycleOfContacts,
-    messageFollowups: new MessageFollowups({ templates, messages, outbox, now }),
+    messageFollowups: new MessageFollowups({ templates, messages, outbox: announced, now }),
     log,
     now,
   });
@@ -116,11 +118,11 @@ export async function startLeads(env: Record<string, string | undefined> = proce
       messages,
       checks,
       credits,
-      writer: new AcceptWriter({ contacts, messages, schedule, outbox, log }),
+      writer: new AcceptWriter({ contacts, messages, schedule, outbox: announced, log }),
       now,
       metrics: { leads: serviceMetrics('leads').counter('leads', { description: 'Leads by outcome: queued, scheduled, sandbox_accepted, or the reason refused' }) },
     }),
-    contacts: new Contacts({ contacts, followups, schedule, messages, lifecycle: lifecycleOfContacts, outbox, now }),
+    contacts: new Contacts({ contacts, followups, schedule, messages, lifecycle: lifecycleOfContacts, outbox: announced, now }),
     routes: new EventRoutes(routes, campaigns, now),
     templates: new Templates(templates, now),
     doNotCall: new DoNotCall(dnc, now),

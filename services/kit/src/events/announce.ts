@@ -15,11 +15,11 @@ import type { EventRecord } from './kafka';
 export type ReadBack = { collection: string; filter: Record<string, unknown>; applied: 'present' | 'absent' } | { applied: 'always'; why: string };
 
 /** What `announce` needs besides the events and the write. */
-export interface AnnounceOptions<R> {
+export interface AnnounceOptions<R, E = EventRecord> {
   /** Whether the write's result is the change announced (default: always). False (an update that matched nothing, a delete of nothing) drops the events. */
   applied?: (result: R) => boolean;
   /** How to read back whether the write happened, for all the events or for each one (a batch that may be written part-way). */
-  readBack: ReadBack | ((event: EventRecord) => ReadBack);
+  readBack: ReadBack | ((event: E) => ReadBack);
   /** Every event's key is new (see `Outbox.addRecords`). */
   freshKeys?: boolean;
 }

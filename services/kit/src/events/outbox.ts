@@ -157,14 +157,27 @@ export class Outbox implements Announcer {
     return records.map((r) => r.eventId);
   }
 
+  /**
+   * Stores events that may have been stored before under the same ids (an announcement repeated
+   * by a retry or by recovery: its ids come from what it announces); those are left as they are.
+   */
+  addOnce(records: readonly EventRecord[]): Promise<void> {
+    return this.storeOnce({ records, freshKeys: false });
+  }
+
   /** Stores the events held; one stored before under its id (an earlier try of the same write) is kept as it is. */
-  private async hold(records: readonly EventRecord[], readBacks: readonly ReadBack[], freshKeys: boolean): Promise<void> {
+  private hold(records: readonly EventRecord[], readBacks: readonly ReadBack[], freshKeys: boolean): Promise<void> {
+    return this.storeOnce({ records, readBacks, freshKeys });
+  }
+
+  /** Stores the add; if some of its events were stored before, the rest one by one. */
+  private async storeOnce(add: PendingAdd): Promise<void> {
     try {
-      await this.store({ records, readBacks, freshKeys });
+      await this.store(add);
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
-      for (const [i, record] of records.entries()) {
-        await this.store({ records: [record], readBacks: [readBacks[i]!], freshKeys: false }).catch((e: unknown) => {
+      for (const [i, record] of add.records.entries()) {
+        await this.store({ records: [record], ...(add.readBacks && { readBacks: [add.readBacks[i]!] }), freshKeys: false }).catch((e: unknown) => {
           if (!isDuplicateKeyError(e)) throw e;
         });
       }

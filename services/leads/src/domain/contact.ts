@@ -19,6 +19,9 @@ export const PENDING: readonly ContactStatus[] = ['scheduled', 'queued', 'dialin
 /** Statuses a dial may be claimed from. */
 export const DIALABLE: readonly ContactStatus[] = ['scheduled', 'queued'];
 
+/** A dial request's id: the contact and its dispatch (a contact is dispatched again only after its last dial ended). */
+export const dialId = (contactId: string, dispatch: number): string => `${contactId}:${dispatch}`;
+
 export interface Consent {
   outboundCall: boolean;
   capturedAt?: Date;

@@ -1,6 +1,7 @@
-import { eventRecord, type EventRecord } from '@voiceapi/kit';
+import { eventRecord, type Announcer, type EventRecord } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import type { Campaign, Contact, ContactRef, ContactStatus } from '../domain/contact';
+import { dialId, type Campaign, type Contact, type ContactRef, type ContactStatus } from '../domain/contact';
+import type { LeadEvent, LeadEvents } from '../usecases/ports';
 
 const { LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent } = voiceapi.events.v1;
 
@@ -11,10 +12,33 @@ const { LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent } = voiceapi.events
  * Ids are derived from what they announce, so writing one again (a retried dispatch) stores or
  * publishes the same event, which consumers skip: a dial request's id is its dial id.
  */
+export function leadEvents(outbox: Announcer): LeadEvents {
+  return {
+    announce(events, write, opts) {
+      const records = events.map(recordOf);
+      const { readBack } = opts;
+      const eventOf = new Map(records.map((r, i) => [r, events[i]!]));
+      return outbox.announce(records, write, { ...opts, readBack: typeof readBack === 'function' ? (r) => readBack(eventOf.get(r)!) : readBack });
+    },
+  };
+}
 
-export const dialId = (contactId: string, dispatch: number): string => `${contactId}:${dispatch}`;
+function recordOf(e: LeadEvent): EventRecord {
+  switch (e.kind) {
+    case 'dialRequested':
+      return dialRequested(e.tenantId, e.contact, e.campaign, e.dispatch, e.at);
+    case 'messageRequested':
+      return messageRequested(e.tenantId, e.contactId, e.messageId, e.channel, e.at);
+    case 'statusChanged':
+      return statusChanged(e.tenantId, e.before, e.status, e.at, e.endReason);
+    case 'contactCancelled':
+      return contactCancelled(e.tenantId, e.contactId, e.at);
+    case 'contactDeleted':
+      return contactDeleted(e.tenantId, e.contactId, e.at);
+  }
+}
 
-export function dialRequested(tenantId: string, contact: Contact, campaign: Campaign, dispatch: number, now: Date): EventRecord {
+function dialRequested(tenantId: string, contact: Contact, campaign: Campaign, dispatch: number, now: Date): EventRecord {
   const id = dialId(contact.id, dispatch);
   return eventRecord(
     LeadsDialEvent,
@@ -40,12 +64,12 @@ export function dialRequested(tenantId: string, contact: Contact, campaign: Camp
   );
 }
 
-export function messageRequested(tenantId: string, contactId: string, messageId: string, channel: string, now: Date): EventRecord {
+function messageRequested(tenantId: string, contactId: string, messageId: string, channel: string, now: Date): EventRecord {
   return eventRecord(LeadsMessageEvent, contactId, { occurTime: now, event: { $case: 'messageRequested', messageRequested: { messageId, tenantId, contactId, channel } } }, `message:${messageId}`);
 }
 
 /** A contact's status change, for the tenant's webhooks. */
-export function statusChanged(tenantId: string, before: ContactRef, status: ContactStatus, now: Date, endReason?: string): EventRecord {
+function statusChanged(tenantId: string, before: ContactRef, status: ContactStatus, now: Date, endReason?: string): EventRecord {
   return eventRecord(LeadsContactEvent, before.id, {
     occurTime: now,
     event: {
@@ -64,11 +88,11 @@ export function statusChanged(tenantId: string, before: ContactRef, status: Cont
 }
 
 /** A contact cancelled: telephony drops its waiting dials. */
-export function contactCancelled(tenantId: string, contactId: string, now: Date): EventRecord {
+function contactCancelled(tenantId: string, contactId: string, now: Date): EventRecord {
   return eventRecord(LeadsDialEvent, contactId, { occurTime: now, event: { $case: 'contactCancelled', contactCancelled: { tenantId, contactId } } });
 }
 
 /** One per contact: a repeated delete (after a failure part-way) finds its event stored already. */
-export function contactDeleted(tenantId: string, contactId: string, now: Date): EventRecord {
+function contactDeleted(tenantId: string, contactId: string, now: Date): EventRecord {
   return eventRecord(LeadsDialEvent, contactId, { occurTime: now, event: { $case: 'contactDeleted', contactDeleted: { tenantId, contactId } } }, `contact-deleted:${contactId}`);
 }

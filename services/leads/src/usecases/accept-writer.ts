@@ -1,10 +1,10 @@
-import { Coalescer, scopeOfRecord, type EventRecord, type Logger, type ReadBack, type TenantScope } from '@voiceapi/kit';
+import { Coalescer, scopeOfRecord, type Logger, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import type { Contact } from '../domain/contact';
 import type { ContactStore } from '../store/contact-store';
 import type { MessageStore } from '../store/message-store';
 import type { Message } from '../domain/message';
 import { dialItemId, type ScheduleStore } from '../store/schedule-store';
-import type { LeadEvents } from './ports';
+import type { LeadEvent, LeadEvents } from './ports';
 
 const STORED_BEFORE = Symbol('stored before');
 
@@ -13,7 +13,7 @@ export interface Acceptance {
   scope: TenantScope;
   contact: Contact;
   messages: Message[];
-  events: EventRecord[];
+  events: LeadEvent[];
 }
 
 /**
@@ -62,13 +62,13 @@ export class AcceptWriter {
   /** Writes the batch; answers the ids of the contacts stored before (see `ContactStore.createMany`). */
   private async write(items: Acceptance[]): Promise<Set<string>> {
     // A batch may be written part-way: each contact's events are read back by that contact.
-    const readBacks = new Map<string, ReadBack>(items.flatMap((a) => a.events.map((e) => [e.eventId, this.d.contacts.stored(a.scope, a.contact.id)] as const)));
+    const readBacks = new Map<LeadEvent, ReadBack>(items.flatMap((a) => a.events.map((e) => [e, this.d.contacts.stored(a.scope, a.contact.id)] as const)));
     // The events are keyed by the new contacts' ids: no other write can have stored an event of
     // one of them (a try of the same ingest sent again stores the same events, taken as its own).
     return this.d.outbox.announce(
       items.flatMap((a) => a.events),
       () => this.writeAll(items),
-      { freshKeys: true, readBack: (e) => readBacks.get(e.eventId)! },
+      { freshKeys: true, readBack: (e) => readBacks.get(e)! },
     );
   }
 

@@ -1,6 +1,5 @@
 import { commonReasons, notFound, validationError, type TenantScope } from '@voiceapi/kit';
 import { isChannel, type Contact } from '../domain/contact';
-import { contactDeleted } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
 import type { FollowupStore } from '../store/followup-store';
 import type { Followup } from '../domain/followup';
@@ -53,8 +52,7 @@ export class Contacts {
     await this.get(scope, id);
     // Announced once the contact is gone (a repeated delete, after a failure part-way, announces
     // the same event: its id is the contact's).
-    const event = contactDeleted(scope.tenantId, id, this.d.now());
-    const deleted = await this.d.outbox.announce([event], () => this.erase(scope, id), { readBack: this.d.contacts.erased(scope, id) });
+    const deleted = await this.d.outbox.announce([{ kind: 'contactDeleted', tenantId: scope.tenantId, contactId: id, at: this.d.now() }], () => this.erase(scope, id), { readBack: this.d.contacts.erased(scope, id) });
     if (!deleted) throw notFound('contact');
   }
 

@@ -1,7 +1,6 @@
 import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
 import { windowDecision } from '../domain/calling-window';
-import type { Campaign, Contact } from '../domain/contact';
-import { dialId, dialRequested } from '../events/publish';
+import { dialId, type Campaign, type Contact } from '../domain/contact';
 import type { CampaignStore } from '../store/campaign-store';
 import type { ContactStore } from '../store/contact-store';
 import type { DoNotCallStore } from '../store/do-not-call-store';
@@ -196,7 +195,7 @@ export class Dialing {
     const dispatch = contact.dispatches + 1;
     const now = this.d.now();
     // Announced with the move (an earlier try of this dispatch that died stored the same event).
-    const event = dialRequested(scope.tenantId, contact, campaign, dispatch, now);
+    const event = { kind: 'dialRequested' as const, tenantId: scope.tenantId, contact, campaign, dispatch, at: now };
     const moved = await this.d.lifecycle.move(scope, contact, 'queued', { set: { dispatches: dispatch }, unset: ['nextAttemptAt'], from: [contact.status], events: [event] });
     await this.d.schedule.remove(scope, item.id);
     return moved !== null;

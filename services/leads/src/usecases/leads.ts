@@ -1,8 +1,8 @@
-import { DomainError, validationError, type ErrorDetail, type EventRecord, type TenantScope, type TypedCounter } from '@voiceapi/kit';
+import { DomainError, validationError, type ErrorDetail, type TenantScope, type TypedCounter } from '@voiceapi/kit';
+import { LRUCache } from 'lru-cache';
 import { parsePhone, type ParsedPhone } from '../domain/phone';
 import { render, whatsappValues } from '../domain/templates';
 import { isChannel, MESSAGE_CHANNELS, type Campaign, type Channel, type Compliance, type Consent, type Contact, type MessageChannel, type MessageInputs } from '../domain/contact';
-import { dialRequested, messageRequested } from '../events/publish';
 import { leadsReasons } from '../reasons';
 import type { CampaignStore } from '../store/campaign-store';
 import type { ContactStore } from '../store/contact-store';
@@ -13,7 +13,7 @@ import type { TemplateStore } from '../store/template-store';
 import type { Template } from '../domain/template';
 import type { AcceptWriter } from './accept-writer';
 import { doNotCallDetails, type ComplianceChecks } from './compliance';
-import type { CreditCheck } from './ports';
+import type { CreditCheck, LeadEvent } from './ports';
 
 /** A lead as the gateway hands it over (shapes checked there; the rules are here). */
 export interface LeadInput {
@@ -65,7 +65,8 @@ interface Shared {
  * its dial request and messages through the outbox.
  */
 export class LeadIngest {
-  private readonly running = new Map<string, { campaign: Campaign; until: number }>();
+  /** At most 10,000, the least recently stored forgotten first; read with `peek`, so a read does not keep a campaign (see `runningCampaign`). */
+  private readonly running = new LRUCache<string, { campaign: Campaign; until: number }>({ max: 10_000 });
 
   constructor(
     private readonly d: {
@@ -221,11 +222,10 @@ export class LeadIngest {
    */
   private async runningCampaign(scope: TenantScope, id: string): Promise<Campaign | null> {
     const key = `${scope.tenantId}:${id}`;
-    const known = this.running.get(key);
+    const known = this.running.peek(key);
     if (known && known.until > Date.now()) return known.campaign;
     const campaign = await this.d.campaigns.get(scope, id);
     if (campaign?.status === 'running') {
-      if (this.running.size >= 10_000) this.running.delete(this.running.keys().next().value!);
       this.running.set(key, { campaign, until: Date.now() + RUNNING_CAMPAIGN_MS });
     } else this.running.delete(key);
     return campaign;
@@ -244,9 +244,10 @@ export class LeadIngest {
       status: 'queued',
       createdAt: now,
     }));
-    const events: EventRecord[] = [
-      ...(contact.status === 'queued' ? [dialRequested(scope.tenantId, contact, campaign, 1, now)] : []),
-      ...messages.map((m) => messageRequested(scope.tenantId, contact.id, m.id, m.channel, now)),
+    const { tenantId } = scope;
+    const events: LeadEvent[] = [
+      ...(contact.status === 'queued' ? [{ kind: 'dialRequested' as const, tenantId, contact, campaign, dispatch: 1, at: now }] : []),
+      ...messages.map((m) => ({ kind: 'messageRequested' as const, tenantId, contactId: contact.id, messageId: m.id, channel: m.channel, at: now })),
     ];
     const stored = { ...contact, dispatches: contact.status === 'queued' ? 1 : 0 };
     return this.d.writer.accept({ scope, contact: stored, messages, events });

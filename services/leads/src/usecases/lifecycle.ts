@@ -1,11 +1,10 @@
-import type { EventRecord, TenantScope } from '@voiceapi/kit';
+import type { TenantScope } from '@voiceapi/kit';
 import type { Contact, ContactRef, ContactStatus } from '../domain/contact';
-import { contactCancelled, statusChanged } from '../events/publish';
 import type { ContactChange, ContactStore } from '../store/contact-store';
-import type { LeadEvents, StatusChangeReaders } from './ports';
+import type { LeadEvent, LeadEvents, StatusChangeReaders } from './ports';
 
 interface Prepared {
-  events: EventRecord[];
+  events: LeadEvent[];
   change: ContactChange;
   now: Date;
 }
@@ -20,7 +19,7 @@ export interface Move {
   where?: Record<string, unknown>;
   endReason?: string;
   /** More events announced by the same change (a dial request). */
-  events?: EventRecord[];
+  events?: LeadEvent[];
 }
 
 /**
@@ -58,9 +57,10 @@ export class ContactLifecycle {
   private async prepare(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move): Promise<Prepared> {
     const now = this.now();
     const changes = status !== contact.status;
-    const events = [
-      ...(changes && (await this.readers.wanted(scope)) ? [statusChanged(scope.tenantId, contact, status, now, m.endReason)] : []),
-      ...(changes && status === 'cancelled' ? [contactCancelled(scope.tenantId, contact.id, now)] : []),
+    const { tenantId } = scope;
+    const events: LeadEvent[] = [
+      ...(changes && (await this.readers.wanted(scope)) ? [{ kind: 'statusChanged' as const, tenantId, before: contact, status, at: now, ...(m.endReason !== undefined && { endReason: m.endReason }) }] : []),
+      ...(changes && status === 'cancelled' ? [{ kind: 'contactCancelled' as const, tenantId, contactId: contact.id, at: now }] : []),
       ...(m.events ?? []),
     ];
     const change: ContactChange = {

@@ -1,6 +1,5 @@
 import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
 import type { Contact, MessageChannel } from '../domain/contact';
-import { messageRequested } from '../events/publish';
 import type { ContactStore } from '../store/contact-store';
 import type { MessageStore } from '../store/message-store';
 import type { Message } from '../domain/message';
@@ -71,7 +70,7 @@ export class MessageFollowups {
       status: 'queued',
       createdAt: now,
     };
-    await this.d.outbox.announce([messageRequested(scope.tenantId, contact.id, message.id, channel, now)], () => this.d.messages.createMany(scope, [message]), {
+    await this.d.outbox.announce([{ kind: 'messageRequested', tenantId: scope.tenantId, contactId: contact.id, messageId: message.id, channel, at: now }], () => this.d.messages.createMany(scope, [message]), {
       readBack: this.d.messages.stored(scope, message.id),
     });
   }

@@ -1,12 +1,23 @@
-import type { Announcer, TenantScope } from '@voiceapi/kit';
+import type { AnnounceOptions, TenantScope } from '@voiceapi/kit';
+import type { Campaign, Contact, ContactRef, ContactStatus } from '../domain/contact';
 import type { Message } from '../domain/message';
 
+/** What a leads write announces, in the domain's words (`events/publish.ts` makes each the record of its readers' stream). */
+export type LeadEvent =
+  | { kind: 'dialRequested'; tenantId: string; contact: Contact; campaign: Campaign; dispatch: number; at: Date }
+  | { kind: 'messageRequested'; tenantId: string; contactId: string; messageId: string; channel: string; at: Date }
+  | { kind: 'statusChanged'; tenantId: string; before: ContactRef; status: ContactStatus; at: Date; endReason?: string }
+  | { kind: 'contactCancelled'; tenantId: string; contactId: string; at: Date }
+  | { kind: 'contactDeleted'; tenantId: string; contactId: string; at: Date };
+
 /**
- * How leads announce a write (the `leads.v1` stream): the write and the events built for it in
- * `events/publish.ts`, as one, so no event goes out without its change and no change stays
- * without its event. The kit's `Outbox` is one; `main.ts` hands it over.
+ * How leads announce a write: the write and its events as one, so no event goes out without its
+ * change and no change stays without its event (the kit's `Announcer`, in the domain's words).
+ * `events/publish.ts` implements it over the outbox; `main.ts` hands it over.
  */
-export type LeadEvents = Announcer;
+export interface LeadEvents {
+  announce<R>(events: readonly LeadEvent[], write: () => Promise<R>, opts: AnnounceOptions<R, LeadEvent>): Promise<R>;
+}
 
 /**
  * Whether a tenant's contact status changes have a reader: an endpoint of the tenant's that

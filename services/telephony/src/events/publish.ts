@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, scopeOfRecord, type Outbox } from '@voiceapi/kit';
+import { eventRecord, scopeOfRecord, type Outbox } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Call, CallCharge } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
@@ -25,27 +25,13 @@ const facts = (call: Call) => ({
  * `call-ended:<id>`), so announcing again (recovery finishing a call, a retried step) stores nothing new.
  */
 export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follows'>): CallEvents {
-  const announce = async (call: Call, at: Date, event: voiceapi.events.v1.TelephonyCallEvent['event'], eventId: string) => {
-    try {
-      await outbox.add(TelephonyCallEvent, call.id, { occurTime: at, event }, { eventId });
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
-  };
+  const announce = (call: Call, at: Date, event: voiceapi.events.v1.TelephonyCallEvent['event'], eventId: string) => outbox.addOnce([eventRecord(TelephonyCallEvent, call.id, { occurTime: at, event }, eventId)]);
   return {
     // Keyed by tenant: one tenant's changes reach the feed's writer in the order stored here.
     changed: async (call: Call, change: CallChangeKind, at: Date) => {
       if (!(await followers.follows(scopeOfRecord(call.tenantId)))) return;
-      try {
-        await outbox.add(
-          TelephonyCallFeedEvent,
-          call.tenantId,
-          { occurTime: at, event: { $case: 'callChanged', callChanged: { tenantId: call.tenantId, change, call: callProto(call) } } },
-          { eventId: `feed:${call.id}:${change}` },
-        );
-      } catch (err) {
-        if (!isDuplicateKeyError(err)) throw err;
-      }
+      const callChanged = { tenantId: call.tenantId, change, call: callProto(call) };
+      await outbox.addOnce([eventRecord(TelephonyCallFeedEvent, call.tenantId, { occurTime: at, event: { $case: 'callChanged', callChanged } }, `feed:${call.id}:${change}`)]);
     },
     started: (call, at) =>
       announce(
