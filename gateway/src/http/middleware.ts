@@ -1,5 +1,6 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, RequestHandler, Response } from 'express';
+import { LRUCache } from 'lru-cache';
 import type { AuthenticatedKey, KeyCache } from '../auth/key-cache';
 import { hashKey, parseKey } from '../auth/key-format';
 import { fail } from './errors';
@@ -120,7 +121,7 @@ export interface AdminThrottle {
   now?: () => number;
 }
 
-/** Addresses remembered at most; past it, expired windows are dropped, then the oldest. */
+/** Addresses remembered at most; past it, expired windows are dropped, then the one whose window opened longest ago. */
 const MAX_TRACKED_ADDRESSES = 10_000;
 
 /**
@@ -134,15 +135,14 @@ export function requireAdmin(token: string, throttle: AdminThrottle = {}): Reque
   const maxFailures = throttle.maxFailures ?? 10;
   const windowMs = throttle.windowMs ?? 60_000;
   const now = throttle.now ?? Date.now;
-  const failures = new Map<string, { count: number; resetAt: number }>();
+  // Read with `peek`: an address's place is when its window opened, not when it was last looked at.
+  const failures = new LRUCache<string, { count: number; resetAt: number }>({ max: MAX_TRACKED_ADDRESSES });
   const refuse = (res: Response, address: string, message: string): void => {
     const t = now();
-    let entry = failures.get(address);
+    let entry = failures.peek(address);
     if (!entry || entry.resetAt <= t) {
-      if (failures.size >= MAX_TRACKED_ADDRESSES) {
-        for (const [a, e] of failures) if (e.resetAt <= t) failures.delete(a);
-        if (failures.size >= MAX_TRACKED_ADDRESSES) failures.delete(failures.keys().next().value!);
-      }
+      // Full: expired windows go first; if none has expired, the set below forgets the window opened longest ago.
+      if (failures.size >= MAX_TRACKED_ADDRESSES) for (const [a, e] of [...failures.entries()]) if (e.resetAt <= t) failures.delete(a);
       entry = { count: 0, resetAt: t + windowMs };
       failures.set(address, entry);
     }
@@ -151,7 +151,7 @@ export function requireAdmin(token: string, throttle: AdminThrottle = {}): Reque
   };
   return (req, res, next) => {
     const address = req.socket.remoteAddress ?? 'unknown';
-    const entry = failures.get(address);
+    const entry = failures.peek(address);
     if (entry && entry.count >= maxFailures) {
       const left = entry.resetAt - now();
       if (left > 0) {

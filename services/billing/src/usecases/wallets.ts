@@ -1,4 +1,5 @@
 import { Coalescer, type Logger, type TenantScope } from '@voiceapi/kit';
+import { LRUCache } from 'lru-cache';
 import { plan, referenceOf, replayResult, withRow, type WalletOp, type WalletResult } from '../domain/wallet-ops';
 import type { Entry, WalletState } from '../domain/wallet';
 import { billingReasons } from '../reasons';
@@ -69,7 +70,8 @@ interface Waiting {
  */
 export class Wallets {
   private readonly queues = new Map<string, Queue>();
-  private readonly known = new Map<string, Known>();
+  /** Read with `peek` except in `knownOf`, the one use that counts as using the wallet; a wallet forgotten (evicted or deleted) has its hint timer stopped. */
+  private readonly known = new LRUCache<string, Known>({ max: MAX_KNOWN, dispose: (k) => clearTimeout(k.hintTimer) });
 
   constructor(
     private readonly store: WalletStore,
@@ -107,10 +109,10 @@ export class Wallets {
       const hint = await this.store.hint(scope);
       // No hint yet: nothing of this wallet was announced.
       k.announcedSeq ??= hint?.announcedSeq ?? 0;
-      k.state = await this.store.head(scope, undefined, hint?.seq, () => this.known.get(scope.tenantId)?.state);
+      k.state = await this.store.head(scope, undefined, hint?.seq, () => this.known.peek(scope.tenantId)?.state);
       return k.state;
     }
-    const state = await this.store.head(scope, k.state, undefined, () => this.known.get(scope.tenantId)?.state);
+    const state = await this.store.head(scope, k.state, undefined, () => this.known.peek(scope.tenantId)?.state);
     if (state.seq > (k.state?.seq ?? -1)) k.state = state;
     return state;
   }
@@ -135,21 +137,14 @@ export class Wallets {
   }
 
   private knownOf(scope: TenantScope): Known {
-    let k = this.known.get(scope.tenantId);
-    if (k) {
-      this.known.delete(scope.tenantId); // re-inserted last: the map's order is least recently used first
-    } else {
-      k = { scope };
-      if (this.known.size >= MAX_KNOWN) this.forget(this.known.values().next().value!);
-    }
-    this.known.set(scope.tenantId, k);
+    let k = this.known.get(scope.tenantId); // `get` makes it the most recently used
+    if (!k) this.known.set(scope.tenantId, (k = { scope })); // past MAX_KNOWN, the least recently used is forgotten
     return k;
   }
 
-  /** Forgets a wallet: its head is read afresh next time, and a hint still waiting is dropped (hints are best effort). */
+  /** Forgets a wallet: its head is read afresh next time, and a hint still waiting is dropped (hints are best effort; `dispose` stops its timer). */
   private forget(k: Known): void {
     this.known.delete(k.scope.tenantId);
-    clearTimeout(k.hintTimer);
   }
 
   private async drain(q: Queue): Promise<void> {
@@ -160,7 +155,7 @@ export class Wallets {
         try {
           await this.runBatch(q.scope, batch);
         } catch (err) {
-          const k = this.known.get(q.scope.tenantId);
+          const k = this.known.peek(q.scope.tenantId);
           if (k) this.forget(k); // read the head afresh next time
           for (const w of batch) w.reject(err);
         }
@@ -177,7 +172,7 @@ export class Wallets {
     // The head this process last saw is used as it is: if another writer appended since, the
     // insert at the next seq fails and the loop reads the head. Only a batch that appends
     // nothing (replays, refusals) must first check that the head is still the newest.
-    let cached = this.known.get(scope.tenantId)?.state;
+    let cached = this.known.peek(scope.tenantId)?.state;
     for (let conflicts = 0; rest.length > 0; conflicts++) {
       if (conflicts > MAX_CONFLICTS) {
         for (const w of rest) w.reject(billingReasons.error('wallet_busy', 'the wallet kept changing under this request; try again'));

@@ -1,4 +1,5 @@
 import { isTransient, type TenantScope } from '@voiceapi/kit';
+import { LRUCache } from 'lru-cache';
 import type { CreditCheck, CreditState, HoldQuote } from './ports';
 
 /** Tenants whose credit a replica remembers (the least recently seen are forgotten: a quote finds them again). */
@@ -18,21 +19,20 @@ const MAX_KNOWN = 100_000;
  * - Billing away: the view's refusal stands (402); with no view, the failure is the answer (503).
  */
 export class CreditView implements CreditCheck {
-  private readonly known = new Map<string, CreditState>();
+  /** Read with `peek`: what counts as seeing a tenant is a newer state of its wallet (`set`), not a quote asked of it. */
+  private readonly known = new LRUCache<string, CreditState>({ max: MAX_KNOWN });
 
   constructor(private readonly quote: HoldQuote) {}
 
   /** A wallet's credit, as billing announced or answered it: kept when newer than the one known. */
   seen(tenantId: string, state: CreditState): void {
-    const known = this.known.get(tenantId);
+    const known = this.known.peek(tenantId);
     if (known && known.seq >= state.seq) return;
-    this.known.delete(tenantId); // re-inserted last: the map's order is the order last seen
-    this.known.set(tenantId, state);
-    if (this.known.size > MAX_KNOWN) this.known.delete(this.known.keys().next().value!);
+    this.known.set(tenantId, state); // the most recently seen now; past MAX_KNOWN, the least recently seen is forgotten
   }
 
   async coversOneCall(scope: TenantScope, maxCallSeconds: number): Promise<boolean> {
-    const known = this.known.get(scope.tenantId);
+    const known = this.known.peek(scope.tenantId);
     if (known && known.longestOutboundCallSeconds >= maxCallSeconds) return true;
     try {
       const q = await this.quote(scope, maxCallSeconds);

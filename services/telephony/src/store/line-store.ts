@@ -1,4 +1,5 @@
 import { Coalescer, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { LRUCache } from 'lru-cache';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /** A line in use: one per call in progress, numbered below the tenant's concurrency limit. */
@@ -27,7 +28,7 @@ export const lineQueryShapes: QueryShape[] = [
 ];
 /** Lines the recovery reads at once (walking the primary key). */
 const LINE_PAGE = 500;
-/** Tenants whose lines this process remembers (past it, it forgets them all and reads again). */
+/** Tenants whose lines this process remembers (past it, it forgets the least recently used one, whose lines a take reads again). */
 const MAX_KNOWN_TENANTS = 10_000;
 
 /**
@@ -43,7 +44,8 @@ export class LineStore {
    * not read them first. Only a hint: the insert decides, a line another replica took is learnt
    * from its collision, and a tenant that looks full is read again before anyone hears busy.
    */
-  private readonly known = new Map<string, Line[]>();
+  // LRU, not the clear-all it replaced: the lists are only hints, so forgetting one tenant rather than all only saves re-reads.
+  private readonly known = new LRUCache<string, Line[]>({ max: MAX_KNOWN_TENANTS });
 
   /**
    * The lines of calls ending together, freed in one delete. A call id names one call of one
@@ -88,7 +90,6 @@ export class LineStore {
     if (held) return this.takeFrom(scope, held, callId, limit, now);
     const remembered = this.known.get(scope.tenantId);
     if (remembered && (await this.takeFrom(scope, remembered, callId, limit, now))) return true;
-    if (this.known.size >= MAX_KNOWN_TENANTS) this.known.clear();
     const fresh = await this.held(scope);
     this.known.set(scope.tenantId, fresh);
     return this.takeFrom(scope, fresh, callId, limit, now);

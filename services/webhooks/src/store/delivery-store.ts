@@ -1,4 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { LRUCache } from 'lru-cache';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Delivery, DeliveryStatus } from '../domain/delivery';
 
@@ -78,7 +79,7 @@ export class DeliveryStore {
   private readonly deliveries: TenantCollection<DeliveryDoc, string>;
   private readonly attemptLog: TenantCollection<AttemptDoc, string>;
   /** Inserted here and not attempted yet: nobody else attempts a delivery this replica claimed. */
-  private readonly fresh = new Map<string, DeliveryDoc>();
+  private readonly fresh = new LRUCache<string, DeliveryDoc>({ max: MAX_FRESH });
   private readonly inserts = new Coalescer<DeliveryDoc, { created: boolean; delivery: DeliveryDoc }>(async (docs) => {
     const repeats = new Set(await this.any().insertManyUnordered(docs));
     const existing = repeats.size === 0 ? [] : await this.any().find({ _id: { $in: [...repeats].map((i) => docs[i]!._id) } });
@@ -118,8 +119,7 @@ export class DeliveryStore {
   async insertOnce(scope: TenantScope, doc: Omit<DeliveryDoc, 'tenantId'>): Promise<{ created: boolean; delivery: DeliveryDoc }> {
     const result = await this.inserts.run({ ...doc, tenantId: scope.tenantId });
     if (result.created && result.delivery.status === 'pending') {
-      if (this.fresh.size >= MAX_FRESH) this.fresh.delete(this.fresh.keys().next().value!);
-      this.fresh.set(doc._id, result.delivery);
+      this.fresh.set(doc._id, result.delivery); // past MAX_FRESH, the oldest is forgotten (read from the store when attempted)
     }
     return result;
   }

@@ -1,4 +1,5 @@
 import { Coalescer, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
+import { LRUCache } from 'lru-cache';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { WebhookMessage } from '../domain/messages';
 
@@ -27,7 +28,8 @@ const RECENT_BODIES = 10_000;
  */
 export class MessageStore {
   private readonly messages: TenantCollection<MessageDoc, string>;
-  private readonly recent = new Map<string, string>();
+  /** Read with `peek`: a body is kept by being stored or read from the store, not by being answered from here. */
+  private readonly recent = new LRUCache<string, string>({ max: RECENT_BODIES });
   /** Messages fanned out while an insert is under way are inserted together next (a repeat is skipped). */
   private readonly inserts = new Coalescer<MessageDoc, void>(async (docs) => {
     await this.messages.crossTenant('the messages of events fanned out together are stored in one write, each with its tenant').insertManyUnordered(docs);
@@ -44,7 +46,7 @@ export class MessageStore {
   }
 
   async body(id: string): Promise<string | null> {
-    const known = this.recent.get(id);
+    const known = this.recent.peek(id);
     if (known !== undefined) return known;
     const body = (await this.messages.crossTenant("the dispatcher sends a delivery's message by its id").findById(id))?.body ?? null;
     if (body !== null) this.remember(id, body);
@@ -52,7 +54,6 @@ export class MessageStore {
   }
 
   private remember(id: string, body: string): void {
-    if (this.recent.size >= RECENT_BODIES) this.recent.delete(this.recent.keys().next().value!);
-    this.recent.set(id, body);
+    this.recent.set(id, body); // past RECENT_BODIES, the least recently remembered is forgotten
   }
 }
