@@ -6,26 +6,11 @@ import type { QueuedDial } from '../domain/dial';
 import type { LineStore } from '../store/line-store';
 import type { TenantSettingsStore } from '../store/tenant-settings-store';
 import type { CallRunner } from './call-runner';
+import { LinesFull, PassSignals, READ_AHEAD, ReadAheads, WaitingTenants, type ReadAhead } from './dispatch-memory';
 import type { DialClaims } from './ports';
 
 /** How long a dial waits when leads or billing could not answer. */
 const RETRY_MS = 5_000;
-/** The longest the tenants waiting are taken from memory (a safety net, as the worker's timer is). */
-const KNOWN_TENANTS_MS = 5_000;
-/** Due dials read beyond a tenant's lines, handed to its lines as they free up without another read. */
-const READ_AHEAD = 100;
-/** The longest a read-ahead is served from memory (a safety net: a dial dropped by another replica is refused by leads). */
-const READ_AHEAD_MS = 5_000;
-/** How long a tenant's full lines are remembered once its queue is empty (for its last dials still being placed). */
-const LINES_FULL_MEMORY_MS = 10 * 60_000;
-
-/** A tenant's due dials as last read, oldest due first, less those handed to lines since. */
-interface ReadAhead {
-  dials: QueuedDial[];
-  /** The read stopped at its size: more may be due behind these. */
-  more: boolean;
-  at: number;
-}
 
 export interface DialerDeps {
   queue: DialQueueStore;
@@ -60,49 +45,18 @@ export class Dialer {
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Where the next pass starts in the list of tenants, so none is always served first. */
   private turn = 0;
-  /** A pass is under way, or the last one left dials waiting for a line (see `waitingForLines`). */
-  private passing = false;
-  private leftWaiting = true;
-  /** Dials queued since this process started, as the queue's change stream tells (by any replica). */
-  private queued = 0;
-  /**
-   * The tenants with waiting dials as last read, and how many dials for other tenants had been
-   * queued then. Kept while no dial is queued for another tenant and each of them still has dials
-   * due: a line freed in a backlog then costs no read of the whole queue.
-   */
-  private known: { tenants: Set<string>; queued: number; at: number } | undefined;
-  /**
-   * The tenants the last pass left with dials waiting and every line taken. A dial queued for one
-   * of them calls for no pass: only a line freed does (while a backlog is ingested, a pass per
-   * queued dial would read the queue for nothing, hundreds of times a second).
-   */
-  private saturated = new Set<string>();
-  /**
-   * When each tenant last had due dials and every line of its concurrency package busy. A lead
-   * that waited for the tenant's own lines is not late by the platform's doing: the lead-to-dial
-   * SLO leaves those out (`waited_for_lines`). Kept a while after the tenant's queue empties, for
-   * the dials it took last that are still being placed.
-   */
-  private readonly linesFullAt = new Map<string, number>();
-  /** The tenants of the dials queued while the tenants waiting are being read. */
-  private queuedDuringRead: Set<string> | undefined;
-  /** A dial was queued since the dispatcher last heard of it that a pass may start now. */
-  private queuedForPass = false;
-  /**
-   * Each tenant's read-ahead. It stays the front of the tenant's due dials while it is served: a
-   * dial queued later is due later (queued due now, after everything read), a dial handed to a
-   * line leaves it, and one postponed was handed out first. A freed line in a backlog then costs
-   * no read of the queue (a range read with a limit walks the whole range on some stores).
-   */
-  private readonly ahead = new Map<string, ReadAhead>();
+  /** What the dialer remembers between passes (dispatch-memory.ts: each with its invariant). */
+  private readonly signals = new PassSignals();
+  private readonly waiting = new WaitingTenants();
+  private readonly ahead = new ReadAheads();
+  private readonly linesFull = new LinesFull();
 
   constructor(private readonly d: DialerDeps) {}
 
   /** Drops the waiting dials of a contact that was cancelled or erased (idempotent). */
   async forgetContact(scope: TenantScope, contactId: string): Promise<void> {
     const dropped = await this.d.queue.removeContact(scope, contactId);
-    const ahead = this.ahead.get(scope.tenantId);
-    if (ahead) ahead.dials = ahead.dials.filter((q) => q.contactId !== contactId);
+    this.ahead.dropContact(scope.tenantId, contactId);
     if (dropped > 0) this.d.metrics?.dials.add(dropped, { result: 'contact_gone' });
   }
 
@@ -127,7 +81,7 @@ export class Dialer {
    * served to the end and a freed line is no reason for a pass (a queued dial is).
    */
   get waitingForLines(): boolean {
-    return this.passing || this.leftWaiting;
+    return this.signals.waitingForLines;
   }
 
   /**
@@ -135,20 +89,13 @@ export class Dialer {
    * already, the next pass reads the tenants waiting again, and a pass is called for (`takeQueued`).
    */
   noteQueued(tenantId: string): void {
-    this.queuedDuringRead?.add(tenantId);
-    // Only a tenant not yet among those waiting changes them: the next pass reads them again
-    // (a read of the whole queue on some stores, so not for every dial of a backlog).
-    if (!this.known?.tenants.has(tenantId)) this.queued++;
-    // A pass under way may free the tenant's lines or leave some free: only its end says.
-    if (!this.passing && this.saturated.has(tenantId)) return;
-    this.queuedForPass = true;
+    this.waiting.noteQueued(tenantId);
+    this.signals.noteQueued(tenantId);
   }
 
   /** Whether the dials queued since the last call call for a pass. */
   takeQueued(): boolean {
-    const wanted = this.queuedForPass;
-    this.queuedForPass = false;
-    return wanted;
+    return this.signals.takeQueued();
   }
 
   /**
@@ -157,21 +104,19 @@ export class Dialer {
    * delays another tenant's calls; dials not yet due are not read at all.
    */
   async dispatch(): Promise<number> {
-    this.passing = true;
-    // Until this pass ends well, assume it leaves dials waiting.
-    this.leftWaiting = true;
+    this.signals.passStarted();
+    let outcome: { started: number; leftWaiting: boolean; saturated: Set<string> } | undefined;
     try {
-      const { started, leftWaiting } = await this.dispatchOnce();
-      this.leftWaiting = leftWaiting;
-      return started;
+      outcome = await this.dispatchOnce();
+      return outcome.started;
     } finally {
-      this.passing = false;
+      this.signals.passEnded(outcome);
     }
   }
 
-  private async dispatchOnce(): Promise<{ started: number; leftWaiting: boolean }> {
+  private async dispatchOnce(): Promise<{ started: number; leftWaiting: boolean; saturated: Set<string> }> {
     const now = this.d.now();
-    const tenants = await this.tenantsWaiting();
+    const tenants = await this.waiting.read(now.getTime(), () => this.d.queue.tenantsWaiting());
     const start = tenants.length > 0 ? this.turn++ % tenants.length : 0;
     let started = 0;
     let leftWaiting = false;
@@ -180,7 +125,7 @@ export class Dialer {
       // The queue holds live dials only (sandbox keys never dial).
       const scope = scopeOfRecord(tenantId);
       // An earlier pass found the tenant's lines all busy with dials due: those dials waited for them.
-      const linesFullBefore = this.linesFullAt.get(tenantId) ?? 0;
+      const linesFullBefore = this.linesFull.lastAt(tenantId);
       const limit = await this.d.settings.maxConcurrentCalls(scope);
       // Read once per tenant and pass: each line taken below is added to it.
       const held = await this.d.lines.held(scope);
@@ -188,7 +133,7 @@ export class Dialer {
       if (free <= 0) {
         leftWaiting = true;
         saturated.add(tenantId);
-        this.linesFullAt.set(tenantId, now.getTime());
+        this.linesFull.mark(tenantId, now.getTime());
         continue;
       }
       const ahead = await this.dueAhead(scope, now, limit);
@@ -202,7 +147,7 @@ export class Dialer {
         leftWaiting = true;
         if (held.length + taken.size >= limit) {
           saturated.add(tenantId);
-          this.linesFullAt.set(tenantId, now.getTime());
+          this.linesFull.mark(tenantId, now.getTime());
         }
       }
       for (const [i, q] of dials.entries()) {
@@ -214,44 +159,25 @@ export class Dialer {
         started++;
       }
     }
-    // Only tenants left waiting are saturated, so a freed line of theirs wakes a pass (`waitingForLines`).
-    this.saturated = saturated;
     const waiting = new Set(tenants);
-    for (const tenantId of this.ahead.keys()) if (!waiting.has(tenantId)) this.ahead.delete(tenantId);
-    for (const [tenantId, at] of this.linesFullAt) if (!waiting.has(tenantId) && now.getTime() - at > LINES_FULL_MEMORY_MS) this.linesFullAt.delete(tenantId);
-    return { started, leftWaiting };
+    this.ahead.keepOnly(waiting);
+    this.linesFull.prune(waiting, now.getTime());
+    // Only tenants left waiting are saturated, so a freed line of theirs wakes a pass (`waitingForLines`).
+    return { started, leftWaiting, saturated };
   }
 
   /** The tenant's read-ahead, read again when spent or stale. */
   private async dueAhead(scope: TenantScope, now: Date, limit: number): Promise<ReadAhead> {
-    const kept = this.ahead.get(scope.tenantId);
-    if (kept && kept.dials.length > 0 && now.getTime() - kept.at < READ_AHEAD_MS) return kept;
+    const kept = this.ahead.fresh(scope.tenantId, now.getTime());
+    if (kept) return kept;
     // Dials being set up hold lines and are still queued (up to `limit` of them): read past them.
     const size = limit + READ_AHEAD;
     const due = await this.d.queue.due(scope, now, size);
     // Nothing due: its dials may be later ones (postponed), or gone; the next pass asks the queue.
-    if (due.length === 0) this.known = undefined;
+    if (due.length === 0) this.waiting.forget();
     const read = { dials: due.filter((q) => !this.inFlight.has(q.dialId)), more: due.length >= size, at: now.getTime() };
     this.ahead.set(scope.tenantId, read);
     return read;
-  }
-
-  private async tenantsWaiting(): Promise<string[]> {
-    const now = this.d.now().getTime();
-    if (this.known?.queued === this.queued && now - this.known.at < KNOWN_TENANTS_MS) return [...this.known.tenants];
-    // A dial queued while the read runs may be missing from it: its tenant is added. (Reading again
-    // for it instead would read again after every read while a backlog is ingested.)
-    const queuedDuringRead = new Set<string>();
-    this.queuedDuringRead = queuedDuringRead;
-    let read: string[];
-    try {
-      read = await this.d.queue.tenantsWaiting();
-    } finally {
-      this.queuedDuringRead = undefined;
-    }
-    const tenants = new Set([...read, ...queuedDuringRead]);
-    this.known = { tenants, queued: this.queued, at: now };
-    return [...tenants];
   }
 
   private async place(scope: TenantScope, q: QueuedDial, callId: string, waitedForLines: boolean): Promise<void> {
