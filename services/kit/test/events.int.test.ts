@@ -234,6 +234,13 @@ describe('kit events', () => {
       const docs = await outbox.model.find({ key: 'c' }).sort({ seq: 1 }).lean();
       expect(docs.map((d) => d._id)).toEqual([...first, ...later]);
       expect(await outbox.model.countDocuments({ _id: stored })).toBe(1);
+
+      // Adding again what may be stored (a repeated announcement) keeps what is, and stores the rest.
+      const again = eventRecord(Envelope, 'd', probe('d', 2), stored);
+      const fresh = eventRecord(Envelope, 'd', probe('d', 3));
+      await outbox.addOnce([again, fresh]);
+      expect(await outbox.model.countDocuments({ _id: { $in: [stored, fresh.eventId] } })).toBe(2);
+      await expect(outbox.addOnce([again])).resolves.toBeUndefined();
     } finally {
       await counted.close();
     }

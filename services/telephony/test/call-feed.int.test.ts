@@ -129,10 +129,10 @@ describe('the call feed (MongoDB)', () => {
   it("writes a tenant's changes only from its stream's first read, for a day and an hour after its last, whichever replica asks", async () => {
     const t = tenant();
     const added: string[] = [];
-    const outbox = { add: async (_stream: unknown, _key: string, _event: unknown, o: { eventId: string }) => void added.push(o.eventId) };
+    const outbox = { addOnce: async (records: { eventId: string }[]) => void added.push(...records.map((r) => r.eventId)) };
     // Another replica's writer: it learns of the follower from the store only.
     const writer = callEvents(outbox as never, new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }));
-    const aCall = (id: string) => ({ id, tenantId: t.tenantId, direction: 'outbound', status: 'queued', startedAt: now }) as unknown as Call;
+    const aCall = (id: string) => ({ id, tenantId: t.tenantId, direction: 'outbound', status: 'queued', startedAt: now, durationSeconds: 0 }) as unknown as Call;
     await writer.changed(aCall('n1'), 'call.started', now);
     expect(added).toEqual([]);
     // A stream opens (no cursor): the changes after it are written, by any replica.
