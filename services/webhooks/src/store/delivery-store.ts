@@ -62,6 +62,8 @@ export const attemptQueryShapes: QueryShape[] = [{ name: 'a delivery’s attempt
 
 /** Deliveries inserted by this process and not yet attempted, kept for their first attempt. */
 const MAX_FRESH = 10_000;
+/** Why an endpoint's deliveries are read across tenants: the endpoint is found first, and its deliveries are its tenant's. */
+const ENDPOINT_OWNS = "an endpoint is found first; its deliveries are read by endpoint id, and are its tenant's";
 
 interface Recorded {
   delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>;
@@ -81,8 +83,9 @@ export class DeliveryStore {
   /** Inserted here and not attempted yet: nobody else attempts a delivery this replica claimed. */
   private readonly fresh = new LRUCache<string, DeliveryDoc>({ max: MAX_FRESH });
   private readonly inserts = new Coalescer<DeliveryDoc, { created: boolean; delivery: DeliveryDoc }>(async (docs) => {
-    const repeats = new Set(await this.any().insertManyUnordered(docs));
-    const existing = repeats.size === 0 ? [] : await this.any().find({ _id: { $in: [...repeats].map((i) => docs[i]!._id) } });
+    const fanOut = this.deliveries.crossTenant('the deliveries of events of several tenants are inserted in one write, each with its tenant');
+    const repeats = new Set(await fanOut.insertManyUnordered(docs));
+    const existing = repeats.size === 0 ? [] : await fanOut.find({ _id: { $in: [...repeats].map((i) => docs[i]!._id) } });
     const byId = new Map(existing.map((d) => [d._id, d]));
     return docs.map((doc, i) => {
       if (!repeats.has(i)) return { created: true, delivery: doc };
@@ -100,7 +103,7 @@ export class DeliveryStore {
     );
     // Attempts first: a delivery never says it was attempted more often than its log shows.
     await this.attemptLog.crossTenant('the attempts of deliveries to several tenants are logged in one write').insertManyUnordered(attempts);
-    await this.any().updateManyById(
+    await this.deliveries.crossTenant('the attempts of deliveries to several tenants are recorded in one write, each under its tenant').updateManyById(
       batch.map(({ delivery, set, unset }) => ({
         id: delivery._id,
         tenantId: delivery.tenantId,
@@ -131,7 +134,7 @@ export class DeliveryStore {
       this.fresh.delete(id);
       return fresh;
     }
-    return this.any().findById(id);
+    return this.deliveries.crossTenant('the dispatcher and the operator act on a delivery by its id').findById(id);
   }
 
   /**
@@ -152,12 +155,12 @@ export class DeliveryStore {
   }
 
   list(endpointId: string, limit: number, status?: DeliveryStatus): Promise<DeliveryDoc[]> {
-    return this.any().find({ endpointId, ...(status && { status }) }, { sort: { createdAt: -1 }, limit });
+    return this.deliveries.crossTenant(ENDPOINT_OWNS).find({ endpointId, ...(status && { status }) }, { sort: { createdAt: -1 }, limit });
   }
 
   /** Deliveries of the window that did not succeed (pending ones included: they are queued already). */
   notSucceeded(endpointId: string, since: Date, until: Date): Promise<DeliveryDoc[]> {
-    return this.any().find({ endpointId, createdAt: { $gte: since, $lt: until }, status: { $ne: 'succeeded' } }, {});
+    return this.deliveries.crossTenant(ENDPOINT_OWNS).find({ endpointId, createdAt: { $gte: since, $lt: until }, status: { $ne: 'succeeded' } }, {});
   }
 
   /** An endpoint's pending deliveries, newest first, a page at a time. */
@@ -165,7 +168,7 @@ export class DeliveryStore {
     let before: Date | undefined;
     let boundary = new Set<string>();
     for (;;) {
-      const page = await this.any().find({ endpointId, status: 'pending', ...(before && { createdAt: { $lte: before } }) }, { sort: { createdAt: -1 }, limit: pageSize });
+      const page = await this.deliveries.crossTenant(ENDPOINT_OWNS).find({ endpointId, status: 'pending', ...(before && { createdAt: { $lte: before } }) }, { sort: { createdAt: -1 }, limit: pageSize });
       const fresh = page.filter((d) => !boundary.has(d._id));
       if (fresh.length === 0) return;
       yield fresh;
@@ -173,9 +176,5 @@ export class DeliveryStore {
       // Deliveries of the same instant as the page's last are read again: skip the ones seen.
       boundary = new Set(page.filter((d) => d.createdAt.getTime() === before!.getTime()).map((d) => d._id));
     }
-  }
-
-  private any() {
-    return this.deliveries.crossTenant('the dispatcher and the operator act on deliveries by id and by endpoint');
   }
 }
