@@ -26,7 +26,13 @@ export default tseslint.config(
       parserOptions: {
         // Each package's tsconfig covers its src/ (unit specs included); test/tsconfig.json covers
         // test/, gateway/test, services/*/test and the SDK's examples.
-        project: ['./services/*/tsconfig.json', './gateway/tsconfig.json', './deploy/local/tsconfig.json', './sdk/typescript/tsconfig.json', './test/tsconfig.json'],
+        project: [
+          './services/*/tsconfig.json',
+          './gateway/tsconfig.json',
+          './deploy/local/tsconfig.json',
+          './sdk/typescript/tsconfig.json',
+          './test/tsconfig.json',
+        ],
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -35,7 +41,10 @@ export default tseslint.config(
       // recommendedTypeChecked switches the base rules off in favour of these two; both catch lost failures.
       '@typescript-eslint/require-await': 'error',
       '@typescript-eslint/return-await': ['error', 'in-try-catch'],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // Relaxed: passing on a caught `unknown` (a rethrow, a reject in a catch) keeps the original failure unchanged.
       '@typescript-eslint/only-throw-error': ['error', { allowThrowingUnknown: true, allowThrowingAny: false }],
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
@@ -54,7 +63,13 @@ export default tseslint.config(
   },
   {
     // Tests: unit specs, route-test-kit, integration, e2e, fault and bench code. The lost-failure rules stay on.
-    files: ['**/*.test.ts', 'gateway/src/http/route-test-kit.ts', 'test/**/*.ts', 'services/*/test/**/*.ts', 'gateway/test/**/*.ts'],
+    files: [
+      '**/*.test.ts',
+      'gateway/src/http/route-test-kit.ts',
+      'test/**/*.ts',
+      'services/*/test/**/*.ts',
+      'gateway/test/**/*.ts',
+    ],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off', // tests read untyped JSON bodies and hand partial fakes to typed code on purpose
       '@typescript-eslint/no-unsafe-assignment': 'off', // same: a response body is `any` and expect() is the check

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Over 300 lines because it runs the chart checks in order, each a function; the Python checker is in scripts/chart_checks/.
 # Offline checks of every Helm chart under charts/: lint, dependency build, render and validate the
 # rendered objects against the Kubernetes schemas (the umbrella's PrometheusRule against the
 # Prometheus operator's CRD), plus the platform's own rules (hardened pods, secrets only by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Over 300 lines because it brings the local two-node cluster up in the order its steps depend on (decision 0122), each step a function.
 # A two-node Kubernetes cluster on this machine, with real containers and nothing pulled from a
 # registry (issue 31; what was found to work here: ../shared/guide/local-kubernetes.md).
 #

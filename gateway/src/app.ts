@@ -82,7 +82,15 @@ export function buildApp(deps: AppDeps): Express {
   const signed = express.Router();
   mountRoutes(
     signed,
-    { kind: 'signed', prefix: API_PREFIX, registry: publicRegistry, bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES, log: deps.log, checkResponses, guards: [requestId, killSwitch] },
+    {
+      kind: 'signed',
+      prefix: API_PREFIX,
+      registry: publicRegistry,
+      bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES,
+      log: deps.log,
+      checkResponses,
+      guards: [requestId, killSwitch],
+    },
     routesOf(signedAreas, routeDeps),
   );
   app.use(API_PREFIX, signed);
@@ -109,10 +117,29 @@ export function buildApp(deps: AppDeps): Express {
   const operatorRegistry = adminRegistry();
   const admin = express.Router();
   admin.use(requestId, requireAdmin(deps.cfg.ADMIN_TOKEN));
-  mountRoutes(admin, { kind: 'admin', prefix: ADMIN_PREFIX, registry: operatorRegistry, bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES, log: deps.log, checkResponses }, routesOf(adminAreas, routeDeps));
+  mountRoutes(
+    admin,
+    {
+      kind: 'admin',
+      prefix: ADMIN_PREFIX,
+      registry: operatorRegistry,
+      bodyLimitBytes: deps.cfg.BODY_LIMIT_BYTES,
+      log: deps.log,
+      checkResponses,
+    },
+    routesOf(adminAreas, routeDeps),
+  );
   let adminDoc: object | undefined;
   admin.get('/openapi.json', (_req, res) => {
-    adminDoc ??= buildDocument(operatorRegistry, { title: 'Operator API', version: '1.0.0', description: 'Platform operator surface (tenants, API keys, kill switch, credit top-ups).' }, tagsOf(adminAreas));
+    adminDoc ??= buildDocument(
+      operatorRegistry,
+      {
+        title: 'Operator API',
+        version: '1.0.0',
+        description: 'Platform operator surface (tenants, API keys, kill switch, credit top-ups).',
+      },
+      tagsOf(adminAreas),
+    );
     res.json(adminDoc);
   });
   admin.use(notFoundRoute);
@@ -163,7 +190,12 @@ const oneHost: RequestHandler = (req, res, next) => {
   next();
 };
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  414: 'URI Too Long',
+  431: 'Request Header Fields Too Large',
+};
 
 /**
  * The HTTP server for the app: request heads over `maxHeaderBytes` and requests Node cannot parse
@@ -182,9 +214,12 @@ export function createHttpServer(app: Express, opts: { maxHeaderBytes: number; l
     let message = 'malformed HTTP request';
     if (err.code === 'HPE_HEADER_OVERFLOW') {
       const packet = err.rawPacket;
-      const lineOpen = packet !== undefined && /^[A-Z]+ /.test(packet.subarray(0, 16).toString('latin1')) && !packet.includes(10);
+      const lineOpen =
+        packet !== undefined && /^[A-Z]+ /.test(packet.subarray(0, 16).toString('latin1')) && !packet.includes(10);
       reason = lineOpen ? 'uri_too_long' : 'headers_too_large';
-      message = lineOpen ? `request URL is too long (the request head may be at most ${opts.maxHeaderBytes} bytes)` : `request header fields are too large (the request head may be at most ${opts.maxHeaderBytes} bytes)`;
+      message = lineOpen
+        ? `request URL is too long (the request head may be at most ${opts.maxHeaderBytes} bytes)`
+        : `request header fields are too large (the request head may be at most ${opts.maxHeaderBytes} bytes)`;
     } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       return void socket.end(`HTTP/1.1 408 ${STATUS_TEXT[408]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     }

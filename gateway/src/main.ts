@@ -1,5 +1,14 @@
 import type { Server } from 'node:http';
-import { broadcastGroup, broadcastGroupPrefix, EventSubscriber, openService, removeIdleBroadcastGroups, runAsMain, startEvents, Worker } from '@voiceapi/kit';
+import {
+  broadcastGroup,
+  broadcastGroupPrefix,
+  EventSubscriber,
+  openService,
+  removeIdleBroadcastGroups,
+  runAsMain,
+  startEvents,
+  Worker,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { ConnectionStates } from 'mongoose';
 import { buildApp, createHttpServer } from './app';
@@ -22,7 +31,9 @@ import { TenantStore } from './store/tenants';
 export async function startGateway(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // An issued key's plaintext (`key`) and the operator token must never reach a log line.
-  const { log, lifecycle, conn } = await openService('gateway', cfg, { redact: ['key', '*.key', 'adminToken', 'ADMIN_TOKEN', 'KEY_HASH_PEPPER'] });
+  const { log, lifecycle, conn } = await openService('gateway', cfg, {
+    redact: ['key', '*.key', 'adminToken', 'ADMIN_TOKEN', 'KEY_HASH_PEPPER'],
+  });
   const tenants = new TenantStore(conn);
   const apiKeys = new ApiKeyStore(conn);
   const requests = new KeyRequestStore(conn);
@@ -32,7 +43,14 @@ export async function startGateway(env: Record<string, string | undefined> = pro
 
   // The gateway owns the control stream, so it creates its topics.
   const { GatewayControlEvent } = voiceapi.events.v1;
-  const { kafka, publisher, outbox } = await startEvents({ service: 'gateway', settings: cfg, streams: [GatewayControlEvent], log, lifecycle, outboxOn: conn });
+  const { kafka, publisher, outbox } = await startEvents({
+    service: 'gateway',
+    settings: cfg,
+    streams: [GatewayControlEvent],
+    log,
+    lifecycle,
+    outboxOn: conn,
+  });
 
   const keys = new KeyCache(
     async (hash) => {
@@ -47,14 +65,22 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     outbox,
     // Every replica hears every control event: a broadcast group of its own, from now on (it reads
     // the state at start), removed on stop.
-    new EventSubscriber(kafka, { group: broadcastGroup('gateway', 'control', cfg.INSTANCE_ID), log, publisher, removeGroupOnStop: true, fromBeginning: false }),
+    new EventSubscriber(kafka, {
+      group: broadcastGroup('gateway', 'control', cfg.INSTANCE_ID),
+      log,
+      publisher,
+      removeGroupOnStop: true,
+      fromBeginning: false,
+    }),
     log,
     cfg.CONTROL_RESYNC_MS,
   );
   await control.start();
   lifecycle.onStop('control plane', () => control.stop());
   // Groups of replicas that died without removing their own.
-  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('gateway', 'control'), log).catch((err: unknown) => log.warn({ err }, 'could not look for idle broadcast groups'));
+  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('gateway', 'control'), log).catch((err: unknown) =>
+    log.warn({ err }, 'could not look for idle broadcast groups'),
+  );
 
   const lastUsed = new LastUsedRecorder(
     (keyId, at) => apiKeys.touch(keyId, at),
@@ -98,7 +124,9 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     streams,
   });
   const server: Server = await new Promise((resolve, reject) => {
-    const s = createHttpServer(app, { maxHeaderBytes: cfg.MAX_HEADER_BYTES, log }).listen(cfg.PORT, cfg.HOST, () => resolve(s));
+    const s = createHttpServer(app, { maxHeaderBytes: cfg.MAX_HEADER_BYTES, log }).listen(cfg.PORT, cfg.HOST, () =>
+      resolve(s),
+    );
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;

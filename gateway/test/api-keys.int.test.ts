@@ -8,10 +8,19 @@ describe('ApiKeyStore', () => {
   let conn: Connection;
   let store: ApiKeyStore;
   const scope = requireTenant({ tenantId: 'tenant-a', keyMode: 'live' });
-  const key = (hash: string): NewApiKey => ({ name: 'k', mode: 'live', scopes: ['calls:read'], status: 'active', keyHash: hash, keyHint: 'sk_live_…abcd' });
+  const key = (hash: string): NewApiKey => ({
+    name: 'k',
+    mode: 'live',
+    scopes: ['calls:read'],
+    status: 'active',
+    keyHash: hash,
+    keyHint: 'sk_live_…abcd',
+  });
 
   beforeAll(async () => {
-    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `gw_keys_${randomBytes(4).toString('hex')}` }).asPromise();
+    conn = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: `gw_keys_${randomBytes(4).toString('hex')}` })
+      .asPromise();
     store = new ApiKeyStore(conn);
   });
   afterAll(() => conn.close());

@@ -10,7 +10,9 @@ describe('IdempotencyStore', () => {
   const scope = (key: string) => ({ tenantId: 't1', mode: 'live' as const, key });
 
   beforeAll(async () => {
-    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `gw_idem_${randomBytes(4).toString('hex')}` }).asPromise();
+    conn = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: `gw_idem_${randomBytes(4).toString('hex')}` })
+      .asPromise();
     store = new IdempotencyStore(conn);
     for (const m of Object.values(conn.models)) await m.createIndexes();
   });
@@ -35,7 +37,10 @@ describe('IdempotencyStore', () => {
     const claim = await store.claim(scope('k2'), 'hash-a');
     if (claim.kind !== 'claimed') throw new Error('expected a claim');
     await store.complete(claim.id, { status: 201, body: { id: 'x' } });
-    expect(await store.claim(scope('k2'), 'hash-a')).toEqual({ kind: 'replay', response: { status: 201, body: { id: 'x' } } });
+    expect(await store.claim(scope('k2'), 'hash-a')).toEqual({
+      kind: 'replay',
+      response: { status: 201, body: { id: 'x' } },
+    });
     expect(await reason(store.claim(scope('k2'), 'hash-b'))).toBe('idempotency_key_reused');
   });
 
@@ -72,12 +77,17 @@ describe('IdempotencyStore', () => {
     const first = await store.claim(scope('k7'), 'h7');
     if (first.kind !== 'claimed') throw new Error('expected a claim');
     // The first request outlives its lock (its replica stalled); a retry takes the claim over.
-    await conn.collection('idempotency_records').updateOne({ requestHash: 'h7' }, { $set: { lockedUntil: new Date(0) } });
+    await conn
+      .collection('idempotency_records')
+      .updateOne({ requestHash: 'h7' }, { $set: { lockedUntil: new Date(0) } });
     const second = await store.claim(scope('k7'), 'h7');
     if (second.kind !== 'claimed') throw new Error('expected a takeover');
     await store.complete(second.id, { status: 201, body: { who: 'retry' } });
     await store.complete(first.id, { status: 201, body: { who: 'stalled' } });
     await store.release(first.id);
-    expect(await store.claim(scope('k7'), 'h7')).toEqual({ kind: 'replay', response: { status: 201, body: { who: 'retry' } } });
+    expect(await store.claim(scope('k7'), 'h7')).toEqual({
+      kind: 'replay',
+      response: { status: 201, body: { who: 'retry' } },
+    });
   });
 });

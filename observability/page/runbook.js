@@ -43,7 +43,8 @@
 
   function inline(text) {
     const out = [];
-    const re = /`([^`]+)`|\*\*(.+?)\*\*|\[([^\]]+)\]\(([^)\s]+)\)|(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])|(?<![\w_])_([^_\s][^_]*?)_(?![\w_])/g;
+    const re =
+      /`([^`]+)`|\*\*(.+?)\*\*|\[([^\]]+)\]\(([^)\s]+)\)|(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])|(?<![\w_])_([^_\s][^_]*?)_(?![\w_])/g;
     let at = 0;
     for (const m of text.matchAll(re)) {
       if (m.index > at) out.push(text.slice(at, m.index));
@@ -98,7 +99,8 @@
         for (; i < lines.length; i++) {
           const m = lines[i].match(LIST_ITEM);
           if (m) items.push(m[3]);
-          else if (lines[i].trim() !== '' && /^\s/.test(lines[i]) && items.length > 0) items[items.length - 1] += ` ${lines[i].trim()}`;
+          else if (lines[i].trim() !== '' && /^\s/.test(lines[i]) && items.length > 0)
+            items[items.length - 1] += ` ${lines[i].trim()}`;
           else break;
         }
         out.push({ type: 'list', ordered, items });
@@ -155,7 +157,11 @@
     const title = part.find((b) => b.type === 'heading');
     document.title = `${title ? title.text : doc} · runbook`;
     const shift = title ? title.level - 1 : 0;
-    main.replaceChildren(el('p', { class: 'meta' }, `From ${doc}`), ...(note ? [el('p', { class: 'banner' }, note)] : []), ...part.map((b) => render(b, shift)));
+    main.replaceChildren(
+      el('p', { class: 'meta' }, `From ${doc}`),
+      ...(note ? [el('p', { class: 'banner' }, note)] : []),
+      ...part.map((b) => render(b, shift)),
+    );
     const whole = document.getElementById('whole');
     whole.href = `runbook.html?doc=${encodeURIComponent(doc)}`;
     whole.hidden = !anchor;

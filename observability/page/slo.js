@@ -1,3 +1,4 @@
+// Over 300 lines because the SLO page is one self-contained script served to the browser without a build step.
 // The SLO page: reads the HTTP API of the Prometheus that serves it (--web.user-assets, same
 // origin) and shows every SLO of the Sloth recording rules, its burn rate per window and the
 // alerts firing or pending, again every few seconds. Plain script, no build step, nothing loaded
@@ -12,7 +13,17 @@
   const BASE = location.pathname.replace(/\/user(\/.*)?$/, '');
   const SLI_ERROR = /^slo:sli_error:ratio_rate(.+)$/;
   // Labels that name the SLO or describe it rather than telling its series apart.
-  const SLO_META = new Set(['__name__', 'sloth_id', 'sloth_service', 'sloth_slo', 'sloth_window', 'sloth_mode', 'sloth_objective', 'sloth_spec', 'sloth_version']);
+  const SLO_META = new Set([
+    '__name__',
+    'sloth_id',
+    'sloth_service',
+    'sloth_slo',
+    'sloth_window',
+    'sloth_mode',
+    'sloth_objective',
+    'sloth_spec',
+    'sloth_version',
+  ]);
   const SEVERITY_RANK = { critical: 0, page: 0, high: 1, warning: 2, ticket: 2, medium: 2, info: 3, low: 3 };
 
   const $ = (id) => document.getElementById(id);
@@ -27,9 +38,17 @@
     try {
       let res;
       try {
-        res = await fetch(BASE + path, { signal: ctl.signal, cache: 'no-store', headers: { accept: 'application/json' } });
+        res = await fetch(BASE + path, {
+          signal: ctl.signal,
+          cache: 'no-store',
+          headers: { accept: 'application/json' },
+        });
       } catch (err) {
-        throw new Error(ctl.signal.aborted ? `no answer within ${TIMEOUT_MS / 1000} s` : `no connection to ${location.origin} (${err.message})`);
+        throw new Error(
+          ctl.signal.aborted
+            ? `no answer within ${TIMEOUT_MS / 1000} s`
+            : `no connection to ${location.origin} (${err.message})`,
+        );
       }
       let body;
       try {
@@ -83,7 +102,8 @@
     return e;
   }
 
-  const fmt = (v, digits) => v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0, useGrouping: false });
+  const fmt = (v, digits) =>
+    v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0, useGrouping: false });
   const pct = (v, digits) => `${fmt(v * 100, digits)}%`;
   function burnText(v) {
     if (!Number.isFinite(v)) return null;
@@ -126,7 +146,17 @@
     const slos = new Map(); // sloKey -> { service, slo, labels (of the SLO itself), windows:Set, objective, rows:Map }
     const sloOf = (l) => {
       const key = sloKey(l);
-      if (!slos.has(key)) slos.set(key, { key, service: l.sloth_service || '', slo: l.sloth_slo || '', labels: {}, windows: new Set(), objective: NaN, budget: NaN, rows: new Map() });
+      if (!slos.has(key))
+        slos.set(key, {
+          key,
+          service: l.sloth_service || '',
+          slo: l.sloth_slo || '',
+          labels: {},
+          windows: new Set(),
+          objective: NaN,
+          budget: NaN,
+          rows: new Map(),
+        });
       return slos.get(key);
     };
     for (const g of rules.groups || []) {
@@ -146,7 +176,8 @@
     const rowOf = (s, l) => {
       const extra = extraLabels(l);
       const key = JSON.stringify(extra);
-      if (!s.rows.has(key)) s.rows.set(key, { extra, windowErr: new Map(), current: NaN, periodBurn: NaN, remaining: NaN, alerts: [] });
+      if (!s.rows.has(key))
+        s.rows.set(key, { extra, windowErr: new Map(), current: NaN, periodBurn: NaN, remaining: NaN, alerts: [] });
       return s.rows.get(key);
     };
     for (const sample of samples) {
@@ -162,7 +193,8 @@
         rowOf(s, l).windowErr.set(m[1], v);
       } else if (name === 'slo:objective:ratio') s.objective = v;
       else if (name === 'slo:error_budget:ratio') s.budget = v;
-      else if (name === 'sloth_slo_info' && Number.isNaN(s.objective) && l.sloth_objective) s.objective = Number(l.sloth_objective) / 100;
+      else if (name === 'sloth_slo_info' && Number.isNaN(s.objective) && l.sloth_objective)
+        s.objective = Number(l.sloth_objective) / 100;
       else if (name === 'slo:current_burn_rate:ratio') rowOf(s, l).current = v;
       else if (name === 'slo:period_burn_rate:ratio') rowOf(s, l).periodBurn = v;
       else if (name === 'slo:period_error_budget_remaining:ratio') rowOf(s, l).remaining = v;
@@ -218,28 +250,58 @@
       el('th', { scope: 'col', rowspan: span, text: 'Status' }),
       el('th', { scope: 'col', rowspan: span, text: 'Current burn rate' }),
       el('th', { scope: 'col', rowspan: span, text: 'Error budget left' }),
-      windows.length > 0 ? el('th', { scope: 'colgroup', colspan: windows.length, text: 'Burn rate over the last…' }) : null,
+      windows.length > 0
+        ? el('th', { scope: 'colgroup', colspan: windows.length, text: 'Burn rate over the last…' })
+        : null,
       el('th', { scope: 'col', rowspan: span, text: 'Alerts' }),
     );
     const head = $('slo-head');
     head.replaceChildren(top);
-    if (windows.length > 0) head.append(el('tr', null, ...windows.map((w) => el('th', { scope: 'col', 'data-testid': 'slo-window-heading', 'data-window': w, text: w }))));
+    if (windows.length > 0)
+      head.append(
+        el(
+          'tr',
+          null,
+          ...windows.map((w) =>
+            el('th', { scope: 'col', 'data-testid': 'slo-window-heading', 'data-window': w, text: w }),
+          ),
+        ),
+      );
   }
 
   /** A figure not measured: a dash to the eye, "no data" to a screen reader. */
-  const noData = (text = 'no data') => [el('span', { 'aria-hidden': 'true', text: '–' }), el('span', { class: 'visually-hidden', text })];
+  const noData = (text = 'no data') => [
+    el('span', { 'aria-hidden': 'true', text: '–' }),
+    el('span', { class: 'visually-hidden', text }),
+  ];
 
   function burnCell(testid, v, extra) {
     const t = burnText(v);
-    if (t === null) return el('td', { 'data-testid': testid, class: 'num nodata', title: 'no data', ...extra }, ...noData());
-    return el('td', { 'data-testid': testid, class: v > 1 ? 'num hot' : 'num', ...extra }, t, v > 1 ? el('span', { class: 'visually-hidden', text: ' (above 1×)' }) : null);
+    if (t === null)
+      return el('td', { 'data-testid': testid, class: 'num nodata', title: 'no data', ...extra }, ...noData());
+    return el(
+      'td',
+      { 'data-testid': testid, class: v > 1 ? 'num hot' : 'num', ...extra },
+      t,
+      v > 1 ? el('span', { class: 'visually-hidden', text: ' (above 1×)' }) : null,
+    );
   }
 
   function renderSlos(m) {
     renderHead(m.windows);
     const body = $('slo-body');
     if (m.rows.length === 0) {
-      body.replaceChildren(el('tr', null, el('td', { colspan: 6 + Math.max(1, m.windows.length), 'data-testid': 'slo-empty', text: 'Prometheus evaluates no SLO rules (no slo:* recording rules loaded).' })));
+      body.replaceChildren(
+        el(
+          'tr',
+          null,
+          el('td', {
+            colspan: 6 + Math.max(1, m.windows.length),
+            'data-testid': 'slo-empty',
+            text: 'Prometheus evaluates no SLO rules (no slo:* recording rules loaded).',
+          }),
+        ),
+      );
       return;
     }
     body.replaceChildren(
@@ -251,31 +313,74 @@
           { scope: 'row', 'data-testid': 'slo-name' },
           el('span', { class: 'slo', text: s.slo || '(unnamed)' }),
           el('span', { class: 'service', text: s.service }),
-          Object.keys(row.shown).length > 0 ? el('span', { class: 'labels', 'data-testid': 'slo-labels', text: labelsText(row.shown) }) : null,
+          Object.keys(row.shown).length > 0
+            ? el('span', { class: 'labels', 'data-testid': 'slo-labels', text: labelsText(row.shown) })
+            : null,
         );
-        const objective = el('td', { 'data-testid': 'slo-objective', class: 'num' }, Number.isFinite(s.objective) ? pct(s.objective, 4) : 'unknown');
+        const objective = el(
+          'td',
+          { 'data-testid': 'slo-objective', class: 'num' },
+          Number.isFinite(s.objective) ? pct(s.objective, 4) : 'unknown',
+        );
         let detail = '';
         if (row.status === 'burning') {
-          detail = row.alerts.length > 0 ? row.alerts.map((a) => `${severityOf(a) || 'an'} alert ${a.state}`).join(', ') : 'budget spent faster than allowed';
-        } else if (row.status === 'nodata') detail = row.shortest ? `no traffic measured over ${row.shortest}` : 'no SLI rules';
+          detail =
+            row.alerts.length > 0
+              ? row.alerts.map((a) => `${severityOf(a) || 'an'} alert ${a.state}`).join(', ')
+              : 'budget spent faster than allowed';
+        } else if (row.status === 'nodata')
+          detail = row.shortest ? `no traffic measured over ${row.shortest}` : 'no SLI rules';
         const status = el(
           'td',
           { 'data-testid': 'slo-status', class: `status ${row.status}` },
-          el('span', { class: 'badge', 'data-testid': 'slo-status-text' }, el('span', { 'aria-hidden': 'true', text: `${st.symbol} ` }), st.text),
+          el(
+            'span',
+            { class: 'badge', 'data-testid': 'slo-status-text' },
+            el('span', { 'aria-hidden': 'true', text: `${st.symbol} ` }),
+            st.text,
+          ),
           detail ? el('span', { class: 'detail', text: detail }) : null,
         );
         const remaining = Number.isFinite(row.remaining)
-          ? el('td', { 'data-testid': 'slo-budget', class: row.remaining <= 0 ? 'num hot' : 'num' }, row.remaining <= 0 ? `exhausted (${pct(row.remaining, 1)})` : pct(row.remaining, 1))
+          ? el(
+              'td',
+              { 'data-testid': 'slo-budget', class: row.remaining <= 0 ? 'num hot' : 'num' },
+              row.remaining <= 0 ? `exhausted (${pct(row.remaining, 1)})` : pct(row.remaining, 1),
+            )
           : el('td', { 'data-testid': 'slo-budget', class: 'num nodata', title: 'no data' }, ...noData());
         const windows = m.windows.map((w) =>
           s.windows.has(w)
             ? burnCell('slo-window-burn', row.windowBurn.get(w), { 'data-window': w })
-            : el('td', { 'data-testid': 'slo-window-burn', 'data-window': w, class: 'num nodata', title: 'not computed for this SLO' }, ...noData('not computed for this SLO')),
+            : el(
+                'td',
+                {
+                  'data-testid': 'slo-window-burn',
+                  'data-window': w,
+                  class: 'num nodata',
+                  title: 'not computed for this SLO',
+                },
+                ...noData('not computed for this SLO'),
+              ),
         );
-        const alerts = el('td', { 'data-testid': 'slo-alerts' }, row.alerts.length === 0 ? 'none' : row.alerts.map((a) => `${a.labels.alertname}${severityOf(a) ? ` ${severityOf(a)}` : ''} (${a.state})`).join(', '));
+        const alerts = el(
+          'td',
+          { 'data-testid': 'slo-alerts' },
+          row.alerts.length === 0
+            ? 'none'
+            : row.alerts
+                .map((a) => `${a.labels.alertname}${severityOf(a) ? ` ${severityOf(a)}` : ''} (${a.state})`)
+                .join(', '),
+        );
         return el(
           'tr',
-          { 'data-testid': 'slo-row', 'data-service': s.service, 'data-slo': s.slo, 'data-labels': labelsText(row.shown), 'data-status': row.status, class: row.status },
+          {
+            'data-testid': 'slo-row',
+            'data-service': s.service,
+            'data-slo': s.slo,
+            'data-labels': labelsText(row.shown),
+            'data-status': row.status,
+            class: row.status,
+          },
           name,
           objective,
           status,
@@ -310,7 +415,14 @@
         const runbook = el(
           'td',
           { 'data-testid': 'alert-runbook' },
-          href ? el('a', { href, 'data-testid': 'alert-runbook-link', rel: 'noopener noreferrer' }, 'Runbook', el('span', { class: 'visually-hidden', text: ` for ${name}` })) : ann.runbook_url || 'none',
+          href
+            ? el(
+                'a',
+                { href, 'data-testid': 'alert-runbook-link', rel: 'noopener noreferrer' },
+                'Runbook',
+                el('span', { class: 'visually-hidden', text: ` for ${name}` }),
+              )
+            : ann.runbook_url || 'none',
         );
         const since = a.activeAt ? new Date(a.activeAt) : null;
         const firing = a.state === 'firing';
@@ -318,12 +430,24 @@
           'tr',
           { 'data-testid': 'alert-row', 'data-alertname': name, 'data-state': a.state, class: a.state },
           el('th', { scope: 'row', 'data-testid': 'alert-name', text: name }),
-          el('td', { 'data-testid': 'alert-state', class: `state ${a.state}` }, el('span', { 'aria-hidden': 'true', text: firing ? '● ' : '○ ' }), firing ? 'Firing' : 'Pending'),
+          el(
+            'td',
+            { 'data-testid': 'alert-state', class: `state ${a.state}` },
+            el('span', { 'aria-hidden': 'true', text: firing ? '● ' : '○ ' }),
+            firing ? 'Firing' : 'Pending',
+          ),
           el('td', { 'data-testid': 'alert-severity', text: severityOf(a) || '—' }),
-          el('td', { 'data-testid': 'alert-slo', text: l.sloth_slo ? `${l.sloth_service ? `${l.sloth_service}/` : ''}${l.sloth_slo}` : '—' }),
+          el('td', {
+            'data-testid': 'alert-slo',
+            text: l.sloth_slo ? `${l.sloth_service ? `${l.sloth_service}/` : ''}${l.sloth_slo}` : '—',
+          }),
           el('td', { 'data-testid': 'alert-summary', text: ann.summary || ann.title || ann.description || '—' }),
           runbook,
-          el('td', { 'data-testid': 'alert-since' }, since && !Number.isNaN(since.getTime()) ? timeEl(since, `${clock(since)} (${ago(since)})`) : '—'),
+          el(
+            'td',
+            { 'data-testid': 'alert-since' },
+            since && !Number.isNaN(since.getTime()) ? timeEl(since, `${clock(since)} (${ago(since)})`) : '—',
+          ),
         );
       }),
     );
@@ -342,7 +466,9 @@
       `${err.message}. Tried at `,
       timeEl(now),
       `; trying again every ${REFRESH_S} s. `,
-      lastGood ? el('span', null, 'The figures below are from the last good refresh at ', timeEl(lastGood), '.') : 'Nothing has been read yet.',
+      lastGood
+        ? el('span', null, 'The figures below are from the last good refresh at ', timeEl(lastGood), '.')
+        : 'Nothing has been read yet.',
     );
     banner.hidden = false;
     document.body.dataset.stale = 'true';
@@ -353,7 +479,11 @@
   async function refresh() {
     const now = new Date();
     try {
-      const [rules, samples, alerts] = await Promise.all([api('/api/v1/rules?type=record'), query('{__name__=~"slo:.+|sloth_slo_info"}'), api('/api/v1/alerts').then((d) => d.alerts || [])]);
+      const [rules, samples, alerts] = await Promise.all([
+        api('/api/v1/rules?type=record'),
+        query('{__name__=~"slo:.+|sloth_slo_info"}'),
+        api('/api/v1/alerts').then((d) => d.alerts || []),
+      ]);
       const m = model(rules, samples, alerts);
       renderSlos(m);
       renderAlerts(m.alerts);

@@ -1,3 +1,4 @@
+# Over 300 lines because its checks share the manifests the charts render to, parsed once.
 """The chart checks' checker (scripts/chart-checks.sh): validates rendered manifests against the
 Kubernetes schemas (and CRD kinds against their CRD) and asserts the platform's own rules.
 

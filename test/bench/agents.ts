@@ -1,3 +1,4 @@
+// Over 300 lines because one benchmark scenario from start to report; its steps share one started system.
 /**
  * Knowledge uploads and the agents' custom API (`make bench`). Measures, in one run on this machine:
  *   (a) upload + text extraction of a ~1 MB PDF and a ~1 MB docx through the gateway: MB/s (median
@@ -29,8 +30,10 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
-const words = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `word${(i * 7919 + seed) % 10007}`).join(' ');
-const rssBytes = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+const words = (n: number, seed: number) =>
+  Array.from({ length: n }, (_, i) => `word${(i * 7919 + seed) % 10007}`).join(' ');
+const rssBytes = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
@@ -46,36 +49,67 @@ async function main(): Promise<void> {
       if (path === '/doctors') return void res.end(JSON.stringify({ doctors: [{ id: 'd1', name: 'Dr. Rivera' }] }));
       if (path === '/validate') return void res.end(JSON.stringify({ valid: true }));
       if (path === '/slots') return void res.end(JSON.stringify({ slots: [{ start: '2026-11-25T15:30:00Z' }] }));
-      if (path === '/appointments') return void res.end(JSON.stringify({ appointmentId: `apt-${Math.random().toString(36).slice(2, 8)}`, confirmed: true }));
-      res.end(JSON.stringify({ found: true, record: { name: 'Ada Lovelace', phone: (JSON.parse(body || '{}') as { phone?: string }).phone } }));
+      if (path === '/appointments')
+        return void res.end(
+          JSON.stringify({ appointmentId: `apt-${Math.random().toString(36).slice(2, 8)}`, confirmed: true }),
+        );
+      res.end(
+        JSON.stringify({
+          found: true,
+          record: { name: 'Ada Lovelace', phone: (JSON.parse(body || '{}') as { phone?: string }).phone },
+        }),
+      );
     });
   });
   await new Promise<void>((r) => customApi.listen(0, '127.0.0.1', r));
   const apiPort = (customApi.address() as AddressInfo).port;
   const sys = await startSystem({
     gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
-    serviceEnv: { agents: { OUTBOUND_ALLOWLIST: `127.0.0.1:${apiPort}`, LOG_LEVEL: 'warn', SCRIPT_WORKER_INTERVAL_MS: '200' }, knowledge: { LOG_LEVEL: 'warn' }, telephony: { CARRIER_SIMULATOR_SPEEDUP: '1000' } },
+    serviceEnv: {
+      agents: { OUTBOUND_ALLOWLIST: `127.0.0.1:${apiPort}`, LOG_LEVEL: 'warn', SCRIPT_WORKER_INTERVAL_MS: '200' },
+      knowledge: { LOG_LEVEL: 'warn' },
+      telephony: { CARRIER_SIMULATOR_SPEEDUP: '1000' },
+    },
   });
   const gw = sys.gateways[0]!.url;
   try {
-    const t = await tenantWithKey(gw, { mode: 'sandbox', scopes: ['knowledge:read', 'knowledge:write', 'inbound:read', 'inbound:write', 'companies:read'], rateLimitPerSecond: 100_000 });
+    const t = await tenantWithKey(gw, {
+      mode: 'sandbox',
+      scopes: ['knowledge:read', 'knowledge:write', 'inbound:read', 'inbound:write', 'companies:read'],
+      rateLimitPerSecond: 100_000,
+    });
     // ---- (b) CRM lookup: through gateway + agents vs direct, first: on a settled system, not in the
     // wake of (a), whose half a gigabyte of garbage in knowledge is no cost of the lookup path ----
-    const number = await call(`${gw}/admin/v1/tenants/${t.tenantId}/numbers`, { admin: true, body: { phoneNumber: `+1628777${1000 + Math.floor(Math.random() * 8999)}`, countryIso: 'US' } });
+    const number = await call(`${gw}/admin/v1/tenants/${t.tenantId}/numbers`, {
+      admin: true,
+      body: { phoneNumber: `+1628777${1000 + Math.floor(Math.random() * 8999)}`, countryIso: 'US' },
+    });
     const agent = await call(`${gw}/api/v1/inbound-agents`, {
       key: t.key,
-      body: { name: 'Bench', phoneNumberId: number.body.number.id, customApiBaseUrl: `http://127.0.0.1:${apiPort}`, customApiSecret: 'bench-secret' },
+      body: {
+        name: 'Bench',
+        phoneNumberId: number.body.number.id,
+        customApiBaseUrl: `http://127.0.0.1:${apiPort}`,
+        customApiSecret: 'bench-secret',
+      },
     });
     if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
     const viaAgents = async () => {
       const t0 = performance.now();
-      const r = await call(`${gw}/api/v1/inbound-agents/${agent.body.agent.id}/crm/lookup`, { key: t.key, body: { phone: '+14155550100' } });
+      const r = await call(`${gw}/api/v1/inbound-agents/${agent.body.agent.id}/crm/lookup`, {
+        key: t.key,
+        body: { phone: '+14155550100' },
+      });
       if (r.status !== 200) throw new Error(`lookup ${r.status}`);
       return performance.now() - t0;
     };
     const direct = async () => {
       const t0 = performance.now();
-      const r = await fetch(`http://127.0.0.1:${apiPort}/crm/lookup`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer bench-secret' }, body: '{"phone":"+14155550100"}' });
+      const r = await fetch(`http://127.0.0.1:${apiPort}/crm/lookup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer bench-secret' },
+        body: '{"phone":"+14155550100"}',
+      });
       await r.text();
       return performance.now() - t0;
     };
@@ -90,26 +124,38 @@ async function main(): Promise<void> {
       a.push(await viaAgents());
       d.push(await direct());
     }
-    const row = (name: string, xs: number[]) => `| ${name} | ${pct(xs, 50).toFixed(2)} ms | ${pct(xs, 99).toFixed(2)} ms |`;
+    const row = (name: string, xs: number[]) =>
+      `| ${name} | ${pct(xs, 50).toFixed(2)} ms | ${pct(xs, 99).toFixed(2)} ms |`;
     const added99 = pct(a, 99) - pct(d, 99);
     process.stdout.write(`${row('via agents', a)}\n${row('direct', d)}\nadded p99 ${added99.toFixed(2)} ms\n`);
 
     // ---- (a) uploads (sandbox: the same work without the debit) ----
-    const pdf = pdfWithPages(Array.from({ length: 220 }, (_, p) => Array.from({ length: 45 }, (_, l) => words(10, p * 100 + l))));
+    const pdf = pdfWithPages(
+      Array.from({ length: 220 }, (_, p) => Array.from({ length: 45 }, (_, l) => words(10, p * 100 + l))),
+    );
     const docx = docxWithParagraphs(Array.from({ length: 9_000 }, (_, i) => words(14, i)));
     // A docx compresses: make its unpacked text ~1 MB too and report both sizes.
     const upload = async (name: string, type: string, bytes: Buffer) => {
       const form = new FormData();
       form.append('file', new Blob([new Uint8Array(bytes)], { type }), name);
       const t0 = performance.now();
-      const res = await fetch(`${gw}/api/v1/knowledge-bases/documents`, { method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: form });
+      const res = await fetch(`${gw}/api/v1/knowledge-bases/documents`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}` },
+        body: form,
+      });
       const body = (await res.json()) as { document?: { wordCount: number } };
       if (res.status !== 201) throw new Error(`upload ${name}: ${res.status} ${JSON.stringify(body)}`);
       return { ms: performance.now() - t0, words: body.document!.wordCount };
     };
     const files = [
       { label: 'PDF', name: 'bench.pdf', type: 'application/pdf', bytes: pdf },
-      { label: 'docx', name: 'bench.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bytes: docx },
+      {
+        label: 'docx',
+        name: 'bench.docx',
+        type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        bytes: docx,
+      },
     ];
     const throughput: string[] = [];
     for (const f of files) {
@@ -143,25 +189,41 @@ async function main(): Promise<void> {
     }
 
     // ---- (c) inbound calls answered and booked by the agent ----
-    const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+    const admin = (path: string, body?: unknown, method?: string) =>
+      call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
     await admin(`/tenants/${t.tenantId}/credits`, { amount: 1_000_000 });
     // Lines enough for every call of a round: the bench measures answering, not the package.
     await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 1_000 }, 'PUT');
     const agentId = agent.body.agent.id as string;
-    const booking = await call(`${gw}/api/v1/inbound-agents/${agentId}`, { key: t.key, method: 'PATCH', body: { validateHookEnabled: true, slotsEnabled: true, bookingEnabled: true } });
+    const booking = await call(`${gw}/api/v1/inbound-agents/${agentId}`, {
+      key: t.key,
+      method: 'PATCH',
+      body: { validateHookEnabled: true, slotsEnabled: true, bookingEnabled: true },
+    });
     if (booking.status !== 200) throw new Error(`agent flags: ${booking.status}`);
     await call(`${gw}/api/v1/inbound-agents/${agentId}/sync-doctors`, { key: t.key, method: 'POST' });
     await call(`${gw}/api/v1/inbound-agents/${agentId}/generate-script`, { key: t.key, method: 'POST' });
     for (let ready = false; !ready; await new Promise((r) => setTimeout(r, 200))) {
-      ready = (await call(`${gw}/api/v1/inbound-agents/${agentId}`, { key: t.key })).body.agent.inboundScriptStatus === 'ready';
+      ready =
+        (await call(`${gw}/api/v1/inbound-agents/${agentId}`, { key: t.key })).body.agent.inboundScriptStatus ===
+        'ready';
     }
     const on = await call(`${gw}/api/v1/inbound-agents/${agentId}/activate`, { key: t.key, body: { activate: true } });
     if (on.status !== 200) throw new Error(`activate: ${on.status} ${JSON.stringify(on.body)}`);
     // Counted in the store directly: the bench's own polling is not the system's work.
-    const telephonyDb = await mongoose.createConnection(sys.env.MONGO_URL!, { dbName: `telephony_${sys.gatewayDb.replace(/^gateway_/, '')}` }).asPromise();
+    const telephonyDb = await mongoose
+      .createConnection(sys.env.MONGO_URL!, { dbName: `telephony_${sys.gatewayDb.replace(/^gateway_/, '')}` })
+      .asPromise();
     const calls = telephonyDb.collection('calls');
-    const billed = () => calls.countDocuments({ tenantId: t.tenantId, direction: 'inbound', billingStatus: { $ne: 'pending' } });
-    const booked = () => calls.countDocuments({ tenantId: t.tenantId, direction: 'inbound', billingStatus: 'charged', summary: /^Appointment booked/ });
+    const billed = () =>
+      calls.countDocuments({ tenantId: t.tenantId, direction: 'inbound', billingStatus: { $ne: 'pending' } });
+    const booked = () =>
+      calls.countDocuments({
+        tenantId: t.tenantId,
+        direction: 'inbound',
+        billingStatus: 'charged',
+        summary: /^Appointment booked/,
+      });
     const rounds: string[] = [];
     const rates: number[] = [];
     const opsPerCall: number[] = [];
@@ -175,7 +237,11 @@ async function main(): Promise<void> {
         Array.from({ length: 20 }, async () => {
           while (next < AGENT_CALLS) {
             next++;
-            const r = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, { toNumber: number.body.number.phoneNumber, fromNumber: `+1415555${String(1000 + (next % 9000))}`, durationSeconds: 60 });
+            const r = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, {
+              toNumber: number.body.number.phoneNumber,
+              fromNumber: `+1415555${String(1000 + (next % 9000))}`,
+              durationSeconds: 60,
+            });
             if (r.status !== 202) throw new Error(`inbound call: ${r.status} ${JSON.stringify(r.body)}`);
           }
         }),

@@ -10,10 +10,14 @@ import { freePort, ROOT } from '../harness/processes';
 import { cpuSeconds } from './cpu';
 
 export function startBaseline(mode: string, port: number, target?: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'baselines.ts'), mode, String(port), ...(target ? [target] : [])], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(__dirname, 'baselines.ts'), mode, String(port), ...(target ? [target] : [])],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     child.stdout.once('data', () => setTimeout(() => resolve(child), 300));
     child.once('exit', (code) => reject(new Error(`${mode} exited ${code}`)));
@@ -21,7 +25,10 @@ export function startBaseline(mode: string, port: number, target?: string): Prom
 }
 
 /** A bare Express `GET` answering static JSON, as fast as it goes: requests per second and the server's CPU per request. */
-export async function bareExpress(seconds: number, connections: number): Promise<{ rps: number; cpuMsPerRequest: number }> {
+export async function bareExpress(
+  seconds: number,
+  connections: number,
+): Promise<{ rps: number; cpuMsPerRequest: number }> {
   const port = await freePort();
   const child = await startBaseline('bare-http', port);
   try {
@@ -30,7 +37,10 @@ export async function bareExpress(seconds: number, connections: number): Promise
     const cpu0 = cpuSeconds(child.pid!);
     const r = await autocannon({ url, connections, duration: seconds });
     const requests = r.requests.total;
-    return { rps: r.requests.average, cpuMsPerRequest: ((cpuSeconds(child.pid!) - cpu0) * 1000) / Math.max(1, requests) };
+    return {
+      rps: r.requests.average,
+      cpuMsPerRequest: ((cpuSeconds(child.pid!) - cpu0) * 1000) / Math.max(1, requests),
+    };
   } finally {
     child.kill('SIGTERM');
   }

@@ -58,7 +58,10 @@ async function main(): Promise<void> {
   try {
     const { tenantId, key } = await tenantWithKey(gw, { rateLimitPerSecond: 100_000 });
     await call(`${gw}/admin/v1/tenants/${tenantId}/credits`, { admin: true, body: { amount: 1_000_000_000 } });
-    const c = await call(`${gw}/admin/v1/tenants/${tenantId}/campaigns`, { admin: true, body: { name: 'bench', callingWindow: { start: '00:00', end: '24:00' } } });
+    const c = await call(`${gw}/admin/v1/tenants/${tenantId}/campaigns`, {
+      admin: true,
+      body: { name: 'bench', callingWindow: { start: '00:00', end: '24:00' } },
+    });
     const campaignId = c.body.campaign.id as string;
     await call(`${gw}/admin/v1/tenants/${tenantId}/campaigns/${campaignId}/start`, { admin: true, method: 'POST' });
 
@@ -85,11 +88,16 @@ async function main(): Promise<void> {
                 headers,
                 setupRequest: (req: autocannon.Request) => ({
                   ...req,
-                  body: JSON.stringify(path === '/leads' ? { campaignId, ...lead() } : { campaignId, leads: Array.from({ length: BATCH }, lead) }),
+                  body: JSON.stringify(
+                    path === '/leads'
+                      ? { campaignId, ...lead() }
+                      : { campaignId, leads: Array.from({ length: BATCH }, lead) },
+                  ),
                 }),
                 onResponse: (status: number, body: string) => {
                   if (path === '/leads' && status === 202) leads++;
-                  else if (path === '/leads/batch' && status === 200) leads += (JSON.parse(body) as { accepted: number }).accepted;
+                  else if (path === '/leads/batch' && status === 200)
+                    leads += (JSON.parse(body) as { accepted: number }).accepted;
                   else other[status] = (other[status] ?? 0) + 1;
                 },
               },
@@ -123,7 +131,10 @@ async function main(): Promise<void> {
     let refusedInLatency = 0;
     for (let i = 0; i < LATENCY_BATCHES; i++) {
       const t0 = performance.now();
-      const res = await call(`${gw}/api/v1/leads/batch`, { key, body: { campaignId, leads: Array.from({ length: 1_000 }, lead) } });
+      const res = await call(`${gw}/api/v1/leads/batch`, {
+        key,
+        body: { campaignId, leads: Array.from({ length: 1_000 }, lead) },
+      });
       latencies.push(performance.now() - t0);
       if (res.status !== 200) refusedInLatency++;
       else refusedInLatency += res.body.refused as number;
@@ -131,7 +142,9 @@ async function main(): Promise<void> {
     const sorted = [...latencies].sort((a, b) => a - b);
     const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
     const calls = await call(`${gw}/api/v1/calls?limit=1`, { key });
-    process.stdout.write(`batches of 1,000: p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms; calls placed so far ${calls.body.pagination?.total}\n`);
+    process.stdout.write(
+      `batches of 1,000: p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms; calls placed so far ${calls.body.pagination?.total}\n`,
+    );
 
     const ratio = (r: { single: Run; batch: Run }) => r.batch.leadsPerSecond / r.single.leadsPerSecond;
     const first = rounds[0]!;

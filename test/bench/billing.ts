@@ -1,3 +1,4 @@
+// Over 300 lines because one benchmark scenario from start to report; its steps share one started system.
 /**
  * Billing throughput (`make bench`), one run on this machine, billing as a real process against
  * the embedded store and Kafka. Measures:
@@ -60,7 +61,8 @@ function seededRow(n: number) {
   };
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
@@ -77,17 +79,36 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
   });
   const conn = await mongoose.createConnection(infra.mongoUrl, { dbName: db }).asPromise();
-  const client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 60_000 });
+  const client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, {
+    timeoutMs: 60_000,
+  });
   try {
-    await waitFor('billing', async () => (await client.getRateCard({}, { tenantId: 'probe', keyMode: 'live' }), true), 60_000, proc);
-    const tenants: CallContext[] = Array.from({ length: 10 }, () => ({ tenantId: `bench-${randomUUID()}`, keyMode: 'live' }));
+    await waitFor(
+      'billing',
+      async () => (await client.getRateCard({}, { tenantId: 'probe', keyMode: 'live' }), true),
+      60_000,
+      proc,
+    );
+    const tenants: CallContext[] = Array.from({ length: 10 }, () => ({
+      tenantId: `bench-${randomUUID()}`,
+      keyMode: 'live',
+    }));
     for (const t of tenants) await client.topUp({ amount: 1_000_000_000, reference: 'bench-top-up' }, t);
-    const ended = (callId: string, at = new Date()): voiceapi.billing.v1.EndedCall => ({ callId, direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, holdFailed: false, endTime: at });
+    const ended = (callId: string, at = new Date()): voiceapi.billing.v1.EndedCall => ({
+      callId,
+      direction: D.CALL_DIRECTION_OUTBOUND,
+      durationSeconds: 61,
+      holdFailed: false,
+      endTime: at,
+    });
     /** Settles calls as telephony does: each tenant's in requests of at most SETTLE_BATCH, `inFlight` requests at once. */
     const settle = async (calls: { t: CallContext; call: voiceapi.billing.v1.EndedCall }[], inFlight: number) => {
       const requests = tenants.flatMap((t) => {
         const mine = calls.filter((c) => c.t === t).map((c) => c.call);
-        return Array.from({ length: Math.ceil(mine.length / SETTLE_BATCH) }, (_, i) => ({ t, calls: mine.slice(i * SETTLE_BATCH, (i + 1) * SETTLE_BATCH) }));
+        return Array.from({ length: Math.ceil(mine.length / SETTLE_BATCH) }, (_, i) => ({
+          t,
+          calls: mine.slice(i * SETTLE_BATCH, (i + 1) * SETTLE_BATCH),
+        }));
       });
       let next = 0;
       await Promise.all(
@@ -105,14 +126,17 @@ async function main(): Promise<void> {
     const settledAll = async (what: string, n: number, timeoutMs: number) => {
       const until = Date.now() + timeoutMs;
       while ((await outcomes()) < n) {
-        if (Date.now() > until || proc.child.exitCode !== null) throw new Error(`${what}: not done in time\n${proc.output()}`);
+        if (Date.now() > until || proc.child.exitCode !== null)
+          throw new Error(`${what}: not done in time\n${proc.output()}`);
         await sleep(100);
       }
     };
 
     // (a) A backlog of ended calls, charged as fast as billing can: three rounds in a row, each
     // on the ledger the rounds before grew (the rate must not decline as it grows).
-    process.stdout.write(`billing benchmark: ${ROUNDS} × ${CALLS} ended calls over ${tenants.length} tenants, ${cpus().length} cores\n`);
+    process.stdout.write(
+      `billing benchmark: ${ROUNDS} × ${CALLS} ended calls over ${tenants.length} tenants, ${cpus().length} cores\n`,
+    );
     const storeOps = () => readStoreOps([{ name: 'billing', pid: proc.child.pid, file: opsFile }]);
     const rounds: { perS: number; ops: string; ledgerBefore: number; cpu: string }[] = [];
     const entries = conn.collection('wallet_entries');
@@ -124,21 +148,45 @@ async function main(): Promise<void> {
       // Chunks of 1,000 rows, four in flight.
       for (let from = 0; from < missing; from += 4_000) {
         const chunks = [0, 1_000, 2_000, 3_000].map((at) => from + at).filter((at) => at < missing);
-        await Promise.all(chunks.map((at) => entries.insertMany(Array.from({ length: Math.min(1_000, missing - at) }, (_, k) => seededRow(seeded + at + k)) as never[], { ordered: false })));
+        await Promise.all(
+          chunks.map((at) =>
+            entries.insertMany(
+              Array.from({ length: Math.min(1_000, missing - at) }, (_, k) => seededRow(seeded + at + k)) as never[],
+              { ordered: false },
+            ),
+          ),
+        );
       }
       if (missing > 0) {
         seeded += missing;
-        process.stdout.write(`  (a) ledger grown by ${missing} rows of ${SEEDED_TENANTS} other tenants in ${((Date.now() - seedStart) / 1000).toFixed(0)} s\n`);
+        process.stdout.write(
+          `  (a) ledger grown by ${missing} rows of ${SEEDED_TENANTS} other tenants in ${((Date.now() - seedStart) / 1000).toFixed(0)} s\n`,
+        );
       }
       const ledgerBefore = await entries.estimatedDocumentCount();
-      const calls = Array.from({ length: CALLS }, (_, i) => ({ t: tenants[i % tenants.length]!, call: ended(`bench-a-${round}-${i}-${randomBytes(3).toString('hex')}`) }));
+      const calls = Array.from({ length: CALLS }, (_, i) => ({
+        t: tenants[i % tenants.length]!,
+        call: ended(`bench-a-${round}-${i}-${randomBytes(3).toString('hex')}`),
+      }));
       const ops0 = await storeOps();
-      const cpu = cpuWindow({ billing: proc.child.pid, 'the store': infra.storePid, Kafka: infra.kafkaPid, 'the load generator': process.pid });
+      const cpu = cpuWindow({
+        billing: proc.child.pid,
+        'the store': infra.storePid,
+        Kafka: infra.kafkaPid,
+        'the load generator': process.pid,
+      });
       const start = Date.now();
       await settle(calls, IN_FLIGHT);
       await settledAll('backlog charged', CALLS * (round + 1), 30 * 60_000);
-      rounds.push({ perS: CALLS / ((Date.now() - start) / 1000), ops: perOperation(storeOpsDelta(ops0, await storeOps()), CALLS, 'charge'), ledgerBefore, cpu: cpuLine(cpu()) });
-      process.stdout.write(`  (a) round ${round + 1}: ${rounds[round]!.perS.toFixed(0)} calls charged/s; store operations ${rounds[round]!.ops}; ${rounds[round]!.cpu}\n`);
+      rounds.push({
+        perS: CALLS / ((Date.now() - start) / 1000),
+        ops: perOperation(storeOpsDelta(ops0, await storeOps()), CALLS, 'charge'),
+        ledgerBefore,
+        cpu: cpuLine(cpu()),
+      });
+      process.stdout.write(
+        `  (a) round ${round + 1}: ${rounds[round]!.perS.toFixed(0)} calls charged/s; store operations ${rounds[round]!.ops}; ${rounds[round]!.cpu}\n`,
+      );
     }
     const chargedPerS = rounds[0]!.perS;
     const opsPerCharge = rounds[0]!.ops;
@@ -159,7 +207,8 @@ async function main(): Promise<void> {
       createdAt: new Date(),
     }));
     const startBase = Date.now();
-    for (let i = 0; i < rows.length; i += 500) await conn.collection('baseline_rows').insertMany(rows.slice(i, i + 500) as never[]);
+    for (let i = 0; i < rows.length; i += 500)
+      await conn.collection('baseline_rows').insertMany(rows.slice(i, i + 500) as never[]);
     const baselinePerS = CALLS / ((Date.now() - startBase) / 1000);
     process.stdout.write(`  (a) bare bulk insert ${baselinePerS.toFixed(0)} rows/s\n`);
 
@@ -188,8 +237,12 @@ async function main(): Promise<void> {
       .find({ _id: { $regex: '^bench-b-' } as never }, { projection: { endedAt: 1 } })
       .toArray();
     const endOf = new Map(ends.map((o) => [String(o._id), (o.endedAt as Date).getTime()]));
-    const lags = docs.map((d) => (d.createdAt as Date).getTime() - endOf.get(d.callId as string)!).filter((x) => Number.isFinite(x));
-    process.stdout.write(`  (b) end → ledger row at 200 calls/s: p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms (${lags.length} calls)\n`);
+    const lags = docs
+      .map((d) => (d.createdAt as Date).getTime() - endOf.get(d.callId as string)!)
+      .filter((x) => Number.isFinite(x));
+    process.stdout.write(
+      `  (b) end → ledger row at 200 calls/s: p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms (${lags.length} calls)\n`,
+    );
 
     // (c) Debit RPCs, 64 in flight, on one wallet and spread over 100.
     const debits = async (wallets: CallContext[]) => {
@@ -199,7 +252,10 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: 64 }, async (_, worker) => {
           for (let n = 0; Date.now() < until; n++) {
-            await client.debit({ reference: `d-${worker}-${n}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'bench' }, wallets[(worker + n) % wallets.length]!);
+            await client.debit(
+              { reference: `d-${worker}-${n}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'bench' },
+              wallets[(worker + n) % wallets.length]!,
+            );
             done++;
           }
         }),
@@ -207,7 +263,9 @@ async function main(): Promise<void> {
       return done / DEBIT_S;
     };
     const oneWallet = await debits([{ tenantId: `bench-one-${randomUUID()}`, keyMode: 'live' }]);
-    const hundred = await debits(Array.from({ length: 100 }, () => ({ tenantId: `bench-many-${randomUUID()}`, keyMode: 'live' as const })));
+    const hundred = await debits(
+      Array.from({ length: 100 }, () => ({ tenantId: `bench-many-${randomUUID()}`, keyMode: 'live' as const })),
+    );
     process.stdout.write(`  (c) debits/s: one wallet ${oneWallet.toFixed(0)}, 100 wallets ${hundred.toFixed(0)}\n`);
 
     const met = (ok: boolean) => (ok ? 'yes' : 'no');

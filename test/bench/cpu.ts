@@ -39,7 +39,9 @@ export function cpuWindow(pids: Record<string, number | undefined>): () => CpuSh
   const machine0 = machineBusySeconds();
   return () => {
     const seconds = (performance.now() - t0) / 1000;
-    const byProcess = Object.fromEntries(named.map(([name, pid]) => [name, (cpuSeconds(pid) - start.get(name)!) / seconds]));
+    const byProcess = Object.fromEntries(
+      named.map(([name, pid]) => [name, (cpuSeconds(pid) - start.get(name)!) / seconds]),
+    );
     return { byProcess, machine: (machineBusySeconds() - machine0) / seconds, cores: cpus().length, seconds };
   };
 }
@@ -68,7 +70,9 @@ export function systemPids(
 
 /** Each process's CPU milliseconds per business operation over the window (`count` operations in it). */
 export function cpuMsPerOperation(s: CpuShares, count: number): Record<string, number> {
-  return Object.fromEntries(Object.entries(s.byProcess).map(([name, share]) => [name, (share * s.seconds * 1000) / Math.max(1, count)]));
+  return Object.fromEntries(
+    Object.entries(s.byProcess).map(([name, share]) => [name, (share * s.seconds * 1000) / Math.max(1, count)]),
+  );
 }
 
 /** "212.0 ms in all (the store 80.1, Kafka 40.2, …)", busiest first, what rounds to nothing left out. */

@@ -36,7 +36,13 @@ interface Target {
 
 async function once(t: Target, seconds: number): Promise<Result> {
   const r = await autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: seconds });
-  return { name: t.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
+  return {
+    name: t.name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts + r.non2xx,
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -49,7 +55,9 @@ async function measureAll(targets: Target[]): Promise<Result[]> {
     for (const t of targets) {
       const r = await once(t, DURATION_S);
       runs.get(t.name)!.push(r);
-      process.stdout.write(`  round ${round}  ${t.name.padEnd(40)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms\n`);
+      process.stdout.write(
+        `  round ${round}  ${t.name.padEnd(40)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms\n`,
+      );
     }
   }
   return targets.map((t) => {
@@ -77,7 +85,9 @@ async function main(): Promise<void> {
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
   const children: ChildProcess[] = [];
   // As in production: no response-schema check (the harness turns it on for tests).
-  const sys = await startSystem({ gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' } });
+  const sys = await startSystem({
+    gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
+  });
   try {
     const gw = sys.gateways[0]!.url;
     const { key } = await tenantWithKey(gw, { scopes: ['companies:read', 'companies:write'] });
@@ -89,12 +99,18 @@ async function main(): Promise<void> {
     children.push(await startBaseline('static-grpc', grpcPort));
     children.push(await startBaseline('http-to-grpc', chainPort, `127.0.0.1:${grpcPort}`));
 
-    process.stdout.write(`edge benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s, ${cpus().length} cores\n`);
+    process.stdout.write(
+      `edge benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s, ${cpus().length} cores\n`,
+    );
     const auth = { authorization: `Bearer ${key}` };
     const [bare, ping, chain, read] = (await measureAll([
       { name: 'A bare Express handler', url: `http://127.0.0.1:${barePort}/ping`, headers: {} },
       { name: 'B gateway GET /api/v1/ping', url: `${gw}/api/v1/ping`, headers: auth },
-      { name: 'C Express → gRPC → static reply', url: `http://127.0.0.1:${chainPort}/companies/${companyId}`, headers: {} },
+      {
+        name: 'C Express → gRPC → static reply',
+        url: `http://127.0.0.1:${chainPort}/companies/${companyId}`,
+        headers: {},
+      },
       { name: 'D gateway GET /api/v1/companies/{id}', url: `${gw}/api/v1/companies/${companyId}`, headers: auth },
     ])) as [Result, Result, Result, Result];
 
@@ -105,7 +121,13 @@ async function main(): Promise<void> {
     const table = [
       '| measured | req/s | baseline req/s | throughput ratio | p50 / p99 ms | baseline p50 / p99 ms | p99 added | target | met |',
       '|---|---|---|---|---|---|---|---|---|',
-      row('B ping vs A bare Express', ping, bare, '≥ 85 %, p99 ≤ +1 ms', pairedRatio(ping, bare) >= 0.85 && pairedP99Added(ping, bare) <= 1),
+      row(
+        'B ping vs A bare Express',
+        ping,
+        bare,
+        '≥ 85 %, p99 ≤ +1 ms',
+        pairedRatio(ping, bare) >= 0.85 && pairedP99Added(ping, bare) <= 1,
+      ),
       row('D companies read vs C Express→gRPC→static', read, chain, '≥ 40 %', pairedRatio(read, chain) >= 0.4),
     ].join('\n');
     const errors = [bare, ping, chain, read].reduce((n, r) => n + r.errors, 0);

@@ -34,7 +34,9 @@ async function main(): Promise<void> {
     measuredFrom = monotonicUs();
     await sleep(IDLE_S * 1000);
     const after = await sys.storeOps();
-    const cpu = Object.fromEntries(Object.entries(procs).map(([n, p]) => [n, (cpuSeconds(p.child.pid!) - cpu0[n]!) / IDLE_S]));
+    const cpu = Object.fromEntries(
+      Object.entries(procs).map(([n, p]) => [n, (cpuSeconds(p.child.pid!) - cpu0[n]!) / IDLE_S]),
+    );
     const storeCpu = store0 === undefined ? undefined : (cpuSeconds(infra.storePid!) - store0) / IDLE_S;
     const kafkaCpu = kafka0 === undefined ? undefined : (cpuSeconds(infra.kafkaPid!) - kafka0) / IDLE_S;
     const d = storeOpsDelta(before, after);
@@ -53,7 +55,9 @@ async function main(): Promise<void> {
     const systemCpu = totalCpu + (storeCpu ?? 0);
     const busiest = Math.max(...Object.values(d.byProcess), 0) / IDLE_S;
     const met = (ok: boolean) => (ok ? 'yes' : 'no');
-    process.stdout.write(`idle: ${perS(d.total)} store operations/s, ${(totalCpu * 100).toFixed(0)} % of a core (the store ${((storeCpu ?? 0) * 100).toFixed(1)} %, Kafka ${((kafkaCpu ?? 0) * 100).toFixed(1)} %)\n`);
+    process.stdout.write(
+      `idle: ${perS(d.total)} store operations/s, ${(totalCpu * 100).toFixed(0)} % of a core (the store ${((storeCpu ?? 0) * 100).toFixed(1)} %, Kafka ${((kafkaCpu ?? 0) * 100).toFixed(1)} %)\n`,
+    );
     writePerformanceSection(
       'idle',
       `

@@ -20,13 +20,18 @@ export interface KafkaFlowMeter {
 }
 
 export async function kafkaFlowMeter(brokers: string): Promise<KafkaFlowMeter> {
-  const admin = new Kafka({ clientId: 'bench-kafka-flow', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  const admin = new Kafka({
+    clientId: 'bench-kafka-flow',
+    brokers: brokers.split(','),
+    logLevel: logLevel.NOTHING,
+  }).admin();
   await admin.connect();
   return {
     async snapshot() {
       const topics = (await admin.listTopics()).filter((t) => !t.startsWith('__'));
       const produced: Record<string, number> = {};
-      for (const topic of topics) produced[topic] = (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
+      for (const topic of topics)
+        produced[topic] = (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
       const delivered: Record<string, number> = {};
       for (const { groupId } of (await admin.listGroups()).groups) {
         for (const t of await admin.fetchOffsets({ groupId, topics })) {
@@ -49,7 +54,11 @@ const delta = (before: Record<string, number>, after: Record<string, number>) =>
 const sum = (xs: Record<string, number>) => Object.values(xs).reduce((n, x) => n + x, 0);
 
 /** Per operation: events produced and deliveries, each with its largest parts. */
-export function flowPerOperation(before: KafkaFlow, after: KafkaFlow, operations: number): { produced: number; delivered: number; text: string } {
+export function flowPerOperation(
+  before: KafkaFlow,
+  after: KafkaFlow,
+  operations: number,
+): { produced: number; delivered: number; text: string } {
   const produced = delta(before.produced, after.produced);
   const delivered = Object.fromEntries(
     Object.keys(after.delivered)
@@ -63,5 +72,9 @@ export function flowPerOperation(before: KafkaFlow, after: KafkaFlow, operations
       .join(', ');
   const p = sum(produced) / operations;
   const d = sum(delivered) / operations;
-  return { produced: p, delivered: d, text: `events produced ${p.toFixed(1)} (${parts(produced)}); deliveries ${d.toFixed(1)} (${parts(delivered)})` };
+  return {
+    produced: p,
+    delivered: d,
+    text: `events produced ${p.toFixed(1)} (${parts(produced)}); deliveries ${d.toFixed(1)} (${parts(delivered)})`,
+  };
 }

@@ -43,7 +43,10 @@ async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
-  const sys = await startSystem({ without: ['telephony'], gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' } });
+  const sys = await startSystem({
+    without: ['telephony'],
+    gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
+  });
   const gw = sys.gateways[0]!.url;
   const log = createLogger('bench', 'silent');
   const kafka = createKafka({ brokers: infra.kafkaBrokers.split(','), clientId: 'leads-bench', log });
@@ -55,7 +58,10 @@ async function main(): Promise<void> {
     const { tenantId, key } = await tenantWithKey(gw, { rateLimitPerSecond: 100_000 });
     await call(`${gw}/admin/v1/tenants/${tenantId}/credits`, { admin: true, body: { amount: 1_000_000_000 } });
     // Open all day, so every lead is dialled now (the window is still evaluated per lead).
-    const c = await call(`${gw}/admin/v1/tenants/${tenantId}/campaigns`, { admin: true, body: { name: 'bench', callingWindow: { start: '00:00', end: '24:00' } } });
+    const c = await call(`${gw}/admin/v1/tenants/${tenantId}/campaigns`, {
+      admin: true,
+      body: { name: 'bench', callingWindow: { start: '00:00', end: '24:00' } },
+    });
     const campaignId = c.body.campaign.id as string;
     await call(`${gw}/admin/v1/tenants/${tenantId}/campaigns/${campaignId}/start`, { admin: true, method: 'POST' });
 
@@ -95,8 +101,18 @@ async function main(): Promise<void> {
               },
             ],
           },
-          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- autocannon's own error, passed on as it was
-          (err, r) => (err ? reject(err) : resolve({ accepted, other, rps: accepted / seconds, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts })),
+          (err, r) =>
+            err
+              ? // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- autocannon's own error, passed on as it was
+                reject(err)
+              : resolve({
+                  accepted,
+                  other,
+                  rps: accepted / seconds,
+                  p50: r.latency.p50,
+                  p99: r.latency.p99,
+                  errors: r.errors + r.timeouts,
+                }),
         );
         void inst;
       });
@@ -113,7 +129,9 @@ async function main(): Promise<void> {
       const shares = cpuLine(cpu());
       const ops = perOperation(storeOpsDelta(ops0, await sys.storeOps()), run.accepted, 'lead');
       runs.push({ run, ops, cpu: shares });
-      process.stdout.write(`  ${run.rps.toFixed(0)} accepted/s  p50 ${run.p50} ms  p99 ${run.p99} ms  other ${JSON.stringify([...run.other])}\n  store operations: ${ops}\n  ${shares}\n`);
+      process.stdout.write(
+        `  ${run.rps.toFixed(0)} accepted/s  p50 ${run.p50} ms  p99 ${run.p99} ms  other ${JSON.stringify([...run.other])}\n  store operations: ${ops}\n  ${shares}\n`,
+      );
     }
     const max = runs[0]!.run;
     const opsPerLead = runs[0]!.ops;
@@ -143,14 +161,21 @@ async function main(): Promise<void> {
     const dials = new Map<string, number>();
     const seenEvents = new Set<string>();
     await publisher.connect();
-    const listener = new EventSubscriber(kafka, { group: consumerGroup('leads-bench', `count-${randomUUID().slice(0, 8)}`), log, publisher, fromBeginning: true }).on(
-      voiceapi.events.v1.LeadsDialEvent,
-      async (e, meta) => {
-        if (e.event?.$case !== 'dialRequested' || e.event.dialRequested.tenantId !== tenantId || seenEvents.has(meta.eventId)) return;
-        seenEvents.add(meta.eventId);
-        dials.set(e.event.dialRequested.contactId, (dials.get(e.event.dialRequested.contactId) ?? 0) + 1);
-      },
-    );
+    const listener = new EventSubscriber(kafka, {
+      group: consumerGroup('leads-bench', `count-${randomUUID().slice(0, 8)}`),
+      log,
+      publisher,
+      fromBeginning: true,
+    }).on(voiceapi.events.v1.LeadsDialEvent, async (e, meta) => {
+      if (
+        e.event?.$case !== 'dialRequested' ||
+        e.event.dialRequested.tenantId !== tenantId ||
+        seenEvents.has(meta.eventId)
+      )
+        return;
+      seenEvents.add(meta.eventId);
+      dials.set(e.event.dialRequested.contactId, (dials.get(e.event.dialRequested.contactId) ?? 0) + 1);
+    });
     listener.start();
     await listener.waitUntilReady(60_000);
     const until = Date.now() + 180_000;

@@ -13,7 +13,9 @@ import { summarizeProfiles } from './profiles';
 
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? 10);
-  const dir = path.resolve(process.argv[3] ?? path.join(ROOT, '.data/profiles', new Date().toISOString().replace(/[:.]/g, '-')));
+  const dir = path.resolve(
+    process.argv[3] ?? path.join(ROOT, '.data/profiles', new Date().toISOString().replace(/[:.]/g, '-')),
+  );
   mkdirSync(dir, { recursive: true });
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
   process.env.MONGO_URL = infra.mongoUrl;
@@ -28,7 +30,9 @@ async function main(): Promise<void> {
     const opts = { url: `${gw}/api/v1/ping`, headers: { authorization: `Bearer ${key}` }, connections: 16 };
     await autocannon({ ...opts, duration: 2 });
     const r = await autocannon({ ...opts, duration: seconds });
-    process.stdout.write(`ping: ${r.requests.average.toFixed(0)} req/s, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}\n`);
+    process.stdout.write(
+      `ping: ${r.requests.average.toFixed(0)} req/s, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}\n`,
+    );
   } finally {
     await sys.stop();
     await infra.stop();

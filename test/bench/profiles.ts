@@ -36,7 +36,9 @@ export function summarizeProfiles(dir: string, top = 40, fromUs?: number, toUs?:
     const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Profile;
     if (fromUs !== undefined) {
       let t = profile.startTime;
-      profile.samples = profile.samples.filter((_, i) => (t += profile.timeDeltas[i]!) >= fromUs && (toUs === undefined || t <= toUs));
+      profile.samples = profile.samples.filter(
+        (_, i) => (t += profile.timeDeltas[i]!) >= fromUs && (toUs === undefined || t <= toUs),
+      );
     }
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
     const self = new Map<string, number>();
@@ -59,7 +61,8 @@ export function summarizeProfiles(dir: string, top = 40, fromUs?: number, toUs?:
       .map(([p, n]) => `${p} ${((n / total) * 100).toFixed(1)} %`)
       .join(', ');
     out += '\ntop self time:\n';
-    for (const [where, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) out += `${((n / total) * 100).toFixed(1).padStart(5)}%  ${where}\n`;
+    for (const [where, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top))
+      out += `${((n / total) * 100).toFixed(1).padStart(5)}%  ${where}\n`;
   }
   return out;
 }
@@ -78,7 +81,11 @@ function packageOf(url: string, fn: string): string {
  * `BENCH_PERF_STORE=1`: samples the store (a native process) with Linux `perf` while `during` runs,
  * and answers the symbols with the most self time (`perf report`), or why there is no profile.
  */
-export async function perfProfile<T>(pid: number | undefined, name: string, during: () => Promise<T>): Promise<{ result: T; report: string }> {
+export async function perfProfile<T>(
+  pid: number | undefined,
+  name: string,
+  during: () => Promise<T>,
+): Promise<{ result: T; report: string }> {
   if (!process.env.BENCH_PERF_STORE || pid === undefined) return { result: await during(), report: '' };
   mkdirSync(PROFILE_DIR, { recursive: true });
   const data = path.join(PROFILE_DIR, `${name}.perf.data`);
@@ -96,7 +103,11 @@ async function perfTop(perf: ChildProcess, ended: Promise<unknown>, data: string
   perf.kill('SIGINT');
   await ended;
   try {
-    const out = execFileSync('perf', ['report', '-i', data, '--stdio', '--no-children', '--sort', 'dso,symbol', '--percent-limit', '0.7'], { maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    const out = execFileSync(
+      'perf',
+      ['report', '-i', data, '--stdio', '--no-children', '--sort', 'dso,symbol', '--percent-limit', '0.7'],
+      { maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] },
+    ).toString();
     // Only the top-level lines (the call chains under them are in the file, for `perf report -i`).
     return out
       .split('\n')

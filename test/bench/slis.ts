@@ -29,7 +29,11 @@ export interface SliFigure {
 const DELAYS = [
   { name: 'lead accepted → first dial', metric: 'voiceapi_telephony_lead_dial_delay_seconds' },
   { name: 'end of call → billing outcome', metric: 'voiceapi_billing_call_settle_delay_seconds' },
-  { name: 'event → webhook received (healthy endpoints)', metric: 'voiceapi_webhooks_delivery_delay_seconds', match: 'endpoint_health="healthy"' },
+  {
+    name: 'event → webhook received (healthy endpoints)',
+    metric: 'voiceapi_webhooks_delivery_delay_seconds',
+    match: 'endpoint_health="healthy"',
+  },
 ];
 
 const scalar = async (prom: Prometheus, expr: string) => {
@@ -44,16 +48,35 @@ export async function sliFigures(prom: Prometheus, windowS: number): Promise<Sli
   const figures: SliFigure[] = [];
   for (const slo of spec.slos) {
     // rate × window = events; summed over any grouping (route groups) for one figure.
-    const errors = await scalar(prom, `sum(${slo.sli.events.error_query.replaceAll('[{{.window}}]', `[${w}] anchored`)}) * ${windowS}`);
-    const total = await scalar(prom, `sum(${slo.sli.events.total_query.replaceAll('[{{.window}}]', `[${w}] anchored`)}) * ${windowS}`);
-    figures.push({ slo: slo.name, objective: slo.objective, good: total > 0 ? 1 - (Number.isNaN(errors) ? 0 : errors) / total : NaN, events: Number.isNaN(total) ? 0 : total });
+    const errors = await scalar(
+      prom,
+      `sum(${slo.sli.events.error_query.replaceAll('[{{.window}}]', `[${w}] anchored`)}) * ${windowS}`,
+    );
+    const total = await scalar(
+      prom,
+      `sum(${slo.sli.events.total_query.replaceAll('[{{.window}}]', `[${w}] anchored`)}) * ${windowS}`,
+    );
+    figures.push({
+      slo: slo.name,
+      objective: slo.objective,
+      good: total > 0 ? 1 - (Number.isNaN(errors) ? 0 : errors) / total : NaN,
+      events: Number.isNaN(total) ? 0 : total,
+    });
   }
   return figures;
 }
 
 export async function delayP99s(prom: Prometheus, windowS: number): Promise<{ name: string; p99s: number }[]> {
   const w = `${Math.max(1, Math.round(windowS))}s`;
-  return Promise.all(DELAYS.map(async (d) => ({ name: d.name, p99s: await scalar(prom, `histogram_quantile(0.99, sum by (le) (rate(${d.metric}_bucket${d.match ? `{${d.match}}` : ''}[${w}])))`) })));
+  return Promise.all(
+    DELAYS.map(async (d) => ({
+      name: d.name,
+      p99s: await scalar(
+        prom,
+        `histogram_quantile(0.99, sum by (le) (rate(${d.metric}_bucket${d.match ? `{${d.match}}` : ''}[${w}])))`,
+      ),
+    })),
+  );
 }
 
 const pctText = (x: number) => (Number.isNaN(x) ? 'no events' : `${(x * 100).toFixed(2)} %`);
@@ -66,6 +89,9 @@ export function sliTable(rounds: { figures: SliFigure[]; delays: { name: string;
     const ok = rounds.every((r) => Number.isNaN(r.figures[i]!.good) || r.figures[i]!.good * 100 >= f.objective);
     return `| \`${f.slo}\` (${f.objective} %) | ${cells.join(' | ')} | ${ok ? 'yes' : 'no'} |`;
   });
-  const delays = rounds[0]!.delays.map((d, i) => `| ${d.name}, p99 | ${rounds.map((r) => (Number.isNaN(r.delays[i]!.p99s) ? 'none' : `≤ ${r.delays[i]!.p99s.toFixed(2)} s`)).join(' | ')} | |`);
+  const delays = rounds[0]!.delays.map(
+    (d, i) =>
+      `| ${d.name}, p99 | ${rounds.map((r) => (Number.isNaN(r.delays[i]!.p99s) ? 'none' : `≤ ${r.delays[i]!.p99s.toFixed(2)} s`)).join(' | ')} | |`,
+  );
   return [head, ...slos, ...delays].join('\n');
 }

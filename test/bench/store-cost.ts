@@ -58,11 +58,22 @@ async function main(): Promise<void> {
     await docs.createIndex({ tenantId: 1, at: -1 });
     const insert = (i: number) => docs.insertOne({ _id: i, tenantId: `t${i % 10}`, at: new Date(), n: 0 });
     const update = (i: number) => docs.updateOne({ _id: i % 10_000 }, { $inc: { n: 1 }, $set: { at: new Date() } });
-    const insertTen = (i: number) => docs.insertMany(Array.from({ length: 10 }, (_, j) => ({ _id: 10_000_000 + i * 10 + j, tenantId: `t${i % 10}`, at: new Date(), n: 0 })));
+    const insertTen = (i: number) =>
+      docs.insertMany(
+        Array.from({ length: 10 }, (_, j) => ({
+          _id: 10_000_000 + i * 10 + j,
+          tenantId: `t${i % 10}`,
+          at: new Date(),
+          n: 0,
+        })),
+      );
     const streams: mongo.ChangeStream[] = [];
     const open = async (coll: { watch: mongo.Collection['watch'] }) => {
       // As the kit's ChangeFeed watches: a $match on the operation, the fact of a change only.
-      const s = coll.watch([{ $match: { operationType: { $in: ['insert', 'update'] } } }, { $project: { operationType: 1 } }], { maxAwaitTimeMS: 30_000 });
+      const s = coll.watch(
+        [{ $match: { operationType: { $in: ['insert', 'update'] } } }, { $project: { operationType: 1 } }],
+        { maxAwaitTimeMS: 30_000 },
+      );
       s.on('change', () => undefined);
       s.on('error', () => undefined);
       streams.push(s);
@@ -71,7 +82,10 @@ async function main(): Promise<void> {
     const closeAll = async () => {
       for (const s of streams.splice(0)) await s.close();
     };
-    const row = (what: string, m: Measured, base?: Measured) => rows.push(`| ${what} | ${m.perSecond.toFixed(0)} | **${m.cpuMsPerOp.toFixed(3)}** | ${base ? `${(m.cpuMsPerOp / base.cpuMsPerOp).toFixed(2)} ×` : ''} |`);
+    const row = (what: string, m: Measured, base?: Measured) =>
+      rows.push(
+        `| ${what} | ${m.perSecond.toFixed(0)} | **${m.cpuMsPerOp.toFixed(3)}** | ${base ? `${(m.cpuMsPerOp / base.cpuMsPerOp).toFixed(2)} ×` : ''} |`,
+      );
 
     await measure(insert); // warm-up, and the 10,000 documents the updates touch
     const insert0 = await measure(insert);

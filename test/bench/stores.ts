@@ -1,3 +1,4 @@
+// Over 300 lines because one benchmark scenario from start to report; its steps share one started system.
 /**
  * Store candidates side by side (`make bench`), every candidate in one run, each alone on the
  * machine while it is measured: FerretDB 1.24 (the former local store), SecantusDB's Python
@@ -32,19 +33,27 @@ interface Candidate {
 }
 
 function candidates(): Candidate[] {
-  const cache = execFileSync('bash', [path.join(ROOT, 'test/bench/stores/install-candidates.sh')], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const cache = execFileSync('bash', [path.join(ROOT, 'test/bench/stores/install-candidates.sh')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
     .toString()
     .trim();
   const secantusConfig = (sync: boolean) => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'store-bench-conf-')), 'secantusd.toml');
-    writeFileSync(file, `[server]\nhost = "127.0.0.1"\nlog_level = "WARNING"\n[storage]\ncache_size = "1G"\nsync_on_commit = ${sync}\n`);
+    writeFileSync(
+      file,
+      `[server]\nhost = "127.0.0.1"\nlog_level = "WARNING"\n[storage]\ncache_size = "1G"\nsync_on_commit = ${sync}\n`,
+    );
     return file;
   };
   const rust = (sync: boolean): Candidate => {
     const config = secantusConfig(sync);
     return {
       name: `SecantusDB Rust ${paths.storeVersion}${sync ? ', --sync-on-commit' : ''}`,
-      start: (dataDir, port) => spawnProcess('rust', paths.storeBin, ['--config', config, '--port', String(port), '--storage-path', dataDir], { cwd: dataDir }),
+      start: (dataDir, port) =>
+        spawnProcess('rust', paths.storeBin, ['--config', config, '--port', String(port), '--storage-path', dataDir], {
+          cwd: dataDir,
+        }),
     };
   };
   const pyConfig = path.join(mkdtempSync(path.join(tmpdir(), 'store-bench-conf-')), 'secantusd.toml');
@@ -52,11 +61,25 @@ function candidates(): Candidate[] {
   return [
     {
       name: 'FerretDB 1.24 / SQLite',
-      start: (dataDir, port) => spawnProcess('ferretdb', path.join(cache, 'ferretdb-1.24', 'ferretdb'), ['-listen', `127.0.0.1:${port}`, '-data', dataDir, '-log-level', 'error']),
+      start: (dataDir, port) =>
+        spawnProcess('ferretdb', path.join(cache, 'ferretdb-1.24', 'ferretdb'), [
+          '-listen',
+          `127.0.0.1:${port}`,
+          '-data',
+          dataDir,
+          '-log-level',
+          'error',
+        ]),
     },
     {
       name: 'SecantusDB 0.7.0b3, Python server',
-      start: (dataDir, port) => spawnProcess('python', path.join(cache, 'secantusdb-py-0.7.0b3', 'bin', 'secantusd-py'), ['--config', pyConfig, '--port', String(port), '--storage-path', dataDir], { cwd: dataDir }),
+      start: (dataDir, port) =>
+        spawnProcess(
+          'python',
+          path.join(cache, 'secantusdb-py-0.7.0b3', 'bin', 'secantusd-py'),
+          ['--config', pyConfig, '--port', String(port), '--storage-path', dataDir],
+          { cwd: dataDir },
+        ),
     },
     rust(false),
     rust(true),
@@ -105,7 +128,11 @@ async function measure(c: Candidate): Promise<void> {
   const url = `mongodb://127.0.0.1:${port}/?directConnection=true`;
   let proc = c.start(dataDir, port!);
   await waitReady(proc, 'MongoDB ping', 120_000, () => mongoReady(url));
-  let client = await new mongo.MongoClient(url, { maxPoolSize: IN_FLIGHT * 2, serverSelectionTimeoutMS: 30_000, socketTimeoutMS: 600_000 }).connect();
+  let client = await new mongo.MongoClient(url, {
+    maxPoolSize: IN_FLIGHT * 2,
+    serverSelectionTimeoutMS: 30_000,
+    socketTimeoutMS: 600_000,
+  }).connect();
   try {
     const db = client.db('bench');
     const ledger = db.collection<ReturnType<typeof ledgerRow>>('ledger');
@@ -123,18 +150,40 @@ async function measure(c: Candidate): Promise<void> {
         );
         loaded += n;
       }
-      note('`insertMany`, 1,000-row batches, rows/s', c.name, Math.round((size - (SIZES[SIZES.indexOf(size) - 1] ?? 0)) / ((Date.now() - t0) / 1000)).toLocaleString('en-US'));
+      note(
+        '`insertMany`, 1,000-row batches, rows/s',
+        c.name,
+        Math.round((size - (SIZES[SIZES.indexOf(size) - 1] ?? 0)) / ((Date.now() - t0) / 1000)).toLocaleString('en-US'),
+      );
 
       const racers = db.collection<{ _id: string; bal: number }>(`racers_${size}`);
       await racers.insertMany([
         { _id: 'fam', bal: 500 },
         { _id: 'upd', bal: 500 },
       ]);
-      const fam = await Promise.all(Array.from({ length: 1000 }, () => racers.findOneAndUpdate({ _id: 'fam', bal: { $gte: 1 } }, { $inc: { bal: -1 } }).catch(() => null)));
-      note('1,000 racing `findOneAndUpdate({_id, bal: {$gte: 1}}, {$inc: {bal: -1}})` on `bal: 500`: won / final', c.name, `${fam.filter(Boolean).length} / ${(await racers.findOne({ _id: 'fam' }))?.bal}`);
-      const upd = await Promise.all(Array.from({ length: 1000 }, () => racers.updateOne({ _id: 'upd', bal: { $gte: 1 } }, { $inc: { bal: -1 } }).catch(() => ({ modifiedCount: 0, failed: true }))));
+      const fam = await Promise.all(
+        Array.from({ length: 1000 }, () =>
+          racers.findOneAndUpdate({ _id: 'fam', bal: { $gte: 1 } }, { $inc: { bal: -1 } }).catch(() => null),
+        ),
+      );
+      note(
+        '1,000 racing `findOneAndUpdate({_id, bal: {$gte: 1}}, {$inc: {bal: -1}})` on `bal: 500`: won / final',
+        c.name,
+        `${fam.filter(Boolean).length} / ${(await racers.findOne({ _id: 'fam' }))?.bal}`,
+      );
+      const upd = await Promise.all(
+        Array.from({ length: 1000 }, () =>
+          racers
+            .updateOne({ _id: 'upd', bal: { $gte: 1 } }, { $inc: { bal: -1 } })
+            .catch(() => ({ modifiedCount: 0, failed: true })),
+        ),
+      );
       const failed = upd.filter((r) => 'failed' in r).length;
-      note('1,000 racing conditional `updateOne`: won / final', c.name, `${upd.filter((r) => r.modifiedCount === 1).length} / ${(await racers.findOne({ _id: 'upd' }))?.bal}${failed ? ` (${failed} failed)` : ''}`);
+      note(
+        '1,000 racing conditional `updateOne`: won / final',
+        c.name,
+        `${upd.filter((r) => r.modifiedCount === 1).length} / ${(await racers.findOne({ _id: 'upd' }))?.bal}${failed ? ` (${failed} failed)` : ''}`,
+      );
 
       // Their own ids: the load that follows fills e-<n> up to the next size.
       const inserts = await rate(() => ledger.insertOne({ ...ledgerRow(inserted), _id: `single-${inserted++}` }));
@@ -142,8 +191,16 @@ async function measure(c: Candidate): Promise<void> {
       const reads = await rate(() => ledger.findOne({ _id: `e-${Math.floor(Math.random() * size)}` }));
       note(`point read by \`_id\`, ${IN_FLIGHT} in flight, /s`, c.name, Math.round(reads).toLocaleString('en-US'));
       let updateErrors = 0;
-      const updates = await rate(() => ledger.updateOne({ _id: `e-${Math.floor(Math.random() * size)}` }, { $inc: { amount: 1 } }).catch(() => updateErrors++));
-      note(`update by \`_id\`, ${IN_FLIGHT} in flight, /s`, c.name, updateErrors ? `fails (${updateErrors} errors)` : Math.round(updates).toLocaleString('en-US'));
+      const updates = await rate(() =>
+        ledger
+          .updateOne({ _id: `e-${Math.floor(Math.random() * size)}` }, { $inc: { amount: 1 } })
+          .catch(() => updateErrors++),
+      );
+      note(
+        `update by \`_id\`, ${IN_FLIGHT} in flight, /s`,
+        c.name,
+        updateErrors ? `fails (${updateErrors} errors)` : Math.round(updates).toLocaleString('en-US'),
+      );
       const times: number[] = [];
       const until = Date.now() + SECONDS * 1000;
       do {
@@ -152,7 +209,11 @@ async function measure(c: Candidate): Promise<void> {
         times.push(Date.now() - t);
       } while (Date.now() < until);
       times.sort((a, b) => a - b);
-      note(`newest 25 of one tenant (a tenth of the documents match), ms`, c.name, String(times[Math.floor(times.length / 2)]));
+      note(
+        `newest 25 of one tenant (a tenth of the documents match), ms`,
+        c.name,
+        String(times[Math.floor(times.length / 2)]),
+      );
     }
 
     // Acknowledged writes lost to a SIGKILL under insert load.
@@ -191,7 +252,11 @@ async function measure(c: Candidate): Promise<void> {
       ).map((d) => d._id),
     );
     const lost = acknowledged.filter((id) => !present.has(id)).length;
-    note('SIGKILL under insert load: acknowledged writes lost', c.name, `${lost} of ${acknowledged.length.toLocaleString('en-US')}`);
+    note(
+      'SIGKILL under insert load: acknowledged writes lost',
+      c.name,
+      `${lost} of ${acknowledged.length.toLocaleString('en-US')}`,
+    );
   } finally {
     await client.close(true).catch(() => undefined); // teardown: the measurement is written, and a failed close must not hide an earlier error
     await proc.stop();
@@ -213,7 +278,8 @@ async function countingCost(c: Candidate): Promise<string> {
     const seed = await new mongo.MongoClient(url).connect();
     const ledger = seed.db('bench').collection<ReturnType<typeof ledgerRow>>('ledger');
     await ledger.createIndex({ tenantId: 1, createdAt: -1 });
-    for (let i = 0; i < 20_000; i += 1000) await ledger.insertMany(Array.from({ length: 1000 }, (_, k) => ledgerRow(i + k)));
+    for (let i = 0; i < 20_000; i += 1000)
+      await ledger.insertMany(Array.from({ length: 1000 }, (_, k) => ledgerRow(i + k)));
     await seed.close();
     const clients = {
       off: await new mongo.MongoClient(url, { maxPoolSize: IN_FLIGHT }).connect(),
@@ -222,7 +288,8 @@ async function countingCost(c: Candidate): Promise<string> {
     let counted = 0;
     clients.on.on('commandStarted', () => counted++);
     const reads = {
-      'point read by `_id`': (db: mongo.Db) => db.collection('ledger').findOne({ _id: `e-${Math.floor(Math.random() * 20_000)}` as never }),
+      'point read by `_id`': (db: mongo.Db) =>
+        db.collection('ledger').findOne({ _id: `e-${Math.floor(Math.random() * 20_000)}` as never }),
       'page of 25 (newest of a tenant)': (db: mongo.Db) =>
         db
           .collection('ledger')
@@ -239,7 +306,9 @@ async function countingCost(c: Candidate): Promise<string> {
       }
       const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
       const [off, on] = [median(runs.off), median(runs.on)];
-      rows.push(`| ${name} | ${Math.round(off).toLocaleString('en-US')}/s | ${Math.round(on).toLocaleString('en-US')}/s | **${((100 * on) / off).toFixed(0)} %** |`);
+      rows.push(
+        `| ${name} | ${Math.round(off).toLocaleString('en-US')}/s | ${Math.round(on).toLocaleString('en-US')}/s | **${((100 * on) / off).toFixed(0)} %** |`,
+      );
     }
     await Promise.all([clients.off.close(), clients.on.close()]);
     return `### Counting store operations
@@ -266,9 +335,14 @@ async function main(): Promise<void> {
       for (const row of table.values()) if (!row.has(c.name)) row.set(c.name, ['failed']);
     }
   }
-  const cost = await countingCost(all[all.length - 1]!).catch((err: unknown) => `### Counting store operations\n\nNot measured: ${String(err)}`);
+  const cost = await countingCost(all[all.length - 1]!).catch(
+    (err: unknown) => `### Counting store operations\n\nNot measured: ${String(err)}`,
+  );
   const sizes = SIZES.map((s) => (s >= 1_000_000 ? `${s / 1_000_000} M` : `${s / 1000} k`)).join(' → ');
-  const lines = [...table].map(([row, byCandidate]) => `| ${row} | ${all.map((c) => (byCandidate.get(c.name) ?? ['—']).join(' → ')).join(' | ')} |`);
+  const lines = [...table].map(
+    ([row, byCandidate]) =>
+      `| ${row} | ${all.map((c) => (byCandidate.get(c.name) ?? ['—']).join(' → ')).join(' | ')} |`,
+  );
   writePerformanceSection(
     'stores',
     `

@@ -26,7 +26,8 @@ const RECONNECT_EVERY_MS = 3_000;
 const SPEEDUP = '200';
 
 const met = (ok: boolean) => (ok ? 'yes' : 'no');
-const pct = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!);
+const pct = (sorted: number[], p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 interface Round {
   ended: number;
@@ -50,7 +51,8 @@ async function main(): Promise<void> {
   const streams: SseClient[] = [];
   try {
     const t = await tenantWithKey(gw, { scopes: ['calls:read', 'leads:write'], rateLimitPerSecond: 100_000 });
-    const admin = (p: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+    const admin = (p: string, body?: unknown, method?: string) =>
+      call(`${gw}/admin/v1${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
     await admin(`/tenants/${t.tenantId}/credits`, { amount: 1_000_000_000 });
     await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 100 }, 'PUT');
     const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'stream bench', maxCallSeconds: 120 });
@@ -80,7 +82,10 @@ async function main(): Promise<void> {
       let pushing = true;
       const hopping = (async () => {
         while (pushing) {
-          const s = await openSse(`${gw}/api/v1/calls/stream`, { key: t.key, ...(lastId !== undefined && { lastEventId: lastId }) });
+          const s = await openSse(`${gw}/api/v1/calls/stream`, {
+            key: t.key,
+            ...(lastId !== undefined && { lastEventId: lastId }),
+          });
           streams.push(s);
           await sleep(RECONNECT_EVERY_MS);
           s.close();
@@ -94,7 +99,17 @@ async function main(): Promise<void> {
       const started = Date.now();
       while (Date.now() - started < SECONDS * 1000) {
         const tick = Date.now();
-        await call(`${gw}/api/v1/leads/batch`, { key: t.key, body: { campaignId, leads: Array.from({ length: Math.max(1, Math.round(RATE / 5)) }, () => ({ phone: phone(), channel: 'call', consent })) } });
+        await call(`${gw}/api/v1/leads/batch`, {
+          key: t.key,
+          body: {
+            campaignId,
+            leads: Array.from({ length: Math.max(1, Math.round(RATE / 5)) }, () => ({
+              phone: phone(),
+              channel: 'call',
+              consent,
+            })),
+          },
+        });
         await sleep(Math.max(0, 200 - (Date.now() - tick)));
       }
       // Let the calls pushed end and reach the streams.

@@ -33,7 +33,9 @@ for (const m of doc.matchAll(/<!-- bench:(\w+) -->([\s\S]*?)<!-- \/bench:\1 -->/
       // Tables name what is measured first, or (| target | measured | met |) the target itself.
       const target = targetAt >= 0 ? row[targetAt]! : '';
       const what = targetAt === 0 ? '' : row[0]!;
-      const measured = (targetAt === 0 ? row.slice(1, -1) : row.slice(1, targetAt >= 0 ? targetAt : -1)).filter((c) => c !== '').join('; ');
+      const measured = (targetAt === 0 ? row.slice(1, -1) : row.slice(1, targetAt >= 0 ? targetAt : -1))
+        .filter((c) => c !== '')
+        .join('; ');
       rows.push(`| ${title} | ${what} | ${measured} | ${target} | **${met}** |`);
     }
   }

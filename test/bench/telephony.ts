@@ -1,3 +1,4 @@
+// Over 300 lines because one benchmark scenario from start to report; its steps share one started system.
 /**
  * Telephony (`make bench`), one run on this machine with every process on it:
  *   (a) `GET /api/v1/calls?limit=25` for one tenant among ten, at three growing sizes of its feed
@@ -52,7 +53,12 @@ async function main(): Promise<void> {
   const sys = await startSystem({
     // The embedded store sorts in memory (decision 0110): a page over 1,000,000 calls may take
     // longer than the default 5 s deadline; the bench measures it rather than the timeout.
-    gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false', GRPC_DEADLINE_MS: '120000' },
+    gatewayEnv: {
+      RATE_LIMIT_PER_SECOND: '1000000000',
+      LOG_LEVEL: 'warn',
+      RESPONSE_SCHEMA_CHECK: 'false',
+      GRPC_DEADLINE_MS: '120000',
+    },
     serviceEnv: {
       telephony: { CARRIER_SIMULATOR_SPEEDUP: '100000', LOG_LEVEL: 'warn', DISPATCH_INTERVAL_MS: '20' },
       leads: { CALLING_WINDOW_DEFAULT: 'always', LOG_LEVEL: 'warn' },
@@ -68,14 +74,18 @@ async function main(): Promise<void> {
     // A tenant of the gateway's, so its webhook endpoint can be registered like a tenant's.
     const ctx: CallContext = { tenantId: (await tenantWithKey(gw)).tenantId, keyMode: 'live' };
     const at = (name: string) => `127.0.0.1:${sys.ports[name]}`;
-    const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, at('billing'), { timeoutMs: 30_000 });
+    const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, at('billing'), {
+      timeoutMs: 30_000,
+    });
     const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, at('leads'), { timeoutMs: 30_000 });
     await billing.topUp({ amount: 1_000_000, reference: 'bench' }, ctx);
     const c = await leads.createCampaign({ name: 'dialler bench', type: '', channels: [], maxCallSeconds: 120 }, ctx);
     await leads.startCampaign({ id: c.campaign!.id }, ctx);
     const limit = LINES;
-    const admin = (path: string, body: unknown, method?: string) => call(`${gw}/admin/v1/tenants/${ctx.tenantId}${path}`, { admin: true, body, ...(method && { method }) });
-    if ((await admin('/concurrency', { maxConcurrentCalls: limit }, 'PUT')).status !== 200) throw new Error('could not set the concurrency package');
+    const admin = (path: string, body: unknown, method?: string) =>
+      call(`${gw}/admin/v1/tenants/${ctx.tenantId}${path}`, { admin: true, body, ...(method && { method }) });
+    if ((await admin('/concurrency', { maxConcurrentCalls: limit }, 'PUT')).status !== 200)
+      throw new Error('could not set the concurrency package');
     const hook = await admin('/webhooks', { url: `${receiver.base}/billed`, events: ['call.outbound.billed'] });
     if (hook.status !== 201) throw new Error(`webhook registration: ${hook.status} ${JSON.stringify(hook.body)}`);
     receiver.secrets.set('/billed', [hook.body.webhook.secret]);
@@ -88,7 +98,13 @@ async function main(): Promise<void> {
           leads.ingestLead(
             {
               campaignId: c.campaign!.id,
-              lead: { phone: `+1415${2_100_000 + i + j}`, channels: ['call'], consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000), source: 'bench' }, templateVariables: {}, whatsappParams: {} },
+              lead: {
+                phone: `+1415${2_100_000 + i + j}`,
+                channels: ['call'],
+                consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000), source: 'bench' },
+                templateVariables: {},
+                whatsappParams: {},
+              },
             },
             ctx,
           ),
@@ -109,14 +125,23 @@ async function main(): Promise<void> {
     const first = Math.min(...span.map((s) => (s.startedAt as Date).getTime()));
     const last = Math.max(...span.filter((s) => s.endedAt).map((s) => (s.endedAt as Date).getTime()));
     const perSecond = ended / ((last - first) / 1000);
-    const opsPerCall = perOperation(storeOpsDelta(dialOps0, await sys.storeOps()), ended, "call (its lead's ingest included)");
+    const opsPerCall = perOperation(
+      storeOpsDelta(dialOps0, await sys.storeOps()),
+      ended,
+      "call (its lead's ingest included)",
+    );
     process.stdout.write(`  store operations: ${opsPerCall}\n  ${cpuShares}\n`);
-    const wall = span.filter((s) => s.endedAt).map((s) => (s.endedAt as Date).getTime() - (s.startedAt as Date).getTime());
+    const wall = span
+      .filter((s) => s.endedAt)
+      .map((s) => (s.endedAt as Date).getTime() - (s.startedAt as Date).getTime());
     const perCall = percentile(wall, 50);
-    process.stdout.write(`  ${ended}/${DIALS} calls in ${((last - first) / 1000).toFixed(1)} s: ${perSecond.toFixed(1)} calls/s; at most ${most} in progress (limit ${limit}); per call p50 ${perCall} ms wall\n`);
+    process.stdout.write(
+      `  ${ended}/${DIALS} calls in ${((last - first) / 1000).toFixed(1)} s: ${perSecond.toFixed(1)} calls/s; at most ${most} in progress (limit ${limit}); per call p50 ${perCall} ms wall\n`,
+    );
     // Each call's end → its \`call.outbound.billed\` received by the tenant's endpoint.
     const billedBy = Date.now() + 120_000;
-    while (new Set(receiver.at('/billed').map((r) => r.id)).size < ended && Date.now() < billedBy) await new Promise((r) => setTimeout(r, 200));
+    while (new Set(receiver.at('/billed').map((r) => r.id)).size < ended && Date.now() < billedBy)
+      await new Promise((r) => setTimeout(r, 200));
     const endOf = new Map(span.filter((s) => s.endedAt).map((s) => [String(s._id), (s.endedAt as Date).getTime()]));
     const billedLags: number[] = [];
     const billedSeen = new Set<string>();
@@ -127,7 +152,9 @@ async function main(): Promise<void> {
       if (endedAtMs !== undefined) billedLags.push(r.at - endedAtMs);
     }
     const billedP99 = billedLags.length > 0 ? percentile(billedLags, 99) : NaN;
-    process.stdout.write(`  end → call.outbound.billed received: ${billedLags.length} of ${ended}, p50 ${percentile(billedLags, 50)} ms, p99 ${billedP99} ms\n`);
+    process.stdout.write(
+      `  end → call.outbound.billed received: ${billedLags.length} of ${ended}, p50 ${percentile(billedLags, 50)} ms, p99 ${billedP99} ms\n`,
+    );
     billing.close();
     leads.close();
 
@@ -145,7 +172,10 @@ async function main(): Promise<void> {
         direction,
         status: 'completed',
         outcome: 'completed',
-        ...(direction === 'outbound' && { campaignId: campaigns[i % campaigns.length], contactId: randomBytes(12).toString('hex') }),
+        ...(direction === 'outbound' && {
+          campaignId: campaigns[i % campaigns.length],
+          contactId: randomBytes(12).toString('hex'),
+        }),
         fromNumber: '+14155550100',
         toNumber: '+14155550199',
         startedAt,
@@ -164,7 +194,11 @@ async function main(): Promise<void> {
       };
     };
     const insert = async (tenant: string, from: number, to: number) => {
-      for (let i = from; i < to; i += 2_000) await calls.insertMany(Array.from({ length: Math.min(2_000, to - i) }, (_, j) => doc(tenant, i + j)) as never[], { ordered: false });
+      for (let i = from; i < to; i += 2_000)
+        await calls.insertMany(
+          Array.from({ length: Math.min(2_000, to - i) }, (_, j) => doc(tenant, i + j)) as never[],
+          { ordered: false },
+        );
     };
     process.stdout.write(`seeding ${OTHER_TENANTS} other tenants × ${OTHERS_EACH} calls\n`);
     for (let t = 0; t < OTHER_TENANTS; t++) await insert(`bench-other-${t}`, 0, OTHERS_EACH);
@@ -183,14 +217,34 @@ async function main(): Promise<void> {
         times.push(performance.now() - t0);
       }
       const total = times.reduce((a, b) => a + b, 0) / 1000;
-      return { p50: Math.round(percentile(times, 50)), p99: Math.round(percentile(times, 99)), rps: times.length / total, non200, n: times.length };
+      return {
+        p50: Math.round(percentile(times, 50)),
+        p99: Math.round(percentile(times, 99)),
+        rps: times.length / total,
+        non200,
+        n: times.length,
+      };
     };
-    const load = (path: string) => sampled(async () => (await fetch(`${gw}${path}`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => (await r.arrayBuffer(), r.status))) === 200);
+    const load = (path: string) =>
+      sampled(
+        async () =>
+          (await fetch(`${gw}${path}`, { headers: { authorization: `Bearer ${key}` } }).then(
+            async (r) => (await r.arrayBuffer(), r.status),
+          )) === 200,
+      );
     const weekAgo = new Date(now - 7 * DAY).toISOString();
     const queries = [
       { name: 'unfiltered', path: '/api/v1/calls?limit=25', filter: {} as Record<string, unknown> },
-      { name: 'by campaign', path: `/api/v1/calls?limit=25&campaignId=${campaigns[0]}`, filter: { campaignId: campaigns[0] } },
-      { name: 'last 7 days', path: `/api/v1/calls?limit=25&startedAfter=${encodeURIComponent(weekAgo)}`, filter: { startedAt: { $gte: new Date(weekAgo) } } },
+      {
+        name: 'by campaign',
+        path: `/api/v1/calls?limit=25&campaignId=${campaigns[0]}`,
+        filter: { campaignId: campaigns[0] },
+      },
+      {
+        name: 'last 7 days',
+        path: `/api/v1/calls?limit=25&startedAfter=${encodeURIComponent(weekAgo)}`,
+        filter: { startedAt: { $gte: new Date(weekAgo) } },
+      },
     ];
     /** The same page and capped total as the service asks for, straight from the driver. */
     const bare = (filter: Record<string, unknown>) =>
@@ -214,7 +268,9 @@ async function main(): Promise<void> {
         const ops = perOperation(storeOpsDelta(ops0, await sys.storeOps()), http.n, 'page');
         const driver = await bare(q.filter);
         results.push({ size, name: q.name, http, driver, ops });
-        process.stdout.write(`  ${size} ${q.name}: gateway p50 ${http.p50} ms p99 ${http.p99} ms ${http.rps.toFixed(2)}/s (non-200 ${http.non200}); driver p50 ${driver.p50} ms p99 ${driver.p99} ms\n`);
+        process.stdout.write(
+          `  ${size} ${q.name}: gateway p50 ${http.p50} ms p99 ${http.p99} ms ${http.rps.toFixed(2)}/s (non-200 ${http.non200}); driver p50 ${driver.p50} ms p99 ${driver.p99} ms\n`,
+        );
       }
     }
 
@@ -222,7 +278,9 @@ async function main(): Promise<void> {
     const [small, large] = [SIZES[0]!, SIZES[SIZES.length - 1]!];
     const table = queries
       .map((q) => {
-        const cells = SIZES.map((size) => row(size, q.name)).map((r) => `${r.http.p50} / ${r.http.p99} ms, ${r.http.rps.toFixed(2)}/s`);
+        const cells = SIZES.map((size) => row(size, q.name)).map(
+          (r) => `${r.http.p50} / ${r.http.p99} ms, ${r.http.rps.toFixed(2)}/s`,
+        );
         const [s, l] = [row(small, q.name), row(large, q.name)];
         return `| ${q.name} | ${cells.join(' | ')} | **${(l.http.p50 / Math.max(1, s.http.p50)).toFixed(2)}** | ${SIZES.map((size) => row(size, q.name).driver.p50).join(' / ')} ms (**${(l.driver.p50 / Math.max(1, s.driver.p50)).toFixed(2)}**) |`;
       })

@@ -45,10 +45,19 @@ async function main(): Promise<void> {
   const receiver = await new Receiver().start();
   const sys = await startSystem({
     gatewayEnv: { LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
-    serviceEnv: { webhooks: { OUTBOUND_ALLOWLIST: receiver.hostPort, LOG_LEVEL: 'warn' }, billing: { LOG_LEVEL: 'warn' } },
+    serviceEnv: {
+      webhooks: { OUTBOUND_ALLOWLIST: receiver.hostPort, LOG_LEVEL: 'warn' },
+      billing: { LOG_LEVEL: 'warn' },
+    },
   });
   const gw = sys.gateways[0]!.url;
-  const publisher = new EventPublisher(createKafka({ brokers: infra.kafkaBrokers.split(','), clientId: 'bench-webhooks', log: createLogger('bench', 'silent') }));
+  const publisher = new EventPublisher(
+    createKafka({
+      brokers: infra.kafkaBrokers.split(','),
+      clientId: 'bench-webhooks',
+      log: createLogger('bench', 'silent'),
+    }),
+  );
   await publisher.connect();
   const admin = (path: string, body: unknown) => call(`${gw}/admin/v1${path}`, { admin: true, body });
   const register = async (tenantId: string, events: string[]) => {
@@ -71,7 +80,17 @@ async function main(): Promise<void> {
           a.tenantId,
           BillingEvent.fromPartial({
             occurTime: new Date(),
-            event: { $case: 'creditsUsage', creditsUsage: { tenantId: a.tenantId, transactionId: randomUUID(), type: 'call_deduction', credits: 1, balanceAfter: BURST - i, reference: `bench:${round}:${i}` } },
+            event: {
+              $case: 'creditsUsage',
+              creditsUsage: {
+                tenantId: a.tenantId,
+                transactionId: randomUUID(),
+                type: 'call_deduction',
+                credits: 1,
+                balanceAfter: BURST - i,
+                reference: `bench:${round}:${i}`,
+              },
+            },
           }),
         ),
       );
@@ -82,7 +101,9 @@ async function main(): Promise<void> {
       const seconds = (performance.now() - t0) / 1000;
       const ops = perOperation(storeOpsDelta(ops0, await sys.storeOps()), BURST, 'delivery');
       bursts.push({ perSecond: BURST / seconds, seconds, ops });
-      process.stdout.write(`burst ${round + 1}: ${BURST} deliveries in ${seconds.toFixed(1)} s = ${(BURST / seconds).toFixed(0)}/s; store operations ${ops}\n`);
+      process.stdout.write(
+        `burst ${round + 1}: ${BURST} deliveries in ${seconds.toFixed(1)} s = ${(BURST / seconds).toFixed(0)}/s; store operations ${ops}\n`,
+      );
     }
     const verified = receiver.at(burstPath).every((r) => r.verifiedBy.length === 1);
     const perSecond = bursts[0]!.perSecond;
@@ -91,10 +112,13 @@ async function main(): Promise<void> {
 
     // ---- (b) end of call → billed webhook, at a steady rate ----
     const b = await tenantWithKey(gw);
-    if ((await admin(`/tenants/${b.tenantId}/credits`, { amount: 1_000_000 })).status !== 201) throw new Error('top-up failed');
+    if ((await admin(`/tenants/${b.tenantId}/credits`, { amount: 1_000_000 })).status !== 201)
+      throw new Error('top-up failed');
     const billedPath = await register(b.tenantId, ['call.inbound.billed']);
     const endedAt = new Map<string, number>();
-    const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${sys.ports.billing}`, { timeoutMs: 20_000 });
+    const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${sys.ports.billing}`, {
+      timeoutMs: 20_000,
+    });
     const sends: Promise<unknown>[] = [];
     const total = CALLS_PER_SECOND * CALL_SECONDS;
     const start = Date.now();
@@ -106,7 +130,17 @@ async function main(): Promise<void> {
       const end = new Date();
       endedAt.set(callId, end.getTime());
       const settled = billing.settleCalls(
-        { calls: [{ callId, direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_INBOUND, durationSeconds: 30, holdFailed: false, endTime: end }] },
+        {
+          calls: [
+            {
+              callId,
+              direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_INBOUND,
+              durationSeconds: 30,
+              holdFailed: false,
+              endTime: end,
+            },
+          ],
+        },
         { tenantId: b.tenantId, keyMode: 'live' },
       );
       sends.push(
@@ -127,7 +161,14 @@ async function main(): Promise<void> {
                     startTime: new Date(end.getTime() - 30_000),
                     endTime: end,
                     outcome: 'completed',
-                    charge: { billingStatus: s!.billingStatus, creditsCharged: s!.creditsCharged, transactionId: s!.transactionId, ledgerSeq: s!.ledgerSeq, balanceAfter: s!.balanceAfter, billTime: s!.billTime },
+                    charge: {
+                      billingStatus: s!.billingStatus,
+                      creditsCharged: s!.creditsCharged,
+                      transactionId: s!.transactionId,
+                      ledgerSeq: s!.ledgerSeq,
+                      balanceAfter: s!.balanceAfter,
+                      billTime: s!.billTime,
+                    },
                   },
                 },
               }),
@@ -138,7 +179,11 @@ async function main(): Promise<void> {
     }
     await Promise.all(sends);
     const sendSeconds = (Date.now() - start) / 1000;
-    await waitUntil('every billed webhook', () => new Set(receiver.at(billedPath).map((r) => r.id)).size >= total, 300_000);
+    await waitUntil(
+      'every billed webhook',
+      () => new Set(receiver.at(billedPath).map((r) => r.id)).size >= total,
+      300_000,
+    );
     const latencies: number[] = [];
     billing.close();
     // The webhooks service's own share: from billing's settlement (the message's timestamp) to the receiver.
@@ -153,7 +198,9 @@ async function main(): Promise<void> {
     }
     const [p50, p99, max] = [pct(latencies, 50), pct(latencies, 99), Math.max(...latencies)];
     const [own50, own99] = [pct(own, 50), pct(own, 99)];
-    process.stdout.write(`billed: ${total} calls at ${(total / sendSeconds).toFixed(0)}/s, end → webhook p50 ${p50} ms, p99 ${p99} ms, max ${max} ms; billed → webhook p50 ${own50} ms, p99 ${own99} ms\n`);
+    process.stdout.write(
+      `billed: ${total} calls at ${(total / sendSeconds).toFixed(0)}/s, end → webhook p50 ${p50} ms, p99 ${p99} ms, max ${max} ms; billed → webhook p50 ${own50} ms, p99 ${own99} ms\n`,
+    );
 
     writePerformanceSection(
       'webhooks',

@@ -1,3 +1,4 @@
+// Over 300 lines because one benchmark scenario from start to report; its steps share one started system.
 /**
  * The system as a tenant meets it (`make bench`, issue 33): every process as `make run` starts it
  * (gateway, every service, the store, Kafka) on this machine, the carrier simulator at 200×, a
@@ -63,7 +64,8 @@ const pct = (xs: number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 };
-const total = (byProcess: Record<string, number>, leaveOut: string[] = []) => Object.entries(byProcess).reduce((n, [name, x]) => (leaveOut.includes(name) ? n : n + x), 0);
+const total = (byProcess: Record<string, number>, leaveOut: string[] = []) =>
+  Object.entries(byProcess).reduce((n, [name, x]) => (leaveOut.includes(name) ? n : n + x), 0);
 /** The processes of the system: the load generator (autocannon, the webhook receiver) is measured but is not the system. */
 const OUTSIDE = ['the load generator'];
 
@@ -111,12 +113,20 @@ async function main(): Promise<void> {
   // BENCH_PROFILE's processes: their samples of round 1 of (b), reported at the end.
   let profiledFrom: number | undefined;
   let profiledTo: number | undefined;
-  const telephonyDb = await mongoose.createConnection(infra.mongoUrl, { dbName: sys.gatewayDb.replace(/^gateway_/, 'telephony_') }).asPromise();
+  const telephonyDb = await mongoose
+    .createConnection(infra.mongoUrl, { dbName: sys.gatewayDb.replace(/^gateway_/, 'telephony_') })
+    .asPromise();
   const calls = telephonyDb.collection<{ _id: string; tenantId: string; endedAt?: Date }>('calls');
   /** The store's own count of documents written (serverStatus `metrics.document`), every database together. */
   const storeDocs = async () => {
-    const { metrics } = (await telephonyDb.db!.admin().command({ serverStatus: 1 })) as { metrics?: { document?: { inserted?: number; updated?: number; deleted?: number } } };
-    return { inserted: metrics?.document?.inserted ?? NaN, updated: metrics?.document?.updated ?? NaN, deleted: metrics?.document?.deleted ?? NaN };
+    const { metrics } = (await telephonyDb.db!.admin().command({ serverStatus: 1 })) as {
+      metrics?: { document?: { inserted?: number; updated?: number; deleted?: number } };
+    };
+    return {
+      inserted: metrics?.document?.inserted ?? NaN,
+      updated: metrics?.document?.updated ?? NaN,
+      deleted: metrics?.document?.deleted ?? NaN,
+    };
   };
   const leadsDb = telephonyDb.useDb(sys.gatewayDb.replace(/^gateway_/, 'leads_'));
   /**
@@ -126,12 +136,23 @@ async function main(): Promise<void> {
    */
   const settled = async (campaignId: string) => {
     const until = Date.now() + 120_000;
-    while ((await leadsDb.collection('contacts').countDocuments({ campaignId, status: { $in: ['queued', 'dialing', 'in_call'] } })) > 0 && Date.now() < until) await sleep(100);
+    while (
+      (await leadsDb
+        .collection('contacts')
+        .countDocuments({ campaignId, status: { $in: ['queued', 'dialing', 'in_call'] } })) > 0 &&
+      Date.now() < until
+    )
+      await sleep(100);
   };
   /** From each call's end (its row's `endedAt`) to its \`call.outbound.billed\` received. */
   const billedLags = async (received: { body: string; at: number }[]) => {
     const ids = received.map((r) => (JSON.parse(r.body) as { data: { callId: string } }).data.callId);
-    const ends = new Map((await calls.find({ _id: { $in: ids } }, { projection: { endedAt: 1 } }).toArray()).map((c) => [c._id, c.endedAt?.getTime()]));
+    const ends = new Map(
+      (await calls.find({ _id: { $in: ids } }, { projection: { endedAt: 1 } }).toArray()).map((c) => [
+        c._id,
+        c.endedAt?.getTime(),
+      ]),
+    );
     return received.map((r, i) => r.at - (ends.get(ids[i]!) ?? NaN)).filter(Number.isFinite);
   };
   try {
@@ -160,7 +181,13 @@ async function main(): Promise<void> {
       const t0 = Date.now();
       if (round === 1) profiledFrom = monotonicUs();
       const { report } = await perfProfile(round === 1 ? infra.storePid : undefined, 'store-calls', async () => {
-        const sent = await call(`${gw}/api/v1/leads/batch`, { key: caller.key, body: { campaignId: caller.campaignId, leads: Array.from({ length: CALLS }, () => ({ phone: phone(), channel: 'call', consent })) } });
+        const sent = await call(`${gw}/api/v1/leads/batch`, {
+          key: caller.key,
+          body: {
+            campaignId: caller.campaignId,
+            leads: Array.from({ length: CALLS }, () => ({ phone: phone(), channel: 'call', consent })),
+          },
+        });
         if (sent.status !== 200) throw new Error(`batch: ${sent.status} ${JSON.stringify(sent.body).slice(0, 300)}`);
         const until = Date.now() + 300_000;
         while (new Set(billedOf(seen).map((r) => r.id)).size < CALLS && Date.now() < until) await sleep(100);
@@ -173,11 +200,24 @@ async function main(): Promise<void> {
       const shares = cpu();
       const ops = perOperation(storeOpsDelta(ops0, await sys.storeOps()), received.length, 'call');
       const docs1 = await storeDocs();
-      const docs = { inserted: (docs1.inserted - docs0.inserted) / received.length, updated: (docs1.updated - docs0.updated) / received.length, deleted: (docs1.deleted - docs0.deleted) / received.length };
+      const docs = {
+        inserted: (docs1.inserted - docs0.inserted) / received.length,
+        updated: (docs1.updated - docs0.updated) / received.length,
+        deleted: (docs1.deleted - docs0.deleted) / received.length,
+      };
       // Consumers commit what they read a moment after it: the last of them settle first.
       await sleep(3_000);
       const kafka = flowPerOperation(flow0, await kafkaFlow.snapshot(), received.length);
-      callRounds.push({ calls: received.length, seconds, perSecond: received.length / seconds, billedLags: await billedLags(received), cpu: shares, ops, docs, kafka });
+      callRounds.push({
+        calls: received.length,
+        seconds,
+        perSecond: received.length / seconds,
+        billedLags: await billedLags(received),
+        cpu: shares,
+        ops,
+        docs,
+        kafka,
+      });
       process.stdout.write(
         `  ${received.length} calls billed and announced in ${seconds.toFixed(1)} s: ${(received.length / seconds).toFixed(1)} calls/s\n  CPU per call ${cpuPerOperation(shares, received.length)}\n  store operations ${ops}\n  documents written per call ${docsText(docs)}\n  per call: ${kafka.text}\n`,
       );
@@ -192,7 +232,9 @@ async function main(): Promise<void> {
     while (unique(billedOf(pacedFrom)).length < pacedSent && Date.now() < pacedUntil) await sleep(100);
     const paced = unique(billedOf(pacedFrom));
     const pacedLags = await billedLags(paced);
-    process.stdout.write(`  ${paced.length} of ${pacedSent}: end → billed received p50 ${pct(pacedLags, 50)} ms, p99 ${pct(pacedLags, 99)} ms\n`);
+    process.stdout.write(
+      `  ${paced.length} of ${pacedSent}: end → billed received p50 ${pct(pacedLags, 50)} ms, p99 ${pct(pacedLags, 99)} ms\n`,
+    );
 
     // ---- (d) ingest while the backlog is dialled ----
     const ingester = await tenantSetUp(gw, {}, receiver);
@@ -210,7 +252,15 @@ async function main(): Promise<void> {
               {
                 method: 'POST',
                 headers: { authorization: `Bearer ${ingester.key}`, 'content-type': 'application/json' },
-                setupRequest: (req: autocannon.Request) => ({ ...req, body: JSON.stringify({ campaignId: ingester.campaignId, phone: `+1415${5_000_000 + leadNo++}`, channel: 'call', consent }) }),
+                setupRequest: (req: autocannon.Request) => ({
+                  ...req,
+                  body: JSON.stringify({
+                    campaignId: ingester.campaignId,
+                    phone: `+1415${5_000_000 + leadNo++}`,
+                    channel: 'call',
+                    consent,
+                  }),
+                }),
                 onResponse: (status: number) => void (status === 202 && accepted++),
               },
             ],
@@ -236,7 +286,11 @@ async function main(): Promise<void> {
       } finally {
         process.kill(telephonyPid, 'SIGCONT');
       }
-      const paused = { ...run, cpu: pausedCpu, ops: perOperation(storeOpsDelta(pausedOps0, await sys.storeOps()), run.accepted, 'accepted lead') };
+      const paused = {
+        ...run,
+        cpu: pausedCpu,
+        ops: perOperation(storeOpsDelta(pausedOps0, await sys.storeOps()), run.accepted, 'accepted lead'),
+      };
       // Telephony back: its consumers rejoin and it dials the backlog at the tenant's default line count.
       await sleep(5_000);
       const ops0 = await sys.storeOps();
@@ -245,7 +299,12 @@ async function main(): Promise<void> {
       const r = await ingest(INGEST_S);
       const shares = cpu();
       const callsEnded = (await endedCalls()) - calls0;
-      const dialling = { ...r, cpu: shares, ops: perOperation(storeOpsDelta(ops0, await sys.storeOps()), r.accepted, 'accepted lead'), callsEnded };
+      const dialling = {
+        ...r,
+        cpu: shares,
+        ops: perOperation(storeOpsDelta(ops0, await sys.storeOps()), r.accepted, 'accepted lead'),
+        callsEnded,
+      };
       ingestRounds.push({ paused, dialling });
       process.stdout.write(
         `  round ${round}: telephony stopped ${paused.rps.toFixed(0)} leads/s (p99 ${paused.p99} ms), dialling ${dialling.rps.toFixed(0)} leads/s (p99 ${dialling.p99} ms, ${(callsEnded / INGEST_S).toFixed(1)} calls/s ended meanwhile): ${(dialling.rps / paused.rps).toFixed(2)}\n` +
@@ -256,12 +315,25 @@ async function main(): Promise<void> {
     // ---- (e) the SLOs' figures, as Prometheus reads them ----
     // A second system like the first but with every process pushing its metrics (as with
     // OBSERVE=1 make run), so the figures above are not measured with telemetry on.
-    process.stdout.write(`(e) the SLOs as Prometheus reads them: every process pushing metrics, ${half.toFixed(1)} calls/s for ${PACED_S} s, ${ROUNDS} rounds\n`);
+    process.stdout.write(
+      `(e) the SLOs as Prometheus reads them: every process pushing metrics, ${half.toFixed(1)} calls/s for ${PACED_S} s, ${ROUNDS} rounds\n`,
+    );
     await sys.stop();
-    prom = await startPrometheus({ ruleFiles: writeRules(rulesDir, { windowScale: 1 }), evaluationIntervalS: 5, features: BENCH_PROMETHEUS_FEATURES });
-    const observed = await startSystem({ ...systemOptions, env: { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: prom.otlpMetricsUrl, OTEL_METRIC_EXPORT_INTERVAL: String(EXPORT_MS) } });
+    prom = await startPrometheus({
+      ruleFiles: writeRules(rulesDir, { windowScale: 1 }),
+      evaluationIntervalS: 5,
+      features: BENCH_PROMETHEUS_FEATURES,
+    });
+    const observed = await startSystem({
+      ...systemOptions,
+      env: { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: prom.otlpMetricsUrl, OTEL_METRIC_EXPORT_INTERVAL: String(EXPORT_MS) },
+    });
     sys = observed;
-    const watched = await tenantSetUp(observed.gateways[0]!.url, { lines: 100, hook: `${receiver.base}/watched` }, receiver);
+    const watched = await tenantSetUp(
+      observed.gateways[0]!.url,
+      { lines: 100, hook: `${receiver.base}/watched` },
+      receiver,
+    );
     const sliRounds: Parameters<typeof sliTable>[0] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const from = receiver.at('/watched').length;
@@ -272,7 +344,9 @@ async function main(): Promise<void> {
       await sleep(EXPORT_MS + 1_000); // every process's last figures pushed
       const windowS = (Date.now() - t0) / 1000;
       sliRounds.push({ figures: await sliFigures(prom, windowS), delays: await delayP99s(prom, windowS) });
-      process.stdout.write(`  round ${round}: ${sliRounds[round - 1]!.figures.map((f) => `${f.slo} ${(f.good * 100).toFixed(2)} %`).join(', ')}\n`);
+      process.stdout.write(
+        `  round ${round}: ${sliRounds[round - 1]!.figures.map((f) => `${f.slo} ${(f.good * 100).toFixed(2)} %`).join(', ')}\n`,
+      );
     }
 
     // ---- the report ----
@@ -288,8 +362,14 @@ async function main(): Promise<void> {
     const webhooksPerDelivery = cpuPerCall.webhooks ?? NaN;
     const table = perProcessTable([
       { label: 'per call (b, round 1)', ms: cpuPerCall },
-      { label: `per accepted lead, telephony stopped (d, round 1)`, ms: cpuMsPerOperation(firstIngest.paused.cpu, firstIngest.paused.accepted) },
-      { label: `per accepted lead, dialling (d, round 1)`, ms: cpuMsPerOperation(firstIngest.dialling.cpu, firstIngest.dialling.accepted) },
+      {
+        label: `per accepted lead, telephony stopped (d, round 1)`,
+        ms: cpuMsPerOperation(firstIngest.paused.cpu, firstIngest.paused.accepted),
+      },
+      {
+        label: `per accepted lead, dialling (d, round 1)`,
+        ms: cpuMsPerOperation(firstIngest.dialling.cpu, firstIngest.dialling.accepted),
+      },
     ]);
     const md = `## The system a tenant meets (issue 33)
 
@@ -344,7 +424,13 @@ ${sliTable(sliRounds)}`;
 }
 
 /** Sends `rate` call leads a second for `seconds` (batches every 100 ms); how many were accepted. */
-async function pace(gw: string, t: { key: string; campaignId: string }, rate: number, seconds: number, phone: () => string): Promise<number> {
+async function pace(
+  gw: string,
+  t: { key: string; campaignId: string },
+  rate: number,
+  seconds: number,
+  phone: () => string,
+): Promise<number> {
   const consent = { outboundCall: true, capturedAt: '2026-11-01T10:00:00Z' };
   let sent = 0;
   const start = Date.now();
@@ -352,7 +438,13 @@ async function pace(gw: string, t: { key: string; campaignId: string }, rate: nu
     const tick = Date.now();
     const due = Math.floor(((tick - start) / 1000) * rate) + 1 - sent;
     if (due > 0) {
-      const r = await call(`${gw}/api/v1/leads/batch`, { key: t.key, body: { campaignId: t.campaignId, leads: Array.from({ length: due }, () => ({ phone: phone(), channel: 'call', consent })) } });
+      const r = await call(`${gw}/api/v1/leads/batch`, {
+        key: t.key,
+        body: {
+          campaignId: t.campaignId,
+          leads: Array.from({ length: due }, () => ({ phone: phone(), channel: 'call', consent })),
+        },
+      });
       if (r.status === 200) sent += due;
     }
     await sleep(Math.max(0, 100 - (Date.now() - tick)));
@@ -361,11 +453,21 @@ async function pace(gw: string, t: { key: string; campaignId: string }, rate: nu
 }
 
 /** A tenant with a key, credits, a campaign open all day and (`hook`) a webhook endpoint for `call.outbound.billed`. */
-async function tenantSetUp(gw: string, opts: { lines?: number; hook?: string }, receiver: Receiver): Promise<{ tenantId: string; key: string; campaignId: string }> {
+async function tenantSetUp(
+  gw: string,
+  opts: { lines?: number; hook?: string },
+  receiver: Receiver,
+): Promise<{ tenantId: string; key: string; campaignId: string }> {
   const t = await tenantWithKey(gw, { rateLimitPerSecond: 100_000 });
-  const admin = (p: string, body?: unknown, method?: string) => call(`${gw}/admin/v1/tenants/${t.tenantId}${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  const admin = (p: string, body?: unknown, method?: string) =>
+    call(`${gw}/admin/v1/tenants/${t.tenantId}${p}`, {
+      admin: true,
+      ...(body !== undefined && { body }),
+      ...(method && { method }),
+    });
   await admin('/credits', { amount: 1_000_000_000 });
-  if (opts.lines && (await admin('/concurrency', { maxConcurrentCalls: opts.lines }, 'PUT')).status !== 200) throw new Error('could not set the line count');
+  if (opts.lines && (await admin('/concurrency', { maxConcurrentCalls: opts.lines }, 'PUT')).status !== 200)
+    throw new Error('could not set the line count');
   const c = await admin('/campaigns', { name: 'system bench', maxCallSeconds: 120 });
   const campaignId = c.body.campaign.id as string;
   await admin(`/campaigns/${campaignId}/start`, undefined, 'POST');
@@ -381,7 +483,9 @@ const unique = <T extends { id: string }>(xs: T[]) => [...new Map(xs.map((x) => 
 
 /** Processes as rows, the operations as columns, busiest first; the system's total under them. */
 function perProcessTable(columns: { label: string; ms: Record<string, number> }[]): string {
-  const names = [...new Set(columns.flatMap((c) => Object.keys(c.ms)))].sort((a, b) => (columns[0]!.ms[b] ?? 0) - (columns[0]!.ms[a] ?? 0));
+  const names = [...new Set(columns.flatMap((c) => Object.keys(c.ms)))].sort(
+    (a, b) => (columns[0]!.ms[b] ?? 0) - (columns[0]!.ms[a] ?? 0),
+  );
   const rows = names.map((n) => `| ${n} | ${columns.map((c) => (c.ms[n] ?? 0).toFixed(1)).join(' | ')} |`);
   return [
     `| CPU ms, by process | ${columns.map((c) => c.label).join(' | ')} |`,

@@ -12,7 +12,8 @@ export const NAMESPACE = 'voiceapi';
 
 function need(name: string): string {
   const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run this suite with 'make cluster-test' (it starts the cluster and sets it)`);
+  if (!v)
+    throw new Error(`${name} is not set: run this suite with 'make cluster-test' (it starts the cluster and sets it)`);
   return v;
 }
 
@@ -40,11 +41,17 @@ export async function kubectlJson<T = any>(args: string[]): Promise<T> {
 export interface Pod {
   metadata: { name: string; labels: Record<string, string>; deletionTimestamp?: string };
   spec: { nodeName?: string; terminationGracePeriodSeconds?: number; containers: { name: string; image: string }[] };
-  status: { phase: string; conditions?: { type: string; status: string }[]; containerStatuses?: { name: string; ready: boolean; restartCount: number; image: string }[] };
+  status: {
+    phase: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { name: string; ready: boolean; restartCount: number; image: string }[];
+  };
 }
 
-export const pods = async (selector?: string): Promise<Pod[]> => (await kubectlJson<{ items: Pod[] }>(['get', 'pods', ...(selector ? ['-l', selector] : [])])).items;
-export const ready = (p: Pod) => !p.metadata.deletionTimestamp && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+export const pods = async (selector?: string): Promise<Pod[]> =>
+  (await kubectlJson<{ items: Pod[] }>(['get', 'pods', ...(selector ? ['-l', selector] : [])])).items;
+export const ready = (p: Pod) =>
+  !p.metadata.deletionTimestamp && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 export const serviceOf = (p: Pod) => p.metadata.labels['app.kubernetes.io/name']!;
 
 /**
@@ -56,12 +63,28 @@ export async function explain(): Promise<string> {
   try {
     for (const p of await pods()) {
       if (ready(p)) continue;
-      out.push(`--- pod ${p.metadata.name}: ${p.status.phase}, ${JSON.stringify(p.status.containerStatuses?.map((c) => ({ ready: c.ready, restarts: c.restartCount })) ?? [])}`);
+      out.push(
+        `--- pod ${p.metadata.name}: ${p.status.phase}, ${JSON.stringify(p.status.containerStatuses?.map((c) => ({ ready: c.ready, restarts: c.restartCount })) ?? [])}`,
+      );
       for (const previous of [false, true]) {
-        const logs = await kubectl(['logs', p.metadata.name, '--all-containers', '--tail=20', ...(previous ? ['--previous'] : [])]).catch(() => '');
+        const logs = await kubectl([
+          'logs',
+          p.metadata.name,
+          '--all-containers',
+          '--tail=20',
+          ...(previous ? ['--previous'] : []),
+        ]).catch(() => '');
         if (logs.trim()) out.push(`${previous ? 'previous run' : 'log'}:\n${logs.trim()}`);
       }
-      const events = await kubectl(['get', 'events', '--field-selector', `involvedObject.name=${p.metadata.name}`, '-o', 'custom-columns=REASON:.reason,MESSAGE:.message', '--no-headers']).catch(() => '');
+      const events = await kubectl([
+        'get',
+        'events',
+        '--field-selector',
+        `involvedObject.name=${p.metadata.name}`,
+        '-o',
+        'custom-columns=REASON:.reason,MESSAGE:.message',
+        '--no-headers',
+      ]).catch(() => '');
       if (events.trim()) out.push(`events:\n${events.trim().split('\n').slice(-8).join('\n')}`);
     }
   } catch (err) {
@@ -91,7 +114,10 @@ export function serviceValues(umbrellaValues: Record<string, any>, service: stri
  * pod said while it stopped (a shutdown step that ran out of time says so at error level).
  */
 export function followLog(pod: string): { done: Promise<void>; lines: () => string[]; stop: () => void } {
-  const child = spawn('kubectl', ['-n', NAMESPACE, 'logs', '-f', '--tail=0', pod], { stdio: ['ignore', 'pipe', 'ignore'], env: process.env });
+  const child = spawn('kubectl', ['-n', NAMESPACE, 'logs', '-f', '--tail=0', pod], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: process.env,
+  });
   let text = '';
   child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
   const done = new Promise<void>((resolve) => child.once('close', () => resolve()));

@@ -1,3 +1,4 @@
+// Over 300 lines because its cases run in order on one installed cluster (installing it takes minutes).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -6,8 +7,30 @@ import { startKafka, startStore, type KafkaHandle, type StoreHandle } from '@voi
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { ADMIN_TOKEN, call, tenantWithKey } from '../harness/system';
 import { eventually, sleep } from '../harness/wait';
-import { expectCalledAndChargedOnce, pushLeads, streamTenant, summarize, type Post, type StoreAccess, type StreamTenant } from '../fault/lead-stream';
-import { NAMESPACE, ROOT, explained, followLog, helm, kubectl, kubectlJson, nodeIp, pods, prometheusRuleCrd, ready, serviceOf, serviceValues } from './kube';
+import {
+  expectCalledAndChargedOnce,
+  pushLeads,
+  streamTenant,
+  summarize,
+  type Post,
+  type StoreAccess,
+  type StreamTenant,
+} from '../fault/lead-stream';
+import {
+  NAMESPACE,
+  ROOT,
+  explained,
+  followLog,
+  helm,
+  kubectl,
+  kubectlJson,
+  nodeIp,
+  pods,
+  prometheusRuleCrd,
+  ready,
+  serviceOf,
+  serviceValues,
+} from './kube';
 
 // The platform as an SRE installs it, on the live two-node cluster of scripts/cluster.sh (issue 31):
 // the charts installed with --wait (the umbrella with its Prometheus rules and Grafana dashboards), a
@@ -30,9 +53,14 @@ interface Deployment {
   status: { availableReplicas?: number; readyReplicas?: number; updatedReplicas?: number };
 }
 const deployments = async () => (await kubectlJson<{ items: Deployment[] }>(['get', 'deployments'])).items;
-const nodes = async () => (await kubectlJson<{ items: { metadata: { name: string } }[] }>(['get', 'nodes'])).items.map((n) => n.metadata.name).sort();
-const rolledOut = () => Promise.all(SERVICES.map((name) => kubectl(['rollout', 'status', `deployment/${name}`, '--timeout=180s'], 200_000)));
-const revision = async (release: string) => (JSON.parse(await helm(['history', release, '-o', 'json'])) as { revision: number }[]).at(-1)!.revision;
+const nodes = async () =>
+  (await kubectlJson<{ items: { metadata: { name: string } }[] }>(['get', 'nodes'])).items
+    .map((n) => n.metadata.name)
+    .sort();
+const rolledOut = () =>
+  Promise.all(SERVICES.map((name) => kubectl(['rollout', 'status', `deployment/${name}`, '--timeout=180s'], 200_000)));
+const revision = async (release: string) =>
+  (JSON.parse(await helm(['history', release, '-o', 'json'])) as { revision: number }[]).at(-1)!.revision;
 
 describe('the platform on a live Kubernetes cluster', () => {
   let dir: string;
@@ -62,7 +90,9 @@ describe('the platform on a live Kubernetes cluster', () => {
     }
     const s = summarize(posts, from);
     accepted.push(...posts.flatMap((p) => (p.status === 202 ? [p.contactId!] : [])));
-    console.log(`[cluster] ${what}: ${s.accepted}/${s.posts} posts accepted, slowest answer ${s.slowestMs} ms, longest gap without a 202 ${s.longestGapMs} ms`);
+    console.log(
+      `[cluster] ${what}: ${s.accepted}/${s.posts} posts accepted, slowest answer ${s.slowestMs} ms, longest gap without a 202 ${s.longestGapMs} ms`,
+    );
     return s;
   };
 
@@ -74,14 +104,27 @@ describe('the platform on a live Kubernetes cluster', () => {
     receiver = await new Receiver().start(host);
     const values = YAML.parse(fs.readFileSync(LOCAL_VALUES, 'utf8')) as Record<string, unknown>;
     leadsValues = serviceValues(values, 'leads', dir);
-    releaseArgs = ['--set-string', `global.mongo.url=${store.url}`, '--set', `global.kafka.brokers={${kafka.brokers.join(',')}}`, '--wait', '--timeout', '6m'];
+    releaseArgs = [
+      '--set-string',
+      `global.mongo.url=${store.url}`,
+      '--set',
+      `global.kafka.brokers={${kafka.brokers.join(',')}}`,
+      '--wait',
+      '--timeout',
+      '6m',
+    ];
     await kubectl(['create', 'namespace', NAMESPACE]);
     // The umbrella ships its rules as a PrometheusRule: its CRD first, as a cluster with the
     // Prometheus operator has it (the operator itself is not needed to store the object).
     await kubectl(['apply', '--server-side', '-f', prometheusRuleCrd()]);
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/prometheusrules.monitoring.coreos.com'], 90_000);
+    await kubectl(
+      ['wait', '--for=condition=Established', '--timeout=60s', 'crd/prometheusrules.monitoring.coreos.com'],
+      90_000,
+    );
     // Leads as its own release (a team that releases alone), every other service through the umbrella.
-    await explained('helm install leads', () => helm(['install', 'leads', chart('leads'), '-f', leadsValues, ...releaseArgs]));
+    await explained('helm install leads', () =>
+      helm(['install', 'leads', chart('leads'), '-f', leadsValues, ...releaseArgs]),
+    );
     await explained('helm install platform', () =>
       helm([
         'install',
@@ -103,13 +146,20 @@ describe('the platform on a live Kubernetes cluster', () => {
         ...releaseArgs,
       ]),
     );
-    const svc = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>(['get', 'service', 'gateway']);
+    const svc = await kubectlJson<{ spec: { clusterIP: string; ports: { port: number }[] } }>([
+      'get',
+      'service',
+      'gateway',
+    ]);
     gw = `http://${svc.spec.clusterIP}:${svc.spec.ports[0]!.port}`;
   }, 20 * 60_000);
 
   afterAll(async () => {
     // The namespace goes with the run (a rerun on the same cluster starts from none).
-    await kubectl(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s'], 150_000).catch((err: Error) => console.error(err.message));
+    await kubectl(
+      ['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s'],
+      150_000,
+    ).catch((err: Error) => console.error(err.message));
     await receiver?.stop();
     await kafka?.stop();
     await store?.stop();
@@ -119,12 +169,29 @@ describe('the platform on a live Kubernetes cluster', () => {
   it('installs: every Deployment available, every pod ready without a restart, as uid 10001 on a read-only root', async () => {
     const deps = await deployments();
     expect(deps.map((d) => d.metadata.name).sort()).toEqual(SERVICES);
-    for (const d of deps) expect({ name: d.metadata.name, available: d.status.availableReplicas }).toEqual({ name: d.metadata.name, available: d.spec.replicas });
+    for (const d of deps)
+      expect({ name: d.metadata.name, available: d.status.availableReplicas }).toEqual({
+        name: d.metadata.name,
+        available: d.spec.replicas,
+      });
     const all = await pods();
     expect(all.filter((p) => !ready(p)).map((p) => p.metadata.name)).toEqual([]);
-    expect(all.flatMap((p) => (p.status.containerStatuses ?? []).filter((c) => c.restartCount > 0).map((c) => `${p.metadata.name}: ${c.restartCount}`))).toEqual([]);
+    expect(
+      all.flatMap((p) =>
+        (p.status.containerStatuses ?? [])
+          .filter((c) => c.restartCount > 0)
+          .map((c) => `${p.metadata.name}: ${c.restartCount}`),
+      ),
+    ).toEqual([]);
     const gatewayPod = all.find((p) => serviceOf(p) === 'gateway')!.metadata.name;
-    const whoami = await kubectl(['exec', gatewayPod, '--', 'node', '-e', "const fs=require('fs');let ro;try{fs.writeFileSync('/app-probe','x');ro=false}catch{ro=true}console.log(process.getuid(),process.getgid(),ro)"]);
+    const whoami = await kubectl([
+      'exec',
+      gatewayPod,
+      '--',
+      'node',
+      '-e',
+      "const fs=require('fs');let ro;try{fs.writeFileSync('/app-probe','x');ro=false}catch{ro=true}console.log(process.getuid(),process.getgid(),ro)",
+    ]);
     expect(whoami.trim()).toBe('10001 10001 true');
   });
 
@@ -133,26 +200,49 @@ describe('the platform on a live Kubernetes cluster', () => {
     const groups = fs
       .readdirSync(RULE_FILES)
       .filter((f) => f.endsWith('.rules.yaml'))
-      .flatMap((f) => (YAML.parse(fs.readFileSync(path.join(RULE_FILES, f), 'utf8')) as { groups: { name: string }[] }).groups.map((g) => g.name));
+      .flatMap((f) =>
+        (YAML.parse(fs.readFileSync(path.join(RULE_FILES, f), 'utf8')) as { groups: { name: string }[] }).groups.map(
+          (g) => g.name,
+        ),
+      );
     expect(rule.spec.groups.map((g) => g.name).sort()).toEqual(groups.sort());
-    const maps = (await kubectlJson<{ items: { data: Record<string, string> }[] }>(['get', 'configmaps', '-l', 'grafana_dashboard=1'])).items;
+    const maps = (
+      await kubectlJson<{ items: { data: Record<string, string> }[] }>([
+        'get',
+        'configmaps',
+        '-l',
+        'grafana_dashboard=1',
+      ])
+    ).items;
     const shipped = Object.fromEntries(maps.flatMap((m) => Object.entries(m.data)));
     const files = fs.readdirSync(DASHBOARD_FILES).filter((f) => f.endsWith('.json'));
     expect(Object.keys(shipped).sort()).toEqual(files.sort());
-    for (const f of files) expect({ f, dashboard: JSON.parse(shipped[f]!) as unknown }).toEqual({ f, dashboard: JSON.parse(fs.readFileSync(path.join(DASHBOARD_FILES, f), 'utf8')) as unknown });
+    for (const f of files)
+      expect({ f, dashboard: JSON.parse(shipped[f]!) as unknown }).toEqual({
+        f,
+        dashboard: JSON.parse(fs.readFileSync(path.join(DASHBOARD_FILES, f), 'utf8')) as unknown,
+      });
   });
 
   it("serves a tenant's whole flow through the gateway's Service: ping, a company, a top-up, a live lead called, charged and announced", async () => {
     const companyTenant = await tenantWithKey(gw, { scopes: ['companies:read', 'companies:write'] });
     expect((await call(`${gw}/api/v1/ping`, { key: companyTenant.key })).status).toBe(200);
-    const company = await call(`${gw}/api/v1/companies`, { key: companyTenant.key, body: { name: 'Sunrise Clinic', industry: 'health' } });
+    const company = await call(`${gw}/api/v1/companies`, {
+      key: companyTenant.key,
+      body: { name: 'Sunrise Clinic', industry: 'health' },
+    });
     expect(company.status).toBe(201);
-    expect((await call(`${gw}/api/v1/companies/${company.body.company.id}`, { key: companyTenant.key })).body.company.name).toBe('Sunrise Clinic');
+    expect(
+      (await call(`${gw}/api/v1/companies/${company.body.company.id}`, { key: companyTenant.key })).body.company.name,
+    ).toBe('Sunrise Clinic');
     // streamTenant tops the wallet up (201), starts a campaign and registers the webhook endpoint.
     tenant = await streamTenant(gw, receiver!);
     expect((await call(`${gw}/api/v1/credits`, { key: tenant.key })).body.balance).toBe(10_000_000);
     const load = pushLeads(gw, tenant, 1, 0);
-    await eventually('a lead accepted', async () => (load.posts.length > 0 ? true : undefined), 30_000, { intervalMs: 250, retryErrors: true });
+    await eventually('a lead accepted', async () => (load.posts.length > 0 ? true : undefined), 30_000, {
+      intervalMs: 250,
+      retryErrors: true,
+    });
     await load.stop();
     expect(load.posts.map((p) => p.status)).toEqual(load.posts.map(() => 202));
     accepted.push(...load.posts.map((p) => p.contactId!));
@@ -162,14 +252,28 @@ describe('the platform on a live Kubernetes cluster', () => {
   it('releases leads alone (a new image tag) while leads are posted: no failed request, the other release untouched', async () => {
     const platformRevision = await revision('platform');
     const before = new Map((await deployments()).map((d) => [d.metadata.name, d.metadata.generation]));
-    const s = await underLoad('helm upgrade leads', async () => void (await helm(['upgrade', 'leads', chart('leads'), '-f', leadsValues, ...releaseArgs, '--set', `image.tag=${ROLLOUT_TAG}`])));
+    const s = await underLoad(
+      'helm upgrade leads',
+      async () =>
+        void (await helm([
+          'upgrade',
+          'leads',
+          chart('leads'),
+          '-f',
+          leadsValues,
+          ...releaseArgs,
+          '--set',
+          `image.tag=${ROLLOUT_TAG}`,
+        ])),
+    );
     expect(s.refused).toEqual([]);
     expect(s.accepted).toBeGreaterThan(0);
     const leadsPods = (await pods('app.kubernetes.io/name=leads')).filter(ready);
     expect(leadsPods.map((p) => p.spec.containers[0]!.image.endsWith(`:${ROLLOUT_TAG}`))).toEqual([true, true]);
     expect(await revision('platform')).toBe(platformRevision);
     const after = new Map((await deployments()).map((d) => [d.metadata.name, d.metadata.generation]));
-    for (const name of SERVICES.filter((n) => n !== 'leads')) expect({ name, generation: after.get(name) }).toEqual({ name, generation: before.get(name) });
+    for (const name of SERVICES.filter((n) => n !== 'leads'))
+      expect({ name, generation: after.get(name) }).toEqual({ name, generation: before.get(name) });
   }, 600_000);
 
   it('loses one pod of each service, one after another, under load: no failed request, no call lost or charged twice', async () => {
@@ -182,32 +286,53 @@ describe('the platform on a live Kubernetes cluster', () => {
         const log = followLog(victim.metadata.name);
         const started = Date.now();
         await kubectl(['delete', 'pod', victim.metadata.name, '--wait=true']);
-        stopped.push({ name, seconds: (Date.now() - started) / 1000, grace: victim.spec.terminationGracePeriodSeconds! });
+        stopped.push({
+          name,
+          seconds: (Date.now() - started) / 1000,
+          grace: victim.spec.terminationGracePeriodSeconds!,
+        });
         await Promise.race([log.done, sleep(5_000)]);
         log.stop();
         // A shutdown step that ran out of its time, or failed, says so: shown, not asserted (see docs/performance.md).
-        for (const line of log.lines().filter((l) => /shutdown step failed|forcing shutdown|did not finish/.test(l))) console.log(`[cluster] ${name} stopping: ${line.slice(0, 400)}`);
+        for (const line of log.lines().filter((l) => /shutdown step failed|forcing shutdown|did not finish/.test(l)))
+          console.log(`[cluster] ${name} stopping: ${line.slice(0, 400)}`);
         await kubectl(['rollout', 'status', `deployment/${name}`, '--timeout=180s'], 200_000);
       }
     });
-    console.log(`[cluster] pod deletion (preStop pause included), seconds: ${stopped.map((x) => `${x.name} ${x.seconds.toFixed(1)}/${x.grace}`).join(', ')}`);
+    console.log(
+      `[cluster] pod deletion (preStop pause included), seconds: ${stopped.map((x) => `${x.name} ${x.seconds.toFixed(1)}/${x.grace}`).join(', ')}`,
+    );
     expect(s.refused).toEqual([]);
-    for (const x of stopped) expect({ name: x.name, stoppedBeforeTheGracePeriodEnded: x.seconds < x.grace }).toEqual({ name: x.name, stoppedBeforeTheGracePeriodEnded: true });
+    for (const x of stopped)
+      expect({ name: x.name, stoppedBeforeTheGracePeriodEnded: x.seconds < x.grace }).toEqual({
+        name: x.name,
+        stoppedBeforeTheGracePeriodEnded: true,
+      });
     await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
   }, 900_000);
 
   it('lets the disruption budgets allow one eviction per service and refuse the next', async () => {
     const evict = async (pod: string) => {
       const file = path.join(dir, `evict-${pod}.json`);
-      fs.writeFileSync(file, JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: NAMESPACE } }));
-      return kubectl(['create', '--raw', `/api/v1/namespaces/${NAMESPACE}/pods/${pod}/eviction`, '-f', file], 30_000).then(
+      fs.writeFileSync(
+        file,
+        JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: NAMESPACE } }),
+      );
+      return kubectl(
+        ['create', '--raw', `/api/v1/namespaces/${NAMESPACE}/pods/${pod}/eviction`, '-f', file],
+        30_000,
+      ).then(
         () => 'evicted',
         (err: Error) => (/disruption budget/.test(err.message) ? 'refused' : `failed: ${err.message}`),
       );
     };
     for (const name of SERVICES) {
       const [first, second] = (await pods(`app.kubernetes.io/name=${name}`)).filter(ready);
-      expect({ name, first: await evict(first!.metadata.name), second: await evict(second!.metadata.name) }).toEqual({ name, first: 'evicted', second: 'refused' });
+      expect({ name, first: await evict(first!.metadata.name), second: await evict(second!.metadata.name) }).toEqual({
+        name,
+        first: 'evicted',
+        second: 'refused',
+      });
     }
     await rolledOut();
   }, 600_000);
@@ -223,13 +348,19 @@ describe('the platform on a live Kubernetes cluster', () => {
     // machine's capacity, shown here; every other refusal (a pod gone with a request, no backend,
     // a reset connection, an error) is a lost request and fails the test.
     const timedOut = s.refused.filter((p) => p.status === 504 && p.reasonCode === 'upstream_timeout');
-    if (timedOut.length > 0) console.log(`[cluster] drain: ${timedOut.length} posts outlasted the gateway's deadline (this machine's stall, see above)`);
+    if (timedOut.length > 0)
+      console.log(
+        `[cluster] drain: ${timedOut.length} posts outlasted the gateway's deadline (this machine's stall, see above)`,
+      );
     expect(s.refused.filter((p) => !timedOut.includes(p))).toEqual([]);
     // The drain ends when the last pod is gone from the node, not when its replacement is ready.
     await rolledOut();
     const placed = (await pods()).filter(ready);
-    expect(placed.filter((p) => p.spec.nodeName !== second).map((p) => `${p.metadata.name} on ${p.spec.nodeName}`)).toEqual([]);
-    for (const name of SERVICES) expect({ name, ready: placed.filter((p) => serviceOf(p) === name).length }).toEqual({ name, ready: 2 });
+    expect(
+      placed.filter((p) => p.spec.nodeName !== second).map((p) => `${p.metadata.name} on ${p.spec.nodeName}`),
+    ).toEqual([]);
+    for (const name of SERVICES)
+      expect({ name, ready: placed.filter((p) => serviceOf(p) === name).length }).toEqual({ name, ready: 2 });
     await kubectl(['uncordon', first!]);
     // Billing and telephony moved too: every lead accepted so far is still called and charged once.
     await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
@@ -242,14 +373,18 @@ describe('the platform on a live Kubernetes cluster', () => {
     // further eviction.
     expect((await pods()).filter((p) => p.spec.nodeName !== second).map((p) => p.metadata.name)).toEqual([]);
     await kubectl(['cordon', first!]);
-    const drain = await kubectl(['drain', second!, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=45s'], 90_000).then(
+    const drain = await kubectl(
+      ['drain', second!, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=45s'],
+      90_000,
+    ).then(
       () => 'drained',
       (err: Error) => err.message,
     );
     try {
       expect(drain).toMatch(/disruption budget/);
       const left = (await pods()).filter(ready);
-      for (const name of SERVICES) expect({ name, ready: left.filter((p) => serviceOf(p) === name).length }).toEqual({ name, ready: 1 });
+      for (const name of SERVICES)
+        expect({ name, ready: left.filter((p) => serviceOf(p) === name).length }).toEqual({ name, ready: 1 });
     } finally {
       await kubectl(['uncordon', first!, second!]);
     }
@@ -258,22 +393,36 @@ describe('the platform on a live Kubernetes cluster', () => {
 
   it('passes helm test, then uninstalls leaving nothing behind', async () => {
     let report = '';
-    for (const release of ['platform', 'leads']) report += await explained(`helm test ${release}`, () => helm(['test', release, '--timeout', '3m']));
+    for (const release of ['platform', 'leads'])
+      report += await explained(`helm test ${release}`, () => helm(['test', release, '--timeout', '3m']));
     // Every service's test pod ran and passed (a chart without a test would pass `helm test` silently).
-    const passed = [...report.matchAll(/TEST SUITE:\s+(\S+)-test\s+Last Started:.*\s+Last Completed:.*\s+Phase:\s+Succeeded/g)].map((m) => m[1]);
+    const passed = [
+      ...report.matchAll(/TEST SUITE:\s+(\S+)-test\s+Last Started:.*\s+Last Completed:.*\s+Phase:\s+Succeeded/g),
+    ].map((m) => m[1]);
     expect(passed.sort()).toEqual(SERVICES);
     await helm(['uninstall', 'platform', '--wait', '--timeout', '3m']);
     await helm(['uninstall', 'leads', '--wait', '--timeout', '3m']);
     await eventually(
       'the namespace empty',
       async () => {
-        const left = await kubectl(['get', 'all,configmaps,secrets,serviceaccounts,poddisruptionbudgets,networkpolicies,roles,rolebindings,ingresses,horizontalpodautoscalers,prometheusrules', '-o', 'name']);
+        const left = await kubectl([
+          'get',
+          'all,configmaps,secrets,serviceaccounts,poddisruptionbudgets,networkpolicies,roles,rolebindings,ingresses,horizontalpodautoscalers,prometheusrules',
+          '-o',
+          'name',
+        ]);
         // Kubernetes' own: the namespace's default service account and root CA bundle.
-        const rest = left.split('\n').filter((l) => l && l !== 'serviceaccount/default' && l !== 'configmap/kube-root-ca.crt');
+        const rest = left
+          .split('\n')
+          .filter((l) => l && l !== 'serviceaccount/default' && l !== 'configmap/kube-root-ca.crt');
         return rest.length === 0 ? true : undefined;
       },
       120_000,
-      { intervalMs: 250, retryErrors: true, detail: async () => kubectl(['get', 'all,configmaps,secrets', '-o', 'name']) },
+      {
+        intervalMs: 250,
+        retryErrors: true,
+        detail: async () => kubectl(['get', 'all,configmaps,secrets', '-o', 'name']),
+      },
     );
   }, 600_000);
 });

@@ -9,10 +9,20 @@ import path from 'node:path';
 const ROOT = path.resolve(__dirname, '../..');
 const REGISTRY = 'docs/cross-tenant.md';
 /** Where the escape is defined, not used. */
-const DEFINITIONS = new Set(['services/kit/src/mongo/tenant-collection.ts', 'services/kit/src/mongo/cross-tenant.ts', 'services/kit/src/mongo/tenant-keyed.ts']);
+const DEFINITIONS = new Set([
+  'services/kit/src/mongo/tenant-collection.ts',
+  'services/kit/src/mongo/cross-tenant.ts',
+  'services/kit/src/mongo/tenant-keyed.ts',
+]);
 
 const sources = (dir: string): string[] =>
-  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? sources(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : []));
+  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory()
+      ? sources(`${dir}/${d.name}`)
+      : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts')
+        ? [`${dir}/${d.name}`]
+        : [],
+  );
 const serviceDirs = readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => `services/${d.name}/src`);
@@ -30,7 +40,9 @@ function reachesOf(file: string): (Reach | { file: string; operation: string; re
   const consts = new Map([...src.matchAll(/const (\w+) = (['"])(.*?)\2;/g)].map((m) => [m[1]!, m[3]!]));
   return [...src.matchAll(/\.(crossTenant|pagesAcrossTenants)\(\s*(?:(['"])(.*?)\2|([^,)]*))/gs)].map((m) => {
     const reason = m[3] ?? consts.get((m[4] ?? '').trim());
-    return reason === undefined ? { file, operation: m[1]!, reason, argument: (m[4] ?? '').trim() } : { file, operation: m[1]!, reason };
+    return reason === undefined
+      ? { file, operation: m[1]!, reason, argument: (m[4] ?? '').trim() }
+      : { file, operation: m[1]!, reason };
   });
 }
 
@@ -47,14 +59,18 @@ describe('reaching across tenants', () => {
   it('keeps no cross-tenant handle in a field or behind a method (a reason per operation, at the call)', () => {
     const kept = files.filter((f) => {
       const src = readFileSync(path.join(ROOT, f), 'utf8');
-      return /this\.\w+\s*=\s*this\.\w+\.crossTenant\(/.test(src) || /return\s+this\.\w+\.crossTenant\([^)]*\)\s*;/.test(src);
+      return (
+        /this\.\w+\s*=\s*this\.\w+\.crossTenant\(/.test(src) || /return\s+this\.\w+\.crossTenant\([^)]*\)\s*;/.test(src)
+      );
     });
     expect(kept).toEqual([]);
   });
 
   it(`lists every operation in ${REGISTRY}, and nothing else`, () => {
     const doc = readFileSync(path.join(ROOT, REGISTRY), 'utf8');
-    const listed = new Set([...doc.matchAll(/^\| `([^`]+)` \| `(\w+)` \| (.+?) \|$/gm)].map((m) => `${m[1]} | ${m[2]} | ${m[3]}`));
+    const listed = new Set(
+      [...doc.matchAll(/^\| `([^`]+)` \| `(\w+)` \| (.+?) \|$/gm)].map((m) => `${m[1]} | ${m[2]} | ${m[3]}`),
+    );
     const inCode = new Set(found.filter((r): r is Reach => r.reason !== undefined).map(key));
     expect({ notListed: [...inCode].filter((k) => !listed.has(k)).sort() }).toEqual({ notListed: [] });
     expect({ listedButGone: [...listed].filter((k) => !inCode.has(k)).sort() }).toEqual({ listedButGone: [] });

@@ -15,7 +15,13 @@ const dirsIn = (dir: string) =>
     .map((d) => d.name);
 /** The non-test TypeScript files under a folder. */
 const sources = (dir: string): string[] =>
-  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? sources(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : []));
+  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory()
+      ? sources(`${dir}/${d.name}`)
+      : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts')
+        ? [`${dir}/${d.name}`]
+        : [],
+  );
 
 const SERVICES = dirsIn('services').filter((s) => s !== 'kit');
 const PROCESSES = ['gateway', ...SERVICES];
@@ -45,13 +51,17 @@ const FLOWCHART = /```mermaid\n(flowchart[\s\S]*?)```/.exec(DOC)?.[1] ?? '';
 
 /** Both directions at once; each list says what is missing where. */
 function expectSame(what: string, inCode: string[], inDocs: string[]): void {
-  if (inCode.length === 0 || inDocs.length === 0) throw new Error(`found no ${what} in ${inCode.length === 0 ? 'the code' : DOC_PATH}: is the parsing still right?`);
+  if (inCode.length === 0 || inDocs.length === 0)
+    throw new Error(`found no ${what} in ${inCode.length === 0 ? 'the code' : DOC_PATH}: is the parsing still right?`);
   const code = new Set(inCode);
   const docs = new Set(inDocs);
   expect({
     [`${what} in the code, missing from ${DOC_PATH}`]: [...code].filter((x) => !docs.has(x)).sort(),
     [`${what} in ${DOC_PATH}, not in the code`]: [...docs].filter((x) => !code.has(x)).sort(),
-  }).toEqual({ [`${what} in the code, missing from ${DOC_PATH}`]: [], [`${what} in ${DOC_PATH}, not in the code`]: [] });
+  }).toEqual({
+    [`${what} in the code, missing from ${DOC_PATH}`]: [],
+    [`${what} in ${DOC_PATH}, not in the code`]: [],
+  });
 }
 
 describe(`${DOC_PATH} says what the code has`, () => {
@@ -64,16 +74,24 @@ describe(`${DOC_PATH} says what the code has`, () => {
   });
 
   it('draws every process in its flowchart, and no other', () => {
-    const drawn = [...FLOWCHART.matchAll(/\b(\w+)\[(?:(\w+) service|Express gateway)\b/g)].map((m) => (m[2] === undefined ? 'gateway' : m[1] === m[2] ? m[2] : `${m[1]} (labelled ${m[2]})`));
+    const drawn = [...FLOWCHART.matchAll(/\b(\w+)\[(?:(\w+) service|Express gateway)\b/g)].map((m) =>
+      m[2] === undefined ? 'gateway' : m[1] === m[2] ? m[2] : `${m[1]} (labelled ${m[2]})`,
+    );
     expectSame('processes drawn', PROCESSES, drawn);
   });
 
   it("draws every process's gRPC clients as gRPC edges of its flowchart, and no other", () => {
     // In the code: `createPromiseClient(voiceapi.<service>.v1.…)` in a process's sources.
-    const inCode = PROCESSES.flatMap((from) => sources(srcOf(from)).flatMap((f) => [...read(f).matchAll(/createPromiseClient\(\s*voiceapi\.(\w+)\.v1\./g)].map((m) => `${from} → ${m[1]}`)));
+    const inCode = PROCESSES.flatMap((from) =>
+      sources(srcOf(from)).flatMap((f) =>
+        [...read(f).matchAll(/createPromiseClient\(\s*voiceapi\.(\w+)\.v1\./g)].map((m) => `${from} → ${m[1]}`),
+      ),
+    );
     // In the flowchart: `a -- "… gRPC …" --> b` (or `a -- gRPC --> b`), node `gw` being the gateway.
     const node = (id: string) => (id === 'gw' ? 'gateway' : id);
-    const drawn = [...FLOWCHART.matchAll(/^\s*(\w+)(?:\[[^\]\n]*\])?\s+--\s+(?:"([^"\n]*)"|(\S+))\s+-->\s+(\w+)/gm)].filter((m) => /\bgRPC\b/.test(m[2] ?? m[3]!)).map((m) => `${node(m[1]!)} → ${node(m[4]!)}`);
+    const drawn = [...FLOWCHART.matchAll(/^\s*(\w+)(?:\[[^\]\n]*\])?\s+--\s+(?:"([^"\n]*)"|(\S+))\s+-->\s+(\w+)/gm)]
+      .filter((m) => /\bgRPC\b/.test(m[2] ?? m[3]!))
+      .map((m) => `${node(m[1]!)} → ${node(m[4]!)}`);
     expectSame('gRPC calls', inCode, drawn);
   });
 
@@ -89,9 +107,17 @@ describe(`${DOC_PATH} says what the code has`, () => {
     const envelopes = readdirSync(path.join(ROOT, protoDir))
       .filter((f) => f.endsWith('.proto'))
       .flatMap((f) => [...read(`${protoDir}/${f}`).matchAll(/^message (\w+Event) \{/gm)].map((m) => m[1]!));
-    const named = new Set(PROCESSES.flatMap((p) => sources(srcOf(p))).flatMap((f) => [...read(f).matchAll(/\b([A-Z]\w*Event)\b/g)].map((m) => m[1]!)));
-    const inCode = envelopes.filter((e) => named.has(e)).map((e) => streamTopics({ $type: `voiceapi.events.v1.${e}` }).topic);
-    const inTable = rows(block('topics')).flatMap((r) => ticked(r[1] ?? '').filter((t) => /^[a-z][a-z0-9]*(\.[a-z0-9-]+)*\.v\d+$/.test(t)));
+    const named = new Set(
+      PROCESSES.flatMap((p) => sources(srcOf(p))).flatMap((f) =>
+        [...read(f).matchAll(/\b([A-Z]\w*Event)\b/g)].map((m) => m[1]!),
+      ),
+    );
+    const inCode = envelopes
+      .filter((e) => named.has(e))
+      .map((e) => streamTopics({ $type: `voiceapi.events.v1.${e}` }).topic);
+    const inTable = rows(block('topics')).flatMap((r) =>
+      ticked(r[1] ?? '').filter((t) => /^[a-z][a-z0-9]*(\.[a-z0-9-]+)*\.v\d+$/.test(t)),
+    );
     expectSame('topics', inCode, inTable);
   });
 
@@ -100,7 +126,10 @@ describe(`${DOC_PATH} says what the code has`, () => {
     const inCode = [...PROCESSES, 'kit'].flatMap((p) =>
       sources(p === 'kit' ? 'services/kit/src' : srcOf(p)).flatMap((f) => {
         const src = read(f);
-        return [...src.matchAll(/new Worker\(/g)].map((m) => `${p} ${/\bjob:\s*'([\w-]+)'/.exec(src.slice(m.index, m.index + 800))?.[1] ?? `<a worker in ${f} whose job is not a literal>`}`);
+        return [...src.matchAll(/new Worker\(/g)].map(
+          (m) =>
+            `${p} ${/\bjob:\s*'([\w-]+)'/.exec(src.slice(m.index, m.index + 800))?.[1] ?? `<a worker in ${f} whose job is not a literal>`}`,
+        );
       }),
     );
     // In the table: the first word of the process cell (`kit` for the kit's own), the job in backticks.
@@ -116,7 +145,9 @@ describe(`${DOC_PATH} says what the code has`, () => {
             .map((f) => `${s}: ${f.replace(/\.test\.ts$/, '')}`)
         : [],
     );
-    const listed = [...block('tested-usecases').matchAll(/^- (\w+): (.+)$/gm)].flatMap((m) => ticked(m[2]!).map((u) => `${m[1]}: ${u}`));
+    const listed = [...block('tested-usecases').matchAll(/^- (\w+): (.+)$/gm)].flatMap((m) =>
+      ticked(m[2]!).map((u) => `${m[1]}: ${u}`),
+    );
     expectSame('unit-tested use cases', inCode, listed);
   });
 });

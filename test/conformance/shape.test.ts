@@ -20,8 +20,18 @@ describe('the architecture document', () => {
     const doc = read('docs/architecture.md');
     // Paths in backticks with a folder and an extension; tables name them relative to the kit,
     // the gateway or a service folder, so each is looked for there too.
-    const named = [...new Set([...doc.matchAll(/`([A-Za-z0-9_.-][A-Za-z0-9_./<>-]*\/[A-Za-z0-9_.-]+\.[a-z]{2,5})`/g)].map((m) => m[1]!))].filter((p) => !p.includes('<'));
-    const bases = ['.', 'services/kit/src', 'gateway/src', 'gateway/src/routes', ...SERVICES.flatMap((s) => [`services/${s}`, `services/${s}/src`])];
+    const named = [
+      ...new Set(
+        [...doc.matchAll(/`([A-Za-z0-9_.-][A-Za-z0-9_./<>-]*\/[A-Za-z0-9_.-]+\.[a-z]{2,5})`/g)].map((m) => m[1]!),
+      ),
+    ].filter((p) => !p.includes('<'));
+    const bases = [
+      '.',
+      'services/kit/src',
+      'gateway/src',
+      'gateway/src/routes',
+      ...SERVICES.flatMap((s) => [`services/${s}`, `services/${s}/src`]),
+    ];
     const missing = named.filter((p) => !bases.some((b) => existsSync(path.join(ROOT, b, p))));
     expect(named.length).toBeGreaterThan(30);
     expect(missing).toEqual([]);
@@ -30,7 +40,9 @@ describe('the architecture document', () => {
 
 describe('reason codes', () => {
   // Every `<Service>Reason` enum the contract (proto/) defines, found in the generated code.
-  const protoEnums = Object.entries(voiceapi as unknown as Record<string, Record<string, Record<string, unknown>>>).flatMap(([pkg, versions]) =>
+  const protoEnums = Object.entries(
+    voiceapi as unknown as Record<string, Record<string, Record<string, unknown>>>,
+  ).flatMap(([pkg, versions]) =>
     Object.values(versions).flatMap((v) =>
       Object.entries(v)
         .filter(([name]) => /^[A-Z]\w*Reason$/.test(name))
@@ -51,10 +63,13 @@ describe('reason codes', () => {
     expect(Object.keys(gatewayReasons.reasons).filter((code) => !Object.hasOwn(HTTP_STATUS, code))).toEqual([]);
   });
 
-  it.each(SERVICES.filter((s) => existsSync(path.join(ROOT, `services/${s}/src/reasons.ts`))))('%s: declares its reasons from the contract', (service) => {
-    const src = read(`services/${service}/src/reasons.ts`);
-    expect(/contractReasons\(/.test(src) && !/defineReasons\(/.test(src)).toBe(true);
-  });
+  it.each(SERVICES.filter((s) => existsSync(path.join(ROOT, `services/${s}/src/reasons.ts`))))(
+    '%s: declares its reasons from the contract',
+    (service) => {
+      const src = read(`services/${service}/src/reasons.ts`);
+      expect(/contractReasons\(/.test(src) && !/defineReasons\(/.test(src)).toBe(true);
+    },
+  );
 });
 
 describe('stores', () => {
@@ -107,8 +122,13 @@ describe('tenant isolation in the stores', () => {
 describe('announced writes', () => {
   // The gateway has no use cases of its own, but the same rule: events held by hand only in the kit.
   it('the gateway holds, releases and discards no event by hand', () => {
-    const walk = (dir: string): string[] => readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') ? [`${dir}/${d.name}`] : []));
-    expect(walk('gateway/src').filter((f) => /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)))).toEqual([]);
+    const walk = (dir: string): string[] =>
+      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') ? [`${dir}/${d.name}`] : [],
+      );
+    expect(walk('gateway/src').filter((f) => /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)))).toEqual(
+      [],
+    );
   });
 });
 
@@ -119,7 +139,9 @@ describe('announcements: one form in every service', () => {
 
   it.each(withPublish)('%s: events/publish.ts exports one factory returning a port of usecases/ports.ts', (service) => {
     const src = read(`services/${service}/src/events/publish.ts`);
-    const exported = [...src.matchAll(/^export\s+(?:async\s+)?(function|const|class|interface|type)\s+(\w+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+    const exported = [...src.matchAll(/^export\s+(?:async\s+)?(function|const|class|interface|type)\s+(\w+)/gm)].map(
+      (m) => `${m[1]} ${m[2]}`,
+    );
     expect(exported).toHaveLength(1);
     const factory = /^export function (\w+Events)\([^)]*\): (\w+) \{/m.exec(src);
     expect({ factory: factory?.[1] }).toEqual({ factory: expect.stringMatching(/Events$/) });
@@ -130,7 +152,9 @@ describe('announcements: one form in every service', () => {
   it.each(SERVICES)('%s: no use case imports the events adapter', (service) => {
     const dir = `services/${service}/src/usecases`;
     if (!existsSync(path.join(ROOT, dir))) return;
-    const importing = readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && /from '\.\.\/events\//.test(read(`${dir}/${f}`)));
+    const importing = readdirSync(path.join(ROOT, dir)).filter(
+      (f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && /from '\.\.\/events\//.test(read(`${dir}/${f}`)),
+    );
     expect(importing).toEqual([]);
   });
 });
@@ -143,7 +167,13 @@ describe('background work', () => {
     'gateway/src/http/rate-limit.ts': 'drops expired rate-limit windows from a map',
   };
   const sources = (dir: string): string[] =>
-    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? sources(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : []));
+    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
+      d.isDirectory()
+        ? sources(`${dir}/${d.name}`)
+        : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts')
+          ? [`${dir}/${d.name}`]
+          : [],
+    );
 
   it('no service or the gateway runs a timer loop of its own', () => {
     const files = ['gateway/src', ...SERVICES.map((s) => `services/${s}/src`)].flatMap(sources);
@@ -156,56 +186,91 @@ describe('background work', () => {
 describe('the shape of every service (services/companies is the model)', () => {
   const sourcesOf = (service: string) => {
     const walk = (dir: string): string[] =>
-      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts') ? [`${dir}/${d.name}`] : []));
+      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory()
+          ? walk(`${dir}/${d.name}`)
+          : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts')
+            ? [`${dir}/${d.name}`]
+            : [],
+      );
     return walk(`services/${service}/src`);
   };
 
   it.each(SERVICES)('%s: has the files every service has', (service) => {
-    const must = ['README.md', 'src/main.ts', 'src/config.ts', `src/grpc/${service}-server.ts`, 'src/usecases/ports.ts'];
+    const must = [
+      'README.md',
+      'src/main.ts',
+      'src/config.ts',
+      `src/grpc/${service}-server.ts`,
+      'src/usecases/ports.ts',
+    ];
     expect(must.filter((f) => !existsSync(path.join(ROOT, 'services', service, f)))).toEqual([]);
   });
 
   it.each(SERVICES)("%s: starts and stops through the kit's starter (openService, serveGrpc, runAsMain)", (service) => {
     const main = read(`services/${service}/src/main.ts`);
     const uses = ['openService(', 'serveGrpc(', 'runAsMain(', 'startEvents('].filter((f) => !main.includes(f));
-    const byHand = ['new Lifecycle(', 'connectMongo(', 'startGrpcServer(', 'createLogger(', 'require.main'].filter((f) => main.includes(f));
+    const byHand = ['new Lifecycle(', 'connectMongo(', 'startGrpcServer(', 'createLogger(', 'require.main'].filter(
+      (f) => main.includes(f),
+    );
     expect({ uses, byHand }).toEqual({ uses: [], byHand: [] });
   });
 
-  it.each(SERVICES)('%s: builds events only in events/publish.ts and handles them only in events/consume.ts', (service) => {
-    const files = sourcesOf(service);
-    const building = files.filter((f) => /\beventRecord\(|\boutbox\.add\(/.test(read(f)) && !f.endsWith('/events/publish.ts'));
-    const handling = files.filter((f) => /\.on\(\s*[A-Z]\w*Event\b/.test(read(f)) && !f.endsWith('/events/consume.ts'));
-    expect({ building, handling }).toEqual({ building: [], handling: [] });
-  });
+  it.each(SERVICES)(
+    '%s: builds events only in events/publish.ts and handles them only in events/consume.ts',
+    (service) => {
+      const files = sourcesOf(service);
+      const building = files.filter(
+        (f) => /\beventRecord\(|\boutbox\.add\(/.test(read(f)) && !f.endsWith('/events/publish.ts'),
+      );
+      const handling = files.filter(
+        (f) => /\.on\(\s*[A-Z]\w*Event\b/.test(read(f)) && !f.endsWith('/events/consume.ts'),
+      );
+      expect({ building, handling }).toEqual({ building: [], handling: [] });
+    },
+  );
 
-  it.each(SERVICES)("%s: announces a write only through the kit's announce, reached by its use cases through their ports", (service) => {
-    // Holding, releasing and discarding events by hand is how an event escapes without its change
-    // (decision 0117): use cases take a port (usecases/ports.ts), events/publish.ts implements it.
-    const files = sourcesOf(service);
-    const byHand = files.filter((f) => /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)));
-    const usecases = files.filter((f) => f.includes('/usecases/') && !f.endsWith('/ports.ts'));
-    const bypassing = usecases.filter((f) => /\bOutbox\b|\.addRecords\(|\bannounceWith\(/.test(read(f)));
-    expect({ byHand, bypassing }).toEqual({ byHand: [], bypassing: [] });
-  });
+  it.each(SERVICES)(
+    "%s: announces a write only through the kit's announce, reached by its use cases through their ports",
+    (service) => {
+      // Holding, releasing and discarding events by hand is how an event escapes without its change
+      // (decision 0117): use cases take a port (usecases/ports.ts), events/publish.ts implements it.
+      const files = sourcesOf(service);
+      const byHand = files.filter((f) => /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)));
+      const usecases = files.filter((f) => f.includes('/usecases/') && !f.endsWith('/ports.ts'));
+      const bypassing = usecases.filter((f) => /\bOutbox\b|\.addRecords\(|\bannounceWith\(/.test(read(f)));
+      expect({ byHand, bypassing }).toEqual({ byHand: [], bypassing: [] });
+    },
+  );
 
-  it.each(SERVICES)("%s: its use cases take the TenantScope its gRPC adapter made, never a caller's context", (service) => {
-    const usecases = sourcesOf(service).filter((f) => f.includes('/usecases/'));
-    expect(usecases.filter((f) => /\bCallContext\b|requireTenant\(ctx\)/.test(read(f)))).toEqual([]);
-  });
+  it.each(SERVICES)(
+    "%s: its use cases take the TenantScope its gRPC adapter made, never a caller's context",
+    (service) => {
+      const usecases = sourcesOf(service).filter((f) => f.includes('/usecases/'));
+      expect(usecases.filter((f) => /\bCallContext\b|requireTenant\(ctx\)/.test(read(f)))).toEqual([]);
+    },
+  );
 
-  it.each(SERVICES)('%s: its gRPC adapter and its clients import no store (entity types live in domain/)', (service) => {
-    const adapters = sourcesOf(service).filter((f) => /\/src\/(grpc|clients)\//.test(f));
-    expect(adapters.filter((f) => /from '\.\.\/store\//.test(read(f)))).toEqual([]);
-  });
+  it.each(SERVICES)(
+    '%s: its gRPC adapter and its clients import no store (entity types live in domain/)',
+    (service) => {
+      const adapters = sourcesOf(service).filter((f) => /\/src\/(grpc|clients)\//.test(f));
+      expect(adapters.filter((f) => /from '\.\.\/store\//.test(read(f)))).toEqual([]);
+    },
+  );
 
-  it.each(SERVICES)('%s: talks to other services only through clients/ (main.ts makes the gRPC clients and hands them over)', (service) => {
-    // main.ts calling a method of a gRPC client it made is an adapter written inline.
-    const main = read(`services/${service}/src/main.ts`);
-    const clients = [...main.matchAll(/const (\w+) = createPromiseClient\(/g)].map((m) => m[1]!);
-    const inline = clients.filter((c) => new RegExp(`\\b${c}\\.(?!close\\b)\\w+\\(`).test(main));
-    // Elsewhere, a call made as the tenant (contextOf) outside clients/ is one too.
-    const elsewhere = sourcesOf(service).filter((f) => !f.includes('/clients/') && !f.endsWith('/main.ts') && /\bcontextOf\(/.test(read(f)));
-    expect({ inline, elsewhere }).toEqual({ inline: [], elsewhere: [] });
-  });
+  it.each(SERVICES)(
+    '%s: talks to other services only through clients/ (main.ts makes the gRPC clients and hands them over)',
+    (service) => {
+      // main.ts calling a method of a gRPC client it made is an adapter written inline.
+      const main = read(`services/${service}/src/main.ts`);
+      const clients = [...main.matchAll(/const (\w+) = createPromiseClient\(/g)].map((m) => m[1]!);
+      const inline = clients.filter((c) => new RegExp(`\\b${c}\\.(?!close\\b)\\w+\\(`).test(main));
+      // Elsewhere, a call made as the tenant (contextOf) outside clients/ is one too.
+      const elsewhere = sourcesOf(service).filter(
+        (f) => !f.includes('/clients/') && !f.endsWith('/main.ts') && /\bcontextOf\(/.test(read(f)),
+      );
+      expect({ inline, elsewhere }).toEqual({ inline: [], elsewhere: [] });
+    },
+  );
 });

@@ -35,7 +35,10 @@ describe('SLO alerts on a real Prometheus', () => {
 
   beforeAll(async () => {
     rulesDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-rules-'));
-    prom = await startPrometheus({ ruleFiles: writeRules(rulesDir, { windowScale: SLO_WINDOW_SCALE }), evaluationIntervalS: 1 });
+    prom = await startPrometheus({
+      ruleFiles: writeRules(rulesDir, { windowScale: SLO_WINDOW_SCALE }),
+      evaluationIntervalS: 1,
+    });
     receiver = await new Receiver().start();
     sys = await startSystem({
       env: { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: prom.otlpMetricsUrl, OTEL_METRIC_EXPORT_INTERVAL: '1000' },
@@ -65,8 +68,24 @@ describe('SLO alerts on a real Prometheus', () => {
 
   it('pages when billing is killed under a tenant calls, and clears once billing is back; every dashboard query returns data', async () => {
     const gw = sys.gateways[0]!.url;
-    const t = await tenantWithKey(gw, { rateLimitPerSecond: 100_000, scopes: ['calls:read', 'credits:read', 'leads:read', 'leads:write', 'companies:read', 'knowledge:read', 'inbound:read'] });
-    const admin = (p: string, body?: unknown, method?: string) => call(`${gw}/admin/v1/tenants/${t.tenantId}${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+    const t = await tenantWithKey(gw, {
+      rateLimitPerSecond: 100_000,
+      scopes: [
+        'calls:read',
+        'credits:read',
+        'leads:read',
+        'leads:write',
+        'companies:read',
+        'knowledge:read',
+        'inbound:read',
+      ],
+    });
+    const admin = (p: string, body?: unknown, method?: string) =>
+      call(`${gw}/admin/v1/tenants/${t.tenantId}${p}`, {
+        admin: true,
+        ...(body !== undefined && { body }),
+        ...(method && { method }),
+      });
     expect((await admin('/credits', { amount: 100_000_000 })).status).toBe(201);
     expect((await admin('/concurrency', { maxConcurrentCalls: 50 }, 'PUT')).status).toBe(200);
     const campaignId = (await admin('/campaigns', { name: 'alerts', maxCallSeconds: 120 })).body.campaign.id as string;
@@ -76,7 +95,14 @@ describe('SLO alerts on a real Prometheus', () => {
     receiver.secrets.set('/billed', [hook.body.webhook.secret]);
 
     // The tenant's load: a few leads a second, and reads that reach every service.
-    const reads = ['/calls?limit=5', '/credits', '/campaigns', '/companies', '/inbound-agents', '/knowledge-bases/documents'];
+    const reads = [
+      '/calls?limit=5',
+      '/credits',
+      '/campaigns',
+      '/companies',
+      '/inbound-agents',
+      '/knowledge-bases/documents',
+    ];
     for (const p of reads) expect([p, (await call(`${gw}/api/v1${p}`, { key: t.key })).status]).toEqual([p, 200]);
     // And a tenant's mistake now and then (the 4xx panels).
     const missing = '/companies/does-not-exist';
@@ -84,7 +110,10 @@ describe('SLO alerts on a real Prometheus', () => {
     let loading = true;
     const load = (async () => {
       while (loading) {
-        const r = await call(`${gw}/api/v1/leads/batch`, { key: t.key, body: { campaignId, leads: Array.from({ length: 4 }, () => ({ phone: phone(), channel: 'call', consent })) } });
+        const r = await call(`${gw}/api/v1/leads/batch`, {
+          key: t.key,
+          body: { campaignId, leads: Array.from({ length: 4 }, () => ({ phone: phone(), channel: 'call', consent })) },
+        });
         if (r.status >= 500) throw new Error(`lead batch: ${r.status}`);
         for (const p of [...reads, missing]) await call(`${gw}/api/v1${p}`, { key: t.key });
         await new Promise((r) => setTimeout(r, 1_000));
@@ -99,25 +128,46 @@ describe('SLO alerts on a real Prometheus', () => {
     const present = async (metric: string) => (await prom.query(`sum(${metric})`)).length > 0;
     await eventually(
       'calls ended, charged and announced, in Prometheus',
-      async () => (await present('voiceapi_telephony_calls_ended_total')) && (await present('voiceapi_billing_call_settle_delay_seconds_count')) && (await present('voiceapi_webhooks_delivery_delay_seconds_count')),
+      async () =>
+        (await present('voiceapi_telephony_calls_ended_total')) &&
+        (await present('voiceapi_billing_call_settle_delay_seconds_count')) &&
+        (await present('voiceapi_webhooks_delivery_delay_seconds_count')),
       120_000,
       promPoll,
     );
-    await eventually('the lead-to-dial SLO recorded over its long page window', async () => (await prom.query('slo:sli_error:ratio_rate1m{sloth_slo="lead-to-dial"}'))[0], 60_000, promPoll);
+    await eventually(
+      'the lead-to-dial SLO recorded over its long page window',
+      async () => (await prom.query('slo:sli_error:ratio_rate1m{sloth_slo="lead-to-dial"}'))[0],
+      60_000,
+      promPoll,
+    );
     // The burn as the rules see it: its 30 s window (the month's 30 min) settles well under the slow
     // page's 6x once every series has a full window behind it (a counter's first samples are not a rate).
-    const errorRatio = async (window: string) => Number((await prom.query(`slo:sli_error:ratio_rate${window}{sloth_slo="lead-to-dial"}`))[0]?.value[1] ?? NaN);
-    await eventually('a healthy 30 s window and no page', async () => (await errorRatio('30s')) < 0.06 * 0.5 && (await page()) === 'inactive', 120_000, promPoll);
+    const errorRatio = async (window: string) =>
+      Number((await prom.query(`slo:sli_error:ratio_rate${window}{sloth_slo="lead-to-dial"}`))[0]?.value[1] ?? NaN);
+    await eventually(
+      'a healthy 30 s window and no page',
+      async () => (await errorRatio('30s')) < 0.06 * 0.5 && (await page()) === 'inactive',
+      120_000,
+      promPoll,
+    );
     expect(receiver.received.length).toBeGreaterThan(0);
 
     // Every metric a shipped rule reads is one the system sends (names as Prometheus's OTLP
     // translation makes them), but for counters that exist only once their event happened.
-    const sent = new Set((await prom.query('count by (__name__) ({__name__=~".+"})')).map((x) => x.metric.__name__ ?? ''));
-    const onlyOnceItHappens = new Set(['voiceapi_events_dead_lettered_total', 'voiceapi_store_slow_commands_total', 'voiceapi_telephony_lead_first_dial_tries_failed_total']);
+    const sent = new Set(
+      (await prom.query('count by (__name__) ({__name__=~".+"})')).map((x) => x.metric.__name__ ?? ''),
+    );
+    const onlyOnceItHappens = new Set([
+      'voiceapi_events_dead_lettered_total',
+      'voiceapi_store_slow_commands_total',
+      'voiceapi_telephony_lead_first_dial_tries_failed_total',
+    ]);
     const read = new Set<string>();
     for (const f of writeRules(path.join(rulesDir, 'shipped'), { windowScale: 1 })) {
       // A metric name is followed by its selector, its range or the end of its argument; a label name by = or ~.
-      const rules = readFileSync(f, 'utf8').match(/(?<!["\w])(?:voiceapi|nodejs|http|rpc|target)_[a-z0-9_]+(?=[{[)\s])/g) ?? [];
+      const rules =
+        readFileSync(f, 'utf8').match(/(?<!["\w])(?:voiceapi|nodejs|http|rpc|target)_[a-z0-9_]+(?=[{[)\s])/g) ?? [];
       for (const name of rules) read.add(name.replace(/_(bucket|count|sum)$/, ''));
     }
     const histograms = [...sent].filter((n) => n.endsWith('_bucket')).map((n) => n.slice(0, -'_bucket'.length));
@@ -143,7 +193,9 @@ describe('SLO alerts on a real Prometheus', () => {
     for (const [file, d] of Object.entries(dashboards())) {
       for (const { panel, expr } of panelQueries(d)) {
         // Grafana's rate interval, and the SLO windows as these rules name them (divided by the scale).
-        const result = await prom.query(scaledQuery(expr.replaceAll('$__rate_interval', rateInterval), SLO_WINDOW_SCALE)).catch((err: Error) => err);
+        const result = await prom
+          .query(scaledQuery(expr.replaceAll('$__rate_interval', rateInterval), SLO_WINDOW_SCALE))
+          .catch((err: Error) => err);
         if (result instanceof Error) empty.push(`${file} "${panel}" does not parse: ${result.message}`);
         else if (result.length === 0) empty.push(`${file} "${panel}" returns no data: ${expr}`);
       }

@@ -18,7 +18,8 @@ describe('API fuzzing from the OpenAPI document', () => {
   let sys: System;
 
   beforeAll(async () => {
-    if (!existsSync(SCHEMATHESIS)) throw new Error('schemathesis is not installed: run scripts/install-schemathesis.sh (make test does)');
+    if (!existsSync(SCHEMATHESIS))
+      throw new Error('schemathesis is not installed: run scripts/install-schemathesis.sh (make test does)');
     sys = await startSystem({ gatewayEnv: { RATE_LIMIT_PER_SECOND: '100000' } });
   });
   afterAll(() => sys.stop());
@@ -26,10 +27,15 @@ describe('API fuzzing from the OpenAPI document', () => {
   it('finds no server error, undocumented status or schema violation', async () => {
     const gw = sys.gateways[0]!.url;
     // Every scope an operation of the document needs, so each is reached past the scope check.
-    const { key } = await tenantWithKey(gw, { scopes: ['companies:read', 'companies:write', 'credits:read', 'leads:read', 'leads:write'] });
+    const { key } = await tenantWithKey(gw, {
+      scopes: ['companies:read', 'companies:write', 'credits:read', 'leads:read', 'leads:write'],
+    });
     // Every operation the published document lists must be tested: count them from it.
     const doc = (await call(`${gw}/api/v1/openapi.json`)).body as { paths: Record<string, Record<string, unknown>> };
-    const operations = Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).filter((k) => HTTP_METHODS.has(k)).length, 0);
+    const operations = Object.values(doc.paths).reduce(
+      (n, item) => n + Object.keys(item).filter((k) => HTTP_METHODS.has(k)).length,
+      0,
+    );
     expect(operations).toBeGreaterThan(0);
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v1/credits', '/api/v1/credits/transactions']));
     const args = [
@@ -48,7 +54,10 @@ describe('API fuzzing from the OpenAPI document', () => {
       '--no-color',
     ];
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(SCHEMATHESIS, args, { cwd: path.join(ROOT, '.tools'), env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' } });
+      const child = spawn(SCHEMATHESIS, args, {
+        cwd: path.join(ROOT, '.tools'),
+        env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false' },
+      });
       let out = '';
       child.stdout.on('data', (b: Buffer) => (out += b.toString()));
       child.stderr.on('data', (b: Buffer) => (out += b.toString()));

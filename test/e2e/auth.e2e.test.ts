@@ -46,7 +46,11 @@ describe('gateway edge: keys, scopes, rate limits, bad input', () => {
   it('refuses a deactivated key', async () => {
     const other = await tenantWithKey(gw);
     expect((await call(`${gw}/api/v1/ping`, { key: other.key })).status).toBe(200);
-    await call(`${gw}/admin/v1/api-keys/${other.keyId}`, { method: 'PATCH', admin: true, body: { status: 'inactive' } });
+    await call(`${gw}/admin/v1/api-keys/${other.keyId}`, {
+      method: 'PATCH',
+      admin: true,
+      body: { status: 'inactive' },
+    });
     const res = await call(`${gw}/api/v1/ping`, { key: other.key });
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ reasonCode: 'unauthorized', error: 'API key is not active' });
@@ -81,7 +85,9 @@ describe('gateway edge: keys, scopes, rate limits, bad input', () => {
     const limited = await tenantWithKey(gw, { rateLimitPerSecond: 3 });
     const results = await Promise.all(Array.from({ length: 8 }, () => call(`${gw}/api/v1/ping`, { key: limited.key })));
     const statuses = results.map((r) => r.status);
-    expect({ statuses, onlyOkOrLimited: statuses.every((s) => s === 200 || s === 429) }).toMatchObject({ onlyOkOrLimited: true });
+    expect({ statuses, onlyOkOrLimited: statuses.every((s) => s === 200 || s === 429) }).toMatchObject({
+      onlyOkOrLimited: true,
+    });
     const ok = results.filter((r) => r.status === 200);
     const tooMany = results.filter((r) => r.status === 429);
     // The key's window opens at its first request; the burst of 8 lands well inside one second.
@@ -99,7 +105,11 @@ describe('gateway edge: keys, scopes, rate limits, bad input', () => {
     expect((await call(`${gw}/api/v1/ping`, { key: fresh.key })).status).toBe(200);
     let lastUsedAt: string | null = null;
     for (let i = 0; i < 50 && !lastUsedAt; i++) {
-      const res = await call(`${gw}/admin/v1/api-keys/${fresh.keyId}`, { method: 'PATCH', admin: true, body: { name: 'renamed' } });
+      const res = await call(`${gw}/admin/v1/api-keys/${fresh.keyId}`, {
+        method: 'PATCH',
+        admin: true,
+        body: { name: 'renamed' },
+      });
       lastUsedAt = res.body.apiKey.lastUsedAt;
       if (!lastUsedAt) await new Promise((r) => setTimeout(r, 100));
     }
@@ -118,7 +128,9 @@ describe('gateway edge: keys, scopes, rate limits, bad input', () => {
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe('3.1.0');
     expect(doc.body.info.version).toBe('1.0.0');
-    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/api/v1/ping', '/api/v1/companies', '/api/v1/companies/{id}']));
+    expect(Object.keys(doc.body.paths)).toEqual(
+      expect.arrayContaining(['/api/v1/ping', '/api/v1/companies', '/api/v1/companies/{id}']),
+    );
     expect(doc.body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.body.paths['/api/v1/companies'].post.responses['403']).toBeDefined();
     const page = await fetch(`${gw}/docs/`);

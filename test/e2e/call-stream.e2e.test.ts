@@ -19,28 +19,41 @@ describe('following calls live through the gateway', () => {
 
   beforeAll(async () => {
     sys = await startSystem({
-      serviceEnv: { telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP) }, leads: { CALLING_WINDOW_DEFAULT: 'always' } },
+      serviceEnv: {
+        telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP) },
+        leads: { CALLING_WINDOW_DEFAULT: 'always' },
+      },
       gatewayEnv: { CALL_STREAM_KEEPALIVE_MS: '1000' },
     });
     gw = sys.gateways[0]!.url;
   });
   afterAll(() => sys.stop());
 
-  const admin = (p: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  const admin = (p: string, body?: unknown, method?: string) =>
+    call(`${gw}/admin/v1${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
   async function tenant() {
-    const t = await tenantWithKey(gw, { scopes: ['calls:read', 'leads:write', 'leads:read'], rateLimitPerSecond: 10_000 });
+    const t = await tenantWithKey(gw, {
+      scopes: ['calls:read', 'leads:write', 'leads:read'],
+      rateLimitPerSecond: 10_000,
+    });
     expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 1_000_000 })).status).toBe(201);
     expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 50 }, 'PUT')).status).toBe(200);
     const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'live', maxCallSeconds: 120 });
-    expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
+    expect(
+      (await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status,
+    ).toBe(200);
     return { ...t, campaignId: c.body.campaign.id as string };
   }
   const lead = async (t: { key: string; campaignId: string }, phone = answered()) => {
-    const res = await call(`${gw}/api/v1/leads`, { key: t.key, body: { campaignId: t.campaignId, phone, channel: 'call', consent: { outboundCall: true } } });
+    const res = await call(`${gw}/api/v1/leads`, {
+      key: t.key,
+      body: { campaignId: t.campaignId, phone, channel: 'call', consent: { outboundCall: true } },
+    });
     expect(res.status).toBe(202);
     return res.body.contactId as string;
   };
-  const stream = (key: string, query = '', lastEventId?: string, base = gw) => openSse(`${base}/api/v1/calls/stream${query}`, { key, ...(lastEventId !== undefined && { lastEventId }) });
+  const stream = (key: string, query = '', lastEventId?: string, base = gw) =>
+    openSse(`${base}/api/v1/calls/stream${query}`, { key, ...(lastEventId !== undefined && { lastEventId }) });
   /** The changes of one call, in the order received, once it is billed (keep-alive comments, 1 s here, end each wait). */
   async function changesOf(s: SseClient, contactId: string): Promise<SseEvent[]> {
     const mine = () => s.events.filter((e) => e.data?.contactId === contactId);
@@ -58,7 +71,11 @@ describe('following calls live through the gateway', () => {
     s.close();
     expect(changes.map((e) => e.event)).toEqual(CHANGES);
     expect(changes.map((e) => e.data.status)).toEqual(['queued', 'ringing', 'in_progress', 'completed', 'completed']);
-    expect(changes.at(-1)!.data).toMatchObject({ direction: 'outbound', billingStatus: 'charged', campaignId: t.campaignId });
+    expect(changes.at(-1)!.data).toMatchObject({
+      direction: 'outbound',
+      billingStatus: 'charged',
+      campaignId: t.campaignId,
+    });
     expect(changes.at(-1)!.data).not.toHaveProperty('sandbox');
     // Cursors are distinct and the data is GET /calls's row.
     expect(new Set(changes.map((e) => e.id)).size).toBe(5);
@@ -112,7 +129,12 @@ describe('following calls live through the gateway', () => {
     const t = await tenant();
     for (const bad of ['nonsense', '12', '1-zzzzzzzzzzz', '99999999-' + Date.now().toString(36)]) {
       const s = await stream(t.key, '', bad);
-      expect({ bad, status: s.status, reasonCode: s.body?.reasonCode, path: s.body?.details?.[0]?.path }).toEqual({ bad, status: 400, reasonCode: 'validation_error', path: 'header.Last-Event-ID' });
+      expect({ bad, status: s.status, reasonCode: s.body?.reasonCode, path: s.body?.details?.[0]?.path }).toEqual({
+        bad,
+        status: 400,
+        reasonCode: 'validation_error',
+        path: 'header.Last-Event-ID',
+      });
     }
     const old = await stream(t.key, '', `1-${(Date.now() - 25 * 3600_000).toString(36)}`);
     expect(old.status).toBe(200);
@@ -130,7 +152,10 @@ describe('following calls live through the gateway', () => {
     for (let i = 0; i < 5; i++) open.push(await stream(t.key));
     expect(open.map((s) => s.status)).toEqual([200, 200, 200, 200, 200]);
     const sixth = await stream(t.key);
-    expect({ status: sixth.status, reasonCode: sixth.body?.reasonCode }).toEqual({ status: 429, reasonCode: 'rate_limited' });
+    expect({ status: sixth.status, reasonCode: sixth.body?.reasonCode }).toEqual({
+      status: 429,
+      reasonCode: 'rate_limited',
+    });
     open.pop()!.close();
     let again: SseClient | undefined;
     for (let i = 0; i < 50 && again?.status !== 200; i++) {
@@ -152,7 +177,8 @@ describe('following calls live through the gateway', () => {
     await stopping;
     const resumed = await stream(t.key, '', before.id);
     const rest: string[] = [];
-    while (rest.at(-1) !== 'call.billed') rest.push((await resumed.next((e) => e.data?.contactId === contactId, 60_000)).event);
+    while (rest.at(-1) !== 'call.billed')
+      rest.push((await resumed.next((e) => e.data?.contactId === contactId, 60_000)).event);
     resumed.close();
     // Whatever the first stream got after call.started, the resumed one starts right after it.
     expect(rest).toEqual(CHANGES.slice(1));

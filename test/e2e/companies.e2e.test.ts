@@ -1,3 +1,4 @@
+// Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import mongoose from 'mongoose';
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
 
@@ -17,33 +18,90 @@ describe('companies through the gateway', () => {
   });
   afterAll(() => sys.stop());
 
-  const create = (key: string, body: unknown, headers?: Record<string, string>) => call(`${gw}/api/v1/companies`, { key, body, ...(headers && { headers }) });
+  const create = (key: string, body: unknown, headers?: Record<string, string>) =>
+    call(`${gw}/api/v1/companies`, { key, body, ...(headers && { headers }) });
 
   it('creates, reads, patches, lists and deletes a company', async () => {
-    const created = await create(a.key, { name: 'Sunrise Clinic', countryIso: 'us', timezone: 'Europe/Berlin', businessHours: { mon: ['09:00-17:00'] } });
+    const created = await create(a.key, {
+      name: 'Sunrise Clinic',
+      countryIso: 'us',
+      timezone: 'Europe/Berlin',
+      businessHours: { mon: ['09:00-17:00'] },
+    });
     expect(created.status).toBe(201);
     const company = created.body.company;
-    expect(company).toMatchObject({ name: 'Sunrise Clinic', countryIso: 'US', timezone: 'Europe/Berlin', mobile: null, businessHours: { mon: ['09:00-17:00'] } });
-    expect(Object.keys(company).sort()).toEqual(['businessHours', 'countryCode', 'countryIso', 'createdAt', 'description', 'id', 'industry', 'mobile', 'name', 'timezone', 'updatedAt', 'website'].sort());
+    expect(company).toMatchObject({
+      name: 'Sunrise Clinic',
+      countryIso: 'US',
+      timezone: 'Europe/Berlin',
+      mobile: null,
+      businessHours: { mon: ['09:00-17:00'] },
+    });
+    expect(Object.keys(company).sort()).toEqual(
+      [
+        'businessHours',
+        'countryCode',
+        'countryIso',
+        'createdAt',
+        'description',
+        'id',
+        'industry',
+        'mobile',
+        'name',
+        'timezone',
+        'updatedAt',
+        'website',
+      ].sort(),
+    );
 
     const got = await call(`${gw}/api/v1/companies/${company.id}`, { key: a.key });
     expect(got.body.company).toEqual(company);
 
-    const patched = await call(`${gw}/api/v1/companies/${company.id}`, { method: 'PATCH', key: a.key, body: { industry: 'health', website: 'https://sunrise.example' } });
+    const patched = await call(`${gw}/api/v1/companies/${company.id}`, {
+      method: 'PATCH',
+      key: a.key,
+      body: { industry: 'health', website: 'https://sunrise.example' },
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body.company).toMatchObject({ name: 'Sunrise Clinic', industry: 'health', website: 'https://sunrise.example' });
+    expect(patched.body.company).toMatchObject({
+      name: 'Sunrise Clinic',
+      industry: 'health',
+      website: 'https://sunrise.example',
+    });
 
     // null removes a field; the name cannot be removed.
-    const cleared = await call(`${gw}/api/v1/companies/${company.id}`, { method: 'PATCH', key: a.key, body: { website: null, timezone: null } });
+    const cleared = await call(`${gw}/api/v1/companies/${company.id}`, {
+      method: 'PATCH',
+      key: a.key,
+      body: { website: null, timezone: null },
+    });
     expect(cleared.status).toBe(200);
-    expect(cleared.body.company).toMatchObject({ name: 'Sunrise Clinic', industry: 'health', website: null, timezone: null });
-    const noName = await call(`${gw}/api/v1/companies/${company.id}`, { method: 'PATCH', key: a.key, body: { name: null } });
-    expect({ status: noName.status, reason: noName.body.reasonCode }).toEqual({ status: 400, reason: 'validation_error' });
+    expect(cleared.body.company).toMatchObject({
+      name: 'Sunrise Clinic',
+      industry: 'health',
+      website: null,
+      timezone: null,
+    });
+    const noName = await call(`${gw}/api/v1/companies/${company.id}`, {
+      method: 'PATCH',
+      key: a.key,
+      body: { name: null },
+    });
+    expect({ status: noName.status, reason: noName.body.reasonCode }).toEqual({
+      status: 400,
+      reason: 'validation_error',
+    });
 
     const list = await call(`${gw}/api/v1/companies?page=1&limit=10`, { key: a.key });
     expect(list.status).toBe(200);
     expect(list.body.companies.map((c: { id: string }) => c.id)).toContain(company.id);
-    expect(list.body.pagination).toMatchObject({ page: 1, limit: 10, total: list.body.companies.length, totalPages: 1, hasMore: false });
+    expect(list.body.pagination).toMatchObject({
+      page: 1,
+      limit: 10,
+      total: list.body.companies.length,
+      totalPages: 1,
+      hasMore: false,
+    });
 
     const del = await call(`${gw}/api/v1/companies/${company.id}`, { method: 'DELETE', key: a.key });
     expect(del.status).toBe(204);
@@ -75,7 +133,11 @@ describe('companies through the gateway', () => {
     expect((await call(`${gw}/api/v1/companies?limit=100`, { key: a.key })).body.pagination.total).toBe(before);
 
     const { body } = await create(a.key, { name: 'Target' });
-    const patch = await call(`${gw}/api/v1/companies/${body.company.id}`, { method: 'PATCH', key: a.key, body: { omniChannelSettings: {} } });
+    const patch = await call(`${gw}/api/v1/companies/${body.company.id}`, {
+      method: 'PATCH',
+      key: a.key,
+      body: { omniChannelSettings: {} },
+    });
     expect(patch.status).toBe(400);
     expect(patch.body.details).toEqual([{ path: 'body', message: expect.stringMatching(/omniChannelSettings/) }]);
   });
@@ -98,8 +160,22 @@ describe('companies through the gateway', () => {
   it('answers bad requests with their documented codes, never a 500', async () => {
     const cases: [string, Promise<{ status: number; body: any }>, number, string][] = [
       ['malformed JSON', call(`${gw}/api/v1/companies`, { key: a.key, raw: '{"name": ' }), 400, 'validation_error'],
-      ['wrong content type', call(`${gw}/api/v1/companies`, { key: a.key, raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type'],
-      ['huge body', call(`${gw}/api/v1/companies`, { key: a.key, body: { name: 'x', description: 'y'.repeat(300_000) } }), 413, 'payload_too_large'],
+      [
+        'wrong content type',
+        call(`${gw}/api/v1/companies`, {
+          key: a.key,
+          raw: 'name=x',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+        415,
+        'unsupported_media_type',
+      ],
+      [
+        'huge body',
+        call(`${gw}/api/v1/companies`, { key: a.key, body: { name: 'x', description: 'y'.repeat(300_000) } }),
+        413,
+        'payload_too_large',
+      ],
       ['missing body', call(`${gw}/api/v1/companies`, { method: 'POST', key: a.key }), 400, 'validation_error'],
       ['JSON array body', call(`${gw}/api/v1/companies`, { key: a.key, raw: '[1,2]' }), 400, 'validation_error'],
       ['id that is not an id', call(`${gw}/api/v1/companies/not-an-id`, { key: a.key }), 400, 'validation_error'],
@@ -126,7 +202,11 @@ describe('companies through the gateway', () => {
       '': null,
     };
     const created = await create(a.key, { name: 'Odd hours' }, { 'Idempotency-Key': `odd-${Date.now()}` });
-    const patched = await call(`${gw}/api/v1/companies/${created.body.company.id}`, { method: 'PATCH', key: a.key, body: { businessHours } });
+    const patched = await call(`${gw}/api/v1/companies/${created.body.company.id}`, {
+      method: 'PATCH',
+      key: a.key,
+      body: { businessHours },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.company.businessHours).toEqual(businessHours);
     const got = await call(`${gw}/api/v1/companies/${created.body.company.id}`, { key: a.key });
@@ -192,7 +272,8 @@ describe('companies through the gateway', () => {
         companies.kill('SIGSTOP');
         const first = create(a.key, { name: 'Raced' }, { 'Idempotency-Key': key });
         // Only this request of the tenant holds a key now (records store the tenant, not always the key).
-        const claimed = () => conn.collection('idempotency_records').countDocuments({ tenantId: a.tenantId, state: 'in_flight' });
+        const claimed = () =>
+          conn.collection('idempotency_records').countDocuments({ tenantId: a.tenantId, state: 'in_flight' });
         for (let i = 0; i < 100 && (await claimed()) === 0; i++) await new Promise((r) => setTimeout(r, 20));
         expect(await claimed()).toBe(1);
         const during = await create(a.key, { name: 'Raced' }, { 'Idempotency-Key': key });

@@ -1,3 +1,4 @@
+// Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import { ADMIN_TOKEN, call, startSystem, tenantWithKey, type System } from '../harness/system';
 
 // The credit wallet through the real gateway and the real billing service: GET /credits,
@@ -15,7 +16,8 @@ describe('credits through the gateway and billing', () => {
   });
   afterAll(() => sys.stop());
 
-  const topUp = (tenantId: string, body: unknown) => call(`${gw}/admin/v1/tenants/${tenantId}/credits`, { admin: true, body });
+  const topUp = (tenantId: string, body: unknown) =>
+    call(`${gw}/admin/v1/tenants/${tenantId}/credits`, { admin: true, body });
   const wallet = (key: string) => call(`${gw}/api/v1/credits`, { key });
   const ledger = (key: string, qs = '') => call(`${gw}/api/v1/credits/transactions${qs}`, { key });
 
@@ -54,9 +56,15 @@ describe('credits through the gateway and billing', () => {
     expect(w.body).toEqual({ balance: 0, available: 0, held: 0, updatedAt: null });
     const l = await ledger(t.key);
     expect(l.status).toBe(200);
-    expect(l.body).toEqual({ transactions: [], pagination: { page: 1, limit: 25, total: 0, totalPages: 0, hasMore: false } });
+    expect(l.body).toEqual({
+      transactions: [],
+      pagination: { page: 1, limit: 25, total: 0, totalPages: 0, hasMore: false },
+    });
     const typed = await ledger(t.key, '?type=top_up&page=3&limit=10');
-    expect(typed.body).toEqual({ transactions: [], pagination: { page: 3, limit: 10, total: 0, totalPages: 0, hasMore: false } });
+    expect(typed.body).toEqual({
+      transactions: [],
+      pagination: { page: 3, limit: 10, total: 0, totalPages: 0, hasMore: false },
+    });
   });
 
   it('tops up 1000 with a note: 201 with the top_up row; the wallet and the ledger show it', async () => {
@@ -86,7 +94,10 @@ describe('credits through the gateway and billing', () => {
     expect(Date.parse(w.body.updatedAt)).toBeGreaterThanOrEqual(createdAt);
 
     const l = await ledger(t.key);
-    expect(l.body).toEqual({ transactions: [res.body.transaction], pagination: { page: 1, limit: 25, total: 1, totalPages: 1, hasMore: false } });
+    expect(l.body).toEqual({
+      transactions: [res.body.transaction],
+      pagination: { page: 1, limit: 25, total: 1, totalPages: 1, hasMore: false },
+    });
   });
 
   it('trims the note, and gives a top-up without a note a description of its own', async () => {
@@ -96,7 +107,12 @@ describe('credits through the gateway and billing', () => {
     expect(trimmed.body.transaction.description).toBe('paid by wire');
     const bare = await topUp(t.tenantId, { amount: 7 });
     expect(bare.status).toBe(201);
-    expect(bare.body.transaction).toMatchObject({ type: 'top_up', amount: 7, balanceAfter: 12, description: expect.stringMatching(/\S/) });
+    expect(bare.body.transaction).toMatchObject({
+      type: 'top_up',
+      amount: 7,
+      balanceAfter: 12,
+      description: expect.stringMatching(/\S/),
+    });
     expect(bare.body.transaction.reference).not.toBe(trimmed.body.transaction.reference);
     expect(bare.body.transaction.id).not.toBe(trimmed.body.transaction.id);
   });
@@ -148,11 +164,20 @@ describe('credits through the gateway and billing', () => {
     }
     expect(paged).toEqual(rows);
     const past = await ledger(t.key, '?limit=1&page=6');
-    expect(past.body).toEqual({ transactions: [], pagination: { page: 6, limit: 1, total: 5, totalPages: 5, hasMore: false } });
+    expect(past.body).toEqual({
+      transactions: [],
+      pagination: { page: 6, limit: 1, total: 5, totalPages: 5, hasMore: false },
+    });
     const twoPerPage = await ledger(t.key, '?limit=2&page=3');
-    expect(twoPerPage.body).toEqual({ transactions: [rows[4]], pagination: { page: 3, limit: 2, total: 5, totalPages: 3, hasMore: false } });
+    expect(twoPerPage.body).toEqual({
+      transactions: [rows[4]],
+      pagination: { page: 3, limit: 2, total: 5, totalPages: 3, hasMore: false },
+    });
     const typedPage = await ledger(t.key, '?type=top_up&limit=2&page=2');
-    expect(typedPage.body).toEqual({ transactions: rows.slice(2, 4), pagination: { page: 2, limit: 2, total: 5, totalPages: 3, hasMore: true } });
+    expect(typedPage.body).toEqual({
+      transactions: rows.slice(2, 4),
+      pagination: { page: 2, limit: 2, total: 5, totalPages: 3, hasMore: true },
+    });
   });
 
   it('keeps balances beyond 32 bits exact (three top-ups of 1,000,000,000)', async () => {
@@ -163,7 +188,9 @@ describe('credits through the gateway and billing', () => {
       expect(res.body.balance).toBe(i * 1_000_000_000);
     }
     expect((await wallet(t.key)).body).toMatchObject({ balance: 3_000_000_000, available: 3_000_000_000, held: 0 });
-    expect((await ledger(t.key)).body.transactions.map((r: Row) => r.balanceAfter)).toEqual([3_000_000_000, 2_000_000_000, 1_000_000_000]);
+    expect((await ledger(t.key)).body.transactions.map((r: Row) => r.balanceAfter)).toEqual([
+      3_000_000_000, 2_000_000_000, 1_000_000_000,
+    ]);
   });
 
   it("shows a tenant's sandbox and live keys one wallet, and another tenant none of it", async () => {
@@ -189,7 +216,10 @@ describe('credits through the gateway and billing', () => {
     const other = await fresh();
     expect((await wallet(other.key)).body).toEqual({ balance: 0, available: 0, held: 0, updatedAt: null });
     const otherLedger = await ledger(other.key);
-    expect(otherLedger.body).toEqual({ transactions: [], pagination: { page: 1, limit: 25, total: 0, totalPages: 0, hasMore: false } });
+    expect(otherLedger.body).toEqual({
+      transactions: [],
+      pagination: { page: 1, limit: 25, total: 0, totalPages: 0, hasMore: false },
+    });
     // Its own top-up does not reach the first tenant either.
     expect((await topUp(other.tenantId, { amount: 9 })).status).toBe(201);
     expect((await wallet(other.key)).body.balance).toBe(9);
@@ -198,22 +228,30 @@ describe('credits through the gateway and billing', () => {
     expect((await ledger(other.key)).body.transactions.filter((r: Row) => ids.has(r.id))).toEqual([]);
   });
 
-  it.each(['/api/v1/credits', '/api/v1/credits/transactions'])('%s: 403 naming credits:read for a key without it; 401 without a key', async (path) => {
-    const noScope = await tenantWithKey(gw, { scopes: ['companies:read'], rateLimitPerSecond: 10_000 });
-    const forbidden = await call(`${gw}${path}`, { key: noScope.key });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toEqual({ error: expect.any(String), reasonCode: 'forbidden', missing: ['credits:read'] });
-    const anonymous = await call(`${gw}${path}`);
-    expect(anonymous.status).toBe(401);
-    expect(anonymous.body.reasonCode).toBe('unauthorized');
-    // The operator token is no tenant key.
-    const operator = await call(`${gw}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(operator.status).toBe(401);
-  });
+  it.each(['/api/v1/credits', '/api/v1/credits/transactions'])(
+    '%s: 403 naming credits:read for a key without it; 401 without a key',
+    async (path) => {
+      const noScope = await tenantWithKey(gw, { scopes: ['companies:read'], rateLimitPerSecond: 10_000 });
+      const forbidden = await call(`${gw}${path}`, { key: noScope.key });
+      expect(forbidden.status).toBe(403);
+      expect(forbidden.body).toEqual({ error: expect.any(String), reasonCode: 'forbidden', missing: ['credits:read'] });
+      const anonymous = await call(`${gw}${path}`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body.reasonCode).toBe('unauthorized');
+      // The operator token is no tenant key.
+      const operator = await call(`${gw}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(operator.status).toBe(401);
+    },
+  );
 
   it('makes a retried top-up with the same Idempotency-Key add nothing, and refuses the key for another amount', async () => {
     const t = await fresh();
-    const send = (amount: number, key: string) => call(`${gw}/admin/v1/tenants/${t.tenantId}/credits`, { admin: true, body: { amount }, headers: { 'Idempotency-Key': key } });
+    const send = (amount: number, key: string) =>
+      call(`${gw}/admin/v1/tenants/${t.tenantId}/credits`, {
+        admin: true,
+        body: { amount },
+        headers: { 'Idempotency-Key': key },
+      });
     const first = await send(70, 'invoice-42');
     const again = await send(70, 'invoice-42');
     expect(first.status).toBe(201);
@@ -221,7 +259,10 @@ describe('credits through the gateway and billing', () => {
     expect(again.body.transaction).toEqual(first.body.transaction);
     expect(first.body.transaction.reference).toBe('top_up:key:invoice-42');
     const conflict = await send(71, 'invoice-42');
-    expect({ status: conflict.status, reason: conflict.body.reasonCode }).toEqual({ status: 409, reason: 'reference_conflict' });
+    expect({ status: conflict.status, reason: conflict.body.reasonCode }).toEqual({
+      status: 409,
+      reason: 'reference_conflict',
+    });
     const bad = await send(1, 'has space');
     expect({ status: bad.status, reason: bad.body.reasonCode }).toEqual({ status: 400, reason: 'validation_error' });
     expect((await wallet(t.key)).body.balance).toBe(70);
@@ -263,8 +304,16 @@ describe('credits through the gateway and billing', () => {
       ['huge', '1e20'],
     ];
     for (const [what, amount] of bad) {
-      const res = await call(`${gw}/admin/v1/tenants/${t.tenantId}/credits`, { admin: true, raw: `{"amount":${amount},"note":"bad"}` });
-      expect({ what, status: res.status, reasonCode: res.body?.reasonCode, paths: [...new Set(res.body?.details?.map((d: { path: string }) => d.path))] }).toEqual({
+      const res = await call(`${gw}/admin/v1/tenants/${t.tenantId}/credits`, {
+        admin: true,
+        raw: `{"amount":${amount},"note":"bad"}`,
+      });
+      expect({
+        what,
+        status: res.status,
+        reasonCode: res.body?.reasonCode,
+        paths: [...new Set(res.body?.details?.map((d: { path: string }) => d.path))],
+      }).toEqual({
         what,
         status: 400,
         reasonCode: 'validation_error',
@@ -279,14 +328,21 @@ describe('credits through the gateway and billing', () => {
       ['a note with a line break', '{"amount":5,"note":"a\\nb"}'],
     ]) {
       const res = await call(`${gw}/admin/v1/tenants/${t.tenantId}/credits`, { admin: true, raw });
-      expect({ what, status: res.status, reasonCode: res.body?.reasonCode }).toEqual({ what, status: 400, reasonCode: 'validation_error' });
+      expect({ what, status: res.status, reasonCode: res.body?.reasonCode }).toEqual({
+        what,
+        status: 400,
+        reasonCode: 'validation_error',
+      });
     }
     expect((await wallet(t.key)).body).toEqual(before.wallet);
     expect((await ledger(t.key)).body).toEqual(before.ledger);
 
     const max = await topUp(t.tenantId, { amount: 1_000_000_000 });
     expect(max.status).toBe(201);
-    expect(max.body).toMatchObject({ balance: 1_000_000_010, transaction: { type: 'top_up', amount: 1_000_000_000, balanceAfter: 1_000_000_010 } });
+    expect(max.body).toMatchObject({
+      balance: 1_000_000_010,
+      transaction: { type: 'top_up', amount: 1_000_000_000, balanceAfter: 1_000_000_010 },
+    });
     const one = await topUp(t.tenantId, { amount: 1 });
     expect(one.status).toBe(201);
     expect(one.body.balance).toBe(1_000_000_011);
@@ -326,7 +382,11 @@ describe('credits through the gateway and billing', () => {
       expect({ qs, status: res.status, body: res.body }).toEqual({
         qs,
         status: 400,
-        body: { error: expect.any(String), reasonCode: 'validation_error', details: [{ path: `query.${name}`, message: 'is not a parameter of this endpoint' }] },
+        body: {
+          error: expect.any(String),
+          reasonCode: 'validation_error',
+          details: [{ path: `query.${name}`, message: 'is not a parameter of this endpoint' }],
+        },
       });
     }
   });

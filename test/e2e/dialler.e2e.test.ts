@@ -14,24 +14,41 @@ describe('the dialler, shared by every tenant', () => {
 
   beforeAll(async () => {
     // The dispatcher's safety-net pass is a minute away: every dial here is started by a wake-up.
-    sys = await startSystem({ serviceEnv: { leads: { CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' }, telephony: { DISPATCH_INTERVAL_MS: '60000' } } });
+    sys = await startSystem({
+      serviceEnv: {
+        leads: { CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' },
+        telephony: { DISPATCH_INTERVAL_MS: '60000' },
+      },
+    });
     gw = sys.gateways[0]!.url;
-    telephonyDb = await mongoose.createConnection(sys.env.MONGO_URL!, { dbName: sys.gatewayDb.replace(/^gateway_/, 'telephony_') }).asPromise();
+    telephonyDb = await mongoose
+      .createConnection(sys.env.MONGO_URL!, { dbName: sys.gatewayDb.replace(/^gateway_/, 'telephony_') })
+      .asPromise();
   });
   afterAll(async () => {
     await telephonyDb?.close();
     await sys?.stop();
   });
 
-  const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
-  const api = (key: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
+  const admin = (path: string, body?: unknown, method?: string) =>
+    call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  const api = (key: string, path: string, body?: unknown, method?: string) =>
+    call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
   async function tenant(lines?: number) {
     const t = await tenantWithKey(gw, { scopes, rateLimitPerSecond: 100_000 });
     expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 1_000_000 })).status).toBe(201);
-    if (lines !== undefined) expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: lines }, 'PUT')).status).toBe(200);
-    const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: `c ${randomBytes(2).toString('hex')}`, maxCallSeconds: 300 });
+    if (lines !== undefined)
+      expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: lines }, 'PUT')).status).toBe(
+        200,
+      );
+    const c = await admin(`/tenants/${t.tenantId}/campaigns`, {
+      name: `c ${randomBytes(2).toString('hex')}`,
+      maxCallSeconds: 300,
+    });
     expect(c.status).toBe(201);
-    expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
+    expect(
+      (await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status,
+    ).toBe(200);
     return { ...t, campaignId: c.body.campaign.id as string };
   }
   let next = 0;
@@ -48,7 +65,11 @@ describe('the dialler, shared by every tenant', () => {
             phone: phones?.[i + j] ?? phone(next++),
             name: 'Ada',
             channel: 'call',
-            consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
+            consent: {
+              outboundCall: true,
+              capturedAt: new Date(Date.now() - 60_000).toISOString(),
+              source: 'web form',
+            },
           }),
         ),
       );
@@ -59,18 +80,23 @@ describe('the dialler, shared by every tenant', () => {
     }
     return ids;
   }
-  const queued = (tenantId: string, contactId?: string) => telephonyDb.collection('dial_queue').countDocuments({ tenantId, ...(contactId && { contactId }) });
+  const queued = (tenantId: string, contactId?: string) =>
+    telephonyDb.collection('dial_queue').countDocuments({ tenantId, ...(contactId && { contactId }) });
 
   it("dials another tenant's leads at once while one tenant's backlog waits for its single line", async () => {
     const busy = await tenant(1);
     await leads(busy, 1_100);
     // The busy tenant's backlog is queued in telephony, past the 1,000 a pass once read.
-    await eventually('the backlog queued', () => queued(busy.tenantId), 60_000, { done: (n: number) => n >= 1_050, intervalMs: 250 });
+    await eventually('the backlog queued', () => queued(busy.tenantId), 60_000, {
+      done: (n: number) => n >= 1_050,
+      intervalMs: 250,
+    });
 
     const other = await tenant();
     const contacts = await leads(other, 5);
     await eventually("the other tenant's five leads dialled", () => api(other.key, '/calls?limit=25'), 20_000, {
-      done: (r: CallResult) => r.status === 200 && r.body.calls.length === 5 && r.body.calls.every((c: any) => c.status !== 'queued'),
+      done: (r: CallResult) =>
+        r.status === 200 && r.body.calls.length === 5 && r.body.calls.every((c: any) => c.status !== 'queued'),
       intervalMs: 250,
     });
     const calls = (await api(other.key, '/calls?limit=25')).body.calls as { contactId: string }[];
@@ -83,18 +109,30 @@ describe('the dialler, shared by every tenant', () => {
     const t = await tenant(1);
     // Numbers ending 0001 ring out unanswered: each call holds the one line for its 3 s of ringing.
     await leads(t, 3, ['+14153100001', '+14153110001', '+14153120001']);
-    await eventually('the three leads dialled one after another on the one line', () => api(t.key, '/calls?limit=25'), 30_000, {
-      done: (r: CallResult) => r.status === 200 && r.body.calls.length === 3 && r.body.calls.every((c: any) => c.status === 'no_answer'),
-      intervalMs: 250,
-    });
+    await eventually(
+      'the three leads dialled one after another on the one line',
+      () => api(t.key, '/calls?limit=25'),
+      30_000,
+      {
+        done: (r: CallResult) =>
+          r.status === 200 && r.body.calls.length === 3 && r.body.calls.every((c: any) => c.status === 'no_answer'),
+        intervalMs: 250,
+      },
+    );
   }, 60_000);
 
   it('dials a waiting backlog as soon as its package is raised', async () => {
     const t = await tenant(1);
     await leads(t, 3);
-    await eventually('one lead dialled, two waiting for the line', () => queued(t.tenantId), 20_000, { done: (n: number) => n === 2, intervalMs: 250 });
+    await eventually('one lead dialled, two waiting for the line', () => queued(t.tenantId), 20_000, {
+      done: (n: number) => n === 2,
+      intervalMs: 250,
+    });
     expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 3 }, 'PUT')).status).toBe(200);
-    await eventually('the waiting two dialled on the new lines', () => queued(t.tenantId), 10_000, { done: (n: number) => n === 0, intervalMs: 250 });
+    await eventually('the waiting two dialled on the new lines', () => queued(t.tenantId), 10_000, {
+      done: (n: number) => n === 0,
+      intervalMs: 250,
+    });
     expect((await api(t.key, '/calls/active')).body.calls.length).toBe(3);
   }, 60_000);
 
@@ -102,11 +140,17 @@ describe('the dialler, shared by every tenant', () => {
     const t = await tenant(1);
     const both = await leads(t, 2);
     // One is dialled onto the tenant's one line; the other waits for it (either may come first).
-    await eventually('one lead dialled, the other waiting for the line', () => queued(t.tenantId), 20_000, { done: (n: number) => n === 1, intervalMs: 250 });
+    await eventually('one lead dialled, the other waiting for the line', () => queued(t.tenantId), 20_000, {
+      done: (n: number) => n === 1,
+      intervalMs: 250,
+    });
     const waiting = (await telephonyDb.collection('dial_queue').findOne({ tenantId: t.tenantId }))!.contactId as string;
     expect(both).toContain(waiting);
     expect((await api(t.key, `/contacts/${waiting}/cancel`, undefined, 'POST')).status).toBe(200);
-    await eventually("the cancelled contact's dial dropped", () => queued(t.tenantId, waiting), 10_000, { done: (n: number) => n === 0, intervalMs: 250 });
+    await eventually("the cancelled contact's dial dropped", () => queued(t.tenantId, waiting), 10_000, {
+      done: (n: number) => n === 0,
+      intervalMs: 250,
+    });
     // The other's call goes on; the cancelled contact has none.
     expect((await api(t.key, `/contacts/${waiting}/calls`)).body.calls).toEqual([]);
   }, 60_000);

@@ -1,3 +1,4 @@
+// Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -18,7 +19,15 @@ import { EXECUTABLE, pdfWithText } from '../fixtures/documents';
 type Json = Record<string, any>;
 /** A process's resident memory, in bytes. */
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-const SCOPES = ['inbound:read', 'inbound:write', 'knowledge:read', 'knowledge:write', 'companies:read', 'companies:write', 'credits:read'];
+const SCOPES = [
+  'inbound:read',
+  'inbound:write',
+  'knowledge:read',
+  'knowledge:write',
+  'companies:read',
+  'companies:write',
+  'credits:read',
+];
 const SECRET = 'tenant-bearer-s3cret-value';
 
 describe('inbound agents and knowledge documents through the gateway', () => {
@@ -32,7 +41,14 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     customApi = createServer((req, res) => tenantApi(req, res));
     await new Promise<void>((r) => customApi.listen(0, '127.0.0.1', r));
     apiBase = `http://127.0.0.1:${(customApi.address() as AddressInfo).port}`;
-    sys = await startSystem({ serviceEnv: { agents: { OUTBOUND_ALLOWLIST: `127.0.0.1:${(customApi.address() as AddressInfo).port}`, SCRIPT_WORKER_INTERVAL_MS: '200' } } });
+    sys = await startSystem({
+      serviceEnv: {
+        agents: {
+          OUTBOUND_ALLOWLIST: `127.0.0.1:${(customApi.address() as AddressInfo).port}`,
+          SCRIPT_WORKER_INTERVAL_MS: '200',
+        },
+      },
+    });
     gw = sys.gateways[0]!.url;
   });
   afterAll(async () => {
@@ -74,21 +90,38 @@ describe('inbound agents and knowledge documents through the gateway', () => {
       }
       if (req.method === 'POST' && path === '/crm/lookup') {
         const { phone } = JSON.parse(body) as { phone: string };
-        return void res.end(JSON.stringify(phone === '+14155550100' ? { found: true, record: { name: 'Ada Lovelace', patientId: 'p-17' } } : { found: false }));
+        return void res.end(
+          JSON.stringify(
+            phone === '+14155550100'
+              ? { found: true, record: { name: 'Ada Lovelace', patientId: 'p-17' } }
+              : { found: false },
+          ),
+        );
       }
       res.statusCode = 404;
       res.end('{}');
     });
   }
 
-  const admin = (path: string, body?: unknown) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }) });
-  const api = (key: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
-  async function upload(key: string, file: { name: string; type: string; bytes: Buffer }, title?: string, titleAt: 'before' | 'after' = 'before'): Promise<CallResult> {
+  const admin = (path: string, body?: unknown) =>
+    call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }) });
+  const api = (key: string, path: string, body?: unknown, method?: string) =>
+    call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
+  async function upload(
+    key: string,
+    file: { name: string; type: string; bytes: Buffer },
+    title?: string,
+    titleAt: 'before' | 'after' = 'before',
+  ): Promise<CallResult> {
     const form = new FormData();
     if (title !== undefined && titleAt === 'before') form.append('title', title);
     form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
     if (title !== undefined && titleAt === 'after') form.append('title', title);
-    const res = await fetch(`${gw}/api/v1/knowledge-bases/documents`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const res = await fetch(`${gw}/api/v1/knowledge-bases/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
   }
@@ -97,7 +130,17 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     return new Promise((resolve, reject) => {
       const url = new URL(`${gw}/api/v1/knowledge-bases/documents`);
       const req = request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=XyZ', 'content-length': String(bytes) } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'multipart/form-data; boundary=XyZ',
+            'content-length': String(bytes),
+          },
+        },
         (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
@@ -105,7 +148,14 @@ describe('inbound agents and knowledge documents through the gateway', () => {
         },
       );
       req.on('error', reject);
-      req.write(Buffer.concat([Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n'), Buffer.alloc(1024, 0x61)]));
+      req.write(
+        Buffer.concat([
+          Buffer.from(
+            '--XyZ\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n',
+          ),
+          Buffer.alloc(1024, 0x61),
+        ]),
+      );
     });
   }
   /** Sends a whole upload of `bytes` without a declared length (chunked), then reads the answer's status. */
@@ -113,14 +163,26 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     return new Promise((resolve, reject) => {
       const url = new URL(`${gw}/api/v1/knowledge-bases/documents`);
       const req = request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=XyZ', 'transfer-encoding': 'chunked' } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'multipart/form-data; boundary=XyZ',
+            'transfer-encoding': 'chunked',
+          },
+        },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
         },
       );
       req.on('error', reject);
-      req.write('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n');
+      req.write(
+        '--XyZ\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n',
+      );
       const block = Buffer.alloc(1024 * 1024, 0x63);
       for (let sent = 0; sent < bytes; sent += block.length) req.write(block);
       req.end('\r\n--XyZ--\r\n');
@@ -131,10 +193,19 @@ describe('inbound agents and knowledge documents through the gateway', () => {
   /** A funded tenant with a key, an owned number and a company. */
   async function clinic(opts: { credits?: number } = {}) {
     const t = await tenantWithKey(gw, { scopes: SCOPES, rateLimitPerSecond: 10_000 });
-    if (opts.credits) expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: opts.credits })).status).toBe(201);
-    const n = await admin(`/tenants/${t.tenantId}/numbers`, { phoneNumber: `+1628555${++numberSeq}`, countryIso: 'US' });
+    if (opts.credits)
+      expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: opts.credits })).status).toBe(201);
+    const n = await admin(`/tenants/${t.tenantId}/numbers`, {
+      phoneNumber: `+1628555${++numberSeq}`,
+      countryIso: 'US',
+    });
     expect(n.status).toBe(201);
-    const company = await api(t.key, '/companies', { name: 'Sunrise Clinic', industry: 'Healthcare', description: 'Family medicine and cardiology.', timezone: 'America/New_York' });
+    const company = await api(t.key, '/companies', {
+      name: 'Sunrise Clinic',
+      industry: 'Healthcare',
+      description: 'Family medicine and cardiology.',
+      timezone: 'America/New_York',
+    });
     expect(company.status).toBe(201);
     return { ...t, number: n.body.number as Json, companyId: company.body.company.id as string };
   }
@@ -146,13 +217,39 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     expect(companies.body.companies.map((c: Json) => c.id)).toEqual([t.companyId]);
     // 2. knowledge documents: a text file and a PDF; the upload is charged by words
     // The title may come after the file (form fields in any order).
-    const txt = await upload(t.key, { name: 'faq.txt', type: 'text/plain', bytes: Buffer.from('Opening hours are eight to six on weekdays.\nParking is free.') }, 'Clinic FAQ', 'after');
+    const txt = await upload(
+      t.key,
+      {
+        name: 'faq.txt',
+        type: 'text/plain',
+        bytes: Buffer.from('Opening hours are eight to six on weekdays.\nParking is free.'),
+      },
+      'Clinic FAQ',
+      'after',
+    );
     expect(txt.status).toBe(201);
-    expect(txt.body.document).toMatchObject({ fileName: 'faq.txt', title: 'Clinic FAQ', wordCount: 11, contentType: 'text/plain', creditsCharged: 1, sandbox: false, sizeBytes: 60 });
+    expect(txt.body.document).toMatchObject({
+      fileName: 'faq.txt',
+      title: 'Clinic FAQ',
+      wordCount: 11,
+      contentType: 'text/plain',
+      creditsCharged: 1,
+      sandbox: false,
+      sizeBytes: 60,
+    });
     expect(txt.body.document.knowledgebaseId).toMatch(/^kb_/);
-    const pdf = await upload(t.key, { name: 'cardiology.pdf', type: 'application/pdf', bytes: pdfWithText('Cardiology visits need a referral letter') });
+    const pdf = await upload(t.key, {
+      name: 'cardiology.pdf',
+      type: 'application/pdf',
+      bytes: pdfWithText('Cardiology visits need a referral letter'),
+    });
     expect(pdf.status).toBe(201);
-    expect(pdf.body.document).toMatchObject({ title: 'cardiology', wordCount: 6, contentType: 'application/pdf', creditsCharged: 1 });
+    expect(pdf.body.document).toMatchObject({
+      title: 'cardiology',
+      wordCount: 6,
+      contentType: 'application/pdf',
+      creditsCharged: 1,
+    });
     const credits = await api(t.key, '/credits');
     expect(credits.body.balance).toBe(98);
     const ledger = await api(t.key, '/credits/transactions?type=knowledge_upload');
@@ -163,11 +260,22 @@ describe('inbound agents and knowledge documents through the gateway', () => {
       ]),
     );
     const list = await api(t.key, '/knowledge-bases/documents');
-    expect(list.body.documents.map((d: Json) => d.fileId)).toEqual([pdf.body.document.fileId, txt.body.document.fileId]);
+    expect(list.body.documents.map((d: Json) => d.fileId)).toEqual([
+      pdf.body.document.fileId,
+      txt.body.document.fileId,
+    ]);
     expect(list.body.pagination).toMatchObject({ total: 2, hasMore: false });
-    expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`)).body.document).toEqual(txt.body.document);
+    expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`)).body.document).toEqual(
+      txt.body.document,
+    );
     const info = await api(t.key, '/knowledge-bases/documents/upload-billing-info');
-    expect(info.body).toMatchObject({ creditsPerUpload: 1, creditsPer1000Words: 1, maxFileSizeBytes: 20 * 1024 * 1024, sandboxFree: true, balance: 98 });
+    expect(info.body).toMatchObject({
+      creditsPerUpload: 1,
+      creditsPer1000Words: 1,
+      maxFileSizeBytes: 20 * 1024 * 1024,
+      sandboxFree: true,
+      balance: 98,
+    });
     expect(info.body.allowedContentTypes).toEqual(expect.arrayContaining(['application/pdf', 'text/plain']));
 
     // 3. the agent, with fileIds as a string and as an object
@@ -197,8 +305,20 @@ describe('inbound agents and knowledge documents through the gateway', () => {
       script: null,
     });
     expect(agent.selectedKnowledgebases).toEqual([
-      { fileId: txt.body.document.fileId, fileName: 'faq.txt', title: 'Clinic FAQ', knowledgebaseId: txt.body.document.knowledgebaseId, wordCount: 11 },
-      { fileId: pdf.body.document.fileId, fileName: 'cardiology.pdf', title: 'cardiology', knowledgebaseId: pdf.body.document.knowledgebaseId, wordCount: 6 },
+      {
+        fileId: txt.body.document.fileId,
+        fileName: 'faq.txt',
+        title: 'Clinic FAQ',
+        knowledgebaseId: txt.body.document.knowledgebaseId,
+        wordCount: 11,
+      },
+      {
+        fileId: pdf.body.document.fileId,
+        fileName: 'cardiology.pdf',
+        title: 'cardiology',
+        knowledgebaseId: pdf.body.document.knowledgebaseId,
+        wordCount: 6,
+      },
     ]);
     expect(JSON.stringify(created.body)).not.toContain(SECRET);
 
@@ -209,7 +329,10 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     const gen = await call(`${gw}/api/v1/inbound-agents/${agent.id}/generate-script`, { key: t.key, method: 'POST' });
     expect(gen.status).toBe(202);
     expect(gen.body.agent.inboundScriptStatus).toBe('generating');
-    const ready = await eventually('the script ready', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, { done: (r) => r.body.agent.inboundScriptStatus !== 'generating', intervalMs: 100 });
+    const ready = await eventually('the script ready', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, {
+      done: (r) => r.body.agent.inboundScriptStatus !== 'generating',
+      intervalMs: 100,
+    });
     expect(ready.body.agent.inboundScriptStatus).toBe('ready');
     const script = ready.body.agent.script;
     expect(script.generator).toBe('local');
@@ -224,7 +347,10 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     ]);
     // The same inputs give the same script (the local generator is deterministic).
     await call(`${gw}/api/v1/inbound-agents/${agent.id}/generate-script`, { key: t.key, method: 'POST', body: {} });
-    const again = await eventually('regenerated', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, { done: (r) => r.body.agent.inboundScriptStatus === 'ready', intervalMs: 100 });
+    const again = await eventually('regenerated', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, {
+      done: (r) => r.body.agent.inboundScriptStatus === 'ready',
+      intervalMs: 100,
+    });
     expect(again.body.agent.script.text).toBe(script.text);
     // 6. activate, then deactivate
     const on = await api(t.key, `/inbound-agents/${agent.id}/activate`, { activate: true });
@@ -242,7 +368,9 @@ describe('inbound agents and knowledge documents through the gateway', () => {
       { id: 'd1', name: 'Dr. Rivera', specialty: 'Cardiology', branchId: 'b-1' },
       { id: 'd2', name: 'Dr. Okafor', specialty: null, branchId: null },
     ]);
-    expect((await api(t.key, `/inbound-agents/${agent.id}`)).body.agent.doctorsLastSyncedAt).toBe(doctors.body.doctorsLastSyncedAt);
+    expect((await api(t.key, `/inbound-agents/${agent.id}`)).body.agent.doctorsLastSyncedAt).toBe(
+      doctors.body.doctorsLastSyncedAt,
+    );
     const hit = await api(t.key, `/inbound-agents/${agent.id}/crm/lookup`, { phone: '+14155550100' });
     expect(hit.body).toEqual({ found: true, record: { name: 'Ada Lovelace', patientId: 'p-17' } });
     const miss = await api(t.key, `/inbound-agents/${agent.id}/crm/lookup`, { phone: '+14155550199' });
@@ -255,28 +383,67 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     // 8. a script input changed on an active agent: a new script is written; the agent stays active
     //    and keeps its last ready script until the new one is ready
     expect((await api(t.key, `/inbound-agents/${agent.id}/activate`, { activate: true })).status).toBe(200);
-    const renamed = await api(t.key, `/inbound-agents/${agent.id}`, { greetingMessage: 'Sunrise Clinic, Ada here.' }, 'PATCH');
-    expect(renamed.body.agent).toMatchObject({ status: 'active', inboundScriptStatus: 'generating', script: { text: script.text } });
-    const rewritten = await eventually('the new script', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, { done: (r) => r.body.agent.inboundScriptStatus === 'ready', intervalMs: 100 });
+    const renamed = await api(
+      t.key,
+      `/inbound-agents/${agent.id}`,
+      { greetingMessage: 'Sunrise Clinic, Ada here.' },
+      'PATCH',
+    );
+    expect(renamed.body.agent).toMatchObject({
+      status: 'active',
+      inboundScriptStatus: 'generating',
+      script: { text: script.text },
+    });
+    const rewritten = await eventually('the new script', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, {
+      done: (r) => r.body.agent.inboundScriptStatus === 'ready',
+      intervalMs: 100,
+    });
     expect(rewritten.body.agent.status).toBe('active');
     expect(rewritten.body.agent.script.text).toContain('Sunrise Clinic, Ada here.');
     // A change that is not a script input writes nothing new.
-    expect((await api(t.key, `/inbound-agents/${agent.id}`, { customApiTimeoutMs: 3000 }, 'PATCH')).body.agent.inboundScriptStatus).toBe('ready');
+    expect(
+      (await api(t.key, `/inbound-agents/${agent.id}`, { customApiTimeoutMs: 3000 }, 'PATCH')).body.agent
+        .inboundScriptStatus,
+    ).toBe('ready');
     // The company's profile is a script input too (companies announce the change; agents follow).
-    expect((await api(t.key, `/companies/${t.companyId}`, { description: 'Family medicine, cardiology and pediatrics.' }, 'PATCH')).status).toBe(200);
-    await eventually('the script written from the new profile', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, {
-      done: (r) => r.body.agent.inboundScriptStatus === 'ready' && r.body.agent.script.text.includes('pediatrics'),
-      intervalMs: 100,
-    });
+    expect(
+      (
+        await api(
+          t.key,
+          `/companies/${t.companyId}`,
+          { description: 'Family medicine, cardiology and pediatrics.' },
+          'PATCH',
+        )
+      ).status,
+    ).toBe(200);
+    await eventually(
+      'the script written from the new profile',
+      () => api(t.key, `/inbound-agents/${agent.id}`),
+      20_000,
+      {
+        done: (r) => r.body.agent.inboundScriptStatus === 'ready' && r.body.agent.script.text.includes('pediatrics'),
+        intervalMs: 100,
+      },
+    );
 
     // 9. deleting a document: gone from the list, and from the agent, whose script is written again without it
-    expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`, undefined, 'DELETE')).status).toBe(204);
+    expect(
+      (await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`, undefined, 'DELETE')).status,
+    ).toBe(204);
     expect((await api(t.key, `/knowledge-bases/documents/${txt.body.document.fileId}`)).status).toBe(404);
     expect((await api(t.key, '/knowledge-bases/documents')).body.documents).toHaveLength(1);
-    const without = await eventually('the document dropped and the script rewritten', () => api(t.key, `/inbound-agents/${agent.id}`), 20_000, {
-      done: (r) => r.body.agent.selectedKnowledgebases.length === 1 && r.body.agent.inboundScriptStatus === 'ready' && !r.body.agent.script.text.includes('Parking is free.'),
-      intervalMs: 100,
-    });
+    const without = await eventually(
+      'the document dropped and the script rewritten',
+      () => api(t.key, `/inbound-agents/${agent.id}`),
+      20_000,
+      {
+        done: (r) =>
+          r.body.agent.selectedKnowledgebases.length === 1 &&
+          r.body.agent.inboundScriptStatus === 'ready' &&
+          !r.body.agent.script.text.includes('Parking is free.'),
+        intervalMs: 100,
+      },
+    );
     expect(without.body.agent.selectedKnowledgebases.map((k: Json) => k.fileId)).toEqual([pdf.body.document.fileId]);
     expect(without.body.agent.script.sources.map((s: Json) => s.id)).not.toContain(txt.body.document.fileId);
     expect(without.body.agent.status).toBe('active');
@@ -285,7 +452,9 @@ describe('inbound agents and knowledge documents through the gateway', () => {
   it('creation refuses a number, company or document that is not the tenant’s, and the scope rules', async () => {
     const t = await clinic({ credits: 10 });
     const other = await clinic({ credits: 10 });
-    const foreignDoc = (await upload(other.key, { name: 'x.md', type: 'text/markdown', bytes: Buffer.from('# Other\nclinic notes') })).body.document.fileId;
+    const foreignDoc = (
+      await upload(other.key, { name: 'x.md', type: 'text/markdown', bytes: Buffer.from('# Other\nclinic notes') })
+    ).body.document.fileId;
     const base = { name: 'Desk', phoneNumber: t.number.phoneNumber };
     const refusal = async (body: Json) => {
       const r = await api(t.key, '/inbound-agents', body);
@@ -295,25 +464,52 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     expect(await refusal({ name: 'Desk', phoneNumberId: other.number.id })).toEqual([422, 'phone_not_owned']);
     expect(await refusal({ ...base, companyId: other.companyId })).toEqual([422, 'company_not_found']);
     expect(await refusal({ ...base, companyId: '0123456789abcdef01234567' })).toEqual([422, 'company_not_found']);
-    expect(await refusal({ ...base, selectedKnowledgebases: [foreignDoc] })).toEqual([422, 'knowledge_document_not_found']);
-    expect(await refusal({ ...base, selectedKnowledgebases: Array.from({ length: 1000 }, () => foreignDoc) })).toEqual([400, 'validation_error']);
+    expect(await refusal({ ...base, selectedKnowledgebases: [foreignDoc] })).toEqual([
+      422,
+      'knowledge_document_not_found',
+    ]);
+    expect(await refusal({ ...base, selectedKnowledgebases: Array.from({ length: 1000 }, () => foreignDoc) })).toEqual([
+      400,
+      'validation_error',
+    ]);
     expect(await refusal({ ...base, appointmentScope: 'hospital' })).toEqual([400, 'validation_error']);
     expect(await refusal({ ...base, appointmentScope: 'doctor', branchId: 'b1' })).toEqual([400, 'validation_error']);
     expect(await refusal({ ...base, status: 'active' })).toEqual([400, 'validation_error']);
     expect(await refusal({ name: 'Desk' })).toEqual([400, 'validation_error']);
     expect(await refusal({ ...base, customApiTimeoutMs: 15_001 })).toEqual([400, 'validation_error']);
-    for (const url of ['http://169.254.169.254/latest', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'file:///etc/passwd', 'http://user:pass@example.com/', 'https://10.1.2.3/', 'http://example.com/']) {
+    for (const url of [
+      'http://169.254.169.254/latest',
+      'http://[::1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'file:///etc/passwd',
+      'http://user:pass@example.com/',
+      'https://10.1.2.3/',
+      'http://example.com/',
+    ]) {
       expect([url, ...(await refusal({ ...base, customApiBaseUrl: url }))]).toEqual([url, 422, 'url_not_allowed']);
     }
     // Omitted companyId: the tenant's latest company.
-    const ok = await api(t.key, '/inbound-agents', { ...base, appointmentScope: 'doctor', branchId: 'b1', doctorId: 'd1', customApiBaseUrl: 'https://localhost.invalid/api' });
+    const ok = await api(t.key, '/inbound-agents', {
+      ...base,
+      appointmentScope: 'doctor',
+      branchId: 'b1',
+      doctorId: 'd1',
+      customApiBaseUrl: 'https://localhost.invalid/api',
+    });
     expect(ok.status).toBe(201);
-    expect(ok.body.agent).toMatchObject({ companyId: t.companyId, appointmentScope: 'doctor', doctorId: 'd1', customApiSecretSet: false });
+    expect(ok.body.agent).toMatchObject({
+      companyId: t.companyId,
+      appointmentScope: 'doctor',
+      doctorId: 'd1',
+      customApiSecretSet: false,
+    });
     // One number has one scope.
     expect(await refusal({ ...base, appointmentScope: 'global' })).toEqual([409, 'phone_scope_conflict']);
     // Other tenants see nothing.
     expect((await api(other.key, `/inbound-agents/${ok.body.agent.id}`)).status).toBe(404);
-    expect((await api(other.key, `/inbound-agents/${ok.body.agent.id}/activate`, { activate: false })).status).toBe(404);
+    expect((await api(other.key, `/inbound-agents/${ok.body.agent.id}/activate`, { activate: false })).status).toBe(
+      404,
+    );
     expect((await api(other.key, '/inbound-agents')).body.agents).toEqual([]);
   });
 
@@ -322,15 +518,35 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     const a = (await api(t.key, '/inbound-agents', { name: 'Desk', phoneNumberId: t.number.id })).body.agent;
     for (const body of [{ status: 'active' }, { inboundScriptStatus: 'ready' }, { name: 'x', status: 'inactive' }]) {
       const r = await api(t.key, `/inbound-agents/${a.id}`, body, 'PATCH');
-      expect([r.status, r.body.reasonCode, r.body.error]).toEqual([400, 'validation_error', expect.stringMatching(/cannot be set/)]);
+      expect([r.status, r.body.reasonCode, r.body.error]).toEqual([
+        400,
+        'validation_error',
+        expect.stringMatching(/cannot be set/),
+      ]);
     }
-    const patched = await api(t.key, `/inbound-agents/${a.id}`, { name: 'Reception', greetingMessage: 'Hello', customApiBaseUrl: `${apiBase}/ok`, customApiTimeoutMs: 400 }, 'PATCH');
+    const patched = await api(
+      t.key,
+      `/inbound-agents/${a.id}`,
+      { name: 'Reception', greetingMessage: 'Hello', customApiBaseUrl: `${apiBase}/ok`, customApiTimeoutMs: 400 },
+      'PATCH',
+    );
     expect(patched.status).toBe(200);
-    expect(patched.body.agent).toMatchObject({ name: 'Reception', greetingMessage: 'Hello', status: 'inactive', inboundScriptStatus: 'none', customApiTimeoutMs: 400 });
-    expect((await api(t.key, `/inbound-agents/${a.id}`, { customApiBaseUrl: 'http://[::ffff:127.0.0.1]:80/' }, 'PATCH')).body.reasonCode).toBe('url_not_allowed');
+    expect(patched.body.agent).toMatchObject({
+      name: 'Reception',
+      greetingMessage: 'Hello',
+      status: 'inactive',
+      inboundScriptStatus: 'none',
+      customApiTimeoutMs: 400,
+    });
+    expect(
+      (await api(t.key, `/inbound-agents/${a.id}`, { customApiBaseUrl: 'http://[::ffff:127.0.0.1]:80/' }, 'PATCH')).body
+        .reasonCode,
+    ).toBe('url_not_allowed');
 
     const lookup = async (prefix: string) => {
-      expect((await api(t.key, `/inbound-agents/${a.id}`, { customApiBaseUrl: `${apiBase}/${prefix}` }, 'PATCH')).status).toBe(200);
+      expect(
+        (await api(t.key, `/inbound-agents/${a.id}`, { customApiBaseUrl: `${apiBase}/${prefix}` }, 'PATCH')).status,
+      ).toBe(200);
       const r = await api(t.key, `/inbound-agents/${a.id}/crm/lookup`, { phone: '+14155550100' });
       return [r.status, r.body.reasonCode];
     };
@@ -349,7 +565,9 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     const local = await api(t.key, `/inbound-agents/${a.id}/crm/lookup`, { phone: '+14155550100' });
     expect([local.status, local.body.reasonCode]).toEqual([422, 'url_not_allowed']);
     // Without a custom API.
-    expect((await api(t.key, `/inbound-agents/${a.id}`, { customApiBaseUrl: null }, 'PATCH')).body.agent.customApiBaseUrl).toBeNull();
+    expect(
+      (await api(t.key, `/inbound-agents/${a.id}`, { customApiBaseUrl: null }, 'PATCH')).body.agent.customApiBaseUrl,
+    ).toBeNull();
     const none = await call(`${gw}/api/v1/inbound-agents/${a.id}/sync-doctors`, { key: t.key, method: 'POST' });
     expect([none.status, none.body.reasonCode]).toEqual([422, 'custom_api_not_configured']);
   });
@@ -360,28 +578,66 @@ describe('inbound agents and knowledge documents through the gateway', () => {
       const r = await upload(t.key, file);
       return [r.status, r.body?.reasonCode];
     };
-    expect(await refusal({ name: 'scan.pdf', type: 'application/pdf', bytes: Buffer.from('just some text, not a PDF') })).toEqual([415, 'unsupported_media_type']);
-    expect(await refusal({ name: 'notes.txt', type: 'text/plain', bytes: EXECUTABLE })).toEqual([415, 'unsupported_media_type']);
-    expect(await refusal({ name: 'setup.exe', type: 'application/octet-stream', bytes: EXECUTABLE })).toEqual([415, 'unsupported_media_type']);
-    expect(await refusal({ name: 'empty.txt', type: 'text/plain', bytes: Buffer.alloc(0) })).toEqual([400, 'validation_error']);
-    expect(await refusal({ name: '../../etc/passwd.txt', type: 'text/plain', bytes: Buffer.from('x') })).toEqual([400, 'validation_error']);
-    expect(await refusal({ name: 'a\u0001b.txt', type: 'text/plain', bytes: Buffer.from('x') })).toEqual([400, 'validation_error']);
-    expect(await refusal({ name: 'broken.pdf', type: 'application/pdf', bytes: Buffer.from('%PDF-1.4\n garbage') })).toEqual([422, 'document_unreadable']);
+    expect(
+      await refusal({ name: 'scan.pdf', type: 'application/pdf', bytes: Buffer.from('just some text, not a PDF') }),
+    ).toEqual([415, 'unsupported_media_type']);
+    expect(await refusal({ name: 'notes.txt', type: 'text/plain', bytes: EXECUTABLE })).toEqual([
+      415,
+      'unsupported_media_type',
+    ]);
+    expect(await refusal({ name: 'setup.exe', type: 'application/octet-stream', bytes: EXECUTABLE })).toEqual([
+      415,
+      'unsupported_media_type',
+    ]);
+    expect(await refusal({ name: 'empty.txt', type: 'text/plain', bytes: Buffer.alloc(0) })).toEqual([
+      400,
+      'validation_error',
+    ]);
+    expect(await refusal({ name: '../../etc/passwd.txt', type: 'text/plain', bytes: Buffer.from('x') })).toEqual([
+      400,
+      'validation_error',
+    ]);
+    expect(await refusal({ name: 'a\u0001b.txt', type: 'text/plain', bytes: Buffer.from('x') })).toEqual([
+      400,
+      'validation_error',
+    ]);
+    expect(
+      await refusal({ name: 'broken.pdf', type: 'application/pdf', bytes: Buffer.from('%PDF-1.4\n garbage') }),
+    ).toEqual([422, 'document_unreadable']);
     // 150 MB, streamed: refused at the limit, never held.
     expect(await declaredUpload(t.key, 150 * 1024 * 1024)).toBe(413);
     // Clients that send the whole body before they read the answer (fetch, curl) read the 413 too,
     // and the gateway's memory stays flat.
     const rssBefore = rssOf(sys.gateways[0]!.proc.child.pid!);
     for (const mb of [21, 150]) {
-      const big = await upload(t.key, { name: 'big.txt', type: 'text/plain', bytes: Buffer.alloc(mb * 1024 * 1024, 0x61) });
+      const big = await upload(t.key, {
+        name: 'big.txt',
+        type: 'text/plain',
+        bytes: Buffer.alloc(mb * 1024 * 1024, 0x61),
+      });
       expect([mb, big.status, big.body?.reasonCode]).toEqual([mb, 413, 'payload_too_large']);
     }
     expect(await chunkedUpload(t.key, 40 * 1024 * 1024)).toBe(413);
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'upload-')), 'big.txt');
     writeFileSync(file, Buffer.alloc(60 * 1024 * 1024, 0x62));
-    const curl = spawnSync('curl', ['-s', '-o', '-', '-w', '\n%{http_code}', '-H', `Authorization: Bearer ${t.key}`, '-F', `file=@${file};type=text/plain`, `${gw}/api/v1/knowledge-bases/documents`], {
-      encoding: 'utf8',
-    });
+    const curl = spawnSync(
+      'curl',
+      [
+        '-s',
+        '-o',
+        '-',
+        '-w',
+        '\n%{http_code}',
+        '-H',
+        `Authorization: Bearer ${t.key}`,
+        '-F',
+        `file=@${file};type=text/plain`,
+        `${gw}/api/v1/knowledge-bases/documents`,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
     expect([curl.status, curl.stdout.trim().split('\n').at(-1)]).toEqual([0, '413']);
     expect(JSON.parse(curl.stdout.trim().split('\n')[0]!).reasonCode).toBe('payload_too_large');
     // 271 MB went through; garbage not yet collected shows, a held 150 MB upload would show more.

@@ -35,7 +35,8 @@ describe('make run launcher', () => {
         `${re}`,
         () => {
           const m = re.exec(out);
-          if (!m && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`launcher exited waiting for ${re}:\n${out}`);
+          if (!m && (child.exitCode !== null || child.signalCode !== null))
+            throw new Error(`launcher exited waiting for ${re}:\n${out}`);
           return m;
         },
         timeoutMs,
@@ -85,7 +86,8 @@ describe('make run launcher', () => {
   }
 
   /** `[run] <name> started|restarted (pid N, …)`: the pid of the latest start. */
-  const pidOf = (out: string, name: string) => Number([...out.matchAll(new RegExp(`\\[run\\] ${name} (?:re)?started \\(pid (\\d+)`, 'g'))].at(-1)?.[1]);
+  const pidOf = (out: string, name: string) =>
+    Number([...out.matchAll(new RegExp(`\\[run\\] ${name} (?:re)?started \\(pid (\\d+)`, 'g'))].at(-1)?.[1]);
 
   it('prints URL, admin token and working keys, and keeps them across a restart', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'voiceapi-run-'));
@@ -140,8 +142,15 @@ describe('make run launcher', () => {
       await run.waitFor(/\[run\] companies restarted \(pid \d+/, 10_000);
       const restarted = pidOf(run.output(), 'companies');
       expect(restarted).not.toBe(victim);
-      await eventually('companies answers again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200, 20_000, { intervalMs: 200, retryErrors: true });
-      expect((await call(`${base}/api/v1/companies`, { key: live, body: { name: 'After the restart' } })).status).toBe(201);
+      await eventually(
+        'companies answers again',
+        async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200,
+        20_000,
+        { intervalMs: 200, retryErrors: true },
+      );
+      expect((await call(`${base}/api/v1/companies`, { key: live, body: { name: 'After the restart' } })).status).toBe(
+        201,
+      );
       expect((await call(`${base}/api/v1/ping`, { key: live })).status).toBe(200);
     } finally {
       const children = descendants(run.child.pid!);
@@ -178,7 +187,12 @@ describe('make run launcher', () => {
       await run.waitFor(/\[run\] store exited \(signal SIGKILL\); restarting in 0\.5 s/, 10_000);
       expect((await run.waitFor(/\[run\] store restarted \(pid \d+, (\S+)\)/, 40_000))[1]).toBe(url);
       children.push(pidOf(run.output(), 'store'));
-      await eventually('the company is readable again', async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200, 20_000, { intervalMs: 200, retryErrors: true });
+      await eventually(
+        'the company is readable again',
+        async () => (await call(`${base}/api/v1/companies/${created.body.company.id}`, { key: live })).status === 200,
+        20_000,
+        { intervalMs: 200, retryErrors: true },
+      );
     } finally {
       children.push(...descendants(run.child.pid!));
       const t0 = Date.now();
@@ -189,7 +203,9 @@ describe('make run launcher', () => {
       const order = [...run.output().matchAll(/\[run\] (\S+) stopped/g)].map((m) => m[1]!);
       expect(order[0]).toBe('gateway');
       expect(order.slice(-2).sort()).toEqual(['kafka', 'store']);
-      const processes = (JSON.parse(readFileSync(path.join(ROOT, 'services/manifest.json'), 'utf8')) as { processes: unknown[] }).processes.length;
+      const processes = (
+        JSON.parse(readFileSync(path.join(ROOT, 'services/manifest.json'), 'utf8')) as { processes: unknown[] }
+      ).processes.length;
       expect(order).toHaveLength(processes + 2); // every process of the manifest, the store and Kafka
       expect(Date.now() - t0).toBeLessThan(20_000);
     }

@@ -1,3 +1,4 @@
+// Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
 
 // POST /leads/batch through the real gateway and leads service (../shared/guide/api-decisions.md
@@ -24,9 +25,12 @@ describe('batch lead ingest through the gateway', () => {
   });
   afterAll(() => sys.stop());
 
-  const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
-  const batch = (key: string, body: unknown, headers?: Record<string, string>) => call(`${gw}/api/v1/leads/batch`, { key, body, ...(headers && { headers }) });
-  const contact = async (key: string, id: string) => (await call(`${gw}/api/v1/contacts/${id}`, { key })).body.contact as Json;
+  const admin = (path: string, body?: unknown, method?: string) =>
+    call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  const batch = (key: string, body: unknown, headers?: Record<string, string>) =>
+    call(`${gw}/api/v1/leads/batch`, { key, body, ...(headers && { headers }) });
+  const contact = async (key: string, id: string) =>
+    (await call(`${gw}/api/v1/contacts/${id}`, { key })).body.contact as Json;
   const contactsOf = async (key: string, campaignId: string): Promise<Json[]> => {
     const out: Json[] = [];
     for (let page = 1; ; page++) {
@@ -41,7 +45,11 @@ describe('batch lead ingest through the gateway', () => {
   async function tenant(window: Json = { start: '00:00', end: '24:00', days: ALL_DAYS }) {
     const t = await tenantWithKey(gw, { scopes: ['leads:read', 'leads:write'], rateLimitPerSecond: 10_000 });
     expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 100_000 })).status).toBe(201);
-    const created = await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'batch', callingWindow: window, maxCallSeconds: 120 });
+    const created = await admin(`/tenants/${t.tenantId}/campaigns`, {
+      name: 'batch',
+      callingWindow: window,
+      maxCallSeconds: 120,
+    });
     expect(created.status).toBe(201);
     const campaignId = created.body.campaign.id as string;
     expect((await admin(`/tenants/${t.tenantId}/campaigns/${campaignId}/start`, undefined, 'POST')).status).toBe(200);
@@ -104,7 +112,12 @@ describe('batch lead ingest through the gateway', () => {
     const stored = await contactsOf(t.key, t.campaignId);
     expect(stored.map((c) => c.externalId).sort()).toEqual(['crm-1', 'crm-6']);
     const first = await contact(t.key, r[0]!.contactId);
-    expect(first).toMatchObject({ status: 'queued', externalId: 'crm-1', phone: accepted.phone, compliance: { consent: { outboundCall: true } } });
+    expect(first).toMatchObject({
+      status: 'queued',
+      externalId: 'crm-1',
+      phone: accepted.phone,
+      compliance: { consent: { outboundCall: true } },
+    });
     expect(await contactsOf(other.key, other.campaignId)).toEqual([]);
   });
 
@@ -114,10 +127,15 @@ describe('batch lead ingest through the gateway', () => {
     const first = await batch(t.key, { campaignId: t.campaignId, leads });
     expect(first.body.accepted).toBe(5);
     // The CRM syncs again: the same five and two new ones, one of them in another campaign of the tenant.
-    const again = await batch(t.key, { campaignId: t.campaignId, leads: [...leads, callLead({ externalId: 'sync-5' }), callLead({ externalId: 'sync-6' })] });
+    const again = await batch(t.key, {
+      campaignId: t.campaignId,
+      leads: [...leads, callLead({ externalId: 'sync-5' }), callLead({ externalId: 'sync-6' })],
+    });
     expect(again.status).toBe(200);
     const r = again.body.results as Json[];
-    expect(r.slice(0, 5).map((x) => ({ status: x.status, duplicate: x.duplicate, contactId: x.contactId }))).toEqual(first.body.results.map((x: Json) => ({ status: x.status, duplicate: true, contactId: x.contactId })));
+    expect(r.slice(0, 5).map((x) => ({ status: x.status, duplicate: x.duplicate, contactId: x.contactId }))).toEqual(
+      first.body.results.map((x: Json) => ({ status: x.status, duplicate: true, contactId: x.contactId })),
+    );
     expect(r.slice(5).map((x) => [x.status, x.duplicate])).toEqual([
       ['accepted', undefined],
       ['accepted', undefined],
@@ -125,14 +143,28 @@ describe('batch lead ingest through the gateway', () => {
     expect((await contactsOf(t.key, t.campaignId)).length).toBe(7);
 
     // A sandbox key of the same tenant has externalIds of its own: the same id is a new sandbox lead.
-    const sandbox = await admin(`/tenants/${t.tenantId}/api-keys`, { name: 'sandbox', mode: 'sandbox', scopes: ['leads:read', 'leads:write'], rateLimitPerSecond: 10_000 });
+    const sandbox = await admin(`/tenants/${t.tenantId}/api-keys`, {
+      name: 'sandbox',
+      mode: 'sandbox',
+      scopes: ['leads:read', 'leads:write'],
+      rateLimitPerSecond: 10_000,
+    });
     expect(sandbox.status).toBe(201);
     const sb = await batch(sandbox.body.key, { campaignId: t.campaignId, leads: [callLead({ externalId: 'sync-0' })] });
-    expect(sb.body.results).toEqual([{ index: 0, externalId: 'sync-0', status: 'sandbox_accepted', contactId: expect.any(String) }]);
+    expect(sb.body.results).toEqual([
+      { index: 0, externalId: 'sync-0', status: 'sandbox_accepted', contactId: expect.any(String) },
+    ]);
     expect(sb.body.results[0].contactId).not.toBe(first.body.results[0].contactId);
     expect((await contact(t.key, sb.body.results[0].contactId)).status).toBe('sandbox_accepted');
-    const sbAgain = await batch(sandbox.body.key, { campaignId: t.campaignId, leads: [callLead({ externalId: 'sync-0' })] });
-    expect(sbAgain.body.results[0]).toMatchObject({ status: 'sandbox_accepted', duplicate: true, contactId: sb.body.results[0].contactId });
+    const sbAgain = await batch(sandbox.body.key, {
+      campaignId: t.campaignId,
+      leads: [callLead({ externalId: 'sync-0' })],
+    });
+    expect(sbAgain.body.results[0]).toMatchObject({
+      status: 'sandbox_accepted',
+      duplicate: true,
+      contactId: sb.body.results[0].contactId,
+    });
   });
 
   it('schedules a lead outside the calling window, with when it is dialled', async () => {
@@ -141,11 +173,18 @@ describe('batch lead ingest through the gateway', () => {
     const day = ALL_DAYS[(today + 3) % 7]!;
     const t = await tenant({ start: '03:00', end: '03:01', days: [day] });
     const res = await batch(t.key, { campaignId: t.campaignId, leads: [callLead({ externalId: 'later' })] });
-    expect(res.body.results[0]).toMatchObject({ status: 'scheduled', nextAttemptAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(res.body.results[0]).toMatchObject({
+      status: 'scheduled',
+      nextAttemptAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
     expect(Date.parse(res.body.results[0].nextAttemptAt)).toBeGreaterThan(Date.now());
     expect((await contact(t.key, res.body.results[0].contactId)).status).toBe('scheduled');
     const again = await batch(t.key, { campaignId: t.campaignId, leads: [callLead({ externalId: 'later' })] });
-    expect(again.body.results[0]).toMatchObject({ status: 'scheduled', duplicate: true, nextAttemptAt: res.body.results[0].nextAttemptAt });
+    expect(again.body.results[0]).toMatchObject({
+      status: 'scheduled',
+      duplicate: true,
+      nextAttemptAt: res.body.results[0].nextAttemptAt,
+    });
   });
 
   it('refuses a request that is not a batch, and takes 1,000 leads in one', async () => {
@@ -154,10 +193,16 @@ describe('batch lead ingest through the gateway', () => {
     expectError(await batch(t.key, { campaignId: t.campaignId, leads: [] }), 400, 'validation_error');
     expectError(await batch(t.key, { campaignId: t.campaignId, leads: {} }), 400, 'validation_error');
     expectError(await batch(t.key, [callLead()]), 400, 'validation_error');
-    const tooMany = await batch(t.key, { campaignId: t.campaignId, leads: Array.from({ length: 1_001 }, () => callLead()) });
+    const tooMany = await batch(t.key, {
+      campaignId: t.campaignId,
+      leads: Array.from({ length: 1_001 }, () => callLead()),
+    });
     expectError(tooMany, 400, 'validation_error');
     expect(tooMany.body.details.map((d: Json) => d.path)).toEqual(['body.leads']);
-    const big = await call(`${gw}/api/v1/leads/batch`, { key: t.key, raw: JSON.stringify({ campaignId: t.campaignId, leads: [callLead({ name: 'x'.repeat(3 * 1024 * 1024) })] }) });
+    const big = await call(`${gw}/api/v1/leads/batch`, {
+      key: t.key,
+      raw: JSON.stringify({ campaignId: t.campaignId, leads: [callLead({ name: 'x'.repeat(3 * 1024 * 1024) })] }),
+    });
     expectError(big, 413, 'payload_too_large');
     const malformed = await call(`${gw}/api/v1/leads/batch`, { key: t.key, raw: '{"leads": [' });
     expectError(malformed, 400, 'validation_error');
@@ -171,7 +216,9 @@ describe('batch lead ingest through the gateway', () => {
     ]);
 
     // 1,000 leads (over the 100 KB of a single request's body): one request, every lead accepted once.
-    const leads = Array.from({ length: 1_000 }, (_, i) => callLead({ externalId: `k-${i}`, name: `Lead number ${i} with a longer name` }));
+    const leads = Array.from({ length: 1_000 }, (_, i) =>
+      callLead({ externalId: `k-${i}`, name: `Lead number ${i} with a longer name` }),
+    );
     const full = await batch(t.key, { campaignId: t.campaignId, leads });
     expect(full.status).toBe(200);
     expect({ accepted: full.body.accepted, refused: full.body.refused }).toEqual({ accepted: 1_000, refused: 0 });
@@ -189,7 +236,10 @@ describe('batch lead ingest through the gateway', () => {
     expect((await contactsOf(t.key, t.campaignId)).length).toBe(2);
 
     const limited = await tenantWithKey(gw, { scopes: ['leads:write'], rateLimitPerSecond: 1 });
-    const one = await batch(limited.key, { campaignId: t.campaignId, leads: Array.from({ length: 50 }, () => callLead()) });
+    const one = await batch(limited.key, {
+      campaignId: t.campaignId,
+      leads: Array.from({ length: 50 }, () => callLead()),
+    });
     expect(one.status).toBe(200);
     expect(one.body.results.every((x: Json) => x.reasonCode === 'campaign_not_found')).toBe(true);
   });
@@ -221,7 +271,10 @@ describe('batch lead ingest through the gateway', () => {
 
   it('stores every lead once when leads dies mid-batch and the client sends it again by externalIds alone', async () => {
     const t = await tenant();
-    const body = { campaignId: t.campaignId, leads: Array.from({ length: 1_000 }, (_, i) => callLead({ externalId: `sync-${i}` })) };
+    const body = {
+      campaignId: t.campaignId,
+      leads: Array.from({ length: 1_000 }, (_, i) => callLead({ externalId: `sync-${i}` })),
+    };
     const inFlight = batch(t.key, body);
     await new Promise((r) => setTimeout(r, 150));
     sys.services.leads!.child.kill('SIGKILL');

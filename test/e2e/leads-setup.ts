@@ -16,7 +16,8 @@ import { call, startSystem, tenantWithKey, type CallResult, type System } from '
 // The issue asks for 10,000 concurrent POST /leads with one Idempotency-Key. The normal suite sends
 // E2E_IDEMPOTENCY_BURST of them, 200 unless set (E2E_IDEMPOTENCY_BURST=10000 for the full burst).
 export const BURST = Number(process.env.E2E_IDEMPOTENCY_BURST ?? 200);
-if (!Number.isSafeInteger(BURST) || BURST < 2) throw new Error(`E2E_IDEMPOTENCY_BURST must be a whole number ≥ 2, not ${process.env.E2E_IDEMPOTENCY_BURST}`);
+if (!Number.isSafeInteger(BURST) || BURST < 2)
+  throw new Error(`E2E_IDEMPOTENCY_BURST must be a whole number ≥ 2, not ${process.env.E2E_IDEMPOTENCY_BURST}`);
 
 export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const HEX_ID = /^[0-9a-f]{24}$/;
@@ -50,19 +51,32 @@ export const phone = () => `+1415555${String(takeLine()).padStart(4, '0')}`;
 
 // ---- helpers: the operator API ----
 // Generous limits: rate limiting has its own suite, this one sends bursts on purpose.
-export const fresh = (mode: 'live' | 'sandbox' = 'live', scopes = SCOPES) => tenantWithKey(gw, { mode, scopes, rateLimitPerSecond: 10_000 });
-export const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+export const fresh = (mode: 'live' | 'sandbox' = 'live', scopes = SCOPES) =>
+  tenantWithKey(gw, { mode, scopes, rateLimitPerSecond: 10_000 });
+export const admin = (path: string, body?: unknown, method?: string) =>
+  call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
 export const sandboxKey = async (tenantId: string, scopes = SCOPES): Promise<string> => {
-  const res = await admin(`/tenants/${tenantId}/api-keys`, { name: 'sandbox', mode: 'sandbox', scopes, rateLimitPerSecond: 10_000 });
+  const res = await admin(`/tenants/${tenantId}/api-keys`, {
+    name: 'sandbox',
+    mode: 'sandbox',
+    scopes,
+    rateLimitPerSecond: 10_000,
+  });
   expect(res.status).toBe(201);
   expect(res.body.key).toMatch(/^sk_sandbox_/);
   return res.body.key;
 };
 export const createCampaign = (tenantId: string, body: Json) => admin(`/tenants/${tenantId}/campaigns`, body);
-export const startCampaign = (tenantId: string, id: string) => call(`${gw}/admin/v1/tenants/${tenantId}/campaigns/${id}/start`, { admin: true, method: 'POST' });
+export const startCampaign = (tenantId: string, id: string) =>
+  call(`${gw}/admin/v1/tenants/${tenantId}/campaigns/${id}/start`, { admin: true, method: 'POST' });
 /** A running campaign open at any hour (maxCallSeconds 120: one call's hold is 4 credits). */
 export async function running(tenantId: string, extra: Json = {}): Promise<Json> {
-  const created = await createCampaign(tenantId, { name: `campaign ${randomBytes(2).toString('hex')}`, callingWindow: OPEN_ALL_DAY, maxCallSeconds: 120, ...extra });
+  const created = await createCampaign(tenantId, {
+    name: `campaign ${randomBytes(2).toString('hex')}`,
+    callingWindow: OPEN_ALL_DAY,
+    maxCallSeconds: 120,
+    ...extra,
+  });
   expect(created.status).toBe(201);
   const started = await startCampaign(tenantId, created.body.campaign.id);
   expect(started.status).toBe(200);
@@ -79,19 +93,45 @@ export const template = async (tenantId: string, body: Json): Promise<Json> => {
   expect(res.status).toBe(201);
   return res.body.template;
 };
-export const whatsappTemplate = (tenantId: string) => template(tenantId, { channel: 'whatsapp', name: 'Appointment reminder', language: 'en', body: 'Hi {{1}}, your appointment is on {{2}}.' });
-export const emailTemplate = (tenantId: string) => template(tenantId, { channel: 'email', name: 'Welcome', language: 'en', subject: 'Welcome, {{first_name}}', body: 'Hello {{first_name}}, your code is {{code}}.' });
+export const whatsappTemplate = (tenantId: string) =>
+  template(tenantId, {
+    channel: 'whatsapp',
+    name: 'Appointment reminder',
+    language: 'en',
+    body: 'Hi {{1}}, your appointment is on {{2}}.',
+  });
+export const emailTemplate = (tenantId: string) =>
+  template(tenantId, {
+    channel: 'email',
+    name: 'Welcome',
+    language: 'en',
+    subject: 'Welcome, {{first_name}}',
+    body: 'Hello {{first_name}}, your code is {{code}}.',
+  });
 export const messages = (tenantId: string, qs = '') => admin(`/tenants/${tenantId}/messages${qs}`);
-export const dncTenant = (tenantId: string, number: string) => admin(`/tenants/${tenantId}/do-not-call`, { phone: number });
+export const dncTenant = (tenantId: string, number: string) =>
+  admin(`/tenants/${tenantId}/do-not-call`, { phone: number });
 export const dncPlatform = (number: string) => admin('/do-not-call', { phone: number });
 
 // ---- helpers: the tenant API ----
-export const api = (key: string, path: string, opts: { method?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) => call(`${gw}/api/v1${path}`, { key, ...opts });
-export const lead = (key: string, body: unknown, headers?: Record<string, string>) => api(key, '/leads', { body, ...(headers && { headers }) });
+export const api = (
+  key: string,
+  path: string,
+  opts: { method?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+) => call(`${gw}/api/v1${path}`, { key, ...opts });
+export const lead = (key: string, body: unknown, headers?: Record<string, string>) =>
+  api(key, '/leads', { body, ...(headers && { headers }) });
 export const event = (key: string, body: unknown) => api(key, '/events', { body });
 export const contact = (key: string, id: string) => api(key, `/contacts/${id}`);
 export const consent = { outboundCall: true, capturedAt: '2026-01-20T14:03:00Z', source: 'web form /pricing' };
-export const callLead = (campaignId: string, extra: Json = {}) => ({ campaignId, phone: phone(), name: 'Ada Lovelace', channel: 'call', consent, ...extra });
+export const callLead = (campaignId: string, extra: Json = {}) => ({
+  campaignId,
+  phone: phone(),
+  name: 'Ada Lovelace',
+  channel: 'call',
+  consent,
+  ...extra,
+});
 
 /** The documented error body: `{ error, reasonCode, details? }` (and `missing` on 403 only). */
 export function expectError(res: CallResult, status: number, reasonCode: string, what = '') {
@@ -110,7 +150,17 @@ export const paths = (res: CallResult): string[] => (res.body?.details ?? []).ma
 
 /** A date's weekday and wall-clock time in a zone. */
 export function local(at: Date, timeZone: string): { weekday: string; time: string } {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).formatToParts(at);
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    weekday: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(at);
   const get = (t: string) => parts.find((p) => p.type === t)!.value;
-  return { weekday: get('weekday').toLowerCase().slice(0, 3), time: `${get('hour')}:${get('minute')}:${get('second')}` };
+  return {
+    weekday: get('weekday').toLowerCase().slice(0, 3),
+    time: `${get('hour')}:${get('minute')}:${get('second')}`,
+  };
 }

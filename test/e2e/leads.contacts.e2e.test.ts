@@ -1,7 +1,36 @@
+// Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import { call } from '../harness/system';
 import { eventually } from '../harness/wait';
-import { ISO, HEX_ID, ALL_DAYS, FOREIGN_ID, gw, phone, takeLine, fresh, admin, sandboxKey, createCampaign, running, topUp, whatsappTemplate, messages, dncTenant } from './leads-setup';
-import { dncPlatform, api, lead, contact, callLead, expectError, paths, local, type Json, useLeadsSystem } from './leads-setup';
+import {
+  ISO,
+  HEX_ID,
+  ALL_DAYS,
+  FOREIGN_ID,
+  gw,
+  phone,
+  takeLine,
+  fresh,
+  admin,
+  sandboxKey,
+  createCampaign,
+  running,
+  topUp,
+  whatsappTemplate,
+  messages,
+  dncTenant,
+} from './leads-setup';
+import {
+  dncPlatform,
+  api,
+  lead,
+  contact,
+  callLead,
+  expectError,
+  paths,
+  local,
+  type Json,
+  useLeadsSystem,
+} from './leads-setup';
 
 // The leads suite (see leads-setup.ts): contacts (cancel, follow-ups, the scheduler, delete) and the operator API.
 describe('leads through the gateway and the leads service', () => {
@@ -33,31 +62,62 @@ describe('leads through the gateway and the leads service', () => {
       expect(again.status).toBe(200);
       expect(again.body.contact.status).toBe('cancelled');
       // Something in the body is refused.
-      expectError(await api(t.key, `/contacts/${a.body.contactId}/cancel`, { body: { reason: 'x' } }), 400, 'validation_error', 'a body');
+      expectError(
+        await api(t.key, `/contacts/${a.body.contactId}/cancel`, { body: { reason: 'x' } }),
+        400,
+        'validation_error',
+        'a body',
+      );
       // A scheduled contact loses its nextAttemptAt.
-      const closed = await running(t.tenantId, { callingWindow: { start: '00:00', end: '24:00', days: ALL_DAYS.filter((d) => d !== local(new Date(), 'America/Los_Angeles').weekday) } });
+      const closed = await running(t.tenantId, {
+        callingWindow: {
+          start: '00:00',
+          end: '24:00',
+          days: ALL_DAYS.filter((d) => d !== local(new Date(), 'America/Los_Angeles').weekday),
+        },
+      });
       const s = await lead(t.key, callLead(closed.id));
       expect(s.body.contactStatus).toBe('scheduled');
       const cs = await api(t.key, `/contacts/${s.body.contactId}/cancel`, { method: 'POST' });
       expect(cs.body.contact).toMatchObject({ status: 'cancelled', nextAttemptAt: null });
       // Cancelled contacts count as contacts only.
-      expect((await api(t.key, `/campaigns/${closed.id}`)).body.campaign.stats).toEqual({ contacts: 1, queued: 0, completed: 0, failed: 0 });
+      expect((await api(t.key, `/campaigns/${closed.id}`)).body.campaign.stats).toEqual({
+        contacts: 1,
+        queued: 0,
+        completed: 0,
+        failed: 0,
+      });
     });
 
     it('schedules a follow-up (201), refusing one in the past, on a channel the contact lacks, or on a cancelled contact', async () => {
       const a = await lead(t.key, callLead(campaign.id));
       const id = a.body.contactId;
       const at = new Date(Date.now() + 2 * 3600_000).toISOString();
-      const res = await api(t.key, `/contacts/${id}/followups`, { body: { scheduledAt: at, note: 'call back after the demo' } });
+      const res = await api(t.key, `/contacts/${id}/followups`, {
+        body: { scheduledAt: at, note: 'call back after the demo' },
+      });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
-        followup: { id: expect.stringMatching(HEX_ID), contactId: id, scheduledAt: at, channel: 'call', note: 'call back after the demo', status: 'scheduled', createdAt: expect.stringMatching(ISO) },
+        followup: {
+          id: expect.stringMatching(HEX_ID),
+          contactId: id,
+          scheduledAt: at,
+          channel: 'call',
+          note: 'call back after the demo',
+          status: 'scheduled',
+          createdAt: expect.stringMatching(ISO),
+        },
       });
       // Up to a year ahead, on a channel named explicitly.
       const late = new Date(Date.now() + 364 * 24 * 3600_000).toISOString();
       const explicit = await api(t.key, `/contacts/${id}/followups`, { body: { scheduledAt: late, channel: 'call' } });
       expect(explicit.status).toBe(201);
-      expect(explicit.body.followup).toMatchObject({ scheduledAt: late, channel: 'call', note: null, status: 'scheduled' });
+      expect(explicit.body.followup).toMatchObject({
+        scheduledAt: late,
+        channel: 'call',
+        note: null,
+        status: 'scheduled',
+      });
       expect(explicit.body.followup.id).not.toBe(res.body.followup.id);
 
       for (const [what, body] of [
@@ -73,22 +133,47 @@ describe('leads through the gateway and the leads service', () => {
         const r = await api(t.key, `/contacts/${id}/followups`, { body });
         expectError(r, 400, 'validation_error', what);
       }
-      const wrongChannel = await api(t.key, `/contacts/${id}/followups`, { body: { scheduledAt: at, channel: 'email' } });
+      const wrongChannel = await api(t.key, `/contacts/${id}/followups`, {
+        body: { scheduledAt: at, channel: 'email' },
+      });
       expect(paths(wrongChannel).some((p) => /channel$/.test(p))).toBe(true);
 
       // A WhatsApp-only contact's follow-up defaults to WhatsApp.
-      const w = await lead(t.key, { campaignId: campaign.id, phone: phone(), channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: ['a', 'b'] });
+      const w = await lead(t.key, {
+        campaignId: campaign.id,
+        phone: phone(),
+        channel: 'whatsapp',
+        whatsappTemplateId: wa.id,
+        whatsappParams: ['a', 'b'],
+      });
       const wf = await api(t.key, `/contacts/${w.body.contactId}/followups`, { body: { scheduledAt: at } });
       expect(wf.status).toBe(201);
       expect(wf.body.followup.channel).toBe('whatsapp');
-      expectError(await api(t.key, `/contacts/${w.body.contactId}/followups`, { body: { scheduledAt: at, channel: 'call' } }), 400, 'validation_error', 'call on a whatsapp contact');
+      expectError(
+        await api(t.key, `/contacts/${w.body.contactId}/followups`, { body: { scheduledAt: at, channel: 'call' } }),
+        400,
+        'validation_error',
+        'call on a whatsapp contact',
+      );
 
       expect((await api(t.key, `/contacts/${id}/cancel`, { method: 'POST' })).status).toBe(200);
-      expectError(await api(t.key, `/contacts/${id}/followups`, { body: { scheduledAt: at } }), 409, 'conflict', 'cancelled contact');
+      expectError(
+        await api(t.key, `/contacts/${id}/followups`, { body: { scheduledAt: at } }),
+        409,
+        'conflict',
+        'cancelled contact',
+      );
     });
 
     it('sends a due WhatsApp follow-up again (the scheduler), and drops the follow-ups of contacts cancelled, deleted or sandbox', async () => {
-      const whatsapp = (key: string, name: string) => lead(key, { campaignId: campaign.id, phone: phone(), channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: [name, 'Friday'] });
+      const whatsapp = (key: string, name: string) =>
+        lead(key, {
+          campaignId: campaign.id,
+          phone: phone(),
+          channel: 'whatsapp',
+          whatsappTemplateId: wa.id,
+          whatsappParams: [name, 'Friday'],
+        });
       const sandbox = await sandboxKey(t.tenantId);
       const kept = await whatsapp(t.key, 'Kept');
       const cancelled = await whatsapp(t.key, 'Cancelled');
@@ -96,14 +181,21 @@ describe('leads through the gateway and the leads service', () => {
       const sb = await whatsapp(sandbox, 'Sandbox');
       for (const r of [kept, cancelled, deleted, sb]) expect(r.status).toBe(202);
       const ids = [kept, cancelled, deleted].map((r) => r.body.contactId);
-      await eventually('the first messages sent', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, {
-        done: (ms) => ids.every((id) => ms.some((m) => m.contactId === id && m.status === 'sent')),
-        intervalMs: 200,
-      });
+      await eventually(
+        'the first messages sent',
+        async () => (await messages(t.tenantId)).body.messages as Json[],
+        45_000,
+        {
+          done: (ms) => ids.every((id) => ms.some((m) => m.contactId === id && m.status === 'sent')),
+          intervalMs: 200,
+        },
+      );
 
       const due = new Date(Date.now() + 2_500).toISOString();
       for (const r of [kept, cancelled, deleted, sb]) {
-        const f = await api(r === sb ? sandbox : t.key, `/contacts/${r.body.contactId}/followups`, { body: { scheduledAt: due } });
+        const f = await api(r === sb ? sandbox : t.key, `/contacts/${r.body.contactId}/followups`, {
+          body: { scheduledAt: due },
+        });
         expect(f.status).toBe(201);
         expect(f.body.followup).toMatchObject({ channel: 'whatsapp', status: 'scheduled', scheduledAt: due });
       }
@@ -111,17 +203,29 @@ describe('leads through the gateway and the leads service', () => {
       expect((await api(t.key, `/contacts/${deleted.body.contactId}`, { method: 'DELETE' })).status).toBe(204);
 
       const count = (ms: Json[], id: string) => ms.filter((m) => m.contactId === id).length;
-      const after = await eventually('the follow-up sent', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, {
-        done: (ms) => ms.filter((m) => m.contactId === kept.body.contactId && m.status === 'sent').length === 2,
-        intervalMs: 200,
-      });
+      const after = await eventually(
+        'the follow-up sent',
+        async () => (await messages(t.tenantId)).body.messages as Json[],
+        45_000,
+        {
+          done: (ms) => ms.filter((m) => m.contactId === kept.body.contactId && m.status === 'sent').length === 2,
+          intervalMs: 200,
+        },
+      );
       const twice = after.filter((m) => m.contactId === kept.body.contactId);
-      expect(twice.map((m) => m.body)).toEqual(['Hi Kept, your appointment is on Friday.', 'Hi Kept, your appointment is on Friday.']);
+      expect(twice.map((m) => m.body)).toEqual([
+        'Hi Kept, your appointment is on Friday.',
+        'Hi Kept, your appointment is on Friday.',
+      ]);
       expect(new Set(twice.map((m) => m.id)).size).toBe(2);
       // Give the scheduler a few more rounds: the others stay as they were.
       await new Promise((r) => setTimeout(r, 2_000));
       const final = (await messages(t.tenantId)).body.messages as Json[];
-      expect({ cancelled: count(final, cancelled.body.contactId), deleted: count(final, deleted.body.contactId), sandbox: count(final, sb.body.contactId) }).toEqual({ cancelled: 1, deleted: 0, sandbox: 0 });
+      expect({
+        cancelled: count(final, cancelled.body.contactId),
+        deleted: count(final, deleted.body.contactId),
+        sandbox: count(final, sb.body.contactId),
+      }).toEqual({ cancelled: 1, deleted: 0, sandbox: 0 });
       expect((await contact(t.key, kept.body.contactId)).body.contact.status).toBe('messaged');
       expect((await contact(t.key, cancelled.body.contactId)).body.contact.status).toBe('cancelled');
     });
@@ -129,7 +233,8 @@ describe('leads through the gateway and the leads service', () => {
     it('dials a scheduled contact when its window opens, checking again first: one cancelled stays cancelled, one put on the do-not-call list meanwhile fails', async () => {
       // A one-minute window opening at the next minute in Los Angeles (whole-hour offset: its
       // seconds are UTC's). Too close to a minute's end, wait for the next one.
-      if (new Date().getUTCSeconds() >= 54) await new Promise((r) => setTimeout(r, (61 - new Date().getUTCSeconds()) * 1_000));
+      if (new Date().getUTCSeconds() >= 54)
+        await new Promise((r) => setTimeout(r, (61 - new Date().getUTCSeconds()) * 1_000));
       const now = new Date();
       const [h, m] = local(now, 'America/Los_Angeles').time.split(':').map(Number) as [number, number];
       const opening = (h * 60 + m + 1) % 1440;
@@ -150,23 +255,62 @@ describe('leads through the gateway and the leads service', () => {
       expect((await dncTenant(t.tenantId, listedPhone)).status).toBe(201);
 
       const due = Date.parse(dialled.body.nextAttemptAt);
-      const queued = await eventually('the scheduled dial requested', () => contact(t.key, dialled.body.contactId), 90_000, { done: (r) => r.body.contact.status !== 'scheduled', intervalMs: 200 });
+      const queued = await eventually(
+        'the scheduled dial requested',
+        () => contact(t.key, dialled.body.contactId),
+        90_000,
+        { done: (r) => r.body.contact.status !== 'scheduled', intervalMs: 200 },
+      );
       expect(Date.now()).toBeGreaterThanOrEqual(due);
-      expect(queued.body.contact).toMatchObject({ status: 'queued', nextAttemptAt: null, attempts: 0, endReason: null });
-      const failed = await eventually('the listed contact stopped', () => contact(t.key, listed.body.contactId), 15_000, { done: (r) => r.body.contact.status !== 'scheduled', intervalMs: 200 });
-      expect(failed.body.contact).toMatchObject({ status: 'failed', endReason: 'do_not_call', nextAttemptAt: null, attempts: 0 });
+      expect(queued.body.contact).toMatchObject({
+        status: 'queued',
+        nextAttemptAt: null,
+        attempts: 0,
+        endReason: null,
+      });
+      const failed = await eventually(
+        'the listed contact stopped',
+        () => contact(t.key, listed.body.contactId),
+        15_000,
+        { done: (r) => r.body.contact.status !== 'scheduled', intervalMs: 200 },
+      );
+      expect(failed.body.contact).toMatchObject({
+        status: 'failed',
+        endReason: 'do_not_call',
+        nextAttemptAt: null,
+        attempts: 0,
+      });
       // Its compliance evidence is the ingest decision, kept as it was.
       expect(failed.body.contact.compliance.doNotCall).toEqual({ tenant: false, platform: false });
       await new Promise((r) => setTimeout(r, 1_500));
-      expect((await contact(t.key, cancelled.body.contactId)).body.contact).toMatchObject({ status: 'cancelled', nextAttemptAt: null, attempts: 0 });
-      expect((await api(t.key, `/campaigns/${c.id}`)).body.campaign.stats).toEqual({ contacts: 3, queued: 1, completed: 0, failed: 1 });
+      expect((await contact(t.key, cancelled.body.contactId)).body.contact).toMatchObject({
+        status: 'cancelled',
+        nextAttemptAt: null,
+        attempts: 0,
+      });
+      expect((await api(t.key, `/campaigns/${c.id}`)).body.campaign.stats).toEqual({
+        contacts: 3,
+        queued: 1,
+        completed: 0,
+        failed: 1,
+      });
     }, 150_000);
 
     it('deletes a contact (204): then 404 to GET, DELETE and cancel; its messages are erased too', async () => {
-      const w = await lead(t.key, { campaignId: campaign.id, phone: phone(), name: 'Erase Me', channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: ['Erase', 'Me'] });
+      const w = await lead(t.key, {
+        campaignId: campaign.id,
+        phone: phone(),
+        name: 'Erase Me',
+        channel: 'whatsapp',
+        whatsappTemplateId: wa.id,
+        whatsappParams: ['Erase', 'Me'],
+      });
       expect(w.status).toBe(202);
       const id = w.body.contactId;
-      await eventually('its message', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, { done: (ms) => ms.some((m) => m.contactId === id), intervalMs: 200 });
+      await eventually('its message', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, {
+        done: (ms) => ms.some((m) => m.contactId === id),
+        intervalMs: 200,
+      });
       const before = (await api(t.key, `/campaigns/${campaign.id}/contacts?limit=100`)).body.pagination.total;
 
       const del = await api(t.key, `/contacts/${id}`, { method: 'DELETE' });
@@ -174,7 +318,12 @@ describe('leads through the gateway and the leads service', () => {
       expect(del.body).toBeUndefined();
       expectError(await contact(t.key, id), 404, 'not_found', 'GET after delete');
       expectError(await api(t.key, `/contacts/${id}`, { method: 'DELETE' }), 404, 'not_found', 'DELETE again');
-      expectError(await api(t.key, `/contacts/${id}/cancel`, { method: 'POST' }), 404, 'not_found', 'cancel after delete');
+      expectError(
+        await api(t.key, `/contacts/${id}/cancel`, { method: 'POST' }),
+        404,
+        'not_found',
+        'cancel after delete',
+      );
       const list = (await api(t.key, `/campaigns/${campaign.id}/contacts?limit=100`)).body;
       expect(list.pagination.total).toBe(before - 1);
       expect(list.contacts.map((c: Json) => c.id)).not.toContain(id);
@@ -193,14 +342,20 @@ describe('leads through the gateway and the leads service', () => {
       const e164 = raw.replace(/[^+0-9]/g, '');
       const first = await dncPlatform(raw);
       expect(first.status).toBe(201);
-      expect(first.body).toEqual({ entry: { phone: e164, list: 'platform', source: 'operator', createdAt: expect.stringMatching(ISO) }, created: true });
+      expect(first.body).toEqual({
+        entry: { phone: e164, list: 'platform', source: 'operator', createdAt: expect.stringMatching(ISO) },
+        created: true,
+      });
       const second = await dncPlatform(e164);
       expect(second.status).toBe(201);
       expect(second.body).toEqual({ entry: first.body.entry, created: false });
 
       const tenantFirst = await dncTenant(t.tenantId, e164);
       expect(tenantFirst.status).toBe(201);
-      expect(tenantFirst.body).toEqual({ entry: { phone: e164, list: 'tenant', source: 'operator', createdAt: expect.stringMatching(ISO) }, created: true });
+      expect(tenantFirst.body).toEqual({
+        entry: { phone: e164, list: 'tenant', source: 'operator', createdAt: expect.stringMatching(ISO) },
+        created: true,
+      });
       const tenantSecond = await dncTenant(t.tenantId, raw);
       expect(tenantSecond.status).toBe(201);
       expect(tenantSecond.body).toEqual({ entry: tenantFirst.body.entry, created: false });
@@ -225,8 +380,16 @@ describe('leads through the gateway and the leads service', () => {
       const cases: [string, Json, RegExp][] = [
         ['start after end', { callingWindow: { start: '21:00', end: '08:00' } }, /callingWindow\.end$/],
         ['start equal to end', { callingWindow: { start: '09:00', end: '09:00' } }, /callingWindow\.end$/],
-        ['an unknown day', { callingWindow: { start: '08:00', end: '21:00', days: ['mon', 'funday'] } }, /callingWindow\.days/],
-        ['a repeated day', { callingWindow: { start: '08:00', end: '21:00', days: ['mon', 'mon'] } }, /callingWindow\.days/],
+        [
+          'an unknown day',
+          { callingWindow: { start: '08:00', end: '21:00', days: ['mon', 'funday'] } },
+          /callingWindow\.days/,
+        ],
+        [
+          'a repeated day',
+          { callingWindow: { start: '08:00', end: '21:00', days: ['mon', 'mon'] } },
+          /callingWindow\.days/,
+        ],
         ['no days', { callingWindow: { start: '08:00', end: '21:00', days: [] } }, /callingWindow\.days/],
         ['a time that is no time', { callingWindow: { start: '25:00', end: '26:00' } }, /callingWindow\.start$/],
         ['a window without end', { callingWindow: { start: '08:00' } }, /callingWindow\.end$/],
@@ -252,9 +415,20 @@ describe('leads through the gateway and the leads service', () => {
       // Nothing was created; the bounds themselves are fine.
       const t2 = await fresh();
       expect((await api(t.key, '/campaigns')).body.pagination.total).toBe(0);
-      const edge = await createCampaign(t2.tenantId, { name: 'Edges', callingWindow: { start: '00:00', end: '00:01', days: ['sun'] }, maxCallSeconds: 10, maxAttempts: 10, retryAfterMinutes: 10_080 });
+      const edge = await createCampaign(t2.tenantId, {
+        name: 'Edges',
+        callingWindow: { start: '00:00', end: '00:01', days: ['sun'] },
+        maxCallSeconds: 10,
+        maxAttempts: 10,
+        retryAfterMinutes: 10_080,
+      });
       expect(edge.status).toBe(201);
-      expect(edge.body.campaign).toMatchObject({ callingWindow: { always: false, start: '00:00', end: '00:01', days: ['sun'] }, maxCallSeconds: 10, maxAttempts: 10, retryAfterMinutes: 10_080 });
+      expect(edge.body.campaign).toMatchObject({
+        callingWindow: { always: false, start: '00:00', end: '00:01', days: ['sun'] },
+        maxCallSeconds: 10,
+        maxAttempts: 10,
+        retryAfterMinutes: 10_080,
+      });
       expectError(await createCampaign(FOREIGN_ID, { name: 'Nobody’s' }), 404, 'not_found', 'unknown tenant');
     });
 
@@ -271,7 +445,12 @@ describe('leads through the gateway and the leads service', () => {
         expectError(await admin(`/tenants/${t.tenantId}/omni-templates`, body), 400, 'validation_error', what);
       }
       expect((await api(t.key, '/omni/templates')).body).toEqual({ templates: [] });
-      expectError(await admin(`/tenants/${FOREIGN_ID}/omni-templates`, { channel: 'email', name: 'x', body: 'Hi' }), 404, 'not_found', 'unknown tenant');
+      expectError(
+        await admin(`/tenants/${FOREIGN_ID}/omni-templates`, { channel: 'email', name: 'x', body: 'Hi' }),
+        404,
+        'not_found',
+        'unknown tenant',
+      );
       expectError(await admin(`/tenants/${FOREIGN_ID}/messages`), 404, 'not_found', 'messages of an unknown tenant');
     });
 
@@ -287,12 +466,23 @@ describe('leads through the gateway and the leads service', () => {
         ['platform do-not-call', '/do-not-call', { phone: phone() }],
         ['messages', `/tenants/${t.tenantId}/messages`, undefined],
       ] as const) {
-        const res = await call(`${gw}/admin/v1${path}`, { headers: wrong, ...(body ? { body } : path.endsWith('start') ? { method: 'POST' } : {}) });
+        const res = await call(`${gw}/admin/v1${path}`, {
+          headers: wrong,
+          ...(body ? { body } : path.endsWith('start') ? { method: 'POST' } : {}),
+        });
         expectError(res, 401, 'unauthorized', what);
       }
-      const byKey = await call(`${gw}/admin/v1/tenants/${t.tenantId}/omni-templates`, { key: t.key, body: { channel: 'email', name: 'x', body: 'Hi' } });
+      const byKey = await call(`${gw}/admin/v1/tenants/${t.tenantId}/omni-templates`, {
+        key: t.key,
+        body: { channel: 'email', name: 'x', body: 'Hi' },
+      });
       expectError(byKey, 401, 'unauthorized', 'a tenant key');
-      expectError(await call(`${gw}/admin/v1/tenants/${t.tenantId}/do-not-call`, { body: { phone: phone() } }), 401, 'unauthorized', 'no token');
+      expectError(
+        await call(`${gw}/admin/v1/tenants/${t.tenantId}/do-not-call`, { body: { phone: phone() } }),
+        401,
+        'unauthorized',
+        'no token',
+      );
       // Nothing happened.
       expect((await api(t.key, `/campaigns/${id}`)).body.campaign.status).toBe('draft');
       expect((await api(t.key, '/campaigns')).body.pagination.total).toBe(1);

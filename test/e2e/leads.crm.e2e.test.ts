@@ -1,5 +1,22 @@
+// Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import { eventually } from '../harness/wait';
-import { ISO, HEX_ID, ALL_DAYS, OPEN_ALL_DAY, phone, fresh, createCampaign, startCampaign, running, topUp, whatsappTemplate, emailTemplate, messages, api, lead } from './leads-setup';
+import {
+  ISO,
+  HEX_ID,
+  ALL_DAYS,
+  OPEN_ALL_DAY,
+  phone,
+  fresh,
+  createCampaign,
+  startCampaign,
+  running,
+  topUp,
+  whatsappTemplate,
+  emailTemplate,
+  messages,
+  api,
+  lead,
+} from './leads-setup';
 import { contact, consent, callLead, local, type Json, useLeadsSystem } from './leads-setup';
 
 // The leads suite (see leads-setup.ts): the CRM pattern as a tenant follows it.
@@ -53,7 +70,15 @@ describe('leads through the gateway and the leads service', () => {
 
       // 2. The operator creates a WhatsApp and an email template; placeholders are read from them.
       const wa = await whatsappTemplate(t.tenantId);
-      expect(wa).toEqual({ id: expect.stringMatching(HEX_ID), channel: 'whatsapp', name: 'Appointment reminder', language: 'en', subject: null, body: 'Hi {{1}}, your appointment is on {{2}}.', variables: ['1', '2'] });
+      expect(wa).toEqual({
+        id: expect.stringMatching(HEX_ID),
+        channel: 'whatsapp',
+        name: 'Appointment reminder',
+        language: 'en',
+        subject: null,
+        body: 'Hi {{1}}, your appointment is on {{2}}.',
+        variables: ['1', '2'],
+      });
       const em = await emailTemplate(t.tenantId);
       expect(em).toEqual({
         id: expect.stringMatching(HEX_ID),
@@ -74,9 +99,22 @@ describe('leads through the gateway and the leads service', () => {
 
       // 4. A call lead: accepted and queued at once (the window is open at every hour).
       const number = phone();
-      const accepted = await lead(t.key, { campaignId: campaign.id, phone: number, name: 'Ada Lovelace', channel: 'call', consent });
+      const accepted = await lead(t.key, {
+        campaignId: campaign.id,
+        phone: number,
+        name: 'Ada Lovelace',
+        channel: 'call',
+        consent,
+      });
       expect(accepted.status).toBe(202);
-      expect(accepted.body).toEqual({ status: 'accepted', contactId: expect.stringMatching(HEX_ID), campaignId: campaign.id, channels: ['call'], contactStatus: 'queued', nextAttemptAt: null });
+      expect(accepted.body).toEqual({
+        status: 'accepted',
+        contactId: expect.stringMatching(HEX_ID),
+        campaignId: campaign.id,
+        channels: ['call'],
+        contactStatus: 'queued',
+        nextAttemptAt: null,
+      });
 
       // 5. The contact, with the compliance decision kept as evidence.
       const got = await contact(t.key, accepted.body.contactId);
@@ -121,7 +159,10 @@ describe('leads through the gateway and the leads service', () => {
       const list = await api(t.key, '/campaigns');
       expect(list.status).toBe(200);
       const withStats = { ...started.body.campaign, stats: { contacts: 1, queued: 1, completed: 0, failed: 0 } };
-      expect(list.body).toEqual({ campaigns: [withStats], pagination: { page: 1, limit: 25, total: 1, totalPages: 1, hasMore: false } });
+      expect(list.body).toEqual({
+        campaigns: [withStats],
+        pagination: { page: 1, limit: 25, total: 1, totalPages: 1, hasMore: false },
+      });
       const one = await api(t.key, `/campaigns/${campaign.id}`);
       expect(one.status).toBe(200);
       expect(one.body).toEqual({ campaign: withStats });
@@ -148,7 +189,10 @@ describe('leads through the gateway and the leads service', () => {
       }
       expect(paged).toEqual(newestFirst);
       const past = await api(t.key, `/campaigns/${campaign.id}/contacts?limit=2&page=4`);
-      expect(past.body).toEqual({ contacts: [], pagination: { page: 4, limit: 2, total: 5, totalPages: 3, hasMore: false } });
+      expect(past.body).toEqual({
+        contacts: [],
+        pagination: { page: 4, limit: 2, total: 5, totalPages: 3, hasMore: false },
+      });
 
       // 8. WhatsApp plus email without a call: both rendered, recorded, sent; the contact messaged.
       const mobile = phone();
@@ -165,11 +209,23 @@ describe('leads through the gateway and the leads service', () => {
         templateVariables: { first_name: 'Grace', code: 'A$&B {{first_name}}' },
       });
       expect(omni.status).toBe(202);
-      expect(omni.body).toEqual({ status: 'accepted', contactId: expect.stringMatching(HEX_ID), campaignId: campaign.id, channels: ['whatsapp', 'email'], contactStatus: 'queued', nextAttemptAt: null });
-      const sent = await eventually('both messages sent', async () => (await messages(t.tenantId)).body.messages as Json[], 45_000, {
-        done: (ms) => ms.filter((m) => m.contactId === omni.body.contactId && m.status === 'sent').length === 2,
-        intervalMs: 200,
+      expect(omni.body).toEqual({
+        status: 'accepted',
+        contactId: expect.stringMatching(HEX_ID),
+        campaignId: campaign.id,
+        channels: ['whatsapp', 'email'],
+        contactStatus: 'queued',
+        nextAttemptAt: null,
       });
+      const sent = await eventually(
+        'both messages sent',
+        async () => (await messages(t.tenantId)).body.messages as Json[],
+        45_000,
+        {
+          done: (ms) => ms.filter((m) => m.contactId === omni.body.contactId && m.status === 'sent').length === 2,
+          intervalMs: 200,
+        },
+      );
       const mine = sent.filter((m) => m.contactId === omni.body.contactId);
       expect(mine).toEqual(
         expect.arrayContaining([
@@ -196,12 +252,31 @@ describe('leads through the gateway and the leads service', () => {
         ]),
       );
       expect(sent).toHaveLength(2); // call leads send nothing
-      expect((await messages(t.tenantId, '?channel=email')).body.messages.map((m: Json) => m.channel)).toEqual(['email']);
-      expect((await messages(t.tenantId, '?channel=whatsapp')).body.messages.map((m: Json) => m.channel)).toEqual(['whatsapp']);
+      expect((await messages(t.tenantId, '?channel=email')).body.messages.map((m: Json) => m.channel)).toEqual([
+        'email',
+      ]);
+      expect((await messages(t.tenantId, '?channel=whatsapp')).body.messages.map((m: Json) => m.channel)).toEqual([
+        'whatsapp',
+      ]);
 
-      const messaged = await eventually('the contact messaged', () => contact(t.key, omni.body.contactId), 45_000, { done: (r) => r.body.contact?.status === 'messaged', intervalMs: 200 });
-      expect(messaged.body.contact).toMatchObject({ status: 'messaged', channels: ['whatsapp', 'email'], email: 'grace@example.com', consent: null, compliance: null, attempts: 0 });
-      expect((await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats).toEqual({ contacts: 6, queued: 5, completed: 1, failed: 0 });
+      const messaged = await eventually('the contact messaged', () => contact(t.key, omni.body.contactId), 45_000, {
+        done: (r) => r.body.contact?.status === 'messaged',
+        intervalMs: 200,
+      });
+      expect(messaged.body.contact).toMatchObject({
+        status: 'messaged',
+        channels: ['whatsapp', 'email'],
+        email: 'grace@example.com',
+        consent: null,
+        compliance: null,
+        attempts: 0,
+      });
+      expect((await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats).toEqual({
+        contacts: 6,
+        queued: 5,
+        completed: 1,
+        failed: 0,
+      });
     });
 
     it('keeps a call lead outside the calling window scheduled, with nextAttemptAt the opening in the called party’s zone', async () => {
@@ -218,12 +293,21 @@ describe('leads through the gateway and the leads service', () => {
 
       const res = await lead(t.key, callLead(campaign.id));
       expect(res.status).toBe(202);
-      expect(res.body).toEqual({ status: 'accepted', contactId: expect.any(String), campaignId: campaign.id, channels: ['call'], contactStatus: 'scheduled', nextAttemptAt: expect.stringMatching(ISO) });
+      expect(res.body).toEqual({
+        status: 'accepted',
+        contactId: expect.any(String),
+        campaignId: campaign.id,
+        channels: ['call'],
+        contactStatus: 'scheduled',
+        nextAttemptAt: expect.stringMatching(ISO),
+      });
       const at = new Date(res.body.nextAttemptAt);
       // Midnight in Los Angeles at the start of the first allowed day (the day after tomorrow,
       // unless the test straddled a local midnight).
       expect(local(at, 'America/Los_Angeles').time).toBe('00:00:00');
-      expect([dayAfter, ALL_DAYS[(ALL_DAYS.indexOf(dayAfter) + 1) % 7]]).toContain(local(at, 'America/Los_Angeles').weekday);
+      expect([dayAfter, ALL_DAYS[(ALL_DAYS.indexOf(dayAfter) + 1) % 7]]).toContain(
+        local(at, 'America/Los_Angeles').weekday,
+      );
       expect(at.getTime() - now.getTime()).toBeGreaterThan(24 * 3600_000);
       expect(at.getTime() - now.getTime()).toBeLessThanOrEqual(72 * 3600_000);
 
@@ -236,7 +320,12 @@ describe('leads through the gateway and the leads service', () => {
         open: false,
         nextOpenAt: res.body.nextAttemptAt,
       });
-      expect((await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats).toEqual({ contacts: 1, queued: 1, completed: 0, failed: 0 });
+      expect((await api(t.key, `/campaigns/${campaign.id}`)).body.campaign.stats).toEqual({
+        contacts: 1,
+        queued: 1,
+        completed: 0,
+        failed: 0,
+      });
     });
 
     it('checks the window in every zone of a number that maps to several (Idaho: Boise and Los Angeles)', async () => {
@@ -296,7 +385,16 @@ describe('leads through the gateway and the leads service', () => {
       const sent = await Promise.all(
         Array.from({ length: 60 }, (_, i) => {
           const { t, campaign, wa } = setups[i % 2]!;
-          const body = i % 3 === 0 ? { campaignId: campaign.id, phone: phone(), channel: 'whatsapp', whatsappTemplateId: wa.id, whatsappParams: [`Lead${i}`, 'Monday'] } : callLead(campaign.id, { name: `Lead ${i}` });
+          const body =
+            i % 3 === 0
+              ? {
+                  campaignId: campaign.id,
+                  phone: phone(),
+                  channel: 'whatsapp',
+                  whatsappTemplateId: wa.id,
+                  whatsappParams: [`Lead${i}`, 'Monday'],
+                }
+              : callLead(campaign.id, { name: `Lead ${i}` });
           return lead(t.key, body).then((res) => ({ i, tenant: i % 2, res }));
         }),
       );
@@ -311,7 +409,10 @@ describe('leads through the gateway and the leads service', () => {
         const whatsappIds = new Set(mine.filter((s) => s.i % 3 === 0).map((s) => s.res.body.contactId));
         const ms = (await messages(t.tenantId)).body.messages as Json[];
         expect(ms.map((m) => m.contactId).sort()).toEqual([...whatsappIds].sort());
-        for (const m of ms) expect(m.body).toBe(`Hi Lead${mine.find((s) => s.res.body.contactId === m.contactId)!.i}, your appointment is on Monday.`);
+        for (const m of ms)
+          expect(m.body).toBe(
+            `Hi Lead${mine.find((s) => s.res.body.contactId === m.contactId)!.i}, your appointment is on Monday.`,
+          );
       }
     });
   });

@@ -30,7 +30,10 @@ function phases(): { name: string; old: Set<string> }[] {
   for (let b = 0; b < bits; b++) {
     const set = new Set(names.filter((_, i) => (i >> b) & 1));
     const clear = new Set(names.filter((n) => !set.has(n)));
-    out.push({ name: `released: ${[...set].join(', ')}`, old: set }, { name: `released: ${[...clear].join(', ')}`, old: clear });
+    out.push(
+      { name: `released: ${[...set].join(', ')}`, old: set },
+      { name: `released: ${[...clear].join(', ')}`, old: clear },
+    );
   }
   out.push({ name: 'every process at this checkout', old: new Set() });
   return out;
@@ -60,7 +63,11 @@ describe('the last release beside this checkout', () => {
       serviceEnv: {
         telephony: { CARRIER_SIMULATOR_SPEEDUP: '200' },
         leads: { CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' },
-        webhooks: { OUTBOUND_ALLOWLIST: receiver.hostPort, WEBHOOK_RETRY_SCHEDULE: '0,300ms,1s', WEBHOOK_SWEEP_INTERVAL_MS: '200' },
+        webhooks: {
+          OUTBOUND_ALLOWLIST: receiver.hostPort,
+          WEBHOOK_RETRY_SCHEDULE: '0,300ms,1s',
+          WEBHOOK_SWEEP_INTERVAL_MS: '200',
+        },
         agents: { SCRIPT_WORKER_INTERVAL_MS: '200' },
       },
     });
@@ -71,8 +78,10 @@ describe('the last release beside this checkout', () => {
     await receiver.stop();
   });
 
-  const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
-  const api = (key: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
+  const admin = (path: string, body?: unknown, method?: string) =>
+    call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  const api = (key: string, path: string, body?: unknown, method?: string) =>
+    call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
 
   /** Restarts the processes whose build changes in this phase (the gateway at its address). */
   async function enter(old: Set<string>): Promise<void> {
@@ -95,7 +104,13 @@ describe('the last release beside this checkout', () => {
   /** One tenant across every phase: what one phase wrote, the next reads. */
   let tenant: { tenantId: string; key: string } | undefined;
   /** What earlier phases made: every later phase reads it back. */
-  const made = { calls: [] as string[], contacts: [] as string[], campaigns: [] as string[], documents: [] as string[], hooks: [] as string[] };
+  const made = {
+    calls: [] as string[],
+    contacts: [] as string[],
+    campaigns: [] as string[],
+    documents: [] as string[],
+    hooks: [] as string[],
+  };
 
   /** What a tenant sets up, made anew in every phase so each write crosses that phase's builds. */
   async function furnish(t: { tenantId: string; key: string }) {
@@ -104,13 +119,23 @@ describe('the last release beside this checkout', () => {
     const hook = await admin(`/tenants/${t.tenantId}/webhooks`, { url: `${receiver.base}${hookPath}` });
     expect(hook.status).toBe(201);
     receiver.secrets.set(hookPath, [hook.body.webhook.secret]);
-    const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: `mixed ${randomBytes(2).toString('hex')}`, maxCallSeconds: 300 });
-    expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
+    const c = await admin(`/tenants/${t.tenantId}/campaigns`, {
+      name: `mixed ${randomBytes(2).toString('hex')}`,
+      maxCallSeconds: 300,
+    });
+    expect(
+      (await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status,
+    ).toBe(200);
     const phoneNumber = `+1628557${1000 + Math.floor(Math.random() * 8999)}`;
     expect((await admin(`/tenants/${t.tenantId}/numbers`, { phoneNumber, countryIso: 'US' })).status).toBe(201);
     const company = await api(t.key, '/companies', { name: 'Sunrise Clinic', timezone: 'America/New_York' });
     expect(company.status).toBe(201);
-    const agent = await api(t.key, '/inbound-agents', { name: 'Front desk', phoneNumber, companyId: company.body.company.id, greetingMessage: 'Sunrise Clinic, how can I help?' });
+    const agent = await api(t.key, '/inbound-agents', {
+      name: 'Front desk',
+      phoneNumber,
+      companyId: company.body.company.id,
+      greetingMessage: 'Sunrise Clinic, how can I help?',
+    });
     expect(agent.status).toBe(201);
     made.campaigns.push(c.body.campaign.id as string);
     made.hooks.push(hookPath);
@@ -150,23 +175,59 @@ describe('the last release beside this checkout', () => {
       60_000,
       { intervalMs: 200 },
     );
-    expect((JSON.parse(billed.body) as Json).data).toMatchObject({ callId: outbound.id, contactId, billingStatus: 'charged', creditsCharged: outbound.creditsCharged });
-    await eventually('the contact completed', async () => (await api(t.key, `/contacts/${contactId}`)).body.contact?.status === 'completed', 60_000, { intervalMs: 200 });
+    expect((JSON.parse(billed.body) as Json).data).toMatchObject({
+      callId: outbound.id,
+      contactId,
+      billingStatus: 'charged',
+      creditsCharged: outbound.creditsCharged,
+    });
+    await eventually(
+      'the contact completed',
+      async () => (await api(t.key, `/contacts/${contactId}`)).body.contact?.status === 'completed',
+      60_000,
+      { intervalMs: 200 },
+    );
     made.contacts.push(contactId);
     // A knowledge document (gateway → knowledge → billing); the phase's agent reads it and every
     // earlier phase's (agents → knowledge, companies) for its script before it answers a call.
     const form = new FormData();
-    form.append('file', new Blob([Buffer.from(`Opening hours are eight to six. Phase ${made.documents.length}.`)], { type: 'text/plain' }), 'faq.txt');
-    const doc = await fetch(`${gw}/api/v1/knowledge-bases/documents`, { method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: form });
+    form.append(
+      'file',
+      new Blob([Buffer.from(`Opening hours are eight to six. Phase ${made.documents.length}.`)], {
+        type: 'text/plain',
+      }),
+      'faq.txt',
+    );
+    const doc = await fetch(`${gw}/api/v1/knowledge-bases/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}` },
+      body: form,
+    });
     expect(doc.status).toBe(201);
     made.documents.push(((await doc.json()) as Json).document.fileId as string);
-    const linked = await api(t.key, `/inbound-agents/${p.agentId}`, { selectedKnowledgebases: made.documents }, 'PATCH');
+    const linked = await api(
+      t.key,
+      `/inbound-agents/${p.agentId}`,
+      { selectedKnowledgebases: made.documents },
+      'PATCH',
+    );
     expect([linked.status, linked.body.agent?.selectedKnowledgebases?.length]).toEqual([200, made.documents.length]);
-    expect((await call(`${gw}/api/v1/inbound-agents/${p.agentId}/generate-script`, { key: t.key, method: 'POST' })).status).toBe(202);
-    await eventually('the script ready', async () => (await api(t.key, `/inbound-agents/${p.agentId}`)).body.agent?.inboundScriptStatus === 'ready', 60_000, { intervalMs: 200 });
+    expect(
+      (await call(`${gw}/api/v1/inbound-agents/${p.agentId}/generate-script`, { key: t.key, method: 'POST' })).status,
+    ).toBe(202);
+    await eventually(
+      'the script ready',
+      async () => (await api(t.key, `/inbound-agents/${p.agentId}`)).body.agent?.inboundScriptStatus === 'ready',
+      60_000,
+      { intervalMs: 200 },
+    );
     expect((await api(t.key, `/inbound-agents/${p.agentId}/activate`, { activate: true })).status).toBe(200);
     // An inbound call answered by its agent (telephony → agents) and charged.
-    const ring = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, { toNumber: p.phoneNumber, fromNumber: '+14155550142', durationSeconds: 60 });
+    const ring = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, {
+      toNumber: p.phoneNumber,
+      fromNumber: '+14155550142',
+      durationSeconds: 60,
+    });
     expect(ring.status).toBe(202);
     const inbound = await eventually(
       'the inbound call charged',
@@ -184,7 +245,8 @@ describe('the last release beside this checkout', () => {
     // the analytics rollups (one outbound call per phase's campaign), and the ledger, which balances.
     const feed = await api(t.key, '/calls?limit=100');
     expect(feed.body.calls.map((c: Json) => c.id)).toEqual(expect.arrayContaining(made.calls));
-    for (const id of made.contacts) expect((await api(t.key, `/contacts/${id}`)).body.contact).toMatchObject({ id, status: 'completed' });
+    for (const id of made.contacts)
+      expect((await api(t.key, `/contacts/${id}`)).body.contact).toMatchObject({ id, status: 'completed' });
     await eventually(
       'every campaign so far in the analytics',
       async () => {
@@ -203,7 +265,9 @@ describe('the last release beside this checkout', () => {
       if (!r.body.pagination.hasMore) break;
     }
     expect(credits.body.balance).toBe(rows.reduce((sum, r) => sum + (r.amount as number), 0));
-    expect(rows.filter((r) => r.type === 'call_deduction').map((r) => r.callId)).toEqual(expect.arrayContaining(made.calls));
+    expect(rows.filter((r) => r.type === 'call_deduction').map((r) => r.callId)).toEqual(
+      expect.arrayContaining(made.calls),
+    );
   }
 
   it.each(phases().map((p) => [p.name, p.old] as const))('%s', async (_name, old) => {
@@ -211,8 +275,13 @@ describe('the last release beside this checkout', () => {
     tenant ??= await tenantWithKey(gw, { scopes: [...SCOPES], rateLimitPerSecond: 10_000 });
     await flow(tenant);
     // Each process runs from the build it was meant to (its working folder is that checkout).
-    const pids = { ...Object.fromEntries(Object.entries(sys.services).map(([n, p]) => [n, p.child.pid])), gateway: sys.gateways[0]!.proc.child.pid };
+    const pids = {
+      ...Object.fromEntries(Object.entries(sys.services).map(([n, p]) => [n, p.child.pid])),
+      gateway: sys.gateways[0]!.proc.child.pid,
+    };
     const runsFrom = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, realpathSync(`/proc/${pid}/cwd`)]));
-    expect(runsFrom).toEqual(Object.fromEntries(names.map((n) => [n, realpathSync(old.has(n) && released[n] ? released[n] : ROOT)])));
+    expect(runsFrom).toEqual(
+      Object.fromEntries(names.map((n) => [n, realpathSync(old.has(n) && released[n] ? released[n] : ROOT)])),
+    );
   });
 });

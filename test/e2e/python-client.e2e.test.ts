@@ -31,16 +31,34 @@ describe('a Python client generated from the served OpenAPI document', () => {
     expect({ status: installed.status, stderr: installed.stderr }).toEqual({ status: 0, stderr: '' });
     const doc = path.join(dir, 'openapi.json');
     writeFileSync(doc, JSON.stringify((await call(`${gw}/api/v1/openapi.json`)).body));
-    const generated = spawnSync(path.join(VENV, 'bin/openapi-python-client'), ['generate', '--path', doc, '--meta', 'none', '--output-path', path.join(dir, 'voiceapi_client')], { encoding: 'utf8', cwd: dir });
-    expect({ status: generated.status, output: generated.status === 0 ? '' : generated.stdout + generated.stderr }).toEqual({ status: 0, output: '' });
+    const generated = spawnSync(
+      path.join(VENV, 'bin/openapi-python-client'),
+      ['generate', '--path', doc, '--meta', 'none', '--output-path', path.join(dir, 'voiceapi_client')],
+      { encoding: 'utf8', cwd: dir },
+    );
+    expect({
+      status: generated.status,
+      output: generated.status === 0 ? '' : generated.stdout + generated.stderr,
+    }).toEqual({ status: 0, output: '' });
 
     const t = await tenantWithKey(gw, { rateLimitPerSecond: 1_000 });
-    const admin = (p: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+    const admin = (p: string, body?: unknown, method?: string) =>
+      call(`${gw}/admin/v1${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
     expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 5_000 })).status).toBe(201);
-    const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'python', callingWindow: { start: '00:00', end: '24:00' }, maxCallSeconds: 120 });
-    expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
+    const c = await admin(`/tenants/${t.tenantId}/campaigns`, {
+      name: 'python',
+      callingWindow: { start: '00:00', end: '24:00' },
+      maxCallSeconds: 120,
+    });
+    expect(
+      (await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status,
+    ).toBe(200);
 
-    const run = spawnSync(path.join(VENV, 'bin/python'), [path.join(ROOT, 'sdk/python/crm_flow.py'), gw, t.key, c.body.campaign.id], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: dir } });
+    const run = spawnSync(
+      path.join(VENV, 'bin/python'),
+      [path.join(ROOT, 'sdk/python/crm_flow.py'), gw, t.key, c.body.campaign.id],
+      { encoding: 'utf8', env: { ...process.env, PYTHONPATH: dir } },
+    );
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
     expect(JSON.parse(run.stdout)).toEqual({
       mode: 'live',

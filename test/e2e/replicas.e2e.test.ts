@@ -28,7 +28,9 @@ describe('two gateway replicas', () => {
     const { key } = await tenantWithKey(a);
     expect((await call(`${b}/api/v1/ping`, { key })).status).toBe(200);
     try {
-      expect((await call(`${a}/admin/v1/kill-switch`, { method: 'PUT', admin: true, body: { enabled: true } })).status).toBe(200);
+      expect(
+        (await call(`${a}/admin/v1/kill-switch`, { method: 'PUT', admin: true, body: { enabled: true } })).status,
+      ).toBe(200);
       const onMs = await msUntil(async () => (await call(`${b}/api/v1/ping`, { key })).status === 503);
       expect(onMs).toBeLessThan(1_000);
       expect((await call(`${b}/admin/v1/kill-switch`, { admin: true })).body).toEqual({ enabled: true });
@@ -44,7 +46,11 @@ describe('two gateway replicas', () => {
     // Warm both replicas' key caches.
     expect((await call(`${a}/api/v1/ping`, { key })).status).toBe(200);
     expect((await call(`${b}/api/v1/ping`, { key })).status).toBe(200);
-    const res = await call(`${a}/admin/v1/api-keys/${keyId}`, { method: 'PATCH', admin: true, body: { status: 'inactive' } });
+    const res = await call(`${a}/admin/v1/api-keys/${keyId}`, {
+      method: 'PATCH',
+      admin: true,
+      body: { status: 'inactive' },
+    });
     expect(res.status).toBe(200);
     const ms = await msUntil(async () => (await call(`${b}/api/v1/ping`, { key })).status === 401);
     expect(ms).toBeLessThan(1_000);

@@ -16,11 +16,18 @@ const ALL_DAY = { start: '00:00', end: '24:00', days: ['mon', 'tue', 'wed', 'thu
 describe('the TypeScript SDK against the running system', () => {
   let sys: System;
   let gw: string;
-  const admin = (p: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  const admin = (p: string, body?: unknown, method?: string) =>
+    call(`${gw}/admin/v1${p}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
   async function runningCampaign(tenantId: string): Promise<string> {
-    const c = await admin(`/tenants/${tenantId}/campaigns`, { name: 'sdk', callingWindow: ALL_DAY, maxCallSeconds: 120 });
+    const c = await admin(`/tenants/${tenantId}/campaigns`, {
+      name: 'sdk',
+      callingWindow: ALL_DAY,
+      maxCallSeconds: 120,
+    });
     expect(c.status).toBe(201);
-    expect((await admin(`/tenants/${tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
+    expect((await admin(`/tenants/${tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(
+      200,
+    );
     return c.body.campaign.id as string;
   }
 
@@ -36,7 +43,11 @@ describe('the TypeScript SDK against the running system', () => {
     const served = (await call(`${gw}/api/v1/openapi.json`)).body as object;
     const committed = JSON.parse(readFileSync(path.join(SDK, 'openapi.json'), 'utf8')) as object;
     expect(committed).toEqual(served);
-    const generated = spawnSync(process.execPath, [path.resolve(__dirname, '../../node_modules/openapi-typescript/bin/cli.js'), path.join(SDK, 'openapi.json')], { encoding: 'utf8' });
+    const generated = spawnSync(
+      process.execPath,
+      [path.resolve(__dirname, '../../node_modules/openapi-typescript/bin/cli.js'), path.join(SDK, 'openapi.json')],
+      { encoding: 'utf8' },
+    );
     expect(generated.status).toBe(0);
     expect(readFileSync(path.join(SDK, 'src/generated/api.ts'), 'utf8')).toBe(generated.stdout);
   });
@@ -53,7 +64,10 @@ describe('the TypeScript SDK against the running system', () => {
       refusals: ['crm-1003: consent_required'],
       duplicates: 2,
       // Each contact's status as it is when listed: telephony may be dialling it already.
-      contacts: [expect.stringMatching(/^crm-1001: (queued|dialing|in_call|completed|failed)$/), expect.stringMatching(/^crm-1002: (queued|dialing|in_call|completed|failed)$/)],
+      contacts: [
+        expect.stringMatching(/^crm-1001: (queued|dialing|in_call|completed|failed)$/),
+        expect.stringMatching(/^crm-1002: (queued|dialing|in_call|completed|failed)$/),
+      ],
       missingCampaign: '404 not_found',
     });
   });
@@ -66,56 +80,116 @@ describe('the TypeScript SDK against the running system', () => {
 
     expect((await ok(vapi.api.GET('/api/v1/ping'))).tenantId).toBe(t.tenantId);
     expect((await ok(vapi.api.GET('/api/v1/credits'))).balance).toBe(50_000);
-    expect((await ok(vapi.api.GET('/api/v1/credits/transactions', { params: { query: { type: 'top_up' } } }))).transactions.length).toBe(1);
+    expect(
+      (await ok(vapi.api.GET('/api/v1/credits/transactions', { params: { query: { type: 'top_up' } } }))).transactions
+        .length,
+    ).toBe(1);
     expect((await ok(vapi.api.GET('/api/v1/campaigns'))).campaigns.map((c) => c.id)).toEqual([campaignId]);
 
     // 1,200 leads: two batches, results numbered across them.
-    const leads = Array.from({ length: 1_200 }, (_, i) => ({ externalId: `sdk-${i}`, phone: `+1415777${String(i).padStart(4, '0')}`, channel: 'call' as const, consent: { outboundCall: true } }));
+    const leads = Array.from({ length: 1_200 }, (_, i) => ({
+      externalId: `sdk-${i}`,
+      phone: `+1415777${String(i).padStart(4, '0')}`,
+      channel: 'call' as const,
+      consent: { outboundCall: true },
+    }));
     const synced = await vapi.batchLeads({ campaignId, leads, idempotencyKey: 'sync-1' });
-    expect({ accepted: synced.accepted, refused: synced.refused, last: synced.results.at(-1)?.index }).toEqual({ accepted: 1_200, refused: 0, last: 1_199 });
+    expect({ accepted: synced.accepted, refused: synced.refused, last: synced.results.at(-1)?.index }).toEqual({
+      accepted: 1_200,
+      refused: 0,
+      last: 1_199,
+    });
     let listed = 0;
-    for await (const c of paginate('contacts', (page) => vapi.api.GET('/api/v1/campaigns/{id}/contacts', { params: { path: { id: campaignId }, query: { page, limit: 100 } } }))) {
+    for await (const c of paginate('contacts', (page) =>
+      vapi.api.GET('/api/v1/campaigns/{id}/contacts', {
+        params: { path: { id: campaignId }, query: { page, limit: 100 } },
+      }),
+    )) {
       expect(c.campaignId).toBe(campaignId);
       listed++;
     }
     expect(listed).toBe(1_200);
 
-    const single = await ok(vapi.api.POST('/api/v1/leads', { body: { campaignId, phone: '+14157779999', channel: 'call', consent: { outboundCall: true } } }));
-    const contact = (await ok(vapi.api.GET('/api/v1/contacts/{id}', { params: { path: { id: single.contactId } } }))).contact;
+    const single = await ok(
+      vapi.api.POST('/api/v1/leads', {
+        body: { campaignId, phone: '+14157779999', channel: 'call', consent: { outboundCall: true } },
+      }),
+    );
+    const contact = (await ok(vapi.api.GET('/api/v1/contacts/{id}', { params: { path: { id: single.contactId } } })))
+      .contact;
     expect(contact.id).toBe(single.contactId);
     // 1,200 leads wait for the tenant's lines ahead of it: still queued, so it can be cancelled.
-    expect((await ok(vapi.api.POST('/api/v1/contacts/{id}/cancel', { params: { path: { id: contact.id } } }))).contact.status).toBe('cancelled');
+    expect(
+      (await ok(vapi.api.POST('/api/v1/contacts/{id}/cancel', { params: { path: { id: contact.id } } }))).contact
+        .status,
+    ).toBe('cancelled');
     await ok(vapi.api.POST('/api/v1/event-routes', { body: { eventType: 'deal.won', campaignId } }));
-    expect((await ok(vapi.api.POST('/api/v1/events', { body: { eventType: 'deal.won', phone: '+14157779998', channel: 'call', consent: { outboundCall: true } } }))).status).toBe('accepted');
+    expect(
+      (
+        await ok(
+          vapi.api.POST('/api/v1/events', {
+            body: { eventType: 'deal.won', phone: '+14157779998', channel: 'call', consent: { outboundCall: true } },
+          }),
+        )
+      ).status,
+    ).toBe('accepted');
     expect((await ok(vapi.api.GET('/api/v1/event-routes'))).routes.map((r) => r.eventType)).toEqual(['deal.won']);
     expect((await ok(vapi.api.GET('/api/v1/omni/templates'))).templates).toEqual([]);
     // The calls telephony placed for these leads so far: each of this campaign.
     const placed = await ok(vapi.api.GET('/api/v1/calls', { params: { query: { limit: 100 } } }));
     expect(placed.calls.filter((c) => c.campaignId !== campaignId)).toEqual([]);
-    expect((await ok(vapi.api.GET('/api/v1/calls/active'))).calls.filter((c) => c.campaignId !== campaignId)).toEqual([]);
+    expect((await ok(vapi.api.GET('/api/v1/calls/active'))).calls.filter((c) => c.campaignId !== campaignId)).toEqual(
+      [],
+    );
     expect((await ok(vapi.api.GET('/api/v1/inbound-agents'))).agents).toEqual([]);
     expect((await ok(vapi.api.GET('/api/v1/numbers'))).numbers).toEqual([]);
 
     // On request: companies (the key above lacks them, and is told which scopes it misses below).
     const withCompanies = await tenantWithKey(gw, { scopes: ['companies:read', 'companies:write'] });
     const clinic = new VoiceApi({ apiKey: withCompanies.key, baseUrl: gw });
-    const { company } = await ok(clinic.api.POST('/api/v1/companies', { body: { name: 'Typed Clinic', industry: 'Healthcare', timezone: 'Europe/Berlin' } }));
-    expect((await ok(clinic.api.PATCH('/api/v1/companies/{id}', { params: { path: { id: company.id } }, body: { name: 'Typed Clinic GmbH' } }))).company.name).toBe('Typed Clinic GmbH');
-    expect((await ok(clinic.api.GET('/api/v1/companies', { params: { query: { page: 1, limit: 10 } } }))).companies.map((c) => c.id)).toEqual([company.id]);
+    const { company } = await ok(
+      clinic.api.POST('/api/v1/companies', {
+        body: { name: 'Typed Clinic', industry: 'Healthcare', timezone: 'Europe/Berlin' },
+      }),
+    );
+    expect(
+      (
+        await ok(
+          clinic.api.PATCH('/api/v1/companies/{id}', {
+            params: { path: { id: company.id } },
+            body: { name: 'Typed Clinic GmbH' },
+          }),
+        )
+      ).company.name,
+    ).toBe('Typed Clinic GmbH');
+    expect(
+      (await ok(clinic.api.GET('/api/v1/companies', { params: { query: { page: 1, limit: 10 } } }))).companies.map(
+        (c) => c.id,
+      ),
+    ).toEqual([company.id]);
     // The types constrain the calls: a path parameter left out does not compile.
     // @ts-expect-error a path parameter is required: the generated types must say so
     await clinic.api.GET('/api/v1/companies/{id}', {}).catch(() => undefined);
 
     // A refusal is thrown typed, with what the API said.
-    const refused = await vapi.api.POST('/api/v1/leads', { body: { campaignId, phone: '+1', channel: 'call', consent: { outboundCall: true } } }).catch((e: unknown) => e);
+    const refused = await vapi.api
+      .POST('/api/v1/leads', { body: { campaignId, phone: '+1', channel: 'call', consent: { outboundCall: true } } })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(VoiceApiError);
-    expect({ status: (refused as VoiceApiError).status, reasonCode: (refused as VoiceApiError).reasonCode, path: (refused as VoiceApiError).details[0]?.path }).toEqual({
+    expect({
+      status: (refused as VoiceApiError).status,
+      reasonCode: (refused as VoiceApiError).reasonCode,
+      path: (refused as VoiceApiError).details[0]?.path,
+    }).toEqual({
       status: 400,
       reasonCode: 'validation_error',
       path: 'body.phone',
     });
     const forbidden = await vapi.api.GET('/api/v1/companies').catch((e: unknown) => e);
-    expect({ status: (forbidden as VoiceApiError).status, missing: (forbidden as VoiceApiError).missing }).toEqual({ status: 403, missing: ['companies:read'] });
+    expect({ status: (forbidden as VoiceApiError).status, missing: (forbidden as VoiceApiError).missing }).toEqual({
+      status: 403,
+      missing: ['companies:read'],
+    });
   });
 
   it('waits out 429 as Retry-After says and sends a POST again under the same Idempotency-Key', async () => {
@@ -133,7 +207,14 @@ describe('the TypeScript SDK against the running system', () => {
       },
     });
     const answers = [];
-    for (let i = 0; i < 3; i++) answers.push(await ok(vapi.api.POST('/api/v1/leads', { body: { campaignId, phone: `+141577780${i}0`, channel: 'call', consent: { outboundCall: true } } })));
+    for (let i = 0; i < 3; i++)
+      answers.push(
+        await ok(
+          vapi.api.POST('/api/v1/leads', {
+            body: { campaignId, phone: `+141577780${i}0`, channel: 'call', consent: { outboundCall: true } },
+          }),
+        ),
+      );
     expect(answers.map((a) => a.status)).toEqual(['accepted', 'accepted', 'accepted']);
     expect(sent.some((s) => s.status === 429)).toBe(true);
     // Every try of one POST carried one key; three POSTs, three keys.
@@ -156,11 +237,21 @@ describe('the TypeScript SDK against the running system', () => {
     })();
     await new Promise((r) => setTimeout(r, 500));
     // …0000: the simulator answers and talks 42 s (0.2 s here).
-    const { contactId } = await ok(vapi.api.POST('/api/v1/leads', { body: { campaignId, phone: '+14155770000', channel: 'call', consent: { outboundCall: true } } }));
+    const { contactId } = await ok(
+      vapi.api.POST('/api/v1/leads', {
+        body: { campaignId, phone: '+14155770000', channel: 'call', consent: { outboundCall: true } },
+      }),
+    );
     await following;
     stop.abort();
     const calls = seen.filter((e): e is Extract<CallStreamEvent, { kind: 'call' }> => e.kind === 'call');
-    expect(calls.map((e) => e.event)).toEqual(['call.started', 'call.ringing', 'call.answered', 'call.ended', 'call.billed']);
+    expect(calls.map((e) => e.event)).toEqual([
+      'call.started',
+      'call.ringing',
+      'call.answered',
+      'call.ended',
+      'call.billed',
+    ]);
     expect(calls.every((e) => e.call.contactId === contactId)).toBe(true);
     expect(calls.at(-1)!.call.billingStatus).toBe('charged');
 
@@ -176,11 +267,21 @@ describe('the TypeScript SDK against the running system', () => {
 
   it('verifies a webhook delivery signed with the endpoint secret, and refuses a tampered one', () => {
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-    const body = JSON.stringify({ type: 'call.outbound.billed', timestamp: new Date().toISOString(), data: { callId: 'c1' } });
+    const body = JSON.stringify({
+      type: 'call.outbound.billed',
+      timestamp: new Date().toISOString(),
+      data: { callId: 'c1' },
+    });
     const id = 'msg_1';
     const at = new Date();
-    const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(id, at, body) };
-    expect(verifyWebhook(body, headers, ['whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', secret]).data).toEqual({ callId: 'c1' });
+    const headers = {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(id, at, body),
+    };
+    expect(verifyWebhook(body, headers, ['whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', secret]).data).toEqual({
+      callId: 'c1',
+    });
     expect(() => verifyWebhook(body.replace('c1', 'c2'), headers, secret)).toThrow();
   });
 });

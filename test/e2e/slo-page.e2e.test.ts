@@ -21,15 +21,22 @@ const PAGE = 'observability/page';
 const UNIT_S: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
 
 interface RuleFile {
-  groups: { rules: { record?: string; alert?: string; labels?: Record<string, string>; annotations?: Record<string, string> }[] }[];
+  groups: {
+    rules: { record?: string; alert?: string; labels?: Record<string, string>; annotations?: Record<string, string> }[];
+  }[];
 }
 
 /** What the rule files declare: the SLOs with their objectives, the SLI windows, the alerts. */
 function declared(files: string[]) {
   const rules = files.flatMap((f) => (parse(readFileSync(f, 'utf8')) as RuleFile).groups.flatMap((g) => g.rules));
-  const slos = new Map(rules.filter((r) => r.record === 'sloth_slo_info').map((r) => [r.labels!.sloth_slo!, r.labels!.sloth_objective!]));
-  const seconds = (d: string) => [...d.matchAll(/(\d+)([smhdw])/g)].reduce((s, [, n, u]) => s + Number(n) * UNIT_S[u!]!, 0);
-  const windows = [...new Set(rules.flatMap((r) => /^slo:sli_error:ratio_rate(.+)$/.exec(r.record ?? '')?.[1] ?? []))].sort((a, b) => seconds(a) - seconds(b));
+  const slos = new Map(
+    rules.filter((r) => r.record === 'sloth_slo_info').map((r) => [r.labels!.sloth_slo!, r.labels!.sloth_objective!]),
+  );
+  const seconds = (d: string) =>
+    [...d.matchAll(/(\d+)([smhdw])/g)].reduce((s, [, n, u]) => s + Number(n) * UNIT_S[u!]!, 0);
+  const windows = [
+    ...new Set(rules.flatMap((r) => /^slo:sli_error:ratio_rate(.+)$/.exec(r.record ?? '')?.[1] ?? [])),
+  ].sort((a, b) => seconds(a) - seconds(b));
   const alert = (name: string) => rules.filter((r) => r.alert === name);
   return { slos, windows, alert };
 }
@@ -96,13 +103,30 @@ describe('SLO page', () => {
   });
 
   it('shows call-charge burning, its page alert firing with summary and runbook, and lead-to-dial OK', async () => {
-    metrics = startProcess('slo-burn-metrics', 'test/fixtures/slo-burn-metrics.ts', { OTLP_METRICS_URL: prom.otlpMetricsUrl }, ['--import', 'tsx']);
+    metrics = startProcess(
+      'slo-burn-metrics',
+      'test/fixtures/slo-burn-metrics.ts',
+      { OTLP_METRICS_URL: prom.otlpMetricsUrl },
+      ['--import', 'tsx'],
+    );
     const started = Date.now();
-    await waitFor('ended calls in Prometheus', async () => (await prom.query('voiceapi_telephony_calls_ended_total')).length > 0, 30_000, metrics);
+    await waitFor(
+      'ended calls in Prometheus',
+      async () => (await prom.query('voiceapi_telephony_calls_ended_total')).length > 0,
+      30_000,
+      metrics,
+    );
 
-    await page.locator('tr[data-testid="slo-row"][data-slo="call-charge"][data-status="burning"]').waitFor({ timeout: 90_000 });
-    await page.locator('tr[data-testid="alert-row"][data-alertname="CallChargeSLOBurn"][data-state="firing"]').first().waitFor({ timeout: 90_000 });
-    await page.locator('tr[data-testid="slo-row"][data-slo="lead-to-dial"][data-status="ok"]').waitFor({ timeout: 60_000 });
+    await page
+      .locator('tr[data-testid="slo-row"][data-slo="call-charge"][data-status="burning"]')
+      .waitFor({ timeout: 90_000 });
+    await page
+      .locator('tr[data-testid="alert-row"][data-alertname="CallChargeSLOBurn"][data-state="firing"]')
+      .first()
+      .waitFor({ timeout: 90_000 });
+    await page
+      .locator('tr[data-testid="slo-row"][data-slo="lead-to-dial"][data-status="ok"]')
+      .waitFor({ timeout: 60_000 });
     // The period's figures follow the short windows by an evaluation or two.
     await sloRow(page, 'call-charge')
       .getByTestId('slo-budget')
@@ -112,7 +136,9 @@ describe('SLO page', () => {
       .getByTestId('slo-budget')
       .filter({ hasText: /^100%$/ })
       .waitFor({ timeout: 30_000 });
-    process.stderr.write(`[slo page] call-charge burning and its alert firing ${((Date.now() - started) / 1000).toFixed(1)} s after the first call ended\n`);
+    process.stderr.write(
+      `[slo page] call-charge burning and its alert firing ${((Date.now() - started) / 1000).toFixed(1)} s after the first call ended\n`,
+    );
 
     // call-charge: what a person reads in its row.
     const charge = sloRow(page, 'call-charge');
@@ -132,9 +158,13 @@ describe('SLO page', () => {
 
     // The alert: firing, page severity, the rule's summary, a runbook link named for it.
     const [pageRule] = rules.alert('CallChargeSLOBurn').filter((r) => r.labels?.severity === 'page');
-    const alertRow = page.locator('tr[data-testid="alert-row"][data-alertname="CallChargeSLOBurn"]').filter({ has: page.locator('[data-testid="alert-severity"]', { hasText: /^page$/ }) });
+    const alertRow = page
+      .locator('tr[data-testid="alert-row"][data-alertname="CallChargeSLOBurn"]')
+      .filter({ has: page.locator('[data-testid="alert-severity"]', { hasText: /^page$/ }) });
     expect(await alertRow.getByTestId('alert-state').innerText()).toBe('● Firing');
-    expect(await alertRow.getByTestId('alert-summary').innerText()).toBe(pageRule!.annotations!.summary!.replace(/\s+/g, ' ').trim());
+    expect(await alertRow.getByTestId('alert-summary').innerText()).toBe(
+      pageRule!.annotations!.summary!.replace(/\s+/g, ' ').trim(),
+    );
     expect(await alertRow.getByTestId('alert-slo').innerText()).toBe('voiceapi/call-charge');
     const runbook = alertRow.getByRole('link', { name: 'Runbook for CallChargeSLOBurn' });
     const [doc, anchor] = pageRule!.annotations!.runbook_url!.split('#');
@@ -150,11 +180,18 @@ describe('SLO page', () => {
 
     // The page keeps refreshing by itself.
     const at = Number(await page.getByTestId('last-refresh').getAttribute('data-refreshed-at'));
-    await page.waitForFunction(`Number(document.getElementById('last-refresh').dataset.refreshedAt) > ${at}`, undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      `Number(document.getElementById('last-refresh').dataset.refreshedAt) > ${at}`,
+      undefined,
+      { timeout: 10_000 },
+    );
   }, 180_000);
 
   it("opens the alert's runbook section from its link", async () => {
-    const link = page.locator('tr[data-testid="alert-row"][data-alertname="CallChargeSLOBurn"]').first().getByRole('link', { name: 'Runbook for CallChargeSLOBurn' });
+    const link = page
+      .locator('tr[data-testid="alert-row"][data-alertname="CallChargeSLOBurn"]')
+      .first()
+      .getByRole('link', { name: 'Runbook for CallChargeSLOBurn' });
     await link.click();
     await page.getByTestId('runbook').locator('h1').waitFor();
     expect(await page.getByTestId('runbook').locator('h1').innerText()).toBe('CallChargeSLOBurn');
@@ -168,7 +205,9 @@ describe('SLO page', () => {
     await prom.stop();
     const banner = page.getByTestId('error-banner');
     await banner.waitFor({ state: 'visible', timeout: 15_000 });
-    expect(await banner.innerText()).toMatch(/^Prometheus is not answering\. .*The figures below are from the last good refresh at \d\d:\d\d:\d\d\.$/s);
+    expect(await banner.innerText()).toMatch(
+      /^Prometheus is not answering\. .*The figures below are from the last good refresh at \d\d:\d\d:\d\d\.$/s,
+    );
     expect(await banner.getAttribute('role')).toBe('alert');
     expect(await sloRow(page, 'call-charge').getByTestId('slo-status-text').innerText()).toBe('▲ Burning');
     expect(pageErrors).toEqual([]);

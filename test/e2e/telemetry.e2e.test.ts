@@ -22,7 +22,11 @@ describe('telemetry', () => {
       });
     });
     await new Promise<void>((r) => collector.listen(port, '127.0.0.1', r));
-    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_METRIC_EXPORT_INTERVAL: '1000' };
+    const otel = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+      OTEL_METRIC_EXPORT_INTERVAL: '1000',
+    };
     sys = await startSystem({ gateways: 0 });
     // Restart companies with telemetry on, then a gateway with telemetry on.
     await sys.companies.stop();
@@ -39,10 +43,14 @@ describe('telemetry', () => {
     const gw = sys.gateways[0]!.url;
     const { key } = await tenantWithKey(gw, { scopes: ['companies:read'] });
     const traceId = randomBytes(16);
-    const res = await call(`${gw}/api/v1/companies`, { key, headers: { traceparent: `00-${traceId.toString('hex')}-${randomBytes(8).toString('hex')}-01` } });
+    const res = await call(`${gw}/api/v1/companies`, {
+      key,
+      headers: { traceparent: `00-${traceId.toString('hex')}-${randomBytes(8).toString('hex')}-01` },
+    });
     expect(res.status).toBe(200);
 
-    const carries = (service: string) => exports.some((e) => e.path === '/v1/traces' && e.body.includes(Buffer.from(service)) && e.body.includes(traceId));
+    const carries = (service: string) =>
+      exports.some((e) => e.path === '/v1/traces' && e.body.includes(Buffer.from(service)) && e.body.includes(traceId));
     const until = Date.now() + 15_000;
     while (!(carries('gateway-under-test') && carries('companies-under-test')) && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 100));
@@ -52,11 +60,19 @@ describe('telemetry', () => {
   });
 
   it('exports runtime metrics with host and process resource attributes', async () => {
-    const has = (e: { path: string; body: Buffer }, ...needles: string[]) => e.path === '/v1/metrics' && needles.every((n) => e.body.includes(Buffer.from(n)));
+    const has = (e: { path: string; body: Buffer }, ...needles: string[]) =>
+      e.path === '/v1/metrics' && needles.every((n) => e.body.includes(Buffer.from(n)));
     const wanted = ['companies-under-test', 'nodejs.eventloop', 'v8js.memory', 'host.name', 'process.pid'];
     const until = Date.now() + 15_000;
     while (!exports.some((e) => has(e, ...wanted)) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-    const found = wanted.filter((w) => exports.some((e) => e.path === '/v1/metrics' && e.body.includes(Buffer.from('companies-under-test')) && e.body.includes(Buffer.from(w))));
+    const found = wanted.filter((w) =>
+      exports.some(
+        (e) =>
+          e.path === '/v1/metrics' &&
+          e.body.includes(Buffer.from('companies-under-test')) &&
+          e.body.includes(Buffer.from(w)),
+      ),
+    );
     expect(found).toEqual(wanted);
   });
 });

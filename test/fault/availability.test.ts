@@ -4,7 +4,15 @@ import { freePort } from '../harness/processes';
 import type { System } from '../harness/system';
 import { sleep } from '../harness/wait';
 import type { Receiver } from '../../services/webhooks/test/receiver';
-import { expectCalledAndChargedOnce, pushLeads, startLeadStream, storeOf, summarize, type LeadStream, type StreamTenant } from './lead-stream';
+import {
+  expectCalledAndChargedOnce,
+  pushLeads,
+  startLeadStream,
+  storeOf,
+  summarize,
+  type LeadStream,
+  type StreamTenant,
+} from './lead-stream';
 
 // Availability under faults, black-box through the gateway, as an operator tried it (issue 30): a
 // tenant pushes live call leads steadily while services are SIGKILLed and restarted half a second
@@ -48,27 +56,34 @@ describe('lead ingest stays available while services are killed', () => {
   /** Posts answered 503: their lead may have been written before the leads process died (the answer was lost, not the write). */
   let refusedPosts = 0;
 
-  it.each(['billing', 'leads', 'telephony', 'webhooks'])('keeps accepting leads when %s is SIGKILLed and restarted', async (name) => {
-    const flow = pushLeads(gw, tenant, 2, 20);
-    await sleep(1_000);
-    const killedAt = Date.now();
-    const listenMs = await killAndRestart(name);
-    await sleep(4_000);
-    await flow.stop();
-    const s = summarize(flow.posts, killedAt);
-    figures.push(
-      `kill ${name}: restarted process listened after ${listenMs} ms; ${s.accepted}/${s.posts} posts accepted after the kill; longest time without a 202 ${s.longestGapMs} ms; slowest answer ${s.slowestMs} ms`,
-    );
-    accepted.push(...flow.posts.filter((p) => p.status === 202).map((p) => p.contactId!));
-    refusedPosts += s.refused.length;
-    // A request that arrives during a restart is answered within its deadline, with the documented error at worst.
-    for (const r of s.refused) expect({ status: r.status, reasonCode: r.reasonCode }).toEqual({ status: 503, reasonCode: 'service_unavailable' });
-    expect(s.slowestMs).toBeLessThan(10_000);
-    // Before: billing's or leads' restart refused every post for ~30 s. Now ingest goes on: at most the
-    // post in flight on a killed leads process is refused, and the rest wait out the restart.
-    expect(s.share).toBeGreaterThanOrEqual(0.95);
-    expect(s.longestGapMs).toBeLessThan(5_000);
-  });
+  it.each(['billing', 'leads', 'telephony', 'webhooks'])(
+    'keeps accepting leads when %s is SIGKILLed and restarted',
+    async (name) => {
+      const flow = pushLeads(gw, tenant, 2, 20);
+      await sleep(1_000);
+      const killedAt = Date.now();
+      const listenMs = await killAndRestart(name);
+      await sleep(4_000);
+      await flow.stop();
+      const s = summarize(flow.posts, killedAt);
+      figures.push(
+        `kill ${name}: restarted process listened after ${listenMs} ms; ${s.accepted}/${s.posts} posts accepted after the kill; longest time without a 202 ${s.longestGapMs} ms; slowest answer ${s.slowestMs} ms`,
+      );
+      accepted.push(...flow.posts.filter((p) => p.status === 202).map((p) => p.contactId!));
+      refusedPosts += s.refused.length;
+      // A request that arrives during a restart is answered within its deadline, with the documented error at worst.
+      for (const r of s.refused)
+        expect({ status: r.status, reasonCode: r.reasonCode }).toEqual({
+          status: 503,
+          reasonCode: 'service_unavailable',
+        });
+      expect(s.slowestMs).toBeLessThan(10_000);
+      // Before: billing's or leads' restart refused every post for ~30 s. Now ingest goes on: at most the
+      // post in flight on a killed leads process is refused, and the rest wait out the restart.
+      expect(s.share).toBeGreaterThanOrEqual(0.95);
+      expect(s.longestGapMs).toBeLessThan(5_000);
+    },
+  );
 
   it('answers 202 again within 3 s of a SIGKILLed gateway (restarted at its address)', async () => {
     const flow = pushLeads(gw, tenant, 2, 20);
@@ -84,8 +99,12 @@ describe('lead ingest stays available while services are killed', () => {
     await sleep(3_000);
     await flow.stop();
     const s = summarize(flow.posts, killedAt);
-    const firstBack = Math.min(...flow.posts.filter((p) => p.sentAt >= killedAt && p.status === 202).map((p) => p.answeredAt));
-    figures.push(`kill the gateway: restarted gateway ready after ${listenMs} ms; first 202 ${firstBack - killedAt} ms after the kill; ${s.accepted}/${s.posts} posts accepted after the kill`);
+    const firstBack = Math.min(
+      ...flow.posts.filter((p) => p.sentAt >= killedAt && p.status === 202).map((p) => p.answeredAt),
+    );
+    figures.push(
+      `kill the gateway: restarted gateway ready after ${listenMs} ms; first 202 ${firstBack - killedAt} ms after the kill; ${s.accepted}/${s.posts} posts accepted after the kill`,
+    );
     accepted.push(...flow.posts.filter((p) => p.status === 202).map((p) => p.contactId!));
     refusedPosts += s.refused.length; // a post the gateway had passed on before it died may be stored
     // With one gateway, posts meanwhile find nothing listening (status 0); none is answered with an error.
@@ -105,10 +124,16 @@ describe('lead ingest stays available while services are killed', () => {
     }
     await flow.stop();
     const s = summarize(flow.posts, from);
-    figures.push(`rolling kills (${listened.join(', ')}): ${s.accepted}/${s.posts} posts accepted (${(s.share * 100).toFixed(1)} %); longest time without a 202 ${s.longestGapMs} ms; slowest answer ${s.slowestMs} ms`);
+    figures.push(
+      `rolling kills (${listened.join(', ')}): ${s.accepted}/${s.posts} posts accepted (${(s.share * 100).toFixed(1)} %); longest time without a 202 ${s.longestGapMs} ms; slowest answer ${s.slowestMs} ms`,
+    );
     accepted.push(...flow.posts.filter((p) => p.status === 202).map((p) => p.contactId!));
     refusedPosts += s.refused.length;
-    for (const r of s.refused) expect({ status: r.status, reasonCode: r.reasonCode }).toEqual({ status: 503, reasonCode: 'service_unavailable' });
+    for (const r of s.refused)
+      expect({ status: r.status, reasonCode: r.reasonCode }).toEqual({
+        status: 503,
+        reasonCode: 'service_unavailable',
+      });
     expect(s.share).toBeGreaterThanOrEqual(0.95);
   });
 
@@ -125,7 +150,9 @@ describe('lead ingest stays available while services are killed', () => {
     const port = replica.port;
     try {
       const listenedMs = Date.now() - started;
-      const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 5_000 });
+      const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, {
+        timeoutMs: 5_000,
+      });
       try {
         const { balance } = await billing.getBalance({}, { tenantId: tenant.tenantId, keyMode: 'live' });
         expect(balance?.balance).toBeGreaterThan(0);

@@ -35,7 +35,9 @@ describe('billing killed mid-batch', () => {
     await waitFor(
       'billing',
       async () => {
-        const c = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 1_000 });
+        const c = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, {
+          timeoutMs: 1_000,
+        });
         try {
           await c.getRateCard({}, { tenantId: 'probe', keyMode: 'live' });
           return true;
@@ -48,7 +50,11 @@ describe('billing killed mid-batch', () => {
     );
   };
   jest.setTimeout(180_000);
-  const ended = (callId: string, direction: voiceapi.billing.v1.CallDirection, durationSeconds: number): voiceapi.billing.v1.EndedCall => ({ callId, direction, durationSeconds, holdFailed: false, endTime: new Date() });
+  const ended = (
+    callId: string,
+    direction: voiceapi.billing.v1.CallDirection,
+    durationSeconds: number,
+  ): voiceapi.billing.v1.EndedCall => ({ callId, direction, durationSeconds, holdFailed: false, endTime: new Date() });
   /** Settles the calls as telephony does: 20 to a request, 4 requests in flight, a request that failed resent until answered. */
   const settleAll = async (client: () => Client, ctx: CallContext, calls: voiceapi.billing.v1.EndedCall[]) => {
     const batches = Array.from({ length: Math.ceil(calls.length / 20) }, (_, i) => calls.slice(i * 20, (i + 1) * 20));
@@ -82,13 +88,21 @@ describe('billing killed mid-batch', () => {
 
   it('charges every call exactly once across a crash', async () => {
     const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
-    let client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 20_000 });
+    let client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, {
+      timeoutMs: 20_000,
+    });
     await client.topUp({ amount: 100_000, reference: 'top:1' }, ctx);
     const calls = Array.from({ length: 2_000 }, (_, i) => `${ctx.tenantId}-c${i}`);
     const expireTime = new Date(Date.now() + 600_000);
     // A tenant's concurrency is 10 calls by default: that many hold credit, the others are
     // charged from the available balance (a hold that was never placed).
-    await Promise.all(calls.slice(0, 10).map((callId) => client.placeHold({ callId, amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, ctx)));
+    await Promise.all(
+      calls
+        .slice(0, 10)
+        .map((callId) =>
+          client.placeHold({ callId, amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, ctx),
+        ),
+    );
     const ends = calls.map((callId) => ended(callId, D.CALL_DIRECTION_OUTBOUND, 61));
     // Some (not all) calls are charged, then the process dies without warning; the caller resends
     // what was not answered (and, answered or not, the first 50 once more) to the restarted process.
@@ -100,7 +114,9 @@ describe('billing killed mid-batch', () => {
     await proc!.stop();
     const before = await outcomes();
     await start();
-    current = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 20_000 });
+    current = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, {
+      timeoutMs: 20_000,
+    });
     await settling;
     await settleAll(() => current, ctx, ends.slice(0, 50));
     expect(await outcomes()).toBe(calls.length);
@@ -112,8 +128,14 @@ describe('billing killed mid-batch', () => {
     const balance = await client.getBalance({}, ctx);
     client.close();
     // 61 s outbound = 2 started minutes × 2 credits, once per call.
-    expect(balance.balance).toMatchObject({ balance: 100_000 - 4 * calls.length, held: 0, available: 100_000 - 4 * calls.length });
-    const charged = await conn.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId, status: 'charged', creditsCharged: 4 });
+    expect(balance.balance).toMatchObject({
+      balance: 100_000 - 4 * calls.length,
+      held: 0,
+      available: 100_000 - 4 * calls.length,
+    });
+    const charged = await conn
+      .collection('call_outcomes')
+      .countDocuments({ tenantId: ctx.tenantId, status: 'charged', creditsCharged: 4 });
     expect(charged).toBe(calls.length);
     expect(await walletProblems(conn, ctx.tenantId!)).toEqual([]);
   });
@@ -128,23 +150,39 @@ describe('billing killed mid-batch', () => {
       await proc?.stop();
       await start(brokers);
       const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
-      const client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, { timeoutMs: 20_000 });
+      const client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, {
+        timeoutMs: 20_000,
+      });
       await client.topUp({ amount: 10_000, reference: 'top:k' }, ctx);
-      const ends = (from: number, n: number) => Array.from({ length: n }, (_, i) => ended(`${ctx.tenantId}-k${from + i}`, D.CALL_DIRECTION_INBOUND, 30));
+      const ends = (from: number, n: number) =>
+        Array.from({ length: n }, (_, i) => ended(`${ctx.tenantId}-k${from + i}`, D.CALL_DIRECTION_INBOUND, 30));
       const outcomes = () => conn.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId });
       await settleAll(() => client, ctx, ends(0, 50));
       expect(await outcomes()).toBe(50);
 
       // Kafka goes away: the wallet keeps answering and settling (events wait in the outbox).
       await broker.stop();
-      const during = await client.debit({ reference: 'number:during-outage', amount: 7, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: 'Number' }, ctx);
+      const during = await client.debit(
+        {
+          reference: 'number:during-outage',
+          amount: 7,
+          type: T.TRANSACTION_TYPE_NUMBER_PURCHASE,
+          description: 'Number',
+        },
+        ctx,
+      );
       expect(during.balance?.balance).toBe(10_000 - 50 - 7);
       await settleAll(() => client, ctx, ends(50, 50));
       expect(await outcomes()).toBe(100);
 
       broker = await startKafka({ dataDir, port: kafkaPort, controllerPort });
       // What happened during the outage reached Kafka once it was back (the outbox relayed it).
-      await waitFor('outbox drained', async () => (await conn.collection('outbox').countDocuments({})) === 0, 60_000, proc);
+      await waitFor(
+        'outbox drained',
+        async () => (await conn.collection('outbox').countDocuments({})) === 0,
+        60_000,
+        proc,
+      );
       const balance = await client.getBalance({}, ctx);
       client.close();
       // 30 s inbound = 1 started minute × 1 credit, once per call.

@@ -39,7 +39,12 @@ describe('rotating the keys that seal stored secrets', () => {
     sys = await startSystem({
       serviceEnv: {
         agents: { AGENT_SECRETS_KEY: agentsOld, OUTBOUND_ALLOWLIST: crmBase.replace('http://', ''), LOG_LEVEL: 'info' },
-        webhooks: { WEBHOOK_SECRETS_KEY: hooksOld, OUTBOUND_ALLOWLIST: receiver.hostPort, WEBHOOK_SWEEP_INTERVAL_MS: '200', LOG_LEVEL: 'info' },
+        webhooks: {
+          WEBHOOK_SECRETS_KEY: hooksOld,
+          OUTBOUND_ALLOWLIST: receiver.hostPort,
+          WEBHOOK_SWEEP_INTERVAL_MS: '200',
+          LOG_LEVEL: 'info',
+        },
       },
     });
     gw = sys.gateways[0]!.url;
@@ -51,18 +56,30 @@ describe('rotating the keys that seal stored secrets', () => {
     await new Promise((r) => crm.close(r));
   });
 
-  const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
-  const api = (k: string, path: string, body?: unknown, method?: string) => call(`${gw}/api/v1${path}`, { key: k, ...(body !== undefined && { body }), ...(method && { method }) });
+  const admin = (path: string, body?: unknown, method?: string) =>
+    call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  const api = (k: string, path: string, body?: unknown, method?: string) =>
+    call(`${gw}/api/v1${path}`, { key: k, ...(body !== undefined && { body }), ...(method && { method }) });
   async function restart(name: 'agents' | 'webhooks', env: Record<string, string>) {
     await sys.services[name]!.stop();
     return sys.startService(name, env);
   }
 
   it('keeps custom-API and webhook signing secrets usable across a rotation, then without the old key', async () => {
-    const t = await tenantWithKey(gw, { scopes: ['inbound:read', 'inbound:write', 'companies:write'], rateLimitPerSecond: 1_000 });
+    const t = await tenantWithKey(gw, {
+      scopes: ['inbound:read', 'inbound:write', 'companies:write'],
+      rateLimitPerSecond: 1_000,
+    });
     const phoneNumber = `+1628557${1000 + Math.floor(Math.random() * 8000)}`;
     expect((await admin(`/tenants/${t.tenantId}/numbers`, { phoneNumber, countryIso: 'US' })).status).toBe(201);
-    const agent = (await api(t.key, '/inbound-agents', { name: 'Desk', phoneNumber, customApiBaseUrl: crmBase, customApiSecret: BEARER })).body.agent as Json;
+    const agent = (
+      await api(t.key, '/inbound-agents', {
+        name: 'Desk',
+        phoneNumber,
+        customApiBaseUrl: crmBase,
+        customApiSecret: BEARER,
+      })
+    ).body.agent as Json;
     const lookup = async () => {
       seenAuth.length = 0;
       const r = await api(t.key, `/inbound-agents/${agent.id}/crm/lookup`, { phone: '+14155550100' });
@@ -71,26 +88,53 @@ describe('rotating the keys that seal stored secrets', () => {
     expect(await lookup()).toEqual([200, `Bearer ${BEARER}`]);
 
     const path = `/hooks/${randomBytes(4).toString('hex')}`;
-    const hook = await admin(`/tenants/${t.tenantId}/webhooks`, { url: `${receiver.base}${path}`, events: ['contact.status_changed'] });
+    const hook = await admin(`/tenants/${t.tenantId}/webhooks`, {
+      url: `${receiver.base}${path}`,
+      events: ['contact.status_changed'],
+    });
     receiver.secrets.set(path, [hook.body.webhook.secret]);
-    const sandbox = (await admin(`/tenants/${t.tenantId}/api-keys`, { name: 'sandbox', mode: 'sandbox', rateLimitPerSecond: 1_000 })).body.key as string;
+    const sandbox = (
+      await admin(`/tenants/${t.tenantId}/api-keys`, { name: 'sandbox', mode: 'sandbox', rateLimitPerSecond: 1_000 })
+    ).body.key as string;
     const campaign = (await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'rotation' })).body.campaign.id as string;
     expect((await admin(`/tenants/${t.tenantId}/campaigns/${campaign}/start`, undefined, 'POST')).status).toBe(200);
     let n = 0;
     /** One signed delivery, verified by the receiver with the endpoint's secret. */
     const delivered = async () => {
-      const lead = await api(sandbox, '/leads', { campaignId: campaign, phone: `+1415444${1000 + ++n}`, channel: 'call', consent: { outboundCall: true } });
-      expect((await call(`${gw}/api/v1/contacts/${lead.body.contactId}/cancel`, { key: sandbox, method: 'POST' })).status).toBe(200);
-      const got = await eventually('the delivery', () => receiver.at(path).find((r) => r.body.includes(lead.body.contactId)), 30_000, { intervalMs: 150 });
+      const lead = await api(sandbox, '/leads', {
+        campaignId: campaign,
+        phone: `+1415444${1000 + ++n}`,
+        channel: 'call',
+        consent: { outboundCall: true },
+      });
+      expect(
+        (await call(`${gw}/api/v1/contacts/${lead.body.contactId}/cancel`, { key: sandbox, method: 'POST' })).status,
+      ).toBe(200);
+      const got = await eventually(
+        'the delivery',
+        () => receiver.at(path).find((r) => r.body.includes(lead.body.contactId)),
+        30_000,
+        { intervalMs: 150 },
+      );
       return got.verifiedBy;
     };
     expect(await delivered()).toEqual([0]);
 
     // 1. The new key seals, the old one still opens; the pass moves every stored secret.
     const agents = await restart('agents', { AGENT_SECRETS_KEY: agentsNew, AGENT_SECRETS_PREVIOUS_KEYS: agentsOld });
-    const webhooks = await restart('webhooks', { WEBHOOK_SECRETS_KEY: hooksNew, WEBHOOK_SECRETS_PREVIOUS_KEYS: hooksOld });
-    await eventually('the agents pass', () => /"moved":1,"unreadable":0.*sealed again/.test(agents.output()), 30_000, { intervalMs: 150 });
-    await eventually('the webhooks pass', () => /"moved":1,"unreadable":0.*sealed again/.test(webhooks.output()), 30_000, { intervalMs: 150 });
+    const webhooks = await restart('webhooks', {
+      WEBHOOK_SECRETS_KEY: hooksNew,
+      WEBHOOK_SECRETS_PREVIOUS_KEYS: hooksOld,
+    });
+    await eventually('the agents pass', () => /"moved":1,"unreadable":0.*sealed again/.test(agents.output()), 30_000, {
+      intervalMs: 150,
+    });
+    await eventually(
+      'the webhooks pass',
+      () => /"moved":1,"unreadable":0.*sealed again/.test(webhooks.output()),
+      30_000,
+      { intervalMs: 150 },
+    );
     expect(await lookup()).toEqual([200, `Bearer ${BEARER}`]);
     expect(await delivered()).toEqual([0]);
 
@@ -100,7 +144,9 @@ describe('rotating the keys that seal stored secrets', () => {
     expect(await lookup()).toEqual([200, `Bearer ${BEARER}`]);
     expect(await delivered()).toEqual([0]);
     // A secret set after the rotation is sealed by the new key.
-    expect((await api(t.key, `/inbound-agents/${agent.id}`, { customApiSecret: `${BEARER}-2` }, 'PATCH')).status).toBe(200);
+    expect((await api(t.key, `/inbound-agents/${agent.id}`, { customApiSecret: `${BEARER}-2` }, 'PATCH')).status).toBe(
+      200,
+    );
     expect(await lookup()).toEqual([200, `Bearer ${BEARER}-2`]);
   });
 });

@@ -1,3 +1,4 @@
+// Over 300 lines because the fault scenario's steps share one started system and one stream of leads.
 import mongoose from 'mongoose';
 import { walletProblems } from '../../services/billing/test/invariants';
 import { Receiver } from '../../services/webhooks/test/receiver';
@@ -19,7 +20,11 @@ export const startStreamReceiver = () => new Receiver().start();
 export const streamServiceEnv = (receiver: Receiver) => ({
   telephony: { CARRIER_SIMULATOR_SPEEDUP: String(SPEEDUP) },
   leads: { CALLING_WINDOW_DEFAULT: 'always' },
-  webhooks: { OUTBOUND_ALLOWLIST: receiver.hostPort, WEBHOOK_RETRY_SCHEDULE: '0,300ms,1s,2s', WEBHOOK_SWEEP_INTERVAL_MS: '500' },
+  webhooks: {
+    OUTBOUND_ALLOWLIST: receiver.hostPort,
+    WEBHOOK_RETRY_SCHEDULE: '0,300ms,1s,2s',
+    WEBHOOK_SWEEP_INTERVAL_MS: '500',
+  },
 });
 
 export interface StreamTenant {
@@ -40,15 +45,24 @@ export interface Post {
 
 /** A live tenant with credit, room for 100 concurrent calls, a running campaign and a webhook endpoint for billed calls. */
 export async function streamTenant(gw: string, receiver: Receiver): Promise<StreamTenant> {
-  const t = await tenantWithKey(gw, { scopes: ['leads:read', 'leads:write', 'calls:read', 'credits:read'], rateLimitPerSecond: 100_000 });
-  const admin = (path: string, body?: unknown, method?: string) => call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
+  const t = await tenantWithKey(gw, {
+    scopes: ['leads:read', 'leads:write', 'calls:read', 'credits:read'],
+    rateLimitPerSecond: 100_000,
+  });
+  const admin = (path: string, body?: unknown, method?: string) =>
+    call(`${gw}/admin/v1${path}`, { admin: true, ...(body !== undefined && { body }), ...(method && { method }) });
   expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 10_000_000 })).status).toBe(201);
   expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 100 }, 'PUT')).status).toBe(200);
   const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'lead stream', maxCallSeconds: 120 });
   expect(c.status).toBe(201);
-  expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(200);
+  expect((await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status).toBe(
+    200,
+  );
   const hookPath = `/hooks/${t.tenantId}`;
-  const hook = await admin(`/tenants/${t.tenantId}/webhooks`, { url: `${receiver.base}${hookPath}`, events: ['call.outbound.billed'] });
+  const hook = await admin(`/tenants/${t.tenantId}/webhooks`, {
+    url: `${receiver.base}${hookPath}`,
+    events: ['call.outbound.billed'],
+  });
   expect(hook.status).toBe(201);
   receiver.secrets.set(hookPath, [hook.body.webhook.secret]);
   return { ...t, campaignId: c.body.campaign.id as string, hookPath };
@@ -87,20 +101,37 @@ let phones = 0;
 const phone = (n: number) => `+1415${200 + Math.floor(n / 9000)}${1000 + (n % 9000)}`;
 
 /** Posts live call leads back to back from `workers` loops until `stop()` says so. */
-export function pushLeads(gw: string, tenant: StreamTenant, workers: number, paceMs: number): { posts: Post[]; stop: () => Promise<void> } {
+export function pushLeads(
+  gw: string,
+  tenant: StreamTenant,
+  workers: number,
+  paceMs: number,
+): { posts: Post[]; stop: () => Promise<void> } {
   const posts: Post[] = [];
   let stopping = false;
   const loops = Array.from({ length: workers }, async () => {
     while (!stopping) {
       const sentAt = Date.now();
-      const body = { campaignId: tenant.campaignId, phone: phone(phones++), name: 'Ada', channel: 'call', consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' } };
+      const body = {
+        campaignId: tenant.campaignId,
+        phone: phone(phones++),
+        name: 'Ada',
+        channel: 'call',
+        consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
+      };
       let res: CallResult;
       try {
         res = await call(`${gw}/api/v1/leads`, { key: tenant.key, body });
       } catch {
         res = { status: 0, headers: new Headers(), body: undefined }; // the connection itself failed
       }
-      posts.push({ sentAt, answeredAt: Date.now(), status: res.status, reasonCode: res.body?.reasonCode, contactId: res.body?.contactId });
+      posts.push({
+        sentAt,
+        answeredAt: Date.now(),
+        status: res.status,
+        reasonCode: res.body?.reasonCode,
+        contactId: res.body?.contactId,
+      });
       await sleep(paceMs);
     }
   });
@@ -125,7 +156,14 @@ export function summarize(posts: Post[], from: number) {
     last = p.answeredAt;
   }
   const slowest = Math.max(0, ...after.map((p) => p.answeredAt - p.sentAt));
-  return { posts: after.length, accepted, share: after.length === 0 ? 0 : accepted / after.length, longestGapMs: longestGap, slowestMs: slowest, refused: after.filter((p) => p.status !== 202) };
+  return {
+    posts: after.length,
+    accepted,
+    share: after.length === 0 ? 0 : accepted / after.length,
+    longestGapMs: longestGap,
+    slowestMs: slowest,
+    refused: after.filter((p) => p.status !== 202),
+  };
 }
 
 /** Where the services keep their data: the store's URL and each service's database. */
@@ -135,7 +173,10 @@ export interface StoreAccess {
 }
 
 /** The store of a system the harness started (each service's database carries the run's suffix). */
-export const storeOf = (sys: System): StoreAccess => ({ url: sys.env.MONGO_URL!, dbName: (service) => sys.gatewayDb.replace(/^gateway_/, `${service}_`) });
+export const storeOf = (sys: System): StoreAccess => ({
+  url: sys.env.MONGO_URL!,
+  dbName: (service) => sys.gatewayDb.replace(/^gateway_/, `${service}_`),
+});
 
 /** A call as telephony stored it, with when billing charged it. */
 export interface ChargedCall {
@@ -154,7 +195,14 @@ export interface ChargedCall {
  * wallet's chain intact, the contacts completed, and every call announced to the tenant's endpoint
  * (signed). Answers the calls with when each was charged.
  */
-export async function expectCalledAndChargedOnce(store: StoreAccess, gw: string, tenant: StreamTenant, receiver: Receiver, accepted: readonly string[], refusedPosts: number): Promise<ChargedCall[]> {
+export async function expectCalledAndChargedOnce(
+  store: StoreAccess,
+  gw: string,
+  tenant: StreamTenant,
+  receiver: Receiver,
+  accepted: readonly string[],
+  refusedPosts: number,
+): Promise<ChargedCall[]> {
   const api = (path: string) => call(`${gw}/api/v1${path}`, { key: tenant.key });
   const contact = async (id: string) => (await api(`/contacts/${id}`)).body.contact as { status: string };
   const db = (service: string) => mongoose.createConnection(store.url, { dbName: store.dbName(service) }).asPromise();
@@ -165,13 +213,29 @@ export async function expectCalledAndChargedOnce(store: StoreAccess, gw: string,
     await eventually(
       'every accepted lead called and billed',
       async () => {
-        const billed = new Set((await calls.find(ended).project({ contactId: 1 }).toArray()).map((c) => c.contactId as string));
+        const billed = new Set(
+          (await calls.find(ended).project({ contactId: 1 }).toArray()).map((c) => c.contactId as string),
+        );
         return accepted.every((id) => billed.has(id)) ? true : undefined;
       },
       300_000,
-      { intervalMs: 250, retryErrors: true, detail: async () => ({ accepted: accepted.length, done: await calls.countDocuments(ended), all: await calls.countDocuments({ tenantId: tenant.tenantId }) }) },
+      {
+        intervalMs: 250,
+        retryErrors: true,
+        detail: async () => ({
+          accepted: accepted.length,
+          done: await calls.countDocuments(ended),
+          all: await calls.countDocuments({ tenantId: tenant.tenantId }),
+        }),
+      },
     );
-    await eventually('no call left unbilled', async () => ((await calls.countDocuments({ tenantId: tenant.tenantId, billingStatus: 'pending' })) === 0 ? true : undefined), 60_000, { intervalMs: 250, retryErrors: true });
+    await eventually(
+      'no call left unbilled',
+      async () =>
+        (await calls.countDocuments({ tenantId: tenant.tenantId, billingStatus: 'pending' })) === 0 ? true : undefined,
+      60_000,
+      { intervalMs: 250, retryErrors: true },
+    );
     const all = await calls.find({ tenantId: tenant.tenantId }).toArray();
     // One call per lead: none dialled twice, none accepted left out.
     expect(new Set(all.map((c) => c.contactId)).size).toBe(all.length);
@@ -179,7 +243,15 @@ export async function expectCalledAndChargedOnce(store: StoreAccess, gw: string,
     expect(accepted.filter((id) => !called.has(id))).toEqual([]);
     expect(all.length - accepted.length).toBeLessThanOrEqual(refusedPosts);
     const odd = all.filter((c) => c.billingStatus !== 'charged');
-    expect(odd.map((c) => ({ id: c._id, status: c.status, endReason: c.endReason, billingStatus: c.billingStatus, creditsError: c.creditsError }))).toEqual([]);
+    expect(
+      odd.map((c) => ({
+        id: c._id,
+        status: c.status,
+        endReason: c.endReason,
+        billingStatus: c.billingStatus,
+        creditsError: c.creditsError,
+      })),
+    ).toEqual([]);
     // Charged once each: the ledger's call rows are one per call and sum to what the calls say; the balance follows.
     const charged = all.reduce((n, c) => n + (c.creditsCharged as number), 0);
     expect((await api('/credits')).body).toMatchObject({ balance: 10_000_000 - charged, held: 0 });
@@ -187,9 +259,21 @@ export async function expectCalledAndChargedOnce(store: StoreAccess, gw: string,
     expect(await walletProblems(billingDb, tenant.tenantId)).toEqual([]);
     // The contacts follow their calls (leads hears of each end, after its own restarts too).
     const sample = accepted.filter((_, i) => i % 25 === 0);
-    await eventually('the contacts completed', async () => ((await Promise.all(sample.map(contact))).every((c) => c.status === 'completed') ? true : undefined), 120_000, { intervalMs: 250, retryErrors: true });
+    await eventually(
+      'the contacts completed',
+      async () => ((await Promise.all(sample.map(contact))).every((c) => c.status === 'completed') ? true : undefined),
+      120_000,
+      { intervalMs: 250, retryErrors: true },
+    );
     // Announced at least once: each call's `call.outbound.billed` reached the endpoint, signed.
-    const announced = () => new Set(receiver.at(tenant.hookPath).flatMap((r) => (r.verifiedBy.length > 0 ? [(JSON.parse(r.body) as { data: { callId: string } }).data.callId] : [])));
+    const announced = () =>
+      new Set(
+        receiver
+          .at(tenant.hookPath)
+          .flatMap((r) =>
+            r.verifiedBy.length > 0 ? [(JSON.parse(r.body) as { data: { callId: string } }).data.callId] : [],
+          ),
+      );
     await eventually(
       'every call announced to the webhook endpoint',
       async () => {
@@ -205,7 +289,13 @@ export async function expectCalledAndChargedOnce(store: StoreAccess, gw: string,
       .project({ reference: 1, createdAt: 1 })
       .toArray();
     const chargedAt = new Map(entries.map((e) => [e.reference as string, e.createdAt as Date]));
-    return all.map((c) => ({ id: String(c._id), contactId: c.contactId as string, endedAt: c.endedAt as Date, creditsCharged: c.creditsCharged as number, chargedAt: chargedAt.get(`call:${String(c._id)}`)! }));
+    return all.map((c) => ({
+      id: String(c._id),
+      contactId: c.contactId as string,
+      endedAt: c.endedAt as Date,
+      creditsCharged: c.creditsCharged as number,
+      chargedAt: chargedAt.get(`call:${String(c._id)}`)!,
+    }));
   } finally {
     await Promise.all([telephonyDb.close(), billingDb.close()]);
   }

@@ -28,7 +28,9 @@ describe('replicas killed mid-stream', () => {
     let killed: string | undefined;
     await callsAcross(sys, conn, async () => {
       // The telephony replica placing the dials now: the one holding the dispatcher's lease.
-      const lease = await conn.telephony.collection<{ _id: string; holder: string }>('leases').findOne({ _id: 'telephony-dispatcher' });
+      const lease = await conn.telephony
+        .collection<{ _id: string; holder: string }>('leases')
+        .findOne({ _id: 'telephony-dispatcher' });
       const telephony = sys.replicasOf('telephony');
       const holder = telephony.find((r) => r.instanceId === lease?.holder);
       expect(holder).toBeDefined();
@@ -45,7 +47,9 @@ describe('replicas killed mid-stream', () => {
       if (holder!.proc === sys.services.telephony) await sys.startService('telephony');
     });
     // The dials after the kill were placed under a lease that had moved.
-    const lease = await conn.telephony.collection<{ _id: string; holder: string }>('leases').findOne({ _id: 'telephony-dispatcher' });
+    const lease = await conn.telephony
+      .collection<{ _id: string; holder: string }>('leases')
+      .findOne({ _id: 'telephony-dispatcher' });
     expect(lease?.holder).toBeDefined();
     expect(lease?.holder).not.toBe(killed);
   });

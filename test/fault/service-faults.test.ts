@@ -89,7 +89,9 @@ describe('a backing service that overruns its deadline', () => {
     }
     slow.addService(voiceapi.companies.v1.CompaniesServiceService, hang);
     const port = await freePort();
-    await new Promise<void>((resolve, reject) => slow.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      slow.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())),
+    );
     sys = await startSystem({ gateways: 0 });
     await sys.startGateway({ COMPANIES_GRPC_ADDR: `127.0.0.1:${port}`, GRPC_DEADLINE_MS: '300' });
   });

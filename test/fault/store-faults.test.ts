@@ -32,7 +32,10 @@ describe('the store killed with SIGKILL under load', () => {
   it('keeps every acknowledged insert of 32 concurrent writers', async () => {
     // A write in flight at the kill fails (the store's URL turns retryable writes off; see the next
     // test); the writer gives up within 2 s instead of waiting the default 30 s for a server.
-    const client = await new mongo.MongoClient(store.url, { maxPoolSize: 32, serverSelectionTimeoutMS: 2_000 }).connect();
+    const client = await new mongo.MongoClient(store.url, {
+      maxPoolSize: 32,
+      serverSelectionTimeoutMS: 2_000,
+    }).connect();
     const acknowledged: number[] = [];
     let stop = false;
     let next = 0;
@@ -82,7 +85,15 @@ describe('the store killed with SIGKILL under load', () => {
       const db = client.db('retryable');
       const session = client.startSession();
       await db.collection('wallets').insertOne({ _id: 'w' as never, balance: 0 });
-      const write = (txnNumber: number) => db.command({ update: 'wallets', updates: [{ q: { _id: 'w' }, u: { $inc: { balance: 1 } } }], txnNumber: mongo.Long.fromNumber(txnNumber) }, { session });
+      const write = (txnNumber: number) =>
+        db.command(
+          {
+            update: 'wallets',
+            updates: [{ q: { _id: 'w' }, u: { $inc: { balance: 1 } } }],
+            txnNumber: mongo.Long.fromNumber(txnNumber),
+          },
+          { session },
+        );
       await write(1);
       expect((await write(1)).retriedStmtIds).toEqual([0]); // a retry while it runs is answered
       await kill();
@@ -112,14 +123,19 @@ describe('the store killed with SIGKILL under load', () => {
 
     it('dials and charges every lead once, and keeps every company the gateway acknowledged, across a store crash', async () => {
       const gw = sys.gateways[0]!.url;
-      const { key } = await tenantWithKey(gw, { scopes: ['companies:read', 'companies:write'], rateLimitPerSecond: 100_000 });
+      const { key } = await tenantWithKey(gw, {
+        scopes: ['companies:read', 'companies:write'],
+        rateLimitPerSecond: 100_000,
+      });
       const created: string[] = [];
       const refused = new Map<number, number>();
       const failures: unknown[] = [];
       let writing = true;
       const writer = async (w: number) => {
         for (let i = 0; writing; i++) {
-          const r = await call(`${gw}/api/v1/companies`, { key, body: { name: `Clinic ${w}-${i}` } }).catch(() => undefined); // no answer is counted below as 'no answer'
+          const r = await call(`${gw}/api/v1/companies`, { key, body: { name: `Clinic ${w}-${i}` } }).catch(
+            () => undefined,
+          ); // no answer is counted below as 'no answer'
           if (r?.status === 201) created.push(r.body.company.id as string);
           else {
             refused.set(r?.status ?? 0, (refused.get(r?.status ?? 0) ?? 0) + 1);
@@ -141,9 +157,13 @@ describe('the store killed with SIGKILL under load', () => {
       }
       // Writes went on before, during and after the crash; what was refused said so (no 500).
       expect({ created: created.length > 20, refused: Object.fromEntries(refused) }).toMatchObject({ created: true });
-      expect({ statuses: [...refused.keys()].filter((s) => s === 500 || s === 0), failures }).toEqual({ statuses: [], failures: [] });
+      expect({ statuses: [...refused.keys()].filter((s) => s === 500 || s === 0), failures }).toEqual({
+        statuses: [],
+        failures: [],
+      });
       const missing: string[] = [];
-      for (const id of created) if ((await call(`${gw}/api/v1/companies/${id}`, { key })).status !== 200) missing.push(id);
+      for (const id of created)
+        if ((await call(`${gw}/api/v1/companies/${id}`, { key })).status !== 200) missing.push(id);
       expect(missing).toEqual([]);
     });
   });

@@ -1,7 +1,15 @@
 import type { System } from '../harness/system';
 import { sleep } from '../harness/wait';
 import type { Receiver } from '../../services/webhooks/test/receiver';
-import { expectCalledAndChargedOnce, pushLeads, startLeadStream, storeOf, summarize, type LeadStream, type StreamTenant } from './lead-stream';
+import {
+  expectCalledAndChargedOnce,
+  pushLeads,
+  startLeadStream,
+  storeOf,
+  summarize,
+  type LeadStream,
+  type StreamTenant,
+} from './lead-stream';
 
 // Two replicas each of billing, leads, telephony and webhooks behind one address, as the charts
 // deploy them (a headless Service; the callers' gRPC clients balance over both). While a tenant

@@ -3,7 +3,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
-import { createKafka, createLogger, createPromiseClient, eventRecord, EventPublisher, type CallContext } from '@voiceapi/kit';
+import {
+  createKafka,
+  createLogger,
+  createPromiseClient,
+  eventRecord,
+  EventPublisher,
+  type CallContext,
+} from '@voiceapi/kit';
 import { startKafka } from '@voiceapi/local-infra';
 import { voiceapi } from '@voiceapi/proto';
 import { Receiver } from '../../services/webhooks/test/receiver';
@@ -47,7 +54,9 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       'webhooks',
       async () => {
         // This replica's own port: a probe answered by another replica says nothing of this one.
-        const c = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${at}`, { timeoutMs: 10_000 });
+        const c = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${at}`, {
+          timeoutMs: 10_000,
+        });
         try {
           await c.listEndpoints({}, { tenantId: 'probe', keyMode: 'live' });
           return true;
@@ -60,7 +69,8 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
     );
     instanceOf.set(proc, instanceId);
   };
-  const client = () => createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${port}`, { timeoutMs: 10_000 });
+  const client = () =>
+    createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${port}`, { timeoutMs: 10_000 });
   const billed = (ctx: CallContext, n: number) =>
     Array.from({ length: n }, () => {
       const callId = randomUUID();
@@ -126,7 +136,9 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
     const ep = await register(ctx);
     // Slow answers keep deliveries in flight and in memory when the process dies.
     receiver.behave = (p) => (p === ep.path ? { status: 204, delayMs: 100 } : { status: 204 });
-    const publisher = new EventPublisher(createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'webhooks-fault', log }));
+    const publisher = new EventPublisher(
+      createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'webhooks-fault', log }),
+    );
     await publisher.connect();
     try {
       await publisher.send(billed(ctx, 300));
@@ -135,12 +147,31 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       await proc!.stop();
       expect(receiver.at(ep.path).length).toBeLessThan(300);
       await start();
-      await waitFor('every event delivered', async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 300, 150_000, proc);
+      await waitFor(
+        'every event delivered',
+        async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 300,
+        150_000,
+        proc,
+      );
       const repeats = expectAllDelivered(ep.path, 300);
       // A delivery sent just before the kill but not recorded is sent again once the dead
       // replica's claims are handed out (its heartbeat lapses after 10 s), then recorded.
-      await waitFor('every delivery recorded as succeeded', async () => (await conn.collection('deliveries').countDocuments({ endpointId: ep.id, status: 'succeeded' })) === 300, 60_000, proc);
-      await waitFor('nothing left claimed or queued', async () => (await conn.collection('delivery_queue').countDocuments({})) + (await conn.collection('delivery_claims').countDocuments({})) === 0, 30_000, proc);
+      await waitFor(
+        'every delivery recorded as succeeded',
+        async () =>
+          (await conn.collection('deliveries').countDocuments({ endpointId: ep.id, status: 'succeeded' })) === 300,
+        60_000,
+        proc,
+      );
+      await waitFor(
+        'nothing left claimed or queued',
+        async () =>
+          (await conn.collection('delivery_queue').countDocuments({})) +
+            (await conn.collection('delivery_claims').countDocuments({})) ===
+          0,
+        30_000,
+        proc,
+      );
       // Only what was in flight at the kill can have gone twice.
       expect(repeats).toBeLessThanOrEqual(32);
     } finally {
@@ -152,7 +183,9 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'webhooks-kafka-'));
     const [kafkaPort, controllerPort] = [await freePort(), await freePort()];
     let broker = await startKafka({ dataDir, port: kafkaPort, controllerPort });
-    const publisher = new EventPublisher(createKafka({ brokers: broker.brokers, clientId: 'webhooks-fault-kafka', log }));
+    const publisher = new EventPublisher(
+      createKafka({ brokers: broker.brokers, clientId: 'webhooks-fault-kafka', log }),
+    );
     try {
       await proc?.stop();
       await start(broker.brokers.join(','));
@@ -161,11 +194,21 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       const ep = await register(ctx);
       receiver.behave = () => ({ status: 204 });
       await publisher.send(billed(ctx, 50));
-      await waitFor('first half delivered', async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 50, 60_000, proc);
+      await waitFor(
+        'first half delivered',
+        async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 50,
+        60_000,
+        proc,
+      );
       await broker.stop();
       broker = await startKafka({ dataDir, port: kafkaPort, controllerPort });
       await publisher.send(billed(ctx, 50));
-      await waitFor('second half delivered', async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 100, 120_000, proc);
+      await waitFor(
+        'second half delivered',
+        async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 100,
+        120_000,
+        proc,
+      );
       expectAllDelivered(ep.path, 100);
     } finally {
       await publisher.disconnect().catch(() => undefined); // teardown: the test's result is already decided, and a failed close must not hide it
@@ -185,13 +228,25 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
     const ep = await register(ctx);
     // Slow answers keep deliveries claimed and in flight for a while.
     receiver.behave = (p) => (p === ep.path ? { status: 204, delayMs: 300 } : { status: 204 });
-    const publisher = new EventPublisher(createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'webhooks-fault-replicas', log }));
+    const publisher = new EventPublisher(
+      createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'webhooks-fault-replicas', log }),
+    );
     await publisher.connect();
     try {
       await publisher.send(billed(ctx, 300));
       // The replica delivering (it consumes the tenant's partition and holds the claims) dies.
-      const owner = async () => (await conn.collection<{ owner: string }>('delivery_claims').findOne({ owner: { $in: [instanceOf.get(a)!, instanceOf.get(b)!] } }))?.owner;
-      await waitFor('deliveries claimed and some delivered', async () => (await owner()) !== undefined && receiver.at(ep.path).length >= 30, 60_000, a);
+      const owner = async () =>
+        (
+          await conn
+            .collection<{ owner: string }>('delivery_claims')
+            .findOne({ owner: { $in: [instanceOf.get(a)!, instanceOf.get(b)!] } })
+        )?.owner;
+      await waitFor(
+        'deliveries claimed and some delivered',
+        async () => (await owner()) !== undefined && receiver.at(ep.path).length >= 30,
+        60_000,
+        a,
+      );
       const holder = (await owner()) === instanceOf.get(a) ? a : b;
       const survivor = holder === a ? b : a;
       proc = survivor;
@@ -200,10 +255,29 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       expect(new Set(receiver.at(ep.path).map((r) => r.id)).size).toBeLessThan(300);
       // The survivor takes the partition once the dead member's Kafka session ends, and what the
       // dead replica had claimed once its heartbeat lapses.
-      await waitFor('every event delivered', async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 300, 150_000, survivor);
+      await waitFor(
+        'every event delivered',
+        async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 300,
+        150_000,
+        survivor,
+      );
       const repeats = expectAllDelivered(ep.path, 300);
-      await waitFor('every delivery recorded as succeeded', async () => (await conn.collection('deliveries').countDocuments({ endpointId: ep.id, status: 'succeeded' })) === 300, 60_000, survivor);
-      await waitFor('nothing left claimed or queued', async () => (await conn.collection('delivery_queue').countDocuments({})) + (await conn.collection('delivery_claims').countDocuments({})) === 0, 60_000, survivor);
+      await waitFor(
+        'every delivery recorded as succeeded',
+        async () =>
+          (await conn.collection('deliveries').countDocuments({ endpointId: ep.id, status: 'succeeded' })) === 300,
+        60_000,
+        survivor,
+      );
+      await waitFor(
+        'nothing left claimed or queued',
+        async () =>
+          (await conn.collection('delivery_queue').countDocuments({})) +
+            (await conn.collection('delivery_claims').countDocuments({})) ===
+          0,
+        60_000,
+        survivor,
+      );
       // Only what the dead replica had in flight can have gone twice (16 attempts per endpoint).
       expect(repeats).toBeLessThanOrEqual(32);
     } finally {

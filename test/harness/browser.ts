@@ -24,7 +24,16 @@ export async function launchBrowser(): Promise<Browser> {
       executablePath: CHROMIUM,
       headless: true,
       chromiumSandbox: false,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     })
     .catch((err: unknown) => {
       rmSync(profile, { recursive: true, force: true });

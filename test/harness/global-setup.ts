@@ -21,5 +21,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
   // A fresh folder each run: findings of an earlier run never count in this one.
   process.env.STORE_QUERY_CHECK_DIR = mkdtempSync(path.join(tmpdir(), 'voiceapi-query-check-'));
-  process.stderr.write(`\n[infra] MongoDB ${infra.mongoUrl} and Kafka ${infra.kafkaBrokers} from ${infra.source} (${Date.now() - started} ms)\n`);
+  process.stderr.write(
+    `\n[infra] MongoDB ${infra.mongoUrl} and Kafka ${infra.kafkaBrokers} from ${infra.source} (${Date.now() - started} ms)\n`,
+  );
 }

@@ -16,8 +16,11 @@ export default async function globalTeardown(): Promise<void> {
   if (dir) {
     const { checked, problems } = queryCheckFindings(dir);
     rmSync(dir, { recursive: true, force: true });
-    process.stderr.write(`[query check] ${checked} query shapes sent by the processes under test, ${problems.length} without an index or a declaration\n`);
-    if (problems.length > 0) failures.push(`queries the stores did not declare, or that scan a collection:\n${problems.join('\n')}`);
+    process.stderr.write(
+      `[query check] ${checked} query shapes sent by the processes under test, ${problems.length} without an index or a declaration\n`,
+    );
+    if (problems.length > 0)
+      failures.push(`queries the stores did not declare, or that scan a collection:\n${problems.join('\n')}`);
   }
   const open = await leftOpen();
   process.stderr.write(`[open handles] ${open.length} left open by the tests\n`);

@@ -24,7 +24,12 @@ const dockerAvailable = (): boolean => Boolean(process.env.DOCKER_HOST) || exist
  */
 export async function provideInfra(log: (line: string) => void = () => undefined): Promise<Infra> {
   if (process.env.MONGO_URL && process.env.KAFKA_BROKERS) {
-    return { mongoUrl: process.env.MONGO_URL, kafkaBrokers: process.env.KAFKA_BROKERS, source: 'environment', stop: async () => undefined };
+    return {
+      mongoUrl: process.env.MONGO_URL,
+      kafkaBrokers: process.env.KAFKA_BROKERS,
+      source: 'environment',
+      stop: async () => undefined,
+    };
   }
   if (dockerAvailable() && process.env.TEST_INFRA !== 'local') {
     try {
@@ -60,7 +65,10 @@ async function fromTestcontainers(): Promise<Infra> {
   const req = (m: string) => import(m) as Promise<Record<string, new (image: string) => { start(): Promise<any> }>>;
   const { MongoDBContainer } = await req('@testcontainers/mongodb');
   const { KafkaContainer } = await req('@testcontainers/kafka');
-  const [mongo, kafka] = await Promise.all([new MongoDBContainer!('mongo:7').start(), new (KafkaContainer as any)('confluentinc/cp-kafka:7.7.1').withKraft().start()]);
+  const [mongo, kafka] = await Promise.all([
+    new MongoDBContainer!('mongo:7').start(),
+    new (KafkaContainer as any)('confluentinc/cp-kafka:7.7.1').withKraft().start(),
+  ]);
   return {
     mongoUrl: `${mongo.getConnectionString()}/?directConnection=true`,
     kafkaBrokers: `${kafka.getHost()}:${kafka.getMappedPort(9093)}`,

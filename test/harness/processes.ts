@@ -34,8 +34,11 @@ export interface Proc {
 
 /** Starts one of the project's built processes (`node --require telemetry dist/main.js`). */
 /** Where `BENCH_PROFILE`'s processes write their CPU profiles (see test/bench/profiles.ts). */
-export const PROFILE_DIR = path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(ROOT, '.data/profiles', new Date().toISOString().replace(/[:.]/g, '-')));
-const profiled = (name: string) => (process.env.BENCH_PROFILE ?? '').split(',').some((n) => n !== '' && name.startsWith(n));
+export const PROFILE_DIR = path.resolve(
+  process.env.BENCH_PROFILE_DIR ?? path.join(ROOT, '.data/profiles', new Date().toISOString().replace(/[:.]/g, '-')),
+);
+const profiled = (name: string) =>
+  (process.env.BENCH_PROFILE ?? '').split(',').some((n) => n !== '' && name.startsWith(n));
 
 /** The processes started here and still running. */
 const running = new Set<ChildProcess>();
@@ -55,7 +58,9 @@ function stopChildrenOnSignal(): void {
     stopping = true;
     const children = [...running];
     for (const c of children) c.kill('SIGTERM');
-    const exited = children.map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(undefined) : c.once('exit', r))));
+    const exited = children.map(
+      (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(undefined) : c.once('exit', r))),
+    );
     // Their own shutdown takes a few seconds; whatever still runs after ten is killed. The local
     // store and Kafka are stopped by their own exit hook (deploy/local) when this process exits.
     void Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, 10_000))]).then(() => {
@@ -68,7 +73,13 @@ function stopChildrenOnSignal(): void {
 }
 
 /** `root`: the checkout whose build runs (another release's, for the mixed-version test); default this one. */
-export function startProcess(name: string, entry: string, env: Record<string, string>, nodeArgs: string[] = [], root = ROOT): Proc {
+export function startProcess(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  root = ROOT,
+): Proc {
   if (profiled(name)) nodeArgs = [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
   stopChildrenOnSignal();
   const child = spawn(process.execPath, [...nodeArgs, '--require', '@voiceapi/kit/telemetry', path.join(root, entry)], {
@@ -77,7 +88,10 @@ export function startProcess(name: string, entry: string, env: Record<string, st
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const suite = path.relative(ROOT, (globalThis as { expect?: { getState(): { testPath?: string } } }).expect?.getState().testPath ?? '');
+  const suite = path.relative(
+    ROOT,
+    (globalThis as { expect?: { getState(): { testPath?: string } } }).expect?.getState().testPath ?? '',
+  );
   let partial = '';
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-20_000);
@@ -114,6 +128,11 @@ export function startProcess(name: string, entry: string, env: Record<string, st
 }
 
 /** Until `check` answers true (a check that throws counts as not yet); `proc`'s exit fails the wait at once. */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000, proc?: Proc): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 30_000,
+  proc?: Proc,
+): Promise<void> {
   await eventually(what, check, timeoutMs, { retryErrors: true, proc });
 }

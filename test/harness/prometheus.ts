@@ -29,7 +29,12 @@ export interface Prometheus {
  * local-infra's Prometheus (as `OBSERVE=1 make run` starts it) with a throwaway TSDB, evaluating
  * the given rule files every `evaluationIntervalS` (default 1 s); `userAssets` is served at /user/.
  */
-export async function startPrometheus(opts: { ruleFiles: string[]; userAssets?: string; evaluationIntervalS?: number; features?: string[] }): Promise<Prometheus> {
+export async function startPrometheus(opts: {
+  ruleFiles: string[];
+  userAssets?: string;
+  evaluationIntervalS?: number;
+  features?: string[];
+}): Promise<Prometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'voiceapi-prometheus-'));
   let out = '';
   const server = await startServer({

@@ -18,13 +18,17 @@ export function releaseBuild(commit: string): string {
   const part = `${dir}.part`;
   rmSync(part, { recursive: true, force: true });
   mkdirSync(part, { recursive: true });
-  const sh = (cmd: string, args: string[], cwd = part) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+  const sh = (cmd: string, args: string[], cwd = part) =>
+    execFileSync(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
   const started = Date.now();
   sh('bash', ['-c', `git -C "${ROOT}" archive --format=tar "${commit}" | tar -x -C "${part}"`], ROOT);
   // The release's own lock file: what was shipped, not what this checkout would install.
   sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline']);
   sh('npx', ['--no-install', 'tsc', '-b']);
-  writeFileSync(path.join(part, '.built'), `${new Date().toISOString()} in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  writeFileSync(
+    path.join(part, '.built'),
+    `${new Date().toISOString()} in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
   rmSync(dir, { recursive: true, force: true });
   renameSync(part, dir);
   return dir;

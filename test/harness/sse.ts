@@ -26,10 +26,18 @@ export interface SseClient {
   body?: any;
 }
 
-export async function openSse(url: string, opts: { key: string; lastEventId?: string; headers?: Record<string, string> }): Promise<SseClient> {
+export async function openSse(
+  url: string,
+  opts: { key: string; lastEventId?: string; headers?: Record<string, string> },
+): Promise<SseClient> {
   const abort = new AbortController();
   const res = await fetch(url, {
-    headers: { authorization: `Bearer ${opts.key}`, accept: 'text/event-stream', ...(opts.lastEventId !== undefined && { 'last-event-id': opts.lastEventId }), ...opts.headers },
+    headers: {
+      authorization: `Bearer ${opts.key}`,
+      accept: 'text/event-stream',
+      ...(opts.lastEventId !== undefined && { 'last-event-id': opts.lastEventId }),
+      ...opts.headers,
+    },
     signal: abort.signal,
   });
   const events: SseEvent[] = [];
@@ -37,7 +45,12 @@ export async function openSse(url: string, opts: { key: string; lastEventId?: st
   const base = { status: res.status, headers: res.headers, events, close: () => abort.abort() };
   if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
     const text = await res.text();
-    return { ...base, body: text ? JSON.parse(text) : undefined, ended: Promise.resolve(true), next: () => Promise.reject(new Error(`not a stream: ${res.status} ${text}`)) };
+    return {
+      ...base,
+      body: text ? JSON.parse(text) : undefined,
+      ended: Promise.resolve(true),
+      next: () => Promise.reject(new Error(`not a stream: ${res.status} ${text}`)),
+    };
   }
   const ended = (async () => {
     const decoder = new TextDecoder();
@@ -50,7 +63,12 @@ export async function openSse(url: string, opts: { key: string; lastEventId?: st
           const block = buffer.slice(0, at);
           buffer = buffer.slice(at + 2);
           const lines = block.split('\n').filter((l) => l !== '');
-          if (lines.length > 0 && lines.every((l) => l.startsWith(':'))) events.push({ event: 'comment', data: lines.map((l) => l.slice(1).trim()).join('\n'), receivedAt: Date.now() });
+          if (lines.length > 0 && lines.every((l) => l.startsWith(':')))
+            events.push({
+              event: 'comment',
+              data: lines.map((l) => l.slice(1).trim()).join('\n'),
+              receivedAt: Date.now(),
+            });
           else {
             const e: SseEvent = { event: 'message', data: undefined, receivedAt: Date.now() };
             const data: string[] = [];
@@ -74,7 +92,10 @@ export async function openSse(url: string, opts: { key: string; lastEventId?: st
   let done = false;
   void ended.then(() => (done = true));
   let seen = 0;
-  const next = async (pick: (e: SseEvent) => boolean = (e) => e.event !== 'comment', timeoutMs = 30_000): Promise<SseEvent> => {
+  const next = async (
+    pick: (e: SseEvent) => boolean = (e) => e.event !== 'comment',
+    timeoutMs = 30_000,
+  ): Promise<SseEvent> => {
     const until = Date.now() + timeoutMs;
     for (;;) {
       while (seen < events.length) {
@@ -83,7 +104,10 @@ export async function openSse(url: string, opts: { key: string; lastEventId?: st
       }
       if (done) throw new Error(`the stream ended; events: ${JSON.stringify(events.map((e) => e.event))}`);
       const left = until - Date.now();
-      if (left <= 0) throw new Error(`no matching event within ${timeoutMs} ms; events: ${JSON.stringify(events.map((e) => e.event))}`);
+      if (left <= 0)
+        throw new Error(
+          `no matching event within ${timeoutMs} ms; events: ${JSON.stringify(events.map((e) => e.event))}`,
+        );
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
         waiters.push(() => {

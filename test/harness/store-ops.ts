@@ -5,7 +5,9 @@ export type StoreOpsByProcess = Record<string, StoreOpCounts>;
 
 const read = (file: string): { seq: number; pid: number; ops: StoreOpCounts } | undefined => {
   try {
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { seq: number; pid: number; ops: StoreOpCounts }) : undefined;
+    return existsSync(file)
+      ? (JSON.parse(readFileSync(file, 'utf8')) as { seq: number; pid: number; ops: StoreOpCounts })
+      : undefined;
   } catch {
     return undefined; // being replaced right now: read again
   }
@@ -15,7 +17,9 @@ const read = (file: string): { seq: number; pid: number; ops: StoreOpCounts } | 
  * Asks each running process for its store-operation counts (SIGUSR2, kit `StoreOpCounter`) and
  * waits for each answer. A process that has exited is left out.
  */
-export async function readStoreOps(procs: { name: string; pid: number | undefined; file: string }[]): Promise<StoreOpsByProcess> {
+export async function readStoreOps(
+  procs: { name: string; pid: number | undefined; file: string }[],
+): Promise<StoreOpsByProcess> {
   const out: StoreOpsByProcess = {};
   await Promise.all(
     procs.map(async ({ name, pid, file }) => {
@@ -44,7 +48,15 @@ export async function readStoreOps(procs: { name: string; pid: number | undefine
 }
 
 /** Operations between two readings, summed per process (and in all under `total`). */
-export function storeOpsDelta(before: StoreOpsByProcess, after: StoreOpsByProcess): { total: number; byProcess: Record<string, number>; byCollection: Record<string, number>; byOperation: Record<string, number> } {
+export function storeOpsDelta(
+  before: StoreOpsByProcess,
+  after: StoreOpsByProcess,
+): {
+  total: number;
+  byProcess: Record<string, number>;
+  byCollection: Record<string, number>;
+  byOperation: Record<string, number>;
+} {
   const byProcess: Record<string, number> = {};
   const byCollection: Record<string, number> = {};
   const byOperation: Record<string, number> = {};

@@ -15,7 +15,11 @@ class SummaryReporter {
 
   onRunComplete(_contexts, results) {
     const file = process.env.TEST_ERROR_LOG;
-    const failed = new Set(results.testResults.filter((r) => r.numFailingTests > 0 || r.testExecError).map((r) => path.relative(process.cwd(), r.testFilePath)));
+    const failed = new Set(
+      results.testResults
+        .filter((r) => r.numFailingTests > 0 || r.testExecError)
+        .map((r) => path.relative(process.cwd(), r.testFilePath)),
+    );
     if (failed.size > 0 && existsSync(file)) {
       const noted = readFileSync(file, 'utf8')
         .split('\n')
@@ -28,7 +32,9 @@ class SummaryReporter {
         for (const n of mine) process.stdout.write(`  [${n.process}] ${n.line.slice(0, 600)}\n`);
       }
     }
-    process.stdout.write(`\njest: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests} skipped\n`);
+    process.stdout.write(
+      `\njest: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests} skipped\n`,
+    );
   }
 }
 module.exports = SummaryReporter;

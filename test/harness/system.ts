@@ -101,7 +101,8 @@ export async function startSystem(
   }
   const addresses = addressSettings(manifest, new Map(Object.entries(ports)));
   for (const s of manifest.services) {
-    if (replicaPorts[s.name]!.length > 1) addresses[s.addressEnv!] = `ipv4:${replicaPorts[s.name]!.map((p) => `127.0.0.1:${p}`).join(',')}`;
+    if (replicaPorts[s.name]!.length > 1)
+      addresses[s.addressEnv!] = `ipv4:${replicaPorts[s.name]!.map((p) => `127.0.0.1:${p}`).join(',')}`;
   }
   const procs: Proc[] = [];
   // Each process writes its store-operation counts here when asked (kit StoreOpCounter).
@@ -111,7 +112,12 @@ export async function startSystem(
   const replicas = new Map<string, Replica[]>();
   let started = 0;
   /** Starts a process of a manifest service on `port`, with an instance id of its own. */
-  const launch = async (name: string, port: number, extra: Record<string, string>, opsName: string): Promise<Replica> => {
+  const launch = async (
+    name: string,
+    port: number,
+    extra: Record<string, string>,
+    opsName: string,
+  ): Promise<Replica> => {
     const s = manifest.services.find((x) => x.name === name);
     if (!s) throw new Error(`${name} is not a gRPC service of services/manifest.json`);
     secrets[name] ??= Object.fromEntries((s.secrets ?? []).map((k) => [k, randomBytes(32).toString('base64url')]));
@@ -212,7 +218,9 @@ export async function startSystem(
   try {
     // allSettled: every start has finished (or failed) before a failure stops what did start.
     const wanted = manifest.services.filter((s) => !opts.without?.includes(s.name));
-    const starts = await Promise.allSettled(wanted.flatMap((s) => replicaPorts[s.name]!.map((_, i) => system.startService(s.name, {}, i))));
+    const starts = await Promise.allSettled(
+      wanted.flatMap((s) => replicaPorts[s.name]!.map((_, i) => system.startService(s.name, {}, i))),
+    );
     const failed = starts.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- the failed start's own error, passed on as it was
     if (failed) throw failed.reason;
@@ -232,7 +240,17 @@ export interface CallResult {
 }
 
 /** A small HTTP helper: JSON in, JSON out. */
-export async function call(url: string, opts: { method?: string; key?: string; admin?: boolean; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<CallResult> {
+export async function call(
+  url: string,
+  opts: {
+    method?: string;
+    key?: string;
+    admin?: boolean;
+    body?: unknown;
+    raw?: string;
+    headers?: Record<string, string>;
+  } = {},
+): Promise<CallResult> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   if (opts.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
@@ -241,7 +259,11 @@ export async function call(url: string, opts: { method?: string; key?: string; a
   if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
     headers['content-type'] = 'application/json';
   }
-  const res = await fetch(url, { method: opts.method ?? (payload !== undefined ? 'POST' : 'GET'), headers, body: payload });
+  const res = await fetch(url, {
+    method: opts.method ?? (payload !== undefined ? 'POST' : 'GET'),
+    headers,
+    body: payload,
+  });
   const text = await res.text();
   let body: unknown = text;
   try {
@@ -253,12 +275,23 @@ export async function call(url: string, opts: { method?: string; key?: string; a
 }
 
 /** Creates a tenant and issues it a key through the operator API. */
-export async function tenantWithKey(gw: string, grant: { mode?: 'live' | 'sandbox'; scopes?: string[]; rateLimitPerSecond?: number } = {}): Promise<{ tenantId: string; key: string; keyId: string }> {
-  const t = await call(`${gw}/admin/v1/tenants`, { admin: true, body: { name: `tenant-${randomBytes(3).toString('hex')}` } });
+export async function tenantWithKey(
+  gw: string,
+  grant: { mode?: 'live' | 'sandbox'; scopes?: string[]; rateLimitPerSecond?: number } = {},
+): Promise<{ tenantId: string; key: string; keyId: string }> {
+  const t = await call(`${gw}/admin/v1/tenants`, {
+    admin: true,
+    body: { name: `tenant-${randomBytes(3).toString('hex')}` },
+  });
   if (t.status !== 201) throw new Error(`tenant: ${t.status} ${JSON.stringify(t.body)}`);
   const k = await call(`${gw}/admin/v1/tenants/${t.body.tenant.id}/api-keys`, {
     admin: true,
-    body: { name: 'test key', mode: grant.mode ?? 'live', scopes: grant.scopes, rateLimitPerSecond: grant.rateLimitPerSecond },
+    body: {
+      name: 'test key',
+      mode: grant.mode ?? 'live',
+      scopes: grant.scopes,
+      rateLimitPerSecond: grant.rateLimitPerSecond,
+    },
   });
   if (k.status !== 201) throw new Error(`key: ${k.status} ${JSON.stringify(k.body)}`);
   return { tenantId: t.body.tenant.id, key: k.body.key, keyId: k.body.apiKey.id };

@@ -27,13 +27,29 @@ export interface EventuallyOptions<T> {
  * Probes until `done` holds of the value (by default, until the value is truthy) and returns that
  * value; fails after `timeoutMs` (default 30 s) with `what`, the last value or error and `detail`.
  */
-export function eventually<T>(what: string, probe: () => T | Promise<T>, timeoutMs?: number, opts?: EventuallyOptions<T> & { done?: undefined }): Promise<Truthy<T>>;
-export function eventually<T>(what: string, probe: () => T | Promise<T>, timeoutMs: number | undefined, opts: EventuallyOptions<T> & { done: (value: T) => boolean }): Promise<T>;
-export async function eventually<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 30_000, opts: EventuallyOptions<T> = {}): Promise<T> {
+export function eventually<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs?: number,
+  opts?: EventuallyOptions<T> & { done?: undefined },
+): Promise<Truthy<T>>;
+export function eventually<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs: number | undefined,
+  opts: EventuallyOptions<T> & { done: (value: T) => boolean },
+): Promise<T>;
+export async function eventually<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs = 30_000,
+  opts: EventuallyOptions<T> = {},
+): Promise<T> {
   const { intervalMs = 100, done = (v: T) => Boolean(v), retryErrors = false, proc } = opts;
   const until = Date.now() + timeoutMs;
   for (;;) {
-    if (proc && (proc.child.exitCode !== null || proc.child.signalCode !== null)) throw new Error(`${proc.name} exited early:\n${proc.output()}`);
+    if (proc && (proc.child.exitCode !== null || proc.child.signalCode !== null))
+      throw new Error(`${proc.name} exited early:\n${proc.output()}`);
     let last: T | undefined;
     let failed: { error: unknown } | undefined;
     try {
@@ -43,16 +59,24 @@ export async function eventually<T>(what: string, probe: () => T | Promise<T>, t
       if (!retryErrors) throw error;
       failed = { error };
     }
-    if (Date.now() > until) throw new Error(await timedOut(what, timeoutMs, last, failed, opts), failed && { cause: failed.error });
+    if (Date.now() > until)
+      throw new Error(await timedOut(what, timeoutMs, last, failed, opts), failed && { cause: failed.error });
     await sleep(intervalMs);
   }
 }
 
-async function timedOut<T>(what: string, timeoutMs: number, last: T | undefined, failed: { error: unknown } | undefined, opts: EventuallyOptions<T>): Promise<string> {
+async function timedOut<T>(
+  what: string,
+  timeoutMs: number,
+  last: T | undefined,
+  failed: { error: unknown } | undefined,
+  opts: EventuallyOptions<T>,
+): Promise<string> {
   const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
   let message = `${what}: not within ${timeoutMs} ms`;
   if (failed) message += `; last error: ${failed.error instanceof Error ? failed.error.message : String(failed.error)}`;
-  else if (!opts.detail && last !== undefined && (opts.done || (typeof last === 'object' && last !== null))) message += `; last: ${text(last).slice(0, 500)}`;
+  else if (!opts.detail && last !== undefined && (opts.done || (typeof last === 'object' && last !== null)))
+    message += `; last: ${text(last).slice(0, 500)}`;
   if (opts.detail) {
     const detail = await Promise.resolve()
       .then(() => opts.detail!(last))

@@ -1,3 +1,4 @@
+// Over 300 lines because each contract check stands beside the planted breaks (canaries) that must fail it.
 /**
  * The contracts as released (releases/record.json, releases/contracts/) and the checks of today's
  * tree against them. `make contracts-check` runs `main` below; `make release` (release.ts) uses
@@ -16,7 +17,17 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  mkdirSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -56,10 +67,16 @@ export const writeRecord = (r: ReleaseRecord) => writeFileSync(RECORD, `${JSON.s
 export interface Manifest {
   processes: { name: string; workspace: string; chart: string; protocol: string }[];
 }
-export const manifest = (): Manifest => JSON.parse(readFileSync(path.join(ROOT, 'services/manifest.json'), 'utf8')) as Manifest;
-export const packageVersion = (workspace: string, root = ROOT): string => (JSON.parse(readFileSync(path.join(root, workspace, 'package.json'), 'utf8')) as { version: string }).version;
+export const manifest = (): Manifest =>
+  JSON.parse(readFileSync(path.join(ROOT, 'services/manifest.json'), 'utf8')) as Manifest;
+export const packageVersion = (workspace: string, root = ROOT): string =>
+  (JSON.parse(readFileSync(path.join(root, workspace, 'package.json'), 'utf8')) as { version: string }).version;
 export const chartMeta = (chart: string, charts = path.join(ROOT, 'charts')) =>
-  parseYaml(readFileSync(path.join(charts, chart, 'Chart.yaml'), 'utf8')) as { version: string; appVersion?: string; dependencies?: { name: string; version: string }[] };
+  parseYaml(readFileSync(path.join(charts, chart, 'Chart.yaml'), 'utf8')) as {
+    version: string;
+    appVersion?: string;
+    dependencies?: { name: string; version: string }[];
+  };
 
 /**
  * The version each package will have at its next release, from the pending changesets
@@ -68,21 +85,29 @@ export const chartMeta = (chart: string, charts = path.join(ROOT, 'charts')) =>
  */
 export function pendingVersions(): Record<string, string> {
   const out = path.join(mkdtempSync(path.join(tmpdir(), 'changesets-')), 'status.json');
-  execFileSync(path.join(ROOT, 'node_modules/.bin/changeset'), ['status', '--output', out], { cwd: ROOT, stdio: 'ignore' });
+  execFileSync(path.join(ROOT, 'node_modules/.bin/changeset'), ['status', '--output', out], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
   const status = JSON.parse(readFileSync(out, 'utf8')) as { releases: { name: string; newVersion: string }[] };
   rmSync(path.dirname(out), { recursive: true, force: true });
   return Object.fromEntries(status.releases.map((r) => [r.name, r.newVersion]));
 }
 
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
-const filesUnder = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(path.join(dir, f)).isDirectory() ? filesUnder(path.join(dir, f)).map((g) => `${f}/${g}`) : [f]));
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir).flatMap((f) =>
+    statSync(path.join(dir, f)).isDirectory() ? filesUnder(path.join(dir, f)).map((g) => `${f}/${g}`) : [f],
+  );
 
 // ------------------------------------------------------------------------------------ snapshots
 
 /** The buf image of proto/ (descriptors only), indented so a release's diff can be read. */
 export function protoImage(out: string, protoDir = path.join(ROOT, 'proto')): void {
   const tmp = path.join(mkdtempSync(path.join(tmpdir(), 'proto-image-')), 'image.json');
-  execFileSync(BUF, ['build', protoDir, '--exclude-source-info', '-o', tmp], { stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync(BUF, ['build', protoDir, '--exclude-source-info', '-o', tmp], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   writeFileSync(out, `${JSON.stringify(JSON.parse(readFileSync(tmp, 'utf8')), null, 1)}\n`);
   rmSync(path.dirname(tmp), { recursive: true, force: true });
 }
@@ -95,7 +120,8 @@ export function protoImage(out: string, protoDir = path.join(ROOT, 'proto')): vo
 export async function snapshotContracts(opts: { api: boolean; charts: string[] }): Promise<Record<string, string>> {
   mkdirSync(CONTRACTS, { recursive: true });
   protoImage(path.join(CONTRACTS, 'proto.json'));
-  if (opts.api) writeFileSync(path.join(CONTRACTS, 'openapi.json'), `${JSON.stringify(await servedDocument(), null, 2)}\n`);
+  if (opts.api)
+    writeFileSync(path.join(CONTRACTS, 'openapi.json'), `${JSON.stringify(await servedDocument(), null, 2)}\n`);
   for (const c of opts.charts) {
     mkdirSync(path.join(CONTRACTS, 'charts', c), { recursive: true });
     cpSync(path.join(ROOT, 'charts', c, 'values.schema.json'), path.join(CONTRACTS, 'charts', c, 'values.schema.json'));
@@ -130,9 +156,11 @@ export function recordCheck(dir = CONTRACTS, record = readRecord()): Verdict {
   const present = new Set(filesUnder(dir));
   for (const [f, want] of Object.entries(record.contracts)) {
     if (!present.has(f)) problems.push(`releases/contracts/${f}: recorded but missing`);
-    else if (sha256(path.join(dir, f)) !== want) problems.push(`releases/contracts/${f}: differs from the release recorded (sha256 ${want.slice(0, 12)}…)`);
+    else if (sha256(path.join(dir, f)) !== want)
+      problems.push(`releases/contracts/${f}: differs from the release recorded (sha256 ${want.slice(0, 12)}…)`);
   }
-  for (const f of present) if (!(f in record.contracts)) problems.push(`releases/contracts/${f}: not part of any recorded release`);
+  for (const f of present)
+    if (!(f in record.contracts)) problems.push(`releases/contracts/${f}: not part of any recorded release`);
   return { problems, notes: [`${Object.keys(record.contracts).length} contract files as recorded`] };
 }
 
@@ -149,7 +177,10 @@ export function releasedUntouched(repo = ROOT): Verdict {
   const untracked = git('ls-files', '--others', '--exclude-standard', '--', 'releases').stdout.trim();
   const files = [...changed.split('\n'), ...untracked.split('\n')].filter(Boolean);
   return {
-    problems: files.map((f) => `${f}: changed since the release was recorded (${recorded.slice(0, 12)}); only make release writes releases/`),
+    problems: files.map(
+      (f) =>
+        `${f}: changed since the release was recorded (${recorded.slice(0, 12)}); only make release writes releases/`,
+    ),
     notes: [`unchanged since ${recorded.slice(0, 12)}`],
   };
 }
@@ -163,10 +194,18 @@ export function versionsCheck(charts = path.join(ROOT, 'charts'), record = readR
     const chart = chartMeta(p.chart, charts);
     // Versions move only with a release: a hand bump would name a build nobody released.
     const released = record.services[p.name]?.version;
-    if (released && released !== version) problems.push(`${p.workspace}/package.json is ${version}, but ${p.name} was last released as ${released} (versions move with make release)`);
-    if (chart.version !== version) problems.push(`charts/${p.chart}: version ${chart.version}, but ${p.workspace}/package.json is ${version} (make release sets both)`);
-    if (chart.appVersion !== version) problems.push(`charts/${p.chart}: appVersion ${chart.appVersion}, but ${p.workspace}/package.json is ${version}`);
-    if (pins.get(p.chart) !== chart.version) problems.push(`charts/platform pins ${p.chart} ${pins.get(p.chart)}, but the chart is ${chart.version}`);
+    if (released && released !== version)
+      problems.push(
+        `${p.workspace}/package.json is ${version}, but ${p.name} was last released as ${released} (versions move with make release)`,
+      );
+    if (chart.version !== version)
+      problems.push(
+        `charts/${p.chart}: version ${chart.version}, but ${p.workspace}/package.json is ${version} (make release sets both)`,
+      );
+    if (chart.appVersion !== version)
+      problems.push(`charts/${p.chart}: appVersion ${chart.appVersion}, but ${p.workspace}/package.json is ${version}`);
+    if (pins.get(p.chart) !== chart.version)
+      problems.push(`charts/platform pins ${p.chart} ${pins.get(p.chart)}, but the chart is ${chart.version}`);
   }
   return { problems, notes: [] };
 }
@@ -180,8 +219,18 @@ interface BufFinding {
 
 /** RPCs the released image marks deprecated, as `Service.Method`: their callers stopped calling them. */
 function retiredRpcs(image: string): Set<string> {
-  const files = (JSON.parse(readFileSync(image, 'utf8')) as { file: { service?: { name: string; method?: { name: string; options?: { deprecated?: boolean } }[] }[] }[] }).file;
-  return new Set(files.flatMap((f) => (f.service ?? []).flatMap((s) => (s.method ?? []).filter((m) => m.options?.deprecated).map((m) => `${s.name}.${m.name}`))));
+  const files = (
+    JSON.parse(readFileSync(image, 'utf8')) as {
+      file: { service?: { name: string; method?: { name: string; options?: { deprecated?: boolean } }[] }[] }[];
+    }
+  ).file;
+  return new Set(
+    files.flatMap((f) =>
+      (f.service ?? []).flatMap((s) =>
+        (s.method ?? []).filter((m) => m.options?.deprecated).map((m) => `${s.name}.${m.name}`),
+      ),
+    ),
+  );
 }
 
 export function protoCheck(protoDir = path.join(ROOT, 'proto'), image = path.join(CONTRACTS, 'proto.json')): Verdict {
@@ -193,7 +242,8 @@ export function protoCheck(protoDir = path.join(ROOT, 'proto'), image = path.joi
     const f = JSON.parse(line) as BufFinding;
     const rpc = /RPC "(\w+)" on service "(\w+)" was deleted/.exec(f.message);
     const text = `${f.path}:${f.start_line}: ${f.type}: ${f.message}`;
-    if (f.type === 'RPC_NO_DELETE' && rpc && retired.has(`${rpc[2]}.${rpc[1]}`)) verdict.notes.push(`${text} (allowed: released as deprecated)`);
+    if (f.type === 'RPC_NO_DELETE' && rpc && retired.has(`${rpc[2]}.${rpc[1]}`))
+      verdict.notes.push(`${text} (allowed: released as deprecated)`);
     else verdict.problems.push(text);
   }
   return verdict;
@@ -261,8 +311,11 @@ function releasedProperty(doc: Doc, f: OasdiffFinding, propertyPath: string): Do
         )
       : s;
   const status = /`(\d{3})` status/.exec(f.text)?.[1] ?? '200';
-  let node = deref(doc.paths?.[f.path]?.[f.operation.toLowerCase()]?.responses?.[status]?.content?.['application/json']?.schema);
-  for (const seg of propertyPath.split('/')) node = deref(seg === 'items' && node?.items ? node.items : node?.properties?.[seg]);
+  let node = deref(
+    doc.paths?.[f.path]?.[f.operation.toLowerCase()]?.responses?.[status]?.content?.['application/json']?.schema,
+  );
+  for (const seg of propertyPath.split('/'))
+    node = deref(seg === 'items' && node?.items ? node.items : node?.properties?.[seg]);
   return node;
 }
 
@@ -279,7 +332,17 @@ export function apiCheck(released: Doc, current: Doc, today = new Date().toISOSt
       oasdiff,
       // Stricter than oasdiff's defaults where the product's rules are (test/tools/oasdiff-levels.txt says which);
       // a newly deprecated operation must give at least 90 days (the spec's promise).
-      ['breaking', 'released.json', 'current.json', '--format', 'json', '--severity-levels', path.join(__dirname, 'oasdiff-levels.txt'), '--deprecation-days-stable', '90'],
+      [
+        'breaking',
+        'released.json',
+        'current.json',
+        '--format',
+        'json',
+        '--severity-levels',
+        path.join(__dirname, 'oasdiff-levels.txt'),
+        '--deprecation-days-stable',
+        '90',
+      ],
       { cwd: dir, encoding: 'utf8' },
     );
     if (r.status !== 0) throw new Error(`oasdiff failed to run (${r.status}): ${r.stderr}`);
@@ -288,9 +351,11 @@ export function apiCheck(released: Doc, current: Doc, today = new Date().toISOSt
       const text = `${f.operation} ${f.path}: ${f.id}: ${f.text}`;
       // oasdiff has no "removed after deprecation" for an optional response field: the released
       // field's own deprecation and sunset decide, as for the operations oasdiff does judge.
-      const removed = f.id === 'response-optional-property-removed' ? /property `([^`]+)`/.exec(f.text)?.[1] : undefined;
+      const removed =
+        f.id === 'response-optional-property-removed' ? /property `([^`]+)`/.exec(f.text)?.[1] : undefined;
       const field = removed ? releasedProperty(base, f, removed) : undefined;
-      if (field?.deprecated && typeof field['x-sunset'] === 'string' && field['x-sunset'] <= today) verdict.notes.push(`${text} (allowed: deprecated, sunset ${field['x-sunset']} passed)`);
+      if (field?.deprecated && typeof field['x-sunset'] === 'string' && field['x-sunset'] <= today)
+        verdict.notes.push(`${text} (allowed: deprecated, sunset ${field['x-sunset']} passed)`);
       else if (f.level >= 3) verdict.problems.push(text);
       else if (f.level === 2) verdict.notes.push(`${LEVELS[f.level]}: ${text}`);
     }
@@ -305,16 +370,29 @@ export function apiCheck(released: Doc, current: Doc, today = new Date().toISOSt
  * with the common definitions as `charts-check --sync-schemas` would copy them in (a change made
  * only in charts/common/schema/service-defs.json is judged too).
  */
-export function valuesCheck(charts = path.join(ROOT, 'charts'), record = readRecord(), only?: string[], pending: Record<string, string> = {}): Verdict {
+export function valuesCheck(
+  charts = path.join(ROOT, 'charts'),
+  record = readRecord(),
+  only?: string[],
+  pending: Record<string, string> = {},
+): Verdict {
   const verdict: Verdict = { problems: [], notes: [] };
-  const definitions = (JSON.parse(readFileSync(path.join(charts, 'common/schema/service-defs.json'), 'utf8')) as Doc).definitions as Doc;
+  const definitions = (JSON.parse(readFileSync(path.join(charts, 'common/schema/service-defs.json'), 'utf8')) as Doc)
+    .definitions as Doc;
   const dir = scratch();
-  const packages = Object.fromEntries(manifest().processes.map((p) => [p.chart, (JSON.parse(readFileSync(path.join(ROOT, p.workspace, 'package.json'), 'utf8')) as { name: string }).name]));
+  const packages = Object.fromEntries(
+    manifest().processes.map((p) => [
+      p.chart,
+      (JSON.parse(readFileSync(path.join(ROOT, p.workspace, 'package.json'), 'utf8')) as { name: string }).name,
+    ]),
+  );
   for (const chart of [...manifest().processes.map((p) => p.chart), 'platform']) {
     if (only && !only.includes(chart)) continue;
     const version = record.charts[chart]?.version;
     if (!version) {
-      verdict.problems.push(`charts/${chart}: no released values schema in releases/record.json (a chart not yet released is released with its first changeset)`);
+      verdict.problems.push(
+        `charts/${chart}: no released values schema in releases/record.json (a chart not yet released is released with its first changeset)`,
+      );
       continue;
     }
     const schema = JSON.parse(readFileSync(path.join(charts, chart, 'values.schema.json'), 'utf8')) as Doc;
@@ -323,7 +401,15 @@ export function valuesCheck(charts = path.join(ROOT, 'charts'), record = readRec
     writeFileSync(current, JSON.stringify(schema));
     const r = spawnSync(
       'python3',
-      [path.join(ROOT, 'scripts/values-compat.py'), path.join(CONTRACTS, 'charts', chart, 'values.schema.json'), current, version, pending[packages[chart] ?? ''] ?? chartMeta(chart, charts).version, '--chart', chart],
+      [
+        path.join(ROOT, 'scripts/values-compat.py'),
+        path.join(CONTRACTS, 'charts', chart, 'values.schema.json'),
+        current,
+        version,
+        pending[packages[chart] ?? ''] ?? chartMeta(chart, charts).version,
+        '--chart',
+        chart,
+      ],
       {
         encoding: 'utf8',
       },
@@ -343,7 +429,8 @@ function protoWithReusedNumber(): string {
   cpSync(path.join(ROOT, 'proto'), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}gen`) });
   const file = path.join(dir, 'voiceapi/events/v1/billing.proto');
   const text = readFileSync(file, 'utf8');
-  if (!text.includes('int64 credits_charged = 5;')) throw new Error('canary: CallBilled.credits_charged = 5 is gone; pick another field');
+  if (!text.includes('int64 credits_charged = 5;'))
+    throw new Error('canary: CallBilled.credits_charged = 5 is gone; pick another field');
   writeFileSync(file, text.replace('int64 credits_charged = 5;', 'string charge_note = 5;'));
   return dir;
 }
@@ -360,7 +447,9 @@ function protoWithoutRpc(deprecatedInRelease: boolean): { dir: string; image: st
   const image = path.join(dir, 'released.json');
   const img = JSON.parse(readFileSync(path.join(CONTRACTS, 'proto.json'), 'utf8')) as Doc;
   if (deprecatedInRelease) {
-    for (const f of img.file) for (const s of f.service ?? []) for (const m of s.method ?? []) if (m.name === rpc[1]) m.options = { ...m.options, deprecated: true };
+    for (const f of img.file)
+      for (const s of f.service ?? [])
+        for (const m of s.method ?? []) if (m.name === rpc[1]) m.options = { ...m.options, deprecated: true };
   }
   writeFileSync(image, JSON.stringify(img));
   return { dir, image };
@@ -396,17 +485,38 @@ export function canaries(current: Doc): Canary[] {
   const past = '2026-01-01';
   const someOp = Object.keys(current.paths).find((p) => p.endsWith('/omni/templates'))!;
   return [
-    { name: 'protobuf: a field number reused with another name and type', run: () => protoCheck(protoWithReusedNumber()), expect: /CallBilled.*(changed type|changed name)/ },
-    { name: 'protobuf: an RPC deleted while released callers may call it', run: () => ((c) => protoCheck(c.dir, c.image))(protoWithoutRpc(false)), expect: /RPC_NO_DELETE/ },
-    { name: 'protobuf: an RPC released as deprecated may go (control)', run: () => ((c) => protoCheck(c.dir, c.image))(protoWithoutRpc(true)) },
+    {
+      name: 'protobuf: a field number reused with another name and type',
+      run: () => protoCheck(protoWithReusedNumber()),
+      expect: /CallBilled.*(changed type|changed name)/,
+    },
+    {
+      name: 'protobuf: an RPC deleted while released callers may call it',
+      run: () => ((c) => protoCheck(c.dir, c.image))(protoWithoutRpc(false)),
+      expect: /RPC_NO_DELETE/,
+    },
+    {
+      name: 'protobuf: an RPC released as deprecated may go (control)',
+      run: () => ((c) => protoCheck(c.dir, c.image))(protoWithoutRpc(true)),
+    },
     {
       name: 'tenant API: a required response field removed',
-      run: () => apiCheck(released, ((d) => (withoutKey(d.components.schemas.CreditBalance, 'held'), d))(structuredClone(current))),
+      run: () =>
+        apiCheck(
+          released,
+          ((d) => (withoutKey(d.components.schemas.CreditBalance, 'held'), d))(structuredClone(current)),
+        ),
       expect: /GET \/api\/v1\/credits: response-required-property-removed/,
     },
     {
       name: 'tenant API: a webhook payload field removed (judged as a response)',
-      run: () => apiCheck(released, ((d) => (withoutKey(d.components.schemas.CallOutboundBilledEvent.properties.data, 'creditsCharged'), d))(structuredClone(current))),
+      run: () =>
+        apiCheck(
+          released,
+          ((d) => (withoutKey(d.components.schemas.CallOutboundBilledEvent.properties.data, 'creditsCharged'), d))(
+            structuredClone(current),
+          ),
+        ),
       expect: /\/webhooks\/call\.outbound\.billed: response-required-property-removed.*creditsCharged/,
     },
     {
@@ -421,15 +531,31 @@ export function canaries(current: Doc): Canary[] {
         ),
       expect: /request-parameter-became-required/,
     },
-    { name: 'tenant API: an operation removed without deprecation', run: () => apiCheck(released, ((d) => (delete d.paths[someOp], d))(structuredClone(current))), expect: /api-path-removed-without-deprecation/ },
+    {
+      name: 'tenant API: an operation removed without deprecation',
+      run: () => apiCheck(released, ((d) => (delete d.paths[someOp], d))(structuredClone(current))),
+      expect: /api-path-removed-without-deprecation/,
+    },
     {
       name: 'tenant API: an operation released deprecated is removed before its sunset',
-      run: () => apiCheck(((d) => Object.assign(d.paths[someOp].get, { deprecated: true, 'x-sunset': '2099-01-01' }) && d)(structuredClone(released)), ((d) => (delete d.paths[someOp], d))(structuredClone(current))),
+      run: () =>
+        apiCheck(
+          ((d) => Object.assign(d.paths[someOp].get, { deprecated: true, 'x-sunset': '2099-01-01' }) && d)(
+            structuredClone(released),
+          ),
+          ((d) => (delete d.paths[someOp], d))(structuredClone(current)),
+        ),
       expect: /api-path-removed-before-sunset/,
     },
     {
       name: 'tenant API: an operation released deprecated is removed after its sunset (control)',
-      run: () => apiCheck(((d) => Object.assign(d.paths[someOp].get, { deprecated: true, 'x-sunset': past }) && d)(structuredClone(released)), ((d) => (delete d.paths[someOp], d))(structuredClone(current))),
+      run: () =>
+        apiCheck(
+          ((d) => Object.assign(d.paths[someOp].get, { deprecated: true, 'x-sunset': past }) && d)(
+            structuredClone(released),
+          ),
+          ((d) => (delete d.paths[someOp], d))(structuredClone(current)),
+        ),
     },
     {
       name: 'tenant API: an optional response field removed without deprecation',
@@ -450,16 +576,36 @@ export function canaries(current: Doc): Canary[] {
     },
     {
       name: 'tenant API: a value added to a response enum the reference does not say may grow',
-      run: () => apiCheck(released, ((d) => (d.components.schemas.CallSummary.properties.direction.enum.push('transfer'), d))(structuredClone(current))),
+      run: () =>
+        apiCheck(
+          released,
+          ((d) => (d.components.schemas.CallSummary.properties.direction.enum.push('transfer'), d))(
+            structuredClone(current),
+          ),
+        ),
       expect: /response-property-enum-value-added.*transfer/,
     },
     {
       name: 'tenant API: a value added to a response enum that may grow (control)',
-      run: () => apiCheck(released, ((d) => (d.components.schemas.CallSummary.properties.outcome.enum.push('transferred'), d))(structuredClone(current))),
+      run: () =>
+        apiCheck(
+          released,
+          ((d) => (d.components.schemas.CallSummary.properties.outcome.enum.push('transferred'), d))(
+            structuredClone(current),
+          ),
+        ),
     },
     {
       name: 'tenant API: an operation newly deprecated with a sunset less than 90 days away',
-      run: () => apiCheck(released, ((d) => Object.assign(d.paths[someOp].get, { deprecated: true, 'x-sunset': new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10) }) && d)(structuredClone(current))),
+      run: () =>
+        apiCheck(
+          released,
+          ((d) =>
+            Object.assign(d.paths[someOp].get, {
+              deprecated: true,
+              'x-sunset': new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10),
+            }) && d)(structuredClone(current)),
+        ),
       expect: /sunset/,
     },
     {
@@ -475,7 +621,22 @@ export function canaries(current: Doc): Canary[] {
       name: 'the record: contracts and their hashes edited together by hand',
       run: () => {
         const dir = scratch();
-        const g = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=canary', '-c', 'user.email=canary@invalid', '-c', 'commit.gpgsign=false', ...args], { stdio: 'ignore' });
+        const g = (...args: string[]) =>
+          execFileSync(
+            'git',
+            [
+              '-C',
+              dir,
+              '-c',
+              'user.name=canary',
+              '-c',
+              'user.email=canary@invalid',
+              '-c',
+              'commit.gpgsign=false',
+              ...args,
+            ],
+            { stdio: 'ignore' },
+          );
         cpSync(RELEASES, path.join(dir, 'releases'), { recursive: true });
         g('init', '-q');
         g('add', '-A');
@@ -501,19 +662,28 @@ export function canaries(current: Doc): Canary[] {
 // ------------------------------------------------------------------------------------ main
 
 async function main(): Promise<void> {
-  if (!existsSync(RECORD)) throw new Error('no release recorded (releases/record.json): `make release` records the first');
+  if (!existsSync(RECORD))
+    throw new Error('no release recorded (releases/record.json): `make release` records the first');
   const current = await servedDocument();
   const released = JSON.parse(readFileSync(path.join(CONTRACTS, 'openapi.json'), 'utf8')) as Doc;
   const checks: [string, () => Verdict][] = [
     ['the record: releases/contracts/ is what was released', () => recordCheck()],
     ['the record: releases/ untouched since make release wrote it', () => releasedUntouched()],
-    ['versions: each deployable one version (package.json = chart version = appVersion = umbrella pin)', () => versionsCheck()],
+    [
+      'versions: each deployable one version (package.json = chart version = appVersion = umbrella pin)',
+      () => versionsCheck(),
+    ],
     ['protobuf (gRPC and Kafka events): buf breaking against the released image', () => protoCheck()],
     ['tenant API: the served document against the released one (oasdiff)', () => apiCheck(released, current)],
-    ['chart values: released keys still accepted (or the pending changeset makes it a major)', () => valuesCheck(undefined, undefined, undefined, pendingVersions())],
+    [
+      'chart values: released keys still accepted (or the pending changeset makes it a major)',
+      () => valuesCheck(undefined, undefined, undefined, pendingVersions()),
+    ],
   ];
   const record = readRecord();
-  console.log(`last release: ${record.history.at(-1)?.date} (${record.history.at(-1)?.commit.slice(0, 12)}); /api/v1 ${record.api.version}`);
+  console.log(
+    `last release: ${record.history.at(-1)?.date} (${record.history.at(-1)?.commit.slice(0, 12)}); /api/v1 ${record.api.version}`,
+  );
   let failed = 0;
   for (const [name, check] of checks) {
     const v = check();
@@ -531,7 +701,9 @@ async function main(): Promise<void> {
     if (!ok) failed++;
   }
   if (failed) {
-    console.log(`\n${failed} contract check(s) failed: see docs/operations.md, "Releases", for what the checks refuse and how to change a contract`);
+    console.log(
+      `\n${failed} contract check(s) failed: see docs/operations.md, "Releases", for what the checks refuse and how to change a contract`,
+    );
     process.exit(1);
   }
   console.log('\nevery contract is compatible with the last release');
@@ -540,7 +712,10 @@ async function main(): Promise<void> {
 if (require.main === module) {
   // `snapshot api|no-api <chart>...`: make release's step 4, in a process that loads today's routes.
   const [cmd, api, ...charts] = process.argv.slice(2);
-  (cmd === 'snapshot' ? snapshotContracts({ api: api === 'api', charts }).then((h) => console.log(JSON.stringify(h))) : main()).catch((err: unknown) => {
+  (cmd === 'snapshot'
+    ? snapshotContracts({ api: api === 'api', charts }).then((h) => console.log(JSON.stringify(h)))
+    : main()
+  ).catch((err: unknown) => {
     console.error(err);
     process.exit(2);
   });

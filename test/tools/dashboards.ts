@@ -1,3 +1,4 @@
+// Over 300 lines because every dashboard is generated here from one set of panel builders, so the dashboards stay alike.
 /**
  * The Grafana dashboards the umbrella chart ships (charts/platform/files/dashboards/, one ConfigMap
  * each when observability.dashboards.enabled): generated here, committed, checked current by
@@ -99,13 +100,31 @@ const VALUES = {
  * `job` as Prometheus's OTLP receiver sets it: service.namespace/service.name, and the charts (and
  * the test harness) set service.namespace=voiceapi (global.partOf) and service.name to the process.
  */
-export const job = (...services: string[]) => (services.length === 1 ? `job="voiceapi/${services[0]}"` : `job=~"voiceapi/(${services.join('|')})"`);
+export const job = (...services: string[]) =>
+  services.length === 1 ? `job="voiceapi/${services[0]}"` : `job=~"voiceapi/(${services.join('|')})"`;
 
 /** Every process: its dashboard is voiceapi-<name>.json. */
-export const SERVICES = ['gateway', 'leads', 'telephony', 'billing', 'agents', 'companies', 'knowledge', 'webhooks'] as const;
+export const SERVICES = [
+  'gateway',
+  'leads',
+  'telephony',
+  'billing',
+  'agents',
+  'companies',
+  'knowledge',
+  'webhooks',
+] as const;
 type Service = (typeof SERVICES)[number];
 /** Those with an outbox (startEvents' `outboxOn`): webhooks publishes nothing with its writes. */
-const WRITES_EVENTS: readonly Service[] = ['gateway', 'leads', 'telephony', 'billing', 'agents', 'companies', 'knowledge'];
+const WRITES_EVENTS: readonly Service[] = [
+  'gateway',
+  'leads',
+  'telephony',
+  'billing',
+  'agents',
+  'companies',
+  'knowledge',
+];
 /** Those with event consumers (an EventSubscriber): companies, knowledge and billing read no stream (telephony settles calls with billing over gRPC). */
 const READS_EVENTS: readonly Service[] = ['gateway', 'leads', 'telephony', 'agents', 'webhooks'];
 
@@ -227,7 +246,14 @@ function timeseries(o: PanelOpts): Spec {
           unit: o.unit,
           ...(o.min !== undefined && { min: o.min }),
           ...(o.max !== undefined && { max: o.max }),
-          custom: { drawStyle: 'line', lineWidth: 1, fillOpacity: o.stack ? 30 : 10, showPoints: 'never', spanNulls: false, stacking: { mode: o.stack ? 'normal' : 'none', group: 'A' } },
+          custom: {
+            drawStyle: 'line',
+            lineWidth: 1,
+            fillOpacity: o.stack ? 30 : 10,
+            showPoints: 'never',
+            spanNulls: false,
+            stacking: { mode: o.stack ? 'normal' : 'none', group: 'A' },
+          },
           ...(o.thresholds && { thresholds: { mode: 'absolute', steps: o.thresholds } }),
         },
         overrides: [],
@@ -263,7 +289,12 @@ function bars(o: PanelOpts): Spec {
         },
         overrides: [],
       },
-      options: { orientation: 'horizontal', displayMode: 'gradient', showUnfilled: true, reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false } },
+      options: {
+        orientation: 'horizontal',
+        displayMode: 'gradient',
+        showUnfilled: true,
+        reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false },
+      },
     }),
   };
 }
@@ -283,7 +314,16 @@ function table(o: Omit<PanelOpts, 'unit'> & { hide: string[] }): Spec {
       targets: targets(o.queries, true, 'table'),
       fieldConfig: { defaults: {}, overrides: [] },
       options: { showHeader: true, cellHeight: 'sm', footer: { show: false, reducer: ['sum'], fields: '' } },
-      transformations: [{ id: 'organize', options: { excludeByName: Object.fromEntries(o.hide.map((f) => [f, true])), indexByName: {}, renameByName: {} } }],
+      transformations: [
+        {
+          id: 'organize',
+          options: {
+            excludeByName: Object.fromEntries(o.hide.map((f) => [f, true])),
+            indexByName: {},
+            renameByName: {},
+          },
+        },
+      ],
     }),
   };
 }
@@ -299,7 +339,14 @@ function layout(rows: Row[]): GrafanaPanel[] {
   let id = 1;
   let y = 0;
   for (const row of rows) {
-    out.push({ id: id++, type: 'row', title: row.title, collapsed: false, gridPos: { h: 1, w: 24, x: 0, y }, panels: [] });
+    out.push({
+      id: id++,
+      type: 'row',
+      title: row.title,
+      collapsed: false,
+      gridPos: { h: 1, w: 24, x: 0, y },
+      panels: [],
+    });
     y += 1;
     let x = 0;
     let rowHeight = 0;
@@ -335,7 +382,20 @@ function dashboard(uid: string, title: string, description: string, tags: string
     fiscalYearStartMonth: 0,
     weekStart: '',
     timepicker: {},
-    links: [{ title: 'voiceapi dashboards', type: 'dashboards', tags: ['voiceapi'], asDropdown: true, includeVars: true, keepTime: true, targetBlank: false, icon: 'external link', tooltip: '', url: '' }],
+    links: [
+      {
+        title: 'voiceapi dashboards',
+        type: 'dashboards',
+        tags: ['voiceapi'],
+        asDropdown: true,
+        includeVars: true,
+        keepTime: true,
+        targetBlank: false,
+        icon: 'external link',
+        tooltip: '',
+        url: '',
+      },
+    ],
     annotations: {
       list: [
         {
@@ -350,7 +410,22 @@ function dashboard(uid: string, title: string, description: string, tags: string
       ],
     },
     templating: {
-      list: [{ name: 'datasource', label: 'Prometheus', type: 'datasource', query: 'prometheus', current: {}, hide: 0, includeAll: false, multi: false, options: [], refresh: 1, regex: '', skipUrlSync: false }],
+      list: [
+        {
+          name: 'datasource',
+          label: 'Prometheus',
+          type: 'datasource',
+          query: 'prometheus',
+          current: {},
+          hide: 0,
+          includeAll: false,
+          multi: false,
+          options: [],
+          refresh: 1,
+          regex: '',
+          skipUrlSync: false,
+        },
+      ],
     },
     panels: layout(rows),
   };
@@ -362,8 +437,10 @@ function dashboard(uid: string, title: string, description: string, tags: string
 const sel = (metric: string, ...matchers: string[]) => `${metric}{${matchers.join(',')}}`;
 const rate = (metric: string, ...matchers: string[]) => `rate(${sel(metric, ...matchers)}[${RATE}])`;
 const by = (labels: string[]) => (labels.length ? ` by (${labels.join(', ')})` : '');
-const sumRate = (labels: string[], metric: string, ...matchers: string[]) => `sum${by(labels)} (${rate(metric, ...matchers)})`;
-const quantile = (q: number, labels: string[], histogram: string, ...matchers: string[]) => `histogram_quantile(${q}, ${sumRate(['le', ...labels], `${histogram}_bucket`, ...matchers)})`;
+const sumRate = (labels: string[], metric: string, ...matchers: string[]) =>
+  `sum${by(labels)} (${rate(metric, ...matchers)})`;
+const quantile = (q: number, labels: string[], histogram: string, ...matchers: string[]) =>
+  `histogram_quantile(${q}, ${sumRate(['le', ...labels], `${histogram}_bucket`, ...matchers)})`;
 const legendOf = (labels: string[]) => labels.map((l) => `{{${l}}}`).join(' ');
 /** part ÷ whole, 0 (not "no data") where the part has no series: a counter of failures exists only once one happened. */
 const share = (part: string, whole: string) => `(${part} or ${whole} * 0) / ${whole}`;
@@ -374,13 +451,23 @@ const matches = (label: string, value: string) => `${label}=~"${value}"`;
 const not = (label: string, value: string) => `${label}!~"${value}"`;
 
 /** p50 and p99 of a histogram, per `labels`. */
-function latency(title: string, description: string, unit: Unit, histogram: string, labels: string[], ...matchers: string[]): Spec {
+function latency(
+  title: string,
+  description: string,
+  unit: Unit,
+  histogram: string,
+  labels: string[],
+  ...matchers: string[]
+): Spec {
   return timeseries({
     title,
     description,
     unit,
     min: 0,
-    queries: [0.5, 0.99].map((q) => ({ expr: quantile(q, labels, histogram, ...matchers), legend: `p${q * 100} ${legendOf(labels)}`.trim() })),
+    queries: [0.5, 0.99].map((q) => ({
+      expr: quantile(q, labels, histogram, ...matchers),
+      legend: `p${q * 100} ${legendOf(labels)}`.trim(),
+    })),
   });
 }
 
@@ -403,19 +490,42 @@ function requestRows(s: Service): Row {
         }),
         timeseries({
           title: '5xx ratio',
-          description: 'Share of each route’s answers that were 5xx: the platform failed the tenant (4xx are the tenant’s).',
+          description:
+            'Share of each route’s answers that were 5xx: the platform failed the tenant (4xx are the tenant’s).',
           unit: 'percentunit',
           min: 0,
-          queries: [{ expr: share(sumRate([LABELS.route], `${H}_count`, j, matches(LABELS.status, VALUES.http5xx)), sumRate([LABELS.route], `${H}_count`, j)), legend: `{{${LABELS.route}}}` }],
+          queries: [
+            {
+              expr: share(
+                sumRate([LABELS.route], `${H}_count`, j, matches(LABELS.status, VALUES.http5xx)),
+                sumRate([LABELS.route], `${H}_count`, j),
+              ),
+              legend: `{{${LABELS.route}}}`,
+            },
+          ],
         }),
         timeseries({
           title: '4xx per second',
-          description: 'Answers refusing the request (validation, auth, scopes, rate limit, not found), per route and status.',
+          description:
+            'Answers refusing the request (validation, auth, scopes, rate limit, not found), per route and status.',
           unit: 'reqps',
           min: 0,
-          queries: [{ expr: sumRate([LABELS.route, LABELS.status], `${H}_count`, j, matches(LABELS.status, VALUES.http4xx)), legend: `{{${LABELS.status}}} {{${LABELS.route}}}` }],
+          queries: [
+            {
+              expr: sumRate([LABELS.route, LABELS.status], `${H}_count`, j, matches(LABELS.status, VALUES.http4xx)),
+              legend: `{{${LABELS.status}}} {{${LABELS.route}}}`,
+            },
+          ],
         }),
-        latency('Latency', 'Time to answer, p50 and p99 per route; the live call stream (long-lived by design) is left out.', 's', H, [LABELS.route], j, not(LABELS.route, VALUES.longLived)),
+        latency(
+          'Latency',
+          'Time to answer, p50 and p99 per route; the live call stream (long-lived by design) is left out.',
+          's',
+          H,
+          [LABELS.route],
+          j,
+          not(LABELS.route, VALUES.longLived),
+        ),
       ],
     };
   }
@@ -432,19 +542,24 @@ function requestRows(s: Service): Row {
       }),
       timeseries({
         title: 'Server error ratio',
-        description: 'Share of each method’s calls answered UNKNOWN, DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE or DATA_LOSS: the service failed (NOT_FOUND, FAILED_PRECONDITION and the like are answers).',
+        description:
+          'Share of each method’s calls answered UNKNOWN, DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE or DATA_LOSS: the service failed (NOT_FOUND, FAILED_PRECONDITION and the like are answers).',
         unit: 'percentunit',
         min: 0,
         queries: [
           {
-            expr: share(sumRate([LABELS.rpcMethod], `${R}_count`, j, matches(LABELS.grpcStatus, VALUES.grpcServerError)), sumRate([LABELS.rpcMethod], `${R}_count`, j)),
+            expr: share(
+              sumRate([LABELS.rpcMethod], `${R}_count`, j, matches(LABELS.grpcStatus, VALUES.grpcServerError)),
+              sumRate([LABELS.rpcMethod], `${R}_count`, j),
+            ),
             legend: `{{${LABELS.rpcMethod}}}`,
           },
         ],
       }),
       timeseries({
         title: 'Answers per second by status code',
-        description: 'Every call by its gRPC status (OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE, …).',
+        description:
+          'Every call by its gRPC status (OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE, …).',
         unit: 'reqps',
         min: 0,
         stack: true,
@@ -471,7 +586,8 @@ function outboxRow(s: Service): Row {
       timeseries({
         w: 8,
         title: 'Oldest unpublished event',
-        description: 'Age of the oldest event waiting: grows while Kafka is unreachable or the relay lease is not held.',
+        description:
+          'Age of the oldest event waiting: grows while Kafka is unreachable or the relay lease is not held.',
         unit: 's',
         min: 0,
         thresholds: [
@@ -544,7 +660,8 @@ function storeRow(s: Service): Row {
       timeseries({
         w: 7,
         title: 'Slow store commands per second',
-        description: 'Commands at or over STORE_SLOW_COMMAND_MS (100 ms unless set), per collection and operation; those of a second or more are also logged ("a store command was slow").',
+        description:
+          'Commands at or over STORE_SLOW_COMMAND_MS (100 ms unless set), per collection and operation; those of a second or more are also logged ("a store command was slow").',
         unit: 'cps',
         min: 0,
         queries: [{ expr: orZero(sumRate(co, METRICS.slowCommands, j)), legend: legendOf(co) }],
@@ -552,7 +669,8 @@ function storeRow(s: Service): Row {
       timeseries({
         w: 7,
         title: 'Leases held',
-        description: 'Replicas holding each lease (relay, workers): 1 is healthy, 0 means no replica does the work, more than 1 should never last.',
+        description:
+          'Replicas holding each lease (relay, workers): 1 is healthy, 0 means no replica does the work, more than 1 should never last.',
         unit: 'short',
         min: 0,
         queries: [{ expr: `sum by (${LABELS.lease}) (${sel(METRICS.leaseHeld, j)})`, legend: `{{${LABELS.lease}}}` }],
@@ -574,7 +692,13 @@ function runtimeRow(s: Service): Row {
         max: 1,
         queries: [{ expr: sel(METRICS.eventLoopUtilization, j), legend: '{{instance}}' }],
       }),
-      timeseries({ title: 'Heap used', description: 'V8 heap in use, all heap spaces.', unit: 'bytes', min: 0, queries: [{ expr: `sum by (instance) (${sel(METRICS.heapUsed, j)})`, legend: '{{instance}}' }] }),
+      timeseries({
+        title: 'Heap used',
+        description: 'V8 heap in use, all heap spaces.',
+        unit: 'bytes',
+        min: 0,
+        queries: [{ expr: `sum by (instance) (${sel(METRICS.heapUsed, j)})`, legend: '{{instance}}' }],
+      }),
     ],
   };
 }
@@ -583,35 +707,78 @@ function runtimeRow(s: Service): Row {
 function businessRow(s: Service): Row | undefined {
   const j = job(s);
   const perSecond = (title: string, description: string, metric: string, labels: string[]) =>
-    timeseries({ title, description, unit: 'cps', min: 0, stack: true, queries: [{ expr: sumRate(labels, metric, j), legend: legendOf(labels) }] });
+    timeseries({
+      title,
+      description,
+      unit: 'cps',
+      min: 0,
+      stack: true,
+      queries: [{ expr: sumRate(labels, metric, j), legend: legendOf(labels) }],
+    });
   switch (s) {
     case 'leads':
       return {
         title: 'Leads',
-        panels: [perSecond('Leads per second by outcome', 'queued and scheduled are accepted for a live call; sandbox_accepted and the refusal reasons are not.', METRICS.leads, [LABELS.outcome])],
+        panels: [
+          perSecond(
+            'Leads per second by outcome',
+            'queued and scheduled are accepted for a live call; sandbox_accepted and the refusal reasons are not.',
+            METRICS.leads,
+            [LABELS.outcome],
+          ),
+        ],
       };
     case 'telephony':
       return {
         title: 'Calls',
         panels: [
-          perSecond('Dials per second by result', 'dialled, insufficient_credits, or the refusal of the claim.', METRICS.dials, [LABELS.result]),
+          perSecond(
+            'Dials per second by result',
+            'dialled, insufficient_credits, or the refusal of the claim.',
+            METRICS.dials,
+            [LABELS.result],
+          ),
           perSecond('Calls ended per second', 'By direction.', METRICS.callsEnded, [LABELS.direction]),
-          latency('Lead to first dial', 'From the moment a lead may be dialled to its first dial, p50 and p99 (SLO lead-to-dial: 99 % within 60 s).', 's', METRICS.dialDelay, [], j),
+          latency(
+            'Lead to first dial',
+            'From the moment a lead may be dialled to its first dial, p50 and p99 (SLO lead-to-dial: 99 % within 60 s).',
+            's',
+            METRICS.dialDelay,
+            [],
+            j,
+          ),
         ],
       };
     case 'billing':
       return {
         title: 'Billing',
         panels: [
-          perSecond('Calls billed per second', 'By outcome (charged, failed, skipped) and direction.', METRICS.callsBilled, [LABELS.outcome, LABELS.direction]),
-          latency('Call end to settled', 'From a call’s end to its billing outcome, p50 and p99 per outcome.', 's', METRICS.settleDelay, [LABELS.outcome], j),
+          perSecond(
+            'Calls billed per second',
+            'By outcome (charged, failed, skipped) and direction.',
+            METRICS.callsBilled,
+            [LABELS.outcome, LABELS.direction],
+          ),
+          latency(
+            'Call end to settled',
+            'From a call’s end to its billing outcome, p50 and p99 per outcome.',
+            's',
+            METRICS.settleDelay,
+            [LABELS.outcome],
+            j,
+          ),
         ],
       };
     case 'webhooks':
       return {
         title: 'Deliveries',
         panels: [
-          perSecond('Delivery attempts per second', 'By outcome (delivered, failed, gone) and the endpoint’s health.', METRICS.webhookAttempts, [LABELS.outcome, LABELS.endpointHealth]),
+          perSecond(
+            'Delivery attempts per second',
+            'By outcome (delivered, failed, gone) and the endpoint’s health.',
+            METRICS.webhookAttempts,
+            [LABELS.outcome, LABELS.endpointHealth],
+          ),
           latency(
             'Event to delivery',
             'From the event to its delivery, p50 and p99 per event type and the endpoint’s health (an unhealthy endpoint waits for its retries by design).',
@@ -634,7 +801,14 @@ function serviceDashboard(s: Service): GrafanaDashboard {
     `voiceapi / ${s}`,
     `The ${s} process: requests, outbox, event consumers, store, runtime. Generated by test/tools/dashboards.ts; edit there.`,
     [s],
-    [requestRows(s), ...(business ? [business] : []), ...(WRITES_EVENTS.includes(s) ? [outboxRow(s)] : []), ...(READS_EVENTS.includes(s) ? [consumersRow(s)] : []), storeRow(s), runtimeRow(s)],
+    [
+      requestRows(s),
+      ...(business ? [business] : []),
+      ...(WRITES_EVENTS.includes(s) ? [outboxRow(s)] : []),
+      ...(READS_EVENTS.includes(s) ? [consumersRow(s)] : []),
+      storeRow(s),
+      runtimeRow(s),
+    ],
   );
 }
 
@@ -646,11 +820,23 @@ function overview(): GrafanaDashboard {
   const all = job(...SERVICES);
   const grpc = job(...SERVICES.filter((s) => s !== 'gateway'));
   const funnel: Query[] = [
-    { expr: `sum(${rate(METRICS.leads, job('leads'), matches(LABELS.outcome, VALUES.leadAccepted))})`, legend: '1 leads accepted' },
+    {
+      expr: `sum(${rate(METRICS.leads, job('leads'), matches(LABELS.outcome, VALUES.leadAccepted))})`,
+      legend: '1 leads accepted',
+    },
     { expr: `sum(${rate(METRICS.dials, job('telephony'), is(LABELS.result, VALUES.dialled))})`, legend: '2 dialled' },
-    { expr: `sum(${rate(METRICS.callsEnded, job('telephony'), is(LABELS.direction, VALUES.outbound))})`, legend: '3 outbound calls ended' },
-    { expr: `sum(${rate(METRICS.callsBilled, job('billing'), is(LABELS.outcome, VALUES.charged), is(LABELS.direction, VALUES.outbound))})`, legend: '4 charged' },
-    { expr: `sum(${rate(METRICS.webhookAttempts, job('webhooks'), is(LABELS.outcome, VALUES.delivered))})`, legend: '5 webhooks delivered' },
+    {
+      expr: `sum(${rate(METRICS.callsEnded, job('telephony'), is(LABELS.direction, VALUES.outbound))})`,
+      legend: '3 outbound calls ended',
+    },
+    {
+      expr: `sum(${rate(METRICS.callsBilled, job('billing'), is(LABELS.outcome, VALUES.charged), is(LABELS.direction, VALUES.outbound))})`,
+      legend: '4 charged',
+    },
+    {
+      expr: `sum(${rate(METRICS.webhookAttempts, job('webhooks'), is(LABELS.outcome, VALUES.delivered))})`,
+      legend: '5 webhooks delivered',
+    },
   ];
   return dashboard(
     'voiceapi-overview',
@@ -663,7 +849,8 @@ function overview(): GrafanaDashboard {
         panels: [
           bars({
             title: 'Error budget remaining',
-            description: 'Share of the period’s error budget left, per SLO (Sloth: slo:period_error_budget_remaining:ratio). Below 0 the objective is missed for the period.',
+            description:
+              'Share of the period’s error budget left, per SLO (Sloth: slo:period_error_budget_remaining:ratio). Below 0 the objective is missed for the period.',
             unit: 'percentunit',
             max: 1,
             queries: [{ expr: slo(SLO.budgetRemaining), legend: sloLegend }],
@@ -675,7 +862,8 @@ function overview(): GrafanaDashboard {
           }),
           bars({
             title: 'Burn rate now',
-            description: 'How fast each SLO spends its budget (1: exactly the whole budget over the period; the page alerts fire at 14.4 and 6 over two windows).',
+            description:
+              'How fast each SLO spends its budget (1: exactly the whole budget over the period; the page alerts fire at 14.4 and 6 over two windows).',
             unit: 'none',
             min: 0,
             queries: [{ expr: slo(SLO.currentBurnRate), legend: sloLegend }],
@@ -686,10 +874,18 @@ function overview(): GrafanaDashboard {
               { color: 'red', value: 14.4 },
             ],
           }),
-          bars({ title: 'Objectives', description: 'Each SLO’s objective (Sloth: slo:objective:ratio).', unit: 'percentunit', min: 0.9, max: 1, queries: [{ expr: slo(SLO.objective), legend: sloLegend }] }),
+          bars({
+            title: 'Objectives',
+            description: 'Each SLO’s objective (Sloth: slo:objective:ratio).',
+            unit: 'percentunit',
+            min: 0.9,
+            max: 1,
+            queries: [{ expr: slo(SLO.objective), legend: sloLegend }],
+          }),
           timeseries({
             title: 'Error ratio (5 m and 1 h) against the budget',
-            description: 'Each SLO’s error ratio over 5 minutes and 1 hour, and the ratio its objective allows (1 − objective).',
+            description:
+              'Each SLO’s error ratio over 5 minutes and 1 hour, and the ratio its objective allows (1 − objective).',
             unit: 'percentunit',
             min: 0,
             queries: [
@@ -710,7 +906,8 @@ function overview(): GrafanaDashboard {
           }),
           table({
             title: 'Firing alerts',
-            description: 'Every alert firing now in this Prometheus (SLO burn and cause alerts; each names its runbook in docs/operations.md).',
+            description:
+              'Every alert firing now in this Prometheus (SLO burn and cause alerts; each names its runbook in docs/operations.md).',
             h: 7,
             hide: ['Time', 'Value', '__name__', 'alertstate'],
             queries: [{ expr: sel(METRICS.alerts, 'alertstate="firing"'), legend: '' }],
@@ -730,8 +927,22 @@ function overview(): GrafanaDashboard {
             min: 0,
             queries: funnel,
           }),
-          latency('Lead to first dial', 'p50 and p99 (SLO lead-to-dial).', 's', METRICS.dialDelay, [], job('telephony')),
-          latency('Call end to settled', 'p50 and p99 of the time from a call’s end to its billing outcome.', 's', METRICS.settleDelay, [], job('billing')),
+          latency(
+            'Lead to first dial',
+            'p50 and p99 (SLO lead-to-dial).',
+            's',
+            METRICS.dialDelay,
+            [],
+            job('telephony'),
+          ),
+          latency(
+            'Call end to settled',
+            'p50 and p99 of the time from a call’s end to its billing outcome.',
+            's',
+            METRICS.settleDelay,
+            [],
+            job('billing'),
+          ),
         ],
       },
       {
@@ -743,16 +954,34 @@ function overview(): GrafanaDashboard {
             unit: 'percentunit',
             min: 0,
             queries: [
-              { expr: share(`sum(${rate(`${METRICS.httpDuration}_count`, job('gateway'), matches(LABELS.status, VALUES.http5xx))})`, `sum(${rate(`${METRICS.httpDuration}_count`, job('gateway'))})`), legend: 'gateway' },
+              {
+                expr: share(
+                  `sum(${rate(`${METRICS.httpDuration}_count`, job('gateway'), matches(LABELS.status, VALUES.http5xx))})`,
+                  `sum(${rate(`${METRICS.httpDuration}_count`, job('gateway'))})`,
+                ),
+                legend: 'gateway',
+              },
             ],
           }),
           timeseries({
             title: 'gRPC server error ratio per service',
-            description: 'Share of each service’s calls answered with a server-side failure code (see its dashboard for the method).',
+            description:
+              'Share of each service’s calls answered with a server-side failure code (see its dashboard for the method).',
             unit: 'percentunit',
             min: 0,
             queries: [
-              { expr: share(sumRate(['job'], `${METRICS.rpcDuration}_count`, grpc, matches(LABELS.grpcStatus, VALUES.grpcServerError)), sumRate(['job'], `${METRICS.rpcDuration}_count`, grpc)), legend: '{{job}}' },
+              {
+                expr: share(
+                  sumRate(
+                    ['job'],
+                    `${METRICS.rpcDuration}_count`,
+                    grpc,
+                    matches(LABELS.grpcStatus, VALUES.grpcServerError),
+                  ),
+                  sumRate(['job'], `${METRICS.rpcDuration}_count`, grpc),
+                ),
+                legend: '{{job}}',
+              },
             ],
           }),
           timeseries({
@@ -769,7 +998,12 @@ function overview(): GrafanaDashboard {
             description: 'Per service and group.',
             unit: 'short',
             min: 0,
-            queries: [{ expr: `sum by (job, ${LABELS.group}) (${sel(METRICS.consumerLag, all)})`, legend: `{{job}} {{${LABELS.group}}}` }],
+            queries: [
+              {
+                expr: `sum by (job, ${LABELS.group}) (${sel(METRICS.consumerLag, all)})`,
+                legend: `{{job}} {{${LABELS.group}}}`,
+              },
+            ],
           }),
           timeseries({
             w: 8,
@@ -797,7 +1031,11 @@ export function dashboards(): Record<string, GrafanaDashboard> {
 
 /** Every query of a dashboard, with its panel's title (rows' nested panels included). */
 export function panelQueries(d: GrafanaDashboard): { panel: string; expr: string }[] {
-  const walk = (panels: GrafanaPanel[]): { panel: string; expr: string }[] => panels.flatMap((p) => [...(p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })), ...walk(p.panels ?? [])]);
+  const walk = (panels: GrafanaPanel[]): { panel: string; expr: string }[] =>
+    panels.flatMap((p) => [
+      ...(p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })),
+      ...walk(p.panels ?? []),
+    ]);
   return walk(d.panels);
 }
 
@@ -824,9 +1062,11 @@ export function stale(dir = DASHBOARD_DIR): string[] {
   for (const [file, d] of Object.entries(want)) {
     const p = path.join(dir, file);
     if (!existsSync(p)) problems.push(`${path.relative(ROOT, p)}: missing`);
-    else if (readFileSync(p, 'utf8') !== render(d)) problems.push(`${path.relative(ROOT, p)}: differs from what test/tools/dashboards.ts writes`);
+    else if (readFileSync(p, 'utf8') !== render(d))
+      problems.push(`${path.relative(ROOT, p)}: differs from what test/tools/dashboards.ts writes`);
   }
-  for (const f of have) if (!(f in want)) problems.push(`${path.relative(ROOT, path.join(dir, f))}: not made by test/tools/dashboards.ts`);
+  for (const f of have)
+    if (!(f in want)) problems.push(`${path.relative(ROOT, path.join(dir, f))}: not made by test/tools/dashboards.ts`);
   return problems;
 }
 

@@ -31,7 +31,10 @@ const TOOLS = {
 
 export function goTool(name: keyof typeof TOOLS): string {
   const [pkg, version] = TOOLS[name];
-  return execFileSync('bash', [path.join(ROOT, 'scripts/go-tool.sh'), name, pkg, version], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  return execFileSync('bash', [path.join(ROOT, 'scripts/go-tool.sh'), name, pkg, version], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
 }
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
@@ -41,7 +44,8 @@ export function scaleDuration(d: string, scale: number): string {
   const m = /^(\d+)([smhdw])$/.exec(d);
   if (!m) throw new Error(`unsupported duration "${d}" in ${WINDOWS_DIR}`);
   const seconds = (Number(m[1]) * UNITS[m[2]!]!) / scale;
-  if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`SLO_WINDOW_SCALE=${scale} does not divide ${d} into whole seconds`);
+  if (!Number.isInteger(seconds) || seconds < 1)
+    throw new Error(`SLO_WINDOW_SCALE=${scale} does not divide ${d} into whole seconds`);
   return `${seconds}s`;
 }
 
@@ -70,11 +74,18 @@ export function promDuration(seconds: number): string {
  * `slo:sli_error:ratio_rate5m` reads `slo:sli_error:ratio_rate5s` at scale 60.
  */
 export function scaledQuery(expr: string, scale: number): string {
-  return expr.replace(/(slo:sli_error:ratio_rate)(\d+[smhdw])\b/g, (_, rule: string, d: string) => rule + promDuration(Number(scaleDuration(d, scale).slice(0, -1))));
+  return expr.replace(
+    /(slo:sli_error:ratio_rate)(\d+[smhdw])\b/g,
+    (_, rule: string, d: string) => rule + promDuration(Number(scaleDuration(d, scale).slice(0, -1))),
+  );
 }
 
 interface AlertWindows {
-  spec: { sloPeriod: string; page: Record<string, { shortWindow: string; longWindow: string }>; ticket: Record<string, { shortWindow: string; longWindow: string }> };
+  spec: {
+    sloPeriod: string;
+    page: Record<string, { shortWindow: string; longWindow: string }>;
+    ticket: Record<string, { shortWindow: string; longWindow: string }>;
+  };
 }
 
 /** The windows file with every duration divided by `scale`, written into a fresh directory. */
@@ -102,7 +113,17 @@ export function generateSloRules(windowScale = 1): string {
   const out = mkdtempSync(path.join(tmpdir(), 'voiceapi-slo-rules-'));
   try {
     const file = path.join(out, 'slos.rules.yaml');
-    execFileSync(goTool('sloth'), ['generate', `--input=${SLO_SPEC}`, `--out=${file}`, `--slo-period-windows-path=${dir}`, `--default-slo-period=${period}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(
+      goTool('sloth'),
+      [
+        'generate',
+        `--input=${SLO_SPEC}`,
+        `--out=${file}`,
+        `--slo-period-windows-path=${dir}`,
+        `--default-slo-period=${period}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     return readFileSync(file, 'utf8');
   } finally {
     rmSync(out, { recursive: true, force: true });
@@ -126,7 +147,10 @@ export function writeRules(dir: string, opts: { windowScale: number }): string[]
 function check(): void {
   const failures: string[] = [];
   const want = generateSloRules();
-  if (readFileSync(SLO_RULES, 'utf8') !== want) failures.push(`${path.relative(ROOT, SLO_RULES)} is not what Sloth makes of observability/slos.yaml: run 'make rules' and commit`);
+  if (readFileSync(SLO_RULES, 'utf8') !== want)
+    failures.push(
+      `${path.relative(ROOT, SLO_RULES)} is not what Sloth makes of observability/slos.yaml: run 'make rules' and commit`,
+    );
   const promtool = goTool('promtool');
   const ruleFiles = readdirSync(RULES_DIR)
     .filter((n) => n.endsWith('.rules.yaml'))
@@ -139,7 +163,9 @@ function check(): void {
     ['promtool test rules', ['test', 'rules', ...tests]],
   ] as const) {
     try {
-      process.stdout.write(execFileSync(promtool, args, { encoding: 'utf8', cwd: TESTS_DIR, stdio: ['ignore', 'pipe', 'pipe'] }));
+      process.stdout.write(
+        execFileSync(promtool, args, { encoding: 'utf8', cwd: TESTS_DIR, stdio: ['ignore', 'pipe', 'pipe'] }),
+      );
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
       failures.push(`${what} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
@@ -150,7 +176,9 @@ function check(): void {
     console.error(failures.join('\n\n'));
     process.exit(1);
   }
-  console.log(`rules-check: ${ruleFiles.length} rule files valid, ${tests.length} unit test files pass, every alert tested firing and quiet`);
+  console.log(
+    `rules-check: ${ruleFiles.length} rule files valid, ${tests.length} unit test files pass, every alert tested firing and quiet`,
+  );
 }
 
 /**
@@ -161,24 +189,29 @@ function check(): void {
 function unitTestedAlerts(ruleFiles: string[], tests: string[]): string[] {
   type Rule = { alert?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   const alerts = new Map<string, Rule>();
-  for (const f of ruleFiles) for (const g of (parse(readFileSync(f, 'utf8')) as { groups: { rules: Rule[] }[] }).groups) for (const r of g.rules) if (r.alert) alerts.set(r.alert, r);
+  for (const f of ruleFiles)
+    for (const g of (parse(readFileSync(f, 'utf8')) as { groups: { rules: Rule[] }[] }).groups)
+      for (const r of g.rules) if (r.alert) alerts.set(r.alert, r);
   const fired = new Set<string>();
   const quiet = new Set<string>();
   type AlertTest = { alertname: string; exp_alerts?: unknown[] };
   for (const t of tests) {
     const doc = parse(readFileSync(t, 'utf8')) as { tests: { alert_rule_test?: AlertTest[] }[] };
-    for (const c of doc.tests) for (const a of c.alert_rule_test ?? []) (a.exp_alerts?.length ? fired : quiet).add(a.alertname);
+    for (const c of doc.tests)
+      for (const a of c.alert_rule_test ?? []) (a.exp_alerts?.length ? fired : quiet).add(a.alertname);
   }
   const runbooks = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
   const problems: string[] = [];
   for (const [name, rule] of alerts) {
     if (!fired.has(name)) problems.push(`alert ${name} has no unit test in which it fires (observability/tests/)`);
-    if (!quiet.has(name)) problems.push(`alert ${name} has no unit test in which it stays quiet (observability/tests/)`);
+    if (!quiet.has(name))
+      problems.push(`alert ${name} has no unit test in which it stays quiet (observability/tests/)`);
     if (!rule.labels?.severity) problems.push(`alert ${name} has no severity label`);
     if (!rule.annotations?.summary) problems.push(`alert ${name} has no summary`);
     const anchor = /^docs\/operations\.md#([a-z0-9-]+)$/.exec(rule.annotations?.runbook_url ?? '')?.[1];
     if (!anchor) problems.push(`alert ${name}: runbook_url must be docs/operations.md#<anchor>`);
-    else if (!new RegExp(`^#+ ${name}$`, 'm').test(runbooks) || name.toLowerCase() !== anchor) problems.push(`alert ${name}: docs/operations.md has no runbook heading naming it (anchor #${anchor})`);
+    else if (!new RegExp(`^#+ ${name}$`, 'm').test(runbooks) || name.toLowerCase() !== anchor)
+      problems.push(`alert ${name}: docs/operations.md has no runbook heading naming it (anchor #${anchor})`);
   }
   return problems;
 }

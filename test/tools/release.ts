@@ -18,11 +18,27 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { CONTRACTS, judgedAsTenantsRead, manifest, packageVersion, pendingVersions, readRecord, ROOT, writeRecord, type ReleaseRecord } from './contracts';
+import {
+  CONTRACTS,
+  judgedAsTenantsRead,
+  manifest,
+  packageVersion,
+  pendingVersions,
+  readRecord,
+  ROOT,
+  writeRecord,
+  type ReleaseRecord,
+} from './contracts';
 import { servedDocument } from './served-document';
 
-const run = (cmd: string, args: string[], opts: { quiet?: boolean } = {}) => execFileSync(cmd, args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', opts.quiet ? 'pipe' : 'inherit'] }).trim();
-const git = (...args: string[]) => run('git', ['-c', 'user.name=voiceapi release', '-c', 'user.email=release@voiceapi.invalid', ...args]);
+const run = (cmd: string, args: string[], opts: { quiet?: boolean } = {}) =>
+  execFileSync(cmd, args, {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', opts.quiet ? 'pipe' : 'inherit'],
+  }).trim();
+const git = (...args: string[]) =>
+  run('git', ['-c', 'user.name=voiceapi release', '-c', 'user.email=release@voiceapi.invalid', ...args]);
 const say = (s: string) => process.stdout.write(`[release] ${s}\n`);
 
 type Bump = 'major' | 'minor' | 'patch';
@@ -52,7 +68,12 @@ function chartChanged(chart: string, since: string): boolean {
   return git('diff', '--name-only', since, 'HEAD', '--', `charts/${chart}`)
     .split('\n')
     .filter(Boolean)
-    .some((f) => !f.endsWith('/Chart.yaml') || JSON.stringify(parseDocument(git('show', `${since}:${f}`)).toJS()) !== JSON.stringify(parseDocument(readFileSync(path.join(ROOT, f), 'utf8')).toJS()));
+    .some(
+      (f) =>
+        !f.endsWith('/Chart.yaml') ||
+        JSON.stringify(parseDocument(git('show', `${since}:${f}`)).toJS()) !==
+          JSON.stringify(parseDocument(readFileSync(path.join(ROOT, f), 'utf8')).toJS()),
+    );
 }
 
 const API_RELEASE = path.join(ROOT, 'gateway/src/api-release.json');
@@ -63,7 +84,9 @@ function newlyDeprecated(released: Record<string, any>, current: Record<string, 
   for (const [p, item] of Object.entries(current.paths as Record<string, Record<string, any>>)) {
     for (const [method, op] of Object.entries(item)) {
       if (!op?.deprecated || released.paths?.[p]?.[method]?.deprecated) continue;
-      lines.push(`\`${method.toUpperCase()} ${p}\` is deprecated and may be removed after ${op['x-sunset']}: use ${op['x-use-instead']} instead.`);
+      lines.push(
+        `\`${method.toUpperCase()} ${p}\` is deprecated and may be removed after ${op['x-sunset']}: use ${op['x-use-instead']} instead.`,
+      );
     }
   }
   return lines;
@@ -76,16 +99,28 @@ function apiChanges(released: object, current: object): string[] {
   writeFileSync(path.join(dir, 'base.json'), JSON.stringify(base));
   writeFileSync(path.join(dir, 'rev.json'), JSON.stringify(rev));
   const oasdiff = run('bash', ['scripts/oasdiff.sh'], { quiet: true });
-  const out = run(oasdiff, ['changelog', path.join(dir, 'base.json'), path.join(dir, 'rev.json'), '--format', 'json', '--level', 'INFO']);
+  const out = run(oasdiff, [
+    'changelog',
+    path.join(dir, 'base.json'),
+    path.join(dir, 'rev.json'),
+    '--format',
+    'json',
+    '--level',
+    'INFO',
+  ]);
   run('rm', ['-rf', dir]);
-  return ((JSON.parse(out || '[]') ?? []) as { operation: string; path: string; text: string }[]).map((c) => `\`${c.operation} ${c.path.replace(/^\/webhooks\//, 'webhook ')}\`: ${c.text}`);
+  return ((JSON.parse(out || '[]') ?? []) as { operation: string; path: string; text: string }[]).map(
+    (c) => `\`${c.operation} ${c.path.replace(/^\/webhooks\//, 'webhook ')}\`: ${c.text}`,
+  );
 }
 
 async function main(): Promise<void> {
   const date = process.env.RELEASE_DATE ?? new Date().toISOString().slice(0, 10);
-  if (git('status', '--porcelain')) throw new Error('the work tree has changes: commit them first (a release is built from a commit)');
+  if (git('status', '--porcelain'))
+    throw new Error('the work tree has changes: commit them first (a release is built from a commit)');
   // The record names the release commit: it must stay in main's history (a rebase or squash would lose it).
-  if (git('rev-parse', '--abbrev-ref', 'HEAD') !== 'main') throw new Error('release from main: the record names a commit of its history');
+  if (git('rev-parse', '--abbrev-ref', 'HEAD') !== 'main')
+    throw new Error('release from main: the record names a commit of its history');
   const processes = manifest().processes;
   const before = Object.fromEntries(processes.map((p) => [p.name, packageVersion(p.workspace)]));
   const prior = existsSync(path.join(ROOT, 'releases/record.json')) ? readRecord() : undefined;
@@ -93,10 +128,13 @@ async function main(): Promise<void> {
   // its released version with other content.
   const pending = pendingVersions();
   for (const p of processes) {
-    const name = (JSON.parse(readFileSync(path.join(ROOT, p.workspace, 'package.json'), 'utf8')) as { name: string }).name;
+    const name = (JSON.parse(readFileSync(path.join(ROOT, p.workspace, 'package.json'), 'utf8')) as { name: string })
+      .name;
     const since = prior?.services[p.name]?.commit;
     if (!(name in pending) && since && chartChanged(p.chart, since)) {
-      throw new Error(`charts/${p.chart} changed since ${p.name} ${before[p.name]} was released: release ${p.name} too (a changeset for it)`);
+      throw new Error(
+        `charts/${p.chart} changed since ${p.name} ${before[p.name]} was released: release ${p.name} too (a changeset for it)`,
+      );
     }
   }
   run('npx', ['--no-install', 'changeset', 'version']);
@@ -104,7 +142,13 @@ async function main(): Promise<void> {
   run('npm', ['install', '--package-lock-only', '--no-audit', '--no-fund'], { quiet: true });
   const released = processes.filter((p) => packageVersion(p.workspace) !== before[p.name]);
   if (released.length === 0) throw new Error('no deployable to release: write a changeset first (`npx changeset`)');
-  const record: ReleaseRecord = prior ?? { api: { version: '', date: '' }, services: {}, charts: {}, contracts: {}, history: [] };
+  const record: ReleaseRecord = prior ?? {
+    api: { version: '', date: '' },
+    services: {},
+    charts: {},
+    contracts: {},
+    history: [],
+  };
 
   // 2. Charts follow their service; the umbrella pins them and moves as far as the largest bump.
   let umbrellaBump: Bump = 'patch';
@@ -122,7 +166,9 @@ async function main(): Promise<void> {
     });
     say(`${p.name} ${before[p.name]} -> ${version}`);
   }
-  const platformVersion = (parseDocument(readFileSync(path.join(ROOT, 'charts/platform/Chart.yaml'), 'utf8')).get('version') as string) ?? '0.0.0';
+  const platformVersion =
+    (parseDocument(readFileSync(path.join(ROOT, 'charts/platform/Chart.yaml'), 'utf8')).get('version') as string) ??
+    '0.0.0';
   const umbrella = record.history.length === 0 ? '1.0.0' : bump(platformVersion, umbrellaBump);
   setChart('platform', (d) => {
     d.set('version', umbrella);
@@ -135,15 +181,27 @@ async function main(): Promise<void> {
   // 3. The tenant API, with the gateway.
   const withGateway = released.some((p) => p.name === 'gateway');
   if (withGateway) {
-    const api = JSON.parse(readFileSync(API_RELEASE, 'utf8')) as { version: string; changelog: { version: string; date: string; changes: string[] }[] };
+    const api = JSON.parse(readFileSync(API_RELEASE, 'utf8')) as {
+      version: string;
+      changelog: { version: string; date: string; changes: string[] }[];
+    };
     const first = record.history.length === 0;
-    const previous = first ? undefined : (JSON.parse(readFileSync(path.join(CONTRACTS, 'openapi.json'), 'utf8')) as { info: unknown });
+    const previous = first
+      ? undefined
+      : (JSON.parse(readFileSync(path.join(CONTRACTS, 'openapi.json'), 'utf8')) as { info: unknown });
     const current = await servedDocument();
-    const changes = previous ? [...apiChanges(previous, current), ...newlyDeprecated(previous, current)] : ['First release of `/api/v1`: every operation and webhook in this reference.'];
-    const same = previous !== undefined && JSON.stringify(previous) === JSON.stringify({ ...current, info: previous.info });
+    const changes = previous
+      ? [...apiChanges(previous, current), ...newlyDeprecated(previous, current)]
+      : ['First release of `/api/v1`: every operation and webhook in this reference.'];
+    const same =
+      previous !== undefined && JSON.stringify(previous) === JSON.stringify({ ...current, info: previous.info });
     if (!same) {
       api.version = first ? '1.0.0' : bump(api.version, changes.length ? 'minor' : 'patch');
-      api.changelog.unshift({ version: api.version, date, changes: changes.length ? changes : ['Reference wording only: no operation, field or payload changed.'] });
+      api.changelog.unshift({
+        version: api.version,
+        date,
+        changes: changes.length ? changes : ['Reference wording only: no operation, field or payload changed.'],
+      });
       writeFileSync(API_RELEASE, `${JSON.stringify(api, null, 2)}\n`);
       say(`/api/v1 ${api.version}: ${changes.length} change(s) in the tenants' changelog`);
       record.api = { version: api.version, date };
@@ -156,8 +214,20 @@ async function main(): Promise<void> {
   // 4. The contracts as released.
   const charts = [...released.map((p) => p.chart), 'platform'];
   // In a process of its own: this one loaded the gateway's routes before api-release.json moved.
-  record.contracts = JSON.parse(run(process.execPath, ['--import', 'tsx', 'test/tools/contracts.ts', 'snapshot', withGateway ? 'api' : 'no-api', ...charts])) as Record<string, string>;
-  for (const c of charts) record.charts[c] = { version: parseDocument(readFileSync(path.join(ROOT, 'charts', c, 'Chart.yaml'), 'utf8')).get('version') as string };
+  record.contracts = JSON.parse(
+    run(process.execPath, [
+      '--import',
+      'tsx',
+      'test/tools/contracts.ts',
+      'snapshot',
+      withGateway ? 'api' : 'no-api',
+      ...charts,
+    ]),
+  ) as Record<string, string>;
+  for (const c of charts)
+    record.charts[c] = {
+      version: parseDocument(readFileSync(path.join(ROOT, 'charts', c, 'Chart.yaml'), 'utf8')).get('version') as string,
+    };
 
   // 5. The release commit, then the record naming it.
   const names = released.map((p) => `${p.name} ${packageVersion(p.workspace)}`).join(', ');
@@ -165,7 +235,12 @@ async function main(): Promise<void> {
   git('commit', '-q', '-m', `Release ${date}: ${names}${withGateway ? `; /api/v1 ${record.api.version}` : ''}`);
   const commit = git('rev-parse', 'HEAD');
   for (const p of released) record.services[p.name] = { version: packageVersion(p.workspace), commit, date };
-  record.history.push({ date, commit, released: Object.fromEntries(released.map((p) => [p.name, packageVersion(p.workspace)])), ...(withGateway && { api: record.api.version }) });
+  record.history.push({
+    date,
+    commit,
+    released: Object.fromEntries(released.map((p) => [p.name, packageVersion(p.workspace)])),
+    ...(withGateway && { api: record.api.version }),
+  });
   record['//'] = [
     'The releases of the platform (make release, test/tools/release.ts). services: each deployable as last released, built from `commit`;',
     'contracts: sha256 of releases/contracts/*, the contracts as last released, which make contracts-check compares today against.',

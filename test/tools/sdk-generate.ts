@@ -12,7 +12,11 @@ const SDK = path.join(ROOT, 'sdk/typescript');
 
 async function main(): Promise<void> {
   writeFileSync(path.join(SDK, 'openapi.json'), `${JSON.stringify(await servedDocument(), null, 2)}\n`);
-  const types = execFileSync(process.execPath, [path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), path.join(SDK, 'openapi.json')], { encoding: 'utf8' });
+  const types = execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), path.join(SDK, 'openapi.json')],
+    { encoding: 'utf8' },
+  );
   writeFileSync(path.join(SDK, 'src/generated/api.ts'), types);
   process.stdout.write('sdk/typescript: openapi.json and src/generated/api.ts written\n');
 }

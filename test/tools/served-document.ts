@@ -13,7 +13,13 @@ const noBackends = {} as never;
 
 export async function servedDocument(): Promise<Record<string, any>> {
   const deps: AppDeps = {
-    cfg: { ADMIN_TOKEN: 'unused', KEY_HASH_PEPPER: 'unused', RATE_LIMIT_PER_SECOND: 1, BODY_LIMIT_BYTES: 100 * 1024, RESPONSE_SCHEMA_CHECK: false },
+    cfg: {
+      ADMIN_TOKEN: 'unused',
+      KEY_HASH_PEPPER: 'unused',
+      RATE_LIMIT_PER_SECOND: 1,
+      BODY_LIMIT_BYTES: 100 * 1024,
+      RESPONSE_SCHEMA_CHECK: false,
+    },
     log: createLogger('served-document', 'silent'),
     killSwitch: () => false,
     ready: () => true,

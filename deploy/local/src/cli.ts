@@ -92,7 +92,10 @@ async function up(args: Map<string, string>): Promise<number> {
   const envFile = args.get('env-out');
   if (envFile) fs.writeFileSync(envFile, env);
   process.stdout.write(env);
-  process.stderr.write(`local-infra: ready in ${((Date.now() - started) / 1000).toFixed(1)} s ` + `(store pid ${infra.store.pid}, kafka pid ${infra.kafka.pid}); Ctrl-C to stop\n`);
+  process.stderr.write(
+    `local-infra: ready in ${((Date.now() - started) / 1000).toFixed(1)} s ` +
+      `(store pid ${infra.store.pid}, kafka pid ${infra.kafka.pid}); Ctrl-C to stop\n`,
+  );
 
   const why = await infra.exited;
   if (shuttingDown) return new Promise<number>(() => undefined); // shutdown() exits

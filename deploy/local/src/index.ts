@@ -18,7 +18,29 @@ export { freePorts, tcpOpen } from './ports';
 export { mongoReady, kafkaReady, waitReady } from './probes';
 export { startStore, storeUrl, type StoreOptions, type StoreHandle } from './store';
 export { startKafka, LOCAL_SESSION_TIMEOUT_MS, type KafkaOptions, type KafkaHandle } from './kafka';
-export { startPrometheus, prometheusBinary, PROMETHEUS_VERSION, type PrometheusOptions, type PrometheusHandle } from './prometheus';
+export {
+  startPrometheus,
+  prometheusBinary,
+  PROMETHEUS_VERSION,
+  type PrometheusOptions,
+  type PrometheusHandle,
+} from './prometheus';
 export { startLocalInfra, infraDirs, type LocalInfraOptions, type LocalInfra } from './infra';
-export { supervise, DEFAULT_BACKOFF, type Backoff, type Running, type SuperviseOptions, type Supervisor } from './supervisor';
-export { loadManifest, parseManifest, addressSettings, manifestPath, processNodeOptions, PROCESS_NODE_OPTIONS, type Manifest, type ProcessEntry } from './manifest';
+export {
+  supervise,
+  DEFAULT_BACKOFF,
+  type Backoff,
+  type Running,
+  type SuperviseOptions,
+  type Supervisor,
+} from './supervisor';
+export {
+  loadManifest,
+  parseManifest,
+  addressSettings,
+  manifestPath,
+  processNodeOptions,
+  PROCESS_NODE_OPTIONS,
+  type Manifest,
+  type ProcessEntry,
+} from './manifest';

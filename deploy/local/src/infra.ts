@@ -54,7 +54,10 @@ export async function startLocalInfra(opts: LocalInfraOptions): Promise<LocalInf
     kafkaBrokers: kafka.brokers,
     store,
     kafka,
-    exited: Promise.race([store.exited.then((c) => `the store exited (${c})`), kafka.exited.then((c) => `kafka exited (${c})`)]),
+    exited: Promise.race([
+      store.exited.then((c) => `the store exited (${c})`),
+      kafka.exited.then((c) => `kafka exited (${c})`),
+    ]),
     stop: () => (stopping ??= Promise.all([store.stop(), kafka.stop()]).then(() => undefined)),
   };
 }

@@ -143,11 +143,22 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaHandle> {
       fs.writeFileSync(idFile, `${clusterId}\n`);
     }
     opts.log?.(`[kafka] formatting ${logDir} (cluster id ${clusterId})`);
-    await runToCompletion('kafka-storage', javaBin(), [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsFile, '--ignore-formatted'], opts.log);
+    await runToCompletion(
+      'kafka-storage',
+      javaBin(),
+      [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsFile, '--ignore-formatted'],
+      opts.log,
+    );
   }
 
   const brokers = [`${host}:${port}`];
   const proc = spawnProcess('kafka', javaBin(), [...jvm, 'kafka.Kafka', propsFile], { cwd: dataDir, log: opts.log });
-  await waitReady(proc, 'broker (metadata lists a broker and a controller)', KAFKA_START_TIMEOUT_MS, () => kafkaReady(brokers), opts.signal);
+  await waitReady(
+    proc,
+    'broker (metadata lists a broker and a controller)',
+    KAFKA_START_TIMEOUT_MS,
+    () => kafkaReady(brokers),
+    opts.signal,
+  );
   return { brokers, port, controllerPort, pid: proc.pid, exited: proc.exited, stop: proc.stop };
 }

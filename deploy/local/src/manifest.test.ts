@@ -69,20 +69,30 @@ describe('service manifest', () => {
   });
 
   it('names the secrets a process alone holds, as setting names', () => {
-    expect(parseManifest({ processes: [{ ...companies, secrets: ['SIGNING_KEY'] }, gateway] }).services[0]!.secrets).toEqual(['SIGNING_KEY']);
+    expect(
+      parseManifest({ processes: [{ ...companies, secrets: ['SIGNING_KEY'] }, gateway] }).services[0]!.secrets,
+    ).toEqual(['SIGNING_KEY']);
     expect(parseManifest({ processes: [companies, gateway] }).services[0]!.secrets).toBeUndefined();
-    expect(() => parseManifest({ processes: [{ ...companies, secrets: ['signing key'] }, gateway] })).toThrow(/secrets: must be a list of setting names/);
-    expect(() => parseManifest({ processes: [{ ...companies, secrets: 'SIGNING_KEY' }, gateway] })).toThrow(/secrets: must be a list of setting names/);
+    expect(() => parseManifest({ processes: [{ ...companies, secrets: ['signing key'] }, gateway] })).toThrow(
+      /secrets: must be a list of setting names/,
+    );
+    expect(() => parseManifest({ processes: [{ ...companies, secrets: 'SIGNING_KEY' }, gateway] })).toThrow(
+      /secrets: must be a list of setting names/,
+    );
   });
 
   it('refuses a path that leaves the repository', () => {
-    expect(() => parseManifest({ processes: [{ ...companies, workspace: '../x', entry: '../x/main.js' }, gateway] })).toThrow(/workspace: .* does not match/);
+    expect(() =>
+      parseManifest({ processes: [{ ...companies, workspace: '../x', entry: '../x/main.js' }, gateway] }),
+    ).toThrow(/workspace: .* does not match/);
   });
 
   it('runs every process with the same Node settings locally and in the image; the environment may add its own', () => {
     const dockerfile = fs.readFileSync(path.resolve(__dirname, '../../Dockerfile'), 'utf8');
     expect(dockerfile).toContain(`NODE_OPTIONS=${PROCESS_NODE_OPTIONS} `);
     expect(processNodeOptions({})).toBe(PROCESS_NODE_OPTIONS);
-    expect(processNodeOptions({ NODE_OPTIONS: '--max-semi-space-size=16' })).toBe(`${PROCESS_NODE_OPTIONS} --max-semi-space-size=16`);
+    expect(processNodeOptions({ NODE_OPTIONS: '--max-semi-space-size=16' })).toBe(
+      `${PROCESS_NODE_OPTIONS} --max-semi-space-size=16`,
+    );
   });
 });

@@ -61,7 +61,19 @@ export function processNodeOptions(env: Record<string, string | undefined> = pro
 /** services/manifest.json (this file is compiled to deploy/local/dist/manifest.js). */
 export const manifestPath = path.resolve(__dirname, '../../../services/manifest.json');
 
-const FIELDS = ['name', 'package', 'workspace', 'entry', 'protocol', 'portEnv', 'port', 'addressEnv', 'mongoDb', 'chart', 'secrets'];
+const FIELDS = [
+  'name',
+  'package',
+  'workspace',
+  'entry',
+  'protocol',
+  'portEnv',
+  'port',
+  'addressEnv',
+  'mongoDb',
+  'chart',
+  'secrets',
+];
 const NAME = /^[a-z][a-z0-9-]{0,50}[a-z0-9]$/;
 const ENV = /^[A-Z][A-Z0-9_]*$/;
 const REL_PATH = /^(?!\/)(?!.*(^|\/)\.\.(\/|$))[A-Za-z0-9._/@-]+$/;
@@ -87,16 +99,23 @@ export function parseManifest(json: unknown, source = 'manifest'): Manifest {
     const name = str('name', NAME);
     const workspace = str('workspace', REL_PATH);
     const entry = str('entry', REL_PATH);
-    if (workspace && entry && !entry.startsWith(`${workspace}/`)) bad('entry', `must be inside workspace ${workspace}/`);
+    if (workspace && entry && !entry.startsWith(`${workspace}/`))
+      bad('entry', `must be inside workspace ${workspace}/`);
     const protocol = e.protocol;
     if (protocol !== 'grpc' && protocol !== 'http') bad('protocol', 'must be "grpc" or "http"');
     const port = e.port;
-    if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) bad('port', 'must be a port number');
+    if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
+      bad('port', 'must be a port number');
     let addressEnv: string | undefined;
     if (protocol === 'grpc') addressEnv = str('addressEnv', ENV);
-    else if (e.addressEnv !== undefined) bad('addressEnv', 'only gRPC services have one (the gateway is called by tenants)');
+    else if (e.addressEnv !== undefined)
+      bad('addressEnv', 'only gRPC services have one (the gateway is called by tenants)');
     const secrets = e.secrets;
-    if (secrets !== undefined && (!Array.isArray(secrets) || secrets.some((x) => typeof x !== 'string' || !ENV.test(x)))) bad('secrets', 'must be a list of setting names');
+    if (
+      secrets !== undefined &&
+      (!Array.isArray(secrets) || secrets.some((x) => typeof x !== 'string' || !ENV.test(x)))
+    )
+      bad('secrets', 'must be a list of setting names');
     entries.push({
       name,
       package: str('package'),
@@ -122,7 +141,8 @@ export function parseManifest(json: unknown, source = 'manifest'): Manifest {
     }
   }
   const http = entries.filter((e) => e.protocol === 'http');
-  if (http.length !== 1) problems.push(`${source}: exactly one "http" process (the gateway) expected, found ${http.length}`);
+  if (http.length !== 1)
+    problems.push(`${source}: exactly one "http" process (the gateway) expected, found ${http.length}`);
   if (problems.length) throw new Error(`invalid service manifest:\n  ${problems.join('\n  ')}`);
 
   return {
@@ -147,7 +167,11 @@ export function loadManifest(file = manifestPath): Manifest {
  * Every gRPC service's address setting, from the ports it was given: what the gateway (and any
  * process that calls another) needs, e.g. { COMPANIES_GRPC_ADDR: '127.0.0.1:50061' }.
  */
-export function addressSettings(manifest: Manifest, ports: ReadonlyMap<string, number>, host = '127.0.0.1'): Record<string, string> {
+export function addressSettings(
+  manifest: Manifest,
+  ports: ReadonlyMap<string, number>,
+  host = '127.0.0.1',
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const s of manifest.services) {
     const port = ports.get(s.name);

@@ -9,7 +9,9 @@ const BIN_DIR = path.join(ROOT, '.bin');
 /** The store's pinned version (store/VERSION), also read by install.sh. */
 const STORE_VERSION = fs.readFileSync(path.join(ROOT, 'store', 'VERSION'), 'utf8').trim();
 /** Per-machine cache shared by every checkout (store/cache-dir.sh gives install.sh the same path). */
-const CACHE_DIR = process.env.VOICEAPI_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'voiceapi');
+const CACHE_DIR =
+  process.env.VOICEAPI_CACHE_DIR ||
+  path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'voiceapi');
 
 export const paths = {
   root: ROOT,

@@ -52,7 +52,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Polls `probe` until it returns true. Fails early when the process exits or `signal` aborts, and
  * after `timeoutMs`; in every failure the process is stopped and the error carries its last output.
  */
-export async function waitReady(proc: ManagedProcess, what: string, timeoutMs: number, probe: () => Promise<boolean>, signal?: AbortSignal): Promise<void> {
+export async function waitReady(
+  proc: ManagedProcess,
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<boolean>,
+  signal?: AbortSignal,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError = '';
   while (Date.now() < deadline && !proc.hasExited() && !signal?.aborted) {

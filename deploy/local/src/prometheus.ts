@@ -18,10 +18,19 @@ const REPO = path.resolve(__dirname, '../../..');
 
 /** The binary, built on first use (a few minutes, once per checkout). */
 export function prometheusBinary(): string {
-  return execFileSync('bash', [path.join(REPO, 'scripts/go-tool.sh'), 'prometheus', 'github.com/prometheus/prometheus/cmd/prometheus', PROMETHEUS_VERSION], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
+  return execFileSync(
+    'bash',
+    [
+      path.join(REPO, 'scripts/go-tool.sh'),
+      'prometheus',
+      'github.com/prometheus/prometheus/cmd/prometheus',
+      PROMETHEUS_VERSION,
+    ],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  ).trim();
 }
 
 export interface PrometheusOptions {
@@ -55,7 +64,8 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<Promethe
   const dataDir = path.resolve(opts.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
   const port = opts.port || (await freePorts(1))[0]!;
-  if (await tcpOpen(port, 1000)) throw new Error(`Prometheus's port 127.0.0.1:${port} is taken by another process: stop it, or set PROMETHEUS_PORT`);
+  if (await tcpOpen(port, 1000))
+    throw new Error(`Prometheus's port 127.0.0.1:${port} is taken by another process: stop it, or set PROMETHEUS_PORT`);
   const interval = `${opts.evaluationIntervalS ?? 15}s`;
   const config = path.join(dataDir, 'prometheus.yml');
   // JSON is YAML. Nothing is scraped: every process pushes.
@@ -87,5 +97,12 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<Promethe
     { log: opts.log, cwd: dataDir },
   );
   await waitReady(proc, 'Prometheus /-/ready', 60_000, async () => (await fetch(`${url}/-/ready`)).ok, opts.signal);
-  return { url, otlpMetricsUrl: `${url}/api/v1/otlp/v1/metrics`, port, pid: proc.pid, exited: proc.exited, stop: proc.stop };
+  return {
+    url,
+    otlpMetricsUrl: `${url}/api/v1/otlp/v1/metrics`,
+    port,
+    pid: proc.pid,
+    exited: proc.exited,
+    stop: proc.stop,
+  };
 }

@@ -1,3 +1,4 @@
+// Over 300 lines because it starts every process of `make run` in the order they depend on and prints how to call them; one script a user can read top to bottom.
 /**
  * `make run`: the whole system on one machine, no Docker. Starts the store and Kafka (or uses
  * MONGO_URL / KAFKA_BROKERS when given), every process of services/manifest.json (the gRPC
@@ -85,7 +86,11 @@ function supervisePrometheus(dataDir: string): { sup: Supervisor; url: () => str
   const rulesDir = scale === 1 ? shipped : path.join(dataDir, `rules-scaled-${scale}`);
   if (scale !== 1) {
     // The same generator the tests use (Sloth, test/tools/observability.ts), windows divided.
-    execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/tools/observability.ts'), 'write', rulesDir, String(scale)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'test/tools/observability.ts'), 'write', rulesDir, String(scale)],
+      { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
   }
   const ruleFiles = fs
     .readdirSync(rulesDir)
@@ -97,10 +102,20 @@ function supervisePrometheus(dataDir: string): { sup: Supervisor; url: () => str
     name: 'prometheus',
     say,
     start: async ({ first, signal }) => {
-      const started = await startPrometheus({ dataDir, port, ruleFiles, userAssets: path.join(ROOT, 'observability/page'), evaluationIntervalS: scale === 1 ? 15 : 1, log, signal });
+      const started = await startPrometheus({
+        dataDir,
+        port,
+        ruleFiles,
+        userAssets: path.join(ROOT, 'observability/page'),
+        evaluationIntervalS: scale === 1 ? 15 : 1,
+        log,
+        signal,
+      });
       port = started.port;
       h = started;
-      say(`prometheus ${first ? 'started' : 'restarted'} (pid ${started.pid}, ${started.url}, ${ruleFiles.length} rule files${scale === 1 ? '' : `, SLO windows ÷ ${scale}`})`);
+      say(
+        `prometheus ${first ? 'started' : 'restarted'} (pid ${started.pid}, ${started.url}, ${ruleFiles.length} rule files${scale === 1 ? '' : `, SLO windows ÷ ${scale}`})`,
+      );
       return started;
     },
   });
@@ -130,18 +145,28 @@ function superviseKafka(dataDir: string): { sup: Supervisor; brokers: () => stri
  * starts once its backends listen, and the banner comes once everything answers); a restart
  * counts as up once spawned, so a slow start is never killed for being slow.
  */
-function superviseProcess(p: ProcessEntry, childEnv: Record<string, string>, where: string, ready: () => Promise<boolean>): Supervisor {
+function superviseProcess(
+  p: ProcessEntry,
+  childEnv: Record<string, string>,
+  where: string,
+  ready: () => Promise<boolean>,
+): Supervisor {
   const logFile = path.join(LOGS, `${p.name}.log`);
   return supervise({
     name: p.name,
     say,
     start: async ({ first, signal }) => {
-      const proc = spawnProcess(p.name, process.execPath, ['--require', '@voiceapi/kit/telemetry', path.join(ROOT, p.entry)], {
-        cwd: ROOT,
-        env: { ...env, NODE_OPTIONS: processNodeOptions(env), ...childEnv },
-        logFile,
-        stopTimeoutMs: 15_000,
-      });
+      const proc = spawnProcess(
+        p.name,
+        process.execPath,
+        ['--require', '@voiceapi/kit/telemetry', path.join(ROOT, p.entry)],
+        {
+          cwd: ROOT,
+          env: { ...env, NODE_OPTIONS: processNodeOptions(env), ...childEnv },
+          logFile,
+          stopTimeoutMs: 15_000,
+        },
+      );
       say(`${p.name} ${first ? 'started' : 'restarted'} (pid ${proc.pid}, ${where})`);
       if (first) await waitReady(proc, where, START_TIMEOUT_MS, ready, signal);
       return proc;
@@ -176,7 +201,11 @@ async function demoTenant(base: string, adminToken: string): Promise<Demo> {
   const file = path.join(DATA_DIR, 'demo.json');
   if (fs.existsSync(file)) {
     const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Demo;
-    const ok = await Promise.all([saved.sandboxKey, saved.liveKey].map(async (k) => (await fetch(`${base}/api/v1/ping`, { headers: { authorization: `Bearer ${k}` } })).status === 200));
+    const ok = await Promise.all(
+      [saved.sandboxKey, saved.liveKey].map(
+        async (k) => (await fetch(`${base}/api/v1/ping`, { headers: { authorization: `Bearer ${k}` } })).status === 200,
+      ),
+    );
     if (ok.every(Boolean)) return saved;
     say('saved demo keys no longer work; issuing new ones');
   }
@@ -190,8 +219,18 @@ async function demoTenant(base: string, adminToken: string): Promise<Demo> {
     return (await res.json()) as { tenant: { id: string }; key: string }; // the two answers used: a tenant's, an API key's
   };
   const { tenant } = await admin('/tenants', { name: 'Demo Clinic' });
-  const sandbox = await admin(`/tenants/${tenant.id}/api-keys`, { name: 'demo sandbox', mode: 'sandbox', scopes: DEMO_SCOPES, purpose: 'make run demo' });
-  const live = await admin(`/tenants/${tenant.id}/api-keys`, { name: 'demo live', mode: 'live', scopes: DEMO_SCOPES, purpose: 'make run demo' });
+  const sandbox = await admin(`/tenants/${tenant.id}/api-keys`, {
+    name: 'demo sandbox',
+    mode: 'sandbox',
+    scopes: DEMO_SCOPES,
+    purpose: 'make run demo',
+  });
+  const live = await admin(`/tenants/${tenant.id}/api-keys`, {
+    name: 'demo live',
+    mode: 'live',
+    scopes: DEMO_SCOPES,
+    purpose: 'make run demo',
+  });
   const demo = { tenantId: tenant.id, sandboxKey: sandbox.key, liveKey: live.key };
   fs.writeFileSync(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
   return demo;
@@ -238,7 +277,9 @@ async function infrastructure(): Promise<{ mongoUrl: string; kafkaBrokers: strin
   if (given.mongoUrl && given.kafkaBrokers) return { mongoUrl: given.mongoUrl, kafkaBrokers: given.kafkaBrokers };
   await ensureInstalled();
   const dirs = infraDirs(path.join(DATA_DIR, 'infra'));
-  say(`starting ${[!given.mongoUrl && 'the store', !given.kafkaBrokers && 'Kafka'].filter(Boolean).join(' and ')} (data in ${path.join(DATA_DIR, 'infra')})…`);
+  say(
+    `starting ${[!given.mongoUrl && 'the store', !given.kafkaBrokers && 'Kafka'].filter(Boolean).join(' and ')} (data in ${path.join(DATA_DIR, 'infra')})…`,
+  );
   const store = given.mongoUrl ? undefined : superviseStore(dirs.mongo);
   const kafka = given.kafkaBrokers ? undefined : superviseKafka(dirs.kafka);
   const infra = [store?.sup, kafka?.sup].filter((s): s is Supervisor => s !== undefined);
@@ -268,18 +309,37 @@ async function main(): Promise<void> {
     OTEL_RESOURCE_ATTRIBUTES: env.OTEL_RESOURCE_ATTRIBUTES ?? 'service.namespace=voiceapi',
     ...(prometheus && {
       OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: prometheus.otlp(),
-      OTEL_METRIC_EXPORT_INTERVAL: env.OTEL_METRIC_EXPORT_INTERVAL ?? (Number(env.SLO_WINDOW_SCALE ?? 1) === 1 ? '5000' : '1000'),
+      OTEL_METRIC_EXPORT_INTERVAL:
+        env.OTEL_METRIC_EXPORT_INTERVAL ?? (Number(env.SLO_WINDOW_SCALE ?? 1) === 1 ? '5000' : '1000'),
     }),
   });
   const ports = await servicePorts(manifest.services);
   // Against the local Kafka, consumers use the short session it allows; a given Kafka keeps the services' default.
-  const session: Record<string, string> = env.KAFKA_BROKERS ? {} : { KAFKA_SESSION_TIMEOUT_MS: String(LOCAL_SESSION_TIMEOUT_MS) };
-  const shared = { MONGO_URL: mongoUrl, KAFKA_BROKERS: kafkaBrokers, LOG_LEVEL: env.LOG_LEVEL ?? 'info', ...session, ...addressSettings(manifest, ports) };
+  const session: Record<string, string> = env.KAFKA_BROKERS
+    ? {}
+    : { KAFKA_SESSION_TIMEOUT_MS: String(LOCAL_SESSION_TIMEOUT_MS) };
+  const shared = {
+    MONGO_URL: mongoUrl,
+    KAFKA_BROKERS: kafkaBrokers,
+    LOG_LEVEL: env.LOG_LEVEL ?? 'info',
+    ...session,
+    ...addressSettings(manifest, ports),
+  };
 
   const services = manifest.services.map((s) => {
     const port = ports.get(s.name)!;
-    const secrets = Object.fromEntries((s.secrets ?? []).map((name) => [name, persistentSecret(name, `${s.name}-${name.toLowerCase().replace(/_/g, '-')}`)]));
-    return superviseProcess(s, { ...shared, ...telemetry(s.name), ...secrets, [s.portEnv]: String(port) }, `127.0.0.1:${port}`, () => tcpOpen(port));
+    const secrets = Object.fromEntries(
+      (s.secrets ?? []).map((name) => [
+        name,
+        persistentSecret(name, `${s.name}-${name.toLowerCase().replace(/_/g, '-')}`),
+      ]),
+    );
+    return superviseProcess(
+      s,
+      { ...shared, ...telemetry(s.name), ...secrets, [s.portEnv]: String(port) },
+      `127.0.0.1:${port}`,
+      () => tcpOpen(port),
+    );
   });
   tiers.push(services);
   await Promise.all(services.map((s) => s.started));

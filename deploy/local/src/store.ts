@@ -49,7 +49,8 @@ export interface StoreHandle {
  * off: this store forgets at a crash which retried writes it applied, so the driver's retry would
  * apply a write twice (decision 0110; test/fault/store-faults.test.ts). MongoDB 7 keeps them on.
  */
-export const storeUrl = (port: number, host = '127.0.0.1'): string => `mongodb://${host}:${port}/?directConnection=true&retryWrites=false`;
+export const storeUrl = (port: number, host = '127.0.0.1'): string =>
+  `mongodb://${host}:${port}/?directConnection=true&retryWrites=false`;
 
 export async function startStore(opts: StoreOptions): Promise<StoreHandle> {
   if (!fs.existsSync(paths.storeBin)) {
@@ -60,12 +61,16 @@ export async function startStore(opts: StoreOptions): Promise<StoreHandle> {
     fs.mkdirSync(dataDir, { recursive: true });
     fs.accessSync(dataDir, fs.constants.W_OK);
   } catch (err) {
-    throw new Error(`the store's data directory ${dataDir} is not writable (${(err as Error).message}): fix its permissions or set DATA_DIR`);
+    throw new Error(
+      `the store's data directory ${dataDir} is not writable (${(err as Error).message}): fix its permissions or set DATA_DIR`,
+    );
   }
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port || (await freePorts(1))[0]!;
   if (await tcpOpen(port, 1000, host)) {
-    throw new Error(`the store's port ${host}:${port} is taken by another process: stop it, or start afresh with a free port`);
+    throw new Error(
+      `the store's port ${host}:${port} is taken by another process: stop it, or start afresh with a free port`,
+    );
   }
   const url = storeUrl(port, host);
   const proc = spawnProcess(

@@ -101,7 +101,10 @@ describe('supervise', () => {
     await flush();
     jest.advanceTimersByTime(500);
     await flush();
-    expect(lines).toEqual(['kafka exited (code 137); restarting in 0.5 s', 'kafka did not come back (kafka exited (code 1) before broker was ready; last output:); restarting in 1 s']);
+    expect(lines).toEqual([
+      'kafka exited (code 137); restarting in 0.5 s',
+      'kafka did not come back (kafka exited (code 1) before broker was ready; last output:); restarting in 1 s',
+    ]);
     await sup.stop();
     jest.advanceTimersByTime(60_000);
     await flush();
@@ -141,7 +144,11 @@ describe('supervise', () => {
   it('does not restart a process stopped on purpose, and says it stopped', async () => {
     const lines: string[] = [];
     let starts = 0;
-    const sup = supervise({ name: 'companies', say: (l) => lines.push(l), start: async () => (starts++, fakeProcess(1)) });
+    const sup = supervise({
+      name: 'companies',
+      say: (l) => lines.push(l),
+      start: async () => (starts++, fakeProcess(1)),
+    });
     await sup.started;
     await sup.stop();
     jest.advanceTimersByTime(60_000);

@@ -23,7 +23,13 @@ describe('API key format', () => {
   });
 
   it('refuses keys of the wrong shape', () => {
-    for (const bad of ['', 'sk_live_', 'sk_test_' + 'a'.repeat(49), 'pk_live_' + 'a'.repeat(49), generateKey('live') + 'x']) {
+    for (const bad of [
+      '',
+      'sk_live_',
+      'sk_test_' + 'a'.repeat(49),
+      'pk_live_' + 'a'.repeat(49),
+      generateKey('live') + 'x',
+    ]) {
       expect(parseKey(bad)).toBeUndefined();
     }
   });

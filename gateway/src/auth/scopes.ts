@@ -17,6 +17,14 @@ export const SCOPES = [
 
 export type Scope = (typeof SCOPES)[number];
 
-export const DEFAULT_SCOPES: readonly Scope[] = ['calls:read', 'credits:read', 'webhooks:write', 'leads:read', 'leads:write', 'inbound:read', 'inbound:write'];
+export const DEFAULT_SCOPES: readonly Scope[] = [
+  'calls:read',
+  'credits:read',
+  'webhooks:write',
+  'leads:read',
+  'leads:write',
+  'inbound:read',
+  'inbound:write',
+];
 
 export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);

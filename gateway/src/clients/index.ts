@@ -32,13 +32,34 @@ export function createServiceClients(cfg: {
 }): ServiceClients {
   const defaults = { timeoutMs: cfg.GRPC_DEADLINE_MS };
   return {
-    companies: createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, { ...defaults, contract: voiceapi.companies.v1.CompaniesServiceDefinition }),
-    billing: createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { ...defaults, contract: voiceapi.billing.v1.BillingServiceDefinition }),
-    leads: createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, { ...defaults, contract: voiceapi.leads.v1.LeadsServiceDefinition }),
-    telephony: createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, { ...defaults, contract: voiceapi.telephony.v1.TelephonyServiceDefinition }),
-    knowledge: createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, { ...defaults, contract: voiceapi.knowledge.v1.KnowledgeServiceDefinition }),
-    agents: createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, { ...defaults, contract: voiceapi.agents.v1.AgentsServiceDefinition }),
-    webhooks: createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, cfg.WEBHOOKS_GRPC_ADDR, { ...defaults, contract: voiceapi.webhooks.v1.WebhooksServiceDefinition }),
+    companies: createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, {
+      ...defaults,
+      contract: voiceapi.companies.v1.CompaniesServiceDefinition,
+    }),
+    billing: createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, {
+      ...defaults,
+      contract: voiceapi.billing.v1.BillingServiceDefinition,
+    }),
+    leads: createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, {
+      ...defaults,
+      contract: voiceapi.leads.v1.LeadsServiceDefinition,
+    }),
+    telephony: createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, {
+      ...defaults,
+      contract: voiceapi.telephony.v1.TelephonyServiceDefinition,
+    }),
+    knowledge: createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, {
+      ...defaults,
+      contract: voiceapi.knowledge.v1.KnowledgeServiceDefinition,
+    }),
+    agents: createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, {
+      ...defaults,
+      contract: voiceapi.agents.v1.AgentsServiceDefinition,
+    }),
+    webhooks: createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, cfg.WEBHOOKS_GRPC_ADDR, {
+      ...defaults,
+      contract: voiceapi.webhooks.v1.WebhooksServiceDefinition,
+    }),
   };
 }
 

@@ -28,7 +28,14 @@ export class ControlPlane {
     resyncMs: number,
   ) {
     subscriber.on(GatewayControlEvent, (event, meta) => this.onEvent(event, meta));
-    this.resync = new Worker({ service: 'gateway', job: 'kill-switch-resync', everyMs: resyncMs, wakeOn: [settings.changes()], log, pass: () => this.refreshKillSwitch() });
+    this.resync = new Worker({
+      service: 'gateway',
+      job: 'kill-switch-resync',
+      everyMs: resyncMs,
+      wakeOn: [settings.changes()],
+      log,
+      pass: () => this.refreshKillSwitch(),
+    });
   }
 
   get killSwitch(): boolean {
@@ -42,7 +49,11 @@ export class ControlPlane {
   async start(): Promise<void> {
     await this.refreshKillSwitch();
     this.subscriber.start();
-    await this.subscriber.waitUntilReady(30_000).catch((err: unknown) => this.log.warn({ err }, 'control events group not joined yet; the re-read covers the gap'));
+    await this.subscriber
+      .waitUntilReady(30_000)
+      .catch((err: unknown) =>
+        this.log.warn({ err }, 'control events group not joined yet; the re-read covers the gap'),
+      );
     // A change between the first read and the group's join was announced before this replica
     // listened: the re-read's first pass reads once more (then it reads now and then).
     this.resync.start();
@@ -76,9 +87,18 @@ export class ControlPlane {
    * before it can read it. A write that refused takes its event with it; one that failed part-way
    * announces anyway: the event only makes replicas read again, harmless if nothing changed.
    */
-  private async announced<T>(change: NonNullable<ControlEvent['change']>, key: string, write: () => Promise<T>): Promise<T> {
+  private async announced<T>(
+    change: NonNullable<ControlEvent['change']>,
+    key: string,
+    write: () => Promise<T>,
+  ): Promise<T> {
     const event = eventRecord(GatewayControlEvent, key, { occurTime: new Date(), change });
-    const result = await this.outbox.announce([event], write, { readBack: { applied: 'always', why: 'a control event only makes replicas drop what they cached and read it again' } });
+    const result = await this.outbox.announce([event], write, {
+      readBack: {
+        applied: 'always',
+        why: 'a control event only makes replicas drop what they cached and read it again',
+      },
+    });
     void this.outbox.flush().catch((err: unknown) => this.log.warn({ err, key }, 'control event relay deferred'));
     return result;
   }

@@ -28,7 +28,11 @@ describe('operator token throttle', () => {
 
   const call = async (token?: string) => {
     const res = await fetch(url, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), reason: ((await res.json()) as { reasonCode?: string }).reasonCode };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      reason: ((await res.json()) as { reasonCode?: string }).reasonCode,
+    };
   };
 
   it('answers 429 rate_limited with Retry-After after N wrong tokens, even to the right one, until the window ends', async () => {

@@ -13,6 +13,8 @@ describe('the tenant API as released', () => {
       { version: '1.1.0', date: '2027-01-10', changes: ['`GET /api/v1/x`: endpoint added'] },
       { version: '1.0.0', date: '2026-11-27', changes: ['First release'] },
     ]);
-    expect(page.indexOf('## 1.1.0 (2027-01-10)\n\n- `GET /api/v1/x`: endpoint added')).toBeLessThan(page.indexOf('## 1.0.0 (2026-11-27)\n\n- First release'));
+    expect(page.indexOf('## 1.1.0 (2027-01-10)\n\n- `GET /api/v1/x`: endpoint added')).toBeLessThan(
+      page.indexOf('## 1.0.0 (2026-11-27)\n\n- First release'),
+    );
   });
 });

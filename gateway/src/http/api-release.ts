@@ -22,8 +22,11 @@ export function changelogMarkdown(changelog: readonly ApiChange[] = API_CHANGELO
   const head = [
     '# Tenant API changelog (`/api/v1`)',
     '',
-    'Breaking changes are announced here at least 90 days ahead: a deprecated operation or field answers `Deprecation` and ' + '`Sunset` headers until its sunset, and is removed only after it.',
+    'Breaking changes are announced here at least 90 days ahead: a deprecated operation or field answers `Deprecation` and ' +
+      '`Sunset` headers until its sunset, and is removed only after it.',
   ];
-  const entries = changelog.map((e) => [``, `## ${e.version} (${e.date})`, ``, ...e.changes.map((c) => `- ${c}`)].join('\n'));
+  const entries = changelog.map((e) =>
+    [``, `## ${e.version} (${e.date})`, ``, ...e.changes.map((c) => `- ${c}`)].join('\n'),
+  );
   return `${[...head, ...entries].join('\n')}\n`;
 }

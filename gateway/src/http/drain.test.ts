@@ -8,15 +8,30 @@ import { closeHttp } from './drain';
 // ECONNRESET while connecting (a connection still in the listen backlog when the listener closed,
 // reset by the kernel: seen on a loaded machine).
 
-type Outcome = { kind: 'answered'; connection: string | undefined; afterStop: boolean } | { kind: 'refused' } | { kind: 'cut'; error: string };
+type Outcome =
+  | { kind: 'answered'; connection: string | undefined; afterStop: boolean }
+  | { kind: 'refused' }
+  | { kind: 'cut'; error: string };
 
-function post(port: number, agent: Agent): Promise<Omit<Extract<Outcome, { kind: 'answered' }>, 'afterStop'> | Exclude<Outcome, { kind: 'answered' }>> {
+function post(
+  port: number,
+  agent: Agent,
+): Promise<Omit<Extract<Outcome, { kind: 'answered' }>, 'afterStop'> | Exclude<Outcome, { kind: 'answered' }>> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { 'content-type': 'text/plain' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ kind: 'answered', connection: res.headers.connection }));
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED' || err.syscall === 'connect' ? { kind: 'refused' } : { kind: 'cut', error: `${err.code ?? ''} ${err.message}` }));
+    const req = request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { 'content-type': 'text/plain' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ kind: 'answered', connection: res.headers.connection }));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      resolve(
+        err.code === 'ECONNREFUSED' || err.syscall === 'connect'
+          ? { kind: 'refused' }
+          : { kind: 'cut', error: `${err.code ?? ''} ${err.message}` },
+      ),
+    );
     req.end('lead');
   });
 }
@@ -51,7 +66,9 @@ describe('closeHttp: a stopping gateway lets its keep-alive clients go without c
     agent.destroy();
 
     expect(outcomes.filter((o) => o.kind === 'cut')).toEqual([]);
-    const afterStop = outcomes.filter((o): o is Extract<Outcome, { kind: 'answered' }> => o.kind === 'answered' && o.afterStop);
+    const afterStop = outcomes.filter(
+      (o): o is Extract<Outcome, { kind: 'answered' }> => o.kind === 'answered' && o.afterStop,
+    );
     // Answered after the stop, each with `Connection: close`: the clients moved on by themselves.
     expect(afterStop.length).toBeGreaterThan(0);
     expect(afterStop.filter((o) => o.connection !== 'close')).toEqual([]);

@@ -14,18 +14,23 @@ const KEEPALIVE_QUIET_MS = 300;
  * request came for KEEPALIVE_QUIET_MS, or after KEEPALIVE_DRAIN_MS, are closed with the listener;
  * requests in flight finish.
  */
-export async function closeHttp(server: Server, timing = { drainMs: KEEPALIVE_DRAIN_MS, quietMs: KEEPALIVE_QUIET_MS }): Promise<void> {
+export async function closeHttp(
+  server: Server,
+  timing = { drainMs: KEEPALIVE_DRAIN_MS, quietMs: KEEPALIVE_QUIET_MS },
+): Promise<void> {
   let lastRequestAt = Date.now();
   server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
     lastRequestAt = Date.now();
     if (!res.headersSent) res.setHeader('Connection', 'close');
   });
   const deadline = Date.now() + timing.drainMs;
-  while (Date.now() < deadline && Date.now() - lastRequestAt < timing.quietMs && (await openConnections(server)) > 0) await new Promise((r) => setTimeout(r, 25));
+  while (Date.now() < deadline && Date.now() - lastRequestAt < timing.quietMs && (await openConnections(server)) > 0)
+    await new Promise((r) => setTimeout(r, 25));
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
   });
 }
 
-const openConnections = (server: Server) => new Promise<number>((resolve) => server.getConnections((_err, n) => resolve(n ?? 0)));
+const openConnections = (server: Server) =>
+  new Promise<number>((resolve) => server.getConnections((_err, n) => resolve(n ?? 0)));

@@ -39,7 +39,10 @@ export function errorResult(raw: unknown, log: Logger, requestId?: string): Http
   }
   const status = httpStatusOf(err.reasonCode);
   if (status === undefined) {
-    log.error({ reason: err.reasonCode, domain: err.domain, requestId }, 'a service raised a reason the gateway does not know');
+    log.error(
+      { reason: err.reasonCode, domain: err.domain, requestId },
+      'a service raised a reason the gateway does not know',
+    );
     return INTERNAL;
   }
   if (status === 500) return INTERNAL;
@@ -61,7 +64,10 @@ export async function withBodyFields<T>(call: Promise<T>): Promise<T> {
     return await call;
   } catch (err) {
     if (!(err instanceof DomainError) || !err.details?.length) throw err;
-    throw new DomainError(err.reasonCode, err.message, { ...err.opts, details: err.details.map((d) => ({ ...d, path: `body.${d.path}` })) });
+    throw new DomainError(err.reasonCode, err.message, {
+      ...err.opts,
+      details: err.details.map((d) => ({ ...d, path: `body.${d.path}` })),
+    });
   }
 }
 
@@ -85,7 +91,12 @@ export function send(res: Response, result: HttpResult): void {
 }
 
 /** Answers with the documented error body for a reason code. */
-export function fail(res: Response, reasonCode: HttpReason, message: string, extra?: { missing?: string[]; details?: ErrorDetail[] }): void {
+export function fail(
+  res: Response,
+  reasonCode: HttpReason,
+  message: string,
+  extra?: { missing?: string[]; details?: ErrorDetail[] },
+): void {
   const body: ErrorBody = { error: message, reasonCode };
   if (extra?.missing) body.missing = extra.missing;
   if (extra?.details) body.details = extra.details;

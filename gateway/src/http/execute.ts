@@ -1,3 +1,4 @@
+// Over 300 lines because it is the one path every route's request takes (parse, validate, call, map errors, write); split, the order of those steps would be spread over files.
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { sendBinary } from './binary';
 import { errorResult, fail, send, type HttpResult } from './errors';
@@ -6,7 +7,17 @@ import { localsOf, type GatewayLocals } from './middleware';
 import { drainRequest, readMultipart, type MultipartReader } from './multipart';
 import { refusal } from './refusals';
 import { responseProblem } from './response-check';
-import { bodyKind, deprecationHeaders, isBinary, type AnyRoute, type AnyZod, type MultipartSpec, type RouteContext, type RouteResult, type Surface } from './route';
+import {
+  bodyKind,
+  deprecationHeaders,
+  isBinary,
+  type AnyRoute,
+  type AnyZod,
+  type MultipartSpec,
+  type RouteContext,
+  type RouteResult,
+  type Surface,
+} from './route';
 
 /**
  * Execution of one route: scope → rate limit → body (415/413/400) → validation (400 with details)
@@ -18,7 +29,10 @@ export function routeHandler(surface: Surface, route: AnyRoute): RequestHandler 
   const scopes = surface.kind === 'tenant' && route.scopes?.length ? route.scopes : undefined;
   const limiter = surface.rateLimit;
   const body = bodyKind(route);
-  const json = body?.kind === 'json' || body?.kind === 'none' ? express.json({ limit: route.bodyLimitBytes ?? surface.bodyLimitBytes, strict: true, type: () => true }) : undefined;
+  const json =
+    body?.kind === 'json' || body?.kind === 'none'
+      ? express.json({ limit: route.bodyLimitBytes ?? surface.bodyLimitBytes, strict: true, type: () => true })
+      : undefined;
   const execute = execution(surface, route);
   const deprecation = deprecationHeaders(route);
 
@@ -29,7 +43,8 @@ export function routeHandler(surface: Surface, route: AnyRoute): RequestHandler 
     if (scopes) {
       const held = locals.auth?.scopes;
       const missing = scopes.filter((s) => !held?.has(s));
-      if (missing.length) return fail(res, 'forbidden', `API key lacks required scope: ${missing.join(', ')}`, { missing });
+      if (missing.length)
+        return fail(res, 'forbidden', `API key lacks required scope: ${missing.join(', ')}`, { missing });
     }
     if (limiter && !limiter.admit(res, locals.auth)) return;
     switch (body?.kind) {
@@ -40,19 +55,26 @@ export function routeHandler(surface: Surface, route: AnyRoute): RequestHandler 
           return fail(res, 'unsupported_media_type', 'request body must be JSON with Content-Type: application/json');
         }
         // Parser failures (413, malformed JSON) go to the app's error handler, which answers them.
-        return json!(req, res, (err?: unknown) => (err ? next(err) : void execute(req, res, locals, req.body ?? undefined).catch(next)));
+        return json!(req, res, (err?: unknown) =>
+          err ? next(err) : void execute(req, res, locals, req.body ?? undefined).catch(next),
+        );
       case 'none':
         if (!hasBody(req)) return void execute(req, res, locals, undefined).catch(next);
         // Without a Content-Type (some clients send an empty chunked body) it is read like JSON:
         // nothing, or {}, passes.
-        if (req.get('content-type') !== undefined && !req.is('application/json')) return fail(res, 'unsupported_media_type', NO_BODY);
+        if (req.get('content-type') !== undefined && !req.is('application/json'))
+          return fail(res, 'unsupported_media_type', NO_BODY);
         return json!(req, res, (err?: unknown) => {
           if (err) return next(err);
-          if (!isEmptyObject(req.body)) return fail(res, 'validation_error', NO_BODY, { details: [{ path: 'body', message: 'must be empty or {}' }] });
+          if (!isEmptyObject(req.body))
+            return fail(res, 'validation_error', NO_BODY, {
+              details: [{ path: 'body', message: 'must be empty or {}' }],
+            });
           void execute(req, res, locals, undefined).catch(next);
         });
       case 'multipart':
-        if (!req.is('multipart/form-data')) return fail(res, 'unsupported_media_type', 'request body must be multipart/form-data');
+        if (!req.is('multipart/form-data'))
+          return fail(res, 'unsupported_media_type', 'request body must be multipart/form-data');
         return void executeMultipart(surface, body, execute, req, res, locals).catch(next);
     }
   };
@@ -60,9 +82,11 @@ export function routeHandler(surface: Surface, route: AnyRoute): RequestHandler 
 
 const NO_BODY = 'this endpoint takes no request body: send none, or {} as JSON';
 
-const hasBody = (req: Request) => Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
+const hasBody = (req: Request) =>
+  Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
 
-const isEmptyObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+const isEmptyObject = (v: unknown) =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
 
 /** A streamed multipart body: its reader, and what of it the idempotency hash covers. */
 interface Upload {
@@ -81,7 +105,9 @@ function execution(surface: Surface, route: AnyRoute): Execute {
   // The parameters it defines, known when the route is mounted (a route whose query schema has
   // no keys to read fails at start, not on a request).
   const definedParams = queryParams(route.query);
-  const headerNames = route.headers ? Object.keys((route.headers as unknown as { shape: Record<string, unknown> }).shape) : [];
+  const headerNames = route.headers
+    ? Object.keys((route.headers as unknown as { shape: Record<string, unknown> }).shape)
+    : [];
 
   return async (req, res, locals, rawBody, upload) => {
     const { requestId, auth } = locals;
@@ -124,7 +150,13 @@ function execution(surface: Surface, route: AnyRoute): Execute {
     if (route.ownIdempotencyKey) {
       const key = req.get(IDEMPOTENCY_HEADER);
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
-        return answerInvalid(res, new Invalid('Idempotency-Key must be 1–255 visible ASCII characters', [{ path: 'header.Idempotency-Key', message: 'invalid' }]), reader);
+        return answerInvalid(
+          res,
+          new Invalid('Idempotency-Key must be 1–255 visible ASCII characters', [
+            { path: 'header.Idempotency-Key', message: 'invalid' },
+          ]),
+          reader,
+        );
       }
       if (key !== undefined) ctx.idempotencyKey = key;
     }
@@ -147,11 +179,24 @@ function execution(surface: Surface, route: AnyRoute): Execute {
       result = await exec();
     } else {
       if (!IDEMPOTENCY_KEY.test(idemKey)) {
-        return answerInvalid(res, new Invalid('Idempotency-Key must be 1–255 visible ASCII characters', [{ path: 'header.Idempotency-Key', message: 'invalid' }]), reader);
+        return answerInvalid(
+          res,
+          new Invalid('Idempotency-Key must be 1–255 visible ASCII characters', [
+            { path: 'header.Idempotency-Key', message: 'invalid' },
+          ]),
+          reader,
+        );
       }
       ctx.idempotencyKey = idemKey;
       const hash = requestHash(req.method, req.originalUrl, upload ? upload.hashed : body);
-      const outcome = await idempotent(idempotency!, { tenantId: auth!.tenantId, mode: auth!.mode, key: idemKey }, hash, exec, log, requestId);
+      const outcome = await idempotent(
+        idempotency!,
+        { tenantId: auth!.tenantId, mode: auth!.mode, key: idemKey },
+        hash,
+        exec,
+        log,
+        requestId,
+      );
       if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
       result = outcome.result;
     }
@@ -166,12 +211,24 @@ function execution(surface: Surface, route: AnyRoute): Execute {
  * answered. A successful handler's body is read to its end (unread parts discarded, limit still
  * counted); after a failure the rest is only read and dropped (see afterEarlyAnswer).
  */
-async function settleUpload(reader: MultipartReader, result: RouteResult, log: Surface['log'], requestId: string): Promise<RouteResult> {
+async function settleUpload(
+  reader: MultipartReader,
+  result: RouteResult,
+  log: Surface['log'],
+  requestId: string,
+): Promise<RouteResult> {
   if (!reader.error && result.status < 400) await reader.finish();
   return reader.error ? errorResult(reader.error, log, requestId) : result;
 }
 
-async function executeMultipart(surface: Surface, spec: MultipartSpec, execute: Execute, req: Request, res: Response, locals: GatewayLocals): Promise<void> {
+async function executeMultipart(
+  surface: Surface,
+  spec: MultipartSpec,
+  execute: Execute,
+  req: Request,
+  res: Response,
+  locals: GatewayLocals,
+): Promise<void> {
   const { log } = surface;
   let reader: MultipartReader;
   try {
@@ -194,7 +251,11 @@ async function executeMultipart(surface: Surface, spec: MultipartSpec, execute: 
   // The file's bytes are not read before the claim: the idempotency hash covers the text fields
   // and the first file part's name, file name and content type.
   // Fields after the file are not in the hash: they arrive after the claim.
-  const first = head.first && { field: head.first.field, filename: head.first.filename, contentType: head.first.contentType };
+  const first = head.first && {
+    field: head.first.field,
+    filename: head.first.filename,
+    contentType: head.first.contentType,
+  };
   const fieldsAfterFiles = async () => {
     await reader.finish();
     if (reader.error) throw reader.error;
@@ -202,7 +263,13 @@ async function executeMultipart(surface: Surface, spec: MultipartSpec, execute: 
     if (late instanceof Invalid) throw refusal('validation_error', late.message, late.details);
     return late;
   };
-  return execute(req, res, locals, { fields, files: reader.files, fieldsAfterFiles }, { reader, hashed: { fields, first } });
+  return execute(
+    req,
+    res,
+    locals,
+    { fields, files: reader.files, fieldsAfterFiles },
+    { reader, hashed: { fields, first } },
+  );
 }
 
 function answerInvalid(res: Response, invalid: Invalid, reader: MultipartReader | undefined): void {
@@ -227,10 +294,19 @@ function closeUnlessDrained(res: Response, drained: Promise<boolean>): void {
 }
 
 /** Test harness only: an answer that differs from its documentation is a loud 500. */
-function checked(result: RouteResult, route: AnyRoute, name: string, log: Surface['log'], requestId: string): RouteResult {
+function checked(
+  result: RouteResult,
+  route: AnyRoute,
+  name: string,
+  log: Surface['log'],
+  requestId: string,
+): RouteResult {
   const problem = responseProblem(route, result);
   if (!problem) return result;
-  log.error({ route: name, status: result.status, problem, requestId }, 'answer does not match the documented response');
+  log.error(
+    { route: name, status: result.status, problem, requestId },
+    'answer does not match the documented response',
+  );
   const failure: HttpResult = {
     status: 500,
     body: { error: `answer of ${name} does not match its documentation: ${problem}`, reasonCode: 'internal_error' },
@@ -251,7 +327,8 @@ const NO_PARAMS = new Set<string>();
 function queryParams(schema: AnyZod | undefined): Set<string> {
   if (!schema) return NO_PARAMS;
   const shape = (schema as { shape?: Record<string, unknown> }).shape;
-  if (!shape) throw new Error("a route's query schema must be an object schema (its keys are the parameters it defines)");
+  if (!shape)
+    throw new Error("a route's query schema must be an object schema (its keys are the parameters it defines)");
   return new Set(Object.keys(shape));
 }
 

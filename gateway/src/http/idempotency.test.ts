@@ -20,7 +20,9 @@ describe('Idempotency-Key on POST', () => {
       tag: 'Orders',
       summary: 'Create an order',
       body: z.object({ item: z.string() }),
-      responses: { 201: { description: 'Created', schema: z.object({ order: z.object({ id: z.string(), item: z.string() }) }) } },
+      responses: {
+        201: { description: 'Created', schema: z.object({ order: z.object({ id: z.string(), item: z.string() }) }) },
+      },
       handler: async ({ body }) => {
         runs++;
         entered?.open();
@@ -46,14 +48,21 @@ describe('Idempotency-Key on POST', () => {
     records = new MemoryIdempotency();
     runs = 0;
     hold = entered = undefined;
-    s = await serve(routes, { idempotency: records, keys: { default: testKey(), other: testKey({ tenantId: 'tenant-2' }), sandbox: testKey({ mode: 'sandbox' }) } });
+    s = await serve(routes, {
+      idempotency: records,
+      keys: { default: testKey(), other: testKey({ tenantId: 'tenant-2' }), sandbox: testKey({ mode: 'sandbox' }) },
+    });
   });
   afterEach(() => s.close());
 
   const order = (item: string, key?: string, as = 'default') =>
     fetch(`${s.url}/orders`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-test-key': as, ...(key !== undefined && { 'idempotency-key': key }) },
+      headers: {
+        'content-type': 'application/json',
+        'x-test-key': as,
+        ...(key !== undefined && { 'idempotency-key': key }),
+      },
       body: JSON.stringify({ item }),
     }).then(json);
 
@@ -70,7 +79,11 @@ describe('Idempotency-Key on POST', () => {
 
   it('treats the same body with keys in another order as the same request', async () => {
     await order('tea', 'k-order');
-    const again = await fetch(`${s.url}/orders`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'k-order' }, body: '{ "item" : "tea" }' });
+    const again = await fetch(`${s.url}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'k-order' },
+      body: '{ "item" : "tea" }',
+    });
     expect(again.headers.get('idempotent-replayed')).toBe('true');
   });
 
@@ -107,19 +120,27 @@ describe('Idempotency-Key on POST', () => {
   it('still gives the caller its answer when recording it fails', async () => {
     records.failComplete = true;
     expect(await order('tea', 'k5')).toMatchObject({ status: 201, body: { order: { item: 'tea' } } });
-    expect(s.logs).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'could not record the idempotent answer' }));
+    expect(s.logs).toContainEqual(
+      expect.objectContaining({ level: 'warn', msg: 'could not record the idempotent answer' }),
+    );
   });
 
   it('keeps keys apart per tenant and per key mode', async () => {
     await order('tea', 'shared');
     const otherTenant = await order('tea', 'shared', 'other');
     const sandbox = await order('tea', 'shared', 'sandbox');
-    expect([otherTenant.headers.get('idempotent-replayed'), sandbox.headers.get('idempotent-replayed')]).toEqual([null, null]);
+    expect([otherTenant.headers.get('idempotent-replayed'), sandbox.headers.get('idempotent-replayed')]).toEqual([
+      null,
+      null,
+    ]);
     expect(runs).toBe(3);
   });
 
   it('refuses a key that is too long or not visible ASCII with 400, before running', async () => {
-    expect(await order('tea', 'k'.repeat(256))).toMatchObject({ status: 400, body: { reasonCode: 'validation_error', details: [{ path: 'header.Idempotency-Key' }] } });
+    expect(await order('tea', 'k'.repeat(256))).toMatchObject({
+      status: 400,
+      body: { reasonCode: 'validation_error', details: [{ path: 'header.Idempotency-Key' }] },
+    });
     expect(await order('tea', 'schlüssel')).toMatchObject({ status: 400 });
     expect(runs).toBe(0);
   });

@@ -16,7 +16,8 @@ export const localsOf = (res: Response): GatewayLocals => res.locals as GatewayL
 /** Middleware run in order as one Express layer (a router layer costs more than a call). */
 export function inSequence(...handlers: RequestHandler[]): RequestHandler {
   return handlers.reduceRight<RequestHandler>(
-    (rest, handler) => (req, res, next) => handler(req, res, (err?: unknown) => (err ? next(err) : rest(req, res, next))),
+    (rest, handler) => (req, res, next) =>
+      handler(req, res, (err?: unknown) => (err ? next(err) : rest(req, res, next))),
     (_req, _res, next) => next(),
   );
 }
@@ -77,11 +78,19 @@ export function authenticate(keys: KeyCache, pepper: string, onUse: (auth: Authe
   const lastKeyOn = new WeakMap<object, { key: string; hash: string }>();
   return (req, res, next) => {
     if (req.url.includes('?') && KEY_QUERY_PARAMS.some((k) => k in (req.query as object))) {
-      return fail(res, 'unauthorized', 'API keys are accepted only in the Authorization or X-API-Key header, never in the URL');
+      return fail(
+        res,
+        'unauthorized',
+        'API keys are accepted only in the Authorization or X-API-Key header, never in the URL',
+      );
     }
     const sent = credentialHeaders(req.rawHeaders);
     if (sent.authorization + sent.apiKey > 1) {
-      return fail(res, 'unauthorized', 'send exactly one credential: one Authorization or one X-API-Key header, not several');
+      return fail(
+        res,
+        'unauthorized',
+        'send exactly one credential: one Authorization or one X-API-Key header, not several',
+      );
     }
     const header = req.get('authorization');
     let key: string | undefined;
@@ -109,7 +118,8 @@ export function authenticate(keys: KeyCache, pepper: string, onUse: (auth: Authe
 }
 
 /** Per-key fixed-window rate limit (decision 0021). */
-export const perKeyRateLimit = (defaultPerSecond: number): FixedWindowLimiter => new FixedWindowLimiter(defaultPerSecond);
+export const perKeyRateLimit = (defaultPerSecond: number): FixedWindowLimiter =>
+  new FixedWindowLimiter(defaultPerSecond);
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -142,7 +152,8 @@ export function requireAdmin(token: string, throttle: AdminThrottle = {}): Reque
     let entry = failures.peek(address);
     if (!entry || entry.resetAt <= t) {
       // Full: expired windows go first; if none has expired, the set below forgets the window opened longest ago.
-      if (failures.size >= MAX_TRACKED_ADDRESSES) for (const [a, e] of [...failures.entries()]) if (e.resetAt <= t) failures.delete(a);
+      if (failures.size >= MAX_TRACKED_ADDRESSES)
+        for (const [a, e] of [...failures.entries()]) if (e.resetAt <= t) failures.delete(a);
       entry = { count: 0, resetAt: t + windowMs };
       failures.set(address, entry);
     }
@@ -156,14 +167,20 @@ export function requireAdmin(token: string, throttle: AdminThrottle = {}): Reque
       const left = entry.resetAt - now();
       if (left > 0) {
         res.setHeader('Retry-After', Math.max(1, Math.ceil(left / 1_000)));
-        return fail(res, 'rate_limited', 'too many wrong operator tokens from this address; retry after the Retry-After interval');
+        return fail(
+          res,
+          'rate_limited',
+          'too many wrong operator tokens from this address; retry after the Retry-After interval',
+        );
       }
       failures.delete(address);
     }
-    if (credentialHeaders(req.rawHeaders).authorization > 1) return refuse(res, address, 'send the operator token once');
+    if (credentialHeaders(req.rawHeaders).authorization > 1)
+      return refuse(res, address, 'send the operator token once');
     const header = req.get('authorization');
     // No credential at all is not a guess: answered, not counted.
-    if (header === undefined) return fail(res, 'unauthorized', 'missing operator token: send Authorization: Bearer <token>');
+    if (header === undefined)
+      return fail(res, 'unauthorized', 'missing operator token: send Authorization: Bearer <token>');
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m || !timingSafeEqual(digest(m[1]!), expected)) return refuse(res, address, 'missing or wrong operator token');
     next();

@@ -1,3 +1,4 @@
+// Over 300 lines because the cases of one module share its fixtures.
 import { createHash } from 'node:crypto';
 import { request, type ClientRequest } from 'node:http';
 import { notFound } from '@voiceapi/kit';
@@ -10,7 +11,11 @@ import { z } from './zod';
 const MAX = 4 * 1024 * 1024;
 
 /** What the upload handler did with the bytes, as a service receiving chunks over gRPC would. */
-let received: { parts: { field: string; filename: string; contentType: string; bytes: number; sha256: string }[]; chunks: number; bytes: number } = {
+let received: {
+  parts: { field: string; filename: string; contentType: string; bytes: number; sha256: string }[];
+  chunks: number;
+  bytes: number;
+} = {
   parts: [],
   chunks: 0,
   bytes: 0,
@@ -29,10 +34,19 @@ async function consume(part: FilePart, held = Promise.resolve()) {
     bytes += chunk.length;
     hash.update(chunk);
   }
-  return { field: part.field, filename: part.filename, contentType: part.contentType, bytes, sha256: hash.digest('hex') };
+  return {
+    field: part.field,
+    filename: part.filename,
+    contentType: part.contentType,
+    bytes,
+    sha256: hash.digest('hex'),
+  };
 }
 
-const Upload = z.object({ title: z.string().nullable(), parts: z.array(z.object({ field: z.string(), bytes: z.number(), sha256: z.string() })) });
+const Upload = z.object({
+  title: z.string().nullable(),
+  parts: z.array(z.object({ field: z.string(), bytes: z.number(), sha256: z.string() })),
+});
 
 const routes = [
   defineRoute({
@@ -52,7 +66,10 @@ const routes = [
       const late = await body.fieldsAfterFiles();
       return {
         status: 201,
-        body: { title: body.fields.title ?? late.title ?? null, parts: received.parts.map(({ field, bytes, sha256 }) => ({ field, bytes, sha256 })) },
+        body: {
+          title: body.fields.title ?? late.title ?? null,
+          parts: received.parts.map(({ field, bytes, sha256 }) => ({ field, bytes, sha256 })),
+        },
       };
     },
   }),
@@ -61,12 +78,19 @@ const routes = [
     path: '/albums',
     tag: 'Documents',
     summary: 'Upload up to three pictures',
-    body: multipart({ fields: z.strictObject({}), files: { picture: { description: 'A picture', maxCount: 3 } }, maxBytes: MAX }),
+    body: multipart({
+      fields: z.strictObject({}),
+      files: { picture: { description: 'A picture', maxCount: 3 } },
+      maxBytes: MAX,
+    }),
     responses: { 201: { description: 'Stored', schema: Upload } },
     handler: async ({ body }) => {
       received = { parts: [], chunks: 0, bytes: 0 };
       for await (const part of body.files) received.parts.push(await consume(part));
-      return { status: 201, body: { title: null, parts: received.parts.map(({ field, bytes, sha256 }) => ({ field, bytes, sha256 })) } };
+      return {
+        status: 201,
+        body: { title: null, parts: received.parts.map(({ field, bytes, sha256 }) => ({ field, bytes, sha256 })) },
+      };
     },
   }),
   defineRoute({
@@ -74,12 +98,19 @@ const routes = [
     path: '/archives',
     tag: 'Documents',
     summary: 'Upload a large archive',
-    body: multipart({ fields: z.strictObject({}), files: { archive: { description: 'The archive', required: true } }, maxBytes: 200 * 1024 * 1024 }),
+    body: multipart({
+      fields: z.strictObject({}),
+      files: { archive: { description: 'The archive', required: true } },
+      maxBytes: 200 * 1024 * 1024,
+    }),
     responses: { 201: { description: 'Stored', schema: Upload } },
     handler: async ({ body }) => {
       received = { parts: [], chunks: 0, bytes: 0 };
       for await (const part of body.files) received.parts.push(await consume(part, gate));
-      return { status: 201, body: { title: null, parts: received.parts.map(({ field, bytes, sha256 }) => ({ field, bytes, sha256 })) } };
+      return {
+        status: 201,
+        body: { title: null, parts: received.parts.map(({ field, bytes, sha256 }) => ({ field, bytes, sha256 })) },
+      };
     },
   }),
   defineRoute({
@@ -94,7 +125,13 @@ const routes = [
         if (params.id === 'gone') throw notFound('recording');
         for (let i = 0; i < 64; i++) yield Buffer.alloc(16 * 1024, i);
       }
-      return { status: 200, stream: audio(), contentType: 'audio/mpeg', length: 64 * 16 * 1024, filename: `call ${params.id}.mp3` };
+      return {
+        status: 200,
+        stream: audio(),
+        contentType: 'audio/mpeg',
+        length: 64 * 16 * 1024,
+        filename: `call ${params.id}.mp3`,
+      };
     },
   }),
   defineRoute({
@@ -132,7 +169,10 @@ describe('multipart/form-data, streamed', () => {
   it('hands the handler the text fields and the file as a stream, in chunks', async () => {
     const content = 'hello world\n'.repeat(50_000);
     const res = await upload('/documents', form(['title', 'Notes'], ['file', text(content), 'notes.txt']));
-    expect(res).toMatchObject({ status: 201, body: { title: 'Notes', parts: [{ field: 'file', bytes: content.length, sha256: sha(content) }] } });
+    expect(res).toMatchObject({
+      status: 201,
+      body: { title: 'Notes', parts: [{ field: 'file', bytes: content.length, sha256: sha(content) }] },
+    });
     expect(received.parts[0]).toMatchObject({ filename: 'notes.txt', contentType: 'text/plain' });
     expect(received.chunks).toBeGreaterThan(1);
   });
@@ -143,7 +183,10 @@ describe('multipart/form-data, streamed', () => {
   });
 
   it('hands several files over one after the other', async () => {
-    const res = await upload('/albums', form(['picture', text('a', 'image/png'), 'a.png'], ['picture', text('bb', 'image/png'), 'b.png']));
+    const res = await upload(
+      '/albums',
+      form(['picture', text('a', 'image/png'), 'a.png'], ['picture', text('bb', 'image/png'), 'b.png']),
+    );
     expect(res.body.parts).toEqual([
       { field: 'picture', bytes: 1, sha256: sha('a') },
       { field: 'picture', bytes: 2, sha256: sha('bb') },
@@ -152,29 +195,58 @@ describe('multipart/form-data, streamed', () => {
 
   it.each([
     ['the required file is missing', () => form(['title', 'Notes']), 400, 'body.file'],
-    ['a text field after the file is invalid', () => form(['file', text('x'), 'x.txt'], ['title', 'x'.repeat(21)]), 400, 'body.title'],
-    ['a text field is given before and after the file', () => form(['title', 'a'], ['file', text('x'), 'x.txt'], ['title', 'b']), 400, 'body.title'],
+    [
+      'a text field after the file is invalid',
+      () => form(['file', text('x'), 'x.txt'], ['title', 'x'.repeat(21)]),
+      400,
+      'body.title',
+    ],
+    [
+      'a text field is given before and after the file',
+      () => form(['title', 'a'], ['file', text('x'), 'x.txt'], ['title', 'b']),
+      400,
+      'body.title',
+    ],
     ['a file field is unknown', () => form(['attachment', text('x'), 'x.txt']), 400, 'body.attachment'],
     ['a text field is invalid', () => form(['title', 'x'.repeat(21)], ['file', text('x'), 'x.txt']), 400, 'body.title'],
     ['a text field is unknown', () => form(['colour', 'red'], ['file', text('x'), 'x.txt']), 400, 'body'],
   ])('refuses a body where %s with 400 and details', async (_what, body, status, path) => {
     const res = await upload('/documents', body());
-    expect(res).toMatchObject({ status, body: { reasonCode: 'validation_error', details: [expect.objectContaining({ path })] } });
+    expect(res).toMatchObject({
+      status,
+      body: { reasonCode: 'validation_error', details: [expect.objectContaining({ path })] },
+    });
   });
 
   it('refuses a file of a content type the route does not accept, and a body that is not multipart, with 415', async () => {
-    expect(await upload('/documents', form(['file', text('x', 'image/png'), 'x.png']))).toMatchObject({ status: 415, body: { reasonCode: 'unsupported_media_type' } });
-    const notMultipart = await fetch(`${s.url}/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).then(json);
+    expect(await upload('/documents', form(['file', text('x', 'image/png'), 'x.png']))).toMatchObject({
+      status: 415,
+      body: { reasonCode: 'unsupported_media_type' },
+    });
+    const notMultipart = await fetch(`${s.url}/documents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    }).then(json);
     expect(notMultipart).toMatchObject({ status: 415, body: { reasonCode: 'unsupported_media_type' } });
   });
 
   it('refuses more files than a field takes', async () => {
-    const four = form(...Array.from({ length: 4 }, (_, i): [string, Blob, string] => ['picture', text(String(i), 'image/png'), `${i}.png`]));
+    const four = form(
+      ...Array.from({ length: 4 }, (_, i): [string, Blob, string] => [
+        'picture',
+        text(String(i), 'image/png'),
+        `${i}.png`,
+      ]),
+    );
     expect(await upload('/albums', four)).toMatchObject({ status: 400, body: { reasonCode: 'validation_error' } });
   });
 
   it('refuses a declared Content-Length over the limit at once, without reading the body', async () => {
-    const res = await rawUpload(s.url, '/documents', { contentLength: 150 * 1024 * 1024, chunks: (async function* () {})() });
+    const res = await rawUpload(s.url, '/documents', {
+      contentLength: 150 * 1024 * 1024,
+      chunks: (async function* () {})(),
+    });
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body)).toMatchObject({ reasonCode: 'payload_too_large' });
   });
@@ -184,7 +256,9 @@ describe('multipart/form-data, streamed', () => {
   async function* bigUpload(field: string, megabytes: number): AsyncGenerator<Buffer> {
     const chunk = Buffer.alloc(64 * 1024, 'a');
     sent = 0;
-    yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`);
+    yield Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`,
+    );
     for (let i = 0; i < (megabytes * 1024 * 1024) / chunk.length; i++) {
       sent += chunk.length;
       yield chunk; // one buffer, sent again and again: the client's own garbage would blur the server's
@@ -205,7 +279,9 @@ describe('multipart/form-data, streamed', () => {
     const res = await answer;
     expect(res.status).toBe(201);
     expect(received.bytes).toBe(100 * 1024 * 1024);
-    expect(JSON.parse(res.body).parts).toEqual([{ field: 'archive', bytes: 100 * 1024 * 1024, sha256: expect.any(String) }]);
+    expect(JSON.parse(res.body).parts).toEqual([
+      { field: 'archive', bytes: 100 * 1024 * 1024, sha256: expect.any(String) },
+    ]);
   });
 
   it('refuses a 150 MB streamed upload with 413 at the limit, without holding it in memory', async () => {
@@ -242,14 +318,19 @@ describe('binary answers', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('audio/mpeg');
     expect(res.headers.get('content-length')).toBe(String(64 * 16 * 1024));
-    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="call r1.mp3"; filename*=UTF-8''call%20r1.mp3`);
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="call r1.mp3"; filename*=UTF-8''call%20r1.mp3`,
+    );
     const bytes = Buffer.from(await res.arrayBuffer());
     expect(bytes.length).toBe(64 * 16 * 1024);
     expect(bytes[16 * 1024 * 63]).toBe(63);
   });
 
   it('answers the documented JSON error when the source fails before the first byte', async () => {
-    expect(await fetch(`${s.url}/recordings/gone`).then(json)).toMatchObject({ status: 404, body: { reasonCode: 'not_found' } });
+    expect(await fetch(`${s.url}/recordings/gone`).then(json)).toMatchObject({
+      status: 404,
+      body: { reasonCode: 'not_found' },
+    });
   });
 });
 
@@ -270,7 +351,11 @@ describe('OpenAPI for the three body kinds and binary answers', () => {
     expect(media.encoding.file.contentType).toBe('text/plain, application/pdf');
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['201', '400', '413', '415']));
     const album = doc.paths['/api/v1/albums'].post.requestBody.content['multipart/form-data'].schema;
-    expect(album.properties.picture).toMatchObject({ type: 'array', maxItems: 3, items: { type: 'string', format: 'binary' } });
+    expect(album.properties.picture).toMatchObject({
+      type: 'array',
+      maxItems: 3,
+      items: { type: 'string', format: 'binary' },
+    });
   });
 
   it('describes a binary answer by its content type', () => {
@@ -280,7 +365,10 @@ describe('OpenAPI for the three body kinds and binary answers', () => {
 
   it('describes an action body as optional and empty', () => {
     const op = doc.paths['/api/v1/recordings/{id}/redact'].post;
-    expect(op.requestBody).toMatchObject({ required: false, content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } } });
+    expect(op.requestBody).toMatchObject({
+      required: false,
+      content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } },
+    });
   });
 });
 

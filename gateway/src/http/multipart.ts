@@ -51,7 +51,13 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
       headers: req.headers as never,
       // The file name as sent: a name with a path in it is refused by the owning service, not quietly shortened.
       preservePath: true,
-      limits: { fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, files: maxFiles, parts: MAX_FIELDS + maxFiles, fileSize: spec.maxBytes },
+      limits: {
+        fields: MAX_FIELDS,
+        fieldSize: MAX_FIELD_BYTES,
+        files: maxFiles,
+        parts: MAX_FIELDS + maxFiles,
+        fileSize: spec.maxBytes,
+      },
     });
   } catch {
     throw refusal('unsupported_media_type', 'request body must be multipart/form-data with a boundary');
@@ -99,7 +105,8 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
 
   parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
     if (valueTruncated) return stop(refusal('payload_too_large', `field ${name} is over ${MAX_FIELD_BYTES} bytes`));
-    if (Object.hasOwn(fields, name) || Object.hasOwn(lateFields, name)) return stop(invalid(`body.${name}`, 'given more than once'));
+    if (Object.hasOwn(fields, name) || Object.hasOwn(lateFields, name))
+      return stop(invalid(`body.${name}`, 'given more than once'));
     (seenFile ? lateFields : fields)[name] = value;
   });
   parser.on('file', (field, stream, filename, _encoding, mimeType) => {
@@ -117,7 +124,12 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
     }
     if (fileSpec.contentTypes && !contentTypeMatches(mimeType, fileSpec.contentTypes)) {
       stream.resume();
-      return stop(refusal('unsupported_media_type', `file ${field}: content type ${mimeType} is not accepted; accepted: ${fileSpec.contentTypes.join(', ')}`));
+      return stop(
+        refusal(
+          'unsupported_media_type',
+          `file ${field}: content type ${mimeType} is not accepted; accepted: ${fileSpec.contentTypes.join(', ')}`,
+        ),
+      );
     }
     stream.once('limit', () => stop(tooLarge(spec.maxBytes)));
     // The failure reaches the reader of the stream, and the answer through `error`; not the process.
@@ -229,4 +241,5 @@ export async function drainRequest(req: Request): Promise<boolean> {
 }
 
 const tooLarge = (max: number) => refusal('payload_too_large', `upload is over the limit of ${max} bytes`);
-const invalid = (path: string, message: string) => refusal('validation_error', `invalid body: ${path} ${message}`, [{ path, message }]);
+const invalid = (path: string, message: string) =>
+  refusal('validation_error', `invalid body: ${path} ${message}`, [{ path, message }]);

@@ -1,3 +1,4 @@
+// Over 300 lines because the cases of one module share its fixtures.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,12 @@ import { z } from './zod';
 
 // The published documents, built from the real route definitions exactly as app.ts builds them.
 
-const log = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined } as unknown as Logger;
+const log = {
+  error: () => undefined,
+  warn: () => undefined,
+  info: () => undefined,
+  debug: () => undefined,
+} as unknown as Logger;
 const deps = { clients: {} as ServiceClients, operator: {} as OperatorUseCases, streams: {} as CallStreams };
 
 function documentOf(kind: 'tenant' | 'admin'): Record<string, any> {
@@ -24,15 +30,29 @@ function documentOf(kind: 'tenant' | 'admin'): Record<string, any> {
   // The webhook payloads are in the tenant document, as app.ts registers them.
   if (kind === 'tenant') registerWebhookPayloads(registry);
   const areas: Area[] = kind === 'tenant' ? tenantAreas : adminAreas;
-  mountRoutes(express.Router(), { kind, prefix: kind === 'tenant' ? '/api/v1' : '/admin/v1', registry, bodyLimitBytes: 1024, log }, routesOf(areas, deps));
+  mountRoutes(
+    express.Router(),
+    { kind, prefix: kind === 'tenant' ? '/api/v1' : '/admin/v1', registry, bodyLimitBytes: 1024, log },
+    routesOf(areas, deps),
+  );
   // The signed routes (recordings) are in the tenant document, as app.ts mounts them.
-  if (kind === 'tenant') mountRoutes(express.Router(), { kind: 'signed', prefix: '/api/v1', registry, bodyLimitBytes: 1024, log }, routesOf(signedAreas, deps));
-  return buildDocument(registry, { title: kind, version: '1.0.0', description: kind }, tagsOf(areas)) as Record<string, any>;
+  if (kind === 'tenant')
+    mountRoutes(
+      express.Router(),
+      { kind: 'signed', prefix: '/api/v1', registry, bodyLimitBytes: 1024, log },
+      routesOf(signedAreas, deps),
+    );
+  return buildDocument(registry, { title: kind, version: '1.0.0', description: kind }, tagsOf(areas)) as Record<
+    string,
+    any
+  >;
 }
 
 const operations = (doc: Record<string, any>) =>
   Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([p, item]) =>
-    ['get', 'put', 'post', 'patch', 'delete'].filter((m) => item[m]).map((m) => ({ name: `${m.toUpperCase()} ${p}`, method: m, op: item[m] })),
+    ['get', 'put', 'post', 'patch', 'delete']
+      .filter((m) => item[m])
+      .map((m) => ({ name: `${m.toUpperCase()} ${p}`, method: m, op: item[m] })),
   );
 
 describe('the OpenAPI documents say what the server enforces', () => {
@@ -43,36 +63,80 @@ describe('the OpenAPI documents say what the server enforces', () => {
   it('describes timezone, website, trimmed names, the businessHours bound and refused control characters', () => {
     expect(company.timezone).toMatchObject({ description: expect.stringMatching(/IANA/), example: 'America/New_York' });
     const website = new RegExp(company.website.pattern, 'u');
-    expect([website.test('https://a.example'), website.test('HTTP://a.example'), website.test('ftp://a.example'), website.test('javascript:alert(1)')]).toEqual([true, true, false, false]);
+    expect([
+      website.test('https://a.example'),
+      website.test('HTTP://a.example'),
+      website.test('ftp://a.example'),
+      website.test('javascript:alert(1)'),
+    ]).toEqual([true, true, false, false]);
     expect(company.website.description).toMatch(/http or https/);
     expect(company.name.description).toMatch(/trimmed/);
     const name = new RegExp(company.name.pattern, 'u');
-    expect([name.test('  Sunrise Clinic '), name.test('Sun\u0000rise'), name.test('a\tb'), name.test('   ')]).toEqual([true, false, false, false]);
+    expect([name.test('  Sunrise Clinic '), name.test('Sun\u0000rise'), name.test('a\tb'), name.test('   ')]).toEqual([
+      true,
+      false,
+      false,
+      false,
+    ]);
     const description = new RegExp(company.description.pattern, 'u');
     expect([description.test('line one\nline two\ttab'), description.test('bell\u0007')]).toEqual([true, false]);
-    expect(company.businessHours).toMatchObject({ description: expect.stringMatching(/8 KiB \(8192 bytes\)/), 'x-max-json-bytes': 8192 });
-    const list = tenant.paths['/api/v1/companies'].get.parameters as { name: string; description: string; schema: { type: string } }[];
+    expect(company.businessHours).toMatchObject({
+      description: expect.stringMatching(/8 KiB \(8192 bytes\)/),
+      'x-max-json-bytes': 8192,
+    });
+    const list = tenant.paths['/api/v1/companies'].get.parameters as {
+      name: string;
+      description: string;
+      schema: { type: string };
+    }[];
     for (const p of list.filter((x) => x.name === 'page' || x.name === 'limit')) {
-      expect({ name: p.name, type: p.schema.type, plain: /plain decimal digits/.test(p.description) }).toEqual({ name: p.name, type: 'integer', plain: true });
+      expect({ name: p.name, type: p.schema.type, plain: /plain decimal digits/.test(p.description) }).toEqual({
+        name: p.name,
+        type: 'integer',
+        plain: true,
+      });
     }
   });
 
   it('documents the credits rules: examples, the type filter, the top-up bounds, newest first', () => {
     const schemas = tenant.components.schemas;
-    expect(schemas.CreditBalance.example).toEqual({ balance: 996, available: 976, held: 20, updatedAt: expect.any(String) });
+    expect(schemas.CreditBalance.example).toEqual({
+      balance: 996,
+      available: 976,
+      held: 20,
+      updatedAt: expect.any(String),
+    });
     expect(schemas.CreditBalance.properties.available.description).toMatch(/`balance` − `held`/);
-    expect(schemas.CreditTransaction.properties.amount.description).toMatch(/debits negative.*Ledger amounts are authoritative/);
+    expect(schemas.CreditTransaction.properties.amount.description).toMatch(
+      /debits negative.*Ledger amounts are authoritative/,
+    );
     expect(schemas.CreditTransaction.properties.callId.type).toEqual(['string', 'null']);
     const list = tenant.paths['/api/v1/credits/transactions'].get;
     expect(list.description).toMatch(/newest first/);
     expect(list.responses[200].content['application/json'].schema.example.transactions).toHaveLength(2);
     expect(list.responses[403].description).toMatch(/credits:read/);
     const type = (list.parameters as { name: string; schema: { enum: string[] } }[]).find((p) => p.name === 'type');
-    expect(type?.schema.enum).toEqual(['top_up', 'call_deduction', 'number_purchase', 'knowledge_upload', 'adjustment']);
+    expect(type?.schema.enum).toEqual([
+      'top_up',
+      'call_deduction',
+      'number_purchase',
+      'knowledge_upload',
+      'adjustment',
+    ]);
     const topUp = admin.paths['/admin/v1/tenants/{tenantId}/credits'].post;
-    expect(admin.components.schemas.CreditTopUp.properties.amount).toMatchObject({ type: 'integer', minimum: 1, maximum: 1_000_000_000 });
-    expect(admin.components.schemas.CreditTopUp.properties.note).toMatchObject({ maxLength: 500, description: expect.stringMatching(/trimmed/) });
-    expect(topUp.responses[201].content['application/json'].schema.example).toMatchObject({ balance: 1000, transaction: { type: 'top_up' } });
+    expect(admin.components.schemas.CreditTopUp.properties.amount).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 1_000_000_000,
+    });
+    expect(admin.components.schemas.CreditTopUp.properties.note).toMatchObject({
+      maxLength: 500,
+      description: expect.stringMatching(/trimmed/),
+    });
+    expect(topUp.responses[201].content['application/json'].schema.example).toMatchObject({
+      balance: 1000,
+      transaction: { type: 'top_up' },
+    });
     expect(Object.keys(topUp.responses)).toEqual(expect.arrayContaining(['201', '400', '404', '503', '504']));
     expect(Object.keys(topUp.responses[503].headers)).toContain('Retry-After');
   });
@@ -80,10 +144,16 @@ describe('the OpenAPI documents say what the server enforces', () => {
   it('has relative servers, described global tags, and a unique operationId on every operation', () => {
     for (const doc of [tenant, admin]) {
       expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
-      const tags = new Set((doc.tags as { name: string; description: string }[]).filter((t) => t.description).map((t) => t.name));
+      const tags = new Set(
+        (doc.tags as { name: string; description: string }[]).filter((t) => t.description).map((t) => t.name),
+      );
       const ops = operations(doc);
       for (const { name, op } of ops) {
-        expect({ name, tagged: (op.tags as string[]).every((t) => tags.has(t)), id: typeof op.operationId }).toEqual({ name, tagged: true, id: 'string' });
+        expect({ name, tagged: (op.tags as string[]).every((t) => tags.has(t)), id: typeof op.operationId }).toEqual({
+          name,
+          tagged: true,
+          id: 'string',
+        });
       }
       expect(new Set(ops.map((o) => o.op.operationId)).size).toBe(ops.length);
     }
@@ -156,7 +226,8 @@ describe('the OpenAPI documents say what the server enforces', () => {
   });
 
   it('derives operationIds from the route, takes an explicit one, and refuses a duplicate', () => {
-    const r = (method: 'get' | 'post' | 'put' | 'patch' | 'delete', p: string, operationId?: string) => operationIdOf({ method, path: p, ...(operationId && { operationId }) });
+    const r = (method: 'get' | 'post' | 'put' | 'patch' | 'delete', p: string, operationId?: string) =>
+      operationIdOf({ method, path: p, ...(operationId && { operationId }) });
     expect([
       r('get', '/companies'),
       r('post', '/companies'),
@@ -165,7 +236,15 @@ describe('the OpenAPI documents say what the server enforces', () => {
       r('get', '/contacts/{id}/calls/{callId}'),
       r('put', '/kill-switch'),
       r('get', '/companies', 'companiesPage'),
-    ]).toEqual(['listCompanies', 'createCompany', 'deleteCompany', 'cancelContact', 'getContactCall', 'setKillSwitch', 'companiesPage']);
+    ]).toEqual([
+      'listCompanies',
+      'createCompany',
+      'deleteCompany',
+      'cancelContact',
+      'getContactCall',
+      'setKillSwitch',
+      'companiesPage',
+    ]);
     const route = (p: string, operationId?: string) =>
       defineRoute({
         method: 'get',
@@ -176,20 +255,34 @@ describe('the OpenAPI documents say what the server enforces', () => {
         responses: { 200: { description: 'ok', schema: z.object({}) } },
         handler: async () => ({ status: 200, body: {} }),
       });
-    const mount = (routes: ReturnType<typeof route>[]) => mountRoutes(express.Router(), { kind: 'tenant', prefix: '/x', registry: tenantRegistry(), bodyLimitBytes: 1, log }, routes);
+    const mount = (routes: ReturnType<typeof route>[]) =>
+      mountRoutes(
+        express.Router(),
+        { kind: 'tenant', prefix: '/x', registry: tenantRegistry(), bodyLimitBytes: 1, log },
+        routes,
+      );
     expect(() => mount([route('/things'), route('/things/', 'listThings')])).toThrow(/listThings.*used twice/);
     expect(() => mount([route('/things'), route('/things/', 'allThings')])).not.toThrow();
   });
 
   it('documents the headers every answer carries, and those of rate limits, retries, replays and challenges', () => {
-    const headersOf = (doc: Record<string, any>, p: string, m: string, status: number) => Object.keys(doc.paths[p][m].responses[status].headers ?? {});
+    const headersOf = (doc: Record<string, any>, p: string, m: string, status: number) =>
+      Object.keys(doc.paths[p][m].responses[status].headers ?? {});
     for (const { name, op } of [...operations(tenant), ...operations(admin)]) {
       for (const [status, r] of Object.entries(op.responses as Record<string, { headers?: object }>)) {
-        expect({ name, status, headers: Object.keys(r.headers ?? {}) }).toEqual({ name, status, headers: expect.arrayContaining(['X-Request-Id', 'Cache-Control']) });
+        expect({ name, status, headers: Object.keys(r.headers ?? {}) }).toEqual({
+          name,
+          status,
+          headers: expect.arrayContaining(['X-Request-Id', 'Cache-Control']),
+        });
       }
     }
-    expect(headersOf(tenant, '/api/v1/companies', 'get', 200)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
-    expect(headersOf(tenant, '/api/v1/companies', 'get', 429)).toEqual(expect.arrayContaining(['Retry-After', 'RateLimit-Reset']));
+    expect(headersOf(tenant, '/api/v1/companies', 'get', 200)).toEqual(
+      expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+    );
+    expect(headersOf(tenant, '/api/v1/companies', 'get', 429)).toEqual(
+      expect.arrayContaining(['Retry-After', 'RateLimit-Reset']),
+    );
     expect(headersOf(tenant, '/api/v1/companies', 'get', 503)).toContain('Retry-After');
     expect(headersOf(tenant, '/api/v1/companies', 'get', 401)).toContain('WWW-Authenticate');
     expect(headersOf(tenant, '/api/v1/companies', 'post', 201)).toContain('Idempotent-Replayed');
@@ -197,12 +290,16 @@ describe('the OpenAPI documents say what the server enforces', () => {
     expect(headersOf(admin, '/admin/v1/kill-switch', 'get', 429)).toContain('Retry-After');
     expect(headersOf(admin, '/admin/v1/kill-switch', 'get', 401)).toContain('WWW-Authenticate');
     // 405: every path names the methods it has and what any other method gets.
-    expect(tenant.paths['/api/v1/companies/{id}'].description).toMatch(/405 `method_not_allowed` with `Allow: GET, PATCH, DELETE, HEAD`/);
+    expect(tenant.paths['/api/v1/companies/{id}'].description).toMatch(
+      /405 `method_not_allowed` with `Allow: GET, PATCH, DELETE, HEAD`/,
+    );
     expect(tenant.info.description).toMatch(/405.*Allow/);
   });
 
   it('says a replayed Idempotency-Key answers the stored answer even after the resource was deleted', () => {
-    const header = (tenant.paths['/api/v1/companies'].post.parameters as { name: string; in: string; description: string }[]).find((p) => p.name === 'Idempotency-Key');
+    const header = (
+      tenant.paths['/api/v1/companies'].post.parameters as { name: string; in: string; description: string }[]
+    ).find((p) => p.name === 'Idempotency-Key');
     expect(header?.description).toMatch(/even if the resource it names was changed or deleted since/);
   });
 
@@ -237,7 +334,9 @@ describe('the OpenAPI documents say what the server enforces', () => {
         const file = path.join(dir, `${name}.json`);
         writeFileSync(file, JSON.stringify(doc));
         const report = await redoclyLint(file);
-        const errors = report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} ${p.location?.[0]?.pointer ?? ''}: ${p.message}`);
+        const errors = report.problems
+          .filter((p) => p.severity === 'error')
+          .map((p) => `${p.ruleId} ${p.location?.[0]?.pointer ?? ''}: ${p.message}`);
         expect({ name, errors }).toEqual({ name, errors: [] });
       }
     } finally {
@@ -257,7 +356,10 @@ function redoclyLint(file: string): Promise<LintReport> {
     execFile(
       bin,
       ['lint', '--extends', 'recommended', '--format', 'json', file],
-      { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', CI: 'true' }, maxBuffer: 16 * 1024 * 1024 },
+      {
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', CI: 'true' },
+        maxBuffer: 16 * 1024 * 1024,
+      },
       // Exit code 1 means problems were found: the report on stdout says which.
       (err, stdout, stderr) => {
         try {

@@ -38,22 +38,45 @@ const header = (description: string, type: 'string' | 'integer' = 'string', exam
   schema: { type, ...(example !== undefined && { example }) },
 });
 const HEADERS = {
-  requestId: header("The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID", 'string', '7f4c1f7e-3b9e-4f7a-9c51-1f0b8a1e2d3c'),
+  requestId: header(
+    "The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID",
+    'string',
+    '7f4c1f7e-3b9e-4f7a-9c51-1f0b8a1e2d3c',
+  ),
   cacheControl: header('Always `no-store`: answers are private to their caller', 'string', 'no-store'),
-  rateLimitLimit: header("Requests the key may make per window (its `rateLimitPerSecond` or the server's default)", 'integer', 50),
+  rateLimitLimit: header(
+    "Requests the key may make per window (its `rateLimitPerSecond` or the server's default)",
+    'integer',
+    50,
+  ),
   rateLimitRemaining: header('Requests left in the current window', 'integer', 49),
   rateLimitReset: header('Seconds until the current window ends', 'integer', 1),
   retryAfter: header('Seconds to wait before retrying', 'integer', 1),
-  replayed: header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key', 'string', 'true'),
+  replayed: header(
+    '`true` when this is the stored answer to an earlier request with the same Idempotency-Key',
+    'string',
+    'true',
+  ),
   wwwAuthenticate: header('The scheme that would work', 'string', 'Bearer'),
-  deprecation: header('RFC 9745: when this operation was deprecated (`@<seconds since the epoch>`)', 'string', '@1796083200'),
+  deprecation: header(
+    'RFC 9745: when this operation was deprecated (`@<seconds since the epoch>`)',
+    'string',
+    '@1796083200',
+  ),
   sunset: header('RFC 8594: after this moment the operation may be removed', 'string', 'Sat, 01 May 2027 00:00:00 GMT'),
-  link: header('`rel="deprecation"`: the changelog that says what to use instead', 'string', '</docs/changelog>; rel="deprecation"'),
+  link: header(
+    '`rel="deprecation"`: the changelog that says what to use instead',
+    'string',
+    '</docs/changelog>; rel="deprecation"',
+  ),
 };
 
 /** The headers an answer with this status carries on this surface and route. */
 function responseHeaders(surface: Surface, route: AnyRoute, status: number) {
-  const headers: Record<string, ReturnType<typeof header>> = { 'X-Request-Id': HEADERS.requestId, 'Cache-Control': HEADERS.cacheControl };
+  const headers: Record<string, ReturnType<typeof header>> = {
+    'X-Request-Id': HEADERS.requestId,
+    'Cache-Control': HEADERS.cacheControl,
+  };
   // Tenant answers after the scope check count against the key's limit (401 and 403 come before).
   if (surface.kind === 'tenant' && status !== 401 && status !== 403) {
     headers['RateLimit-Limit'] = HEADERS.rateLimitLimit;
@@ -63,8 +86,10 @@ function responseHeaders(surface: Surface, route: AnyRoute, status: number) {
   if (status === 429 || status === 503 || status === 504) headers['Retry-After'] = HEADERS.retryAfter;
   if (status === 401) headers['WWW-Authenticate'] = HEADERS.wwwAuthenticate;
   // Answers below 500 are stored and replayed (decision 0007).
-  if (surface.kind === 'tenant' && route.method === 'post' && status < 500) headers['Idempotent-Replayed'] = HEADERS.replayed;
-  if (route.deprecated) Object.assign(headers, { Deprecation: HEADERS.deprecation, Sunset: HEADERS.sunset, Link: HEADERS.link });
+  if (surface.kind === 'tenant' && route.method === 'post' && status < 500)
+    headers['Idempotent-Replayed'] = HEADERS.replayed;
+  if (route.deprecated)
+    Object.assign(headers, { Deprecation: HEADERS.deprecation, Sunset: HEADERS.sunset, Link: HEADERS.link });
   return headers;
 }
 
@@ -76,7 +101,8 @@ const BINARY = { type: 'string', format: 'binary' } as const;
 
 export function documentRoute(surface: Surface, route: AnyRoute): void {
   const errors: Record<number, string> = { ...COMMON_ERRORS[surface.kind], ...route.errors };
-  if (route.scopes?.length) errors[403] = `Key lacks scope ${route.scopes.map((s) => `\`${s}\``).join(', ')} (\`forbidden\`, \`missing\` names it)`;
+  if (route.scopes?.length)
+    errors[403] = `Key lacks scope ${route.scopes.map((s) => `\`${s}\``).join(', ')} (\`forbidden\`, \`missing\` names it)`;
   const body = bodyKind(route);
   const request: RouteConfig['request'] = {};
   if (route.params) request.params = route.params as never;
@@ -86,7 +112,10 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
     case 'json':
       errors[413] = 'Body over the size limit (`payload_too_large`)';
       errors[415] = 'Body is not JSON (`unsupported_media_type`)';
-      request.body = { required: true, content: { 'application/json': { schema: route.documentedBody ?? body.schema } } };
+      request.body = {
+        required: true,
+        content: { 'application/json': { schema: route.documentedBody ?? body.schema } },
+      };
       break;
     case 'none':
       errors[413] = 'Body over the size limit (`payload_too_large`)';
@@ -100,7 +129,11 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
     case 'multipart':
       errors[413] = `Upload over ${body.maxBytes} bytes (\`payload_too_large\`)`;
       errors[415] = 'Body is not multipart/form-data, or a file of a type not accepted (`unsupported_media_type`)';
-      request.body = { required: true, description: 'Text fields first, then the file part(s).', content: { 'multipart/form-data': multipartMedia(body) } };
+      request.body = {
+        required: true,
+        description: 'Text fields first, then the file part(s).',
+        content: { 'multipart/form-data': multipartMedia(body) },
+      };
       break;
   }
   const idempotent = surface.kind === 'tenant' && route.method === 'post';
@@ -132,15 +165,24 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
     if (r.schema) content['application/json'] = { schema: r.schema };
     for (const type of r.binary ?? []) content[type] = { schema: BINARY };
     const headers = responseHeaders(surface, route, Number(status));
-    responses[status] = Object.keys(content).length ? { description: r.description, headers, content } : { description: r.description, headers };
+    responses[status] = Object.keys(content).length
+      ? { description: r.description, headers, content }
+      : { description: r.description, headers };
   }
   for (const [status, description] of Object.entries(errors)) {
-    responses[status] ??= { description, headers: responseHeaders(surface, route, Number(status)), content: { 'application/json': { schema: ErrorBody } } };
+    responses[status] ??= {
+      description,
+      headers: responseHeaders(surface, route, Number(status)),
+      content: { 'application/json': { schema: ErrorBody } },
+    };
   }
   const operationId = operationIdOf(route);
   const used = operationIds.get(surface.registry) ?? new Set<string>();
   operationIds.set(surface.registry, used);
-  if (used.has(operationId)) throw new Error(`operationId ${operationId} of ${route.method.toUpperCase()} ${route.path} is used twice: set operationId on one`);
+  if (used.has(operationId))
+    throw new Error(
+      `operationId ${operationId} of ${route.method.toUpperCase()} ${route.path} is used twice: set operationId on one`,
+    );
   used.add(operationId);
   const scopeNote =
     surface.kind === 'tenant'
@@ -148,16 +190,27 @@ export function documentRoute(surface: Surface, route: AnyRoute): void {
       : surface.kind === 'signed'
         ? '\n\nNo key: the signed URL is the authorisation.'
         : '';
-  const sunsetNote = route.deprecated ? `\n\n**Deprecated** since ${route.deprecated.since}; it may be removed after ${route.deprecated.sunset}. Use instead: ${route.deprecated.use}.` : '';
+  const sunsetNote = route.deprecated
+    ? `\n\n**Deprecated** since ${route.deprecated.since}; it may be removed after ${route.deprecated.sunset}. Use instead: ${route.deprecated.use}.`
+    : '';
   surface.registry.registerPath({
     method: route.method,
     path: surface.prefix + route.path,
     operationId,
     summary: route.summary,
     description: (route.description ?? '') + scopeNote + sunsetNote,
-    ...(route.deprecated && { deprecated: true, 'x-sunset': route.deprecated.sunset, 'x-use-instead': route.deprecated.use }),
+    ...(route.deprecated && {
+      deprecated: true,
+      'x-sunset': route.deprecated.sunset,
+      'x-use-instead': route.deprecated.use,
+    }),
     tags: [route.tag],
-    security: surface.kind === 'tenant' ? [{ bearerAuth: [] }, { apiKeyHeader: [] }] : surface.kind === 'signed' ? [] : [{ adminToken: [] }],
+    security:
+      surface.kind === 'tenant'
+        ? [{ bearerAuth: [] }, { apiKeyHeader: [] }]
+        : surface.kind === 'signed'
+          ? []
+          : [{ adminToken: [] }],
     request,
     responses,
   });
@@ -189,7 +242,11 @@ export function tenantRegistry(): OpenAPIRegistry {
 
 export function adminRegistry(): OpenAPIRegistry {
   const registry = new OpenAPIRegistry();
-  registry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' });
+  registry.registerComponent('securitySchemes', 'adminToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'ADMIN_TOKEN',
+  });
   return registry;
 }
 
@@ -210,7 +267,11 @@ const METHOD_NOT_ALLOWED =
  * their descriptions (an operation's tag must be one of them), and for each path the methods it
  * answers (others: 405 with `Allow`).
  */
-export function buildDocument(registry: OpenAPIRegistry, info: { title: string; version: string; description: string }, tags: Tag[] = []): object {
+export function buildDocument(
+  registry: OpenAPIRegistry,
+  info: { title: string; version: string; description: string },
+  tags: Tag[] = [],
+): object {
   const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { ...info, description: `${info.description}\n\n${METHOD_NOT_ALLOWED}` },
@@ -221,7 +282,9 @@ export function buildDocument(registry: OpenAPIRegistry, info: { title: string; 
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     const methods = (['get', 'put', 'post', 'delete', 'patch'] as const).filter((m) => item[m]);
     for (const m of methods) {
-      for (const tag of item[m]!.tags ?? []) if (tags.length && !known.has(tag)) throw new Error(`${m.toUpperCase()} ${path}: tag "${tag}" has no description`);
+      for (const tag of item[m]!.tags ?? [])
+        if (tags.length && !known.has(tag))
+          throw new Error(`${m.toUpperCase()} ${path}: tag "${tag}" has no description`);
     }
     const allow = allowHeader(methods);
     item.description = `Methods: ${allow}. Any other method answers 405 \`method_not_allowed\` with \`Allow: ${allow}\`.`;

@@ -17,15 +17,29 @@ export const Pagination = z
   .object({
     page: z.number().int(),
     limit: z.number().int(),
-    total: z.number().int().openapi({ description: 'Matching rows: exact up to 10,000; at 10,000 it means at least that many' }),
+    total: z
+      .number()
+      .int()
+      .openapi({ description: 'Matching rows: exact up to 10,000; at 10,000 it means at least that many' }),
     totalPages: z.number().int(),
     hasMore: z.boolean().openapi({ description: 'Whether another page follows (always exact)' }),
   })
   .openapi('Pagination');
 
 /** The pagination object from what the service answered (`hasMore` is exact even when `total` is capped). */
-export function pagination(info: { page: number; limit: number; total: number; hasMore: boolean }): z.infer<typeof Pagination> {
-  return { page: info.page, limit: info.limit, total: info.total, totalPages: Math.ceil(info.total / info.limit), hasMore: info.hasMore };
+export function pagination(info: {
+  page: number;
+  limit: number;
+  total: number;
+  hasMore: boolean;
+}): z.infer<typeof Pagination> {
+  return {
+    page: info.page,
+    limit: info.limit,
+    total: info.total,
+    totalPages: Math.ceil(info.total / info.limit),
+    hasMore: info.hasMore,
+  };
 }
 
 /** A 24-hex id; anything else is refused with 400 before a service is called. */

@@ -40,7 +40,11 @@ describe('per-key fixed-window rate limit', () => {
     expect(outcomes.map((o) => o.admitted)).toEqual([true, true, true, false, false, false, false, false]);
     expect(outcomes.map((o) => o.res.headers['ratelimit-remaining'])).toEqual(['2', '1', '0', '0', '0', '0', '0', '0']);
     const first = outcomes[0]!.res;
-    expect(first.headers).toMatchObject({ 'ratelimit-policy': '3;w=1', 'ratelimit-limit': '3', 'ratelimit-reset': '1' });
+    expect(first.headers).toMatchObject({
+      'ratelimit-policy': '3;w=1',
+      'ratelimit-limit': '3',
+      'ratelimit-reset': '1',
+    });
     expect(first.headers['retry-after']).toBeUndefined();
     const refused = outcomes[3]!.res;
     expect(refused.statusCode).toBe(429);

@@ -39,7 +39,10 @@ describe('errorResult: reason → HTTP, in one table', () => {
     const { log } = recordingLog();
     const down = errorResult(commonReasons.error('service_unavailable', 'down'), log);
     expect(down).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
-    expect(errorResult(commonReasons.error('upstream_timeout', 'slow'), log)).toMatchObject({ status: 504, headers: { 'Retry-After': '1' } });
+    expect(errorResult(commonReasons.error('upstream_timeout', 'slow'), log)).toMatchObject({
+      status: 504,
+      headers: { 'Retry-After': '1' },
+    });
   });
 
   it("answers billing's reasons with their contract statuses; only a busy wallet asks for a retry", () => {
@@ -52,9 +55,16 @@ describe('errorResult: reason → HTTP, in one table', () => {
     const { log, errors } = recordingLog();
     const answer = (reason: keyof typeof billing.reasons) => {
       const r = errorResult(viaGrpc(billing.error(reason, reason)), log);
-      return { reason, status: r.status, retryAfter: r.headers?.['Retry-After'] ?? null, reasonCode: (r.body as { reasonCode: string }).reasonCode };
+      return {
+        reason,
+        status: r.status,
+        retryAfter: r.headers?.['Retry-After'] ?? null,
+        reasonCode: (r.body as { reasonCode: string }).reasonCode,
+      };
     };
-    expect((['insufficient_credits', 'reference_conflict', 'sandbox_not_billable', 'wallet_busy'] as const).map(answer)).toEqual([
+    expect(
+      (['insufficient_credits', 'reference_conflict', 'sandbox_not_billable', 'wallet_busy'] as const).map(answer),
+    ).toEqual([
       { reason: 'insufficient_credits', status: 402, retryAfter: null, reasonCode: 'insufficient_credits' },
       { reason: 'reference_conflict', status: 409, retryAfter: null, reasonCode: 'reference_conflict' },
       { reason: 'sandbox_not_billable', status: 409, retryAfter: null, reasonCode: 'sandbox_not_billable' },
@@ -65,7 +75,10 @@ describe('errorResult: reason → HTTP, in one table', () => {
 
   it('carries field problems into details', () => {
     const { log } = recordingLog();
-    const r = errorResult(viaGrpc(commonReasons.error('validation_error', 'bad', [{ path: 'name', message: 'required' }])), log);
+    const r = errorResult(
+      viaGrpc(commonReasons.error('validation_error', 'bad', [{ path: 'name', message: 'required' }])),
+      log,
+    );
     expect(r).toMatchObject({ status: 400, body: { details: [{ path: 'name', message: 'required' }] } });
   });
 });

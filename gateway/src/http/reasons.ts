@@ -11,7 +11,9 @@ export const CONTRACT_REASONS = {
   telephony: voiceapi.telephony.v1.TelephonyReason,
   webhooks: voiceapi.webhooks.v1.WebhooksReason,
 } as const;
-type ContractReason = { [S in keyof typeof CONTRACT_REASONS]: ReasonCodeOf<(typeof CONTRACT_REASONS)[S]> }[keyof typeof CONTRACT_REASONS];
+type ContractReason = {
+  [S in keyof typeof CONTRACT_REASONS]: ReasonCodeOf<(typeof CONTRACT_REASONS)[S]>;
+}[keyof typeof CONTRACT_REASONS];
 
 /**
  * The one table from a reason code to the HTTP status tenants and operators see

@@ -8,4 +8,5 @@ export type RouteReason = 'validation_error' | keyof typeof gatewayReasons.reaso
  * The one place the route layer builds a domain error: mapped to its status and error body like
  * any other (errors.ts), thrown into a handler reading an upload, kept as an upload's failure.
  */
-export const refusal = (reason: RouteReason, message: string, details?: ErrorDetail[]): DomainError => (reason === 'validation_error' ? validationError(message, details) : gatewayReasons.error(reason, message, details));
+export const refusal = (reason: RouteReason, message: string, details?: ErrorDetail[]): DomainError =>
+  reason === 'validation_error' ? validationError(message, details) : gatewayReasons.error(reason, message, details);

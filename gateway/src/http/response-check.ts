@@ -11,13 +11,15 @@ export function responseProblem(route: AnyRoute, result: RouteResult): string | 
   const spec = route.responses[result.status];
   if (isBinary(result)) {
     if (!spec?.binary) return `status ${result.status} is not documented as a binary answer`;
-    if (!contentTypeMatches(result.contentType, spec.binary)) return `content type ${result.contentType} is not documented (${spec.binary.join(', ')})`;
+    if (!contentTypeMatches(result.contentType, spec.binary))
+      return `content type ${result.contentType} is not documented (${spec.binary.join(', ')})`;
     return undefined;
   }
   if (result.status >= 400 && !spec) return schemaProblem(ErrorBody, result.body);
   if (!spec) return `status ${result.status} is not documented`;
   if (spec.binary && !spec.schema) return `status ${result.status} is documented as binary, the handler answered JSON`;
-  if (!spec.schema) return result.body === undefined ? undefined : `status ${result.status} is documented without a body`;
+  if (!spec.schema)
+    return result.body === undefined ? undefined : `status ${result.status} is documented without a body`;
   return schemaProblem(spec.schema, result.body);
 }
 
@@ -51,4 +53,5 @@ function undocumentedField(raw: unknown, parsed: unknown, path: string): string 
   return undefined;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);

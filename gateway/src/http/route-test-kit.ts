@@ -58,7 +58,12 @@ export async function serve(
 ): Promise<Served> {
   const logs: LogEntry[] = [];
   const record = (level: LogEntry['level']) => (obj: unknown, msg?: string) => void logs.push({ level, obj, msg });
-  const log = { error: record('error'), warn: record('warn'), info: () => undefined, debug: () => undefined } as unknown as Logger;
+  const log = {
+    error: record('error'),
+    warn: record('warn'),
+    info: () => undefined,
+    debug: () => undefined,
+  } as unknown as Logger;
   const keys = opts.keys ?? { default: testKey() };
   const kind = opts.surface ?? 'tenant';
   const prefix = kind === 'tenant' ? PREFIX : ADMIN_PREFIX;
@@ -95,7 +100,8 @@ export async function serve(
   return {
     url: `http://127.0.0.1:${port}${prefix}`,
     logs,
-    document: () => buildDocument(registry, { title: 'test', version: '0.0.0', description: 'test' }) as Record<string, any>,
+    document: () =>
+      buildDocument(registry, { title: 'test', version: '0.0.0', description: 'test' }) as Record<string, any>,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -119,8 +125,10 @@ export class MemoryIdempotency implements IdempotencyRecords {
       this.records.set(id, { hash });
       return { kind: 'claimed', id };
     }
-    if (existing.hash !== hash) throw refusal('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
-    if (existing.response) return { kind: 'replay', response: JSON.parse(JSON.stringify(existing.response)) as StoredResponse };
+    if (existing.hash !== hash)
+      throw refusal('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+    if (existing.response)
+      return { kind: 'replay', response: JSON.parse(JSON.stringify(existing.response)) as StoredResponse };
     throw refusal('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
   }
 

@@ -1,3 +1,4 @@
+// Over 300 lines because it declares what a route is (bodies, results, deprecation) in one place that every route area and the OpenAPI document read.
 import type { Readable } from 'node:stream';
 import type { RequestHandler } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
@@ -92,7 +93,10 @@ export interface NoBodySpec {
 /** A zod schema is a JSON body; `multipart(...)` and `noBody` are the other two kinds. */
 export type BodySpec = AnyZod | MultipartSpec | NoBodySpec;
 
-export const multipart = <F extends z.ZodObject>(spec: Omit<MultipartSpec<F>, 'kind'>): MultipartSpec<F> => ({ kind: 'multipart', ...spec });
+export const multipart = <F extends z.ZodObject>(spec: Omit<MultipartSpec<F>, 'kind'>): MultipartSpec<F> => ({
+  kind: 'multipart',
+  ...spec,
+});
 export const noBody: NoBodySpec = { kind: 'none' };
 
 export interface MultipartInput<F> {
@@ -105,7 +109,8 @@ export interface MultipartInput<F> {
 }
 
 type Infer<S> = S extends AnyZod ? z.infer<S> : undefined;
-type InferBody<B> = B extends MultipartSpec<infer F> ? MultipartInput<z.infer<F>> : B extends AnyZod ? z.infer<B> : undefined;
+type InferBody<B> =
+  B extends MultipartSpec<infer F> ? MultipartInput<z.infer<F>> : B extends AnyZod ? z.infer<B> : undefined;
 
 /** A streamed answer (a recording, say) instead of JSON. */
 export interface BinaryResult {
@@ -188,7 +193,10 @@ export interface RouteDef<P extends AnyZod | undefined, Q extends AnyZod | undef
    * and `make contracts-check` lets a later change remove it only once the sunset has passed.
    */
   deprecated?: Deprecation;
-  handler: (input: { params: Infer<P>; query: Infer<Q>; body: InferBody<B> }, ctx: RouteContext) => Promise<RouteResult>;
+  handler: (
+    input: { params: Infer<P>; query: Infer<Q>; body: InferBody<B> },
+    ctx: RouteContext,
+  ) => Promise<RouteResult>;
 }
 
 /** Dates are `YYYY-MM-DD` (UTC). */
@@ -208,18 +216,25 @@ export const SUNSET_NOTICE_DAYS = 90;
  * The headers a deprecated route answers with, checked once when it is mounted (a sunset too
  * close to its announcement fails the start, not a tenant's integration).
  */
-export function deprecationHeaders(route: Pick<AnyRoute, 'method' | 'path' | 'deprecated'>): Record<string, string> | undefined {
+export function deprecationHeaders(
+  route: Pick<AnyRoute, 'method' | 'path' | 'deprecated'>,
+): Record<string, string> | undefined {
   const d = route.deprecated;
   if (!d) return undefined;
   const day = (s: string, what: string) => {
     const t = /^\d{4}-\d{2}-\d{2}$/.test(s) ? Date.parse(`${s}T00:00:00Z`) : NaN;
-    if (Number.isNaN(t)) throw new Error(`${route.method.toUpperCase()} ${route.path}: deprecated.${what} must be a date YYYY-MM-DD, got ${s}`);
+    if (Number.isNaN(t))
+      throw new Error(
+        `${route.method.toUpperCase()} ${route.path}: deprecated.${what} must be a date YYYY-MM-DD, got ${s}`,
+      );
     return t;
   };
   const since = day(d.since, 'since');
   const sunset = day(d.sunset, 'sunset');
   if (sunset - since < SUNSET_NOTICE_DAYS * 86_400_000) {
-    throw new Error(`${route.method.toUpperCase()} ${route.path}: a sunset ${d.sunset} is less than ${SUNSET_NOTICE_DAYS} days after ${d.since}`);
+    throw new Error(
+      `${route.method.toUpperCase()} ${route.path}: a sunset ${d.sunset} is less than ${SUNSET_NOTICE_DAYS} days after ${d.since}`,
+    );
   }
   return {
     Deprecation: `@${since / 1000}`,
@@ -231,7 +246,13 @@ export function deprecationHeaders(route: Pick<AnyRoute, 'method' | 'path' | 'de
 // Erases the generic parameters so routes of different shapes can sit in one list.
 export type AnyRoute = RouteDef<AnyZod | undefined, AnyZod | undefined, BodySpec | undefined>;
 
-export const defineRoute = <P extends AnyZod | undefined = undefined, Q extends AnyZod | undefined = undefined, B extends BodySpec | undefined = undefined>(def: RouteDef<P, Q, B>): AnyRoute => def;
+export const defineRoute = <
+  P extends AnyZod | undefined = undefined,
+  Q extends AnyZod | undefined = undefined,
+  B extends BodySpec | undefined = undefined,
+>(
+  def: RouteDef<P, Q, B>,
+): AnyRoute => def;
 
 export type BodyKind = { kind: 'json'; schema: AnyZod } | MultipartSpec | NoBodySpec | undefined;
 
@@ -258,7 +279,8 @@ const wordsOf = (segment: string) =>
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
 const isParam = (segment: string) => segment.startsWith('{');
-const singular = (w: string) => (w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.endsWith('ss') ? w : w.endsWith('s') ? w.slice(0, -1) : w);
+const singular = (w: string) =>
+  w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.endsWith('ss') ? w : w.endsWith('s') ? w.slice(0, -1) : w;
 const plural = (segment: string) => segment.endsWith('s') && !segment.endsWith('ss');
 
 /**
@@ -293,7 +315,8 @@ export function operationIdOf(route: Pick<AnyRoute, 'method' | 'path' | 'operati
     const words = wordsOf(segment);
     const next = nounSegments[i + 1];
     const isLast = i === nounSegments.length - 1;
-    if ((next !== undefined && isParam(next)) || (isLast && singularLast)) words[words.length - 1] = singular(words[words.length - 1]!);
+    if ((next !== undefined && isParam(next)) || (isLast && singularLast))
+      words[words.length - 1] = singular(words[words.length - 1]!);
     nouns.push(...words);
   });
   return camel([verb, ...nouns.map((w) => w.charAt(0).toUpperCase() + w.slice(1))]);

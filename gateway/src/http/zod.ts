@@ -27,7 +27,10 @@ export const text = (max: number) =>
     .string()
     .max(max)
     .refine((s) => !CONTROL.test(s), 'must not contain control characters')
-    .openapi({ pattern: TEXT_PATTERN, description: `At most ${max} characters; control characters other than tab and line breaks are refused` });
+    .openapi({
+      pattern: TEXT_PATTERN,
+      description: `At most ${max} characters; control characters other than tab and line breaks are refused`,
+    });
 
 /** A one-line name: trimmed, 1–max characters, no control characters. */
 export const name = (max: number) =>
@@ -49,7 +52,11 @@ export const name = (max: number) =>
  * A query integer written as plain decimal digits: `1e3`, `+5`, `0x10` or `5.0` are refused
  * instead of being coerced.
  */
-export const queryInt = (min: number, max: number) => z.preprocess((v) => (typeof v === 'string' && /^[0-9]{1,9}$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
+export const queryInt = (min: number, max: number) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && /^[0-9]{1,9}$/.test(v) ? Number(v) : v),
+    z.number().int().min(min).max(max),
+  );
 
 /** How a query integer's description says it is written. */
 export const PLAIN_INTEGER = 'plain decimal digits only (`1e3`, `+5`, `0x10`, `5.0` are refused)';
@@ -60,4 +67,7 @@ export const PLAIN_INTEGER = 'plain decimal digits only (`1e3`, `+5`, `0x10`, `5
  * tenants who must treat a value they do not know as the nearest one they do.
  */
 export const mayGrow = <T extends z.ZodType>(schema: T, description: string, unknownMeans: string): T =>
-  schema.openapi({ 'x-enum-may-grow': true, description: `${description}. New values may be added in later releases: treat one you do not know as ${unknownMeans}` });
+  schema.openapi({
+    'x-enum-may-grow': true,
+    description: `${description}. New values may be added in later releases: treat one you do not know as ${unknownMeans}`,
+  });

@@ -54,7 +54,10 @@ export class OperatorUseCases {
     return { apiKey: await this.keys.insert(scope, doc), key };
   }
 
-  async fileKeyRequest(tenantId: string, req: { name: string; mode: KeyMode; purpose: string; scopes?: Scope[] }): Promise<KeyRequestRecord> {
+  async fileKeyRequest(
+    tenantId: string,
+    req: { name: string; mode: KeyMode; purpose: string; scopes?: Scope[] },
+  ): Promise<KeyRequestRecord> {
     const scope = await this.tenantScope(tenantId, req.mode);
     return this.requests.create(scope, { ...req, scopes: [...new Set(req.scopes ?? DEFAULT_SCOPES)] });
   }
@@ -68,11 +71,17 @@ export class OperatorUseCases {
     const keyId = new Types.ObjectId();
     const decided = await this.requests.decide(requestId, { status: 'approved', apiKeyId: keyId.toString() });
     if (!decided) {
-      if (await this.requests.get(requestId)) throw commonReasons.error('conflict', 'this request has already been decided');
+      if (await this.requests.get(requestId))
+        throw commonReasons.error('conflict', 'this request has already been decided');
       throw notFound('key request');
     }
     try {
-      return await this.issueKey(decided.tenantId, { name: decided.name, mode: decided.mode, purpose: decided.purpose, scopes: scopes ?? decided.scopes }, requestId, keyId);
+      return await this.issueKey(
+        decided.tenantId,
+        { name: decided.name, mode: decided.mode, purpose: decided.purpose, scopes: scopes ?? decided.scopes },
+        requestId,
+        keyId,
+      );
     } catch (err) {
       await this.requests.reopen(requestId);
       throw err;
@@ -80,9 +89,13 @@ export class OperatorUseCases {
   }
 
   async reject(requestId: string, reason?: string): Promise<KeyRequestRecord> {
-    const decided = await this.requests.decide(requestId, { status: 'rejected', ...(reason !== undefined && { reason }) });
+    const decided = await this.requests.decide(requestId, {
+      status: 'rejected',
+      ...(reason !== undefined && { reason }),
+    });
     if (!decided) {
-      if (await this.requests.get(requestId)) throw commonReasons.error('conflict', 'this request has already been decided');
+      if (await this.requests.get(requestId))
+        throw commonReasons.error('conflict', 'this request has already been decided');
       throw notFound('key request');
     }
     return decided;

@@ -37,23 +37,44 @@ export interface Area {
 
 /** `/api/v1`: key, scopes, rate limit, Idempotency-Key on POST. */
 export const tenantAreas: Area[] = [
-  { name: 'core', tags: [{ name: 'Core', description: 'Checking a key: who it belongs to, its mode and scopes' }], routes: () => pingRoutes },
+  {
+    name: 'core',
+    tags: [{ name: 'Core', description: 'Checking a key: who it belongs to, its mode and scopes' }],
+    routes: () => pingRoutes,
+  },
   {
     name: 'companies',
-    tags: [{ name: 'Companies', description: 'Company profiles the agents speak for (`companies:read`, `companies:write`)' }],
+    tags: [
+      { name: 'Companies', description: 'Company profiles the agents speak for (`companies:read`, `companies:write`)' },
+    ],
     routes: ({ clients }) => companyRoutes(clients),
   },
   {
     name: 'credits',
-    tags: [{ name: 'Credits', description: 'The credit wallet and its ledger (`credits:read`); ledger amounts are authoritative' }],
+    tags: [
+      {
+        name: 'Credits',
+        description: 'The credit wallet and its ledger (`credits:read`); ledger amounts are authoritative',
+      },
+    ],
     routes: ({ clients }) => creditRoutes(clients),
   },
   {
     name: 'leads',
     tags: [
-      { name: 'Campaigns', description: 'Outbound campaigns, read-only (`leads:read`): the dashboard creates and starts them' },
-      { name: 'Leads', description: 'Lead ingest with consent, do-not-call and calling-hours compliance, and the omni templates of WhatsApp and email (`leads:write`, `leads:read`)' },
-      { name: 'Contacts', description: 'The people leads became: status, compliance evidence, cancel, follow-ups, erasure' },
+      {
+        name: 'Campaigns',
+        description: 'Outbound campaigns, read-only (`leads:read`): the dashboard creates and starts them',
+      },
+      {
+        name: 'Leads',
+        description:
+          'Lead ingest with consent, do-not-call and calling-hours compliance, and the omni templates of WhatsApp and email (`leads:write`, `leads:read`)',
+      },
+      {
+        name: 'Contacts',
+        description: 'The people leads became: status, compliance evidence, cancel, follow-ups, erasure',
+      },
       { name: 'Events', description: 'CRM events routed to campaigns (`POST /events`, `/event-routes`)' },
     ],
     routes: ({ clients }) => leadsRoutes(clients),
@@ -61,30 +82,55 @@ export const tenantAreas: Area[] = [
   {
     name: 'telephony',
     tags: [
-      { name: 'Calls', description: 'The unified inbound and outbound call feed (`calls:read`), active calls, and recordings behind signed links (`recordings:read`)' },
+      {
+        name: 'Calls',
+        description:
+          'The unified inbound and outbound call feed (`calls:read`), active calls, and recordings behind signed links (`recordings:read`)',
+      },
       { name: 'Analytics', description: 'Call aggregates by day, agent and campaign (`analytics:read`)' },
-      { name: 'Numbers', description: 'The tenant’s phone numbers and the pool it buys them from (`inbound:read`, `inbound:write`)' },
+      {
+        name: 'Numbers',
+        description: 'The tenant’s phone numbers and the pool it buys them from (`inbound:read`, `inbound:write`)',
+      },
     ],
     routes: ({ clients, streams }) => telephonyRoutes(clients, streams),
   },
   {
     name: 'knowledge',
-    tags: [{ name: 'Knowledge', description: 'Knowledge-base documents agents answer from: upload, text extraction, metadata (`knowledge:read`, `knowledge:write`); no endpoint returns a file’s bytes' }],
+    tags: [
+      {
+        name: 'Knowledge',
+        description:
+          'Knowledge-base documents agents answer from: upload, text extraction, metadata (`knowledge:read`, `knowledge:write`); no endpoint returns a file’s bytes',
+      },
+    ],
     routes: ({ clients }) => knowledgeRoutes(clients),
   },
   {
     name: 'agents',
-    tags: [{ name: 'Inbound agents', description: 'Healthcare inbound agents on owned numbers: lifecycle, script generation, and the tenant’s own API (`inbound:read`, `inbound:write`)' }],
+    tags: [
+      {
+        name: 'Inbound agents',
+        description:
+          'Healthcare inbound agents on owned numbers: lifecycle, script generation, and the tenant’s own API (`inbound:read`, `inbound:write`)',
+      },
+    ],
     routes: ({ clients }) => agentRoutes(clients),
   },
 ];
 
 /** `/api/v1` routes without a key: their URL carries a signed token (the kill switch still applies). */
-export const signedAreas: Area[] = [{ name: 'recordings', tags: [], routes: ({ clients }) => recordingRoutes(clients) }];
+export const signedAreas: Area[] = [
+  { name: 'recordings', tags: [], routes: ({ clients }) => recordingRoutes(clients) },
+];
 
 /** `/admin/v1`: operator token. */
 export const adminAreas: Area[] = [
-  { name: 'tenants', tags: [{ name: 'Tenants', description: "The platform's customers" }], routes: ({ operator }) => tenantRoutes(operator) },
+  {
+    name: 'tenants',
+    tags: [{ name: 'Tenants', description: "The platform's customers" }],
+    routes: ({ operator }) => tenantRoutes(operator),
+  },
   {
     name: 'api-keys',
     tags: [{ name: 'API keys', description: 'Key requests from the dashboard, their approval, and issued keys' }],
@@ -111,12 +157,24 @@ export const adminAreas: Area[] = [
   },
   {
     name: 'telephony',
-    tags: [{ name: 'Numbers', description: 'The number pool, numbers given to tenants, concurrency packages, and the carrier simulator’s inbound calls' }],
+    tags: [
+      {
+        name: 'Numbers',
+        description:
+          'The number pool, numbers given to tenants, concurrency packages, and the carrier simulator’s inbound calls',
+      },
+    ],
     routes: ({ clients, operator }) => telephonyOperatorRoutes(clients, operator),
   },
   {
     name: 'webhooks',
-    tags: [{ name: 'Webhooks', description: 'Tenant webhook endpoints (dashboard settings): registration, deliveries, recovery, secret rotation' }],
+    tags: [
+      {
+        name: 'Webhooks',
+        description:
+          'Tenant webhook endpoints (dashboard settings): registration, deliveries, recovery, secret rotation',
+      },
+    ],
     routes: ({ clients, operator }) => webhookOperatorRoutes(clients, operator),
   },
 ];

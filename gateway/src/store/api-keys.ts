@@ -54,7 +54,10 @@ interface KeyHashRecord {
   keyId: string;
 }
 
-const keyHashSchema = new Schema<KeyHashRecord>({ _id: String, tenantId: { type: String, required: true }, keyId: { type: String, required: true } }, { collection: 'api_key_hashes', versionKey: false });
+const keyHashSchema = new Schema<KeyHashRecord>(
+  { _id: String, tenantId: { type: String, required: true }, keyId: { type: String, required: true } },
+  { collection: 'api_key_hashes', versionKey: false },
+);
 
 export type NewApiKey = Omit<ApiKeyRecord, '_id' | 'tenantId' | 'createdAt' | 'updatedAt'> & { _id?: Types.ObjectId };
 
@@ -63,8 +66,17 @@ export class ApiKeyStore {
   private readonly hashes: TenantCollection<KeyHashRecord, string>;
 
   constructor(conn: Connection) {
-    this.keys = new TenantCollection((conn.models.ApiKey as Model<ApiKeyRecord> | undefined) ?? conn.model<ApiKeyRecord>('ApiKey', apiKeySchema), objectIds, apiKeyQueryShapes);
-    this.hashes = new TenantCollection((conn.models.ApiKeyHash as Model<KeyHashRecord> | undefined) ?? conn.model<KeyHashRecord>('ApiKeyHash', keyHashSchema), stringIds, []);
+    this.keys = new TenantCollection(
+      (conn.models.ApiKey as Model<ApiKeyRecord> | undefined) ?? conn.model<ApiKeyRecord>('ApiKey', apiKeySchema),
+      objectIds,
+      apiKeyQueryShapes,
+    );
+    this.hashes = new TenantCollection(
+      (conn.models.ApiKeyHash as Model<KeyHashRecord> | undefined) ??
+        conn.model<KeyHashRecord>('ApiKeyHash', keyHashSchema),
+      stringIds,
+      [],
+    );
   }
 
   /** The hash entry goes first: a crash in between leaves a pointer to nothing, never a key no hash finds. */
@@ -90,10 +102,14 @@ export class ApiKeyStore {
   }
 
   update(id: string, changes: { status?: KeyStatus; name?: string }): Promise<ApiKeyRecord | null> {
-    return this.keys.crossTenant('operators manage keys of every tenant by id').updateById(id, { $set: { ...changes, updatedAt: new Date() } });
+    return this.keys
+      .crossTenant('operators manage keys of every tenant by id')
+      .updateById(id, { $set: { ...changes, updatedAt: new Date() } });
   }
 
   async touch(id: string, at: Date): Promise<void> {
-    await this.keys.crossTenant('the authenticated key records its own use').updateById(id, { $set: { lastUsedAt: at } });
+    await this.keys
+      .crossTenant('the authenticated key records its own use')
+      .updateById(id, { $set: { lastUsedAt: at } });
   }
 }

@@ -1,5 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { isDuplicateKeyError, scopeOfRecord, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import {
+  isDuplicateKeyError,
+  scopeOfRecord,
+  stringIds,
+  TenantCollection,
+  type KeyMode,
+  type QueryShape,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { IdempotencyRecords, StoredResponse } from '../http/idempotency';
 import { gatewayReasons } from '../http/reasons';
@@ -57,7 +65,8 @@ export interface IdempotencyScope {
 const RETAIN_MS = 24 * 3600_000;
 const LOCK_MS = 60_000;
 
-const recordId = (s: IdempotencyScope) => createHash('sha256').update(`${s.tenantId}\u0000${s.mode}\u0000${s.key}`).digest('hex');
+const recordId = (s: IdempotencyScope) =>
+  createHash('sha256').update(`${s.tenantId}\u0000${s.mode}\u0000${s.key}`).digest('hex');
 const tenantOf = (s: IdempotencyScope): TenantScope => scopeOfRecord(s.tenantId, s.mode);
 
 /** Idempotency-Key records: claim before running a POST, store its answer after. */
@@ -66,7 +75,8 @@ export class IdempotencyStore implements IdempotencyRecords {
 
   constructor(conn: Connection) {
     this.records = new TenantCollection(
-      (conn.models.IdempotencyRecord as Model<IdempotencyRecord> | undefined) ?? conn.model<IdempotencyRecord>('IdempotencyRecord', idempotencySchema),
+      (conn.models.IdempotencyRecord as Model<IdempotencyRecord> | undefined) ??
+        conn.model<IdempotencyRecord>('IdempotencyRecord', idempotencySchema),
       stringIds,
       idempotencyQueryShapes,
     );
@@ -99,10 +109,19 @@ export class IdempotencyStore implements IdempotencyRecords {
         continue;
       }
       if (existing.requestHash !== requestHash) {
-        throw gatewayReasons.error('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+        throw gatewayReasons.error(
+          'idempotency_key_reused',
+          'this Idempotency-Key was used with a different request body',
+        );
       }
       if (existing.state === 'done') {
-        return { kind: 'replay', response: { status: existing.status ?? 200, body: existing.body === undefined ? undefined : JSON.parse(existing.body) } };
+        return {
+          kind: 'replay',
+          response: {
+            status: existing.status ?? 200,
+            body: existing.body === undefined ? undefined : JSON.parse(existing.body),
+          },
+        };
       }
       if (existing.lockedUntil <= now) {
         const taken = await this.records.updateById(

@@ -49,10 +49,18 @@ export class KeyRequestStore {
   private readonly requests: TenantCollection<KeyRequestRecord>;
 
   constructor(conn: Connection) {
-    this.requests = new TenantCollection((conn.models.KeyRequest as Model<KeyRequestRecord> | undefined) ?? conn.model<KeyRequestRecord>('KeyRequest', keyRequestSchema), objectIds, keyRequestQueryShapes);
+    this.requests = new TenantCollection(
+      (conn.models.KeyRequest as Model<KeyRequestRecord> | undefined) ??
+        conn.model<KeyRequestRecord>('KeyRequest', keyRequestSchema),
+      objectIds,
+      keyRequestQueryShapes,
+    );
   }
 
-  create(scope: TenantScope, doc: Pick<KeyRequestRecord, 'name' | 'mode' | 'purpose' | 'scopes'>): Promise<KeyRequestRecord> {
+  create(
+    scope: TenantScope,
+    doc: Pick<KeyRequestRecord, 'name' | 'mode' | 'purpose' | 'scopes'>,
+  ): Promise<KeyRequestRecord> {
     return this.requests.insert(scope, { ...doc, status: 'pending', createdAt: new Date() });
   }
 
@@ -65,11 +73,18 @@ export class KeyRequestStore {
   }
 
   /** Moves a pending request to a decision atomically: exactly one approve or reject wins. */
-  decide(id: string, changes: Partial<Omit<KeyRequestRecord, 'tenantId'>> & { status: RequestStatus }): Promise<KeyRequestRecord | null> {
-    return this.requests.crossTenant(OPERATOR).updateById(id, { $set: { ...changes, decidedAt: new Date() } }, { where: { status: 'pending' } });
+  decide(
+    id: string,
+    changes: Partial<Omit<KeyRequestRecord, 'tenantId'>> & { status: RequestStatus },
+  ): Promise<KeyRequestRecord | null> {
+    return this.requests
+      .crossTenant(OPERATOR)
+      .updateById(id, { $set: { ...changes, decidedAt: new Date() } }, { where: { status: 'pending' } });
   }
 
   async reopen(id: string): Promise<void> {
-    await this.requests.crossTenant(OPERATOR).updateById(id, { $set: { status: 'pending' }, $unset: { apiKeyId: 1, decidedAt: 1 } });
+    await this.requests
+      .crossTenant(OPERATOR)
+      .updateById(id, { $set: { status: 'pending' }, $unset: { apiKeyId: 1, decidedAt: 1 } });
   }
 }

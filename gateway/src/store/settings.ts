@@ -7,7 +7,10 @@ interface SettingsRecord {
   updatedAt: Date;
 }
 
-const settingsSchema = new Schema<SettingsRecord>({ _id: String, killSwitch: { type: Boolean, required: true }, updatedAt: { type: Date, required: true } }, { collection: 'platform_settings', versionKey: false });
+const settingsSchema = new Schema<SettingsRecord>(
+  { _id: String, killSwitch: { type: Boolean, required: true }, updatedAt: { type: Date, required: true } },
+  { collection: 'platform_settings', versionKey: false },
+);
 
 const GLOBAL = 'global';
 
@@ -15,7 +18,11 @@ const GLOBAL = 'global';
 export class SettingsStore {
   private readonly model: Model<SettingsRecord>;
   constructor(conn: Connection) {
-    this.model = platformModel((conn.models.PlatformSettings as Model<SettingsRecord> | undefined) ?? conn.model<SettingsRecord>('PlatformSettings', settingsSchema), 'the kill switch and other platform-wide settings');
+    this.model = platformModel(
+      (conn.models.PlatformSettings as Model<SettingsRecord> | undefined) ??
+        conn.model<SettingsRecord>('PlatformSettings', settingsSchema),
+      'the kill switch and other platform-wide settings',
+    );
   }
 
   /** The settings changed (by any replica): wakes every replica's re-read of the kill switch. */
@@ -29,6 +36,10 @@ export class SettingsStore {
   }
 
   async setKillSwitch(enabled: boolean): Promise<void> {
-    await this.model.updateOne({ _id: GLOBAL }, { $set: { killSwitch: enabled, updatedAt: new Date() } }, { upsert: true });
+    await this.model.updateOne(
+      { _id: GLOBAL },
+      { $set: { killSwitch: enabled, updatedAt: new Date() } },
+      { upsert: true },
+    );
   }
 }

@@ -11,7 +11,12 @@ interface LeaseDoc {
 }
 
 export const streamLeaseSchema = new Schema<LeaseDoc>(
-  { _id: String, tenantId: { type: String, required: true }, keyId: { type: String, required: true }, expiresAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    keyId: { type: String, required: true },
+    expiresAt: { type: Date, required: true },
+  },
   { collection: 'stream_leases', versionKey: false },
 );
 // Serves `a key's open streams` (those not expired, counted at each opening).
@@ -32,7 +37,12 @@ export class StreamLeaseStore {
   private readonly leases: TenantCollection<LeaseDoc, string>;
 
   constructor(conn: Connection) {
-    this.leases = new TenantCollection((conn.models.StreamLease as Model<LeaseDoc> | undefined) ?? conn.model<LeaseDoc>('StreamLease', streamLeaseSchema), stringIds, streamLeaseQueryShapes);
+    this.leases = new TenantCollection(
+      (conn.models.StreamLease as Model<LeaseDoc> | undefined) ??
+        conn.model<LeaseDoc>('StreamLease', streamLeaseSchema),
+      stringIds,
+      streamLeaseQueryShapes,
+    );
   }
 
   /** Takes a lease for the stream; false (and none taken) when the key holds `max` already. */

@@ -8,7 +8,10 @@ export interface TenantRecord {
   createdAt: Date;
 }
 
-const tenantSchema = new Schema<TenantRecord>({ name: { type: String, required: true }, createdAt: { type: Date, required: true } }, { collection: 'tenants', versionKey: false });
+const tenantSchema = new Schema<TenantRecord>(
+  { name: { type: String, required: true }, createdAt: { type: Date, required: true } },
+  { collection: 'tenants', versionKey: false },
+);
 
 export class TenantStore {
   readonly model: Model<TenantRecord>;
@@ -19,7 +22,10 @@ export class TenantStore {
   private readonly known = new LRUCache<string, true>({ max: 100_000 });
 
   constructor(conn: Connection) {
-    this.model = platformModel((conn.models.Tenant as Model<TenantRecord> | undefined) ?? conn.model<TenantRecord>('Tenant', tenantSchema), "the tenant registry: a tenant's own record, read before any scope exists");
+    this.model = platformModel(
+      (conn.models.Tenant as Model<TenantRecord> | undefined) ?? conn.model<TenantRecord>('Tenant', tenantSchema),
+      "the tenant registry: a tenant's own record, read before any scope exists",
+    );
   }
 
   async create(name: string): Promise<TenantRecord> {

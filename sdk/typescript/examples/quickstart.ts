@@ -10,8 +10,20 @@ export async function quickstart(opts: { baseUrl: string; apiKey: string; campai
 
   // 2. Push leads: up to 1,000 per request (the helper splits longer lists), each with your CRM's id.
   const leads = [
-    { externalId: 'crm-1001', phone: '+14155550123', name: 'Ada Lovelace', channel: 'call' as const, consent: { outboundCall: true, source: 'web form' } },
-    { externalId: 'crm-1002', phone: '+14155550124', name: 'Alan Turing', channel: 'call' as const, consent: { outboundCall: true, source: 'web form' } },
+    {
+      externalId: 'crm-1001',
+      phone: '+14155550123',
+      name: 'Ada Lovelace',
+      channel: 'call' as const,
+      consent: { outboundCall: true, source: 'web form' },
+    },
+    {
+      externalId: 'crm-1002',
+      phone: '+14155550124',
+      name: 'Alan Turing',
+      channel: 'call' as const,
+      consent: { outboundCall: true, source: 'web form' },
+    },
     { externalId: 'crm-1003', phone: '+14155550125', name: 'Grace Hopper', channel: 'call' as const }, // no consent: refused
   ];
   const first = await vapi.batchLeads({ campaignId: opts.campaignId, leads });
@@ -23,7 +35,11 @@ export async function quickstart(opts: { baseUrl: string; apiKey: string; campai
 
   // 4. Every contact of the campaign, page after page.
   const contacts: string[] = [];
-  for await (const c of paginate('contacts', (page) => vapi.api.GET('/api/v1/campaigns/{id}/contacts', { params: { path: { id: opts.campaignId }, query: { page, limit: 100 } } }))) {
+  for await (const c of paginate('contacts', (page) =>
+    vapi.api.GET('/api/v1/campaigns/{id}/contacts', {
+      params: { path: { id: opts.campaignId }, query: { page, limit: 100 } },
+    }),
+  )) {
     contacts.push(`${c.externalId}: ${c.status}`);
   }
 

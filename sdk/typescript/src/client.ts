@@ -73,7 +73,12 @@ export class VoiceApi {
    * batch carries `<key>:<n>`, so sending the same list again with the same key stores nothing twice;
    * give leads an `externalId` and a sync sent again is harmless with or without a key.
    */
-  async batchLeads(input: { leads: readonly BatchLead[]; campaignId?: string; idempotencyKey?: string; batchSize?: number }): Promise<{ accepted: number; refused: number; results: BatchLeadResult[] }> {
+  async batchLeads(input: {
+    leads: readonly BatchLead[];
+    campaignId?: string;
+    idempotencyKey?: string;
+    batchSize?: number;
+  }): Promise<{ accepted: number; refused: number; results: BatchLeadResult[] }> {
     const size = Math.min(1_000, Math.max(1, input.batchSize ?? 1_000));
     const results: BatchLeadResult[] = [];
     for (let from = 0; from < input.leads.length; from += size) {
@@ -81,7 +86,9 @@ export class VoiceApi {
       const answer = await ok(
         this.api.POST('/api/v1/leads/batch', {
           body: { ...(input.campaignId !== undefined && { campaignId: input.campaignId }), leads },
-          ...(input.idempotencyKey !== undefined && { headers: { 'idempotency-key': `${input.idempotencyKey}:${from / size}` } }),
+          ...(input.idempotencyKey !== undefined && {
+            headers: { 'idempotency-key': `${input.idempotencyKey}:${from / size}` },
+          }),
         }),
       );
       results.push(...answer.results.map((r) => ({ ...r, index: r.index + from })));
@@ -105,7 +112,12 @@ export async function ok<T>(call: Promise<{ data?: T; response: Response }>): Pr
  * for await (const contact of paginate('contacts', (page) => vapi.api.GET('/api/v1/campaigns/{id}/contacts', { params: { path: { id }, query: { page, limit: 100 } } }))) …
  * ```
  */
-export async function* paginate<K extends string, Item>(key: K, fetchPage: (page: number) => Promise<{ data?: { [k in K]: Item[] } & { pagination: Pagination }; response: Response }>): AsyncGenerator<Item> {
+export async function* paginate<K extends string, Item>(
+  key: K,
+  fetchPage: (
+    page: number,
+  ) => Promise<{ data?: { [k in K]: Item[] } & { pagination: Pagination }; response: Response }>,
+): AsyncGenerator<Item> {
   for (let page = 1; ; page++) {
     const body = await ok(fetchPage(page));
     yield* body[key];

@@ -1,4 +1,12 @@
-export { VoiceApi, ok, paginate, type BatchLead, type BatchLeadResult, type Pagination, type VoiceApiOptions } from './client';
+export {
+  VoiceApi,
+  ok,
+  paginate,
+  type BatchLead,
+  type BatchLeadResult,
+  type Pagination,
+  type VoiceApiOptions,
+} from './client';
 export { VoiceApiError, type ErrorBody } from './errors';
 export { retryingFetch, type RetryOptions } from './retry';
 export { type CallStreamEvent, type CallSummary, type FollowOptions } from './stream';

@@ -16,10 +16,14 @@ export interface RetryOptions {
  * its services away), 409 `idempotency_in_progress` (the first try still running), and a request
  * whose connection failed; each after `Retry-After` when the API says it, else a growing wait.
  */
-export function retryingFetch(base: (request: Request) => Promise<Response>, opts: RetryOptions): (request: Request) => Promise<Response> {
+export function retryingFetch(
+  base: (request: Request) => Promise<Response>,
+  opts: RetryOptions,
+): (request: Request) => Promise<Response> {
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   return async (request) => {
-    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', randomUUID());
+    if (request.method === 'POST' && !request.headers.has('idempotency-key'))
+      request.headers.set('idempotency-key', randomUUID());
     for (let attempt = 0; ; attempt++) {
       let response: Response | undefined;
       let failure: Error | undefined;
@@ -34,7 +38,8 @@ export function retryingFetch(base: (request: Request) => Promise<Response>, opt
         return response!;
       }
       const retryAfter = Number(response?.headers.get('retry-after'));
-      const waitMs = response?.headers.has('retry-after') && Number.isFinite(retryAfter) ? retryAfter * 1000 : 250 * 2 ** attempt;
+      const waitMs =
+        response?.headers.has('retry-after') && Number.isFinite(retryAfter) ? retryAfter * 1000 : 250 * 2 ** attempt;
       await sleep(Math.min(opts.maxDelayMs, waitMs));
     }
   };

@@ -5,7 +5,12 @@ export type CallSummary = components['schemas']['CallSummary'];
 
 /** One change of a call, or a word from the stream itself (`stream.reset`, `stream.dropped`). */
 export type CallStreamEvent =
-  | { kind: 'call'; id: string; event: 'call.started' | 'call.ringing' | 'call.answered' | 'call.ended' | 'call.billed'; call: CallSummary & { sandbox?: true } }
+  | {
+      kind: 'call';
+      id: string;
+      event: 'call.started' | 'call.ringing' | 'call.answered' | 'call.ended' | 'call.billed';
+      call: CallSummary & { sandbox?: true };
+    }
   | { kind: 'stream'; id?: string; event: string; data: unknown };
 
 export interface FollowOptions {
@@ -37,10 +42,18 @@ export async function* followCalls(conn: Connection, opts: FollowOptions = {}): 
   let lastEventId = opts.lastEventId;
   let retryMs = 1_000;
   let failures = 0;
-  const query = new URLSearchParams({ ...(opts.direction && { direction: opts.direction }), ...(opts.campaignId && { campaignId: opts.campaignId }), ...(opts.agentId && { agentId: opts.agentId }) }).toString();
+  const query = new URLSearchParams({
+    ...(opts.direction && { direction: opts.direction }),
+    ...(opts.campaignId && { campaignId: opts.campaignId }),
+    ...(opts.agentId && { agentId: opts.agentId }),
+  }).toString();
   while (!opts.signal?.aborted) {
     const request = new Request(`${conn.baseUrl}/api/v1/calls/stream${query ? `?${query}` : ''}`, {
-      headers: { authorization: `Bearer ${conn.apiKey}`, accept: 'text/event-stream', ...(lastEventId !== undefined && { 'last-event-id': lastEventId }) },
+      headers: {
+        authorization: `Bearer ${conn.apiKey}`,
+        accept: 'text/event-stream',
+        ...(lastEventId !== undefined && { 'last-event-id': lastEventId }),
+      },
       ...(opts.signal && { signal: opts.signal }),
     });
     let response: Response;
@@ -65,7 +78,13 @@ export async function* followCalls(conn: Connection, opts: FollowOptions = {}): 
         if (e.data === undefined) continue;
         if (e.id !== undefined) lastEventId = e.id;
         const data: unknown = JSON.parse(e.data);
-        if (e.event.startsWith('call.')) yield { kind: 'call', id: e.id!, event: e.event as Extract<CallStreamEvent, { kind: 'call' }>['event'], call: data as CallSummary };
+        if (e.event.startsWith('call.'))
+          yield {
+            kind: 'call',
+            id: e.id!,
+            event: e.event as Extract<CallStreamEvent, { kind: 'call' }>['event'],
+            call: data as CallSummary,
+          };
         else yield { kind: 'stream', ...(e.id !== undefined && { id: e.id }), event: e.event, data };
       }
     } catch {
@@ -76,7 +95,8 @@ export async function* followCalls(conn: Connection, opts: FollowOptions = {}): 
   }
 }
 
-const backoff = (failures: number, opts: FollowOptions) => Math.min(opts.maxReconnectDelayMs ?? 30_000, 500 * 2 ** Math.min(failures, 6));
+const backoff = (failures: number, opts: FollowOptions) =>
+  Math.min(opts.maxReconnectDelayMs ?? 30_000, 500 * 2 ** Math.min(failures, 6));
 
 /** Waits `ms`, or less if `signal` aborts; either way the abort listener goes with the wait (a stream reconnects for as long as it is read). */
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
@@ -92,7 +112,9 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** The wire format (text/event-stream): fields per line, an empty line ends an event, `:` starts a comment. */
-async function* events(response: Response): AsyncGenerator<{ id?: string; event: string; data?: string; retry?: number }> {
+async function* events(
+  response: Response,
+): AsyncGenerator<{ id?: string; event: string; data?: string; retry?: number }> {
   const decoder = new TextDecoder();
   let buffer = '';
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {

@@ -14,8 +14,16 @@ export interface WebhookEvent {
  * secrets in turn) and answers its event; throws when none verifies or the timestamp is more than
  * five minutes away. Pass the body exactly as received (a string or Buffer, never re-serialised JSON).
  */
-export function verifyWebhook(payload: string | Buffer, headers: Record<string, string | string[] | undefined>, secrets: string | readonly string[]): WebhookEvent {
-  const flat = Object.fromEntries(Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k.toLowerCase(), Array.isArray(v) ? v.join(',') : v]])));
+export function verifyWebhook(
+  payload: string | Buffer,
+  headers: Record<string, string | string[] | undefined>,
+  secrets: string | readonly string[],
+): WebhookEvent {
+  const flat = Object.fromEntries(
+    Object.entries(headers).flatMap(([k, v]) =>
+      v === undefined ? [] : [[k.toLowerCase(), Array.isArray(v) ? v.join(',') : v]],
+    ),
+  );
   let last: unknown;
   for (const secret of typeof secrets === 'string' ? [secrets] : secrets) {
     try {

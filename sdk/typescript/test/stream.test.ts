@@ -25,17 +25,24 @@ describe('followCalls', () => {
       }
       // One event, then the stream ends: the client waits `retry` (0 ms) and connects again.
       const n = requests.length;
-      return new Response(`retry: 0\nid: ${n}\nevent: call.started\ndata: {"id":"c${n}"}\n\n`, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+      return new Response(`retry: 0\nid: ${n}\nevent: call.started\ndata: {"id":"c${n}"}\n\n`, {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+      });
     };
 
     const seen: CallStreamEvent[] = [];
-    for await (const e of new VoiceApi({ apiKey: 'sk_sandbox_test', fetch: send }).followCalls({ signal: stop.signal })) seen.push(e);
+    for await (const e of new VoiceApi({ apiKey: 'sk_sandbox_test', fetch: send }).followCalls({ signal: stop.signal }))
+      seen.push(e);
 
     expect(requests).toHaveLength(RECONNECTS + 1);
     expect(requests[0]!.url).toBe('http://127.0.0.1:8080/api/v1/calls/stream');
     expect(seen.map((e) => e.id)).toEqual(Array.from({ length: RECONNECTS }, (_, i) => String(i + 1)));
     // Each connection goes on after the last event the one before it yielded.
-    expect(requests.map((r) => r.headers.get('last-event-id'))).toEqual([null, ...Array.from({ length: RECONNECTS }, (_, i) => String(i + 1))]);
+    expect(requests.map((r) => r.headers.get('last-event-id'))).toEqual([
+      null,
+      ...Array.from({ length: RECONNECTS }, (_, i) => String(i + 1)),
+    ]);
     // No wait's listener outlived its wait: at every connection the signal held only the requests' own.
     expect(leftBehind).toEqual(Array.from({ length: RECONNECTS + 1 }, () => 0));
   });

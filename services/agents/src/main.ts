@@ -1,4 +1,15 @@
-import { consumerGroup, createPromiseClient, EventSubscriber, openService, OutboundClient, runAsMain, SecretBox, serveGrpc, startEvents, Worker } from '@voiceapi/kit';
+import {
+  consumerGroup,
+  createPromiseClient,
+  EventSubscriber,
+  openService,
+  OutboundClient,
+  runAsMain,
+  SecretBox,
+  serveGrpc,
+  startEvents,
+  Worker,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { companyProfiles } from './clients/companies';
 import { knowledgeDocuments } from './clients/knowledge';
@@ -18,7 +29,14 @@ import { Answering } from './usecases/answering';
 export async function startAgents(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // The tenant's custom-API secret (and the header it travels in) never reaches a log line.
-  const secretPaths = ['customApiSecret', '*.customApiSecret', 'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization'];
+  const secretPaths = [
+    'customApiSecret',
+    '*.customApiSecret',
+    'authorization',
+    '*.authorization',
+    'headers.authorization',
+    '*.headers.authorization',
+  ];
   const svc = await openService('agents', cfg, { redact: secretPaths });
   const { log, lifecycle, conn } = svc;
   const agents = new AgentStore(conn, { cacheTtlMs: cfg.AGENT_CACHE_TTL_MS, log });
@@ -29,12 +47,28 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   // Agents owns the `agents.v1` stream (a ready script is announced there for webhooks); it reads
   // `knowledge.v1` and `companies.v1` (script inputs), created here too so any can start first.
   const { AgentsEvent, KnowledgeEvent, CompaniesEvent } = voiceapi.events.v1;
-  const { kafka, publisher, outbox } = await startEvents({ service: 'agents', settings: cfg, streams: [AgentsEvent, KnowledgeEvent, CompaniesEvent], log, lifecycle, outboxOn: conn });
+  const { kafka, publisher, outbox } = await startEvents({
+    service: 'agents',
+    settings: cfg,
+    streams: [AgentsEvent, KnowledgeEvent, CompaniesEvent],
+    log,
+    lifecycle,
+    outboxOn: conn,
+  });
 
   const grpc = { timeoutMs: cfg.GRPC_DEADLINE_MS };
-  const telephony = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, { ...grpc, contract: voiceapi.telephony.v1.TelephonyServiceDefinition });
-  const companiesClient = createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, { ...grpc, contract: voiceapi.companies.v1.CompaniesServiceDefinition });
-  const knowledgeClient = createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, { ...grpc, contract: voiceapi.knowledge.v1.KnowledgeServiceDefinition });
+  const telephony = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, cfg.TELEPHONY_GRPC_ADDR, {
+    ...grpc,
+    contract: voiceapi.telephony.v1.TelephonyServiceDefinition,
+  });
+  const companiesClient = createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, cfg.COMPANIES_GRPC_ADDR, {
+    ...grpc,
+    contract: voiceapi.companies.v1.CompaniesServiceDefinition,
+  });
+  const knowledgeClient = createPromiseClient(voiceapi.knowledge.v1.KnowledgeServiceService, cfg.KNOWLEDGE_GRPC_ADDR, {
+    ...grpc,
+    contract: voiceapi.knowledge.v1.KnowledgeServiceDefinition,
+  });
   lifecycle.onStop('clients', () => [telephony, companiesClient, knowledgeClient].forEach((c) => c.close()));
 
   const numbers = ownedNumbers(telephony);
@@ -45,7 +79,10 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   lifecycle.onStop('outbound client', () => outbound.close());
   const customApi = new CustomApi(outbound);
   // A key ring: the current key seals, earlier ones (while a rotation is under way) still open.
-  const secrets = new SecretBox([cfg.AGENT_SECRETS_KEY, ...cfg.AGENT_SECRETS_PREVIOUS_KEYS], 'agents.custom-api-secret');
+  const secrets = new SecretBox(
+    [cfg.AGENT_SECRETS_KEY, ...cfg.AGENT_SECRETS_PREVIOUS_KEYS],
+    'agents.custom-api-secret',
+  );
   const useCases = new Agents({
     agents,
     jobs,
@@ -74,9 +111,14 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   scripts.start();
   lifecycle.onStop('script worker', () => scripts.stop());
 
-  const server = await serveGrpc(svc, [agentsService(useCases, new Answering({ agents, companies, customApi, secrets }), log)]);
+  const server = await serveGrpc(svc, [
+    agentsService(useCases, new Answering({ agents, companies, customApi, secrets }), log),
+  ]);
   // No inbox: a redelivery drops a document no agent links any more, or asks for a script again.
-  const inputs = followScriptInputs(new EventSubscriber(kafka, { group: consumerGroup('agents', 'script-inputs'), log, publisher }), useCases);
+  const inputs = followScriptInputs(
+    new EventSubscriber(kafka, { group: consumerGroup('agents', 'script-inputs'), log, publisher }),
+    useCases,
+  );
   lifecycle.onStop('script-input consumer', () => inputs.stop());
   inputs.start();
   if (secrets.rotating) {
@@ -86,7 +128,10 @@ export async function startAgents(env: Record<string, string | undefined> = proc
       .then((r) => log.info(r, 'custom-API secrets sealed again with the current AGENT_SECRETS_KEY'))
       .catch((err: unknown) => log.warn({ err }, 'the re-seal pass failed; it runs again at the next start'));
   }
-  log.info({ port: server.port, scriptGenerator: cfg.SCRIPT_GENERATOR, allowListed: cfg.OUTBOUND_ALLOWLIST.length }, 'agents listening');
+  log.info(
+    { port: server.port, scriptGenerator: cfg.SCRIPT_GENERATOR, allowListed: cfg.OUTBOUND_ALLOWLIST.length },
+    'agents listening',
+  );
   return { port: server.port, lifecycle, log, useCases };
 }
 

@@ -4,8 +4,14 @@ const base = { MONGO_URL: 'mongodb://127.0.0.1:1/', KAFKA_BROKERS: '127.0.0.1:1'
 
 describe('billing configuration', () => {
   it('takes the product rate card when no rate is set', () => {
-    expect(rateCard(readConfig(base))).toEqual({ outboundPerMinute: 2, inboundPerMinute: 1, knowledgePerThousandWords: 1 });
-    expect(rateCard(readConfig({ ...base, RATE_OUTBOUND_PER_MINUTE: ' 3 ', RATE_INBOUND_PER_MINUTE: '0' }))).toMatchObject({ outboundPerMinute: 3, inboundPerMinute: 0 });
+    expect(rateCard(readConfig(base))).toEqual({
+      outboundPerMinute: 2,
+      inboundPerMinute: 1,
+      knowledgePerThousandWords: 1,
+    });
+    expect(
+      rateCard(readConfig({ ...base, RATE_OUTBOUND_PER_MINUTE: ' 3 ', RATE_INBOUND_PER_MINUTE: '0' })),
+    ).toMatchObject({ outboundPerMinute: 3, inboundPerMinute: 0 });
   });
 
   it.each([

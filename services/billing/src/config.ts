@@ -10,8 +10,10 @@ const rate = (fallback: number) =>
     .string()
     .default(String(fallback))
     .superRefine((v, ctx) => {
-      if (v.trim() === '') ctx.addIssue({ code: 'custom', message: 'is missing (empty); set a whole number of credits ≥ 0' });
-      else if (!/^\d+$/.test(v.trim())) ctx.addIssue({ code: 'custom', message: `must be a whole number of credits ≥ 0, not ${JSON.stringify(v)}` });
+      if (v.trim() === '')
+        ctx.addIssue({ code: 'custom', message: 'is missing (empty); set a whole number of credits ≥ 0' });
+      else if (!/^\d+$/.test(v.trim()))
+        ctx.addIssue({ code: 'custom', message: `must be a whole number of credits ≥ 0, not ${JSON.stringify(v)}` });
     })
     .transform((v) => Number(v.trim()));
 

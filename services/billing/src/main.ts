@@ -1,4 +1,14 @@
-import { cachedRead, Lease, LEASE_TTL_MS, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
+import {
+  cachedRead,
+  Lease,
+  LEASE_TTL_MS,
+  openService,
+  runAsMain,
+  serveGrpc,
+  serviceMetrics,
+  startEvents,
+  Worker,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { rateCard, readConfig } from './config';
 import { billingEvents } from './events/publish';
@@ -36,11 +46,18 @@ export async function startBilling(env: Record<string, string | undefined> = pro
 
   const metrics = serviceMetrics('billing');
   const announcements = billingEvents(outbox, store, rates.outboundPerMinute);
-  const wallets = new Wallets(store, log, (scope, entries, before) => announcements.ledgerEntries(scope, entries, before));
+  const wallets = new Wallets(store, log, (scope, entries, before) =>
+    announcements.ledgerEntries(scope, entries, before),
+  );
   lifecycle.onStop('wallet head hints', () => wallets.stop());
-  const creditsCharged = metrics.counter<{ type: string }>('credits_charged', { description: 'Credits taken from wallets, by transaction type', unit: '{credit}' });
+  const creditsCharged = metrics.counter<{ type: string }>('credits_charged', {
+    description: 'Credits taken from wallets, by transaction type',
+    unit: '{credit}',
+  });
   const charging = new CallCharging(wallets, calls, rates, (o) => announcements.outcome(o), log, {
-    billed: metrics.counter('calls_billed', { description: 'Ended calls billed, by outcome (charged, failed, skipped) and direction' }),
+    billed: metrics.counter('calls_billed', {
+      description: 'Ended calls billed, by outcome (charged, failed, skipped) and direction',
+    }),
     settleDelay: metrics.histogram('call.settle_delay', {
       description: 'From the end of a call to its billing outcome, by outcome (charged, failed, skipped)',
       unit: 's',
@@ -77,16 +94,31 @@ export async function startBilling(env: Record<string, string | undefined> = pro
     audits,
     log,
     now: () => new Date(),
-    audited: metrics.counter('ledger.audited_wallets', { description: 'Wallets the ledger audit checked (their entries since its last pass)', unit: '{wallet}' }),
+    audited: metrics.counter('ledger.audited_wallets', {
+      description: 'Wallets the ledger audit checked (their entries since its last pass)',
+      unit: '{wallet}',
+    }),
   });
-  const auditing = new Worker({ service: 'billing', job: 'ledger-audit', everyMs: cfg.LEDGER_AUDIT_INTERVAL_MS, lease, log, pass: () => audit.pass() });
+  const auditing = new Worker({
+    service: 'billing',
+    job: 'ledger-audit',
+    everyMs: cfg.LEDGER_AUDIT_INTERVAL_MS,
+    lease,
+    log,
+    pass: () => audit.pass(),
+  });
   auditing.start();
   lifecycle.onStop('ledger audit', () => auditing.stop());
   // What the audit found, from its marks: every replica reports the same count (max, not sum).
   const unbalanced = cachedRead(10_000, () => audits.unbalanced());
-  const unbalancedGauge = metrics.gauge('ledger.unbalanced_wallets', { description: 'Wallets the ledger audit found whose balance is not what their ledger rows sum to', unit: '{wallet}' }, async () => [
-    { value: await unbalanced(), attributes: {} },
-  ]);
+  const unbalancedGauge = metrics.gauge(
+    'ledger.unbalanced_wallets',
+    {
+      description: 'Wallets the ledger audit found whose balance is not what their ledger rows sum to',
+      unit: '{wallet}',
+    },
+    async () => [{ value: await unbalanced(), attributes: {} }],
+  );
   lifecycle.onStop('ledger audit gauge', () => unbalancedGauge.stop());
 
   const server = await serveGrpc(svc, [billingService(billing, charging, log)]);

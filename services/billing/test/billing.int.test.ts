@@ -1,6 +1,17 @@
+// Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import { consumerGroup, createKafka, createLogger, createPromiseClient, DomainError, requireTenant, EventPublisher, EventSubscriber, type CallContext } from '@voiceapi/kit';
+import {
+  consumerGroup,
+  createKafka,
+  createLogger,
+  createPromiseClient,
+  DomainError,
+  requireTenant,
+  EventPublisher,
+  EventSubscriber,
+  type CallContext,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../src/main';
 import { WalletStore } from '../src/store/wallet-store';
@@ -49,7 +60,9 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
       SWEEP_INTERVAL_MS: '3600000', // the tests run the sweeper themselves
       SETTLE_AFTER_MS: '0',
     });
-    client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${svc.port}`, { timeoutMs: 20_000 });
+    client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${svc.port}`, {
+      timeoutMs: 20_000,
+    });
     conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise();
     publisher = new EventPublisher(kafka);
     await publisher.connect();
@@ -57,7 +70,12 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     // under the same id): like every consumer, the listener counts distinct ids.
     const ids = new Set<string>();
     const fresh = (eventId: string) => !ids.has(eventId) && Boolean(ids.add(eventId));
-    listener = new EventSubscriber(kafka, { group: consumerGroup('billing-it', `listener-${randomUUID()}`), log, publisher, fromBeginning: true })
+    listener = new EventSubscriber(kafka, {
+      group: consumerGroup('billing-it', `listener-${randomUUID()}`),
+      log,
+      publisher,
+      fromBeginning: true,
+    })
       .on(BillingUsageEvent, async (e, meta) => {
         if (e.event?.$case !== 'creditsUsage' || !fresh(meta.eventId)) return;
         const u = e.event.creditsUsage;
@@ -86,16 +104,47 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     expect(up.transaction).toMatchObject({ type: T.TRANSACTION_TYPE_TOP_UP, amount: 100, balanceAfter: 100 });
     expect(up.balance).toMatchObject({ balance: 100, available: 100, held: 0 });
 
-    const d = await client.debit({ reference: 'number:1', amount: 30, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: 'Number +15550100' }, a);
-    expect(d).toMatchObject({ replayed: false, transaction: { amount: -30, balanceAfter: 70, reference: 'number:1' }, balance: { balance: 70 } });
-    const again = await client.debit({ reference: 'number:1', amount: 30, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: 'Number +15550100' }, a);
+    const d = await client.debit(
+      { reference: 'number:1', amount: 30, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: 'Number +15550100' },
+      a,
+    );
+    expect(d).toMatchObject({
+      replayed: false,
+      transaction: { amount: -30, balanceAfter: 70, reference: 'number:1' },
+      balance: { balance: 70 },
+    });
+    const again = await client.debit(
+      { reference: 'number:1', amount: 30, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: 'Number +15550100' },
+      a,
+    );
     expect(again).toMatchObject({ replayed: true, transaction: { id: d.transaction!.id, balanceAfter: 70 } });
-    expect((await rejection(client.debit({ reference: 'number:1', amount: 31, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: '' }, a))).reasonCode).toBe('reference_conflict');
-    expect((await rejection(client.debit({ reference: 'upload:1', amount: 71, type: T.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD, description: '' }, a))).reasonCode).toBe('insufficient_credits');
+    expect(
+      (
+        await rejection(
+          client.debit(
+            { reference: 'number:1', amount: 31, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: '' },
+            a,
+          ),
+        )
+      ).reasonCode,
+    ).toBe('reference_conflict');
+    expect(
+      (
+        await rejection(
+          client.debit(
+            { reference: 'upload:1', amount: 71, type: T.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD, description: '' },
+            a,
+          ),
+        )
+      ).reasonCode,
+    ).toBe('insufficient_credits');
 
     const b = await client.getBalance({}, a);
     expect(b.balance).toMatchObject({ balance: 70, available: 70, held: 0 });
-    const list = await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_UNSPECIFIED }, a);
+    const list = await client.listTransactions(
+      { page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_UNSPECIFIED },
+      a,
+    );
     expect(list.transactions.map((t) => t.amount)).toEqual([-30, 100]);
     expect(list.page).toMatchObject({ total: 2, hasMore: false });
     const typed = await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_TOP_UP }, a);
@@ -107,29 +156,75 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     const a = tenant();
     await topUp(a, 10);
     const sandbox = { ...a, keyMode: 'sandbox' as const };
-    expect((await rejection(client.debit({ reference: 'x', amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, sandbox))).reasonCode).toBe('sandbox_not_billable');
-    expect((await rejection(client.placeHold({ callId: 'c1', amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime: new Date(Date.now() + 60_000) }, sandbox))).reasonCode).toBe('sandbox_not_billable');
+    expect(
+      (
+        await rejection(
+          client.debit({ reference: 'x', amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, sandbox),
+        )
+      ).reasonCode,
+    ).toBe('sandbox_not_billable');
+    expect(
+      (
+        await rejection(
+          client.placeHold(
+            {
+              callId: 'c1',
+              amount: 1,
+              direction: D.CALL_DIRECTION_OUTBOUND,
+              expireTime: new Date(Date.now() + 60_000),
+            },
+            sandbox,
+          ),
+        )
+      ).reasonCode,
+    ).toBe('sandbox_not_billable');
     for (const amount of [0, -5, 1_000_000_001]) {
-      expect((await rejection(client.topUp({ amount, reference: `r${amount}` }, a))).reasonCode).toBe('validation_error');
+      expect((await rejection(client.topUp({ amount, reference: `r${amount}` }, a))).reasonCode).toBe(
+        'validation_error',
+      );
     }
-    expect((await rejection(client.debit({ reference: '', amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, a))).reasonCode).toBe('validation_error');
-    expect((await rejection(client.debit({ reference: 'c', amount: 1, type: T.TRANSACTION_TYPE_TOP_UP, description: '' }, a))).reasonCode).toBe('validation_error');
+    expect(
+      (
+        await rejection(
+          client.debit({ reference: '', amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, a),
+        )
+      ).reasonCode,
+    ).toBe('validation_error');
+    expect(
+      (
+        await rejection(
+          client.debit({ reference: 'c', amount: 1, type: T.TRANSACTION_TYPE_TOP_UP, description: '' }, a),
+        )
+      ).reasonCode,
+    ).toBe('validation_error');
     expect((await rejection(client.getBalance({}, { tenantId: a.tenantId }))).reasonCode).toBe('unauthorized');
     const other = tenant();
     expect((await client.getBalance({}, other)).balance).toMatchObject({ balance: 0, available: 0, held: 0 });
-    expect((await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_UNSPECIFIED }, other)).transactions).toEqual([]);
+    expect(
+      (await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_UNSPECIFIED }, other))
+        .transactions,
+    ).toEqual([]);
     expect((await client.getBalance({}, a)).balance?.balance).toBe(10);
   });
 
   it('1,000 concurrent debits of 1 against 500 credits: exactly 500 succeed, 500 get insufficient_credits, balance 0', async () => {
     const a = tenant();
     await topUp(a, 500);
-    const results = await Promise.allSettled(Array.from({ length: 1000 }, (_, i) => client.debit({ reference: `d${i}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'race' }, a)));
+    const results = await Promise.allSettled(
+      Array.from({ length: 1000 }, (_, i) =>
+        client.debit({ reference: `d${i}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'race' }, a),
+      ),
+    );
     const ok = results.filter((r) => r.status === 'fulfilled').length;
-    const refused = results.filter((r) => r.status === 'rejected' && (r.reason as DomainError).reasonCode === 'insufficient_credits').length;
+    const refused = results.filter(
+      (r) => r.status === 'rejected' && (r.reason as DomainError).reasonCode === 'insufficient_credits',
+    ).length;
     expect({ ok, refused }).toEqual({ ok: 500, refused: 500 });
     expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 0, available: 0 });
-    expect((await client.listTransactions({ page: { page: 1, limit: 1 }, type: T.TRANSACTION_TYPE_UNSPECIFIED }, a)).page?.total).toBe(501);
+    expect(
+      (await client.listTransactions({ page: { page: 1, limit: 1 }, type: T.TRANSACTION_TYPE_UNSPECIFIED }, a)).page
+        ?.total,
+    ).toBe(501);
     await expectSound(a);
   });
 
@@ -137,21 +232,55 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     const a = tenant();
     await topUp(a, 50);
     const expireTime = new Date(Date.now() + 600_000);
-    const h = await client.placeHold({ callId: 'call-h1', amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a);
+    const h = await client.placeHold(
+      { callId: 'call-h1', amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime },
+      a,
+    );
     expect(h.balance).toMatchObject({ balance: 50, held: 20, available: 30 });
     // Idempotent by call id; a hold the available balance cannot cover is refused.
-    expect((await client.placeHold({ callId: 'call-h1', amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a)).balance?.held).toBe(20);
-    expect((await rejection(client.placeHold({ callId: 'call-h2', amount: 31, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a))).reasonCode).toBe('insufficient_credits');
-    expect((await rejection(client.debit({ reference: 'big', amount: 31, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, a))).reasonCode).toBe('insufficient_credits');
+    expect(
+      (await client.placeHold({ callId: 'call-h1', amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a))
+        .balance?.held,
+    ).toBe(20);
+    expect(
+      (
+        await rejection(
+          client.placeHold({ callId: 'call-h2', amount: 31, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a),
+        )
+      ).reasonCode,
+    ).toBe('insufficient_credits');
+    expect(
+      (
+        await rejection(
+          client.debit({ reference: 'big', amount: 31, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, a),
+        )
+      ).reasonCode,
+    ).toBe('insufficient_credits');
 
     const c = await client.captureHold({ callId: 'call-h1', amount: 6, description: 'Outbound call, 3 min' }, a);
-    expect(c).toMatchObject({ replayed: false, transaction: { amount: -6, callId: 'call-h1', type: T.TRANSACTION_TYPE_CALL_DEDUCTION, balanceAfter: 44 }, balance: { balance: 44, held: 0, available: 44 } });
-    expect(await client.captureHold({ callId: 'call-h1', amount: 6, description: '' }, a)).toMatchObject({ replayed: true, transaction: { id: c.transaction!.id } });
+    expect(c).toMatchObject({
+      replayed: false,
+      transaction: { amount: -6, callId: 'call-h1', type: T.TRANSACTION_TYPE_CALL_DEDUCTION, balanceAfter: 44 },
+      balance: { balance: 44, held: 0, available: 44 },
+    });
+    expect(await client.captureHold({ callId: 'call-h1', amount: 6, description: '' }, a)).toMatchObject({
+      replayed: true,
+      transaction: { id: c.transaction!.id },
+    });
     // A charged call cannot hold again.
-    expect((await rejection(client.placeHold({ callId: 'call-h1', amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a))).reasonCode).toBe('reference_conflict');
+    expect(
+      (
+        await rejection(
+          client.placeHold({ callId: 'call-h1', amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a),
+        )
+      ).reasonCode,
+    ).toBe('reference_conflict');
 
     await client.placeHold({ callId: 'call-h3', amount: 10, direction: D.CALL_DIRECTION_INBOUND, expireTime }, a);
-    expect(await client.releaseHold({ callId: 'call-h3' }, a)).toMatchObject({ released: true, balance: { held: 0, available: 44 } });
+    expect(await client.releaseHold({ callId: 'call-h3' }, a)).toMatchObject({
+      released: true,
+      balance: { held: 0, available: 44 },
+    });
     expect((await client.releaseHold({ callId: 'call-h3' }, a)).released).toBe(false);
     await expectSound(a);
   });
@@ -160,15 +289,24 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     const a = tenant();
     await topUp(a, 10_000);
     // A second replica: its own wallets and queues, the same database.
-    const replica = new Billing(new Wallets(new WalletStore(conn), log), new WalletStore(conn), { outboundPerMinute: 2, inboundPerMinute: 1, knowledgePerThousandWords: 1 });
+    const replica = new Billing(new Wallets(new WalletStore(conn), log), new WalletStore(conn), {
+      outboundPerMinute: 2,
+      inboundPerMinute: 1,
+      knowledgePerThousandWords: 1,
+    });
     const scope = requireTenant(a);
     const refs = Array.from({ length: 300 }, (_, i) => `dup:${i % 60}`);
     const results = await Promise.allSettled([
-      ...refs.map((reference) => client.debit({ reference, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'one' }, a)),
-      ...refs.map((reference) => replica.debit(scope, { reference, amount: 1, type: 'adjustment', description: 'two' })),
+      ...refs.map((reference) =>
+        client.debit({ reference, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: 'one' }, a),
+      ),
+      ...refs.map((reference) =>
+        replica.debit(scope, { reference, amount: 1, type: 'adjustment', description: 'two' }),
+      ),
     ]);
     // Replicas racing may ask a caller to retry (wallet_busy); nothing else fails.
-    for (const r of results) if (r.status === 'rejected') expect((r.reason as DomainError).reasonCode).toBe('wallet_busy');
+    for (const r of results)
+      if (r.status === 'rejected') expect((r.reason as DomainError).reasonCode).toBe('wallet_busy');
     expect((await client.getBalance({}, a)).balance?.balance).toBe(10_000 - 60);
     await expectSound(a);
   });
@@ -182,7 +320,8 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     expect((await wallets.read(scope)).balance).toBe(10_000);
     const lookups = jest.spyOn(store, 'entryAt');
     // 200 debits appended by this process while 200 reads are asked (a quote for every call being dialled).
-    const debit = (i: number) => wallets.run(scope, { kind: 'debit', reference: `r:${i}`, amount: 1, type: 'adjustment', description: 'x' });
+    const debit = (i: number) =>
+      wallets.run(scope, { kind: 'debit', reference: `r:${i}`, amount: 1, type: 'adjustment', description: 'x' });
     const debits = Array.from({ length: 200 }, (_, i) => debit(i));
     const reads = await Promise.all(Array.from({ length: 200 }, () => wallets.read(scope)));
     await Promise.all(debits);
@@ -198,7 +337,10 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
   });
 
   /** An ended call as telephony settles it (61 s outbound unless said otherwise). */
-  const ended = (callId: string, extra: Partial<voiceapi.billing.v1.EndedCall> = {}): voiceapi.billing.v1.EndedCall => ({
+  const ended = (
+    callId: string,
+    extra: Partial<voiceapi.billing.v1.EndedCall> = {},
+  ): voiceapi.billing.v1.EndedCall => ({
     callId,
     direction: D.CALL_DIRECTION_OUTBOUND,
     durationSeconds: 61,
@@ -206,15 +348,24 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     endTime: new Date(),
     ...extra,
   });
-  const settle = async (ctx: CallContext, calls: voiceapi.billing.v1.EndedCall[]) => (await client.settleCalls({ calls }, ctx)).settlements;
-  const outcomeOf = async (callId: string) => (await conn.collection('call_outcomes').findOne({ _id: callId as never })) as unknown as { status: string; creditsCharged: number; creditsError?: string } | null;
+  const settle = async (ctx: CallContext, calls: voiceapi.billing.v1.EndedCall[]) =>
+    (await client.settleCalls({ calls }, ctx)).settlements;
+  const outcomeOf = async (callId: string) =>
+    (await conn.collection('call_outcomes').findOne({ _id: callId as never })) as unknown as {
+      status: string;
+      creditsCharged: number;
+      creditsError?: string;
+    } | null;
 
   it('charges ended calls per started minute from their hold, once, whatever arrives twice or late', async () => {
     const a = tenant();
     await topUp(a, 100);
     const expireTime = new Date(Date.now() + 600_000);
     for (const id of ['o1', 'i1', 'z1']) {
-      await client.placeHold({ callId: `${a.tenantId}-${id}`, amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a);
+      await client.placeHold(
+        { callId: `${a.tenantId}-${id}`, amount: 20, direction: D.CALL_DIRECTION_OUTBOUND, expireTime },
+        a,
+      );
     }
     const id = (s: string) => `${a.tenantId}-${s}`;
     const [o1, again, i1, z1, f1] = await settle(a, [
@@ -227,7 +378,13 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     const [s1] = await settle({ ...a, keyMode: 'sandbox' }, [ended(id('s1'))]); // sandbox: skipped
     // A late, different end of a charged call: the outcome that stands.
     const [late] = await settle(a, [ended(id('o1'), { durationSeconds: 300 })]);
-    expect(o1).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, balanceAfter: expect.any(Number), transactionId: expect.any(String), ledgerSeq: expect.any(Number) });
+    expect(o1).toMatchObject({
+      billingStatus: 'charged',
+      creditsCharged: 4,
+      balanceAfter: expect.any(Number),
+      transactionId: expect.any(String),
+      ledgerSeq: expect.any(Number),
+    });
     expect(again).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, transactionId: o1!.transactionId });
     expect(late).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, transactionId: o1!.transactionId });
     expect(i1).toMatchObject({ billingStatus: 'charged', creditsCharged: 3 });
@@ -239,7 +396,9 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     await new Promise((r) => setTimeout(r, 500));
     for (const c of ['o1', 'i1', 'z1', 's1', 'f1']) expect(billed.get(id(c))).toBeUndefined();
     expect(usage.get(a.tenantId!)).toBeUndefined();
-    const rows = (await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions;
+    const rows = (
+      await client.listTransactions({ page: { page: 1, limit: 10 }, type: T.TRANSACTION_TYPE_CALL_DEDUCTION }, a)
+    ).transactions;
     expect(rows.map((r) => [r.callId, r.amount]).sort()).toEqual(
       [
         [id('i1'), -3],
@@ -247,7 +406,13 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
       ].sort(),
     );
     // A hold for a call already settled is refused.
-    expect((await rejection(client.placeHold({ callId: id('z1'), amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a))).reasonCode).toBe('reference_conflict');
+    expect(
+      (
+        await rejection(
+          client.placeHold({ callId: id('z1'), amount: 1, direction: D.CALL_DIRECTION_OUTBOUND, expireTime }, a),
+        )
+      ).reasonCode,
+    ).toBe('reference_conflict');
     await expectSound(a);
   });
 
@@ -278,7 +443,14 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
       client.settleCalls(
         {
           calls: [
-            { callId: id('p1'), direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, holdFailed: false, endTime, contactId: 'ct-1' },
+            {
+              callId: id('p1'),
+              direction: D.CALL_DIRECTION_OUTBOUND,
+              durationSeconds: 61,
+              holdFailed: false,
+              endTime,
+              contactId: 'ct-1',
+            },
             { callId: id('p2'), direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 0, holdFailed: false, endTime },
           ],
         },
@@ -286,27 +458,89 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
       );
     const first = await settle();
     expect(first.settlements).toEqual([
-      expect.objectContaining({ callId: id('p1'), billingStatus: 'charged', creditsCharged: 4, balanceAfter: 96, transactionId: expect.any(String), ledgerSeq: expect.any(Number) }),
+      expect.objectContaining({
+        callId: id('p1'),
+        billingStatus: 'charged',
+        creditsCharged: 4,
+        balanceAfter: 96,
+        transactionId: expect.any(String),
+        ledgerSeq: expect.any(Number),
+      }),
       expect.objectContaining({ callId: id('p2'), billingStatus: 'skipped', creditsCharged: 0 }),
     ]);
     // Resent (an answer lost on the way): the outcomes that stand, nothing charged twice.
     expect((await settle()).settlements).toEqual(first.settlements.map((s) => ({ ...s, billTime: expect.any(Date) })));
     expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 96, held: 0, available: 96 });
     // Another tenant cannot settle (or read the outcome of) this tenant's call; bad input is refused.
-    expect((await rejection(client.settleCalls({ calls: [{ callId: id('p1'), direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, holdFailed: false, endTime }] }, tenant()))).reasonCode).toBe('validation_error');
+    expect(
+      (
+        await rejection(
+          client.settleCalls(
+            {
+              calls: [
+                {
+                  callId: id('p1'),
+                  direction: D.CALL_DIRECTION_OUTBOUND,
+                  durationSeconds: 61,
+                  holdFailed: false,
+                  endTime,
+                },
+              ],
+            },
+            tenant(),
+          ),
+        )
+      ).reasonCode,
+    ).toBe('validation_error');
     expect((await rejection(client.settleCalls({ calls: [] }, a))).reasonCode).toBe('validation_error');
-    expect((await rejection(client.settleCalls({ calls: [{ callId: 'bad id', direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 1, holdFailed: false, endTime }] }, a))).reasonCode).toBe('validation_error');
-    expect((await rejection(client.placeCallHolds({ holds: [{ callId: id('p4'), direction: D.CALL_DIRECTION_OUTBOUND, maxCallSeconds: 600, expireTime }] }, { ...a, keyMode: 'sandbox' }))).reasonCode).toBe(
-      'sandbox_not_billable',
-    );
+    expect(
+      (
+        await rejection(
+          client.settleCalls(
+            {
+              calls: [
+                {
+                  callId: 'bad id',
+                  direction: D.CALL_DIRECTION_OUTBOUND,
+                  durationSeconds: 1,
+                  holdFailed: false,
+                  endTime,
+                },
+              ],
+            },
+            a,
+          ),
+        )
+      ).reasonCode,
+    ).toBe('validation_error');
+    expect(
+      (
+        await rejection(
+          client.placeCallHolds(
+            { holds: [{ callId: id('p4'), direction: D.CALL_DIRECTION_OUTBOUND, maxCallSeconds: 600, expireTime }] },
+            { ...a, keyMode: 'sandbox' },
+          ),
+        )
+      ).reasonCode,
+    ).toBe('sandbox_not_billable');
     await expectSound(a);
   });
 
   it('charges what the wallet can cover when a call outgrows its hold, and never goes below zero', async () => {
     const a = tenant();
     await topUp(a, 5);
-    await client.placeHold({ callId: `${a.tenantId}-long`, amount: 2, direction: D.CALL_DIRECTION_INBOUND, expireTime: new Date(Date.now() + 600_000) }, a);
-    const [o] = await settle(a, [ended(`${a.tenantId}-long`, { direction: D.CALL_DIRECTION_INBOUND, durationSeconds: 600 })]); // 10 credits
+    await client.placeHold(
+      {
+        callId: `${a.tenantId}-long`,
+        amount: 2,
+        direction: D.CALL_DIRECTION_INBOUND,
+        expireTime: new Date(Date.now() + 600_000),
+      },
+      a,
+    );
+    const [o] = await settle(a, [
+      ended(`${a.tenantId}-long`, { direction: D.CALL_DIRECTION_INBOUND, durationSeconds: 600 }),
+    ]); // 10 credits
     expect(o).toMatchObject({ billingStatus: 'charged', creditsCharged: 5, creditsError: 'insufficient_credits' });
     expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 0, available: 0, held: 0 });
     await expectSound(a);
@@ -318,10 +552,22 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     const [o] = await settle(a, [ended(callId)]);
     expect(o).toMatchObject({ billingStatus: 'failed', creditsError: 'insufficient_credits' });
     await topUp(a, 100);
-    expect((await settle(a, [ended(callId)]))[0]).toMatchObject({ billingStatus: 'failed', creditsError: 'insufficient_credits' });
+    expect((await settle(a, [ended(callId)]))[0]).toMatchObject({
+      billingStatus: 'failed',
+      creditsError: 'insufficient_credits',
+    });
     expect((await client.getBalance({}, a)).balance?.balance).toBe(100);
     // Call references are the calls' own: a debit cannot take one.
-    expect((await rejection(client.debit({ reference: `call:${callId}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' }, a))).reasonCode).toBe('validation_error');
+    expect(
+      (
+        await rejection(
+          client.debit(
+            { reference: `call:${callId}`, amount: 1, type: T.TRANSACTION_TYPE_ADJUSTMENT, description: '' },
+            a,
+          ),
+        )
+      ).reasonCode,
+    ).toBe('validation_error');
     await expectSound(a);
   });
 
@@ -329,7 +575,10 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     const a = tenant();
     await topUp(a, 30);
     const callId = `${a.tenantId}-lost`;
-    await client.placeHold({ callId, amount: 10, direction: D.CALL_DIRECTION_OUTBOUND, expireTime: new Date(Date.now() + 300) }, a);
+    await client.placeHold(
+      { callId, amount: 10, direction: D.CALL_DIRECTION_OUTBOUND, expireTime: new Date(Date.now() + 300) },
+      a,
+    );
     await new Promise((r) => setTimeout(r, 400));
     await svc.sweeper.sweep();
     expect(await outcomeOf(callId)).toMatchObject({ status: 'failed', creditsError: 'end_not_reported' });
@@ -337,7 +586,10 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     // No end announces it, so billing does (the tenant's billed webhook), once.
     const until = Date.now() + 15_000;
     while (!billed.has(callId) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-    expect((await settle(a, [ended(callId)]))[0]).toMatchObject({ billingStatus: 'failed', creditsError: 'end_not_reported' });
+    expect((await settle(a, [ended(callId)]))[0]).toMatchObject({
+      billingStatus: 'failed',
+      creditsError: 'end_not_reported',
+    });
     await new Promise((r) => setTimeout(r, 500));
     expect((await client.getBalance({}, a)).balance?.balance).toBe(30);
     expect(billed.get(callId)).toHaveLength(1);
@@ -347,11 +599,22 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
   it('announces a credits-usage event for every debit row but calls’ (telephony announces those), and none for top-ups', async () => {
     const a = tenant();
     await topUp(a, 10);
-    const d = await client.debit({ reference: 'upload:abc', amount: 2, type: T.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD, description: 'Upload' }, a);
+    const d = await client.debit(
+      { reference: 'upload:abc', amount: 2, type: T.TRANSACTION_TYPE_KNOWLEDGE_UPLOAD, description: 'Upload' },
+      a,
+    );
     const until = Date.now() + 15_000;
     while (!usage.has(a.tenantId!) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 300));
-    expect(usage.get(a.tenantId!)).toEqual([expect.objectContaining({ transactionId: d.transaction!.id, type: 'knowledge_upload', credits: 2, balanceAfter: 8, reference: 'upload:abc' })]);
+    expect(usage.get(a.tenantId!)).toEqual([
+      expect.objectContaining({
+        transactionId: d.transaction!.id,
+        type: 'knowledge_upload',
+        credits: 2,
+        balanceAfter: 8,
+        reference: 'upload:abc',
+      }),
+    ]);
     // The head hint (written at most once a second) records the chain as announced.
     const hinted = Date.now() + 10_000;
     let head = await conn.collection('wallet_heads').findOne({ _id: a.tenantId as never });

@@ -17,7 +17,11 @@ interface RawEntry {
  * balance is the sum of the rows, no call and no reference has two rows. Returns the problems.
  */
 export async function walletProblems(conn: Connection, tenantId: string): Promise<string[]> {
-  const entries = (await conn.collection('wallet_entries').find({ tenantId }).sort({ seq: 1 }).toArray()) as unknown as RawEntry[];
+  const entries = (await conn
+    .collection('wallet_entries')
+    .find({ tenantId })
+    .sort({ seq: 1 })
+    .toArray()) as unknown as RawEntry[];
   const problems: string[] = [];
   let balance = 0;
   const calls = new Set<string>();
@@ -30,7 +34,8 @@ export async function walletProblems(conn: Connection, tenantId: string): Promis
       return;
     }
     balance += e.amount!;
-    if (e.balanceAfter !== balance || e.state.balance !== balance) problems.push(`row ${e.seq}: balanceAfter ${e.balanceAfter}, but the rows sum to ${balance}`);
+    if (e.balanceAfter !== balance || e.state.balance !== balance)
+      problems.push(`row ${e.seq}: balanceAfter ${e.balanceAfter}, but the rows sum to ${balance}`);
     if (e.callId !== undefined && e.callId !== null) {
       if (calls.has(e.callId)) problems.push(`call ${e.callId} has two rows`);
       calls.add(e.callId);

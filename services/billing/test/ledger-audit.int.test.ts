@@ -40,7 +40,9 @@ describe('billing ledger audit (gRPC + MongoDB)', () => {
       SWEEP_INTERVAL_MS: '3600000',
       LEDGER_AUDIT_INTERVAL_MS: '3600000', // the test runs the audit itself
     });
-    client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${svc.port}`, { timeoutMs: 20_000 });
+    client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${svc.port}`, {
+      timeoutMs: 20_000,
+    });
     conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise();
   });
   afterAll(async () => {
@@ -54,7 +56,15 @@ describe('billing ledger audit (gRPC + MongoDB)', () => {
     const broken = tenant();
     for (const ctx of [sound, broken]) {
       await client.topUp({ amount: 100, reference: `top:${randomUUID()}` }, ctx);
-      await client.debit({ reference: `number:${randomUUID()}`, amount: 30, type: T.TRANSACTION_TYPE_NUMBER_PURCHASE, description: 'Number' }, ctx);
+      await client.debit(
+        {
+          reference: `number:${randomUUID()}`,
+          amount: 30,
+          type: T.TRANSACTION_TYPE_NUMBER_PURCHASE,
+          description: 'Number',
+        },
+        ctx,
+      );
       await hinted(ctx, 2);
     }
     // A fault in the broken wallet's newest entry: its balance moved by 5 more than its row says.

@@ -17,7 +17,14 @@ export async function startCompanies(env: Record<string, string | undefined> = p
   lifecycle.onStop('company cache', () => store.cache.stop());
 
   // Companies owns the `companies.v1` stream (a changed profile is announced there for agents).
-  const { outbox } = await startEvents({ service: 'companies', settings: cfg, streams: [voiceapi.events.v1.CompaniesEvent], log, lifecycle, outboxOn: conn });
+  const { outbox } = await startEvents({
+    service: 'companies',
+    settings: cfg,
+    streams: [voiceapi.events.v1.CompaniesEvent],
+    log,
+    lifecycle,
+    outboxOn: conn,
+  });
   const useCases = new Companies(store, companyEvents(outbox));
   const server = await serveGrpc(svc, [companiesService(useCases, log)]);
   return { port: server.port, lifecycle, log };

@@ -16,8 +16,16 @@ describe('companies service (gRPC + MongoDB)', () => {
   const tenantB: CallContext = { tenantId: 'tenant-b', keyMode: 'live' };
 
   beforeAll(async () => {
-    svc = await startCompanies({ MONGO_URL: process.env.MONGO_URL, KAFKA_BROKERS: process.env.KAFKA_BROKERS, MONGO_DB: db, GRPC_PORT: '0', LOG_LEVEL: 'silent' });
-    client = createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, `127.0.0.1:${svc.port}`, { timeoutMs: 5_000 });
+    svc = await startCompanies({
+      MONGO_URL: process.env.MONGO_URL,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+      MONGO_DB: db,
+      GRPC_PORT: '0',
+      LOG_LEVEL: 'silent',
+    });
+    client = createPromiseClient(voiceapi.companies.v1.CompaniesServiceService, `127.0.0.1:${svc.port}`, {
+      timeoutMs: 5_000,
+    });
   });
   afterAll(async () => {
     client.close();
@@ -34,7 +42,10 @@ describe('companies service (gRPC + MongoDB)', () => {
   };
 
   it('creates, reads, updates, lists and deletes within one tenant', async () => {
-    const { company } = await client.createCompany({ fields: { name: 'Sunrise Clinic', countryIso: 'US', businessHours: { mon: ['09:00-17:00'] } } }, tenantA);
+    const { company } = await client.createCompany(
+      { fields: { name: 'Sunrise Clinic', countryIso: 'US', businessHours: { mon: ['09:00-17:00'] } } },
+      tenantA,
+    );
     expect(company?.name).toBe('Sunrise Clinic');
     expect(company?.businessHours).toEqual({ mon: ['09:00-17:00'] });
     const id = company!.id;
@@ -55,7 +66,9 @@ describe('companies service (gRPC + MongoDB)', () => {
     const { company } = await client.createCompany({ fields: { name: 'Private' } }, tenantA);
     const id = company!.id;
     expect((await rejection(client.getCompany({ id }, tenantB))).reasonCode).toBe('not_found');
-    expect((await rejection(client.updateCompany({ id, fields: { name: 'stolen' }, clearFields: [] }, tenantB))).reasonCode).toBe('not_found');
+    expect(
+      (await rejection(client.updateCompany({ id, fields: { name: 'stolen' }, clearFields: [] }, tenantB))).reasonCode,
+    ).toBe('not_found');
     expect((await rejection(client.deleteCompany({ id }, tenantB))).reasonCode).toBe('not_found');
     const listB = await client.listCompanies({ page: { page: 1, limit: 100 } }, tenantB);
     expect(listB.companies.map((c) => c.id)).not.toContain(id);
@@ -65,16 +78,35 @@ describe('companies service (gRPC + MongoDB)', () => {
   it('refuses a call without a tenant, and one without a key mode instead of assuming live', async () => {
     expect((await rejection(client.listCompanies({}, {}))).reasonCode).toBe('unauthorized');
     const noMode = await rejection(client.createCompany({ fields: { name: 'No mode' } }, { tenantId: 'tenant-a' }));
-    expect({ reason: noMode.reasonCode, message: noMode.message }).toEqual({ reason: 'unauthorized', message: expect.stringMatching(/key mode/) });
+    expect({ reason: noMode.reasonCode, message: noMode.message }).toEqual({
+      reason: 'unauthorized',
+      message: expect.stringMatching(/key mode/),
+    });
   });
 
   it('removes the fields an update names, never the name, and never a field it also sets', async () => {
-    const { company } = await client.createCompany({ fields: { name: 'Clearable', mobile: '+14155550100', website: 'https://a.example' } }, tenantA);
+    const { company } = await client.createCompany(
+      { fields: { name: 'Clearable', mobile: '+14155550100', website: 'https://a.example' } },
+      tenantA,
+    );
     const id = company!.id;
-    const cleared = await client.updateCompany({ id, fields: { industry: 'health' }, clearFields: ['mobile', 'website'] }, tenantA);
-    expect(cleared.company).toMatchObject({ name: 'Clearable', industry: 'health', mobile: undefined, website: undefined });
-    expect((await rejection(client.updateCompany({ id, fields: {}, clearFields: ['name'] }, tenantA))).reasonCode).toBe('validation_error');
-    expect((await rejection(client.updateCompany({ id, fields: { mobile: '+1 555' }, clearFields: ['mobile'] }, tenantA))).reasonCode).toBe('validation_error');
+    const cleared = await client.updateCompany(
+      { id, fields: { industry: 'health' }, clearFields: ['mobile', 'website'] },
+      tenantA,
+    );
+    expect(cleared.company).toMatchObject({
+      name: 'Clearable',
+      industry: 'health',
+      mobile: undefined,
+      website: undefined,
+    });
+    expect((await rejection(client.updateCompany({ id, fields: {}, clearFields: ['name'] }, tenantA))).reasonCode).toBe(
+      'validation_error',
+    );
+    expect(
+      (await rejection(client.updateCompany({ id, fields: { mobile: '+1 555' }, clearFields: ['mobile'] }, tenantA)))
+        .reasonCode,
+    ).toBe('validation_error');
   });
 
   it('answers not_found for ids that are not ids', async () => {
@@ -86,7 +118,12 @@ describe('companies service (gRPC + MongoDB)', () => {
     // The dashboard stores credentials directly on the record; simulate that.
     const conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise();
     try {
-      await conn.collection('companies').updateOne({ _id: new mongoose.Types.ObjectId(company!.id) }, { $set: { omniChannelSettings: { smtpPassword: 'hunter2', whatsappToken: 'wa-secret' } } });
+      await conn
+        .collection('companies')
+        .updateOne(
+          { _id: new mongoose.Types.ObjectId(company!.id) },
+          { $set: { omniChannelSettings: { smtpPassword: 'hunter2', whatsappToken: 'wa-secret' } } },
+        );
       const answers = [
         await client.getCompany({ id: company!.id }, tenantA),
         await client.updateCompany({ id: company!.id, fields: { description: 'x' }, clearFields: [] }, tenantA),
@@ -122,7 +159,9 @@ describe('companies service (gRPC + MongoDB)', () => {
       check(req: { service: string }, cb: (err: Error | null, res: { status: string }) => void): void;
       close(): void;
     };
-    const res = await new Promise<{ status: string }>((resolve, reject) => health.check({ service: 'voiceapi.companies.v1.CompaniesService' }, (err, r) => (err ? reject(err) : resolve(r))));
+    const res = await new Promise<{ status: string }>((resolve, reject) =>
+      health.check({ service: 'voiceapi.companies.v1.CompaniesService' }, (err, r) => (err ? reject(err) : resolve(r))),
+    );
     health.close();
     expect(res.status).toBe('SERVING');
   });

@@ -27,10 +27,22 @@ describe('loadConfig', () => {
 
 describe('grpcAddress', () => {
   it('takes one name or a fixed list of backends', () => {
-    for (const ok of ['billing:50062', 'billing.voiceapi.svc.cluster.local:50062', 'dns:///billing:50062', 'ipv4:127.0.0.1:50062', 'ipv4:127.0.0.1:50062,127.0.0.1:50072']) {
+    for (const ok of [
+      'billing:50062',
+      'billing.voiceapi.svc.cluster.local:50062',
+      'dns:///billing:50062',
+      'ipv4:127.0.0.1:50062',
+      'ipv4:127.0.0.1:50062,127.0.0.1:50072',
+    ]) {
       expect(grpcAddress.safeParse(ok).success).toBe(true);
     }
-    for (const bad of ['billing', 'http://billing:50062', 'ipv4:billing:50062', 'ipv4:127.0.0.1:50062,', 'billing:50062,billing:50072']) {
+    for (const bad of [
+      'billing',
+      'http://billing:50062',
+      'ipv4:billing:50062',
+      'ipv4:127.0.0.1:50062,',
+      'billing:50062,billing:50072',
+    ]) {
       expect(grpcAddress.safeParse(bad).success).toBe(false);
     }
   });

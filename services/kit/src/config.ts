@@ -8,7 +8,10 @@ import { z } from 'zod';
  * object. A bad setting stops the process with one line per problem: config fails fast, and
  * nothing else in a process reads `process.env`.
  */
-export function loadConfig<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): Readonly<z.infer<S>> {
+export function loadConfig<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined> = process.env,
+): Readonly<z.infer<S>> {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
@@ -81,7 +84,12 @@ export const grpcServerEnv = {
  * pod), `dns:///host:port`, or a fixed list of backends, `ipv4:127.0.0.1:50062,127.0.0.1:50072`
  * (replicas on one machine). Calls are spread over every backend (round robin, grpc/client.ts).
  */
-export const grpcAddress = z.string().regex(/^(?:(?:dns:\/\/\/)?[\w.-]+:\d+|ipv4:[\d.]+:\d+(?:,[\d.]+:\d+)*)$/, 'must be host:port, dns:///host:port or ipv4:host:port,host:port');
+export const grpcAddress = z
+  .string()
+  .regex(
+    /^(?:(?:dns:\/\/\/)?[\w.-]+:\d+|ipv4:[\d.]+:\d+(?:,[\d.]+:\d+)*)$/,
+    'must be host:port, dns:///host:port or ipv4:host:port,host:port',
+  );
 
 /** A master secret that seals stored secrets (see `SecretBox`). */
 export const masterSecret = z.string().min(32, 'must be at least 32 characters');

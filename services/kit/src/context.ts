@@ -19,7 +19,13 @@ export interface CallContext {
   operationId?: string;
 }
 
-const KEYS = { tenantId: 'tenant-id', keyId: 'key-id', keyMode: 'key-mode', requestId: 'request-id', operationId: 'operation-id' } as const;
+const KEYS = {
+  tenantId: 'tenant-id',
+  keyId: 'key-id',
+  keyMode: 'key-mode',
+  requestId: 'request-id',
+  operationId: 'operation-id',
+} as const;
 
 /** A new operation id (see `CallContext.operationId`). */
 export function newOperationId(): string {

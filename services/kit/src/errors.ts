@@ -67,15 +67,24 @@ export function defineReasons<R extends string>(domain: string, reasons: Record<
   return {
     domain,
     reasons: frozen,
-    error: (reason, message, details) => new DomainError(reason, message, { domain, grpcCode: frozen[reason], details }),
+    error: (reason, message, details) =>
+      new DomainError(reason, message, { domain, grpcCode: frozen[reason], details }),
   };
 }
 
 /** A `<Service>Reason` enum as ts-proto generates it from proto/ (`BILLING_REASON_WALLET_BUSY = 4`). */
 export type ReasonEnum = Record<string, string | number>;
-type PrefixOf<E extends ReasonEnum> = { [K in keyof E & string]: K extends `${infer P}UNSPECIFIED` ? P : never }[keyof E & string];
+type PrefixOf<E extends ReasonEnum> = {
+  [K in keyof E & string]: K extends `${infer P}UNSPECIFIED` ? P : never;
+}[keyof E & string];
 /** The wire codes of a reason enum: its values' names without the prefix, in lower case (`wallet_busy`). */
-export type ReasonCodeOf<E extends ReasonEnum> = { [K in keyof E & string]: K extends `${PrefixOf<E>}UNSPECIFIED` ? never : K extends `${PrefixOf<E>}${infer R}` ? Lowercase<R> : never }[keyof E & string];
+export type ReasonCodeOf<E extends ReasonEnum> = {
+  [K in keyof E & string]: K extends `${PrefixOf<E>}UNSPECIFIED`
+    ? never
+    : K extends `${PrefixOf<E>}${infer R}`
+      ? Lowercase<R>
+      : never;
+}[keyof E & string];
 
 /** The wire codes of a reason enum, at run time (as `ReasonCodeOf` says). */
 export function reasonCodesOf(reasonEnum: ReasonEnum): string[] {
@@ -93,10 +102,15 @@ export function reasonCodesOf(reasonEnum: ReasonEnum): string[] {
  * must name every code of the enum and no other: the compiler says which is missing, and a
  * mismatch at run time (a stale build) fails at start.
  */
-export function contractReasons<E extends ReasonEnum>(domain: string, reasonEnum: E, statuses: Record<ReasonCodeOf<E>, status>): ReasonCatalogue<ReasonCodeOf<E>> {
+export function contractReasons<E extends ReasonEnum>(
+  domain: string,
+  reasonEnum: E,
+  statuses: Record<ReasonCodeOf<E>, status>,
+): ReasonCatalogue<ReasonCodeOf<E>> {
   const codes = reasonCodesOf(reasonEnum).sort();
   const given = Object.keys(statuses).sort();
-  if (codes.join() !== given.join()) throw new Error(`${domain}: the reasons [${given.join(', ')}] are not the contract's [${codes.join(', ')}]`);
+  if (codes.join() !== given.join())
+    throw new Error(`${domain}: the reasons [${given.join(', ')}] are not the contract's [${codes.join(', ')}]`);
   return defineReasons(domain, statuses);
 }
 
@@ -116,7 +130,8 @@ export type CommonReason = keyof typeof commonReasons.reasons;
 export const notFound = (what = 'resource'): DomainError => commonReasons.error('not_found', `${what} not found`);
 
 /** Whether a failure is this reason (of any service: reason codes are the contract). */
-export const isReason = (err: unknown, reason: string): err is DomainError => err instanceof DomainError && err.reasonCode === reason;
+export const isReason = (err: unknown, reason: string): err is DomainError =>
+  err instanceof DomainError && err.reasonCode === reason;
 
 /** A backing service's answer, or null when it answered `not_found` (a read of something that may not exist). */
 export async function nullIfNotFound<T>(answer: Promise<T>): Promise<T | null> {
@@ -128,7 +143,8 @@ export async function nullIfNotFound<T>(answer: Promise<T>): Promise<T | null> {
   }
 }
 
-export const validationError = (message: string, details?: ErrorDetail[]): DomainError => commonReasons.error('validation_error', message, details);
+export const validationError = (message: string, details?: ErrorDetail[]): DomainError =>
+  commonReasons.error('validation_error', message, details);
 
 const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
 const TYPE_PREFIX = 'type.googleapis.com/';
@@ -142,7 +158,8 @@ const BAD_REQUEST_URL = TYPE_PREFIX + BadRequest.$type;
  */
 export function domainErrorOf(err: unknown): DomainError | undefined {
   if (err instanceof DomainError) return err;
-  if (isStoreUnavailable(err)) return commonReasons.error('service_unavailable', 'the data store is unavailable, retry shortly');
+  if (isStoreUnavailable(err))
+    return commonReasons.error('service_unavailable', 'the data store is unavailable, retry shortly');
   return undefined;
 }
 
@@ -150,7 +167,9 @@ export function domainErrorOf(err: unknown): DomainError | undefined {
 export function toGrpcError(err: unknown): Partial<ServiceError> {
   const e = domainErrorOf(err) ?? commonReasons.error('internal_error', 'internal error');
   const pack = (typeUrl: string, bytes: Uint8Array) => ({ typeUrl, value: Buffer.from(bytes) });
-  const details = [pack(ERROR_INFO_URL, ErrorInfo.encode({ reason: e.reasonCode, domain: e.domain, metadata: {} }).finish())];
+  const details = [
+    pack(ERROR_INFO_URL, ErrorInfo.encode({ reason: e.reasonCode, domain: e.domain, metadata: {} }).finish()),
+  ];
   if (e.details?.length) {
     const fieldViolations = e.details.map((d) => ({ field: d.path, description: d.message }));
     details.push(pack(BAD_REQUEST_URL, BadRequest.encode({ fieldViolations }).finish()));
@@ -167,7 +186,11 @@ export function fromGrpcError(err: unknown): DomainError {
   const rich = readStatusDetails(e.metadata);
   if (rich) {
     const message = rich.info.reason === 'internal_error' ? 'internal error' : rich.message;
-    return new DomainError(rich.info.reason, message, { domain: rich.info.domain, grpcCode: e.code ?? status.UNKNOWN, details: rich.details });
+    return new DomainError(rich.info.reason, message, {
+      domain: rich.info.domain,
+      grpcCode: e.code ?? status.UNKNOWN,
+      details: rich.details,
+    });
   }
   switch (e.code) {
     case status.UNAVAILABLE:
@@ -179,12 +202,18 @@ export function fromGrpcError(err: unknown): DomainError {
     default: {
       // A failure of the transport itself (a stream reset, an unreadable answer): the caller
       // hears "internal error"; what grpc-js said stays on the error for the logs.
-      return new DomainError('internal_error', 'internal error', { domain: commonReasons.domain, grpcCode: status.INTERNAL, cause: err });
+      return new DomainError('internal_error', 'internal error', {
+        domain: commonReasons.domain,
+        grpcCode: status.INTERNAL,
+        cause: err,
+      });
     }
   }
 }
 
-function readStatusDetails(metadata: Metadata | undefined): { message: string; info: google.rpc.ErrorInfo; details: ErrorDetail[] | undefined } | undefined {
+function readStatusDetails(
+  metadata: Metadata | undefined,
+): { message: string; info: google.rpc.ErrorInfo; details: ErrorDetail[] | undefined } | undefined {
   const raw = metadata?.get(STATUS_DETAILS_KEY)[0];
   if (!Buffer.isBuffer(raw)) return undefined;
   try {

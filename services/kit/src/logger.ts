@@ -3,7 +3,12 @@ import pino, { type Logger } from 'pino';
 export type { Logger };
 
 /** Paths every process redacts: credentials on HTTP and gRPC requests. */
-const COMMON_REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'];
+const COMMON_REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'headers.authorization',
+  'headers["x-api-key"]',
+];
 
 /**
  * Structured JSON logs. With telemetry on, the pino instrumentation adds `trace_id` and

@@ -14,7 +14,11 @@ const timeoutMs = Number(process.env.PROBE_TIMEOUT_MS ?? 5_000);
 
 function grpcHealth(address: string): Promise<string> {
   const Health = makeGenericClientConstructor(healthService, 'Health');
-  type Check = (req: { service: string }, opts: { deadline: number }, cb: (err: ServiceError | null, res?: { status: string | number }) => void) => void;
+  type Check = (
+    req: { service: string },
+    opts: { deadline: number },
+    cb: (err: ServiceError | null, res?: { status: string | number }) => void,
+  ) => void;
   const client = new Health(address, credentials.createInsecure()) as unknown as { check: Check; close(): void };
   return new Promise<string>((resolve, reject) => {
     // The empty service name asks about the whole server.

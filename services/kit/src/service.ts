@@ -40,7 +40,11 @@ export interface OpenedService<C extends ServiceSettings> {
  * own parts (stores, `startEvents`, workers, clients) and ends with `serveGrpc`, so it stops
  * taking work first, drains its workers, then closes Kafka and the store.
  */
-export async function openService<C extends ServiceSettings>(name: string, cfg: C, opts: { redact?: string[] } = {}): Promise<OpenedService<C>> {
+export async function openService<C extends ServiceSettings>(
+  name: string,
+  cfg: C,
+  opts: { redact?: string[] } = {},
+): Promise<OpenedService<C>> {
   const log = createLogger(name, cfg.LOG_LEVEL, opts.redact ? { redact: opts.redact } : {});
   const lifecycle = new Lifecycle(log, cfg.SHUTDOWN_GRACE_MS);
   lifecycle.onStop('telemetry', shutdownTelemetry);
@@ -60,7 +64,10 @@ export async function openService<C extends ServiceSettings>(name: string, cfg: 
  * see the port once everything behind it runs), and the first to stop (health turns NOT_SERVING,
  * calls in flight finish within the grace period).
  */
-export async function serveGrpc(svc: OpenedService<GrpcSettings>, services: ServiceRegistration[]): Promise<RunningGrpcServer> {
+export async function serveGrpc(
+  svc: OpenedService<GrpcSettings>,
+  services: ServiceRegistration[],
+): Promise<RunningGrpcServer> {
   const { cfg, log, lifecycle } = svc;
   const server = await startGrpcServer({
     host: cfg.GRPC_HOST,

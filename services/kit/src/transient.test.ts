@@ -11,7 +11,10 @@ describe('isTransient', () => {
     expect(isTransient(commonReasons.error('upstream_timeout', 'slow'))).toBe(true);
   });
   it('is true for a bulk write cut by a lost connection (the driver wraps the network error as its errorResponse)', () => {
-    const cut = new mongo.MongoBulkWriteError(new mongo.MongoNetworkError('connection 1 to 127.0.0.1:27017 closed'), {} as never);
+    const cut = new mongo.MongoBulkWriteError(
+      new mongo.MongoNetworkError('connection 1 to 127.0.0.1:27017 closed'),
+      {} as never,
+    );
     expect(cut).toBeInstanceOf(mongo.MongoBulkWriteError);
     expect(isTransient(cut)).toBe(true);
     // A bulk write refused by the store (a duplicate key) stays what it is.

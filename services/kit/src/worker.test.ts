@@ -3,7 +3,8 @@ import type { Logger } from './logger';
 import { Worker, type PassResult } from './worker';
 
 const flush = () => new Promise((r) => setImmediate(r));
-const log = () => ({ warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() }) as unknown as Logger & { warn: jest.Mock };
+const log = () =>
+  ({ warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() }) as unknown as Logger & { warn: jest.Mock };
 
 /** A lease the test holds or not, counting who holds it. */
 function fakeLease(held: boolean) {
@@ -78,7 +79,14 @@ describe('Worker', () => {
   it('runs passes only on the replica holding its lease, holds it while started and lets it go at stop', async () => {
     const lease = fakeLease(false);
     let passes = 0;
-    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, lease, log: log(), pass: async () => void passes++ });
+    const w = new Worker({
+      service: 'test',
+      job: 'j',
+      everyMs: 60_000,
+      lease,
+      log: log(),
+      pass: async () => void passes++,
+    });
     w.start();
     await w.idle();
     expect(lease.holders).toBe(1);
@@ -93,7 +101,9 @@ describe('Worker', () => {
 
   it('lets a lease it shares go once, however often it is stopped', async () => {
     const lease = fakeLease(true);
-    const [a, b] = [0, 1].map(() => new Worker({ service: 'test', job: 'j', everyMs: 60_000, lease, log: log(), pass: async () => undefined }));
+    const [a, b] = [0, 1].map(
+      () => new Worker({ service: 'test', job: 'j', everyMs: 60_000, lease, log: log(), pass: async () => undefined }),
+    );
     a!.start();
     b!.start();
     await Promise.all([a!.idle(), b!.idle()]);
@@ -179,7 +189,14 @@ describe('Worker', () => {
   it('looks for work at once when its replica takes the lease over', async () => {
     let passes = 0;
     const lease = fakeLease(false);
-    const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, lease, log: log(), pass: async () => void passes++ });
+    const w = new Worker({
+      service: 'test',
+      job: 'j',
+      everyMs: 60_000,
+      lease,
+      log: log(),
+      pass: async () => void passes++,
+    });
     w.start();
     await w.idle();
     expect(passes).toBe(0);
@@ -194,7 +211,15 @@ describe('Worker', () => {
     try {
       const work = scriptedCollection(['insert']);
       let passes = 0;
-      const w = new Worker({ service: 'test', job: 'j', everyMs: 60_000, wakeOn: [work.source], gatherMs: 50, log: log(), pass: async () => void passes++ });
+      const w = new Worker({
+        service: 'test',
+        job: 'j',
+        everyMs: 60_000,
+        wakeOn: [work.source],
+        gatherMs: 50,
+        log: log(),
+        pass: async () => void passes++,
+      });
       w.start();
       // The feeds of a database open their one stream together, 20 ms after the first starts.
       await jest.advanceTimersByTimeAsync(20);

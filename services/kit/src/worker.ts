@@ -56,7 +56,8 @@ export class Worker {
   private readonly lag: TypedHistogram<{ worker: string }>;
 
   constructor(readonly spec: WorkerSpec) {
-    this.feed = spec.wakeOn && spec.wakeOn.length > 0 ? new ChangeFeed(spec.wakeOn, () => this.changed(), spec.log) : undefined;
+    this.feed =
+      spec.wakeOn && spec.wakeOn.length > 0 ? new ChangeFeed(spec.wakeOn, () => this.changed(), spec.log) : undefined;
     this.lag = serviceMetrics(spec.service).histogram('worker.lag', {
       description: 'How long work waited for a background pass: from the wake-up to the end of the pass that served it',
       unit: 'ms',
@@ -64,7 +65,9 @@ export class Worker {
   }
 
   start(): void {
-    this.holding = this.spec.lease?.hold((err) => this.spec.log.warn({ err, job: this.spec.job }, 'lease renewal failed; next renewal tries again'));
+    this.holding = this.spec.lease?.hold((err) =>
+      this.spec.log.warn({ err, job: this.spec.job }, 'lease renewal failed; next renewal tries again'),
+    );
     // A replica that takes the lease over looks at once for what its predecessor left.
     this.spec.lease?.onTaken(() => this.wake());
     this.timer = setInterval(() => this.wake(), this.spec.everyMs);

@@ -1,3 +1,4 @@
+// Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -72,7 +73,10 @@ describe('kit events', () => {
     traceId: string | undefined;
   }
 
-  async function subscribe(purpose: string, opts: { handler?: (s: Seen) => Promise<void>; concurrency?: number } = {}): Promise<Seen[]> {
+  async function subscribe(
+    purpose: string,
+    opts: { handler?: (s: Seen) => Promise<void>; concurrency?: number } = {},
+  ): Promise<Seen[]> {
     const seen: Seen[] = [];
     const subscriber = new EventSubscriber(kafka, {
       group: group(purpose),
@@ -120,16 +124,27 @@ describe('kit events', () => {
   it('delivers the typed event with its key, a stable id and the producer trace context', async () => {
     const seen = await subscribe('plain');
     const traceId = randomBytes(16).toString('hex');
-    const parent = trace.setSpanContext(context.active(), { traceId, spanId: randomBytes(8).toString('hex'), traceFlags: TraceFlags.SAMPLED });
+    const parent = trace.setSpanContext(context.active(), {
+      traceId,
+      spanId: randomBytes(8).toString('hex'),
+      traceFlags: TraceFlags.SAMPLED,
+    });
     const eventId = await context.with(parent, () => publisher.publish(Envelope, 'tenant-1', probe('tenant-1', 7)));
     await until('delivered', () => seen.some((s) => s.meta.eventId === eventId));
     const got = seen.find((s) => s.meta.eventId === eventId)!;
-    expect(got).toMatchObject({ key: 'tenant-1', n: 7, traceId, meta: { key: 'tenant-1', topic: stream.topic, attempt: 1 } });
+    expect(got).toMatchObject({
+      key: 'tenant-1',
+      n: 7,
+      traceId,
+      meta: { key: 'tenant-1', topic: stream.topic, attempt: 1 },
+    });
   });
 
   it('two relay replicas publish each event exactly once and every key in store order', async () => {
     const db = freshDb();
-    const relays = ['replica-a', 'replica-b'].map((instanceId) => new Outbox(db, newPublisher(), log, { instanceId, intervalMs: 50, leaseMs: 2_000 }));
+    const relays = ['replica-a', 'replica-b'].map(
+      (instanceId) => new Outbox(db, newPublisher(), log, { instanceId, intervalMs: 50, leaseMs: 2_000 }),
+    );
     const seen = await subscribe('relays');
     relays.forEach((r) => r.start());
     await until('one relay holds the lease', () => relays.some((r) => r.relaying));
@@ -149,7 +164,12 @@ describe('kit events', () => {
           const event = eventRecord(Envelope, key, probe(key, n));
           id = event.eventId;
           // Held once its write starts; released 30 ms later.
-          await new Promise<void>((started) => void writer.announce([event], () => (started(), new Promise((r) => setTimeout(r, 30))), { readBack: ALWAYS }));
+          await new Promise<void>(
+            (started) =>
+              void writer.announce([event], () => (started(), new Promise((r) => setTimeout(r, 30))), {
+                readBack: ALWAYS,
+              }),
+          );
         } else {
           id = await writer.add(Envelope, key, probe(key, n));
         }
@@ -177,14 +197,18 @@ describe('kit events', () => {
 
   it("wakes its relay in-process for its own writes, and through the change stream only for another replica's", async () => {
     const dbName = `kit_${suffix}_own_writes`;
-    const watched = await mongoose.createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true }).asPromise();
+    const watched = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
+      .asPromise();
     const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
     try {
       // What the relay's change stream brings back: the changes in each getMore's reply.
       const told: unknown[] = [];
-      watched.getClient().on('commandSucceeded', (e: { commandName: string; reply: { cursor?: { nextBatch?: unknown[] } } }) => {
-        if (e.commandName === 'getMore') told.push(...(e.reply.cursor?.nextBatch ?? []));
-      });
+      watched
+        .getClient()
+        .on('commandSucceeded', (e: { commandName: string; reply: { cursor?: { nextBatch?: unknown[] } } }) => {
+          if (e.commandName === 'getMore') told.push(...(e.reply.cursor?.nextBatch ?? []));
+        });
       const seen = await subscribe('own-writes');
       // The timer is far away: only a wake-up publishes within the test.
       const relay = new Outbox(watched, newPublisher(), log, { instanceId: 'relay-replica', intervalMs: 600_000 });
@@ -210,11 +234,19 @@ describe('kit events', () => {
   });
 
   it('stores concurrent adds together in arrival order; an add naming a stored event fails alone', async () => {
-    const counted = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `kit_${suffix}_together`, monitorCommands: true }).asPromise();
+    const counted = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: `kit_${suffix}_together`, monitorCommands: true })
+      .asPromise();
     try {
       const commands: string[] = [];
       // Data commands only (mongoose creates collections and indexes in the background).
-      counted.getClient().on('commandStarted', (e: { commandName: string }) => void (['create', 'createIndexes', 'listIndexes'].includes(e.commandName) || commands.push(e.commandName)));
+      counted
+        .getClient()
+        .on(
+          'commandStarted',
+          (e: { commandName: string }) =>
+            void (['create', 'createIndexes', 'listIndexes'].includes(e.commandName) || commands.push(e.commandName)),
+        );
       const outbox = new Outbox(counted, publisher, log, { instanceId: 'together', intervalMs: 60_000 });
       const stored = await outbox.add(Envelope, 'd', probe('d', 0));
       // Twenty adds asked at once: stored together (one counter update and one insert), not two
@@ -230,7 +262,9 @@ describe('kit events', () => {
         outbox.add(Envelope, 'c', probe('c', 22)),
       ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-      const later = results.filter((r): r is PromiseFulfilledResult<string> => r.status === 'fulfilled').map((r) => r.value);
+      const later = results
+        .filter((r): r is PromiseFulfilledResult<string> => r.status === 'fulfilled')
+        .map((r) => r.value);
       const docs = await outbox.model.find({ key: 'c' }).sort({ seq: 1 }).lean();
       expect(docs.map((d) => d._id)).toEqual([...first, ...later]);
       expect(await outbox.model.countDocuments({ _id: stored })).toBe(1);
@@ -250,11 +284,24 @@ describe('kit events', () => {
     // The local store answered most concurrent first upserts of the counter without the document
     // (the increment applied): every add must still be stored, each at its own place.
     const db = `kit_${suffix}_race`;
-    const conns = await Promise.all(Array.from({ length: 10 }, () => mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise()));
+    const conns = await Promise.all(
+      Array.from({ length: 10 }, () => mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise()),
+    );
     try {
-      const writers = conns.map((c, i) => new Outbox(c, publisher, log, { instanceId: `race-${i}`, intervalMs: 60_000 }));
+      const writers = conns.map(
+        (c, i) => new Outbox(c, publisher, log, { instanceId: `race-${i}`, intervalMs: 60_000 }),
+      );
       // Each writer's first add races the others' to the counter (a writer's own adds share one update).
-      const ids = (await Promise.all(writers.map(async (w, i) => [await w.add(Envelope, `race-${i}`, probe(`race-${i}`, 0)), await w.add(Envelope, `race-${i}`, probe(`race-${i}`, 1))]))).flat().sort();
+      const ids = (
+        await Promise.all(
+          writers.map(async (w, i) => [
+            await w.add(Envelope, `race-${i}`, probe(`race-${i}`, 0)),
+            await w.add(Envelope, `race-${i}`, probe(`race-${i}`, 1)),
+          ]),
+        )
+      )
+        .flat()
+        .sort();
       const docs = await writers[0]!.model.find({}).lean();
       expect(docs.map((d) => d._id).sort()).toEqual(ids);
       expect(new Set(docs.map((d) => d.seq)).size).toBe(ids.length);
@@ -265,11 +312,19 @@ describe('kit events', () => {
 
   it('numbers events of new keys from a block without a counter update, and a later event of such a key still comes after it', async () => {
     const db = `kit_${suffix}_fresh`;
-    const counted = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db, monitorCommands: true }).asPromise();
+    const counted = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: db, monitorCommands: true })
+      .asPromise();
     const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise();
     try {
       const commands: string[] = [];
-      counted.getClient().on('commandStarted', (e: { commandName: string }) => void (['create', 'createIndexes', 'listIndexes'].includes(e.commandName) || commands.push(e.commandName)));
+      counted
+        .getClient()
+        .on(
+          'commandStarted',
+          (e: { commandName: string }) =>
+            void (['create', 'createIndexes', 'listIndexes'].includes(e.commandName) || commands.push(e.commandName)),
+        );
       const a = new Outbox(counted, publisher, log, { instanceId: 'fresh-a', intervalMs: 60_000 });
       const b = new Outbox(other, publisher, log, { instanceId: 'fresh-b', intervalMs: 60_000 });
       const seqOf = async (id: string) => (await a.model.findById(id).lean())!.seq;
@@ -280,7 +335,10 @@ describe('kit events', () => {
       // Another new key: from the block, one insert and no counter update, numbered before the replica's event.
       const before = commands.length;
       const second = eventRecord(Envelope, 'new-2', probe('new-2', 0));
-      await a.announce([second], async () => expect(commands.slice(before)).toEqual(['insert']), { freshKeys: true, readBack: ALWAYS });
+      await a.announce([second], async () => expect(commands.slice(before)).toEqual(['insert']), {
+        freshKeys: true,
+        readBack: ALWAYS,
+      });
       expect(await seqOf(second.eventId)).toBeLessThan(await seqOf(elsewhere!));
       // A later event of that key, on either replica, is numbered after it.
       const [laterHere] = await a.addRecords([eventRecord(Envelope, 'new-2', probe('new-2', 1))]);
@@ -304,10 +362,18 @@ describe('kit events', () => {
     await until('lease', () => outbox.relaying);
     const [kept, nothing, partway, failed] = ['h', 'n', 'p', 'f'].map((k) => eventRecord(Envelope, k, probe(k, 1)));
     let finish!: () => void;
-    const writing = outbox.announce([kept!], () => new Promise<void>((r) => (finish = r)).then(() => things.insertOne({ _id: 'h' })), { readBack: inThings('h') });
-    expect(await outbox.announce([nothing!], async () => null, { applied: (r) => r !== null, readBack: inThings('n') })).toBeNull();
+    const writing = outbox.announce(
+      [kept!],
+      () => new Promise<void>((r) => (finish = r)).then(() => things.insertOne({ _id: 'h' })),
+      { readBack: inThings('h') },
+    );
+    expect(
+      await outbox.announce([nothing!], async () => null, { applied: (r) => r !== null, readBack: inThings('n') }),
+    ).toBeNull();
     const reset = () => Promise.reject(new Error('connection reset'));
-    await expect(outbox.announce([partway!], () => things.insertOne({ _id: 'p' }).then(reset), { readBack: inThings('p') })).rejects.toThrow('connection reset');
+    await expect(
+      outbox.announce([partway!], () => things.insertOne({ _id: 'p' }).then(reset), { readBack: inThings('p') }),
+    ).rejects.toThrow('connection reset');
     await expect(outbox.announce([failed!], reset, { readBack: inThings('f') })).rejects.toThrow('connection reset');
     await outbox.flush();
     await until('the write applied part-way delivered', () => delivered(partway!));
@@ -333,8 +399,15 @@ describe('kit events', () => {
     refusing.send = async (records, extra) => {
       if (records.some((r) => r.key === 'refused')) {
         // As kafkajs reports it: the broker's protocol error, wrapped once the retries ran out.
-        const refusal = Object.assign(new Error('The request included a message larger than the max message size the server will accept'), { name: 'KafkaJSProtocolError', type: 'MESSAGE_TOO_LARGE', retriable: false });
-        throw Object.assign(new Error(refusal.message), { name: 'KafkaJSNumberOfRetriesExceeded', cause: refusal, originalError: refusal });
+        const refusal = Object.assign(
+          new Error('The request included a message larger than the max message size the server will accept'),
+          { name: 'KafkaJSProtocolError', type: 'MESSAGE_TOO_LARGE', retriable: false },
+        );
+        throw Object.assign(new Error(refusal.message), {
+          name: 'KafkaJSNumberOfRetriesExceeded',
+          cause: refusal,
+          originalError: refusal,
+        });
       }
       return send(records, extra);
     };
@@ -343,12 +416,20 @@ describe('kit events', () => {
     const refused = await outbox.add(Envelope, 'refused', probe('refused', 1));
     const after = await outbox.add(Envelope, 'fine', probe('fine', 2));
     outbox.start();
-    await until('events around the refused one delivered', () => [before, after].every((id) => seen.some((s) => s.meta.eventId === id)));
+    await until('events around the refused one delivered', () =>
+      [before, after].every((id) => seen.some((s) => s.meta.eventId === id)),
+    );
     await outbox.stop();
     const parked = await outbox.parked.find({}).lean();
-    expect(parked.map((p) => ({ id: p._id, error: p.error }))).toEqual([{ id: refused, error: expect.stringContaining('larger than the max message size') }]);
+    expect(parked.map((p) => ({ id: p._id, error: p.error }))).toEqual([
+      { id: refused, error: expect.stringContaining('larger than the max message size') },
+    ]);
     expect(await outbox.model.countDocuments({})).toBe(0);
-    await expect(outbox.add(Envelope, 'big', { change: { $case: 'apiKeyChanged', apiKeyChanged: { keyId: 'x'.repeat(300_000), tenantId: '1' } } })).rejects.toThrow(/at most/);
+    await expect(
+      outbox.add(Envelope, 'big', {
+        change: { $case: 'apiKeyChanged', apiKeyChanged: { keyId: 'x'.repeat(300_000), tenantId: '1' } },
+      }),
+    ).rejects.toThrow(/at most/);
   });
 
   it('keeps events through a Kafka outage (the producer gives up) and relays them, in order, once it is back', async () => {
@@ -360,8 +441,15 @@ describe('kit events', () => {
     const send = flaky.send.bind(flaky);
     flaky.send = async (records, extra) => {
       if (away) {
-        const lost = Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), { name: 'KafkaJSConnectionError', retriable: true });
-        throw Object.assign(new Error(lost.message), { name: 'KafkaJSNumberOfRetriesExceeded', cause: lost, originalError: lost });
+        const lost = Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), {
+          name: 'KafkaJSConnectionError',
+          retriable: true,
+        });
+        throw Object.assign(new Error(lost.message), {
+          name: 'KafkaJSNumberOfRetriesExceeded',
+          cause: lost,
+          originalError: lost,
+        });
       }
       return send(records, extra);
     };
@@ -390,7 +478,9 @@ describe('kit events', () => {
     void dead.announce([done!], () => things.insertOne({ _id: 'x' }).then(() => never), { readBack: inThings('x') });
     void dead.announce([undone!], () => never, { readBack: inThings('y') });
     // A read-back the store cannot answer: the event stays held, and so do its key's later events.
-    void dead.announce([unreadable!], () => never, { readBack: { collection: 'things', filter: { $bogus: 1 }, applied: 'present' } });
+    void dead.announce([unreadable!], () => never, {
+      readBack: { collection: 'things', filter: { $bogus: 1 }, applied: 'present' },
+    });
     await until('stored', async () => (await dead.model.countDocuments({})) === 3);
     const relay = new Outbox(db, publisher, log, { instanceId: 'alive', intervalMs: 50, holdMs: 60_000 });
     relay.start();
@@ -400,7 +490,11 @@ describe('kit events', () => {
     const afterZ = await relay.add(Envelope, 'z', probe('z', 2));
     await until('a later event of y delivered', () => delivered(afterY));
     await new Promise((r) => setTimeout(r, 300));
-    expect([delivered(undone!.eventId), delivered(unreadable!.eventId), delivered(afterZ)]).toEqual([false, false, false]);
+    expect([delivered(undone!.eventId), delivered(unreadable!.eventId), delivered(afterZ)]).toEqual([
+      false,
+      false,
+      false,
+    ]);
     expect((await relay.model.find({}).lean()).map((d) => d._id).sort()).toEqual([unreadable!.eventId, afterZ].sort());
     await relay.stop();
   });
@@ -413,7 +507,15 @@ describe('kit events', () => {
       },
     });
     const undecodable = randomUUID();
-    await publisher.send([{ eventId: undecodable, topic: stream.topic, key: 'garbage', type: stream.type, payload: Buffer.from([0xff, 0xff, 0xff, 0xff]) }]);
+    await publisher.send([
+      {
+        eventId: undecodable,
+        topic: stream.topic,
+        key: 'garbage',
+        type: stream.type,
+        payload: Buffer.from([0xff, 0xff, 0xff, 0xff]),
+      },
+    ]);
     const failing = await publisher.publish(Envelope, 'fails', probe('fails', 1));
     const after = await publisher.publish(Envelope, 'fails', probe('fails', 2));
     const good = await publisher.publish(Envelope, 'garbage', probe('garbage', 2));
@@ -445,7 +547,8 @@ describe('kit events', () => {
       },
     });
     const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
-    for (let n = 1; n <= 10; n++) for (const k of keys) await publisher.publish(Envelope, `${k}-${suffix}`, probe(`${k}-${suffix}`, n));
+    for (let n = 1; n <= 10; n++)
+      for (const k of keys) await publisher.publish(Envelope, `${k}-${suffix}`, probe(`${k}-${suffix}`, n));
     const mine = (k: string) => seen.filter((s) => s.key === `${k}-${suffix}`);
     // The group reads the topic from its beginning: earlier tests' events come first.
     await until('all delivered', () => keys.every((k) => mine(k).length >= 10));
@@ -467,10 +570,14 @@ describe('kit events', () => {
 
     const run = (crashAt: number) =>
       new Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures/crashing-consumer.ts')], {
-          env: { ...process.env, DB_NAME: db.name, GROUP: groupId, SUFFIX: crashSuffix, CRASH_AT: String(crashAt) },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', path.join(__dirname, 'fixtures/crashing-consumer.ts')],
+          {
+            env: { ...process.env, DB_NAME: db.name, GROUP: groupId, SUFFIX: crashSuffix, CRASH_AT: String(crashAt) },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
         let output = '';
         child.stdout.on('data', (b: Buffer) => (output += b.toString()));
         child.stderr.on('data', (b: Buffer) => (output += b.toString()));
@@ -499,7 +606,11 @@ describe('kit events', () => {
       stdio: 'ignore',
     });
     try {
-      await until('every event applied', async () => (await effects.countDocuments({ _id: { $in: ids } })) === 20, 60_000);
+      await until(
+        'every event applied',
+        async () => (await effects.countDocuments({ _id: { $in: ids } })) === 20,
+        60_000,
+      );
     } finally {
       second.kill('SIGTERM');
     }

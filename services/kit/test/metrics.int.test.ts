@@ -1,8 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { metrics } from '@opentelemetry/api';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type DataPoint,
+} from '@opentelemetry/sdk-metrics';
 import mongoose, { type Connection } from 'mongoose';
-import { consumerGroup, createKafka, createLogger, ensureStreams, EventPublisher, EventSubscriber, Outbox, streamOf } from '../src';
+import {
+  consumerGroup,
+  createKafka,
+  createLogger,
+  ensureStreams,
+  EventPublisher,
+  EventSubscriber,
+  Outbox,
+  streamOf,
+} from '../src';
 import { probe, probeOf, testEnvelope } from './fixtures/test-stream';
 
 // The kit's SRE metrics against a real broker and the real database: the outbox's backlog, its
@@ -44,7 +59,8 @@ describe('kit metrics', () => {
         .map((m) => [m.descriptor.name, m.dataPoints as DataPoint<unknown>[]]),
     );
   };
-  const valueOf = (points: DataPoint<unknown>[] | undefined, attributes: Record<string, string> = {}) => points?.find((p) => Object.entries(attributes).every(([k, v]) => p.attributes[k] === v))?.value;
+  const valueOf = (points: DataPoint<unknown>[] | undefined, attributes: Record<string, string> = {}) =>
+    points?.find((p) => Object.entries(attributes).every(([k, v]) => p.attributes[k] === v))?.value;
   const until = async (what: string, check: () => boolean | Promise<boolean>, ms = 40_000) => {
     const end = Date.now() + ms;
     while (!(await check())) {
@@ -56,7 +72,13 @@ describe('kit metrics', () => {
   it("reports the outbox's backlog, its oldest event's age and its parked events, and the relay's lease", async () => {
     // Kafka away for this outbox: its events wait.
     const away = new EventPublisher(kafka);
-    away.send = () => Promise.reject(Object.assign(new Error('Connection error: connect ECONNREFUSED'), { name: 'KafkaJSConnectionError', retriable: true }));
+    away.send = () =>
+      Promise.reject(
+        Object.assign(new Error('Connection error: connect ECONNREFUSED'), {
+          name: 'KafkaJSConnectionError',
+          retriable: true,
+        }),
+      );
     const outbox = new Outbox(conn, away, log, { instanceId: 'metrics-relay', intervalMs: 50, leaseMs: 2_000 });
     for (const n of [1, 2, 3]) await outbox.add(Envelope, 'k', probe('k', n));
     await outbox.parked.collection.insertOne({
@@ -88,7 +110,13 @@ describe('kit metrics', () => {
     const group = consumerGroup('kit-metrics', `lag-${suffix}`);
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    const subscriber = new EventSubscriber(kafka, { group, log, publisher, fromBeginning: true, retry: { attempts: 2, initialDelayMs: 20, maxDelayMs: 20 } }).on(Envelope, async (event) => {
+    const subscriber = new EventSubscriber(kafka, {
+      group,
+      log,
+      publisher,
+      fromBeginning: true,
+      retry: { attempts: 2, initialDelayMs: 20, maxDelayMs: 20 },
+    }).on(Envelope, async (event) => {
       const { key } = probeOf(event);
       if (key === 'fails') throw new Error('cannot apply this event');
       if (key === 'blocked') await gate;
@@ -97,13 +125,22 @@ describe('kit metrics', () => {
     await subscriber.waitUntilReady(30_000);
     const attributes = { group, topic: stream.topic };
     await publisher.publish(Envelope, 'fails', probe('fails', 1));
-    await until('dead-lettered', async () => valueOf((await exported()).get('voiceapi.events.dead_lettered'), attributes) === 1);
+    await until(
+      'dead-lettered',
+      async () => valueOf((await exported()).get('voiceapi.events.dead_lettered'), attributes) === 1,
+    );
     expect(valueOf((await exported()).get('voiceapi.events.retries'), attributes)).toBe(1);
     for (const n of [1, 2, 3, 4]) await publisher.publish(Envelope, 'blocked', probe('blocked', n));
     // Read at most every 10 s: the first read may come before the events.
-    await until('the blocked events counted as lag', async () => Number(valueOf((await exported()).get('voiceapi.events.consumer.lag'), attributes)) >= 4);
+    await until(
+      'the blocked events counted as lag',
+      async () => Number(valueOf((await exported()).get('voiceapi.events.consumer.lag'), attributes)) >= 4,
+    );
     open();
-    await until('the lag gone once handled', async () => valueOf((await exported()).get('voiceapi.events.consumer.lag'), attributes) === 0);
+    await until(
+      'the lag gone once handled',
+      async () => valueOf((await exported()).get('voiceapi.events.consumer.lag'), attributes) === 0,
+    );
     await subscriber.stop();
   }, 90_000);
 });

@@ -13,14 +13,20 @@ describe('the store under racing writers', () => {
   const START = 500;
 
   beforeAll(async () => {
-    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `sem_${randomBytes(4).toString('hex')}`, maxPoolSize: 100 }).asPromise();
+    conn = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: `sem_${randomBytes(4).toString('hex')}`, maxPoolSize: 100 })
+      .asPromise();
   });
   afterAll(() => conn.close());
 
   it(`lets exactly ${START} of ${RACERS} racing findOneAndUpdate calls take one unit each, and none more`, async () => {
     const c = conn.collection<{ _id: string; bal: number }>('racers_fam');
     await c.insertOne({ _id: 'wallet', bal: START });
-    const results = await Promise.all(Array.from({ length: RACERS }, () => c.findOneAndUpdate({ _id: 'wallet', bal: { $gte: 1 } }, { $inc: { bal: -1 } }, { returnDocument: 'after' })));
+    const results = await Promise.all(
+      Array.from({ length: RACERS }, () =>
+        c.findOneAndUpdate({ _id: 'wallet', bal: { $gte: 1 } }, { $inc: { bal: -1 } }, { returnDocument: 'after' }),
+      ),
+    );
     const won = results.filter((r) => r !== null);
     expect(won).toHaveLength(START);
     // Each winner saw a different balance: no two took the same unit.
@@ -31,14 +37,18 @@ describe('the store under racing writers', () => {
   it(`lets exactly ${START} of ${RACERS} racing conditional updateOne calls modify the document`, async () => {
     const c = conn.collection<{ _id: string; bal: number }>('racers_update');
     await c.insertOne({ _id: 'wallet', bal: START });
-    const results = await Promise.all(Array.from({ length: RACERS }, () => c.updateOne({ _id: 'wallet', bal: { $gte: 1 } }, { $inc: { bal: -1 } })));
+    const results = await Promise.all(
+      Array.from({ length: RACERS }, () => c.updateOne({ _id: 'wallet', bal: { $gte: 1 } }, { $inc: { bal: -1 } })),
+    );
     expect(results.filter((r) => r.modifiedCount === 1)).toHaveLength(START);
     expect((await c.findOne({ _id: 'wallet' }))?.bal).toBe(0);
   });
 
   it('answers racing first upserts of one _id without a duplicate-key error, and counts every one', async () => {
     const c = conn.collection<{ _id: string; n: number }>('racers_upsert');
-    const results = await Promise.allSettled(Array.from({ length: 50 }, () => c.updateOne({ _id: 'first' }, { $inc: { n: 1 } }, { upsert: true })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, () => c.updateOne({ _id: 'first' }, { $inc: { n: 1 } }, { upsert: true })),
+    );
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     expect((await c.findOne({ _id: 'first' }))?.n).toBe(50);
   });
@@ -47,7 +57,11 @@ describe('the store under racing writers', () => {
 describe('store operations counted per process', () => {
   it('counts each command by collection and operation on connections the kit opens', async () => {
     const log = createLogger('store-ops-test', 'silent');
-    const conn = await connectMongo({ url: process.env.MONGO_URL!, dbName: `ops_${randomBytes(4).toString('hex')}`, log });
+    const conn = await connectMongo({
+      url: process.env.MONGO_URL!,
+      dbName: `ops_${randomBytes(4).toString('hex')}`,
+      log,
+    });
     try {
       const before = storeOps.snapshot();
       const c = conn.collection('counted');
@@ -85,7 +99,13 @@ describe('a store that stops answering', () => {
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     const url = new URL(target);
     url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    const conn = await connectMongo({ url: url.toString(), dbName: `stall_${randomBytes(4).toString('hex')}`, log: createLogger('test', 'silent'), countOps: false, timeoutMS: 1_500 });
+    const conn = await connectMongo({
+      url: url.toString(),
+      dbName: `stall_${randomBytes(4).toString('hex')}`,
+      log: createLogger('test', 'silent'),
+      countOps: false,
+      timeoutMS: 1_500,
+    });
     try {
       const c = conn.collection<{ _id: number }>('writes');
       await c.insertOne({ _id: 1 });
@@ -124,10 +144,21 @@ describe('a store that stops answering', () => {
 describe('a change feed across the operation timeout', () => {
   it('keeps waiting on the same stream through timeouts, and still reports the next change', async () => {
     const dbName = `feed_${randomBytes(4).toString('hex')}`;
-    const conn = await connectMongo({ url: process.env.MONGO_URL!, dbName, log: createLogger('test', 'silent'), countOps: false, timeoutMS: 1_000 });
+    const conn = await connectMongo({
+      url: process.env.MONGO_URL!,
+      dbName,
+      log: createLogger('test', 'silent'),
+      countOps: false,
+      timeoutMS: 1_000,
+    });
     const model = conn.model('Watched', new mongoose.Schema({ n: Number }, { collection: 'watched' }));
     const woken: number[] = [];
-    const feed = new ChangeFeed([{ model, operations: ['insert'] }], () => woken.push(Date.now()), createLogger('test', 'silent'), 300);
+    const feed = new ChangeFeed(
+      [{ model, operations: ['insert'] }],
+      () => woken.push(Date.now()),
+      createLogger('test', 'silent'),
+      300,
+    );
     try {
       feed.start();
       await new Promise((r) => setTimeout(r, 3_500)); // three timeouts and more, nothing written

@@ -1,6 +1,18 @@
+// Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { randomBytes } from 'node:crypto';
 import mongoose, { Schema, Types, type Connection } from 'mongoose';
-import { BLOB_PART_BYTES, BlobStore, ChangeFeed, createLogger, objectIds, platformModel, requireTenant, stringIds, TenantCollection, TenantKeyed } from '../src';
+import {
+  BLOB_PART_BYTES,
+  BlobStore,
+  ChangeFeed,
+  createLogger,
+  objectIds,
+  platformModel,
+  requireTenant,
+  stringIds,
+  TenantCollection,
+  TenantKeyed,
+} from '../src';
 
 interface NoteDoc {
   _id: Types.ObjectId;
@@ -18,14 +30,25 @@ describe('TenantCollection', () => {
   const newest = { createdAt: -1, _id: -1 } as const;
 
   beforeAll(async () => {
-    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `tc_${randomBytes(4).toString('hex')}`, monitorCommands: true }).asPromise();
-    const schema = new Schema<NoteDoc>({ tenantId: { type: String, required: true }, text: String, createdAt: Date }, { versionKey: false });
+    conn = await mongoose
+      .createConnection(process.env.MONGO_URL!, {
+        dbName: `tc_${randomBytes(4).toString('hex')}`,
+        monitorCommands: true,
+      })
+      .asPromise();
+    const schema = new Schema<NoteDoc>(
+      { tenantId: { type: String, required: true }, text: String, createdAt: Date },
+      { versionKey: false },
+    );
     schema.index({ tenantId: 1, createdAt: -1, _id: -1 });
-    notes = new TenantCollection(conn.model<NoteDoc>('Note', schema), objectIds, [{ name: 'newest', equality: ['tenantId'], sort: newest }]);
+    notes = new TenantCollection(conn.model<NoteDoc>('Note', schema), objectIds, [
+      { name: 'newest', equality: ['tenantId'], sort: newest },
+    ]);
   });
   afterAll(() => conn.close());
 
-  const add = (scope: typeof a, text: string, at = Date.now()) => notes.insert(scope, { text, createdAt: new Date(at) });
+  const add = (scope: typeof a, text: string, at = Date.now()) =>
+    notes.insert(scope, { text, createdAt: new Date(at) });
 
   it("stamps the caller's tenant on insert and finds its own documents by id", async () => {
     const note = await add(a, 'mine');
@@ -58,10 +81,18 @@ describe('TenantCollection', () => {
 
   it('refuses an update that would move a document to another tenant', async () => {
     const note = await add(a, 'stays');
-    await expect(notes.updateById(a, note._id.toString(), { $set: { tenantId: 'tenant-b' } })).rejects.toThrow(/tenant never changes/);
-    await expect(notes.updateById(a, note._id.toString(), { tenantId: 'tenant-b' })).rejects.toThrow(/tenant never changes/);
-    await expect(notes.updateById(a, note._id.toString(), { $rename: { text: 'tenantId' } })).rejects.toThrow(/tenant never changes/);
-    await expect(notes.updateById(a, note._id.toString(), { $unset: { tenantId: 1 } })).rejects.toThrow(/tenant never changes/);
+    await expect(notes.updateById(a, note._id.toString(), { $set: { tenantId: 'tenant-b' } })).rejects.toThrow(
+      /tenant never changes/,
+    );
+    await expect(notes.updateById(a, note._id.toString(), { tenantId: 'tenant-b' })).rejects.toThrow(
+      /tenant never changes/,
+    );
+    await expect(notes.updateById(a, note._id.toString(), { $rename: { text: 'tenantId' } })).rejects.toThrow(
+      /tenant never changes/,
+    );
+    await expect(notes.updateById(a, note._id.toString(), { $unset: { tenantId: 1 } })).rejects.toThrow(
+      /tenant never changes/,
+    );
     expect((await notes.findById(a, note._id.toString()))?.tenantId).toBe('tenant-a');
   });
 
@@ -70,11 +101,23 @@ describe('TenantCollection', () => {
     const t0 = Date.UTC(2026, 0, 1);
     for (let i = 0; i < 7; i++) await add(scope, `n${i}`, t0 + i * 1000);
     const first = await notes.page(scope, {}, { sort: newest, page: 1, limit: 3 });
-    expect({ texts: first.items.map((n) => n.text), total: first.total, hasMore: first.hasMore }).toEqual({ texts: ['n6', 'n5', 'n4'], total: 7, hasMore: true });
+    expect({ texts: first.items.map((n) => n.text), total: first.total, hasMore: first.hasMore }).toEqual({
+      texts: ['n6', 'n5', 'n4'],
+      total: 7,
+      hasMore: true,
+    });
     const last = await notes.page(scope, {}, { sort: newest, page: 3, limit: 3 });
-    expect({ texts: last.items.map((n) => n.text), total: last.total, hasMore: last.hasMore }).toEqual({ texts: ['n0'], total: 7, hasMore: false });
+    expect({ texts: last.items.map((n) => n.text), total: last.total, hasMore: last.hasMore }).toEqual({
+      texts: ['n0'],
+      total: 7,
+      hasMore: false,
+    });
     const beyond = await notes.page(scope, {}, { sort: newest, page: 9, limit: 3 });
-    expect({ n: beyond.items.length, total: beyond.total, hasMore: beyond.hasMore }).toEqual({ n: 0, total: 7, hasMore: false });
+    expect({ n: beyond.items.length, total: beyond.total, hasMore: beyond.hasMore }).toEqual({
+      n: 0,
+      total: 7,
+      hasMore: false,
+    });
   });
 
   it('reaches across tenants only through the named escape hatch, which wants a reason', async () => {
@@ -90,10 +133,16 @@ describe('TenantCollection', () => {
       tenantId: string;
       n: number;
     }
-    const schema = new Schema<CounterDoc>({ _id: String, tenantId: { type: String, required: true }, n: Number }, { versionKey: false });
+    const schema = new Schema<CounterDoc>(
+      { _id: String, tenantId: { type: String, required: true }, n: Number },
+      { versionKey: false },
+    );
     const counters = new TenantCollection(conn.model<CounterDoc>('Counter', schema), stringIds, []);
     await counters.upsertById(a, 'a:1', { $inc: { n: 1 } });
-    await Promise.all([counters.upsertById(a, 'a:2', { $inc: { n: 1 } }), counters.upsertById(a, 'a:2', { $inc: { n: 1 } })]);
+    await Promise.all([
+      counters.upsertById(a, 'a:2', { $inc: { n: 1 } }),
+      counters.upsertById(a, 'a:2', { $inc: { n: 1 } }),
+    ]);
     expect((await counters.findById(a, 'a:1'))?.n).toBe(1);
     // Two first writes at once: both counted, one document.
     expect((await counters.findById(a, 'a:2'))?.n).toBe(2);
@@ -119,7 +168,14 @@ describe('TenantCollection', () => {
       at: number;
       seen?: number[];
     }
-    const marks = new TenantCollection(conn.model<MarkDoc>('Mark', new Schema<MarkDoc>({ _id: String, tenantId: String, at: Number, seen: [Number] }, { versionKey: false })), stringIds, []);
+    const marks = new TenantCollection(
+      conn.model<MarkDoc>(
+        'Mark',
+        new Schema<MarkDoc>({ _id: String, tenantId: String, at: Number, seen: [Number] }, { versionKey: false }),
+      ),
+      stringIds,
+      [],
+    );
     const all = marks.crossTenant('a test writes the marks of two tenants');
     await all.upsertManyById([
       { id: 'a|1', tenantId: 'tenant-a', update: { $set: { at: 1 }, $addToSet: { seen: 1 } } },
@@ -134,7 +190,9 @@ describe('TenantCollection', () => {
       ['a|2', 2, []],
     ]);
     // An id another tenant holds cannot be taken over: the write fails, the document stays.
-    await expect(all.upsertManyById([{ id: 'a|1', tenantId: 'tenant-b', update: { $set: { at: 9 } } }])).rejects.toThrow();
+    await expect(
+      all.upsertManyById([{ id: 'a|1', tenantId: 'tenant-b', update: { $set: { at: 9 } } }]),
+    ).rejects.toThrow();
     expect((await marks.findById(a, 'a|1'))?.at).toBe(2);
     // Updates by id apply only under the tenant each names; an absent id is left alone.
     await all.updateManyById([
@@ -146,7 +204,9 @@ describe('TenantCollection', () => {
       ['a|1', 3],
       ['a|2', 2],
     ]);
-    await expect(all.updateManyById([{ id: 'a|1', tenantId: 'tenant-a', update: { $set: { tenantId: 'tenant-b' } } }])).rejects.toThrow(/tenant never changes/);
+    await expect(
+      all.updateManyById([{ id: 'a|1', tenantId: 'tenant-a', update: { $set: { tenantId: 'tenant-b' } } }]),
+    ).rejects.toThrow(/tenant never changes/);
   });
 
   it('keys one document per tenant by the scope itself (TenantKeyed)', async () => {
@@ -154,7 +214,9 @@ describe('TenantCollection', () => {
       _id: string;
       seq: number;
     }
-    const heads = new TenantKeyed(conn.model<HeadDoc>('Head', new Schema<HeadDoc>({ _id: String, seq: Number }, { versionKey: false })));
+    const heads = new TenantKeyed(
+      conn.model<HeadDoc>('Head', new Schema<HeadDoc>({ _id: String, seq: Number }, { versionKey: false })),
+    );
     expect(await heads.get(a)).toBeNull();
     await heads.upsert(a, { $max: { seq: 3 } });
     await heads.upsert(a, { $max: { seq: 2 } });
@@ -162,7 +224,12 @@ describe('TenantCollection', () => {
     expect({ a: (await heads.get(a))?.seq, b: (await heads.get(b))?.seq }).toEqual({ a: 3, b: 7 });
     // Reads asked at once are served together, each only its own tenant's document (or none).
     const none = requireTenant({ tenantId: 'tenant-none', keyMode: 'live' });
-    const shared = await Promise.all([heads.getShared(a), heads.getShared(b), heads.getShared(none), heads.getShared(a)]);
+    const shared = await Promise.all([
+      heads.getShared(a),
+      heads.getShared(b),
+      heads.getShared(none),
+      heads.getShared(a),
+    ]);
     expect(shared.map((h) => h?.seq ?? null)).toEqual([3, 7, null, 3]);
     // A conditional update: only when the document still says what was read.
     expect(await heads.update(a, { $set: { seq: 4 } }, { seq: 2 })).toBe(false);
@@ -191,7 +258,9 @@ describe('TenantCollection', () => {
       .toArray();
     expect(raw.map((d) => d.tenantId)).toEqual(['tenant-a', 'tenant-a']);
     expect(raw[1]).not.toHaveProperty('text');
-    await expect(notes.insertMany(a, [{ _id: raw[0]!._id, text: 'again', createdAt: new Date(3) }])).rejects.toMatchObject({ code: 11000 });
+    await expect(
+      notes.insertMany(a, [{ _id: raw[0]!._id, text: 'again', createdAt: new Date(3) }]),
+    ).rejects.toMatchObject({ code: 11000 });
   });
 
   /** A feed's stream is opened asynchronously: another connection writes until the first wake-up arrives (10 s at most). */
@@ -206,7 +275,11 @@ describe('TenantCollection', () => {
   it('wakes a change feed when another connection writes the collection', async () => {
     const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: conn.name }).asPromise();
     const seen: number[] = [];
-    const feed = new ChangeFeed([notes.changes(['insert'])], () => seen.push(Date.now()), createLogger('test', 'silent'));
+    const feed = new ChangeFeed(
+      [notes.changes(['insert'])],
+      () => seen.push(Date.now()),
+      createLogger('test', 'silent'),
+    );
     try {
       feed.start();
       await writeUntilWoken(other, seen);
@@ -223,7 +296,8 @@ describe('TenantCollection', () => {
     const opened: string[] = [];
     const client = conn.getClient();
     const watchOpens = (e: { commandName: string; command: { pipeline?: Record<string, unknown>[] } }) => {
-      if (e.commandName === 'aggregate' && e.command.pipeline?.[0]?.$changeStream) opened.push(JSON.stringify(e.command.pipeline[1]));
+      if (e.commandName === 'aggregate' && e.command.pipeline?.[0]?.$changeStream)
+        opened.push(JSON.stringify(e.command.pipeline[1]));
     };
     client.on('commandStarted', watchOpens);
     const plain = (name: string) => conn.model(name, new Schema({ n: Number }, { collection: name.toLowerCase() }));
@@ -289,7 +363,14 @@ describe('TenantCollection', () => {
     expect(reads[12]).toBeNull();
     // Across tenants (a lifecycle that knows the id): each document, whoever owns it.
     const across = notes.crossTenant('the test reads both tenants');
-    expect((await Promise.all([across.findByIdShared(mine[1]!._id.toString()), across.findByIdShared(theirs._id.toString())])).map((n) => n?.tenantId)).toEqual(['tenant-a', 'tenant-b']);
+    expect(
+      (
+        await Promise.all([
+          across.findByIdShared(mine[1]!._id.toString()),
+          across.findByIdShared(theirs._id.toString()),
+        ])
+      ).map((n) => n?.tenantId),
+    ).toEqual(['tenant-a', 'tenant-b']);
     // A read asked after a write was acknowledged sees it, even while other reads are under way.
     const busy = Promise.all(mine.map((n) => notes.findByIdShared(a, n._id.toString())));
     await notes.updateById(a, mine[0]!._id.toString(), { $set: { text: 'changed' } });
@@ -306,14 +387,28 @@ describe('TenantCollection', () => {
       moves?: Record<string, string>;
     }
     const tasks = new TenantCollection(
-      conn.model<TaskDoc>('Task', new Schema<TaskDoc>({ tenantId: { type: String, required: true }, state: String, note: String, moves: Schema.Types.Mixed }, { versionKey: false })),
+      conn.model<TaskDoc>(
+        'Task',
+        new Schema<TaskDoc>(
+          { tenantId: { type: String, required: true }, state: String, note: String, moves: Schema.Types.Mixed },
+          { versionKey: false },
+        ),
+      ),
       objectIds,
       [],
     );
     const made = await Promise.all(Array.from({ length: 10 }, () => tasks.insert(a, { state: 'open', note: 'n' })));
-    const start = (id: string, scope = a) => tasks.updateByIdShared(scope, id, { $set: { state: 'started' }, $unset: { note: 1 } }, { where: { state: 'open' }, mark: 'moves.started' });
+    const start = (id: string, scope = a) =>
+      tasks.updateByIdShared(
+        scope,
+        id,
+        { $set: { state: 'started' }, $unset: { note: 1 } },
+        { where: { state: 'open' }, mark: 'moves.started' },
+      );
     // Two tries of each at once, and one under another tenant: exactly one applies per task.
-    const tries = await Promise.all(made.flatMap((t) => [start(t._id.toString()), start(t._id.toString()), start(t._id.toString(), b)]));
+    const tries = await Promise.all(
+      made.flatMap((t) => [start(t._id.toString()), start(t._id.toString()), start(t._id.toString(), b)]),
+    );
     for (let i = 0; i < made.length; i++) {
       const [x, y, other] = tries.slice(3 * i, 3 * i + 3);
       expect([x, y].filter((d) => d?.state === 'started')).toHaveLength(1);
@@ -331,15 +426,23 @@ describe('TenantCollection', () => {
       tenantId: string;
       state: string;
     }
-    const model = conn.model<NoteDoc>('SharedApply', new Schema<NoteDoc>({ tenantId: { type: String, required: true }, state: String }, { versionKey: false }));
+    const model = conn.model<NoteDoc>(
+      'SharedApply',
+      new Schema<NoteDoc>({ tenantId: { type: String, required: true }, state: String }, { versionKey: false }),
+    );
     const notes = new TenantCollection(model, objectIds, []);
-    const made = await Promise.all(Array.from({ length: 10 }, (_, i) => notes.insert(a, { state: i === 0 ? 'closed' : 'open' })));
+    const made = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => notes.insert(a, { state: i === 0 ? 'closed' : 'open' })),
+    );
     const commands: string[] = [];
-    const watch = (e: { commandName: string; command: Record<string, unknown> }) => void (e.command[e.commandName] === model.collection.collectionName && commands.push(e.commandName));
+    const watch = (e: { commandName: string; command: Record<string, unknown> }) =>
+      void (e.command[e.commandName] === model.collection.collectionName && commands.push(e.commandName));
     conn.getClient().on('commandStarted', watch);
     try {
       await Promise.all([
-        ...made.map((t) => notes.applyByIdShared(a, t._id.toString(), { $set: { state: 'started' } }, { where: { state: 'open' } })),
+        ...made.map((t) =>
+          notes.applyByIdShared(a, t._id.toString(), { $set: { state: 'started' } }, { where: { state: 'open' } }),
+        ),
         // Another tenant's try changes nothing; an id that is no id is no write.
         notes.applyByIdShared(b, made[1]!._id.toString(), { $set: { state: 'stolen' } }),
         notes.applyByIdShared(a, 'not-an-id', { $set: { state: 'started' } }),
@@ -362,7 +465,9 @@ describe('TenantCollection', () => {
     // Three and a half parts: split over inserts of at most 8 MB with the small ones.
     const large = randomBytes(BLOB_PART_BYTES * 3 + 1234);
     await Promise.all([
-      ...Array.from({ length: 20 }, (_, i) => blobs.save(i % 2 === 0 ? a : b, `call-${i}`, { contentType: 'audio/wav', data: small(i) }, new Date())),
+      ...Array.from({ length: 20 }, (_, i) =>
+        blobs.save(i % 2 === 0 ? a : b, `call-${i}`, { contentType: 'audio/wav', data: small(i) }, new Date()),
+      ),
       blobs.save(a, 'big', { contentType: 'application/pdf', data: large }, new Date()),
       // A replay of a blob saved in the same breath keeps the first content.
       blobs.save(a, 'call-0', { contentType: 'audio/wav', data: Buffer.from('a replay') }, new Date()),

@@ -15,12 +15,28 @@ export async function startKnowledge(env: Record<string, string | undefined> = p
   const store = new DocumentStore(conn);
 
   // Knowledge owns the `knowledge.v1` stream (a deleted document is announced there for agents).
-  const { outbox } = await startEvents({ service: 'knowledge', settings: cfg, streams: [voiceapi.events.v1.KnowledgeEvent], log, lifecycle, outboxOn: conn });
+  const { outbox } = await startEvents({
+    service: 'knowledge',
+    settings: cfg,
+    streams: [voiceapi.events.v1.KnowledgeEvent],
+    log,
+    lifecycle,
+    outboxOn: conn,
+  });
 
-  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.billing.v1.BillingServiceDefinition });
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, {
+    timeoutMs: cfg.GRPC_DEADLINE_MS,
+    contract: voiceapi.billing.v1.BillingServiceDefinition,
+  });
   lifecycle.onStop('billing client', () => billing.close());
   const wallet = billingWallet(billing);
-  const useCases = new Documents({ store, wallet, events: documentEvents(outbox), maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES, log });
+  const useCases = new Documents({
+    store,
+    wallet,
+    events: documentEvents(outbox),
+    maxFileBytes: cfg.KNOWLEDGE_MAX_FILE_BYTES,
+    log,
+  });
 
   // Uploads a crashed replica left between storing and charging: finished (charged once, by
   // reference) or undone. Any replica may do it; every step is idempotent.

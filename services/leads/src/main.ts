@@ -48,7 +48,9 @@ const SCHEDULER_BATCH = 200;
 export async function startLeads(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // Contacts carry personal data: phones, names, addresses and rendered messages stay out of logs.
-  const svc = await openService('leads', cfg, { redact: ['phone', '*.phone', 'email', '*.email', '*.name', 'body', '*.body', 'to', '*.to'] });
+  const svc = await openService('leads', cfg, {
+    redact: ['phone', '*.phone', 'email', '*.email', '*.name', 'body', '*.body', 'to', '*.to'],
+  });
   const { log, lifecycle, conn } = svc;
   const now = () => new Date();
 
@@ -63,39 +65,83 @@ export async function startLeads(env: Record<string, string | undefined> = proce
 
   // Leads owns its stream; it also creates the call and billing streams, which it reads, so it can
   // start before telephony or billing exists (creation is idempotent, with the same settings).
-  const { LeadsEvent, LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent, TelephonyCallEvent, BillingEvent, BillingCreditEvent } = voiceapi.events.v1;
+  const {
+    LeadsEvent,
+    LeadsDialEvent,
+    LeadsContactEvent,
+    LeadsMessageEvent,
+    TelephonyCallEvent,
+    BillingEvent,
+    BillingCreditEvent,
+  } = voiceapi.events.v1;
   // The scheduler and the outbox relay run on one lease, so an idle replica renews one lease.
   const lease = new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({
     service: 'leads',
     settings: cfg,
-    streams: [LeadsEvent, LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent, TelephonyCallEvent, BillingEvent, BillingCreditEvent],
+    streams: [
+      LeadsEvent,
+      LeadsDialEvent,
+      LeadsContactEvent,
+      LeadsMessageEvent,
+      TelephonyCallEvent,
+      BillingEvent,
+      BillingCreditEvent,
+    ],
     log,
     lifecycle,
     outboxOn: conn,
     outboxLease: lease,
   });
 
-  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.billing.v1.BillingServiceDefinition });
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, {
+    timeoutMs: cfg.GRPC_DEADLINE_MS,
+    contract: voiceapi.billing.v1.BillingServiceDefinition,
+  });
   lifecycle.onStop('billing client', () => billing.close());
   const credits = new CreditView(billingHoldQuote(billing));
   // Every replica hears every wallet's credit (any replica may take a tenant's next lead): a
   // broadcast group of its own, from now on (a tenant it has not heard of is quoted once), removed on stop.
   const creditNews = followCredit(
-    new EventSubscriber(kafka, { group: broadcastGroup('leads', 'credit-view', cfg.INSTANCE_ID), log, publisher, fromBeginning: false, removeGroupOnStop: true, concurrency: 256, keyOrder: false }),
+    new EventSubscriber(kafka, {
+      group: broadcastGroup('leads', 'credit-view', cfg.INSTANCE_ID),
+      log,
+      publisher,
+      fromBeginning: false,
+      removeGroupOnStop: true,
+      concurrency: 256,
+      keyOrder: false,
+    }),
     credits,
   );
   creditNews.start();
   lifecycle.onStop('credit view consumer', () => creditNews.stop());
   // Groups of replicas that died without removing their own.
-  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('leads', 'credit-view'), log).catch((err: unknown) => log.warn({ err }, 'could not look for idle broadcast groups'));
+  void removeIdleBroadcastGroups(kafka, broadcastGroupPrefix('leads', 'credit-view'), log).catch((err: unknown) =>
+    log.warn({ err }, 'could not look for idle broadcast groups'),
+  );
 
   const checks = new ComplianceChecks(dnc);
-  const webhooks = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, cfg.WEBHOOKS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.webhooks.v1.WebhooksServiceDefinition });
+  const webhooks = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, cfg.WEBHOOKS_GRPC_ADDR, {
+    timeoutMs: cfg.GRPC_DEADLINE_MS,
+    contract: voiceapi.webhooks.v1.WebhooksServiceDefinition,
+  });
   lifecycle.onStop('webhooks client', () => webhooks.close());
   const announced = leadEvents(outbox);
-  const lifecycleOfContacts = new ContactLifecycle(contacts, announced, webhookReaders(webhooks, cfg.WEBHOOK_TYPES_CACHE_MS), now);
-  const messaging = new Messaging({ messages, contacts, lifecycle: lifecycleOfContacts, adapter: new RecordingMessageAdapter(), log, now });
+  const lifecycleOfContacts = new ContactLifecycle(
+    contacts,
+    announced,
+    webhookReaders(webhooks, cfg.WEBHOOK_TYPES_CACHE_MS),
+    now,
+  );
+  const messaging = new Messaging({
+    messages,
+    contacts,
+    lifecycle: lifecycleOfContacts,
+    adapter: new RecordingMessageAdapter(),
+    log,
+    now,
+  });
   const dialing = new Dialing({
     campaigns,
     contacts,
@@ -120,9 +166,21 @@ export async function startLeads(env: Record<string, string | undefined> = proce
       credits,
       writer: new AcceptWriter({ contacts, messages, schedule, outbox: announced, log }),
       now,
-      metrics: { leads: serviceMetrics('leads').counter('leads', { description: 'Leads by outcome: queued, scheduled, sandbox_accepted, or the reason refused' }) },
+      metrics: {
+        leads: serviceMetrics('leads').counter('leads', {
+          description: 'Leads by outcome: queued, scheduled, sandbox_accepted, or the reason refused',
+        }),
+      },
     }),
-    contacts: new Contacts({ contacts, followups, schedule, messages, lifecycle: lifecycleOfContacts, outbox: announced, now }),
+    contacts: new Contacts({
+      contacts,
+      followups,
+      schedule,
+      messages,
+      lifecycle: lifecycleOfContacts,
+      outbox: announced,
+      now,
+    }),
     routes: new EventRoutes(routes, campaigns, now),
     templates: new Templates(templates, now),
     doNotCall: new DoNotCall(dnc, now),
@@ -133,10 +191,16 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   // No inbox on either consumer: both are idempotent by the state they change (an outcome is
   // followed once per call id, a message is sent once and marked sent), and the leads stream they
   // share carries every dial request, which an inbox would cost two writes each for nothing.
-  const outcomes = followCallOutcomes(new EventSubscriber(kafka, { group: consumerGroup('leads', 'call-outcomes'), log, publisher }), dialing);
+  const outcomes = followCallOutcomes(
+    new EventSubscriber(kafka, { group: consumerGroup('leads', 'call-outcomes'), log, publisher }),
+    dialing,
+  );
   outcomes.start();
   lifecycle.onStop('call-outcome consumer', () => outcomes.stop());
-  const sender = sendRequestedMessages(new EventSubscriber(kafka, { group: consumerGroup('leads', 'message-sender'), log, publisher, concurrency: 16 }), messaging);
+  const sender = sendRequestedMessages(
+    new EventSubscriber(kafka, { group: consumerGroup('leads', 'message-sender'), log, publisher, concurrency: 16 }),
+    messaging,
+  );
   sender.start();
   lifecycle.onStop('message sender', () => sender.stop());
 

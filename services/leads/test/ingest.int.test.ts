@@ -1,6 +1,18 @@
+// Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import { consumerGroup, createKafka, createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, EventSubscriber, newOperationId, type CallContext } from '@voiceapi/kit';
+import {
+  consumerGroup,
+  createKafka,
+  createLogger,
+  createPromiseClient,
+  DomainError,
+  eventRecord,
+  EventPublisher,
+  EventSubscriber,
+  newOperationId,
+  type CallContext,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../../billing/src/main';
 import { startWebhooks } from '../../webhooks/src/main';
@@ -58,7 +70,8 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
     return err;
   };
-  const fund = (ctx: CallContext, amount = 10_000) => billingClient.topUp({ amount, reference: `top:${randomUUID()}` }, ctx);
+  const fund = (ctx: CallContext, amount = 10_000) =>
+    billingClient.topUp({ amount, reference: `top:${randomUUID()}` }, ctx);
   const campaign = async (ctx: CallContext, extra: Partial<voiceapi.leads.v1.CreateCampaignRequest> = {}) => {
     const c = await client.createCampaign({ name: 'Spring', type: '', channels: [], ...extra }, ctx);
     await client.startCampaign({ id: c.campaign!.id }, ctx);
@@ -73,7 +86,8 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     ...extra,
   });
   const contact = async (ctx: CallContext, id: string) => (await client.getContact({ id }, ctx)).contact!;
-  const dialsOf = (contactId: string) => eventually(`a dial request for ${contactId}`, async () => dials.get(contactId), 20_000);
+  const dialsOf = (contactId: string) =>
+    eventually(`a dial request for ${contactId}`, async () => dials.get(contactId), 20_000);
   const ended = (ctx: CallContext, contactId: string, callId: string, outcome: string, optOut = false) =>
     publisher.send([
       eventRecord(TelephonyCallEvent, callId, {
@@ -107,7 +121,9 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       LOG_LEVEL: 'silent',
       INSTANCE_ID: `billing-it-${suffix}`,
     });
-    billingClient = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${billing.port}`, { timeoutMs: 20_000 });
+    billingClient = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${billing.port}`, {
+      timeoutMs: 20_000,
+    });
     webhooks = await startWebhooks({
       MONGO_URL: process.env.MONGO_URL,
       KAFKA_BROKERS: process.env.KAFKA_BROKERS,
@@ -123,7 +139,12 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: leadsDb }).asPromise();
     publisher = new EventPublisher(kafka);
     await publisher.connect();
-    listener = new EventSubscriber(kafka, { group: consumerGroup('leads-it', `listener-${randomUUID().slice(0, 8)}`), log, publisher, fromBeginning: true }).on(LeadsDialEvent, async (e, meta) => {
+    listener = new EventSubscriber(kafka, {
+      group: consumerGroup('leads-it', `listener-${randomUUID().slice(0, 8)}`),
+      log,
+      publisher,
+      fromBeginning: true,
+    }).on(LeadsDialEvent, async (e, meta) => {
       if (seen.has(meta.eventId)) return;
       seen.add(meta.eventId);
       if (e.event?.$case === 'contactDeleted') deleted.push(e.event.contactDeleted);
@@ -157,14 +178,31 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     const a = tenant();
     await fund(a);
     const draft = (await client.createCampaign({ name: 'Draft', type: '', channels: [] }, a)).campaign!;
-    expect(draft).toMatchObject({ status: 'draft', maxCallSeconds: 600, maxAttempts: 3, retryAfterMinutes: 60, channels: ['call', 'whatsapp', 'email'], callingWindow: { always: true } });
-    expect((await rejection(client.ingestLead({ campaignId: draft.id, lead: callLead('+14155550000') }, a))).reasonCode).toBe('campaign_not_running');
+    expect(draft).toMatchObject({
+      status: 'draft',
+      maxCallSeconds: 600,
+      maxAttempts: 3,
+      retryAfterMinutes: 60,
+      channels: ['call', 'whatsapp', 'email'],
+      callingWindow: { always: true },
+    });
+    expect(
+      (await rejection(client.ingestLead({ campaignId: draft.id, lead: callLead('+14155550000') }, a))).reasonCode,
+    ).toBe('campaign_not_running');
     const running = await campaign(a);
-    expect((await rejection(client.ingestLead({ campaignId: running, lead: callLead('+14155550000') }, tenant()))).reasonCode).toBe('campaign_not_found');
+    expect(
+      (await rejection(client.ingestLead({ campaignId: running, lead: callLead('+14155550000') }, tenant())))
+        .reasonCode,
+    ).toBe('campaign_not_found');
     await client.ingestLead({ campaignId: running, lead: callLead('+14155550000') }, a);
     const c2 = (await client.ingestLead({ campaignId: running, lead: callLead('+14155550001') }, a)).contact!;
     await client.cancelContact({ id: c2.id }, a);
-    expect((await client.getCampaign({ id: running }, a)).campaign!.stats).toEqual({ contacts: 2, queued: 1, completed: 0, failed: 0 });
+    expect((await client.getCampaign({ id: running }, a)).campaign!.stats).toEqual({
+      contacts: 2,
+      queued: 1,
+      completed: 0,
+      failed: 0,
+    });
     const page = await client.listCampaignContacts({ campaignId: running, page: { page: 1, limit: 1 } }, a);
     expect(page.contacts.map((c) => c.id)).toEqual([c2.id]);
     expect(page.page).toMatchObject({ total: 2, hasMore: true });
@@ -176,19 +214,36 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     const reason = async (lead: LeadInput) => rejection(client.ingestLead({ campaignId: id, lead }, a));
     for (const phone of ['+1415555000a', '4155550000', '+15551234567']) {
       const e = await reason(callLead(phone));
-      expect({ phone, reason: e.reasonCode, paths: e.details?.map((d) => d.path) }).toEqual({ phone, reason: 'validation_error', paths: ['phone'] });
+      expect({ phone, reason: e.reasonCode, paths: e.details?.map((d) => d.path) }).toEqual({
+        phone,
+        reason: 'validation_error',
+        paths: ['phone'],
+      });
     }
-    expect((await reason(callLead('+14155550000', { consent: { outboundCall: false } }))).reasonCode).toBe('consent_required');
+    expect((await reason(callLead('+14155550000', { consent: { outboundCall: false } }))).reasonCode).toBe(
+      'consent_required',
+    );
     expect((await reason(callLead('+14155550000', { consent: undefined }))).reasonCode).toBe('consent_required');
-    expect((await reason(callLead('+14155550000', { consent: { outboundCall: true, capturedAt: new Date(Date.now() + 3_600_000) } }))).details).toEqual([{ path: 'consent.capturedAt', message: 'in the future' }]);
+    expect(
+      (
+        await reason(
+          callLead('+14155550000', { consent: { outboundCall: true, capturedAt: new Date(Date.now() + 3_600_000) } }),
+        )
+      ).details,
+    ).toEqual([{ path: 'consent.capturedAt', message: 'in the future' }]);
     await client.addTenantDoNotCall({ phone: '+1 (415) 555-0002' }, a);
     const tenantList = await reason(callLead('+14155550002'));
-    expect({ reason: tenantList.reasonCode, details: tenantList.details }).toEqual({ reason: 'do_not_call', details: [{ path: 'phone', message: "on the tenant's do-not-call list" }] });
+    expect({ reason: tenantList.reasonCode, details: tenantList.details }).toEqual({
+      reason: 'do_not_call',
+      details: [{ path: 'phone', message: "on the tenant's do-not-call list" }],
+    });
     const platformPhone = `+1212555${String(1000 + Math.floor(Math.random() * 8999))}`;
     const added = await client.addPlatformDoNotCall({ phone: platformPhone }, {});
     expect(added).toMatchObject({ created: true, entry: { list: 'platform', phone: platformPhone } });
     expect((await client.addPlatformDoNotCall({ phone: platformPhone }, {})).created).toBe(false);
-    expect((await reason(callLead(platformPhone))).details).toEqual([{ path: 'phone', message: "on the platform's do-not-call list" }]);
+    expect((await reason(callLead(platformPhone))).details).toEqual([
+      { path: 'phone', message: "on the platform's do-not-call list" },
+    ]);
     // Everything else right, an empty live wallet: 402 until it can cover one call's hold.
     expect((await reason(callLead('+14155550000'))).reasonCode).toBe('insufficient_credits');
     await fund(a, 20);
@@ -204,7 +259,12 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
         doNotCallTenant: false,
         doNotCallPlatform: false,
         consent: { outboundCall: true, source: 'web form' },
-        callingWindow: { timeZones: ['America/Los_Angeles'], timeZoneSource: 'number', open: true, window: { always: true } },
+        callingWindow: {
+          timeZones: ['America/Los_Angeles'],
+          timeZoneSource: 'number',
+          open: true,
+          window: { always: true },
+        },
       },
     });
     expect(await dialsOf(ok.contact!.id)).toEqual([`${ok.contact!.id}:1`]);
@@ -223,7 +283,9 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(c.nextAttemptTime?.toISOString()).toBe(expected.nextOpenAt!.toISOString());
     expect(c.compliance?.callingWindow).toMatchObject({ open: false, window: { start: '00:00', end: '00:01' } });
     // Made due early: the window is still closed, so the dial waits for its opening again.
-    await conn.collection('schedule').updateOne({ _id: `${c.id}:dial` } as never, { $set: { dueAt: new Date(Date.now() - 1000) } });
+    await conn
+      .collection('schedule')
+      .updateOne({ _id: `${c.id}:dial` } as never, { $set: { dueAt: new Date(Date.now() - 1000) } });
     await svc.scheduler.runNow();
     const after = await contact(a, c.id);
     expect(after.status).toBe('scheduled');
@@ -234,13 +296,23 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
   });
 
   it('announces a contact status change only to a tenant with an endpoint for it, and a cancellation to telephony always', async () => {
-    const webhooksClient = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${webhooks.port}`, { timeoutMs: 20_000 });
+    const webhooksClient = createPromiseClient(
+      voiceapi.webhooks.v1.WebhooksServiceService,
+      `127.0.0.1:${webhooks.port}`,
+      { timeoutMs: 20_000 },
+    );
     try {
       const reads = tenant();
       const billedOnly = tenant();
       const none = tenant();
-      await webhooksClient.registerEndpoint({ url: 'http://127.0.0.1:9/contacts', events: ['contact.status_changed'] }, reads);
-      await webhooksClient.registerEndpoint({ url: 'http://127.0.0.1:9/billed', events: ['call.outbound.billed'] }, billedOnly);
+      await webhooksClient.registerEndpoint(
+        { url: 'http://127.0.0.1:9/contacts', events: ['contact.status_changed'] },
+        reads,
+      );
+      await webhooksClient.registerEndpoint(
+        { url: 'http://127.0.0.1:9/billed', events: ['call.outbound.billed'] },
+        billedOnly,
+      );
       const contacts = new Map<CallContext, string>();
       for (const ctx of [reads, billedOnly, none]) {
         await fund(ctx);
@@ -250,11 +322,18 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
         contacts.set(ctx, c.id);
       }
       // Telephony hears of every cancellation; the tenant's webhooks only of the reading tenant's.
-      await eventually('every cancellation announced to telephony', async () => ([...contacts.values()].every((id) => cancelled.includes(id)) ? true : undefined), 20_000);
+      await eventually(
+        'every cancellation announced to telephony',
+        async () => ([...contacts.values()].every((id) => cancelled.includes(id)) ? true : undefined),
+        20_000,
+      );
       await eventually("the reading tenant's change announced", async () => changes.get(contacts.get(reads)!), 20_000);
       await sleep(500); // the others' changes, had they been announced, were released with their cancellations
       expect(changes.get(contacts.get(reads)!)).toEqual(['cancelled']);
-      expect([changes.get(contacts.get(billedOnly)!), changes.get(contacts.get(none)!)]).toEqual([undefined, undefined]);
+      expect([changes.get(contacts.get(billedOnly)!), changes.get(contacts.get(none)!)]).toEqual([
+        undefined,
+        undefined,
+      ]);
 
       // An endpoint registered later gets the tenant's changes once leads has asked again.
       await webhooksClient.registerEndpoint({ url: 'http://127.0.0.1:9/later', events: [] }, none);
@@ -262,7 +341,13 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       const id = await campaign(none);
       const later = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550701') }, none)).contact!;
       await client.cancelContact({ id: later.id }, none);
-      expect(await eventually('the change announced after the endpoint was registered', async () => changes.get(later.id), 20_000)).toEqual(['cancelled']);
+      expect(
+        await eventually(
+          'the change announced after the endpoint was registered',
+          async () => changes.get(later.id),
+          20_000,
+        ),
+      ).toEqual(['cancelled']);
     } finally {
       webhooksClient.close();
     }
@@ -274,7 +359,12 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     const id = await campaign(a);
     const one = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550200') }, a)).contact!;
     const claim = (contactId: string, dialId: string) => client.claimDial({ contactId, dialId }, a);
-    expect(await claim(one.id, `${one.id}:1`)).toMatchObject({ allowed: true, phone: '+14155550200', maxCallSeconds: 600, campaignId: id });
+    expect(await claim(one.id, `${one.id}:1`)).toMatchObject({
+      allowed: true,
+      phone: '+14155550200',
+      maxCallSeconds: 600,
+      campaignId: id,
+    });
     expect(await claim(one.id, `${one.id}:1`)).toMatchObject({ allowed: false, refusal: 'already_claimed' });
     expect(await contact(a, one.id)).toMatchObject({ status: 'dialing', attempts: 1 });
     // Claims of one dial id asked at once (a redelivered request racing the first): one is allowed.
@@ -296,7 +386,10 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     const sandbox = { ...a, keyMode: 'sandbox' as const };
     const four = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550203') }, sandbox)).contact!;
     expect(await claim(four.id, `${four.id}:1`)).toMatchObject({ allowed: false, refusal: 'sandbox' });
-    expect(await claim('665f1c2b9d3e4a0012345678', '665f1c2b9d3e4a0012345678:1')).toMatchObject({ allowed: false, refusal: 'not_found' });
+    expect(await claim('665f1c2b9d3e4a0012345678', '665f1c2b9d3e4a0012345678:1')).toMatchObject({
+      allowed: false,
+      refusal: 'not_found',
+    });
   });
 
   it('follows call outcomes: retries a no-answer after the delay, fails at the attempt limit, and honours an opt-out at once', async () => {
@@ -317,33 +410,69 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     );
     expect(retry).toMatchObject({ attempts: 1, lastOutcome: 'no_answer' });
     expect(Math.abs(retry.nextAttemptTime!.getTime() - (endedAt + 60_000))).toBeLessThan(5_000);
-    await conn.collection('schedule').updateOne({ _id: `${c.id}:dial` } as never, { $set: { dueAt: new Date(Date.now() - 1000) } });
+    await conn
+      .collection('schedule')
+      .updateOne({ _id: `${c.id}:dial` } as never, { $set: { dueAt: new Date(Date.now() - 1000) } });
     await svc.scheduler.runNow();
-    await eventually('the second dial request', async () => ((dials.get(c.id)?.length ?? 0) >= 2 ? true : undefined), 20_000);
+    await eventually(
+      'the second dial request',
+      async () => ((dials.get(c.id)?.length ?? 0) >= 2 ? true : undefined),
+      20_000,
+    );
     expect(dials.get(c.id)).toEqual([`${c.id}:1`, `${c.id}:2`]);
     expect((await client.claimDial({ contactId: c.id, dialId: `${c.id}:2` }, a)).allowed).toBe(true);
     await ended(a, c.id, `call-${randomUUID()}`, 'busy');
-    await eventually('failed at the limit', async () => ((await contact(a, c.id)).status === 'failed' ? true : undefined), 20_000);
+    await eventually(
+      'failed at the limit',
+      async () => ((await contact(a, c.id)).status === 'failed' ? true : undefined),
+      20_000,
+    );
     expect(await contact(a, c.id)).toMatchObject({ attempts: 2, endReason: 'max_attempts', lastOutcome: 'busy' });
 
     const o = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550005') }, a)).contact!;
-    const followup = await client.createFollowup({ contactId: o.id, scheduledTime: new Date(Date.now() + 86_400_000) }, a);
+    const followup = await client.createFollowup(
+      { contactId: o.id, scheduledTime: new Date(Date.now() + 86_400_000) },
+      a,
+    );
     expect((await client.claimDial({ contactId: o.id, dialId: `${o.id}:1` }, a)).allowed).toBe(true);
     await ended(a, o.id, `call-${randomUUID()}`, 'completed', true);
-    await eventually('the opt-out', async () => ((await contact(a, o.id)).endReason === 'opted_out' ? true : undefined), 20_000);
+    await eventually(
+      'the opt-out',
+      async () => ((await contact(a, o.id)).endReason === 'opted_out' ? true : undefined),
+      20_000,
+    );
     expect(await contact(a, o.id)).toMatchObject({ status: 'completed', endReason: 'opted_out' });
-    expect((await rejection(client.ingestLead({ campaignId: id, lead: callLead('+14155550005') }, a))).details).toEqual([{ path: 'phone', message: "on the tenant's do-not-call list" }]);
+    expect((await rejection(client.ingestLead({ campaignId: id, lead: callLead('+14155550005') }, a))).details).toEqual(
+      [{ path: 'phone', message: "on the tenant's do-not-call list" }],
+    );
     expect(await conn.collection('schedule').countDocuments({ contactId: o.id })).toBe(0);
-    expect((await conn.collection('followups').findOne({ _id: new mongoose.Types.ObjectId(followup.followup!.id) } as never))?.status).toBe('cancelled');
+    expect(
+      (await conn.collection('followups').findOne({ _id: new mongoose.Types.ObjectId(followup.followup!.id) } as never))
+        ?.status,
+    ).toBe('cancelled');
   });
 
   it('renders WhatsApp and email templates, names every missing value, and sends through the adapter', async () => {
     const a = tenant();
     const id = await campaign(a);
-    const wa = (await client.createTemplate({ channel: 'whatsapp', name: 'Reminder', body: 'Hi {{1}}, your slot is {{2}}' }, a)).template!;
-    const em = (await client.createTemplate({ channel: 'email', name: 'Welcome', subject: 'Hello {{first_name}}', body: 'Dear {{first_name}}, see {{link}}' }, a)).template!;
+    const wa = (
+      await client.createTemplate({ channel: 'whatsapp', name: 'Reminder', body: 'Hi {{1}}, your slot is {{2}}' }, a)
+    ).template!;
+    const em = (
+      await client.createTemplate(
+        {
+          channel: 'email',
+          name: 'Welcome',
+          subject: 'Hello {{first_name}}',
+          body: 'Dear {{first_name}}, see {{link}}',
+        },
+        a,
+      )
+    ).template!;
     expect(wa.variables).toEqual(['1', '2']);
-    expect((await rejection(client.createTemplate({ channel: 'whatsapp', name: 'Bad', body: 'Hi {{name}}' }, a))).reasonCode).toBe('validation_error');
+    expect(
+      (await rejection(client.createTemplate({ channel: 'whatsapp', name: 'Bad', body: 'Hi {{name}}' }, a))).reasonCode,
+    ).toBe('validation_error');
     const lead = (extra: Partial<LeadInput>): LeadInput => ({
       phone: '+14155550300',
       email: 'ada@example.com',
@@ -354,13 +483,37 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       emailTemplateId: em.id,
       ...extra,
     });
-    const missing = await rejection(client.ingestLead({ campaignId: id, lead: lead({ whatsappParams: { '1': 'Ada' }, templateVariables: { first_name: 'Ada' } }) }, a));
+    const missing = await rejection(
+      client.ingestLead(
+        { campaignId: id, lead: lead({ whatsappParams: { '1': 'Ada' }, templateVariables: { first_name: 'Ada' } }) },
+        a,
+      ),
+    );
     expect(missing.details?.map((d) => d.path)).toEqual(['whatsappParams.2', 'templateVariables.link']);
-    const foreign = (await client.createTemplate({ channel: 'whatsapp', name: 'Theirs', body: 'Hi {{1}}' }, tenant())).template!;
-    expect((await rejection(client.ingestLead({ campaignId: id, lead: lead({ whatsappTemplateId: foreign.id }) }, a))).details?.[0]?.path).toBe('whatsappTemplateId');
-    expect((await rejection(client.ingestLead({ campaignId: id, lead: lead({ email: undefined }) }, a))).details?.map((d) => d.path)).toEqual(['email']);
+    const foreign = (await client.createTemplate({ channel: 'whatsapp', name: 'Theirs', body: 'Hi {{1}}' }, tenant()))
+      .template!;
+    expect(
+      (await rejection(client.ingestLead({ campaignId: id, lead: lead({ whatsappTemplateId: foreign.id }) }, a)))
+        .details?.[0]?.path,
+    ).toBe('whatsappTemplateId');
+    expect(
+      (await rejection(client.ingestLead({ campaignId: id, lead: lead({ email: undefined }) }, a))).details?.map(
+        (d) => d.path,
+      ),
+    ).toEqual(['email']);
 
-    const c = (await client.ingestLead({ campaignId: id, lead: lead({ whatsappParams: { '1': 'Ada', '2': 'Tue {{3}}' }, templateVariables: { first_name: 'Ada', link: 'https://x.example' } }) }, a)).contact!;
+    const c = (
+      await client.ingestLead(
+        {
+          campaignId: id,
+          lead: lead({
+            whatsappParams: { '1': 'Ada', '2': 'Tue {{3}}' },
+            templateVariables: { first_name: 'Ada', link: 'https://x.example' },
+          }),
+        },
+        a,
+      )
+    ).contact!;
     expect(c.compliance).toBeUndefined();
     const sent = await eventually(
       'both messages sent',
@@ -375,7 +528,11 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       ['whatsapp', '+14155550300', null, 'Hi Ada, your slot is Tue {{3}}'],
     ]);
     expect((await client.listMessages({ channel: 'email', limit: 10 }, a)).messages).toHaveLength(1);
-    await eventually('messaged', async () => ((await contact(a, c.id)).status === 'messaged' ? true : undefined), 20_000);
+    await eventually(
+      'messaged',
+      async () => ((await contact(a, c.id)).status === 'messaged' ? true : undefined),
+      20_000,
+    );
   });
 
   it('stores an ingest sent again with its operation id once, and answers the contact the first try stored', async () => {
@@ -383,7 +540,11 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     await fund(a);
     const id = await campaign(a);
     const wa = (await client.createTemplate({ channel: 'whatsapp', name: 'R', body: 'Hi {{1}}' }, a)).template!;
-    const lead = callLead('+14155550500', { channels: ['call', 'whatsapp'], whatsappTemplateId: wa.id, whatsappParams: { '1': 'Ada' } });
+    const lead = callLead('+14155550500', {
+      channels: ['call', 'whatsapp'],
+      whatsappTemplateId: wa.id,
+      whatsappParams: { '1': 'Ada' },
+    });
     // A try after one lost in flight (one after the other), and two tries racing (the first still running on a dying replica).
     const once = { ...a, operationId: newOperationId() };
     const first = (await client.ingestLead({ campaignId: id, lead }, once)).contact!;
@@ -391,7 +552,10 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(first.id).toBe(once.operationId);
     expect(again).toEqual(first);
     const racing = { ...a, operationId: newOperationId() };
-    const [x, y] = await Promise.all([client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550501' } }, racing), client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550501' } }, racing)]);
+    const [x, y] = await Promise.all([
+      client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550501' } }, racing),
+      client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550501' } }, racing),
+    ]);
     expect(x.contact!.id).toBe(racing.operationId);
     expect(y.contact).toEqual(x.contact);
     // One contact, one message and one dial request each.
@@ -406,8 +570,11 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect([first.id, x.contact!.id]).not.toContain(plain.id);
     // A sandbox ingest sent again likewise.
     const sandbox = { ...a, keyMode: 'sandbox' as const, operationId: newOperationId() };
-    const s1 = (await client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550503' } }, sandbox)).contact!;
-    expect((await client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550503' } }, sandbox)).contact).toEqual(s1);
+    const s1 = (await client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550503' } }, sandbox))
+      .contact!;
+    expect(
+      (await client.ingestLead({ campaignId: id, lead: { ...lead, phone: '+14155550503' } }, sandbox)).contact,
+    ).toEqual(s1);
   });
 
   it('sandbox: the same checks, recorded as sandbox_accepted, and nothing dialled, sent or charged', async () => {
@@ -415,10 +582,25 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     const sandbox = { ...a, keyMode: 'sandbox' as const };
     const id = await campaign(a);
     const wa = (await client.createTemplate({ channel: 'whatsapp', name: 'R', body: 'Hi {{1}}' }, a)).template!;
-    const r = await client.ingestLead({ campaignId: id, lead: callLead('+14155550400', { channels: ['call', 'whatsapp'], whatsappTemplateId: wa.id, whatsappParams: { '1': 'Ada' } }) }, sandbox);
-    expect(r).toMatchObject({ status: 'sandbox_accepted', contact: { status: 'sandbox_accepted', sandbox: true, compliance: { doNotCallTenant: false } } });
+    const r = await client.ingestLead(
+      {
+        campaignId: id,
+        lead: callLead('+14155550400', {
+          channels: ['call', 'whatsapp'],
+          whatsappTemplateId: wa.id,
+          whatsappParams: { '1': 'Ada' },
+        }),
+      },
+      sandbox,
+    );
+    expect(r).toMatchObject({
+      status: 'sandbox_accepted',
+      contact: { status: 'sandbox_accepted', sandbox: true, compliance: { doNotCallTenant: false } },
+    });
     await client.addTenantDoNotCall({ phone: '+14155550401' }, a);
-    expect((await rejection(client.ingestLead({ campaignId: id, lead: callLead('+14155550401') }, sandbox))).reasonCode).toBe('do_not_call');
+    expect(
+      (await rejection(client.ingestLead({ campaignId: id, lead: callLead('+14155550401') }, sandbox))).reasonCode,
+    ).toBe('do_not_call');
     await sleep(1500);
     expect(dials.has(r.contact!.id)).toBe(false);
     expect((await client.listMessages({ channel: '', limit: 10 }, a)).messages).toEqual([]);
@@ -430,11 +612,18 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     await fund(a);
     const id = await campaign(a);
     const other = await campaign(a);
-    expect((await rejection(client.putEventRoute({ eventType: 'deal.won', campaignId: await campaign(tenant()) }, a))).reasonCode).toBe('campaign_not_found');
+    expect(
+      (await rejection(client.putEventRoute({ eventType: 'deal.won', campaignId: await campaign(tenant()) }, a)))
+        .reasonCode,
+    ).toBe('campaign_not_found');
     await client.putEventRoute({ eventType: 'deal.won', campaignId: id }, a);
     await client.putEventRoute({ eventType: 'deal.won', campaignId: other }, a);
-    expect((await client.listEventRoutes({}, a)).routes.map((r) => [r.eventType, r.campaignId])).toEqual([['deal.won', other]]);
-    expect((await rejection(client.ingestEvent({ eventType: 'deal.lost', lead: callLead('+14155550500') }, a))).reasonCode).toBe('event_route_not_found');
+    expect((await client.listEventRoutes({}, a)).routes.map((r) => [r.eventType, r.campaignId])).toEqual([
+      ['deal.won', other],
+    ]);
+    expect(
+      (await rejection(client.ingestEvent({ eventType: 'deal.lost', lead: callLead('+14155550500') }, a))).reasonCode,
+    ).toBe('event_route_not_found');
     const r = await client.ingestEvent({ eventType: 'deal.won', lead: callLead('+14155550500') }, a);
     expect(r.contact?.campaignId).toBe(other);
     await client.deleteEventRoute({ eventType: 'deal.won' }, a);
@@ -446,8 +635,23 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     await fund(a);
     const id = await campaign(a);
     const wa = (await client.createTemplate({ channel: 'whatsapp', name: 'R', body: 'Hi {{1}}' }, a)).template!;
-    const c = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550600', { channels: ['call', 'whatsapp'], whatsappTemplateId: wa.id, whatsappParams: { '1': 'Ada' } }) }, a)).contact!;
-    await client.createFollowup({ contactId: c.id, scheduledTime: new Date(Date.now() + 86_400_000), channel: 'call' }, a);
+    const c = (
+      await client.ingestLead(
+        {
+          campaignId: id,
+          lead: callLead('+14155550600', {
+            channels: ['call', 'whatsapp'],
+            whatsappTemplateId: wa.id,
+            whatsappParams: { '1': 'Ada' },
+          }),
+        },
+        a,
+      )
+    ).contact!;
+    await client.createFollowup(
+      { contactId: c.id, scheduledTime: new Date(Date.now() + 86_400_000), channel: 'call' },
+      a,
+    );
     await client.claimDial({ contactId: c.id, dialId: `${c.id}:1` }, a);
     await client.addTenantDoNotCall({ phone: '+14155550600' }, a);
     expect((await rejection(client.getContact({ id: c.id }, tenant()))).reasonCode).toBe('not_found');
@@ -455,12 +659,21 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     await client.deleteContact({ id: c.id }, a);
     expect((await rejection(client.getContact({ id: c.id }, a))).reasonCode).toBe('not_found');
     for (const collection of ['messages', 'followups', 'schedule']) {
-      expect({ collection, left: await conn.collection(collection).countDocuments({ contactId: c.id }) }).toEqual({ collection, left: 0 });
+      expect({ collection, left: await conn.collection(collection).countDocuments({ contactId: c.id }) }).toEqual({
+        collection,
+        left: 0,
+      });
     }
     expect(await conn.collection('contacts').countDocuments({ phone: '+14155550600', tenantId: a.tenantId })).toBe(0);
-    expect(await conn.collection('do_not_call_tenant').countDocuments({ _id: `${a.tenantId}:+14155550600` } as never)).toBe(1);
+    expect(
+      await conn.collection('do_not_call_tenant').countDocuments({ _id: `${a.tenantId}:+14155550600` } as never),
+    ).toBe(1);
     // Announced once, so telephony erases the calls' personal data too.
-    await eventually('ContactDeleted published', async () => (deleted.some((d) => d.contactId === c.id) ? true : undefined), 20_000);
+    await eventually(
+      'ContactDeleted published',
+      async () => (deleted.some((d) => d.contactId === c.id) ? true : undefined),
+      20_000,
+    );
     expect(deleted.filter((d) => d.contactId === c.id)).toEqual([{ tenantId: a.tenantId, contactId: c.id }]);
   });
 

@@ -1,4 +1,16 @@
-import { ChangeFeed, consumerGroup, createPromiseClient, EventSubscriber, Lease, openService, runAsMain, serveGrpc, serviceMetrics, startEvents, Worker } from '@voiceapi/kit';
+import {
+  ChangeFeed,
+  consumerGroup,
+  createPromiseClient,
+  EventSubscriber,
+  Lease,
+  openService,
+  runAsMain,
+  serveGrpc,
+  serviceMetrics,
+  startEvents,
+  Worker,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { SimulatorCarrier } from './carrier/simulator';
 import { answeringAgents } from './clients/agents';
@@ -40,7 +52,9 @@ const FEED_PRUNE_BATCH = 1_000;
 export async function startTelephony(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // Phone numbers are personal data; the recording secret never leaves this process.
-  const svc = await openService('telephony', cfg, { redact: ['phone', '*.phone', 'fromNumber', '*.fromNumber', 'toNumber', '*.toNumber', 'token', '*.token'] });
+  const svc = await openService('telephony', cfg, {
+    redact: ['phone', '*.phone', 'fromNumber', '*.fromNumber', 'toNumber', '*.toNumber', 'token', '*.token'],
+  });
   const { log, lifecycle, conn } = svc;
   const now = () => new Date();
 
@@ -82,11 +96,20 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     outboxLease: lease,
   });
 
-  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.billing.v1.BillingServiceDefinition });
+  const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, cfg.BILLING_GRPC_ADDR, {
+    timeoutMs: cfg.GRPC_DEADLINE_MS,
+    contract: voiceapi.billing.v1.BillingServiceDefinition,
+  });
   lifecycle.onStop('billing client', () => billing.close());
-  const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.leads.v1.LeadsServiceDefinition });
+  const leads = createPromiseClient(voiceapi.leads.v1.LeadsServiceService, cfg.LEADS_GRPC_ADDR, {
+    timeoutMs: cfg.GRPC_DEADLINE_MS,
+    contract: voiceapi.leads.v1.LeadsServiceDefinition,
+  });
   lifecycle.onStop('leads client', () => leads.close());
-  const agentsClient = createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, { timeoutMs: cfg.GRPC_DEADLINE_MS, contract: voiceapi.agents.v1.AgentsServiceDefinition });
+  const agentsClient = createPromiseClient(voiceapi.agents.v1.AgentsServiceService, cfg.AGENTS_GRPC_ADDR, {
+    timeoutMs: cfg.GRPC_DEADLINE_MS,
+    contract: voiceapi.agents.v1.AgentsServiceDefinition,
+  });
   lifecycle.onStop('agents client', () => agentsClient.close());
 
   const wallet = billingWallet(billing);
@@ -107,7 +130,12 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     events,
     log,
     now,
-    metrics: { ended: metrics.counter('calls.ended', { description: 'Calls ended, each counted once where its end is written, by direction', unit: '{call}' }) },
+    metrics: {
+      ended: metrics.counter('calls.ended', {
+        description: 'Calls ended, each counted once where its end is written, by direction',
+        unit: '{call}',
+      }),
+    },
   });
   const dialer = new Dialer({
     queue,
@@ -121,14 +149,18 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     platformNumber: cfg.PLATFORM_FROM_NUMBER,
     wakeIn: (ms) => dispatching.wakeIn(ms),
     metrics: {
-      dials: metrics.counter('dials', { description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim' }),
+      dials: metrics.counter('dials', {
+        description: 'Dial requests by result: dialled, insufficient_credits, or the refusal of the claim',
+      }),
       dialDelay: metrics.histogram('lead.dial_delay', {
-        description: "From the moment a lead could first be dialled (accepted, or its scheduled time come) to its first attempt decided: ringing, or ended for the tenant's reasons (contact moved on, no credit)",
+        description:
+          "From the moment a lead could first be dialled (accepted, or its scheduled time come) to its first attempt decided: ringing, or ended for the tenant's reasons (contact moved on, no credit)",
         unit: 's',
         buckets: [1, 5, 10, 30, 60, 120, 300, 900, 3600],
       }),
       firstDialTriesFailed: metrics.counter('lead.first_dial_tries_failed', {
-        description: "Tries to place a lead's first attempt that failed on the platform's side (leads or billing unreachable); each is tried again",
+        description:
+          "Tries to place a lead's first attempt that failed on the platform's side (leads or billing unreachable); each is tried again",
         unit: '{try}',
       }),
     },
@@ -150,13 +182,36 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     drain: () => dialer.drain(),
   });
   settings.onChange(() => dispatching.wake());
-  const recovery = new Recovery({ lines, calls, queue, runner, carrier, log, now, isDispatching: (id) => dialer.isDispatching(id) });
+  const recovery = new Recovery({
+    lines,
+    calls,
+    queue,
+    runner,
+    carrier,
+    log,
+    now,
+    isDispatching: (id) => dialer.isDispatching(id),
+  });
   const recompute = new RollupRecompute({ rollups, calls });
   const workers = [
     dispatching,
-    new Worker({ service: 'telephony', job: 'call-recovery', everyMs: cfg.RECOVERY_INTERVAL_MS, lease, log, pass: async () => void (await recovery.runOnce()) }),
+    new Worker({
+      service: 'telephony',
+      job: 'call-recovery',
+      everyMs: cfg.RECOVERY_INTERVAL_MS,
+      lease,
+      log,
+      pass: async () => void (await recovery.runOnce()),
+    }),
     // Calls that ended while billing was away, settled again until it answers (on recovery's cadence).
-    new Worker({ service: 'telephony', job: 'call-settlement', everyMs: cfg.RECOVERY_INTERVAL_MS, lease, log, pass: async () => ((await runner.settlePending(SETTLE_BATCH)) === SETTLE_BATCH ? 'more' : 'done') }),
+    new Worker({
+      service: 'telephony',
+      job: 'call-settlement',
+      everyMs: cfg.RECOVERY_INTERVAL_MS,
+      lease,
+      log,
+      pass: async () => ((await runner.settlePending(SETTLE_BATCH)) === SETTLE_BATCH ? 'more' : 'done'),
+    }),
     new Worker({
       service: 'telephony',
       job: 'rollups',
@@ -168,7 +223,14 @@ export async function startTelephony(env: Record<string, string | undefined> = p
       pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done'),
     }),
     // The call feed keeps a day (and an hour): a stream resumes from up to a day back.
-    new Worker({ service: 'telephony', job: 'call-feed-prune', everyMs: 10 * 60_000, lease, log, pass: () => feed.prune(FEED_PRUNE_BATCH) }),
+    new Worker({
+      service: 'telephony',
+      job: 'call-feed-prune',
+      everyMs: 10 * 60_000,
+      lease,
+      log,
+      pass: () => feed.prune(FEED_PRUNE_BATCH),
+    }),
   ];
   for (const w of workers) {
     w.start();
@@ -176,10 +238,28 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   }
 
   const useCases = {
-    calls: new Calls({ calls, feed: feedStore, lines, recordings, tokens: new RecordingTokens(cfg.RECORDING_URL_SECRET), tokenTtlMs: cfg.RECORDING_URL_TTL_SECONDS * 1000, now }),
+    calls: new Calls({
+      calls,
+      feed: feedStore,
+      lines,
+      recordings,
+      tokens: new RecordingTokens(cfg.RECORDING_URL_SECRET),
+      tokenTtlMs: cfg.RECORDING_URL_TTL_SECONDS * 1000,
+      now,
+    }),
     analytics: new Analytics(rollups),
     numbers: new Numbers({ numbers, wallet, now }),
-    inbound: new Inbound({ numbers, calls, lines, settings, runner, agents, maxCallSeconds: cfg.INBOUND_MAX_CALL_SECONDS, log, now }),
+    inbound: new Inbound({
+      numbers,
+      calls,
+      lines,
+      settings,
+      runner,
+      agents,
+      maxCallSeconds: cfg.INBOUND_MAX_CALL_SECONDS,
+      log,
+      now,
+    }),
     concurrency: new Concurrency(settings, now),
     feed,
     now,
@@ -191,9 +271,16 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   // The consumers start after the server listens: joining a group whose last member was killed waits out
   // that member's session (30 s), and reads need not wait for it; both groups wait it out together.
   // No inbox on either consumer: queueing is idempotent by dial id, erasure by contact, the feed by change id.
-  const dialRequests = followLeads(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }), dialer, useCases.calls);
+  const dialRequests = followLeads(
+    new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }),
+    dialer,
+    useCases.calls,
+  );
   // Keyed by tenant, in order per key: one tenant's changes are written one after the other.
-  const feedWriter = followCallFeed(new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-feed'), log, publisher, concurrency: 16 }), feed);
+  const feedWriter = followCallFeed(
+    new EventSubscriber(kafka, { group: consumerGroup('telephony', 'call-feed'), log, publisher, concurrency: 16 }),
+    feed,
+  );
   // Left together: each leaves its group on its own, and one after the other they could outlast the pod's grace period.
   lifecycle.onStop('consumers', async () => void (await Promise.all([dialRequests.stop(), feedWriter.stop()])));
   dialRequests.start();

@@ -24,12 +24,20 @@ describe('the call feed (MongoDB)', () => {
   let now = new Date();
 
   beforeAll(async () => {
-    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_feed_${randomBytes(4).toString('hex')}` }).asPromise();
+    conn = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: `telephony_feed_${randomBytes(4).toString('hex')}` })
+      .asPromise();
     store = new CallFeedStore(conn);
     await ensureIndexes(conn);
     followerStore = new FeedFollowerStore(conn);
     waiters = new FeedWaiters();
-    feed = new CallFeed({ store, followers: new FeedFollowers({ store: followerStore, now: () => now }), waiters, now: () => now, log });
+    feed = new CallFeed({
+      store,
+      followers: new FeedFollowers({ store: followerStore, now: () => now }),
+      waiters,
+      now: () => now,
+      log,
+    });
   });
   afterAll(async () => {
     await conn.dropDatabase();
@@ -37,14 +45,28 @@ describe('the call feed (MongoDB)', () => {
   });
 
   const tenant = () => scopeOfRecord(`t-${randomUUID()}`, 'live');
-  const call = (id: string, extra: Partial<CallSnapshot> = {}): CallSnapshot => ({ id, direction: 'outbound', status: 'queued', toNumber: '+14155550123', campaignId: 'c1', ...extra });
-  const change = (id: string, kind: CallChangeKind = 'call.started', extra: Partial<CallSnapshot> = {}) => ({ id: `feed:${id}:${kind}`, change: kind, call: call(id, extra), at: new Date() });
+  const call = (id: string, extra: Partial<CallSnapshot> = {}): CallSnapshot => ({
+    id,
+    direction: 'outbound',
+    status: 'queued',
+    toNumber: '+14155550123',
+    campaignId: 'c1',
+    ...extra,
+  });
+  const change = (id: string, kind: CallChangeKind = 'call.started', extra: Partial<CallSnapshot> = {}) => ({
+    id: `feed:${id}:${kind}`,
+    change: kind,
+    call: call(id, extra),
+    at: new Date(),
+  });
 
   it('gives each tenant one order without gaps, whichever writer appends, and each change one place', async () => {
     const t = tenant();
     // Two replicas' writers (each with its own idea of the head) appending at once.
     const other = new CallFeedStore(conn);
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? store : other).append(t, change(`call_${i}`))));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? store : other).append(t, change(`call_${i}`))),
+    );
     expect(results.every(Boolean)).toBe(true);
     // A change delivered again is in the feed already: no new place.
     expect(await other.append(t, change('call_3'))).toBe(false);
@@ -67,11 +89,25 @@ describe('the call feed (MongoDB)', () => {
     expect(r.changes.map((e) => e.seq)).toEqual([1, 2, 3]);
     // Place 5 is written before place 4 is visible (a read overtaking a write): 4 and 5 wait.
     const entries = conn.collection('call_feed');
-    await entries.insertOne({ _id: 'feed:g5:call.started' as never, tenantId: t.tenantId, seq: 5, change: 'call.started', call: call('g5'), at: new Date() });
+    await entries.insertOne({
+      _id: 'feed:g5:call.started' as never,
+      tenantId: t.tenantId,
+      seq: 5,
+      change: 'call.started',
+      call: call('g5'),
+      at: new Date(),
+    });
     const waiting = await feed.read(t, r.cursor, {}, 100, 300);
     expect(waiting.changes).toEqual([]);
     expect(waiting.cursor).toBe(r.cursor);
-    await entries.insertOne({ _id: 'feed:g4:call.started' as never, tenantId: t.tenantId, seq: 4, change: 'call.started', call: call('g4'), at: new Date() });
+    await entries.insertOne({
+      _id: 'feed:g4:call.started' as never,
+      tenantId: t.tenantId,
+      seq: 4,
+      change: 'call.started',
+      call: call('g4'),
+      at: new Date(),
+    });
     expect((await feed.read(t, r.cursor, {}, 100, 0)).changes.map((e) => e.call.id)).toEqual(['g4', 'g5']);
   });
 
@@ -93,7 +129,9 @@ describe('the call feed (MongoDB)', () => {
     await feed.record(t, change('f2', 'call.started', { campaignId: 'c2' }));
     await feed.record(t, change('f3'));
     const from0 = formatCursor({ seq: 0, atMs: now.getTime() });
-    expect((await feed.read(t, from0, { direction: 'outbound', campaignId: 'c1' }, 100, 0)).changes.map((e) => e.call.id)).toEqual(['f3']);
+    expect(
+      (await feed.read(t, from0, { direction: 'outbound', campaignId: 'c1' }, 100, 0)).changes.map((e) => e.call.id),
+    ).toEqual(['f3']);
     const inbound = await feed.read(t, from0, { direction: 'inbound' }, 100, 0);
     expect(inbound.changes.map((e) => e.call.id)).toEqual(['f1']);
     expect(inbound.cursor.startsWith('3-')).toBe(true);
@@ -102,9 +140,19 @@ describe('the call feed (MongoDB)', () => {
   it('refuses a cursor it did not give, and resets one older than a day', async () => {
     const t = tenant();
     await feed.record(t, change('r1'));
-    for (const bad of ['x', '1', '1-', `9-${now.getTime().toString(36)}`, `1-${(now.getTime() + 3600_000).toString(36)}`]) {
+    for (const bad of [
+      'x',
+      '1',
+      '1-',
+      `9-${now.getTime().toString(36)}`,
+      `1-${(now.getTime() + 3600_000).toString(36)}`,
+    ]) {
       const err = await feed.read(t, bad, {}, 100, 0).catch((e: unknown) => e);
-      expect({ bad, reason: (err as DomainError).reasonCode, path: (err as DomainError).details?.[0]?.path }).toEqual({ bad, reason: 'validation_error', path: 'after' });
+      expect({ bad, reason: (err as DomainError).reasonCode, path: (err as DomainError).details?.[0]?.path }).toEqual({
+        bad,
+        reason: 'validation_error',
+        path: 'after',
+      });
     }
     const old = await feed.read(t, formatCursor({ seq: 0, atMs: now.getTime() - 25 * 3600_000 }), {}, 100, 0);
     expect({ reset: old.reset, cursor: old.cursor.split('-')[0] }).toEqual({ reset: true, cursor: '1' });
@@ -112,7 +160,10 @@ describe('the call feed (MongoDB)', () => {
 
   it("erases a deleted contact's numbers from its calls' changes, and prunes what is older than kept", async () => {
     const t = tenant();
-    await feed.record(t, change('e1', 'call.ended', { summary: 'talked about the appointment', fromNumber: '+14155550100' }));
+    await feed.record(
+      t,
+      change('e1', 'call.ended', { summary: 'talked about the appointment', fromNumber: '+14155550100' }),
+    );
     await store.erase(t, ['e1']);
     const [erased] = await store.after(t, 0, 10);
     expect(erased!.call).not.toHaveProperty('toNumber');
@@ -129,10 +180,23 @@ describe('the call feed (MongoDB)', () => {
   it("writes a tenant's changes only from its stream's first read, for a day and an hour after its last, whichever replica asks", async () => {
     const t = tenant();
     const added: string[] = [];
-    const outbox = { addOnce: async (records: { eventId: string }[]) => void added.push(...records.map((r) => r.eventId)) };
+    const outbox = {
+      addOnce: async (records: { eventId: string }[]) => void added.push(...records.map((r) => r.eventId)),
+    };
     // Another replica's writer: it learns of the follower from the store only.
-    const writer = callEvents(outbox as never, new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }));
-    const aCall = (id: string) => ({ id, tenantId: t.tenantId, direction: 'outbound', status: 'queued', startedAt: now, durationSeconds: 0 }) as unknown as Call;
+    const writer = callEvents(
+      outbox as never,
+      new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }),
+    );
+    const aCall = (id: string) =>
+      ({
+        id,
+        tenantId: t.tenantId,
+        direction: 'outbound',
+        status: 'queued',
+        startedAt: now,
+        durationSeconds: 0,
+      }) as unknown as Call;
     await writer.changed(aCall('n1'), 'call.started', now);
     expect(added).toEqual([]);
     // A stream opens (no cursor): the changes after it are written, by any replica.

@@ -17,7 +17,9 @@ describe('rollup recompute (MongoDB)', () => {
   const at = (minute: number) => new Date(bucket.getTime() + minute * 60_000 + 5_000);
 
   beforeAll(async () => {
-    conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_rollups_${randomBytes(4).toString('hex')}` }).asPromise();
+    conn = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: `telephony_rollups_${randomBytes(4).toString('hex')}` })
+      .asPromise();
     const calls = new CallStore(conn);
     rollups = new RollupStore(conn);
     await ensureIndexes(conn);
@@ -30,9 +32,21 @@ describe('rollup recompute (MongoDB)', () => {
 
   const tenant = () => scopeOfRecord(`t-${randomUUID()}`, 'live');
   const addCall = (tenantId: string, id: string, minute: number, creditsCharged: number) =>
-    conn.collection('calls').insertOne({ _id: id as never, tenantId, direction: 'outbound', status: 'completed', outcome: 'completed', durationSeconds: 60, creditsCharged, campaignId: 'k1', startedAt: at(minute) });
-  const charge = (id: string, creditsCharged: number) => conn.collection('calls').updateOne({ _id: id as never }, { $set: { creditsCharged } });
-  const credits = async (scope: ReturnType<typeof tenant>) => (await rollups.range(scope, bucket, new Date(bucket.getTime() + 900_000), 'outbound'))[0]?.totals.creditsCharged;
+    conn.collection('calls').insertOne({
+      _id: id as never,
+      tenantId,
+      direction: 'outbound',
+      status: 'completed',
+      outcome: 'completed',
+      durationSeconds: 60,
+      creditsCharged,
+      campaignId: 'k1',
+      startedAt: at(minute),
+    });
+  const charge = (id: string, creditsCharged: number) =>
+    conn.collection('calls').updateOne({ _id: id as never }, { $set: { creditsCharged } });
+  const credits = async (scope: ReturnType<typeof tenant>) =>
+    (await rollups.range(scope, bucket, new Date(bucket.getTime() + 900_000), 'outbound'))[0]?.totals.creditsCharged;
   const pass = async () => {
     while ((await recompute.runOnce()) > 0);
   };

@@ -1,5 +1,15 @@
+// Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, createKafka, requireTenant, type CallContext } from '@voiceapi/kit';
+import {
+  createLogger,
+  createPromiseClient,
+  DomainError,
+  eventRecord,
+  EventPublisher,
+  createKafka,
+  requireTenant,
+  type CallContext,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import mongoose from 'mongoose';
 import { startBilling } from '../../billing/src/main';
@@ -30,12 +40,24 @@ const SPEEDUP = 200;
 // Telephony in-process with real leads and billing services, against the harness's store and
 // Kafka, over real gRPC: dial requests from leads become simulated calls, held and charged by billing.
 /** What a call row carries until it is settled: live, no hold failure, not billed, nothing recorded yet. */
-const UNSETTLED = { sandbox: false, holdFailed: false, billingStatus: 'pending', hasTranscript: false, hasAnalysis: false, hasRecording: false } as const;
+const UNSETTLED = {
+  sandbox: false,
+  holdFailed: false,
+  billingStatus: 'pending',
+  hasTranscript: false,
+  hasAnalysis: false,
+  hasRecording: false,
+} as const;
 
 describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', () => {
   const suffix = randomBytes(4).toString('hex');
   const log = createLogger('telephony-test', 'silent');
-  const base = { MONGO_URL: process.env.MONGO_URL, KAFKA_BROKERS: process.env.KAFKA_BROKERS, GRPC_PORT: '0', LOG_LEVEL: 'silent' };
+  const base = {
+    MONGO_URL: process.env.MONGO_URL,
+    KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+    GRPC_PORT: '0',
+    LOG_LEVEL: 'silent',
+  };
   let billing: Awaited<ReturnType<typeof startBilling>>;
   let leads: Awaited<ReturnType<typeof startLeads>>;
   let svc: Awaited<ReturnType<typeof startTelephony>>;
@@ -55,11 +77,21 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
   const lead = async (ctx: CallContext, campaignId: string, phone: string) =>
     (
       await lc.ingestLead(
-        { campaignId, lead: { phone, channels: ['call'], consent: { outboundCall: true, capturedAt: new Date(Date.now() - 3_600_000), source: 'web form' }, templateVariables: {}, whatsappParams: {} } },
+        {
+          campaignId,
+          lead: {
+            phone,
+            channels: ['call'],
+            consent: { outboundCall: true, capturedAt: new Date(Date.now() - 3_600_000), source: 'web form' },
+            templateVariables: {},
+            whatsappParams: {},
+          },
+        },
         ctx,
       )
     ).contact!;
-  const callsOf = async (ctx: CallContext, contactId: string) => (await tel.listContactCalls({ contactId, page: { page: 1, limit: 100 } }, ctx)).calls;
+  const callsOf = async (ctx: CallContext, contactId: string) =>
+    (await tel.listContactCalls({ contactId, page: { page: 1, limit: 100 } }, ctx)).calls;
   /** The contact's call once billing has said how it was billed. */
   const billedCall = (ctx: CallContext, contactId: string) =>
     eventually(`the billed call of ${contactId}`, async () => {
@@ -74,8 +106,15 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
   };
 
   beforeAll(async () => {
-    billing = await startBilling({ ...base, MONGO_DB: `billing_tit_${suffix}`, INSTANCE_ID: `billing-tit-${suffix}`, SWEEP_INTERVAL_MS: '1000' });
-    bc = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${billing.port}`, { timeoutMs: 20_000 });
+    billing = await startBilling({
+      ...base,
+      MONGO_DB: `billing_tit_${suffix}`,
+      INSTANCE_ID: `billing-tit-${suffix}`,
+      SWEEP_INTERVAL_MS: '1000',
+    });
+    bc = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${billing.port}`, {
+      timeoutMs: 20_000,
+    });
     leads = await startLeads({
       ...base,
       MONGO_DB: `leads_tit_${suffix}`,
@@ -97,7 +136,9 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       ROLLUP_INTERVAL_MS: '100',
       RECOVERY_INTERVAL_MS: '500',
     });
-    tel = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, `127.0.0.1:${svc.port}`, { timeoutMs: 20_000 });
+    tel = createPromiseClient(voiceapi.telephony.v1.TelephonyServiceService, `127.0.0.1:${svc.port}`, {
+      timeoutMs: 20_000,
+    });
     conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `telephony_tit_${suffix}` }).asPromise();
   });
   afterAll(async () => {
@@ -133,7 +174,12 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(call.callSid).toMatch(/^SIM/);
     expect(call.balanceAfter).toBe(998);
     expect(await balance(a)).toMatchObject({ balance: 998, held: 0, available: 998 });
-    const rows = (await bc.listTransactions({ page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions;
+    const rows = (
+      await bc.listTransactions(
+        { page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION },
+        a,
+      )
+    ).transactions;
     expect(rows).toEqual([expect.objectContaining({ amount: -2, callId: call.id, balanceAfter: 998 })]);
     // The contact followed the call to its end (from the call's end event, which the charge no longer waits behind).
     const followed = await eventually('the contact completed', async () => {
@@ -146,7 +192,9 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(one.transcript.length).toBeGreaterThan(1);
     expect(one.analysis).toMatchObject({ sentiment: 'positive', optOut: false });
     expect((await rejection(tel.getCall({ callId: call.id }, tenant()))).reasonCode).toBe('not_found');
-    expect((await rejection(tel.getCall({ callId: call.id, contactId: 'someone-else' }, a))).reasonCode).toBe('not_found');
+    expect((await rejection(tel.getCall({ callId: call.id, contactId: 'someone-else' }, a))).reasonCode).toBe(
+      'not_found',
+    );
     expect((await tel.listCalls({ page: { page: 1, limit: 25 } }, tenant())).calls).toEqual([]);
     // The call document holds no audio: it is in the recordings store.
     const raw = await conn.collection('calls').findOne({ _id: call.id as never });
@@ -177,7 +225,9 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     // The opted-out number is on the tenant's list now: a new lead to it is refused.
     const optedOut = (await lc.getContact({ id: contacts[4]!.id }, a)).contact!.phone;
     expect((await rejection(lead(a, camp, optedOut))).reasonCode).toBe('do_not_call');
-    expect((await tel.getCall({ callId: (await callsOf(a, contacts[4]!.id))[0]!.id }, a)).analysis).toMatchObject({ optOut: true });
+    expect((await tel.getCall({ callId: (await callsOf(a, contacts[4]!.id))[0]!.id }, a)).analysis).toMatchObject({
+      optOut: true,
+    });
   });
 
   it('never has more calls in progress than the tenant’s package, and dials every request once', async () => {
@@ -205,7 +255,9 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
   });
 
   it('takes several lines in one write, never above the package, whatever another replica knew', async () => {
-    const own = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `lines_${randomBytes(4).toString('hex')}` }).asPromise();
+    const own = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: `lines_${randomBytes(4).toString('hex')}` })
+      .asPromise();
     try {
       const lines = new LineStore(own);
       const scope = requireTenant({ tenantId: 't-lines', keyMode: 'live' });
@@ -225,7 +277,9 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
   });
 
   it('moves calls asked at once in shared writes: of racing moves of one call exactly one moves it, and each caller knows whether it did', async () => {
-    const own = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: `calls_${randomBytes(4).toString('hex')}` }).asPromise();
+    const own = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName: `calls_${randomBytes(4).toString('hex')}` })
+      .asPromise();
     try {
       const calls = new CallStore(own);
       const scope = requireTenant({ tenantId: 't-moves', keyMode: 'live' });
@@ -245,14 +299,28 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
         ...UNSETTLED,
       });
       const ids = Array.from({ length: 20 }, (_, i) => `call-${i}`);
-      expect(await Promise.all([...ids.map((id) => calls.create(scope, row(id))), calls.create(scope, row('call-0'))])).toEqual([...ids.map(() => true), false]);
+      expect(
+        await Promise.all([...ids.map((id) => calls.create(scope, row(id))), calls.create(scope, row('call-0'))]),
+      ).toEqual([...ids.map(() => true), false]);
       // Two tries ring each call at once: one moves it, the other is told it did not.
       const rung = await Promise.all(ids.flatMap((id) => [calls.setRinging(id), calls.setRinging(id)]));
-      for (let i = 0; i < ids.length; i++) expect([rung[2 * i], rung[2 * i + 1]].filter((c) => c?.status === 'ringing')).toHaveLength(1);
-      const end = { status: 'completed' as const, outcome: 'completed' as const, endedAt: new Date(), durationSeconds: 30, hasTranscript: false, hasAnalysis: false, hasRecording: false };
+      for (let i = 0; i < ids.length; i++)
+        expect([rung[2 * i], rung[2 * i + 1]].filter((c) => c?.status === 'ringing')).toHaveLength(1);
+      const end = {
+        status: 'completed' as const,
+        outcome: 'completed' as const,
+        endedAt: new Date(),
+        durationSeconds: 30,
+        hasTranscript: false,
+        hasAnalysis: false,
+        hasRecording: false,
+      };
       // The runner and a recovery end the same call at once: one ending is written.
-      const ended = await Promise.all(ids.flatMap((id) => [calls.finish(id, end), calls.finish(id, { ...end, durationSeconds: 99 })]));
-      for (let i = 0; i < ids.length; i++) expect([ended[2 * i], ended[2 * i + 1]].filter((c) => c !== null)).toHaveLength(1);
+      const ended = await Promise.all(
+        ids.flatMap((id) => [calls.finish(id, end), calls.finish(id, { ...end, durationSeconds: 99 })]),
+      );
+      for (let i = 0; i < ids.length; i++)
+        expect([ended[2 * i], ended[2 * i + 1]].filter((c) => c !== null)).toHaveLength(1);
       for (const id of ids) expect((await calls.byId(id))?.status).toBe('completed');
       // A move from a state the call has left is refused.
       expect(await calls.setAnswered('call-1', new Date(), 'sid', false)).toBeNull();
@@ -272,13 +340,35 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     const kafka = createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'telephony-it', log });
     const publisher = new EventPublisher(kafka);
     await publisher.connect();
-    const dialRequested = { dialId: `${contact.id}:1`, tenantId: a.tenantId!, contactId: contact.id, campaignId: camp, phone: contact.phone, maxCallSeconds: 600, attempt: 1 };
-    await publisher.send([eventRecord(voiceapi.events.v1.LeadsEvent, contact.id, { occurTime: new Date(), event: { $case: 'dialRequested', dialRequested } }, `dial:${dialRequested.dialId}`)]);
+    const dialRequested = {
+      dialId: `${contact.id}:1`,
+      tenantId: a.tenantId!,
+      contactId: contact.id,
+      campaignId: camp,
+      phone: contact.phone,
+      maxCallSeconds: 600,
+      attempt: 1,
+    };
+    await publisher.send([
+      eventRecord(
+        voiceapi.events.v1.LeadsEvent,
+        contact.id,
+        { occurTime: new Date(), event: { $case: 'dialRequested', dialRequested } },
+        `dial:${dialRequested.dialId}`,
+      ),
+    ]);
     await publisher.disconnect();
     await sleep(1_500);
     const calls = await callsOf(a, contact.id);
     expect(calls.map((c) => c.id)).toEqual([first.id]);
-    expect((await bc.listTransactions({ page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions).toHaveLength(1);
+    expect(
+      (
+        await bc.listTransactions(
+          { page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION },
+          a,
+        )
+      ).transactions,
+    ).toHaveLength(1);
   });
 
   it('fails a dial whose hold the wallet cannot cover, without dialling it', async () => {
@@ -290,7 +380,13 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     const calls = await Promise.all(contacts.map((c) => billedCall(a, c.id)));
     const refused = calls.filter((c) => c.endReason === 'insufficient_credits');
     expect(refused).toHaveLength(1);
-    expect(refused[0]).toMatchObject({ status: 'failed', outcome: 'failed', durationSeconds: 0, billingStatus: 'skipped', hasRecording: false });
+    expect(refused[0]).toMatchObject({
+      status: 'failed',
+      outcome: 'failed',
+      durationSeconds: 0,
+      billingStatus: 'skipped',
+      hasRecording: false,
+    });
     expect(refused[0]!.callSid).toBeUndefined();
     const failedContact = contacts.find((c) => c.id === refused[0]!.contactId)!;
     expect(
@@ -308,27 +404,55 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     const number = phone('7000');
     const assigned = await tel.assignNumber({ phoneNumber: number, countryIso: 'US' }, a);
     expect(assigned.number).toMatchObject({ phoneNumber: number, status: 'active', monthlyCredits: 0 });
-    const { callId } = await tel.simulateInboundCall({ toNumber: number, fromNumber: '+14155559999', durationSeconds: 75 }, a);
+    const { callId } = await tel.simulateInboundCall(
+      { toNumber: number, fromNumber: '+14155559999', durationSeconds: 75 },
+      a,
+    );
     const call = await eventually('the inbound call billed', async () => {
       const c = (await tel.getCall({ callId }, a)).call!;
       return c.billingStatus !== 'pending' ? c : undefined;
     });
-    expect(call).toMatchObject({ direction: 'inbound', status: 'completed', durationSeconds: 75, fromNumber: '+14155559999', toNumber: number, billingStatus: 'charged', creditsCharged: 2 });
+    expect(call).toMatchObject({
+      direction: 'inbound',
+      status: 'completed',
+      durationSeconds: 75,
+      fromNumber: '+14155559999',
+      toNumber: number,
+      billingStatus: 'charged',
+      creditsCharged: 2,
+    });
     expect(call.agentId).toBeUndefined();
     expect(await balance(a)).toMatchObject({ balance: 98, held: 0 });
     // Only to the tenant's own numbers, and only sensible durations.
-    expect((await rejection(tel.simulateInboundCall({ toNumber: number, fromNumber: '+14155559999' }, tenant()))).reasonCode).toBe('not_found');
-    for (const d of [-1, 86_400]) expect((await rejection(tel.simulateInboundCall({ toNumber: number, fromNumber: '+14155559999', durationSeconds: d }, a))).reasonCode).toBe('validation_error');
+    expect(
+      (await rejection(tel.simulateInboundCall({ toNumber: number, fromNumber: '+14155559999' }, tenant()))).reasonCode,
+    ).toBe('not_found');
+    for (const d of [-1, 86_400])
+      expect(
+        (
+          await rejection(
+            tel.simulateInboundCall({ toNumber: number, fromNumber: '+14155559999', durationSeconds: d }, a),
+          )
+        ).reasonCode,
+      ).toBe('validation_error');
     // A wallet that cannot hold still answers; the call is billed failed, with no ledger row.
     const poor = tenant();
     const poorNumber = phone('7001');
     await tel.assignNumber({ phoneNumber: poorNumber, countryIso: 'US' }, poor);
-    const { callId: unpaid } = await tel.simulateInboundCall({ toNumber: poorNumber, fromNumber: '+14155559998', durationSeconds: 30 }, poor);
+    const { callId: unpaid } = await tel.simulateInboundCall(
+      { toNumber: poorNumber, fromNumber: '+14155559998', durationSeconds: 30 },
+      poor,
+    );
     const failed = await eventually('the unpaid call billed', async () => {
       const c = (await tel.getCall({ callId: unpaid }, poor)).call!;
       return c.billingStatus !== 'pending' ? c : undefined;
     });
-    expect(failed).toMatchObject({ status: 'completed', durationSeconds: 30, billingStatus: 'failed', creditsError: 'insufficient_credits' });
+    expect(failed).toMatchObject({
+      status: 'completed',
+      durationSeconds: 30,
+      billingStatus: 'failed',
+      creditsError: 'insufficient_credits',
+    });
   });
 
   it('signs recording links that work until they expire and fail when altered', async () => {
@@ -346,11 +470,28 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(audio.data.length).toBe(audio.sizeBytes);
     expect(Buffer.from(audio.data).toString('ascii', 0, 4)).toBe('RIFF');
     const flipped = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA');
-    for (const bad of [flipped, token.slice(0, 20), `${token}x`, new RecordingTokens('y'.repeat(32)).sign({ tenantId: a.tenantId!, callId: call.id, expiresAt: new Date(Date.now() + 60_000) })]) {
-      expect((await rejection(tel.openRecording({ token: bad, offset: 0 }, {}))).reasonCode).toBe('recording_link_invalid');
+    for (const bad of [
+      flipped,
+      token.slice(0, 20),
+      `${token}x`,
+      new RecordingTokens('y'.repeat(32)).sign({
+        tenantId: a.tenantId!,
+        callId: call.id,
+        expiresAt: new Date(Date.now() + 60_000),
+      }),
+    ]) {
+      expect((await rejection(tel.openRecording({ token: bad, offset: 0 }, {}))).reasonCode).toBe(
+        'recording_link_invalid',
+      );
     }
-    const expired = new RecordingTokens(SECRET).sign({ tenantId: a.tenantId!, callId: call.id, expiresAt: new Date(Date.now() - 1_000) });
-    expect((await rejection(tel.openRecording({ token: expired, offset: 0 }, {}))).reasonCode).toBe('recording_link_expired');
+    const expired = new RecordingTokens(SECRET).sign({
+      tenantId: a.tenantId!,
+      callId: call.id,
+      expiresAt: new Date(Date.now() - 1_000),
+    });
+    expect((await rejection(tel.openRecording({ token: expired, offset: 0 }, {}))).reasonCode).toBe(
+      'recording_link_expired',
+    );
     // Another tenant cannot get a link to it; a call without audio has none.
     expect((await rejection(tel.createRecordingLink({ callId: call.id }, tenant()))).reasonCode).toBe('not_found');
   });
@@ -363,7 +504,8 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     const k2 = await lead(a, c2, phone('0001'));
     await billedCall(a, k1.id);
     await billedCall(a, k2.id);
-    const list = (q: Partial<voiceapi.telephony.v1.ListCallsRequest>) => tel.listCalls({ page: { page: 1, limit: 25 }, ...q }, a);
+    const list = (q: Partial<voiceapi.telephony.v1.ListCallsRequest>) =>
+      tel.listCalls({ page: { page: 1, limit: 25 }, ...q }, a);
     expect((await list({})).calls).toHaveLength(2);
     expect((await list({})).page).toMatchObject({ total: 2, hasMore: false });
     expect((await list({ campaignId: c1 })).calls.map((c) => c.contactId)).toEqual([k1.id]);
@@ -374,7 +516,11 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     const paged = await tel.listCalls({ page: { page: 1, limit: 1 } }, a);
     expect(paged.calls).toHaveLength(1);
     expect(paged.page).toMatchObject({ total: 2, hasMore: true });
-    for (const bad of [{ direction: 'sideways' }, { status: 'weird' }, { startedAfter: new Date(), startedBefore: new Date(Date.now() - 1_000) }]) {
+    for (const bad of [
+      { direction: 'sideways' },
+      { status: 'weird' },
+      { startedAfter: new Date(), startedBefore: new Date(Date.now() - 1_000) },
+    ]) {
       expect((await rejection(list(bad))).reasonCode).toBe('validation_error');
     }
   });
@@ -383,57 +529,102 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     const a = tenant();
     await fund(a);
     const camp = await campaign(a);
-    const ks = [await lead(a, camp, phone('0000')), await lead(a, camp, phone('0004')), await lead(a, camp, phone('0002'))];
+    const ks = [
+      await lead(a, camp, phone('0000')),
+      await lead(a, camp, phone('0004')),
+      await lead(a, camp, phone('0002')),
+    ];
     for (const k of ks) await billedCall(a, k.id);
     const query = (groupBy: string, extra: Partial<voiceapi.telephony.v1.CallAnalyticsRequest> = {}) =>
-      tel.callAnalytics({ groupBy, from: new Date(Date.now() - 86_400_000), to: new Date(Date.now() + 60_000), ...extra }, a);
+      tel.callAnalytics(
+        { groupBy, from: new Date(Date.now() - 86_400_000), to: new Date(Date.now() + 60_000), ...extra },
+        a,
+      );
     const byCampaign = await eventually('the rollups caught up', async () => {
       const r = await query('campaign');
       return r.buckets[0]?.calls === 3 && r.buckets[0].creditsCharged === 4 ? r : undefined;
     });
-    expect(byCampaign.buckets).toEqual([{ key: camp, calls: 3, completed: 1, durationSeconds: 62, avgDurationSeconds: 20.67, creditsCharged: 4 }]);
+    expect(byCampaign.buckets).toEqual([
+      { key: camp, calls: 3, completed: 1, durationSeconds: 62, avgDurationSeconds: 20.67, creditsCharged: 4 },
+    ]);
     const days = (await query('day', { timeZone: 'Pacific/Kiritimati' })).buckets;
     expect(days.reduce((n, b) => n + b.calls, 0)).toBe(3);
     expect(days.every((b) => /^\d{4}-\d{2}-\d{2}$/.test(b.key!))).toBe(true);
     expect((await query('agent')).buckets).toEqual([expect.objectContaining({ calls: 3 })]);
     expect((await query('day', { direction: 'inbound' })).buckets).toEqual([]);
-    for (const bad of [{ groupBy: 'week' }, { groupBy: 'day', timeZone: 'Mars/Olympus' }, { groupBy: 'day', direction: 'up' }, { groupBy: 'day', from: new Date(), to: new Date(Date.now() - 1) }]) {
-      expect((await rejection(tel.callAnalytics({ from: new Date(Date.now() - 1_000), to: new Date(), ...bad }, a))).reasonCode).toBe('validation_error');
+    for (const bad of [
+      { groupBy: 'week' },
+      { groupBy: 'day', timeZone: 'Mars/Olympus' },
+      { groupBy: 'day', direction: 'up' },
+      { groupBy: 'day', from: new Date(), to: new Date(Date.now() - 1) },
+    ]) {
+      expect(
+        (await rejection(tel.callAnalytics({ from: new Date(Date.now() - 1_000), to: new Date(), ...bad }, a)))
+          .reasonCode,
+      ).toBe('validation_error');
     }
   });
 
   it('sells a pool number once, debiting its monthly credits; sandbox changes nothing', async () => {
     const number = phone('8000');
-    expect((await tel.addPoolNumber({ phoneNumber: number, countryIso: 'US', monthlyCredits: 15 }, {})).number).toMatchObject({ phoneNumber: number, status: 'available' });
-    expect((await rejection(tel.addPoolNumber({ phoneNumber: 'not-a-number', countryIso: 'US', monthlyCredits: 15 }, {}))).reasonCode).toBe('validation_error');
+    expect(
+      (await tel.addPoolNumber({ phoneNumber: number, countryIso: 'US', monthlyCredits: 15 }, {})).number,
+    ).toMatchObject({ phoneNumber: number, status: 'available' });
+    expect(
+      (await rejection(tel.addPoolNumber({ phoneNumber: 'not-a-number', countryIso: 'US', monthlyCredits: 15 }, {})))
+        .reasonCode,
+    ).toBe('validation_error');
     const [a, b, poor] = [tenant(), tenant(), tenant()];
     await fund(a, 100);
     await fund(b, 100);
     await fund(poor, 10);
     const digits = number.slice(-7);
-    expect((await tel.listAvailableNumbers({ countryIso: 'US', contains: digits, limit: 10 }, a)).numbers.map((n) => n.phoneNumber)).toEqual([number]);
-    expect((await rejection(tel.listAvailableNumbers({ contains: '12a', limit: 10 }, a))).reasonCode).toBe('validation_error');
+    expect(
+      (await tel.listAvailableNumbers({ countryIso: 'US', contains: digits, limit: 10 }, a)).numbers.map(
+        (n) => n.phoneNumber,
+      ),
+    ).toEqual([number]);
+    expect((await rejection(tel.listAvailableNumbers({ contains: '12a', limit: 10 }, a))).reasonCode).toBe(
+      'validation_error',
+    );
     // Sandbox: accepted, nothing changes.
-    expect((await tel.purchaseNumber({ phoneNumber: number }, { ...a, keyMode: 'sandbox' })).status).toBe('sandbox_accepted');
+    expect((await tel.purchaseNumber({ phoneNumber: number }, { ...a, keyMode: 'sandbox' })).status).toBe(
+      'sandbox_accepted',
+    );
     // The poor tenant cannot pay: 402-worthy, and the number stays for sale.
-    expect((await rejection(tel.purchaseNumber({ phoneNumber: number }, poor))).reasonCode).toBe('insufficient_credits');
+    expect((await rejection(tel.purchaseNumber({ phoneNumber: number }, poor))).reasonCode).toBe(
+      'insufficient_credits',
+    );
     // Two tenants at the same instant: exactly one gets it.
-    const results = await Promise.allSettled([tel.purchaseNumber({ phoneNumber: number }, a), tel.purchaseNumber({ phoneNumber: number }, b)]);
+    const results = await Promise.allSettled([
+      tel.purchaseNumber({ phoneNumber: number }, a),
+      tel.purchaseNumber({ phoneNumber: number }, b),
+    ]);
     const won = results.filter((r) => r.status === 'fulfilled');
     expect(won).toHaveLength(1);
     const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect((lost.reason as DomainError).reasonCode).toBe('number_already_owned');
     const winner = results[0].status === 'fulfilled' ? a : b;
     const loser = winner === a ? b : a;
-    expect((won[0] as PromiseFulfilledResult<voiceapi.telephony.v1.PurchaseNumberResponse>).value).toMatchObject({ status: 'purchased', creditsCharged: 15, balanceAfter: 85 });
+    expect((won[0] as PromiseFulfilledResult<voiceapi.telephony.v1.PurchaseNumberResponse>).value).toMatchObject({
+      status: 'purchased',
+      creditsCharged: 15,
+      balanceAfter: 85,
+    });
     expect(await balance(winner)).toMatchObject({ balance: 85 });
     expect(await balance(loser)).toMatchObject({ balance: 100 });
-    expect((await tel.listNumbers({ page: { page: 1, limit: 25 } }, winner)).numbers.map((n) => n.phoneNumber)).toEqual([number]);
+    expect((await tel.listNumbers({ page: { page: 1, limit: 25 } }, winner)).numbers.map((n) => n.phoneNumber)).toEqual(
+      [number],
+    );
     expect((await tel.listNumbers({ page: { page: 1, limit: 25 } }, loser)).numbers).toEqual([]);
     expect((await tel.listAvailableNumbers({ contains: digits, limit: 10 }, a)).numbers).toEqual([]);
     // Bought again, or never offered.
-    expect((await rejection(tel.purchaseNumber({ phoneNumber: number }, winner))).reasonCode).toBe('number_already_owned');
-    expect((await rejection(tel.purchaseNumber({ phoneNumber: phone('8001') }, a))).reasonCode).toBe('number_not_found');
+    expect((await rejection(tel.purchaseNumber({ phoneNumber: number }, winner))).reasonCode).toBe(
+      'number_already_owned',
+    );
+    expect((await rejection(tel.purchaseNumber({ phoneNumber: phone('8001') }, a))).reasonCode).toBe(
+      'number_not_found',
+    );
     expect((await tel.getOwnedNumber({ phoneNumber: number }, winner)).number!.phoneNumber).toBe(number);
     expect((await rejection(tel.getOwnedNumber({ phoneNumber: number }, loser))).reasonCode).toBe('not_found');
   });
@@ -459,26 +650,41 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
         maxCallSeconds: 600,
         ...UNSETTLED,
       });
-      await conn.collection('lines').insertOne({ _id: `${a.tenantId}:${callId}` as never, tenantId: a.tenantId, callId, takenAt: startedAt });
+      await conn
+        .collection('lines')
+        .insertOne({ _id: `${a.tenantId}:${callId}` as never, tenantId: a.tenantId, callId, takenAt: startedAt });
       return callId;
     };
     const dialId = `${randomBytes(12).toString('hex')}:1`;
-    await conn
-      .collection('dial_queue')
-      .insertOne({ _id: dialId as never, tenantId: a.tenantId, contactId: 'c1', campaignId: 'k1', phone: '+14155557100', maxCallSeconds: 600, queuedAt: new Date(), notBefore: new Date(Date.now() + 3_600_000) });
+    await conn.collection('dial_queue').insertOne({
+      _id: dialId as never,
+      tenantId: a.tenantId,
+      contactId: 'c1',
+      campaignId: 'k1',
+      phone: '+14155557100',
+      maxCallSeconds: 600,
+      queuedAt: new Date(),
+      notBefore: new Date(Date.now() + 3_600_000),
+    });
     const young = await queuedCall(`${randomBytes(12).toString('hex')}:1`, 2_000);
     const waiting = await queuedCall(dialId, 20_000);
     const dropped = await queuedCall(`${randomBytes(12).toString('hex')}:1`, 20_000);
     // The one whose dial waits gets its line back (the dispatcher dials it again under the same row);
     // a young one may still be set up by its replica; one whose dial is gone is left until it is stale.
     expect(await svc.recovery.runOnce()).toEqual({ finished: 0, freed: 1 });
-    const lines = async () => (await conn.collection('lines').find({ tenantId: a.tenantId }).toArray()).map((l) => l.callId as string).sort();
+    const lines = async () =>
+      (await conn.collection('lines').find({ tenantId: a.tenantId }).toArray()).map((l) => l.callId as string).sort();
     expect(await lines()).toEqual([young, dropped].sort());
     expect((await conn.collection('calls').findOne({ _id: waiting as never }))?.status).toBe('queued');
     // Two minutes on, the row whose dial is gone is ended: nobody will dial it.
-    await conn.collection('calls').updateOne({ _id: dropped as never }, { $set: { startedAt: new Date(Date.now() - 130_000) } });
+    await conn
+      .collection('calls')
+      .updateOne({ _id: dropped as never }, { $set: { startedAt: new Date(Date.now() - 130_000) } });
     expect(await svc.recovery.runOnce()).toEqual({ finished: 1, freed: 0 });
-    expect(await conn.collection('calls').findOne({ _id: dropped as never })).toMatchObject({ status: 'failed', endReason: 'not_recovered' });
+    expect(await conn.collection('calls').findOne({ _id: dropped as never })).toMatchObject({
+      status: 'failed',
+      endReason: 'not_recovered',
+    });
     await conn.collection('dial_queue').deleteOne({ _id: dialId as never });
   });
 
@@ -502,19 +708,37 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       talkSeconds: 60,
       ...UNSETTLED,
     });
-    await conn.collection('lines').insertOne({ _id: `${a.tenantId}:0` as never, tenantId: a.tenantId, callId, takenAt: startedAt });
-    await conn.collection('lines').insertOne({ _id: `${a.tenantId}:1` as never, tenantId: a.tenantId, callId: 'call_never_written', takenAt: startedAt });
+    await conn
+      .collection('lines')
+      .insertOne({ _id: `${a.tenantId}:0` as never, tenantId: a.tenantId, callId, takenAt: startedAt });
+    await conn.collection('lines').insertOne({
+      _id: `${a.tenantId}:1` as never,
+      tenantId: a.tenantId,
+      callId: 'call_never_written',
+      takenAt: startedAt,
+    });
     expect(await svc.recovery.runOnce()).toEqual({ finished: 1, freed: 1 });
     expect(await conn.collection('lines').countDocuments({ tenantId: a.tenantId })).toBe(0);
     const call = await eventually('the recovered call billed', async () => {
       const c = (await tel.getCall({ callId }, a)).call!;
       return c.billingStatus !== 'pending' ? c : undefined;
     });
-    expect(call).toMatchObject({ status: 'completed', durationSeconds: 60, billingStatus: 'charged', creditsCharged: 1, hasRecording: true });
+    expect(call).toMatchObject({
+      status: 'completed',
+      durationSeconds: 60,
+      billingStatus: 'charged',
+      creditsCharged: 1,
+      hasRecording: true,
+    });
     // A second pass (or a late owner) changes nothing: one charge.
     expect(await svc.recovery.runOnce()).toEqual({ finished: 0, freed: 0 });
     await sleep(500);
-    const rows = (await bc.listTransactions({ page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION }, a)).transactions;
+    const rows = (
+      await bc.listTransactions(
+        { page: { page: 1, limit: 10 }, type: voiceapi.billing.v1.TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION },
+        a,
+      )
+    ).transactions;
     expect(rows).toHaveLength(1);
   });
 });

@@ -1,4 +1,17 @@
-import { consumerGroup, ensureIndexes, EventSubscriber, Lease, openService, OutboundClient, OutboundFailed, OutboundRefused, runAsMain, SecretBox, serveGrpc, startEvents } from '@voiceapi/kit';
+import {
+  consumerGroup,
+  ensureIndexes,
+  EventSubscriber,
+  Lease,
+  openService,
+  OutboundClient,
+  OutboundFailed,
+  OutboundRefused,
+  runAsMain,
+  SecretBox,
+  serveGrpc,
+  startEvents,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
 import { deliverDomainEvents } from './events/consume';
@@ -20,7 +33,9 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 export async function startWebhooks(env: Record<string, string | undefined> = process.env) {
   const cfg = readConfig(env);
   // Signing secrets and the signatures made with them never reach a log line.
-  const svc = await openService('webhooks', cfg, { redact: ['secret', '*.secret', 'headers["webhook-signature"]', '*.headers["webhook-signature"]'] });
+  const svc = await openService('webhooks', cfg, {
+    redact: ['secret', '*.secret', 'headers["webhook-signature"]', '*.headers["webhook-signature"]'],
+  });
   const { log, lifecycle, conn } = svc;
   const now = () => new Date();
 
@@ -38,8 +53,18 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
     async post(url, headers, body, timeoutMs) {
       try {
         // A redirect is an answer (a failure to retry), never followed; a long answer is cut, not an error.
-        const res = await outbound.send(url, { method: 'POST', headers, body, timeoutMs, redirects: 'return', oversize: 'truncate' });
-        return { statusCode: res.status, ...(res.headers['retry-after'] !== undefined && { retryAfter: res.headers['retry-after'] }) };
+        const res = await outbound.send(url, {
+          method: 'POST',
+          headers,
+          body,
+          timeoutMs,
+          redirects: 'return',
+          oversize: 'truncate',
+        });
+        return {
+          statusCode: res.status,
+          ...(res.headers['retry-after'] !== undefined && { retryAfter: res.headers['retry-after'] }),
+        };
       } catch (err) {
         if (err instanceof OutboundRefused) return { error: 'refused' };
         if (err instanceof OutboundFailed) return { error: err.reason };
@@ -49,8 +74,20 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   };
 
   // A key ring: the current key seals, earlier ones (while a rotation is under way) still open.
-  const secretBox = new SecretBox([cfg.WEBHOOK_SECRETS_KEY, ...cfg.WEBHOOK_SECRETS_PREVIOUS_KEYS], 'webhooks.signing-secret');
-  const operator = new Endpoints({ endpoints, deliveries, queue, secrets: secretBox, checkUrl: (url) => outbound.checkUrl(url), rotationOverlapMs: cfg.WEBHOOK_ROTATION_OVERLAP, settleMs: ENDPOINT_CACHE_MS + 100, now });
+  const secretBox = new SecretBox(
+    [cfg.WEBHOOK_SECRETS_KEY, ...cfg.WEBHOOK_SECRETS_PREVIOUS_KEYS],
+    'webhooks.signing-secret',
+  );
+  const operator = new Endpoints({
+    endpoints,
+    deliveries,
+    queue,
+    secrets: secretBox,
+    checkUrl: (url) => outbound.checkUrl(url),
+    rotationOverlapMs: cfg.WEBHOOK_ROTATION_OVERLAP,
+    settleMs: ENDPOINT_CACHE_MS + 100,
+    now,
+  });
   const attempts = new DeliveryAttempts({
     deliveries,
     messages,
@@ -83,16 +120,50 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
 
   // Webhooks only reads; it creates the streams it reads (idempotent, same settings as their
   // owners) so it can start before billing, leads or agents. Its producer sends dead letters.
-  const { BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent } = voiceapi.events.v1;
+  const {
+    BillingEvent,
+    BillingCallEvent,
+    BillingUsageEvent,
+    LeadsEvent,
+    LeadsContactEvent,
+    AgentsEvent,
+    TelephonyCallEvent,
+  } = voiceapi.events.v1;
   const { kafka, publisher } = await startEvents({
     service: 'webhooks',
     settings: cfg,
-    streams: [BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent],
+    streams: [
+      BillingEvent,
+      BillingCallEvent,
+      BillingUsageEvent,
+      LeadsEvent,
+      LeadsContactEvent,
+      AgentsEvent,
+      TelephonyCallEvent,
+    ],
     log,
     lifecycle,
   });
-  const fanOut = new FanOut({ endpoints, messages, deliveries, queue, owner: cfg.INSTANCE_ID, dispatch: (item) => dispatcher.enqueue(item), log, now });
-  const consumer = deliverDomainEvents(new EventSubscriber(kafka, { group: consumerGroup('webhooks', 'fan-out'), log, publisher, concurrency: cfg.WEBHOOK_FANOUT_CONCURRENCY, keyOrder: false }), fanOut);
+  const fanOut = new FanOut({
+    endpoints,
+    messages,
+    deliveries,
+    queue,
+    owner: cfg.INSTANCE_ID,
+    dispatch: (item) => dispatcher.enqueue(item),
+    log,
+    now,
+  });
+  const consumer = deliverDomainEvents(
+    new EventSubscriber(kafka, {
+      group: consumerGroup('webhooks', 'fan-out'),
+      log,
+      publisher,
+      concurrency: cfg.WEBHOOK_FANOUT_CONCURRENCY,
+      keyOrder: false,
+    }),
+    fanOut,
+  );
   consumer.start();
   // Stopped before the dispatcher (lifecycle hooks run in reverse): no new deliveries while it hands back what it holds.
   lifecycle.onStop('fan-out consumer', () => consumer.stop());
@@ -105,7 +176,10 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
       .then((r) => log.info(r, 'signing secrets sealed again with the current WEBHOOK_SECRETS_KEY'))
       .catch((err: unknown) => log.warn({ err }, 'the re-seal pass failed; it runs again at the next start'));
   }
-  log.info({ port: server.port, schedule: cfg.WEBHOOK_RETRY_SCHEDULE, allowListed: cfg.OUTBOUND_ALLOWLIST.length }, 'webhooks listening');
+  log.info(
+    { port: server.port, schedule: cfg.WEBHOOK_RETRY_SCHEDULE, allowListed: cfg.OUTBOUND_ALLOWLIST.length },
+    'webhooks listening',
+  );
   return { port: server.port, lifecycle, log, dispatcher, queue, deliveries, endpoints };
 }
 

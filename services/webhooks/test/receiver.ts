@@ -55,7 +55,14 @@ export class Receiver {
             return [];
           }
         });
-        this.received.push({ path, id: String(headers['webhook-id'] ?? ''), body, headers, verifiedBy, at: Date.now() });
+        this.received.push({
+          path,
+          id: String(headers['webhook-id'] ?? ''),
+          body,
+          headers,
+          verifiedBy,
+          at: Date.now(),
+        });
         const answer = this.behave(path, call);
         if (answer.hang) return;
         const send = () => {

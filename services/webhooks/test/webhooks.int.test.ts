@@ -1,6 +1,15 @@
+// Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import { createKafka, createLogger, createPromiseClient, DomainError, eventRecord, EventPublisher, type CallContext } from '@voiceapi/kit';
+import {
+  createKafka,
+  createLogger,
+  createPromiseClient,
+  DomainError,
+  eventRecord,
+  EventPublisher,
+  type CallContext,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { startWebhooks } from '../src/main';
 import { eventually } from '../../../test/harness/wait';
@@ -66,10 +75,21 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       randomUUID(),
       LeadsEvent.fromPartial({
         occurTime: new Date(),
-        event: { $case: 'contactStatusChanged', contactStatusChanged: { tenantId: ctx.tenantId!, contactId: randomUUID(), campaignId: 'p1', status: 'completed', previousStatus: 'in_progress', sandbox: true } },
+        event: {
+          $case: 'contactStatusChanged',
+          contactStatusChanged: {
+            tenantId: ctx.tenantId!,
+            contactId: randomUUID(),
+            campaignId: 'p1',
+            status: 'completed',
+            previousStatus: 'in_progress',
+            sandbox: true,
+          },
+        },
       }),
     );
-  const deliveries = async (id: string) => (await client.listDeliveries({ endpointId: id, limit: 1000 }, {})).deliveries;
+  const deliveries = async (id: string) =>
+    (await client.listDeliveries({ endpointId: id, limit: 1000 }, {})).deliveries;
 
   beforeAll(async () => {
     await receiver.start();
@@ -88,8 +108,12 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       WEBHOOK_DISABLE_AFTER: '1h',
       WEBHOOK_ROTATION_OVERLAP: '1h',
     });
-    client = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${svc.port}`, { timeoutMs: 20_000 });
-    publisher = new EventPublisher(createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'webhooks-it', log }));
+    client = createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${svc.port}`, {
+      timeoutMs: 20_000,
+    });
+    publisher = new EventPublisher(
+      createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'webhooks-it', log }),
+    );
     await publisher.connect();
     conn = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: db }).asPromise();
   });
@@ -103,13 +127,29 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
 
   it('refuses internal, metadata and plain-http public addresses and unknown types; shows the secret once', async () => {
     const ctx = tenant();
-    for (const url of ['http://169.254.169.254/latest/meta-data', 'https://10.0.0.8/hook', 'http://example.com/hook', 'https://user:pw@example.com/', 'ftp://example.com/']) {
-      expect({ url, reason: (await rejection(client.registerEndpoint({ url, events: [] }, ctx))).reasonCode }).toEqual({ url, reason: 'url_not_allowed' });
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data',
+      'https://10.0.0.8/hook',
+      'http://example.com/hook',
+      'https://user:pw@example.com/',
+      'ftp://example.com/',
+    ]) {
+      expect({ url, reason: (await rejection(client.registerEndpoint({ url, events: [] }, ctx))).reasonCode }).toEqual({
+        url,
+        reason: 'url_not_allowed',
+      });
     }
-    expect((await rejection(client.registerEndpoint({ url: 'https://example.com/hook', events: ['call.billed'] }, ctx))).reasonCode).toBe('validation_error');
+    expect(
+      (await rejection(client.registerEndpoint({ url: 'https://example.com/hook', events: ['call.billed'] }, ctx)))
+        .reasonCode,
+    ).toBe('validation_error');
     const ok = await client.registerEndpoint({ url: 'https://example.com/hook', events: ['credits.usage'] }, ctx);
     expect(ok.secret).toMatch(/^whsec_/);
-    expect(ok.endpoint).toMatchObject({ url: 'https://example.com/hook', events: ['credits.usage'], status: 'enabled' });
+    expect(ok.endpoint).toMatchObject({
+      url: 'https://example.com/hook',
+      events: ['credits.usage'],
+      status: 'enabled',
+    });
     const listed = await client.listEndpoints({}, ctx);
     expect(listed.endpoints.map((e) => e.id)).toEqual([ok.endpoint!.id]);
     expect(JSON.stringify(listed)).not.toContain('whsec_');
@@ -124,7 +164,10 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     const types = async () => (await client.listSubscribedTypes({}, ctx)).types;
     expect(await types()).toEqual([]);
     const usage = await client.registerEndpoint({ url: 'https://example.com/usage', events: ['credits.usage'] }, ctx);
-    const billed = await client.registerEndpoint({ url: 'https://example.com/billed', events: ['call.outbound.billed', 'credits.usage'] }, ctx);
+    const billed = await client.registerEndpoint(
+      { url: 'https://example.com/billed', events: ['call.outbound.billed', 'credits.usage'] },
+      ctx,
+    );
     expect(await types()).toEqual(['call.outbound.billed', 'credits.usage']);
     await client.updateEndpoint({ endpointId: billed.endpoint!.id, enabled: false, setEvents: false, events: [] }, {});
     expect(await types()).toEqual(['call.outbound.billed', 'credits.usage']);
@@ -143,14 +186,36 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     const usageOnly = await endpoint(ctx, ['credits.usage']);
     const callId = randomUUID();
     await publisher.send([billed(ctx, callId), statusChanged(ctx)]);
-    const got = await eventually('two deliveries', () => (receiver.at(all.path).length >= 2 ? receiver.at(all.path) : undefined), 30_000, { intervalMs: 50 });
+    const got = await eventually(
+      'two deliveries',
+      () => (receiver.at(all.path).length >= 2 ? receiver.at(all.path) : undefined),
+      30_000,
+      { intervalMs: 50 },
+    );
     const bodies = got.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
     expect(bodies.map((b) => b.type).sort()).toEqual(['call.outbound.billed', 'contact.status_changed']);
-    expect(bodies.find((b) => b.type === 'call.outbound.billed')!.data).toMatchObject({ callId, creditsCharged: 4, balanceAfter: 96, billingStatus: 'charged', transactionId: `tx-${callId}`, sandbox: false });
-    expect(bodies.find((b) => b.type === 'contact.status_changed')!.data).toMatchObject({ status: 'completed', sandbox: true });
+    expect(bodies.find((b) => b.type === 'call.outbound.billed')!.data).toMatchObject({
+      callId,
+      creditsCharged: 4,
+      balanceAfter: 96,
+      billingStatus: 'charged',
+      transactionId: `tx-${callId}`,
+      sandbox: false,
+    });
+    expect(bodies.find((b) => b.type === 'contact.status_changed')!.data).toMatchObject({
+      status: 'completed',
+      sandbox: true,
+    });
     expect(got.every((r) => r.verifiedBy.length === 1 && r.headers['content-type'] === 'application/json')).toBe(true);
-    await eventually('succeeded', async () => (await deliveries(all.id)).every((d) => d.status === 'succeeded'), 30_000, { intervalMs: 50 });
-    expect((await deliveries(all.id)).map((d) => ({ attempts: d.attempts, status: d.status, code: d.lastStatusCode }))).toEqual([
+    await eventually(
+      'succeeded',
+      async () => (await deliveries(all.id)).every((d) => d.status === 'succeeded'),
+      30_000,
+      { intervalMs: 50 },
+    );
+    expect(
+      (await deliveries(all.id)).map((d) => ({ attempts: d.attempts, status: d.status, code: d.lastStatusCode })),
+    ).toEqual([
       { attempts: 1, status: 'succeeded', code: 204 },
       { attempts: 1, status: 'succeeded', code: 204 },
     ]);
@@ -161,7 +226,9 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     await eventually('the new event', () => receiver.at(all.path).length >= 3, 30_000, { intervalMs: 50 });
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.at(all.path)).toHaveLength(3);
-    expect(receiver.at(all.path).filter((r) => (JSON.parse(r.body) as { data: { callId?: string } }).data.callId === callId)).toHaveLength(1);
+    expect(
+      receiver.at(all.path).filter((r) => (JSON.parse(r.body) as { data: { callId?: string } }).data.callId === callId),
+    ).toHaveLength(1);
   });
 
   it('retries 5xx, 429 (after Retry-After), timeouts and redirects with the same id and body, until a 2xx', async () => {
@@ -179,7 +246,12 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
         return { status: 200 };
       };
       await publisher.send([billed(ctx)]);
-      const got = await eventually('the fifth attempt', () => (receiver.at(ep.path).length >= 5 ? receiver.at(ep.path) : undefined), 20_000, { intervalMs: 50 });
+      const got = await eventually(
+        'the fifth attempt',
+        () => (receiver.at(ep.path).length >= 5 ? receiver.at(ep.path) : undefined),
+        20_000,
+        { intervalMs: 50 },
+      );
       expect(new Set(got.map((r) => r.id)).size).toBe(1);
       expect(new Set(got.map((r) => r.body)).size).toBe(1);
       expect(got.every((r) => r.verifiedBy.length === 1)).toBe(true);
@@ -187,9 +259,20 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       expect(got[2]!.at - got[1]!.at).toBeGreaterThanOrEqual(950);
       // The redirect was an answer, not followed.
       expect(target.received).toEqual([]);
-      const [d] = await eventually('succeeded', async () => ((await deliveries(ep.id))[0]?.status === 'succeeded' ? deliveries(ep.id) : undefined), 30_000, { intervalMs: 50 });
+      const [d] = await eventually(
+        'succeeded',
+        async () => ((await deliveries(ep.id))[0]?.status === 'succeeded' ? deliveries(ep.id) : undefined),
+        30_000,
+        { intervalMs: 50 },
+      );
       expect({ attempts: d!.attempts, code: d!.lastStatusCode }).toEqual({ attempts: 5, code: 200 });
-      expect((await svc.deliveries.attempts(d!.id)).map((a) => a.statusCode ?? a.error)).toEqual([503, 429, 'timeout', 302, 200]);
+      expect((await svc.deliveries.attempts(d!.id)).map((a) => a.statusCode ?? a.error)).toEqual([
+        503,
+        429,
+        'timeout',
+        302,
+        200,
+      ]);
     } finally {
       receiver.behave = () => ({ status: 204 });
       await target.stop();
@@ -202,7 +285,9 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     receiver.behave = (path) => (path === ep.path ? { status: 200, bodyBytes: 10 * 1024 * 1024 } : { status: 204 });
     try {
       await publisher.send([billed(ctx)]);
-      await eventually('succeeded', async () => (await deliveries(ep.id))[0]?.status === 'succeeded', 30_000, { intervalMs: 50 });
+      await eventually('succeeded', async () => (await deliveries(ep.id))[0]?.status === 'succeeded', 30_000, {
+        intervalMs: 50,
+      });
       expect(receiver.at(ep.path)).toHaveLength(1);
     } finally {
       receiver.behave = () => ({ status: 204 });
@@ -217,20 +302,50 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     try {
       const since = new Date(Date.now() - 1_000);
       await publisher.send([billed(ctx)]);
-      const [failed] = await eventually('failed', async () => ((await deliveries(ep.id))[0]?.status === 'failed' ? deliveries(ep.id) : undefined), 30_000, { intervalMs: 50 });
-      expect({ attempts: failed!.attempts, code: failed!.lastStatusCode, next: failed!.nextAttemptTime }).toEqual({ attempts: 5, code: 500, next: undefined });
+      const [failed] = await eventually(
+        'failed',
+        async () => ((await deliveries(ep.id))[0]?.status === 'failed' ? deliveries(ep.id) : undefined),
+        30_000,
+        { intervalMs: 50 },
+      );
+      expect({ attempts: failed!.attempts, code: failed!.lastStatusCode, next: failed!.nextAttemptTime }).toEqual({
+        attempts: 5,
+        code: 500,
+        next: undefined,
+      });
       // A second event that succeeds is not sent again by the recovery.
       down = false;
       await publisher.send([billed(ctx)]);
-      await eventually('second delivered', async () => (await deliveries(ep.id)).filter((d) => d.status === 'succeeded').length === 1, 30_000, { intervalMs: 50 });
+      await eventually(
+        'second delivered',
+        async () => (await deliveries(ep.id)).filter((d) => d.status === 'succeeded').length === 1,
+        30_000,
+        { intervalMs: 50 },
+      );
       const before = receiver.at(ep.path).length;
       expect((await client.recoverDeliveries({ endpointId: ep.id, since }, {})).queued).toBe(1);
-      await eventually('recovered', async () => (await deliveries(ep.id)).every((d) => d.status === 'succeeded'), 30_000, { intervalMs: 50 });
+      await eventually(
+        'recovered',
+        async () => (await deliveries(ep.id)).every((d) => d.status === 'succeeded'),
+        30_000,
+        { intervalMs: 50 },
+      );
       const again = receiver.at(ep.path).slice(before);
       expect(again).toHaveLength(1);
       expect(again[0]!.id).toBe(failed!.eventId);
-      expect((await rejection(client.recoverDeliveries({ endpointId: ep.id, since: new Date(), until: new Date(Date.now() - 60_000) }, {}))).reasonCode).toBe('validation_error');
-      expect((await rejection(client.recoverDeliveries({ endpointId: 'ep_nonexistent00000000', since }, {}))).reasonCode).toBe('not_found');
+      expect(
+        (
+          await rejection(
+            client.recoverDeliveries(
+              { endpointId: ep.id, since: new Date(), until: new Date(Date.now() - 60_000) },
+              {},
+            ),
+          )
+        ).reasonCode,
+      ).toBe('validation_error');
+      expect(
+        (await rejection(client.recoverDeliveries({ endpointId: 'ep_nonexistent00000000', since }, {}))).reasonCode,
+      ).toBe('not_found');
     } finally {
       receiver.behave = () => ({ status: 204 });
     }
@@ -244,19 +359,36 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     try {
       const since = new Date(Date.now() - 1_000);
       await publisher.send([billed(ctx)]);
-      await eventually('disabled', async () => (await client.listEndpoints({}, ctx)).endpoints[0]?.status === 'disabled', 30_000, { intervalMs: 50 });
-      expect((await client.listEndpoints({}, ctx)).endpoints[0]).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
+      await eventually(
+        'disabled',
+        async () => (await client.listEndpoints({}, ctx)).endpoints[0]?.status === 'disabled',
+        30_000,
+        { intervalMs: 50 },
+      );
+      expect((await client.listEndpoints({}, ctx)).endpoints[0]).toMatchObject({
+        status: 'disabled',
+        disabledReason: 'gone',
+      });
       // An event while it is disabled is kept, failed without an attempt, for a recovery to send.
       await publisher.send([billed(ctx)]);
-      const both = await eventually('the second delivery', async () => ((await deliveries(ep.id)).length === 2 ? deliveries(ep.id) : undefined), 30_000, { intervalMs: 50 });
-      expect(both.map((d) => ({ status: d.status, attempts: d.attempts, code: d.lastStatusCode, error: d.lastError }))).toEqual([
+      const both = await eventually(
+        'the second delivery',
+        async () => ((await deliveries(ep.id)).length === 2 ? deliveries(ep.id) : undefined),
+        30_000,
+        { intervalMs: 50 },
+      );
+      expect(
+        both.map((d) => ({ status: d.status, attempts: d.attempts, code: d.lastStatusCode, error: d.lastError })),
+      ).toEqual([
         { status: 'failed', attempts: 0, code: undefined, error: 'endpoint_disabled' },
         { status: 'failed', attempts: 1, code: 410, error: undefined },
       ]);
       expect(receiver.at(ep.path)).toHaveLength(1);
       gone = false;
       expect((await client.recoverDeliveries({ endpointId: ep.id, since }, {})).queued).toBe(2);
-      await eventually('both delivered after recovery', () => receiver.at(ep.path).length === 3, 30_000, { intervalMs: 50 });
+      await eventually('both delivered after recovery', () => receiver.at(ep.path).length === 3, 30_000, {
+        intervalMs: 50,
+      });
       expect(new Set(receiver.at(ep.path).map((r) => r.id)).size).toBe(2);
       expect((await client.listEndpoints({}, ctx)).endpoints[0]).toMatchObject({ status: 'enabled' });
       expect((await client.listEndpoints({}, ctx)).endpoints[0]!.disabledReason).toBeUndefined();
@@ -273,7 +405,12 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     expect(rotated.secret).not.toBe(ep.secret);
     receiver.secrets.set(ep.path, [ep.secret, rotated.secret]);
     await publisher.send([billed(ctx)]);
-    const [r] = await eventually('delivered', () => (receiver.at(ep.path).length === 1 ? receiver.at(ep.path) : undefined), 30_000, { intervalMs: 50 });
+    const [r] = await eventually(
+      'delivered',
+      () => (receiver.at(ep.path).length === 1 ? receiver.at(ep.path) : undefined),
+      30_000,
+      { intervalMs: 50 },
+    );
     expect(r!.verifiedBy).toEqual([0, 1]);
     expect(String(r!.headers['webhook-signature']).split(' ')).toHaveLength(2);
   });
@@ -283,7 +420,9 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     const other = tenant();
     const marker = await endpoint(other);
     await publisher.send([billed(ctx), billed(other)]);
-    await eventually('the other tenant’s event', () => receiver.at(marker.path).length === 1, 30_000, { intervalMs: 50 });
+    await eventually('the other tenant’s event', () => receiver.at(marker.path).length === 1, 30_000, {
+      intervalMs: 50,
+    });
     expect(await conn.collection('deliveries').countDocuments({ tenantId: ctx.tenantId })).toBe(0);
     expect(await conn.collection('messages').countDocuments({ tenantId: ctx.tenantId })).toBe(0);
   });
@@ -310,7 +449,9 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
       await eventually('the burst taken in', takenIn, 280_000, { intervalMs: 50 });
       // …and the healthy tenant's events go out at once meanwhile.
       await publisher.send(Array.from({ length: 5 }, () => billed(healthy)));
-      await eventually('healthy deliveries', () => receiver.at(healthyEp.path).length === 5, 10_000, { intervalMs: 50 });
+      await eventually('healthy deliveries', () => receiver.at(healthyEp.path).length === 5, 10_000, {
+        intervalMs: 50,
+      });
       expect(receiver.at(healthyEp.path).every((r) => r.verifiedBy.length === 1)).toBe(true);
       expect(receiver.at(slowEp.path).length).toBeLessThan(1_000);
     } finally {

@@ -24,7 +24,10 @@ export function apiKeyRoutes(op: OperatorUseCases) {
       }),
       responses: { 201: { description: 'Issued; `key` is shown this once', schema: IssuedKey } },
       errors: notFound,
-      handler: async ({ params, body }) => ({ status: 201, body: issuedKeyJson(await op.issueKey(params.tenantId, body)) }),
+      handler: async ({ params, body }) => ({
+        status: 201,
+        body: issuedKeyJson(await op.issueKey(params.tenantId, body)),
+      }),
     }),
     defineRoute({
       method: 'post',
@@ -33,10 +36,18 @@ export function apiKeyRoutes(op: OperatorUseCases) {
       summary: 'File a key request (dashboard "API Access")',
       operationId: 'fileApiKeyRequest',
       params: TenantParam,
-      body: z.strictObject({ name: Name, mode: Mode, purpose: z.string().trim().min(1).max(500), scopes: ScopeList.optional() }),
+      body: z.strictObject({
+        name: Name,
+        mode: Mode,
+        purpose: z.string().trim().min(1).max(500),
+        scopes: ScopeList.optional(),
+      }),
       responses: { 201: { description: 'Filed, pending approval', schema: z.object({ request: KeyRequest }) } },
       errors: notFound,
-      handler: async ({ params, body }) => ({ status: 201, body: { request: keyRequestJson(await op.fileKeyRequest(params.tenantId, body)) } }),
+      handler: async ({ params, body }) => ({
+        status: 201,
+        body: { request: keyRequestJson(await op.fileKeyRequest(params.tenantId, body)) },
+      }),
     }),
     defineRoute({
       method: 'get',
@@ -44,8 +55,13 @@ export function apiKeyRoutes(op: OperatorUseCases) {
       tag: 'API keys',
       summary: 'List key requests',
       query: z.object({ status: z.enum(['pending', 'approved', 'rejected']).optional() }),
-      responses: { 200: { description: 'Requests, oldest first', schema: z.object({ requests: z.array(KeyRequest) }) } },
-      handler: async ({ query }) => ({ status: 200, body: { requests: (await op.listRequests(query.status)).map(keyRequestJson) } }),
+      responses: {
+        200: { description: 'Requests, oldest first', schema: z.object({ requests: z.array(KeyRequest) }) },
+      },
+      handler: async ({ query }) => ({
+        status: 200,
+        body: { requests: (await op.listRequests(query.status)).map(keyRequestJson) },
+      }),
     }),
     defineRoute({
       method: 'post',
@@ -56,7 +72,10 @@ export function apiKeyRoutes(op: OperatorUseCases) {
       body: z.strictObject({ scopes: ScopeList.optional() }),
       responses: { 201: { description: 'Approved; `key` is shown this once', schema: IssuedKey } },
       errors: { ...notFound, 409: 'Already approved or rejected (`conflict`)' },
-      handler: async ({ params, body }) => ({ status: 201, body: issuedKeyJson(await op.approve(params.requestId, body.scopes)) }),
+      handler: async ({ params, body }) => ({
+        status: 201,
+        body: issuedKeyJson(await op.approve(params.requestId, body.scopes)),
+      }),
     }),
     defineRoute({
       method: 'post',
@@ -67,7 +86,10 @@ export function apiKeyRoutes(op: OperatorUseCases) {
       body: z.strictObject({ reason: z.string().max(500).optional() }),
       responses: { 200: { description: 'Rejected', schema: z.object({ request: KeyRequest }) } },
       errors: { ...notFound, 409: 'Already approved or rejected (`conflict`)' },
-      handler: async ({ params, body }) => ({ status: 200, body: { request: keyRequestJson(await op.reject(params.requestId, body.reason)) } }),
+      handler: async ({ params, body }) => ({
+        status: 200,
+        body: { request: keyRequestJson(await op.reject(params.requestId, body.reason)) },
+      }),
     }),
     defineRoute({
       method: 'patch',
@@ -76,10 +98,15 @@ export function apiKeyRoutes(op: OperatorUseCases) {
       summary: 'Rename, deactivate or reactivate a key',
       description: 'Every gateway replica stops accepting a deactivated key within a second.',
       params: KeyParam,
-      body: z.strictObject({ status: z.enum(['active', 'inactive']).optional(), name: Name.optional() }).refine((b) => b.status !== undefined || b.name !== undefined, 'send status and/or name'),
+      body: z
+        .strictObject({ status: z.enum(['active', 'inactive']).optional(), name: Name.optional() })
+        .refine((b) => b.status !== undefined || b.name !== undefined, 'send status and/or name'),
       responses: { 200: { description: 'Updated', schema: z.object({ apiKey: ApiKey }) } },
       errors: notFound,
-      handler: async ({ params, body }) => ({ status: 200, body: { apiKey: apiKeyJson(await op.updateKey(params.keyId, body)) } }),
+      handler: async ({ params, body }) => ({
+        status: 200,
+        body: { apiKey: apiKeyJson(await op.updateKey(params.keyId, body)) },
+      }),
     }),
   ];
 }

@@ -19,7 +19,8 @@ export function killSwitchRoutes(op: OperatorUseCases) {
       path: '/kill-switch',
       tag: 'Kill switch',
       summary: 'Turn the tenant API off or on',
-      description: 'While enabled, every /api/v1 call answers 503 `api_globally_disabled`; every replica obeys within a second.',
+      description:
+        'While enabled, every /api/v1 call answers 503 `api_globally_disabled`; every replica obeys within a second.',
       body: z.strictObject({ enabled: z.boolean() }),
       responses: { 200: { description: 'New state', schema: KillSwitch } },
       handler: async ({ body }) => ({ status: 200, body: { enabled: await op.setKillSwitch(body.enabled) } }),

@@ -31,6 +31,10 @@ export const keyRequestJson = (r: KeyRequestRecord) => ({
   createdAt: r.createdAt.toISOString(),
 });
 
-export const tenantJson = (t: TenantRecord) => ({ id: t._id.toString(), name: t.name, createdAt: t.createdAt.toISOString() });
+export const tenantJson = (t: TenantRecord) => ({
+  id: t._id.toString(),
+  name: t.name,
+  createdAt: t.createdAt.toISOString(),
+});
 
 export const issuedKeyJson = (issued: IssuedKey) => ({ apiKey: apiKeyJson(issued.apiKey), key: issued.key });

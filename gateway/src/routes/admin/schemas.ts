@@ -4,7 +4,10 @@ import { name, z } from '../../http/zod';
 
 /** The HTTP shapes of the operator API (../shared/guide/operator-api.md). */
 
-export const ScopeList = z.array(z.enum(SCOPES)).min(1, 'must name at least one scope').openapi({ description: 'Scopes to grant; omitted means the default set' });
+export const ScopeList = z
+  .array(z.enum(SCOPES))
+  .min(1, 'must name at least one scope')
+  .openapi({ description: 'Scopes to grant; omitted means the default set' });
 export const Mode = z.enum(['live', 'sandbox']);
 export const Name = name(100);
 
@@ -23,7 +26,10 @@ export const ApiKey = z
     lastUsedAt: z.iso.datetime().nullable(),
   })
   .openapi('ApiKey');
-export const IssuedKey = z.object({ apiKey: ApiKey, key: z.string().openapi({ description: 'Plaintext key, shown this once' }) });
+export const IssuedKey = z.object({
+  apiKey: ApiKey,
+  key: z.string().openapi({ description: 'Plaintext key, shown this once' }),
+});
 export const KeyRequest = z
   .object({
     id: z.string(),

@@ -4,7 +4,17 @@ import { IdParam, PageQuery, Pagination, pagination } from '../../http/paginatio
 import { defineRoute, noBody } from '../../http/route';
 import { z } from '../../http/zod';
 import { agentFields, agentJson, doctorJson } from './mappers';
-import { ActivateBody, ActivateResult, Agent, AgentCreate, AgentEnvelope, AgentPatch, LookupBody, LookupResult, SyncResult } from './schemas';
+import {
+  ActivateBody,
+  ActivateResult,
+  Agent,
+  AgentCreate,
+  AgentEnvelope,
+  AgentPatch,
+  LookupBody,
+  LookupResult,
+  SyncResult,
+} from './schemas';
 
 const CUSTOM_API_ERRORS = {
   404: 'No such agent for this tenant (`not_found`)',
@@ -27,10 +37,26 @@ export function agentRoutes(clients: ServiceClients) {
       operationId: 'listInboundAgents',
       scopes: ['inbound:read'],
       query: PageQuery,
-      responses: { 200: { description: 'A page of agents, newest first', schema: z.object({ agents: z.array(Agent), pagination: Pagination }) } },
+      responses: {
+        200: {
+          description: 'A page of agents, newest first',
+          schema: z.object({ agents: z.array(Agent), pagination: Pagination }),
+        },
+      },
       handler: async ({ query }, { call }) => {
         const res = await clients.agents.listAgents({ page: { page: query.page, limit: query.limit } }, call);
-        return { status: 200, body: { agents: res.agents.map(agentJson), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) } };
+        return {
+          status: 200,
+          body: {
+            agents: res.agents.map(agentJson),
+            pagination: pagination({
+              page: query.page,
+              limit: query.limit,
+              total: res.page?.total ?? 0,
+              hasMore: res.page?.hasMore ?? false,
+            }),
+          },
+        };
       },
     }),
     defineRoute({
@@ -46,7 +72,10 @@ export function agentRoutes(clients: ServiceClients) {
       scopes: ['inbound:write'],
       body: AgentCreate,
       responses: { 201: { description: 'Created, inactive', schema: AgentEnvelope } },
-      errors: { 409: 'Another agent on the number has a different appointment scope (`phone_scope_conflict`)', 422: '`phone_not_owned`, `company_not_found`, `knowledge_document_not_found` or `url_not_allowed`' },
+      errors: {
+        409: 'Another agent on the number has a different appointment scope (`phone_scope_conflict`)',
+        422: '`phone_not_owned`, `company_not_found`, `knowledge_document_not_found` or `url_not_allowed`',
+      },
       handler: async ({ body }, { call }) => {
         const res = await withBodyFields(clients.agents.createAgent({ fields: agentFields(body).fields }, call));
         return { status: 201, body: { agent: agentJson(res.agent) } };
@@ -62,7 +91,10 @@ export function agentRoutes(clients: ServiceClients) {
       params: IdParam,
       responses: { 200: { description: 'The agent', schema: AgentEnvelope } },
       errors: notFound,
-      handler: async ({ params }, { call }) => ({ status: 200, body: { agent: agentJson((await clients.agents.getAgent({ id: params.id }, call)).agent) } }),
+      handler: async ({ params }, { call }) => ({
+        status: 200,
+        body: { agent: agentJson((await clients.agents.getAgent({ id: params.id }, call)).agent) },
+      }),
     }),
     defineRoute({
       method: 'patch',
@@ -76,7 +108,11 @@ export function agentRoutes(clients: ServiceClients) {
       params: IdParam,
       body: AgentPatch,
       responses: { 200: { description: 'The updated agent', schema: AgentEnvelope } },
-      errors: { ...notFound, 409: '`phone_scope_conflict`', 422: '`phone_not_owned`, `company_not_found`, `knowledge_document_not_found` or `url_not_allowed`' },
+      errors: {
+        ...notFound,
+        409: '`phone_scope_conflict`',
+        422: '`phone_not_owned`, `company_not_found`, `knowledge_document_not_found` or `url_not_allowed`',
+      },
       handler: async ({ params, body }, { call }) => {
         const { fields, clearFields } = agentFields(body);
         const res = await withBodyFields(clients.agents.updateAgent({ id: params.id, fields, clearFields }, call));
@@ -89,14 +125,21 @@ export function agentRoutes(clients: ServiceClients) {
       tag,
       summary: 'Activate or deactivate an inbound agent',
       operationId: 'activateInboundAgent',
-      description: '`activate: true` needs a number the tenant still owns (422 `phone_not_owned`) and a `ready` script (409 `script_not_ready`); `activate: false` works from any state.',
+      description:
+        '`activate: true` needs a number the tenant still owns (422 `phone_not_owned`) and a `ready` script (409 `script_not_ready`); `activate: false` works from any state.',
       scopes: ['inbound:write'],
       params: IdParam,
       body: ActivateBody,
       responses: { 200: { description: 'The agent and its new status', schema: ActivateResult } },
-      errors: { ...notFound, 409: 'The script is not ready (`script_not_ready`)', 422: 'The number is not the tenant’s (`phone_not_owned`)' },
+      errors: {
+        ...notFound,
+        409: 'The script is not ready (`script_not_ready`)',
+        422: 'The number is not the tenant’s (`phone_not_owned`)',
+      },
       handler: async ({ params, body }, { call }) => {
-        const agent = agentJson((await clients.agents.activateAgent({ id: params.id, activate: body.activate }, call)).agent);
+        const agent = agentJson(
+          (await clients.agents.activateAgent({ id: params.id, activate: body.activate }, call)).agent,
+        );
         return { status: 200, body: { agent, status: agent.status } };
       },
     }),
@@ -114,7 +157,10 @@ export function agentRoutes(clients: ServiceClients) {
       body: noBody,
       responses: { 202: { description: 'Generation started', schema: AgentEnvelope } },
       errors: notFound,
-      handler: async ({ params }, { call }) => ({ status: 202, body: { agent: agentJson((await clients.agents.generateScript({ id: params.id }, call)).agent) } }),
+      handler: async ({ params }, { call }) => ({
+        status: 202,
+        body: { agent: agentJson((await clients.agents.generateScript({ id: params.id }, call)).agent) },
+      }),
     }),
     defineRoute({
       method: 'post',
@@ -122,7 +168,8 @@ export function agentRoutes(clients: ServiceClients) {
       tag,
       summary: 'Read the doctors from the tenant’s API',
       operationId: 'syncInboundAgentDoctors',
-      description: 'Calls `GET {customApiBaseUrl}/doctors?branchId=` with the agent’s bearer secret and timeout, and keeps the answer on the agent. Takes no body (or `{}`).',
+      description:
+        'Calls `GET {customApiBaseUrl}/doctors?branchId=` with the agent’s bearer secret and timeout, and keeps the answer on the agent. Takes no body (or `{}`).',
       scopes: ['inbound:write'],
       params: IdParam,
       body: noBody,
@@ -130,7 +177,13 @@ export function agentRoutes(clients: ServiceClients) {
       errors: CUSTOM_API_ERRORS,
       handler: async ({ params }, { call }) => {
         const res = await clients.agents.syncDoctors({ id: params.id }, call, { timeoutMs: CUSTOM_API_DEADLINE_MS });
-        return { status: 200, body: { doctors: res.doctors.map(doctorJson), doctorsLastSyncedAt: (res.doctorsLastSyncedTime ?? new Date(0)).toISOString() } };
+        return {
+          status: 200,
+          body: {
+            doctors: res.doctors.map(doctorJson),
+            doctorsLastSyncedAt: (res.doctorsLastSyncedTime ?? new Date(0)).toISOString(),
+          },
+        };
       },
     }),
     defineRoute({
@@ -139,14 +192,17 @@ export function agentRoutes(clients: ServiceClients) {
       tag,
       summary: 'Look a caller up in the tenant’s CRM',
       operationId: 'lookupInboundAgentCrm',
-      description: 'Calls `POST {customApiBaseUrl}/crm/lookup { phone }` with the agent’s bearer secret and timeout, without a live call.',
+      description:
+        'Calls `POST {customApiBaseUrl}/crm/lookup { phone }` with the agent’s bearer secret and timeout, without a live call.',
       scopes: ['inbound:write'],
       params: IdParam,
       body: LookupBody,
       responses: { 200: { description: 'What the tenant’s API answered', schema: LookupResult } },
       errors: CUSTOM_API_ERRORS,
       handler: async ({ params, body }, { call }) => {
-        const res = await clients.agents.crmLookup({ id: params.id, phone: body.phone }, call, { timeoutMs: CUSTOM_API_DEADLINE_MS });
+        const res = await clients.agents.crmLookup({ id: params.id, phone: body.phone }, call, {
+          timeoutMs: CUSTOM_API_DEADLINE_MS,
+        });
         return { status: 200, body: { found: res.found, record: res.record ?? null } };
       },
     }),

@@ -36,7 +36,13 @@ export function agentJson(a: voiceapi.agents.v1.Agent | undefined): z.infer<type
     inboundScriptStatus: SCRIPT_JSON[a.scriptStatus] ?? 'none',
     greetingMessage: a.greetingMessage || null,
     companyId: a.companyId ?? null,
-    selectedKnowledgebases: a.selectedKnowledgebases.map((k) => ({ fileId: k.fileId, fileName: k.fileName, title: k.title, knowledgebaseId: k.knowledgebaseId, wordCount: k.wordCount })),
+    selectedKnowledgebases: a.selectedKnowledgebases.map((k) => ({
+      fileId: k.fileId,
+      fileName: k.fileName,
+      title: k.title,
+      knowledgebaseId: k.knowledgebaseId,
+      wordCount: k.wordCount,
+    })),
     appointmentScope: SCOPE_JSON[a.appointmentScope] ?? 'global',
     branchId: a.branchId ?? null,
     doctorId: a.doctorId ?? null,
@@ -51,7 +57,11 @@ export function agentJson(a: voiceapi.agents.v1.Agent | undefined): z.infer<type
     script: a.script
       ? {
           text: a.script.text,
-          sources: a.script.sources.map((s) => ({ kind: s.kind as 'company' | 'greeting' | 'knowledge_document', id: s.id, title: s.title })),
+          sources: a.script.sources.map((s) => ({
+            kind: s.kind as 'company' | 'greeting' | 'knowledge_document',
+            id: s.id,
+            title: s.title,
+          })),
           generator: a.script.generator,
           generatedAt: iso(a.script.generateTime) ?? new Date(0).toISOString(),
         }
@@ -84,7 +94,10 @@ export function agentFields(body: Body): { fields: voiceapi.agents.v1.AgentField
   for (const [key, value] of Object.entries(body)) {
     if (value === undefined) continue;
     if (value === null) clearFields.push(PROTO_NAME[key]!);
-    else if (key === 'selectedKnowledgebases') fields[key] = { fileIds: (value as (string | { fileId: string })[]).map((v) => (typeof v === 'string' ? v : v.fileId)) };
+    else if (key === 'selectedKnowledgebases')
+      fields[key] = {
+        fileIds: (value as (string | { fileId: string })[]).map((v) => (typeof v === 'string' ? v : v.fileId)),
+      };
     else if (key === 'appointmentScope') fields[key] = SCOPE_PROTO[value as keyof typeof SCOPE_PROTO];
     else fields[key] = value;
   }

@@ -38,15 +38,24 @@ const fields = {
   phoneNumberId: z
     .string()
     .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a number id from GET /numbers')
-    .openapi({ description: 'The id of an owned number (`GET /numbers`)', example: '0b7f4c8e-2a51-4f3e-9c1d-5e6f7a8b9c0d' }),
+    .openapi({
+      description: 'The id of an owned number (`GET /numbers`)',
+      example: '0b7f4c8e-2a51-4f3e-9c1d-5e6f7a8b9c0d',
+    }),
   greetingMessage: text(2_000),
-  companyId: hexId.openapi({ description: 'A company of the tenant (422 `company_not_found`); omitted on create: the tenant’s latest company' }),
+  companyId: hexId.openapi({
+    description: 'A company of the tenant (422 `company_not_found`); omitted on create: the tenant’s latest company',
+  }),
   selectedKnowledgebases: KnowledgeSelection,
-  appointmentScope: AppointmentScope.openapi({ description: '`hospital` and `doctor` need `branchId`; `doctor` needs `doctorId`. One number has one scope (409 `phone_scope_conflict`)' }),
+  appointmentScope: AppointmentScope.openapi({
+    description:
+      '`hospital` and `doctor` need `branchId`; `doctor` needs `doctorId`. One number has one scope (409 `phone_scope_conflict`)',
+  }),
   branchId: name(100),
   doctorId: name(100),
   customApiBaseUrl: z.string().max(2_048).openapi({
-    description: 'The tenant’s own API (`https:`; private, loopback, link-local and metadata addresses, credentials in the URL and other schemes: 422 `url_not_allowed`)',
+    description:
+      'The tenant’s own API (`https:`; private, loopback, link-local and metadata addresses, credentials in the URL and other schemes: 422 `url_not_allowed`)',
     example: 'https://api.clinic.example/v1',
   }),
   customApiSecret: z
@@ -55,8 +64,16 @@ const fields = {
     .max(1_024)
     // eslint-disable-next-line no-control-regex -- refuses control characters on purpose
     .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters')
-    .openapi({ description: 'Sent to the custom API as `Authorization: Bearer <secret>`; stored encrypted, never returned', writeOnly: true }),
-  customApiTimeoutMs: z.number().int().min(1).max(15_000).openapi({ description: 'Milliseconds, at most 15000 (default 5000)' }),
+    .openapi({
+      description: 'Sent to the custom API as `Authorization: Bearer <secret>`; stored encrypted, never returned',
+      writeOnly: true,
+    }),
+  customApiTimeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(15_000)
+    .openapi({ description: 'Milliseconds, at most 15000 (default 5000)' }),
   slotsEnabled: z.boolean(),
   bookingEnabled: z.boolean(),
   doctorsSyncEnabled: z.boolean(),
@@ -87,7 +104,10 @@ export const AgentCreate = z
     },
     refuseUnknown,
   )
-  .refine((b) => b.phoneNumber !== undefined || b.phoneNumberId !== undefined, { message: 'one of phoneNumber or phoneNumberId is required', path: ['phoneNumber'] })
+  .refine((b) => b.phoneNumber !== undefined || b.phoneNumberId !== undefined, {
+    message: 'one of phoneNumber or phoneNumberId is required',
+    path: ['phoneNumber'],
+  })
   .openapi('InboundAgentCreate');
 
 /** PATCH: any field; `null` removes `branchId`, `doctorId`, `companyId`, `customApiBaseUrl`, `customApiSecret`. */
@@ -116,12 +136,24 @@ export const AgentPatch = z
   )
   .openapi('InboundAgentPatch');
 
-const KnowledgeRef = z.object({ fileId: z.string(), fileName: z.string(), title: z.string(), knowledgebaseId: z.string(), wordCount: z.number().int() }).openapi('LinkedKnowledgeDocument');
+const KnowledgeRef = z
+  .object({
+    fileId: z.string(),
+    fileName: z.string(),
+    title: z.string(),
+    knowledgebaseId: z.string(),
+    wordCount: z.number().int(),
+  })
+  .openapi('LinkedKnowledgeDocument');
 
 const Script = z
   .object({
     text: z.string(),
-    sources: z.array(z.object({ kind: z.enum(['company', 'greeting', 'knowledge_document']), id: z.string(), title: z.string() })).openapi({ description: 'What the script was built from' }),
+    sources: z
+      .array(
+        z.object({ kind: z.enum(['company', 'greeting', 'knowledge_document']), id: z.string(), title: z.string() }),
+      )
+      .openapi({ description: 'What the script was built from' }),
     generator: z.string().openapi({ description: '`local` (deterministic) or a language-model adapter' }),
     generatedAt: z.string().openapi({ format: 'date-time' }),
   })
@@ -150,7 +182,9 @@ export const Agent = z
     doctorsLastSyncedAt: z.string().nullable().openapi({ format: 'date-time' }),
     customApiBaseUrl: z.string().nullable(),
     customApiTimeoutMs: z.number().int(),
-    customApiSecretSet: z.boolean().openapi({ description: 'Whether a secret is stored (the secret itself is never returned)' }),
+    customApiSecretSet: z
+      .boolean()
+      .openapi({ description: 'Whether a secret is stored (the secret itself is never returned)' }),
     script: Script.nullable(),
     scriptError: z.string().nullable(),
     sandbox: z.boolean(),
@@ -162,7 +196,18 @@ export const Agent = z
 export const AgentEnvelope = z.object({ agent: Agent });
 export const ActivateBody = z.strictObject({ activate: z.boolean() });
 export const ActivateResult = z.object({ agent: Agent, status: z.enum(['active', 'inactive']) });
-export const Doctor = z.object({ id: z.string(), name: z.string(), specialty: z.string().nullable(), branchId: z.string().nullable() }).openapi('Doctor');
-export const SyncResult = z.object({ doctors: z.array(Doctor), doctorsLastSyncedAt: z.string().openapi({ format: 'date-time' }) });
+export const Doctor = z
+  .object({ id: z.string(), name: z.string(), specialty: z.string().nullable(), branchId: z.string().nullable() })
+  .openapi('Doctor');
+export const SyncResult = z.object({
+  doctors: z.array(Doctor),
+  doctorsLastSyncedAt: z.string().openapi({ format: 'date-time' }),
+});
 export const LookupBody = z.strictObject({ phone: e164 });
-export const LookupResult = z.object({ found: z.boolean(), record: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'The record as the tenant’s API answered it; null when not found' }) });
+export const LookupResult = z.object({
+  found: z.boolean(),
+  record: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .openapi({ description: 'The record as the tenant’s API answered it; null when not found' }),
+});

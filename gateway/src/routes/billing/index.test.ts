@@ -1,3 +1,4 @@
+// Over 300 lines because the cases of one module share its fixtures.
 import { defineReasons, fromGrpcError, grpcStatus, toGrpcError, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { BillingClient, ServiceClients } from '../../clients';
@@ -34,16 +35,31 @@ const row = (over: Partial<voiceapi.billing.v1.Transaction> = {}): voiceapi.bill
   createTime: updated,
   ...over,
 });
-const balance = (over: Partial<voiceapi.billing.v1.Balance> = {}): voiceapi.billing.v1.Balance => ({ balance: 996, available: 976, held: 20, seq: 4, updateTime: updated, ...over });
+const balance = (over: Partial<voiceapi.billing.v1.Balance> = {}): voiceapi.billing.v1.Balance => ({
+  balance: 996,
+  available: 976,
+  held: 20,
+  seq: 4,
+  updateTime: updated,
+  ...over,
+});
 
 /** The billing client's three methods the gateway uses, answering what each test sets. */
 function fakeBilling() {
   const calls: { method: string; request: any; ctx: CallContext }[] = [];
   const answers = {
     getBalance: async (): Promise<voiceapi.billing.v1.GetBalanceResponse> => ({ balance: balance() }),
-    listTransactions: async (): Promise<voiceapi.billing.v1.ListTransactionsResponse> => ({ transactions: [], page: { page: 1, limit: 25, total: 0, hasMore: false } }),
+    listTransactions: async (): Promise<voiceapi.billing.v1.ListTransactionsResponse> => ({
+      transactions: [],
+      page: { page: 1, limit: 25, total: 0, hasMore: false },
+    }),
     topUp: async (req: voiceapi.billing.v1.TopUpRequest): Promise<voiceapi.billing.v1.TopUpResponse> => ({
-      transaction: row({ amount: req.amount, balanceAfter: 1000 + req.amount, reference: req.reference, description: req.note ?? 'Top-up' }),
+      transaction: row({
+        amount: req.amount,
+        balanceAfter: 1000 + req.amount,
+        reference: req.reference,
+        description: req.note ?? 'Top-up',
+      }),
       balance: balance({ balance: 1000 + req.amount }),
     }),
   };
@@ -51,7 +67,11 @@ function fakeBilling() {
     calls.push({ method, request, ctx });
     return (answers[method] as (r: unknown) => Promise<unknown>)(request);
   };
-  const client = { getBalance: record('getBalance'), listTransactions: record('listTransactions'), topUp: record('topUp') } as unknown as BillingClient;
+  const client = {
+    getBalance: record('getBalance'),
+    listTransactions: record('listTransactions'),
+    topUp: record('topUp'),
+  } as unknown as BillingClient;
   return { client, calls, answers };
 }
 
@@ -80,13 +100,20 @@ describe('GET /credits and GET /credits/transactions', () => {
   });
   afterAll(() => s.close());
 
-  const get = (path: string, key = 'default') => fetch(`${s.url}${path}`, { headers: { 'x-test-key': key } }).then(json);
+  const get = (path: string, key = 'default') =>
+    fetch(`${s.url}${path}`, { headers: { 'x-test-key': key } }).then(json);
 
   it('answers the wallet as integers and an ISO updatedAt, for the caller’s tenant and key mode', async () => {
     const res = await get('/credits');
     expect(res).toMatchObject({ status: 200 });
     expect(res.body).toEqual({ balance: 996, available: 976, held: 20, updatedAt: '2026-11-22T09:30:00.000Z' });
-    expect(billing.calls).toEqual([{ method: 'getBalance', request: {}, ctx: expect.objectContaining({ tenantId: 'tenant-1', keyId: 'key-1', keyMode: 'live' }) }]);
+    expect(billing.calls).toEqual([
+      {
+        method: 'getBalance',
+        request: {},
+        ctx: expect.objectContaining({ tenantId: 'tenant-1', keyId: 'key-1', keyMode: 'live' }),
+      },
+    ]);
     await get('/credits', 'sandbox');
     expect(billing.calls[1]!.ctx).toMatchObject({ tenantId: 'tenant-1', keyId: 'key-2', keyMode: 'sandbox' });
   });
@@ -96,17 +123,35 @@ describe('GET /credits and GET /credits/transactions', () => {
     expect((await get('/credits')).body).toEqual({ balance: 0, available: 0, held: 0, updatedAt: null });
   });
 
-  it.each(['/credits', '/credits/transactions'])('%s: 403 naming credits:read for a key without it, before billing is asked', async (path) => {
-    const res = await get(path, 'companies');
-    expect(res).toMatchObject({ status: 403, body: { reasonCode: 'forbidden', missing: ['credits:read'] } });
-    expect(billing.calls).toEqual([]);
-  });
+  it.each(['/credits', '/credits/transactions'])(
+    '%s: 403 naming credits:read for a key without it, before billing is asked',
+    async (path) => {
+      const res = await get(path, 'companies');
+      expect(res).toMatchObject({ status: 403, body: { reasonCode: 'forbidden', missing: ['credits:read'] } });
+      expect(billing.calls).toEqual([]);
+    },
+  );
 
   it('lists rows newest first as billing orders them, in the documented shape, with pagination', async () => {
     billing.answers.listTransactions = async () => ({
       transactions: [
-        row({ id: 'tx-3', type: TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION, amount: -4, balanceAfter: 996, callId: 'call-9', reference: 'call:call-9', description: 'Outbound call' }),
-        row({ id: 'tx-2', type: TransactionType.TRANSACTION_TYPE_ADJUSTMENT, amount: 0, balanceAfter: 1000, reference: 'adj:1', description: 'Correction' }),
+        row({
+          id: 'tx-3',
+          type: TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION,
+          amount: -4,
+          balanceAfter: 996,
+          callId: 'call-9',
+          reference: 'call:call-9',
+          description: 'Outbound call',
+        }),
+        row({
+          id: 'tx-2',
+          type: TransactionType.TRANSACTION_TYPE_ADJUSTMENT,
+          amount: 0,
+          balanceAfter: 1000,
+          reference: 'adj:1',
+          description: 'Correction',
+        }),
         row({ id: 'tx-1' }),
       ],
       page: { page: 2, limit: 3, total: 7, hasMore: true },
@@ -115,18 +160,54 @@ describe('GET /credits and GET /credits/transactions', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       transactions: [
-        { id: 'tx-3', type: 'call_deduction', amount: -4, balanceAfter: 996, callId: 'call-9', reference: 'call:call-9', description: 'Outbound call', createdAt: '2026-11-22T09:30:00.000Z' },
-        { id: 'tx-2', type: 'adjustment', amount: 0, balanceAfter: 1000, callId: null, reference: 'adj:1', description: 'Correction', createdAt: '2026-11-22T09:30:00.000Z' },
-        { id: 'tx-1', type: 'top_up', amount: 1000, balanceAfter: 1000, callId: null, reference: 'top_up:x', description: 'Top-up', createdAt: '2026-11-22T09:30:00.000Z' },
+        {
+          id: 'tx-3',
+          type: 'call_deduction',
+          amount: -4,
+          balanceAfter: 996,
+          callId: 'call-9',
+          reference: 'call:call-9',
+          description: 'Outbound call',
+          createdAt: '2026-11-22T09:30:00.000Z',
+        },
+        {
+          id: 'tx-2',
+          type: 'adjustment',
+          amount: 0,
+          balanceAfter: 1000,
+          callId: null,
+          reference: 'adj:1',
+          description: 'Correction',
+          createdAt: '2026-11-22T09:30:00.000Z',
+        },
+        {
+          id: 'tx-1',
+          type: 'top_up',
+          amount: 1000,
+          balanceAfter: 1000,
+          callId: null,
+          reference: 'top_up:x',
+          description: 'Top-up',
+          createdAt: '2026-11-22T09:30:00.000Z',
+        },
       ],
       pagination: { page: 2, limit: 3, total: 7, totalPages: 3, hasMore: true },
     });
-    expect(billing.calls[0]!.request).toEqual({ page: { page: 2, limit: 3 }, type: TransactionType.TRANSACTION_TYPE_UNSPECIFIED });
+    expect(billing.calls[0]!.request).toEqual({
+      page: { page: 2, limit: 3 },
+      type: TransactionType.TRANSACTION_TYPE_UNSPECIFIED,
+    });
   });
 
   it('asks for page 1 of 25 rows of every type by default', async () => {
-    expect(await get('/credits/transactions')).toMatchObject({ status: 200, body: { transactions: [], pagination: { page: 1, limit: 25, total: 0, totalPages: 0, hasMore: false } } });
-    expect(billing.calls[0]!.request).toEqual({ page: { page: 1, limit: 25 }, type: TransactionType.TRANSACTION_TYPE_UNSPECIFIED });
+    expect(await get('/credits/transactions')).toMatchObject({
+      status: 200,
+      body: { transactions: [], pagination: { page: 1, limit: 25, total: 0, totalPages: 0, hasMore: false } },
+    });
+    expect(billing.calls[0]!.request).toEqual({
+      page: { page: 1, limit: 25 },
+      type: TransactionType.TRANSACTION_TYPE_UNSPECIFIED,
+    });
   });
 
   it.each([
@@ -152,7 +233,10 @@ describe('GET /credits and GET /credits/transactions', () => {
     ['an operator', 'type=$ne'],
   ])('refuses %s for type with 400 validation_error, before billing is asked', async (_what, qs) => {
     const res = await get(`/credits/transactions?${qs}`);
-    expect(res).toMatchObject({ status: 400, body: { reasonCode: 'validation_error', details: [expect.objectContaining({ path: 'query.type' })] } });
+    expect(res).toMatchObject({
+      status: 400,
+      body: { reasonCode: 'validation_error', details: [expect.objectContaining({ path: 'query.type' })] },
+    });
     expect(billing.calls).toEqual([]);
   });
 
@@ -162,7 +246,10 @@ describe('GET /credits and GET /credits/transactions', () => {
     ['a parameter the endpoint does not define', 'sort=amount', 'query.sort'],
   ])('refuses %s with 400 validation_error naming it, before billing is asked', async (_what, qs, path) => {
     const res = await get(`/credits/transactions?${qs}`);
-    expect(res).toMatchObject({ status: 400, body: { reasonCode: 'validation_error', details: [{ path, message: 'is not a parameter of this endpoint' }] } });
+    expect(res).toMatchObject({
+      status: 400,
+      body: { reasonCode: 'validation_error', details: [{ path, message: 'is not a parameter of this endpoint' }] },
+    });
     expect(billing.calls).toEqual([]);
   });
 
@@ -181,7 +268,10 @@ describe('GET /credits and GET /credits/transactions', () => {
     ['limit=5&limit=6', 'query.limit'],
   ])('refuses %s with 400 naming %s', async (qs, path) => {
     const res = await get(`/credits/transactions?${qs}`);
-    expect(res).toMatchObject({ status: 400, body: { reasonCode: 'validation_error', details: [expect.objectContaining({ path })] } });
+    expect(res).toMatchObject({
+      status: 400,
+      body: { reasonCode: 'validation_error', details: [expect.objectContaining({ path })] },
+    });
     expect(billing.calls).toEqual([]);
   });
 
@@ -191,8 +281,14 @@ describe('GET /credits and GET /credits/transactions', () => {
   });
 
   it('answers a row of a type the API does not name as a logged 500, not a guess', async () => {
-    billing.answers.listTransactions = async () => ({ transactions: [row({ type: TransactionType.TRANSACTION_TYPE_UNSPECIFIED })], page: { page: 1, limit: 25, total: 1, hasMore: false } });
-    expect(await get('/credits/transactions')).toMatchObject({ status: 500, body: { reasonCode: 'internal_error', error: 'internal error' } });
+    billing.answers.listTransactions = async () => ({
+      transactions: [row({ type: TransactionType.TRANSACTION_TYPE_UNSPECIFIED })],
+      page: { page: 1, limit: 25, total: 1, hasMore: false },
+    });
+    expect(await get('/credits/transactions')).toMatchObject({
+      status: 500,
+      body: { reasonCode: 'internal_error', error: 'internal error' },
+    });
     expect(s.logs.some((l) => l.level === 'error')).toBe(true);
   });
 
@@ -215,7 +311,12 @@ describe('POST /admin/v1/tenants/{tenantId}/credits', () => {
   });
   afterAll(() => s.close());
 
-  const topUp = (body: string, tenant = TENANT) => fetch(`${s.url}/tenants/${tenant}/credits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(json);
+  const topUp = (body: string, tenant = TENANT) =>
+    fetch(`${s.url}/tenants/${tenant}/credits`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    }).then(json);
 
   it('answers 201 with the new balance and the top_up row', async () => {
     const res = await topUp('{"amount":250,"note":"Invoice 2026-117"}');
@@ -228,7 +329,9 @@ describe('POST /admin/v1/tenants/{tenantId}/credits', () => {
         amount: 250,
         balanceAfter: 1250,
         callId: null,
-        reference: expect.stringMatching(/^top_up:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+        reference: expect.stringMatching(
+          /^top_up:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+        ),
         description: 'Invoice 2026-117',
         createdAt: '2026-11-22T09:30:00.000Z',
       },
@@ -249,8 +352,14 @@ describe('POST /admin/v1/tenants/{tenantId}/credits', () => {
   });
 
   it('answers 404 for a tenant the gateway does not know, without calling billing', async () => {
-    expect(await topUp('{"amount":5}', UNKNOWN_TENANT)).toMatchObject({ status: 404, body: { reasonCode: 'not_found', error: 'tenant not found' } });
-    expect(await topUp('{"amount":5}', 'not-an-id')).toMatchObject({ status: 400, body: { details: [expect.objectContaining({ path: 'path.tenantId' })] } });
+    expect(await topUp('{"amount":5}', UNKNOWN_TENANT)).toMatchObject({
+      status: 404,
+      body: { reasonCode: 'not_found', error: 'tenant not found' },
+    });
+    expect(await topUp('{"amount":5}', 'not-an-id')).toMatchObject({
+      status: 400,
+      body: { details: [expect.objectContaining({ path: 'path.tenantId' })] },
+    });
     expect(billing.calls).toEqual([]);
   });
 
@@ -275,7 +384,13 @@ describe('POST /admin/v1/tenants/{tenantId}/credits', () => {
     ['beyond the safe integers', '9007199254740993'],
   ])('refuses an amount that is %s with 400 naming body.amount', async (_what, amount) => {
     const res = await topUp(`{"amount":${amount}}`);
-    expect(res).toMatchObject({ status: 400, body: { reasonCode: 'validation_error', details: expect.arrayContaining([expect.objectContaining({ path: 'body.amount' })]) } });
+    expect(res).toMatchObject({
+      status: 400,
+      body: {
+        reasonCode: 'validation_error',
+        details: expect.arrayContaining([expect.objectContaining({ path: 'body.amount' })]),
+      },
+    });
     expect(res.body.details.every((d: { path: string }) => d.path === 'body.amount')).toBe(true);
     expect(billing.calls).toEqual([]);
   });
@@ -291,7 +406,10 @@ describe('POST /admin/v1/tenants/{tenantId}/credits', () => {
     ['a body that is not an object', '[{"amount":5}]', 'body'],
   ])('refuses %s with 400 naming %s', async (_what, body, path) => {
     const res = await topUp(body);
-    expect(res).toMatchObject({ status: 400, body: { reasonCode: 'validation_error', details: [expect.objectContaining({ path })] } });
+    expect(res).toMatchObject({
+      status: 400,
+      body: { reasonCode: 'validation_error', details: [expect.objectContaining({ path })] },
+    });
     expect(billing.calls).toEqual([]);
   });
 

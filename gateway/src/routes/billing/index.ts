@@ -15,7 +15,9 @@ export function creditRoutes(clients: ServiceClients) {
       path: '/credits',
       tag,
       summary: 'Get the credit balance',
-      description: '`balance` is the sum of all ledger amounts; `held` is reserved by live calls in progress; `available` = `balance` − `held`. ' + 'Sandbox and live keys see the same wallet.',
+      description:
+        '`balance` is the sum of all ledger amounts; `held` is reserved by live calls in progress; `available` = `balance` − `held`. ' +
+        'Sandbox and live keys see the same wallet.',
       operationId: 'getCredits',
       scopes: ['credits:read'],
       responses: { 200: { description: 'The wallet', schema: Balance } },
@@ -42,7 +44,12 @@ export function creditRoutes(clients: ServiceClients) {
           status: 200,
           body: {
             transactions: res.transactions.map(transactionJson),
-            pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }),
+            pagination: pagination({
+              page: query.page,
+              limit: query.limit,
+              total: res.page?.total ?? 0,
+              hasMore: res.page?.hasMore ?? false,
+            }),
           },
         };
       },
@@ -58,7 +65,9 @@ export function creditTopUpRoutes(clients: ServiceClients, op: OperatorUseCases)
       path: '/tenants/{tenantId}/credits',
       tag: 'Credits',
       summary: "Top up a tenant's credits",
-      description: 'Adds a `top_up` ledger row of `amount` credits and answers it with the new balance. Without an `Idempotency-Key` each request ' + 'is a new top-up; send one to make a retry safe.',
+      description:
+        'Adds a `top_up` ledger row of `amount` credits and answers it with the new balance. Without an `Idempotency-Key` each request ' +
+        'is a new top-up; send one to make a retry safe.',
       ownIdempotencyKey:
         "Makes a retry safe: a top-up of the same tenant with the same key is not added again; the answer names the first top-up's " +
         'row (and the balance now). The same key with another amount: 409 `reference_conflict`. Keys are kept for good (they are the ' +
@@ -79,7 +88,10 @@ export function creditTopUpRoutes(clients: ServiceClients, op: OperatorUseCases)
         // Operators act live (billing refuses a call without a key mode); there is no key to name.
         const call = { requestId, tenantId: params.tenantId, keyMode: 'live' as const };
         const res = await clients.billing.topUp(topUpRequest(body, idempotencyKey), call);
-        return { status: 201, body: { balance: balanceJson(res.balance).balance, transaction: transactionJson(res.transaction) } };
+        return {
+          status: 201,
+          body: { balance: balanceJson(res.balance).balance, transaction: transactionJson(res.transaction) },
+        };
       },
     }),
   ];

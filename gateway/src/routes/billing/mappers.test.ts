@@ -4,7 +4,10 @@ import { Balance, TopUp, Transaction, TRANSACTION_TYPES } from './schemas';
 
 const { TransactionType } = voiceapi.billing.v1;
 const at = new Date('2026-11-22T09:30:00.000Z');
-const row = (type: voiceapi.billing.v1.TransactionType, over: Partial<voiceapi.billing.v1.Transaction> = {}): voiceapi.billing.v1.Transaction => ({
+const row = (
+  type: voiceapi.billing.v1.TransactionType,
+  over: Partial<voiceapi.billing.v1.Transaction> = {},
+): voiceapi.billing.v1.Transaction => ({
   id: 'tx-1',
   type,
   amount: -2,
@@ -34,14 +37,28 @@ describe('billing messages ↔ JSON', () => {
 
   it('gives a row the documented shape: callId a string on call rows, null otherwise', () => {
     const call = transactionJson(row(TransactionType.TRANSACTION_TYPE_CALL_DEDUCTION, { callId: 'c1' }));
-    expect(call).toEqual({ id: 'tx-1', type: 'call_deduction', amount: -2, balanceAfter: 8, callId: 'c1', reference: 'ref', description: 'd', createdAt: '2026-11-22T09:30:00.000Z' });
+    expect(call).toEqual({
+      id: 'tx-1',
+      type: 'call_deduction',
+      amount: -2,
+      balanceAfter: 8,
+      callId: 'c1',
+      reference: 'ref',
+      description: 'd',
+      createdAt: '2026-11-22T09:30:00.000Z',
+    });
     expect(Transaction.strict().safeParse(call).success).toBe(true);
     expect(transactionJson(row(TransactionType.TRANSACTION_TYPE_TOP_UP)).callId).toBeNull();
     expect(transactionJson(row(TransactionType.TRANSACTION_TYPE_TOP_UP, { callId: '' })).callId).toBeNull();
   });
 
   it('answers the balance with updatedAt, or null for a wallet that never changed', () => {
-    expect(balanceJson({ balance: 10, available: 7, held: 3, seq: 2, updateTime: at })).toEqual({ balance: 10, available: 7, held: 3, updatedAt: '2026-11-22T09:30:00.000Z' });
+    expect(balanceJson({ balance: 10, available: 7, held: 3, seq: 2, updateTime: at })).toEqual({
+      balance: 10,
+      available: 7,
+      held: 3,
+      updatedAt: '2026-11-22T09:30:00.000Z',
+    });
     const never = balanceJson({ balance: 0, available: 0, held: 0, seq: 0 });
     expect(never.updatedAt).toBeNull();
     expect(Balance.strict().safeParse(never).success).toBe(true);
@@ -49,7 +66,10 @@ describe('billing messages ↔ JSON', () => {
   });
 
   it('asks for every type when no filter is given', () => {
-    expect(listTransactionsRequest({ page: 3, limit: 10 })).toEqual({ page: { page: 3, limit: 10 }, type: TransactionType.TRANSACTION_TYPE_UNSPECIFIED });
+    expect(listTransactionsRequest({ page: 3, limit: 10 })).toEqual({
+      page: { page: 3, limit: 10 },
+      type: TransactionType.TRANSACTION_TYPE_UNSPECIFIED,
+    });
   });
 
   it('makes each top-up a new one: a fresh top_up:<uuid> reference, the note only when given', () => {

@@ -42,7 +42,9 @@ export function balanceJson(b: voiceapi.billing.v1.Balance | undefined): z.infer
   return { balance: b.balance, available: b.available, held: b.held, updatedAt: b.updateTime?.toISOString() ?? null };
 }
 
-export function listTransactionsRequest(query: z.infer<typeof TransactionsQuery>): voiceapi.billing.v1.ListTransactionsRequest {
+export function listTransactionsRequest(
+  query: z.infer<typeof TransactionsQuery>,
+): voiceapi.billing.v1.ListTransactionsRequest {
   return {
     page: { page: query.page, limit: query.limit },
     type: query.type === undefined ? ProtoType.TRANSACTION_TYPE_UNSPECIFIED : PROTO_TYPE[query.type],

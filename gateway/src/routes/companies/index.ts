@@ -19,13 +19,24 @@ export function companyRoutes(clients: ServiceClients) {
       scopes: ['companies:read'],
       query: PageQuery,
       responses: {
-        200: { description: 'A page of companies, newest first', schema: z.object({ companies: z.array(Company), pagination: Pagination }) },
+        200: {
+          description: 'A page of companies, newest first',
+          schema: z.object({ companies: z.array(Company), pagination: Pagination }),
+        },
       },
       handler: async ({ query }, { call }) => {
         const res = await clients.companies.listCompanies({ page: { page: query.page, limit: query.limit } }, call);
         return {
           status: 200,
-          body: { companies: res.companies.map(companyJson), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) },
+          body: {
+            companies: res.companies.map(companyJson),
+            pagination: pagination({
+              page: query.page,
+              limit: query.limit,
+              total: res.page?.total ?? 0,
+              hasMore: res.page?.hasMore ?? false,
+            }),
+          },
         };
       },
     }),
@@ -61,7 +72,8 @@ export function companyRoutes(clients: ServiceClients) {
       path: '/companies/{id}',
       tag,
       summary: 'Update a company profile',
-      description: 'Send only the fields to change; `null` removes a field (every field but `name`). `omniChannelSettings` and unknown fields are refused with 400.',
+      description:
+        'Send only the fields to change; `null` removes a field (every field but `name`). `omniChannelSettings` and unknown fields are refused with 400.',
       scopes: ['companies:write'],
       params: IdParam,
       body: CompanyPatch,

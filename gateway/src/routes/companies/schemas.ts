@@ -38,19 +38,25 @@ const fields = {
   website: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .max(2_048)
-    .openapi({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'An absolute http or https URL (other schemes are refused), at most 2048 characters', example: 'https://clinic.example' }),
+    .openapi({
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      description: 'An absolute http or https URL (other schemes are refused), at most 2048 characters',
+      example: 'https://clinic.example',
+    }),
   businessHours: z
     .record(z.string(), z.unknown())
     .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= FREE_FORM_MAX_BYTES, 'must be at most 8 KiB as JSON')
     .openapi({
-      description: 'Free-form opening hours, e.g. `{ "mon": ["09:00-17:00"] }`. At most 8 KiB (8192 bytes) as compact UTF-8 JSON; larger is refused with 400',
+      description:
+        'Free-form opening hours, e.g. `{ "mon": ["09:00-17:00"] }`. At most 8 KiB (8192 bytes) as compact UTF-8 JSON; larger is refused with 400',
       'x-max-json-bytes': FREE_FORM_MAX_BYTES,
       example: { mon: ['09:00-17:00'] },
     }),
-  timezone: z
-    .string()
-    .refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin')
-    .openapi({ description: 'An IANA time zone name (tz database), such as `America/New_York` or `Europe/Berlin`; anything else is refused with 400', example: 'America/New_York' }),
+  timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin').openapi({
+    description:
+      'An IANA time zone name (tz database), such as `America/New_York` or `Europe/Berlin`; anything else is refused with 400',
+    example: 'America/New_York',
+  }),
 };
 
 // Unknown fields are refused, and the credential container gets its own clear message.

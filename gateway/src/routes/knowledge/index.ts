@@ -22,10 +22,26 @@ export function knowledgeRoutes(clients: ServiceClients) {
       operationId: 'listKnowledgeDocuments',
       scopes: ['knowledge:read'],
       query: PageQuery,
-      responses: { 200: { description: 'A page of documents, newest first (metadata only)', schema: z.object({ documents: z.array(Document), pagination: Pagination }) } },
+      responses: {
+        200: {
+          description: 'A page of documents, newest first (metadata only)',
+          schema: z.object({ documents: z.array(Document), pagination: Pagination }),
+        },
+      },
       handler: async ({ query }, { call }) => {
         const res = await clients.knowledge.listDocuments({ page: { page: query.page, limit: query.limit } }, call);
-        return { status: 200, body: { documents: res.documents.map(documentJson), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) } };
+        return {
+          status: 200,
+          body: {
+            documents: res.documents.map(documentJson),
+            pagination: pagination({
+              page: query.page,
+              limit: query.limit,
+              total: res.page?.total ?? 0,
+              hasMore: res.page?.hasMore ?? false,
+            }),
+          },
+        };
       },
     }),
     defineRoute({
@@ -40,7 +56,11 @@ export function knowledgeRoutes(clients: ServiceClients) {
         'extracts the text (`wordCount`), stores the content and charges 1 credit per started 1,000 words (at least 1) by reference `knowledge:<fileId>` ' +
         '(402 `insufficient_credits`). A sandbox key is never charged. Damaged files and archives that expand too far answer 422 `document_unreadable`; an empty file 400.',
       scopes: ['knowledge:write'],
-      body: multipart({ fields: UploadFields, files: { file: { description: 'The document', required: true } }, maxBytes: MAX_UPLOAD_BYTES }),
+      body: multipart({
+        fields: UploadFields,
+        files: { file: { description: 'The document', required: true } },
+        maxBytes: MAX_UPLOAD_BYTES,
+      }),
       responses: { 201: { description: 'Stored, extracted and charged', schema: DocumentEnvelope } },
       errors: {
         402: 'The wallet cannot cover the upload (`insufficient_credits`)',
@@ -49,7 +69,11 @@ export function knowledgeRoutes(clients: ServiceClients) {
         422: 'Damaged, or an archive that expands past the limits (`document_unreadable`)',
       },
       handler: async ({ body }, { call }) => {
-        const res = await clients.knowledge.uploadDocument(uploadMessages(body.fields.title, body.files, body.fieldsAfterFiles), call, { timeoutMs: UPLOAD_DEADLINE_MS });
+        const res = await clients.knowledge.uploadDocument(
+          uploadMessages(body.fields.title, body.files, body.fieldsAfterFiles),
+          call,
+          { timeoutMs: UPLOAD_DEADLINE_MS },
+        );
         return { status: 201, body: { document: documentJson(res.document) } };
       },
     }),
@@ -84,16 +108,24 @@ export function knowledgeRoutes(clients: ServiceClients) {
       operationId: 'getKnowledgeDocument',
       scopes: ['knowledge:read'],
       params: FileIdParam,
-      responses: { 200: { description: 'The document (metadata only; no endpoint returns the bytes)', schema: DocumentEnvelope } },
+      responses: {
+        200: { description: 'The document (metadata only; no endpoint returns the bytes)', schema: DocumentEnvelope },
+      },
       errors: notFound,
-      handler: async ({ params }, { call }) => ({ status: 200, body: { document: documentJson((await clients.knowledge.getDocument({ fileId: params.fileId }, call)).document) } }),
+      handler: async ({ params }, { call }) => ({
+        status: 200,
+        body: {
+          document: documentJson((await clients.knowledge.getDocument({ fileId: params.fileId }, call)).document),
+        },
+      }),
     }),
     defineRoute({
       method: 'delete',
       path: '/knowledge-bases/documents/{fileId}',
       tag,
       summary: 'Delete a knowledge document',
-      description: 'Its content and text are erased. The upload’s charge stays. Agents that linked it keep its title in `selectedKnowledgebases`.',
+      description:
+        'Its content and text are erased. The upload’s charge stays. Agents that linked it keep its title in `selectedKnowledgebases`.',
       operationId: 'deleteKnowledgeDocument',
       scopes: ['knowledge:write'],
       params: FileIdParam,
@@ -112,9 +144,18 @@ export function knowledgeRoutes(clients: ServiceClients) {
  * trailer that says the file is whole (with a title sent after the file). A body that goes bad
  * throws before the trailer, so the service never takes a cut-off file for a whole one.
  */
-async function* uploadMessages(title: string | undefined, files: AsyncIterable<FilePart>, fieldsAfterFiles: () => Promise<{ title?: string | undefined }>): AsyncIterable<voiceapi.knowledge.v1.UploadDocumentRequest> {
+async function* uploadMessages(
+  title: string | undefined,
+  files: AsyncIterable<FilePart>,
+  fieldsAfterFiles: () => Promise<{ title?: string | undefined }>,
+): AsyncIterable<voiceapi.knowledge.v1.UploadDocumentRequest> {
   for await (const file of files) {
-    yield { part: { $case: 'header', header: { fileName: file.filename, contentType: file.contentType, ...(title !== undefined && { title }) } } };
+    yield {
+      part: {
+        $case: 'header',
+        header: { fileName: file.filename, contentType: file.contentType, ...(title !== undefined && { title }) },
+      },
+    };
     for await (const chunk of file.stream) yield { part: { $case: 'chunk', chunk: chunk as Buffer } };
     break; // one file per upload (the form allows one)
   }

@@ -23,7 +23,11 @@ export const Document = z
 export const DocumentEnvelope = z.object({ document: Document });
 
 export const UploadFields = z.strictObject({
-  title: z.string().max(300).optional().openapi({ description: 'Shown instead of the file name; defaults to the file name without its extension' }),
+  title: z
+    .string()
+    .max(300)
+    .optional()
+    .openapi({ description: 'Shown instead of the file name; defaults to the file name without its extension' }),
 });
 
 export const FileIdParam = z.object({

@@ -1,3 +1,4 @@
+// Over 300 lines because it holds the routes of one area (leads, batches, campaigns, contacts, events), one handler each, as every route area has its own file.
 import { createHash } from 'node:crypto';
 import { nullIfNotFound, type CallContext } from '@voiceapi/kit';
 import type { voiceapi } from '@voiceapi/proto';
@@ -7,7 +8,16 @@ import { withBodyFields } from '../../http/errors';
 import { IdParam, PageQuery, Pagination, pagination } from '../../http/pagination';
 import { defineRoute, noBody } from '../../http/route';
 import { z } from '../../http/zod';
-import { batchResultJson, campaignJson, contactJson, followupJson, leadAcceptedJson, leadInput, routeJson, templateJson } from './mappers';
+import {
+  batchResultJson,
+  campaignJson,
+  contactJson,
+  followupJson,
+  leadAcceptedJson,
+  leadInput,
+  routeJson,
+  templateJson,
+} from './mappers';
 import {
   BATCH_BODY_LIMIT_BYTES,
   BatchLead,
@@ -44,14 +54,24 @@ const LEAD_RULES =
 const CAMPAIGN_OR_CONTACT_404 = { 404: 'No such contact for this tenant (`not_found`)' };
 
 /** The transcript and analysis of the contact's last call, from telephony (none when it has no call or no conversation). */
-async function lastConversation(clients: ServiceClients, contact: voiceapi.leads.v1.Contact | undefined, call: CallContext) {
+async function lastConversation(
+  clients: ServiceClients,
+  contact: voiceapi.leads.v1.Contact | undefined,
+  call: CallContext,
+) {
   if (!contact?.lastCallId) return undefined;
-  const found = await nullIfNotFound(clients.telephony.getCall({ callId: contact.lastCallId, contactId: contact.id }, call));
+  const found = await nullIfNotFound(
+    clients.telephony.getCall({ callId: contact.lastCallId, contactId: contact.id }, call),
+  );
   return found ? conversationJson(found) : undefined;
 }
 
 /** The last conversations of a page of contacts, in one call to telephony. */
-async function lastConversations(clients: ServiceClients, contacts: readonly voiceapi.leads.v1.Contact[], call: CallContext) {
+async function lastConversations(
+  clients: ServiceClients,
+  contacts: readonly voiceapi.leads.v1.Contact[],
+  call: CallContext,
+) {
   const callIds = contacts.map((c) => c.lastCallId).filter((id): id is string => Boolean(id));
   if (callIds.length === 0) return new Map<string, ReturnType<typeof conversationJson>>();
   const { conversations } = await clients.telephony.listConversations({ callIds }, call);
@@ -70,13 +90,30 @@ export function leadsRoutes(clients: ServiceClients) {
       path: '/campaigns',
       tag: campaignsTag,
       summary: 'List campaigns',
-      description: 'Campaigns are created and started in the dashboard; the API reads them. Stats count the campaign’s contacts by status.',
+      description:
+        'Campaigns are created and started in the dashboard; the API reads them. Stats count the campaign’s contacts by status.',
       scopes: ['leads:read'],
       query: PageQuery,
-      responses: { 200: { description: 'A page of campaigns, newest first', schema: z.object({ campaigns: z.array(Campaign), pagination: Pagination }) } },
+      responses: {
+        200: {
+          description: 'A page of campaigns, newest first',
+          schema: z.object({ campaigns: z.array(Campaign), pagination: Pagination }),
+        },
+      },
       handler: async ({ query }, { call }) => {
         const res = await clients.leads.listCampaigns({ page: { page: query.page, limit: query.limit } }, call);
-        return { status: 200, body: { campaigns: res.campaigns.map(campaignJson), pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }) } };
+        return {
+          status: 200,
+          body: {
+            campaigns: res.campaigns.map(campaignJson),
+            pagination: pagination({
+              page: query.page,
+              limit: query.limit,
+              total: res.page?.total ?? 0,
+              hasMore: res.page?.hasMore ?? false,
+            }),
+          },
+        };
       },
     }),
     defineRoute({
@@ -88,27 +125,44 @@ export function leadsRoutes(clients: ServiceClients) {
       params: IdParam,
       responses: { 200: { description: 'The campaign', schema: z.object({ campaign: Campaign }) } },
       errors: { 404: 'No such campaign for this tenant (`not_found`)' },
-      handler: async ({ params }, { call }) => ({ status: 200, body: { campaign: campaignJson((await clients.leads.getCampaign({ id: params.id }, call)).campaign) } }),
+      handler: async ({ params }, { call }) => ({
+        status: 200,
+        body: { campaign: campaignJson((await clients.leads.getCampaign({ id: params.id }, call)).campaign) },
+      }),
     }),
     defineRoute({
       method: 'get',
       path: '/campaigns/{id}/contacts',
       tag: campaignsTag,
       summary: 'List a campaign’s contacts',
-      description: 'Each with the transcript and analysis of its last answered call, as `GET /contacts/{id}` shows them.',
+      description:
+        'Each with the transcript and analysis of its last answered call, as `GET /contacts/{id}` shows them.',
       scopes: ['leads:read'],
       params: IdParam,
       query: PageQuery,
-      responses: { 200: { description: 'A page of contacts, newest first', schema: z.object({ contacts: z.array(Contact), pagination: Pagination }) } },
+      responses: {
+        200: {
+          description: 'A page of contacts, newest first',
+          schema: z.object({ contacts: z.array(Contact), pagination: Pagination }),
+        },
+      },
       errors: { 404: 'No such campaign for this tenant (`not_found`)' },
       handler: async ({ params, query }, { call }) => {
-        const res = await clients.leads.listCampaignContacts({ campaignId: params.id, page: { page: query.page, limit: query.limit } }, call);
+        const res = await clients.leads.listCampaignContacts(
+          { campaignId: params.id, page: { page: query.page, limit: query.limit } },
+          call,
+        );
         const last = await lastConversations(clients, res.contacts, call);
         return {
           status: 200,
           body: {
             contacts: res.contacts.map((c) => contactJson(c, c.lastCallId ? last.get(c.lastCallId) : undefined)),
-            pagination: pagination({ page: query.page, limit: query.limit, total: res.page?.total ?? 0, hasMore: res.page?.hasMore ?? false }),
+            pagination: pagination({
+              page: query.page,
+              limit: query.limit,
+              total: res.page?.total ?? 0,
+              hasMore: res.page?.hasMore ?? false,
+            }),
           },
         };
       },
@@ -122,7 +176,9 @@ export function leadsRoutes(clients: ServiceClients) {
       operationId: 'createLead',
       scopes: ['leads:write'],
       body: Lead,
-      responses: { 202: { description: 'Accepted: the contact is recorded; its dial or messages follow', schema: LeadAccepted } },
+      responses: {
+        202: { description: 'Accepted: the contact is recorded; its dial or messages follow', schema: LeadAccepted },
+      },
       errors: {
         402: 'A live `call` lead and the wallet cannot cover one call’s hold (`insufficient_credits`)',
         409: 'The campaign is not running (`campaign_not_running`)',
@@ -156,14 +212,24 @@ export function leadsRoutes(clients: ServiceClients) {
       handler: async ({ body }, { call, requestId, idempotencyKey }) => {
         const results = new Array<Json<typeof BatchLeadResult>>(body.leads.length);
         const externalIds: (string | undefined)[] = [];
-        const leads: { index: number; campaignId: string; externalId?: string; lead: ReturnType<typeof leadInput> }[] = [];
+        const leads: { index: number; campaignId: string; externalId?: string; lead: ReturnType<typeof leadInput> }[] =
+          [];
         body.leads.forEach((raw, index) => {
           const parsed = BatchLead.safeParse(raw);
           const externalId = parsed.success ? parsed.data.externalId : undefined;
           externalIds[index] = externalId;
           if (!parsed.success) {
-            const details = parsed.error.issues.map((i) => ({ path: ['body', 'leads', index, ...i.path].join('.'), message: i.message }));
-            results[index] = { index, status: 'refused', reasonCode: 'validation_error', error: `invalid lead: ${details[0]!.path} ${details[0]!.message}`, details };
+            const details = parsed.error.issues.map((i) => ({
+              path: ['body', 'leads', index, ...i.path].join('.'),
+              message: i.message,
+            }));
+            results[index] = {
+              index,
+              status: 'refused',
+              reasonCode: 'validation_error',
+              error: `invalid lead: ${details[0]!.path} ${details[0]!.message}`,
+              details,
+            };
             return;
           }
           const { campaignId = body.campaignId, externalId: _x, ...lead } = parsed.data;
@@ -182,7 +248,8 @@ export function leadsRoutes(clients: ServiceClients) {
         });
         if (leads.length > 0) {
           // The same on every try of this request: with an Idempotency-Key, also on the client's retries.
-          const batchKey = idempotencyKey !== undefined ? createHash('sha256').update(idempotencyKey).digest('hex') : requestId;
+          const batchKey =
+            idempotencyKey !== undefined ? createHash('sha256').update(idempotencyKey).digest('hex') : requestId;
           const res = await clients.leads.ingestLeadBatch({ batchKey, leads }, call);
           for (const r of res.results) results[r.index] = batchResultJson(r, externalIds[r.index]);
         }
@@ -217,20 +284,32 @@ export function leadsRoutes(clients: ServiceClients) {
       tag: eventsTag,
       summary: 'List event routes',
       scopes: ['leads:read'],
-      responses: { 200: { description: 'Every route of the tenant, oldest first', schema: z.object({ routes: z.array(EventRoute) }) } },
-      handler: async (_input, { call }) => ({ status: 200, body: { routes: (await clients.leads.listEventRoutes({}, call)).routes.map(routeJson) } }),
+      responses: {
+        200: {
+          description: 'Every route of the tenant, oldest first',
+          schema: z.object({ routes: z.array(EventRoute) }),
+        },
+      },
+      handler: async (_input, { call }) => ({
+        status: 200,
+        body: { routes: (await clients.leads.listEventRoutes({}, call)).routes.map(routeJson) },
+      }),
     }),
     defineRoute({
       method: 'post',
       path: '/event-routes',
       tag: eventsTag,
       summary: 'Route an event type to a campaign',
-      description: 'Creates the route, or replaces the campaign of an existing route for that `eventType`. At most 1,000 routes per tenant.',
+      description:
+        'Creates the route, or replaces the campaign of an existing route for that `eventType`. At most 1,000 routes per tenant.',
       scopes: ['leads:write'],
       body: EventRouteCreate,
       responses: { 201: { description: 'The route', schema: z.object({ route: EventRoute }) } },
       errors: { 422: 'The campaign is unknown or another tenant’s (`campaign_not_found`)' },
-      handler: async ({ body }, { call }) => ({ status: 201, body: { route: routeJson(need((await withBodyFields(clients.leads.putEventRoute(body, call))).route)) } }),
+      handler: async ({ body }, { call }) => ({
+        status: 201,
+        body: { route: routeJson(need((await withBodyFields(clients.leads.putEventRoute(body, call))).route)) },
+      }),
     }),
     defineRoute({
       method: 'delete',
@@ -252,19 +331,33 @@ export function leadsRoutes(clients: ServiceClients) {
       path: '/omni/templates',
       tag,
       summary: 'List WhatsApp and email templates',
-      description: 'Name one with `whatsappTemplateId` / `emailTemplateId` in a lead, with values for its `variables` in `whatsappParams` / `templateVariables`.',
+      description:
+        'Name one with `whatsappTemplateId` / `emailTemplateId` in a lead, with values for its `variables` in `whatsappParams` / `templateVariables`.',
       operationId: 'listOmniTemplates',
       scopes: ['leads:read'],
       query: TemplatesQuery,
-      responses: { 200: { description: 'The tenant’s templates, newest first', schema: z.object({ templates: z.array(Template) }) } },
-      handler: async ({ query }, { call }) => ({ status: 200, body: { templates: (await clients.leads.listTemplates({ channel: query.channel ?? '' }, call)).templates.map(templateJson) } }),
+      responses: {
+        200: {
+          description: 'The tenant’s templates, newest first',
+          schema: z.object({ templates: z.array(Template) }),
+        },
+      },
+      handler: async ({ query }, { call }) => ({
+        status: 200,
+        body: {
+          templates: (await clients.leads.listTemplates({ channel: query.channel ?? '' }, call)).templates.map(
+            templateJson,
+          ),
+        },
+      }),
     }),
     defineRoute({
       method: 'get',
       path: '/contacts/{id}',
       tag: contactsTag,
       summary: 'Get a contact',
-      description: 'With its status, attempts, the compliance decision of its call channel, and the transcript and analysis of its last answered call.',
+      description:
+        'With its status, attempts, the compliance decision of its call channel, and the transcript and analysis of its last answered call.',
       scopes: ['leads:read'],
       params: IdParam,
       responses: { 200: { description: 'The contact', schema: ContactEnvelope } },
@@ -296,20 +389,25 @@ export function leadsRoutes(clients: ServiceClients) {
       path: '/contacts/{id}/cancel',
       tag: contactsTag,
       summary: 'Cancel a contact',
-      description: 'Its pending dials and follow-ups are dropped; a dial already requested is refused when telephony claims it. Takes no body (or `{}`).',
+      description:
+        'Its pending dials and follow-ups are dropped; a dial already requested is refused when telephony claims it. Takes no body (or `{}`).',
       scopes: ['leads:write'],
       params: IdParam,
       body: noBody,
       responses: { 200: { description: 'The contact, `cancelled`', schema: ContactEnvelope } },
       errors: CAMPAIGN_OR_CONTACT_404,
-      handler: async ({ params }, { call }) => ({ status: 200, body: { contact: contactJson((await clients.leads.cancelContact({ id: params.id }, call)).contact) } }),
+      handler: async ({ params }, { call }) => ({
+        status: 200,
+        body: { contact: contactJson((await clients.leads.cancelContact({ id: params.id }, call)).contact) },
+      }),
     }),
     defineRoute({
       method: 'post',
       path: '/contacts/{id}/followups',
       tag: contactsTag,
       summary: 'Schedule a follow-up',
-      description: 'A `call` follow-up is checked at its time like any dial (consent, both do-not-call lists, the calling window: outside it, it waits for the opening).',
+      description:
+        'A `call` follow-up is checked at its time like any dial (consent, both do-not-call lists, the calling window: outside it, it waits for the opening).',
       operationId: 'createContactFollowup',
       scopes: ['leads:write'],
       params: IdParam,
@@ -318,7 +416,15 @@ export function leadsRoutes(clients: ServiceClients) {
       errors: { ...CAMPAIGN_OR_CONTACT_404, 409: 'The contact is cancelled (`conflict`)' },
       handler: async ({ params, body }, { call }) => {
         const res = await withBodyFields(
-          clients.leads.createFollowup({ contactId: params.id, scheduledTime: new Date(body.scheduledAt), ...(body.channel && { channel: body.channel }), ...(body.note !== undefined && { note: body.note }) }, call),
+          clients.leads.createFollowup(
+            {
+              contactId: params.id,
+              scheduledTime: new Date(body.scheduledAt),
+              ...(body.channel && { channel: body.channel }),
+              ...(body.note !== undefined && { note: body.note }),
+            },
+            call,
+          ),
         );
         return { status: 201, body: { followup: followupJson(res.followup) } };
       },

@@ -1,7 +1,21 @@
 import type { voiceapi } from '@voiceapi/proto';
 import type { z } from '../../http/zod';
 import { conversationJson } from '../telephony/mappers';
-import type { BatchLeadResult, Campaign, CampaignCreate, CallingWindow, Contact, DoNotCallEntry, EventRoute, Followup, Lead, LeadAccepted, LeadEvent, Message, Template } from './schemas';
+import type {
+  BatchLeadResult,
+  Campaign,
+  CampaignCreate,
+  CallingWindow,
+  Contact,
+  DoNotCallEntry,
+  EventRoute,
+  Followup,
+  Lead,
+  LeadAccepted,
+  LeadEvent,
+  Message,
+  Template,
+} from './schemas';
 
 /** The leads service's messages ↔ the JSON of schemas.ts. */
 
@@ -13,10 +27,14 @@ const iso = (d: Date | undefined): string => (d ?? new Date(0)).toISOString();
 const isoOrNull = (d: Date | undefined): string | null => (d ? d.toISOString() : null);
 
 /** A lead (or an event's lead) → the service's input: one channel list, WhatsApp values keyed "1", "2", … */
-export function leadInput(body: Omit<Json<typeof Lead>, 'campaignId'> | Omit<Json<typeof LeadEvent>, 'eventType'>): Proto<'LeadInput'> {
+export function leadInput(
+  body: Omit<Json<typeof Lead>, 'campaignId'> | Omit<Json<typeof LeadEvent>, 'eventType'>,
+): Proto<'LeadInput'> {
   const channels = body.channels ?? [body.channel ?? 'call'];
   const params = body.whatsappParams;
-  const whatsappParams = Array.isArray(params) ? Object.fromEntries(params.map((v, i) => [String(i + 1), v])) : (params ?? {});
+  const whatsappParams = Array.isArray(params)
+    ? Object.fromEntries(params.map((v, i) => [String(i + 1), v]))
+    : (params ?? {});
   return {
     phone: body.phone,
     ...(body.name !== undefined && { name: body.name }),
@@ -80,7 +98,14 @@ export function campaignCreateRequest(b: Json<typeof CampaignCreate>): Proto<'Cr
     channels: b.channels ?? [],
     ...(b.agentName !== undefined && { agentName: b.agentName }),
     ...(b.fromNumber !== undefined && { fromNumber: b.fromNumber }),
-    ...(b.callingWindow && { callingWindow: { start: b.callingWindow.start, end: b.callingWindow.end, days: b.callingWindow.days ?? [], always: false } }),
+    ...(b.callingWindow && {
+      callingWindow: {
+        start: b.callingWindow.start,
+        end: b.callingWindow.end,
+        days: b.callingWindow.days ?? [],
+        always: false,
+      },
+    }),
     ...(b.maxCallSeconds !== undefined && { maxCallSeconds: b.maxCallSeconds }),
     ...(b.maxAttempts !== undefined && { maxAttempts: b.maxAttempts }),
     ...(b.retryAfterMinutes !== undefined && { retryAfterMinutes: b.retryAfterMinutes }),
@@ -92,7 +117,10 @@ function consentJson(c: Proto<'Consent'>) {
 }
 
 /** A contact; with its last call's conversation when it was read (GET /contacts/{id}). */
-export function contactJson(c: Proto<'Contact'> | undefined, last?: ReturnType<typeof conversationJson>): Json<typeof Contact> {
+export function contactJson(
+  c: Proto<'Contact'> | undefined,
+  last?: ReturnType<typeof conversationJson>,
+): Json<typeof Contact> {
   const x = need(c, 'contact');
   const comp = x.compliance;
   const w = comp?.callingWindow;
@@ -146,7 +174,11 @@ export function followupJson(f: Proto<'Followup'> | undefined): Json<typeof Foll
   };
 }
 
-export const routeJson = (r: Proto<'EventRoute'>): Json<typeof EventRoute> => ({ eventType: r.eventType, campaignId: r.campaignId, createdAt: iso(r.createTime) });
+export const routeJson = (r: Proto<'EventRoute'>): Json<typeof EventRoute> => ({
+  eventType: r.eventType,
+  campaignId: r.campaignId,
+  createdAt: iso(r.createTime),
+});
 
 export function templateJson(t: Proto<'Template'>): Json<typeof Template> {
   return {
@@ -184,7 +216,10 @@ function need<T>(v: T | undefined, what: string): T {
 }
 
 /** A lead's result from the leads service → its JSON, field problems named from the request body. */
-export function batchResultJson(r: Proto<'BatchLeadResult'>, externalId: string | undefined): Json<typeof BatchLeadResult> {
+export function batchResultJson(
+  r: Proto<'BatchLeadResult'>,
+  externalId: string | undefined,
+): Json<typeof BatchLeadResult> {
   const base = { index: r.index, ...(externalId !== undefined && { externalId }) };
   if (r.status === 'refused') {
     return {
@@ -192,7 +227,9 @@ export function batchResultJson(r: Proto<'BatchLeadResult'>, externalId: string 
       status: 'refused',
       reasonCode: r.reasonCode ?? 'internal_error',
       error: r.error ?? '',
-      ...(r.details.length > 0 && { details: r.details.map((d) => ({ path: `body.leads.${r.index}.${d.path}`, message: d.message })) }),
+      ...(r.details.length > 0 && {
+        details: r.details.map((d) => ({ path: `body.leads.${r.index}.${d.path}`, message: d.message })),
+      }),
     };
   }
   const c = need(r.contact, 'contact');
@@ -200,7 +237,10 @@ export function batchResultJson(r: Proto<'BatchLeadResult'>, externalId: string 
     ...base,
     status: r.status as Json<typeof BatchLeadResult>['status'],
     contactId: c.id,
-    ...(r.status === 'scheduled' && c.compliance?.callingWindow?.nextOpenTime && { nextAttemptAt: c.compliance.callingWindow.nextOpenTime.toISOString() }),
+    ...(r.status === 'scheduled' &&
+      c.compliance?.callingWindow?.nextOpenTime && {
+        nextAttemptAt: c.compliance.callingWindow.nextOpenTime.toISOString(),
+      }),
     ...(r.duplicate && { duplicate: true }),
   };
 }

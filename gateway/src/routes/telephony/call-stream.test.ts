@@ -64,7 +64,12 @@ const textOf = (stream: Readable) => {
 describe('CallStreams', () => {
   it('reads no further for a client that takes nothing, then drops it with a last event and lets it go', async () => {
     let reads = 0;
-    const streams = new CallStreams({ read: async () => changes(20, ++reads * 100), leases: leases(), log, settings: settings({ stallMs: 300 }) });
+    const streams = new CallStreams({
+      read: async () => changes(20, ++reads * 100),
+      leases: leases(),
+      log,
+      settings: settings({ stallMs: 300 }),
+    });
     const stream = await streams.start(request);
     // Nobody reads: the stream fills its buffer once and stops asking the feed.
     stream.on('readable', () => undefined);
@@ -83,7 +88,12 @@ describe('CallStreams', () => {
   });
 
   it('sends a keep-alive comment when the feed has nothing for a while', async () => {
-    const streams = new CallStreams({ read: async () => ({ changes: [], cursor: '5-abc', reset: false }), leases: leases(), log, settings: settings({ keepAliveMs: 100 }) });
+    const streams = new CallStreams({
+      read: async () => ({ changes: [], cursor: '5-abc', reset: false }),
+      leases: leases(),
+      log,
+      settings: settings({ keepAliveMs: 100 }),
+    });
     const stream = await streams.start(request);
     const got: string[] = [];
     stream.on('data', (c: Buffer) => got.push(c.toString()));
@@ -99,7 +109,12 @@ describe('CallStreams', () => {
 
   it('refuses a stream over the key’s cap with rate_limited, and counts a closed one out', async () => {
     const store = leases();
-    const streams = new CallStreams({ read: async () => ({ changes: [], cursor: '1-abc', reset: false }), leases: store, log, settings: settings({ maxPerKey: 2 }) });
+    const streams = new CallStreams({
+      read: async () => ({ changes: [], cursor: '1-abc', reset: false }),
+      leases: store,
+      log,
+      settings: settings({ maxPerKey: 2 }),
+    });
     const a = await streams.start(request);
     await streams.start(request);
     await expect(streams.start(request)).rejects.toMatchObject({ reasonCode: 'rate_limited' });
@@ -113,7 +128,12 @@ describe('CallStreams', () => {
   });
 
   it('sends a reset with the new cursor when the feed says the Last-Event-ID is older than it keeps', async () => {
-    const streams = new CallStreams({ read: async () => ({ changes: [], cursor: '9-abc', reset: true }), leases: leases(), log, settings: settings({}) });
+    const streams = new CallStreams({
+      read: async () => ({ changes: [], cursor: '9-abc', reset: true }),
+      leases: leases(),
+      log,
+      settings: settings({}),
+    });
     const stream = await streams.start({ ...request, lastEventId: '1-aaa' });
     const text = await new Promise<string>((resolve) => stream.once('data', (c: Buffer) => resolve(c.toString())));
     expect(text).toContain('id: 9-abc\nevent: stream.reset\ndata: ');

@@ -6,7 +6,11 @@ import { refusal } from '../../http/refusals';
 import type { StreamLeaseStore } from '../../store/stream-leases';
 import { callJson } from './mappers';
 
-type ReadCallFeed = (req: voiceapi.telephony.v1.ReadCallFeedRequest, ctx: CallContext, opts: { timeoutMs: number }) => Promise<voiceapi.telephony.v1.ReadCallFeedResponse>;
+type ReadCallFeed = (
+  req: voiceapi.telephony.v1.ReadCallFeedRequest,
+  ctx: CallContext,
+  opts: { timeoutMs: number },
+) => Promise<voiceapi.telephony.v1.ReadCallFeedResponse>;
 
 export interface CallStreamSettings {
   /** Open streams per key, across replicas. */
@@ -21,7 +25,13 @@ export interface CallStreamSettings {
   pollMs: number;
 }
 
-export const CALL_STREAM_DEFAULTS: CallStreamSettings = { maxPerKey: 5, keepAliveMs: 15_000, stallMs: 60_000, leaseMs: 60_000, pollMs: 4_000 };
+export const CALL_STREAM_DEFAULTS: CallStreamSettings = {
+  maxPerKey: 5,
+  keepAliveMs: 15_000,
+  stallMs: 60_000,
+  leaseMs: 60_000,
+  pollMs: 4_000,
+};
 
 /** What a stream reads and who it is for. */
 export interface StreamRequest {
@@ -35,7 +45,8 @@ export interface StreamRequest {
 /** The pause before reading again after a read came back early with nothing. */
 const QUIET_RETRY_MS = 250;
 
-const event = (name: string, data: unknown, id?: string) => `${id !== undefined ? `id: ${id}\n` : ''}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+const event = (name: string, data: unknown, id?: string) =>
+  `${id !== undefined ? `id: ${id}\n` : ''}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /**
  * The open `GET /calls/stream` streams of this replica: each a server-sent-events source reading
@@ -47,7 +58,14 @@ export class CallStreams {
   private closing = false;
   private readonly settings: CallStreamSettings;
 
-  constructor(private readonly d: { read: ReadCallFeed; leases: StreamLeaseStore; log: Logger; settings?: Partial<CallStreamSettings> }) {
+  constructor(
+    private readonly d: {
+      read: ReadCallFeed;
+      leases: StreamLeaseStore;
+      log: Logger;
+      settings?: Partial<CallStreamSettings>;
+    },
+  ) {
     this.settings = { ...CALL_STREAM_DEFAULTS, ...d.settings };
   }
 
@@ -64,7 +82,9 @@ export class CallStreams {
     }
     const stream = new CallStream(id, req, this.d.read, s, this.d.log, () => {
       this.open.delete(stream);
-      void this.d.leases.close(req.scope, id).catch((err: unknown) => this.d.log.warn({ err }, "a closed stream's lease could not be deleted; it expires"));
+      void this.d.leases
+        .close(req.scope, id)
+        .catch((err: unknown) => this.d.log.warn({ err }, "a closed stream's lease could not be deleted; it expires"));
     });
     try {
       await stream.begin((ms) => this.d.leases.renew(req.scope, id, ms));
@@ -185,7 +205,10 @@ class CallStream extends Readable {
     } catch (err) {
       // Telephony away for longer than the client's deadline: the stream ends, and the client
       // reconnects with its Last-Event-ID (EventSource does so by itself).
-      this.log.warn({ err, stream: this.id }, 'a call stream could not read the feed; it ends so its client reconnects');
+      this.log.warn(
+        { err, stream: this.id },
+        'a call stream could not read the feed; it ends so its client reconnects',
+      );
       this.end(': the call feed is not answering; reconnect with Last-Event-ID\n\n');
     } finally {
       this.reading = false;
@@ -195,7 +218,14 @@ class CallStream extends Readable {
   private async poll(waitMs: number): Promise<voiceapi.telephony.v1.ReadCallFeedResponse> {
     const f = this.req.filter;
     const r = await this.readFeed(
-      { after: this.cursor ?? '', limit: 200, waitMs, ...(f.direction && { direction: f.direction }), ...(f.campaignId && { campaignId: f.campaignId }), ...(f.agentId && { agentId: f.agentId }) },
+      {
+        after: this.cursor ?? '',
+        limit: 200,
+        waitMs,
+        ...(f.direction && { direction: f.direction }),
+        ...(f.campaignId && { campaignId: f.campaignId }),
+        ...(f.agentId && { agentId: f.agentId }),
+      },
       this.req.call,
       { timeoutMs: waitMs + 5_000 },
     );
@@ -205,23 +235,37 @@ class CallStream extends Readable {
 
   private format(r: voiceapi.telephony.v1.ReadCallFeedResponse): string[] {
     const out: string[] = [];
-    if (r.reset) out.push(event('stream.reset', { reason: 'the Last-Event-ID is older than the 24 hours the stream keeps; it goes on from now' }, r.cursor));
+    if (r.reset)
+      out.push(
+        event(
+          'stream.reset',
+          { reason: 'the Last-Event-ID is older than the 24 hours the stream keeps; it goes on from now' },
+          r.cursor,
+        ),
+      );
     // The call as GET /calls shows it; sandbox activity says so.
-    for (const c of r.changes) out.push(event(c.change, { ...callJson(c.call), ...(c.call?.sandbox && { sandbox: true }) }, c.cursor));
+    for (const c of r.changes)
+      out.push(event(c.change, { ...callJson(c.call), ...(c.call?.sandbox && { sandbox: true }) }, c.cursor));
     return out;
   }
 
   private async renewLease(): Promise<void> {
     if (Date.now() - this.lastRenewed < this.s.leaseMs / 3) return;
     this.lastRenewed = Date.now();
-    await this.renew(this.s.leaseMs).catch((err: unknown) => this.log.warn({ err, stream: this.id }, "a stream's lease could not be renewed; tried again later"));
+    await this.renew(this.s.leaseMs).catch((err: unknown) =>
+      this.log.warn({ err, stream: this.id }, "a stream's lease could not be renewed; tried again later"),
+    );
   }
 
   /** A client that took nothing for `stallMs` while the stream had something for it is dropped. */
   private stalled(): void {
     if (this.ended) return;
     this.log.info({ stream: this.id }, 'a call stream client read nothing for too long; dropped');
-    this.end(event('stream.dropped', { reason: 'the client read nothing for too long; reconnect with Last-Event-ID to go on' }));
+    this.end(
+      event('stream.dropped', {
+        reason: 'the client read nothing for too long; reconnect with Last-Event-ID to go on',
+      }),
+    );
     // The last event waits for a client that starts reading again within as long; one that never
     // does loses the connection, and nothing more is kept for it.
     setTimeout(() => this.destroy(), this.s.stallMs).unref();

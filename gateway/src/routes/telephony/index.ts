@@ -1,3 +1,4 @@
+// Over 300 lines because it holds the routes of one area (calls, the live stream, numbers, analytics, recordings), one handler each, as every route area has its own file.
 import { isReason, scopeOfRecord } from '@voiceapi/kit';
 import type { ServiceClients } from '../../clients';
 import { withBodyFields } from '../../http/errors';
@@ -28,7 +29,8 @@ import {
 } from './schemas';
 
 const DAY_MS = 86_400_000;
-const page = (query: { page: number; limit: number }, p: { total?: number; hasMore?: boolean } | undefined) => pagination({ page: query.page, limit: query.limit, total: p?.total ?? 0, hasMore: p?.hasMore ?? false });
+const page = (query: { page: number; limit: number }, p: { total?: number; hasMore?: boolean } | undefined) =>
+  pagination({ page: query.page, limit: query.limit, total: p?.total ?? 0, hasMore: p?.hasMore ?? false });
 
 /** The unified call feed, a contact's calls, recordings, analytics and numbers, owned by the telephony service. */
 export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
@@ -46,7 +48,12 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
         'the charge is posted asynchronously (poll again, or wait for the billed webhook).',
       scopes: ['calls:read'],
       query: CallsQuery,
-      responses: { 200: { description: 'A page of calls', schema: z.object({ calls: z.array(CallSummary), pagination: Pagination }) } },
+      responses: {
+        200: {
+          description: 'A page of calls',
+          schema: z.object({ calls: z.array(CallSummary), pagination: Pagination }),
+        },
+      },
       handler: async ({ query }, { call }) => {
         const res = await clients.telephony.listCalls(
           {
@@ -70,8 +77,16 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
       operationId: 'listActiveCalls',
       summary: 'Calls queued, ringing or in progress',
       scopes: ['calls:read'],
-      responses: { 200: { description: 'The calls holding a line of the tenant’s concurrency package, newest first', schema: z.object({ calls: z.array(CallSummary) }) } },
-      handler: async (_input, { call }) => ({ status: 200, body: { calls: (await clients.telephony.listActiveCalls({}, call)).calls.map(callJson) } }),
+      responses: {
+        200: {
+          description: 'The calls holding a line of the tenant’s concurrency package, newest first',
+          schema: z.object({ calls: z.array(CallSummary) }),
+        },
+      },
+      handler: async (_input, { call }) => ({
+        status: 200,
+        body: { calls: (await clients.telephony.listActiveCalls({}, call)).calls.map(callJson) },
+      }),
     }),
     defineRoute({
       method: 'get',
@@ -89,17 +104,39 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
       scopes: ['calls:read'],
       query: CallStreamQuery,
       headers: CallStreamHeaders,
-      responses: { 200: { description: 'The stream: `id: <cursor>`, `event: <change>`, `data: <call as JSON>`, a blank line; comments start with `:`', binary: ['text/event-stream'] } },
-      errors: { 400: 'A `Last-Event-ID` this stream did not give (`validation_error`), or a filter that does not fit', 429: 'More than 5 open streams on this key (`rate_limited`)' },
+      responses: {
+        200: {
+          description:
+            'The stream: `id: <cursor>`, `event: <change>`, `data: <call as JSON>`, a blank line; comments start with `:`',
+          binary: ['text/event-stream'],
+        },
+      },
+      errors: {
+        400: 'A `Last-Event-ID` this stream did not give (`validation_error`), or a filter that does not fit',
+        429: 'More than 5 open streams on this key (`rate_limited`)',
+      },
       handler: async ({ query }, { call, auth, headers }) => {
         const lastEventId = headers?.['Last-Event-ID'];
         try {
-          const stream = await streams.start({ scope: scopeOfRecord(auth!.tenantId, auth!.mode), keyId: auth!.keyId, call, ...(lastEventId !== undefined && { lastEventId }), filter: query });
-          return { status: 200, contentType: 'text/event-stream; charset=utf-8', headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' }, stream };
+          const stream = await streams.start({
+            scope: scopeOfRecord(auth!.tenantId, auth!.mode),
+            keyId: auth!.keyId,
+            call,
+            ...(lastEventId !== undefined && { lastEventId }),
+            filter: query,
+          });
+          return {
+            status: 200,
+            contentType: 'text/event-stream; charset=utf-8',
+            headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' },
+            stream,
+          };
         } catch (err) {
           // The feed refuses a cursor it did not give: named as the tenant sent it.
           if (isReason(err, 'validation_error') && err.details?.some((d) => d.path === 'after')) {
-            throw refusal('validation_error', 'Last-Event-ID is not a cursor this stream gave', [{ path: 'header.Last-Event-ID', message: 'not a cursor of this stream' }]);
+            throw refusal('validation_error', 'Last-Event-ID is not a cursor this stream gave', [
+              { path: 'header.Last-Event-ID', message: 'not a cursor of this stream' },
+            ]);
           }
           throw err;
         }
@@ -111,14 +148,18 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
       tag: calls,
       operationId: 'getCallRecordingLink',
       summary: 'A short-lived signed link to a call’s recording',
-      description: 'The `url` needs no key and works until `expiresAt` (at most 15 minutes); an altered link is refused (403 `recording_link_invalid`), an expired one 410 `recording_link_expired`.',
+      description:
+        'The `url` needs no key and works until `expiresAt` (at most 15 minutes); an altered link is refused (403 `recording_link_invalid`), an expired one 410 `recording_link_expired`.',
       scopes: ['recordings:read'],
       params: CallIdParam,
       responses: { 200: { description: 'The signed link', schema: RecordingLink } },
       errors: { 404: 'No such call for this tenant, or it has no recording (`not_found`)' },
       handler: async ({ params }, { call, requestBase }) => {
         const link = await clients.telephony.createRecordingLink({ callId: params.id }, call);
-        return { status: 200, body: { url: `${requestBase}${link.path}`, expiresAt: (link.expireTime ?? new Date()).toISOString() } };
+        return {
+          status: 200,
+          body: { url: `${requestBase}${link.path}`, expiresAt: (link.expireTime ?? new Date()).toISOString() },
+        };
       },
     }),
     defineRoute({
@@ -129,11 +170,19 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
       scopes: ['leads:read'],
       params: ContactCallParams.pick({ id: true }),
       query: ContactCallsQuery,
-      responses: { 200: { description: 'A page of the contact’s calls, newest first', schema: z.object({ calls: z.array(CallSummary), pagination: Pagination }) } },
+      responses: {
+        200: {
+          description: 'A page of the contact’s calls, newest first',
+          schema: z.object({ calls: z.array(CallSummary), pagination: Pagination }),
+        },
+      },
       errors: { 404: 'No such contact for this tenant (`not_found`)' },
       handler: async ({ params, query }, { call }) => {
         await clients.leads.getContact({ id: params.id }, call);
-        const res = await clients.telephony.listContactCalls({ contactId: params.id, page: { page: query.page, limit: query.limit } }, call);
+        const res = await clients.telephony.listContactCalls(
+          { contactId: params.id, page: { page: query.page, limit: query.limit } },
+          call,
+        );
         return { status: 200, body: { calls: res.calls.map(callJson), pagination: page(query, res.page) } };
       },
     }),
@@ -148,7 +197,14 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
       errors: { 404: 'No such contact for this tenant, or no such call of it (`not_found`)' },
       handler: async ({ params }, { call }) => {
         await clients.leads.getContact({ id: params.id }, call);
-        return { status: 200, body: { call: callDetailJson(await clients.telephony.getCall({ callId: params.callId, contactId: params.id }, call)) } };
+        return {
+          status: 200,
+          body: {
+            call: callDetailJson(
+              await clients.telephony.getCall({ callId: params.callId, contactId: params.id }, call),
+            ),
+          },
+        };
       },
     }),
     defineRoute({
@@ -162,11 +218,25 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
         '`from` is applied at that granularity. Days are formed in `timezone` (UTC by default). The range is at most 366 days; by default the last 30.',
       scopes: ['analytics:read'],
       query: AnalyticsQuery,
-      responses: { 200: { description: 'The buckets', schema: z.object({ groupBy: AnalyticsQuery.shape.groupBy, buckets: z.array(AnalyticsBucket) }) } },
+      responses: {
+        200: {
+          description: 'The buckets',
+          schema: z.object({ groupBy: AnalyticsQuery.shape.groupBy, buckets: z.array(AnalyticsBucket) }),
+        },
+      },
       handler: async ({ query }, { call }) => {
         const to = query.to ? new Date(query.to) : new Date();
         const from = query.from ? new Date(query.from) : new Date(to.getTime() - 30 * DAY_MS);
-        const res = await clients.telephony.callAnalytics({ groupBy: query.groupBy, from, to, ...(query.direction && { direction: query.direction }), ...(query.timezone && { timeZone: query.timezone }) }, call);
+        const res = await clients.telephony.callAnalytics(
+          {
+            groupBy: query.groupBy,
+            from,
+            to,
+            ...(query.direction && { direction: query.direction }),
+            ...(query.timezone && { timeZone: query.timezone }),
+          },
+          call,
+        );
         return { status: 200, body: { groupBy: query.groupBy, buckets: res.buckets.map(bucketJson) } };
       },
     }),
@@ -177,7 +247,12 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
       summary: 'The tenant’s phone numbers',
       scopes: ['inbound:read'],
       query: ContactCallsQuery,
-      responses: { 200: { description: 'A page of owned numbers, newest first', schema: z.object({ numbers: z.array(PhoneNumber), pagination: Pagination }) } },
+      responses: {
+        200: {
+          description: 'A page of owned numbers, newest first',
+          schema: z.object({ numbers: z.array(PhoneNumber), pagination: Pagination }),
+        },
+      },
       handler: async ({ query }, { call }) => {
         const res = await clients.telephony.listNumbers({ page: { page: query.page, limit: query.limit } }, call);
         return { status: 200, body: { numbers: res.numbers.map(numberJson), pagination: page(query, res.page) } };
@@ -191,9 +266,21 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
       summary: 'Pool numbers for sale',
       scopes: ['inbound:read'],
       query: AvailableQuery,
-      responses: { 200: { description: 'Numbers of the pool, in number order', schema: z.object({ numbers: z.array(PhoneNumber) }) } },
+      responses: {
+        200: {
+          description: 'Numbers of the pool, in number order',
+          schema: z.object({ numbers: z.array(PhoneNumber) }),
+        },
+      },
       handler: async ({ query }, { call }) => {
-        const res = await clients.telephony.listAvailableNumbers({ limit: query.limit, ...(query.countryIso && { countryIso: query.countryIso }), ...(query.contains && { contains: query.contains }) }, call);
+        const res = await clients.telephony.listAvailableNumbers(
+          {
+            limit: query.limit,
+            ...(query.countryIso && { countryIso: query.countryIso }),
+            ...(query.contains && { contains: query.contains }),
+          },
+          call,
+        );
         return { status: 200, body: { numbers: res.numbers.map(numberJson) } };
       },
     }),
@@ -220,7 +307,10 @@ export function telephonyRoutes(clients: ServiceClients, streams: CallStreams) {
       handler: async ({ body }, { call }) => {
         const res = await withBodyFields(clients.telephony.purchaseNumber({ phoneNumber: body.phoneNumber }, call));
         if (res.status === 'sandbox_accepted') return { status: 202, body: { status: 'sandbox_accepted' as const } };
-        return { status: 201, body: { number: numberJson(res.number), creditsCharged: res.creditsCharged, balanceAfter: res.balanceAfter } };
+        return {
+          status: 201,
+          body: { number: numberJson(res.number), creditsCharged: res.creditsCharged, balanceAfter: res.balanceAfter },
+        };
       },
     }),
   ];
@@ -235,10 +325,15 @@ export function recordingRoutes(clients: ServiceClients) {
       tag: 'Calls',
       operationId: 'getRecording',
       summary: 'A call’s recording, by its signed link',
-      description: 'No key: the link from `GET /calls/{id}/recording` is the authorisation. The audio is streamed with its content type.',
+      description:
+        'No key: the link from `GET /calls/{id}/recording` is the authorisation. The audio is streamed with its content type.',
       params: RecordingToken,
       responses: { 200: { description: 'The audio', binary: ['audio/wav', 'audio/*'] } },
-      errors: { 403: 'The link was altered or truncated (`recording_link_invalid`)', 404: 'The recording is gone (`not_found`)', 410: 'The link expired (`recording_link_expired`)' },
+      errors: {
+        403: 'The link was altered or truncated (`recording_link_invalid`)',
+        404: 'The recording is gone (`not_found`)',
+        410: 'The link expired (`recording_link_expired`)',
+      },
       handler: async ({ params }, { call }) => {
         // The first part is read before the status line: a bad token answers the JSON error.
         const first = await clients.telephony.openRecording({ token: params.token, offset: 0 }, call);
@@ -252,7 +347,13 @@ export function recordingRoutes(clients: ServiceClients) {
             yield next.data;
           }
         }
-        return { status: 200, contentType: first.contentType, length: first.sizeBytes, headers: { 'Cache-Control': 'private, no-store' }, stream: parts() };
+        return {
+          status: 200,
+          contentType: first.contentType,
+          length: first.sizeBytes,
+          headers: { 'Cache-Control': 'private, no-store' },
+          stream: parts(),
+        };
       },
     }),
   ];

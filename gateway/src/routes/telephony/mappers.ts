@@ -50,15 +50,35 @@ export function callDetailJson(r: Proto<'GetCallResponse'>): Json<typeof CallDet
 }
 
 /** A call's transcript and analysis (also shown on its contact). */
-export function conversationJson(r: Pick<Proto<'GetCallResponse'>, 'transcript' | 'analysis'>): Pick<Json<typeof CallDetail>, 'transcript' | 'analysis'> {
+export function conversationJson(
+  r: Pick<Proto<'GetCallResponse'>, 'transcript' | 'analysis'>,
+): Pick<Json<typeof CallDetail>, 'transcript' | 'analysis'> {
   return {
-    transcript: r.transcript.map((t) => ({ role: t.role as 'agent' | 'caller', text: t.text, at: isoOrNull(t.at) ?? '' })),
-    analysis: r.analysis ? { summary: r.analysis.summary, sentiment: r.analysis.sentiment as 'positive' | 'neutral' | 'negative', outcome: r.analysis.outcome, optOut: r.analysis.optOut } : null,
+    transcript: r.transcript.map((t) => ({
+      role: t.role as 'agent' | 'caller',
+      text: t.text,
+      at: isoOrNull(t.at) ?? '',
+    })),
+    analysis: r.analysis
+      ? {
+          summary: r.analysis.summary,
+          sentiment: r.analysis.sentiment as 'positive' | 'neutral' | 'negative',
+          outcome: r.analysis.outcome,
+          optOut: r.analysis.optOut,
+        }
+      : null,
   };
 }
 
 export function bucketJson(b: Proto<'AnalyticsBucket'>): Json<typeof AnalyticsBucket> {
-  return { key: b.key ?? null, calls: b.calls, completed: b.completed, durationSeconds: b.durationSeconds, avgDurationSeconds: b.avgDurationSeconds, creditsCharged: b.creditsCharged };
+  return {
+    key: b.key ?? null,
+    calls: b.calls,
+    completed: b.completed,
+    durationSeconds: b.durationSeconds,
+    avgDurationSeconds: b.avgDurationSeconds,
+    creditsCharged: b.creditsCharged,
+  };
 }
 
 export function numberJson(n: Proto<'PhoneNumber'> | undefined): Json<typeof PhoneNumber> {

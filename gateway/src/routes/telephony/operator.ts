@@ -40,7 +40,9 @@ export function telephonyOperatorRoutes(clients: ServiceClients, op: OperatorUse
       responses: { 201: { description: 'The tenant’s now', schema: z.object({ number: PhoneNumber }) } },
       errors: { ...TENANT_404, 409: 'Some tenant owns the number already (`number_already_owned`)' },
       handler: async ({ params, body }, { requestId }) => {
-        const res = await withBodyFields(clients.telephony.assignNumber(body, await tenantCall(params.tenantId, requestId)));
+        const res = await withBodyFields(
+          clients.telephony.assignNumber(body, await tenantCall(params.tenantId, requestId)),
+        );
         return { status: 201, body: { number: numberJson(res.number) } };
       },
     }),
@@ -49,13 +51,16 @@ export function telephonyOperatorRoutes(clients: ServiceClients, op: OperatorUse
       path: '/tenants/{tenantId}/concurrency',
       tag: 'Numbers',
       summary: 'Set a tenant’s concurrency package',
-      description: 'Calls in progress at once, inbound and outbound together (default 10). Lowering it takes effect as calls end.',
+      description:
+        'Calls in progress at once, inbound and outbound together (default 10). Lowering it takes effect as calls end.',
       params: TenantParam,
       body: Concurrency,
       responses: { 200: { description: 'Set', schema: Concurrency } },
       errors: TENANT_404,
       handler: async ({ params, body }, { requestId }) => {
-        const res = await withBodyFields(clients.telephony.setConcurrency(body, await tenantCall(params.tenantId, requestId)));
+        const res = await withBodyFields(
+          clients.telephony.setConcurrency(body, await tenantCall(params.tenantId, requestId)),
+        );
         return { status: 200, body: { maxConcurrentCalls: res.maxConcurrentCalls } };
       },
     }),
@@ -64,13 +69,16 @@ export function telephonyOperatorRoutes(clients: ServiceClients, op: OperatorUse
       path: '/tenants/{tenantId}/simulate/inbound-call',
       tag: 'Numbers',
       summary: 'The carrier simulator rings a tenant’s number',
-      description: 'The call goes to the number’s active agent, or to the platform’s default answering when none is active; it is recorded in the feed and billed at the inbound rate.',
+      description:
+        'The call goes to the number’s active agent, or to the platform’s default answering when none is active; it is recorded in the feed and billed at the inbound rate.',
       params: TenantParam,
       body: InboundSimulation,
       responses: { 202: { description: 'Ringing', schema: z.object({ callId: z.string() }) } },
       errors: { 404: 'No such tenant, or the tenant does not own `toNumber` (`not_found`)' },
       handler: async ({ params, body }, { requestId }) => {
-        const res = await withBodyFields(clients.telephony.simulateInboundCall(body, await tenantCall(params.tenantId, requestId)));
+        const res = await withBodyFields(
+          clients.telephony.simulateInboundCall(body, await tenantCall(params.tenantId, requestId)),
+        );
         return { status: 202, body: { callId: res.callId } };
       },
     }),

@@ -10,12 +10,18 @@ export const BILLING_STATUSES = ['pending', 'charged', 'failed', 'skipped'] as c
 export const GROUP_BY = ['day', 'agent', 'campaign'] as const;
 
 const ISO_EXAMPLE = '2026-11-22T09:30:00.000Z';
-const dateTime = (what: string) => z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).openapi({ description: what, example: ISO_EXAMPLE });
+const dateTime = (what: string) =>
+  z.iso
+    .datetime({ offset: true, error: 'must be an ISO 8601 date-time' })
+    .openapi({ description: what, example: ISO_EXAMPLE });
 const filterId = (what: string) => z.string().min(1).max(200).openapi({ description: what });
 export const E164 = z
   .string()
   .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number, e.g. +14155550100')
-  .openapi({ description: 'E.164: a plus, the country code and the number, at most 15 digits', example: '+14155550100' });
+  .openapi({
+    description: 'E.164: a plus, the country code and the number, at most 15 digits',
+    example: '+14155550100',
+  });
 const nullableString = (description?: string) =>
   z
     .string()
@@ -29,21 +35,37 @@ export const CallSummary = z
     callId: nullableString('The call’s id (the same as `id`)'),
     callSessionId: nullableString('Outbound: the dial request this call placed (`<contactId>:<attempt>`)'),
     callSid: nullableString('The carrier’s id of the call'),
-    status: z.enum(CALL_STATUSES).nullable().openapi({ description: '`queued`, `ringing`, `in_progress`, then `completed`, `busy`, `no_answer` or `failed`' }),
-    outcome: mayGrow(z.enum(OUTCOMES).nullable(), 'Once ended: `completed`, `no_answer`, `busy`, `failed` or `voicemail`', '`failed`'),
+    status: z.enum(CALL_STATUSES).nullable().openapi({
+      description: '`queued`, `ringing`, `in_progress`, then `completed`, `busy`, `no_answer` or `failed`',
+    }),
+    outcome: mayGrow(
+      z.enum(OUTCOMES).nullable(),
+      'Once ended: `completed`, `no_answer`, `busy`, `failed` or `voicemail`',
+      '`failed`',
+    ),
     startedAt: nullableString('When the call was placed (outbound) or rang (inbound)'),
     endedAt: nullableString(),
-    durationSeconds: z.number().int().openapi({ description: 'Talk time as the carrier reports it (simulated time with the simulator), never wall time' }),
+    durationSeconds: z.number().int().openapi({
+      description: 'Talk time as the carrier reports it (simulated time with the simulator), never wall time',
+    }),
     fromNumber: nullableString(),
     toNumber: nullableString(),
-    agentId: nullableString('Inbound: the agent that answered (the number’s active agent when the call rang); null for the platform’s default answering'),
+    agentId: nullableString(
+      'Inbound: the agent that answered (the number’s active agent when the call rang); null for the platform’s default answering',
+    ),
     agentName: nullableString('Its name when the call rang; outbound: the campaign’s agent name'),
     campaignId: nullableString(),
     contactId: nullableString(),
-    billingStatus: z.enum(BILLING_STATUSES).openapi({ description: '`pending` right after the end, then `charged`, `failed` or `skipped` (sandbox, 0 s, free)' }),
+    billingStatus: z.enum(BILLING_STATUSES).openapi({
+      description: '`pending` right after the end, then `charged`, `failed` or `skipped` (sandbox, 0 s, free)',
+    }),
     creditsCharged: z.number().int().nullable().openapi({ description: 'From the ledger row; null while pending' }),
     creditsError: nullableString('Why the call was not charged, e.g. `insufficient_credits`'),
-    balanceAfter: z.number().int().nullable().openapi({ description: 'The wallet’s balance after the call’s ledger row' }),
+    balanceAfter: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'The wallet’s balance after the call’s ledger row' }),
     hasTranscript: z.boolean(),
     hasAnalysis: z.boolean(),
     hasRecording: z.boolean(),
@@ -53,9 +75,21 @@ export const CallSummary = z
   })
   .openapi('CallSummary');
 
-export const TranscriptTurn = z.object({ role: z.enum(['agent', 'caller']), text: z.string(), at: z.string() }).openapi('TranscriptTurn');
-export const CallAnalysis = z.object({ summary: z.string(), sentiment: z.enum(['positive', 'neutral', 'negative']), outcome: z.string(), optOut: z.boolean() }).openapi('CallAnalysis');
-export const CallDetail = CallSummary.extend({ transcript: z.array(TranscriptTurn), analysis: CallAnalysis.nullable() }).openapi('CallDetail');
+export const TranscriptTurn = z
+  .object({ role: z.enum(['agent', 'caller']), text: z.string(), at: z.string() })
+  .openapi('TranscriptTurn');
+export const CallAnalysis = z
+  .object({
+    summary: z.string(),
+    sentiment: z.enum(['positive', 'neutral', 'negative']),
+    outcome: z.string(),
+    optOut: z.boolean(),
+  })
+  .openapi('CallAnalysis');
+export const CallDetail = CallSummary.extend({
+  transcript: z.array(TranscriptTurn),
+  analysis: CallAnalysis.nullable(),
+}).openapi('CallDetail');
 
 /** Strict: an unknown parameter (`status[$ne]`, `limit[0]`) is refused, never ignored. */
 export const CallsQuery = z
@@ -68,7 +102,10 @@ export const CallsQuery = z
     startedAfter: dateTime('Calls started at or after this instant').optional(),
     startedBefore: dateTime('Calls started at or before this instant').optional(),
   })
-  .refine((q) => !q.startedAfter || !q.startedBefore || Date.parse(q.startedAfter) <= Date.parse(q.startedBefore), { path: ['startedAfter'], message: 'must not be later than startedBefore' });
+  .refine((q) => !q.startedAfter || !q.startedBefore || Date.parse(q.startedAfter) <= Date.parse(q.startedBefore), {
+    path: ['startedAfter'],
+    message: 'must not be later than startedBefore',
+  });
 
 export const ContactCallsQuery = z.strictObject(PageQuery.shape);
 
@@ -80,7 +117,8 @@ export const CallStreamQuery = z.strictObject({
 
 export const CallStreamHeaders = z.object({
   'Last-Event-ID': z.string().max(64).optional().openapi({
-    description: 'The `id` of the last event received: the stream goes on right after it (EventSource sends it by itself when it reconnects). Without it: from now on',
+    description:
+      'The `id` of the last event received: the stream goes on right after it (EventSource sends it by itself when it reconnects). Without it: from now on',
     example: '1042-mfx2k9a1',
   }),
 });
@@ -105,7 +143,13 @@ export const RecordingToken = z.object({
     .regex(/^[A-Za-z0-9_.-]+$/, 'is not a recording token'),
 });
 export const RecordingLink = z
-  .object({ url: z.string().openapi({ description: 'Signed address under `/api/v1/recordings/`; needs no key', example: 'https://api.example.com/api/v1/recordings/eyJ0Ijo.iOiJ' }), expiresAt: z.string() })
+  .object({
+    url: z.string().openapi({
+      description: 'Signed address under `/api/v1/recordings/`; needs no key',
+      example: 'https://api.example.com/api/v1/recordings/eyJ0Ijo.iOiJ',
+    }),
+    expiresAt: z.string(),
+  })
   .openapi('RecordingLink');
 
 const MAX_RANGE_DAYS = 366;
@@ -129,12 +173,20 @@ export const AnalyticsQuery = z
       .optional()
       .openapi({ description: 'IANA time zone of the day buckets', example: 'America/New_York' }),
   })
-  .refine((q) => !q.from || !q.to || Date.parse(q.from) < Date.parse(q.to), { path: ['from'], message: 'must be before to' })
-  .refine((q) => !q.from || !q.to || Date.parse(q.to) - Date.parse(q.from) <= MAX_RANGE_DAYS * 86_400_000, { path: ['from'], message: `the range is at most ${MAX_RANGE_DAYS} days` });
+  .refine((q) => !q.from || !q.to || Date.parse(q.from) < Date.parse(q.to), {
+    path: ['from'],
+    message: 'must be before to',
+  })
+  .refine((q) => !q.from || !q.to || Date.parse(q.to) - Date.parse(q.from) <= MAX_RANGE_DAYS * 86_400_000, {
+    path: ['from'],
+    message: `the range is at most ${MAX_RANGE_DAYS} days`,
+  });
 
 export const AnalyticsBucket = z
   .object({
-    key: z.string().nullable().openapi({ description: 'The day (`YYYY-MM-DD`), agent id or campaign id; null for calls without an agent or campaign' }),
+    key: z.string().nullable().openapi({
+      description: 'The day (`YYYY-MM-DD`), agent id or campaign id; null for calls without an agent or campaign',
+    }),
     calls: z.number().int(),
     completed: z.number().int(),
     durationSeconds: z.number().int(),
@@ -171,19 +223,37 @@ export const AvailableQuery = z.strictObject({
     .openapi({ description: `At most this many, 1 to 100; ${PLAIN_INTEGER}` }),
 });
 export const Purchase = z.strictObject({ phoneNumber: E164 });
-export const Purchased = z.object({ number: PhoneNumber, creditsCharged: z.number().int(), balanceAfter: z.number().int() });
+export const Purchased = z.object({
+  number: PhoneNumber,
+  creditsCharged: z.number().int(),
+  balanceAfter: z.number().int(),
+});
 export const SandboxAccepted = z.object({ status: z.literal('sandbox_accepted') });
 
 // ---- Operator ----
 export const PoolNumber = z.strictObject({
   phoneNumber: E164,
   countryIso: z.string().regex(/^[A-Z]{2}$/, 'must be two capital letters (ISO 3166-1 alpha-2)'),
-  monthlyCredits: z.number().int().min(0).max(1_000_000).openapi({ description: 'Credits a purchase debits (the first month)' }),
+  monthlyCredits: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .openapi({ description: 'Credits a purchase debits (the first month)' }),
 });
 export const AssignedNumber = PoolNumber.omit({ monthlyCredits: true });
-export const Concurrency = z.strictObject({ maxConcurrentCalls: z.number().int().min(1).max(1_000).openapi({ description: 'Calls in progress at once (default 10)' }) });
+export const Concurrency = z.strictObject({
+  maxConcurrentCalls: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .openapi({ description: 'Calls in progress at once (default 10)' }),
+});
 export const InboundSimulation = z.strictObject({
   toNumber: E164.openapi({ description: 'A number the tenant owns' }),
   fromNumber: E164,
-  durationSeconds: z.number().int().min(0).max(3_600).optional().openapi({ description: 'Talk time to simulate, 0–3600 s (0: nobody answered); default: chosen by a hash of `fromNumber`' }),
+  durationSeconds: z.number().int().min(0).max(3_600).optional().openapi({
+    description: 'Talk time to simulate, 0–3600 s (0: nobody answered); default: chosen by a hash of `fromNumber`',
+  }),
 });

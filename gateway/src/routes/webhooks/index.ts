@@ -6,7 +6,18 @@ import { z } from '../../http/zod';
 import type { OperatorUseCases } from '../../operator/operator';
 import { TenantParam } from '../admin/schemas';
 import { deliveryJson, webhookJson } from './mappers';
-import { ChangedWebhook, CreatedWebhook, DeliveriesQuery, Delivery, RecoverBody, Webhook, WEBHOOK_PAYLOADS, WebhookChange, WebhookCreate, WebhookParam } from './schemas';
+import {
+  ChangedWebhook,
+  CreatedWebhook,
+  DeliveriesQuery,
+  Delivery,
+  RecoverBody,
+  Webhook,
+  WEBHOOK_PAYLOADS,
+  WebhookChange,
+  WebhookCreate,
+  WebhookParam,
+} from './schemas';
 
 const WEBHOOK_404 = { 404: 'No such webhook (`not_found`)' };
 
@@ -31,7 +42,12 @@ export function webhookOperatorRoutes(clients: ServiceClients, op: OperatorUseCa
       responses: { 201: { description: 'Registered', schema: z.object({ webhook: CreatedWebhook }) } },
       errors: { 404: 'No such tenant (`not_found`)', 422: 'The address is not allowed (`url_not_allowed`)' },
       handler: async ({ params, body }, { requestId }) => {
-        const res = await withBodyFields(clients.webhooks.registerEndpoint({ url: body.url, events: body.events ?? [] }, await tenantCall(params.tenantId, requestId)));
+        const res = await withBodyFields(
+          clients.webhooks.registerEndpoint(
+            { url: body.url, events: body.events ?? [] },
+            await tenantCall(params.tenantId, requestId),
+          ),
+        );
         return { status: 201, body: { webhook: { ...webhookJson(res.endpoint), secret: res.secret } } };
       },
     }),
@@ -82,7 +98,8 @@ export function webhookOperatorRoutes(clients: ServiceClients, op: OperatorUseCa
       path: '/webhooks/{webhookId}',
       tag: 'Webhooks',
       summary: 'Delete a webhook endpoint',
-      description: 'No delivery is attempted after the answer (one already on the wire may finish). Its delivery log stays readable for 30 days.',
+      description:
+        'No delivery is attempted after the answer (one already on the wire may finish). Its delivery log stays readable for 30 days.',
       params: WebhookParam,
       responses: { 204: { description: 'Deleted' } },
       errors: WEBHOOK_404,
@@ -96,13 +113,17 @@ export function webhookOperatorRoutes(clients: ServiceClients, op: OperatorUseCa
       path: '/webhooks/{webhookId}/deliveries',
       tag: 'Webhooks',
       summary: 'An endpoint’s deliveries, newest first',
-      description: 'Retries follow the schedule immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; a 2xx ends a delivery, 410 disables the endpoint, and an endpoint with no success for 5 days is disabled.',
+      description:
+        'Retries follow the schedule immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; a 2xx ends a delivery, 410 disables the endpoint, and an endpoint with no success for 5 days is disabled.',
       params: WebhookParam,
       query: DeliveriesQuery,
       responses: { 200: { description: 'Deliveries', schema: z.object({ deliveries: z.array(Delivery) }) } },
       errors: WEBHOOK_404,
       handler: async ({ params, query }, { requestId }) => {
-        const res = await clients.webhooks.listDeliveries({ endpointId: params.webhookId, limit: query.limit, ...(query.status && { status: query.status }) }, { requestId });
+        const res = await clients.webhooks.listDeliveries(
+          { endpointId: params.webhookId, limit: query.limit, ...(query.status && { status: query.status }) },
+          { requestId },
+        );
         return { status: 200, body: { deliveries: res.deliveries.map(deliveryJson) } };
       },
     }),
@@ -111,13 +132,23 @@ export function webhookOperatorRoutes(clients: ServiceClients, op: OperatorUseCa
       path: '/webhooks/{webhookId}/recover',
       tag: 'Webhooks',
       summary: 'Deliver again every event of a window that did not succeed',
-      description: 'Failed and still-pending deliveries created in [`since`, `until`) start the retry schedule again, now; a disabled endpoint is enabled again. Receivers see the same `webhook-id` and body as before.',
+      description:
+        'Failed and still-pending deliveries created in [`since`, `until`) start the retry schedule again, now; a disabled endpoint is enabled again. Receivers see the same `webhook-id` and body as before.',
       params: WebhookParam,
       body: RecoverBody,
       responses: { 202: { description: 'Queued', schema: z.object({ queued: z.number().int() }) } },
       errors: { ...WEBHOOK_404, 400: '`since` is not before `until` (`validation_error`)' },
       handler: async ({ params, body }, { requestId }) => {
-        const res = await withBodyFields(clients.webhooks.recoverDeliveries({ endpointId: params.webhookId, since: new Date(body.since), ...(body.until && { until: new Date(body.until) }) }, { requestId }));
+        const res = await withBodyFields(
+          clients.webhooks.recoverDeliveries(
+            {
+              endpointId: params.webhookId,
+              since: new Date(body.since),
+              ...(body.until && { until: new Date(body.until) }),
+            },
+            { requestId },
+          ),
+        );
         return { status: 202, body: { queued: res.queued } };
       },
     }),
@@ -126,10 +157,16 @@ export function webhookOperatorRoutes(clients: ServiceClients, op: OperatorUseCa
       path: '/webhooks/{webhookId}/rotate-secret',
       tag: 'Webhooks',
       summary: 'Rotate an endpoint’s signing secret',
-      description: 'The new secret is returned once. For 24 h deliveries carry two signatures, by the new and the old secret, so the receiver can switch at its own pace.',
+      description:
+        'The new secret is returned once. For 24 h deliveries carry two signatures, by the new and the old secret, so the receiver can switch at its own pace.',
       params: WebhookParam,
       body: noBody,
-      responses: { 200: { description: 'Rotated', schema: z.object({ webhook: z.object({ id: z.string(), secret: CreatedWebhook.shape.secret }) }) } },
+      responses: {
+        200: {
+          description: 'Rotated',
+          schema: z.object({ webhook: z.object({ id: z.string(), secret: CreatedWebhook.shape.secret }) }),
+        },
+      },
       errors: WEBHOOK_404,
       handler: async ({ params }, { requestId }) => {
         const res = await clients.webhooks.rotateSecret({ endpointId: params.webhookId }, { requestId });

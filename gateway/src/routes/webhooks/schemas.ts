@@ -2,7 +2,13 @@ import { z } from '../../http/zod';
 
 /** The operator's webhook shapes (../shared/guide/operator-api.md) and the payloads tenants receive. */
 
-export const EVENT_TYPES = ['call.outbound.billed', 'call.inbound.billed', 'credits.usage', 'contact.status_changed', 'agent.script_ready'] as const;
+export const EVENT_TYPES = [
+  'call.outbound.billed',
+  'call.inbound.billed',
+  'credits.usage',
+  'contact.status_changed',
+  'agent.script_ready',
+] as const;
 export const EventType = z.enum(EVENT_TYPES);
 
 export const WebhookParam = z.object({
@@ -14,7 +20,10 @@ export const WebhookParam = z.object({
 
 export const WebhookCreate = z
   .object({
-    url: z.string().min(1).max(2048).openapi({ description: 'https and public (or an `OUTBOUND_ALLOWLIST` entry); checked again at every delivery', example: 'https://crm.example.com/hooks/voice' }),
+    url: z.string().min(1).max(2048).openapi({
+      description: 'https and public (or an `OUTBOUND_ALLOWLIST` entry); checked again at every delivery',
+      example: 'https://crm.example.com/hooks/voice',
+    }),
     events: z
       .array(EventType)
       .max(EVENT_TYPES.length * 2)
@@ -23,15 +32,23 @@ export const WebhookCreate = z
   })
   .strict();
 
-const Secret = z.string().openapi({ description: '`whsec_` + base64: shown this once; verify deliveries with a Standard Webhooks library', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+const Secret = z.string().openapi({
+  description: '`whsec_` + base64: shown this once; verify deliveries with a Standard Webhooks library',
+  example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+});
 
 export const Webhook = z
   .object({
     id: z.string(),
     url: z.string(),
     events: z.array(z.string()),
-    status: z.enum(['enabled', 'paused', 'disabled']).openapi({ description: '`paused` by the operator (deliveries wait), `disabled` by failures (see `disabledReason`)' }),
-    disabledReason: z.enum(['gone', 'failing']).optional().openapi({ description: '`gone`: it answered 410; `failing`: no success for 5 days' }),
+    status: z.enum(['enabled', 'paused', 'disabled']).openapi({
+      description: '`paused` by the operator (deliveries wait), `disabled` by failures (see `disabledReason`)',
+    }),
+    disabledReason: z
+      .enum(['gone', 'failing'])
+      .optional()
+      .openapi({ description: '`gone`: it answered 410; `failing`: no success for 5 days' }),
     createdAt: z.iso.datetime(),
   })
   .openapi('Webhook');
@@ -40,24 +57,33 @@ export const CreatedWebhook = Webhook.extend({ secret: Secret });
 export const WebhookChange = z
   .object({
     url: WebhookCreate.shape.url.optional(),
-    events: WebhookCreate.shape.events.openapi({ description: 'Replaces the types delivered; an empty list: every type' }),
-    enabled: z.boolean().optional().openapi({ description: '`false` pauses deliveries (they wait); `true` sends what waited, in order, and enables an endpoint that failures disabled' }),
+    events: WebhookCreate.shape.events.openapi({
+      description: 'Replaces the types delivered; an empty list: every type',
+    }),
+    enabled: z.boolean().optional().openapi({
+      description:
+        '`false` pauses deliveries (they wait); `true` sends what waited, in order, and enables an endpoint that failures disabled',
+    }),
   })
   .strict();
-export const ChangedWebhook = Webhook.pick({ id: true, url: true, events: true, status: true }).openapi('ChangedWebhook');
+export const ChangedWebhook = Webhook.pick({ id: true, url: true, events: true, status: true }).openapi(
+  'ChangedWebhook',
+);
 
 export const Delivery = z
   .object({
     id: z.string(),
-    eventId: z.string().openapi({ description: 'The `webhook-id` header: the same on every attempt and for every endpoint' }),
+    eventId: z
+      .string()
+      .openapi({ description: 'The `webhook-id` header: the same on every attempt and for every endpoint' }),
     type: z.string(),
     attempts: z.number().int(),
     status: z.enum(['pending', 'succeeded', 'failed']),
     lastStatusCode: z.number().int().optional(),
-    lastError: z
-      .string()
-      .optional()
-      .openapi({ description: 'Why the last attempt had no status code: `timeout`, `unreachable`, `network`, `refused` (the address is not allowed), `endpoint_disabled`, `endpoint_deleted`' }),
+    lastError: z.string().optional().openapi({
+      description:
+        'Why the last attempt had no status code: `timeout`, `unreachable`, `network`, `refused` (the address is not allowed), `endpoint_disabled`, `endpoint_deleted`',
+    }),
     nextAttemptAt: z.iso.datetime().optional(),
     createdAt: z.iso.datetime(),
   })
@@ -65,7 +91,13 @@ export const Delivery = z
 
 export const DeliveriesQuery = z
   .object({
-    limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ description: 'Newest first; at most 1,000' }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(100)
+      .openapi({ description: 'Newest first; at most 1,000' }),
     status: z.enum(['pending', 'succeeded', 'failed']).optional(),
   })
   .strict();
@@ -83,7 +115,9 @@ const payload = <T extends string, D extends z.ZodTypeAny>(type: T, name: string
   type,
   name,
   summary,
-  schema: z.object({ type: z.literal(type), timestamp: z.iso.datetime().openapi({ description: 'When it happened' }), data }).openapi(name),
+  schema: z
+    .object({ type: z.literal(type), timestamp: z.iso.datetime().openapi({ description: 'When it happened' }), data })
+    .openapi(name),
 });
 
 const Sandbox = z.boolean().openapi({ description: 'True when a sandbox key caused it' });
@@ -99,10 +133,17 @@ const CallBilledData = z.object({
   callId: z.string(),
   direction: z.enum(['outbound', 'inbound']),
   ...CallParties,
-  fromNumber: z.string().nullable().openapi({ description: 'Outbound: the number the call was placed from (the campaign’s own, or a platform number); null inbound' }),
+  fromNumber: z.string().nullable().openapi({
+    description:
+      'Outbound: the number the call was placed from (the campaign’s own, or a platform number); null inbound',
+  }),
   billingStatus: z.enum(['charged', 'failed', 'skipped']),
   creditsCharged: z.number().int(),
-  balanceAfter: z.number().int().optional().openapi({ description: 'The wallet after the ledger row; absent when no row was written' }),
+  balanceAfter: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: 'The wallet after the ledger row; absent when no row was written' }),
   transactionId: z.string().optional().openapi({ description: 'The ledger row (`GET /credits/transactions`)' }),
   creditsError: z.string().optional().openapi({ description: 'Why it was not charged, e.g. `insufficient_credits`' }),
   durationSeconds: z.number().int(),
@@ -111,19 +152,34 @@ const CallBilledData = z.object({
 });
 
 export const WEBHOOK_PAYLOADS = [
-  payload('call.outbound.billed', 'CallOutboundBilledEvent', 'An outbound call’s charge was posted (or it was settled without one)', CallBilledData),
-  payload('call.inbound.billed', 'CallInboundBilledEvent', 'An inbound call’s charge was posted (or it was settled without one)', CallBilledData),
+  payload(
+    'call.outbound.billed',
+    'CallOutboundBilledEvent',
+    'An outbound call’s charge was posted (or it was settled without one)',
+    CallBilledData,
+  ),
+  payload(
+    'call.inbound.billed',
+    'CallInboundBilledEvent',
+    'An inbound call’s charge was posted (or it was settled without one)',
+    CallBilledData,
+  ),
   payload(
     'credits.usage',
     'CreditsUsageEvent',
     'Credit was spent: one per debit row of the ledger (calls, numbers, uploads)',
     z.object({
       transactionId: z.string(),
-      type: z.string().openapi({ description: 'The ledger row’s type: `call_deduction`, `number_purchase`, `knowledge_upload`, …' }),
+      type: z
+        .string()
+        .openapi({ description: 'The ledger row’s type: `call_deduction`, `number_purchase`, `knowledge_upload`, …' }),
       credits: z.number().int().openapi({ description: 'Credits spent (positive)' }),
       balanceAfter: z.number().int(),
       callId: z.string().optional(),
-      direction: z.enum(['outbound', 'inbound']).nullable().openapi({ description: 'A call’s row: its direction; null for other rows' }),
+      direction: z
+        .enum(['outbound', 'inbound'])
+        .nullable()
+        .openapi({ description: 'A call’s row: its direction; null for other rows' }),
       ...CallParties,
       reference: z.string(),
       sandbox: Sandbox,
@@ -133,12 +189,24 @@ export const WEBHOOK_PAYLOADS = [
     'contact.status_changed',
     'ContactStatusChangedEvent',
     'A contact moved to another status',
-    z.object({ contactId: z.string(), campaignId: z.string(), status: z.string(), previousStatus: z.string(), endReason: z.string().optional(), sandbox: Sandbox }),
+    z.object({
+      contactId: z.string(),
+      campaignId: z.string(),
+      status: z.string(),
+      previousStatus: z.string(),
+      endReason: z.string().optional(),
+      sandbox: Sandbox,
+    }),
   ),
   payload(
     'agent.script_ready',
     'AgentScriptReadyEvent',
     'An inbound agent’s script finished generating',
-    z.object({ agentId: z.string(), inboundScriptStatus: z.literal('ready'), generatedAt: z.iso.datetime().optional(), sandbox: Sandbox }),
+    z.object({
+      agentId: z.string(),
+      inboundScriptStatus: z.literal('ready'),
+      generatedAt: z.iso.datetime().optional(),
+      sandbox: Sandbox,
+    }),
   ),
 ] as const;

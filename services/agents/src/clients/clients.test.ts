@@ -18,9 +18,23 @@ describe("agents' clients to other services", () => {
 
   it('keeps only the profile fields a script is written from, and asks as the tenant', async () => {
     let asked: unknown;
-    const company = { id: 'c-1', name: 'Sunrise Clinic', description: '', industry: 'healthcare', timezone: 'America/New_York', contactEmail: 'x@example.com' };
-    const companies = companyProfiles({ getCompany: async (_req: unknown, ctx: unknown) => ((asked = ctx), { company }) } as never);
-    expect(await companies.get(scope, 'c-1')).toEqual({ id: 'c-1', name: 'Sunrise Clinic', industry: 'healthcare', timezone: 'America/New_York' });
+    const company = {
+      id: 'c-1',
+      name: 'Sunrise Clinic',
+      description: '',
+      industry: 'healthcare',
+      timezone: 'America/New_York',
+      contactEmail: 'x@example.com',
+    };
+    const companies = companyProfiles({
+      getCompany: async (_req: unknown, ctx: unknown) => ((asked = ctx), { company }),
+    } as never);
+    expect(await companies.get(scope, 'c-1')).toEqual({
+      id: 'c-1',
+      name: 'Sunrise Clinic',
+      industry: 'healthcare',
+      timezone: 'America/New_York',
+    });
     expect(asked).toEqual({ tenantId: 't-1', keyMode: 'live' });
   });
 });

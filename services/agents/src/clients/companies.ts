@@ -2,7 +2,10 @@ import { contextOf, nullIfNotFound, type PromiseClient } from '@voiceapi/kit';
 import type { voiceapi } from '@voiceapi/proto';
 import type { Companies } from '../usecases/ports';
 
-type CompaniesClient = Pick<PromiseClient<typeof voiceapi.companies.v1.CompaniesServiceService>, 'getCompany' | 'getLatestCompany'>;
+type CompaniesClient = Pick<
+  PromiseClient<typeof voiceapi.companies.v1.CompaniesServiceService>,
+  'getCompany' | 'getLatestCompany'
+>;
 
 /** The profile fields a script is written from; credentials never leave companies. */
 const toCompany = (c: voiceapi.companies.v1.Company | undefined) =>
@@ -21,7 +24,8 @@ const toCompany = (c: voiceapi.companies.v1.Company | undefined) =>
 /** The tenant's company profiles, over companies' gRPC API (null: unknown or another tenant's). */
 export function companyProfiles(companies: CompaniesClient): Companies {
   return {
-    get: async (scope, id) => toCompany((await nullIfNotFound(companies.getCompany({ id }, contextOf(scope))))?.company),
+    get: async (scope, id) =>
+      toCompany((await nullIfNotFound(companies.getCompany({ id }, contextOf(scope))))?.company),
     latest: async (scope) => toCompany((await companies.getLatestCompany({}, contextOf(scope))).company),
   };
 }

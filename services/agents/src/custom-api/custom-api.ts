@@ -12,7 +12,16 @@ export interface CustomApiTarget {
 }
 
 const doctorsAnswer = z.object({
-  doctors: z.array(z.object({ id: z.coerce.string().min(1), name: z.string().min(1), specialty: z.string().optional().nullable(), branchId: z.coerce.string().optional().nullable() })).max(10_000),
+  doctors: z
+    .array(
+      z.object({
+        id: z.coerce.string().min(1),
+        name: z.string().min(1),
+        specialty: z.string().optional().nullable(),
+        branchId: z.coerce.string().optional().nullable(),
+      }),
+    )
+    .max(10_000),
 });
 const lookupAnswer = z.object({ found: z.boolean(), record: z.record(z.string(), z.unknown()).optional().nullable() });
 const validateAnswer = z.object({ valid: z.boolean(), reason: z.string().optional().nullable() });
@@ -38,33 +47,73 @@ export class CustomApi {
   }
 
   async doctors(target: CustomApiTarget, branchId: string | undefined): Promise<Doctor[]> {
-    const answer = await this.call(target, `/doctors${branchId ? `?branchId=${encodeURIComponent(branchId)}` : ''}`, { method: 'GET' }, doctorsAnswer);
-    return answer.doctors.map((d) => ({ id: d.id, name: d.name, ...(d.specialty && { specialty: d.specialty }), ...(d.branchId && { branchId: d.branchId }) }));
+    const answer = await this.call(
+      target,
+      `/doctors${branchId ? `?branchId=${encodeURIComponent(branchId)}` : ''}`,
+      { method: 'GET' },
+      doctorsAnswer,
+    );
+    return answer.doctors.map((d) => ({
+      id: d.id,
+      name: d.name,
+      ...(d.specialty && { specialty: d.specialty }),
+      ...(d.branchId && { branchId: d.branchId }),
+    }));
   }
 
-  async crmLookup(target: CustomApiTarget, phone: string): Promise<{ found: boolean; record?: Record<string, unknown> }> {
-    const answer = await this.call(target, '/crm/lookup', { method: 'POST', body: JSON.stringify({ phone }) }, lookupAnswer);
+  async crmLookup(
+    target: CustomApiTarget,
+    phone: string,
+  ): Promise<{ found: boolean; record?: Record<string, unknown> }> {
+    const answer = await this.call(
+      target,
+      '/crm/lookup',
+      { method: 'POST', body: JSON.stringify({ phone }) },
+      lookupAnswer,
+    );
     return { found: answer.found, ...(answer.found && answer.record && { record: answer.record }) };
   }
 
-  async validate(target: CustomApiTarget, phone: string, record: Record<string, unknown> | undefined): Promise<{ valid: boolean; reason?: string }> {
-    const answer = await this.call(target, '/validate', { method: 'POST', body: JSON.stringify({ phone, record: record ?? null }) }, validateAnswer);
+  async validate(
+    target: CustomApiTarget,
+    phone: string,
+    record: Record<string, unknown> | undefined,
+  ): Promise<{ valid: boolean; reason?: string }> {
+    const answer = await this.call(
+      target,
+      '/validate',
+      { method: 'POST', body: JSON.stringify({ phone, record: record ?? null }) },
+      validateAnswer,
+    );
     return { valid: answer.valid, ...(answer.reason && { reason: answer.reason }) };
   }
 
   /** Free slots of a doctor on a day (`YYYY-MM-DD`), in the order the API gives them. */
   async slots(target: CustomApiTarget, doctorId: string, date: string): Promise<{ start: string }[]> {
     const query = new URLSearchParams({ doctorId, date });
-    return (await this.call(target, `/slots?${query.toString()}`, { method: 'GET' }, slotsAnswer)).slots.map((s) => ({ start: s.start }));
+    return (await this.call(target, `/slots?${query.toString()}`, { method: 'GET' }, slotsAnswer)).slots.map((s) => ({
+      start: s.start,
+    }));
   }
 
-  async book(target: CustomApiTarget, booking: { doctorId: string; start: string; phone: string }): Promise<{ appointmentId: string; confirmed: boolean }> {
+  async book(
+    target: CustomApiTarget,
+    booking: { doctorId: string; start: string; phone: string },
+  ): Promise<{ appointmentId: string; confirmed: boolean }> {
     return this.call(target, '/appointments', { method: 'POST', body: JSON.stringify(booking) }, appointmentAnswer);
   }
 
-  private async call<T>(target: CustomApiTarget, path: string, req: { method: 'GET' | 'POST'; body?: string }, shape: z.ZodType<T>): Promise<T> {
+  private async call<T>(
+    target: CustomApiTarget,
+    path: string,
+    req: { method: 'GET' | 'POST'; body?: string },
+    shape: z.ZodType<T>,
+  ): Promise<T> {
     const url = `${target.baseUrl.replace(/\/+$/, '')}${path}`;
-    const headers: Record<string, string> = { accept: 'application/json', ...(req.body !== undefined && { 'content-type': 'application/json' }) };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...(req.body !== undefined && { 'content-type': 'application/json' }),
+    };
     if (target.secret) headers.authorization = `Bearer ${target.secret}`;
     let res;
     try {
@@ -72,7 +121,8 @@ export class CustomApi {
     } catch (err) {
       throw mapped(err);
     }
-    if (res.status < 200 || res.status >= 300) throw agentsReasons.error('custom_api_error', `the custom API answered ${res.status} to ${req.method} ${path}`);
+    if (res.status < 200 || res.status >= 300)
+      throw agentsReasons.error('custom_api_error', `the custom API answered ${res.status} to ${req.method} ${path}`);
     let json: unknown;
     try {
       json = JSON.parse(res.body.toString('utf8'));
@@ -80,15 +130,22 @@ export class CustomApi {
       throw agentsReasons.error('custom_api_error', `the custom API's answer to ${req.method} ${path} is not JSON`);
     }
     const parsed = shape.safeParse(json);
-    if (!parsed.success) throw agentsReasons.error('custom_api_error', `the custom API's answer to ${req.method} ${path} does not have the documented shape`);
+    if (!parsed.success)
+      throw agentsReasons.error(
+        'custom_api_error',
+        `the custom API's answer to ${req.method} ${path} does not have the documented shape`,
+      );
     return parsed.data;
   }
 }
 
 function mapped(err: unknown): Error {
   if (err instanceof OutboundRefused) {
-    return err.reason === 'redirects' ? agentsReasons.error('custom_api_error', `the custom API ${err.message}`) : agentsReasons.error('url_not_allowed', `the custom API address is not allowed: ${err.message}`);
+    return err.reason === 'redirects'
+      ? agentsReasons.error('custom_api_error', `the custom API ${err.message}`)
+      : agentsReasons.error('url_not_allowed', `the custom API address is not allowed: ${err.message}`);
   }
-  if (err instanceof OutboundFailed) return agentsReasons.error('custom_api_error', `the custom API failed: ${err.message}`);
+  if (err instanceof OutboundFailed)
+    return agentsReasons.error('custom_api_error', `the custom API failed: ${err.message}`);
   return err as Error;
 }

@@ -99,7 +99,9 @@ export const MAX_CUSTOM_API_TIMEOUT_MS = 15_000;
 /** `hospital` and `doctor` need a branch; `doctor` a doctor too. */
 export function checkScope(scope: AppointmentScope, branchId: string | undefined, doctorId: string | undefined): void {
   const problems = [
-    ...(scope !== 'global' && !branchId ? [{ path: 'branchId', message: `required for appointmentScope ${scope}` }] : []),
+    ...(scope !== 'global' && !branchId
+      ? [{ path: 'branchId', message: `required for appointmentScope ${scope}` }]
+      : []),
     ...(scope === 'doctor' && !doctorId ? [{ path: 'doctorId', message: 'required for appointmentScope doctor' }] : []),
   ];
   if (problems.length) throw validationError('the appointment scope needs more fields', problems);
@@ -107,14 +109,24 @@ export function checkScope(scope: AppointmentScope, branchId: string | undefined
 
 export function checkTimeout(ms: number | undefined): void {
   if (ms !== undefined && (!Number.isInteger(ms) || ms < 1 || ms > MAX_CUSTOM_API_TIMEOUT_MS)) {
-    throw validationError('customApiTimeoutMs is out of range', [{ path: 'customApiTimeoutMs', message: `a whole number of milliseconds from 1 to ${MAX_CUSTOM_API_TIMEOUT_MS}` }]);
+    throw validationError('customApiTimeoutMs is out of range', [
+      { path: 'customApiTimeoutMs', message: `a whole number of milliseconds from 1 to ${MAX_CUSTOM_API_TIMEOUT_MS}` },
+    ]);
   }
 }
 
 /** One number has one appointment scope: every other agent on it must have the same. */
-export function checkOneScopePerNumber(others: readonly Pick<Agent, 'id' | 'appointmentScope'>[], self: string | undefined, scope: AppointmentScope): void {
+export function checkOneScopePerNumber(
+  others: readonly Pick<Agent, 'id' | 'appointmentScope'>[],
+  self: string | undefined,
+  scope: AppointmentScope,
+): void {
   const clash = others.find((a) => a.id !== self && a.appointmentScope !== scope);
-  if (clash) throw agentsReasons.error('phone_scope_conflict', `the number already has an agent with appointment scope ${clash.appointmentScope}; one number has one scope`);
+  if (clash)
+    throw agentsReasons.error(
+      'phone_scope_conflict',
+      `the number already has an agent with appointment scope ${clash.appointmentScope}; one number has one scope`,
+    );
 }
 
 /**
@@ -124,7 +136,12 @@ export function checkOneScopePerNumber(others: readonly Pick<Agent, 'id' | 'appo
 export function nextStatus(agent: Pick<Agent, 'scriptStatus'>, activate: boolean): AgentStatus {
   if (!activate) return 'inactive';
   if (agent.scriptStatus !== 'ready') {
-    throw agentsReasons.error('script_not_ready', agent.scriptStatus === 'none' ? 'the agent has no script yet: generate one first' : `the script is ${agent.scriptStatus}`);
+    throw agentsReasons.error(
+      'script_not_ready',
+      agent.scriptStatus === 'none'
+        ? 'the agent has no script yet: generate one first'
+        : `the script is ${agent.scriptStatus}`,
+    );
   }
   return 'active';
 }

@@ -14,13 +14,15 @@ export function followScriptInputs(subscriber: EventSubscriber, agents: Agents):
     .on(KnowledgeEvent, async (event) => {
       if (event.event?.$case !== 'documentDeleted') return;
       const { tenantId, fileId } = event.event.documentDeleted;
-      if (!tenantId || !fileId) throw new Error(`DocumentDeleted without a tenant or file id (${JSON.stringify({ tenantId, fileId })})`);
+      if (!tenantId || !fileId)
+        throw new Error(`DocumentDeleted without a tenant or file id (${JSON.stringify({ tenantId, fileId })})`);
       await agents.documentDeleted(scopeOfRecord(tenantId), fileId);
     })
     .on(CompaniesEvent, async (event) => {
       if (event.event?.$case !== 'companyChanged') return;
       const { tenantId, companyId, deleted, fields } = event.event.companyChanged;
-      if (!tenantId || !companyId) throw new Error(`CompanyChanged without a tenant or company id (${JSON.stringify({ tenantId, companyId })})`);
+      if (!tenantId || !companyId)
+        throw new Error(`CompanyChanged without a tenant or company id (${JSON.stringify({ tenantId, companyId })})`);
       await agents.companyChanged(scopeOfRecord(tenantId), companyId, deleted ? 'deleted' : fields);
     });
 }

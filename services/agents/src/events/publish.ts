@@ -10,7 +10,15 @@ export function agentEvents(outbox: Announcer): AgentEvents {
     scriptReady(scope, agentId, generation, generatedAt, write, readBack) {
       const message = AgentsEvent.fromPartial({
         occurTime: generatedAt,
-        event: { $case: 'scriptReady', scriptReady: { tenantId: scope.tenantId, agentId, sandbox: scope.mode === 'sandbox', generateTime: generatedAt } },
+        event: {
+          $case: 'scriptReady',
+          scriptReady: {
+            tenantId: scope.tenantId,
+            agentId,
+            sandbox: scope.mode === 'sandbox',
+            generateTime: generatedAt,
+          },
+        },
       });
       // One event per generation: a job retried after a crash finds the one it stored.
       const event = eventRecord(AgentsEvent, agentId, message, `script-ready:${agentId}:${generation}`);

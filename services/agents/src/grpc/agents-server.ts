@@ -14,12 +14,21 @@ export function agentsService(uc: Agents, answering: Answering, log: Logger): Se
     {
       listAgents: async (req, ctx) => {
         const res = await uc.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
-        return { agents: res.items.map(toProto), page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore } };
+        return {
+          agents: res.items.map(toProto),
+          page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore },
+        };
       },
       createAgent: async (req, ctx) => ({ agent: toProto(await uc.create(requireTenant(ctx), fromProto(req.fields))) }),
       getAgent: async (req, ctx) => ({ agent: toProto(await uc.get(requireTenant(ctx), req.id)) }),
-      updateAgent: async (req, ctx) => ({ agent: toProto(await uc.update(requireTenant(ctx), req.id, fromProto(req.fields), clearedFields(req.clearFields))) }),
-      activateAgent: async (req, ctx) => ({ agent: toProto(await uc.activate(requireTenant(ctx), req.id, req.activate)) }),
+      updateAgent: async (req, ctx) => ({
+        agent: toProto(
+          await uc.update(requireTenant(ctx), req.id, fromProto(req.fields), clearedFields(req.clearFields)),
+        ),
+      }),
+      activateAgent: async (req, ctx) => ({
+        agent: toProto(await uc.activate(requireTenant(ctx), req.id, req.activate)),
+      }),
       // The recorded request wakes the script workers (a change stream on script_jobs).
       generateScript: async (req, ctx) => ({ agent: toProto(await uc.generateScript(requireTenant(ctx), req.id)) }),
       syncDoctors: async (req, ctx) => {
@@ -32,9 +41,17 @@ export function agentsService(uc: Agents, answering: Answering, log: Logger): Se
         return agent ? { agentId: agent.id, agentName: agent.name } : {};
       },
       holdConversation: async (req, ctx) => {
-        const c = await answering.holdConversation(requireTenant(ctx), req.agentId, req.callerNumber, req.answerTime ?? new Date());
+        const c = await answering.holdConversation(
+          requireTenant(ctx),
+          req.agentId,
+          req.callerNumber,
+          req.answerTime ?? new Date(),
+        );
         return {
-          turns: c.turns.map((t) => ({ speaker: t.speaker === 'agent' ? pb.Speaker.SPEAKER_AGENT : pb.Speaker.SPEAKER_CALLER, text: t.text })),
+          turns: c.turns.map((t) => ({
+            speaker: t.speaker === 'agent' ? pb.Speaker.SPEAKER_AGENT : pb.Speaker.SPEAKER_CALLER,
+            text: t.text,
+          })),
           summary: c.summary,
           outcome: c.outcome,
           steps: c.steps,
@@ -63,7 +80,18 @@ const SCRIPT_STATUS_OF: Record<ScriptStatus, voiceapi.agents.v1.ScriptStatus> = 
   error: pb.ScriptStatus.SCRIPT_STATUS_ERROR,
 };
 
-const TEXT = ['name', 'category', 'phoneNumber', 'phoneNumberId', 'greetingMessage', 'companyId', 'branchId', 'doctorId', 'customApiBaseUrl', 'customApiSecret'] as const;
+const TEXT = [
+  'name',
+  'category',
+  'phoneNumber',
+  'phoneNumberId',
+  'greetingMessage',
+  'companyId',
+  'branchId',
+  'doctorId',
+  'customApiBaseUrl',
+  'customApiSecret',
+] as const;
 const FLAGS = ['slotsEnabled', 'bookingEnabled', 'doctorsSyncEnabled', 'validateHookEnabled'] as const;
 
 /** Keeps only fields that were sent (proto3 optional presence), so an update changes nothing else. */
@@ -76,7 +104,10 @@ export function fromProto(f: voiceapi.agents.v1.AgentFields | undefined): AgentF
   if (f.selectedKnowledgebases) out.selectedKnowledgebases = f.selectedKnowledgebases.fileIds;
   if (f.appointmentScope) {
     const scope = SCOPES[f.appointmentScope];
-    if (!scope) throw validationError('unknown appointment scope', [{ path: 'appointmentScope', message: 'global, hospital or doctor' }]);
+    if (!scope)
+      throw validationError('unknown appointment scope', [
+        { path: 'appointmentScope', message: 'global, hospital or doctor' },
+      ]);
     out.appointmentScope = scope;
   }
   return out;
@@ -123,7 +154,12 @@ export function toProto(a: Agent): voiceapi.agents.v1.Agent {
     customApiBaseUrl: a.customApiBaseUrl,
     customApiTimeoutMs: a.customApiTimeoutMs,
     customApiSecretSet: a.customApiSecretSet,
-    script: a.script && { text: a.script.text, sources: a.script.sources, generator: a.script.generator, generateTime: a.script.generatedAt },
+    script: a.script && {
+      text: a.script.text,
+      sources: a.script.sources,
+      generator: a.script.generator,
+      generateTime: a.script.generatedAt,
+    },
     scriptError: a.scriptError,
     sandbox: a.sandbox,
     createTime: a.createdAt,

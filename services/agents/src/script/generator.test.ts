@@ -5,7 +5,12 @@ const input: ScriptInput = {
   category: 'reception',
   greetingMessage: 'Sunrise Clinic, how can I help?',
   appointmentScope: 'hospital',
-  company: { id: 'c1', name: 'Sunrise Clinic', industry: 'Healthcare', businessHours: { tue: ['09:00-17:00'], mon: ['08:00-18:00'] } },
+  company: {
+    id: 'c1',
+    name: 'Sunrise Clinic',
+    industry: 'Healthcare',
+    businessHours: { tue: ['09:00-17:00'], mon: ['08:00-18:00'] },
+  },
   documents: [{ fileId: 'f1', title: 'FAQ', text: 'Parking   is free.\n\nBring your card.' }],
   doctors: [
     { id: 'd2', name: 'Dr. Okafor' },
@@ -36,13 +41,20 @@ describe('local script generator', () => {
   });
 
   it('gives the same script for the same input, whatever the order of keys and doctors', async () => {
-    const shuffled = { ...input, doctors: [...input.doctors].reverse(), company: { ...input.company!, businessHours: { mon: ['08:00-18:00'], tue: ['09:00-17:00'] } } };
+    const shuffled = {
+      ...input,
+      doctors: [...input.doctors].reverse(),
+      company: { ...input.company!, businessHours: { mon: ['08:00-18:00'], tue: ['09:00-17:00'] } },
+    };
     expect(await gen.generate(shuffled)).toBe(await gen.generate(input));
   });
 
   it('greets on the company’s behalf when no greeting is set, and quotes long documents in part', async () => {
     const { greetingMessage: _none, ...withoutGreeting } = input;
-    const text = await gen.generate({ ...withoutGreeting, documents: [{ fileId: 'f', title: 'Long', text: 'x'.repeat(5_000) }] });
+    const text = await gen.generate({
+      ...withoutGreeting,
+      documents: [{ fileId: 'f', title: 'Long', text: 'x'.repeat(5_000) }],
+    });
     expect(text).toContain('Thank you for calling Sunrise Clinic. How can I help you today?');
     expect(text).toContain(`${'x'.repeat(1_500)}…`);
     expect(text).not.toContain('x'.repeat(1_501));

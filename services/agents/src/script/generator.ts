@@ -6,7 +6,15 @@ export interface ScriptInput {
   category?: string;
   greetingMessage?: string;
   appointmentScope: AppointmentScope;
-  company?: { id: string; name: string; description?: string; industry?: string; website?: string; timezone?: string; businessHours?: Record<string, unknown> };
+  company?: {
+    id: string;
+    name: string;
+    description?: string;
+    industry?: string;
+    website?: string;
+    timezone?: string;
+    businessHours?: Record<string, unknown>;
+  };
   documents: { fileId: string; title: string; text: string }[];
   doctors: Doctor[];
   booking: { slotsEnabled: boolean; bookingEnabled: boolean };
@@ -24,7 +32,8 @@ export interface ScriptGenerator {
 
 /** The line an agent answers the phone with: its greeting, else a thank-you naming the company. */
 export const openingLine = (input: Pick<ScriptInput, 'greetingMessage' | 'company'>): string =>
-  input.greetingMessage?.trim() || `Thank you for calling ${input.company?.name ?? 'the practice'}. How can I help you today?`;
+  input.greetingMessage?.trim() ||
+  `Thank you for calling ${input.company?.name ?? 'the practice'}. How can I help you today?`;
 
 /** Characters of each document's text the local generator quotes as reference material. */
 const EXCERPT_CHARS = 1_500;
@@ -54,19 +63,38 @@ export class LocalScriptGenerator implements ScriptGenerator {
     if (c?.timezone) lines.push(`Times are in ${c.timezone}.`);
     if (c?.businessHours) lines.push(`Business hours: ${stableJson(c.businessHours)}`);
     lines.push('', '## What you can do');
-    lines.push(`- Appointments are handled at ${input.appointmentScope === 'global' ? 'any branch' : input.appointmentScope === 'hospital' ? 'this branch' : "this doctor's practice"}.`);
-    lines.push(input.booking.slotsEnabled ? '- Offer free appointment slots.' : '- Do not offer appointment slots; take a message instead.');
-    lines.push(input.booking.bookingEnabled ? '- Book an appointment once the caller confirms a slot.' : '- Do not book appointments; take a message instead.');
+    lines.push(
+      `- Appointments are handled at ${input.appointmentScope === 'global' ? 'any branch' : input.appointmentScope === 'hospital' ? 'this branch' : "this doctor's practice"}.`,
+    );
+    lines.push(
+      input.booking.slotsEnabled
+        ? '- Offer free appointment slots.'
+        : '- Do not offer appointment slots; take a message instead.',
+    );
+    lines.push(
+      input.booking.bookingEnabled
+        ? '- Book an appointment once the caller confirms a slot.'
+        : '- Do not book appointments; take a message instead.',
+    );
     if (input.doctors.length > 0) {
       lines.push('', '## Doctors');
       for (const d of [...input.doctors].sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id))) {
         lines.push(`- ${d.name}${d.specialty ? `, ${d.specialty}` : ''}`);
       }
     }
-    lines.push('', '## Safety', '- If the caller describes an emergency, tell them to hang up and call the local emergency number now.', '- Never give a diagnosis; offer an appointment or a call back.');
+    lines.push(
+      '',
+      '## Safety',
+      '- If the caller describes an emergency, tell them to hang up and call the local emergency number now.',
+      '- Never give a diagnosis; offer an appointment or a call back.',
+    );
     for (const doc of input.documents) {
       const text = doc.text.replace(/\s+/g, ' ').trim();
-      lines.push('', `## Reference: ${doc.title}`, text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text || '(no text)');
+      lines.push(
+        '',
+        `## Reference: ${doc.title}`,
+        text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text || '(no text)',
+      );
     }
     return lines.join('\n');
   }

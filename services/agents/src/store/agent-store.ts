@@ -1,4 +1,14 @@
-import { objectIds, ReadCache, scopeOfRecord, TenantCollection, type Logger, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
+import {
+  objectIds,
+  ReadCache,
+  scopeOfRecord,
+  TenantCollection,
+  type Logger,
+  type Page,
+  type QueryShape,
+  type ReadBack,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { Agent, AgentFields } from '../domain/agent';
 
@@ -10,9 +20,21 @@ interface AgentDoc extends Omit<Agent, 'id' | 'customApiSecretSet'> {
   customApiSecret?: string;
 }
 
-const knowledgeRef = new Schema({ fileId: String, fileName: String, title: String, knowledgebaseId: String, wordCount: Number }, { _id: false });
+const knowledgeRef = new Schema(
+  { fileId: String, fileName: String, title: String, knowledgebaseId: String, wordCount: Number },
+  { _id: false },
+);
 const doctor = new Schema({ id: String, name: String, specialty: String, branchId: String }, { _id: false });
-const script = new Schema({ text: String, opening: String, sources: [new Schema({ kind: String, id: String, title: String }, { _id: false })], generator: String, generatedAt: Date }, { _id: false });
+const script = new Schema(
+  {
+    text: String,
+    opening: String,
+    sources: [new Schema({ kind: String, id: String, title: String }, { _id: false })],
+    generator: String,
+    generatedAt: Date,
+  },
+  { _id: false },
+);
 
 export const agentSchema = new Schema<AgentDoc>(
   {
@@ -83,20 +105,40 @@ export class AgentStore {
   readonly cache: ReadCache<AgentDoc[]>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
-    this.agents = new TenantCollection((conn.models.Agent as Model<AgentDoc> | undefined) ?? conn.model<AgentDoc>('Agent', agentSchema), objectIds, agentQueryShapes);
-    this.cache = new ReadCache({ source: this.agents.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
+    this.agents = new TenantCollection(
+      (conn.models.Agent as Model<AgentDoc> | undefined) ?? conn.model<AgentDoc>('Agent', agentSchema),
+      objectIds,
+      agentQueryShapes,
+    );
+    this.cache = new ReadCache({
+      source: this.agents.changes(['insert', 'update', 'replace', 'delete']),
+      ttlMs: opts.cacheTtlMs,
+      log: opts.log,
+    });
   }
 
   /** Every agent of every tenant with a sealed secret, a page at a time (the key rotation's pass). */
   async *sealedSecrets(): AsyncGenerator<{ scope: TenantScope; id: string; sealed: string }[]> {
-    for await (const page of this.agents.crossTenant('the key rotation re-seals the secrets of every tenant').pages({ customApiSecret: { $exists: true } })) {
-      yield page.map((d) => ({ scope: scopeOfRecord(d.tenantId), id: d._id.toHexString(), sealed: d.customApiSecret! }));
+    for await (const page of this.agents
+      .crossTenant('the key rotation re-seals the secrets of every tenant')
+      .pages({ customApiSecret: { $exists: true } })) {
+      yield page.map((d) => ({
+        scope: scopeOfRecord(d.tenantId),
+        id: d._id.toHexString(),
+        sealed: d.customApiSecret!,
+      }));
     }
   }
 
   /** Replaces a sealed secret that is still the one read (false when it changed meanwhile). */
   async replaceSecret(scope: TenantScope, id: string, sealed: string, next: string): Promise<boolean> {
-    const replaced = (await this.agents.updateById(scope, id, { $set: { customApiSecret: next } }, { where: { customApiSecret: sealed } })) !== null;
+    const replaced =
+      (await this.agents.updateById(
+        scope,
+        id,
+        { $set: { customApiSecret: next } },
+        { where: { customApiSecret: sealed } },
+      )) !== null;
     this.cache.forgetAll();
     return replaced;
   }
@@ -120,7 +162,10 @@ export class AgentStore {
    * The agent and its sealed custom-API secret in one read, for the one place that opens it
    * (every custom-API call asks: cached, the secret still sealed).
    */
-  async getWithSealedSecret(scope: TenantScope, id: string): Promise<{ agent: Agent; sealedSecret: string | undefined } | null> {
+  async getWithSealedSecret(
+    scope: TenantScope,
+    id: string,
+  ): Promise<{ agent: Agent; sealedSecret: string | undefined } | null> {
     const found = await this.cache.get(`${scope.tenantId}:agent:${id}`, async () => {
       const doc = await this.agents.findById(scope, id);
       return doc ? [doc] : null;
@@ -136,7 +181,9 @@ export class AgentStore {
 
   /** The tenant's agents on a number (every inbound call asks: cached). */
   async onNumber(scope: TenantScope, phoneNumberId: string): Promise<Agent[]> {
-    const docs = await this.cache.get(`${scope.tenantId}:number:${phoneNumberId}`, () => this.agents.find(scope, { phoneNumberId }, { limit: 1000 }));
+    const docs = await this.cache.get(`${scope.tenantId}:number:${phoneNumberId}`, () =>
+      this.agents.find(scope, { phoneNumberId }, { limit: 1000 }),
+    );
     return (docs ?? []).map(toAgent);
   }
 
@@ -160,11 +207,25 @@ export class AgentStore {
   /** Sets and unsets fields; `where` makes it conditional (null when it did not hold). */
   /** A script write happened when the agent holds that generation's script (by the time it was written). */
   scriptStored(scope: TenantScope, id: string, generation: string, generatedAt: Date): ReadBack {
-    return this.agents.readBack(scope, id, 'present', { scriptGeneration: generation, 'script.generatedAt': generatedAt });
+    return this.agents.readBack(scope, id, 'present', {
+      scriptGeneration: generation,
+      'script.generatedAt': generatedAt,
+    });
   }
 
-  async update(scope: TenantScope, id: string, set: StoredFields, unset: readonly string[] = [], where: Record<string, unknown> = {}): Promise<Agent | null> {
-    const doc = await this.agents.updateById(scope, id, { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((f) => [f, 1])) }) }, { where });
+  async update(
+    scope: TenantScope,
+    id: string,
+    set: StoredFields,
+    unset: readonly string[] = [],
+    where: Record<string, unknown> = {},
+  ): Promise<Agent | null> {
+    const doc = await this.agents.updateById(
+      scope,
+      id,
+      { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((f) => [f, 1])) }) },
+      { where },
+    );
     // This process reads its own write at once; the change stream tells the other replicas.
     this.cache.forgetAll();
     return doc && toAgent(doc);

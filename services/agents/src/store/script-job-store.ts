@@ -38,7 +38,11 @@ export class ScriptJobStore {
   private readonly jobs: TenantCollection<JobDoc, string>;
 
   constructor(conn: Connection) {
-    this.jobs = new TenantCollection((conn.models.ScriptJob as Model<JobDoc> | undefined) ?? conn.model<JobDoc>('ScriptJob', jobSchema), stringIds, jobQueryShapes);
+    this.jobs = new TenantCollection(
+      (conn.models.ScriptJob as Model<JobDoc> | undefined) ?? conn.model<JobDoc>('ScriptJob', jobSchema),
+      stringIds,
+      jobQueryShapes,
+    );
   }
 
   /** A request recorded (on whichever replica): wakes the script workers. */
@@ -49,7 +53,13 @@ export class ScriptJobStore {
   /** Records the request (replacing an older one for the agent: the newest generation wins). */
   async request(scope: TenantScope, agentId: string, generation: string, now: Date): Promise<void> {
     await this.jobs.deleteById(scope, agentId);
-    await this.jobs.insert(scope, { _id: agentId, mode: scope.mode, generation, claimedUntil: new Date(0), createdAt: now });
+    await this.jobs.insert(scope, {
+      _id: agentId,
+      mode: scope.mode,
+      generation,
+      claimedUntil: new Date(0),
+      createdAt: now,
+    });
   }
 
   /** Claims up to `limit` requests nobody holds; each claim is one conditional write by `_id`. */
@@ -58,7 +68,11 @@ export class ScriptJobStore {
     const open = await all.find({ claimedUntil: { $lte: now } }, { limit });
     const claimed: ScriptJob[] = [];
     for (const j of open) {
-      const won = await all.updateById(j._id, { $set: { claimedUntil: new Date(now.getTime() + claimMs) } }, { where: { claimedUntil: j.claimedUntil, generation: j.generation } });
+      const won = await all.updateById(
+        j._id,
+        { $set: { claimedUntil: new Date(now.getTime() + claimMs) } },
+        { where: { claimedUntil: j.claimedUntil, generation: j.generation } },
+      );
       if (won) claimed.push({ agentId: j._id, scope: scopeOfRecord(j.tenantId, j.mode), generation: j.generation });
     }
     return claimed;

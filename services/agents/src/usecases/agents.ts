@@ -1,3 +1,4 @@
+// Over 300 lines because the agents service's use cases share the agent's validation and its knowledge and company look-ups.
 import { randomUUID } from 'node:crypto';
 import { notFound, validationError, type Logger, type Page, type SecretBox, type TenantScope } from '@voiceapi/kit';
 import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
@@ -65,14 +66,18 @@ export class Agents {
 
   async create(scope: TenantScope, f: AgentFields): Promise<Agent> {
     if (!f.name?.trim()) throw validationError('name is required', [{ path: 'name', message: 'required' }]);
-    if (!f.phoneNumber && !f.phoneNumberId) throw validationError('phoneNumber or phoneNumberId is required', [{ path: 'phoneNumber', message: 'one of phoneNumber or phoneNumberId is required' }]);
+    if (!f.phoneNumber && !f.phoneNumberId)
+      throw validationError('phoneNumber or phoneNumberId is required', [
+        { path: 'phoneNumber', message: 'one of phoneNumber or phoneNumberId is required' },
+      ]);
     const appointmentScope = f.appointmentScope ?? 'global';
     checkScope(appointmentScope, f.branchId, f.doctorId);
     checkTimeout(f.customApiTimeoutMs);
     const baseUrl = f.customApiBaseUrl !== undefined ? this.d.customApi.checkBaseUrl(f.customApiBaseUrl) : undefined;
     const number = await this.ownedNumber(scope, f);
     checkOneScopePerNumber(await this.d.agents.onNumber(scope, number.id), undefined, appointmentScope);
-    const companyId = f.companyId !== undefined ? await this.company(scope, f.companyId) : (await this.d.companies.latest(scope))?.id;
+    const companyId =
+      f.companyId !== undefined ? await this.company(scope, f.companyId) : (await this.d.companies.latest(scope))?.id;
     const knowledge = await this.documents(scope, f.selectedKnowledgebases ?? []);
 
     const id = this.d.agents.newId();
@@ -116,16 +121,32 @@ export class Agents {
         'a field cannot be both set and removed',
         both.map((c) => ({ path: c, message: 'set and removed' })),
       );
-    if (f.name !== undefined && !f.name.trim()) throw validationError('name cannot be empty', [{ path: 'name', message: 'must not be empty' }]);
+    if (f.name !== undefined && !f.name.trim())
+      throw validationError('name cannot be empty', [{ path: 'name', message: 'must not be empty' }]);
     checkTimeout(f.customApiTimeoutMs);
     const set: StoredFields = { updatedAt: this.now() };
-    for (const k of ['category', 'greetingMessage', 'branchId', 'doctorId', 'slotsEnabled', 'bookingEnabled', 'doctorsSyncEnabled', 'validateHookEnabled', 'customApiTimeoutMs', 'appointmentScope'] as const) {
+    for (const k of [
+      'category',
+      'greetingMessage',
+      'branchId',
+      'doctorId',
+      'slotsEnabled',
+      'bookingEnabled',
+      'doctorsSyncEnabled',
+      'validateHookEnabled',
+      'customApiTimeoutMs',
+      'appointmentScope',
+    ] as const) {
       if (f[k] !== undefined) (set as Record<string, unknown>)[k] = f[k];
     }
     if (f.name !== undefined) set.name = f.name.trim();
 
     const scopeAfter = f.appointmentScope ?? current.appointmentScope;
-    checkScope(scopeAfter, clear.includes('branchId') ? undefined : (f.branchId ?? current.branchId), clear.includes('doctorId') ? undefined : (f.doctorId ?? current.doctorId));
+    checkScope(
+      scopeAfter,
+      clear.includes('branchId') ? undefined : (f.branchId ?? current.branchId),
+      clear.includes('doctorId') ? undefined : (f.doctorId ?? current.doctorId),
+    );
     if (f.customApiBaseUrl !== undefined) set.customApiBaseUrl = this.d.customApi.checkBaseUrl(f.customApiBaseUrl);
     if (f.customApiSecret) set.customApiSecret = this.d.secrets.seal(f.customApiSecret, secretBinding(scope, id));
     let numberId = current.phoneNumberId;
@@ -138,7 +159,8 @@ export class Agents {
       checkOneScopePerNumber(await this.d.agents.onNumber(scope, numberId), id, scopeAfter);
     }
     if (f.companyId !== undefined) set.companyId = await this.company(scope, f.companyId);
-    if (f.selectedKnowledgebases !== undefined) set.selectedKnowledgebases = await this.documents(scope, f.selectedKnowledgebases);
+    if (f.selectedKnowledgebases !== undefined)
+      set.selectedKnowledgebases = await this.documents(scope, f.selectedKnowledgebases);
     const regenerate = current.scriptStatus !== 'none' && scriptInputChanged(current, set, clear);
     const generation = regenerate ? randomUUID() : undefined;
     if (generation) Object.assign(set, newGeneration(generation));
@@ -155,7 +177,9 @@ export class Agents {
   async companyChanged(scope: TenantScope, companyId: string, change: readonly string[] | 'deleted'): Promise<number> {
     if (change !== 'deleted' && !change.some((f) => SCRIPT_COMPANY_FIELDS.has(f))) return 0;
     const agents = await this.d.agents.usingCompany(scope, companyId);
-    return this.rewriteScripts(scope, agents, (agent, set) => this.d.agents.update(scope, agent.id, set, change === 'deleted' ? ['companyId'] : [], { companyId }));
+    return this.rewriteScripts(scope, agents, (agent, set) =>
+      this.d.agents.update(scope, agent.id, set, change === 'deleted' ? ['companyId'] : [], { companyId }),
+    );
   }
 
   /**
@@ -171,7 +195,11 @@ export class Agents {
    * Writes each agent's change (`write`, given the fields to set), with a new generation when the
    * agent has a script, then asks for that script. The number of agents.
    */
-  private async rewriteScripts(scope: TenantScope, agents: readonly Agent[], write: (agent: Agent, set: StoredFields) => Promise<Agent | null>): Promise<number> {
+  private async rewriteScripts(
+    scope: TenantScope,
+    agents: readonly Agent[],
+    write: (agent: Agent, set: StoredFields) => Promise<Agent | null>,
+  ): Promise<number> {
     for (const agent of agents) {
       const generation = agent.scriptStatus !== 'none' ? randomUUID() : undefined;
       const updated = await write(agent, { updatedAt: this.now(), ...(generation && newGeneration(generation)) });
@@ -203,7 +231,9 @@ export class Agents {
   async generateScript(scope: TenantScope, id: string): Promise<Agent> {
     await this.mustGet(scope, id);
     const generation = randomUUID();
-    const updated = await this.d.agents.update(scope, id, { ...newGeneration(generation), updatedAt: this.now() }, ['scriptError']);
+    const updated = await this.d.agents.update(scope, id, { ...newGeneration(generation), updatedAt: this.now() }, [
+      'scriptError',
+    ]);
     if (!updated) throw notFound('agent');
     await this.d.jobs.request(scope, id, generation, this.now());
     return updated;
@@ -224,7 +254,13 @@ export class Agents {
     let unset: string[] = [];
     try {
       const company = agent.companyId ? await this.d.companies.get(scope, agent.companyId) : null;
-      const documents = await Promise.all(agent.selectedKnowledgebases.map(async (k) => ({ fileId: k.fileId, title: k.title, text: (await this.d.knowledge.text(scope, k.fileId, SCRIPT_TEXT_CHARS)) ?? '' })));
+      const documents = await Promise.all(
+        agent.selectedKnowledgebases.map(async (k) => ({
+          fileId: k.fileId,
+          title: k.title,
+          text: (await this.d.knowledge.text(scope, k.fileId, SCRIPT_TEXT_CHARS)) ?? '',
+        })),
+      );
       const input = {
         agentName: agent.name,
         ...(agent.category !== undefined && { category: agent.category }),
@@ -239,19 +275,46 @@ export class Agents {
       const sources: ScriptSource[] = [
         ...(company ? [{ kind: 'company' as const, id: company.id, title: company.name }] : []),
         ...(agent.greetingMessage ? [{ kind: 'greeting' as const, id: agent.id, title: 'greetingMessage' }] : []),
-        ...agent.selectedKnowledgebases.map((k) => ({ kind: 'knowledge_document' as const, id: k.fileId, title: k.title })),
+        ...agent.selectedKnowledgebases.map((k) => ({
+          kind: 'knowledge_document' as const,
+          id: k.fileId,
+          title: k.title,
+        })),
       ];
-      outcome = { scriptStatus: 'ready', script: { text, opening: openingLine(input), sources, generator: this.d.generator.name, generatedAt: this.now() } };
+      outcome = {
+        scriptStatus: 'ready',
+        script: {
+          text,
+          opening: openingLine(input),
+          sources,
+          generator: this.d.generator.name,
+          generatedAt: this.now(),
+        },
+      };
       unset = ['scriptError'];
     } catch (err) {
       this.d.log.warn({ err, agentId }, 'script generation failed');
-      outcome = { scriptStatus: 'error', scriptError: err instanceof Error ? err.message.slice(0, 500) : 'script generation failed' };
+      outcome = {
+        scriptStatus: 'error',
+        scriptError: err instanceof Error ? err.message.slice(0, 500) : 'script generation failed',
+      };
     }
     // Only the generation still asked for may settle the status.
-    const write = () => this.d.agents.update(scope, agentId, { ...outcome, updatedAt: this.now() }, unset, { scriptGeneration: generation });
+    const write = () =>
+      this.d.agents.update(scope, agentId, { ...outcome, updatedAt: this.now() }, unset, {
+        scriptGeneration: generation,
+      });
     // A ready script is announced (agent.script_ready webhooks), if it is the one stored.
     const script = outcome.scriptStatus === 'ready' ? outcome.script : undefined;
-    if (script) await this.d.events.scriptReady(scope, agent.id, generation, script.generatedAt, write, this.d.agents.scriptStored(scope, agentId, generation, script.generatedAt));
+    if (script)
+      await this.d.events.scriptReady(
+        scope,
+        agent.id,
+        generation,
+        script.generatedAt,
+        write,
+        this.d.agents.scriptStored(scope, agentId, generation, script.generatedAt),
+      );
     else await write();
     await this.d.jobs.done(job);
   }
@@ -288,7 +351,11 @@ export class Agents {
     return { doctors, doctorsLastSyncedAt };
   }
 
-  async crmLookup(scope: TenantScope, id: string, phone: string): Promise<{ found: boolean; record?: Record<string, unknown> }> {
+  async crmLookup(
+    scope: TenantScope,
+    id: string,
+    phone: string,
+  ): Promise<{ found: boolean; record?: Record<string, unknown> }> {
     if (!phone.trim()) throw validationError('phone is required', [{ path: 'phone', message: 'required' }]);
     const { target } = await this.withTarget(scope, id);
     return this.d.customApi.crmLookup(target, phone.trim());
@@ -309,10 +376,19 @@ export class Agents {
     return agent;
   }
 
-  private async ownedNumber(scope: TenantScope, f: Pick<AgentFields, 'phoneNumber' | 'phoneNumberId'>): Promise<{ id: string; phoneNumber: string }> {
-    const number = await this.d.numbers.find(scope, { ...(f.phoneNumberId !== undefined && { id: f.phoneNumberId }), ...(f.phoneNumber !== undefined && { phoneNumber: f.phoneNumber }) });
+  private async ownedNumber(
+    scope: TenantScope,
+    f: Pick<AgentFields, 'phoneNumber' | 'phoneNumberId'>,
+  ): Promise<{ id: string; phoneNumber: string }> {
+    const number = await this.d.numbers.find(scope, {
+      ...(f.phoneNumberId !== undefined && { id: f.phoneNumberId }),
+      ...(f.phoneNumber !== undefined && { phoneNumber: f.phoneNumber }),
+    });
     if (!number || (f.phoneNumber !== undefined && number.phoneNumber !== f.phoneNumber)) {
-      throw agentsReasons.error('phone_not_owned', `${f.phoneNumber ?? f.phoneNumberId} is not a number the tenant owns`);
+      throw agentsReasons.error(
+        'phone_not_owned',
+        `${f.phoneNumber ?? f.phoneNumberId} is not a number the tenant owns`,
+      );
     }
     return number;
   }
@@ -327,7 +403,9 @@ export class Agents {
   private async documents(scope: TenantScope, fileIds: readonly string[]): Promise<KnowledgeRef[]> {
     const unique = [...new Set(fileIds)];
     if (unique.length > this.d.maxKnowledge) {
-      throw validationError(`at most ${this.d.maxKnowledge} knowledge documents`, [{ path: 'selectedKnowledgebases', message: `at most ${this.d.maxKnowledge}` }]);
+      throw validationError(`at most ${this.d.maxKnowledge} knowledge documents`, [
+        { path: 'selectedKnowledgebases', message: `at most ${this.d.maxKnowledge}` },
+      ]);
     }
     if (unique.length === 0) return [];
     const { documents, missing } = await this.d.knowledge.resolve(scope, unique);
@@ -345,8 +423,22 @@ const newGeneration = (generation: string) => ({ scriptStatus: 'generating' as c
 const SCRIPT_COMPANY_FIELDS = new Set(['name', 'description', 'industry', 'website', 'timezone', 'businessHours']);
 
 /** What a script is written from (see `writeScript`): a change to any of these makes it stale. */
-const SCRIPT_INPUTS = ['name', 'category', 'greetingMessage', 'companyId', 'selectedKnowledgebases', 'appointmentScope', 'branchId', 'doctorId', 'slotsEnabled', 'bookingEnabled'] as const;
+const SCRIPT_INPUTS = [
+  'name',
+  'category',
+  'greetingMessage',
+  'companyId',
+  'selectedKnowledgebases',
+  'appointmentScope',
+  'branchId',
+  'doctorId',
+  'slotsEnabled',
+  'bookingEnabled',
+] as const;
 
 function scriptInputChanged(current: Agent, set: StoredFields, clear: readonly ClearableField[]): boolean {
-  return SCRIPT_INPUTS.some((k) => (k in set && JSON.stringify(set[k]) !== JSON.stringify(current[k])) || (clear as readonly string[]).includes(k));
+  return SCRIPT_INPUTS.some(
+    (k) =>
+      (k in set && JSON.stringify(set[k]) !== JSON.stringify(current[k])) || (clear as readonly string[]).includes(k),
+  );
 }

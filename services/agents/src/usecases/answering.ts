@@ -17,7 +17,8 @@ export interface Turn {
   speaker: 'agent' | 'caller';
   text: string;
 }
-export type ConversationOutcome = 'appointment_booked' | 'appointment_not_booked' | 'caller_not_validated' | 'enquiry_answered';
+export type ConversationOutcome =
+  'appointment_booked' | 'appointment_not_booked' | 'caller_not_validated' | 'enquiry_answered';
 export interface Conversation {
   turns: Turn[];
   summary: string;
@@ -45,39 +46,74 @@ export class Answering {
 
   async answeringAgent(scope: TenantScope, phoneNumberId: string): Promise<Pick<Agent, 'id' | 'name'> | null> {
     const active = (await this.d.agents.onNumber(scope, phoneNumberId)).filter((a) => a.status === 'active');
-    const latest = active.sort((a, b) => (b.activatedAt ?? b.updatedAt).getTime() - (a.activatedAt ?? a.updatedAt).getTime())[0];
+    const latest = active.sort(
+      (a, b) => (b.activatedAt ?? b.updatedAt).getTime() - (a.activatedAt ?? a.updatedAt).getTime(),
+    )[0];
     return latest ? { id: latest.id, name: latest.name } : null;
   }
 
-  async holdConversation(scope: TenantScope, agentId: string, callerNumber: string, answeredAt: Date): Promise<Conversation> {
+  async holdConversation(
+    scope: TenantScope,
+    agentId: string,
+    callerNumber: string,
+    answeredAt: Date,
+  ): Promise<Conversation> {
     // Answering goes on when the agent was deactivated mid-call; a deleted one has no conversation.
     const found = await this.d.agents.getWithSealedSecret(scope, agentId);
     if (!found) throw notFound('agent');
     const { agent } = found;
     const company = agent.companyId ? await this.d.companies.get(scope, agent.companyId).catch(() => null) : null; // the opening names the company only when it can be read: no call is refused for it
-    const talk = new Talk(agent.script?.opening ?? openingLine({ ...(agent.greetingMessage !== undefined && { greetingMessage: agent.greetingMessage }), ...(company && { company }) }));
+    const talk = new Talk(
+      agent.script?.opening ??
+        openingLine({
+          ...(agent.greetingMessage !== undefined && { greetingMessage: agent.greetingMessage }),
+          ...(company && { company }),
+        }),
+    );
     talk.caller('Hello, I would like to book an appointment, please.');
     const target = customApiTarget(this.d.secrets, scope, agent, found.sealedSecret);
     const org = company?.name ?? 'the practice';
     if (!target) {
       talk.agent(`I have noted your request; someone from ${org} will call you back to confirm a time.`);
-      return talk.end('enquiry_answered', 'The caller asked for an appointment; the request was noted (the agent has no custom API).');
+      return talk.end(
+        'enquiry_answered',
+        'The caller asked for an appointment; the request was noted (the agent has no custom API).',
+      );
     }
     return this.book(scope, agent, target, callerNumber, company?.timezone, answeredAt, talk, org);
   }
 
-  private async book(scope: TenantScope, agent: Agent, target: CustomApiTarget, phone: string, timezone: string | undefined, answeredAt: Date, talk: Talk, org: string): Promise<Conversation> {
+  private async book(
+    scope: TenantScope,
+    agent: Agent,
+    target: CustomApiTarget,
+    phone: string,
+    timezone: string | undefined,
+    answeredAt: Date,
+    talk: Talk,
+    org: string,
+  ): Promise<Conversation> {
     const api = this.d.customApi;
     const lookup = await talk.step('crm_lookup', () => api.crmLookup(target, phone));
     const record = lookup?.found ? lookup.record : undefined;
-    if (lookup) talk.agent(lookup.found ? `Thank you${nameIn(record)}. I have found your record.` : 'Thank you. I could not find a record for this number, so I will take your details.');
+    if (lookup)
+      talk.agent(
+        lookup.found
+          ? `Thank you${nameIn(record)}. I have found your record.`
+          : 'Thank you. I could not find a record for this number, so I will take your details.',
+      );
     else talk.agent('I cannot reach our records right now, but I can still help you.');
 
     if (agent.validateHookEnabled) {
       const check = await talk.step('validate', () => api.validate(target, phone, record));
       if (check && !check.valid) {
-        talk.agent(`I am sorry, I cannot book an appointment for you${check.reason ? `: ${check.reason}` : ''}. ${org} will contact you.`);
-        return talk.end('caller_not_validated', `The caller asked for an appointment; the custom API's validation refused it${check.reason ? ` (${check.reason})` : ''}.`);
+        talk.agent(
+          `I am sorry, I cannot book an appointment for you${check.reason ? `: ${check.reason}` : ''}. ${org} will contact you.`,
+        );
+        return talk.end(
+          'caller_not_validated',
+          `The caller asked for an appointment; the custom API's validation refused it${check.reason ? ` (${check.reason})` : ''}.`,
+        );
       }
     }
 
@@ -98,15 +134,33 @@ export class Answering {
 
     if (agent.bookingEnabled && offered) {
       const slot = offered;
-      const booked = await talk.step('appointments', () => api.book(target, { doctorId: slot.doctor.id, start: slot.start, phone }));
+      const booked = await talk.step('appointments', () =>
+        api.book(target, { doctorId: slot.doctor.id, start: slot.start, phone }),
+      );
       if (booked?.confirmed) {
-        talk.agent(`Your appointment with ${slot.doctor.name} at ${slot.start} is booked. Your reference is ${booked.appointmentId}.`);
-        return talk.end('appointment_booked', `Appointment booked with ${slot.doctor.name} at ${slot.start} (appointment ${booked.appointmentId}).`, booked.appointmentId);
+        talk.agent(
+          `Your appointment with ${slot.doctor.name} at ${slot.start} is booked. Your reference is ${booked.appointmentId}.`,
+        );
+        return talk.end(
+          'appointment_booked',
+          `Appointment booked with ${slot.doctor.name} at ${slot.start} (appointment ${booked.appointmentId}).`,
+          booked.appointmentId,
+        );
       }
       if (booked) talk.failed('appointments', `the custom API did not confirm appointment ${booked.appointmentId}`);
     }
-    talk.agent(offered && !agent.bookingEnabled ? `I have noted that you would like ${offered.start}; ${org} will confirm it with you.` : `I have noted your request; ${org} will call you back to confirm a time.`);
-    const why = !agent.slotsEnabled ? 'slots are not enabled for this agent' : !offered ? 'no slot was offered' : !agent.bookingEnabled ? 'booking is not enabled for this agent' : 'the booking failed';
+    talk.agent(
+      offered && !agent.bookingEnabled
+        ? `I have noted that you would like ${offered.start}; ${org} will confirm it with you.`
+        : `I have noted your request; ${org} will call you back to confirm a time.`,
+    );
+    const why = !agent.slotsEnabled
+      ? 'slots are not enabled for this agent'
+      : !offered
+        ? 'no slot was offered'
+        : !agent.bookingEnabled
+          ? 'booking is not enabled for this agent'
+          : 'the booking failed';
     return talk.end('appointment_not_booked', `The caller asked for an appointment; none was booked: ${why}.`);
   }
 }
@@ -121,7 +175,12 @@ function doctorOf(agent: Agent): { id: string; name: string } | undefined {
 /** The calendar day of an instant in a time zone (`YYYY-MM-DD`); UTC when the zone is unknown. */
 export function dayIn(at: Date, timezone: string | undefined): string {
   try {
-    return new Intl.DateTimeFormat('en-CA', { timeZone: timezone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+    return new Intl.DateTimeFormat('en-CA', {
+      timeZone: timezone ?? 'UTC',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    }).format(at);
   } catch {
     return at.toISOString().slice(0, 10);
   }
@@ -171,6 +230,12 @@ class Talk {
     this.agent('Goodbye.');
     const failed = this.steps.filter((s) => !s.ok);
     const tail = failed.length ? ` Failed: ${failed.map((s) => `${s.name} (${s.problem})`).join('; ')}.` : '';
-    return { turns: this.turns, summary: `${summary}${tail}`, outcome, steps: this.steps, ...(appointmentId && { appointmentId }) };
+    return {
+      turns: this.turns,
+      summary: `${summary}${tail}`,
+      outcome,
+      steps: this.steps,
+      ...(appointmentId && { appointmentId }),
+    };
   }
 }

@@ -9,7 +9,12 @@ export const secretBinding = (scope: TenantScope, agentId: string): string => `$
  * Where and how to call an agent's custom API, its secret opened here and only here; undefined
  * when the agent has no base URL.
  */
-export function customApiTarget(secrets: SecretBox, scope: TenantScope, agent: Agent, sealedSecret: string | undefined): CustomApiTarget | undefined {
+export function customApiTarget(
+  secrets: SecretBox,
+  scope: TenantScope,
+  agent: Agent,
+  sealedSecret: string | undefined,
+): CustomApiTarget | undefined {
   if (!agent.customApiBaseUrl) return undefined;
   const secret = sealedSecret && secrets.open(sealedSecret, secretBinding(scope, agent.id));
   return { baseUrl: agent.customApiBaseUrl, timeoutMs: agent.customApiTimeoutMs, ...(secret && { secret }) };

@@ -4,7 +4,10 @@ import type { ScriptInput } from '../script/generator';
 
 /** Telephony, as agents need it: a number the tenant owns, by id or number (null when not owned). */
 export interface OwnedNumbers {
-  find(scope: TenantScope, by: { id?: string; phoneNumber?: string }): Promise<{ id: string; phoneNumber: string } | null>;
+  find(
+    scope: TenantScope,
+    by: { id?: string; phoneNumber?: string },
+  ): Promise<{ id: string; phoneNumber: string } | null>;
 }
 
 /** Companies: one company of the tenant (null when unknown or foreign), or its latest. */
@@ -29,5 +32,12 @@ export interface AgentEvents {
    * (from the store) tells, should it fail part-way. `scope` is the caller who asked for the
    * script: a sandbox key's request announces `sandbox: true`.
    */
-  scriptReady<R>(scope: TenantScope, agentId: string, generation: string, generatedAt: Date, write: () => Promise<R>, readBack: ReadBack): Promise<R>;
+  scriptReady<R>(
+    scope: TenantScope,
+    agentId: string,
+    generation: string,
+    generatedAt: Date,
+    write: () => Promise<R>,
+    readBack: ReadBack,
+  ): Promise<R>;
 }

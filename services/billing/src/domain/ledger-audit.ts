@@ -35,7 +35,10 @@ export interface Tally {
 }
 
 /** The check so far of a wallet last marked `mark` (none: its chain from the first entry). */
-export const tallyOf = (mark: AuditMark | undefined): Tally => ({ rowsSum: mark?.rowsSum ?? 0, ...(mark?.wrongAt !== undefined && { wrongAt: mark.wrongAt }) });
+export const tallyOf = (mark: AuditMark | undefined): Tally => ({
+  rowsSum: mark?.rowsSum ?? 0,
+  ...(mark?.wrongAt !== undefined && { wrongAt: mark.wrongAt }),
+});
 
 /** The check after these rows (the next ones of the chain, in its order). */
 export function tally(t: Tally, rows: readonly RowFigures[]): Tally {
@@ -50,5 +53,11 @@ export function tally(t: Tally, rows: readonly RowFigures[]): Tally {
 /** The mark once the rows up to `seq` are tallied: `balance` is the balance the entry at `seq` carries. */
 export function markOf(t: Tally, seq: number, balance: number): AuditMark {
   const wrongAt = t.wrongAt ?? (balance !== t.rowsSum ? seq : undefined);
-  return { seq, rowsSum: t.rowsSum, balance, unbalanced: wrongAt !== undefined, ...(wrongAt !== undefined && { wrongAt }) };
+  return {
+    seq,
+    rowsSum: t.rowsSum,
+    balance,
+    unbalanced: wrongAt !== undefined,
+    ...(wrongAt !== undefined && { wrongAt }),
+  };
 }

@@ -1,6 +1,19 @@
 import { Types } from 'mongoose';
 import { billingReasons } from '../reasons';
-import { apply, available, postedReference, rowOf, type CallFacts, type Direction, type Entry, type EntryChange, type Hold, type LedgerRow, type TransactionType, type WalletState } from './wallet';
+import {
+  apply,
+  available,
+  postedReference,
+  rowOf,
+  type CallFacts,
+  type Direction,
+  type Entry,
+  type EntryChange,
+  type Hold,
+  type LedgerRow,
+  type TransactionType,
+  type WalletState,
+} from './wallet';
 
 // The rules of a wallet's changes, pure: what each op decides against a head, and what a
 // replayed op answers. The mechanism that batches, appends and caches is usecases/wallets.ts.
@@ -8,7 +21,13 @@ import { apply, available, postedReference, rowOf, type CallFacts, type Directio
 /** One change asked of a wallet. */
 export type WalletOp =
   | { kind: 'topUp'; reference: string; amount: number; description: string }
-  | { kind: 'debit'; reference: string; amount: number; type: Exclude<TransactionType, 'top_up' | 'call_deduction'>; description: string }
+  | {
+      kind: 'debit';
+      reference: string;
+      amount: number;
+      type: Exclude<TransactionType, 'top_up' | 'call_deduction'>;
+      description: string;
+    }
   | { kind: 'hold'; callId: string; amount: number; direction: Direction; expiresAt: Date }
   | { kind: 'capture'; callId: string; amount: number; description: string; call?: CallFacts }
   /** `final`: the call is settled without a charge; a later capture of it charges nothing. */
@@ -32,7 +51,11 @@ export interface WalletResult {
 export const callReference = (callId: string) => `call:${callId}`;
 
 /** What planning decided for one op. */
-export type Decision = { entry: number; result: Omit<WalletResult, 'state'> } | { replaySeq: number; op: WalletOp } | { done: Omit<WalletResult, 'state'> } | { error: Error };
+export type Decision =
+  | { entry: number; result: Omit<WalletResult, 'state'> }
+  | { replaySeq: number; op: WalletOp }
+  | { done: Omit<WalletResult, 'state'> }
+  | { error: Error };
 
 /** The ledger row an appended entry wrote, if it is one. */
 export function withRow(e: Entry, at: Date): { row?: LedgerRow } {
@@ -73,7 +96,12 @@ function expectedRow(op: WalletOp): { type: TransactionType; amount?: number } |
  * `postedBefore`: the seqs of the ops' references already in the chain (looked up after the head
  * was read); references posted by this plan's own entries are added as it goes.
  */
-export function plan(head: WalletState, ops: readonly WalletOp[], postedBefore: ReadonlyMap<string, number>, at: Date): { entries: Entry[]; decisions: Decision[] } {
+export function plan(
+  head: WalletState,
+  ops: readonly WalletOp[],
+  postedBefore: ReadonlyMap<string, number>,
+  at: Date,
+): { entries: Entry[]; decisions: Decision[] } {
   let state = head;
   const entries: Entry[] = [];
   const postedNow = new Map<string, number>();
@@ -85,7 +113,11 @@ export function plan(head: WalletState, ops: readonly WalletOp[], postedBefore: 
     return entries.length - 1;
   };
   const posted = (ref: string): number | undefined => postedBefore.get(ref) ?? postedNow.get(ref);
-  const insufficient = (need: number) => billingReasons.error('insufficient_credits', `the available balance (${available(state)} credits) cannot cover ${need} credits`);
+  const insufficient = (need: number) =>
+    billingReasons.error(
+      'insufficient_credits',
+      `the available balance (${available(state)} credits) cannot cover ${need} credits`,
+    );
 
   const decisions = ops.map((op): Decision => {
     const ref = referenceOf(op);
@@ -93,20 +125,52 @@ export function plan(head: WalletState, ops: readonly WalletOp[], postedBefore: 
     switch (op.kind) {
       case 'topUp':
         if (seq !== undefined) return { replaySeq: seq, op };
-        return { entry: add({ kind: 'ledger', rowId: newRowId(), type: 'top_up', amount: op.amount, reference: op.reference, description: op.description }), result: { replayed: false } };
+        return {
+          entry: add({
+            kind: 'ledger',
+            rowId: newRowId(),
+            type: 'top_up',
+            amount: op.amount,
+            reference: op.reference,
+            description: op.description,
+          }),
+          result: { replayed: false },
+        };
       case 'debit':
         if (seq !== undefined) return { replaySeq: seq, op };
         if (available(state) < op.amount) return { error: insufficient(op.amount) };
-        return { entry: add({ kind: 'ledger', rowId: newRowId(), type: op.type, amount: -op.amount, reference: op.reference, description: op.description }), result: { replayed: false } };
+        return {
+          entry: add({
+            kind: 'ledger',
+            rowId: newRowId(),
+            type: op.type,
+            amount: -op.amount,
+            reference: op.reference,
+            description: op.description,
+          }),
+          result: { replayed: false },
+        };
       case 'hold': {
         const open = state.holds.find((h) => h.callId === op.callId);
         if (open) {
-          if (open.amount !== op.amount) return { error: billingReasons.error('reference_conflict', `call ${op.callId} already holds ${open.amount} credits`) };
+          if (open.amount !== op.amount)
+            return {
+              error: billingReasons.error(
+                'reference_conflict',
+                `call ${op.callId} already holds ${open.amount} credits`,
+              ),
+            };
           return { done: { replayed: true, hold: open } };
         }
         if (seq !== undefined) return { replaySeq: seq, op };
         if (available(state) < op.amount) return { error: insufficient(op.amount) };
-        const hold: Hold = { callId: op.callId, amount: op.amount, direction: op.direction, createdAt: at, expiresAt: op.expiresAt };
+        const hold: Hold = {
+          callId: op.callId,
+          amount: op.amount,
+          direction: op.direction,
+          createdAt: at,
+          expiresAt: op.expiresAt,
+        };
         return { entry: add({ kind: 'hold', hold }), result: { replayed: false, hold } };
       }
       case 'capture': {
@@ -117,8 +181,16 @@ export function plan(head: WalletState, ops: readonly WalletOp[], postedBefore: 
         if (charge <= 0) {
           // Nothing to take: the call is settled for good all the same (its reference posted),
           // so a retry after a top-up cannot charge a call already billed as failed.
-          const release: EntryChange = { kind: 'release', callId: op.callId, reference: ref, reason: 'insufficient_credits' };
-          return { entry: add(release), result: { replayed: false, shortfall: op.amount, released: open !== undefined } };
+          const release: EntryChange = {
+            kind: 'release',
+            callId: op.callId,
+            reference: ref,
+            reason: 'insufficient_credits',
+          };
+          return {
+            entry: add(release),
+            result: { replayed: false, shortfall: op.amount, released: open !== undefined },
+          };
         }
         const change: EntryChange = {
           kind: 'ledger',
@@ -130,13 +202,21 @@ export function plan(head: WalletState, ops: readonly WalletOp[], postedBefore: 
           callId: op.callId,
           ...(op.call && { call: op.call }),
         };
-        return { entry: add(change), result: { replayed: false, shortfall: op.amount - charge, released: open !== undefined } };
+        return {
+          entry: add(change),
+          result: { replayed: false, shortfall: op.amount - charge, released: open !== undefined },
+        };
       }
       case 'release': {
         if (seq !== undefined) return { replaySeq: seq, op };
         const open = state.holds.find((h) => h.callId === op.callId);
         if (op.final) {
-          const release: EntryChange = { kind: 'release', callId: op.callId, reference: ref, ...(op.reason !== undefined && { reason: op.reason }) };
+          const release: EntryChange = {
+            kind: 'release',
+            callId: op.callId,
+            reference: ref,
+            ...(op.reason !== undefined && { reason: op.reason }),
+          };
           return { entry: add(release), result: { replayed: false, released: open !== undefined } };
         }
         if (!open) return { done: { replayed: false, released: false } };
@@ -153,18 +233,41 @@ const newRowId = () => new Types.ObjectId().toHexString();
  * What a replayed op answers, from what its reference posted before: a ledger row (the op must
  * match it), or, for a call settled without a charge by a final release, that release's reason.
  */
-export function replayResult(op: WalletOp, posted: { row: LedgerRow } | { releaseReason: string }, state: WalletState): WalletResult {
+export function replayResult(
+  op: WalletOp,
+  posted: { row: LedgerRow } | { releaseReason: string },
+  state: WalletState,
+): WalletResult {
   if (!('row' in posted)) {
     if (op.kind !== 'capture' && op.kind !== 'release') {
-      throw billingReasons.error('reference_conflict', `reference ${referenceOf(op)} names a call settled without a charge`);
+      throw billingReasons.error(
+        'reference_conflict',
+        `reference ${referenceOf(op)} names a call settled without a charge`,
+      );
     }
-    return { state, replayed: true, settledWithoutCharge: posted.releaseReason, ...(op.kind === 'capture' && { shortfall: 0 }), ...(op.kind === 'release' && { released: false }) };
+    return {
+      state,
+      replayed: true,
+      settledWithoutCharge: posted.releaseReason,
+      ...(op.kind === 'capture' && { shortfall: 0 }),
+      ...(op.kind === 'release' && { released: false }),
+    };
   }
   const { row } = posted;
   const wanted = expectedRow(op);
   if (wanted && (wanted.type !== row.type || (wanted.amount !== undefined && wanted.amount !== row.amount))) {
-    throw billingReasons.error('reference_conflict', `reference ${row.reference} was posted before with another amount or type (${row.type} ${row.amount})`);
+    throw billingReasons.error(
+      'reference_conflict',
+      `reference ${row.reference} was posted before with another amount or type (${row.type} ${row.amount})`,
+    );
   }
-  if (op.kind === 'hold') throw billingReasons.error('reference_conflict', `call ${op.callId} has been charged already`);
-  return { state, row, replayed: true, ...(op.kind === 'capture' && { shortfall: 0 }), ...(op.kind === 'release' && { released: false }) };
+  if (op.kind === 'hold')
+    throw billingReasons.error('reference_conflict', `call ${op.callId} has been charged already`);
+  return {
+    state,
+    row,
+    replayed: true,
+    ...(op.kind === 'capture' && { shortfall: 0 }),
+    ...(op.kind === 'release' && { released: false }),
+  };
 }

@@ -32,7 +32,11 @@ describe('wallet arithmetic', () => {
 
   it('a final release posts the call reference, so a later capture charges nothing', () => {
     const held = apply(
-      apply(EMPTY_WALLET, { kind: 'ledger', rowId: 'r', type: 'top_up', amount: 10, reference: 't', description: '' }, at),
+      apply(
+        EMPTY_WALLET,
+        { kind: 'ledger', rowId: 'r', type: 'top_up', amount: 10, reference: 't', description: '' },
+        at,
+      ),
       { kind: 'hold', hold: { callId: 'c', amount: 4, direction: 'inbound', createdAt: at, expiresAt: at } },
       at,
     );
@@ -45,7 +49,10 @@ describe('wallet arithmetic', () => {
     expect(postedReference(entries[0]!.change)).toBe('call:c');
     expect(decisions[1]).toEqual({ replaySeq: after.seq, op: capture });
     // In a later batch: the chain's lookup says where the reference was posted.
-    expect(plan(after, [capture], new Map([['call:c', after.seq]]), at).decisions[0]).toEqual({ replaySeq: after.seq, op: capture });
+    expect(plan(after, [capture], new Map([['call:c', after.seq]]), at).decisions[0]).toEqual({
+      replaySeq: after.seq,
+      op: capture,
+    });
     // A hold placed or a hold released without `final` posts nothing.
     expect(postedReference({ kind: 'release', callId: 'c' })).toBeUndefined();
   });

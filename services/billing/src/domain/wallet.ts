@@ -7,7 +7,13 @@
  * arithmetic; it touches no store.
  */
 
-export const TRANSACTION_TYPES = ['top_up', 'call_deduction', 'number_purchase', 'knowledge_upload', 'adjustment'] as const;
+export const TRANSACTION_TYPES = [
+  'top_up',
+  'call_deduction',
+  'number_purchase',
+  'knowledge_upload',
+  'adjustment',
+] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 export type Direction = 'outbound' | 'inbound';
 
@@ -57,7 +63,16 @@ export interface LedgerRow {
 }
 
 export type EntryChange =
-  | { kind: 'ledger'; rowId: string; type: TransactionType; amount: number; reference: string; description: string; callId?: string; call?: CallFacts }
+  | {
+      kind: 'ledger';
+      rowId: string;
+      type: TransactionType;
+      amount: number;
+      reference: string;
+      description: string;
+      callId?: string;
+      call?: CallFacts;
+    }
   | { kind: 'hold'; hold: Hold }
   /** `reference` set: the call is settled for good (its reference is posted, no row). */
   | { kind: 'release'; callId: string; reference?: string; reason?: string };
@@ -87,7 +102,13 @@ export function apply(prev: WalletState, change: EntryChange, at: Date): WalletS
       return { ...prev, seq, held: prev.held + change.hold.amount, holds: [...prev.holds, change.hold], updatedAt: at };
     case 'release': {
       const h = prev.holds.find((x) => x.callId === change.callId);
-      return { ...prev, seq, held: prev.held - (h?.amount ?? 0), holds: prev.holds.filter((x) => x !== h), updatedAt: at };
+      return {
+        ...prev,
+        seq,
+        held: prev.held - (h?.amount ?? 0),
+        holds: prev.holds.filter((x) => x !== h),
+        updatedAt: at,
+      };
     }
   }
 }

@@ -45,13 +45,26 @@ export function billingEvents(outbox: Outbox, store: WalletStore, outboundPerMin
           reference: row.reference,
           ...(row.callId !== undefined && { callId: row.callId }),
           ...(row.call && {
-            direction: row.call.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
+            direction:
+              row.call.direction === 'outbound'
+                ? CallDirection.CALL_DIRECTION_OUTBOUND
+                : CallDirection.CALL_DIRECTION_INBOUND,
             ...(row.call.contactId && { contactId: row.call.contactId }),
             ...(row.call.campaignId && { campaignId: row.call.campaignId }),
             ...(row.call.agentId && { agentId: row.call.agentId }),
           }),
         };
-        records.push(eventRecord(BillingUsageEvent, tenantId, BillingUsageEvent.fromPartial({ occurTime: row.createdAt, event: { $case: 'creditsUsage', creditsUsage: usage } }), `usage:${tenantId}:${row.seq}`));
+        records.push(
+          eventRecord(
+            BillingUsageEvent,
+            tenantId,
+            BillingUsageEvent.fromPartial({
+              occurTime: row.createdAt,
+              event: { $case: 'creditsUsage', creditsUsage: usage },
+            }),
+            `usage:${tenantId}:${row.seq}`,
+          ),
+        );
       }
       const last = entries[entries.length - 1]!.state;
       const covered = (s: WalletState) => longestCallCovered(available(s), outboundPerMinute);
@@ -63,7 +76,15 @@ export function billingEvents(outbox: Outbox, store: WalletStore, outboundPerMin
         longestOutboundCallSeconds: longestCallCovered(available(last), outboundPerMinute),
       };
       records.push(
-        eventRecord(BillingCreditEvent, tenantId, BillingCreditEvent.fromPartial({ occurTime: last.updatedAt ?? at, event: { $case: 'creditsAvailable', creditsAvailable: credit } }), `credits:${tenantId}:${last.seq}`),
+        eventRecord(
+          BillingCreditEvent,
+          tenantId,
+          BillingCreditEvent.fromPartial({
+            occurTime: last.updatedAt ?? at,
+            event: { $case: 'creditsAvailable', creditsAvailable: credit },
+          }),
+          `credits:${tenantId}:${last.seq}`,
+        ),
       );
       await put(records);
     },
@@ -79,7 +100,8 @@ export function billingEvents(outbox: Outbox, store: WalletStore, outboundPerMin
       const billed = {
         callId: o.callId,
         tenantId: o.tenantId,
-        direction: o.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
+        direction:
+          o.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
         billingStatus: o.status,
         creditsCharged: o.creditsCharged,
         ...(o.creditsError !== undefined && { creditsError: o.creditsError }),
@@ -93,7 +115,14 @@ export function billingEvents(outbox: Outbox, store: WalletStore, outboundPerMin
         ...(o.agentId && { agentId: o.agentId }),
         ...(o.fromNumber && { fromNumber: o.fromNumber }),
       };
-      await put([eventRecord(BillingCallEvent, o.tenantId, BillingCallEvent.fromPartial({ occurTime: o.billedAt, event: { $case: 'callBilled', callBilled: billed } }), `billed:${o.callId}`)]);
+      await put([
+        eventRecord(
+          BillingCallEvent,
+          o.tenantId,
+          BillingCallEvent.fromPartial({ occurTime: o.billedAt, event: { $case: 'callBilled', callBilled: billed } }),
+          `billed:${o.callId}`,
+        ),
+      ]);
     },
   };
   return events;

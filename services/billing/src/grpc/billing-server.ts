@@ -1,6 +1,13 @@
 import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import { available, type Direction, type Hold, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
+import {
+  available,
+  type Direction,
+  type Hold,
+  type LedgerRow,
+  type TransactionType,
+  type WalletState,
+} from '../domain/wallet';
 import type { Billing } from '../usecases/billing';
 import type { CallCharging } from '../usecases/calls';
 import type { CallOutcome } from '../domain/call';
@@ -27,25 +34,43 @@ export function billingService(uc: Billing, charging: CallCharging, log: Logger)
       listTransactions: async (req, ctx) => {
         const page = req.page?.page ?? 1;
         const limit = req.page?.limit ?? 25;
-        if (page < 1 || limit < 1 || limit > 100) throw validationError('page ≥ 1 and 1 ≤ limit ≤ 100', [{ path: 'page', message: 'out of range' }]);
+        if (page < 1 || limit < 1 || limit > 100)
+          throw validationError('page ≥ 1 and 1 ≤ limit ≤ 100', [{ path: 'page', message: 'out of range' }]);
         const type = req.type === T.TRANSACTION_TYPE_UNSPECIFIED ? undefined : typeOf(req.type, 'type');
         const res = await uc.transactions(requireTenant(ctx), { page, limit, ...(type && { type }) });
-        return { transactions: res.rows.map(transaction), page: { page, limit, total: res.total, hasMore: res.hasMore } };
+        return {
+          transactions: res.rows.map(transaction),
+          page: { page, limit, total: res.total, hasMore: res.hasMore },
+        };
       },
       topUp: async (req, ctx) => {
         const r = await uc.topUp(requireTenant(ctx), req.amount, req.reference, req.note);
         return { transaction: transaction(r.row!), balance: balance(r.state) };
       },
       debit: async (req, ctx) => {
-        const r = await uc.debit(requireTenant(ctx), { reference: req.reference, amount: req.amount, type: typeOf(req.type, 'type'), description: req.description });
+        const r = await uc.debit(requireTenant(ctx), {
+          reference: req.reference,
+          amount: req.amount,
+          type: typeOf(req.type, 'type'),
+          description: req.description,
+        });
         return { transaction: transaction(r.row!), balance: balance(r.state), replayed: r.replayed };
       },
       placeHold: async (req, ctx) => {
-        const r = await uc.placeHold(requireTenant(ctx), { callId: req.callId, amount: req.amount, direction: direction(req.direction), expiresAt: req.expireTime ?? new Date(NaN) });
+        const r = await uc.placeHold(requireTenant(ctx), {
+          callId: req.callId,
+          amount: req.amount,
+          direction: direction(req.direction),
+          expiresAt: req.expireTime ?? new Date(NaN),
+        });
         return { hold: hold(r.hold!), balance: balance(r.state) };
       },
       captureHold: async (req, ctx) => {
-        const r = await uc.capture(requireTenant(ctx), { callId: req.callId, amount: req.amount, description: req.description });
+        const r = await uc.capture(requireTenant(ctx), {
+          callId: req.callId,
+          amount: req.amount,
+          description: req.description,
+        });
         return { ...(r.row && { transaction: transaction(r.row) }), balance: balance(r.state), replayed: r.replayed };
       },
       releaseHold: async (req, ctx) => {
@@ -54,7 +79,12 @@ export function billingService(uc: Billing, charging: CallCharging, log: Logger)
       },
       quoteCallHold: async (req, ctx) => {
         const q = await uc.quoteCallHold(requireTenant(ctx), direction(req.direction), req.maxCallSeconds);
-        return { amount: q.amount, balance: balance(q.state), covered: q.covered, longestCoveredSeconds: q.longestCoveredSeconds };
+        return {
+          amount: q.amount,
+          balance: balance(q.state),
+          covered: q.covered,
+          longestCoveredSeconds: q.longestCoveredSeconds,
+        };
       },
       settleCalls: async (req, ctx) => {
         const outcomes = await charging.settleEnded(
@@ -76,7 +106,12 @@ export function billingService(uc: Billing, charging: CallCharging, log: Logger)
       placeCallHolds: async (req, ctx) => {
         const holds = await uc.placeCallHolds(
           requireTenant(ctx),
-          req.holds.map((h) => ({ callId: h.callId, direction: direction(h.direction), maxCallSeconds: h.maxCallSeconds, expiresAt: h.expireTime ?? new Date(NaN) })),
+          req.holds.map((h) => ({
+            callId: h.callId,
+            direction: direction(h.direction),
+            maxCallSeconds: h.maxCallSeconds,
+            expiresAt: h.expireTime ?? new Date(NaN),
+          })),
         );
         return { holds };
       },
@@ -132,7 +167,13 @@ export function transaction(r: LedgerRow): ProtoTransaction {
 }
 
 function balance(s: WalletState): voiceapi.billing.v1.Balance {
-  return { balance: s.balance, available: available(s), held: s.held, seq: s.seq, ...(s.updatedAt && { updateTime: new Date(s.updatedAt) }) };
+  return {
+    balance: s.balance,
+    available: available(s),
+    held: s.held,
+    seq: s.seq,
+    ...(s.updatedAt && { updateTime: new Date(s.updatedAt) }),
+  };
 }
 
 function hold(h: Hold): voiceapi.billing.v1.Hold {

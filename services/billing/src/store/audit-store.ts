@@ -43,7 +43,12 @@ export class AuditStore {
   async marks(tenantIds: readonly string[]): Promise<Map<string, AuditMark>> {
     if (tenantIds.length === 0) return new Map();
     const docs = await this.audits.find({ _id: { $in: [...tenantIds] } }).lean<AuditDoc[]>();
-    return new Map(docs.map(({ _id, seq, rowsSum, balance, unbalanced, wrongAt }) => [_id, { seq, rowsSum, balance, unbalanced, ...(typeof wrongAt === 'number' && { wrongAt }) }]));
+    return new Map(
+      docs.map(({ _id, seq, rowsSum, balance, unbalanced, wrongAt }) => [
+        _id,
+        { seq, rowsSum, balance, unbalanced, ...(typeof wrongAt === 'number' && { wrongAt }) },
+      ]),
+    );
   }
 
   /**

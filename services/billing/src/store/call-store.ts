@@ -73,13 +73,25 @@ export class CallStore {
   });
 
   constructor(conn: Connection) {
-    this.outcomes = new TenantCollection((conn.models.CallOutcome as Model<OutcomeDoc> | undefined) ?? conn.model<OutcomeDoc>('CallOutcome', outcomeSchema), stringIds, []);
-    this.unsettled = new TenantCollection((conn.models.UnsettledCall as Model<UnsettledDoc> | undefined) ?? conn.model<UnsettledDoc>('UnsettledCall', unsettledSchema), stringIds, unsettledQueryShapes);
+    this.outcomes = new TenantCollection(
+      (conn.models.CallOutcome as Model<OutcomeDoc> | undefined) ??
+        conn.model<OutcomeDoc>('CallOutcome', outcomeSchema),
+      stringIds,
+      [],
+    );
+    this.unsettled = new TenantCollection(
+      (conn.models.UnsettledCall as Model<UnsettledDoc> | undefined) ??
+        conn.model<UnsettledDoc>('UnsettledCall', unsettledSchema),
+      stringIds,
+      unsettledQueryShapes,
+    );
   }
 
   /** The call's outcome, whichever tenant it names (the caller checks it names the one it expects). */
   async outcome(callId: string): Promise<CallOutcome | undefined> {
-    const doc = await this.outcomes.crossTenant('an outcome is found by its call id, then its tenant checked').findById(callId);
+    const doc = await this.outcomes
+      .crossTenant('an outcome is found by its call id, then its tenant checked')
+      .findById(callId);
     return doc ? fromDoc(doc) : undefined;
   }
 
@@ -102,7 +114,9 @@ export class CallStore {
       else docs.push({ i, doc: { _id: callId, ...rest } });
       seen.add(callId);
     });
-    const batch = this.outcomes.crossTenant('outcomes of several tenants are inserted in one write, each with its own tenant');
+    const batch = this.outcomes.crossTenant(
+      'outcomes of several tenants are inserted in one write, each with its own tenant',
+    );
     for (const at of await batch.insertManyUnordered(docs.map((d) => d.doc))) taken[docs[at]!.i] = false;
     return taken;
   }
@@ -118,7 +132,9 @@ export class CallStore {
 
   /** Ended calls of every tenant received before `before` and still not settled. */
   async unsettledSince(before: Date): Promise<EndedCall[]> {
-    const docs = await this.unsettled.crossTenant('the sweeper settles the failed charges of every tenant').find({ receivedAt: { $lt: before } }, { limit: 500 });
+    const docs = await this.unsettled
+      .crossTenant('the sweeper settles the failed charges of every tenant')
+      .find({ receivedAt: { $lt: before } }, { limit: 500 });
     return docs.map(({ _id, receivedAt: _r, ...rest }) => ({ callId: _id, ...rest }));
   }
 }

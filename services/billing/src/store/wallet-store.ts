@@ -1,8 +1,26 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, TenantKeyed, type QueryShape, type TenantScope } from '@voiceapi/kit';
+// Over 300 lines because the wallet's ledger entries and their head are written together (one append) and belong to one store.
+import {
+  isDuplicateKeyError,
+  stringIds,
+  TenantCollection,
+  TenantKeyed,
+  type QueryShape,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { RowFigures } from '../domain/ledger-audit';
-import { EMPTY_WALLET, postedReference, rowOf, type CallFacts, type Entry, type EntryChange, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
+import {
+  EMPTY_WALLET,
+  postedReference,
+  rowOf,
+  type CallFacts,
+  type Entry,
+  type EntryChange,
+  type LedgerRow,
+  type TransactionType,
+  type WalletState,
+} from '../domain/wallet';
 
 /**
  * The wallet chains (decision 0050). Two collections:
@@ -87,13 +105,21 @@ const HEAD_PAGE = 1_000;
 /** Entries whose ledger rows `rowsBetween` reads at once. */
 const ROWS_WINDOW = 5_000;
 export const headSchema = new Schema<HeadDoc>(
-  { _id: String, seq: { type: Number, required: true }, announcedSeq: { type: Number, default: 0 }, holds: { type: Number, default: 0 }, updatedAt: Date },
+  {
+    _id: String,
+    seq: { type: Number, required: true },
+    announcedSeq: { type: Number, default: 0 },
+    holds: { type: Number, default: 0 },
+    updatedAt: Date,
+  },
   { collection: 'wallet_heads', versionKey: false },
 );
 // Read by `_id`, or walked in `_id` order by the sweeper (one small document per tenant).
 // Serves `changed` (the ledger audit: the wallets whose head moved since its last pass).
 headSchema.index({ updatedAt: 1 });
-export const headQueryShapes: QueryShape[] = [{ name: 'changed', equality: [], sort: { updatedAt: 1 }, range: ['updatedAt'] }];
+export const headQueryShapes: QueryShape[] = [
+  { name: 'changed', equality: [], sort: { updatedAt: 1 }, range: ['updatedAt'] },
+];
 
 const entryId = (scope: TenantScope, seq: number) => `${scope.tenantId}:${seq}`;
 
@@ -116,15 +142,27 @@ export class WalletStore {
   private readonly heads: TenantKeyed<HeadDoc>;
 
   constructor(conn: Connection) {
-    this.entries = new TenantCollection((conn.models.WalletEntry as Model<EntryDoc> | undefined) ?? conn.model<EntryDoc>('WalletEntry', entrySchema), stringIds, entryQueryShapes);
-    this.heads = new TenantKeyed((conn.models.WalletHead as Model<HeadDoc> | undefined) ?? conn.model<HeadDoc>('WalletHead', headSchema), headQueryShapes);
+    this.entries = new TenantCollection(
+      (conn.models.WalletEntry as Model<EntryDoc> | undefined) ?? conn.model<EntryDoc>('WalletEntry', entrySchema),
+      stringIds,
+      entryQueryShapes,
+    );
+    this.heads = new TenantKeyed(
+      (conn.models.WalletHead as Model<HeadDoc> | undefined) ?? conn.model<HeadDoc>('WalletHead', headSchema),
+      headQueryShapes,
+    );
   }
 
   /**
    * The wallet's newest state: from `from` (a state this process saw) or the head hint, walking
    * forward by `_id` until an entry is missing. Exact at the moment of the last read.
    */
-  async head(scope: TenantScope, from?: WalletState, hintSeq?: number, newer?: () => WalletState | undefined): Promise<WalletState> {
+  async head(
+    scope: TenantScope,
+    from?: WalletState,
+    hintSeq?: number,
+    newer?: () => WalletState | undefined,
+  ): Promise<WalletState> {
     let state = from;
     if (!state) {
       const seq = hintSeq ?? (await this.hint(scope))?.seq ?? 0;
@@ -241,8 +279,13 @@ export class WalletStore {
   /** Every tenant's head hint, read in pages along the primary key. */
   async headHints(): Promise<Head[]> {
     const out: Head[] = [];
-    for await (const page of this.heads.pagesAcrossTenants('the sweeper looks at every wallet for expired holds and unannounced entries', HEAD_PAGE)) {
-      out.push(...page.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 })));
+    for await (const page of this.heads.pagesAcrossTenants(
+      'the sweeper looks at every wallet for expired holds and unannounced entries',
+      HEAD_PAGE,
+    )) {
+      out.push(
+        ...page.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 })),
+      );
     }
     return out;
   }
@@ -252,7 +295,12 @@ export class WalletStore {
    * changed since then (a hint is noted within a second of its wallet's appends, stamped with their time).
    */
   async headsChangedSince(since: Date, limit: number): Promise<ChangedHead[]> {
-    const docs = await this.heads.changedAcrossTenants('the ledger audit checks the wallets that changed since its last pass', 'updatedAt', since, limit);
+    const docs = await this.heads.changedAcrossTenants(
+      'the ledger audit checks the wallets that changed since its last pass',
+      'updatedAt',
+      since,
+      limit,
+    );
     return docs.map((d) => ({ tenantId: d._id, seq: d.seq, updatedAt: d.updatedAt }));
   }
 
@@ -262,8 +310,14 @@ export class WalletStore {
    */
   async *rowsBetween(scope: TenantScope, after: number, upTo: number): AsyncGenerator<RowFigures[]> {
     for (let from = after; from < upTo; from += ROWS_WINDOW) {
-      const docs = await this.entries.find(scope, { kind: 'ledger', seq: { $gt: from, $lte: Math.min(upTo, from + ROWS_WINDOW) } }, { sort: NEWEST_FIRST, projection: { seq: 1, amount: 1, balanceAfter: 1 } });
-      yield docs.reverse().map((d) => ({ seq: d.seq, amount: d.amount ?? 0, balanceAfter: d.balanceAfter ?? Number.NaN }));
+      const docs = await this.entries.find(
+        scope,
+        { kind: 'ledger', seq: { $gt: from, $lte: Math.min(upTo, from + ROWS_WINDOW) } },
+        { sort: NEWEST_FIRST, projection: { seq: 1, amount: 1, balanceAfter: 1 } },
+      );
+      yield docs
+        .reverse()
+        .map((d) => ({ seq: d.seq, amount: d.amount ?? 0, balanceAfter: d.balanceAfter ?? Number.NaN }));
     }
   }
 
@@ -274,7 +328,11 @@ export class WalletStore {
   async posted(scope: TenantScope, refs: readonly string[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     if (refs.length === 0) return found;
-    for (const doc of await this.entries.find(scope, { reference: { $in: [...refs] } }, { projection: { reference: 1, seq: 1 } })) {
+    for (const doc of await this.entries.find(
+      scope,
+      { reference: { $in: [...refs] } },
+      { projection: { reference: 1, seq: 1 } },
+    )) {
       const seen = found.get(doc.reference!);
       if (seen === undefined || doc.seq < seen) found.set(doc.reference!, doc.seq);
     }
@@ -287,7 +345,10 @@ export class WalletStore {
   }
 
   /** A page of ledger rows up to `maxSeq` (the head the caller read), newest first. */
-  async listRows(scope: TenantScope, opts: { type?: TransactionType; page: number; limit: number; maxSeq: number }): Promise<LedgerRow[]> {
+  async listRows(
+    scope: TenantScope,
+    opts: { type?: TransactionType; page: number; limit: number; maxSeq: number },
+  ): Promise<LedgerRow[]> {
     const docs = await this.entries.find(
       scope,
       { kind: 'ledger', ...(opts.type && { type: opts.type }), seq: { $lte: opts.maxSeq } },

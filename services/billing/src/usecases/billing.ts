@@ -1,6 +1,15 @@
 import { isReason, validationError, type TenantScope, type TypedCounter } from '@voiceapi/kit';
 import type { RateCard } from '../config';
-import { available, callCharge, longestCallCovered, MAX_CALL_SECONDS, type Direction, type LedgerRow, type TransactionType, type WalletState } from '../domain/wallet';
+import {
+  available,
+  callCharge,
+  longestCallCovered,
+  MAX_CALL_SECONDS,
+  type Direction,
+  type LedgerRow,
+  type TransactionType,
+  type WalletState,
+} from '../domain/wallet';
 import { billingReasons } from '../reasons';
 import type { WalletStore } from '../store/wallet-store';
 import type { WalletResult } from '../domain/wallet-ops';
@@ -38,7 +47,10 @@ export class Billing {
   }
 
   /** Newest first, up to the head read first: the rows and the total agree. */
-  async transactions(scope: TenantScope, opts: { type?: TransactionType; page: number; limit: number }): Promise<RowsPage> {
+  async transactions(
+    scope: TenantScope,
+    opts: { type?: TransactionType; page: number; limit: number },
+  ): Promise<RowsPage> {
     const head = await this.wallets.read(scope);
     const total = head.counts[opts.type ?? 'all'] ?? 0;
     const rows = total === 0 ? [] : await this.store.listRows(scope, { ...opts, maxSeq: head.seq });
@@ -52,23 +64,38 @@ export class Billing {
     return this.wallets.run(scope, { kind: 'topUp', reference, amount, description: note?.trim() || 'Top-up' });
   }
 
-  async debit(scope: TenantScope, req: { reference: string; amount: number; type: TransactionType; description: string }): Promise<WalletResult> {
+  async debit(
+    scope: TenantScope,
+    req: { reference: string; amount: number; type: TransactionType; description: string },
+  ): Promise<WalletResult> {
     refuseSandbox(scope);
     wholeAmount('amount', req.amount, MAX_AMOUNT);
     checkReference(req.reference);
     if (req.type === 'top_up' || req.type === 'call_deduction') {
-      throw validationError(`a debit cannot be of type ${req.type} (calls are charged from their hold)`, [{ path: 'type', message: 'not a debit type' }]);
+      throw validationError(`a debit cannot be of type ${req.type} (calls are charged from their hold)`, [
+        { path: 'type', message: 'not a debit type' },
+      ]);
     }
-    const r = await this.wallets.run(scope, { kind: 'debit', reference: req.reference, amount: req.amount, type: req.type, description: req.description.trim() || req.type });
+    const r = await this.wallets.run(scope, {
+      kind: 'debit',
+      reference: req.reference,
+      amount: req.amount,
+      type: req.type,
+      description: req.description.trim() || req.type,
+    });
     if (!r.replayed) this.metrics?.charged.add(req.amount, { type: req.type });
     return r;
   }
 
-  placeHold(scope: TenantScope, req: { callId: string; amount: number; direction: Direction; expiresAt: Date }): Promise<WalletResult> {
+  placeHold(
+    scope: TenantScope,
+    req: { callId: string; amount: number; direction: Direction; expiresAt: Date },
+  ): Promise<WalletResult> {
     refuseSandbox(scope);
     checkCallId(req.callId);
     wholeAmount('amount', req.amount, MAX_AMOUNT);
-    if (!(req.expiresAt.getTime() > Date.now())) throw validationError('expire_time must be in the future', [{ path: 'expire_time', message: 'in the past' }]);
+    if (!(req.expiresAt.getTime() > Date.now()))
+      throw validationError('expire_time must be in the future', [{ path: 'expire_time', message: 'in the past' }]);
     return this.wallets.run(scope, { kind: 'hold', ...req });
   }
 
@@ -77,12 +104,17 @@ export class Billing {
    * wallet plans them in one append); per call, whether it is held (a call the available credit
    * cannot cover is not, and the others go on). A call whose hold costs nothing needs none.
    */
-  async placeCallHolds(scope: TenantScope, holds: readonly { callId: string; direction: Direction; maxCallSeconds: number; expiresAt: Date }[]): Promise<{ callId: string; placed: boolean; amount: number }[]> {
+  async placeCallHolds(
+    scope: TenantScope,
+    holds: readonly { callId: string; direction: Direction; maxCallSeconds: number; expiresAt: Date }[],
+  ): Promise<{ callId: string; placed: boolean; amount: number }[]> {
     refuseSandbox(scope);
-    if (holds.length < 1 || holds.length > MAX_HOLDS) throw validationError(`1 to ${MAX_HOLDS} holds`, [{ path: 'holds', message: 'out of range' }]);
+    if (holds.length < 1 || holds.length > MAX_HOLDS)
+      throw validationError(`1 to ${MAX_HOLDS} holds`, [{ path: 'holds', message: 'out of range' }]);
     const priced = holds.map((h) => {
       checkCallId(h.callId);
-      if (!(h.expiresAt.getTime() > Date.now())) throw validationError('expire_time must be in the future', [{ path: 'expire_time', message: 'in the past' }]);
+      if (!(h.expiresAt.getTime() > Date.now()))
+        throw validationError('expire_time must be in the future', [{ path: 'expire_time', message: 'in the past' }]);
       return { ...h, amount: this.holdFor(h.direction, h.maxCallSeconds) };
     });
     return Promise.all(
@@ -99,7 +131,10 @@ export class Billing {
     );
   }
 
-  async capture(scope: TenantScope, req: { callId: string; amount: number; description: string }): Promise<WalletResult> {
+  async capture(
+    scope: TenantScope,
+    req: { callId: string; amount: number; description: string },
+  ): Promise<WalletResult> {
     refuseSandbox(scope);
     checkCallId(req.callId);
     wholeAmount('amount', req.amount, MAX_AMOUNT);
@@ -111,7 +146,9 @@ export class Billing {
   /** The hold a call of at most `maxCallSeconds` needs: its longest possible cost (decisions file, "Billing semantics"). */
   holdFor(direction: Direction, maxCallSeconds: number): number {
     if (!Number.isSafeInteger(maxCallSeconds) || maxCallSeconds < 1 || maxCallSeconds > MAX_CALL_SECONDS) {
-      throw validationError('max_call_seconds must be a whole number from 1 to 86400', [{ path: 'max_call_seconds', message: 'out of range' }]);
+      throw validationError('max_call_seconds must be a whole number from 1 to 86400', [
+        { path: 'max_call_seconds', message: 'out of range' },
+      ]);
     }
     return callCharge(maxCallSeconds, this.rateOf(direction));
   }
@@ -120,10 +157,19 @@ export class Billing {
    * The hold a call would need and whether the wallet covers it now (read-only, any key mode),
    * with the longest call of that direction it covers.
    */
-  async quoteCallHold(scope: TenantScope, direction: Direction, maxCallSeconds: number): Promise<{ amount: number; state: WalletState; covered: boolean; longestCoveredSeconds: number }> {
+  async quoteCallHold(
+    scope: TenantScope,
+    direction: Direction,
+    maxCallSeconds: number,
+  ): Promise<{ amount: number; state: WalletState; covered: boolean; longestCoveredSeconds: number }> {
     const amount = this.holdFor(direction, maxCallSeconds);
     const state = await this.wallets.read(scope);
-    return { amount, state, covered: available(state) >= amount, longestCoveredSeconds: longestCallCovered(available(state), this.rateOf(direction)) };
+    return {
+      amount,
+      state,
+      covered: available(state) >= amount,
+      longestCoveredSeconds: longestCallCovered(available(state), this.rateOf(direction)),
+    };
   }
 
   private rateOf(direction: Direction): number {
@@ -137,19 +183,33 @@ export class Billing {
 }
 
 function refuseSandbox(scope: TenantScope): void {
-  if (scope.mode === 'sandbox') throw billingReasons.error('sandbox_not_billable', 'sandbox keys never spend or add credits; skip the billing call');
+  if (scope.mode === 'sandbox')
+    throw billingReasons.error(
+      'sandbox_not_billable',
+      'sandbox keys never spend or add credits; skip the billing call',
+    );
 }
 
 function wholeAmount(path: string, v: number, max: number): void {
-  if (!Number.isSafeInteger(v) || v < 1 || v > max) throw validationError(`${path} must be a whole number of credits from 1 to ${max}`, [{ path, message: 'out of range' }]);
+  if (!Number.isSafeInteger(v) || v < 1 || v > max)
+    throw validationError(`${path} must be a whole number of credits from 1 to ${max}`, [
+      { path, message: 'out of range' },
+    ]);
 }
 
 function checkReference(ref: string): void {
-  if (!REFERENCE.test(ref)) throw validationError('reference must be 1–300 visible ASCII characters', [{ path: 'reference', message: 'invalid' }]);
+  if (!REFERENCE.test(ref))
+    throw validationError('reference must be 1–300 visible ASCII characters', [
+      { path: 'reference', message: 'invalid' },
+    ]);
   // `call:<id>` references belong to calls (their charge or their settlement).
-  if (ref.startsWith('call:')) throw validationError('references starting with call: are reserved for calls', [{ path: 'reference', message: 'reserved' }]);
+  if (ref.startsWith('call:'))
+    throw validationError('references starting with call: are reserved for calls', [
+      { path: 'reference', message: 'reserved' },
+    ]);
 }
 
 function checkCallId(id: string): void {
-  if (!CALL_ID.test(id)) throw validationError('call_id must be 1–64 letters, digits, - or _', [{ path: 'call_id', message: 'invalid' }]);
+  if (!CALL_ID.test(id))
+    throw validationError('call_id must be 1–64 letters, digits, - or _', [{ path: 'call_id', message: 'invalid' }]);
 }

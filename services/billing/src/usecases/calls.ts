@@ -1,4 +1,11 @@
-import { scopeOfRecord, validationError, type Logger, type TenantScope, type TypedCounter, type TypedHistogram } from '@voiceapi/kit';
+import {
+  scopeOfRecord,
+  validationError,
+  type Logger,
+  type TenantScope,
+  type TypedCounter,
+  type TypedHistogram,
+} from '@voiceapi/kit';
 import type { RateCard } from '../config';
 import { callCharge } from '../domain/wallet';
 import type { CallStore } from '../store/call-store';
@@ -47,7 +54,9 @@ export class CallCharging {
       if (outcome === decided) {
         this.metrics?.billed.add(1, { outcome: outcome.status, direction: outcome.direction });
         if (outcome.creditsCharged > 0) this.metrics?.credits.add(outcome.creditsCharged, { type: 'call_deduction' });
-        this.metrics?.settleDelay.record(Math.max(0, outcome.billedAt.getTime() - outcome.endedAt.getTime()) / 1000, { outcome: outcome.status });
+        this.metrics?.settleDelay.record(Math.max(0, outcome.billedAt.getTime() - outcome.endedAt.getTime()) / 1000, {
+          outcome: outcome.status,
+        });
       }
       // The caller announces what it settles (telephony, with the call's end); a call whose end
       // never came is announced here (again on a repeat, with the same event id: consumers skip it).
@@ -56,7 +65,14 @@ export class CallCharging {
     } catch (err) {
       // The caller settles it again (telephony, until billing answers); a failure is also
       // remembered (when the store takes it), so the sweeper settles the call meanwhile.
-      await this.calls.remember(scopeOf(call), call).catch((rememberErr: unknown) => this.log.warn({ err: rememberErr, callId: call.callId }, 'could not remember the failed call; Kafka redelivers it'));
+      await this.calls
+        .remember(scopeOf(call), call)
+        .catch((rememberErr: unknown) =>
+          this.log.warn(
+            { err: rememberErr, callId: call.callId },
+            'could not remember the failed call; Kafka redelivers it',
+          ),
+        );
       throw err;
     }
   }
@@ -65,21 +81,48 @@ export class CallCharging {
    * Calls of one tenant that ended, settled together as their caller asks (telephony, as they
    * end): each call's outcome, in order. The wallet plans what arrives together in one append.
    */
-  async settleEnded(scope: TenantScope, calls: readonly Omit<EndedCall, 'tenantId' | 'sandbox' | 'free'>[]): Promise<CallOutcome[]> {
-    if (calls.length < 1 || calls.length > MAX_SETTLED) throw validationError(`1 to ${MAX_SETTLED} calls`, [{ path: 'calls', message: 'out of range' }]);
+  async settleEnded(
+    scope: TenantScope,
+    calls: readonly Omit<EndedCall, 'tenantId' | 'sandbox' | 'free'>[],
+  ): Promise<CallOutcome[]> {
+    if (calls.length < 1 || calls.length > MAX_SETTLED)
+      throw validationError(`1 to ${MAX_SETTLED} calls`, [{ path: 'calls', message: 'out of range' }]);
     const problems = calls.flatMap((c, i) =>
-      !CALL_ID.test(c.callId) || !Number.isInteger(c.durationSeconds) || c.durationSeconds < 0 || c.durationSeconds > 86_400 ? [{ path: `calls[${i}]`, message: 'a call id, and a duration of 0 to 86,400 s' }] : [],
+      !CALL_ID.test(c.callId) ||
+      !Number.isInteger(c.durationSeconds) ||
+      c.durationSeconds < 0 ||
+      c.durationSeconds > 86_400
+        ? [{ path: `calls[${i}]`, message: 'a call id, and a duration of 0 to 86,400 s' }]
+        : [],
     );
     if (problems.length > 0) throw validationError('invalid ended calls', problems);
-    const outcomes = await Promise.all(calls.map((c) => this.settle({ ...c, tenantId: scope.tenantId, sandbox: scope.mode === 'sandbox', free: false })));
+    const outcomes = await Promise.all(
+      calls.map((c) => this.settle({ ...c, tenantId: scope.tenantId, sandbox: scope.mode === 'sandbox', free: false })),
+    );
     // Call ids are telephony's, unique across tenants: another tenant's outcome is never answered.
-    if (outcomes.some((o) => o.tenantId !== scope.tenantId)) throw validationError("a call of another tenant's", [{ path: 'calls', message: 'not this tenant’s call' }]);
+    if (outcomes.some((o) => o.tenantId !== scope.tenantId))
+      throw validationError("a call of another tenant's", [{ path: 'calls', message: 'not this tenant’s call' }]);
     return outcomes;
   }
 
   /** A hold whose call never reported its end: released, and the call settled without a charge. */
-  async expire(scope: TenantScope, callId: string, direction: EndedCall['direction'], expiredAt: Date): Promise<CallOutcome> {
-    return this.settle({ callId, tenantId: scope.tenantId, direction, durationSeconds: 0, sandbox: false, free: false, holdFailed: false, endedAt: expiredAt, expired: true });
+  async expire(
+    scope: TenantScope,
+    callId: string,
+    direction: EndedCall['direction'],
+    expiredAt: Date,
+  ): Promise<CallOutcome> {
+    return this.settle({
+      callId,
+      tenantId: scope.tenantId,
+      direction,
+      durationSeconds: 0,
+      sandbox: false,
+      free: false,
+      holdFailed: false,
+      endedAt: expiredAt,
+      expired: true,
+    });
   }
 
   private async decide(call: EndedCall): Promise<CallOutcome> {
@@ -94,14 +137,34 @@ export class CallCharging {
       ...facts(call),
       ...(call.fromNumber && { fromNumber: call.fromNumber }),
     };
-    const charge = callCharge(call.durationSeconds, call.direction === 'outbound' ? this.rates.outboundPerMinute : this.rates.inboundPerMinute);
+    const charge = callCharge(
+      call.durationSeconds,
+      call.direction === 'outbound' ? this.rates.outboundPerMinute : this.rates.inboundPerMinute,
+    );
     const noCharge = call.expired || call.sandbox || call.free || charge === 0 || call.holdFailed;
     if (noCharge) {
       // Settles the call for good (a later charge of it is refused), releasing any hold; if it
       // was charged meanwhile, that charge is the outcome.
-      const failed = call.expired ? 'end_not_reported' : call.holdFailed && !call.sandbox && !call.free && charge > 0 ? 'insufficient_credits' : undefined;
-      const r = await this.wallets.run(scopeOf(call), { kind: 'release', callId: call.callId, final: true, reason: failed ?? 'skipped' });
-      if (r.row) return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id, ledgerSeq: r.row.seq };
+      const failed = call.expired
+        ? 'end_not_reported'
+        : call.holdFailed && !call.sandbox && !call.free && charge > 0
+          ? 'insufficient_credits'
+          : undefined;
+      const r = await this.wallets.run(scopeOf(call), {
+        kind: 'release',
+        callId: call.callId,
+        final: true,
+        reason: failed ?? 'skipped',
+      });
+      if (r.row)
+        return {
+          ...base,
+          status: 'charged',
+          creditsCharged: -r.row.amount,
+          balanceAfter: r.row.balanceAfter,
+          transactionId: r.row.id,
+          ledgerSeq: r.row.seq,
+        };
       if (failed) return { ...base, status: 'failed', creditsCharged: 0, creditsError: failed };
       return { ...base, status: 'skipped', creditsCharged: 0 };
     }
@@ -115,11 +178,24 @@ export class CallCharging {
     });
     if (r.row) {
       const short = (r.shortfall ?? 0) > 0;
-      return { ...base, status: 'charged', creditsCharged: -r.row.amount, balanceAfter: r.row.balanceAfter, transactionId: r.row.id, ledgerSeq: r.row.seq, ...(short && { creditsError: 'insufficient_credits' }) };
+      return {
+        ...base,
+        status: 'charged',
+        creditsCharged: -r.row.amount,
+        balanceAfter: r.row.balanceAfter,
+        transactionId: r.row.id,
+        ledgerSeq: r.row.seq,
+        ...(short && { creditsError: 'insufficient_credits' }),
+      };
     }
     // Settled before without a charge (its end not reported, or skipped), or nothing to take now.
     if (r.settledWithoutCharge === 'skipped') return { ...base, status: 'skipped', creditsCharged: 0 };
-    return { ...base, status: 'failed', creditsCharged: 0, creditsError: r.settledWithoutCharge ?? 'insufficient_credits' };
+    return {
+      ...base,
+      status: 'failed',
+      creditsCharged: 0,
+      creditsError: r.settledWithoutCharge ?? 'insufficient_credits',
+    };
   }
 }
 

@@ -53,7 +53,8 @@ const MAX_KNOWN = 10_000;
  * release removes its hold in the entry that posts its reference, and a hold is never placed
  * for a call whose reference is posted. Such an op needs no look-up (most captures).
  */
-const heldOpen = (head: WalletState, op: WalletOp): boolean => (op.kind === 'capture' || op.kind === 'release') && head.holds.some((h) => h.callId === op.callId);
+const heldOpen = (head: WalletState, op: WalletOp): boolean =>
+  (op.kind === 'capture' || op.kind === 'release') && head.holds.some((h) => h.callId === op.callId);
 
 interface Waiting {
   op: WalletOp;
@@ -175,7 +176,8 @@ export class Wallets {
     let cached = this.known.peek(scope.tenantId)?.state;
     for (let conflicts = 0; rest.length > 0; conflicts++) {
       if (conflicts > MAX_CONFLICTS) {
-        for (const w of rest) w.reject(billingReasons.error('wallet_busy', 'the wallet kept changing under this request; try again'));
+        for (const w of rest)
+          w.reject(billingReasons.error('wallet_busy', 'the wallet kept changing under this request; try again'));
         return;
       }
       const head = cached ?? (await this.head(scope));
@@ -261,6 +263,10 @@ export class Wallets {
     if (row) return replayResult(op, { row }, state);
     // A call reference posted by a final release: settled without a charge.
     const change = (await this.store.entryAt(scope, seq))?.change;
-    return replayResult(op, { releaseReason: (change?.kind === 'release' && change.reason) || 'end_not_reported' }, state);
+    return replayResult(
+      op,
+      { releaseReason: (change?.kind === 'release' && change.reason) || 'end_not_reported' },
+      state,
+    );
   }
 }

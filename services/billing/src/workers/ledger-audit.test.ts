@@ -3,23 +3,45 @@ import { markOf, tally, tallyOf, type AuditMark } from '../domain/ledger-audit';
 import { apply, EMPTY_WALLET, type EntryChange, type WalletState } from '../domain/wallet';
 import { LedgerAudit, type LedgerAuditDeps } from './ledger-audit';
 
-const log = () => ({ warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() }) as unknown as Logger & { error: jest.Mock; warn: jest.Mock };
+const log = () =>
+  ({ warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() }) as unknown as Logger & {
+    error: jest.Mock;
+    warn: jest.Mock;
+  };
 
 describe('the audit arithmetic', () => {
-  const rows = (...r: [number, number, number][]) => r.map(([seq, amount, balanceAfter]) => ({ seq, amount, balanceAfter }));
+  const rows = (...r: [number, number, number][]) =>
+    r.map(([seq, amount, balanceAfter]) => ({ seq, amount, balanceAfter }));
 
   it("adds the new rows to what the earlier ones summed to, each against its balance after, and the newest entry's balance against the total", () => {
     const first = markOf(tally(tallyOf(undefined), rows([1, 100, 100], [3, -20, 80])), 4, 80);
     expect(first).toEqual({ seq: 4, rowsSum: 80, balance: 80, unbalanced: false });
-    expect(markOf(tally(tallyOf(first), rows([5, -40, 40])), 5, 40)).toEqual({ seq: 5, rowsSum: 40, balance: 40, unbalanced: false });
+    expect(markOf(tally(tallyOf(first), rows([5, -40, 40])), 5, 40)).toEqual({
+      seq: 5,
+      rowsSum: 40,
+      balance: 40,
+      unbalanced: false,
+    });
     // An entry after the rows (a hold, a release) that moved the balance.
-    expect(markOf(tally(tallyOf(first), rows([5, -40, 40])), 6, 45)).toEqual({ seq: 6, rowsSum: 40, balance: 45, unbalanced: true, wrongAt: 6 });
+    expect(markOf(tally(tallyOf(first), rows([5, -40, 40])), 6, 45)).toEqual({
+      seq: 6,
+      rowsSum: 40,
+      balance: 45,
+      unbalanced: true,
+      wrongAt: 6,
+    });
   });
 
   it('finds a row whose balance after it is wrong even when a later one is right again, and keeps the finding', () => {
     const found = markOf(tally(tallyOf(undefined), rows([1, 100, 100], [2, -30, 75], [3, 10, 80])), 3, 80);
     expect(found).toEqual({ seq: 3, rowsSum: 80, balance: 80, unbalanced: true, wrongAt: 2 });
-    expect(markOf(tally(tallyOf(found), rows([4, 5, 85])), 4, 85)).toEqual({ seq: 4, rowsSum: 85, balance: 85, unbalanced: true, wrongAt: 2 });
+    expect(markOf(tally(tallyOf(found), rows([4, 5, 85])), 4, 85)).toEqual({
+      seq: 4,
+      rowsSum: 85,
+      balance: 85,
+      unbalanced: true,
+      wrongAt: 2,
+    });
   });
 });
 
@@ -40,7 +62,14 @@ function ledger() {
     if (opts.noteHint !== false) hints.set(tenantId, { seq: state.seq, updatedAt: new Date(clock) });
     clock += 1_000;
   };
-  const row = (amount: number, n: number): EntryChange => ({ kind: 'ledger', rowId: `r${n}`, type: amount > 0 ? 'top_up' : 'adjustment', amount, reference: `ref:${n}`, description: '' });
+  const row = (amount: number, n: number): EntryChange => ({
+    kind: 'ledger',
+    rowId: `r${n}`,
+    type: amount > 0 ? 'top_up' : 'adjustment',
+    amount,
+    reference: `ref:${n}`,
+    description: '',
+  });
   const store: LedgerAuditDeps['store'] = {
     headsChangedSince: async (since, limit) =>
       [...hints]
@@ -54,7 +83,13 @@ function ledger() {
     },
     rowsBetween: async function* (scope: TenantScope, after: number, upTo: number) {
       reads.rows += upTo - after;
-      yield (chains.get(scope.tenantId) ?? []).slice(after, upTo).flatMap((e) => (e.change.kind === 'ledger' ? [{ seq: e.state.seq, amount: e.change.amount, balanceAfter: e.state.balance }] : []));
+      yield (chains.get(scope.tenantId) ?? [])
+        .slice(after, upTo)
+        .flatMap((e) =>
+          e.change.kind === 'ledger'
+            ? [{ seq: e.state.seq, amount: e.change.amount, balanceAfter: e.state.balance }]
+            : [],
+        );
     },
   };
   const audits: LedgerAuditDeps['audits'] = {
@@ -68,7 +103,10 @@ function ledger() {
 describe('LedgerAudit', () => {
   it('finds the wallet whose balance is not what its ledger rows sum to, and only that one', async () => {
     const l = ledger();
-    const hold: EntryChange = { kind: 'hold', hold: { callId: 'c1', amount: 10, direction: 'outbound', createdAt: new Date(0), expiresAt: new Date(0) } };
+    const hold: EntryChange = {
+      kind: 'hold',
+      hold: { callId: 'c1', amount: 10, direction: 'outbound', createdAt: new Date(0), expiresAt: new Date(0) },
+    };
     l.append('sound', l.row(100, 1));
     l.append('sound', hold);
     l.append('sound', l.row(-4, 2));
@@ -82,7 +120,10 @@ describe('LedgerAudit', () => {
     expect(l.marks.get('broken')).toEqual({ seq: 2, rowsSum: 45, balance: 50, unbalanced: true, wrongAt: 2 });
     expect(l.marks.get('sound')).toEqual({ seq: 3, rowsSum: 96, balance: 96, unbalanced: false });
     expect(counted).toEqual([2]);
-    expect(errors.error).toHaveBeenCalledWith(expect.objectContaining({ tenantId: 'broken', wrongAt: 2, balance: 50, rowsSum: 45, difference: 5 }), "a wallet's balance is not what its ledger rows sum to");
+    expect(errors.error).toHaveBeenCalledWith(
+      expect.objectContaining({ tenantId: 'broken', wrongAt: 2, balance: 50, rowsSum: 45, difference: 5 }),
+      "a wallet's balance is not what its ledger rows sum to",
+    );
   });
 
   it('checks only the entries each changed wallet appended since its last pass, and stays unbalanced once found', async () => {

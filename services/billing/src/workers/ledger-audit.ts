@@ -84,7 +84,15 @@ export class LedgerAudit {
     const next = markOf(t, head.seq, entry.state.balance);
     if (next.unbalanced) {
       this.d.log.error(
-        { tenantId: head.tenantId, wrongAt: next.wrongAt, seq: next.seq, balance: next.balance, rowsSum: next.rowsSum, difference: next.balance - next.rowsSum, foundBefore: mark?.unbalanced === true },
+        {
+          tenantId: head.tenantId,
+          wrongAt: next.wrongAt,
+          seq: next.seq,
+          balance: next.balance,
+          rowsSum: next.rowsSum,
+          difference: next.balance - next.rowsSum,
+          foundBefore: mark?.unbalanced === true,
+        },
         "a wallet's balance is not what its ledger rows sum to",
       );
     }

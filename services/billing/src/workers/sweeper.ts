@@ -43,7 +43,13 @@ export class Sweeper {
     for (const hint of await store.headHints()) {
       try {
         const scope = scopeOfRecord(hint.tenantId);
-        if (!everyHead && hint.holds === 0 && hint.announcedSeq >= hint.seq && !(await store.entryAt(scope, hint.seq + 1))) continue;
+        if (
+          !everyHead &&
+          hint.holds === 0 &&
+          hint.announcedSeq >= hint.seq &&
+          !(await store.entryAt(scope, hint.seq + 1))
+        )
+          continue;
         const head = await wallets.read(scope);
         for (const hold of head.holds) {
           if (new Date(hold.expiresAt).getTime() > now.getTime()) continue;

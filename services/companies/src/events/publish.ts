@@ -9,7 +9,12 @@ const { CompaniesEvent } = voiceapi.events.v1;
 export function companyEvents(outbox: Announcer): CompanyEvents {
   return {
     changed(scope, companyId, change, at, write, readBack) {
-      const companyChanged = { tenantId: scope.tenantId, companyId, deleted: change === 'deleted', fields: change === 'deleted' ? [] : [...change] };
+      const companyChanged = {
+        tenantId: scope.tenantId,
+        companyId,
+        deleted: change === 'deleted',
+        fields: change === 'deleted' ? [] : [...change],
+      };
       const message = CompaniesEvent.fromPartial({ occurTime: at, event: { $case: 'companyChanged', companyChanged } });
       const event = eventRecord(CompaniesEvent, companyId, message, `company-changed:${companyId}:${randomUUID()}`);
       return outbox.announce([event], write, { applied: (r) => r !== null && r !== false, readBack });

@@ -14,11 +14,20 @@ export function companiesService(uc: Companies, log: Logger): ServiceRegistratio
     {
       listCompanies: async (req, ctx) => {
         const res = await uc.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
-        return { companies: res.items.map(toProto), page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore } };
+        return {
+          companies: res.items.map(toProto),
+          page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore },
+        };
       },
-      createCompany: async (req, ctx) => ({ company: toProto(await uc.create(requireTenant(ctx), fromProto(req.fields))) }),
+      createCompany: async (req, ctx) => ({
+        company: toProto(await uc.create(requireTenant(ctx), fromProto(req.fields))),
+      }),
       getCompany: async (req, ctx) => ({ company: toProto(await uc.get(requireTenant(ctx), req.id)) }),
-      updateCompany: async (req, ctx) => ({ company: toProto(await uc.update(requireTenant(ctx), req.id, fromProto(req.fields), clearedFields(req.clearFields))) }),
+      updateCompany: async (req, ctx) => ({
+        company: toProto(
+          await uc.update(requireTenant(ctx), req.id, fromProto(req.fields), clearedFields(req.clearFields)),
+        ),
+      }),
       deleteCompany: async (req, ctx) => {
         await uc.delete(requireTenant(ctx), req.id);
         return {};
@@ -32,7 +41,16 @@ export function companiesService(uc: Companies, log: Logger): ServiceRegistratio
   );
 }
 
-const TEXT_FIELDS = ['name', 'mobile', 'countryCode', 'countryIso', 'description', 'industry', 'website', 'timezone'] as const;
+const TEXT_FIELDS = [
+  'name',
+  'mobile',
+  'countryCode',
+  'countryIso',
+  'description',
+  'industry',
+  'website',
+  'timezone',
+] as const;
 
 /** Keeps only fields that were sent (proto3 optional presence), so an update changes nothing else. */
 export function fromProto(fields: ProtoFields | undefined): Partial<CompanyFields> {

@@ -1,4 +1,13 @@
-import { objectIds, ReadCache, TenantCollection, type Logger, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
+import {
+  objectIds,
+  ReadCache,
+  TenantCollection,
+  type Logger,
+  type Page,
+  type QueryShape,
+  type ReadBack,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { Schema, type Connection, type Model, type Types } from 'mongoose';
 import type { Company, CompanyFields, ClearableField } from '../domain/company';
 
@@ -49,7 +58,11 @@ const PUBLIC_PROJECTION = { omniChannelSettings: 0 } as const;
 
 function toCompany(doc: CompanyDoc): Company {
   const { _id, tenantId: _tenant, omniChannelSettings: _credentials, businessHours, ...rest } = doc;
-  return { id: _id.toString(), ...rest, ...(businessHours !== undefined && { businessHours: JSON.parse(businessHours) as Record<string, unknown> }) };
+  return {
+    id: _id.toString(),
+    ...rest,
+    ...(businessHours !== undefined && { businessHours: JSON.parse(businessHours) as Record<string, unknown> }),
+  };
 }
 
 function toDoc<F extends Partial<CompanyFields>>(fields: F): Omit<F, 'businessHours'> & { businessHours?: string } {
@@ -67,8 +80,16 @@ export class CompanyStore {
   readonly cache: ReadCache<Company>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
-    this.companies = new TenantCollection((conn.models.Company as Model<CompanyDoc> | undefined) ?? conn.model<CompanyDoc>('Company', companySchema), objectIds, companyQueryShapes);
-    this.cache = new ReadCache({ source: this.companies.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
+    this.companies = new TenantCollection(
+      (conn.models.Company as Model<CompanyDoc> | undefined) ?? conn.model<CompanyDoc>('Company', companySchema),
+      objectIds,
+      companyQueryShapes,
+    );
+    this.cache = new ReadCache({
+      source: this.companies.changes(['insert', 'update', 'replace', 'delete']),
+      ttlMs: opts.cacheTtlMs,
+      log: opts.log,
+    });
   }
 
   async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<Company> {
@@ -90,13 +111,26 @@ export class CompanyStore {
   }
 
   async list(scope: TenantScope, page: number, limit: number): Promise<Page<Company>> {
-    const res = await this.companies.page(scope, {}, { sort: NEWEST_FIRST, page, limit, projection: PUBLIC_PROJECTION });
+    const res = await this.companies.page(
+      scope,
+      {},
+      { sort: NEWEST_FIRST, page, limit, projection: PUBLIC_PROJECTION },
+    );
     return { ...res, items: res.items.map(toCompany) };
   }
 
-  async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, now: Date, clear: readonly ClearableField[] = []): Promise<Company | null> {
+  async update(
+    scope: TenantScope,
+    id: string,
+    fields: Partial<CompanyFields>,
+    now: Date,
+    clear: readonly ClearableField[] = [],
+  ): Promise<Company | null> {
     const unset = Object.fromEntries(clear.map((f) => [f, 1]));
-    const doc = await this.companies.updateById(scope, id, { $set: { ...toDoc(fields), updatedAt: now }, ...(clear.length > 0 && { $unset: unset }) });
+    const doc = await this.companies.updateById(scope, id, {
+      $set: { ...toDoc(fields), updatedAt: now },
+      ...(clear.length > 0 && { $unset: unset }),
+    });
     this.cache.forgetAll();
     return doc && toCompany(doc);
   }

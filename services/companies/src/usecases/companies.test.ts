@@ -43,13 +43,19 @@ const reasonOf = async (p: Promise<unknown>) =>
 describe('Companies', () => {
   it('passes on only the fields that were sent, with the time of the change', async () => {
     const { store, calls } = storeSpy();
-    await new Companies(store, eventsSpy().events, () => NOW).update(scope, 'id', { industry: 'health' }).catch(() => undefined); // only what reached the store matters here
+    await new Companies(store, eventsSpy().events, () => NOW)
+      .update(scope, 'id', { industry: 'health' })
+      .catch(() => undefined); // only what reached the store matters here
     expect(calls[0]!.args.slice(2)).toEqual([{ industry: 'health' }, NOW, []]);
   });
 
   it('refuses to set and remove the same field in one update', async () => {
     const { store, calls } = storeSpy();
-    expect(await reasonOf(new Companies(store, eventsSpy().events).update(scope, 'id', { mobile: '+1 555 0100' }, ['mobile']))).toBe('validation_error');
+    expect(
+      await reasonOf(
+        new Companies(store, eventsSpy().events).update(scope, 'id', { mobile: '+1 555 0100' }, ['mobile']),
+      ),
+    ).toBe('validation_error');
     expect(calls).toHaveLength(0);
   });
 

@@ -15,7 +15,11 @@ export class Companies {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async list(scope: TenantScope, page: number, limit: number): Promise<Page<Company> & { page: number; limit: number }> {
+  async list(
+    scope: TenantScope,
+    page: number,
+    limit: number,
+  ): Promise<Page<Company> & { page: number; limit: number }> {
     const safePage = Math.max(1, page || 1);
     const safeLimit = Math.min(MAX_LIMIT, Math.max(1, limit || 25));
     return { ...(await this.store.list(scope, safePage, safeLimit)), page: safePage, limit: safeLimit };
@@ -36,7 +40,12 @@ export class Companies {
     return this.store.latest(scope);
   }
 
-  async update(scope: TenantScope, id: string, fields: Partial<CompanyFields>, clear: readonly ClearableField[] = []): Promise<Company> {
+  async update(
+    scope: TenantScope,
+    id: string,
+    fields: Partial<CompanyFields>,
+    clear: readonly ClearableField[] = [],
+  ): Promise<Company> {
     if (fields.name !== undefined && fields.name.trim() === '') {
       throw validationError('name cannot be empty', [{ path: 'name', message: 'must not be empty' }]);
     }
@@ -48,13 +57,27 @@ export class Companies {
       );
     const now = this.now();
     const change = [...Object.keys(fields).filter((k) => fields[k as keyof CompanyFields] !== undefined), ...clear];
-    const updated = await this.events.changed(scope, id, change, now, () => this.store.update(scope, id, fields, now, clear), this.store.updatedAt(scope, id, now));
+    const updated = await this.events.changed(
+      scope,
+      id,
+      change,
+      now,
+      () => this.store.update(scope, id, fields, now, clear),
+      this.store.updatedAt(scope, id, now),
+    );
     if (!updated) throw notFound('company');
     return updated;
   }
 
   async delete(scope: TenantScope, id: string): Promise<void> {
-    const deleted = await this.events.changed(scope, id, 'deleted', this.now(), () => this.store.delete(scope, id), this.store.deleted(scope, id));
+    const deleted = await this.events.changed(
+      scope,
+      id,
+      'deleted',
+      this.now(),
+      () => this.store.delete(scope, id),
+      this.store.deleted(scope, id),
+    );
     if (!deleted) throw notFound('company');
   }
 }

@@ -9,5 +9,12 @@ export interface CompanyEvents {
    * null or false when there was no such company; `readBack` (from the store) tells, should the
    * write fail part-way. `change`: the fields set or removed, or `deleted`.
    */
-  changed<R>(scope: TenantScope, companyId: string, change: readonly string[] | 'deleted', at: Date, write: () => Promise<R>, readBack: ReadBack): Promise<R>;
+  changed<R>(
+    scope: TenantScope,
+    companyId: string,
+    change: readonly string[] | 'deleted',
+    at: Date,
+    write: () => Promise<R>,
+    readBack: ReadBack,
+  ): Promise<R>;
 }

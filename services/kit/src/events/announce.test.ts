@@ -2,7 +2,13 @@ import { notFound } from '../errors';
 import { announceWith, type HeldEvents, type ReadBack } from './announce';
 import type { EventRecord } from './kafka';
 
-const event = (id: string, key = 'k'): EventRecord => ({ eventId: id, topic: 't', key, type: 'T', payload: new Uint8Array([1]) });
+const event = (id: string, key = 'k'): EventRecord => ({
+  eventId: id,
+  topic: 't',
+  key,
+  type: 'T',
+  payload: new Uint8Array([1]),
+});
 const there = (id: string): ReadBack => ({ collection: 'things', filter: { _id: id }, applied: 'present' });
 
 /** Held events in memory: what is held, what went out, what was dropped; the store's contents decide read-backs. */
@@ -39,38 +45,50 @@ describe('announceWith: a write and the events it announces', () => {
   it('holds the events before the write runs', async () => {
     const { store, held } = heldSpy();
     let heldDuringWrite = false;
-    await announceWith(store, [event('e1')], async () => void (heldDuringWrite = held.has('e1')), { readBack: there('x') });
+    await announceWith(store, [event('e1')], async () => void (heldDuringWrite = held.has('e1')), {
+      readBack: there('x'),
+    });
     expect(heldDuringWrite).toBe(true);
   });
 
   it('discards the events when the write did not apply (it matched nothing)', async () => {
     const { store, log } = heldSpy();
-    expect(await announceWith(store, [event('e1')], async () => null, { applied: (r) => r !== null, readBack: there('x') })).toBeNull();
+    expect(
+      await announceWith(store, [event('e1')], async () => null, { applied: (r) => r !== null, readBack: there('x') }),
+    ).toBeNull();
     expect(log).toEqual(['held e1', 'discarded e1']);
   });
 
   it('discards the events without reading back when the write refused (a DomainError)', async () => {
     const { store, log } = heldSpy();
-    await expect(announceWith(store, [event('e1')], async () => Promise.reject(notFound('thing')), { readBack: there('x') })).rejects.toMatchObject({ reasonCode: 'not_found' });
+    await expect(
+      announceWith(store, [event('e1')], async () => Promise.reject(notFound('thing')), { readBack: there('x') }),
+    ).rejects.toMatchObject({ reasonCode: 'not_found' });
     expect(log).toEqual(['held e1', 'discarded e1']);
   });
 
   it('when the write failed part-way and its change is there, releases the events and rethrows', async () => {
     const { store, log } = heldSpy({ stored: new Set(['x']) });
     const failed = storeAway();
-    await expect(announceWith(store, [event('e1')], () => Promise.reject(failed), { readBack: there('x') })).rejects.toBe(failed);
+    await expect(
+      announceWith(store, [event('e1')], () => Promise.reject(failed), { readBack: there('x') }),
+    ).rejects.toBe(failed);
     expect(log).toEqual(['held e1', 'read back', 'released e1']);
   });
 
   it('when the write failed part-way and its change is not there, discards the events and rethrows', async () => {
     const { store, log } = heldSpy({ stored: new Set() });
-    await expect(announceWith(store, [event('e1')], () => Promise.reject(storeAway()), { readBack: there('x') })).rejects.toThrow('connection reset');
+    await expect(
+      announceWith(store, [event('e1')], () => Promise.reject(storeAway()), { readBack: there('x') }),
+    ).rejects.toThrow('connection reset');
     expect(log).toEqual(['held e1', 'read back', 'discarded e1']);
   });
 
   it("when reading back fails too, leaves the events held (the relay settles them) and rethrows the write's error", async () => {
     const { store, held, log } = heldSpy({ readFails: true });
-    await expect(announceWith(store, [event('e1')], () => Promise.reject(storeAway()), { readBack: there('x') })).rejects.toThrow('connection reset');
+    await expect(
+      announceWith(store, [event('e1')], () => Promise.reject(storeAway()), { readBack: there('x') }),
+    ).rejects.toThrow('connection reset');
     expect([...held]).toEqual(['e1']);
     expect(log.filter((l) => /released|discarded/.test(l))).toEqual([]);
     expect(log.at(-1)).toMatch(/left held/);
@@ -79,7 +97,9 @@ describe('announceWith: a write and the events it announces', () => {
   it('settles each event by its own read-back (a batch written part-way), reading each distinct one once', async () => {
     const { store, log } = heldSpy({ stored: new Set(['a']) });
     const events = [event('a1', 'a'), event('a2', 'a'), event('b1', 'b')];
-    await expect(announceWith(store, events, () => Promise.reject(storeAway()), { readBack: (e) => there(e.key) })).rejects.toThrow();
+    await expect(
+      announceWith(store, events, () => Promise.reject(storeAway()), { readBack: (e) => there(e.key) }),
+    ).rejects.toThrow();
     expect(log.filter((l) => l === 'read back')).toHaveLength(2);
     expect(log.filter((l) => /released|discarded/.test(l))).toEqual(['released a1', 'released a2', 'discarded b1']);
   });
@@ -87,7 +107,9 @@ describe('announceWith: a write and the events it announces', () => {
   it('a failure to release after the write does not fail the caller: the write is done, the events stay held', async () => {
     const { store, held } = heldSpy();
     store.release = () => Promise.reject(storeAway());
-    await expect(announceWith(store, [event('e1')], async () => 'done', { readBack: there('x') })).resolves.toBe('done');
+    await expect(announceWith(store, [event('e1')], async () => 'done', { readBack: there('x') })).resolves.toBe(
+      'done',
+    );
     expect([...held]).toEqual(['e1']);
   });
 
@@ -95,7 +117,9 @@ describe('announceWith: a write and the events it announces', () => {
     const { store } = heldSpy();
     store.hold = () => Promise.reject(storeAway());
     let wrote = false;
-    await expect(announceWith(store, [event('e1')], async () => void (wrote = true), { readBack: there('x') })).rejects.toThrow('connection reset');
+    await expect(
+      announceWith(store, [event('e1')], async () => void (wrote = true), { readBack: there('x') }),
+    ).rejects.toThrow('connection reset');
     expect(wrote).toBe(false);
   });
 });

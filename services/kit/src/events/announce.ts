@@ -12,7 +12,9 @@ import type { EventRecord } from './kafka';
  * `always`: the events go out whether or not the write happened, for events whose only effect is
  * to make readers look again (a cache dropped); `why` says so where a reviewer sees it.
  */
-export type ReadBack = { collection: string; filter: Record<string, unknown>; applied: 'present' | 'absent' } | { applied: 'always'; why: string };
+export type ReadBack =
+  | { collection: string; filter: Record<string, unknown>; applied: 'present' | 'absent' }
+  | { applied: 'always'; why: string };
 
 /** What `announce` needs besides the events and the write. */
 export interface AnnounceOptions<R, E = EventRecord> {
@@ -64,7 +66,12 @@ export interface HeldEvents {
  * is settled when its hold ends by the same read, in the outbox relay (decision 0117). A failure
  * after the write never fails the caller: the write is done and its events are safe.
  */
-export async function announceWith<R>(held: HeldEvents, events: readonly EventRecord[], write: () => Promise<R>, opts: AnnounceOptions<R>): Promise<R> {
+export async function announceWith<R>(
+  held: HeldEvents,
+  events: readonly EventRecord[],
+  write: () => Promise<R>,
+  opts: AnnounceOptions<R>,
+): Promise<R> {
   // Nothing to announce (no reader wants this change): the write alone, nothing held or released.
   if (events.length === 0) return write();
   const { readBack } = opts;
@@ -76,7 +83,10 @@ export async function announceWith<R>(held: HeldEvents, events: readonly EventRe
     result = await write();
   } catch (err) {
     await (refusedBeforeWriting(err) ? held.discard(ids) : settle(held, ids, readBacks)).catch((settleErr: unknown) =>
-      held.warn({ err: settleErr, events: ids }, "a failed write's events are left held; the relay settles them when their hold ends"),
+      held.warn(
+        { err: settleErr, events: ids },
+        "a failed write's events are left held; the relay settles them when their hold ends",
+      ),
     );
     throw err;
   }
@@ -104,7 +114,9 @@ async function settle(held: HeldEvents, ids: readonly string[], readBacks: reado
  * An `Announcer` over events kept in memory, for use-case tests: `held` are stored and waiting,
  * `published` went out (released), and `happened` plays the store a read-back reads.
  */
-export function announcerInMemory(happened: (readBack: ReadBack) => boolean = () => true): Announcer & { held: Set<string>; published: string[] } {
+export function announcerInMemory(
+  happened: (readBack: ReadBack) => boolean = () => true,
+): Announcer & { held: Set<string>; published: string[] } {
   const held = new Set<string>();
   const published: string[] = [];
   const store: HeldEvents = {

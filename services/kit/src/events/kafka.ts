@@ -1,3 +1,4 @@
+// Over 300 lines because it holds the Kafka client's settings and the streams' creation, which every process shares.
 import { Kafka, logLevel, type IHeaders } from 'kafkajs';
 import type { Logger } from '../logger';
 import { streamTopics } from './stream';
@@ -44,7 +45,11 @@ export function groupTiming(kafka: Kafka): GroupTiming {
 }
 
 function timingFor(sessionTimeout: number): GroupTiming {
-  return { sessionTimeout, heartbeatInterval: Math.max(100, Math.floor(sessionTimeout / 3)), rebalanceTimeout: Math.max(10_000, sessionTimeout * 2) };
+  return {
+    sessionTimeout,
+    heartbeatInterval: Math.max(100, Math.floor(sessionTimeout / 3)),
+    rebalanceTimeout: Math.max(10_000, sessionTimeout * 2),
+  };
 }
 
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
@@ -69,14 +74,20 @@ const EXPECTED_RESPONSE_ERRORS = new Set([
   'Topic creation errors', // TOPIC_ALREADY_EXISTS: ensureStreams takes it as created, and throws on anything else
 ]);
 const levelOf = (level: number, message: string, error: unknown): 'error' | 'warn' | 'info' | 'debug' =>
-  message.startsWith('Response ') && typeof error === 'string' && EXPECTED_RESPONSE_ERRORS.has(error) ? 'debug' : (LEVELS[level] ?? 'info');
+  message.startsWith('Response ') && typeof error === 'string' && EXPECTED_RESPONSE_ERRORS.has(error)
+    ? 'debug'
+    : (LEVELS[level] ?? 'info');
 
 /**
  * A consumer that joins while the broker settles (its group coordinator still loading) crashes and
  * restarts itself, and kafkajs logs both at error level: that crash, and the restart that follows
  * it in the same group, are logged at info. Any other crash keeps its level.
  */
-export function kafkaLogLevels(): (level: number, message: string, extra: Record<string, unknown>) => 'error' | 'warn' | 'info' | 'debug' {
+export function kafkaLogLevels(): (
+  level: number,
+  message: string,
+  extra: Record<string, unknown>,
+) => 'error' | 'warn' | 'info' | 'debug' {
   const settling = new Set<unknown>();
   return (level, message, extra) => {
     if (message.startsWith('Crash: ') && [...EXPECTED_RESPONSE_ERRORS].some((e) => message.includes(e))) {
@@ -96,7 +107,12 @@ export function kafkaLogLevels(): (level: number, message: string, extra: Record
  */
 const emitWarning = process.emitWarning.bind(process);
 process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
-  const name = typeof warning === 'string' ? (typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type) : warning.name;
+  const name =
+    typeof warning === 'string'
+      ? typeof rest[0] === 'string'
+        ? rest[0]
+        : (rest[0] as { type?: string } | undefined)?.type
+      : warning.name;
   if (name === 'TimeoutNegativeWarning' && /[\\/]kafkajs[\\/]/.test(new Error().stack ?? '')) return;
   (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
 };
@@ -148,7 +164,12 @@ export interface StreamTopicSettings {
  * except a reader that must run before the owner exists (billing and leads create telephony's call
  * stream), which creates it with the same settings.
  */
-export async function ensureStreams(kafka: Kafka, envelopes: readonly { readonly $type: string }[], settings: StreamTopicSettings, log: Logger): Promise<void> {
+export async function ensureStreams(
+  kafka: Kafka,
+  envelopes: readonly { readonly $type: string }[],
+  settings: StreamTopicSettings,
+  log: Logger,
+): Promise<void> {
   const wanted = envelopes.flatMap((e) => {
     const s = streamTopics(e);
     return [s.topic, s.deadLetterTopic];
@@ -179,9 +200,16 @@ async function ensureTopics(kafka: Kafka, wanted: string[], settings: StreamTopi
     if (missing.length) {
       await admin.createTopics({
         waitForLeaders: true,
-        topics: missing.map((topic) => ({ topic, numPartitions: settings.partitions, replicationFactor: settings.replicationFactor ?? -1 })),
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: settings.partitions,
+          replicationFactor: settings.replicationFactor ?? -1,
+        })),
       });
-      log.info({ topics: missing, partitions: settings.partitions }, 'created the topics of the streams this service owns');
+      log.info(
+        { topics: missing, partitions: settings.partitions },
+        'created the topics of the streams this service owns',
+      );
     }
     const present = wanted.filter((t) => existing.has(t));
     if (present.length) {
@@ -189,7 +217,10 @@ async function ensureTopics(kafka: Kafka, wanted: string[], settings: StreamTopi
       for (const t of meta.topics) {
         if (t.partitions.length !== settings.partitions) {
           // Never changed automatically: more partitions would move keys and break their order.
-          log.warn({ topic: t.name, partitions: t.partitions.length, configured: settings.partitions }, 'topic partition count differs from the setting');
+          log.warn(
+            { topic: t.name, partitions: t.partitions.length, configured: settings.partitions },
+            'topic partition count differs from the setting',
+          );
         }
       }
     }
@@ -199,7 +230,13 @@ async function ensureTopics(kafka: Kafka, wanted: string[], settings: StreamTopi
 }
 
 /** Resolves once every topic exists (created by its owner), or `stopped()` says to give up; rejects after the timeout. */
-export async function waitForTopics(kafka: Kafka, topics: string[], timeoutMs: number, log: Logger, stopped: () => boolean = () => false): Promise<void> {
+export async function waitForTopics(
+  kafka: Kafka,
+  topics: string[],
+  timeoutMs: number,
+  log: Logger,
+  stopped: () => boolean = () => false,
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -209,7 +246,8 @@ export async function waitForTopics(kafka: Kafka, topics: string[], timeoutMs: n
       const existing = new Set(await admin.listTopics());
       const missing = topics.filter((t) => !existing.has(t));
       if (missing.length === 0 || stopped()) return;
-      if (Date.now() > until) throw new Error(`topics ${missing.join(', ')} do not exist; their owning service creates them`);
+      if (Date.now() > until)
+        throw new Error(`topics ${missing.join(', ')} do not exist; their owning service creates them`);
       if (!warned) {
         log.warn({ topics: missing }, 'waiting for the owning service to create topics');
         warned = true;

@@ -8,7 +8,16 @@ const RequestQueue = createRequire(__filename)('kafkajs/src/network/requestQueue
   checkPendingRequests(): void;
 };
 
-const newQueue = () => new RequestQueue({ instrumentationEmitter: null, maxInFlightRequests: 1, requestTimeout: 1_000, enforceRequestTimeout: false, clientId: 't', broker: 'b', logger: { debug: () => undefined } });
+const newQueue = () =>
+  new RequestQueue({
+    instrumentationEmitter: null,
+    maxInFlightRequests: 1,
+    requestTimeout: 1_000,
+    enforceRequestTimeout: false,
+    clientId: 't',
+    broker: 'b',
+    logger: { debug: () => undefined },
+  });
 
 describe('kafkajs request queue timer', () => {
   it('once fixed, arms no timer with nothing pending, and one until the throttle ends while requests wait', () => {

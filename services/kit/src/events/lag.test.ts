@@ -43,7 +43,9 @@ describe('LagReader', () => {
       disconnect: () => (calls.push('disconnect'), Promise.resolve()),
       fetchOffsets: ({ groupId, topics }: { groupId: string; topics: string[] }) => {
         calls.push(`offsets ${groupId} ${topics.join(',')}`);
-        return Promise.resolve(topics.map((topic) => ({ topic, partitions: [0, 1, 2].map((partition) => ({ partition, offset: '5' })) })));
+        return Promise.resolve(
+          topics.map((topic) => ({ topic, partitions: [0, 1, 2].map((partition) => ({ partition, offset: '5' })) })),
+        );
       },
       fetchTopicOffsets: (topic: string) => {
         calls.push(`ends ${topic}`);
@@ -73,12 +75,20 @@ describe('LagReader', () => {
       ['leads.v1', 0],
     ]);
     await reader.lag('billing.call-charging', new Map([['telephony.call.v1', [1]]]), true);
-    expect(calls).toEqual(['connect', 'offsets billing.call-charging telephony.call.v1', 'ends telephony.call.v1', 'offsets billing.call-charging telephony.call.v1', 'ends telephony.call.v1']);
+    expect(calls).toEqual([
+      'connect',
+      'offsets billing.call-charging telephony.call.v1',
+      'ends telephony.call.v1',
+      'offsets billing.call-charging telephony.call.v1',
+      'ends telephony.call.v1',
+    ]);
     await reader.release();
     expect(calls).not.toContain('disconnect');
     await reader.release();
     expect(calls.at(-1)).toBe('disconnect');
-    await expect(reader.lag('billing.call-charging', new Map([['telephony.call.v1', [1]]]), true)).rejects.toThrow(/any more/);
+    await expect(reader.lag('billing.call-charging', new Map([['telephony.call.v1', [1]]]), true)).rejects.toThrow(
+      /any more/,
+    );
   });
 });
 

@@ -21,7 +21,12 @@ export interface PartitionEnds {
  * watermark less the committed offset. A partition with no committed offset counts from its first
  * message when the group starts from the beginning, else from its end (it starts there).
  */
-export function lagOf(partitions: readonly number[], committed: readonly CommittedOffset[], ends: readonly PartitionEnds[], fromBeginning: boolean): number {
+export function lagOf(
+  partitions: readonly number[],
+  committed: readonly CommittedOffset[],
+  ends: readonly PartitionEnds[],
+  fromBeginning: boolean,
+): number {
   const mine = new Set(partitions);
   let lag = 0;
   for (const end of ends) {
@@ -76,7 +81,10 @@ export class LagReader {
     const committed = await admin.fetchOffsets({ groupId: group, topics });
     for (const topic of topics) {
       const ends = await admin.fetchTopicOffsets(topic);
-      out.set(topic, lagOf(assignment.get(topic)!, committed.find((c) => c.topic === topic)?.partitions ?? [], ends, fromBeginning));
+      out.set(
+        topic,
+        lagOf(assignment.get(topic)!, committed.find((c) => c.topic === topic)?.partitions ?? [], ends, fromBeginning),
+      );
     }
     return out;
   }

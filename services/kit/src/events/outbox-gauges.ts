@@ -27,12 +27,24 @@ export function outboxGauges(model: Model<OutboxDoc>, parked: Model<ParkedDoc>):
   const figures = cachedRead(FIGURES_TTL_MS, () => readFigures(model, parked));
   const m = serviceMetrics('outbox');
   return [
-    m.gauge('backlog', { description: 'Events stored in the outbox and not yet published to Kafka (held ones too)', unit: '{event}' }, async () => [{ value: (await figures()).backlog, attributes: {} }]),
-    m.gauge('oldest_age', { description: 'Age of the oldest event in the outbox not yet published (0 when none waits)', unit: 's' }, async () => {
-      const { oldestAt } = await figures();
-      return [{ value: oldestAt ? Math.max(0, Date.now() - oldestAt.getTime()) / 1000 : 0, attributes: {} }];
-    }),
-    m.gauge('parked', { description: 'Events Kafka refused for good, kept in outbox_parked for an operator', unit: '{event}' }, async () => [{ value: (await figures()).parked, attributes: {} }]),
+    m.gauge(
+      'backlog',
+      { description: 'Events stored in the outbox and not yet published to Kafka (held ones too)', unit: '{event}' },
+      async () => [{ value: (await figures()).backlog, attributes: {} }],
+    ),
+    m.gauge(
+      'oldest_age',
+      { description: 'Age of the oldest event in the outbox not yet published (0 when none waits)', unit: 's' },
+      async () => {
+        const { oldestAt } = await figures();
+        return [{ value: oldestAt ? Math.max(0, Date.now() - oldestAt.getTime()) / 1000 : 0, attributes: {} }];
+      },
+    ),
+    m.gauge(
+      'parked',
+      { description: 'Events Kafka refused for good, kept in outbox_parked for an operator', unit: '{event}' },
+      async () => [{ value: (await figures()).parked, attributes: {} }],
+    ),
   ];
 }
 

@@ -108,11 +108,17 @@ export class OutboxRelay {
     try {
       applied = await readBackHappened(this.model, EJSON.parse(d.readBack!, { relaxed: false }) as ReadBack);
     } catch (err) {
-      this.log.warn({ err, eventId: d._id, type: d.type }, 'a held event could not be settled; it stays held and is read back again later');
+      this.log.warn(
+        { err, eventId: d._id, type: d.type },
+        'a held event could not be settled; it stays held and is read back again later',
+      );
       await this.model.updateOne(held, { $set: { availableAt: new Date(Date.now() + this.o.holdMs) } });
       return 'unknown';
     }
-    this.log.warn({ eventId: d._id, type: d.type, applied }, 'a held event was settled by the relay (its writer did not settle it)');
+    this.log.warn(
+      { eventId: d._id, type: d.type, applied },
+      'a held event was settled by the relay (its writer did not settle it)',
+    );
     if (!applied) {
       await this.model.deleteOne(held);
       return 'discarded';
@@ -137,7 +143,10 @@ export class OutboxRelay {
         return;
       }
       const d = chunk[0]!;
-      this.log.error({ err, eventId: d._id, topic: d.topic, type: d.type }, 'Kafka refused an outbox event; parked in outbox_parked');
+      this.log.error(
+        { err, eventId: d._id, topic: d.topic, type: d.type },
+        'Kafka refused an outbox event; parked in outbox_parked',
+      );
       await this.parked.create({ ...d, error: err instanceof Error ? err.message : String(err), parkedAt: new Date() });
     }
     await this.model.deleteMany({ _id: { $in: chunk.map((d) => d._id) } });
@@ -152,7 +161,15 @@ export async function readBackHappened(model: Model<OutboxDoc>, rb: ReadBack): P
 }
 
 /** Broker answers that refuse a record whatever the retries: parked, not retried. */
-const RECORD_REFUSALS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TOPIC_EXCEPTION', 'TOPIC_AUTHORIZATION_FAILED', 'POLICY_VIOLATION']);
+const RECORD_REFUSALS = new Set([
+  'MESSAGE_TOO_LARGE',
+  'RECORD_LIST_TOO_LARGE',
+  'INVALID_RECORD',
+  'CORRUPT_MESSAGE',
+  'INVALID_TOPIC_EXCEPTION',
+  'TOPIC_AUTHORIZATION_FAILED',
+  'POLICY_VIOLATION',
+]);
 
 const refusesRecord = (err: unknown): boolean => hasKafkaErrorType(err, RECORD_REFUSALS);
 
@@ -176,7 +193,14 @@ function byBytes(docs: OutboxDoc[]): OutboxDoc[][] {
 }
 
 function toRecord(d: OutboxDoc): EventRecord {
-  return { eventId: d._id, topic: d.topic, key: d.key, type: d.type, payload: asBytes(d.payload), ...(d.traceHeaders && { traceHeaders: d.traceHeaders }) };
+  return {
+    eventId: d._id,
+    topic: d.topic,
+    key: d.key,
+    type: d.type,
+    payload: asBytes(d.payload),
+    ...(d.traceHeaders && { traceHeaders: d.traceHeaders }),
+  };
 }
 
 /** Lean reads return BSON Binary for Buffer fields. */

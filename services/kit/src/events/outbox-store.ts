@@ -53,14 +53,20 @@ interface SequenceDoc {
   _id: string;
   value: number;
 }
-const sequenceSchema = new Schema<SequenceDoc>({ _id: String, value: { type: Number, required: true } }, { versionKey: false, collection: 'outbox_sequence' });
+const sequenceSchema = new Schema<SequenceDoc>(
+  { _id: String, value: { type: Number, required: true } },
+  { versionKey: false, collection: 'outbox_sequence' },
+);
 
 /** Events Kafka refused for good (kept, with the error, for an operator to look at and replay). */
 export interface ParkedDoc extends OutboxDoc {
   error: string;
   parkedAt: Date;
 }
-export const parkedSchema = new Schema<ParkedDoc>({ ...outboxFields, error: { type: String, required: true }, parkedAt: { type: Date, required: true } }, { versionKey: false, collection: 'outbox_parked' });
+export const parkedSchema = new Schema<ParkedDoc>(
+  { ...outboxFields, error: { type: String, required: true }, parkedAt: { type: Date, required: true } },
+  { versionKey: false, collection: 'outbox_parked' },
+);
 // No secondary index: read by operators, rarely and whole.
 
 /** How many numbers this process takes from the counter at once for events of new keys. */
@@ -76,7 +82,9 @@ export class OutboxSequence {
   private block = { next: 0, end: 0 };
 
   constructor(conn: Connection) {
-    this.sequence = (conn.models.OutboxSequence as Model<SequenceDoc> | undefined) ?? conn.model<SequenceDoc>('OutboxSequence', sequenceSchema);
+    this.sequence =
+      (conn.models.OutboxSequence as Model<SequenceDoc> | undefined) ??
+      conn.model<SequenceDoc>('OutboxSequence', sequenceSchema);
   }
 
   /** `count` consecutive numbers for events of new keys, from this process's block (a new block when it runs short). */
@@ -99,7 +107,9 @@ export class OutboxSequence {
    */
   async reserve(count: number): Promise<number> {
     for (let tries = 1; ; tries++) {
-      const doc = await this.sequence.findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true }).lean<SequenceDoc>();
+      const doc = await this.sequence
+        .findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true })
+        .lean<SequenceDoc>();
       if (doc) return doc.value - count + 1;
       // An answer without the document (the local store gives one to concurrent upserts, the
       // increment applied): which numbers were taken is unknown, so new ones are taken and those

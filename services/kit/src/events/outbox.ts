@@ -1,3 +1,4 @@
+// Over 300 lines because it keeps one job, an event's way into the outbox (adds, holds, releases); its documents, relay and gauges have files of their own.
 import type { Connection, Model } from 'mongoose';
 import { mongo } from 'mongoose';
 import { Coalescer } from '../coalesce';
@@ -8,7 +9,14 @@ import { declareQueries } from '../mongo/query-check';
 import { announceWith, type AnnounceOptions, type Announcer, type HeldEvents, type ReadBack } from './announce';
 import type { EventRecord } from './kafka';
 import { OutboxRelay, readBackHappened } from './outbox-relay';
-import { OutboxSequence, outboxQueryShapes, outboxSchema, parkedSchema, type OutboxDoc, type ParkedDoc } from './outbox-store';
+import {
+  OutboxSequence,
+  outboxQueryShapes,
+  outboxSchema,
+  parkedSchema,
+  type OutboxDoc,
+  type ParkedDoc,
+} from './outbox-store';
 import { eventRecord, type EventPublisher } from './publisher';
 import type { MessageCodec } from './stream';
 import type { ObservedGauge } from '../telemetry/metrics';
@@ -80,7 +88,10 @@ export class Outbox implements Announcer {
   private readonly adds = new Coalescer<PendingAdd, { error?: unknown }>((batch) => this.storeTogether(batch));
   /** Releases that arrive while one is being written are written together next: one update. */
   private readonly releases = new Coalescer<readonly string[], void>(async (batch) => {
-    await this.model.updateMany({ _id: { $in: batch.flat() } }, { $set: { availableAt: new Date(), writer: this.instanceId }, $unset: { readBack: 1 } });
+    await this.model.updateMany(
+      { _id: { $in: batch.flat() } },
+      { $set: { availableAt: new Date(), writer: this.instanceId }, $unset: { readBack: 1 } },
+    );
     this.relay.changedHere();
     return batch.map(() => undefined);
   });
@@ -94,7 +105,8 @@ export class Outbox implements Announcer {
   ) {
     this.model = (conn.models.Outbox as Model<OutboxDoc> | undefined) ?? conn.model<OutboxDoc>('Outbox', outboxSchema);
     declareQueries(this.model, outboxQueryShapes);
-    this.parked = (conn.models.OutboxParked as Model<ParkedDoc> | undefined) ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
+    this.parked =
+      (conn.models.OutboxParked as Model<ParkedDoc> | undefined) ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
     this.sequence = new OutboxSequence(conn);
     this.holdMs = opts.holdMs ?? 30_000;
     this.instanceId = opts.instanceId;
@@ -150,7 +162,10 @@ export class Outbox implements Announcer {
     const { records } = add;
     if (records.length === 0) return [];
     const tooLarge = records.find((r) => r.payload.byteLength > MAX_EVENT_BYTES);
-    if (tooLarge) throw new Error(`event ${tooLarge.type} is ${tooLarge.payload.byteLength} bytes; events carry ids and facts, at most ${MAX_EVENT_BYTES}`);
+    if (tooLarge)
+      throw new Error(
+        `event ${tooLarge.type} is ${tooLarge.payload.byteLength} bytes; events carry ids and facts, at most ${MAX_EVENT_BYTES}`,
+      );
     const { error } = await this.adds.run(add);
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- the store's own failure, caught for the batch and passed on as it was
     if (error !== undefined) throw error;
@@ -177,7 +192,11 @@ export class Outbox implements Announcer {
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
       for (const [i, record] of add.records.entries()) {
-        await this.store({ records: [record], ...(add.readBacks && { readBacks: [add.readBacks[i]!] }), freshKeys: false }).catch((e: unknown) => {
+        await this.store({
+          records: [record],
+          ...(add.readBacks && { readBacks: [add.readBacks[i]!] }),
+          freshKeys: false,
+        }).catch((e: unknown) => {
           if (!isDuplicateKeyError(e)) throw e;
         });
       }
@@ -197,13 +216,18 @@ export class Outbox implements Announcer {
    */
   private async storeTogether(batch: readonly PendingAdd[]): Promise<{ error?: unknown }[]> {
     const docs = batch.flatMap((a) => a.records.map((record, i) => ({ record, readBack: a.readBacks?.[i] })));
-    const first = batch.every((a) => a.freshKeys) ? await this.sequence.reserveForFreshKeys(docs.length) : await this.sequence.reserve(docs.length);
+    const first = batch.every((a) => a.freshKeys)
+      ? await this.sequence.reserveForFreshKeys(docs.length)
+      : await this.sequence.reserve(docs.length);
     try {
       await this.insertInOrder(docs, first);
       return batch.map(() => ({}));
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
-      await this.model.deleteMany({ _id: { $in: docs.map((d) => d.record.eventId) }, seq: { $gte: first, $lt: first + docs.length } });
+      await this.model.deleteMany({
+        _id: { $in: docs.map((d) => d.record.eventId) },
+        seq: { $gte: first, $lt: first + docs.length },
+      });
       const out: { error?: unknown }[] = [];
       for (const a of batch)
         out.push(
@@ -238,7 +262,10 @@ export class Outbox implements Announcer {
     }
   }
 
-  private async insertInOrder(docs: readonly { record: EventRecord; readBack: ReadBack | undefined }[], first: number): Promise<void> {
+  private async insertInOrder(
+    docs: readonly { record: EventRecord; readBack: ReadBack | undefined }[],
+    first: number,
+  ): Promise<void> {
     const now = new Date();
     const heldUntil = new Date(now.getTime() + this.holdMs);
     await insertAsBuilt(

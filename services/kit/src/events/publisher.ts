@@ -8,11 +8,23 @@ export const EVENT_ID_HEADER = 'event-id';
 export const EVENT_TYPE_HEADER = 'event-type';
 
 /** Encodes one event of a stream into the record that travels (and may wait in an outbox). */
-export function eventRecord<T>(envelope: MessageCodec<T>, key: string, message: T, eventId: string = randomUUID()): EventRecord {
+export function eventRecord<T>(
+  envelope: MessageCodec<T>,
+  key: string,
+  message: T,
+  eventId: string = randomUUID(),
+): EventRecord {
   const stream = streamOf(envelope);
   const traceHeaders: Record<string, string> = {};
   propagation.inject(context.active(), traceHeaders);
-  return { eventId, topic: stream.topic, key, type: stream.type, payload: envelope.encode(message).finish(), traceHeaders };
+  return {
+    eventId,
+    topic: stream.topic,
+    key,
+    type: stream.type,
+    payload: envelope.encode(message).finish(),
+    traceHeaders,
+  };
 }
 
 /**
@@ -47,7 +59,12 @@ export class EventPublisher {
   }
 
   /** Publishes one event of the envelope's stream now (no outbox); returns its id. */
-  async publish<T>(envelope: MessageCodec<T>, key: string, message: T, opts: { eventId?: string } = {}): Promise<string> {
+  async publish<T>(
+    envelope: MessageCodec<T>,
+    key: string,
+    message: T,
+    opts: { eventId?: string } = {},
+  ): Promise<string> {
     const record = eventRecord(envelope, key, message, opts.eventId);
     await this.send([record]);
     return record.eventId;
@@ -57,18 +74,29 @@ export class EventPublisher {
    * Sends records in the given order; records of one key land in one partition in this order.
    * `extraHeaders` (per record) ride along, e.g. the error of a dead letter.
    */
-  async send(records: readonly EventRecord[], extraHeaders?: (r: EventRecord) => Record<string, string>): Promise<void> {
+  async send(
+    records: readonly EventRecord[],
+    extraHeaders?: (r: EventRecord) => Record<string, string>,
+  ): Promise<void> {
     if (records.length === 0) return;
     await this.connect();
     const byTopic = new Map<string, Message[]>();
     for (const r of records) {
-      const headers: Record<string, string> = { ...r.traceHeaders, [EVENT_ID_HEADER]: r.eventId, [EVENT_TYPE_HEADER]: r.type, ...extraHeaders?.(r) };
+      const headers: Record<string, string> = {
+        ...r.traceHeaders,
+        [EVENT_ID_HEADER]: r.eventId,
+        [EVENT_TYPE_HEADER]: r.type,
+        ...extraHeaders?.(r),
+      };
       const list = byTopic.get(r.topic) ?? [];
       list.push({ key: r.key, value: Buffer.from(r.payload), headers });
       byTopic.set(r.topic, list);
     }
     try {
-      await this.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      await this.producer.sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      });
     } catch (err) {
       // kafkajs advances an idempotent producer's sequence numbers even for a send that failed (a
       // broker restart, say), and the broker then refuses every later send as out of order. A new
@@ -92,13 +120,22 @@ export class EventPublisher {
 }
 
 /** Broker answers that mean the producer's id or sequence state is no longer usable. */
-const PRODUCER_STATE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'DUPLICATE_SEQUENCE_NUMBER']);
+const PRODUCER_STATE_ERRORS = new Set([
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'UNKNOWN_PRODUCER_ID',
+  'INVALID_PRODUCER_EPOCH',
+  'DUPLICATE_SEQUENCE_NUMBER',
+]);
 
 const producerStateLost = (err: unknown): boolean => hasKafkaErrorType(err, PRODUCER_STATE_ERRORS);
 
 /** True when the error, or what it wraps (kafkajs nests the last try's error), is a broker answer of one of `types`. */
 export function hasKafkaErrorType(err: unknown, types: ReadonlySet<string>): boolean {
-  for (let e = err as { type?: unknown; cause?: unknown; originalError?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+  for (
+    let e = err as { type?: unknown; cause?: unknown; originalError?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    depth++
+  ) {
     if (typeof e.type === 'string' && types.has(e.type)) return true;
     e = (e.cause ?? e.originalError) as typeof e;
   }

@@ -39,11 +39,20 @@ interface OutboxPlacement {
   outboxLease?: Lease;
 }
 
-export async function startEvents(o: EventsOptions & OutboxPlacement): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox: Outbox }>;
+export async function startEvents(
+  o: EventsOptions & OutboxPlacement,
+): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox: Outbox }>;
 export async function startEvents(o: EventsOptions): Promise<{ kafka: Kafka; publisher: EventPublisher }>;
-export async function startEvents(o: EventsOptions & Partial<OutboxPlacement>): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox?: Outbox }> {
+export async function startEvents(
+  o: EventsOptions & Partial<OutboxPlacement>,
+): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox?: Outbox }> {
   const { settings, log, lifecycle } = o;
-  const kafka = createKafka({ brokers: settings.KAFKA_BROKERS, clientId: `${o.service}-${settings.INSTANCE_ID}`, log, sessionTimeoutMs: settings.KAFKA_SESSION_TIMEOUT_MS });
+  const kafka = createKafka({
+    brokers: settings.KAFKA_BROKERS,
+    clientId: `${o.service}-${settings.INSTANCE_ID}`,
+    log,
+    sessionTimeoutMs: settings.KAFKA_SESSION_TIMEOUT_MS,
+  });
   const publisher = new EventPublisher(kafka);
   // Topics and the producer's connection are made in the background, tried again until Kafka
   // answers: the process serves while Kafka is away (decision 0119). Until then the outbox holds
@@ -52,12 +61,20 @@ export async function startEvents(o: EventsOptions & Partial<OutboxPlacement>): 
   const preparing = (async () => {
     for (let attempt = 1; !stopping; attempt++) {
       try {
-        await ensureStreams(kafka, o.streams, { partitions: settings.KAFKA_TOPIC_PARTITIONS, replicationFactor: settings.KAFKA_REPLICATION_FACTOR }, log);
+        await ensureStreams(
+          kafka,
+          o.streams,
+          { partitions: settings.KAFKA_TOPIC_PARTITIONS, replicationFactor: settings.KAFKA_REPLICATION_FACTOR },
+          log,
+        );
         await publisher.connect();
         return;
       } catch (err) {
         const delayMs = kafkaRetryDelayMs(attempt);
-        log.warn({ err, attempt, delayMs }, 'Kafka is not ready for this process yet (its topics, the producer); trying again');
+        log.warn(
+          { err, attempt, delayMs },
+          'Kafka is not ready for this process yet (its topics, the producer); trying again',
+        );
         await new Promise((r) => setTimeout(r, delayMs));
       }
     }
@@ -68,7 +85,11 @@ export async function startEvents(o: EventsOptions & Partial<OutboxPlacement>): 
     await publisher.disconnect();
   });
   if (!o.outboxOn) return { kafka, publisher };
-  const outbox = new Outbox(o.outboxOn, publisher, log, { instanceId: settings.INSTANCE_ID, service: o.service, lease: o.outboxLease });
+  const outbox = new Outbox(o.outboxOn, publisher, log, {
+    instanceId: settings.INSTANCE_ID,
+    service: o.service,
+    lease: o.outboxLease,
+  });
   await ensureIndexes(o.outboxOn);
   outbox.start();
   lifecycle.onStop('outbox', () => outbox.stop());

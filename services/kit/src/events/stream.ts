@@ -84,4 +84,5 @@ export const groupLabel = (group: string): string => {
 };
 
 /** The prefix every broadcast group of one service and purpose shares. */
-export const broadcastGroupPrefix = (service: string, purpose: string): string => `${consumerGroup(service, purpose)}.${BROADCAST}.`;
+export const broadcastGroupPrefix = (service: string, purpose: string): string =>
+  `${consumerGroup(service, purpose)}.${BROADCAST}.`;

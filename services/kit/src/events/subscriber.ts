@@ -1,3 +1,4 @@
+// Over 300 lines because a subscriber's consuming, retries, dead-lettering and lag are one loop per partition; split, the loop's invariants would be spread over files.
 import { context, propagation } from '@opentelemetry/api';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../logger';
@@ -128,7 +129,10 @@ export class EventSubscriber {
     this.retry = opts.retry ?? DEFAULT_RETRY;
     this.lagReader = LagReader.of(kafka);
     const m = serviceMetrics('events');
-    this.deadLettered = m.counter('dead_lettered', { description: 'Events a consumer moved to the dead-letter topic after its tries', unit: '{event}' });
+    this.deadLettered = m.counter('dead_lettered', {
+      description: 'Events a consumer moved to the dead-letter topic after its tries',
+      unit: '{event}',
+    });
     this.retries = m.counter('retries', { description: 'Event handler failures tried again', unit: '{event}' });
     this.consumer = kafka.consumer({
       groupId: opts.group,
@@ -172,10 +176,15 @@ export class EventSubscriber {
    */
   private observeLag(): void {
     const label = groupLabel(this.opts.group);
-    const read = cachedRead(LAG_TTL_MS, () => this.lagReader.lag(this.opts.group, this.subscribedAssignment(), this.opts.fromBeginning ?? true));
+    const read = cachedRead(LAG_TTL_MS, () =>
+      this.lagReader.lag(this.opts.group, this.subscribedAssignment(), this.opts.fromBeginning ?? true),
+    );
     this.lagGauge = serviceMetrics('events').gauge<ConsumerAttributes>(
       'consumer.lag',
-      { description: 'Messages of the partitions this consumer holds that its group has not committed yet', unit: '{message}' },
+      {
+        description: 'Messages of the partitions this consumer holds that its group has not committed yet',
+        unit: '{message}',
+      },
       async () => {
         try {
           return [...(await read())].map(([topic, lag]) => ({ value: lag, attributes: { group: label, topic } }));
@@ -227,7 +236,11 @@ export class EventSubscriber {
         const delayMs = kafkaRetryDelayMs(attempt);
         this.opts.log.warn({ err, group: this.opts.group, attempt, delayMs }, 'consumer could not start; trying again');
         // A half-started consumer (connected, not running) is closed before the next try.
-        await this.consumer.disconnect().catch((e: unknown) => this.opts.log.debug({ err: e, group: this.opts.group }, 'disconnect after a failed start'));
+        await this.consumer
+          .disconnect()
+          .catch((e: unknown) =>
+            this.opts.log.debug({ err: e, group: this.opts.group }, 'disconnect after a failed start'),
+          );
         await this.pause(delayMs).catch(() => undefined); // a stop during the wait ends the loop above
       }
     }
@@ -243,7 +256,8 @@ export class EventSubscriber {
     if (concurrency <= 1) {
       await this.consumer.run({
         // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
-        eachMessage: async ({ topic, partition, message, heartbeat }) => this.handle(topic, partition, message, heartbeat),
+        eachMessage: async ({ topic, partition, message, heartbeat }) =>
+          this.handle(topic, partition, message, heartbeat),
       });
       return;
     }
@@ -315,12 +329,21 @@ export class EventSubscriber {
       } catch (err) {
         this.opts.log.warn({ err, group: this.opts.group }, "could not remove this replica's broadcast group");
       } finally {
-        await admin.disconnect().catch((err: unknown) => this.opts.log.debug({ err, group: this.opts.group }, 'admin client did not disconnect'));
+        await admin
+          .disconnect()
+          .catch((err: unknown) =>
+            this.opts.log.debug({ err, group: this.opts.group }, 'admin client did not disconnect'),
+          );
       }
     }
   }
 
-  private async handle(topic: string, partition: number, message: KafkaMessage, heartbeat: () => Promise<void>): Promise<void> {
+  private async handle(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+    heartbeat: () => Promise<void>,
+  ): Promise<void> {
     const { group, log } = this.opts;
     const entry = this.handlers.get(topic);
     if (!entry) return;
@@ -370,7 +393,13 @@ export class EventSubscriber {
     }
   }
 
-  private async deadLetter(stream: Stream, message: KafkaMessage, meta: EventMeta, err: unknown, attempts: number): Promise<void> {
+  private async deadLetter(
+    stream: Stream,
+    message: KafkaMessage,
+    meta: EventMeta,
+    err: unknown,
+    attempts: number,
+  ): Promise<void> {
     const { group, log, publisher } = this.opts;
     const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     // The original bytes, key and (text) headers travel on, so the event can be replayed as it was.
@@ -398,6 +427,9 @@ export class EventSubscriber {
     this.deadLettered.add(1, { group: groupLabel(group), topic: meta.topic });
     // Replaying the dead letter later (same event id) reaches the handler again. A redelivery
     // before the commit dead-letters it once more, which is harmless.
-    log.error({ err, topic: meta.topic, eventId: meta.eventId, group, attempts, deadLetterTopic: stream.deadLetterTopic }, 'event moved to the dead-letter topic');
+    log.error(
+      { err, topic: meta.topic, eventId: meta.eventId, group, attempts, deadLetterTopic: stream.deadLetterTopic },
+      'event moved to the dead-letter topic',
+    );
   }
 }

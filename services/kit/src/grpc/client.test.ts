@@ -31,8 +31,13 @@ async function freePort(): Promise<number> {
 async function serve(port: number, handlers: { getThing?: Handler; putThing?: Handler }): Promise<Server> {
   const server = new Server();
   const answer: Handler = (_call, done) => done(null, { ok: true });
-  server.addService(definition as never, { getThing: handlers.getThing ?? answer, putThing: handlers.putThing ?? answer });
-  await new Promise<void>((resolve, reject) => server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  server.addService(definition as never, {
+    getThing: handlers.getThing ?? answer,
+    putThing: handlers.putThing ?? answer,
+  });
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
   return server;
 }
 
@@ -61,7 +66,9 @@ describe('gRPC client over a restart', () => {
     try {
       await expect(client.getThing({}, ctx)).rejects.toMatchObject({ reasonCode: 'service_unavailable' });
       const started = Date.now();
-      await expect(client.getThing({}, ctx, { waitForReady: false, timeoutMs: 5_000 })).rejects.toMatchObject({ reasonCode: 'service_unavailable' });
+      await expect(client.getThing({}, ctx, { waitForReady: false, timeoutMs: 5_000 })).rejects.toMatchObject({
+        reasonCode: 'service_unavailable',
+      });
       expect(Date.now() - started).toBeLessThan(2_000);
     } finally {
       client.close();
@@ -70,7 +77,9 @@ describe('gRPC client over a restart', () => {
 
   it('says upstream_timeout when a ready backend is too slow', async () => {
     const port = await freePort();
-    servers.push(await serve(port, { getThing: (_call, done) => void setTimeout(() => done(null, { ok: true }), 1_000) }));
+    servers.push(
+      await serve(port, { getThing: (_call, done) => void setTimeout(() => done(null, { ok: true }), 1_000) }),
+    );
     const client = createPromiseClient(definition, `127.0.0.1:${port}`, { timeoutMs: 300 });
     try {
       await expect(client.getThing({}, ctx)).rejects.toMatchObject({ reasonCode: 'upstream_timeout' });
@@ -112,7 +121,10 @@ describe('gRPC client over a restart', () => {
     const port = await freePort();
     const operationIds: unknown[] = [];
     let restarted: Promise<void> = Promise.resolve();
-    const client = createPromiseClient(definition, `127.0.0.1:${port}`, { timeoutMs: 5_000, contract: { methods: { putThing: { options: { idempotencyLevel: 'IDEMPOTENT' } } } } });
+    const client = createPromiseClient(definition, `127.0.0.1:${port}`, {
+      timeoutMs: 5_000,
+      contract: { methods: { putThing: { options: { idempotencyLevel: 'IDEMPOTENT' } } } },
+    });
     try {
       servers.push(
         await serve(port, {

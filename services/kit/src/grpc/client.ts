@@ -1,4 +1,12 @@
-import { connectivityState, credentials, makeGenericClientConstructor, status, type Client, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
+import {
+  connectivityState,
+  credentials,
+  makeGenericClientConstructor,
+  status,
+  type Client,
+  type ClientWritableStream,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { contextToMetadata, newOperationId, type CallContext } from '../context';
 import { commonReasons, fromGrpcError } from '../errors';
 import type { RequestArg, ResponseOf, UnaryServiceDef } from './types';
@@ -34,7 +42,11 @@ export interface ServiceContract {
 /** The methods a contract declares safe to send again. */
 function idempotentMethods(contract: ServiceContract | undefined): Set<string> {
   const levels = new Set(['IDEMPOTENT', 'NO_SIDE_EFFECTS']);
-  return new Set(Object.entries(contract?.methods ?? {}).flatMap(([name, m]) => (levels.has(m.options.idempotencyLevel ?? '') ? [name] : [])));
+  return new Set(
+    Object.entries(contract?.methods ?? {}).flatMap(([name, m]) =>
+      levels.has(m.options.idempotencyLevel ?? '') ? [name] : [],
+    ),
+  );
 }
 
 /**
@@ -62,7 +74,11 @@ export type PromiseClient<D extends UnaryServiceDef> = {
  * contract declares idempotent) whose backend went away with the call in flight is sent again, within the same
  * deadline; any other call reports service_unavailable, since it may have been applied.
  */
-export function createPromiseClient<D extends UnaryServiceDef>(definition: D, address: string, defaults: ClientOptions): PromiseClient<D> {
+export function createPromiseClient<D extends UnaryServiceDef>(
+  definition: D,
+  address: string,
+  defaults: ClientOptions,
+): PromiseClient<D> {
   const idempotent = idempotentMethods(defaults.contract);
   const Ctor = makeGenericClientConstructor(definition as never, 'client');
   const raw = new Ctor(address, credentials.createInsecure(), {
@@ -118,7 +134,10 @@ export function createPromiseClient<D extends UnaryServiceDef>(definition: D, ad
           const inFlightLost = (code === status.UNAVAILABLE || code === status.CANCELLED) && waitForReady;
           if (inFlightLost && retryable && tries < MAX_TRIES && deadline.getTime() > Date.now()) continue;
           if (code === status.DEADLINE_EXCEEDED && notReady()) {
-            throw commonReasons.error('service_unavailable', 'a backing service is unavailable (no ready backend before the deadline), retry shortly');
+            throw commonReasons.error(
+              'service_unavailable',
+              'a backing service is unavailable (no ready backend before the deadline), retry shortly',
+            );
           }
           throw fromGrpcError(err);
         }
@@ -132,7 +151,11 @@ export function createPromiseClient<D extends UnaryServiceDef>(definition: D, ad
  * Writes every message of the source in order, waiting for the stream to drain, then ends it. Stops
  * reading the source once the server has answered (a refusal before the end of an upload).
  */
-async function writeAll(call: ClientWritableStream<unknown>, source: AsyncIterable<unknown>, answered: () => boolean): Promise<void> {
+async function writeAll(
+  call: ClientWritableStream<unknown>,
+  source: AsyncIterable<unknown>,
+  answered: () => boolean,
+): Promise<void> {
   for await (const message of source) {
     if (answered()) return;
     if (!call.write(message)) {

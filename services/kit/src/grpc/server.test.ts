@@ -37,7 +37,14 @@ describe('gRPC server connection age', () => {
   const log = createLogger('grpc-test', 'silent');
 
   async function connectionsOver(maxConnectionAgeMs: number): Promise<number> {
-    const server: RunningGrpcServer = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [], log, maxConnectionAgeMs, maxConnectionAgeGraceMs: 100 });
+    const server: RunningGrpcServer = await startGrpcServer({
+      host: '127.0.0.1',
+      port: 0,
+      services: [],
+      log,
+      maxConnectionAgeMs,
+      maxConnectionAgeGraceMs: 100,
+    });
     const relay = await countingRelay(server.port);
     const Health = makeGenericClientConstructor(healthService, 'Health');
     const client = new Health(`127.0.0.1:${relay.port}`, credentials.createInsecure(), {

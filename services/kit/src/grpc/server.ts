@@ -1,5 +1,13 @@
 import { metrics } from '@opentelemetry/api';
-import { Server, ServerCredentials, status as GrpcStatus, type sendUnaryData, type ServerReadableStream, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  status as GrpcStatus,
+  type sendUnaryData,
+  type ServerReadableStream,
+  type ServerUnaryCall,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { contextFromMetadata, type CallContext } from '../context';
 import { DomainError, domainErrorOf, toGrpcError } from '../errors';
@@ -15,11 +23,16 @@ export type AsyncService<D extends UnaryServiceDef> = {
  * RED per method: the RPC semantic conventions' server call duration (seconds), by method and
  * status name. The grpc-js instrumentation traces calls but records no metric.
  */
-const callDuration = metrics.getMeter('voiceapi.grpc').createHistogram<{ 'rpc.system': string; 'rpc.method': string; 'rpc.response.status_code': string }>('rpc.server.call.duration', {
-  description: 'gRPC calls served, by method and status',
-  unit: 's',
-  advice: { explicitBucketBoundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] },
-});
+const callDuration = metrics
+  .getMeter('voiceapi.grpc')
+  .createHistogram<{ 'rpc.system': string; 'rpc.method': string; 'rpc.response.status_code': string }>(
+    'rpc.server.call.duration',
+    {
+      description: 'gRPC calls served, by method and status',
+      unit: 's',
+      advice: { explicitBucketBoundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] },
+    },
+  );
 const statusName = (code: number | undefined) => (code === undefined ? 'OK' : (GrpcStatus[code] ?? String(code)));
 
 export interface ServiceRegistration {
@@ -32,23 +45,42 @@ export interface ServiceRegistration {
  * Adapts async handlers to grpc-js: reads the call context from metadata, and maps errors once
  * (domain error → status + reason code; anything else → INTERNAL, logged, never a stack trace).
  */
-export function registerService<D extends UnaryServiceDef>(name: string, definition: D, impl: AsyncService<D>, log: Logger): ServiceRegistration {
+export function registerService<D extends UnaryServiceDef>(
+  name: string,
+  definition: D,
+  impl: AsyncService<D>,
+  log: Logger,
+): ServiceRegistration {
   const implementation: UntypedServiceImplementation = {};
   for (const method of Object.keys(definition) as (keyof D & string)[]) {
     const handler = impl[method];
     const streaming = definition[method]!.requestStream;
-    implementation[method] = (call: ServerUnaryCall<unknown, unknown> | ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+    implementation[method] = (
+      call: ServerUnaryCall<unknown, unknown> | ServerReadableStream<unknown, unknown>,
+      callback: sendUnaryData<unknown>,
+    ) => {
       const ctx = contextFromMetadata(call.metadata);
       // A client stream is an object-mode Readable: the handler iterates it, with backpressure.
-      const request = streaming ? (call as ServerReadableStream<unknown, unknown>) : (call as ServerUnaryCall<unknown, unknown>).request;
+      const request = streaming
+        ? (call as ServerReadableStream<unknown, unknown>)
+        : (call as ServerUnaryCall<unknown, unknown>).request;
       const started = Date.now();
       // An answer after the caller's deadline went to no one: said, so that a stall has a name.
       const late = () => {
         const deadline = call.getDeadline();
         const at = deadline instanceof Date ? deadline.getTime() : deadline;
-        if (Date.now() > at) log.warn({ method, ms: Date.now() - started, requestId: ctx.requestId }, "answered after the caller's deadline");
+        if (Date.now() > at)
+          log.warn(
+            { method, ms: Date.now() - started, requestId: ctx.requestId },
+            "answered after the caller's deadline",
+          );
       };
-      const measured = (code: number | undefined) => callDuration.record((Date.now() - started) / 1000, { 'rpc.system': 'grpc', 'rpc.method': `${name}/${method}`, 'rpc.response.status_code': statusName(code) });
+      const measured = (code: number | undefined) =>
+        callDuration.record((Date.now() - started) / 1000, {
+          'rpc.system': 'grpc',
+          'rpc.method': `${name}/${method}`,
+          'rpc.response.status_code': statusName(code),
+        });
       handler(request as RequestArg<D[typeof method]>, ctx).then(
         (response) => {
           late();
@@ -99,7 +131,9 @@ export async function startGrpcServer(opts: {
   for (const s of opts.services) server.addService(s.definition as never, s.implementation);
 
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${opts.host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+    server.bindAsync(`${opts.host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    );
   });
   opts.log.info({ port, services: opts.services.map((s) => s.name) }, 'gRPC server listening');
 

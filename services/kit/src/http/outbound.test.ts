@@ -85,7 +85,9 @@ describe('outbound client', () => {
   });
 
   it('fails an unresolvable name as unreachable', async () => {
-    expect((await failure(strict.send('https://unresolvable.invalid/', { timeoutMs: 5000 }))).reason).toBe('unreachable');
+    expect((await failure(strict.send('https://unresolvable.invalid/', { timeoutMs: 5000 }))).reason).toBe(
+      'unreachable',
+    );
   });
 
   it('reaches an allow-listed host over http, by address and by name, with method, headers and body', async () => {
@@ -96,7 +98,12 @@ describe('outbound client', () => {
       res.end(JSON.stringify({ found: true }));
     };
     const port = (server.address() as AddressInfo).port;
-    const r = await loopback.send(`${base}/crm/lookup`, { method: 'POST', headers: { authorization: 'Bearer s3cret', 'content-type': 'application/json' }, body: '{"phone":"+14155550100"}', timeoutMs: 2000 });
+    const r = await loopback.send(`${base}/crm/lookup`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer s3cret', 'content-type': 'application/json' },
+      body: '{"phone":"+14155550100"}',
+      timeoutMs: 2000,
+    });
     expect(r).toMatchObject({ status: 200, headers: { 'content-type': 'application/json' } });
     expect(JSON.parse(r.body.toString())).toEqual({ found: true });
     expect(seen).toEqual([{ method: 'POST', auth: 'Bearer s3cret', body: '{"phone":"+14155550100"}' }]);
@@ -126,7 +133,11 @@ describe('outbound client', () => {
       res.end('here');
     };
     const moved = await loopback.send(`${base}/moved`, { timeoutMs: 2000 });
-    expect({ status: moved.status, body: moved.body.toString(), url: moved.url }).toEqual({ status: 200, body: 'here', url: `${base}/here` });
+    expect({ status: moved.status, body: moved.body.toString(), url: moved.url }).toEqual({
+      status: 200,
+      body: 'here',
+      url: `${base}/here`,
+    });
     expect((await refusal(loopback.send(`${base}/metadata`, { timeoutMs: 2000 }))).reason).toBe('address');
     expect((await refusal(loopback.send(`${base}/loop`, { timeoutMs: 2000 }))).reason).toBe('redirects');
   });
@@ -139,13 +150,17 @@ describe('outbound client', () => {
     });
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    const both = new OutboundClient({ allow: [`127.0.0.1:${port}`, `localhost:${(other.address() as AddressInfo).port}`] });
+    const both = new OutboundClient({
+      allow: [`127.0.0.1:${port}`, `localhost:${(other.address() as AddressInfo).port}`],
+    });
     handler = (_req, res) => {
       res.writeHead(302, { location: `http://localhost:${(other.address() as AddressInfo).port}/` });
       res.end();
     };
     try {
-      expect((await both.send(`${base}/`, { headers: { authorization: 'Bearer s3cret' }, timeoutMs: 2000 })).status).toBe(200);
+      expect(
+        (await both.send(`${base}/`, { headers: { authorization: 'Bearer s3cret' }, timeoutMs: 2000 })).status,
+      ).toBe(200);
       expect(auths).toEqual([undefined]);
     } finally {
       await both.close();
@@ -178,8 +193,17 @@ describe('outbound client', () => {
       res.writeHead(307, { location: 'http://127.0.0.1:1/internal' });
       res.end();
     };
-    const answer = await loopback.send(`${base}/moved`, { method: 'POST', body: '{}', timeoutMs: 2000, redirects: 'return' });
-    expect({ status: answer.status, location: answer.headers.location, url: answer.url }).toEqual({ status: 307, location: 'http://127.0.0.1:1/internal', url: `${base}/moved` });
+    const answer = await loopback.send(`${base}/moved`, {
+      method: 'POST',
+      body: '{}',
+      timeoutMs: 2000,
+      redirects: 'return',
+    });
+    expect({ status: answer.status, location: answer.headers.location, url: answer.url }).toEqual({
+      status: 307,
+      location: 'http://127.0.0.1:1/internal',
+      url: `${base}/moved`,
+    });
   });
 
   it('gives up on a slow answer at the timeout, before headers and while the body trickles', async () => {
@@ -196,9 +220,12 @@ describe('outbound client', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
   });
 
-  it.each(['localhost', '127.0.0.0/8', 'http://x:1/', 'a:b'])('refuses the allow-list entry %s at construction (host:port only)', (entry) => {
-    expect(() => new OutboundClient({ allow: [entry] })).toThrow(/not host:port/);
-  });
+  it.each(['localhost', '127.0.0.0/8', 'http://x:1/', 'a:b'])(
+    'refuses the allow-list entry %s at construction (host:port only)',
+    (entry) => {
+      expect(() => new OutboundClient({ allow: [entry] })).toThrow(/not host:port/);
+    },
+  );
 
   it('matches an allow-list entry as the URL parser writes the host (case, IPv6 brackets, default port)', () => {
     const c = new OutboundClient({ allow: ['LocalHost:80', '[::1]:9000'] });

@@ -97,8 +97,13 @@ export class OutboundClient {
     } catch {
       throw new OutboundRefused('malformed', 'not an absolute URL');
     }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundRefused('scheme', `${url.protocol} URLs are not allowed; use https:`);
-    if (url.username || url.password) throw new OutboundRefused('credentials', 'credentials in the URL are not allowed; the platform sends the secret as a bearer token');
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new OutboundRefused('scheme', `${url.protocol} URLs are not allowed; use https:`);
+    if (url.username || url.password)
+      throw new OutboundRefused(
+        'credentials',
+        'credentials in the URL are not allowed; the platform sends the secret as a bearer token',
+      );
     if (this.allowListed(url)) return url;
     const literal = literalAddress(url.hostname);
     if (literal && !isPublic(literal)) throw new OutboundRefused('address', `${url.hostname} is not a public address`);
@@ -111,7 +116,10 @@ export class OutboundClient {
     // A timer cleared at the end, not `AbortSignal.timeout`: that one lives for the whole timeout,
     // and keeps the exchange's objects alive with it, long after a quick answer.
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new DOMException(`no complete answer within ${req.timeoutMs} ms`, 'TimeoutError')), req.timeoutMs);
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException(`no complete answer within ${req.timeoutMs} ms`, 'TimeoutError')),
+      req.timeoutMs,
+    );
     try {
       return await this.sendUntil(raw, req, deadline.signal);
     } finally {
@@ -124,9 +132,24 @@ export class OutboundClient {
     let method = req.method ?? 'GET';
     let body = req.body;
     for (let hop = 0; ; hop++) {
-      const res = await this.exchange(url, { method, body, headers: req.headers ?? {}, signal, timeoutMs: req.timeoutMs });
-      const location = res.statusCode >= 300 && res.statusCode < 400 && req.redirects !== 'return' ? header(res.headers, 'location') : undefined;
-      if (location === undefined) return { status: res.statusCode, headers: flatHeaders(res.headers), body: await this.readCapped(res.body, signal, req), url: url.toString() };
+      const res = await this.exchange(url, {
+        method,
+        body,
+        headers: req.headers ?? {},
+        signal,
+        timeoutMs: req.timeoutMs,
+      });
+      const location =
+        res.statusCode >= 300 && res.statusCode < 400 && req.redirects !== 'return'
+          ? header(res.headers, 'location')
+          : undefined;
+      if (location === undefined)
+        return {
+          status: res.statusCode,
+          headers: flatHeaders(res.headers),
+          body: await this.readCapped(res.body, signal, req),
+          url: url.toString(),
+        };
       await res.body.dump().catch(() => undefined); // a redirect's body is thrown away: failing to drain it costs only its connection
       if (hop >= this.maxRedirects) throw new OutboundRefused('redirects', `more than ${this.maxRedirects} redirects`);
       const next = this.checkUrl(new URL(location, url).toString());
@@ -145,7 +168,16 @@ export class OutboundClient {
     await Promise.all([this.agents.public.close(), this.agents.allowListed.close()]);
   }
 
-  private async exchange(url: URL, r: { method: string; body: string | undefined; headers: Record<string, string>; signal: AbortSignal; timeoutMs: number }): Promise<Dispatcher.ResponseData> {
+  private async exchange(
+    url: URL,
+    r: {
+      method: string;
+      body: string | undefined;
+      headers: Record<string, string>;
+      signal: AbortSignal;
+      timeoutMs: number;
+    },
+  ): Promise<Dispatcher.ResponseData> {
     try {
       const dispatcher = this.allowListed(url) ? this.agents.allowListed : this.agents.public;
       return await request(url, { dispatcher, method: r.method, headers: r.headers, body: r.body, signal: r.signal });
@@ -154,7 +186,11 @@ export class OutboundClient {
     }
   }
 
-  private async readCapped(body: Dispatcher.ResponseData['body'], signal: AbortSignal, req: OutboundRequest): Promise<Buffer> {
+  private async readCapped(
+    body: Dispatcher.ResponseData['body'],
+    signal: AbortSignal,
+    req: OutboundRequest,
+  ): Promise<Buffer> {
     const { timeoutMs } = req;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -183,9 +219,16 @@ export class OutboundClient {
     const cause = (err as { cause?: unknown })?.cause;
     if (cause instanceof OutboundRefused) return cause;
     const name = (err as { name?: string })?.name;
-    if (name === 'TimeoutError' || name === 'AbortError') return new OutboundFailed('timeout', `no complete answer within ${timeoutMs} ms`);
+    if (name === 'TimeoutError' || name === 'AbortError')
+      return new OutboundFailed('timeout', `no complete answer within ${timeoutMs} ms`);
     const code = (err as { code?: string })?.code ?? (cause as { code?: string } | undefined)?.code;
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
+    if (
+      code === 'ENOTFOUND' ||
+      code === 'EAI_AGAIN' ||
+      code === 'ECONNREFUSED' ||
+      code === 'EHOSTUNREACH' ||
+      code === 'ENETUNREACH'
+    ) {
       return new OutboundFailed('unreachable', `the host could not be reached (${code})`);
     }
     return new OutboundFailed('network', `the exchange failed (${code ?? name ?? 'error'})`);
@@ -208,7 +251,8 @@ function allowEntry(entry: string): string {
     host = undefined;
   }
   const port = Number(m?.[2]);
-  if (!host || !(port >= 1 && port <= 65_535)) throw new Error(`outbound allow-list entry ${JSON.stringify(entry)} is not host:port (e.g. 127.0.0.1:8443)`);
+  if (!host || !(port >= 1 && port <= 65_535))
+    throw new Error(`outbound allow-list entry ${JSON.stringify(entry)} is not host:port (e.g. 127.0.0.1:8443)`);
   return `${host}:${port}`;
 }
 
@@ -218,7 +262,11 @@ function isPublic(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
 }
 
 /** dns.lookup, refusing the name unless every address it resolves to is public. */
-function checkedLookup(hostname: string, options: LookupOptions, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void): void {
+function checkedLookup(
+  hostname: string,
+  options: LookupOptions,
+  callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
+): void {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     if (addresses.length === 0 || addresses.some((a) => !isPublic(ipaddr.process(a.address)))) {
@@ -241,7 +289,9 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
 }
 
 function flatHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]])));
+  return Object.fromEntries(
+    Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]])),
+  );
 }
 
 function withoutAuthorization(headers: Record<string, string> | undefined): Record<string, string> {

@@ -60,18 +60,36 @@ export class BlobStore {
 
   private async saveTogether(blobs: PendingBlob[]): Promise<void[]> {
     const partCount = (b: PendingBlob) => Math.max(1, Math.ceil(b.blob.data.length / BLOB_PART_BYTES));
-    const parts = blobs.flatMap((b) => Array.from({ length: partCount(b) }, (_, n) => ({ _id: `${b.id}:${n}`, tenantId: b.tenantId, data: b.blob.data.subarray(n * BLOB_PART_BYTES, (n + 1) * BLOB_PART_BYTES) })));
-    const partWriter = this.parts.crossTenant('the parts of blobs saved together are inserted together, each with its tenant');
+    const parts = blobs.flatMap((b) =>
+      Array.from({ length: partCount(b) }, (_, n) => ({
+        _id: `${b.id}:${n}`,
+        tenantId: b.tenantId,
+        data: b.blob.data.subarray(n * BLOB_PART_BYTES, (n + 1) * BLOB_PART_BYTES),
+      })),
+    );
+    const partWriter = this.parts.crossTenant(
+      'the parts of blobs saved together are inserted together, each with its tenant',
+    );
     for (let i = 0; i < parts.length;) {
       let bytes = 0;
       let j = i;
-      while (j < parts.length && (j === i || bytes + parts[j]!.data.length <= SAVE_BATCH_BYTES)) bytes += parts[j++]!.data.length;
+      while (j < parts.length && (j === i || bytes + parts[j]!.data.length <= SAVE_BATCH_BYTES))
+        bytes += parts[j++]!.data.length;
       await partWriter.insertManyUnordered(parts.slice(i, j));
       i = j;
     }
     await this.headers
       .crossTenant('the headers of blobs saved together are inserted together, each with its tenant')
-      .insertManyUnordered(blobs.map((b) => ({ _id: b.id, tenantId: b.tenantId, contentType: b.blob.contentType, sizeBytes: b.blob.data.length, parts: partCount(b), createdAt: b.now })));
+      .insertManyUnordered(
+        blobs.map((b) => ({
+          _id: b.id,
+          tenantId: b.tenantId,
+          contentType: b.blob.contentType,
+          sizeBytes: b.blob.data.length,
+          parts: partCount(b),
+          createdAt: b.now,
+        })),
+      );
     return blobs.map(() => undefined);
   }
 
@@ -120,7 +138,11 @@ const headerSchema = () =>
     },
     { versionKey: false },
   );
-const partSchema = () => new Schema<PartDoc>({ _id: String, tenantId: { type: String, required: true }, data: { type: Buffer, required: true } }, { versionKey: false });
+const partSchema = () =>
+  new Schema<PartDoc>(
+    { _id: String, tenantId: { type: String, required: true }, data: { type: Buffer, required: true } },
+    { versionKey: false },
+  );
 
 function model<T>(conn: Connection, collection: string, schema: () => Schema<T>): Model<T> {
   const name = `blob:${collection}`;

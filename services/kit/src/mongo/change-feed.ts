@@ -87,7 +87,9 @@ export class ChangeFeed {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all(this.subscriptions.splice(0).map(({ changes, subscription }) => changes.unsubscribe(subscription)));
+    await Promise.all(
+      this.subscriptions.splice(0).map(({ changes, subscription }) => changes.unsubscribe(subscription)),
+    );
   }
 }
 
@@ -169,7 +171,9 @@ class DatabaseChanges {
   private async close(): Promise<void> {
     const stream = this.stream;
     this.stream = undefined;
-    await stream?.close().catch((err: unknown) => this.log.debug({ err, db: this.db.databaseName }, 'change stream did not close'));
+    await stream
+      ?.close()
+      .catch((err: unknown) => this.log.debug({ err, db: this.db.databaseName }, 'change stream did not close'));
   }
 
   private async reopen(): Promise<void> {
@@ -177,24 +181,41 @@ class DatabaseChanges {
     if (this.subscriptions.size === 0) return;
     const subs = [...this.subscriptions];
     const byCollection = new Map<string, Set<string>>();
-    for (const s of subs) for (const op of s.operations) (byCollection.get(s.collection) ?? byCollection.set(s.collection, new Set()).get(s.collection)!).add(op);
+    for (const s of subs)
+      for (const op of s.operations)
+        (byCollection.get(s.collection) ?? byCollection.set(s.collection, new Set()).get(s.collection)!).add(op);
     // A collection's own writes are left out only when every feed on it leaves them out, alike.
     const ownWritesOf = (coll: string) => {
       const on = subs.filter((s) => s.collection === coll);
       const first = on[0]?.ownWrites;
-      return first && on.every((s) => s.ownWrites?.field === first.field && s.ownWrites.writer === first.writer) ? first : undefined;
+      return first && on.every((s) => s.ownWrites?.field === first.field && s.ownWrites.writer === first.writer)
+        ? first
+        : undefined;
     };
     const notOwn = (coll: string) => {
       const own = ownWritesOf(coll);
-      return own ? { [`fullDocument.${own.field}`]: { $ne: own.writer }, [`updateDescription.updatedFields.${own.field}`]: { $ne: own.writer } } : {};
+      return own
+        ? {
+            [`fullDocument.${own.field}`]: { $ne: own.writer },
+            [`updateDescription.updatedFields.${own.field}`]: { $ne: own.writer },
+          }
+        : {};
     };
     // Only the kind of change, where it happened and the fields asked for travel: the documents
     // themselves stay on the store (a burst of inserts would otherwise come back in full).
     const carried = Object.fromEntries(subs.flatMap((s) => s.fields.map((f) => [`fullDocument.${f}`, 1])));
-    const match = { $or: [...byCollection].map(([coll, ops]) => ({ 'ns.coll': coll, operationType: { $in: [...ops] }, ...notOwn(coll) })) };
+    const match = {
+      $or: [...byCollection].map(([coll, ops]) => ({
+        'ns.coll': coll,
+        operationType: { $in: [...ops] },
+        ...notOwn(coll),
+      })),
+    };
     let stream: mongo.ChangeStream;
     try {
-      stream = this.db.watch([{ $match: match }, { $project: { operationType: 1, ns: 1, ...carried } }], { maxAwaitTimeMS: Math.min(...subs.map((s) => s.awaitMs)) });
+      stream = this.db.watch([{ $match: match }, { $project: { operationType: 1, ns: 1, ...carried } }], {
+        maxAwaitTimeMS: Math.min(...subs.map((s) => s.awaitMs)),
+      });
     } catch (err) {
       return this.failed(err);
     }
@@ -235,7 +256,10 @@ class DatabaseChanges {
 
   /** Opens the stream again after a pause (1 s, doubling to 30 s); every feed is told then, as it may have missed changes. */
   private failed(err: unknown): void {
-    this.log.debug({ err, db: this.db.databaseName, retryMs: this.retryMs }, 'change stream failed; opening it again shortly');
+    this.log.debug(
+      { err, db: this.db.databaseName, retryMs: this.retryMs },
+      'change stream failed; opening it again shortly',
+    );
     if (this.opening) clearTimeout(this.opening);
     this.opening = setTimeout(() => {
       this.opening = undefined;

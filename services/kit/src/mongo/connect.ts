@@ -47,7 +47,9 @@ export async function connectMongo(opts: {
   if (opts.countOps !== false) {
     storeOps.watch(conn.getClient());
     storeOps.reportOnSignal();
-    watchSlowCommands(conn.getClient(), opts.log, { ...(opts.slowCommandMs !== undefined && { countMs: opts.slowCommandMs }) });
+    watchSlowCommands(conn.getClient(), opts.log, {
+      ...(opts.slowCommandMs !== undefined && { countMs: opts.slowCommandMs }),
+    });
   }
   if (checking) checkQueries(conn.getClient());
   await conn.asPromise();
@@ -65,7 +67,8 @@ export async function ensureIndexes(conn: Connection): Promise<void> {
 export const isObjectIdHex = (id: string): boolean => /^[a-f0-9]{24}$/i.test(id);
 
 /** MongoDB's duplicate key error (a unique index refused the write). */
-export const isDuplicateKeyError = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+export const isDuplicateKeyError = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 
 /**
  * For an unordered insertMany that failed: the positions of the documents refused as duplicates
@@ -98,7 +101,11 @@ export async function upsertOnce<D>(model: Model<D>, filter: FilterQuery<D>, upd
  * their ids is answered by applying the whole batch again, so each update must be repeatable (as a
  * `$set` is). Any other failure is thrown.
  */
-export async function upsertManyOnce<D>(model: Model<D>, upserts: readonly { filter: FilterQuery<D>; update: UpdateQuery<D> }[], opts: { ordered: boolean }): Promise<void> {
+export async function upsertManyOnce<D>(
+  model: Model<D>,
+  upserts: readonly { filter: FilterQuery<D>; update: UpdateQuery<D> }[],
+  opts: { ordered: boolean },
+): Promise<void> {
   if (upserts.length === 0) return;
   const ops = upserts.map((u) => ({ updateOne: { filter: u.filter, update: u.update, upsert: true } }));
   const write = () => model.bulkWrite(ops as never[], { ordered: opts.ordered });

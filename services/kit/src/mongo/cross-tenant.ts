@@ -47,7 +47,11 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
   private sharedUpdates: Coalescer<SharedUpdate<D, Id>, D | null> | undefined;
 
   /** `updateById`, the updates asked while one is under way written together (as `TenantCollection.updateByIdShared`). */
-  async updateByIdShared(id: string, update: UpdateQuery<D>, opts: { where?: FilterQuery<D>; mark: string }): Promise<D | null> {
+  async updateByIdShared(
+    id: string,
+    update: UpdateQuery<D>,
+    opts: { where?: FilterQuery<D>; mark: string },
+  ): Promise<D | null> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
@@ -111,11 +115,17 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
    * matching `where` when given), in one unordered round trip: the state changes of many attempts
    * in one write. An id not under that tenant, absent or not matching is left alone.
    */
-  async updateManyById(updates: readonly { id: Id; tenantId?: string; where?: FilterQuery<D>; update: UpdateQuery<D> }[]): Promise<void> {
+  async updateManyById(
+    updates: readonly { id: Id; tenantId?: string; where?: FilterQuery<D>; update: UpdateQuery<D> }[],
+  ): Promise<void> {
     if (updates.length === 0) return;
     for (const u of updates) refuseTenantChange(u.update);
-    const filter = (u: (typeof updates)[number]) => ({ ...u.where, _id: u.id, ...(u.tenantId !== undefined && { tenantId: u.tenantId }) }) as FilterQuery<D>;
-    await this.model.bulkWrite(updates.map((u) => ({ updateOne: { filter: filter(u), update: u.update } })) as never[], { ordered: false });
+    const filter = (u: (typeof updates)[number]) =>
+      ({ ...u.where, _id: u.id, ...(u.tenantId !== undefined && { tenantId: u.tenantId }) }) as FilterQuery<D>;
+    await this.model.bulkWrite(
+      updates.map((u) => ({ updateOne: { filter: filter(u), update: u.update } })) as never[],
+      { ordered: false },
+    );
   }
 
   /** The documents matching `filter`, a page at a time along the primary key (sweeps). */

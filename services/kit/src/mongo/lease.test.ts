@@ -1,5 +1,10 @@
 import { metrics } from '@opentelemetry/api';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import type { Connection } from 'mongoose';
 import { Lease } from './lease';
 
@@ -24,7 +29,9 @@ describe('Lease', () => {
     ({
       models: {
         Lease: {
-          findOneAndUpdate: (filter: { _id: string }) => ({ lean: () => Promise.resolve({ _id: filter._id, holder: holder.name }) }),
+          findOneAndUpdate: (filter: { _id: string }) => ({
+            lean: () => Promise.resolve({ _id: filter._id, holder: holder.name }),
+          }),
           deleteOne: () => Promise.resolve(),
         },
       },

@@ -9,7 +9,10 @@ interface LeaseDoc {
   expiresAt: Date;
 }
 
-const leaseSchema = new Schema<LeaseDoc>({ _id: String, holder: { type: String, required: true }, expiresAt: { type: Date, required: true } }, { versionKey: false, collection: 'leases' });
+const leaseSchema = new Schema<LeaseDoc>(
+  { _id: String, holder: { type: String, required: true }, expiresAt: { type: Date, required: true } },
+  { versionKey: false, collection: 'leases' },
+);
 // No secondary index: one document per lease, always found by _id.
 
 /**
@@ -54,7 +57,11 @@ export class Lease {
     const expiresAt = new Date(now.getTime() + this.ttlMs);
     try {
       const doc = await this.model
-        .findOneAndUpdate({ _id: this.name, $or: [{ holder: this.holder }, { expiresAt: { $lte: now } }] }, { $set: { holder: this.holder, expiresAt } }, { upsert: true, new: true })
+        .findOneAndUpdate(
+          { _id: this.name, $or: [{ holder: this.holder }, { expiresAt: { $lte: now } }] },
+          { $set: { holder: this.holder, expiresAt } },
+          { upsert: true, new: true },
+        )
         .lean<LeaseDoc>();
       // Stop trusting the lease a third of its time before it runs out, to allow for clock skew.
       const had = this.held;
@@ -90,7 +97,11 @@ export class Lease {
   private observe(): void {
     if (this.observed) return;
     this.observed = true;
-    serviceMetrics('lease').gauge<{ lease: string }>('held', { description: 'Whether this replica holds the lease (1) or not (0)', unit: '1' }, () => [{ value: this.held ? 1 : 0, attributes: { lease: this.name } }]);
+    serviceMetrics('lease').gauge<{ lease: string }>(
+      'held',
+      { description: 'Whether this replica holds the lease (1) or not (0)', unit: '1' },
+      () => [{ value: this.held ? 1 : 0, attributes: { lease: this.name } }],
+    );
   }
 
   /** Calls `listener` each time this replica comes to hold the lease (first taken, or taken over). */

@@ -4,7 +4,12 @@ const model = (collectionName: string) => ({ collection: { collectionName } }) a
 
 describe('shapeOf', () => {
   it('tells fields matched exactly from bounded ones, and keeps the order asked for', () => {
-    expect(shapeOf({ tenantId: 't', status: { $eq: 'a' }, startedAt: { $gte: new Date() }, campaignId: { $in: ['x'] } }, { startedAt: -1, _id: -1 })).toEqual({
+    expect(
+      shapeOf(
+        { tenantId: 't', status: { $eq: 'a' }, startedAt: { $gte: new Date() }, campaignId: { $in: ['x'] } },
+        { startedAt: -1, _id: -1 },
+      ),
+    ).toEqual({
       equality: ['status', 'tenantId'],
       range: ['campaignId', 'startedAt'],
       sort: [
@@ -30,7 +35,11 @@ describe('shapeOf', () => {
   });
 
   it('reads $and branches as the filter and $or branches as bounds', () => {
-    expect(shapeOf({ $and: [{ tenantId: 't' }], $or: [{ a: 1 }, { b: 2 }] })).toEqual({ equality: ['tenantId'], range: ['a', 'b'], sort: [] });
+    expect(shapeOf({ $and: [{ tenantId: 't' }], $or: [{ a: 1 }, { b: 2 }] })).toEqual({
+      equality: ['tenantId'],
+      range: ['a', 'b'],
+      sort: [],
+    });
   });
 });
 

@@ -28,18 +28,28 @@ export interface ObservedShape {
 }
 
 const isOperatorObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k.startsWith('$')) && !('_bsontype' in v);
+  v !== null &&
+  typeof v === 'object' &&
+  !Array.isArray(v) &&
+  Object.keys(v).length > 0 &&
+  Object.keys(v).every((k) => k.startsWith('$')) &&
+  !('_bsontype' in v);
 
 /**
  * The shape of a filter: `{a: 1, b: {$gt: 2}}` → equality [a], range [b]; `$and` and `$or` branches
  * merged into range. The sort as the driver sends it (a Map) or as an object.
  */
-export function shapeOf(filter: Record<string, unknown>, sort: Record<string, unknown> | Map<string, unknown> = {}): ObservedShape {
+export function shapeOf(
+  filter: Record<string, unknown>,
+  sort: Record<string, unknown> | Map<string, unknown> = {},
+): ObservedShape {
   const eq = new Set<string>();
   const range = new Set<string>();
   const walk = (f: Record<string, unknown>, inOr: boolean) => {
     for (const [k, v] of Object.entries(f)) {
-      const branches = Array.isArray(v) ? v.filter((b): b is Record<string, unknown> => b !== null && typeof b === 'object') : [];
+      const branches = Array.isArray(v)
+        ? v.filter((b): b is Record<string, unknown> => b !== null && typeof b === 'object')
+        : [];
       if (k === '$and' && Array.isArray(v)) branches.forEach((b) => walk(b, inOr));
       else if ((k === '$or' || k === '$nor') && Array.isArray(v)) branches.forEach((b) => walk(b, true));
       else if (k.startsWith('$')) range.add(k);
@@ -50,7 +60,11 @@ export function shapeOf(filter: Record<string, unknown>, sort: Record<string, un
   walk(filter, false);
   for (const k of eq) range.delete(k);
   const order = sort instanceof Map ? [...sort] : Object.entries(sort);
-  return { equality: [...eq].sort(), range: [...range].sort(), sort: order.map(([k, d]) => [k, Number(d) < 0 ? -1 : 1]) };
+  return {
+    equality: [...eq].sort(),
+    range: [...range].sort(),
+    sort: order.map(([k, d]) => [k, Number(d) < 0 ? -1 : 1]),
+  };
 }
 
 /**
@@ -67,12 +81,25 @@ export function declaredShapeFor(collection: string, seen: ObservedShape): Query
     if (!d.equality.every((f) => sent.includes(f))) return false;
     if (!sent.every((f) => named.has(f))) return false;
     const want = Object.entries(d.sort ?? {});
-    return seen.sort.length === 0 || (seen.sort.length === want.length && seen.sort.every(([f, dir], i) => want[i]![0] === f && want[i]![1] === dir));
+    return (
+      seen.sort.length === 0 ||
+      (seen.sort.length === want.length && seen.sort.every(([f, dir], i) => want[i]![0] === f && want[i]![1] === dir))
+    );
   });
 }
 
 /** The read a command makes, as a command `explain` accepts; undefined for commands that read nothing by filter. */
-function readOf(cmd: Record<string, any>, name: string): { collection: string; filter: Record<string, unknown>; sort?: Record<string, unknown> | Map<string, unknown>; explain: Record<string, unknown> } | undefined {
+function readOf(
+  cmd: Record<string, any>,
+  name: string,
+):
+  | {
+      collection: string;
+      filter: Record<string, unknown>;
+      sort?: Record<string, unknown> | Map<string, unknown>;
+      explain: Record<string, unknown>;
+    }
+  | undefined {
   const coll = cmd[name] as string;
   switch (name) {
     case 'find':
@@ -80,33 +107,72 @@ function readOf(cmd: Record<string, any>, name: string): { collection: string; f
         collection: coll,
         filter: cmd.filter ?? {},
         sort: cmd.sort,
-        explain: { find: coll, filter: cmd.filter ?? {}, ...(cmd.sort && { sort: cmd.sort }), ...(cmd.limit && { limit: cmd.limit }), ...(cmd.hint && { hint: cmd.hint }) },
+        explain: {
+          find: coll,
+          filter: cmd.filter ?? {},
+          ...(cmd.sort && { sort: cmd.sort }),
+          ...(cmd.limit && { limit: cmd.limit }),
+          ...(cmd.hint && { hint: cmd.hint }),
+        },
       };
     case 'count':
-      return cmd.query && Object.keys(cmd.query).length > 0 ? { collection: coll, filter: cmd.query, explain: { count: coll, query: cmd.query } } : undefined;
+      return cmd.query && Object.keys(cmd.query).length > 0
+        ? { collection: coll, filter: cmd.query, explain: { count: coll, query: cmd.query } }
+        : undefined;
     case 'distinct':
-      return { collection: coll, filter: cmd.query ?? {}, explain: { distinct: coll, key: cmd.key, query: cmd.query ?? {} } };
+      return {
+        collection: coll,
+        filter: cmd.query ?? {},
+        explain: { distinct: coll, key: cmd.key, query: cmd.query ?? {} },
+      };
     case 'findAndModify':
       return {
         collection: coll,
         filter: cmd.query ?? {},
         sort: cmd.sort,
-        explain: { findAndModify: coll, query: cmd.query ?? {}, ...(cmd.sort && { sort: cmd.sort }), ...(cmd.remove ? { remove: true } : { update: cmd.update }), ...(cmd.upsert && { upsert: true }) },
+        explain: {
+          findAndModify: coll,
+          query: cmd.query ?? {},
+          ...(cmd.sort && { sort: cmd.sort }),
+          ...(cmd.remove ? { remove: true } : { update: cmd.update }),
+          ...(cmd.upsert && { upsert: true }),
+        },
       };
     case 'update': {
       const u = cmd.updates?.[0];
-      return u && { collection: coll, filter: u.q ?? {}, explain: { update: coll, updates: [{ q: u.q, u: u.u, ...(u.multi && { multi: true }), ...(u.upsert && { upsert: true }) }] } };
+      return (
+        u && {
+          collection: coll,
+          filter: u.q ?? {},
+          explain: {
+            update: coll,
+            updates: [{ q: u.q, u: u.u, ...(u.multi && { multi: true }), ...(u.upsert && { upsert: true }) }],
+          },
+        }
+      );
     }
     case 'delete': {
       const d = cmd.deletes?.[0];
-      return d && { collection: coll, filter: d.q ?? {}, explain: { delete: coll, deletes: [{ q: d.q, limit: d.limit ?? 0 }] } };
+      return (
+        d && {
+          collection: coll,
+          filter: d.q ?? {},
+          explain: { delete: coll, deletes: [{ q: d.q, limit: d.limit ?? 0 }] },
+        }
+      );
     }
     case 'aggregate': {
       const [first, second] = (cmd.pipeline ?? []) as Record<string, any>[];
       // A change stream reads the oplog, not the collection: there is no query to serve.
       if (first?.$changeStream) return undefined;
-      if (!first?.$match) return { collection: coll, filter: {}, explain: { aggregate: coll, pipeline: cmd.pipeline, cursor: {} } };
-      return { collection: coll, filter: first.$match, sort: second?.$sort, explain: { aggregate: coll, pipeline: cmd.pipeline, cursor: {} } };
+      if (!first?.$match)
+        return { collection: coll, filter: {}, explain: { aggregate: coll, pipeline: cmd.pipeline, cursor: {} } };
+      return {
+        collection: coll,
+        filter: first.$match,
+        sort: second?.$sort,
+        explain: { aggregate: coll, pipeline: cmd.pipeline, cursor: {} },
+      };
     }
     default:
       return undefined;
@@ -144,7 +210,13 @@ export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_
     try {
       check(e);
     } catch (err) {
-      report({ collection: '?', command: e.commandName, shape: { equality: [], range: [], sort: [] }, declared: null, problem: `the query check failed: ${String(err)}` });
+      report({
+        collection: '?',
+        command: e.commandName,
+        shape: { equality: [], range: [], sort: [] },
+        declared: null,
+        problem: `the query check failed: ${String(err)}`,
+      });
     }
   });
   const check = (e: mongo.CommandStartedEvent) => {
@@ -157,8 +229,19 @@ export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_
     // Seen once explained: a shape first sent while the store is away is explained next time.
     seen.add(key);
     const match = declaredShapeFor(read.collection, shape);
-    const problems = (scanned: boolean) => [...(match === undefined ? ['no declared query shape'] : []), ...(scanned ? ['collection scan'] : [])].join(' and ') || null;
-    const record = (problem: string | null) => report({ collection: read.collection, command: e.commandName, shape, declared: typeof match === 'object' ? match.name : (match ?? null), problem, filter: read.filter });
+    const problems = (scanned: boolean) =>
+      [...(match === undefined ? ['no declared query shape'] : []), ...(scanned ? ['collection scan'] : [])].join(
+        ' and ',
+      ) || null;
+    const record = (problem: string | null) =>
+      report({
+        collection: read.collection,
+        command: e.commandName,
+        shape,
+        declared: typeof match === 'object' ? match.name : (match ?? null),
+        problem,
+        filter: read.filter,
+      });
     void client
       .db(e.databaseName)
       .command({ explain: read.explain, verbosity: 'queryPlanner' })
@@ -171,7 +254,12 @@ export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_
           if (match === undefined) record(problems(false));
           // Only the store refusing to explain is a finding; the process closing its client at
           // shutdown, or a dropped namespace, is not.
-          else if (err instanceof MongoServerError && !isStoreUnavailable(err) && !/not found|NamespaceNotFound/i.test(String(err))) record(`explain failed: ${String(err)}`);
+          else if (
+            err instanceof MongoServerError &&
+            !isStoreUnavailable(err) &&
+            !/not found|NamespaceNotFound/i.test(String(err))
+          )
+            record(`explain failed: ${String(err)}`);
         },
       );
   };

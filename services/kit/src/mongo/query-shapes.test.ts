@@ -19,7 +19,9 @@ describe('unservedShapes', () => {
   });
 
   it('refuses an index that puts the sort before an equality field', () => {
-    expect(unservedShapes(schemaWith({ tenantId: 1, createdAt: -1, status: 1 }), [list])).toEqual([expect.stringMatching(/^list:/)]);
+    expect(unservedShapes(schemaWith({ tenantId: 1, createdAt: -1, status: 1 }), [list])).toEqual([
+      expect.stringMatching(/^list:/),
+    ]);
   });
 
   it('refuses a sort whose fields need different directions than the index gives', () => {
@@ -37,6 +39,10 @@ describe('unservedShapes', () => {
   it('serves a lookup by _id from the implicit index', () => {
     expect(unservedShapes(schemaWith(), [{ name: 'byId', equality: ['_id'] }])).toEqual([]);
     // A bound on the sorted field: the sort's place in the index serves it.
-    expect(unservedShapes(schemaWith({ createdAt: 1 }), [{ name: 'due', equality: [], sort: { createdAt: 1 }, range: ['createdAt'] }])).toEqual([]);
+    expect(
+      unservedShapes(schemaWith({ createdAt: 1 }), [
+        { name: 'due', equality: [], sort: { createdAt: 1 }, range: ['createdAt'] },
+      ]),
+    ).toEqual([]);
   });
 });

@@ -23,10 +23,16 @@ type IndexKeys = [string, number][];
  * Returns one line per unserved shape; a store's unit test expects none.
  */
 export function unservedShapes(schema: Schema, shapes: readonly QueryShape[]): string[] {
-  const indexes: IndexKeys[] = [[['_id', 1]], ...schema.indexes().map(([keys]) => Object.entries(keys as Record<string, number>))];
+  const indexes: IndexKeys[] = [
+    [['_id', 1]],
+    ...schema.indexes().map(([keys]) => Object.entries(keys as Record<string, number>)),
+  ];
   return shapes
     .filter((shape) => !indexes.some((keys) => serves(keys, shape)))
-    .map((shape) => `${shape.name}: no index serves equality [${shape.equality.join(', ')}], sort ${JSON.stringify(shape.sort ?? {})}, range [${(shape.range ?? []).join(', ')}]`);
+    .map(
+      (shape) =>
+        `${shape.name}: no index serves equality [${shape.equality.join(', ')}], sort ${JSON.stringify(shape.sort ?? {})}, range [${(shape.range ?? []).join(', ')}]`,
+    );
 }
 
 function serves(keys: IndexKeys, shape: QueryShape): boolean {

@@ -46,7 +46,10 @@ export function scriptedCollection(operations: WakeSource['operations'] = ['inse
   };
   const settle = () => new Promise((r) => setImmediate(r));
   return {
-    source: { model: { collection: { collectionName: 'scripted' }, db: { db: db as never } }, operations } satisfies WakeSource,
+    source: {
+      model: { collection: { collectionName: 'scripted' }, db: { db: db as never } },
+      operations,
+    } satisfies WakeSource,
     /** How many streams were opened (a failed one is opened again). */
     opened: () => streams.length,
     changed: async () => {

@@ -18,7 +18,10 @@ export interface SharedUpdate<D, Id> {
 }
 
 /** The updates in one unordered bulk write, each with its token; then one read back tells which applied. */
-export async function updateTogether<D extends TenantOwned, Id>(model: Model<D>, asked: readonly SharedUpdate<D, Id>[]): Promise<(D | null)[]> {
+export async function updateTogether<D extends TenantOwned, Id>(
+  model: Model<D>,
+  asked: readonly SharedUpdate<D, Id>[],
+): Promise<(D | null)[]> {
   const ops = asked.map((u) => {
     const { $set, ...rest } = u.update as { $set?: Record<string, unknown> };
     const filter = { ...u.where, _id: u._id, ...(u.tenantId !== undefined && { tenantId: u.tenantId }) };
@@ -34,16 +37,27 @@ export async function updateTogether<D extends TenantOwned, Id>(model: Model<D>,
 
 /** The value at a dotted path of a document. */
 function valueAt(doc: unknown, path: string): unknown {
-  return path.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), doc);
+  return path
+    .split('.')
+    .reduce<unknown>(
+      (v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined),
+      doc,
+    );
 }
 
 /**
  * The documents of the ids asked, in one `$in` read; with a tenant asked for, a document is only
  * answered under that tenant (another tenant's id reads as absent).
  */
-export async function readTogether<D extends TenantOwned, Id>(model: Model<D>, asked: readonly { _id: Id; tenantId?: string }[]): Promise<(D | null)[]> {
+export async function readTogether<D extends TenantOwned, Id>(
+  model: Model<D>,
+  asked: readonly { _id: Id; tenantId?: string }[],
+): Promise<(D | null)[]> {
   const tenants = [...new Set(asked.map((a) => a.tenantId))];
-  const filter = { _id: { $in: asked.map((a) => a._id) }, ...(tenants.every((t) => t !== undefined) && { tenantId: { $in: tenants } }) };
+  const filter = {
+    _id: { $in: asked.map((a) => a._id) },
+    ...(tenants.every((t) => t !== undefined) && { tenantId: { $in: tenants } }),
+  };
   const byId = new Map(
     (
       await model
@@ -62,6 +76,7 @@ export async function readTogether<D extends TenantOwned, Id>(model: Model<D>, a
 export function refuseTenantChange(update: UpdateQuery<unknown>): void {
   if (Array.isArray(update)) throw new Error('pipeline updates are not supported here');
   const u = update as Record<string, unknown>;
-  const names = (v: unknown): boolean => v !== null && typeof v === 'object' && ('tenantId' in v || Object.values(v).includes('tenantId'));
+  const names = (v: unknown): boolean =>
+    v !== null && typeof v === 'object' && ('tenantId' in v || Object.values(v).includes('tenantId'));
   if ('tenantId' in u || Object.values(u).some(names)) throw new Error("a document's tenant never changes");
 }

@@ -1,6 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { metrics } from '@opentelemetry/api';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import type { mongo } from 'mongoose';
 import type { Logger } from '../logger';
 import { watchSlowCommands } from './store-ops';
@@ -14,8 +19,12 @@ describe('watchSlowCommands', () => {
   it('counts a command at or over the count threshold by collection and operation, logs one over the log threshold, and neither for a fast one nor a waiting getMore', async () => {
     const client = new EventEmitter();
     const warn = jest.fn();
-    watchSlowCommands(client as unknown as mongo.MongoClient, { warn } as unknown as Logger, { logMs: 1_000, countMs: 100 });
-    const start = (requestId: number, commandName: string, command: Record<string, unknown>) => client.emit('commandStarted', { requestId, commandName, command, databaseName: 'leads' });
+    watchSlowCommands(client as unknown as mongo.MongoClient, { warn } as unknown as Logger, {
+      logMs: 1_000,
+      countMs: 100,
+    });
+    const start = (requestId: number, commandName: string, command: Record<string, unknown>) =>
+      client.emit('commandStarted', { requestId, commandName, command, databaseName: 'leads' });
     start(1, 'insert', { insert: 'contacts' });
     start(2, 'find', { find: 'campaigns' });
     start(3, 'getMore', { getMore: 1, collection: 'outbox' });
@@ -38,7 +47,11 @@ describe('watchSlowCommands', () => {
       .flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics))
       .find((m) => m.descriptor.name === 'voiceapi.store.slow_commands');
     expect(slow?.descriptor.unit).toBe('{command}');
-    expect(Object.fromEntries(slow!.dataPoints.map((p) => [`${String(p.attributes.collection)} ${String(p.attributes.operation)}`, p.value]))).toEqual({
+    expect(
+      Object.fromEntries(
+        slow!.dataPoints.map((p) => [`${String(p.attributes.collection)} ${String(p.attributes.operation)}`, p.value]),
+      ),
+    ).toEqual({
       'contacts insert': 1,
       'contacts update': 1,
       'campaigns find': 1,

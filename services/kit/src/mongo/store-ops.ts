@@ -51,7 +51,10 @@ export class StoreOpCounter {
     process.on('SIGUSR2', () => {
       try {
         const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-        writeFileSync(tmp, JSON.stringify({ seq: ++seq, pid: process.pid, at: new Date().toISOString(), ops: this.counts }));
+        writeFileSync(
+          tmp,
+          JSON.stringify({ seq: ++seq, pid: process.pid, at: new Date().toISOString(), ops: this.counts }),
+        );
         renameSync(tmp, file);
       } catch {
         /* the bench's folder is gone: nobody is reading */
@@ -80,11 +83,16 @@ const WAITING_COMMANDS = new Set(['getMore']);
  * requests waited seconds in a drain on the live cluster, and nothing told which command).
  * A change stream's or a tailing cursor's waiting `getMore` is neither.
  */
-export function watchSlowCommands(client: mongo.MongoClient, log: Logger, opts: { logMs?: number; countMs?: number } = {}): void {
+export function watchSlowCommands(
+  client: mongo.MongoClient,
+  log: Logger,
+  opts: { logMs?: number; countMs?: number } = {},
+): void {
   const logMs = opts.logMs ?? SLOW_COMMAND_MS;
   const countMs = opts.countMs ?? SLOW_COMMAND_COUNT_MS;
   const slow = serviceMetrics('store').counter<{ collection: string; operation: string }>('slow_commands', {
-    description: 'Commands the store took STORE_SLOW_COMMAND_MS (default 100 ms) or longer to answer, by collection and operation',
+    description:
+      'Commands the store took STORE_SLOW_COMMAND_MS (default 100 ms) or longer to answer, by collection and operation',
     unit: '{command}',
   });
   // The started events in flight; the collection is read from one only when it proved slow.
@@ -99,7 +107,11 @@ export function watchSlowCommands(client: mongo.MongoClient, log: Logger, opts: 
     if (e.duration < Math.min(countMs, logMs)) return;
     const collection = collectionOf(start);
     if (e.duration >= countMs) slow.add(1, { collection, operation: e.commandName });
-    if (e.duration >= logMs) log.warn({ command: e.commandName, collection, ms: Math.round(e.duration), failed: 'failure' in e }, 'a store command was slow');
+    if (e.duration >= logMs)
+      log.warn(
+        { command: e.commandName, collection, ms: Math.round(e.duration), failed: 'failure' in e },
+        'a store command was slow',
+      );
   };
   client.on('commandSucceeded', ended);
   client.on('commandFailed', ended);

@@ -1,3 +1,4 @@
+// Over 300 lines because it keeps one job, the tenant-scoped operations; cross-tenant access and the shared bulk writes have files of their own.
 import { randomUUID } from 'node:crypto';
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import { Coalescer } from '../coalesce';
@@ -77,12 +78,24 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    * (their `where` exclude each other, as moves from a state do). The schema must declare `mark`'s
    * path (mongoose drops paths it does not know, and the update would read as never applied).
    */
-  async updateByIdShared(scope: TenantScope, id: string, update: UpdateQuery<D>, opts: { where?: ScopedFilter<D>; mark: string }): Promise<D | null> {
+  async updateByIdShared(
+    scope: TenantScope,
+    id: string,
+    update: UpdateQuery<D>,
+    opts: { where?: ScopedFilter<D>; mark: string },
+  ): Promise<D | null> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
     this.sharedUpdates ??= new Coalescer((asked) => updateTogether(this.model, asked));
-    return this.sharedUpdates.run({ _id, tenantId: scope.tenantId, where: opts.where as FilterQuery<D> | undefined, update, mark: opts.mark, token: randomUUID() });
+    return this.sharedUpdates.run({
+      _id,
+      tenantId: scope.tenantId,
+      where: opts.where as FilterQuery<D> | undefined,
+      update,
+      mark: opts.mark,
+      token: randomUUID(),
+    });
   }
 
   /** `applyByIdShared`'s writes: the updates asked while one is under way, written together next. */
@@ -93,16 +106,31 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    * document after it): the updates asked while one is under way are one unordered bulk write, and
    * nothing is read. An id not the tenant's, absent or not matching `where` is left alone.
    */
-  async applyByIdShared(scope: TenantScope, id: string, update: UpdateQuery<D>, opts: { where?: ScopedFilter<D> } = {}): Promise<void> {
+  async applyByIdShared(
+    scope: TenantScope,
+    id: string,
+    update: UpdateQuery<D>,
+    opts: { where?: ScopedFilter<D> } = {},
+  ): Promise<void> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
     if (_id === undefined) return;
     const model = this.model;
     this.sharedApplies ??= new Coalescer(async (asked) => {
-      await model.bulkWrite(asked.map((u) => ({ updateOne: { filter: { ...u.where, _id: u._id, tenantId: u.tenantId }, update: u.update } })) as never[], { ordered: false });
+      await model.bulkWrite(
+        asked.map((u) => ({
+          updateOne: { filter: { ...u.where, _id: u._id, tenantId: u.tenantId }, update: u.update },
+        })) as never[],
+        { ordered: false },
+      );
       return asked.map(() => undefined);
     });
-    await this.sharedApplies.run({ _id, tenantId: scope.tenantId, where: opts.where as FilterQuery<D> | undefined, update });
+    await this.sharedApplies.run({
+      _id,
+      tenantId: scope.tenantId,
+      where: opts.where as FilterQuery<D> | undefined,
+      update,
+    });
   }
 
   /** `findByIdShared`'s reads: the ids asked while one read is under way, read together next. */
@@ -120,7 +148,11 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return this.sharedReads.run({ tenantId: scope.tenantId, _id });
   }
 
-  find(scope: TenantScope, filter: ScopedFilter<D>, opts: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: ProjectionType<D> } = {}): Promise<D[]> {
+  find(
+    scope: TenantScope,
+    filter: ScopedFilter<D>,
+    opts: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: ProjectionType<D> } = {},
+  ): Promise<D[]> {
     let q = this.model.find(this.scoped(scope, filter), opts.projection);
     if (opts.sort) q = q.sort(opts.sort);
     if (opts.skip) q = q.skip(opts.skip);
@@ -128,7 +160,11 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return q.lean<D[]>().exec();
   }
 
-  async findOne(scope: TenantScope, filter: ScopedFilter<D>, opts: { sort?: Record<string, 1 | -1>; projection?: ProjectionType<D> } = {}): Promise<D | null> {
+  async findOne(
+    scope: TenantScope,
+    filter: ScopedFilter<D>,
+    opts: { sort?: Record<string, 1 | -1>; projection?: ProjectionType<D> } = {},
+  ): Promise<D | null> {
     const [doc] = await this.find(scope, filter, { ...opts, limit: 1 });
     return doc ?? null;
   }
@@ -137,9 +173,18 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    * A page of a list, newest first or as sorted. One extra row tells whether more follow; the
    * count runs only when they do, and stops at `COUNT_CAP` (decision 0012).
    */
-  async page(scope: TenantScope, filter: ScopedFilter<D>, opts: { sort: Record<string, 1 | -1>; page: number; limit: number; projection?: ProjectionType<D> }): Promise<Page<D>> {
+  async page(
+    scope: TenantScope,
+    filter: ScopedFilter<D>,
+    opts: { sort: Record<string, 1 | -1>; page: number; limit: number; projection?: ProjectionType<D> },
+  ): Promise<Page<D>> {
     const skip = (opts.page - 1) * opts.limit;
-    const rows = await this.find(scope, filter, { sort: opts.sort, skip, limit: opts.limit + 1, ...(opts.projection && { projection: opts.projection }) });
+    const rows = await this.find(scope, filter, {
+      sort: opts.sort,
+      skip,
+      limit: opts.limit + 1,
+      ...(opts.projection && { projection: opts.projection }),
+    });
     const hasMore = rows.length > opts.limit;
     const items = hasMore ? rows.slice(0, opts.limit) : rows;
     // Rows this page proves exist (none when the page lies past the end).
@@ -158,9 +203,18 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    * Matching rows counted per distinct combination of `fields` (a stats query served by an index
    * on the tenant, the filter's fields and these), capped per group at `COUNT_CAP`.
    */
-  async countBy<K extends string>(scope: TenantScope, filter: ScopedFilter<D>, fields: readonly K[]): Promise<{ key: Record<K, unknown>; count: number }[]> {
+  async countBy<K extends string>(
+    scope: TenantScope,
+    filter: ScopedFilter<D>,
+    fields: readonly K[],
+  ): Promise<{ key: Record<K, unknown>; count: number }[]> {
     const groupId = Object.fromEntries(fields.map((f) => [f, `$${f}`]));
-    const rows = await this.model.aggregate<{ _id: Record<K, unknown>; count: number }>([{ $match: this.scoped(scope, filter) }, { $group: { _id: groupId, count: { $sum: 1 } } }]).exec();
+    const rows = await this.model
+      .aggregate<{ _id: Record<K, unknown>; count: number }>([
+        { $match: this.scoped(scope, filter) },
+        { $group: { _id: groupId, count: { $sum: 1 } } },
+      ])
+      .exec();
     return rows.map((r) => ({ key: r._id, count: Math.min(r.count, COUNT_CAP) }));
   }
 
@@ -222,11 +276,18 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    * Applies the update to the tenant's document; null when it is not the tenant's, is absent, or
    * does not match `where` (a condition checked atomically with the write, e.g. a state).
    */
-  async updateById(scope: TenantScope, id: string, update: UpdateQuery<D>, opts: { where?: ScopedFilter<D> } = {}): Promise<D | null> {
+  async updateById(
+    scope: TenantScope,
+    id: string,
+    update: UpdateQuery<D>,
+    opts: { where?: ScopedFilter<D> } = {},
+  ): Promise<D | null> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
-    return this.model.findOneAndUpdate({ ...opts.where, _id, tenantId: scope.tenantId }, update, { new: true }).lean<D>();
+    return this.model
+      .findOneAndUpdate({ ...opts.where, _id, tenantId: scope.tenantId }, update, { new: true })
+      .lean<D>();
   }
 
   async deleteById(scope: TenantScope, id: string, opts: { where?: ScopedFilter<D> } = {}): Promise<boolean> {
@@ -260,7 +321,11 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
    */
   readBack(scope: TenantScope, id: string, applied: 'present' | 'absent', where?: ScopedFilter<D>): ReadBack {
     // An id that cannot be one matches nothing, as its write did.
-    return { collection: this.model.collection.collectionName, filter: { ...where, _id: this.ids.parse(id) ?? id, tenantId: scope.tenantId }, applied };
+    return {
+      collection: this.model.collection.collectionName,
+      filter: { ...where, _id: this.ids.parse(id) ?? id, tenantId: scope.tenantId },
+      applied,
+    };
   }
 
   /** This collection's changes of these kinds, to wake a worker (`WorkerSpec.wakeOn`); no document is read through it. */

@@ -24,7 +24,13 @@ const STEPPING_DOWN = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
  * key) settles it.
  */
 export function isStoreUnavailable(err: unknown): boolean {
-  type Err = { name?: unknown; code?: unknown; cause?: unknown; errorResponse?: unknown; hasErrorLabel?: (l: string) => boolean };
+  type Err = {
+    name?: unknown;
+    code?: unknown;
+    cause?: unknown;
+    errorResponse?: unknown;
+    hasErrorLabel?: (l: string) => boolean;
+  };
   // A bulk write (insertMany, bulkWrite) cut by a lost connection throws a MongoBulkWriteError
   // that carries the network error as its `errorResponse`, not as its `cause`: both are followed.
   const seen = new Set<unknown>();
@@ -36,7 +42,11 @@ export function isStoreUnavailable(err: unknown): boolean {
     if (UNREACHABLE.some((kind) => e instanceof kind) || e.name === 'MongooseServerSelectionError') return true;
     if (typeof e.code === 'number' && STEPPING_DOWN.has(e.code)) return true;
     if (typeof e.code === 'string' && BROKEN_CONNECTION.has(e.code)) return true;
-    if (typeof e.hasErrorLabel === 'function' && (e.hasErrorLabel('ResetPool') || e.hasErrorLabel('RetryableWriteError'))) return true;
+    if (
+      typeof e.hasErrorLabel === 'function' &&
+      (e.hasErrorLabel('ResetPool') || e.hasErrorLabel('RetryableWriteError'))
+    )
+      return true;
     pending.push(e.cause, e.errorResponse);
   }
   return false;

@@ -4,7 +4,11 @@ import { mongo, type FilterQuery, type Model } from 'mongoose';
  * A collection's documents matching `filter`, a page at a time along the primary key (each page an
  * index walk from where the last one ended): for sweeps that must see a whole collection.
  */
-export async function* pagesByPrimaryKey<D extends { _id: unknown }>(model: Model<D>, filter: FilterQuery<D> = {}, pageSize = 500): AsyncGenerator<D[]> {
+export async function* pagesByPrimaryKey<D extends { _id: unknown }>(
+  model: Model<D>,
+  filter: FilterQuery<D> = {},
+  pageSize = 500,
+): AsyncGenerator<D[]> {
   for (let after: unknown = new mongo.MinKey(); ;) {
     // The driver's collection: the schema would try to cast MinKey to the `_id` type.
     const docs = (await model.collection

@@ -1,7 +1,12 @@
 import { context, metrics } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { isTracingSuppressed } from '@opentelemetry/core';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import { cachedRead, serviceMetrics } from './metrics';
 
 describe('serviceMetrics', () => {
@@ -18,8 +23,14 @@ describe('serviceMetrics', () => {
 
   it('names instruments voiceapi.<service>.<thing> and records with their attributes', async () => {
     const m = serviceMetrics('billing');
-    m.counter<{ mode: 'live' | 'sandbox' }>('charges', { description: 'calls charged', unit: '{call}' }).add(2, { mode: 'live' });
-    m.histogram<{ outcome: string }>('charge.credits', { description: 'credits per charge', unit: '{credit}', buckets: [1, 10, 100] }).record(12, { outcome: 'ok' });
+    m.counter<{ mode: 'live' | 'sandbox' }>('charges', { description: 'calls charged', unit: '{call}' }).add(2, {
+      mode: 'live',
+    });
+    m.histogram<{ outcome: string }>('charge.credits', {
+      description: 'credits per charge',
+      unit: '{credit}',
+      buckets: [1, 10, 100],
+    }).record(12, { outcome: 'ok' });
     await reader.forceFlush();
     const all = exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
     const counter = all.find((x) => x.descriptor.name === 'voiceapi.billing.charges');
@@ -41,13 +52,17 @@ describe('serviceMetrics', () => {
   it('observes a gauge at each export, one value per attribute set, untraced, until stopped', async () => {
     let lag = 7;
     const traced: boolean[] = [];
-    const gauge = serviceMetrics('events').gauge<{ group: string; topic: string }>('consumer.lag', { description: 'lag', unit: '{message}' }, () => {
-      traced.push(!isTracingSuppressed(context.active()));
-      return [
-        { value: lag, attributes: { group: 'billing.call-charging', topic: 'telephony.call.v1' } },
-        { value: 0, attributes: { group: 'leads.calls', topic: 'telephony.call.v1' } },
-      ];
-    });
+    const gauge = serviceMetrics('events').gauge<{ group: string; topic: string }>(
+      'consumer.lag',
+      { description: 'lag', unit: '{message}' },
+      () => {
+        traced.push(!isTracingSuppressed(context.active()));
+        return [
+          { value: lag, attributes: { group: 'billing.call-charging', topic: 'telephony.call.v1' } },
+          { value: 0, attributes: { group: 'leads.calls', topic: 'telephony.call.v1' } },
+        ];
+      },
+    );
     const first = await exported('voiceapi.events.consumer.lag');
     expect(first?.descriptor).toMatchObject({ unit: '{message}', type: 'OBSERVABLE_GAUGE' });
     expect(first?.dataPoints.map((p) => [p.attributes.group, p.value])).toEqual([
@@ -55,7 +70,11 @@ describe('serviceMetrics', () => {
       ['leads.calls', 0],
     ]);
     lag = 3;
-    expect((await exported('voiceapi.events.consumer.lag'))?.dataPoints.find((p) => p.attributes.group === 'billing.call-charging')?.value).toBe(3);
+    expect(
+      (await exported('voiceapi.events.consumer.lag'))?.dataPoints.find(
+        (p) => p.attributes.group === 'billing.call-charging',
+      )?.value,
+    ).toBe(3);
     expect(traced).toEqual([false, false]);
     gauge.stop();
     // Not observed any more; the SDK repeats the last values (cumulative temporality).
@@ -64,11 +83,15 @@ describe('serviceMetrics', () => {
   });
 
   it('leaves a gauge whose observing fails out of the export, and the other gauges in', async () => {
-    const failing = serviceMetrics('outbox').gauge('backlog', { description: 'x', unit: '{event}' }, () => Promise.reject(new Error('store away')));
+    const failing = serviceMetrics('outbox').gauge('backlog', { description: 'x', unit: '{event}' }, () =>
+      Promise.reject(new Error('store away')),
+    );
     const throwing = serviceMetrics('outbox').gauge('parked', { description: 'x', unit: '{event}' }, () => {
       throw new Error('store away');
     });
-    const fine = serviceMetrics('outbox').gauge('oldest_age', { description: 'x', unit: 's' }, async () => [{ value: 1.5, attributes: {} }]);
+    const fine = serviceMetrics('outbox').gauge('oldest_age', { description: 'x', unit: 's' }, async () => [
+      { value: 1.5, attributes: {} },
+    ]);
     expect((await exported('voiceapi.outbox.backlog'))?.dataPoints ?? []).toEqual([]);
     expect((await exported('voiceapi.outbox.parked'))?.dataPoints ?? []).toEqual([]);
     expect((await exported('voiceapi.outbox.oldest_age'))?.dataPoints[0]?.value).toBe(1.5);

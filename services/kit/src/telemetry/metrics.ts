@@ -1,4 +1,13 @@
-import { context, createContextKey, diag, metrics, type Attributes, type Counter, type Histogram, type ObservableCallback } from '@opentelemetry/api';
+import {
+  context,
+  createContextKey,
+  diag,
+  metrics,
+  type Attributes,
+  type Counter,
+  type Histogram,
+  type ObservableCallback,
+} from '@opentelemetry/api';
 
 /**
  * Business metrics, one convention for every service (billing is the first user):
@@ -16,7 +25,10 @@ import { context, createContextKey, diag, metrics, type Attributes, type Counter
  */
 export interface ServiceMetrics {
   counter<A extends Attributes>(thing: string, opts: { description: string; unit?: string }): TypedCounter<A>;
-  histogram<A extends Attributes>(thing: string, opts: { description: string; unit: string; buckets?: number[] }): TypedHistogram<A>;
+  histogram<A extends Attributes>(
+    thing: string,
+    opts: { description: string; unit: string; buckets?: number[] },
+  ): TypedHistogram<A>;
   /**
    * An observable gauge: `observe` gives its values, one per attribute set, each time metrics are
    * exported. A failing `observe` (thrown or rejected) observes nothing that time and never fails
@@ -25,7 +37,11 @@ export interface ServiceMetrics {
    * longer observed: a gauge keeps giving a value for every attribute set it ever gave (0, not
    * silence, for "none now"), and is stopped only when its process stops.
    */
-  gauge<A extends Attributes>(thing: string, opts: { description: string; unit?: string }, observe: () => Observations<A> | Promise<Observations<A>>): ObservedGauge;
+  gauge<A extends Attributes>(
+    thing: string,
+    opts: { description: string; unit?: string },
+    observe: () => Observations<A> | Promise<Observations<A>>,
+  ): ObservedGauge;
 }
 
 /** What a gauge's `observe` gives: a value per attribute set. */
@@ -57,10 +73,16 @@ export function serviceMetrics(service: string): ServiceMetrics {
   };
   return {
     counter: <A extends Attributes>(thing: string, opts: { description: string; unit?: string }) => {
-      const c: Counter<A> = meter.createCounter<A>(name(thing), { description: opts.description, ...(opts.unit && { unit: opts.unit }) });
+      const c: Counter<A> = meter.createCounter<A>(name(thing), {
+        description: opts.description,
+        ...(opts.unit && { unit: opts.unit }),
+      });
       return { add: (value: number, attributes: A) => c.add(value, attributes) };
     },
-    histogram: <A extends Attributes>(thing: string, opts: { description: string; unit: string; buckets?: number[] }) => {
+    histogram: <A extends Attributes>(
+      thing: string,
+      opts: { description: string; unit: string; buckets?: number[] },
+    ) => {
       const h: Histogram<A> = meter.createHistogram<A>(name(thing), {
         description: opts.description,
         unit: opts.unit,
@@ -68,9 +90,16 @@ export function serviceMetrics(service: string): ServiceMetrics {
       });
       return { record: (value: number, attributes: A) => h.record(value, attributes) };
     },
-    gauge: <A extends Attributes>(thing: string, opts: { description: string; unit?: string }, observe: () => Observations<A> | Promise<Observations<A>>) => {
+    gauge: <A extends Attributes>(
+      thing: string,
+      opts: { description: string; unit?: string },
+      observe: () => Observations<A> | Promise<Observations<A>>,
+    ) => {
       const full = name(thing);
-      const g = meter.createObservableGauge<A>(full, { description: opts.description, ...(opts.unit && { unit: opts.unit }) });
+      const g = meter.createObservableGauge<A>(full, {
+        description: opts.description,
+        ...(opts.unit && { unit: opts.unit }),
+      });
       const callback: ObservableCallback<A> = async (result) => {
         let timer: NodeJS.Timeout | undefined;
         try {
@@ -80,7 +109,10 @@ export function serviceMetrics(service: string): ServiceMetrics {
           const values = await Promise.race([
             context.with(withoutTracing(context.active()), observe),
             new Promise<never>((_, reject) => {
-              timer = setTimeout(() => reject(new Error(`no answer within ${OBSERVE_TIMEOUT_MS} ms`)), OBSERVE_TIMEOUT_MS).unref();
+              timer = setTimeout(
+                () => reject(new Error(`no answer within ${OBSERVE_TIMEOUT_MS} ms`)),
+                OBSERVE_TIMEOUT_MS,
+              ).unref();
             }),
           ]);
           for (const { value, attributes } of values) result.observe(value, attributes);

@@ -8,9 +8,14 @@ const { KnowledgeEvent } = voiceapi.events.v1;
 export function documentEvents(outbox: Announcer): DocumentEvents {
   return {
     documentDeleted(scope, fileId, at, erase, readBack) {
-      const message = KnowledgeEvent.fromPartial({ occurTime: at, event: { $case: 'documentDeleted', documentDeleted: { tenantId: scope.tenantId, fileId } } });
+      const message = KnowledgeEvent.fromPartial({
+        occurTime: at,
+        event: { $case: 'documentDeleted', documentDeleted: { tenantId: scope.tenantId, fileId } },
+      });
       // One event per document: a delete retried after a crash finds the one it stored.
-      return outbox.announce([eventRecord(KnowledgeEvent, fileId, message, `document-deleted:${fileId}`)], erase, { readBack });
+      return outbox.announce([eventRecord(KnowledgeEvent, fileId, message, `document-deleted:${fileId}`)], erase, {
+        readBack,
+      });
     },
   };
 }

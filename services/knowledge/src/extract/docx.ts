@@ -11,7 +11,10 @@ export interface ArchiveLimits {
 /** Entries below this size may compress as well as they like (a page of repeated table markup does). */
 const BIG_ENTRY = 1024 * 1024;
 
-const unreadable = (e: unknown) => (e instanceof ExtractionRefused ? e : new ExtractionRefused('unreadable', `the docx cannot be read: ${(e as Error).message}`));
+const unreadable = (e: unknown) =>
+  e instanceof ExtractionRefused
+    ? e
+    : new ExtractionRefused('unreadable', `the docx cannot be read: ${(e as Error).message}`);
 const tooLarge = (what: string) => new ExtractionRefused('archive_too_large', `the docx ${what}`);
 
 /**
@@ -38,13 +41,15 @@ async function inflateCapped(bytes: Buffer, limits: ArchiveLimits): Promise<Reco
     // validateEntrySizes off: the budget below is the check that matters, and it applies to the
     // bytes actually produced, whatever the headers say.
     zip = await fromBufferPromise(bytes, { autoClose: false, validateEntrySizes: false });
-    if (zip.entryCount > limits.maxEntries) throw tooLarge(`has ${zip.entryCount} entries (at most ${limits.maxEntries})`);
+    if (zip.entryCount > limits.maxEntries)
+      throw tooLarge(`has ${zip.entryCount} entries (at most ${limits.maxEntries})`);
     const entries: Entry[] = [];
     let declared = 0;
     for await (const entry of zip.eachEntry()) {
       if (entry.fileName.endsWith('/')) continue;
       declared += entry.uncompressedSize;
-      if (declared > limits.maxUncompressedBytes) throw tooLarge(`would inflate to more than ${limits.maxUncompressedBytes} bytes`);
+      if (declared > limits.maxUncompressedBytes)
+        throw tooLarge(`would inflate to more than ${limits.maxUncompressedBytes} bytes`);
       if (entry.uncompressedSize > BIG_ENTRY && entry.uncompressedSize > limits.maxRatio * entry.compressedSize) {
         throw tooLarge(`entry ${entry.fileName} is compressed more than ${limits.maxRatio} to 1`);
       }

@@ -1,6 +1,14 @@
+// Over 300 lines because the cases of one module share its fixtures.
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
-import { ALLOWED_CONTENT_TYPES, countWords, declaredKind, extractText, ExtractionRefused, type DocumentKind } from './index';
+import {
+  ALLOWED_CONTENT_TYPES,
+  countWords,
+  declaredKind,
+  extractText,
+  ExtractionRefused,
+  type DocumentKind,
+} from './index';
 
 // Every fixture is made here, in memory: PDFs written by hand with a computed xref table, docx files
 // zipped with fflate, zip bombs assembled from a deflate segment repeated (no 200 MB buffer).
@@ -15,7 +23,9 @@ function pdf(pages: string[][]): Buffer {
     const content = lines.map((l, i) => `BT /F1 12 Tf 72 ${712 - 14 * i} Td (${l}) Tj ET`).join('\n');
     const page = objects.length + 1;
     kids.push(`${page} 0 R`);
-    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${page + 1} 0 R >>`);
+    objects.push(
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${page + 1} 0 R >>`,
+    );
     objects.push(`<< /Length ${Buffer.byteLength(content)} >>\nstream\n${content}\nendstream`);
   }
   objects[1] = `<< /Type /Pages /Kids [${kids.join(' ')}] /Count ${kids.length} >>`;
@@ -46,7 +56,12 @@ const documentXml = (paragraphs: string[]) =>
   '</w:body></w:document>';
 
 function docx(paragraphs: string[], extra: Record<string, Uint8Array> = {}): Buffer {
-  const files = { '[Content_Types].xml': strToU8(CONTENT_TYPES), '_rels/.rels': strToU8(RELS), 'word/document.xml': strToU8(documentXml(paragraphs)), ...extra };
+  const files = {
+    '[Content_Types].xml': strToU8(CONTENT_TYPES),
+    '_rels/.rels': strToU8(RELS),
+    'word/document.xml': strToU8(documentXml(paragraphs)),
+    ...extra,
+  };
   return Buffer.from(zipSync(files));
 }
 
@@ -135,14 +150,19 @@ describe('declaredKind', () => {
   });
 
   it('lists the accepted content types', () => {
-    expect(ALLOWED_CONTENT_TYPES).toEqual(expect.arrayContaining(['text/plain', 'text/markdown', 'text/csv', 'text/html', 'application/pdf', DOCX]));
+    expect(ALLOWED_CONTENT_TYPES).toEqual(
+      expect.arrayContaining(['text/plain', 'text/markdown', 'text/csv', 'text/html', 'application/pdf', DOCX]),
+    );
     for (const type of ALLOWED_CONTENT_TYPES) expect(() => declaredKind('upload', type)).not.toThrow();
   });
 });
 
 describe('extractText', () => {
   it('reads UTF-8 text, dropping a byte order mark', async () => {
-    const r = await extractText(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), text('Hello  clinic world\nCafé ouvert 9h–17h\n')]), 'txt');
+    const r = await extractText(
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), text('Hello  clinic world\nCafé ouvert 9h–17h\n')]),
+      'txt',
+    );
     expect(r).toEqual({ kind: 'txt', text: 'Hello  clinic world\nCafé ouvert 9h–17h', wordCount: 7 });
   });
 
@@ -167,12 +187,17 @@ describe('extractText', () => {
       '```',
     ].join('\n');
     const r = await extractText(text(md), 'md');
-    expect(r.text).toBe('Opening hours\nWe are open Monday to Friday, see the map.\nWalk-ins welcome\nParking sign parking at the back\nClosed on holidays\ncall 555-0100');
+    expect(r.text).toBe(
+      'Opening hours\nWe are open Monday to Friday, see the map.\nWalk-ins welcome\nParking sign parking at the back\nClosed on holidays\ncall 555-0100',
+    );
     expect(r.wordCount).toBe(26);
   });
 
   it('joins CSV cells with spaces and records with newlines', async () => {
-    const r = await extractText(text('name,phone,notes\n"Smith, Jane",555-0100,\n\nDoe,555-0101,"prefers\nmornings"\n'), 'csv');
+    const r = await extractText(
+      text('name,phone,notes\n"Smith, Jane",555-0100,\n\nDoe,555-0101,"prefers\nmornings"\n'),
+      'csv',
+    );
     expect(r.text).toBe('name phone notes\nSmith, Jane 555-0100\nDoe 555-0101 prefers\nmornings');
     expect(r.wordCount).toBe(12);
   });
@@ -235,7 +260,9 @@ describe('extractText', () => {
     // Claims 1 KB; really 60 MiB, past the default 50 MiB budget.
     expect(await refusal(extractText(zeroBomb(60, 1024), 'docx'))).toBe('archive_too_large');
     // The same lie under a small budget, to show it is the bytes that count.
-    expect(await refusal(extractText(zeroBomb(3, 1024), 'docx', { maxUncompressedBytes: 2 * 1024 * 1024 }))).toBe('archive_too_large');
+    expect(await refusal(extractText(zeroBomb(3, 1024), 'docx', { maxUncompressedBytes: 2 * 1024 * 1024 }))).toBe(
+      'archive_too_large',
+    );
   });
 
   it('refuses big entries compressed past the ratio, and too many entries', async () => {
@@ -267,16 +294,23 @@ describe('extractText', () => {
     expect(await refusal(extractText(bytes, kind))).toBe('type_mismatch');
   });
 
-  it.each<DocumentKind>(['txt', 'md', 'csv', 'html', 'pdf', 'docx'])('refuses zero bytes declared %s as empty', async (kind) => {
-    expect(await refusal(extractText(Buffer.alloc(0), kind))).toBe('empty');
-  });
+  it.each<DocumentKind>(['txt', 'md', 'csv', 'html', 'pdf', 'docx'])(
+    'refuses zero bytes declared %s as empty',
+    async (kind) => {
+      expect(await refusal(extractText(Buffer.alloc(0), kind))).toBe('empty');
+    },
+  );
 
   it('accepts text with no words', async () => {
     expect(await extractText(text(' \n-- \n'), 'txt')).toEqual({ kind: 'txt', text: '--', wordCount: 0 });
   });
 
   it('cuts text at maxTextChars, never inside a surrogate pair', async () => {
-    expect(await extractText(text('word '.repeat(10)), 'txt', { maxTextChars: 12 })).toEqual({ kind: 'txt', text: 'word word wo', wordCount: 3 });
+    expect(await extractText(text('word '.repeat(10)), 'txt', { maxTextChars: 12 })).toEqual({
+      kind: 'txt',
+      text: 'word word wo',
+      wordCount: 3,
+    });
     expect((await extractText(text('😀😀'), 'txt', { maxTextChars: 3 })).text).toBe('😀');
   });
 });

@@ -46,7 +46,10 @@ export function declaredKind(fileName: string, contentType: string | undefined):
   if (ext && !byExt) throw new ExtractionRefused('unsupported_type', `files ending .${ext} are not accepted`);
   if (type === '' || type === 'application/octet-stream') {
     if (byExt) return byExt;
-    throw new ExtractionRefused('unsupported_type', 'the file type cannot be told: give a known extension or content type');
+    throw new ExtractionRefused(
+      'unsupported_type',
+      'the file type cannot be told: give a known extension or content type',
+    );
   }
   const byType = BY_CONTENT_TYPE[type];
   if (!byType) throw new ExtractionRefused('unsupported_type', `content type ${type} is not accepted`);

@@ -22,7 +22,12 @@ export async function pdfText(bytes: Buffer, maxChars: number): Promise<string> 
   try {
     // A copy: PDF.js takes ownership of (detaches) the buffer it is given. No fonts loaded, nothing
     // fetched (no URLs are given for CMaps, standard fonts or WASM decoders): text only.
-    doc = await getDocumentProxy(new Uint8Array(bytes), { disableFontFace: true, useSystemFonts: false, useWorkerFetch: false, verbosity: 0 });
+    doc = await getDocumentProxy(new Uint8Array(bytes), {
+      disableFontFace: true,
+      useSystemFonts: false,
+      useWorkerFetch: false,
+      verbosity: 0,
+    });
   } catch (e) {
     throw new ExtractionRefused('unreadable', `the PDF cannot be read: ${(e as Error).message}`);
   }

@@ -6,7 +6,9 @@ const PDF = Buffer.from('%PDF-');
 const ZIP = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 // ELF, and Mach-O in both byte orders, 32/64 bit and universal ("fat").
-const EXECUTABLES = ['7f454c46', 'feedface', 'feedfacf', 'cefaedfe', 'cffaedfe', 'cafebabe'].map((h) => Buffer.from(h, 'hex'));
+const EXECUTABLES = ['7f454c46', 'feedface', 'feedfacf', 'cefaedfe', 'cffaedfe', 'cafebabe'].map((h) =>
+  Buffer.from(h, 'hex'),
+);
 
 /** Windows/DOS executables start `MZ`; so can an ordinary sentence, so the header's NUL bytes decide. */
 const isDosExecutable = (b: Buffer) => b[0] === 0x4d && b[1] === 0x5a && b.subarray(2, 64).includes(0);

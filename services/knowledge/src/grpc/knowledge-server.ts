@@ -17,7 +17,10 @@ export function knowledgeService(uc: Documents, log: Logger): ServiceRegistratio
       },
       listDocuments: async (req, ctx) => {
         const res = await uc.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
-        return { documents: res.items.map(toProto), page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore } };
+        return {
+          documents: res.items.map(toProto),
+          page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore },
+        };
       },
       getDocument: async (req, ctx) => ({ document: toProto(await uc.get(requireTenant(ctx), req.fileId)) }),
       deleteDocument: async (req, ctx) => {
@@ -43,12 +46,18 @@ export function knowledgeService(uc: Documents, log: Logger): ServiceRegistratio
  * trailer: without it the upload was cut off (a cancelled stream ends like a finished one) and is
  * refused. A title in the trailer (sent after the file) is set on `header` once the chunks were read.
  */
-async function splitUpload(parts: AsyncIterable<UploadPart>): Promise<{ header: UploadHeader; chunks: AsyncIterable<Buffer> }> {
+async function splitUpload(
+  parts: AsyncIterable<UploadPart>,
+): Promise<{ header: UploadHeader; chunks: AsyncIterable<Buffer> }> {
   const it = parts[Symbol.asyncIterator]();
   const first = await it.next();
   const h = first.done ? undefined : first.value.part?.$case === 'header' ? first.value.part.header : undefined;
   if (!h) throw validationError('an upload starts with its header', [{ path: 'header', message: 'required first' }]);
-  const header: UploadHeader = { fileName: h.fileName, contentType: h.contentType, ...(h.title !== undefined && { title: h.title }) };
+  const header: UploadHeader = {
+    fileName: h.fileName,
+    contentType: h.contentType,
+    ...(h.title !== undefined && { title: h.title }),
+  };
   async function* chunks(): AsyncIterable<Buffer> {
     let trailed = false;
     for (let next = await it.next(); !next.done; next = await it.next()) {
@@ -57,15 +66,20 @@ async function splitUpload(parts: AsyncIterable<UploadPart>): Promise<{ header: 
       if (part?.$case === 'trailer' && !trailed) {
         trailed = true;
         if (part.trailer.title !== undefined) {
-          if (header.title !== undefined) throw validationError('title is given twice', [{ path: 'title', message: 'given more than once' }]);
+          if (header.title !== undefined)
+            throw validationError('title is given twice', [{ path: 'title', message: 'given more than once' }]);
           header.title = part.trailer.title;
         }
         continue;
       }
-      if (part?.$case !== 'chunk') throw validationError('only chunks, then the trailer, follow the header', [{ path: 'chunk', message: 'expected' }]);
+      if (part?.$case !== 'chunk')
+        throw validationError('only chunks, then the trailer, follow the header', [
+          { path: 'chunk', message: 'expected' },
+        ]);
       yield Buffer.from(part.chunk);
     }
-    if (!trailed) throw validationError('the upload was cut off before its end', [{ path: 'trailer', message: 'required last' }]);
+    if (!trailed)
+      throw validationError('the upload was cut off before its end', [{ path: 'trailer', message: 'required last' }]);
   }
   return { header, chunks: chunks() };
 }

@@ -1,4 +1,14 @@
-import { BlobStore, objectIds, scopeOfRecord, stringIds, TenantCollection, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
+import {
+  BlobStore,
+  objectIds,
+  scopeOfRecord,
+  stringIds,
+  TenantCollection,
+  type Page,
+  type QueryShape,
+  type ReadBack,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { KnowledgeDocument } from '../domain/document';
 
@@ -34,7 +44,12 @@ export const documentSchema = new Schema<DocumentDoc>(
 // Serves `newest` (the list page): a tenant's ready documents, newest first.
 documentSchema.index({ tenantId: 1, status: 1, createdAt: -1, _id: -1 });
 export const pendingSchema = new Schema<PendingDoc>(
-  { _id: String, tenantId: { type: String, required: true }, mode: { type: String, required: true }, createdAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    mode: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
   { collection: 'pending_uploads', versionKey: false },
 );
 // Serves `interrupted` (the recovery: uploads pending since before a moment).
@@ -42,7 +57,9 @@ pendingSchema.index({ createdAt: 1 });
 export const pendingQueryShapes: QueryShape[] = [{ name: 'interrupted', equality: [], range: ['createdAt'] }];
 
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
-export const documentQueryShapes: QueryShape[] = [{ name: 'newest', equality: ['tenantId', 'status'], sort: NEWEST_FIRST }];
+export const documentQueryShapes: QueryShape[] = [
+  { name: 'newest', equality: ['tenantId', 'status'], sort: NEWEST_FIRST },
+];
 
 function toDocument(doc: DocumentDoc): KnowledgeDocument {
   const { _id, tenantId: _tenant, ...rest } = doc;
@@ -57,8 +74,18 @@ export class DocumentStore {
   readonly texts: BlobStore;
 
   constructor(conn: Connection) {
-    this.documents = new TenantCollection((conn.models.KnowledgeDocument as Model<DocumentDoc> | undefined) ?? conn.model<DocumentDoc>('KnowledgeDocument', documentSchema), objectIds, documentQueryShapes);
-    this.pending = new TenantCollection((conn.models.PendingUpload as Model<PendingDoc> | undefined) ?? conn.model<PendingDoc>('PendingUpload', pendingSchema), stringIds, pendingQueryShapes);
+    this.documents = new TenantCollection(
+      (conn.models.KnowledgeDocument as Model<DocumentDoc> | undefined) ??
+        conn.model<DocumentDoc>('KnowledgeDocument', documentSchema),
+      objectIds,
+      documentQueryShapes,
+    );
+    this.pending = new TenantCollection(
+      (conn.models.PendingUpload as Model<PendingDoc> | undefined) ??
+        conn.model<PendingDoc>('PendingUpload', pendingSchema),
+      stringIds,
+      pendingQueryShapes,
+    );
     this.contents = new BlobStore(conn, 'document_contents');
     this.texts = new BlobStore(conn, 'document_texts');
   }
@@ -71,10 +98,20 @@ export class DocumentStore {
    * Stores bytes, text and a pending document, noting it for recovery first, so that a crash at
    * any point leaves either nothing visible or something recovery finishes or undoes.
    */
-  async savePending(scope: TenantScope, doc: Omit<KnowledgeDocument, 'status'>, content: Buffer, text: string): Promise<void> {
+  async savePending(
+    scope: TenantScope,
+    doc: Omit<KnowledgeDocument, 'status'>,
+    content: Buffer,
+    text: string,
+  ): Promise<void> {
     await this.pending.insert(scope, { _id: doc.fileId, mode: scope.mode, createdAt: doc.createdAt });
     await this.contents.save(scope, doc.fileId, { contentType: doc.contentType, data: content }, doc.createdAt);
-    await this.texts.save(scope, doc.fileId, { contentType: 'text/plain; charset=utf-8', data: Buffer.from(text, 'utf8') }, doc.createdAt);
+    await this.texts.save(
+      scope,
+      doc.fileId,
+      { contentType: 'text/plain; charset=utf-8', data: Buffer.from(text, 'utf8') },
+      doc.createdAt,
+    );
     const { fileId, ...fields } = doc;
     await this.documents.insert(scope, { _id: new Types.ObjectId(fileId), ...fields, status: 'pending' });
   }
@@ -112,7 +149,9 @@ export class DocumentStore {
 
   /** Uploads pending since before `before`, across tenants (recovery). */
   async stalePending(before: Date): Promise<{ fileId: string; scope: TenantScope }[]> {
-    const rows = await this.pending.crossTenant('recovery of interrupted uploads').find({ createdAt: { $lt: before } }, { limit: 100 });
+    const rows = await this.pending
+      .crossTenant('recovery of interrupted uploads')
+      .find({ createdAt: { $lt: before } }, { limit: 100 });
     return rows.map((r) => ({ fileId: r._id, scope: scopeOfRecord(r.tenantId, r.mode) }));
   }
 }

@@ -18,7 +18,13 @@ function failingStore(): DocumentStore {
 
 const documents = (store: DocumentStore, there: boolean) => {
   const outbox = announcerInMemory(() => there);
-  const uc = new Documents({ store, wallet: {} as Wallet, events: documentEvents(outbox), maxFileBytes: 1, log: {} as Logger });
+  const uc = new Documents({
+    store,
+    wallet: {} as Wallet,
+    events: documentEvents(outbox),
+    maxFileBytes: 1,
+    log: {} as Logger,
+  });
   return { uc, outbox };
 };
 
@@ -34,6 +40,9 @@ describe('Documents.delete when the erase fails part-way', () => {
   it('announces the delete if the document is gone', async () => {
     const { uc, outbox } = documents(failingStore(), true);
     await expect(uc.delete(scope, 'f1')).rejects.toThrow('connection reset');
-    expect({ held: [...outbox.held], published: outbox.published }).toEqual({ held: [], published: ['document-deleted:f1'] });
+    expect({ held: [...outbox.held], published: outbox.published }).toEqual({
+      held: [],
+      published: ['document-deleted:f1'],
+    });
   });
 });

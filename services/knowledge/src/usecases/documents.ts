@@ -20,7 +20,8 @@ export interface UploadHeader {
 }
 
 /** 1 credit (at the default rate) per started 1,000 words, at least one unit per upload. */
-export const uploadCost = (words: number, ratePerThousand: number): number => Math.max(1, Math.ceil(words / 1000)) * ratePerThousand;
+export const uploadCost = (words: number, ratePerThousand: number): number =>
+  Math.max(1, Math.ceil(words / 1000)) * ratePerThousand;
 
 /**
  * Knowledge documents: an upload is checked (name, size, type against its bytes), its text
@@ -28,7 +29,16 @@ export const uploadCost = (words: number, ratePerThousand: number): number => Ma
  * is the file id, so recovery can repeat it after a crash without charging twice.
  */
 export class Documents {
-  constructor(private readonly d: { store: DocumentStore; wallet: Wallet; events: DocumentEvents; maxFileBytes: number; log: Logger; now?: () => Date }) {}
+  constructor(
+    private readonly d: {
+      store: DocumentStore;
+      wallet: Wallet;
+      events: DocumentEvents;
+      maxFileBytes: number;
+      log: Logger;
+      now?: () => Date;
+    },
+  ) {}
 
   private now(): Date {
     return this.d.now?.() ?? new Date();
@@ -40,7 +50,8 @@ export class Documents {
     const content = await this.collect(chunks);
     // Read after the chunks: a title sent after the file arrives with the last of them.
     const title = header.title?.trim() || fileName.replace(/\.[^.]*$/, '');
-    if (title.length > MAX_TITLE) throw validationError('title is too long', [{ path: 'title', message: `at most ${MAX_TITLE} characters` }]);
+    if (title.length > MAX_TITLE)
+      throw validationError('title is too long', [{ path: 'title', message: `at most ${MAX_TITLE} characters` }]);
     const extracted = await refusingAsync(() => extractText(content, kind));
 
     const fileId = this.d.store.newId();
@@ -63,9 +74,20 @@ export class Documents {
   }
 
   /** Charges a pending upload (live) and makes it visible; undoes it when the wallet cannot cover it. */
-  private async charge(scope: TenantScope, fileId: string, fileName: string, words: number, cost: number): Promise<KnowledgeDocument> {
+  private async charge(
+    scope: TenantScope,
+    fileId: string,
+    fileName: string,
+    words: number,
+    cost: number,
+  ): Promise<KnowledgeDocument> {
     if (cost > 0) {
-      const debit = await this.d.wallet.debit(scope, `knowledge:${fileId}`, cost, `Knowledge upload ${fileName} (${words} words)`);
+      const debit = await this.d.wallet.debit(
+        scope,
+        `knowledge:${fileId}`,
+        cost,
+        `Knowledge upload ${fileName} (${words} words)`,
+      );
       if (debit === 'insufficient') {
         await this.d.store.erase(scope, fileId);
         throw knowledgeReasons.error('insufficient_credits', `the wallet cannot cover this upload's ${cost} credits`);
@@ -82,7 +104,8 @@ export class Documents {
     let size = 0;
     for await (const chunk of chunks) {
       size += chunk.length;
-      if (size > this.d.maxFileBytes) throw knowledgeReasons.error('payload_too_large', `the file is larger than ${this.d.maxFileBytes} bytes`);
+      if (size > this.d.maxFileBytes)
+        throw knowledgeReasons.error('payload_too_large', `the file is larger than ${this.d.maxFileBytes} bytes`);
       parts.push(chunk);
     }
     if (size === 0) throw validationError('the file is empty', [{ path: 'file', message: 'zero bytes' }]);
@@ -98,7 +121,9 @@ export class Documents {
         await this.d.store.erase(scope, fileId); // stored bytes without their document
       } else if (doc.status === 'pending') {
         const cost = scope.mode === 'live' ? uploadCost(doc.wordCount, await this.d.wallet.knowledgeRate(scope)) : 0;
-        await this.charge(scope, fileId, doc.fileName, doc.wordCount, cost).catch((err: unknown) => this.d.log.warn({ err, fileId }, 'interrupted upload undone'));
+        await this.charge(scope, fileId, doc.fileName, doc.wordCount, cost).catch((err: unknown) =>
+          this.d.log.warn({ err, fileId }, 'interrupted upload undone'),
+        );
       } else {
         await this.d.store.markReady(scope, fileId, doc.creditsCharged);
       }
@@ -107,7 +132,11 @@ export class Documents {
     return done;
   }
 
-  async list(scope: TenantScope, page: number, limit: number): Promise<Page<KnowledgeDocument> & { page: number; limit: number }> {
+  async list(
+    scope: TenantScope,
+    page: number,
+    limit: number,
+  ): Promise<Page<KnowledgeDocument> & { page: number; limit: number }> {
     const safePage = Math.max(1, page || 1);
     const safeLimit = Math.min(MAX_LIMIT, Math.max(1, limit || 25));
     return { ...(await this.d.store.list(scope, safePage, safeLimit)), page: safePage, limit: safeLimit };
@@ -125,19 +154,46 @@ export class Documents {
    */
   async delete(scope: TenantScope, fileId: string): Promise<void> {
     if (!(await this.d.store.get(scope, fileId))) throw notFound('document');
-    await this.d.events.documentDeleted(scope, fileId, this.now(), () => this.d.store.erase(scope, fileId), this.d.store.erased(scope, fileId));
+    await this.d.events.documentDeleted(
+      scope,
+      fileId,
+      this.now(),
+      () => this.d.store.erase(scope, fileId),
+      this.d.store.erased(scope, fileId),
+    );
   }
 
-  async billingInfo(scope: TenantScope): Promise<{ creditsPerUpload: number; creditsPer1000Words: number; maxFileSizeBytes: number; allowedContentTypes: readonly string[]; balance: number }> {
+  async billingInfo(scope: TenantScope): Promise<{
+    creditsPerUpload: number;
+    creditsPer1000Words: number;
+    maxFileSizeBytes: number;
+    allowedContentTypes: readonly string[];
+    balance: number;
+  }> {
     const [rate, balance] = await Promise.all([this.d.wallet.knowledgeRate(scope), this.d.wallet.balance(scope)]);
-    return { creditsPerUpload: uploadCost(0, rate), creditsPer1000Words: rate, maxFileSizeBytes: this.d.maxFileBytes, allowedContentTypes: ALLOWED_CONTENT_TYPES, balance };
+    return {
+      creditsPerUpload: uploadCost(0, rate),
+      creditsPer1000Words: rate,
+      maxFileSizeBytes: this.d.maxFileBytes,
+      allowedContentTypes: ALLOWED_CONTENT_TYPES,
+      balance,
+    };
   }
 
   /** The tenant's documents among `fileIds`, in order, and the ids that are unknown or foreign. */
-  async resolve(scope: TenantScope, fileIds: readonly string[]): Promise<{ documents: KnowledgeDocument[]; missing: string[] }> {
-    if (fileIds.length > MAX_RESOLVE) throw validationError(`at most ${MAX_RESOLVE} documents at once`, [{ path: 'fileIds', message: `at most ${MAX_RESOLVE}` }]);
+  async resolve(
+    scope: TenantScope,
+    fileIds: readonly string[],
+  ): Promise<{ documents: KnowledgeDocument[]; missing: string[] }> {
+    if (fileIds.length > MAX_RESOLVE)
+      throw validationError(`at most ${MAX_RESOLVE} documents at once`, [
+        { path: 'fileIds', message: `at most ${MAX_RESOLVE}` },
+      ]);
     const found = await Promise.all(fileIds.map((id) => this.d.store.get(scope, id)));
-    return { documents: found.filter((d): d is KnowledgeDocument => d !== null), missing: fileIds.filter((_, i) => found[i] === null) };
+    return {
+      documents: found.filter((d): d is KnowledgeDocument => d !== null),
+      missing: fileIds.filter((_, i) => found[i] === null),
+    };
   }
 
   async text(scope: TenantScope, fileId: string, maxChars: number): Promise<{ text: string; truncated: boolean }> {
@@ -159,7 +215,8 @@ const CONTENT_TYPE = {
 } as const;
 
 /** A tenant has one knowledge base; its id is stable and does not reveal the tenant id. */
-export const knowledgebaseIdOf = (tenantId: string): string => `kb_${createHash('sha256').update(tenantId).digest('hex').slice(0, 20)}`;
+export const knowledgebaseIdOf = (tenantId: string): string =>
+  `kb_${createHash('sha256').update(tenantId).digest('hex').slice(0, 20)}`;
 
 /** A plain file name: no path, no control characters, not empty, not too long. */
 export function checkFileName(raw: string): string {
@@ -182,7 +239,8 @@ export function checkFileName(raw: string): string {
 }
 
 function refused(err: ExtractionRefused): never {
-  if (err.reason === 'unsupported_type' || err.reason === 'type_mismatch') throw knowledgeReasons.error('unsupported_media_type', err.message);
+  if (err.reason === 'unsupported_type' || err.reason === 'type_mismatch')
+    throw knowledgeReasons.error('unsupported_media_type', err.message);
   if (err.reason === 'empty') throw validationError('the file is empty', [{ path: 'file', message: 'zero bytes' }]);
   throw knowledgeReasons.error('document_unreadable', err.message);
 }

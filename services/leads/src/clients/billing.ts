@@ -14,7 +14,14 @@ const QUOTE_TIMEOUT_MS = 1_000;
  */
 export function billingHoldQuote(billing: BillingClient): HoldQuote {
   return async (scope, maxCallSeconds) => {
-    const q = await billing.quoteCallHold({ direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_OUTBOUND, maxCallSeconds }, contextOf(scope), { timeoutMs: QUOTE_TIMEOUT_MS, waitForReady: false });
-    return { covered: q.covered, state: { seq: q.balance?.seq ?? 0, longestOutboundCallSeconds: q.longestCoveredSeconds } };
+    const q = await billing.quoteCallHold(
+      { direction: voiceapi.billing.v1.CallDirection.CALL_DIRECTION_OUTBOUND, maxCallSeconds },
+      contextOf(scope),
+      { timeoutMs: QUOTE_TIMEOUT_MS, waitForReady: false },
+    );
+    return {
+      covered: q.covered,
+      state: { seq: q.balance?.seq ?? 0, longestOutboundCallSeconds: q.longestCoveredSeconds },
+    };
   };
 }

@@ -10,7 +10,10 @@ describe("leads' webhooks client", () => {
       {
         listSubscribedTypes: async (req: unknown, ctx: { tenantId: string }, opts: unknown) => {
           asked.push([req, ctx, opts]);
-          return { types: ctx.tenantId === 'reads' ? ['call.outbound.billed', 'contact.status_changed'] : ['call.outbound.billed'] };
+          return {
+            types:
+              ctx.tenantId === 'reads' ? ['call.outbound.billed', 'contact.status_changed'] : ['call.outbound.billed'],
+          };
         },
       } as never,
       60_000,
@@ -46,7 +49,10 @@ describe("leads' webhooks client", () => {
 
   it('with a cache time of 0, asks every time', async () => {
     let asks = 0;
-    const readers = webhookReaders({ listSubscribedTypes: async () => (asks++, { types: ['contact.status_changed'] }) }, 0);
+    const readers = webhookReaders(
+      { listSubscribedTypes: async () => (asks++, { types: ['contact.status_changed'] }) },
+      0,
+    );
     await readers.wanted(scope('t'));
     await readers.wanted(scope('t'));
     expect(asks).toBe(2);

@@ -23,7 +23,10 @@ export function webhookReaders(webhooks: WebhooksClient, ttlMs: number): StatusC
   const known = ttlMs > 0 ? new LRUCache<string, Promise<boolean>>({ max: MAX_TENANTS, ttl: ttlMs }) : undefined;
   const ask = async (scope: TenantScope): Promise<boolean> => {
     try {
-      const { types } = await webhooks.listSubscribedTypes({}, contextOf(scope), { timeoutMs: ASK_TIMEOUT_MS, waitForReady: false });
+      const { types } = await webhooks.listSubscribedTypes({}, contextOf(scope), {
+        timeoutMs: ASK_TIMEOUT_MS,
+        waitForReady: false,
+      });
       return types.includes(STATUS_CHANGED);
     } catch {
       return true;

@@ -28,10 +28,14 @@ export function parseWindowSetting(text: string): WindowSetting {
   if (trimmed === 'always') return 'always';
   const shown = JSON.stringify(trimmed.slice(0, 40));
   const match = SETTING.exec(trimmed);
-  if (!match) throw new Error(`calling window must be 'HH:MM-HH:MM' in the called party's local time (e.g. 08:00-21:00) or 'always', not ${shown}`);
+  if (!match)
+    throw new Error(
+      `calling window must be 'HH:MM-HH:MM' in the called party's local time (e.g. 08:00-21:00) or 'always', not ${shown}`,
+    );
   const window: CallingWindow = { start: match[1]!, end: match[2]! };
   const problems = windowProblems(window);
-  if (problems.length) throw new Error(`calling window ${shown}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`);
+  if (problems.length)
+    throw new Error(`calling window ${shown}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`);
   return window;
 }
 
@@ -43,14 +47,19 @@ export function windowProblems(w: CallingWindow): { path: string; message: strin
   if (!startOk) problems.push({ path: 'start', message: 'must be a local time HH:MM from 00:00 to 23:59' });
   if (!endOk) problems.push({ path: 'end', message: 'must be a local time HH:MM from 00:01 to 24:00' });
   if (startOk && endOk && minuteOfDay(w.end) <= minuteOfDay(w.start)) {
-    problems.push({ path: 'end', message: 'must be after start (a window cannot run overnight: use two campaigns or widen it)' });
+    problems.push({
+      path: 'end',
+      message: 'must be after start (a window cannot run overnight: use two campaigns or widen it)',
+    });
   }
   if (w.days !== undefined) {
-    if (!Array.isArray(w.days) || w.days.length === 0) problems.push({ path: 'days', message: 'must list at least one day when given (omit it for every day)' });
+    if (!Array.isArray(w.days) || w.days.length === 0)
+      problems.push({ path: 'days', message: 'must list at least one day when given (omit it for every day)' });
     else {
       const seen = new Set<string>();
       w.days.forEach((day, i) => {
-        if (!WEEKDAYS.includes(day)) problems.push({ path: `days.${i}`, message: `must be one of ${WEEKDAYS.join(', ')}` });
+        if (!WEEKDAYS.includes(day))
+          problems.push({ path: `days.${i}`, message: `must be one of ${WEEKDAYS.join(', ')}` });
         else if (seen.has(day)) problems.push({ path: `days.${i}`, message: `repeats ${day}` });
         seen.add(day);
       });

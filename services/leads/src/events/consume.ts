@@ -37,8 +37,12 @@ export function followCallOutcomes(subscriber: EventSubscriber, dialing: Dialing
 export function sendRequestedMessages(subscriber: EventSubscriber, messaging: Messaging): EventSubscriber {
   const send = async (m: voiceapi.events.v1.MessageRequested) => messaging.deliver(m.tenantId, m.messageId);
   return subscriber
-    .on(LeadsMessageEvent, (event) => (event.event?.$case === 'messageRequested' ? send(event.event.messageRequested) : Promise.resolve()))
-    .on(LeadsEvent, (event) => (event.event?.$case === 'messageRequested' ? send(event.event.messageRequested) : Promise.resolve()));
+    .on(LeadsMessageEvent, (event) =>
+      event.event?.$case === 'messageRequested' ? send(event.event.messageRequested) : Promise.resolve(),
+    )
+    .on(LeadsEvent, (event) =>
+      event.event?.$case === 'messageRequested' ? send(event.event.messageRequested) : Promise.resolve(),
+    );
 }
 
 /**
@@ -51,6 +55,10 @@ export function followCredit(subscriber: EventSubscriber, view: CreditView): Eve
     return Promise.resolve();
   };
   return subscriber
-    .on(BillingCreditEvent, (event) => seen(event.event?.$case === 'creditsAvailable' ? event.event.creditsAvailable : undefined))
-    .on(BillingEvent, (event) => seen(event.event?.$case === 'creditsAvailable' ? event.event.creditsAvailable : undefined));
+    .on(BillingCreditEvent, (event) =>
+      seen(event.event?.$case === 'creditsAvailable' ? event.event.creditsAvailable : undefined),
+    )
+    .on(BillingEvent, (event) =>
+      seen(event.event?.$case === 'creditsAvailable' ? event.event.creditsAvailable : undefined),
+    );
 }

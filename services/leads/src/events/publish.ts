@@ -18,7 +18,10 @@ export function leadEvents(outbox: Announcer): LeadEvents {
       const records = events.map(recordOf);
       const { readBack } = opts;
       const eventOf = new Map(records.map((r, i) => [r, events[i]!]));
-      return outbox.announce(records, write, { ...opts, readBack: typeof readBack === 'function' ? (r) => readBack(eventOf.get(r)!) : readBack });
+      return outbox.announce(records, write, {
+        ...opts,
+        readBack: typeof readBack === 'function' ? (r) => readBack(eventOf.get(r)!) : readBack,
+      });
     },
   };
 }
@@ -38,7 +41,13 @@ function recordOf(e: LeadEvent): EventRecord {
   }
 }
 
-function dialRequested(tenantId: string, contact: Contact, campaign: Campaign, dispatch: number, now: Date): EventRecord {
+function dialRequested(
+  tenantId: string,
+  contact: Contact,
+  campaign: Campaign,
+  dispatch: number,
+  now: Date,
+): EventRecord {
   const id = dialId(contact.id, dispatch);
   return eventRecord(
     LeadsDialEvent,
@@ -64,12 +73,32 @@ function dialRequested(tenantId: string, contact: Contact, campaign: Campaign, d
   );
 }
 
-function messageRequested(tenantId: string, contactId: string, messageId: string, channel: string, now: Date): EventRecord {
-  return eventRecord(LeadsMessageEvent, contactId, { occurTime: now, event: { $case: 'messageRequested', messageRequested: { messageId, tenantId, contactId, channel } } }, `message:${messageId}`);
+function messageRequested(
+  tenantId: string,
+  contactId: string,
+  messageId: string,
+  channel: string,
+  now: Date,
+): EventRecord {
+  return eventRecord(
+    LeadsMessageEvent,
+    contactId,
+    {
+      occurTime: now,
+      event: { $case: 'messageRequested', messageRequested: { messageId, tenantId, contactId, channel } },
+    },
+    `message:${messageId}`,
+  );
 }
 
 /** A contact's status change, for the tenant's webhooks. */
-function statusChanged(tenantId: string, before: ContactRef, status: ContactStatus, now: Date, endReason?: string): EventRecord {
+function statusChanged(
+  tenantId: string,
+  before: ContactRef,
+  status: ContactStatus,
+  now: Date,
+  endReason?: string,
+): EventRecord {
   return eventRecord(LeadsContactEvent, before.id, {
     occurTime: now,
     event: {
@@ -89,10 +118,18 @@ function statusChanged(tenantId: string, before: ContactRef, status: ContactStat
 
 /** A contact cancelled: telephony drops its waiting dials. */
 function contactCancelled(tenantId: string, contactId: string, now: Date): EventRecord {
-  return eventRecord(LeadsDialEvent, contactId, { occurTime: now, event: { $case: 'contactCancelled', contactCancelled: { tenantId, contactId } } });
+  return eventRecord(LeadsDialEvent, contactId, {
+    occurTime: now,
+    event: { $case: 'contactCancelled', contactCancelled: { tenantId, contactId } },
+  });
 }
 
 /** One per contact: a repeated delete (after a failure part-way) finds its event stored already. */
 function contactDeleted(tenantId: string, contactId: string, now: Date): EventRecord {
-  return eventRecord(LeadsDialEvent, contactId, { occurTime: now, event: { $case: 'contactDeleted', contactDeleted: { tenantId, contactId } } }, `contact-deleted:${contactId}`);
+  return eventRecord(
+    LeadsDialEvent,
+    contactId,
+    { occurTime: now, event: { $case: 'contactDeleted', contactDeleted: { tenantId, contactId } } },
+    `contact-deleted:${contactId}`,
+  );
 }

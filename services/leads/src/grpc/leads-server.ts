@@ -1,3 +1,4 @@
+// Over 300 lines because it maps every RPC of the leads contract to its use case, one handler each, as every service's server does.
 import { registerService, requireTenant, type Logger, type ServiceRegistration } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Weekday, WindowSetting } from '../domain/calling-window';
@@ -30,7 +31,12 @@ export interface LeadsUseCases {
   dialing: Dialing;
 }
 
-const page = (p: { page: number; limit: number; total: number; hasMore: boolean }) => ({ page: p.page, limit: p.limit, total: p.total, hasMore: p.hasMore });
+const page = (p: { page: number; limit: number; total: number; hasMore: boolean }) => ({
+  page: p.page,
+  limit: p.limit,
+  total: p.total,
+  hasMore: p.hasMore,
+});
 
 /** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
 export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistration {
@@ -42,9 +48,16 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
         const res = await uc.campaigns.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
         return { campaigns: res.items.map(campaignProto), page: page(res) };
       },
-      getCampaign: async (req, ctx) => ({ campaign: campaignProto(await uc.campaigns.get(requireTenant(ctx), req.id)) }),
+      getCampaign: async (req, ctx) => ({
+        campaign: campaignProto(await uc.campaigns.get(requireTenant(ctx), req.id)),
+      }),
       listCampaignContacts: async (req, ctx) => {
-        const res = await uc.campaigns.contactsOf(requireTenant(ctx), req.campaignId, req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.campaigns.contactsOf(
+          requireTenant(ctx),
+          req.campaignId,
+          req.page?.page ?? 1,
+          req.page?.limit ?? 25,
+        );
         return { contacts: res.items.map(contactProto), page: page(res) };
       },
       createCampaign: async (req, ctx) => ({
@@ -62,24 +75,49 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
           }),
         ),
       }),
-      startCampaign: async (req, ctx) => ({ campaign: campaignProto(await uc.campaigns.start(requireTenant(ctx), req.id)) }),
+      startCampaign: async (req, ctx) => ({
+        campaign: campaignProto(await uc.campaigns.start(requireTenant(ctx), req.id)),
+      }),
       ingestLead: async (req, ctx) => {
         const r = await uc.ingest.ingest(requireTenant(ctx), req.campaignId, leadFromProto(req.lead), ctx.operationId);
         return { status: r.status, contact: contactProto(r.contact) };
       },
       ingestLeadBatch: async (req, ctx) => {
-        const leads = req.leads.map((l) => ({ index: l.index, campaignId: l.campaignId, ...(l.externalId !== undefined && { externalId: l.externalId }), lead: leadFromProto(l.lead) }));
+        const leads = req.leads.map((l) => ({
+          index: l.index,
+          campaignId: l.campaignId,
+          ...(l.externalId !== undefined && { externalId: l.externalId }),
+          lead: leadFromProto(l.lead),
+        }));
         const results = await uc.ingest.ingestBatch(requireTenant(ctx), req.batchKey, leads);
         return {
           results: results.map((r) =>
             r.status === 'refused'
-              ? { index: r.index, status: r.status, duplicate: false, reasonCode: r.reasonCode, error: r.error, details: r.details ?? [] }
-              : { index: r.index, status: r.status, contact: contactProto(r.contact), duplicate: r.duplicate, details: [] },
+              ? {
+                  index: r.index,
+                  status: r.status,
+                  duplicate: false,
+                  reasonCode: r.reasonCode,
+                  error: r.error,
+                  details: r.details ?? [],
+                }
+              : {
+                  index: r.index,
+                  status: r.status,
+                  contact: contactProto(r.contact),
+                  duplicate: r.duplicate,
+                  details: [],
+                },
           ),
         };
       },
       ingestEvent: async (req, ctx) => {
-        const r = await uc.ingest.ingestEvent(requireTenant(ctx), req.eventType, leadFromProto(req.lead), ctx.operationId);
+        const r = await uc.ingest.ingestEvent(
+          requireTenant(ctx),
+          req.eventType,
+          leadFromProto(req.lead),
+          ctx.operationId,
+        );
         return { status: r.status, contact: contactProto(r.contact) };
       },
       getContact: async (req, ctx) => ({ contact: contactProto(await uc.contacts.get(requireTenant(ctx), req.id)) }),
@@ -87,7 +125,9 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
         await uc.contacts.delete(requireTenant(ctx), req.id);
         return {};
       },
-      cancelContact: async (req, ctx) => ({ contact: contactProto(await uc.contacts.cancel(requireTenant(ctx), req.id)) }),
+      cancelContact: async (req, ctx) => ({
+        contact: contactProto(await uc.contacts.cancel(requireTenant(ctx), req.id)),
+      }),
       createFollowup: async (req, ctx) => ({
         followup: followupProto(
           await uc.contacts.followUp(requireTenant(ctx), req.contactId, {
@@ -98,12 +138,16 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
         ),
       }),
       listEventRoutes: async (_req, ctx) => ({ routes: (await uc.routes.list(requireTenant(ctx))).map(routeProto) }),
-      putEventRoute: async (req, ctx) => ({ route: routeProto(await uc.routes.put(requireTenant(ctx), req.eventType, req.campaignId)) }),
+      putEventRoute: async (req, ctx) => ({
+        route: routeProto(await uc.routes.put(requireTenant(ctx), req.eventType, req.campaignId)),
+      }),
       deleteEventRoute: async (req, ctx) => {
         await uc.routes.delete(requireTenant(ctx), req.eventType);
         return {};
       },
-      listTemplates: async (req, ctx) => ({ templates: (await uc.templates.list(requireTenant(ctx), req.channel || undefined)).map(templateProto) }),
+      listTemplates: async (req, ctx) => ({
+        templates: (await uc.templates.list(requireTenant(ctx), req.channel || undefined)).map(templateProto),
+      }),
       createTemplate: async (req, ctx) => ({
         template: templateProto(
           await uc.templates.create(requireTenant(ctx), {
@@ -123,7 +167,9 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
         const r = await uc.doNotCall.addPlatform(req.phone);
         return { entry: dncProto(r.entry), created: r.created };
       },
-      listMessages: async (req, ctx) => ({ messages: (await uc.messaging.list(requireTenant(ctx), req.channel || undefined, req.limit)).map(messageProto) }),
+      listMessages: async (req, ctx) => ({
+        messages: (await uc.messaging.list(requireTenant(ctx), req.channel || undefined, req.limit)).map(messageProto),
+      }),
       claimDial: async (req, ctx) => {
         const r = await uc.dialing.claim(requireTenant(ctx), req.contactId, req.dialId);
         if (r.allowed) {
@@ -136,7 +182,14 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
             ...(r.campaign.fromNumber !== undefined && { fromNumber: r.campaign.fromNumber }),
           };
         }
-        return { allowed: false, refusal: r.refusal, phone: '', maxCallSeconds: 0, campaignId: r.contact?.campaignId ?? '', ...(r.nextAttemptAt && { nextAttemptTime: r.nextAttemptAt }) };
+        return {
+          allowed: false,
+          refusal: r.refusal,
+          phone: '',
+          maxCallSeconds: 0,
+          campaignId: r.contact?.campaignId ?? '',
+          ...(r.nextAttemptAt && { nextAttemptTime: r.nextAttemptAt }),
+        };
       },
     },
     log,
@@ -144,7 +197,9 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
 }
 
 function windowProto(w: WindowSetting): Proto<'CallingWindow'> {
-  return w === 'always' ? { start: '', end: '', days: [], always: true } : { start: w.start, end: w.end, days: w.days ? [...w.days] : [], always: false };
+  return w === 'always'
+    ? { start: '', end: '', days: [], always: true }
+    : { start: w.start, end: w.end, days: w.days ? [...w.days] : [], always: false };
 }
 
 function windowFromProto(w: Proto<'CallingWindow'>): WindowSetting {
@@ -171,7 +226,11 @@ export function campaignProto(c: CampaignWithStats): Proto<'Campaign'> {
 }
 
 function consentProto(c: Consent): Proto<'Consent'> {
-  return { outboundCall: c.outboundCall, ...(c.capturedAt && { capturedAt: c.capturedAt }), ...(c.source !== undefined && { source: c.source }) };
+  return {
+    outboundCall: c.outboundCall,
+    ...(c.capturedAt && { capturedAt: c.capturedAt }),
+    ...(c.source !== undefined && { source: c.source }),
+  };
 }
 
 function complianceProto(c: Compliance): Proto<'Compliance'> {
@@ -236,7 +295,15 @@ function leadFromProto(l: Proto<'LeadInput'> | undefined): LeadInput {
 }
 
 function followupProto(f: Followup): Proto<'Followup'> {
-  return { id: f.id, contactId: f.contactId, scheduledTime: f.scheduledAt, channel: f.channel, ...(f.note !== undefined && { note: f.note }), status: f.status, createTime: f.createdAt };
+  return {
+    id: f.id,
+    contactId: f.contactId,
+    scheduledTime: f.scheduledAt,
+    channel: f.channel,
+    ...(f.note !== undefined && { note: f.note }),
+    status: f.status,
+    createTime: f.createdAt,
+  };
 }
 
 function routeProto(r: EventRoute): Proto<'EventRoute'> {
@@ -261,5 +328,15 @@ function dncProto(e: DoNotCallEntry): Proto<'DoNotCallEntry'> {
 }
 
 function messageProto(m: Message): Proto<'Message'> {
-  return { id: m.id, contactId: m.contactId, channel: m.channel, to: m.to, ...(m.subject !== undefined && { subject: m.subject }), body: m.body, status: m.status, createTime: m.createdAt, templateId: m.templateId };
+  return {
+    id: m.id,
+    contactId: m.contactId,
+    channel: m.channel,
+    to: m.to,
+    ...(m.subject !== undefined && { subject: m.subject }),
+    body: m.body,
+    status: m.status,
+    createTime: m.createdAt,
+    templateId: m.templateId,
+  };
 }

@@ -36,17 +36,24 @@ export const campaignQueryShapes: QueryShape[] = [{ name: 'newest', equality: ['
 
 function toCampaign(doc: CampaignDoc): Campaign {
   const { _id, tenantId: _t, callingWindow: w, ...rest } = doc;
-  const callingWindow: WindowSetting = w.always ? 'always' : { start: w.start ?? '00:00', end: w.end ?? '24:00', ...(w.days?.length && { days: w.days as never }) };
+  const callingWindow: WindowSetting = w.always
+    ? 'always'
+    : { start: w.start ?? '00:00', end: w.end ?? '24:00', ...(w.days?.length && { days: w.days as never }) };
   return { id: _id.toString(), ...rest, callingWindow };
 }
 
-const windowDoc = (w: WindowSetting): CampaignDoc['callingWindow'] => (w === 'always' ? { always: true } : { start: w.start, end: w.end, ...(w.days?.length && { days: [...w.days] }) });
+const windowDoc = (w: WindowSetting): CampaignDoc['callingWindow'] =>
+  w === 'always' ? { always: true } : { start: w.start, end: w.end, ...(w.days?.length && { days: [...w.days] }) };
 
 export class CampaignStore {
   private readonly campaigns: TenantCollection<CampaignDoc>;
 
   constructor(conn: Connection) {
-    this.campaigns = new TenantCollection((conn.models.Campaign as Model<CampaignDoc> | undefined) ?? conn.model<CampaignDoc>('Campaign', campaignSchema), objectIds, campaignQueryShapes);
+    this.campaigns = new TenantCollection(
+      (conn.models.Campaign as Model<CampaignDoc> | undefined) ?? conn.model<CampaignDoc>('Campaign', campaignSchema),
+      objectIds,
+      campaignQueryShapes,
+    );
   }
 
   async create(scope: TenantScope, c: Omit<Campaign, 'id'>): Promise<Campaign> {

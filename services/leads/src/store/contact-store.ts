@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { objectIds, TenantCollection, type Page, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
+import {
+  objectIds,
+  TenantCollection,
+  type Page,
+  type QueryShape,
+  type ReadBack,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model, type UpdateQuery } from 'mongoose';
 import { CONTACT_STATUSES, statsBucket, type CampaignStats, type Contact, type ContactStatus } from '../domain/contact';
 
@@ -58,19 +65,28 @@ export const contactQueryShapes: QueryShape[] = [
 
 function toContact(doc: ContactDoc): Contact {
   const { _id, tenantId: _t, messageInputs, moves: _moves, ...rest } = doc;
-  return { id: _id.toString(), ...rest, ...(messageInputs !== undefined && { messageInputs: JSON.parse(messageInputs) as Contact['messageInputs'] }) };
+  return {
+    id: _id.toString(),
+    ...rest,
+    ...(messageInputs !== undefined && { messageInputs: JSON.parse(messageInputs) as Contact['messageInputs'] }),
+  };
 }
 
 export type ContactChange = UpdateQuery<ContactDoc>;
 
 /** A move's condition: one of the `from` statuses and the `where` fields; none without `from`. */
-const moveFilter = (from: readonly ContactStatus[] | undefined, where: Record<string, unknown>) => from && { ...where, status: { $in: [...from] } };
+const moveFilter = (from: readonly ContactStatus[] | undefined, where: Record<string, unknown>) =>
+  from && { ...where, status: { $in: [...from] } };
 
 export class ContactStore {
   private readonly contacts: TenantCollection<ContactDoc>;
 
   constructor(conn: Connection) {
-    this.contacts = new TenantCollection((conn.models.Contact as Model<ContactDoc> | undefined) ?? conn.model<ContactDoc>('Contact', contactSchema), objectIds, contactQueryShapes);
+    this.contacts = new TenantCollection(
+      (conn.models.Contact as Model<ContactDoc> | undefined) ?? conn.model<ContactDoc>('Contact', contactSchema),
+      objectIds,
+      contactQueryShapes,
+    );
   }
 
   /** A fresh id, so events about the contact can be stored before the contact itself. */
@@ -92,7 +108,11 @@ export class ContactStore {
    */
   async create(scope: TenantScope, c: Contact): Promise<{ contact: Contact; storedBefore: boolean }> {
     const { id, messageInputs, ...rest } = c;
-    const created = await this.contacts.insertShared(scope, { ...rest, ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }), _id: new Types.ObjectId(id) });
+    const created = await this.contacts.insertShared(scope, {
+      ...rest,
+      ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }),
+      _id: new Types.ObjectId(id),
+    });
     if (created) return { contact: c, storedBefore: false };
     const stored = await this.get(scope, id);
     if (!stored) throw new Error(`contact ${id} was refused as stored before but is not the tenant's`);
@@ -107,7 +127,11 @@ export class ContactStore {
   async createMany(scope: TenantScope, contacts: readonly Contact[]): Promise<string[]> {
     const refused = await this.contacts.insertNew(
       scope,
-      contacts.map(({ id, messageInputs, ...rest }) => ({ ...rest, ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }), _id: new Types.ObjectId(id) })),
+      contacts.map(({ id, messageInputs, ...rest }) => ({
+        ...rest,
+        ...(messageInputs && { messageInputs: JSON.stringify(messageInputs) }),
+        _id: new Types.ObjectId(id),
+      })),
     );
     return refused.map((i) => contacts[i]!.id);
   }
@@ -128,7 +152,13 @@ export class ContactStore {
    * `where` (null when it does not). Moves from a status asked at once (a dial pass's claims) are
    * written together.
    */
-  async update(scope: TenantScope, id: string, change: ContactChange, from?: readonly ContactStatus[], where: Record<string, unknown> = {}): Promise<Contact | null> {
+  async update(
+    scope: TenantScope,
+    id: string,
+    change: ContactChange,
+    from?: readonly ContactStatus[],
+    where: Record<string, unknown> = {},
+  ): Promise<Contact | null> {
     const to = (change.$set as { status?: ContactStatus } | undefined)?.status;
     const when = moveFilter(from, where);
     const doc =
@@ -139,7 +169,13 @@ export class ContactStore {
   }
 
   /** `update` for a caller that needs nothing back: changes asked at once are one write, and nothing is read. */
-  async apply(scope: TenantScope, id: string, change: ContactChange, from?: readonly ContactStatus[], where: Record<string, unknown> = {}): Promise<void> {
+  async apply(
+    scope: TenantScope,
+    id: string,
+    change: ContactChange,
+    from?: readonly ContactStatus[],
+    where: Record<string, unknown> = {},
+  ): Promise<void> {
     await this.contacts.applyByIdShared(scope, id, change, { where: moveFilter(from, where) ?? {} });
   }
 
@@ -164,9 +200,14 @@ export class ContactStore {
 
   /** Stats of each campaign, in one grouped count. */
   async stats(scope: TenantScope, campaignIds: readonly string[]): Promise<Map<string, CampaignStats>> {
-    const out = new Map<string, CampaignStats>(campaignIds.map((id) => [id, { contacts: 0, queued: 0, completed: 0, failed: 0 }]));
+    const out = new Map<string, CampaignStats>(
+      campaignIds.map((id) => [id, { contacts: 0, queued: 0, completed: 0, failed: 0 }]),
+    );
     if (campaignIds.length === 0) return out;
-    const rows = await this.contacts.countBy(scope, { campaignId: { $in: [...campaignIds] } }, ['campaignId', 'status'] as const);
+    const rows = await this.contacts.countBy(scope, { campaignId: { $in: [...campaignIds] } }, [
+      'campaignId',
+      'status',
+    ] as const);
     for (const { key, count } of rows) {
       const s = out.get(String(key.campaignId));
       if (!s) continue;

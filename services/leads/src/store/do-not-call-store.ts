@@ -1,4 +1,11 @@
-import { Coalescer, isDuplicateKeyError, platformModel, stringIds, TenantCollection, type TenantScope } from '@voiceapi/kit';
+import {
+  Coalescer,
+  isDuplicateKeyError,
+  platformModel,
+  stringIds,
+  TenantCollection,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { DoNotCallEntry } from '../domain/do-not-call';
 
@@ -19,11 +26,20 @@ interface PlatformEntryDoc {
 }
 
 const tenantSchema = new Schema<TenantEntryDoc>(
-  { _id: String, tenantId: { type: String, required: true }, phone: { type: String, required: true }, source: { type: String, required: true }, createdAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    phone: { type: String, required: true },
+    source: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
   { collection: 'do_not_call_tenant', versionKey: false },
 );
 // No secondary index: looked up by _id alone.
-const platformSchema = new Schema<PlatformEntryDoc>({ _id: String, source: { type: String, required: true }, createdAt: { type: Date, required: true } }, { collection: 'do_not_call_platform', versionKey: false });
+const platformSchema = new Schema<PlatformEntryDoc>(
+  { _id: String, source: { type: String, required: true }, createdAt: { type: Date, required: true } },
+  { collection: 'do_not_call_platform', versionKey: false },
+);
 
 const tenantKey = (tenantId: string, phone: string) => `${tenantId}:${phone}`;
 
@@ -54,13 +70,22 @@ export class DoNotCallStore {
         .lean<{ _id: string }[]>()
         .then((docs) => new Set(docs.map((d) => d._id))),
     ]);
-    return asked.map((a) => ({ tenant: onTenant.has(tenantKey(a.scope.tenantId, a.phone)), platform: onPlatform.has(a.phone) }));
+    return asked.map((a) => ({
+      tenant: onTenant.has(tenantKey(a.scope.tenantId, a.phone)),
+      platform: onPlatform.has(a.phone),
+    }));
   });
 
   constructor(conn: Connection) {
-    this.tenant = new TenantCollection((conn.models.DoNotCallTenant as Model<TenantEntryDoc> | undefined) ?? conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema), stringIds, []);
+    this.tenant = new TenantCollection(
+      (conn.models.DoNotCallTenant as Model<TenantEntryDoc> | undefined) ??
+        conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema),
+      stringIds,
+      [],
+    );
     this.platform = platformModel(
-      (conn.models.DoNotCallPlatform as Model<PlatformEntryDoc> | undefined) ?? conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema),
+      (conn.models.DoNotCallPlatform as Model<PlatformEntryDoc> | undefined) ??
+        conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema),
       "the platform's own do-not-call list applies to every tenant",
     );
   }
@@ -71,14 +96,22 @@ export class DoNotCallStore {
   }
 
   /** Adds the number; `created` is false when it was on the list already (the first entry is kept). */
-  async addTenant(scope: TenantScope, phone: string, source: string, now: Date): Promise<{ entry: DoNotCallEntry; created: boolean }> {
+  async addTenant(
+    scope: TenantScope,
+    phone: string,
+    source: string,
+    now: Date,
+  ): Promise<{ entry: DoNotCallEntry; created: boolean }> {
     try {
       await this.tenant.insert(scope, { _id: tenantKey(scope.tenantId, phone), phone, source, createdAt: now });
       return { entry: { phone, list: 'tenant', source, createdAt: now }, created: true };
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
       const doc = await this.tenant.findById(scope, tenantKey(scope.tenantId, phone));
-      return { entry: { phone, list: 'tenant', source: doc?.source ?? source, createdAt: doc?.createdAt ?? now }, created: false };
+      return {
+        entry: { phone, list: 'tenant', source: doc?.source ?? source, createdAt: doc?.createdAt ?? now },
+        created: false,
+      };
     }
   }
 
@@ -89,7 +122,10 @@ export class DoNotCallStore {
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
       const doc = await this.platform.findById(phone).lean<PlatformEntryDoc>();
-      return { entry: { phone, list: 'platform', source: doc?.source ?? source, createdAt: doc?.createdAt ?? now }, created: false };
+      return {
+        entry: { phone, list: 'platform', source: doc?.source ?? source, createdAt: doc?.createdAt ?? now },
+        created: false,
+      };
     }
   }
 }

@@ -9,7 +9,13 @@ interface RouteDoc extends EventRoute {
 }
 
 export const routeSchema = new Schema<RouteDoc>(
-  { _id: String, tenantId: { type: String, required: true }, eventType: { type: String, required: true }, campaignId: { type: String, required: true }, createdAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    eventType: { type: String, required: true },
+    campaignId: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
   { collection: 'event_routes', versionKey: false },
 );
 // Serves `all` (the tenant's routes, oldest first).
@@ -51,7 +57,9 @@ export class EventRouteStore {
     const moved = await this.routes.updateById(scope, key(scope, eventType), { $set: { campaignId } });
     if (moved) return toRoute(moved);
     try {
-      return toRoute(await this.routes.insert(scope, { _id: key(scope, eventType), eventType, campaignId, createdAt: now }));
+      return toRoute(
+        await this.routes.insert(scope, { _id: key(scope, eventType), eventType, campaignId, createdAt: now }),
+      );
     } catch (err) {
       if ((err as { code?: number }).code !== 11000) throw err;
       const again = await this.routes.updateById(scope, key(scope, eventType), { $set: { campaignId } });

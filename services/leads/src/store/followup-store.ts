@@ -36,7 +36,11 @@ export class FollowupStore {
   private readonly followups: TenantCollection<FollowupDoc>;
 
   constructor(conn: Connection) {
-    this.followups = new TenantCollection((conn.models.Followup as Model<FollowupDoc> | undefined) ?? conn.model<FollowupDoc>('Followup', followupSchema), objectIds, followupQueryShapes);
+    this.followups = new TenantCollection(
+      (conn.models.Followup as Model<FollowupDoc> | undefined) ?? conn.model<FollowupDoc>('Followup', followupSchema),
+      objectIds,
+      followupQueryShapes,
+    );
   }
 
   newId(): string {
@@ -53,14 +57,25 @@ export class FollowupStore {
     return doc && toFollowup(doc);
   }
 
-  async finish(scope: TenantScope, id: string, status: Exclude<FollowupStatus, 'scheduled'>, refusal?: string): Promise<void> {
-    await this.followups.updateById(scope, id, { $set: { status, ...(refusal && { refusal }) } }, { where: { status: 'scheduled' } });
+  async finish(
+    scope: TenantScope,
+    id: string,
+    status: Exclude<FollowupStatus, 'scheduled'>,
+    refusal?: string,
+  ): Promise<void> {
+    await this.followups.updateById(
+      scope,
+      id,
+      { $set: { status, ...(refusal && { refusal }) } },
+      { where: { status: 'scheduled' } },
+    );
   }
 
   /** Every still scheduled follow-up of the contact becomes `cancelled`; their ids. */
   async cancelPending(scope: TenantScope, contactId: string): Promise<string[]> {
     const pending = await this.followups.find(scope, { contactId, status: 'scheduled' });
-    for (const f of pending) await this.followups.updateById(scope, f._id.toString(), { $set: { status: 'cancelled' } });
+    for (const f of pending)
+      await this.followups.updateById(scope, f._id.toString(), { $set: { status: 'cancelled' } });
     return pending.map((f) => f._id.toString());
   }
 

@@ -46,7 +46,11 @@ export class MessageStore {
   private readonly messages: TenantCollection<MessageDoc>;
 
   constructor(conn: Connection) {
-    this.messages = new TenantCollection((conn.models.Message as Model<MessageDoc> | undefined) ?? conn.model<MessageDoc>('Message', messageSchema), objectIds, messageQueryShapes);
+    this.messages = new TenantCollection(
+      (conn.models.Message as Model<MessageDoc> | undefined) ?? conn.model<MessageDoc>('Message', messageSchema),
+      objectIds,
+      messageQueryShapes,
+    );
   }
 
   newId(): string {

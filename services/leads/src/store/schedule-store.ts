@@ -45,7 +45,11 @@ export class ScheduleStore {
   private readonly items: TenantCollection<ScheduleDoc, string>;
 
   constructor(conn: Connection) {
-    this.items = new TenantCollection((conn.models.Schedule as Model<ScheduleDoc> | undefined) ?? conn.model<ScheduleDoc>('Schedule', scheduleSchema), stringIds, scheduleQueryShapes);
+    this.items = new TenantCollection(
+      (conn.models.Schedule as Model<ScheduleDoc> | undefined) ?? conn.model<ScheduleDoc>('Schedule', scheduleSchema),
+      stringIds,
+      scheduleQueryShapes,
+    );
   }
 
   /** Schedules the item, or moves it when it exists (one pending dial per contact). */
@@ -77,7 +81,9 @@ export class ScheduleStore {
    * earliest `limit + 1` items, due or not.
    */
   async due(now: Date, limit: number): Promise<{ items: ScheduledItem[]; nextDueAt?: Date }> {
-    const docs = await this.items.crossTenant('the scheduler dispatches due work of every tenant').find({}, { sort: { dueAt: 1 }, limit: limit + 1 });
+    const docs = await this.items
+      .crossTenant('the scheduler dispatches due work of every tenant')
+      .find({}, { sort: { dueAt: 1 }, limit: limit + 1 });
     const items = docs
       .filter((d) => d.dueAt.getTime() <= now.getTime())
       .slice(0, limit)

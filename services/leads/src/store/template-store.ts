@@ -41,7 +41,12 @@ export class TemplateStore {
   private readonly templates: TenantCollection<TemplateDoc>;
 
   constructor(conn: Connection) {
-    this.templates = new TenantCollection((conn.models.OmniTemplate as Model<TemplateDoc> | undefined) ?? conn.model<TemplateDoc>('OmniTemplate', templateSchema), objectIds, templateQueryShapes);
+    this.templates = new TenantCollection(
+      (conn.models.OmniTemplate as Model<TemplateDoc> | undefined) ??
+        conn.model<TemplateDoc>('OmniTemplate', templateSchema),
+      objectIds,
+      templateQueryShapes,
+    );
   }
 
   async create(scope: TenantScope, t: Omit<Template, 'id'>): Promise<Template> {
@@ -55,7 +60,10 @@ export class TemplateStore {
   }
 
   async list(scope: TenantScope, channel?: MessageChannel): Promise<Template[]> {
-    const docs = await this.templates.find(scope, channel ? { channel } : {}, { sort: { createdAt: -1 }, limit: MAX_TEMPLATES });
+    const docs = await this.templates.find(scope, channel ? { channel } : {}, {
+      sort: { createdAt: -1 },
+      limit: MAX_TEMPLATES,
+    });
     return docs.map(toTemplate);
   }
 }

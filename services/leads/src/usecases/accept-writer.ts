@@ -29,7 +29,15 @@ export class AcceptWriter {
   /** Each lead's outcome: its contact stored now, `stored before` (an ingest sent again), or its failure. */
   private readonly batches: Coalescer<Acceptance, Contact | typeof STORED_BEFORE | Error>;
 
-  constructor(private readonly d: { contacts: ContactStore; messages: MessageStore; schedule: ScheduleStore; outbox: LeadEvents; log: Logger }) {
+  constructor(
+    private readonly d: {
+      contacts: ContactStore;
+      messages: MessageStore;
+      schedule: ScheduleStore;
+      outbox: LeadEvents;
+      log: Logger;
+    },
+  ) {
     this.batches = new Coalescer(async (items) => {
       try {
         const before = await this.write(items);
@@ -62,7 +70,9 @@ export class AcceptWriter {
   /** Writes the batch; answers the ids of the contacts stored before (see `ContactStore.createMany`). */
   private async write(items: Acceptance[]): Promise<Set<string>> {
     // A batch may be written part-way: each contact's events are read back by that contact.
-    const readBacks = new Map<LeadEvent, ReadBack>(items.flatMap((a) => a.events.map((e) => [e, this.d.contacts.stored(a.scope, a.contact.id)] as const)));
+    const readBacks = new Map<LeadEvent, ReadBack>(
+      items.flatMap((a) => a.events.map((e) => [e, this.d.contacts.stored(a.scope, a.contact.id)] as const)),
+    );
     // The events are keyed by the new contacts' ids: no other write can have stored an event of
     // one of them (a try of the same ingest sent again stores the same events, taken as its own).
     return this.d.outbox.announce(
@@ -83,7 +93,18 @@ export class AcceptWriter {
       );
       await this.d.schedule.addNew(
         scope,
-        group.flatMap((a) => (a.contact.status === 'scheduled' && a.contact.nextAttemptAt ? [{ id: dialItemId(a.contact.id), contactId: a.contact.id, kind: 'dial' as const, dueAt: a.contact.nextAttemptAt }] : [])),
+        group.flatMap((a) =>
+          a.contact.status === 'scheduled' && a.contact.nextAttemptAt
+            ? [
+                {
+                  id: dialItemId(a.contact.id),
+                  contactId: a.contact.id,
+                  kind: 'dial' as const,
+                  dueAt: a.contact.nextAttemptAt,
+                },
+              ]
+            : [],
+        ),
       );
       const refused = await this.d.contacts.createMany(
         scope,

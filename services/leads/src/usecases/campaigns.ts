@@ -27,7 +27,10 @@ export interface NewCampaign {
 export type CampaignWithStats = Campaign & { stats: CampaignStats };
 
 const MAX_LIMIT = 100;
-const clampPage = (page: number, limit: number) => ({ page: Math.max(1, page || 1), limit: Math.min(MAX_LIMIT, Math.max(1, limit || 25)) });
+const clampPage = (page: number, limit: number) => ({
+  page: Math.max(1, page || 1),
+  limit: Math.min(MAX_LIMIT, Math.max(1, limit || 25)),
+});
 
 /** Campaigns: read-only for tenants; created and started by the operator (the dashboard). */
 export class Campaigns {
@@ -38,7 +41,11 @@ export class Campaigns {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async list(scope: TenantScope, page: number, limit: number): Promise<Page<CampaignWithStats> & { page: number; limit: number }> {
+  async list(
+    scope: TenantScope,
+    page: number,
+    limit: number,
+  ): Promise<Page<CampaignWithStats> & { page: number; limit: number }> {
     const p = clampPage(page, limit);
     const res = await this.campaigns.list(scope, p.page, p.limit);
     const stats = await this.contacts.stats(
@@ -55,7 +62,12 @@ export class Campaigns {
     return { ...c, stats: stats.get(c.id)! };
   }
 
-  async contactsOf(scope: TenantScope, id: string, page: number, limit: number): Promise<Page<Contact> & { page: number; limit: number }> {
+  async contactsOf(
+    scope: TenantScope,
+    id: string,
+    page: number,
+    limit: number,
+  ): Promise<Page<Contact> & { page: number; limit: number }> {
     if (!(await this.campaigns.get(scope, id))) throw notFound('campaign');
     const p = clampPage(page, limit);
     return { ...(await this.contacts.listByCampaign(scope, id, p.page, p.limit)), ...p };
@@ -69,15 +81,30 @@ export class Campaigns {
     // CSV campaigns are the dashboard's; the API creates the API-ingest kind only.
     if (type !== 'api') problems.push({ path: 'type', message: 'only "api" campaigns are created here' });
     const channels = input.channels?.length ? input.channels : [...CHANNELS];
-    if (new Set(channels).size !== channels.length) problems.push({ path: 'channels', message: 'each channel at most once' });
-    for (const c of channels) if (!isChannel(c)) problems.push({ path: 'channels', message: `unknown channel ${JSON.stringify(c)}` });
+    if (new Set(channels).size !== channels.length)
+      problems.push({ path: 'channels', message: 'each channel at most once' });
+    for (const c of channels)
+      if (!isChannel(c)) problems.push({ path: 'channels', message: `unknown channel ${JSON.stringify(c)}` });
     const window = input.callingWindow ?? this.defaultWindow;
-    if (input.fromNumber !== undefined && !/^\+[1-9]\d{6,14}$/.test(input.fromNumber)) problems.push({ path: 'fromNumber', message: 'must be an E.164 number, e.g. +14155550100' });
-    if (window !== 'always') problems.push(...windowProblems(window).map((p) => ({ path: `callingWindow.${p.path}`, message: p.message })));
-    const limits = { ...CAMPAIGN_DEFAULTS, ...definedOnly({ maxCallSeconds: input.maxCallSeconds, maxAttempts: input.maxAttempts, retryAfterMinutes: input.retryAfterMinutes }) };
-    for (const [key, [min, max]] of Object.entries(CAMPAIGN_BOUNDS) as [keyof typeof CAMPAIGN_BOUNDS, readonly [number, number]][]) {
+    if (input.fromNumber !== undefined && !/^\+[1-9]\d{6,14}$/.test(input.fromNumber))
+      problems.push({ path: 'fromNumber', message: 'must be an E.164 number, e.g. +14155550100' });
+    if (window !== 'always')
+      problems.push(...windowProblems(window).map((p) => ({ path: `callingWindow.${p.path}`, message: p.message })));
+    const limits = {
+      ...CAMPAIGN_DEFAULTS,
+      ...definedOnly({
+        maxCallSeconds: input.maxCallSeconds,
+        maxAttempts: input.maxAttempts,
+        retryAfterMinutes: input.retryAfterMinutes,
+      }),
+    };
+    for (const [key, [min, max]] of Object.entries(CAMPAIGN_BOUNDS) as [
+      keyof typeof CAMPAIGN_BOUNDS,
+      readonly [number, number],
+    ][]) {
       const v = limits[key];
-      if (!Number.isInteger(v) || v < min || v > max) problems.push({ path: key, message: `a whole number from ${min} to ${max}` });
+      if (!Number.isInteger(v) || v < min || v > max)
+        problems.push({ path: key, message: `a whole number from ${min} to ${max}` });
     }
     if (problems.length) throw validationError(problems.map((p) => `${p.path}: ${p.message}`).join('; '), problems);
     const now = this.now();
@@ -101,7 +128,8 @@ export class Campaigns {
     const c = await this.campaigns.get(scope, id);
     if (!c) throw notFound('campaign');
     if (c.status === 'running') return this.get(scope, id);
-    if (c.status !== 'draft' && c.status !== 'paused') throw commonReasons.error('conflict', `a ${c.status} campaign cannot be started`);
+    if (c.status !== 'draft' && c.status !== 'paused')
+      throw commonReasons.error('conflict', `a ${c.status} campaign cannot be started`);
     await this.campaigns.setStatus(scope, id, 'running', this.now());
     return this.get(scope, id);
   }

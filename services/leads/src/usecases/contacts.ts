@@ -52,7 +52,11 @@ export class Contacts {
     await this.get(scope, id);
     // Announced once the contact is gone (a repeated delete, after a failure part-way, announces
     // the same event: its id is the contact's).
-    const deleted = await this.d.outbox.announce([{ kind: 'contactDeleted', tenantId: scope.tenantId, contactId: id, at: this.d.now() }], () => this.erase(scope, id), { readBack: this.d.contacts.erased(scope, id) });
+    const deleted = await this.d.outbox.announce(
+      [{ kind: 'contactDeleted', tenantId: scope.tenantId, contactId: id, at: this.d.now() }],
+      () => this.erase(scope, id),
+      { readBack: this.d.contacts.erased(scope, id) },
+    );
     if (!deleted) throw notFound('contact');
   }
 
@@ -64,16 +68,29 @@ export class Contacts {
     return this.d.contacts.delete(scope, id);
   }
 
-  async followUp(scope: TenantScope, id: string, input: { scheduledAt: Date; channel?: string; note?: string }): Promise<Followup> {
+  async followUp(
+    scope: TenantScope,
+    id: string,
+    input: { scheduledAt: Date; channel?: string; note?: string },
+  ): Promise<Followup> {
     const contact = await this.get(scope, id);
-    if (contact.status === 'cancelled') throw commonReasons.error('conflict', 'the contact is cancelled; it gets no follow-ups');
+    if (contact.status === 'cancelled')
+      throw commonReasons.error('conflict', 'the contact is cancelled; it gets no follow-ups');
     const now = this.d.now();
     const at = input.scheduledAt.getTime();
-    if (!(at > now.getTime())) throw validationError('scheduledAt must be in the future', [{ path: 'scheduledAt', message: 'not in the future' }]);
-    if (at > now.getTime() + MAX_FOLLOWUP_AHEAD_MS) throw validationError('scheduledAt must be within a year', [{ path: 'scheduledAt', message: 'more than a year ahead' }]);
+    if (!(at > now.getTime()))
+      throw validationError('scheduledAt must be in the future', [
+        { path: 'scheduledAt', message: 'not in the future' },
+      ]);
+    if (at > now.getTime() + MAX_FOLLOWUP_AHEAD_MS)
+      throw validationError('scheduledAt must be within a year', [
+        { path: 'scheduledAt', message: 'more than a year ahead' },
+      ]);
     const channel = input.channel ?? (contact.channels.includes('call') ? 'call' : contact.channels[0]!);
     if (!isChannel(channel) || !contact.channels.includes(channel)) {
-      throw validationError(`channel must be one of the contact's channels (${contact.channels.join(', ')})`, [{ path: 'channel', message: 'not a channel of this contact' }]);
+      throw validationError(`channel must be one of the contact's channels (${contact.channels.join(', ')})`, [
+        { path: 'channel', message: 'not a channel of this contact' },
+      ]);
     }
     const followup: Followup = {
       id: this.d.followups.newId(),
@@ -86,7 +103,13 @@ export class Contacts {
     };
     // The schedule entry first: a follow-up is never stored without the work that carries it out
     // (an entry whose follow-up is missing is dropped when due).
-    await this.d.schedule.put(scope, { id: followupItemId(id, followup.id), contactId: id, kind: 'followup', followupId: followup.id, dueAt: input.scheduledAt });
+    await this.d.schedule.put(scope, {
+      id: followupItemId(id, followup.id),
+      contactId: id,
+      kind: 'followup',
+      followupId: followup.id,
+      dueAt: input.scheduledAt,
+    });
     return this.d.followups.create(scope, followup);
   }
 }

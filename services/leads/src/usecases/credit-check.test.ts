@@ -10,7 +10,9 @@ describe('CreditView', () => {
 
   it('accepts from the view without asking billing while the credit covers the call', async () => {
     let asked = 0;
-    const view = new CreditView(async () => (asked++, { covered: true, state: { seq: 1, longestOutboundCallSeconds: 600 } }));
+    const view = new CreditView(
+      async () => (asked++, { covered: true, state: { seq: 1, longestOutboundCallSeconds: 600 } }),
+    );
     view.seen('t1', { seq: 5, longestOutboundCallSeconds: 1_200 });
     expect(await view.coversOneCall(scope, 600)).toBe(true);
     expect(await view.coversOneCall(scope, 1_200)).toBe(true);
@@ -19,7 +21,9 @@ describe('CreditView', () => {
 
   it('asks billing when the view does not cover the call (a top-up may not have reached it) and keeps the answer', async () => {
     let asked = 0;
-    const view = new CreditView(async () => (asked++, { covered: true, state: { seq: 9, longestOutboundCallSeconds: 3_000 } }));
+    const view = new CreditView(
+      async () => (asked++, { covered: true, state: { seq: 9, longestOutboundCallSeconds: 3_000 } }),
+    );
     view.seen('t1', { seq: 5, longestOutboundCallSeconds: 60 });
     expect(await view.coversOneCall(scope, 600)).toBe(true);
     expect(await view.coversOneCall(scope, 600)).toBe(true);
@@ -36,7 +40,9 @@ describe('CreditView', () => {
   });
 
   it("answers billing's failure when it knows nothing of the tenant and billing is away", async () => {
-    await expect(new CreditView(billingAway).coversOneCall(scope, 60)).rejects.toMatchObject({ reasonCode: 'service_unavailable' });
+    await expect(new CreditView(billingAway).coversOneCall(scope, 60)).rejects.toMatchObject({
+      reasonCode: 'service_unavailable',
+    });
   });
 
   it('keeps the newest state it heard of, whatever order announcements and answers arrive in', async () => {
@@ -46,6 +52,8 @@ describe('CreditView', () => {
     expect(await view.coversOneCall(scope, 60)).toBe(false);
     view.seen('t1', { seq: 8, longestOutboundCallSeconds: 6_000 }); // a top-up
     expect(await view.coversOneCall(scope, 60)).toBe(true);
-    await expect(view.coversOneCall(requireTenant({ tenantId: 't2', keyMode: 'live' }), 60)).rejects.toMatchObject({ reasonCode: 'service_unavailable' });
+    await expect(view.coversOneCall(requireTenant({ tenantId: 't2', keyMode: 'live' }), 60)).rejects.toMatchObject({
+      reasonCode: 'service_unavailable',
+    });
   });
 });

@@ -10,9 +10,12 @@ import type { ComplianceChecks } from './compliance';
 import type { ContactLifecycle } from './lifecycle';
 import type { MessageFollowups } from './messaging';
 
-export type ClaimRefusal = 'not_found' | 'sandbox' | 'not_pending' | 'already_claimed' | 'consent_required' | 'do_not_call' | 'outside_window';
+export type ClaimRefusal =
+  'not_found' | 'sandbox' | 'not_pending' | 'already_claimed' | 'consent_required' | 'do_not_call' | 'outside_window';
 
-export type ClaimResult = { allowed: true; contact: Contact; campaign: Campaign } | { allowed: false; refusal: ClaimRefusal; nextAttemptAt?: Date; contact?: Contact };
+export type ClaimResult =
+  | { allowed: true; contact: Contact; campaign: Campaign }
+  | { allowed: false; refusal: ClaimRefusal; nextAttemptAt?: Date; contact?: Contact };
 
 /** What telephony reports when a lead's call ends. */
 export interface CallOutcome {
@@ -64,13 +67,24 @@ export class Dialing {
     if (contact.sandbox) return { allowed: false, refusal: 'sandbox', contact };
     if (contact.status !== 'queued' || id !== dialId(contact.id, contact.dispatches)) {
       // Cancelled, already dialled, or a stale request for an earlier dispatch.
-      return { allowed: false, refusal: contact.status === 'dialing' && id === dialId(contact.id, contact.dispatches) ? 'already_claimed' : 'not_pending', contact };
+      return {
+        allowed: false,
+        refusal:
+          contact.status === 'dialing' && id === dialId(contact.id, contact.dispatches)
+            ? 'already_claimed'
+            : 'not_pending',
+        contact,
+      };
     }
     const campaign = await this.d.campaigns.get(scope, contact.campaignId);
     if (!campaign) return { allowed: false, refusal: 'not_found', contact };
     const gate = await this.gate(scope, contact, campaign);
     if (gate) return gate;
-    const moved = await this.d.lifecycle.move(scope, contact, 'dialing', { set: { attempts: contact.attempts + 1 }, from: ['queued'], where: { dispatches: contact.dispatches } });
+    const moved = await this.d.lifecycle.move(scope, contact, 'dialing', {
+      set: { attempts: contact.attempts + 1 },
+      from: ['queued'],
+      where: { dispatches: contact.dispatches },
+    });
     if (!moved) return { allowed: false, refusal: 'already_claimed', contact };
     return { allowed: true, contact: moved, campaign };
   }
@@ -95,7 +109,9 @@ export class Dialing {
     const scope = scopeOfRecord(tenantId);
     // The call names the contact's campaign, all the move announces besides: only a contact still
     // being dialled moves, so it needs no read of its own.
-    const contact = campaignId ? { id: contactId, campaignId, status: 'dialing' as const, sandbox: false } : await this.d.contacts.get(scope, contactId);
+    const contact = campaignId
+      ? { id: contactId, campaignId, status: 'dialing' as const, sandbox: false }
+      : await this.d.contacts.get(scope, contactId);
     if (contact?.status === 'dialing') await this.d.lifecycle.apply(scope, contact, 'in_call', { from: ['dialing'] });
   }
 
@@ -111,7 +127,11 @@ export class Dialing {
       await this.d.dnc.addTenant(scope, contact.phone, 'opted_out', this.d.now());
       await this.dropPending(scope, contact.id);
       const status = contact.status === 'cancelled' ? 'cancelled' : 'completed';
-      await this.d.lifecycle.apply(scope, contact, status, { set: last, unset: ['nextAttemptAt'], endReason: 'opted_out' });
+      await this.d.lifecycle.apply(scope, contact, status, {
+        set: last,
+        unset: ['nextAttemptAt'],
+        endReason: 'opted_out',
+      });
       return;
     }
     if (contact.status === 'cancelled') {
@@ -131,7 +151,11 @@ export class Dialing {
       await this.d.lifecycle.apply(scope, contact, 'scheduled', { set: { ...last, nextAttemptAt: dueAt } });
       return;
     }
-    const endReason = RETRIED.has(e.outcome) ? 'max_attempts' : e.endReason === 'insufficient_credits' ? 'insufficient_credits' : 'call_failed';
+    const endReason = RETRIED.has(e.outcome)
+      ? 'max_attempts'
+      : e.endReason === 'insufficient_credits'
+        ? 'insufficient_credits'
+        : 'call_failed';
     await this.d.lifecycle.apply(scope, contact, 'failed', { set: last, unset: ['nextAttemptAt'], endReason });
   }
 
@@ -144,7 +168,10 @@ export class Dialing {
       await this.stop(scope, contact, 'consent_required');
       return { allowed: false, refusal: 'consent_required', contact };
     }
-    const zones = { timeZones: contact.timeZones ?? ['UTC'], timeZoneSource: contact.timeZones ? ('number' as const) : ('fallback' as const) };
+    const zones = {
+      timeZones: contact.timeZones ?? ['UTC'],
+      timeZoneSource: contact.timeZones ? ('number' as const) : ('fallback' as const),
+    };
     const checks = await this.d.checks.run(scope, contact.phone, campaign.callingWindow, zones, this.d.now());
     if (checks.doNotCall.tenant || checks.doNotCall.platform) {
       await this.stop(scope, contact, 'do_not_call');
@@ -196,7 +223,12 @@ export class Dialing {
     const now = this.d.now();
     // Announced with the move (an earlier try of this dispatch that died stored the same event).
     const event = { kind: 'dialRequested' as const, tenantId: scope.tenantId, contact, campaign, dispatch, at: now };
-    const moved = await this.d.lifecycle.move(scope, contact, 'queued', { set: { dispatches: dispatch }, unset: ['nextAttemptAt'], from: [contact.status], events: [event] });
+    const moved = await this.d.lifecycle.move(scope, contact, 'queued', {
+      set: { dispatches: dispatch },
+      unset: ['nextAttemptAt'],
+      from: [contact.status],
+      events: [event],
+    });
     await this.d.schedule.remove(scope, item.id);
     return moved !== null;
   }

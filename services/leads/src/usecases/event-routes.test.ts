@@ -16,13 +16,20 @@ function routesWith(opts: { campaigns?: string[]; routes?: string[] }) {
   const routes = new Map((opts.routes ?? []).map((t) => [t, 'c1']));
   const writes: string[] = [];
   const store = {
-    get: async (_s: unknown, t: string) => (routes.has(t) ? { eventType: t, campaignId: routes.get(t)!, createdAt: NOW } : null),
+    get: async (_s: unknown, t: string) =>
+      routes.has(t) ? { eventType: t, campaignId: routes.get(t)!, createdAt: NOW } : null,
     count: async () => routes.size,
-    put: async (_s: unknown, eventType: string, campaignId: string, at: Date) => (writes.push(eventType), routes.set(eventType, campaignId), { eventType, campaignId, createdAt: at }),
+    put: async (_s: unknown, eventType: string, campaignId: string, at: Date) => (
+      writes.push(eventType),
+      routes.set(eventType, campaignId),
+      { eventType, campaignId, createdAt: at }
+    ),
     delete: async (_s: unknown, t: string) => routes.delete(t),
     list: async () => [],
   } as unknown as EventRouteStore;
-  const campaigns = { get: async (_s: unknown, id: string) => ((opts.campaigns ?? ['c1']).includes(id) ? { id } : null) } as unknown as CampaignStore;
+  const campaigns = {
+    get: async (_s: unknown, id: string) => ((opts.campaigns ?? ['c1']).includes(id) ? { id } : null),
+  } as unknown as CampaignStore;
   return { uc: new EventRoutes(store, campaigns, () => NOW), writes };
 }
 

@@ -21,10 +21,14 @@ export class EventRoutes {
   async put(scope: TenantScope, eventType: string, campaignId: string): Promise<EventRoute> {
     checkEventType(eventType);
     if (!(await this.campaigns.get(scope, campaignId))) {
-      throw leadsReasons.error('campaign_not_found', 'no such campaign for this tenant', [{ path: 'campaignId', message: 'unknown' }]);
+      throw leadsReasons.error('campaign_not_found', 'no such campaign for this tenant', [
+        { path: 'campaignId', message: 'unknown' },
+      ]);
     }
     if (!(await this.routes.get(scope, eventType)) && (await this.routes.count(scope)) >= MAX_ROUTES) {
-      throw validationError(`a tenant has at most ${MAX_ROUTES} event routes`, [{ path: 'eventType', message: 'too many routes' }]);
+      throw validationError(`a tenant has at most ${MAX_ROUTES} event routes`, [
+        { path: 'eventType', message: 'too many routes' },
+      ]);
     }
     return this.routes.put(scope, eventType, campaignId, this.now());
   }
@@ -37,6 +41,9 @@ export class EventRoutes {
 
 function checkEventType(eventType: string): void {
   if (!EVENT_TYPE.test(eventType)) {
-    throw validationError('eventType must be 1–100 letters, digits, ".", "_", ":" or "-", starting with a letter or digit', [{ path: 'eventType', message: 'invalid' }]);
+    throw validationError(
+      'eventType must be 1–100 letters, digits, ".", "_", ":" or "-", starting with a letter or digit',
+      [{ path: 'eventType', message: 'invalid' }],
+    );
   }
 }

@@ -1,8 +1,19 @@
+// Over 300 lines because lead ingest applies the documented rules in their order, each with its error; split, that order would be spread over files.
 import { DomainError, validationError, type ErrorDetail, type TenantScope, type TypedCounter } from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
 import { parsePhone, type ParsedPhone } from '../domain/phone';
 import { render, whatsappValues } from '../domain/templates';
-import { isChannel, MESSAGE_CHANNELS, type Campaign, type Channel, type Compliance, type Consent, type Contact, type MessageChannel, type MessageInputs } from '../domain/contact';
+import {
+  isChannel,
+  MESSAGE_CHANNELS,
+  type Campaign,
+  type Channel,
+  type Compliance,
+  type Consent,
+  type Contact,
+  type MessageChannel,
+  type MessageInputs,
+} from '../domain/contact';
 import { leadsReasons } from '../reasons';
 import type { CampaignStore } from '../store/campaign-store';
 import type { ContactStore } from '../store/contact-store';
@@ -51,7 +62,8 @@ export interface BatchLead {
 
 /** A batch lead's result: its contact, or why it was refused (as the error of `POST /leads` would say). */
 export type BatchOutcome =
-  { index: number; status: 'accepted' | 'scheduled' | 'sandbox_accepted'; contact: Contact; duplicate: boolean } | { index: number; status: 'refused'; reasonCode: string; error: string; details?: ErrorDetail[] };
+  | { index: number; status: 'accepted' | 'scheduled' | 'sandbox_accepted'; contact: Contact; duplicate: boolean }
+  | { index: number; status: 'refused'; reasonCode: string; error: string; details?: ErrorDetail[] };
 
 /** What the leads of one batch share: one credit question per call length, one read per campaign. */
 interface Shared {
@@ -84,9 +96,18 @@ export class LeadIngest {
     },
   ) {}
 
-  async ingestEvent(scope: TenantScope, eventType: string, lead: LeadInput, operationId?: string): Promise<IngestResult> {
+  async ingestEvent(
+    scope: TenantScope,
+    eventType: string,
+    lead: LeadInput,
+    operationId?: string,
+  ): Promise<IngestResult> {
     const route = await this.d.routes.get(scope, eventType);
-    if (!route) throw leadsReasons.error('event_route_not_found', `no event route maps eventType ${JSON.stringify(eventType)} to a campaign`);
+    if (!route)
+      throw leadsReasons.error(
+        'event_route_not_found',
+        `no event route maps eventType ${JSON.stringify(eventType)} to a campaign`,
+      );
     return this.ingest(scope, route.campaignId, lead, operationId);
   }
 
@@ -96,7 +117,9 @@ export class LeadIngest {
    * the first one stored (its messages' ids and its events' ids follow from the contact's).
    */
   async ingest(scope: TenantScope, campaignId: string, lead: LeadInput, operationId?: string): Promise<IngestResult> {
-    return this.counted(() => this.decide(scope, campaignId, lead, operationId ?? this.d.contacts.newId(), { credits: this.d.credits }));
+    return this.counted(() =>
+      this.decide(scope, campaignId, lead, operationId ?? this.d.contacts.newId(), { credits: this.d.credits }),
+    );
   }
 
   /**
@@ -108,7 +131,12 @@ export class LeadIngest {
    * before is not decided again: its result repeats the first one's, marked `duplicate`.
    */
   async ingestBatch(scope: TenantScope, batchKey: string, leads: readonly BatchLead[]): Promise<BatchOutcome[]> {
-    const idOf = (l: BatchLead) => this.d.contacts.idFor(l.externalId !== undefined ? `external:${scope.tenantId}:${scope.mode}:${l.externalId}` : `batch:${scope.tenantId}:${scope.mode}:${batchKey}:${l.index}`);
+    const idOf = (l: BatchLead) =>
+      this.d.contacts.idFor(
+        l.externalId !== undefined
+          ? `external:${scope.tenantId}:${scope.mode}:${l.externalId}`
+          : `batch:${scope.tenantId}:${scope.mode}:${batchKey}:${l.index}`,
+      );
     const firstWithId = new Map<string, number>();
     const repeated = leads.map((l) => {
       if (l.externalId === undefined) return undefined;
@@ -117,7 +145,13 @@ export class LeadIngest {
       return first;
     });
     // Leads accepted before under their external ids: read together, answered as stored.
-    const before = await Promise.all(leads.map((l, i) => (l.externalId !== undefined && repeated[i] === undefined ? this.d.contacts.get(scope, idOf(l)) : Promise.resolve(null))));
+    const before = await Promise.all(
+      leads.map((l, i) =>
+        l.externalId !== undefined && repeated[i] === undefined
+          ? this.d.contacts.get(scope, idOf(l))
+          : Promise.resolve(null),
+      ),
+    );
     const campaigns = new Map<string, Promise<Campaign | null>>();
     const shared: Shared = {
       credits: onceEachCallLength(this.d.credits),
@@ -127,7 +161,12 @@ export class LeadIngest {
       leads.map(async (l, i): Promise<BatchOutcome> => {
         const first = repeated[i];
         if (first !== undefined) {
-          return refusedOutcome(l.index, validationError(`externalId repeats lead ${first}'s in this batch`, [{ path: 'externalId', message: `the same as lead ${first}'s` }]));
+          return refusedOutcome(
+            l.index,
+            validationError(`externalId repeats lead ${first}'s in this batch`, [
+              { path: 'externalId', message: `the same as lead ${first}'s` },
+            ]),
+          );
         }
         const stored = before[i];
         if (stored) return acceptedOutcome(l.index, stored, true);
@@ -139,9 +178,13 @@ export class LeadIngest {
     );
     // A failure that is not the lead's own refusal (the store away) fails the whole request: the
     // caller sends it again, and every lead accepted now is answered as stored, once (ids above).
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && !(s.reason instanceof DomainError));
+    const failed = settled.find(
+      (s): s is PromiseRejectedResult => s.status === 'rejected' && !(s.reason instanceof DomainError),
+    );
     if (failed) throw failed.reason as Error;
-    return settled.map((s, i) => (s.status === 'fulfilled' ? s.value : refusedOutcome(leads[i]!.index, s.reason as DomainError)));
+    return settled.map((s, i) =>
+      s.status === 'fulfilled' ? s.value : refusedOutcome(leads[i]!.index, s.reason as DomainError),
+    );
   }
 
   private async counted(decide: () => Promise<IngestResult>): Promise<IngestResult> {
@@ -155,14 +198,27 @@ export class LeadIngest {
     }
   }
 
-  private async decide(scope: TenantScope, campaignId: string, lead: LeadInput, contactId: string, shared: Shared, externalId?: string): Promise<IngestResult> {
+  private async decide(
+    scope: TenantScope,
+    campaignId: string,
+    lead: LeadInput,
+    contactId: string,
+    shared: Shared,
+    externalId?: string,
+  ): Promise<IngestResult> {
     const now = this.d.now();
 
     // 1. The campaign: the tenant's, and running.
     const campaign = await (shared.campaign ?? ((id: string) => this.runningCampaign(scope, id)))(campaignId);
-    if (!campaign) throw leadsReasons.error('campaign_not_found', 'no such campaign for this tenant', [{ path: 'campaignId', message: 'unknown' }]);
+    if (!campaign)
+      throw leadsReasons.error('campaign_not_found', 'no such campaign for this tenant', [
+        { path: 'campaignId', message: 'unknown' },
+      ]);
     if (campaign.status !== 'running') {
-      throw leadsReasons.error('campaign_not_running', `the campaign is ${campaign.status}; leads are accepted while it is running`);
+      throw leadsReasons.error(
+        'campaign_not_running',
+        `the campaign is ${campaign.status}; leads are accepted while it is running`,
+      );
     }
 
     // 2. The phone: a real number in some numbering plan.
@@ -184,7 +240,10 @@ export class LeadIngest {
     // 6. A live call needs credit for one call's hold now.
     const live = scope.mode === 'live';
     if (live && calls && !(await shared.credits.coversOneCall(scope, campaign.maxCallSeconds))) {
-      throw leadsReasons.error('insufficient_credits', "the wallet's available credit cannot cover one call's hold; top up and retry");
+      throw leadsReasons.error(
+        'insufficient_credits',
+        "the wallet's available credit cannot cover one call's hold; top up and retry",
+      );
     }
 
     const opensLater = compliance !== undefined && !compliance.callingWindow.open;
@@ -200,7 +259,9 @@ export class LeadIngest {
       dispatches: 0,
       ...(lead.consent && { consent: lead.consent }),
       ...(compliance && { compliance }),
-      ...(live && opensLater && compliance?.callingWindow.nextOpenAt && { nextAttemptAt: compliance.callingWindow.nextOpenAt }),
+      ...(live &&
+        opensLater &&
+        compliance?.callingWindow.nextOpenAt && { nextAttemptAt: compliance.callingWindow.nextOpenAt }),
       sandbox: !live,
       ...(rendered.length > 0 && { messageInputs: messageInputs(lead) }),
       ...(calls && { timeZones: phone.timeZones }),
@@ -232,7 +293,13 @@ export class LeadIngest {
   }
 
   /** A live contact, its messages and its events, stored outbox-first (see AcceptWriter). */
-  private async accept(scope: TenantScope, contact: Contact, campaign: Campaign, rendered: Rendered[], now: Date): Promise<{ contact: Contact; storedBefore: boolean }> {
+  private async accept(
+    scope: TenantScope,
+    contact: Contact,
+    campaign: Campaign,
+    rendered: Rendered[],
+    now: Date,
+  ): Promise<{ contact: Contact; storedBefore: boolean }> {
     const messages: Message[] = rendered.map((r) => ({
       id: this.d.messages.idFor(contact.id, r.channel),
       contactId: contact.id,
@@ -246,30 +313,60 @@ export class LeadIngest {
     }));
     const { tenantId } = scope;
     const events: LeadEvent[] = [
-      ...(contact.status === 'queued' ? [{ kind: 'dialRequested' as const, tenantId, contact, campaign, dispatch: 1, at: now }] : []),
-      ...messages.map((m) => ({ kind: 'messageRequested' as const, tenantId, contactId: contact.id, messageId: m.id, channel: m.channel, at: now })),
+      ...(contact.status === 'queued'
+        ? [{ kind: 'dialRequested' as const, tenantId, contact, campaign, dispatch: 1, at: now }]
+        : []),
+      ...messages.map((m) => ({
+        kind: 'messageRequested' as const,
+        tenantId,
+        contactId: contact.id,
+        messageId: m.id,
+        channel: m.channel,
+        at: now,
+      })),
     ];
     const stored = { ...contact, dispatches: contact.status === 'queued' ? 1 : 0 };
     return this.d.writer.accept({ scope, contact: stored, messages, events });
   }
 
-  private async callCompliance(scope: TenantScope, lead: LeadInput, campaign: Campaign, phone: ParsedPhone, now: Date): Promise<Compliance> {
+  private async callCompliance(
+    scope: TenantScope,
+    lead: LeadInput,
+    campaign: Campaign,
+    phone: ParsedPhone,
+    now: Date,
+  ): Promise<Compliance> {
     if (lead.consent?.outboundCall !== true) {
-      throw leadsReasons.error('consent_required', 'the call channel needs consent.outboundCall: true', [{ path: 'consent.outboundCall', message: 'must be true for the call channel' }]);
+      throw leadsReasons.error('consent_required', 'the call channel needs consent.outboundCall: true', [
+        { path: 'consent.outboundCall', message: 'must be true for the call channel' },
+      ]);
     }
     const capturedAt = lead.consent.capturedAt;
     if (capturedAt && capturedAt.getTime() > now.getTime() + CAPTURE_SKEW_MS) {
-      throw validationError('consent.capturedAt must not be in the future', [{ path: 'consent.capturedAt', message: 'in the future' }]);
+      throw validationError('consent.capturedAt must not be in the future', [
+        { path: 'consent.capturedAt', message: 'in the future' },
+      ]);
     }
     const checks = await this.d.checks.run(scope, phone.e164, campaign.callingWindow, phone, now);
     if (checks.doNotCall.tenant || checks.doNotCall.platform) {
-      const lists = [checks.doNotCall.tenant && 'tenant', checks.doNotCall.platform && 'platform'].filter(Boolean).join(' and ');
-      throw leadsReasons.error('do_not_call', `the number is on the ${lists} do-not-call list`, doNotCallDetails(checks.doNotCall));
+      const lists = [checks.doNotCall.tenant && 'tenant', checks.doNotCall.platform && 'platform']
+        .filter(Boolean)
+        .join(' and ');
+      throw leadsReasons.error(
+        'do_not_call',
+        `the number is on the ${lists} do-not-call list`,
+        doNotCallDetails(checks.doNotCall),
+      );
     }
     return { checkedAt: now, consent: lead.consent, doNotCall: checks.doNotCall, callingWindow: checks.window };
   }
 
-  private async renderMessages(scope: TenantScope, lead: LeadInput, channels: Channel[], phone: ParsedPhone): Promise<Rendered[]> {
+  private async renderMessages(
+    scope: TenantScope,
+    lead: LeadInput,
+    channels: Channel[],
+    phone: ParsedPhone,
+  ): Promise<Rendered[]> {
     const wanted = MESSAGE_CHANNELS.filter((c) => channels.includes(c));
     const out: Rendered[] = [];
     const problems: ErrorDetail[] = [];
@@ -303,7 +400,11 @@ interface Rendered {
 }
 
 /** A template filled from the lead's values (WhatsApp from `whatsappParams`, email from `templateVariables`). */
-export function renderTemplate(template: Template, inputs: MessageInputs, to: string): Rendered | { missing: ErrorDetail[] } {
+export function renderTemplate(
+  template: Template,
+  inputs: MessageInputs,
+  to: string,
+): Rendered | { missing: ErrorDetail[] } {
   const whatsapp = template.channel === 'whatsapp';
   const values = whatsapp ? whatsappValues(inputs.whatsappParams) : (inputs.templateVariables ?? {});
   const source = whatsapp ? 'whatsappParams' : 'templateVariables';
@@ -311,7 +412,12 @@ export function renderTemplate(template: Template, inputs: MessageInputs, to: st
   const subject = template.subject === undefined ? undefined : render(template.subject, values);
   const missing = [...(body.ok ? [] : body.missing), ...(subject && !subject.ok ? subject.missing : [])];
   if (missing.length) {
-    return { missing: [...new Set(missing)].map((name) => ({ path: `${source}.${name}`, message: `missing: template ${template.id} uses {{${name}}}` })) };
+    return {
+      missing: [...new Set(missing)].map((name) => ({
+        path: `${source}.${name}`,
+        message: `missing: template ${template.id} uses {{${name}}}`,
+      })),
+    };
   }
   return {
     channel: template.channel,
@@ -325,12 +431,15 @@ export function renderTemplate(template: Template, inputs: MessageInputs, to: st
 function checkChannels(lead: LeadInput, campaign: Campaign): Channel[] {
   const problems: ErrorDetail[] = [];
   if (lead.channels.length === 0) problems.push({ path: 'channels', message: 'name at least one channel' });
-  if (new Set(lead.channels).size !== lead.channels.length) problems.push({ path: 'channels', message: 'each channel at most once' });
+  if (new Set(lead.channels).size !== lead.channels.length)
+    problems.push({ path: 'channels', message: 'each channel at most once' });
   for (const c of lead.channels) {
     if (!isChannel(c)) problems.push({ path: 'channels', message: `unknown channel ${JSON.stringify(c)}` });
-    else if (!campaign.channels.includes(c)) problems.push({ path: 'channels', message: `the campaign does not use the ${c} channel` });
+    else if (!campaign.channels.includes(c))
+      problems.push({ path: 'channels', message: `the campaign does not use the ${c} channel` });
   }
-  if (lead.channels.includes('email') && !lead.email) problems.push({ path: 'email', message: 'required for the email channel' });
+  if (lead.channels.includes('email') && !lead.email)
+    problems.push({ path: 'email', message: 'required for the email channel' });
   if (problems.length) throw validationError(problems.map((p) => `${p.path}: ${p.message}`).join('; '), problems);
   return lead.channels as Channel[];
 }
@@ -348,16 +457,28 @@ function messageInputs(lead: LeadInput): MessageInputs {
 function onceEachCallLength(credits: CreditCheck): CreditCheck {
   const asked = new Map<number, Promise<boolean>>();
   return {
-    coversOneCall: (scope, maxCallSeconds) => asked.get(maxCallSeconds) ?? asked.set(maxCallSeconds, credits.coversOneCall(scope, maxCallSeconds)).get(maxCallSeconds)!,
+    coversOneCall: (scope, maxCallSeconds) =>
+      asked.get(maxCallSeconds) ??
+      asked.set(maxCallSeconds, credits.coversOneCall(scope, maxCallSeconds)).get(maxCallSeconds)!,
   };
 }
 
 /** A stored contact as a batch result: `scheduled` when the calling window was closed at ingest. */
 function acceptedOutcome(index: number, contact: Contact, duplicate: boolean): BatchOutcome {
-  const status = contact.sandbox ? 'sandbox_accepted' : contact.compliance?.callingWindow.open === false ? 'scheduled' : 'accepted';
+  const status = contact.sandbox
+    ? 'sandbox_accepted'
+    : contact.compliance?.callingWindow.open === false
+      ? 'scheduled'
+      : 'accepted';
   return { index, status, contact, duplicate };
 }
 
 function refusedOutcome(index: number, err: DomainError): BatchOutcome {
-  return { index, status: 'refused', reasonCode: err.reasonCode, error: err.message, ...(err.details?.length && { details: err.details }) };
+  return {
+    index,
+    status: 'refused',
+    reasonCode: err.reasonCode,
+    error: err.message,
+    ...(err.details?.length && { details: err.details }),
+  };
 }

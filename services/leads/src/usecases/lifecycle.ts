@@ -59,8 +59,21 @@ export class ContactLifecycle {
     const changes = status !== contact.status;
     const { tenantId } = scope;
     const events: LeadEvent[] = [
-      ...(changes && (await this.readers.wanted(scope)) ? [{ kind: 'statusChanged' as const, tenantId, before: contact, status, at: now, ...(m.endReason !== undefined && { endReason: m.endReason }) }] : []),
-      ...(changes && status === 'cancelled' ? [{ kind: 'contactCancelled' as const, tenantId, contactId: contact.id, at: now }] : []),
+      ...(changes && (await this.readers.wanted(scope))
+        ? [
+            {
+              kind: 'statusChanged' as const,
+              tenantId,
+              before: contact,
+              status,
+              at: now,
+              ...(m.endReason !== undefined && { endReason: m.endReason }),
+            },
+          ]
+        : []),
+      ...(changes && status === 'cancelled'
+        ? [{ kind: 'contactCancelled' as const, tenantId, contactId: contact.id, at: now }]
+        : []),
       ...(m.events ?? []),
     ];
     const change: ContactChange = {
@@ -70,7 +83,13 @@ export class ContactLifecycle {
     return { events, change, now };
   }
 
-  private write(scope: TenantScope, id: string, status: ContactStatus, m: Move, { events, change, now }: Prepared): Promise<Contact | null> {
+  private write(
+    scope: TenantScope,
+    id: string,
+    status: ContactStatus,
+    m: Move,
+    { events, change, now }: Prepared,
+  ): Promise<Contact | null> {
     return this.events.announce(events, () => this.contacts.update(scope, id, change, m.from, m.where), {
       applied: (updated) => updated !== null,
       readBack: this.contacts.moved(scope, id, status, now),

@@ -23,10 +23,23 @@ export const MAX_MESSAGES = 100;
 
 /** Hands requested messages to the adapter (from the leads stream) and lists them for operators. */
 export class Messaging {
-  constructor(private readonly d: { messages: MessageStore; contacts: ContactStore; lifecycle: ContactLifecycle; adapter: MessageAdapter; log: Logger; now: () => Date }) {}
+  constructor(
+    private readonly d: {
+      messages: MessageStore;
+      contacts: ContactStore;
+      lifecycle: ContactLifecycle;
+      adapter: MessageAdapter;
+      log: Logger;
+      now: () => Date;
+    },
+  ) {}
 
   async list(scope: TenantScope, channel: string | undefined, limit: number): Promise<Message[]> {
-    return this.d.messages.list(scope, channel ? messageChannel(channel) : undefined, Math.min(MAX_MESSAGES, Math.max(1, limit || MAX_MESSAGES)));
+    return this.d.messages.list(
+      scope,
+      channel ? messageChannel(channel) : undefined,
+      Math.min(MAX_MESSAGES, Math.max(1, limit || MAX_MESSAGES)),
+    );
   }
 
   /** Sends one requested message once: a redelivery finds it sent and stops. */
@@ -47,7 +60,9 @@ export class Messaging {
 
 /** A follow-up on a message channel: the contact's template rendered again and sent like the first. */
 export class MessageFollowups {
-  constructor(private readonly d: { templates: TemplateStore; messages: MessageStore; outbox: LeadEvents; now: () => Date }) {}
+  constructor(
+    private readonly d: { templates: TemplateStore; messages: MessageStore; outbox: LeadEvents; now: () => Date },
+  ) {}
 
   async send(scope: TenantScope, contact: Contact, channel: MessageChannel | 'call'): Promise<void> {
     if (channel === 'call') return;
@@ -55,7 +70,8 @@ export class MessageFollowups {
     const templateId = channel === 'whatsapp' ? inputs.whatsappTemplateId : inputs.emailTemplateId;
     const template = templateId ? await this.d.templates.get(scope, templateId) : null;
     const to = channel === 'whatsapp' ? contact.phone : contact.email;
-    if (!template || !to) throw new Error(`contact ${contact.id} has no ${channel} template or address to follow up with`);
+    if (!template || !to)
+      throw new Error(`contact ${contact.id} has no ${channel} template or address to follow up with`);
     const r = renderTemplate(template, inputs, to);
     if ('missing' in r) throw new Error(`contact ${contact.id}'s ${channel} template needs values it no longer has`);
     const now = this.d.now();
@@ -70,8 +86,21 @@ export class MessageFollowups {
       status: 'queued',
       createdAt: now,
     };
-    await this.d.outbox.announce([{ kind: 'messageRequested', tenantId: scope.tenantId, contactId: contact.id, messageId: message.id, channel, at: now }], () => this.d.messages.createMany(scope, [message]), {
-      readBack: this.d.messages.stored(scope, message.id),
-    });
+    await this.d.outbox.announce(
+      [
+        {
+          kind: 'messageRequested',
+          tenantId: scope.tenantId,
+          contactId: contact.id,
+          messageId: message.id,
+          channel,
+          at: now,
+        },
+      ],
+      () => this.d.messages.createMany(scope, [message]),
+      {
+        readBack: this.d.messages.stored(scope, message.id),
+      },
+    );
   }
 }

@@ -46,4 +46,7 @@ export interface CreditState {
 }
 
 /** Billing's answer for one call's hold now: whether the wallet covers it, and the wallet's credit it was judged on. */
-export type HoldQuote = (scope: TenantScope, maxCallSeconds: number) => Promise<{ covered: boolean; state: CreditState }>;
+export type HoldQuote = (
+  scope: TenantScope,
+  maxCallSeconds: number,
+) => Promise<{ covered: boolean; state: CreditState }>;

@@ -17,15 +17,24 @@ export class Templates {
     return this.store.list(scope, channel ? messageChannel(channel) : undefined);
   }
 
-  async create(scope: TenantScope, input: { channel: string; name: string; subject?: string; body: string; language?: string }): Promise<Template> {
+  async create(
+    scope: TenantScope,
+    input: { channel: string; name: string; subject?: string; body: string; language?: string },
+  ): Promise<Template> {
     const channel = messageChannel(input.channel);
     const problems: ErrorDetail[] = [];
     if (!input.name.trim()) problems.push({ path: 'name', message: 'required' });
     if (!input.body.trim()) problems.push({ path: 'body', message: 'required' });
-    if (channel === 'whatsapp' && input.subject !== undefined) problems.push({ path: 'subject', message: 'WhatsApp templates have no subject' });
+    if (channel === 'whatsapp' && input.subject !== undefined)
+      problems.push({ path: 'subject', message: 'WhatsApp templates have no subject' });
     const variables = placeholdersOf(input.subject, input.body);
     if (channel === 'whatsapp') {
-      for (const v of variables) if (!NUMBERED.test(v)) problems.push({ path: 'body', message: `WhatsApp placeholders are numbered ({{1}}, {{2}}): {{${v}}} is not` });
+      for (const v of variables)
+        if (!NUMBERED.test(v))
+          problems.push({
+            path: 'body',
+            message: `WhatsApp placeholders are numbered ({{1}}, {{2}}): {{${v}}} is not`,
+          });
     }
     if (problems.length) throw validationError(problems.map((p) => `${p.path}: ${p.message}`).join('; '), problems);
     return this.store.create(scope, {
@@ -41,6 +50,7 @@ export class Templates {
 }
 
 export function messageChannel(v: string): MessageChannel {
-  if (!(MESSAGE_CHANNELS as readonly string[]).includes(v)) throw validationError('channel must be whatsapp or email', [{ path: 'channel', message: 'whatsapp or email' }]);
+  if (!(MESSAGE_CHANNELS as readonly string[]).includes(v))
+    throw validationError('channel must be whatsapp or email', [{ path: 'channel', message: 'whatsapp or email' }]);
   return v as MessageChannel;
 }

@@ -1,6 +1,12 @@
 import { scenarioOf, SimulatorCarrier } from './simulator';
 
-const out = (to: string) => ({ callId: `c-${to}`, direction: 'outbound' as const, from: null, to, maxCallSeconds: 600 });
+const out = (to: string) => ({
+  callId: `c-${to}`,
+  direction: 'outbound' as const,
+  from: null,
+  to,
+  maxCallSeconds: 600,
+});
 
 describe('carrier simulator', () => {
   it.each([
@@ -10,26 +16,29 @@ describe('carrier simulator', () => {
     ['+14155550003', 'failed', 0, false],
     ['+14155550004', 'voicemail', 20, false],
     ['+14155550005', 'completed', 30, true],
-  ] as const)('%s ends %s after %i s (opt-out %s), as the operator table says', async (to, outcome, seconds, optOut) => {
-    const carrier = new SimulatorCarrier(100_000);
-    const answered: Date[] = [];
-    const r = await carrier.place(out(to), { answered: async (at) => void answered.push(at) });
-    expect(r).toMatchObject({ outcome, durationSeconds: seconds, cutAtLimit: false });
-    expect(answered).toHaveLength(seconds > 0 ? 1 : 0);
-    expect(r.analysis?.optOut ?? false).toBe(optOut);
-    // Answered calls come with a transcript, an analysis and a real WAV file; others with none.
-    expect(Boolean(r.transcript?.length)).toBe(seconds > 0);
-    if (seconds > 0) {
-      const wav = r.recording!.data;
-      expect(r.recording!.contentType).toBe('audio/wav');
-      expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
-      expect(wav.toString('ascii', 8, 12)).toBe('WAVE');
-      expect(wav.readUInt32LE(4)).toBe(wav.length - 8);
-      expect(wav.readUInt32LE(40)).toBe(wav.length - 44);
-    } else {
-      expect(r.recording).toBeUndefined();
-    }
-  });
+  ] as const)(
+    '%s ends %s after %i s (opt-out %s), as the operator table says',
+    async (to, outcome, seconds, optOut) => {
+      const carrier = new SimulatorCarrier(100_000);
+      const answered: Date[] = [];
+      const r = await carrier.place(out(to), { answered: async (at) => void answered.push(at) });
+      expect(r).toMatchObject({ outcome, durationSeconds: seconds, cutAtLimit: false });
+      expect(answered).toHaveLength(seconds > 0 ? 1 : 0);
+      expect(r.analysis?.optOut ?? false).toBe(optOut);
+      // Answered calls come with a transcript, an analysis and a real WAV file; others with none.
+      expect(Boolean(r.transcript?.length)).toBe(seconds > 0);
+      if (seconds > 0) {
+        const wav = r.recording!.data;
+        expect(r.recording!.contentType).toBe('audio/wav');
+        expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
+        expect(wav.toString('ascii', 8, 12)).toBe('WAVE');
+        expect(wav.readUInt32LE(4)).toBe(wav.length - 8);
+        expect(wav.readUInt32LE(40)).toBe(wav.length - 44);
+      } else {
+        expect(r.recording).toBeUndefined();
+      }
+    },
+  );
 
   it('gives any other number 15–180 s by a hash of it, the same every time', () => {
     const seen = new Set<number>();
@@ -45,7 +54,10 @@ describe('carrier simulator', () => {
   });
 
   it('cuts a call at maxCallSeconds and says so', async () => {
-    const r = await new SimulatorCarrier(100_000).place({ ...out('+14155550000'), maxCallSeconds: 30 }, { answered: async () => undefined });
+    const r = await new SimulatorCarrier(100_000).place(
+      { ...out('+14155550000'), maxCallSeconds: 30 },
+      { answered: async () => undefined },
+    );
     expect(r).toMatchObject({ outcome: 'completed', durationSeconds: 30, cutAtLimit: true });
   });
 
@@ -64,11 +76,18 @@ describe('carrier simulator', () => {
     expect(carrier.recover(out('+14155550000'), started, new Date(started.getTime() + 4_000))).toBeUndefined();
     const r = carrier.recover(out('+14155550000'), started, new Date(started.getTime() + 4_600));
     expect(r).toMatchObject({ outcome: 'completed', durationSeconds: 42 });
-    expect(carrier.recover(out('+14155550001'), started, new Date(started.getTime() + 400))).toMatchObject({ outcome: 'no_answer', durationSeconds: 0 });
+    expect(carrier.recover(out('+14155550001'), started, new Date(started.getTime() + 400))).toMatchObject({
+      outcome: 'no_answer',
+      durationSeconds: 0,
+    });
   });
 
   it('inbound: the caller stays as long as asked; 0 s is a call nobody answered', () => {
-    expect(scenarioOf({ direction: 'inbound', to: '+14155550100', from: '+14155550199', talkSeconds: 75 })).toMatchObject({ outcome: 'completed', talkSeconds: 75 });
-    expect(scenarioOf({ direction: 'inbound', to: '+14155550100', from: '+14155550199', talkSeconds: 0 })).toMatchObject({ outcome: 'no_answer', talkSeconds: 0 });
+    expect(
+      scenarioOf({ direction: 'inbound', to: '+14155550100', from: '+14155550199', talkSeconds: 75 }),
+    ).toMatchObject({ outcome: 'completed', talkSeconds: 75 });
+    expect(
+      scenarioOf({ direction: 'inbound', to: '+14155550100', from: '+14155550199', talkSeconds: 0 }),
+    ).toMatchObject({ outcome: 'no_answer', talkSeconds: 0 });
   });
 });

@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { toneWav } from './audio';
-import type { CallAnalysis, CallOutcome, CarrierAdapter, CarrierCallRequest, CarrierCallResult, CarrierHooks, TranscriptTurn } from './carrier';
+import type {
+  CallAnalysis,
+  CallOutcome,
+  CarrierAdapter,
+  CarrierCallRequest,
+  CarrierCallResult,
+  CarrierHooks,
+  TranscriptTurn,
+} from './carrier';
 
 /** Simulated seconds a phone rings before it is answered or given up on. */
 const RING_SECONDS = 3;
@@ -23,7 +31,9 @@ export function scenarioOf(req: Pick<CarrierCallRequest, 'direction' | 'to' | 'f
   if (req.direction === 'inbound') {
     // The caller stays as long as the operator said, or as a hash of their number says.
     const talk = req.talkSeconds ?? 15 + (hash(req.from ?? req.to) % 166);
-    return talk === 0 ? { outcome: 'no_answer', talkSeconds: 0, optOut: false } : { outcome: 'completed', talkSeconds: talk, optOut: false };
+    return talk === 0
+      ? { outcome: 'no_answer', talkSeconds: 0, optOut: false }
+      : { outcome: 'completed', talkSeconds: talk, optOut: false };
   }
   const digits = req.to.replace(/\D/g, '');
   switch (digits.slice(-4)) {
@@ -75,7 +85,11 @@ export class SimulatorCarrier implements CarrierAdapter {
     const talk = script.talkSeconds === 0 ? 0 : Math.min(script.talkSeconds, req.maxCallSeconds);
     const endsAt = startedAt.getTime() + ((ring + talk) * 1000) / this.speedup;
     if (now.getTime() < endsAt) return undefined;
-    return this.result(req, script, script.talkSeconds === 0 ? undefined : new Date(startedAt.getTime() + (ring * 1000) / this.speedup));
+    return this.result(
+      req,
+      script,
+      script.talkSeconds === 0 ? undefined : new Date(startedAt.getTime() + (ring * 1000) / this.speedup),
+    );
   }
 
   /** Wall-clock milliseconds a call of this request takes at most (ringing and the longest talk). */
@@ -106,13 +120,25 @@ export class SimulatorCarrier implements CarrierAdapter {
   }
 }
 
-export const carrierCallId = (callId: string): string => `SIM${createHash('sha256').update(callId).digest('hex').slice(0, 30)}`;
+export const carrierCallId = (callId: string): string =>
+  `SIM${createHash('sha256').update(callId).digest('hex').slice(0, 30)}`;
 
 /** A short scripted conversation and its analysis, spread over the call's (simulated) talk time. */
-function converse(req: CarrierCallRequest, script: Script, answeredAt: Date, duration: number, speedup: number): { transcript: TranscriptTurn[]; analysis: CallAnalysis } {
+function converse(
+  req: CarrierCallRequest,
+  script: Script,
+  answeredAt: Date,
+  duration: number,
+  speedup: number,
+): { transcript: TranscriptTurn[]; analysis: CallAnalysis } {
   const lines: [TranscriptTurn['role'], string][] =
     script.outcome === 'voicemail'
-      ? [['agent', 'Hello, this is your assistant calling. Sorry we missed you; we will try again later, or call us back at your convenience.']]
+      ? [
+          [
+            'agent',
+            'Hello, this is your assistant calling. Sorry we missed you; we will try again later, or call us back at your convenience.',
+          ],
+        ]
       : script.optOut
         ? [
             ['agent', 'Hello, this is your assistant calling about your recent enquiry. Is now a good time?'],
@@ -133,14 +159,38 @@ function converse(req: CarrierCallRequest, script: Script, answeredAt: Date, dur
               ['caller', 'That works, thank you.'],
             ];
   const step = duration / lines.length;
-  const transcript = lines.map(([role, text], i) => ({ role, text, at: new Date(answeredAt.getTime() + (i * step * 1000) / speedup) }));
+  const transcript = lines.map(([role, text], i) => ({
+    role,
+    text,
+    at: new Date(answeredAt.getTime() + (i * step * 1000) / speedup),
+  }));
   const analysis: CallAnalysis =
     script.outcome === 'voicemail'
-      ? { summary: 'Reached voicemail; a message was left.', sentiment: 'neutral', outcome: 'voicemail_left', optOut: false }
+      ? {
+          summary: 'Reached voicemail; a message was left.',
+          sentiment: 'neutral',
+          outcome: 'voicemail_left',
+          optOut: false,
+        }
       : script.optOut
-        ? { summary: 'The called party asked not to be called again.', sentiment: 'negative', outcome: 'opted_out', optOut: true }
+        ? {
+            summary: 'The called party asked not to be called again.',
+            sentiment: 'negative',
+            outcome: 'opted_out',
+            optOut: true,
+          }
         : req.direction === 'inbound'
-          ? { summary: 'The caller asked to book an appointment; the request was noted.', sentiment: 'positive', outcome: 'appointment_requested', optOut: false }
-          : { summary: 'The contact is interested; details to be sent and a follow-up booked.', sentiment: 'positive', outcome: 'interested', optOut: false };
+          ? {
+              summary: 'The caller asked to book an appointment; the request was noted.',
+              sentiment: 'positive',
+              outcome: 'appointment_requested',
+              optOut: false,
+            }
+          : {
+              summary: 'The contact is interested; details to be sent and a follow-up booked.',
+              sentiment: 'positive',
+              outcome: 'interested',
+              optOut: false,
+            };
   return { transcript, analysis };
 }

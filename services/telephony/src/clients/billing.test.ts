@@ -45,7 +45,9 @@ function fakeBilling(opts: { credit?: number; fail?: Error; debit?: Error } = {}
     },
     debit: (req: unknown, ctx: { tenantId: string }) => {
       calls.push({ method: 'debit', req, tenantId: ctx.tenantId });
-      return opts.debit ? Promise.reject(opts.debit) : Promise.resolve({ transaction: { amount: -25, balanceAfter: 75 } });
+      return opts.debit
+        ? Promise.reject(opts.debit)
+        : Promise.resolve({ transaction: { amount: -25, balanceAfter: 75 } });
     },
   };
   return { client: client as unknown as Parameters<typeof billingWallet>[0], calls };
@@ -89,14 +91,28 @@ describe("telephony's billing wallet", () => {
       ['placeCallHolds', 't-1'],
       ['placeCallHolds', 't-2'],
     ]);
-    expect((calls[0]!.req as HoldReq).holds[0]).toEqual({ callId: 'call-1', direction: CallDirection.CALL_DIRECTION_OUTBOUND, maxCallSeconds: 600, expireTime: expiresAt });
+    expect((calls[0]!.req as HoldReq).holds[0]).toEqual({
+      callId: 'call-1',
+      direction: CallDirection.CALL_DIRECTION_OUTBOUND,
+      maxCallSeconds: 600,
+      expireTime: expiresAt,
+    });
   });
 
   it('settles the calls that end together in one request per tenant, each answered its own charge', async () => {
     const { client, calls } = fakeBilling();
     const wallet = billingWallet(client);
-    const [a, b] = await Promise.all([wallet.settle(scope, ended('call-1')), wallet.settle(scope, { ...ended('call-2'), durationSeconds: 125 })]);
-    expect(a).toMatchObject({ billingStatus: 'charged', creditsCharged: 4, transactionId: 'tx-call-1', ledgerSeq: 9, balanceAfter: 90 });
+    const [a, b] = await Promise.all([
+      wallet.settle(scope, ended('call-1')),
+      wallet.settle(scope, { ...ended('call-2'), durationSeconds: 125 }),
+    ]);
+    expect(a).toMatchObject({
+      billingStatus: 'charged',
+      creditsCharged: 4,
+      transactionId: 'tx-call-1',
+      ledgerSeq: 9,
+      balanceAfter: 90,
+    });
     expect(b).toMatchObject({ creditsCharged: 6, transactionId: 'tx-call-2' });
     expect(calls.map((c) => c.method)).toEqual(['settleCalls']);
     expect((calls[0]!.req as SettleReq).calls[0]).toMatchObject({
@@ -113,12 +129,21 @@ describe("telephony's billing wallet", () => {
     const away = commonReasons.error('service_unavailable', 'away');
     const wallet = billingWallet(fakeBilling({ fail: away }).client);
     await expect(wallet.placeHold(scope, 'call-1', 'outbound', 60, expiresAt)).rejects.toBe(away);
-    await expect(Promise.all([wallet.settle(scope, ended('call-1')), wallet.settle(scope, ended('call-2'))])).rejects.toBe(away);
-    expect(await billingWallet(fakeBilling({ debit: billingReasons.error('insufficient_credits', 'no') }).client).debitNumber(scope, 'number:1', 25, 'Number')).toBe('insufficient');
+    await expect(
+      Promise.all([wallet.settle(scope, ended('call-1')), wallet.settle(scope, ended('call-2'))]),
+    ).rejects.toBe(away);
+    expect(
+      await billingWallet(
+        fakeBilling({ debit: billingReasons.error('insufficient_credits', 'no') }).client,
+      ).debitNumber(scope, 'number:1', 25, 'Number'),
+    ).toBe('insufficient');
   });
 
   it('reports what a number purchase charged and the balance after', async () => {
     const { client } = fakeBilling();
-    expect(await billingWallet(client).debitNumber(scope, 'number:1', 25, 'Number')).toEqual({ creditsCharged: 25, balanceAfter: 75 });
+    expect(await billingWallet(client).debitNumber(scope, 'number:1', 25, 'Number')).toEqual({
+      creditsCharged: 25,
+      balanceAfter: 75,
+    });
   });
 });

@@ -4,7 +4,10 @@ import type { Call, CallCharge } from '../domain/call';
 import type { Wallet } from '../usecases/ports';
 
 const { CallDirection, TransactionType } = voiceapi.billing.v1;
-type BillingClient = Pick<PromiseClient<typeof voiceapi.billing.v1.BillingServiceService>, 'placeCallHolds' | 'debit' | 'settleCalls'>;
+type BillingClient = Pick<
+  PromiseClient<typeof voiceapi.billing.v1.BillingServiceService>,
+  'placeCallHolds' | 'debit' | 'settleCalls'
+>;
 
 /** Calls settled, or held, in one request at most (billing's limit). */
 const BATCH = 500;
@@ -13,9 +16,15 @@ const BATCH = 500;
 export function billingWallet(billing: BillingClient): Wallet {
   // Calls that end while a settlement is under way are settled together next: one request per
   // tenant (its wallet plans them in one append), whatever the number of calls.
-  const settlements = inBatches<voiceapi.billing.v1.EndedCall, voiceapi.billing.v1.CallSettlement>(async (scope, asked) => (await billing.settleCalls({ calls: asked }, contextOf(scope))).settlements, 'settlement');
+  const settlements = inBatches<voiceapi.billing.v1.EndedCall, voiceapi.billing.v1.CallSettlement>(
+    async (scope, asked) => (await billing.settleCalls({ calls: asked }, contextOf(scope))).settlements,
+    'settlement',
+  );
   // The holds of a dispatcher's pass (asked together) are placed in one request per tenant; billing prices them.
-  const holds = inBatches<voiceapi.billing.v1.CallHoldRequest, voiceapi.billing.v1.CallHoldResult>(async (scope, asked) => (await billing.placeCallHolds({ holds: asked }, contextOf(scope))).holds, 'call hold');
+  const holds = inBatches<voiceapi.billing.v1.CallHoldRequest, voiceapi.billing.v1.CallHoldResult>(
+    async (scope, asked) => (await billing.placeCallHolds({ holds: asked }, contextOf(scope))).holds,
+    'call hold',
+  );
   return {
     async settle(scope, call) {
       const r = await settlements.run({ scope, call: endedCall(call) });
@@ -23,14 +32,29 @@ export function billingWallet(billing: BillingClient): Wallet {
       return charge(r);
     },
     async placeHold(scope, callId, direction, maxCallSeconds, expiresAt) {
-      const r = await holds.run({ scope, call: { callId, direction: direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND, maxCallSeconds, expireTime: expiresAt } });
+      const r = await holds.run({
+        scope,
+        call: {
+          callId,
+          direction:
+            direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
+          maxCallSeconds,
+          expireTime: expiresAt,
+        },
+      });
       if ('failed' in r) throw r.failed;
       return r.placed ? 'placed' : 'insufficient';
     },
     async debitNumber(scope, reference, amount, description) {
       try {
-        const r = await billing.debit({ reference, amount, type: TransactionType.TRANSACTION_TYPE_NUMBER_PURCHASE, description }, contextOf(scope));
-        return { creditsCharged: -(r.transaction?.amount ?? -amount), balanceAfter: r.transaction?.balanceAfter ?? r.balance?.balance ?? 0 };
+        const r = await billing.debit(
+          { reference, amount, type: TransactionType.TRANSACTION_TYPE_NUMBER_PURCHASE, description },
+          contextOf(scope),
+        );
+        return {
+          creditsCharged: -(r.transaction?.amount ?? -amount),
+          balanceAfter: r.transaction?.balanceAfter ?? r.balance?.balance ?? 0,
+        };
       } catch (err) {
         if (isReason(err, 'insufficient_credits')) return 'insufficient';
         throw err;
@@ -43,7 +67,8 @@ export function billingWallet(billing: BillingClient): Wallet {
 function endedCall(call: Call): voiceapi.billing.v1.EndedCall {
   return {
     callId: call.id,
-    direction: call.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
+    direction:
+      call.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
     durationSeconds: call.durationSeconds,
     holdFailed: call.holdFailed,
     endTime: call.endedAt ?? new Date(),
@@ -57,7 +82,8 @@ function endedCall(call: Call): voiceapi.billing.v1.EndedCall {
 
 function charge(s: voiceapi.billing.v1.CallSettlement): CallCharge {
   const status = s.billingStatus;
-  if (status !== 'charged' && status !== 'failed' && status !== 'skipped') throw new Error(`billing settled call ${s.callId} as ${JSON.stringify(status)}`);
+  if (status !== 'charged' && status !== 'failed' && status !== 'skipped')
+    throw new Error(`billing settled call ${s.callId} as ${JSON.stringify(status)}`);
   return {
     billingStatus: status,
     creditsCharged: s.creditsCharged,
@@ -74,7 +100,10 @@ function charge(s: voiceapi.billing.v1.CallSettlement): CallCharge {
  * one request per tenant and key mode, at most BATCH calls each; per call its own answer, or the
  * request's failure.
  */
-function inBatches<Q extends { callId: string }, A extends { callId: string }>(send: (scope: TenantScope, asked: Q[]) => Promise<A[]>, what: string) {
+function inBatches<Q extends { callId: string }, A extends { callId: string }>(
+  send: (scope: TenantScope, asked: Q[]) => Promise<A[]>,
+  what: string,
+) {
   return new Coalescer<{ scope: TenantScope; call: Q }, A | { failed: unknown }>(async (asked) => {
     const byScope = new Map<string, number[]>();
     asked.forEach(({ scope }, i) => {
@@ -82,7 +111,9 @@ function inBatches<Q extends { callId: string }, A extends { callId: string }>(s
       (byScope.get(key) ?? byScope.set(key, []).get(key)!).push(i);
     });
     const out: (A | { failed: unknown })[] = asked.map(() => ({ failed: new Error(`no ${what} asked`) }));
-    const requests = [...byScope.values()].flatMap((all) => Array.from({ length: Math.ceil(all.length / BATCH) }, (_, n) => all.slice(n * BATCH, (n + 1) * BATCH)));
+    const requests = [...byScope.values()].flatMap((all) =>
+      Array.from({ length: Math.ceil(all.length / BATCH) }, (_, n) => all.slice(n * BATCH, (n + 1) * BATCH)),
+    );
     await Promise.all(
       requests.map(async (indices) => {
         try {
@@ -92,7 +123,10 @@ function inBatches<Q extends { callId: string }, A extends { callId: string }>(s
           );
           indices.forEach((i, n) => {
             const a = answers[n];
-            out[i] = a?.callId === asked[i]!.call.callId ? a : { failed: new Error(`billing answered no ${what} for call ${asked[i]!.call.callId}`) };
+            out[i] =
+              a?.callId === asked[i]!.call.callId
+                ? a
+                : { failed: new Error(`billing answered no ${what} for call ${asked[i]!.call.callId}`) };
           });
         } catch (err) {
           for (const i of indices) out[i] = { failed: err };

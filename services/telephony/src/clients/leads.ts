@@ -10,7 +10,13 @@ export function leadsDialClaims(leads: LeadsClient): DialClaims {
     async claim(scope, contactId, dialId) {
       const r = await leads.claimDial({ contactId, dialId }, contextOf(scope));
       return r.allowed
-        ? { allowed: true, maxCallSeconds: r.maxCallSeconds, campaignId: r.campaignId, ...(r.agentName && { agentName: r.agentName }), ...(r.fromNumber && { fromNumber: r.fromNumber }) }
+        ? {
+            allowed: true,
+            maxCallSeconds: r.maxCallSeconds,
+            campaignId: r.campaignId,
+            ...(r.agentName && { agentName: r.agentName }),
+            ...(r.fromNumber && { fromNumber: r.fromNumber }),
+          }
         : { allowed: false, refusal: r.refusal ?? 'refused' };
     },
   };

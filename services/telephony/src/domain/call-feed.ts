@@ -57,4 +57,6 @@ export interface FeedFilter {
 }
 
 export const passes = ({ call }: FeedEntry, f: FeedFilter): boolean =>
-  (f.direction === undefined || call.direction === f.direction) && (f.campaignId === undefined || call.campaignId === f.campaignId) && (f.agentId === undefined || call.agentId === f.agentId);
+  (f.direction === undefined || call.direction === f.direction) &&
+  (f.campaignId === undefined || call.campaignId === f.campaignId) &&
+  (f.agentId === undefined || call.agentId === f.agentId);

@@ -7,7 +7,15 @@ export type CallStatus = 'queued' | 'ringing' | 'in_progress' | 'completed' | 'b
 export type BillingStatus = 'pending' | 'charged' | 'failed' | 'skipped';
 
 export const DIRECTIONS: readonly Direction[] = ['outbound', 'inbound'];
-export const CALL_STATUSES: readonly CallStatus[] = ['queued', 'ringing', 'in_progress', 'completed', 'busy', 'no_answer', 'failed'];
+export const CALL_STATUSES: readonly CallStatus[] = [
+  'queued',
+  'ringing',
+  'in_progress',
+  'completed',
+  'busy',
+  'no_answer',
+  'failed',
+];
 export const ACTIVE_STATUSES: readonly CallStatus[] = ['queued', 'ringing', 'in_progress'];
 
 export const statusOfOutcome = (o: CallOutcome): CallStatus => (o === 'voicemail' ? 'completed' : o);
@@ -66,7 +74,9 @@ export interface CallCharge {
 }
 
 /** The call's fields a charge sets. */
-export const billingFields = (c: CallCharge): Pick<Call, 'billingStatus' | 'creditsCharged'> & Partial<Pick<Call, 'creditsError' | 'balanceAfter'>> => ({
+export const billingFields = (
+  c: CallCharge,
+): Pick<Call, 'billingStatus' | 'creditsCharged'> & Partial<Pick<Call, 'creditsError' | 'balanceAfter'>> => ({
   billingStatus: c.billingStatus,
   creditsCharged: c.creditsCharged,
   ...(c.creditsError !== undefined && { creditsError: c.creditsError }),

@@ -17,7 +17,17 @@ describe('recording tokens', () => {
     const forged = new RecordingTokens('x'.repeat(32)).sign(grant);
     const otherCall = tokens.sign({ ...grant, callId: 'call-2' }).split('.')[0]!;
     const flipped = mac.slice(0, -1) + (mac.endsWith('A') ? 'B' : 'A');
-    for (const bad of [forged, `${otherCall}.${mac}`, `${payload}.${flipped}`, token.slice(0, -3), payload, `${token}.x`, '', '.', 'a.b']) {
+    for (const bad of [
+      forged,
+      `${otherCall}.${mac}`,
+      `${payload}.${flipped}`,
+      token.slice(0, -3),
+      payload,
+      `${token}.x`,
+      '',
+      '.',
+      'a.b',
+    ]) {
       expect(tokens.verify(bad, now)).toEqual({ ok: false, why: 'invalid' });
     }
   });

@@ -19,7 +19,9 @@ export class RecordingTokens {
   constructor(private readonly secret: string) {}
 
   sign(grant: RecordingGrant): string {
-    const payload = b64(JSON.stringify({ t: grant.tenantId, c: grant.callId, e: Math.floor(grant.expiresAt.getTime() / 1000) }));
+    const payload = b64(
+      JSON.stringify({ t: grant.tenantId, c: grant.callId, e: Math.floor(grant.expiresAt.getTime() / 1000) }),
+    );
     return `${payload}.${this.mac(payload)}`;
   }
 
@@ -30,7 +32,8 @@ export class RecordingTokens {
     const expected = Buffer.from(this.mac(payload), 'base64url');
     const given = Buffer.from(mac, 'base64url');
     // Compared in constant time; a re-encoded signature (other padding or characters) fails too.
-    if (given.length !== expected.length || !timingSafeEqual(given, expected) || b64(given) !== mac) return { ok: false, why: 'invalid' };
+    if (given.length !== expected.length || !timingSafeEqual(given, expected) || b64(given) !== mac)
+      return { ok: false, why: 'invalid' };
     let body: unknown;
     try {
       body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

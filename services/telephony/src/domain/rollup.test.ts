@@ -1,7 +1,18 @@
 import type { Call } from './call';
 import { BUCKET_MS, bucketStart, group, PART_MS, partStart, rollUp, sumRollups } from './rollup';
 
-const call = (p: Partial<Call>): Call => ({ id: 'c', tenantId: 't', direction: 'outbound', status: 'completed', outcome: 'completed', startedAt: new Date(), durationSeconds: 60, creditsCharged: 2, ...p }) as Call;
+const call = (p: Partial<Call>): Call =>
+  ({
+    id: 'c',
+    tenantId: 't',
+    direction: 'outbound',
+    status: 'completed',
+    outcome: 'completed',
+    startedAt: new Date(),
+    durationSeconds: 60,
+    creditsCharged: 2,
+    ...p,
+  }) as Call;
 
 describe('rollups', () => {
   it('buckets by quarter hour', () => {
@@ -13,7 +24,14 @@ describe('rollups', () => {
   it('counts ended calls only, by agent and campaign', () => {
     const r = rollUp('t', 'outbound', new Date(0), [
       call({ agentId: 'a1', campaignId: 'k1' }),
-      call({ agentId: 'a1', campaignId: 'k2', outcome: 'no_answer', status: 'no_answer', durationSeconds: 0, creditsCharged: 0 }),
+      call({
+        agentId: 'a1',
+        campaignId: 'k2',
+        outcome: 'no_answer',
+        status: 'no_answer',
+        durationSeconds: 0,
+        creditsCharged: 0,
+      }),
       call({ campaignId: 'k1', outcome: 'voicemail', durationSeconds: 20, creditsCharged: 2 }),
       call({ status: 'in_progress', outcome: undefined }),
     ]);
@@ -24,7 +42,13 @@ describe('rollups', () => {
         { key: null, calls: 1, completed: 0, durationSeconds: 20, creditsCharged: 2 },
       ]),
     );
-    expect(r.byCampaign.find((b) => b.key === 'k1')).toEqual({ key: 'k1', calls: 2, completed: 1, durationSeconds: 80, creditsCharged: 4 });
+    expect(r.byCampaign.find((b) => b.key === 'k1')).toEqual({
+      key: 'k1',
+      calls: 2,
+      completed: 1,
+      durationSeconds: 80,
+      creditsCharged: 4,
+    });
   });
 
   it('keeps a bucket as the sum of its minutes: the same as computed from all its calls, whatever the order', () => {
@@ -55,7 +79,8 @@ describe('rollups', () => {
     const summed = sumRollups('t', 'outbound', bucket, parts.reverse());
     expect(summed.totals).toEqual(whole.totals);
     // The same rows, in a stable order (by key).
-    const byKey = <R extends { key: string | null }>(rows: readonly R[]) => [...rows].sort((a, b) => String(a.key).localeCompare(String(b.key)));
+    const byKey = <R extends { key: string | null }>(rows: readonly R[]) =>
+      [...rows].sort((a, b) => String(a.key).localeCompare(String(b.key)));
     expect(summed.byAgent).toEqual(byKey(whole.byAgent));
     expect(summed.byCampaign).toEqual(byKey(whole.byCampaign));
   });
@@ -69,6 +94,10 @@ describe('rollups', () => {
       ['2026-11-21', 1],
       ['2026-11-22', 2],
     ]);
-    expect(group(rollups, 'day', 'UTC')[0]).toMatchObject({ durationSeconds: 180, avgDurationSeconds: 60, creditsCharged: 6 });
+    expect(group(rollups, 'day', 'UTC')[0]).toMatchObject({
+      durationSeconds: 180,
+      avgDurationSeconds: 60,
+      creditsCharged: 6,
+    });
   });
 });

@@ -72,7 +72,12 @@ export function rollUp(tenantId: string, direction: Direction, start: Date, call
 }
 
 /** One rollup that sums others (a bucket from its parts); rows in a stable order, by key. */
-export function sumRollups(tenantId: string, direction: Direction, start: Date, parts: readonly Pick<Rollup, 'totals' | 'byAgent' | 'byCampaign'>[]): Rollup {
+export function sumRollups(
+  tenantId: string,
+  direction: Direction,
+  start: Date,
+  parts: readonly Pick<Rollup, 'totals' | 'byAgent' | 'byCampaign'>[],
+): Rollup {
   const totals = zero();
   const agents = new Map<string | null, Totals>();
   const campaigns = new Map<string | null, Totals>();
@@ -95,7 +100,8 @@ export function sumRollups(tenantId: string, direction: Direction, start: Date, 
       }
     }
   }
-  const list = (m: Map<string | null, Totals>) => [...m].map(([key, t]) => ({ key, ...t })).sort((a, b) => String(a.key).localeCompare(String(b.key)));
+  const list = (m: Map<string | null, Totals>) =>
+    [...m].map(([key, t]) => ({ key, ...t })).sort((a, b) => String(a.key).localeCompare(String(b.key)));
   return { tenantId, direction, start, totals, byAgent: list(agents), byCampaign: list(campaigns) };
 }
 
@@ -117,7 +123,13 @@ export function group(rollups: readonly Rollup[], by: GroupBy, timeZone: string)
       for (const row of by === 'agent' ? r.byAgent : r.byCampaign) merge(row.key, row);
     }
   }
-  const buckets = [...out].map(([key, t]) => ({ key, ...t, avgDurationSeconds: t.calls > 0 ? Math.round((t.durationSeconds / t.calls) * 100) / 100 : 0 }));
+  const buckets = [...out].map(([key, t]) => ({
+    key,
+    ...t,
+    avgDurationSeconds: t.calls > 0 ? Math.round((t.durationSeconds / t.calls) * 100) / 100 : 0,
+  }));
   // Days in order; agents and campaigns busiest first (then by key, so the order is stable).
-  return by === 'day' ? buckets.sort((a, b) => String(a.key).localeCompare(String(b.key))) : buckets.sort((a, b) => b.calls - a.calls || String(a.key).localeCompare(String(b.key)));
+  return by === 'day'
+    ? buckets.sort((a, b) => String(a.key).localeCompare(String(b.key)))
+    : buckets.sort((a, b) => b.calls - a.calls || String(a.key).localeCompare(String(b.key)));
 }

@@ -7,7 +7,9 @@ import type { Dialer } from '../usecases/dialer';
 
 const { LeadsEvent, LeadsDialEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
 
-type DialFact = NonNullable<voiceapi.events.v1.LeadsDialEvent['event']> | { $case: 'contactStatusChanged'; contactStatusChanged: voiceapi.events.v1.ContactStatusChanged };
+type DialFact =
+  | NonNullable<voiceapi.events.v1.LeadsDialEvent['event']>
+  | { $case: 'contactStatusChanged'; contactStatusChanged: voiceapi.events.v1.ContactStatusChanged };
 
 /**
  * Follows what leads asks of telephony: queues every dial request (idempotent by dial id: a
@@ -22,7 +24,8 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
     switch (fact?.$case) {
       case 'dialRequested': {
         const r = fact.dialRequested;
-        if (!r.dialId || !r.tenantId || !r.contactId || !r.phone) throw new Error(`DialRequested ${r.dialId} lacks a tenant, contact or phone`);
+        if (!r.dialId || !r.tenantId || !r.contactId || !r.phone)
+          throw new Error(`DialRequested ${r.dialId} lacks a tenant, contact or phone`);
         await dialer.enqueue(scopeOfRecord(r.tenantId), {
           dialId: r.dialId,
           contactId: r.contactId,
@@ -52,14 +55,19 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
       }
       case 'contactStatusChanged': {
         const c = fact.contactStatusChanged;
-        if (c.status === 'cancelled' && c.tenantId && c.contactId) await dialer.forgetContact(scopeOfRecord(c.tenantId), c.contactId);
+        if (c.status === 'cancelled' && c.tenantId && c.contactId)
+          await dialer.forgetContact(scopeOfRecord(c.tenantId), c.contactId);
         return;
       }
       default:
         return;
     }
   };
-  return subscriber.on(LeadsDialEvent, (event) => act(event.event, event.occurTime)).on(LeadsEvent, (event) => (event.event?.$case === 'messageRequested' ? Promise.resolve() : act(event.event, event.occurTime)));
+  return subscriber
+    .on(LeadsDialEvent, (event) => act(event.event, event.occurTime))
+    .on(LeadsEvent, (event) =>
+      event.event?.$case === 'messageRequested' ? Promise.resolve() : act(event.event, event.occurTime),
+    );
 }
 
 /**
@@ -71,7 +79,13 @@ export function followCallFeed(subscriber: EventSubscriber, feed: CallFeed): Eve
   return subscriber.on(TelephonyCallFeedEvent, async (event, meta) => {
     if (event.event?.$case !== 'callChanged') return;
     const c = event.event.callChanged;
-    if (!c.tenantId || !c.call || !isCallChange(c.change)) throw new Error(`CallChanged ${meta.eventId} lacks a tenant, a call or a known change`);
-    await feed.record(scopeOfRecord(c.tenantId), { id: meta.eventId, change: c.change, call: c.call as unknown as CallSnapshot, at: event.occurTime ?? new Date() });
+    if (!c.tenantId || !c.call || !isCallChange(c.change))
+      throw new Error(`CallChanged ${meta.eventId} lacks a tenant, a call or a known change`);
+    await feed.record(scopeOfRecord(c.tenantId), {
+      id: meta.eventId,
+      change: c.change,
+      call: c.call as unknown as CallSnapshot,
+      at: event.occurTime ?? new Date(),
+    });
   });
 }

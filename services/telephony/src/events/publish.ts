@@ -11,7 +11,8 @@ const { TelephonyCallEvent, TelephonyCallFeedEvent, CallDirection } = voiceapi.e
 const facts = (call: Call) => ({
   callId: call.id,
   tenantId: call.tenantId,
-  direction: call.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
+  direction:
+    call.direction === 'outbound' ? CallDirection.CALL_DIRECTION_OUTBOUND : CallDirection.CALL_DIRECTION_INBOUND,
   sandbox: call.sandbox,
   ...(call.campaignId && { campaignId: call.campaignId }),
   ...(call.agentId && { agentId: call.agentId }),
@@ -25,13 +26,21 @@ const facts = (call: Call) => ({
  * `call-ended:<id>`), so announcing again (recovery finishing a call, a retried step) stores nothing new.
  */
 export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follows'>): CallEvents {
-  const announce = (call: Call, at: Date, event: voiceapi.events.v1.TelephonyCallEvent['event'], eventId: string) => outbox.addOnce([eventRecord(TelephonyCallEvent, call.id, { occurTime: at, event }, eventId)]);
+  const announce = (call: Call, at: Date, event: voiceapi.events.v1.TelephonyCallEvent['event'], eventId: string) =>
+    outbox.addOnce([eventRecord(TelephonyCallEvent, call.id, { occurTime: at, event }, eventId)]);
   return {
     // Keyed by tenant: one tenant's changes reach the feed's writer in the order stored here.
     changed: async (call: Call, change: CallChangeKind, at: Date) => {
       if (!(await followers.follows(scopeOfRecord(call.tenantId)))) return;
       const callChanged = { tenantId: call.tenantId, change, call: callProto(call) };
-      await outbox.addOnce([eventRecord(TelephonyCallFeedEvent, call.tenantId, { occurTime: at, event: { $case: 'callChanged', callChanged } }, `feed:${call.id}:${change}`)]);
+      await outbox.addOnce([
+        eventRecord(
+          TelephonyCallFeedEvent,
+          call.tenantId,
+          { occurTime: at, event: { $case: 'callChanged', callChanged } },
+          `feed:${call.id}:${change}`,
+        ),
+      ]);
     },
     started: (call, at) =>
       announce(
@@ -53,7 +62,15 @@ export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follo
         at,
         {
           $case: 'callEnded',
-          callEnded: callEnded(call, { at, durationSeconds: r.durationSeconds, outcome: r.outcome, holdFailed, ...(endReason && { endReason }), ...(r.analysis && { analysis: r.analysis }), ...(charge && { charge }) }),
+          callEnded: callEnded(call, {
+            at,
+            durationSeconds: r.durationSeconds,
+            outcome: r.outcome,
+            holdFailed,
+            ...(endReason && { endReason }),
+            ...(r.analysis && { analysis: r.analysis }),
+            ...(charge && { charge }),
+          }),
         },
         `call-ended:${call.id}`,
       ),
@@ -83,7 +100,15 @@ export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follo
 /** A call's end as both CallEnded and CallSettled say it. */
 function callEnded(
   call: Call,
-  end: { at?: Date; durationSeconds: number; outcome: string; holdFailed: boolean; endReason?: string; analysis?: voiceapi.events.v1.CallAnalysis; charge?: CallCharge },
+  end: {
+    at?: Date;
+    durationSeconds: number;
+    outcome: string;
+    holdFailed: boolean;
+    endReason?: string;
+    analysis?: voiceapi.events.v1.CallAnalysis;
+    charge?: CallCharge;
+  },
 ): voiceapi.events.v1.CallEnded {
   return {
     ...facts(call),

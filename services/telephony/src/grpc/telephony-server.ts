@@ -1,4 +1,11 @@
-import { registerService, requireTenant, validationError, type Logger, type Page, type ServiceRegistration } from '@voiceapi/kit';
+import {
+  registerService,
+  requireTenant,
+  validationError,
+  type Logger,
+  type Page,
+  type ServiceRegistration,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Call, CallDetails } from '../domain/call';
 import type { Bucket } from '../domain/rollup';
@@ -21,7 +28,12 @@ export interface TelephonyUseCases {
   now: () => Date;
 }
 
-const page = <T>(p: Page<T>, req: { page: number; limit: number }) => ({ page: req.page, limit: req.limit, total: p.total, hasMore: p.hasMore });
+const page = <T>(p: Page<T>, req: { page: number; limit: number }) => ({
+  page: req.page,
+  limit: req.limit,
+  total: p.total,
+  hasMore: p.hasMore,
+});
 const paging = (p: { page: number; limit: number } | undefined) => {
   const r = { page: p?.page || 1, limit: p?.limit || 25 };
   if (r.page < 1 || r.limit < 1 || r.limit > 100) throw validationError('page must be ≥ 1 and limit 1–100');
@@ -58,11 +70,25 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
           ...(req.campaignId !== undefined && { campaignId: req.campaignId }),
           ...(req.agentId !== undefined && { agentId: req.agentId }),
         };
-        if (req.direction !== undefined && filter.direction === undefined) throw validationError('direction must be inbound or outbound', [{ path: 'direction', message: 'inbound or outbound' }]);
-        const r = await uc.feed.read(requireTenant(ctx), req.after || undefined, filter, Math.min(500, Math.max(1, req.limit || 100)), Math.min(10_000, Math.max(0, req.waitMs)));
+        if (req.direction !== undefined && filter.direction === undefined)
+          throw validationError('direction must be inbound or outbound', [
+            { path: 'direction', message: 'inbound or outbound' },
+          ]);
+        const r = await uc.feed.read(
+          requireTenant(ctx),
+          req.after || undefined,
+          filter,
+          Math.min(500, Math.max(1, req.limit || 100)),
+          Math.min(10_000, Math.max(0, req.waitMs)),
+        );
         return {
           // Each change's call is the message announced with it, kept as sent.
-          changes: r.changes.map((e) => ({ cursor: formatCursor({ seq: e.seq, atMs: e.at.getTime() }), change: e.change, call: e.call as unknown as voiceapi.telephony.v1.Call, occurTime: e.at })),
+          changes: r.changes.map((e) => ({
+            cursor: formatCursor({ seq: e.seq, atMs: e.at.getTime() }),
+            change: e.change,
+            call: e.call as unknown as voiceapi.telephony.v1.Call,
+            occurTime: e.at,
+          })),
           cursor: r.cursor,
           reset: r.reset,
         };
@@ -102,20 +128,44 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
         const res = await uc.numbers.list(requireTenant(ctx), p.page, p.limit);
         return { numbers: res.items.map(numberProto), page: page(res, p) };
       },
-      listAvailableNumbers: async (req, ctx) => ({ numbers: (await uc.numbers.available(requireTenant(ctx), req.countryIso, req.contains, req.limit)).map(numberProto) }),
+      listAvailableNumbers: async (req, ctx) => ({
+        numbers: (await uc.numbers.available(requireTenant(ctx), req.countryIso, req.contains, req.limit)).map(
+          numberProto,
+        ),
+      }),
       purchaseNumber: async (req, ctx) => {
         const r = await uc.numbers.purchase(requireTenant(ctx), req.phoneNumber);
         if (r.status === 'sandbox_accepted') return { status: r.status, creditsCharged: 0, balanceAfter: 0 };
-        return { status: r.status, number: numberProto(r.number), creditsCharged: r.creditsCharged, balanceAfter: r.balanceAfter };
+        return {
+          status: r.status,
+          number: numberProto(r.number),
+          creditsCharged: r.creditsCharged,
+          balanceAfter: r.balanceAfter,
+        };
       },
       getOwnedNumber: async (req, ctx) => {
         if (!req.id && !req.phoneNumber) throw validationError('name the number by id or phone_number');
-        return { number: numberProto(await uc.numbers.owned(requireTenant(ctx), { ...(req.id && { id: req.id }), ...(req.phoneNumber && { phoneNumber: req.phoneNumber }) })) };
+        return {
+          number: numberProto(
+            await uc.numbers.owned(requireTenant(ctx), {
+              ...(req.id && { id: req.id }),
+              ...(req.phoneNumber && { phoneNumber: req.phoneNumber }),
+            }),
+          ),
+        };
       },
-      addPoolNumber: async (req) => ({ number: numberProto(await uc.numbers.addToPool(req.phoneNumber, req.countryIso, req.monthlyCredits)) }),
-      assignNumber: async (req, ctx) => ({ number: numberProto(await uc.numbers.assign(requireTenant(ctx), req.phoneNumber, req.countryIso)) }),
-      setConcurrency: async (req, ctx) => ({ maxConcurrentCalls: await uc.concurrency.set(requireTenant(ctx), req.maxConcurrentCalls) }),
-      simulateInboundCall: async (req, ctx) => ({ callId: await uc.inbound.simulate(requireTenant(ctx), req.toNumber, req.fromNumber, req.durationSeconds) }),
+      addPoolNumber: async (req) => ({
+        number: numberProto(await uc.numbers.addToPool(req.phoneNumber, req.countryIso, req.monthlyCredits)),
+      }),
+      assignNumber: async (req, ctx) => ({
+        number: numberProto(await uc.numbers.assign(requireTenant(ctx), req.phoneNumber, req.countryIso)),
+      }),
+      setConcurrency: async (req, ctx) => ({
+        maxConcurrentCalls: await uc.concurrency.set(requireTenant(ctx), req.maxConcurrentCalls),
+      }),
+      simulateInboundCall: async (req, ctx) => ({
+        callId: await uc.inbound.simulate(requireTenant(ctx), req.toNumber, req.fromNumber, req.durationSeconds),
+      }),
     },
     log,
   );
@@ -157,7 +207,14 @@ function detailsProto(d: CallDetails | null): Pick<voiceapi.telephony.v1.GetCall
 }
 
 function bucketProto(b: Bucket): voiceapi.telephony.v1.AnalyticsBucket {
-  return { ...(b.key !== null && { key: b.key }), calls: b.calls, completed: b.completed, durationSeconds: b.durationSeconds, avgDurationSeconds: b.avgDurationSeconds, creditsCharged: b.creditsCharged };
+  return {
+    ...(b.key !== null && { key: b.key }),
+    calls: b.calls,
+    completed: b.completed,
+    durationSeconds: b.durationSeconds,
+    avgDurationSeconds: b.avgDurationSeconds,
+    creditsCharged: b.creditsCharged,
+  };
 }
 
 function numberProto(n: PhoneNumber): voiceapi.telephony.v1.PhoneNumber {

@@ -54,12 +54,20 @@ export class CallFeedStore {
   private readonly appending = new Map<string, Promise<void>>();
 
   constructor(conn: Connection) {
-    this.entries = new TenantCollection((conn.models.CallFeedEntry as Model<FeedDoc> | undefined) ?? conn.model<FeedDoc>('CallFeedEntry', feedSchema), stringIds, feedQueryShapes);
+    this.entries = new TenantCollection(
+      (conn.models.CallFeedEntry as Model<FeedDoc> | undefined) ?? conn.model<FeedDoc>('CallFeedEntry', feedSchema),
+      stringIds,
+      feedQueryShapes,
+    );
   }
 
   /** Wakes the readers of the tenant whose change was written (`fields` carries the tenant). */
   changes(seen: (tenantId: string) => void) {
-    return { ...this.entries.changes(['insert']), fields: ['tenantId'], seen: (doc: Record<string, unknown>) => seen(String(doc.tenantId)) };
+    return {
+      ...this.entries.changes(['insert']),
+      fields: ['tenantId'],
+      seen: (doc: Record<string, unknown>) => seen(String(doc.tenantId)),
+    };
   }
 
   /**
@@ -67,7 +75,10 @@ export class CallFeedStore {
    * redelivery). Another writer's entry at that place (a partition that moved between replicas)
    * sends this one to the place after it.
    */
-  append(scope: TenantScope, change: { id: string; change: CallChangeKind; call: CallSnapshot; at: Date }): Promise<boolean> {
+  append(
+    scope: TenantScope,
+    change: { id: string; change: CallChangeKind; call: CallSnapshot; at: Date },
+  ): Promise<boolean> {
     // One tenant's appends in this process go one after the other: they would only take each other's places.
     const previous = this.appending.get(scope.tenantId) ?? Promise.resolve();
     const next = previous.then(
@@ -85,11 +96,20 @@ export class CallFeedStore {
     return next;
   }
 
-  private async appendNow(scope: TenantScope, change: { id: string; change: CallChangeKind; call: CallSnapshot; at: Date }): Promise<boolean> {
+  private async appendNow(
+    scope: TenantScope,
+    change: { id: string; change: CallChangeKind; call: CallSnapshot; at: Date },
+  ): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       const seq = (await this.head(scope)) + 1;
       try {
-        await this.entries.insert(scope, { _id: change.id, seq, change: change.change, call: change.call, at: change.at });
+        await this.entries.insert(scope, {
+          _id: change.id,
+          seq,
+          change: change.change,
+          call: change.call,
+          at: change.at,
+        });
         this.heads.set(scope.tenantId, seq);
         return true;
       } catch (err) {
@@ -126,7 +146,10 @@ export class CallFeedStore {
     await this.entries.updateMany(
       scope,
       { 'call.id': { $in: [...callIds] } },
-      { $unset: { 'call.fromNumber': 1, 'call.toNumber': 1, 'call.summary': 1 }, $set: { 'call.hasTranscript': false, 'call.hasAnalysis': false, 'call.hasRecording': false } },
+      {
+        $unset: { 'call.fromNumber': 1, 'call.toNumber': 1, 'call.summary': 1 },
+        $set: { 'call.hasTranscript': false, 'call.hasAnalysis': false, 'call.hasRecording': false },
+      },
     );
   }
 

@@ -1,4 +1,13 @@
-import { Coalescer, stringIds, TenantCollection, type Page, type QueryShape, type ScopedFilter, type TenantScope } from '@voiceapi/kit';
+// Over 300 lines because a call's row, its details and its moves are one store: each move's condition is read beside the others.
+import {
+  Coalescer,
+  stringIds,
+  TenantCollection,
+  type Page,
+  type QueryShape,
+  type ScopedFilter,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { CallAnalysis, TranscriptTurn } from '../carrier/carrier';
 import { ACTIVE_STATUSES, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
@@ -84,7 +93,10 @@ export const detailsSchema = new Schema<DetailsDoc>(
     _id: String,
     tenantId: { type: String, required: true },
     transcript: [{ _id: false, role: String, text: String, at: Date }],
-    analysis: { type: { _id: false, summary: String, sentiment: String, outcome: String, optOut: Boolean }, default: undefined },
+    analysis: {
+      type: { _id: false, summary: String, sentiment: String, outcome: String, optOut: Boolean },
+      default: undefined,
+    },
   },
   { collection: 'call_details', versionKey: false },
 );
@@ -100,7 +112,8 @@ export interface CallFilter {
 }
 
 /** What billing's outcome sets on a call. */
-type BillingFields = Pick<Call, 'billingStatus'> & Partial<Pick<Call, 'creditsCharged' | 'creditsError' | 'balanceAfter'>>;
+type BillingFields = Pick<Call, 'billingStatus'> &
+  Partial<Pick<Call, 'creditsCharged' | 'creditsError' | 'balanceAfter'>>;
 
 interface BillingOutcome {
   id: string;
@@ -109,7 +122,10 @@ interface BillingOutcome {
 }
 
 /** Fields a finished call sets: the end, and its charge when billing settled it then. */
-export type CallEnd = Pick<Call, 'status' | 'outcome' | 'endedAt' | 'durationSeconds' | 'hasTranscript' | 'hasAnalysis' | 'hasRecording'> &
+export type CallEnd = Pick<
+  Call,
+  'status' | 'outcome' | 'endedAt' | 'durationSeconds' | 'hasTranscript' | 'hasAnalysis' | 'hasRecording'
+> &
   Partial<Pick<Call, 'summary' | 'endReason' | 'carrierCallId' | 'answeredAt' | 'holdFailed' | 'settleDueAt'>> &
   // Its charge, when billing settled it as the call ended.
   Partial<BillingFields>;
@@ -119,18 +135,34 @@ export class CallStore {
   private readonly calls: TenantCollection<CallDoc, string>;
   private readonly details: TenantCollection<DetailsDoc, string>;
   /** Billing's outcomes arriving together: one bulk update, then one read of the rows they changed. */
-  private readonly billingWrites = new Coalescer<BillingOutcome, Call | null>((outcomes) => this.writeBilling(outcomes));
+  private readonly billingWrites = new Coalescer<BillingOutcome, Call | null>((outcomes) =>
+    this.writeBilling(outcomes),
+  );
 
   constructor(conn: Connection) {
-    this.calls = new TenantCollection((conn.models.Call as Model<CallDoc> | undefined) ?? conn.model<CallDoc>('Call', callSchema), stringIds, callQueryShapes);
-    this.details = new TenantCollection((conn.models.CallDetails as Model<DetailsDoc> | undefined) ?? conn.model<DetailsDoc>('CallDetails', detailsSchema), stringIds, []);
+    this.calls = new TenantCollection(
+      (conn.models.Call as Model<CallDoc> | undefined) ?? conn.model<CallDoc>('Call', callSchema),
+      stringIds,
+      callQueryShapes,
+    );
+    this.details = new TenantCollection(
+      (conn.models.CallDetails as Model<DetailsDoc> | undefined) ??
+        conn.model<DetailsDoc>('CallDetails', detailsSchema),
+      stringIds,
+      [],
+    );
   }
 
   /** True when this insert created the call; false when a call with its id exists already. Calls created together are inserted together. */
   create(scope: TenantScope, call: Call): Promise<boolean> {
     const { id, tenantId: _t, ...rest } = call;
     // Inserted as built (no schema defaults applied): the numbers are stored as null when absent, as the schema says.
-    return this.calls.insertShared(scope, { _id: id, ...rest, fromNumber: rest.fromNumber ?? null, toNumber: rest.toNumber ?? null });
+    return this.calls.insertShared(scope, {
+      _id: id,
+      ...rest,
+      fromNumber: rest.fromNumber ?? null,
+      toNumber: rest.toNumber ?? null,
+    });
   }
 
   async get(scope: TenantScope, id: string): Promise<Call | null> {
@@ -141,7 +173,9 @@ export class CallStore {
   /** Any tenant's call, for the lifecycle that already knows the call (its tenant is in the row). */
   async byId(id: string): Promise<Call | null> {
     // Calls ending together read their rows together.
-    const doc = await this.calls.crossTenant('a call is found and moved by its id alone; its row carries its tenant').findByIdShared(id);
+    const doc = await this.calls
+      .crossTenant('a call is found and moved by its id alone; its row carries its tenant')
+      .findByIdShared(id);
     return doc ? toCall(doc) : null;
   }
 
@@ -157,9 +191,19 @@ export class CallStore {
       ...(f.agentId && { agentId: f.agentId }),
       ...(f.campaignId && { campaignId: f.campaignId }),
       ...(f.contactId && { contactId: f.contactId }),
-      ...((f.startedAfter || f.startedBefore) && { startedAt: { ...(f.startedAfter && { $gte: f.startedAfter }), ...(f.startedBefore && { $lte: f.startedBefore }) } }),
+      ...((f.startedAfter || f.startedBefore) && {
+        startedAt: {
+          ...(f.startedAfter && { $gte: f.startedAfter }),
+          ...(f.startedBefore && { $lte: f.startedBefore }),
+        },
+      }),
     };
-    const res = await this.calls.page(scope, filter, { sort: { startedAt: -1, _id: -1 }, page, limit, projection: { maxCallSeconds: 0 } });
+    const res = await this.calls.page(scope, filter, {
+      sort: { startedAt: -1, _id: -1 },
+      page,
+      limit,
+      projection: { maxCallSeconds: 0 },
+    });
     return { ...res, items: res.items.map(toCall) };
   }
 
@@ -168,7 +212,19 @@ export class CallStore {
     const docs = await this.calls.find(
       scope,
       { direction, startedAt: { $gte: from, $lt: to } },
-      { projection: { tenantId: 1, direction: 1, status: 1, outcome: 1, agentId: 1, campaignId: 1, durationSeconds: 1, creditsCharged: 1, startedAt: 1 } },
+      {
+        projection: {
+          tenantId: 1,
+          direction: 1,
+          status: 1,
+          outcome: 1,
+          agentId: 1,
+          campaignId: 1,
+          durationSeconds: 1,
+          creditsCharged: 1,
+          startedAt: 1,
+        },
+      },
     );
     return docs.map(toCall);
   }
@@ -179,7 +235,10 @@ export class CallStore {
   }
 
   setAnswered(id: string, answeredAt: Date, carrierCallId: string, holdFailed: boolean): Promise<Call | null> {
-    return this.move(id, 'answered', { status: 'in_progress', answeredAt, carrierCallId, holdFailed }, ['queued', 'ringing']);
+    return this.move(id, 'answered', { status: 'in_progress', answeredAt, carrierCallId, holdFailed }, [
+      'queued',
+      'ringing',
+    ]);
   }
 
   /** Ends a call still active; null when it had ended already (a recovery raced its owner). */
@@ -198,23 +257,36 @@ export class CallStore {
 
   private async writeBilling(outcomes: BillingOutcome[]): Promise<(Call | null)[]> {
     const byCallId = this.calls.crossTenant("billing's outcomes name each call's tenant; each is written under it");
-    await byCallId.updateManyById(outcomes.map((o) => ({ id: o.id, tenantId: o.tenantId, update: { $set: o.fields, $unset: { settleDueAt: 1 } } })));
+    await byCallId.updateManyById(
+      outcomes.map((o) => ({ id: o.id, tenantId: o.tenantId, update: { $set: o.fields, $unset: { settleDueAt: 1 } } })),
+    );
     return (await byCallId.findManyById(outcomes)).map((row) => row && toCall(row));
   }
 
   /** Calls of every tenant that ended without their charge and are due to be settled again. */
   async dueForSettlement(now: Date, limit: number): Promise<Call[]> {
-    return (await this.calls.crossTenant('the settlement retry settles the calls of every tenant billing could not settle').find({ settleDueAt: { $lte: now } }, { limit })).map(toCall);
+    return (
+      await this.calls
+        .crossTenant('the settlement retry settles the calls of every tenant billing could not settle')
+        .find({ settleDueAt: { $lte: now } }, { limit })
+    ).map(toCall);
   }
 
-  async saveDetails(scope: TenantScope, id: string, transcript: TranscriptTurn[], analysis: CallAnalysis | undefined): Promise<void> {
+  async saveDetails(
+    scope: TenantScope,
+    id: string,
+    transcript: TranscriptTurn[],
+    analysis: CallAnalysis | undefined,
+  ): Promise<void> {
     // Written before the call says it has them; a replay (recovery) finds the same already there.
     await this.details.insertShared(scope, { _id: id, transcript, ...(analysis && { analysis }) });
   }
 
   /** The ids of a contact's calls (all of them: erasure walks every one). */
   async idsOfContact(scope: TenantScope, contactId: string): Promise<string[]> {
-    return (await this.calls.find(scope, { contactId }, { sort: { startedAt: -1, _id: -1 }, projection: { _id: 1 } })).map((d) => d._id);
+    return (
+      await this.calls.find(scope, { contactId }, { sort: { startedAt: -1, _id: -1 }, projection: { _id: 1 } })
+    ).map((d) => d._id);
   }
 
   /**
@@ -222,7 +294,17 @@ export class CallStore {
    * analysis. The row keeps what billing and analytics need (outcome, duration, charge).
    */
   async erasePersonalData(scope: TenantScope, id: string): Promise<void> {
-    await this.calls.updateById(scope, id, { $set: { toNumber: null, fromNumber: null, hasTranscript: false, hasAnalysis: false, hasRecording: false, erased: true }, $unset: { summary: 1 } });
+    await this.calls.updateById(scope, id, {
+      $set: {
+        toNumber: null,
+        fromNumber: null,
+        hasTranscript: false,
+        hasAnalysis: false,
+        hasRecording: false,
+        erased: true,
+      },
+      $unset: { summary: 1 },
+    });
     await this.details.deleteById(scope, id);
   }
 
@@ -230,7 +312,9 @@ export class CallStore {
   async detailsOf(scope: TenantScope, ids: readonly string[]): Promise<Map<string, CallDetails>> {
     if (ids.length === 0) return new Map();
     const docs = await this.details.find(scope, { _id: { $in: [...ids] } }, { limit: ids.length });
-    return new Map(docs.map((d) => [d._id, { transcript: d.transcript ?? [], ...(d.analysis && { analysis: d.analysis }) }]));
+    return new Map(
+      docs.map((d) => [d._id, { transcript: d.transcript ?? [], ...(d.analysis && { analysis: d.analysis }) }]),
+    );
   }
 
   async getDetails(scope: TenantScope, id: string): Promise<CallDetails | null> {
@@ -243,7 +327,9 @@ export class CallStore {
    * asked together (a pass's dials ringing, calls answered or ending at once) are written together.
    */
   private async move(id: string, move: Move, set: Partial<Call>, from: readonly CallStatus[]): Promise<Call | null> {
-    const doc = await this.calls.crossTenant('a call is found and moved by its id alone; its row carries its tenant').updateByIdShared(id, { $set: set }, { where: { status: { $in: [...from] } }, mark: `moves.${move}` });
+    const doc = await this.calls
+      .crossTenant('a call is found and moved by its id alone; its row carries its tenant')
+      .updateByIdShared(id, { $set: set }, { where: { status: { $in: [...from] } }, mark: `moves.${move}` });
     return doc ? toCall(doc) : null;
   }
 }

@@ -47,17 +47,28 @@ export class DialQueueStore {
   private readonly removals = new Coalescer<{ tenantId: string; dialId: string }, void>(async (dials) => {
     await this.queue
       .crossTenant('dials dispatched together are removed in one write, each under its tenant')
-      .deleteMany({ _id: { $in: dials.map((d) => d.dialId) }, tenantId: { $in: [...new Set(dials.map((d) => d.tenantId))] } });
+      .deleteMany({
+        _id: { $in: dials.map((d) => d.dialId) },
+        tenantId: { $in: [...new Set(dials.map((d) => d.tenantId))] },
+      });
     return dials.map(() => undefined);
   });
 
   constructor(conn: Connection) {
-    this.queue = new TenantCollection((conn.models.QueuedDial as Model<QueuedDoc> | undefined) ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema), stringIds, queuedQueryShapes);
+    this.queue = new TenantCollection(
+      (conn.models.QueuedDial as Model<QueuedDoc> | undefined) ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema),
+      stringIds,
+      queuedQueryShapes,
+    );
   }
 
   /** A dial queued (by whichever replica consumed its request): wakes the dispatcher, told the dial's tenant (`queued`). */
   changes(queued: (tenantId: string) => void) {
-    return { ...this.queue.changes(['insert']), fields: ['tenantId'], seen: (doc: Record<string, unknown>) => queued(String(doc.tenantId)) };
+    return {
+      ...this.queue.changes(['insert']),
+      fields: ['tenantId'],
+      seen: (doc: Record<string, unknown>) => queued(String(doc.tenantId)),
+    };
   }
 
   /** False when the request is queued already (a redelivery). */

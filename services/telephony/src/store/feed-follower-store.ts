@@ -8,14 +8,20 @@ interface FollowerDoc {
   until: Date;
 }
 
-export const followerSchema = new Schema<FollowerDoc>({ _id: String, until: { type: Date, required: true } }, { collection: 'call_feed_followers', versionKey: false });
+export const followerSchema = new Schema<FollowerDoc>(
+  { _id: String, until: { type: Date, required: true } },
+  { collection: 'call_feed_followers', versionKey: false },
+);
 
 /** The tenants that follow their call feed (`GET /calls/stream`), and until when. */
 export class FeedFollowerStore {
   private readonly followers: TenantKeyed<FollowerDoc>;
 
   constructor(conn: Connection) {
-    this.followers = new TenantKeyed((conn.models.CallFeedFollower as Model<FollowerDoc> | undefined) ?? conn.model<FollowerDoc>('CallFeedFollower', followerSchema));
+    this.followers = new TenantKeyed(
+      (conn.models.CallFeedFollower as Model<FollowerDoc> | undefined) ??
+        conn.model<FollowerDoc>('CallFeedFollower', followerSchema),
+    );
   }
 
   /** Until when the tenant follows (undefined: it never did); the reads asked at once are served by one. */

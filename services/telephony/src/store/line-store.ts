@@ -1,4 +1,11 @@
-import { Coalescer, isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import {
+  Coalescer,
+  isDuplicateKeyError,
+  stringIds,
+  TenantCollection,
+  type QueryShape,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
 import { Schema, type Connection, type Model } from 'mongoose';
 
@@ -17,7 +24,12 @@ interface LineDoc extends Omit<Line, 'id'> {
 }
 
 export const lineSchema = new Schema<LineDoc>(
-  { _id: String, tenantId: { type: String, required: true }, callId: { type: String, required: true }, takenAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    callId: { type: String, required: true },
+    takenAt: { type: Date, required: true },
+  },
   { collection: 'lines', versionKey: false },
 );
 // Serves `tenant` (lines a tenant holds) and `call` (freeing a call's line).
@@ -54,12 +66,19 @@ export class LineStore {
   private readonly frees = new Coalescer<{ tenantId: string; callId: string }, void>(async (lines) => {
     await this.lines
       .crossTenant('the lines of calls ending together are freed in one write, each under its tenant')
-      .deleteMany({ tenantId: { $in: [...new Set(lines.map((l) => l.tenantId))] }, callId: { $in: lines.map((l) => l.callId) } });
+      .deleteMany({
+        tenantId: { $in: [...new Set(lines.map((l) => l.tenantId))] },
+        callId: { $in: lines.map((l) => l.callId) },
+      });
     return lines.map(() => undefined);
   });
 
   constructor(conn: Connection) {
-    this.lines = new TenantCollection((conn.models.Line as Model<LineDoc> | undefined) ?? conn.model<LineDoc>('Line', lineSchema), stringIds, lineQueryShapes);
+    this.lines = new TenantCollection(
+      (conn.models.Line as Model<LineDoc> | undefined) ?? conn.model<LineDoc>('Line', lineSchema),
+      stringIds,
+      lineQueryShapes,
+    );
   }
 
   /** A line freed (a call ended, on whichever replica ran it): wakes the dispatcher for the tenant's backlog. */
@@ -74,7 +93,9 @@ export class LineStore {
   /** Every line of every tenant (recovery), read in pages along the primary key. */
   async all(): Promise<Line[]> {
     const out: Line[] = [];
-    for await (const page of this.lines.crossTenant('recovery frees the lines of calls that ended unseen, whoever holds them').pages({}, LINE_PAGE)) {
+    for await (const page of this.lines
+      .crossTenant('recovery frees the lines of calls that ended unseen, whoever holds them')
+      .pages({}, LINE_PAGE)) {
       out.push(...page.map(toLine));
     }
     return out;
@@ -100,7 +121,13 @@ export class LineStore {
    * calls that got one. `held` as for `take`, and gains the lines taken. Lines other replicas took
    * meanwhile are refused by their inserts; those calls try the lines still free once more.
    */
-  async takeMany(scope: TenantScope, callIds: readonly string[], limit: number, now: Date, held: Line[]): Promise<Set<string>> {
+  async takeMany(
+    scope: TenantScope,
+    callIds: readonly string[],
+    limit: number,
+    now: Date,
+    held: Line[],
+  ): Promise<Set<string>> {
     const taken = new Set(callIds.filter((c) => held.some((l) => l.callId === c)));
     let waiting = callIds.filter((c) => !taken.has(c));
     for (let round = 0; round < 2 && waiting.length > 0 && held.length < limit; round++) {
@@ -125,7 +152,13 @@ export class LineStore {
     return taken;
   }
 
-  private async takeFrom(scope: TenantScope, lines: Line[], callId: string, limit: number, now: Date): Promise<boolean> {
+  private async takeFrom(
+    scope: TenantScope,
+    lines: Line[],
+    callId: string,
+    limit: number,
+    now: Date,
+  ): Promise<boolean> {
     if (lines.some((l) => l.callId === callId)) return true;
     // Lines above a lowered limit still count until their calls end.
     if (lines.length >= limit) return false;

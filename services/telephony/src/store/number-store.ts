@@ -1,4 +1,15 @@
-import { declareQueries, isDuplicateKeyError, platformModel, ReadCache, stringIds, TenantCollection, type Logger, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import {
+  declareQueries,
+  isDuplicateKeyError,
+  platformModel,
+  ReadCache,
+  stringIds,
+  TenantCollection,
+  type Logger,
+  type Page,
+  type QueryShape,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { PhoneNumber } from '../domain/number';
 
@@ -44,7 +55,12 @@ interface SaleDoc {
 }
 
 export const saleSchema = new Schema<SaleDoc>(
-  { _id: String, tenantId: { type: String, required: true }, state: { type: String, required: true }, createdAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    state: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
   { collection: 'number_sales', versionKey: false },
 );
 
@@ -64,9 +80,16 @@ export class NumberStore {
       (conn.models.PhoneNumber as Model<NumberDoc> | undefined) ?? conn.model<NumberDoc>('PhoneNumber', numberSchema),
       "the number pool is the platform's; a number sold names its tenant, checked on every tenant read",
     );
-    this.sales = platformModel((conn.models.NumberSale as Model<SaleDoc> | undefined) ?? conn.model<SaleDoc>('NumberSale', saleSchema), "a sale is the platform's lock on one number, whoever buys it");
+    this.sales = platformModel(
+      (conn.models.NumberSale as Model<SaleDoc> | undefined) ?? conn.model<SaleDoc>('NumberSale', saleSchema),
+      "a sale is the platform's lock on one number, whoever buys it",
+    );
     declareQueries(this.model, numberQueryShapes);
-    this.cache = new ReadCache({ source: { model: this.model, operations: ['insert', 'update', 'replace', 'delete'] }, ttlMs: opts.cacheTtlMs, log: opts.log });
+    this.cache = new ReadCache({
+      source: { model: this.model, operations: ['insert', 'update', 'replace', 'delete'] },
+      ttlMs: opts.cacheTtlMs,
+      log: opts.log,
+    });
   }
 
   /** Adds a number to the pool; false when the number exists already (in the pool or owned). */
@@ -89,12 +112,18 @@ export class NumberStore {
 
   async owned(scope: TenantScope, opts: { id?: string; phoneNumber?: string }): Promise<PhoneNumber | null> {
     const phone = opts.phoneNumber;
-    const doc = phone ? await this.cache.get(phone, () => this.model.findById(phone).lean<NumberDoc>().exec()) : await this.model.findOne({ id: opts.id }).lean<NumberDoc>();
+    const doc = phone
+      ? await this.cache.get(phone, () => this.model.findById(phone).lean<NumberDoc>().exec())
+      : await this.model.findOne({ id: opts.id }).lean<NumberDoc>();
     return doc && doc.tenantId === scope.tenantId && doc.status === 'active' ? toNumber(doc) : null;
   }
 
   async ownedPage(scope: TenantScope, page: number, limit: number): Promise<Page<PhoneNumber>> {
-    const owned = new TenantCollection(this.model as Model<NumberDoc & { tenantId: string }>, stringIds, numberQueryShapes);
+    const owned = new TenantCollection(
+      this.model as Model<NumberDoc & { tenantId: string }>,
+      stringIds,
+      numberQueryShapes,
+    );
     const res = await owned.page(scope, {}, { sort: { purchasedAt: -1, _id: 1 }, page, limit });
     return { ...res, items: res.items.map(toNumber) };
   }
@@ -130,21 +159,36 @@ export class NumberStore {
 
   /** The sold number becomes the tenant's. */
   async completeSale(tenantId: string, phoneNumber: string, now: Date): Promise<PhoneNumber | null> {
-    const doc = await this.model.findOneAndUpdate({ _id: phoneNumber }, { $set: { tenantId, status: 'active', purchasedAt: now } }, { new: true }).lean<NumberDoc>();
+    const doc = await this.model
+      .findOneAndUpdate({ _id: phoneNumber }, { $set: { tenantId, status: 'active', purchasedAt: now } }, { new: true })
+      .lean<NumberDoc>();
     this.cache.forgetAll();
     await this.sales.updateOne({ _id: phoneNumber }, { $set: { state: 'done' } });
     return doc ? toNumber(doc) : null;
   }
 
   /** Operator assignment: a number (new, or still in the pool) given to the tenant free. */
-  async assign(tenantId: string, n: { phoneNumber: string; countryIso: string; id: string }, now: Date): Promise<PhoneNumber | null> {
+  async assign(
+    tenantId: string,
+    n: { phoneNumber: string; countryIso: string; id: string },
+    now: Date,
+  ): Promise<PhoneNumber | null> {
     const claim = await this.claimSale(tenantId, n.phoneNumber, now);
     if (claim === 'taken') return null;
     const existing = await this.model.findById(n.phoneNumber).lean<NumberDoc>();
     if (!existing) {
-      await this.model.create({ _id: n.phoneNumber, id: n.id, countryIso: n.countryIso, monthlyCredits: 0, status: 'available', createdAt: now }).catch((err: unknown) => {
-        if (!isDuplicateKeyError(err)) throw err;
-      });
+      await this.model
+        .create({
+          _id: n.phoneNumber,
+          id: n.id,
+          countryIso: n.countryIso,
+          monthlyCredits: 0,
+          status: 'available',
+          createdAt: now,
+        })
+        .catch((err: unknown) => {
+          if (!isDuplicateKeyError(err)) throw err;
+        });
     }
     return this.completeSale(tenantId, n.phoneNumber, now);
   }

@@ -36,10 +36,15 @@ export const rollupQueryShapes: QueryShape[] = [
   { name: 'range of a direction', equality: ['tenantId', 'direction'], range: ['start'] },
 ];
 
-export const partSchema = new Schema<PartDoc>({ ...rollupFields, bucket: { type: Date, required: true } }, { collection: 'call_rollup_parts', versionKey: false });
+export const partSchema = new Schema<PartDoc>(
+  { ...rollupFields, bucket: { type: Date, required: true } },
+  { collection: 'call_rollup_parts', versionKey: false },
+);
 // Serves `a bucket's parts`.
 partSchema.index({ tenantId: 1, direction: 1, bucket: 1 });
-export const partQueryShapes: QueryShape[] = [{ name: "a bucket's parts", equality: ['tenantId', 'direction', 'bucket'] }];
+export const partQueryShapes: QueryShape[] = [
+  { name: "a bucket's parts", equality: ['tenantId', 'direction', 'bucket'] },
+];
 
 export interface DirtyDoc {
   /** The bucket's rollup id followed by `|minutes` (`markId`). */
@@ -74,9 +79,11 @@ export const dirtySchema = new Schema<DirtyDoc>(
 dirtySchema.index({ markedAt: 1 });
 export const dirtyQueryShapes: QueryShape[] = [{ name: 'oldest marks', equality: [], sort: { markedAt: 1 } }];
 
-export const rollupId = (tenantId: string, direction: Direction, start: Date): string => `${tenantId}|${direction}|${start.toISOString()}`;
+export const rollupId = (tenantId: string, direction: Direction, start: Date): string =>
+  `${tenantId}|${direction}|${start.toISOString()}`;
 /** The id of a bucket's mark: its rollup id followed by `|minutes`. */
-const markId = (tenantId: string, direction: Direction, start: Date): string => `${rollupId(tenantId, direction, start)}|minutes`;
+const markId = (tenantId: string, direction: Direction, start: Date): string =>
+  `${rollupId(tenantId, direction, start)}|minutes`;
 
 /**
  * Analytics rollups, their parts, and the buckets whose calls changed since they were computed. A
@@ -95,24 +102,45 @@ export class RollupStore {
     const latest = new Map<string, Omit<DirtyDoc, 'rev'>>();
     for (const m of marks) {
       const seen = latest.get(m._id);
-      const minutes = [...(seen?.minutes ?? []), ...m.minutes.filter((d) => !seen?.minutes.some((s) => s.getTime() === d.getTime()))];
+      const minutes = [
+        ...(seen?.minutes ?? []),
+        ...m.minutes.filter((d) => !seen?.minutes.some((s) => s.getTime() === d.getTime())),
+      ];
       latest.set(m._id, { ...(seen && seen.markedAt.getTime() > m.markedAt.getTime() ? seen : m), minutes });
     }
-    await this.dirty.crossTenant('the marks of calls ending together are written at once; each names its own tenant').upsertManyById(
-      [...latest.values()].map(({ _id, tenantId, direction, start, markedAt, minutes }) => ({
-        id: _id,
-        tenantId,
-        // Repeatable (a racing first write applies the batch again, with the same rev).
-        update: { $set: { direction, start, markedAt, rev: randomUUID() }, $addToSet: { minutes: { $each: minutes } } },
-      })),
-    );
+    await this.dirty
+      .crossTenant('the marks of calls ending together are written at once; each names its own tenant')
+      .upsertManyById(
+        [...latest.values()].map(({ _id, tenantId, direction, start, markedAt, minutes }) => ({
+          id: _id,
+          tenantId,
+          // Repeatable (a racing first write applies the batch again, with the same rev).
+          update: {
+            $set: { direction, start, markedAt, rev: randomUUID() },
+            $addToSet: { minutes: { $each: minutes } },
+          },
+        })),
+      );
     return marks.map(() => undefined);
   });
 
   constructor(conn: Connection) {
-    this.rollups = new TenantCollection((conn.models.CallRollup as Model<RollupDoc> | undefined) ?? conn.model<RollupDoc>('CallRollup', rollupSchema), stringIds, rollupQueryShapes);
-    this.parts = new TenantCollection((conn.models.CallRollupPart as Model<PartDoc> | undefined) ?? conn.model<PartDoc>('CallRollupPart', partSchema), stringIds, partQueryShapes);
-    this.dirty = new TenantCollection((conn.models.CallRollupDirty as Model<DirtyDoc> | undefined) ?? conn.model<DirtyDoc>('CallRollupDirty', dirtySchema), stringIds, dirtyQueryShapes);
+    this.rollups = new TenantCollection(
+      (conn.models.CallRollup as Model<RollupDoc> | undefined) ?? conn.model<RollupDoc>('CallRollup', rollupSchema),
+      stringIds,
+      rollupQueryShapes,
+    );
+    this.parts = new TenantCollection(
+      (conn.models.CallRollupPart as Model<PartDoc> | undefined) ?? conn.model<PartDoc>('CallRollupPart', partSchema),
+      stringIds,
+      partQueryShapes,
+    );
+    this.dirty = new TenantCollection(
+      (conn.models.CallRollupDirty as Model<DirtyDoc> | undefined) ??
+        conn.model<DirtyDoc>('CallRollupDirty', dirtySchema),
+      stringIds,
+      dirtyQueryShapes,
+    );
   }
 
   /** A bucket marked for recompute: wakes the rollup worker. */
@@ -123,12 +151,21 @@ export class RollupStore {
   /** The call that started then changed: its minute's part, and so its bucket, is recomputed. */
   markDirty(scope: TenantScope, direction: Direction, callStartedAt: Date, now: Date): Promise<void> {
     const start = bucketStart(callStartedAt);
-    return this.marks.run({ _id: markId(scope.tenantId, direction, start), tenantId: scope.tenantId, direction, start, markedAt: now, minutes: [partStart(callStartedAt)] });
+    return this.marks.run({
+      _id: markId(scope.tenantId, direction, start),
+      tenantId: scope.tenantId,
+      direction,
+      start,
+      markedAt: now,
+      minutes: [partStart(callStartedAt)],
+    });
   }
 
   /** The buckets of every tenant marked longest ago. */
   async dirtyBuckets(limit: number): Promise<DirtyDoc[]> {
-    return this.dirty.crossTenant('the recompute serves the changed buckets of every tenant').find({}, { sort: { markedAt: 1 }, limit });
+    return this.dirty
+      .crossTenant('the recompute serves the changed buckets of every tenant')
+      .find({}, { sort: { markedAt: 1 }, limit });
   }
 
   /** Forgets the mark unless it was set again since it was read (then the bucket is recomputed again). */
@@ -138,9 +175,13 @@ export class RollupStore {
 
   /** Stores parts (all of one bucket) in one write. */
   async putParts(scope: TenantScope, bucket: Date, parts: readonly Rollup[]): Promise<void> {
-    await this.parts
-      .crossTenant("a bucket's parts are written at once; each names its own tenant")
-      .upsertManyById(parts.map(({ tenantId: _owner, ...p }) => ({ id: rollupId(scope.tenantId, p.direction, p.start), tenantId: scope.tenantId, update: { $set: { ...p, bucket } } })));
+    await this.parts.crossTenant("a bucket's parts are written at once; each names its own tenant").upsertManyById(
+      parts.map(({ tenantId: _owner, ...p }) => ({
+        id: rollupId(scope.tenantId, p.direction, p.start),
+        tenantId: scope.tenantId,
+        update: { $set: { ...p, bucket } },
+      })),
+    );
   }
 
   async partsOfBucket(scope: TenantScope, direction: Direction, bucket: Date): Promise<Rollup[]> {

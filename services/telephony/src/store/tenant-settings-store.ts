@@ -31,7 +31,10 @@ export class TenantSettingsStore {
     private readonly defaultMax: number,
     log: Logger,
   ) {
-    this.settings = new TenantKeyed((conn.models.TenantSettings as Model<SettingsDoc> | undefined) ?? conn.model<SettingsDoc>('TenantSettings', settingsSchema));
+    this.settings = new TenantKeyed(
+      (conn.models.TenantSettings as Model<SettingsDoc> | undefined) ??
+        conn.model<SettingsDoc>('TenantSettings', settingsSchema),
+    );
     this.cache = new ReadCache({ source: this.settings.changes(['insert', 'update']), ttlMs: CACHE_TTL_MS, log });
   }
 
@@ -46,7 +49,12 @@ export class TenantSettingsStore {
   /** The package, from memory when it is there. */
   async maxConcurrentCalls(scope: TenantScope): Promise<number> {
     // A tenant without a package is cached too (as the default): most tenants have none.
-    return (await this.cache.get(scope.tenantId, async () => (await this.settings.get(scope))?.maxConcurrentCalls ?? this.defaultMax)) ?? this.defaultMax;
+    return (
+      (await this.cache.get(
+        scope.tenantId,
+        async () => (await this.settings.get(scope))?.maxConcurrentCalls ?? this.defaultMax,
+      )) ?? this.defaultMax
+    );
   }
 
   async setMaxConcurrentCalls(scope: TenantScope, max: number, now: Date): Promise<number> {

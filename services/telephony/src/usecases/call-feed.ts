@@ -1,5 +1,14 @@
 import { validationError, type Logger, type TenantScope } from '@voiceapi/kit';
-import { FEED_KEPT_MS, formatCursor, parseCursor, passes, type CallChangeKind, type FeedCursor, type FeedEntry, type FeedFilter } from '../domain/call-feed';
+import {
+  FEED_KEPT_MS,
+  formatCursor,
+  parseCursor,
+  passes,
+  type CallChangeKind,
+  type FeedCursor,
+  type FeedEntry,
+  type FeedFilter,
+} from '../domain/call-feed';
 import type { CallFeedStore } from '../store/call-feed-store';
 import type { FeedFollowerStore } from '../store/feed-follower-store';
 
@@ -111,7 +120,10 @@ export class CallFeed {
   ) {}
 
   /** Writes a change announced on the feed's topic; a redelivered one is in the feed already. */
-  async record(scope: TenantScope, change: { id: string; change: CallChangeKind; call: FeedEntry['call']; at: Date }): Promise<void> {
+  async record(
+    scope: TenantScope,
+    change: { id: string; change: CallChangeKind; call: FeedEntry['call']; at: Date },
+  ): Promise<void> {
     // This replica's readers hear of it now; the others through the feed's change stream.
     if (await this.d.store.append(scope, change)) this.d.waiters.wake(scope.tenantId);
   }
@@ -127,7 +139,13 @@ export class CallFeed {
    * after `waitMs`. Only changes that follow the cursor without a gap are answered: a reader never
    * skips a change still being written by another writer.
    */
-  async read(scope: TenantScope, after: string | undefined, filter: FeedFilter, limit: number, waitMs: number): Promise<FeedRead> {
+  async read(
+    scope: TenantScope,
+    after: string | undefined,
+    filter: FeedFilter,
+    limit: number,
+    waitMs: number,
+  ): Promise<FeedRead> {
     // Marked before the starting place is taken: every change after it is written.
     await this.d.followers.reading(scope);
     const now = this.d.now().getTime();
@@ -158,7 +176,11 @@ export class CallFeed {
       if (run.length > 0) {
         wait.cancel();
         const last = run.at(-1)!;
-        return { changes: run.filter((e) => passes(e, filter)), cursor: formatCursor({ seq: last.seq, atMs: last.at.getTime() }), reset };
+        return {
+          changes: run.filter((e) => passes(e, filter)),
+          cursor: formatCursor({ seq: last.seq, atMs: last.at.getTime() }),
+          reset,
+        };
       }
       if (entries.length > 0) {
         // A later change is there and this one is not: this read overtook the write of it (the index
@@ -170,7 +192,10 @@ export class CallFeed {
           return { changes: [], cursor: formatCursor(from), reset };
         }
         if (Date.now() - gapSince > GAP_GIVE_UP_MS) {
-          this.d.log.warn({ tenantId: scope.tenantId, missing: from.seq + 1, next: entries[0]!.seq }, 'a call feed change never arrived; the stream goes on past it');
+          this.d.log.warn(
+            { tenantId: scope.tenantId, missing: from.seq + 1, next: entries[0]!.seq },
+            'a call feed change never arrived; the stream goes on past it',
+          );
           from = { seq: entries[0]!.seq - 1, atMs: from.atMs };
           wait.cancel();
           continue;
@@ -188,4 +213,7 @@ export class CallFeed {
   }
 }
 
-const notACursor = () => validationError('Last-Event-ID is not a cursor this stream gave', [{ path: 'after', message: 'not a cursor of this stream' }]);
+const notACursor = () =>
+  validationError('Last-Event-ID is not a cursor this stream gave', [
+    { path: 'after', message: 'not a cursor of this stream' },
+  ]);

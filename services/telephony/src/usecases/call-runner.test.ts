@@ -40,12 +40,22 @@ describe('withConversation', () => {
       ['agent', 'Booked', 30],
       ['caller', 'Thanks', 45],
     ]);
-    expect(r.analysis).toEqual({ summary: conversation.summary, sentiment: 'positive', outcome: 'appointment_booked', optOut: false });
+    expect(r.analysis).toEqual({
+      summary: conversation.summary,
+      sentiment: 'positive',
+      outcome: 'appointment_booked',
+      optOut: false,
+    });
     expect(r).toMatchObject({ durationSeconds: 60, outcome: 'completed', carrierCallId: 'SIM1' });
   });
 
   it('leaves an unanswered call as the carrier ended it', () => {
-    const missed: CarrierCallResult = { carrierCallId: 'SIM2', outcome: 'no_answer', durationSeconds: 0, cutAtLimit: false };
+    const missed: CarrierCallResult = {
+      carrierCallId: 'SIM2',
+      outcome: 'no_answer',
+      durationSeconds: 0,
+      cutAtLimit: false,
+    };
     expect(withConversation(missed, conversation)).toBe(missed);
   });
 });
@@ -57,7 +67,10 @@ describe('CallRunner.run', () => {
     name: 'fake',
     longestMs: () => 5_000,
     recover: () => undefined,
-    async place(req: { callId: string }, hooks: { answered(at: Date, sid: string): Promise<void> }): Promise<CarrierCallResult> {
+    async place(
+      req: { callId: string },
+      hooks: { answered(at: Date, sid: string): Promise<void> },
+    ): Promise<CarrierCallResult> {
       await hooks.answered(answeredAt, 'SIM1');
       return { ...carried, carrierCallId: 'SIM1' };
     },
@@ -81,13 +94,26 @@ describe('CallRunner.run', () => {
   };
 
   /** The store's finish: the call as ended (null: it had ended already). */
-  const finishing = () => jest.fn<Promise<Call | null>, [string, Record<string, unknown>]>(async (_id, end) => ({ ...call, ...end }));
+  const finishing = () =>
+    jest.fn<Promise<Call | null>, [string, Record<string, unknown>]>(async (_id, end) => ({ ...call, ...end }));
 
-  const charged: CallCharge = { billingStatus: 'charged', creditsCharged: 10, transactionId: 'txn_1', ledgerSeq: 7, balanceAfter: 990, billedAt: at(61) };
+  const charged: CallCharge = {
+    billingStatus: 'charged',
+    creditsCharged: 10,
+    transactionId: 'txn_1',
+    ledgerSeq: 7,
+    balanceAfter: 990,
+    billedAt: at(61),
+  };
   /** Billing as telephony reaches it: settles at once by default. */
   const settling = () => jest.fn<Promise<CallCharge>, [unknown, Call]>(async () => charged);
 
-  function runnerWith(setAnswered: jest.Mock, finish = finishing(), settle = settling(), more: Record<string, unknown> = {}) {
+  function runnerWith(
+    setAnswered: jest.Mock,
+    finish = finishing(),
+    settle = settling(),
+    more: Record<string, unknown> = {},
+  ) {
     const announced: string[] = [];
     const ended: string[] = [];
     const endEvents: { charge?: CallCharge }[] = [];
@@ -101,7 +127,8 @@ describe('CallRunner.run', () => {
       agents: {},
       events: {
         started: async (c: Call) => void announced.push(`call-started:${c.id}`),
-        ended: async (c: Call, e: { charge?: CallCharge }) => void (announced.push(`call-ended:${c.id}`), endEvents.push(e)),
+        ended: async (c: Call, e: { charge?: CallCharge }) =>
+          void (announced.push(`call-ended:${c.id}`), endEvents.push(e)),
         settled: async (c: Call, ch: CallCharge) => void announced.push(`call-settled:${c.id}:${ch.billingStatus}`),
         changed: async (c: Call, change: string) => void announced.push(`${change}:${c.id}:${c.status}`),
       },
@@ -132,7 +159,13 @@ describe('CallRunner.run', () => {
     await runner.run(call);
     expect(setAnswered).toHaveBeenCalledTimes(2);
     // The feed's changes carry the call as it is after each: in progress, then completed.
-    expect(announced).toEqual(['call-started:call-1', 'call.answered:call-1:in_progress', 'call-ended:call-1', 'call.ended:call-1:completed', 'call.billed:call-1:completed']);
+    expect(announced).toEqual([
+      'call-started:call-1',
+      'call.answered:call-1:in_progress',
+      'call-ended:call-1',
+      'call.ended:call-1:completed',
+      'call.billed:call-1:completed',
+    ]);
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', outcome: 'completed', durationSeconds: 60 });
   });
 
@@ -151,7 +184,12 @@ describe('CallRunner.run', () => {
     await runner.run(call);
     // Billing is told the facts of the end: the carrier's talk time, the end, the hold.
     expect(settle).toHaveBeenCalledTimes(1);
-    expect(settle.mock.calls[0]![1]).toMatchObject({ id: 'call-1', durationSeconds: 60, endedAt: at(60), holdFailed: false });
+    expect(settle.mock.calls[0]![1]).toMatchObject({
+      id: 'call-1',
+      durationSeconds: 60,
+      endedAt: at(60),
+      holdFailed: false,
+    });
     expect(endEvents[0]!.charge).toEqual(charged);
     expect(finish.mock.calls[0]![1]).toMatchObject({ billingStatus: 'charged', creditsCharged: 10, balanceAfter: 990 });
     expect(finish.mock.calls[0]![1]).not.toHaveProperty('settleDueAt');
@@ -161,10 +199,20 @@ describe('CallRunner.run', () => {
     const setAnswered = jest.fn().mockImplementation(async () => ({ ...call, status: 'in_progress', answeredAt }));
     const settle = settling();
     settle.mockRejectedValueOnce(new Error('billing unavailable'));
-    const ended: Call = { ...call, status: 'completed', outcome: 'completed', durationSeconds: 60, endedAt: at(60), settleDueAt: at(65) };
+    const ended: Call = {
+      ...call,
+      status: 'completed',
+      outcome: 'completed',
+      durationSeconds: 60,
+      endedAt: at(60),
+      settleDueAt: at(65),
+    };
     const setBilling = jest.fn(async (_id: string, _t: string, fields: Partial<Call>) => ({ ...ended, ...fields }));
     const dueForSettlement = jest.fn(async () => [ended]);
-    const { runner, finish, endEvents, announced } = runnerWith(setAnswered, finishing(), settle, { setBilling, dueForSettlement });
+    const { runner, finish, endEvents, announced } = runnerWith(setAnswered, finishing(), settle, {
+      setBilling,
+      dueForSettlement,
+    });
     await runner.run(call);
     expect(endEvents[0]).not.toHaveProperty('charge');
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', settleDueAt: at(60 + 5) });
@@ -172,15 +220,29 @@ describe('CallRunner.run', () => {
     expect(announced).not.toContain('call.billed:call-1:completed');
 
     expect(await runner.settlePending(200)).toBe(1);
-    expect(setBilling).toHaveBeenCalledWith('call-1', 't-1', { billingStatus: 'charged', creditsCharged: 10, balanceAfter: 990 });
+    expect(setBilling).toHaveBeenCalledWith('call-1', 't-1', {
+      billingStatus: 'charged',
+      creditsCharged: 10,
+      balanceAfter: 990,
+    });
     expect(announced.slice(-2)).toEqual(['call-settled:call-1:charged', 'call.billed:call-1:completed']);
   });
 
   it('leaves a pending call for the next pass while billing stays away', async () => {
-    const ended: Call = { ...call, status: 'completed', outcome: 'completed', durationSeconds: 60, endedAt: at(60), settleDueAt: at(65) };
+    const ended: Call = {
+      ...call,
+      status: 'completed',
+      outcome: 'completed',
+      durationSeconds: 60,
+      endedAt: at(60),
+      settleDueAt: at(65),
+    };
     const setBilling = jest.fn();
     const settle = jest.fn(async () => Promise.reject(new Error('billing unavailable')));
-    const { runner, announced } = runnerWith(jest.fn(), finishing(), settle as never, { setBilling, dueForSettlement: async () => [ended] });
+    const { runner, announced } = runnerWith(jest.fn(), finishing(), settle as never, {
+      setBilling,
+      dueForSettlement: async () => [ended],
+    });
     expect(await runner.settlePending(200)).toBe(0);
     expect(setBilling).not.toHaveBeenCalled();
     expect(announced).toEqual([]);

@@ -14,7 +14,8 @@ const FINISH_RETRY_MS = 60_000;
 export const SETTLE_AGAIN_AFTER_MS = 5_000;
 
 /** The wallet a call is settled in: its tenant's, in the key mode it was made with. */
-export const scopeOfCall = (call: Pick<Call, 'tenantId' | 'sandbox'>) => scopeOfRecord(call.tenantId, call.sandbox ? 'sandbox' : 'live');
+export const scopeOfCall = (call: Pick<Call, 'tenantId' | 'sandbox'>) =>
+  scopeOfRecord(call.tenantId, call.sandbox ? 'sandbox' : 'live');
 
 export interface RunnerDeps {
   calls: CallStore;
@@ -72,7 +73,11 @@ export class CallRunner {
       } catch (err) {
         this.d.log.warn({ err, callId: call.id }, 'the carrier failed a call');
         await answer;
-        return await this.finishRetrying(call, { carrierCallId: call.carrierCallId ?? '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'carrier_error');
+        return await this.finishRetrying(
+          call,
+          { carrierCallId: call.carrierCallId ?? '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false },
+          'carrier_error',
+        );
       }
       const { holdFailed } = (await answer) ?? { holdFailed: false };
       const held = await conversation;
@@ -90,20 +95,31 @@ export class CallRunner {
    */
   private async recordAnswer(call: Call, at: Date, sid: string): Promise<{ holdFailed: boolean }> {
     const deadline = Date.now() + this.d.carrier.longestMs(carrierRequest(call));
-    const retry = <T>(step: () => Promise<T>) => retryTransient(step, { deadline, onRetry: (err) => this.d.log.warn({ err, callId: call.id }, "recording a call's answer failed; trying again") });
+    const retry = <T>(step: () => Promise<T>) =>
+      retryTransient(step, {
+        deadline,
+        onRetry: (err) => this.d.log.warn({ err, callId: call.id }, "recording a call's answer failed; trying again"),
+      });
     let holdFailed = false;
     try {
       // Inbound holds are placed on answer; a patient reaches the clinic even when the wallet
       // cannot cover it (the call is then billed as failed).
-      if (call.direction === 'inbound' && !call.sandbox) holdFailed = (await retry(() => this.placeHold(call))) === 'insufficient';
+      if (call.direction === 'inbound' && !call.sandbox)
+        holdFailed = (await retry(() => this.placeHold(call))) === 'insufficient';
       // An attempt cut by the store's crash may have been applied: the row then says so already.
-      const answered = await retry(async () => (await this.d.calls.setAnswered(call.id, at, sid, holdFailed)) ?? (await this.d.calls.byId(call.id)));
+      const answered = await retry(
+        async () =>
+          (await this.d.calls.setAnswered(call.id, at, sid, holdFailed)) ?? (await this.d.calls.byId(call.id)),
+      );
       if (answered?.status === 'in_progress') {
         await retry(() => this.d.events.started(answered, this.d.now()));
         await retry(() => this.announce(answered, 'call.answered'));
       }
     } catch (err) {
-      this.d.log.warn({ err, callId: call.id }, "the call's answer could not be recorded; the call goes on and its end is recorded");
+      this.d.log.warn(
+        { err, callId: call.id },
+        "the call's answer could not be recorded; the call goes on and its end is recorded",
+      );
     }
     return { holdFailed };
   }
@@ -113,9 +129,16 @@ export class CallRunner {
     try {
       // It cannot take longer than the call itself may.
       const req = { agentId, callId: call.id, callerNumber: call.fromNumber ?? '', answeredAt };
-      return await this.d.agents.converse(scopeOfRecord(call.tenantId), req, this.d.carrier.longestMs(carrierRequest(call)));
+      return await this.d.agents.converse(
+        scopeOfRecord(call.tenantId),
+        req,
+        this.d.carrier.longestMs(carrierRequest(call)),
+      );
     } catch (err) {
-      this.d.log.warn({ err, callId: call.id }, 'the agent could not hold the conversation; the call goes on without it');
+      this.d.log.warn(
+        { err, callId: call.id },
+        'the agent could not hold the conversation; the call goes on without it',
+      );
       return undefined;
     }
   }
@@ -127,7 +150,13 @@ export class CallRunner {
 
   placeHold(call: Call): Promise<'placed' | 'insufficient'> {
     const expiresAt = new Date(this.d.now().getTime() + this.d.carrier.longestMs(carrierRequest(call)) + 10 * 60_000);
-    return this.d.wallet.placeHold(scopeOfRecord(call.tenantId), call.id, call.direction, call.maxCallSeconds, expiresAt);
+    return this.d.wallet.placeHold(
+      scopeOfRecord(call.tenantId),
+      call.id,
+      call.direction,
+      call.maxCallSeconds,
+      expiresAt,
+    );
   }
 
   /** `finish`, tried again while the store or billing is away for a while; after that, recovery finishes the call. */
@@ -146,7 +175,10 @@ export class CallRunner {
     try {
       return await this.d.wallet.settle(scopeOfCall(call), facts);
     } catch (err) {
-      this.d.log.warn({ err, callId: call.id }, 'billing could not settle a call as it ended; it ends pending and is settled again');
+      this.d.log.warn(
+        { err, callId: call.id },
+        'billing could not settle a call as it ended; it ends pending and is settled again',
+      );
       return undefined;
     }
   }
@@ -187,10 +219,22 @@ export class CallRunner {
     const endReason = reason ?? (r.cutAtLimit ? 'max_call_seconds' : call.endReason);
     const holdFailed = latest.holdFailed || call.holdFailed;
     // Settled with billing as it ends; a repeat (recovery) is answered the charge that stands.
-    const charge = await this.settle({ ...latest, durationSeconds: r.durationSeconds, endedAt: now, holdFailed, ...(endReason && { endReason }) });
+    const charge = await this.settle({
+      ...latest,
+      durationSeconds: r.durationSeconds,
+      endedAt: now,
+      holdFailed,
+      ...(endReason && { endReason }),
+    });
     // Announced before the row says it ended: a crash in between leaves the call active, recovery
     // finishes it again, and the same event is stored once.
-    await this.d.events.ended(call, { at: now, result: r, holdFailed, ...(endReason && { endReason }), ...(charge && { charge }) });
+    await this.d.events.ended(call, {
+      at: now,
+      result: r,
+      holdFailed,
+      ...(endReason && { endReason }),
+      ...(charge && { charge }),
+    });
     const end: CallEnd = {
       status: statusOfOutcome(r.outcome),
       outcome: r.outcome,
@@ -233,6 +277,11 @@ export function withConversation(result: CarrierCallResult, c: AgentConversation
   return {
     ...result,
     transcript: c.turns.map((t, i) => ({ role: t.role, text: t.text, at: new Date(first + i * step) })),
-    analysis: { summary: c.summary, sentiment: c.outcome === 'appointment_booked' ? 'positive' : 'neutral', outcome: c.outcome, optOut: false },
+    analysis: {
+      summary: c.summary,
+      sentiment: c.outcome === 'appointment_booked' ? 'positive' : 'neutral',
+      outcome: c.outcome,
+      optOut: false,
+    },
   };
 }

@@ -1,5 +1,12 @@
 import { notFound, scopeOfRecord, validationError, type Page, type TenantScope } from '@voiceapi/kit';
-import { CALL_STATUSES, DIRECTIONS, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
+import {
+  CALL_STATUSES,
+  DIRECTIONS,
+  type Call,
+  type CallDetails,
+  type CallStatus,
+  type Direction,
+} from '../domain/call';
 import type { RecordingTokens } from '../domain/recording-token';
 import { telephonyReasons } from '../reasons';
 import type { CallFeedStore } from '../store/call-feed-store';
@@ -58,7 +65,8 @@ export class Calls {
   /** Transcripts and analyses of up to 100 calls of the tenant, in one read. */
   conversations(scope: TenantScope, callIds: readonly string[]): Promise<Map<string, CallDetails>> {
     const ids = [...new Set(callIds)].filter((id) => id && id.length <= MAX_ID);
-    if (ids.length > 100) throw validationError('at most 100 calls at once', [{ path: 'callIds', message: 'at most 100' }]);
+    if (ids.length > 100)
+      throw validationError('at most 100 calls at once', [{ path: 'callIds', message: 'at most 100' }]);
     return this.d.calls.detailsOf(scope, ids);
   }
 
@@ -92,7 +100,10 @@ export class Calls {
   }
 
   /** A part of the audio behind a token (the token is the only authority). */
-  async openRecording(token: string, offset: number): Promise<{ contentType: string; sizeBytes: number; data: Buffer }> {
+  async openRecording(
+    token: string,
+    offset: number,
+  ): Promise<{ contentType: string; sizeBytes: number; data: Buffer }> {
     const check = this.d.tokens.verify(token, this.d.now());
     if (!check.ok) {
       throw check.why === 'expired'
@@ -103,8 +114,10 @@ export class Calls {
     const scope = scopeOfRecord(check.grant.tenantId);
     const header = await this.d.recordings.header(scope, check.grant.callId);
     if (!header) throw notFound('recording');
-    if (!Number.isInteger(offset) || offset < 0 || offset > header.sizeBytes) throw validationError('offset is outside the recording');
-    const data = offset === header.sizeBytes ? Buffer.alloc(0) : await this.d.recordings.read(scope, check.grant.callId, offset);
+    if (!Number.isInteger(offset) || offset < 0 || offset > header.sizeBytes)
+      throw validationError('offset is outside the recording');
+    const data =
+      offset === header.sizeBytes ? Buffer.alloc(0) : await this.d.recordings.read(scope, check.grant.callId, offset);
     return { contentType: header.contentType, sizeBytes: header.sizeBytes, data: data.subarray(0, PART_BYTES) };
   }
 }
@@ -112,11 +125,17 @@ export class Calls {
 /** The feed's filters, checked again here: the service never trusts that a caller validated them. */
 export function feedFilter(q: FeedQuery): CallFilter {
   const problems: { path: string; message: string }[] = [];
-  if (q.direction !== undefined && !DIRECTIONS.includes(q.direction as Direction)) problems.push({ path: 'direction', message: `must be one of ${DIRECTIONS.join(', ')}` });
-  if (q.status !== undefined && !CALL_STATUSES.includes(q.status as CallStatus)) problems.push({ path: 'status', message: `must be one of ${CALL_STATUSES.join(', ')}` });
-  for (const f of ['agentId', 'campaignId'] as const) if (q[f] !== undefined && (q[f].length === 0 || q[f].length > MAX_ID)) problems.push({ path: f, message: `must be 1–${MAX_ID} characters` });
-  for (const f of ['startedAfter', 'startedBefore'] as const) if (q[f] && Number.isNaN(q[f].getTime())) problems.push({ path: f, message: 'must be a date-time' });
-  if (q.startedAfter && q.startedBefore && q.startedAfter > q.startedBefore) problems.push({ path: 'startedAfter', message: 'must not be later than startedBefore' });
+  if (q.direction !== undefined && !DIRECTIONS.includes(q.direction as Direction))
+    problems.push({ path: 'direction', message: `must be one of ${DIRECTIONS.join(', ')}` });
+  if (q.status !== undefined && !CALL_STATUSES.includes(q.status as CallStatus))
+    problems.push({ path: 'status', message: `must be one of ${CALL_STATUSES.join(', ')}` });
+  for (const f of ['agentId', 'campaignId'] as const)
+    if (q[f] !== undefined && (q[f].length === 0 || q[f].length > MAX_ID))
+      problems.push({ path: f, message: `must be 1–${MAX_ID} characters` });
+  for (const f of ['startedAfter', 'startedBefore'] as const)
+    if (q[f] && Number.isNaN(q[f].getTime())) problems.push({ path: f, message: 'must be a date-time' });
+  if (q.startedAfter && q.startedBefore && q.startedAfter > q.startedBefore)
+    problems.push({ path: 'startedAfter', message: 'must not be later than startedBefore' });
   if (problems.length > 0) throw validationError('invalid call filter', problems);
   return {
     ...(q.direction && { direction: q.direction as Direction }),

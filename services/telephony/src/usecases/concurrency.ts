@@ -14,7 +14,9 @@ export class Concurrency {
   /** Lines above a lowered limit are kept by their calls until they end. */
   async set(scope: TenantScope, maxConcurrentCalls: number): Promise<number> {
     if (!Number.isInteger(maxConcurrentCalls) || maxConcurrentCalls < 1 || maxConcurrentCalls > MAX_LINES) {
-      throw validationError('invalid concurrency', [{ path: 'maxConcurrentCalls', message: `must be a whole number from 1 to ${MAX_LINES}` }]);
+      throw validationError('invalid concurrency', [
+        { path: 'maxConcurrentCalls', message: `must be a whole number from 1 to ${MAX_LINES}` },
+      ]);
     }
     return this.settings.setMaxConcurrentCalls(scope, maxConcurrentCalls, this.now());
   }

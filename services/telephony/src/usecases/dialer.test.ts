@@ -1,3 +1,4 @@
+// Over 300 lines because the cases of one module share its fixtures.
 import type { Logger } from '@voiceapi/kit';
 import { outboundCallId } from '../domain/call';
 import type { QueuedDial } from '../domain/dial';
@@ -18,12 +19,20 @@ const dial = (tenantId: string, dialId: string, i: number): QueuedDial => ({
 });
 
 /** A dispatcher over fakes: `lines` held per tenant, `due` dials per tenant; no dial is placed (no line is ever free with dials due). */
-function dialerWith(state: { limit: number; held: Record<string, number>; due: Record<string, number> }, gate: { wait?: Promise<void> } = {}) {
+function dialerWith(
+  state: { limit: number; held: Record<string, number>; due: Record<string, number> },
+  gate: { wait?: Promise<void> } = {},
+) {
   const reads = { tenantsWaiting: 0, due: 0 };
   const deps = {
     queue: {
       tenantsWaiting: async () => (reads.tenantsWaiting++, Object.keys(state.due)),
-      due: async (scope: { tenantId: string }) => (reads.due++, Array.from({ length: state.due[scope.tenantId] ?? 0 }, (_, i) => dial(scope.tenantId, `${scope.tenantId}-${i}`, i))),
+      due: async (scope: { tenantId: string }) => (
+        reads.due++,
+        Array.from({ length: state.due[scope.tenantId] ?? 0 }, (_, i) =>
+          dial(scope.tenantId, `${scope.tenantId}-${i}`, i),
+        )
+      ),
     },
     lines: {
       held: async (scope: { tenantId: string }) => {
@@ -117,7 +126,12 @@ describe('Dialer: a backlog is read ahead', () => {
         free: async () => undefined,
       },
       settings: { maxConcurrentCalls: async () => limit },
-      claims: { claim: async (_scope: unknown, _contactId: string, dialId: string) => (placed.push(dialId), { allowed: false, refusal: 'contact_gone' }) },
+      claims: {
+        claim: async (_scope: unknown, _contactId: string, dialId: string) => (
+          placed.push(dialId),
+          { allowed: false, refusal: 'contact_gone' }
+        ),
+      },
       calls: { byId: async () => null },
       log,
       now: () => new Date(clock),
@@ -200,7 +214,10 @@ describe('Dialer: dials queued while the tenants waiting are read', () => {
         tenantsWaiting: async () => (reads.tenantsWaiting++ === 0 ? (await gate, ['early']) : ['early', 'late']),
         due: async () => [],
       },
-      lines: { held: async (scope: { tenantId: string }) => (seen.push(scope.tenantId), [{ callId: 'x' }]), takeMany: async () => new Set<string>() },
+      lines: {
+        held: async (scope: { tenantId: string }) => (seen.push(scope.tenantId), [{ callId: 'x' }]),
+        takeMany: async () => new Set<string>(),
+      },
       settings: { maxConcurrentCalls: async () => 1 },
       log,
       now: () => new Date(1_000),
@@ -233,10 +250,18 @@ function placingDialer(queued: QueuedDial[], over: Record<string, unknown>): Dia
           1,
         ),
     },
-    lines: { held: async () => [], takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds), free: async () => undefined },
+    lines: {
+      held: async () => [],
+      takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds),
+      free: async () => undefined,
+    },
     settings: { maxConcurrentCalls: async () => 10 },
     claims: { claim: async () => ({ allowed: true, campaignId: 'k', maxCallSeconds: 60 }) },
-    calls: { create: async () => true, byId: async () => null, setRinging: async (callId: string) => ({ id: callId, status: 'ringing' }) },
+    calls: {
+      create: async () => true,
+      byId: async () => null,
+      setRinging: async (callId: string) => ({ id: callId, status: 'ringing' }),
+    },
     runner: { announce: async () => undefined, placeHold: async () => 'placed', run: async () => null },
     log,
     platformNumber: '+18885550100',
@@ -256,7 +281,12 @@ describe('Dialer: the dial delay', () => {
     ];
     const delays: number[] = [];
     const dialer = placingDialer(queued, {
-      calls: { create: async () => true, byId: async () => null, setRinging: async (callId: string) => (callId === outboundCallId('t', 'c4:1') ? null : { id: callId, status: 'ringing' }) },
+      calls: {
+        create: async () => true,
+        byId: async () => null,
+        setRinging: async (callId: string) =>
+          callId === outboundCallId('t', 'c4:1') ? null : { id: callId, status: 'ringing' },
+      },
       now: () => new Date(43_500),
       metrics: { dials: { add: () => undefined }, dialDelay: { record: (s: number) => delays.push(s) } },
     });
@@ -277,10 +307,17 @@ describe("Dialer: a lead that waited for its tenant's lines", () => {
     let now = 2_000;
     const dialer = placingDialer(queued, {
       // One line, free at every pass (the call before ended).
-      lines: { held: async () => [], takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds.slice(0, 1)), free: async () => undefined },
+      lines: {
+        held: async () => [],
+        takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds.slice(0, 1)),
+        free: async () => undefined,
+      },
       settings: { maxConcurrentCalls: async () => 1 },
       now: () => new Date(now),
-      metrics: { dials: { add: () => undefined }, dialDelay: { record: (_s: number, a: { waited_for_lines: string }) => recorded.push(a.waited_for_lines) } },
+      metrics: {
+        dials: { add: () => undefined },
+        dialDelay: { record: (_s: number, a: { waited_for_lines: string }) => recorded.push(a.waited_for_lines) },
+      },
     });
     await dialer.dispatch();
     await dialer.drain();

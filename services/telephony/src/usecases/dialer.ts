@@ -1,3 +1,4 @@
+// Over 300 lines because it keeps the dispatch pass and the placing of a dial together (what is remembered between passes is in dispatch-memory.ts).
 import { scopeOfRecord, type Logger, type TenantScope, type TypedCounter, type TypedHistogram } from '@voiceapi/kit';
 import { outboundCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
@@ -175,7 +176,11 @@ export class Dialer {
     const due = await this.d.queue.due(scope, now, size);
     // Nothing due: its dials may be later ones (postponed), or gone; the next pass asks the queue.
     if (due.length === 0) this.waiting.forget();
-    const read = { dials: due.filter((q) => !this.inFlight.has(q.dialId)), more: due.length >= size, at: now.getTime() };
+    const read = {
+      dials: due.filter((q) => !this.inFlight.has(q.dialId)),
+      more: due.length >= size,
+      at: now.getTime(),
+    };
     this.ahead.set(scope.tenantId, read);
     return read;
   }
@@ -197,11 +202,18 @@ export class Dialer {
     }
     if (!ringing) return;
     // The call runs on its own; the dispatcher is done with this request.
-    void this.d.runner.run(ringing).catch((err: unknown) => this.d.log.error({ err, callId }, 'call could not be finished; recovery will'));
+    void this.d.runner
+      .run(ringing)
+      .catch((err: unknown) => this.d.log.error({ err, callId }, 'call could not be finished; recovery will'));
   }
 
   /** The steps before the phone rings; the ringing call, or null when this dial ends here. */
-  private async prepare(scope: TenantScope, q: QueuedDial, callId: string, waitedForLines: boolean): Promise<Call | null> {
+  private async prepare(
+    scope: TenantScope,
+    q: QueuedDial,
+    callId: string,
+    waitedForLines: boolean,
+  ): Promise<Call | null> {
     const claim = await this.d.claims.claim(scope, q.contactId, q.dialId);
     // Leads allows a dial id once: a try that is allowed is the first to get this far, so no
     // earlier try wrote its row (rows are written only after a claim). Only a repeat reads it.
@@ -224,7 +236,9 @@ export class Dialer {
         dialId: q.dialId,
         contactId: q.contactId,
         campaignId: claim.allowed ? claim.campaignId : q.campaignId,
-        ...((claim.allowed ? claim.agentName : q.agentName) && { agentName: (claim.allowed ? claim.agentName : q.agentName)! }),
+        ...((claim.allowed ? claim.agentName : q.agentName) && {
+          agentName: (claim.allowed ? claim.agentName : q.agentName)!,
+        }),
         fromNumber: (claim.allowed ? claim.fromNumber : q.fromNumber) ?? this.d.platformNumber,
         toNumber: q.phone,
         startedAt: this.d.now(),
@@ -249,7 +263,11 @@ export class Dialer {
     if ((await this.d.runner.placeHold(call)) === 'insufficient') {
       this.d.metrics?.dials.add(1, { result: 'insufficient_credits' });
       this.firstAttemptDecided(q, waitedForLines);
-      await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'insufficient_credits');
+      await this.d.runner.finish(
+        call,
+        { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false },
+        'insufficient_credits',
+      );
       await this.d.queue.remove(scope, q.dialId);
       return null;
     }
@@ -273,13 +291,20 @@ export class Dialer {
    */
   private firstAttemptDecided(q: QueuedDial, waitedForLines: boolean): void {
     if (q.attempt !== 1 || !q.requestedAt) return;
-    this.d.metrics?.dialDelay?.record(Math.max(0, this.d.now().getTime() - q.requestedAt.getTime()) / 1000, { waited_for_lines: waitedForLines ? 'true' : 'false' });
+    this.d.metrics?.dialDelay?.record(Math.max(0, this.d.now().getTime() - q.requestedAt.getTime()) / 1000, {
+      waited_for_lines: waitedForLines ? 'true' : 'false',
+    });
   }
 
   private async drop(scope: TenantScope, q: QueuedDial, callId: string, call: Call | null): Promise<void> {
     // A row an earlier try wrote is ended, so the feed never shows a call queued for ever (and
     // billing releases any hold that try placed).
-    if (call?.status === 'queued') await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'not_dialled');
+    if (call?.status === 'queued')
+      await this.d.runner.finish(
+        call,
+        { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false },
+        'not_dialled',
+      );
     await this.d.queue.remove(scope, q.dialId);
     // The line stays with a call another try is carrying.
     if (!call || !['ringing', 'in_progress'].includes(call.status)) await this.d.lines.free(scope, callId);

@@ -40,7 +40,8 @@ export class WaitingTenants {
   }
 
   async read(nowMs: number, fromQueue: () => Promise<string[]>): Promise<string[]> {
-    if (this.known?.queuedElsewhere === this.queuedElsewhere && nowMs - this.known.at < KNOWN_TENANTS_MS) return [...this.known.tenants];
+    if (this.known?.queuedElsewhere === this.queuedElsewhere && nowMs - this.known.at < KNOWN_TENANTS_MS)
+      return [...this.known.tenants];
     // A dial queued while the read runs may be missing from it: its tenant is added. (Reading again
     // for it instead would read again after every read while a backlog is ingested.)
     const queuedDuringRead = new Set<string>();
@@ -113,7 +114,8 @@ export class LinesFull {
   }
 
   prune(waiting: ReadonlySet<string>, nowMs: number): void {
-    for (const [tenantId, at] of this.at) if (!waiting.has(tenantId) && nowMs - at > LINES_FULL_MEMORY_MS) this.at.delete(tenantId);
+    for (const [tenantId, at] of this.at)
+      if (!waiting.has(tenantId) && nowMs - at > LINES_FULL_MEMORY_MS) this.at.delete(tenantId);
   }
 }
 

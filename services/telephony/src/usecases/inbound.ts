@@ -30,10 +30,18 @@ export class Inbound {
   /** The carrier simulator rings the tenant's number; answers at once with the call's id. */
   async simulate(scope: TenantScope, toNumber: string, fromNumber: string, talkSeconds?: number): Promise<string> {
     const problems = [];
-    if (!E164.test(toNumber)) problems.push({ path: 'toNumber', message: 'must be an E.164 number, e.g. +14155550100' });
-    if (!E164.test(fromNumber)) problems.push({ path: 'fromNumber', message: 'must be an E.164 number, e.g. +14155550100' });
-    if (talkSeconds !== undefined && (!Number.isInteger(talkSeconds) || talkSeconds < 0 || talkSeconds > this.d.maxCallSeconds)) {
-      problems.push({ path: 'durationSeconds', message: `must be a whole number of seconds from 0 to ${this.d.maxCallSeconds}` });
+    if (!E164.test(toNumber))
+      problems.push({ path: 'toNumber', message: 'must be an E.164 number, e.g. +14155550100' });
+    if (!E164.test(fromNumber))
+      problems.push({ path: 'fromNumber', message: 'must be an E.164 number, e.g. +14155550100' });
+    if (
+      talkSeconds !== undefined &&
+      (!Number.isInteger(talkSeconds) || talkSeconds < 0 || talkSeconds > this.d.maxCallSeconds)
+    ) {
+      problems.push({
+        path: 'durationSeconds',
+        message: `must be a whole number of seconds from 0 to ${this.d.maxCallSeconds}`,
+      });
     }
     if (problems.length > 0) throw validationError('invalid inbound call', problems);
     const number = await this.d.numbers.owned(scope, { phoneNumber: toNumber });
@@ -67,10 +75,18 @@ export class Inbound {
     const limit = await this.d.settings.maxConcurrentCalls(scope);
     if (!(await this.d.lines.take(scope, call.id, limit, now))) {
       // Every line of the tenant's package is busy: the caller hears busy, and the call is recorded.
-      await this.d.runner.finish(call, { carrierCallId: '', outcome: 'busy', durationSeconds: 0, cutAtLimit: false }, 'concurrency_limit');
+      await this.d.runner.finish(
+        call,
+        { carrierCallId: '', outcome: 'busy', durationSeconds: 0, cutAtLimit: false },
+        'concurrency_limit',
+      );
       return call.id;
     }
-    void this.d.runner.run(call).catch((err: unknown) => this.d.log.error({ err, callId: call.id }, 'inbound call could not be finished; recovery will'));
+    void this.d.runner
+      .run(call)
+      .catch((err: unknown) =>
+        this.d.log.error({ err, callId: call.id }, 'inbound call could not be finished; recovery will'),
+      );
     return call.id;
   }
 }

@@ -10,7 +10,9 @@ export const E164 = /^\+[1-9]\d{6,14}$/;
 const COUNTRY = /^[A-Z]{2}$/;
 const MAX_MONTHLY_CREDITS = 1_000_000;
 
-export type Purchase = { status: 'sandbox_accepted' } | { status: 'purchased'; number: PhoneNumber; creditsCharged: number; balanceAfter: number };
+export type Purchase =
+  | { status: 'sandbox_accepted' }
+  | { status: 'purchased'; number: PhoneNumber; creditsCharged: number; balanceAfter: number };
 
 /** The number pool and tenants' numbers: bought once, paid through billing, or assigned free. */
 export class Numbers {
@@ -27,10 +29,17 @@ export class Numbers {
   }
 
   /** The pool (no tenant's data); the scope says a tenant asked. */
-  available(_scope: TenantScope, countryIso: string | undefined, contains: string | undefined, limit: number): Promise<PhoneNumber[]> {
+  available(
+    _scope: TenantScope,
+    countryIso: string | undefined,
+    contains: string | undefined,
+    limit: number,
+  ): Promise<PhoneNumber[]> {
     const problems = [];
-    if (countryIso !== undefined && !COUNTRY.test(countryIso)) problems.push({ path: 'countryIso', message: 'must be two capital letters (ISO 3166-1 alpha-2)' });
-    if (contains !== undefined && !/^\d{1,15}$/.test(contains)) problems.push({ path: 'contains', message: 'must be 1–15 digits' });
+    if (countryIso !== undefined && !COUNTRY.test(countryIso))
+      problems.push({ path: 'countryIso', message: 'must be two capital letters (ISO 3166-1 alpha-2)' });
+    if (contains !== undefined && !/^\d{1,15}$/.test(contains))
+      problems.push({ path: 'contains', message: 'must be 1–15 digits' });
     if (problems.length > 0) throw validationError('invalid number search', problems);
     return this.d.numbers.available(countryIso, contains, Math.min(Math.max(limit || 50, 1), 100));
   }
@@ -41,10 +50,14 @@ export class Numbers {
    * A refused debit gives the claim up; a sandbox key changes nothing.
    */
   async purchase(scope: TenantScope, phoneNumber: string): Promise<Purchase> {
-    if (!E164.test(phoneNumber)) throw validationError('invalid number', [{ path: 'phoneNumber', message: 'must be an E.164 number, e.g. +14155550100' }]);
+    if (!E164.test(phoneNumber))
+      throw validationError('invalid number', [
+        { path: 'phoneNumber', message: 'must be an E.164 number, e.g. +14155550100' },
+      ]);
     const offered = await this.d.numbers.byNumber(phoneNumber);
     if (!offered) throw telephonyReasons.error('number_not_found', `${phoneNumber} is not in the number pool`);
-    if (offered.status !== 'available') throw telephonyReasons.error('number_already_owned', `${phoneNumber} is already owned`);
+    if (offered.status !== 'available')
+      throw telephonyReasons.error('number_already_owned', `${phoneNumber} is already owned`);
     if (scope.mode === 'sandbox') return { status: 'sandbox_accepted' };
     const now = this.d.now();
     const claim = await this.d.numbers.claimSale(scope.tenantId, phoneNumber, now);
@@ -53,10 +66,18 @@ export class Numbers {
     if (offered.monthlyCredits > 0) {
       // A failure here leaves the outcome unknown (billing down or slow): the claim stays this
       // tenant's, and a retry resumes it, charged once by the reference.
-      const debit = await this.d.wallet.debitNumber(scope, `number:${phoneNumber}`, offered.monthlyCredits, `Number ${phoneNumber}, first month`);
+      const debit = await this.d.wallet.debitNumber(
+        scope,
+        `number:${phoneNumber}`,
+        offered.monthlyCredits,
+        `Number ${phoneNumber}, first month`,
+      );
       if (debit === 'insufficient') {
         await this.d.numbers.dropSale(scope.tenantId, phoneNumber);
-        throw telephonyReasons.error('insufficient_credits', `the wallet cannot cover ${offered.monthlyCredits} credits`);
+        throw telephonyReasons.error(
+          'insufficient_credits',
+          `the wallet cannot cover ${offered.monthlyCredits} credits`,
+        );
       }
       charged = debit;
     }
@@ -74,7 +95,13 @@ export class Numbers {
   /** Operator: offered to every tenant. */
   async addToPool(phoneNumber: string, countryIso: string, monthlyCredits: number): Promise<PhoneNumber> {
     this.check(phoneNumber, countryIso, monthlyCredits);
-    const added = await this.d.numbers.addToPool({ id: randomUUID(), phoneNumber, countryIso, monthlyCredits, createdAt: this.d.now() });
+    const added = await this.d.numbers.addToPool({
+      id: randomUUID(),
+      phoneNumber,
+      countryIso,
+      monthlyCredits,
+      createdAt: this.d.now(),
+    });
     if (!added) throw commonReasons.error('conflict', `${phoneNumber} is already in the pool or owned`);
     return added;
   }
@@ -89,9 +116,12 @@ export class Numbers {
 
   private check(phoneNumber: string, countryIso: string, monthlyCredits: number): void {
     const problems = [];
-    if (!E164.test(phoneNumber)) problems.push({ path: 'phoneNumber', message: 'must be an E.164 number, e.g. +14155550100' });
-    if (!COUNTRY.test(countryIso)) problems.push({ path: 'countryIso', message: 'must be two capital letters (ISO 3166-1 alpha-2)' });
-    if (!Number.isInteger(monthlyCredits) || monthlyCredits < 0 || monthlyCredits > MAX_MONTHLY_CREDITS) problems.push({ path: 'monthlyCredits', message: `must be a whole number from 0 to ${MAX_MONTHLY_CREDITS}` });
+    if (!E164.test(phoneNumber))
+      problems.push({ path: 'phoneNumber', message: 'must be an E.164 number, e.g. +14155550100' });
+    if (!COUNTRY.test(countryIso))
+      problems.push({ path: 'countryIso', message: 'must be two capital letters (ISO 3166-1 alpha-2)' });
+    if (!Number.isInteger(monthlyCredits) || monthlyCredits < 0 || monthlyCredits > MAX_MONTHLY_CREDITS)
+      problems.push({ path: 'monthlyCredits', message: `must be a whole number from 0 to ${MAX_MONTHLY_CREDITS}` });
     if (problems.length > 0) throw validationError('invalid number', problems);
   }
 }

@@ -6,7 +6,13 @@ import type { CallChangeKind } from '../domain/call-feed';
 /** Billing, as telephony needs it (adapted from the billing gRPC client in main). */
 export interface Wallet {
   /** Reserves the longest possible cost of a call; `insufficient` when the wallet cannot cover it. */
-  placeHold(scope: TenantScope, callId: string, direction: Direction, maxCallSeconds: number, expiresAt: Date): Promise<'placed' | 'insufficient'>;
+  placeHold(
+    scope: TenantScope,
+    callId: string,
+    direction: Direction,
+    maxCallSeconds: number,
+    expiresAt: Date,
+  ): Promise<'placed' | 'insufficient'>;
   /**
    * Settles an ended call with billing (calls ending together go in one request): its charge as
    * billing decided it. Idempotent by call id (a repeat answers the charge that stands); throws
@@ -14,10 +20,17 @@ export interface Wallet {
    */
   settle(scope: TenantScope, call: Call): Promise<CallCharge>;
   /** A number purchase: idempotent by reference; `insufficient` when the wallet cannot cover it. */
-  debitNumber(scope: TenantScope, reference: string, amount: number, description: string): Promise<{ creditsCharged: number; balanceAfter: number } | 'insufficient'>;
+  debitNumber(
+    scope: TenantScope,
+    reference: string,
+    amount: number,
+    description: string,
+  ): Promise<{ creditsCharged: number; balanceAfter: number } | 'insufficient'>;
 }
 
-export type ClaimResult = { allowed: true; maxCallSeconds: number; agentName?: string; fromNumber?: string; campaignId: string } | { allowed: false; refusal: string };
+export type ClaimResult =
+  | { allowed: true; maxCallSeconds: number; agentName?: string; fromNumber?: string; campaignId: string }
+  | { allowed: false; refusal: string };
 
 /** Leads, as the dialer needs it: the checks again, and the claim of a dial id (once). */
 export interface DialClaims {
@@ -36,7 +49,11 @@ export interface AnsweringAgents {
   /** The agent that answers calls to this owned number; null: the platform's default answering. */
   answering(scope: TenantScope, phoneNumberId: string): Promise<{ agentId: string; agentName: string } | null>;
   /** The conversation the agent holds on a call once it picked up (it may call the tenant's API). */
-  converse(scope: TenantScope, call: { agentId: string; callId: string; callerNumber: string; answeredAt: Date }, timeoutMs: number): Promise<AgentConversation>;
+  converse(
+    scope: TenantScope,
+    call: { agentId: string; callId: string; callerNumber: string; answeredAt: Date },
+    timeoutMs: number,
+  ): Promise<AgentConversation>;
 }
 
 /** What telephony announces of a call (the `telephony.call.v1` stream, through the outbox); each once per call, a repeat stores nothing new. */
@@ -45,7 +62,10 @@ export interface CallEvents {
   changed(call: Call, change: CallChangeKind, at: Date): Promise<void>;
   started(call: Call, at: Date): Promise<void>;
   /** The call's end, with its charge when billing settled it then. */
-  ended(call: Call, end: { at: Date; result: CarrierCallResult; holdFailed: boolean; endReason?: string; charge?: CallCharge }): Promise<void>;
+  ended(
+    call: Call,
+    end: { at: Date; result: CarrierCallResult; holdFailed: boolean; endReason?: string; charge?: CallCharge },
+  ): Promise<void>;
   /** The charge of a call that ended without one (billing was away), once settled. */
   settled(call: Call, charge: CallCharge): Promise<void>;
 }

@@ -27,7 +27,18 @@ const QUEUED_STALE_MS = 15_000;
  * on the dispatcher's lease).
  */
 export class Recovery {
-  constructor(private readonly d: { lines: LineStore; calls: CallStore; queue: DialQueueStore; runner: CallRunner; carrier: CarrierAdapter; log: Logger; now: () => Date; isDispatching: (dialId: string) => boolean }) {}
+  constructor(
+    private readonly d: {
+      lines: LineStore;
+      calls: CallStore;
+      queue: DialQueueStore;
+      runner: CallRunner;
+      carrier: CarrierAdapter;
+      log: Logger;
+      now: () => Date;
+      isDispatching: (dialId: string) => boolean;
+    },
+  ) {}
 
   async runOnce(): Promise<{ finished: number; freed: number }> {
     const now = this.d.now();
@@ -45,7 +56,11 @@ export class Recovery {
         continue;
       }
       if (call.status === 'queued') {
-        if (now.getTime() - call.startedAt.getTime() < QUEUED_STALE_MS || (call.dialId && this.d.isDispatching(call.dialId))) continue;
+        if (
+          now.getTime() - call.startedAt.getTime() < QUEUED_STALE_MS ||
+          (call.dialId && this.d.isDispatching(call.dialId))
+        )
+          continue;
         // Its dial still waits: the line is freed and the dispatcher takes the dial again, with
         // the same call row (its id follows from the dial's), which goes on to ring. Failing it
         // would leave the lead uncalled.
@@ -56,7 +71,11 @@ export class Recovery {
           continue;
         }
         if (now.getTime() - call.startedAt.getTime() < STALE_MS) continue;
-        await this.d.runner.finish(call, { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false }, 'not_recovered');
+        await this.d.runner.finish(
+          call,
+          { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false },
+          'not_recovered',
+        );
         finished++;
         continue;
       }

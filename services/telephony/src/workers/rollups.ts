@@ -17,7 +17,12 @@ export class RollupRecompute {
       const scope = scopeOfRecord(m.tenantId);
       const changed: Rollup[] = [];
       for (const minute of m.minutes) {
-        const calls = await this.d.calls.startedBetween(scope, m.direction, minute, new Date(minute.getTime() + PART_MS));
+        const calls = await this.d.calls.startedBetween(
+          scope,
+          m.direction,
+          minute,
+          new Date(minute.getTime() + PART_MS),
+        );
         changed.push(rollUp(m.tenantId, m.direction, minute, calls));
       }
       await this.d.rollups.putParts(scope, m.start, changed);

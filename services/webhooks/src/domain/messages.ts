@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 
 /** What tenants can subscribe to; an endpoint registered without a list receives all of them. */
-export const WEBHOOK_EVENT_TYPES = ['call.outbound.billed', 'call.inbound.billed', 'credits.usage', 'contact.status_changed', 'agent.script_ready'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'call.outbound.billed',
+  'call.inbound.billed',
+  'credits.usage',
+  'contact.status_changed',
+  'agent.script_ready',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const isEventType = (t: string): t is WebhookEventType => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t);
@@ -21,8 +27,19 @@ export interface WebhookMessage {
   body: string;
 }
 
-export function webhookMessage(sourceEventId: string, tenantId: string, type: WebhookEventType, occurredAt: Date, data: Record<string, unknown>): WebhookMessage {
-  return { id: `msg_${digest(sourceEventId)}`, tenantId, type, body: JSON.stringify({ type, timestamp: occurredAt.toISOString(), data }) };
+export function webhookMessage(
+  sourceEventId: string,
+  tenantId: string,
+  type: WebhookEventType,
+  occurredAt: Date,
+  data: Record<string, unknown>,
+): WebhookMessage {
+  return {
+    id: `msg_${digest(sourceEventId)}`,
+    tenantId,
+    type,
+    body: JSON.stringify({ type, timestamp: occurredAt.toISOString(), data }),
+  };
 }
 
 /**
@@ -39,7 +56,8 @@ export function occurredAtOf(body: string): Date | undefined {
 }
 
 /** One message to one endpoint: a stable id, so a repeated fan-out finds the delivery it made. */
-export const deliveryId = (endpointId: string, messageId: string): string => `dlv_${digest(`${endpointId}/${messageId}`)}`;
+export const deliveryId = (endpointId: string, messageId: string): string =>
+  `dlv_${digest(`${endpointId}/${messageId}`)}`;
 
 function digest(s: string): string {
   return createHash('sha256').update(s).digest('base64url').slice(0, 27);

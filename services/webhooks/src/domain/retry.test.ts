@@ -14,7 +14,9 @@ describe('retry schedule', () => {
 
   it('spaces the attempts by the schedule and gives up after the last', () => {
     const dueAfter = (step: number) => nextAttemptAt(SCHEDULE, step, now)?.getTime();
-    expect([1, 2, 3, 4, 5, 6, 7].map((s) => (dueAfter(s)! - now.getTime()) / 1000)).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
+    expect([1, 2, 3, 4, 5, 6, 7].map((s) => (dueAfter(s)! - now.getTime()) / 1000)).toEqual([
+      5, 300, 1800, 7200, 18000, 36000, 36000,
+    ]);
     expect(nextAttemptAt(SCHEDULE, 8, now)).toBeNull();
   });
 
@@ -30,8 +32,16 @@ describe('retry schedule', () => {
     expect(outcomeOf({ statusCode: 301 }, now)).toEqual({ kind: 'failed', statusCode: 301 });
     expect(outcomeOf({ statusCode: 404 }, now)).toEqual({ kind: 'failed', statusCode: 404 });
     expect(outcomeOf({ statusCode: 500, retryAfter: '30' }, now)).toEqual({ kind: 'failed', statusCode: 500 });
-    expect(outcomeOf({ statusCode: 429, retryAfter: '30' }, now)).toEqual({ kind: 'failed', statusCode: 429, retryAfterMs: 30_000 });
-    expect(outcomeOf({ statusCode: 503, retryAfter: 'Mon, 23 Nov 2026 10:02:00 GMT' }, now)).toEqual({ kind: 'failed', statusCode: 503, retryAfterMs: 120_000 });
+    expect(outcomeOf({ statusCode: 429, retryAfter: '30' }, now)).toEqual({
+      kind: 'failed',
+      statusCode: 429,
+      retryAfterMs: 30_000,
+    });
+    expect(outcomeOf({ statusCode: 503, retryAfter: 'Mon, 23 Nov 2026 10:02:00 GMT' }, now)).toEqual({
+      kind: 'failed',
+      statusCode: 503,
+      retryAfterMs: 120_000,
+    });
     expect(outcomeOf({ error: 'timeout' }, now)).toEqual({ kind: 'failed', error: 'timeout' });
   });
 

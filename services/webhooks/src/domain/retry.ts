@@ -26,10 +26,16 @@ export function parseDuration(text: string): number {
   return steps[0]!;
 }
 
-export type AttemptOutcome = { kind: 'delivered'; statusCode: number } | { kind: 'gone'; statusCode: 410 } | { kind: 'failed'; statusCode?: number; error?: string; retryAfterMs?: number };
+export type AttemptOutcome =
+  | { kind: 'delivered'; statusCode: number }
+  | { kind: 'gone'; statusCode: 410 }
+  | { kind: 'failed'; statusCode?: number; error?: string; retryAfterMs?: number };
 
 /** What an answer (or its absence) means for the delivery. */
-export function outcomeOf(answer: { statusCode: number; retryAfter?: string } | { error: string }, now: Date): AttemptOutcome {
+export function outcomeOf(
+  answer: { statusCode: number; retryAfter?: string } | { error: string },
+  now: Date,
+): AttemptOutcome {
   if ('error' in answer) return { kind: 'failed', error: answer.error };
   const { statusCode } = answer;
   if (statusCode >= 200 && statusCode < 300) return { kind: 'delivered', statusCode };
@@ -42,7 +48,12 @@ export function outcomeOf(answer: { statusCode: number; retryAfter?: string } | 
  * When the attempt after `step` (the number of attempts made in this round) is due, or null when
  * the schedule is spent and the delivery has failed for good.
  */
-export function nextAttemptAt(schedule: readonly number[], step: number, now: Date, retryAfterMs?: number): Date | null {
+export function nextAttemptAt(
+  schedule: readonly number[],
+  step: number,
+  now: Date,
+  retryAfterMs?: number,
+): Date | null {
   if (step >= schedule.length) return null;
   const longest = Math.max(...schedule);
   const delay = Math.max(schedule[step]!, Math.min(retryAfterMs ?? 0, longest));

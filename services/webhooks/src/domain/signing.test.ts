@@ -3,7 +3,11 @@ import { webhookMessage, deliveryId } from './messages';
 import { newSecret, signedHeaders } from './signing';
 
 describe('signing', () => {
-  const message = webhookMessage('billed:call-1', 't1', 'call.outbound.billed', new Date('2026-11-23T10:00:00Z'), { callId: 'call-1', creditsCharged: 4, sandbox: false });
+  const message = webhookMessage('billed:call-1', 't1', 'call.outbound.billed', new Date('2026-11-23T10:00:00Z'), {
+    callId: 'call-1',
+    creditsCharged: 4,
+    sandbox: false,
+  });
 
   it('makes whsec_ secrets the Standard Webhooks library reads', () => {
     const secret = newSecret();
@@ -26,14 +30,23 @@ describe('signing', () => {
     const [fresh, old] = [newSecret(), newSecret()];
     const headers = signedHeaders(message.id, new Date(), message.body, [fresh, old]);
     expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
-    for (const s of [fresh, old]) expect(new Webhook(s).verify(message.body, { ...headers })).toEqual(JSON.parse(message.body));
+    for (const s of [fresh, old])
+      expect(new Webhook(s).verify(message.body, { ...headers })).toEqual(JSON.parse(message.body));
   });
 
   it('gives the same platform event the same id and body, and each endpoint its own delivery id', () => {
-    const again = webhookMessage('billed:call-1', 't1', 'call.outbound.billed', new Date('2026-11-23T10:00:00Z'), { callId: 'call-1', creditsCharged: 4, sandbox: false });
+    const again = webhookMessage('billed:call-1', 't1', 'call.outbound.billed', new Date('2026-11-23T10:00:00Z'), {
+      callId: 'call-1',
+      creditsCharged: 4,
+      sandbox: false,
+    });
     expect(again).toEqual(message);
     expect(message.id).toMatch(/^msg_[A-Za-z0-9_-]{27}$/);
-    expect(JSON.parse(message.body)).toEqual({ type: 'call.outbound.billed', timestamp: '2026-11-23T10:00:00.000Z', data: { callId: 'call-1', creditsCharged: 4, sandbox: false } });
+    expect(JSON.parse(message.body)).toEqual({
+      type: 'call.outbound.billed',
+      timestamp: '2026-11-23T10:00:00.000Z',
+      data: { callId: 'call-1', creditsCharged: 4, sandbox: false },
+    });
     expect(webhookMessage('billed:call-2', 't1', 'call.outbound.billed', new Date(), {}).id).not.toBe(message.id);
     expect(deliveryId('ep_a', message.id)).not.toBe(deliveryId('ep_b', message.id));
     expect(deliveryId('ep_a', message.id)).toBe(deliveryId('ep_a', message.id));

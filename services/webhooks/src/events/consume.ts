@@ -4,7 +4,15 @@ import type { WebhookMessage } from '../domain/messages';
 import type { FanOut } from '../usecases/fanout';
 import { fromAgents, fromBilling, fromLeads, fromTelephony } from './translate';
 
-const { BillingEvent, BillingCallEvent, BillingUsageEvent, LeadsEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent } = voiceapi.events.v1;
+const {
+  BillingEvent,
+  BillingCallEvent,
+  BillingUsageEvent,
+  LeadsEvent,
+  LeadsContactEvent,
+  AgentsEvent,
+  TelephonyCallEvent,
+} = voiceapi.events.v1;
 
 /**
  * The domain streams webhooks deliver from. No inbox: the fan-out is idempotent by the ids it

@@ -2,7 +2,10 @@ import { voiceapi } from '@voiceapi/proto';
 import { webhookMessage, type WebhookMessage } from '../domain/messages';
 
 /** An envelope of billing's that carries call outcomes or credit usage (`billing.v1`, `billing.call.v1`, `billing.usage.v1`): the same events either way. */
-type BillingEvent = Pick<voiceapi.events.v1.BillingEvent | voiceapi.events.v1.BillingCallEvent | voiceapi.events.v1.BillingUsageEvent, 'occurTime' | 'event'>;
+type BillingEvent = Pick<
+  voiceapi.events.v1.BillingEvent | voiceapi.events.v1.BillingCallEvent | voiceapi.events.v1.BillingUsageEvent,
+  'occurTime' | 'event'
+>;
 /** `leads.v1` or `leads.contact.v1`. */
 type LeadsEvent = Pick<voiceapi.events.v1.LeadsEvent | voiceapi.events.v1.LeadsContactEvent, 'occurTime' | 'event'>;
 type AgentsEvent = voiceapi.events.v1.AgentsEvent;
@@ -18,22 +21,28 @@ export function fromBilling(event: BillingEvent, eventId: string): WebhookMessag
   if (event.event?.$case === 'callBilled') {
     const b = event.event.callBilled;
     const direction = b.direction === CallDirection.CALL_DIRECTION_INBOUND ? 'inbound' : 'outbound';
-    return webhookMessage(eventId, b.tenantId, direction === 'inbound' ? 'call.inbound.billed' : 'call.outbound.billed', at, {
-      callId: b.callId,
-      direction,
-      contactId: b.contactId ?? null,
-      campaignId: b.campaignId ?? null,
-      agentId: b.agentId ?? null,
-      fromNumber: b.fromNumber ?? null,
-      billingStatus: b.billingStatus,
-      creditsCharged: b.creditsCharged,
-      ...(b.balanceAfter !== undefined && { balanceAfter: b.balanceAfter }),
-      ...(b.transactionId !== undefined && { transactionId: b.transactionId }),
-      ...(b.creditsError !== undefined && { creditsError: b.creditsError }),
-      durationSeconds: b.durationSeconds,
-      ...(b.endTime && { endedAt: b.endTime.toISOString() }),
-      sandbox: b.sandbox,
-    });
+    return webhookMessage(
+      eventId,
+      b.tenantId,
+      direction === 'inbound' ? 'call.inbound.billed' : 'call.outbound.billed',
+      at,
+      {
+        callId: b.callId,
+        direction,
+        contactId: b.contactId ?? null,
+        campaignId: b.campaignId ?? null,
+        agentId: b.agentId ?? null,
+        fromNumber: b.fromNumber ?? null,
+        billingStatus: b.billingStatus,
+        creditsCharged: b.creditsCharged,
+        ...(b.balanceAfter !== undefined && { balanceAfter: b.balanceAfter }),
+        ...(b.transactionId !== undefined && { transactionId: b.transactionId }),
+        ...(b.creditsError !== undefined && { creditsError: b.creditsError }),
+        durationSeconds: b.durationSeconds,
+        ...(b.endTime && { endedAt: b.endTime.toISOString() }),
+        sandbox: b.sandbox,
+      },
+    );
   }
   if (event.event?.$case === 'creditsUsage') {
     const u = event.event.creditsUsage;
@@ -43,7 +52,12 @@ export function fromBilling(event: BillingEvent, eventId: string): WebhookMessag
       credits: u.credits,
       balanceAfter: u.balanceAfter,
       ...(u.callId !== undefined && { callId: u.callId }),
-      direction: u.direction === CallDirection.CALL_DIRECTION_INBOUND ? 'inbound' : u.direction === CallDirection.CALL_DIRECTION_OUTBOUND ? 'outbound' : null,
+      direction:
+        u.direction === CallDirection.CALL_DIRECTION_INBOUND
+          ? 'inbound'
+          : u.direction === CallDirection.CALL_DIRECTION_OUTBOUND
+            ? 'outbound'
+            : null,
       contactId: u.contactId ?? null,
       campaignId: u.campaignId ?? null,
       agentId: u.agentId ?? null,
@@ -61,8 +75,15 @@ export function fromBilling(event: BillingEvent, eventId: string): WebhookMessag
  * their ids (`billed:<call>`, `usage:<tenant>:<seq>`), so a call announced both ways (billing of
  * release 1.1 still announces them) is one message each.
  */
-export function fromTelephony(event: Pick<voiceapi.events.v1.TelephonyCallEvent, 'occurTime' | 'event'>): WebhookMessage[] {
-  const ended = event.event?.$case === 'callEnded' ? event.event.callEnded : event.event?.$case === 'callSettled' ? event.event.callSettled.call : undefined;
+export function fromTelephony(
+  event: Pick<voiceapi.events.v1.TelephonyCallEvent, 'occurTime' | 'event'>,
+): WebhookMessage[] {
+  const ended =
+    event.event?.$case === 'callEnded'
+      ? event.event.callEnded
+      : event.event?.$case === 'callSettled'
+        ? event.event.callSettled.call
+        : undefined;
   const charge = ended?.charge;
   if (!ended || !charge) return [];
   const at = charge.billTime ?? event.occurTime ?? new Date(0);
@@ -91,7 +112,8 @@ export function fromTelephony(event: Pick<voiceapi.events.v1.TelephonyCallEvent,
           durationSeconds: ended.durationSeconds,
           ...facts,
           // Billing names the number only of an outbound call (an inbound caller's number is theirs).
-          ...(direction === CallDirection.CALL_DIRECTION_OUTBOUND && ended.fromNumber !== undefined && { fromNumber: ended.fromNumber }),
+          ...(direction === CallDirection.CALL_DIRECTION_OUTBOUND &&
+            ended.fromNumber !== undefined && { fromNumber: ended.fromNumber }),
         },
       },
     },

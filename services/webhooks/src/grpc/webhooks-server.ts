@@ -17,13 +17,19 @@ export function webhooksService(uc: Endpoints, log: Logger): ServiceRegistration
       },
       listEndpoints: async (_req, ctx) => ({ endpoints: (await uc.list(requireTenant(ctx))).map(endpointToProto) }),
       listSubscribedTypes: async (_req, ctx) => ({ types: await uc.receivedTypes(requireTenant(ctx)) }),
-      listDeliveries: async (req) => ({ deliveries: (await uc.deliveries(req.endpointId, req.limit, req.status)).map(deliveryToProto) }),
+      listDeliveries: async (req) => ({
+        deliveries: (await uc.deliveries(req.endpointId, req.limit, req.status)).map(deliveryToProto),
+      }),
       recoverDeliveries: async (req) => {
         if (!req.since) throw validationError('since is required', [{ path: 'since', message: 'required' }]);
         return { queued: await uc.recover(req.endpointId, req.since, req.until) };
       },
       updateEndpoint: async (req) => {
-        const endpoint = await uc.update(req.endpointId, { ...(req.url !== undefined && { url: req.url }), ...(req.setEvents && { events: req.events }), ...(req.enabled !== undefined && { enabled: req.enabled }) });
+        const endpoint = await uc.update(req.endpointId, {
+          ...(req.url !== undefined && { url: req.url }),
+          ...(req.setEvents && { events: req.events }),
+          ...(req.enabled !== undefined && { enabled: req.enabled }),
+        });
         return { endpoint: endpointToProto(endpoint) };
       },
       deleteEndpoint: async (req) => {
@@ -40,7 +46,14 @@ export function webhooksService(uc: Endpoints, log: Logger): ServiceRegistration
 }
 
 function endpointToProto(e: EndpointView): voiceapi.webhooks.v1.Endpoint {
-  return pb.Endpoint.fromPartial({ id: e.id, url: e.url, events: e.events, status: e.status, ...(e.disabledReason && { disabledReason: e.disabledReason }), createTime: e.createdAt });
+  return pb.Endpoint.fromPartial({
+    id: e.id,
+    url: e.url,
+    events: e.events,
+    status: e.status,
+    ...(e.disabledReason && { disabledReason: e.disabledReason }),
+    createTime: e.createdAt,
+  });
 }
 
 function deliveryToProto(d: Delivery): voiceapi.webhooks.v1.Delivery {

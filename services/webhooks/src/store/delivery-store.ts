@@ -22,7 +22,15 @@ interface AttemptDoc extends AttemptRecord {
   deliveryId: string;
 }
 const attemptSchema = new Schema<AttemptDoc>(
-  { _id: String, tenantId: String, deliveryId: { type: String, required: true }, at: { type: Date, required: true }, statusCode: Number, error: String, durationMs: { type: Number, required: true } },
+  {
+    _id: String,
+    tenantId: String,
+    deliveryId: { type: String, required: true },
+    at: { type: Date, required: true },
+    statusCode: Number,
+    error: String,
+    durationMs: { type: Number, required: true },
+  },
   { collection: 'delivery_attempts', versionKey: false },
 );
 // The operator's look at one delivery's attempts.
@@ -52,9 +60,18 @@ deliverySchema.index({ endpointId: 1, status: 1, createdAt: -1 });
 
 export const deliveryQueryShapes: QueryShape[] = [
   { name: 'an endpoint’s deliveries, newest first', equality: ['endpointId'], sort: { createdAt: -1 } },
-  { name: 'an endpoint’s deliveries in one status, newest first', equality: ['endpointId', 'status'], sort: { createdAt: -1 } },
+  {
+    name: 'an endpoint’s deliveries in one status, newest first',
+    equality: ['endpointId', 'status'],
+    sort: { createdAt: -1 },
+  },
   { name: 'recovery: an endpoint’s deliveries of a window', equality: ['endpointId'], range: ['createdAt'] },
-  { name: 'resume: an endpoint’s pending deliveries, page by page', equality: ['endpointId', 'status'], sort: { createdAt: -1 }, range: ['createdAt'] },
+  {
+    name: 'resume: an endpoint’s pending deliveries, page by page',
+    equality: ['endpointId', 'status'],
+    sort: { createdAt: -1 },
+    range: ['createdAt'],
+  },
 ];
 
 export { attemptSchema };
@@ -83,9 +100,12 @@ export class DeliveryStore {
   /** Inserted here and not attempted yet: nobody else attempts a delivery this replica claimed. */
   private readonly fresh = new LRUCache<string, DeliveryDoc>({ max: MAX_FRESH });
   private readonly inserts = new Coalescer<DeliveryDoc, { created: boolean; delivery: DeliveryDoc }>(async (docs) => {
-    const fanOut = this.deliveries.crossTenant('the deliveries of events of several tenants are inserted in one write, each with its tenant');
+    const fanOut = this.deliveries.crossTenant(
+      'the deliveries of events of several tenants are inserted in one write, each with its tenant',
+    );
     const repeats = new Set(await fanOut.insertManyUnordered(docs));
-    const existing = repeats.size === 0 ? [] : await fanOut.find({ _id: { $in: [...repeats].map((i) => docs[i]!._id) } });
+    const existing =
+      repeats.size === 0 ? [] : await fanOut.find({ _id: { $in: [...repeats].map((i) => docs[i]!._id) } });
     const byId = new Map(existing.map((d) => [d._id, d]));
     return docs.map((doc, i) => {
       if (!repeats.has(i)) return { created: true, delivery: doc };
@@ -99,27 +119,52 @@ export class DeliveryStore {
   });
   private readonly records = new Coalescer<Recorded, void>(async (batch) => {
     const attempts = batch.flatMap(({ delivery, set, attempt }) =>
-      attempt && set.attempts !== undefined ? [{ _id: `${delivery._id}:${set.attempts}`, tenantId: delivery.tenantId, deliveryId: delivery._id, ...attempt }] : [],
+      attempt && set.attempts !== undefined
+        ? [
+            {
+              _id: `${delivery._id}:${set.attempts}`,
+              tenantId: delivery.tenantId,
+              deliveryId: delivery._id,
+              ...attempt,
+            },
+          ]
+        : [],
     );
     // Attempts first: a delivery never says it was attempted more often than its log shows.
-    await this.attemptLog.crossTenant('the attempts of deliveries to several tenants are logged in one write').insertManyUnordered(attempts);
-    await this.deliveries.crossTenant('the attempts of deliveries to several tenants are recorded in one write, each under its tenant').updateManyById(
-      batch.map(({ delivery, set, unset }) => ({
-        id: delivery._id,
-        tenantId: delivery.tenantId,
-        update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) },
-      })),
-    );
+    await this.attemptLog
+      .crossTenant('the attempts of deliveries to several tenants are logged in one write')
+      .insertManyUnordered(attempts);
+    await this.deliveries
+      .crossTenant('the attempts of deliveries to several tenants are recorded in one write, each under its tenant')
+      .updateManyById(
+        batch.map(({ delivery, set, unset }) => ({
+          id: delivery._id,
+          tenantId: delivery.tenantId,
+          update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) },
+        })),
+      );
     return batch.map(() => undefined);
   });
 
   constructor(conn: Connection) {
-    this.deliveries = new TenantCollection((conn.models.Delivery as Model<DeliveryDoc> | undefined) ?? conn.model<DeliveryDoc>('Delivery', deliverySchema), stringIds, deliveryQueryShapes);
-    this.attemptLog = new TenantCollection((conn.models.DeliveryAttempt as Model<AttemptDoc> | undefined) ?? conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema), stringIds, attemptQueryShapes);
+    this.deliveries = new TenantCollection(
+      (conn.models.Delivery as Model<DeliveryDoc> | undefined) ?? conn.model<DeliveryDoc>('Delivery', deliverySchema),
+      stringIds,
+      deliveryQueryShapes,
+    );
+    this.attemptLog = new TenantCollection(
+      (conn.models.DeliveryAttempt as Model<AttemptDoc> | undefined) ??
+        conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema),
+      stringIds,
+      attemptQueryShapes,
+    );
   }
 
   /** Inserts the delivery, or answers the one a previous fan-out of the same message made. */
-  async insertOnce(scope: TenantScope, doc: Omit<DeliveryDoc, 'tenantId'>): Promise<{ created: boolean; delivery: DeliveryDoc }> {
+  async insertOnce(
+    scope: TenantScope,
+    doc: Omit<DeliveryDoc, 'tenantId'>,
+  ): Promise<{ created: boolean; delivery: DeliveryDoc }> {
     const result = await this.inserts.run({ ...doc, tenantId: scope.tenantId });
     if (result.created && result.delivery.status === 'pending') {
       this.fresh.set(doc._id, result.delivery); // past MAX_FRESH, the oldest is forgotten (read from the store when attempted)
@@ -141,26 +186,42 @@ export class DeliveryStore {
    * Records an attempt (inserted, number `attempts` of the delivery) and the delivery's new state;
    * the records of attempts ending together are written together.
    */
-  async record(delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>, set: Partial<DeliveryDoc>, attempt: AttemptRecord | null, unset: (keyof DeliveryDoc)[] = []): Promise<void> {
+  async record(
+    delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>,
+    set: Partial<DeliveryDoc>,
+    attempt: AttemptRecord | null,
+    unset: (keyof DeliveryDoc)[] = [],
+  ): Promise<void> {
     this.fresh.delete(delivery._id);
     await this.records.run({ delivery, set, attempt, unset });
   }
 
   /** A delivery's attempts, oldest first. */
   async attempts(id: string): Promise<AttemptRecord[]> {
-    const docs = await this.attemptLog.crossTenant("the operator reads any delivery's attempts").find({ deliveryId: id });
+    const docs = await this.attemptLog
+      .crossTenant("the operator reads any delivery's attempts")
+      .find({ deliveryId: id });
     return docs
       .sort((a, b) => a.at.getTime() - b.at.getTime())
-      .map(({ at, statusCode, error, durationMs }) => ({ at, durationMs, ...(statusCode !== undefined && { statusCode }), ...(error !== undefined && { error }) }));
+      .map(({ at, statusCode, error, durationMs }) => ({
+        at,
+        durationMs,
+        ...(statusCode !== undefined && { statusCode }),
+        ...(error !== undefined && { error }),
+      }));
   }
 
   list(endpointId: string, limit: number, status?: DeliveryStatus): Promise<DeliveryDoc[]> {
-    return this.deliveries.crossTenant(ENDPOINT_OWNS).find({ endpointId, ...(status && { status }) }, { sort: { createdAt: -1 }, limit });
+    return this.deliveries
+      .crossTenant(ENDPOINT_OWNS)
+      .find({ endpointId, ...(status && { status }) }, { sort: { createdAt: -1 }, limit });
   }
 
   /** Deliveries of the window that did not succeed (pending ones included: they are queued already). */
   notSucceeded(endpointId: string, since: Date, until: Date): Promise<DeliveryDoc[]> {
-    return this.deliveries.crossTenant(ENDPOINT_OWNS).find({ endpointId, createdAt: { $gte: since, $lt: until }, status: { $ne: 'succeeded' } }, {});
+    return this.deliveries
+      .crossTenant(ENDPOINT_OWNS)
+      .find({ endpointId, createdAt: { $gte: since, $lt: until }, status: { $ne: 'succeeded' } }, {});
   }
 
   /** An endpoint's pending deliveries, newest first, a page at a time. */
@@ -168,7 +229,12 @@ export class DeliveryStore {
     let before: Date | undefined;
     let boundary = new Set<string>();
     for (;;) {
-      const page = await this.deliveries.crossTenant(ENDPOINT_OWNS).find({ endpointId, status: 'pending', ...(before && { createdAt: { $lte: before } }) }, { sort: { createdAt: -1 }, limit: pageSize });
+      const page = await this.deliveries
+        .crossTenant(ENDPOINT_OWNS)
+        .find(
+          { endpointId, status: 'pending', ...(before && { createdAt: { $lte: before } }) },
+          { sort: { createdAt: -1 }, limit: pageSize },
+        );
       const fresh = page.filter((d) => !boundary.has(d._id));
       if (fresh.length === 0) return;
       yield fresh;

@@ -30,7 +30,10 @@ export interface EndpointDoc {
   updatedAt: Date;
 }
 
-const secretSchema = new Schema<SealedSecret>({ sealed: { type: String, required: true }, createdAt: { type: Date, required: true }, retiresAt: Date }, { _id: false });
+const secretSchema = new Schema<SealedSecret>(
+  { sealed: { type: String, required: true }, createdAt: { type: Date, required: true }, retiresAt: Date },
+  { _id: false },
+);
 
 export const endpointSchema = new Schema<EndpointDoc>(
   {
@@ -51,7 +54,9 @@ export const endpointSchema = new Schema<EndpointDoc>(
 // A tenant's endpoints: the operator's list and each event's fan-out.
 endpointSchema.index({ tenantId: 1, createdAt: 1 });
 
-export const endpointQueryShapes: QueryShape[] = [{ name: 'list and fan-out', equality: ['tenantId'], sort: { createdAt: 1 } }];
+export const endpointQueryShapes: QueryShape[] = [
+  { name: 'list and fan-out', equality: ['tenantId'], sort: { createdAt: 1 } },
+];
 
 export const newEndpointId = (): string => `ep_${randomBytes(12).toString('base64url')}`;
 
@@ -62,8 +67,16 @@ export class EndpointStore {
   readonly cache: ReadCache<EndpointDoc[]>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
-    this.endpoints = new TenantCollection((conn.models.Endpoint as Model<EndpointDoc> | undefined) ?? conn.model<EndpointDoc>('Endpoint', endpointSchema), stringIds, endpointQueryShapes);
-    this.cache = new ReadCache({ source: this.endpoints.changes(['insert', 'update', 'replace', 'delete']), ttlMs: opts.cacheTtlMs, log: opts.log });
+    this.endpoints = new TenantCollection(
+      (conn.models.Endpoint as Model<EndpointDoc> | undefined) ?? conn.model<EndpointDoc>('Endpoint', endpointSchema),
+      stringIds,
+      endpointQueryShapes,
+    );
+    this.cache = new ReadCache({
+      source: this.endpoints.changes(['insert', 'update', 'replace', 'delete']),
+      ttlMs: opts.cacheTtlMs,
+      log: opts.log,
+    });
   }
 
   /** Every endpoint of every tenant, a page at a time (the key rotation's pass). */
@@ -79,7 +92,9 @@ export class EndpointStore {
 
   /** The tenant's endpoints, oldest first (cached: every event's fan-out asks). */
   async list(scope: TenantScope): Promise<EndpointDoc[]> {
-    return (await this.cache.get(scope.tenantId, () => this.endpoints.find(scope, {}, { sort: { createdAt: 1 } }))) ?? [];
+    return (
+      (await this.cache.get(scope.tenantId, () => this.endpoints.find(scope, {}, { sort: { createdAt: 1 } }))) ?? []
+    );
   }
 
   /** The operator acts on an endpoint by id, whatever its tenant; so does the dispatcher. */
@@ -87,9 +102,16 @@ export class EndpointStore {
     return this.endpoints.crossTenant('the operator and the dispatcher act on an endpoint by its id').findById(id);
   }
 
-  async update(id: string, set: Partial<Omit<EndpointDoc, '_id' | 'tenantId'>>, unset: (keyof EndpointDoc)[] = [], where?: Record<string, unknown>): Promise<EndpointDoc | null> {
+  async update(
+    id: string,
+    set: Partial<Omit<EndpointDoc, '_id' | 'tenantId'>>,
+    unset: (keyof EndpointDoc)[] = [],
+    where?: Record<string, unknown>,
+  ): Promise<EndpointDoc | null> {
     const update = { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) };
-    const updated = await this.endpoints.crossTenant('the operator and the dispatcher change an endpoint by its id').updateById(id, update, where ? { where } : {});
+    const updated = await this.endpoints
+      .crossTenant('the operator and the dispatcher change an endpoint by its id')
+      .updateById(id, update, where ? { where } : {});
     // This process reads its own write at once; the change stream tells the other replicas.
     this.cache.forgetAll();
     return updated;

@@ -13,7 +13,13 @@ interface MessageDoc {
 }
 
 const messageSchema = new Schema<MessageDoc>(
-  { _id: String, tenantId: { type: String, required: true }, type: { type: String, required: true }, body: { type: String, required: true }, createdAt: { type: Date, required: true } },
+  {
+    _id: String,
+    tenantId: { type: String, required: true },
+    type: { type: String, required: true },
+    body: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
   { collection: 'messages', versionKey: false },
 );
 // No secondary index: a message is only ever read by its id.
@@ -32,12 +38,19 @@ export class MessageStore {
   private readonly recent = new LRUCache<string, string>({ max: RECENT_BODIES });
   /** Messages fanned out while an insert is under way are inserted together next (a repeat is skipped). */
   private readonly inserts = new Coalescer<MessageDoc, void>(async (docs) => {
-    await this.messages.crossTenant('the messages of events fanned out together are stored in one write, each with its tenant').insertManyUnordered(docs);
+    await this.messages
+      .crossTenant('the messages of events fanned out together are stored in one write, each with its tenant')
+      .insertManyUnordered(docs);
     return docs.map(() => undefined);
   });
 
   constructor(conn: Connection) {
-    this.messages = new TenantCollection((conn.models.WebhookMessage as Model<MessageDoc> | undefined) ?? conn.model<MessageDoc>('WebhookMessage', messageSchema), stringIds, []);
+    this.messages = new TenantCollection(
+      (conn.models.WebhookMessage as Model<MessageDoc> | undefined) ??
+        conn.model<MessageDoc>('WebhookMessage', messageSchema),
+      stringIds,
+      [],
+    );
   }
 
   async insertOnce(scope: TenantScope, m: WebhookMessage, now: Date): Promise<void> {
@@ -48,7 +61,9 @@ export class MessageStore {
   async body(id: string): Promise<string | null> {
     const known = this.recent.peek(id);
     if (known !== undefined) return known;
-    const body = (await this.messages.crossTenant("the dispatcher sends a delivery's message by its id").findById(id))?.body ?? null;
+    const body =
+      (await this.messages.crossTenant("the dispatcher sends a delivery's message by its id").findById(id))?.body ??
+      null;
     if (body !== null) this.remember(id, body);
     return body;
   }

@@ -1,4 +1,14 @@
-import { Coalescer, declareQueries, insertAsBuilt, insertSkippingDuplicates, platformModel, upsertManyOnce, upsertOnce, type QueryShape, type WakeSource } from '@voiceapi/kit';
+import {
+  Coalescer,
+  declareQueries,
+  insertAsBuilt,
+  insertSkippingDuplicates,
+  platformModel,
+  upsertManyOnce,
+  upsertOnce,
+  type QueryShape,
+  type WakeSource,
+} from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
@@ -30,16 +40,27 @@ interface DispatcherDoc {
   aliveUntil: Date;
 }
 
-export const queueSchema = new Schema<QueueDoc>({ _id: String, endpointId: { type: String, required: true }, dueAt: { type: Date, required: true } }, { collection: 'delivery_queue', versionKey: false });
+export const queueSchema = new Schema<QueueDoc>(
+  { _id: String, endpointId: { type: String, required: true }, dueAt: { type: Date, required: true } },
+  { collection: 'delivery_queue', versionKey: false },
+);
 queueSchema.index({ dueAt: 1 });
-export const claimSchema = new Schema<ClaimDoc>({ _id: String, endpointId: { type: String, required: true }, owner: { type: String, required: true } }, { collection: 'delivery_claims', versionKey: false });
+export const claimSchema = new Schema<ClaimDoc>(
+  { _id: String, endpointId: { type: String, required: true }, owner: { type: String, required: true } },
+  { collection: 'delivery_claims', versionKey: false },
+);
 claimSchema.index({ owner: 1 });
-export const dispatcherSchema = new Schema<DispatcherDoc>({ _id: String, aliveUntil: { type: Date, required: true } }, { collection: 'dispatchers', versionKey: false });
+export const dispatcherSchema = new Schema<DispatcherDoc>(
+  { _id: String, aliveUntil: { type: Date, required: true } },
+  { collection: 'dispatchers', versionKey: false },
+);
 // Serves `lapsed` (replicas whose heartbeat ran out).
 dispatcherSchema.index({ aliveUntil: 1 });
 export const dispatcherQueryShapes: QueryShape[] = [{ name: 'lapsed', equality: [], range: ['aliveUntil'] }];
 
-export const queueQueryShapes: QueryShape[] = [{ name: 'sweep: the earliest deliveries, due or not', equality: [], sort: { dueAt: 1 } }];
+export const queueQueryShapes: QueryShape[] = [
+  { name: 'sweep: the earliest deliveries, due or not', equality: [], sort: { dueAt: 1 } },
+];
 export const claimQueryShapes: QueryShape[] = [{ name: 'a dead or stopping replica’s claims', equality: ['owner'] }];
 
 export interface QueuedDelivery {
@@ -57,18 +78,32 @@ export class QueueStore {
   /** Claims asked while one insert is under way are inserted together next. */
   private readonly claiming = new Coalescer<ClaimDoc, boolean>(async (docs) => {
     const taken = new Set(await insertSkippingDuplicates(() => insertAsBuilt(this.claims, docs, false)));
-    const held = taken.size === 0 ? [] : await this.claims.find({ _id: { $in: [...taken].map((i) => docs[i]!._id) } }).lean<ClaimDoc[]>();
+    const held =
+      taken.size === 0
+        ? []
+        : await this.claims.find({ _id: { $in: [...taken].map((i) => docs[i]!._id) } }).lean<ClaimDoc[]>();
     const owners = new Map(held.map((c) => [c._id, c.owner]));
     return docs.map((d, i) => !taken.has(i) || owners.get(d._id) === d.owner);
   });
 
   constructor(conn: Connection) {
     const why = 'the dispatch mechanism: delivery ids, due times and replicas, no tenant data (the deliveries hold it)';
-    this.queue = platformModel((conn.models.QueuedDelivery as Model<QueueDoc> | undefined) ?? conn.model<QueueDoc>('QueuedDelivery', queueSchema), why);
-    this.claims = platformModel((conn.models.DeliveryClaim as Model<ClaimDoc> | undefined) ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema), why);
+    this.queue = platformModel(
+      (conn.models.QueuedDelivery as Model<QueueDoc> | undefined) ??
+        conn.model<QueueDoc>('QueuedDelivery', queueSchema),
+      why,
+    );
+    this.claims = platformModel(
+      (conn.models.DeliveryClaim as Model<ClaimDoc> | undefined) ?? conn.model<ClaimDoc>('DeliveryClaim', claimSchema),
+      why,
+    );
     declareQueries(this.queue, queueQueryShapes);
     declareQueries(this.claims, claimQueryShapes);
-    this.dispatchers = platformModel((conn.models.Dispatcher as Model<DispatcherDoc> | undefined) ?? conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema), why);
+    this.dispatchers = platformModel(
+      (conn.models.Dispatcher as Model<DispatcherDoc> | undefined) ??
+        conn.model<DispatcherDoc>('Dispatcher', dispatcherSchema),
+      why,
+    );
     declareQueries(this.dispatchers, dispatcherQueryShapes);
   }
 
@@ -93,7 +128,10 @@ export class QueueStore {
    */
   async enqueueMany(items: readonly { item: QueuedDelivery; dueAt: Date }[]): Promise<void> {
     for (let i = 0; i < items.length; i += ENQUEUE_BATCH) {
-      const upserts = items.slice(i, i + ENQUEUE_BATCH).map(({ item, dueAt }) => ({ filter: { _id: item.deliveryId }, update: { $set: { endpointId: item.endpointId, dueAt } } }));
+      const upserts = items.slice(i, i + ENQUEUE_BATCH).map(({ item, dueAt }) => ({
+        filter: { _id: item.deliveryId },
+        update: { $set: { endpointId: item.endpointId, dueAt } },
+      }));
       await upsertManyOnce(this.queue, upserts, { ordered: true });
     }
   }

@@ -1,5 +1,10 @@
 import { metrics } from '@opentelemetry/api';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import type { Logger } from '@voiceapi/kit';
 import { webhookMessage } from '../domain/messages';
 import { newSecret } from '../domain/signing';
@@ -12,7 +17,12 @@ import { DeliveryAttempts, type DeliveryAttemptsDeps } from './delivery-attempts
 const now = new Date('2026-11-25T12:00:00Z');
 const secret = newSecret();
 
-function setup(opts: { answer?: { statusCode: number; retryAfter?: string } | { error: string }; endpoint?: Partial<EndpointDoc>; delivery?: Partial<DeliveryDoc>; body?: string }) {
+function setup(opts: {
+  answer?: { statusCode: number; retryAfter?: string } | { error: string };
+  endpoint?: Partial<EndpointDoc>;
+  delivery?: Partial<DeliveryDoc>;
+  body?: string;
+}) {
   const delivery: DeliveryDoc = {
     _id: 'd-1',
     tenantId: 't-1',
@@ -26,19 +36,38 @@ function setup(opts: { answer?: { statusCode: number; retryAfter?: string } | { 
     updatedAt: now,
     ...opts.delivery,
   };
-  const endpoint: EndpointDoc = { _id: 'e-1', tenantId: 't-1', url: 'https://hooks.example.com/in', events: [], status: 'enabled', secrets: [], createdAt: now, updatedAt: now, ...opts.endpoint };
+  const endpoint: EndpointDoc = {
+    _id: 'e-1',
+    tenantId: 't-1',
+    url: 'https://hooks.example.com/in',
+    events: [],
+    status: 'enabled',
+    secrets: [],
+    createdAt: now,
+    updatedAt: now,
+    ...opts.endpoint,
+  };
   const recorded: { fields: Partial<DeliveryDoc>; record: unknown; unset: string[] }[] = [];
   const endpointUpdates: Record<string, unknown>[] = [];
   const sent: { url: string; headers: Record<string, string>; body: string }[] = [];
   const deps = {
     deliveries: {
       get: async () => delivery,
-      record: async (_id: string, fields: Partial<DeliveryDoc>, record: unknown, unset: string[]) => void recorded.push({ fields, record, unset }),
+      record: async (_id: string, fields: Partial<DeliveryDoc>, record: unknown, unset: string[]) =>
+        void recorded.push({ fields, record, unset }),
     },
     messages: { body: async () => opts.body ?? '{"type":"call.outbound.billed"}' },
-    endpoints: { get: async () => endpoint, update: async (_id: string, set: Record<string, unknown>) => void endpointUpdates.push(set) },
+    endpoints: {
+      get: async () => endpoint,
+      update: async (_id: string, set: Record<string, unknown>) => void endpointUpdates.push(set),
+    },
     signingSecrets: () => [secret],
-    sender: { post: async (url: string, headers: Record<string, string>, body: string) => (sent.push({ url, headers, body }), opts.answer ?? { statusCode: 204 }) },
+    sender: {
+      post: async (url: string, headers: Record<string, string>, body: string) => (
+        sent.push({ url, headers, body }),
+        opts.answer ?? { statusCode: 204 }
+      ),
+    },
     log: { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger,
     now: () => now,
     schedule: [0, 5_000, 300_000],
@@ -61,7 +90,12 @@ describe('DeliveryAttempts', () => {
   it('asks for the next attempt on the schedule after a failure, and starts the endpoint’s failing clock', async () => {
     const { attempts, recorded, endpointUpdates } = setup({ answer: { statusCode: 500 } });
     expect(await attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'again', inMs: 5_000 });
-    expect(recorded[0]!.fields).toMatchObject({ attempts: 1, step: 1, lastStatusCode: 500, nextAttemptAt: new Date(now.getTime() + 5_000) });
+    expect(recorded[0]!.fields).toMatchObject({
+      attempts: 1,
+      step: 1,
+      lastStatusCode: 500,
+      nextAttemptAt: new Date(now.getTime() + 5_000),
+    });
     expect(endpointUpdates).toEqual([{ failingSince: now }]);
   });
 
@@ -80,7 +114,10 @@ describe('DeliveryAttempts', () => {
     const gone = setup({ answer: { statusCode: 410 } });
     expect(await gone.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
     expect(gone.endpointUpdates[0]).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
-    const failing = setup({ answer: { statusCode: 502 }, endpoint: { failingSince: new Date(now.getTime() - 6 * 24 * 3600_000) } });
+    const failing = setup({
+      answer: { statusCode: 502 },
+      endpoint: { failingSince: new Date(now.getTime() - 6 * 24 * 3600_000) },
+    });
     expect(await failing.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
     expect(failing.endpointUpdates[0]).toMatchObject({ status: 'disabled', disabledReason: 'failing' });
     expect(failing.recorded[0]!.fields).toMatchObject({ status: 'failed', lastStatusCode: 502 });
@@ -120,11 +157,16 @@ describe('DeliveryAttempts metrics', () => {
     return (got?.dataPoints ?? []).map((p) => ({ attributes: p.attributes, value: p.value }));
   };
   // Billed 42.5 s before the endpoint answered.
-  const billed = webhookMessage('billed:call-1', 't-1', 'call.outbound.billed', new Date(now.getTime() - 42_500), { callId: 'call-1' });
+  const billed = webhookMessage('billed:call-1', 't-1', 'call.outbound.billed', new Date(now.getTime() - 42_500), {
+    callId: 'call-1',
+  });
 
   it("counts attempts by outcome and the endpoint's health before them, and records the delay from the event to a 2xx by event type", async () => {
     await setup({ body: billed.body }).attempts.attempt('e-1', 'd-1');
-    await setup({ body: billed.body, endpoint: { failingSince: new Date(now.getTime() - 60_000) } }).attempts.attempt('e-1', 'd-1');
+    await setup({ body: billed.body, endpoint: { failingSince: new Date(now.getTime() - 60_000) } }).attempts.attempt(
+      'e-1',
+      'd-1',
+    );
     await setup({ body: billed.body, answer: { statusCode: 500 } }).attempts.attempt('e-1', 'd-1');
     expect(await exported('voiceapi.webhooks.delivery.attempts')).toEqual([
       { attributes: { outcome: 'delivered', endpoint_health: 'healthy' }, value: 1 },

@@ -57,12 +57,23 @@ interface CachedEndpoint {
  */
 export class DeliveryAttempts {
   private readonly cache = new Map<string, CachedEndpoint>();
-  private readonly attempts = serviceMetrics('webhooks').counter<{ outcome: string; endpoint_health: EndpointHealth }>('delivery.attempts', {
-    description: "Delivery attempts by outcome (delivered, failed, gone) and the endpoint's health before it (failing: its previous attempt failed)",
+  private readonly attempts = serviceMetrics('webhooks').counter<{ outcome: string; endpoint_health: EndpointHealth }>(
+    'delivery.attempts',
+    {
+      description:
+        "Delivery attempts by outcome (delivered, failed, gone) and the endpoint's health before it (failing: its previous attempt failed)",
+    },
+  );
+  private readonly latency = serviceMetrics('webhooks').histogram<{ outcome: string }>('delivery.duration', {
+    description: 'Time from sending an attempt to its answer',
+    unit: 'ms',
   });
-  private readonly latency = serviceMetrics('webhooks').histogram<{ outcome: string }>('delivery.duration', { description: 'Time from sending an attempt to its answer', unit: 'ms' });
-  private readonly delay = serviceMetrics('webhooks').histogram<{ event_type: string; endpoint_health: EndpointHealth }>('delivery.delay', {
-    description: "From the event's occurrence to the endpoint answering 2xx, by event type and the endpoint's health before the successful attempt",
+  private readonly delay = serviceMetrics('webhooks').histogram<{
+    event_type: string;
+    endpoint_health: EndpointHealth;
+  }>('delivery.delay', {
+    description:
+      "From the event's occurrence to the endpoint answering 2xx, by event type and the endpoint's health before the successful attempt",
     unit: 's',
     buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
   });
@@ -78,7 +89,12 @@ export class DeliveryAttempts {
     // A cached `disabled` or `paused` may be older than a recovery or a resume: ask the store.
     if (endpoint.doc && endpoint.doc.status !== 'enabled') endpoint = await this.endpoint(endpointId, true);
     if (!endpoint.doc || endpoint.doc.status === 'disabled' || endpoint.doc.status === 'deleted') {
-      await this.end(delivery, 'failed', { lastError: endpoint.doc?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted' }, null);
+      await this.end(
+        delivery,
+        'failed',
+        { lastError: endpoint.doc?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted' },
+        null,
+      );
       return { kind: 'ended' };
     }
     // It waits; a resume makes it due again at once. This later look covers a resume that raced it.
@@ -86,7 +102,11 @@ export class DeliveryAttempts {
     const body = await this.d.messages.body(delivery.messageId);
     if (body === null) throw new Error(`message ${delivery.messageId} of delivery ${deliveryId} is missing`);
     const at = this.d.now();
-    const headers = { 'content-type': 'application/json', 'user-agent': 'voiceapi-webhooks/1', ...signedHeaders(delivery.messageId, at, body, endpoint.secrets) };
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'voiceapi-webhooks/1',
+      ...signedHeaders(delivery.messageId, at, body, endpoint.secrets),
+    };
     const health = healthOf(endpoint.doc);
     const started = performance.now();
     const answer = await this.d.sender.post(endpoint.doc.url, headers, body, this.d.timeoutMs);
@@ -97,9 +117,17 @@ export class DeliveryAttempts {
     this.latency.record(durationMs, { outcome: outcome.kind });
     if (outcome.kind === 'delivered') {
       const occurredAt = occurredAtOf(body);
-      if (occurredAt) this.delay.record(Math.max(0, now.getTime() - occurredAt.getTime()) / 1000, { event_type: delivery.type, endpoint_health: health });
+      if (occurredAt)
+        this.delay.record(Math.max(0, now.getTime() - occurredAt.getTime()) / 1000, {
+          event_type: delivery.type,
+          endpoint_health: health,
+        });
     }
-    const record: AttemptRecord = { at, durationMs, ...('statusCode' in answer ? { statusCode: answer.statusCode } : { error: answer.error }) };
+    const record: AttemptRecord = {
+      at,
+      durationMs,
+      ...('statusCode' in answer ? { statusCode: answer.statusCode } : { error: answer.error }),
+    };
     const progress = { attempts: delivery.attempts + 1, step: delivery.step + 1 };
     const last = lastOf(outcome);
 
@@ -119,13 +147,30 @@ export class DeliveryAttempts {
       await this.end(delivery, 'failed', { ...progress, ...last }, record);
       return { kind: 'ended' };
     }
-    await this.d.deliveries.record(delivery, { ...progress, ...last, nextAttemptAt: next, updatedAt: now }, record, 'lastStatusCode' in last ? ['lastError'] : ['lastStatusCode']);
+    await this.d.deliveries.record(
+      delivery,
+      { ...progress, ...last, nextAttemptAt: next, updatedAt: now },
+      record,
+      'lastStatusCode' in last ? ['lastError'] : ['lastStatusCode'],
+    );
     return { kind: 'again', inMs: next.getTime() - now.getTime() };
   }
 
   /** The delivery ends: succeeded, or failed for good. */
-  private async end(delivery: DeliveryDoc, status: 'succeeded' | 'failed', fields: Partial<DeliveryDoc>, record: AttemptRecord | null): Promise<void> {
-    const unset: (keyof DeliveryDoc)[] = ['nextAttemptAt', ...(fields.lastStatusCode !== undefined ? (['lastError'] as const) : fields.lastError !== undefined ? (['lastStatusCode'] as const) : [])];
+  private async end(
+    delivery: DeliveryDoc,
+    status: 'succeeded' | 'failed',
+    fields: Partial<DeliveryDoc>,
+    record: AttemptRecord | null,
+  ): Promise<void> {
+    const unset: (keyof DeliveryDoc)[] = [
+      'nextAttemptAt',
+      ...(fields.lastStatusCode !== undefined
+        ? (['lastError'] as const)
+        : fields.lastError !== undefined
+          ? (['lastStatusCode'] as const)
+          : []),
+    ];
     await this.d.deliveries.record(delivery, { ...fields, status, updatedAt: this.d.now() }, record, unset);
   }
 
@@ -160,7 +205,12 @@ export class DeliveryAttempts {
   private async disable(endpoint: EndpointDoc, reason: DisabledReason): Promise<void> {
     endpoint.status = 'disabled';
     endpoint.disabledReason = reason;
-    await this.d.endpoints.update(endpoint._id, { status: 'disabled', disabledReason: reason, updatedAt: this.d.now() }, [], { status: 'enabled' });
+    await this.d.endpoints.update(
+      endpoint._id,
+      { status: 'disabled', disabledReason: reason, updatedAt: this.d.now() },
+      [],
+      { status: 'enabled' },
+    );
     this.d.log.warn({ endpointId: endpoint._id, tenantId: endpoint.tenantId, reason }, 'webhook endpoint disabled');
   }
 }

@@ -62,9 +62,30 @@ export class Dispatcher {
 
   constructor(private readonly d: DispatcherDeps) {
     const { log } = d;
-    this.heartbeat = new Worker({ service: 'webhooks', job: 'heartbeat', everyMs: d.heartbeatMs, log, pass: () => d.queue.heartbeat(d.owner, new Date(d.now().getTime() + d.aliveMs)) });
-    this.sweeper = new Worker({ service: 'webhooks', job: 'delivery-sweep', everyMs: d.sweepIntervalMs, wakeOn: [d.queue.changes()], gatherMs: 100, lease: d.sweepLease, log, pass: () => this.sweep() });
-    this.unclaim = new Worker({ service: 'webhooks', job: 'unclaim-ended', everyMs: FORGET_EVERY_MS, log, pass: () => this.forget() });
+    this.heartbeat = new Worker({
+      service: 'webhooks',
+      job: 'heartbeat',
+      everyMs: d.heartbeatMs,
+      log,
+      pass: () => d.queue.heartbeat(d.owner, new Date(d.now().getTime() + d.aliveMs)),
+    });
+    this.sweeper = new Worker({
+      service: 'webhooks',
+      job: 'delivery-sweep',
+      everyMs: d.sweepIntervalMs,
+      wakeOn: [d.queue.changes()],
+      gatherMs: 100,
+      lease: d.sweepLease,
+      log,
+      pass: () => this.sweep(),
+    });
+    this.unclaim = new Worker({
+      service: 'webhooks',
+      job: 'unclaim-ended',
+      everyMs: FORGET_EVERY_MS,
+      log,
+      pass: () => this.forget(),
+    });
   }
 
   async start(): Promise<void> {
@@ -85,7 +106,10 @@ export class Dispatcher {
     await this.sweeper.stop();
     // Attempts in flight get a moment to finish; one that does not is sent again by whoever takes
     // the delivery over (at least once, same id), rather than holding up the shutdown for 15 s.
-    await Promise.race([Promise.allSettled([...this.running]), new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref())]);
+    await Promise.race([
+      Promise.allSettled([...this.running]),
+      new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref()),
+    ]);
     this.held.clear();
     await this.unclaim.stop();
     await this.forget();
@@ -202,7 +226,8 @@ export class Dispatcher {
       if (dead === this.d.owner) continue;
       const released = await this.d.queue.releaseAll(dead, now);
       await this.d.queue.retire(dead);
-      if (released > 0) this.d.log.info({ replica: dead, released }, 'deliveries held by a silent replica handed out again');
+      if (released > 0)
+        this.d.log.info({ replica: dead, released }, 'deliveries held by a silent replica handed out again');
     }
     if (this.held.size >= MAX_HELD) return;
     const { items, nextDueAt } = await this.d.queue.due(now, SWEEP_BATCH);

@@ -50,7 +50,11 @@ const MAX_URL_LENGTH = 2048;
 export class Endpoints {
   constructor(private readonly d: EndpointDeps) {}
 
-  async register(scope: TenantScope, url: string, events: readonly string[]): Promise<{ endpoint: EndpointView; secret: string }> {
+  async register(
+    scope: TenantScope,
+    url: string,
+    events: readonly string[],
+  ): Promise<{ endpoint: EndpointView; secret: string }> {
     const checked = this.checkUrl(url);
     checkEvents(events);
     const now = this.d.now();
@@ -106,11 +110,16 @@ export class Endpoints {
     const updated = await this.d.endpoints.update(endpointId, set, unset, { status: { $ne: 'deleted' } });
     if (!updated) throw notFound('webhook');
     // Answered once no dispatcher sends on the old address or the unpaused state.
-    if ((change.url !== undefined && set.url !== endpoint.url) || (change.enabled === false && endpoint.status !== 'paused')) await this.settle();
+    if (
+      (change.url !== undefined && set.url !== endpoint.url) ||
+      (change.enabled === false && endpoint.status !== 'paused')
+    )
+      await this.settle();
     if (resuming) {
       const waiting: { item: { deliveryId: string; endpointId: string }; dueAt: Date }[] = [];
       for await (const page of this.d.deliveries.pending(endpointId)) {
-        for (const delivery of page) waiting.push({ item: { deliveryId: delivery._id, endpointId }, dueAt: delivery.createdAt });
+        for (const delivery of page)
+          waiting.push({ item: { deliveryId: delivery._id, endpointId }, dueAt: delivery.createdAt });
       }
       // Oldest first (the pages come newest first): a sweep that runs while they are written
       // hands out the oldest, never a newer one ahead of them.
@@ -123,15 +132,27 @@ export class Endpoints {
   async remove(endpointId: string): Promise<void> {
     await this.existing(endpointId);
     const now = this.d.now();
-    const deleted = await this.d.endpoints.update(endpointId, { status: 'deleted', deletedAt: now, updatedAt: now }, ['disabledReason', 'failingSince'], { status: { $ne: 'deleted' } });
+    const deleted = await this.d.endpoints.update(
+      endpointId,
+      { status: 'deleted', deletedAt: now, updatedAt: now },
+      ['disabledReason', 'failingSince'],
+      { status: { $ne: 'deleted' } },
+    );
     if (!deleted) throw notFound('webhook');
     await this.settle();
   }
 
   async deliveries(endpointId: string, limit: number, status?: string): Promise<DeliveryDoc[]> {
     await this.existing(endpointId, { deletedFor: DELETED_LOG_DAYS * 86_400_000 });
-    if (status !== undefined && !['pending', 'succeeded', 'failed'].includes(status)) throw validationError('status is pending, succeeded or failed', [{ path: 'status', message: 'pending, succeeded or failed' }]);
-    return this.d.deliveries.list(endpointId, Math.min(Math.max(limit || 100, 1), 1000), status as DeliveryStatus | undefined);
+    if (status !== undefined && !['pending', 'succeeded', 'failed'].includes(status))
+      throw validationError('status is pending, succeeded or failed', [
+        { path: 'status', message: 'pending, succeeded or failed' },
+      ]);
+    return this.d.deliveries.list(
+      endpointId,
+      Math.min(Math.max(limit || 100, 1), 1000),
+      status as DeliveryStatus | undefined,
+    );
   }
 
   /**
@@ -142,11 +163,20 @@ export class Endpoints {
     const endpoint = await this.existing(endpointId);
     const now = this.d.now();
     const end = until ?? now;
-    if (!(since.getTime() < end.getTime())) throw validationError('since must be before until', [{ path: 'since', message: 'before until (or now)' }]);
-    if (endpoint.status === 'disabled') await this.d.endpoints.update(endpointId, { status: 'enabled', updatedAt: now }, ['disabledReason', 'failingSince']);
+    if (!(since.getTime() < end.getTime()))
+      throw validationError('since must be before until', [{ path: 'since', message: 'before until (or now)' }]);
+    if (endpoint.status === 'disabled')
+      await this.d.endpoints.update(endpointId, { status: 'enabled', updatedAt: now }, [
+        'disabledReason',
+        'failingSince',
+      ]);
     let queued = 0;
     for (const delivery of await this.d.deliveries.notSucceeded(endpointId, since, end)) {
-      await this.d.deliveries.record(delivery, { status: 'pending', step: 0, nextAttemptAt: now, updatedAt: now }, null);
+      await this.d.deliveries.record(
+        delivery,
+        { status: 'pending', step: 0, nextAttemptAt: now, updatedAt: now },
+        null,
+      );
       // Pending ones too: the next attempt is now (a replica holding it may also try it: at least once, same id).
       await this.d.queue.enqueue({ deliveryId: delivery._id, endpointId }, now);
       queued++;
@@ -162,7 +192,10 @@ export class Endpoints {
     const retiresAt = new Date(now.getTime() + this.d.rotationOverlapMs);
     // The newest secret before this one stays for the overlap; older ones (already overlapping) go.
     const previous = endpoint.secrets[0] && { ...endpoint.secrets[0], retiresAt };
-    const secrets = [{ sealed: this.d.secrets.seal(secret, endpointId), createdAt: now }, ...(previous ? [previous] : [])];
+    const secrets = [
+      { sealed: this.d.secrets.seal(secret, endpointId), createdAt: now },
+      ...(previous ? [previous] : []),
+    ];
     const updated = await this.d.endpoints.update(endpointId, { secrets, updatedAt: now });
     if (!updated) throw notFound('webhook');
     return { endpoint: view(updated), secret };
@@ -180,7 +213,9 @@ export class Endpoints {
       for (const endpoint of page) {
         if (endpoint.secrets.every((s) => this.d.secrets.isCurrent(s.sealed))) continue;
         try {
-          const secrets = endpoint.secrets.map((s) => (this.d.secrets.isCurrent(s.sealed) ? s : { ...s, sealed: this.d.secrets.reseal(s.sealed, endpoint._id) }));
+          const secrets = endpoint.secrets.map((s) =>
+            this.d.secrets.isCurrent(s.sealed) ? s : { ...s, sealed: this.d.secrets.reseal(s.sealed, endpoint._id) },
+          );
           if (await this.d.endpoints.update(endpoint._id, { secrets }, [], { updatedAt: endpoint.updatedAt })) moved++;
         } catch {
           unreadable++;
@@ -192,15 +227,19 @@ export class Endpoints {
 
   /** The secrets that sign a delivery now, newest first. */
   signingSecrets(endpoint: EndpointDoc, now: Date): string[] {
-    return endpoint.secrets.filter((s) => !s.retiresAt || s.retiresAt.getTime() > now.getTime()).map((s) => this.d.secrets.open(s.sealed, endpoint._id));
+    return endpoint.secrets
+      .filter((s) => !s.retiresAt || s.retiresAt.getTime() > now.getTime())
+      .map((s) => this.d.secrets.open(s.sealed, endpoint._id));
   }
 
   private checkUrl(url: string): URL {
-    if (url.length > MAX_URL_LENGTH) throw validationError(`url is longer than ${MAX_URL_LENGTH} characters`, [{ path: 'url', message: 'too long' }]);
+    if (url.length > MAX_URL_LENGTH)
+      throw validationError(`url is longer than ${MAX_URL_LENGTH} characters`, [{ path: 'url', message: 'too long' }]);
     try {
       return this.d.checkUrl(url);
     } catch (err) {
-      if (err instanceof OutboundRefused) throw webhooksReasons.error('url_not_allowed', `the webhook address is not allowed: ${err.message}`);
+      if (err instanceof OutboundRefused)
+        throw webhooksReasons.error('url_not_allowed', `the webhook address is not allowed: ${err.message}`);
       throw err;
     }
   }
@@ -209,7 +248,15 @@ export class Endpoints {
   private async existing(endpointId: string, opts: { deletedFor?: number } = {}): Promise<EndpointDoc> {
     const endpoint = await this.d.endpoints.get(endpointId);
     if (!endpoint) throw notFound('webhook');
-    if (endpoint.status === 'deleted' && !(opts.deletedFor && endpoint.deletedAt && this.d.now().getTime() - endpoint.deletedAt.getTime() < opts.deletedFor)) throw notFound('webhook');
+    if (
+      endpoint.status === 'deleted' &&
+      !(
+        opts.deletedFor &&
+        endpoint.deletedAt &&
+        this.d.now().getTime() - endpoint.deletedAt.getTime() < opts.deletedFor
+      )
+    )
+      throw notFound('webhook');
     return endpoint;
   }
 
@@ -229,8 +276,16 @@ function checkEvents(events: readonly string[]): void {
 }
 
 /** Every type when the endpoint subscribed to none in particular. */
-export const subscribedTypes = (events: readonly string[]): string[] => (events.length > 0 ? [...events] : [...WEBHOOK_EVENT_TYPES]);
+export const subscribedTypes = (events: readonly string[]): string[] =>
+  events.length > 0 ? [...events] : [...WEBHOOK_EVENT_TYPES];
 
 function view(doc: EndpointDoc): EndpointView {
-  return { id: doc._id, url: doc.url, events: subscribedTypes(doc.events), status: doc.status, ...(doc.disabledReason && { disabledReason: doc.disabledReason }), createdAt: doc.createdAt };
+  return {
+    id: doc._id,
+    url: doc.url,
+    events: subscribedTypes(doc.events),
+    status: doc.status,
+    ...(doc.disabledReason && { disabledReason: doc.disabledReason }),
+    createdAt: doc.createdAt,
+  };
 }

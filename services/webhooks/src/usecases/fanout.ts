@@ -15,7 +15,18 @@ export type LocalDispatch = (item: { deliveryId: string; endpointId: string }) =
  * before the offset was committed) finds what the first pass wrote and adds nothing twice.
  */
 export class FanOut {
-  constructor(private readonly d: { endpoints: EndpointStore; messages: MessageStore; deliveries: DeliveryStore; queue: QueueStore; owner: string; dispatch: LocalDispatch; log: Logger; now: () => Date }) {}
+  constructor(
+    private readonly d: {
+      endpoints: EndpointStore;
+      messages: MessageStore;
+      deliveries: DeliveryStore;
+      queue: QueueStore;
+      owner: string;
+      dispatch: LocalDispatch;
+      log: Logger;
+      now: () => Date;
+    },
+  ) {}
 
   async publish(message: WebhookMessage): Promise<number> {
     // Endpoints are not per key mode: the scope's mode is only the kit's requirement.
@@ -23,7 +34,9 @@ export class FanOut {
     // A disabled endpoint gets the delivery too, failed at once (`endpoint_disabled`): nothing is
     // sent, and a recovery of the window sends it once the endpoint is enabled again. A paused one
     // gets it pending: it waits for the endpoint to resume. A deleted one gets nothing.
-    const targets = (await this.d.endpoints.list(scope)).filter((e) => e.status !== 'deleted' && (e.events.length === 0 || e.events.includes(message.type)));
+    const targets = (await this.d.endpoints.list(scope)).filter(
+      (e) => e.status !== 'deleted' && (e.events.length === 0 || e.events.includes(message.type)),
+    );
     if (targets.length > 0) await this.d.messages.insertOnce(scope, message, this.d.now());
     for (const endpoint of targets) {
       const now = this.d.now();
@@ -36,7 +49,9 @@ export class FanOut {
         type: message.type,
         attempts: 0,
         step: 0,
-        ...(disabled ? { status: 'failed' as const, lastError: 'endpoint_disabled' } : { status: 'pending' as const, nextAttemptAt: now }),
+        ...(disabled
+          ? { status: 'failed' as const, lastError: 'endpoint_disabled' }
+          : { status: 'pending' as const, nextAttemptAt: now }),
         createdAt: now,
         updatedAt: now,
       });
