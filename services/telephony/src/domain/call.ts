@@ -20,7 +20,7 @@ export const ACTIVE_STATUSES: readonly CallStatus[] = ['queued', 'ringing', 'in_
 
 export const statusOfOutcome = (o: CallOutcome): CallStatus => (o === 'voicemail' ? 'completed' : o);
 
-/** One call of the unified feed, inbound or outbound. */
+/** One call of the call list (`GET /calls`: inbound and outbound together); the live feed is `call_feed`. */
 export interface Call {
   id: string;
   tenantId: string;
