@@ -4940,7 +4940,7 @@ export const TelephonyServiceDefinition = {
   name: "TelephonyService",
   fullName: "voiceapi.telephony.v1.TelephonyService",
   methods: {
-    /** The unified feed, newest first, with the API's filters. */
+    /** The call list (inbound and outbound together), newest first, with the API's filters. */
     listCalls: {
       name: "ListCalls",
       requestType: ListCallsRequest as typeof ListCallsRequest,
@@ -5114,7 +5114,7 @@ export const TelephonyServiceDefinition = {
  */
 export type TelephonyServiceService = typeof TelephonyServiceService;
 export const TelephonyServiceService = {
-  /** The unified feed, newest first, with the API's filters. */
+  /** The call list (inbound and outbound together), newest first, with the API's filters. */
   listCalls: {
     path: "/voiceapi.telephony.v1.TelephonyService/ListCalls" as const,
     requestStream: false as const,
@@ -5320,7 +5320,7 @@ export const TelephonyServiceService = {
 } as const;
 
 export interface TelephonyServiceServer extends UntypedServiceImplementation {
-  /** The unified feed, newest first, with the API's filters. */
+  /** The call list (inbound and outbound together), newest first, with the API's filters. */
   listCalls: handleUnaryCall<ListCallsRequest, ListCallsResponse>;
   /** Calls queued, ringing or in progress. */
   listActiveCalls: handleUnaryCall<ListActiveCallsRequest, ListActiveCallsResponse>;
@@ -5367,7 +5367,7 @@ export interface TelephonyServiceServer extends UntypedServiceImplementation {
 }
 
 export interface TelephonyServiceClient extends Client {
-  /** The unified feed, newest first, with the API's filters. */
+  /** The call list (inbound and outbound together), newest first, with the API's filters. */
   listCalls(
     request: ListCallsRequest,
     callback: (error: ServiceError | null, response: ListCallsResponse) => void,
