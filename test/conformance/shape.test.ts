@@ -139,9 +139,10 @@ describe('announcements: one form in every service', () => {
 
   it.each(withPublish)('%s: events/publish.ts exports one factory returning a port of usecases/ports.ts', (service) => {
     const src = read(`services/${service}/src/events/publish.ts`);
-    const exported = [...src.matchAll(/^export\s+(?:async\s+)?(function|const|class|interface|type)\s+(\w+)/gm)].map(
-      (m) => `${m[1]} ${m[2]}`,
-    );
+    const exported = [
+      ...src.matchAll(/^export\s+(?:async\s+)?(function|const|let|class|interface|type|enum)\s+(\w+)/gm),
+      ...src.matchAll(/^export\s+(default|\{|\*)/gm),
+    ].map((m) => m[0]);
     expect(exported).toHaveLength(1);
     const factory = /^export function (\w+Events)\([^)]*\): (\w+) \{/m.exec(src);
     expect({ factory: factory?.[1] }).toEqual({ factory: expect.stringMatching(/Events$/) });
@@ -152,9 +153,16 @@ describe('announcements: one form in every service', () => {
   it.each(SERVICES)('%s: no use case imports the events adapter', (service) => {
     const dir = `services/${service}/src/usecases`;
     if (!existsSync(path.join(ROOT, dir))) return;
-    const importing = readdirSync(path.join(ROOT, dir)).filter(
-      (f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && /from '\.\.\/events\//.test(read(`${dir}/${f}`)),
-    );
+    const walk = (d: string): string[] =>
+      readdirSync(path.join(ROOT, d), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory()
+          ? walk(`${d}/${e.name}`)
+          : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')
+            ? [`${d}/${e.name}`]
+            : [],
+      );
+    // '../events', '../events/…' or deeper ('../../events/…'): the adapter, however reached.
+    const importing = walk(dir).filter((f) => /from '(\.\.\/)+events(\/[^']*)?'/.test(read(f)));
     expect(importing).toEqual([]);
   });
 });

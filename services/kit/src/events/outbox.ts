@@ -191,6 +191,8 @@ export class Outbox implements Announcer {
       await this.store(add);
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
+      // A lone event: the one stored before is it.
+      if (add.records.length === 1) return;
       for (const [i, record] of add.records.entries()) {
         await this.store({
           records: [record],

@@ -1,7 +1,7 @@
 import { eventRecord, type Announcer, type EventRecord } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { dialId, type Campaign, type Contact, type ContactRef, type ContactStatus } from '../domain/contact';
-import type { LeadEvent, LeadEvents } from '../usecases/ports';
+import type { LeadEvent, LeadEvents, MadeEvent } from '../usecases/ports';
 
 const { LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent } = voiceapi.events.v1;
 
@@ -13,14 +13,26 @@ const { LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent } = voiceapi.events
  * publishes the same event, which consumers skip: a dial request's id is its dial id.
  */
 export function leadEvents(outbox: Announcer): LeadEvents {
+  // Each event's record is made with the event, in its cause's context (the record carries its trace).
+  const records = new WeakMap<MadeEvent, EventRecord>();
+  const recordOfMade = (m: MadeEvent) => {
+    const r = records.get(m);
+    if (!r) throw new Error('a leads event announced that was not made by leadEvents().make');
+    return r;
+  };
   return {
+    make(event) {
+      const made: MadeEvent = { event };
+      records.set(made, recordOf(event));
+      return made;
+    },
     announce(events, write, opts) {
-      const records = events.map(recordOf);
+      const recs = events.map(recordOfMade);
       const { readBack } = opts;
-      const eventOf = new Map(records.map((r, i) => [r, events[i]!]));
-      return outbox.announce(records, write, {
+      const madeOf = new Map(recs.map((r, i) => [r, events[i]!]));
+      return outbox.announce(recs, write, {
         ...opts,
-        readBack: typeof readBack === 'function' ? (r) => readBack(eventOf.get(r)!) : readBack,
+        readBack: typeof readBack === 'function' ? (r) => readBack(madeOf.get(r)!) : readBack,
       });
     },
   };

@@ -4,7 +4,7 @@ import type { ContactStore } from '../store/contact-store';
 import type { MessageStore } from '../store/message-store';
 import type { Message } from '../domain/message';
 import { dialItemId, type ScheduleStore } from '../store/schedule-store';
-import type { LeadEvent, LeadEvents } from './ports';
+import type { LeadEvent, LeadEvents, MadeEvent } from './ports';
 
 const STORED_BEFORE = Symbol('stored before');
 
@@ -15,6 +15,9 @@ export interface Acceptance {
   messages: Message[];
   events: LeadEvent[];
 }
+
+/** An acceptance waiting in a batch: its events made already, in its own request's context. */
+type Queued = Omit<Acceptance, 'events'> & { events: MadeEvent[] };
 
 /**
  * Stores accepted live contacts so that nothing is lost and nothing announced early: their
@@ -27,7 +30,7 @@ export interface Acceptance {
  */
 export class AcceptWriter {
   /** Each lead's outcome: its contact stored now, `stored before` (an ingest sent again), or its failure. */
-  private readonly batches: Coalescer<Acceptance, Contact | typeof STORED_BEFORE | Error>;
+  private readonly batches: Coalescer<Queued, Contact | typeof STORED_BEFORE | Error>;
 
   constructor(
     private readonly d: {
@@ -59,7 +62,8 @@ export class AcceptWriter {
 
   /** The contact stored; `storedBefore` when a try of the same ingest stored it first (it is answered as stored then). */
   async accept(a: Acceptance): Promise<{ contact: Contact; storedBefore: boolean }> {
-    const out = await this.batches.run(a);
+    // Made here, not when the batch is written: each event carries its own lead's trace.
+    const out = await this.batches.run({ ...a, events: a.events.map((e) => this.d.outbox.make(e)) });
     if (out instanceof Error) throw out;
     if (out !== STORED_BEFORE) return { contact: out, storedBefore: false };
     const stored = await this.d.contacts.get(a.scope, a.contact.id);
@@ -68,9 +72,9 @@ export class AcceptWriter {
   }
 
   /** Writes the batch; answers the ids of the contacts stored before (see `ContactStore.createMany`). */
-  private async write(items: Acceptance[]): Promise<Set<string>> {
+  private async write(items: Queued[]): Promise<Set<string>> {
     // A batch may be written part-way: each contact's events are read back by that contact.
-    const readBacks = new Map<LeadEvent, ReadBack>(
+    const readBacks = new Map<MadeEvent, ReadBack>(
       items.flatMap((a) => a.events.map((e) => [e, this.d.contacts.stored(a.scope, a.contact.id)] as const)),
     );
     // The events are keyed by the new contacts' ids: no other write can have stored an event of
@@ -83,7 +87,7 @@ export class AcceptWriter {
   }
 
   /** Messages and scheduled dials first, the contacts last: a contact stored has all it needs. */
-  private async writeAll(items: Acceptance[]): Promise<Set<string>> {
+  private async writeAll(items: Queued[]): Promise<Set<string>> {
     const before = new Set<string>();
     for (const [tenantId, group] of byTenant(items)) {
       const scope = scopeOfRecord(tenantId);
@@ -116,8 +120,8 @@ export class AcceptWriter {
   }
 }
 
-function byTenant(items: Acceptance[]): Map<string, Acceptance[]> {
-  const out = new Map<string, Acceptance[]>();
+function byTenant(items: Queued[]): Map<string, Queued[]> {
+  const out = new Map<string, Queued[]>();
   for (const a of items) out.set(a.scope.tenantId, [...(out.get(a.scope.tenantId) ?? []), a]);
   return out;
 }

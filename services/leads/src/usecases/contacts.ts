@@ -53,7 +53,7 @@ export class Contacts {
     // Announced once the contact is gone (a repeated delete, after a failure part-way, announces
     // the same event: its id is the contact's).
     const deleted = await this.d.outbox.announce(
-      [{ kind: 'contactDeleted', tenantId: scope.tenantId, contactId: id, at: this.d.now() }],
+      [this.d.outbox.make({ kind: 'contactDeleted', tenantId: scope.tenantId, contactId: id, at: this.d.now() })],
       () => this.erase(scope, id),
       { readBack: this.d.contacts.erased(scope, id) },
     );

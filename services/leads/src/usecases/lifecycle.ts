@@ -1,10 +1,10 @@
 import type { TenantScope } from '@voiceapi/kit';
 import type { Contact, ContactRef, ContactStatus } from '../domain/contact';
 import type { ContactChange, ContactStore } from '../store/contact-store';
-import type { LeadEvent, LeadEvents, StatusChangeReaders } from './ports';
+import type { LeadEvent, LeadEvents, MadeEvent, StatusChangeReaders } from './ports';
 
 interface Prepared {
-  events: LeadEvent[];
+  events: MadeEvent[];
   change: ContactChange;
   now: Date;
 }
@@ -80,7 +80,7 @@ export class ContactLifecycle {
       $set: { ...m.set, status, updatedAt: now, ...(m.endReason !== undefined && { endReason: m.endReason }) },
       ...(m.unset?.length && { $unset: Object.fromEntries(m.unset.map((f) => [f, 1])) }),
     };
-    return { events, change, now };
+    return { events: events.map((e) => this.events.make(e)), change, now };
   }
 
   private write(

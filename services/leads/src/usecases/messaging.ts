@@ -86,21 +86,16 @@ export class MessageFollowups {
       status: 'queued',
       createdAt: now,
     };
-    await this.d.outbox.announce(
-      [
-        {
-          kind: 'messageRequested',
-          tenantId: scope.tenantId,
-          contactId: contact.id,
-          messageId: message.id,
-          channel,
-          at: now,
-        },
-      ],
-      () => this.d.messages.createMany(scope, [message]),
-      {
-        readBack: this.d.messages.stored(scope, message.id),
-      },
-    );
+    const event = {
+      kind: 'messageRequested' as const,
+      tenantId: scope.tenantId,
+      contactId: contact.id,
+      messageId: message.id,
+      channel,
+      at: now,
+    };
+    await this.d.outbox.announce([this.d.outbox.make(event)], () => this.d.messages.createMany(scope, [message]), {
+      readBack: this.d.messages.stored(scope, message.id),
+    });
   }
 }

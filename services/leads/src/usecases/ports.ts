@@ -11,12 +11,21 @@ export type LeadEvent =
   | { kind: 'contactDeleted'; tenantId: string; contactId: string; at: Date };
 
 /**
+ * An event made where its cause happened (so it carries that request's trace, however late a
+ * batch announces it), to be announced with its write.
+ */
+export interface MadeEvent {
+  readonly event: LeadEvent;
+}
+
+/**
  * How leads announce a write: the write and its events as one, so no event goes out without its
  * change and no change stays without its event (the kit's `Announcer`, in the domain's words).
  * `events/publish.ts` implements it over the outbox; `main.ts` hands it over.
  */
 export interface LeadEvents {
-  announce<R>(events: readonly LeadEvent[], write: () => Promise<R>, opts: AnnounceOptions<R, LeadEvent>): Promise<R>;
+  make(event: LeadEvent): MadeEvent;
+  announce<R>(events: readonly MadeEvent[], write: () => Promise<R>, opts: AnnounceOptions<R, MadeEvent>): Promise<R>;
 }
 
 /**
