@@ -1,12 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { ROOT, read, sourcesUnder } from './tree';
 
 // Reaching across tenants is a named, reviewed operation (docs/cross-tenant.md): every
-// `crossTenant(why)`, `pagesAcrossTenants(why)` and `changedAcrossTenants(why, …)` in the gateway, the services and the kit gives a
-// literal reason at its call, keeps no handle in a field or behind a method, and is listed in the
+// `crossTenant(why)`, `pagesAcrossTenants(why)` and `changedAcrossTenants(why, …)` in the gateway,
+// the services and the kit gives a literal reason at its call, keeps no handle in a field or behind a method, and is listed in the
 // reviewed table; the table lists nothing that is gone.
 
-const ROOT = path.resolve(__dirname, '../..');
 const REGISTRY = 'docs/cross-tenant.md';
 /** Where the escape is defined, not used. */
 const DEFINITIONS = new Set([
@@ -15,18 +15,10 @@ const DEFINITIONS = new Set([
   'services/kit/src/mongo/tenant-keyed.ts',
 ]);
 
-const sources = (dir: string): string[] =>
-  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
-    d.isDirectory()
-      ? sources(`${dir}/${d.name}`)
-      : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts')
-        ? [`${dir}/${d.name}`]
-        : [],
-  );
 const serviceDirs = readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => `services/${d.name}/src`);
-const files = ['gateway/src', ...serviceDirs].flatMap(sources).filter((f) => !DEFINITIONS.has(f));
+const files = ['gateway/src', ...serviceDirs].flatMap((d) => sourcesUnder(d)).filter((f) => !DEFINITIONS.has(f));
 
 interface Reach {
   file: string;
@@ -40,7 +32,7 @@ const LONE_REASON = /^\s*(?:'([^'\n]*)'|"([^"\n]*)"|(\w+))\s*[,)]/;
 
 /** Every cross-tenant call of a file, its reason resolved (a literal, or a `const` of one in the file); `undefined` when it is neither. */
 function reachesOf(file: string): (Reach | { file: string; operation: string; reason: undefined; argument: string })[] {
-  const src = readFileSync(path.join(ROOT, file), 'utf8');
+  const src = read(file);
   const consts = new Map([...src.matchAll(/const (\w+) = (['"])(.*?)\2;/g)].map((m) => [m[1]!, m[3]!]));
   return [...src.matchAll(OPERATIONS)].map((m) => {
     const after = src.slice(m.index + m[0].length);
@@ -64,7 +56,7 @@ describe('reaching across tenants', () => {
 
   it('keeps no cross-tenant handle in a field or behind a method (a reason per operation, at the call)', () => {
     const kept = files.filter((f) => {
-      const src = readFileSync(path.join(ROOT, f), 'utf8');
+      const src = read(f);
       // A handle with no operation called on it is kept (a field, an initializer, an arrow or a
       // method handing it out), unless it is a local `const` of the function that uses it.
       const handles = [...src.matchAll(/\.crossTenant\(\s*(?:'[^']*'|"[^"]*"|\w+)\s*\)(?!\s*\.)/g)];
@@ -74,7 +66,7 @@ describe('reaching across tenants', () => {
   });
 
   it(`lists every operation in ${REGISTRY}, and nothing else`, () => {
-    const doc = readFileSync(path.join(ROOT, REGISTRY), 'utf8');
+    const doc = read(REGISTRY);
     const listed = new Set(
       [...doc.matchAll(/^\| `([^`]+)` \| `(\w+)` \| (.+?) \|$/gm)].map((m) => `${m[1]} | ${m[2]} | ${m[3]}`),
     );

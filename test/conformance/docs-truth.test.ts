@@ -1,28 +1,17 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { streamTopics } from '../../services/kit/src/events/stream';
+import { ROOT, read, sourcesUnder } from './tree';
 
 // docs/architecture.md against the code, both ways: what the page lists between its
 // `<!-- check:<name> -->` and `<!-- /check:<name> -->` markers (and its flowchart) is what the code
 // has, no more and no less. A failure names what is missing, and where.
 
-const ROOT = path.resolve(__dirname, '../..');
 const DOC_PATH = 'docs/architecture.md';
-const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
 const dirsIn = (dir: string) =>
   readdirSync(path.join(ROOT, dir), { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name);
-/** The non-test TypeScript files under a folder. */
-const sources = (dir: string): string[] =>
-  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
-    d.isDirectory()
-      ? sources(`${dir}/${d.name}`)
-      : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts')
-        ? [`${dir}/${d.name}`]
-        : [],
-  );
-
 const SERVICES = dirsIn('services').filter((s) => s !== 'kit');
 const PROCESSES = ['gateway', ...SERVICES];
 const srcOf = (process: string) => (process === 'gateway' ? 'gateway/src' : `services/${process}/src`);
@@ -83,7 +72,7 @@ describe(`${DOC_PATH} says what the code has`, () => {
   it("draws every process's gRPC clients as gRPC edges of its flowchart, and no other", () => {
     // In the code: `createPromiseClient(voiceapi.<service>.v1.…)` in a process's sources.
     const inCode = PROCESSES.flatMap((from) =>
-      sources(srcOf(from)).flatMap((f) =>
+      sourcesUnder(srcOf(from)).flatMap((f) =>
         [...read(f).matchAll(/createPromiseClient\(\s*voiceapi\.(\w+)\.v1\./g)].map((m) => `${from} → ${m[1]}`),
       ),
     );
@@ -108,7 +97,7 @@ describe(`${DOC_PATH} says what the code has`, () => {
       .filter((f) => f.endsWith('.proto'))
       .flatMap((f) => [...read(`${protoDir}/${f}`).matchAll(/^message (\w+Event) \{/gm)].map((m) => m[1]!));
     const named = new Set(
-      PROCESSES.flatMap((p) => sources(srcOf(p))).flatMap((f) =>
+      PROCESSES.flatMap((p) => sourcesUnder(srcOf(p))).flatMap((f) =>
         [...read(f).matchAll(/\b([A-Z]\w*Event)\b/g)].map((m) => m[1]!),
       ),
     );
@@ -124,7 +113,7 @@ describe(`${DOC_PATH} says what the code has`, () => {
   it('lists every worker the processes start (kit `Worker`) in the workers table, and no other', () => {
     // In the code: each `new Worker({ … job: '<job>' … })`, by the process (or the kit) whose sources hold it.
     const inCode = [...PROCESSES, 'kit'].flatMap((p) =>
-      sources(p === 'kit' ? 'services/kit/src' : srcOf(p)).flatMap((f) => {
+      sourcesUnder(p === 'kit' ? 'services/kit/src' : srcOf(p)).flatMap((f) => {
         const src = read(f);
         return [...src.matchAll(/new Worker\(/g)].map(
           (m) =>

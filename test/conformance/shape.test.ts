@@ -1,16 +1,15 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { reasonCodesOf, unservedShapes, type QueryShape, type ReasonEnum } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { CONTRACT_REASONS, gatewayReasons, HTTP_STATUS } from '../../gateway/src/http/reasons';
+import { ROOT, read, sourcesUnder } from './tree';
 
 // What the architecture document promises of every service, checked on the code itself (issue 22
 // adds the service-shape checks as services move into the shape): the files it names exist, every
 // reason code of the contract has its HTTP status in the gateway's one table (so none reaches a
 // tenant as an unexplained 500), and every store's declared queries have indexes.
 
-const ROOT = path.resolve(__dirname, '../..');
-const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
 const SERVICES = readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
   .filter((d) => d.isDirectory() && d.name !== 'kit')
   .map((d) => d.name);
@@ -122,13 +121,11 @@ describe('tenant isolation in the stores', () => {
 describe('announced writes', () => {
   // The gateway has no use cases of its own, but the same rule: events held by hand only in the kit.
   it('the gateway holds, releases and discards no event by hand', () => {
-    const walk = (dir: string): string[] =>
-      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
-        d.isDirectory() ? walk(`${dir}/${d.name}`) : d.name.endsWith('.ts') ? [`${dir}/${d.name}`] : [],
-      );
-    expect(walk('gateway/src').filter((f) => /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)))).toEqual(
-      [],
-    );
+    expect(
+      sourcesUnder('gateway/src', { tests: true }).filter((f) =>
+        /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -153,16 +150,8 @@ describe('announcements: one form in every service', () => {
   it.each(SERVICES)('%s: no use case imports the events adapter', (service) => {
     const dir = `services/${service}/src/usecases`;
     if (!existsSync(path.join(ROOT, dir))) return;
-    const walk = (d: string): string[] =>
-      readdirSync(path.join(ROOT, d), { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory()
-          ? walk(`${d}/${e.name}`)
-          : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')
-            ? [`${d}/${e.name}`]
-            : [],
-      );
     // '../events', '../events/…' or deeper ('../../events/…'): the adapter, however reached.
-    const importing = walk(dir).filter((f) => /from '(\.\.\/)+events(\/[^']*)?'/.test(read(f)));
+    const importing = sourcesUnder(dir).filter((f) => /from '(\.\.\/)+events(\/[^']*)?'/.test(read(f)));
     expect(importing).toEqual([]);
   });
 });
@@ -174,17 +163,8 @@ describe('background work', () => {
   const IN_MEMORY_ONLY: Record<string, string> = {
     'gateway/src/http/rate-limit.ts': 'drops expired rate-limit windows from a map',
   };
-  const sources = (dir: string): string[] =>
-    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
-      d.isDirectory()
-        ? sources(`${dir}/${d.name}`)
-        : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts')
-          ? [`${dir}/${d.name}`]
-          : [],
-    );
-
   it('no service or the gateway runs a timer loop of its own', () => {
-    const files = ['gateway/src', ...SERVICES.map((s) => `services/${s}/src`)].flatMap(sources);
+    const files = ['gateway/src', ...SERVICES.map((s) => `services/${s}/src`)].flatMap((d) => sourcesUnder(d));
     expect(files.length).toBeGreaterThan(100);
     const loops = files.filter((f) => /\bsetInterval\s*\(/.test(read(f)) && !Object.hasOwn(IN_MEMORY_ONLY, f));
     expect(loops).toEqual([]);
@@ -192,17 +172,7 @@ describe('background work', () => {
 });
 
 describe('the shape of every service (services/companies is the model)', () => {
-  const sourcesOf = (service: string) => {
-    const walk = (dir: string): string[] =>
-      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) =>
-        d.isDirectory()
-          ? walk(`${dir}/${d.name}`)
-          : d.name.endsWith('.ts') && !d.name.endsWith('.test.ts')
-            ? [`${dir}/${d.name}`]
-            : [],
-      );
-    return walk(`services/${service}/src`);
-  };
+  const sourcesOf = (service: string) => sourcesUnder(`services/${service}/src`);
 
   it.each(SERVICES)('%s: has the files every service has', (service) => {
     const must = [
