@@ -32,6 +32,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { servedDocument } from './served-document';
+import { gitTree, unreleasedCheck, writeShippedChangeset, type Tree } from './shipped';
 
 export const ROOT = path.resolve(__dirname, '../..');
 export const RELEASES = path.join(ROOT, 'releases');
@@ -65,7 +66,7 @@ export const readRecord = (): ReleaseRecord => JSON.parse(readFileSync(RECORD, '
 export const writeRecord = (r: ReleaseRecord) => writeFileSync(RECORD, `${JSON.stringify(r, null, 2)}\n`);
 
 export interface Manifest {
-  processes: { name: string; workspace: string; chart: string; protocol: string }[];
+  processes: { name: string; package: string; workspace: string; chart: string; protocol: string }[];
 }
 export const manifest = (): Manifest =>
   JSON.parse(readFileSync(path.join(ROOT, 'services/manifest.json'), 'utf8')) as Manifest;
@@ -656,6 +657,79 @@ export function canaries(current: Doc): Canary[] {
       },
       expect: /openapi\.json: differs from the release recorded/,
     },
+    ...shippedCanaries(),
+  ];
+}
+
+/**
+ * This tree as if nothing had changed since any release but the planted files (and, when given, the
+ * lock file as the releases had it): the shipped check judged on one planted change at a time.
+ */
+function plantedTree(files: string[], releasedLock?: (lock: string) => string): Tree {
+  const real = gitTree(ROOT);
+  return {
+    root: ROOT,
+    has: () => true,
+    changed: (_commit, paths) => files.filter((f) => paths.some((p) => f === p || f.startsWith(`${p}/`))),
+    read: (file, commit) => {
+      const now = real.read(file);
+      return commit !== undefined && file === 'package-lock.json' && releasedLock && now ? releasedLock(now) : now;
+    },
+  };
+}
+
+function shippedCanaries(): Canary[] {
+  const deployables = manifest().processes;
+  const every = Object.fromEntries(deployables.map((d) => [d.package, '9.9.9']));
+  const judge = (tree: Tree, pending: Record<string, string> = {}) =>
+    unreleasedCheck(tree, deployables, readRecord(), pending);
+  return [
+    {
+      name: 'shipped: a kit source file changed with no changeset for its dependents',
+      run: () => judge(plantedTree(['services/kit/src/worker.ts'])),
+      expect: /companies .*no pending changeset for @voiceapi\/companies: services\/kit\/src\/worker\.ts/,
+    },
+    {
+      name: 'shipped: the same kit change with a pending changeset for every dependent (control)',
+      run: () => judge(plantedTree(['services/kit/src/worker.ts']), every),
+    },
+    {
+      name: 'shipped: generated contracts changed (proto/gen) with no changeset',
+      run: () => judge(plantedTree(['proto/gen/src/voiceapi/leads/v1/leads.ts'])),
+      expect: /no pending changeset for @voiceapi\/gateway: proto\/gen\//,
+    },
+    {
+      name: "shipped: a production dependency resolved to another version than the release's",
+      run: () =>
+        judge(
+          plantedTree([], (lock) =>
+            lock.replace(/("node_modules\/mongoose": \{\s*"version": ")([^"]+)/, (_m, a: string) => `${a}0.0.1`),
+          ),
+        ),
+      expect: /package-lock\.json: .*resolved differently \(node_modules\/mongoose/,
+    },
+    {
+      name: "shipped: a service's chart template changed with no changeset",
+      run: () => judge(plantedTree(['charts/billing/templates/resources.yaml'])),
+      expect: /billing .*no pending changeset for @voiceapi\/billing: charts\/billing\/templates/,
+    },
+    {
+      name: 'shipped: the umbrella chart changed with no changeset at all',
+      run: () => judge(plantedTree(['charts/platform/files/prometheus/slos.rules.yaml'])),
+      expect: /charts\/platform: 1 change/,
+    },
+    {
+      name: 'shipped: a test, a README and a changelog changed (control: none ships)',
+      run: () =>
+        judge(
+          plantedTree([
+            'services/kit/src/worker.test.ts',
+            'services/leads/test/fixtures.ts',
+            'services/kit/README.md',
+            'services/leads/CHANGELOG.md',
+          ]),
+        ),
+    },
   ];
 }
 
@@ -672,6 +746,10 @@ async function main(): Promise<void> {
     [
       'versions: each deployable one version (package.json = chart version = appVersion = umbrella pin)',
       () => versionsCheck(),
+    ],
+    [
+      'shipped: a deployable whose image or chart content changed since its release has a pending changeset',
+      () => unreleasedCheck(gitTree(ROOT), manifest().processes, readRecord(), pendingVersions()),
     ],
     ['protobuf (gRPC and Kafka events): buf breaking against the released image', () => protoCheck()],
     ['tenant API: the served document against the released one (oasdiff)', () => apiCheck(released, current)],
@@ -712,6 +790,14 @@ async function main(): Promise<void> {
 if (require.main === module) {
   // `snapshot api|no-api <chart>...`: make release's step 4, in a process that loads today's routes.
   const [cmd, api, ...charts] = process.argv.slice(2);
+  if (cmd === 'changeset-shipped') {
+    // `make changeset-shipped SUMMARY="…"`: a patch changeset for every deployable that ships a change without one.
+    const file = writeShippedChangeset(gitTree(ROOT), manifest().processes, readRecord(), pendingVersions(), api ?? '');
+    console.log(
+      file ? `wrote ${file}: edit its summary if it says too little` : 'every shipped change has a changeset',
+    );
+    process.exit(0);
+  }
   (cmd === 'snapshot'
     ? snapshotContracts({ api: api === 'api', charts }).then((h) => console.log(JSON.stringify(h)))
     : main()
