@@ -3,6 +3,7 @@ export * from './config';
 export * from './context';
 export * from './crypto/secret-box';
 export * from './errors';
+export * from './fallback';
 export * from './transient';
 export * from './worker';
 export * from './http/outbound';

@@ -1,4 +1,4 @@
-import { DomainError, notFound, type SecretBox, type TenantScope } from '@voiceapi/kit';
+import { DomainError, notFound, type SecretBox, type TenantScope, orFallback } from '@voiceapi/kit';
 import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
 import type { Agent } from '../domain/agent';
 import { openingLine } from '../script/generator';
@@ -62,7 +62,14 @@ export class Answering {
     const found = await this.d.agents.getWithSealedSecret(scope, agentId);
     if (!found) throw notFound('agent');
     const { agent } = found;
-    const company = agent.companyId ? await this.d.companies.get(scope, agent.companyId).catch(() => null) : null; // the opening names the company only when it can be read: no call is refused for it
+    // The opening names the company only when it can be read: no call is refused for it.
+    const company = agent.companyId
+      ? await orFallback(
+          { dependency: 'companies', operation: 'GetCompany' },
+          () => this.d.companies.get(scope, agent.companyId!),
+          () => null,
+        )
+      : null;
     const talk = new Talk(
       agent.script?.opening ??
         openingLine({

@@ -1,4 +1,4 @@
-import { contextOf, type PromiseClient, type TenantScope } from '@voiceapi/kit';
+import { contextOf, orFallback, type PromiseClient, type TenantScope } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { LRUCache } from 'lru-cache';
 import type { StatusChangeReaders } from '../usecases/ports';
@@ -16,22 +16,24 @@ const MAX_TENANTS = 100_000;
  * Whether each tenant has an endpoint for `contact.status_changed`, asked of the webhooks service
  * (`ListSubscribedTypes`) and remembered for `ttlMs`: an endpoint registered or changed reaches
  * the contacts' moves within that long. Moves of one tenant asked at once share one question. The
- * webhooks service away (or one that does not know the call yet, during an upgrade): announced.
+ * webhooks service away (or one that does not know the call yet, during an upgrade): announced, and
+ * the fallback counted (`voiceapi.fallbacks`).
  */
 export function webhookReaders(webhooks: WebhooksClient, ttlMs: number): StatusChangeReaders {
   // A time of 0 asks every time (lru-cache reads a ttl of 0 as "never expires").
   const known = ttlMs > 0 ? new LRUCache<string, Promise<boolean>>({ max: MAX_TENANTS, ttl: ttlMs }) : undefined;
-  const ask = async (scope: TenantScope): Promise<boolean> => {
-    try {
-      const { types } = await webhooks.listSubscribedTypes({}, contextOf(scope), {
-        timeoutMs: ASK_TIMEOUT_MS,
-        waitForReady: false,
-      });
-      return types.includes(STATUS_CHANGED);
-    } catch {
-      return true;
-    }
-  };
+  const ask = (scope: TenantScope): Promise<boolean> =>
+    orFallback(
+      { dependency: 'webhooks', operation: 'ListSubscribedTypes' },
+      async () => {
+        const { types } = await webhooks.listSubscribedTypes({}, contextOf(scope), {
+          timeoutMs: ASK_TIMEOUT_MS,
+          waitForReady: false,
+        });
+        return types.includes(STATUS_CHANGED);
+      },
+      () => true,
+    );
   return {
     wanted(scope) {
       const remembered = known?.get(scope.tenantId);

@@ -1,4 +1,4 @@
-import { retryTransient, scopeOfRecord, type Logger, type TypedCounter } from '@voiceapi/kit';
+import { retryTransient, scopeOfRecord, type Logger, type TypedCounter, countFallback } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
 import { billingFields, statusOfOutcome, type Call, type CallCharge } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
@@ -135,6 +135,7 @@ export class CallRunner {
         this.d.carrier.longestMs(carrierRequest(call)),
       );
     } catch (err) {
+      countFallback({ dependency: 'agents', operation: 'HoldConversation' }, err);
       this.d.log.warn(
         { err, callId: call.id },
         'the agent could not hold the conversation; the call goes on without it',
@@ -175,6 +176,7 @@ export class CallRunner {
     try {
       return await this.d.wallet.settle(scopeOfCall(call), facts);
     } catch (err) {
+      countFallback({ dependency: 'billing', operation: 'SettleCalls' }, err);
       this.d.log.warn(
         { err, callId: call.id },
         'billing could not settle a call as it ended; it ends pending and is settled again',

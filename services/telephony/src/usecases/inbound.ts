@@ -1,4 +1,4 @@
-import { notFound, validationError, type Logger, type TenantScope } from '@voiceapi/kit';
+import { notFound, validationError, type Logger, type TenantScope, countFallback } from '@voiceapi/kit';
 import { newCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
@@ -48,6 +48,7 @@ export class Inbound {
     if (!number) throw notFound('number');
     // Asked as the call rings, so a deactivated agent answers no call after its deactivation.
     const agent = await this.d.agents.answering(scope, number.id).catch((err: unknown) => {
+      countFallback({ dependency: 'agents', operation: 'FindAnsweringAgent' }, err);
       this.d.log.warn({ err }, 'agents could not say who answers; the default answering takes the call');
       return null;
     });
