@@ -4,62 +4,100 @@ import { loadManifest } from '@voiceapi/local-infra';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { SCOPES } from '../../gateway/src/auth/scopes';
 import { readRecord } from '../tools/contracts';
-import { ROOT } from '../harness/processes';
+import { exchanges, fallbacksBetween, phaseProblems, unclaimed, type Claimed } from '../harness/exchanges';
+import { startOtlpCollector, type OtlpCollector } from '../harness/otlp-collector';
+import { freePort, ROOT } from '../harness/processes';
 import { releaseBuild } from '../harness/release-build';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
-import { eventually } from '../harness/wait';
+import { eventually, sleep } from '../harness/wait';
 
-// Mixed versions (docs/operations.md, "Releases"): the last recorded release's build of some
-// processes beside this checkout's build of the others, on one store and one Kafka, through a
-// tenant's whole flow: a lead becomes a call, its charge, a signed webhook; a knowledge document;
-// an inbound call answered by its agent; the ledger balancing. Each process has a number 0–7
-// (manifest order); for each bit of it, one phase runs the processes with the bit set old and
-// another those with it clear, so every two processes (every gRPC caller and callee, every event
-// producer and consumer) meet once with the first old and the second new, and once the other way.
-// The first phase runs the release alone and the last this checkout alone. Every phase makes its
-// own campaign, company, number, agent, endpoint and document, and reads back what every earlier
-// phase wrote: data written by the old release is read by the new one.
+// Mixed versions, as the skew policy says (docs/operations.md, "Version skew"; decision 0135): each
+// service's previous and last release beside this checkout's build of every other process (the mix a
+// team meets mid-rollout), on one store and one Kafka, through a tenant's whole flow: a lead refused
+// for credit and another called, charged and announced; a company changed; knowledge documents
+// uploaded, charged and deleted; an agent's script and an inbound call it answers; a key
+// deactivated; the ledger balancing. Each phase reads back what every earlier phase wrote (data an
+// old build wrote, read by a new one, and the other way). Every process exports its spans and
+// metrics to a collector here: each phase must show every gRPC pair and every event pair of
+// `CLAIMED` exchanging at least one message (a server span under its caller's client span; a
+// consumer's process span under or linked to its producer's send span), and no fallback
+// (`voiceapi.fallbacks`) it did not expect. The last phase is the canary: a planted fail-open
+// fallback and a silent event pair must be refused.
 
 type Json = Record<string, any>;
 const names = loadManifest().processes.map((p) => p.name);
 
-/** Which build each process runs in each phase: `old` (its last release) or this checkout. */
-function phases(): { name: string; old: Set<string> }[] {
-  const bits = Math.ceil(Math.log2(names.length));
-  const out = [{ name: 'every process at its release', old: new Set(names) }];
-  for (let b = 0; b < bits; b++) {
-    const set = new Set(names.filter((_, i) => (i >> b) & 1));
-    const clear = new Set(names.filter((n) => !set.has(n)));
-    out.push(
-      { name: `released: ${[...set].join(', ')}`, old: set },
-      { name: `released: ${[...clear].join(', ')}`, old: clear },
-    );
+/** Every pair the flow must make exchange a message in every phase, as this checkout wires them. */
+const CLAIMED: Claimed = {
+  grpc: [
+    ...['companies', 'billing', 'leads', 'telephony', 'knowledge', 'agents', 'webhooks'].map(
+      (s) => ['gateway', s] as [string, string],
+    ),
+    ['agents', 'telephony'],
+    ['agents', 'companies'],
+    ['agents', 'knowledge'],
+    ['knowledge', 'billing'],
+    ['leads', 'billing'],
+    ['leads', 'webhooks'],
+    ['telephony', 'billing'],
+    ['telephony', 'leads'],
+    ['telephony', 'agents'],
+  ],
+  events: [
+    ['gateway', 'gateway.control.v1', 'gateway'],
+    ['companies', 'companies.v1', 'agents'],
+    ['knowledge', 'knowledge.v1', 'agents'],
+    ['agents', 'agents.v1', 'webhooks'],
+    ['billing', 'billing.usage.v1', 'webhooks'],
+    ['billing', 'billing.credit.v1', 'leads'],
+    ['leads', 'leads.dial.v1', 'telephony'],
+    ['leads', 'leads.contact.v1', 'webhooks'],
+    ['telephony', 'telephony.call.v1', 'leads'],
+    ['telephony', 'telephony.call.v1', 'webhooks'],
+  ],
+};
+/**
+ * Pairs a tenant's flow does not make, each for a reason (docs/operations.md, "Version skew"): a
+ * service's events to itself meet one build; billing's own call outcome is made only by its sweeper
+ * (a call whose end never came: the fault tests).
+ */
+const EXCUSED = [
+  'leads→leads.message.v1→leads',
+  'telephony→telephony.call.feed.v1→telephony',
+  'billing→billing.call.v1→webhooks',
+];
+
+/** The skew policy's matrix: each service's previous and last release, the rest at this checkout; this checkout alone first. */
+function phases(record = readRecord()): { name: string; old?: { service: string; commit: string } }[] {
+  const out: { name: string; old?: { service: string; commit: string } }[] = [
+    { name: 'every process at this checkout' },
+  ];
+  for (const service of names) {
+    const releases = record.history.filter((h) => h.released[service]).slice(-2);
+    for (const r of releases)
+      out.push({ name: `${service} ${r.released[service]} beside this checkout`, old: { service, commit: r.commit } });
   }
-  out.push({ name: 'every process at this checkout', old: new Set() });
   return out;
 }
 
-describe('the last release beside this checkout', () => {
-  const record = readRecord();
+describe("each service's last two releases beside this checkout", () => {
   const receiver = new Receiver();
-  const released: Record<string, string> = {};
+  let otlp: OtlpCollector;
   let sys: System;
   let gw: string;
-  jest.setTimeout(20 * 60_000);
+  jest.setTimeout(40 * 60_000);
 
   beforeAll(async () => {
-    // One build per release commit (each process may have been released from another one).
-    const roots = new Map<string, string>();
-    for (const name of names) {
-      // A process never released yet has no old build: it runs at this checkout in every phase.
-      const commit = record.services[name]?.commit;
-      if (!commit) continue;
-      if (!roots.has(commit)) roots.set(commit, releaseBuild(commit));
-      released[name] = roots.get(commit)!;
-    }
+    // One build per release commit, made once per machine.
+    for (const p of phases()) if (p.old) releaseBuild(p.old.commit);
     await receiver.start();
+    otlp = await startOtlpCollector();
     sys = await startSystem({
-      builds: { ...released },
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+        OTEL_METRIC_EXPORT_INTERVAL: '1000',
+      },
       serviceEnv: {
         telephony: { CARRIER_SIMULATOR_SPEEDUP: '200' },
         leads: { CALLING_WINDOW_DEFAULT: 'always', SCHEDULER_INTERVAL_MS: '200' },
@@ -76,6 +114,7 @@ describe('the last release beside this checkout', () => {
   afterAll(async () => {
     await sys?.stop();
     await receiver.stop();
+    await otlp?.stop();
   });
 
   const admin = (path: string, body?: unknown, method?: string) =>
@@ -83,23 +122,30 @@ describe('the last release beside this checkout', () => {
   const api = (key: string, path: string, body?: unknown, method?: string) =>
     call(`${gw}/api/v1${path}`, { key, ...(body !== undefined && { body }), ...(method && { method }) });
 
-  /** Restarts the processes whose build changes in this phase (the gateway at its address). */
-  async function enter(old: Set<string>): Promise<void> {
-    for (const name of names) {
-      const want = old.has(name) ? released[name] : undefined;
-      if (sys.builds[name] === want) continue;
-      if (want) sys.builds[name] = want;
-      else delete sys.builds[name];
-      if (name === 'gateway') {
-        const port = Number(new URL(gw).port);
-        await sys.gateways.shift()!.proc.stop();
-        await sys.startGateway({}, port);
-      } else {
-        await sys.services[name]!.stop();
-        await sys.startService(name);
-      }
+  /** Restarts one process from `root` (undefined: this checkout), with `extra` settings. */
+  async function restart(name: string, root: string | undefined, extra: Record<string, string> = {}): Promise<void> {
+    if (root) sys.builds[name] = root;
+    else delete sys.builds[name];
+    if (name === 'gateway') {
+      const port = Number(new URL(gw).port);
+      await sys.gateways.shift()!.proc.stop();
+      await sys.startGateway(extra, port);
+    } else {
+      await sys.services[name]!.stop();
+      await sys.startService(name, extra);
     }
   }
+
+  /** Brings every process to the phase's build: the old one at its release, every other at this checkout. */
+  async function enter(old?: { service: string; root: string }): Promise<void> {
+    for (const name of names) {
+      const want = old?.service === name ? old.root : undefined;
+      if (sys.builds[name] !== want) await restart(name, want);
+    }
+  }
+
+  /** Lets every process export what it recorded (spans every 200 ms, metrics every second). */
+  const exported = () => sleep(2_500);
 
   /** One tenant across every phase: what one phase wrote, the next reads. */
   let tenant: { tenantId: string; key: string } | undefined;
@@ -139,12 +185,49 @@ describe('the last release beside this checkout', () => {
     expect(agent.status).toBe(201);
     made.campaigns.push(c.body.campaign.id as string);
     made.hooks.push(hookPath);
-    return { hookPath, campaignId: c.body.campaign.id as string, phoneNumber, agentId: agent.body.agent.id as string };
+    return {
+      hookPath,
+      campaignId: c.body.campaign.id as string,
+      phoneNumber,
+      agentId: agent.body.agent.id as string,
+      companyId: company.body.company.id as string,
+    };
+  }
+
+  /**
+   * A tenant new to every process: its first lead, before any top-up, is refused for credit (leads
+   * asks billing: no view of a wallet it never heard of); its key, deactivated, is refused by the
+   * gateway (the control event every gateway replica reads).
+   */
+  async function newcomer(): Promise<void> {
+    const t = await tenantWithKey(gw, { scopes: [...SCOPES], rateLimitPerSecond: 10_000 });
+    const c = await admin(`/tenants/${t.tenantId}/campaigns`, { name: 'newcomer', maxCallSeconds: 300 });
+    expect(
+      (await admin(`/tenants/${t.tenantId}/campaigns/${c.body.campaign.id}/start`, undefined, 'POST')).status,
+    ).toBe(200);
+    const lead = await api(t.key, '/leads', {
+      campaignId: c.body.campaign.id,
+      phone: `+1415${200 + Math.floor(Math.random() * 700)}${1000 + Math.floor(Math.random() * 8999)}`,
+      name: 'Grace',
+      channel: 'call',
+      consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
+    });
+    expect([lead.status, lead.body.reasonCode]).toEqual([402, 'insufficient_credits']);
+    expect((await admin(`/api-keys/${t.keyId}`, { status: 'inactive' }, 'PATCH')).status).toBe(200);
+    await eventually(
+      'the deactivated key refused',
+      async () => (await api(t.key, '/companies')).status === 401,
+      15_000,
+      {
+        intervalMs: 100,
+      },
+    );
   }
 
   /** What every phase proves, whichever builds run it. */
   async function flow(t: { tenantId: string; key: string }): Promise<void> {
     const p = await furnish(t);
+    await newcomer();
     // An outbound call: lead (gateway → leads → billing), dial (telephony → leads, billing), its
     // charge (billing's events → telephony, webhooks) and the signed webhook at the tenant's server.
     const lead = await api(t.key, '/leads', {
@@ -222,6 +305,29 @@ describe('the last release beside this checkout', () => {
       { intervalMs: 200 },
     );
     expect((await api(t.key, `/inbound-agents/${p.agentId}/activate`, { activate: true })).status).toBe(200);
+    // The tenant hears of both: the script (agents' event) and the upload's charge (billing's).
+    for (const type of ['agent.script_ready', 'credits.usage'])
+      await eventually(
+        `its ${type} webhook`,
+        async () => receiver.at(p.hookPath).some((r) => (JSON.parse(r.body) as Json).type === type),
+        60_000,
+        { intervalMs: 200 },
+      );
+    // The company's profile changed (companies' event: agents rewrite the scripts that read it), and a
+    // document uploaded then deleted (knowledge's event: agents drop it from what they read).
+    expect((await api(t.key, `/companies/${p.companyId}`, { description: 'Family practice' }, 'PATCH')).status).toBe(
+      200,
+    );
+    const spare = new FormData();
+    spare.append('file', new Blob([Buffer.from('A draft.')], { type: 'text/plain' }), 'draft.txt');
+    const draft = await fetch(`${gw}/api/v1/knowledge-bases/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}` },
+      body: spare,
+    });
+    expect(draft.status).toBe(201);
+    const draftId = ((await draft.json()) as Json).document.fileId as string;
+    expect((await api(t.key, `/knowledge-bases/documents/${draftId}`, undefined, 'DELETE')).status).toBe(204);
     // An inbound call answered by its agent (telephony → agents) and charged.
     const ring = await admin(`/tenants/${t.tenantId}/simulate/inbound-call`, {
       toNumber: p.phoneNumber,
@@ -270,10 +376,27 @@ describe('the last release beside this checkout', () => {
     );
   }
 
+  /** Runs the flow and answers what the phase failed to show. */
+  async function measured(flowOf: () => Promise<void>, expectedFallbacks: RegExp[] = []): Promise<string[]> {
+    await exported();
+    otlp.clear();
+    const before = [...otlp.points];
+    await flowOf();
+    await exported();
+    const seen = exchanges(otlp.spans);
+    const counts = Object.fromEntries([...seen.grpc, ...seen.events].sort());
+    console.log(`exchanged: ${JSON.stringify(counts)}`);
+    return [
+      ...phaseProblems(CLAIMED, seen, fallbacksBetween(before, otlp.points), expectedFallbacks),
+      ...unclaimed(CLAIMED, EXCUSED, seen).map((k) => `a pair neither claimed nor excused: ${k}`),
+    ];
+  }
+
   it.each(phases().map((p) => [p.name, p.old] as const))('%s', async (_name, old) => {
-    await enter(old);
+    const root = old && releaseBuild(old.commit);
+    await enter(old && root ? { service: old.service, root } : undefined);
     tenant ??= await tenantWithKey(gw, { scopes: [...SCOPES], rateLimitPerSecond: 10_000 });
-    await flow(tenant);
+    expect(await measured(() => flow(tenant!))).toEqual([]);
     // Each process runs from the build it was meant to (its working folder is that checkout).
     const pids = {
       ...Object.fromEntries(Object.entries(sys.services).map(([n, p]) => [n, p.child.pid])),
@@ -281,7 +404,38 @@ describe('the last release beside this checkout', () => {
     };
     const runsFrom = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, realpathSync(`/proc/${pid}/cwd`)]));
     expect(runsFrom).toEqual(
-      Object.fromEntries(names.map((n) => [n, realpathSync(old.has(n) && released[n] ? released[n] : ROOT)])),
+      Object.fromEntries(names.map((n) => [n, realpathSync(old?.service === n && root ? root : ROOT)])),
     );
+  });
+
+  it('refuses a phase with a fail-open fallback and a silent event pair (canary)', async () => {
+    await enter(undefined);
+    // Planted: leads cannot reach webhooks (it announces every status change instead), and the
+    // flow changes no company (companies' event reaches no agent).
+    await restart('leads', undefined, { WEBHOOKS_GRPC_ADDR: `127.0.0.1:${await freePort()}` });
+    const problems = await measured(async () => {
+      const p = await furnish(tenant!);
+      const lead = await api(tenant!.key, '/leads', {
+        campaignId: p.campaignId,
+        phone: `+1415${200 + Math.floor(Math.random() * 700)}${1000 + Math.floor(Math.random() * 8999)}`,
+        name: 'Ada',
+        channel: 'call',
+        consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
+      });
+      expect(lead.status).toBe(202);
+      await eventually(
+        'the contact completed',
+        async () => (await api(tenant!.key, `/contacts/${lead.body.contactId}`)).body.contact?.status === 'completed',
+        60_000,
+        { intervalMs: 200 },
+      );
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^unexpected fallback: leads: webhooks ListSubscribedTypes \(service_unavailable\)/),
+        'silent event pair: companies→companies.v1→agents',
+      ]),
+    );
+    await restart('leads', undefined);
   });
 });
