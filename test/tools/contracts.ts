@@ -46,6 +46,11 @@ export interface Released {
   /** The release commit: its tree is what was built and shipped. */
   commit: string;
   date: string;
+  /**
+   * Its image, built from `commit` by make release (decision 0134): `docker.io/voiceapi/<name>:<version>`;
+   * `digest` podman's manifest digest of it as built (its `id` when `digestOf` says so); `id` its config digest.
+   */
+  image?: { name: string; digest: string; digestOf?: 'image id'; id?: string };
 }
 
 export interface ReleaseRecord {
@@ -54,8 +59,12 @@ export interface ReleaseRecord {
   api: { version: string; date: string };
   /** Each of the manifest's processes, by name. */
   services: Record<string, Released>;
-  /** Each chart as last released, by chart name: the version its values schema was checked against. */
-  charts: Record<string, { version: string }>;
+  /**
+   * Each chart as last released, by chart name: the version its values schema was checked against;
+   * `package` (releases/charts/<chart>-<version>.tgz, made by helm package from the release commit)
+   * and `digest` (that file's sha256) since decision 0134.
+   */
+  charts: Record<string, { version: string; package?: string; digest?: string }>;
   /** sha256 of every file under releases/contracts/, by path relative to it. */
   contracts: Record<string, string>;
   /** Every release, oldest first: what it released, from which commit. */

@@ -2,25 +2,30 @@
  * `make release` (after `make contracts-check` passed): records a release of the deployables named
  * by the pending changesets (.changeset/*.md, written with `npx changeset`), in two commits.
  *
+ * 0. the tenants' notes (`Tenants:` paragraphs) are read from the changesets; the gateway, which
+ *    serves the changelog they go into, is released with them (a patch changeset if none names it);
  * 1. `changeset version`: each named deployable's package.json version moves (semver, by the
  *    largest bump its changesets ask for) and its CHANGELOG.md gets their summaries;
  * 2. its chart's version and appVersion become that version (its image tag follows appVersion),
  *    the umbrella pins it and moves by the same kind of bump; helm rebuilds the umbrella's lock;
- * 3. with the gateway: if the served document changed, `/api/v1` moves (minor when oasdiff's
- *    changelog lists changes, patch for wording) and the tenants' changelog gets oasdiff's lines;
+ * 3. with the gateway: if the served document changed or tenants' notes exist, `/api/v1` moves
+ *    (minor when oasdiff's changelog lists changes, else patch) and the tenants' changelog gets
+ *    oasdiff's lines and the notes;
  * 4. the contracts as released go to releases/contracts/ (contracts.ts `snapshotContracts`);
- * 5. commit "Release …" (the release commit: what is built and shipped), then releases/record.json
- *    names it, in a commit of its own, with a tag `<name>@<version>` per deployable.
+ * 5. commit "Release …" (the release commit: what is built and shipped); from its tree each released
+ *    deployable's image is built (scripts/images.sh; its digest recorded) and each released chart
+ *    and the umbrella packaged into releases/charts/ (with its sha256); then releases/record.json
+ *    names them, in a commit of its own, with a tag `<name>@<version>` per deployable.
+ * Any failure (an image that does not build) leaves main as it was: the release commit is undone.
  *
- * RELEASE_DATE (YYYY-MM-DD, default today, UTC) dates the record and the changelogs.
+ * RELEASE_DATE (YYYY-MM-DD, default today, UTC) dates the record and the changelogs. RELEASE_IMAGES=0
+ * builds no image (a dry run in a scratch clone only: the record then names none).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import {
-  CONTRACTS,
-  judgedAsTenantsRead,
   manifest,
   packageVersion,
   pendingVersions,
@@ -29,7 +34,8 @@ import {
   writeRecord,
   type ReleaseRecord,
 } from './contracts';
-import { servedDocument } from './served-document';
+import { buildImages, exportTree, packageCharts, tenantNotes, type BuiltImage } from './release-artifacts';
+import { tenantApi } from './release-api';
 
 const run = (cmd: string, args: string[], opts: { quiet?: boolean } = {}) =>
   execFileSync(cmd, args, {
@@ -76,43 +82,8 @@ function chartChanged(chart: string, since: string): boolean {
     );
 }
 
-const API_RELEASE = path.join(ROOT, 'gateway/src/api-release.json');
-
-/** What tenants use instead of each operation deprecated since the last release (the route's `deprecated.use`). */
-function newlyDeprecated(released: Record<string, any>, current: Record<string, any>): string[] {
-  const lines: string[] = [];
-  for (const [p, item] of Object.entries(current.paths as Record<string, Record<string, any>>)) {
-    for (const [method, op] of Object.entries(item)) {
-      if (!op?.deprecated || released.paths?.[p]?.[method]?.deprecated) continue;
-      lines.push(
-        `\`${method.toUpperCase()} ${p}\` is deprecated and may be removed after ${op['x-sunset']}: use ${op['x-use-instead']} instead.`,
-      );
-    }
-  }
-  return lines;
-}
-
-/** The tenants' changelog entry: oasdiff's changelog of the released document to today's. */
-function apiChanges(released: object, current: object): string[] {
-  const [base, rev] = judgedAsTenantsRead(released, current);
-  const dir = run('mktemp', ['-d']);
-  writeFileSync(path.join(dir, 'base.json'), JSON.stringify(base));
-  writeFileSync(path.join(dir, 'rev.json'), JSON.stringify(rev));
-  const oasdiff = run('bash', ['scripts/oasdiff.sh'], { quiet: true });
-  const out = run(oasdiff, [
-    'changelog',
-    path.join(dir, 'base.json'),
-    path.join(dir, 'rev.json'),
-    '--format',
-    'json',
-    '--level',
-    'INFO',
-  ]);
-  run('rm', ['-rf', dir]);
-  return ((JSON.parse(out || '[]') ?? []) as { operation: string; path: string; text: string }[]).map(
-    (c) => `\`${c.operation} ${c.path.replace(/^\/webhooks\//, 'webhook ')}\`: ${c.text}`,
-  );
-}
+const packageName = (workspace: string) =>
+  (JSON.parse(readFileSync(path.join(ROOT, workspace, 'package.json'), 'utf8')) as { name: string }).name;
 
 async function main(): Promise<void> {
   const date = process.env.RELEASE_DATE ?? new Date().toISOString().slice(0, 10);
@@ -121,6 +92,19 @@ async function main(): Promise<void> {
   // The record names the release commit: it must stay in main's history (a rebase or squash would lose it).
   if (git('rev-parse', '--abbrev-ref', 'HEAD') !== 'main')
     throw new Error('release from main: the record names a commit of its history');
+  // The tree was clean: whatever fails from here, main goes back to this commit and this tree.
+  const start = git('rev-parse', 'HEAD');
+  try {
+    await release(date);
+  } catch (err) {
+    git('reset', '-q', '--hard', start);
+    git('clean', '-fdq');
+    say(`failed: main is back at ${start.slice(0, 12)}, nothing released`);
+    throw err;
+  }
+}
+
+async function release(date: string): Promise<void> {
   const processes = manifest().processes;
   const before = Object.fromEntries(processes.map((p) => [p.name, packageVersion(p.workspace)]));
   const prior = existsSync(path.join(ROOT, 'releases/record.json')) ? readRecord() : undefined;
@@ -128,8 +112,7 @@ async function main(): Promise<void> {
   // its released version with other content.
   const pending = pendingVersions();
   for (const p of processes) {
-    const name = (JSON.parse(readFileSync(path.join(ROOT, p.workspace, 'package.json'), 'utf8')) as { name: string })
-      .name;
+    const name = packageName(p.workspace);
     const since = prior?.services[p.name]?.commit;
     if (!(name in pending) && since && chartChanged(p.chart, since)) {
       throw new Error(
@@ -137,11 +120,29 @@ async function main(): Promise<void> {
       );
     }
   }
+  // 0. The tenants' notes, before `changeset version` consumes their changesets. The gateway serves
+  // the changelog (api-release.json is compiled into it): it is released with them.
+  const notes = tenantNotes(ROOT);
+  const gateway = packageName(processes.find((p) => p.name === 'gateway')!.workspace);
+  if (notes.length && !(gateway in pending)) {
+    writeFileSync(
+      path.join(ROOT, `.changeset/release-${date}-tenant-notes.md`),
+      `---\n"${gateway}": patch\n---\n\nServes the tenants' changelog with this release's notes for tenants (${notes
+        .map((n) => `.changeset/${n.file}`)
+        .join(', ')}).\n`,
+      { flag: 'wx' },
+    );
+    say(`${notes.length} note(s) for tenants: the gateway, which serves their changelog, is released too (patch)`);
+  }
   run('npx', ['--no-install', 'changeset', 'version']);
   // The lock file names each workspace's version too.
   run('npm', ['install', '--package-lock-only', '--no-audit', '--no-fund'], { quiet: true });
   const released = processes.filter((p) => packageVersion(p.workspace) !== before[p.name]);
   if (released.length === 0) throw new Error('no deployable to release: write a changeset first (`npx changeset`)');
+  for (const p of released) {
+    const tag = `${p.name}@${packageVersion(p.workspace)}`;
+    if (git('tag', '--list', tag)) throw new Error(`tag ${tag} exists: that version was released already`);
+  }
   const record: ReleaseRecord = prior ?? {
     api: { version: '', date: '' },
     services: {},
@@ -180,36 +181,7 @@ async function main(): Promise<void> {
 
   // 3. The tenant API, with the gateway.
   const withGateway = released.some((p) => p.name === 'gateway');
-  if (withGateway) {
-    const api = JSON.parse(readFileSync(API_RELEASE, 'utf8')) as {
-      version: string;
-      changelog: { version: string; date: string; changes: string[] }[];
-    };
-    const first = record.history.length === 0;
-    const previous = first
-      ? undefined
-      : (JSON.parse(readFileSync(path.join(CONTRACTS, 'openapi.json'), 'utf8')) as { info: unknown });
-    const current = await servedDocument();
-    const changes = previous
-      ? [...apiChanges(previous, current), ...newlyDeprecated(previous, current)]
-      : ['First release of `/api/v1`: every operation and webhook in this reference.'];
-    const same =
-      previous !== undefined && JSON.stringify(previous) === JSON.stringify({ ...current, info: previous.info });
-    if (!same) {
-      api.version = first ? '1.0.0' : bump(api.version, changes.length ? 'minor' : 'patch');
-      api.changelog.unshift({
-        version: api.version,
-        date,
-        changes: changes.length ? changes : ['Reference wording only: no operation, field or payload changed.'],
-      });
-      writeFileSync(API_RELEASE, `${JSON.stringify(api, null, 2)}\n`);
-      say(`/api/v1 ${api.version}: ${changes.length} change(s) in the tenants' changelog`);
-      record.api = { version: api.version, date };
-      // The SDK carries the document as served (test/e2e/sdk.e2e.test.ts checks it), in a process
-      // that loads the routes with the new version.
-      run(process.execPath, ['--import', 'tsx', 'test/tools/sdk-generate.ts']);
-    }
-  }
+  if (withGateway) await tenantApi(record, date, notes);
 
   // 4. The contracts as released.
   const charts = [...released.map((p) => p.chart), 'platform'];
@@ -229,12 +201,50 @@ async function main(): Promise<void> {
       version: parseDocument(readFileSync(path.join(ROOT, 'charts', c, 'Chart.yaml'), 'utf8')).get('version') as string,
     };
 
-  // 5. The release commit, then the record naming it.
+  // 5. The release commit; from its tree, the images and the chart packages; the record naming them.
   const names = released.map((p) => `${p.name} ${packageVersion(p.workspace)}`).join(', ');
+  const withImages = process.env.RELEASE_IMAGES !== '0';
   git('add', '-A');
-  git('commit', '-q', '-m', `Release ${date}: ${names}${withGateway ? `; /api/v1 ${record.api.version}` : ''}`);
+  git(
+    'commit',
+    '-q',
+    '-m',
+    `Release ${date}: ${names}${withGateway ? `; /api/v1 ${record.api.version}` : ''}${withImages ? '' : ' (dry run: RELEASE_IMAGES=0, no images)'}`,
+  );
   const commit = git('rev-parse', 'HEAD');
-  for (const p of released) record.services[p.name] = { version: packageVersion(p.workspace), commit, date };
+  const tree = exportTree(ROOT, commit);
+  let images: Record<string, BuiltImage> = {};
+  try {
+    if (withImages) {
+      const t0 = Date.now();
+      say(`building the images of ${released.map((p) => p.name).join(', ')} from ${commit.slice(0, 12)}…`);
+      images = buildImages(
+        ROOT,
+        tree,
+        released.map((p) => p.name),
+      );
+      say(`${released.length} image(s) built in ${Math.round((Date.now() - t0) / 1000)} s`);
+    } else say('RELEASE_IMAGES=0: no image built, none recorded (a dry run, in a scratch clone only)');
+    const packages = packageCharts(
+      helm,
+      ROOT,
+      tree,
+      Object.fromEntries(charts.map((c) => [c, record.charts[c]!.version])),
+    );
+    for (const [c, pkg] of Object.entries(packages)) {
+      record.charts[c] = pkg;
+      say(`${pkg.package} ${pkg.digest}`);
+    }
+  } finally {
+    rmSync(tree, { recursive: true, force: true });
+  }
+  for (const p of released)
+    record.services[p.name] = {
+      version: packageVersion(p.workspace),
+      commit,
+      date,
+      ...(images[p.name] && { image: images[p.name] }),
+    };
   record.history.push({
     date,
     commit,
@@ -243,10 +253,12 @@ async function main(): Promise<void> {
   });
   record['//'] = [
     'The releases of the platform (make release, test/tools/release.ts). services: each deployable as last released, built from `commit`;',
+    "its image: built from that commit by scripts/images.sh, `digest` podman's manifest digest of it as built, `id` its config digest (a push keeps it).",
+    'charts: each chart as last released; `package` made by helm package from that commit, `digest` the sha256 of that file (decision 0134).',
     'contracts: sha256 of releases/contracts/*, the contracts as last released, which make contracts-check compares today against.',
   ];
   writeRecord(record);
-  git('add', 'releases/record.json');
+  git('add', '-A', 'releases');
   git('commit', '-q', '-m', `Record the release of ${date} (${commit.slice(0, 12)}): ${names}`);
   for (const p of released) git('tag', `${p.name}@${packageVersion(p.workspace)}`, commit);
   say(`released ${names} at ${commit.slice(0, 12)}; recorded in releases/record.json`);
