@@ -67,15 +67,30 @@ const EXCUSED = [
   'billing→billing.call.v1→webhooks',
 ];
 
+/**
+ * What a supported release is known to do differently, each with why (docs/operations.md, "Version
+ * skew"): a gRPC pair it does not make (`caller→callee`), and the fallbacks its peers make beside it.
+ */
+const KNOWN_SKEW: Record<string, { lacks: string[]; fallbacks: RegExp[] }> = {
+  // ListSubscribedTypes came with leads 1.3.0: before it, leads announced every status change.
+  'leads 1.2.0': { lacks: ['leads→webhooks'], fallbacks: [] },
+  // webhooks 1.1.0 does not serve ListSubscribedTypes: today's leads announces every status change
+  // beside it (its designed fallback, counted), as leads 1.2.0 did.
+  'webhooks 1.1.0': { lacks: ['leads→webhooks'], fallbacks: [/^leads: webhooks ListSubscribedTypes /] },
+};
+
 /** The skew policy's matrix: each service's previous and last release, the rest at this checkout; this checkout alone first. */
-function phases(record = readRecord()): { name: string; old?: { service: string; commit: string } }[] {
-  const out: { name: string; old?: { service: string; commit: string } }[] = [
+function phases(record = readRecord()): { name: string; old?: { service: string; version: string; commit: string } }[] {
+  const out: { name: string; old?: { service: string; version: string; commit: string } }[] = [
     { name: 'every process at this checkout' },
   ];
   for (const service of names) {
     const releases = record.history.filter((h) => h.released[service]).slice(-2);
     for (const r of releases)
-      out.push({ name: `${service} ${r.released[service]} beside this checkout`, old: { service, commit: r.commit } });
+      out.push({
+        name: `${service} ${r.released[service]} beside this checkout`,
+        old: { service, version: r.released[service]!, commit: r.commit },
+      });
   }
   return out;
 }
@@ -213,6 +228,8 @@ describe("each service's last two releases beside this checkout", () => {
       consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
     });
     expect([lead.status, lead.body.reasonCode]).toEqual([402, 'insufficient_credits']);
+    // Its first top-up: billing announces what the new wallet covers, and leads' view hears it.
+    expect((await admin(`/tenants/${t.tenantId}/credits`, { amount: 100 })).status).toBe(201);
     expect((await admin(`/api-keys/${t.keyId}`, { status: 'inactive' }, 'PATCH')).status).toBe(200);
     await eventually(
       'the deactivated key refused',
@@ -376,19 +393,29 @@ describe("each service's last two releases beside this checkout", () => {
     );
   }
 
-  /** Runs the flow and answers what the phase failed to show. */
-  async function measured(flowOf: () => Promise<void>, expectedFallbacks: RegExp[] = []): Promise<string[]> {
+  /**
+   * Runs the flow and answers what the phase failed to show. `old` names the phase's old release:
+   * what it is known not to do (`KNOWN_SKEW`) is not asked of it; this checkout alone must also make
+   * no pair the claims neither make nor excuse.
+   */
+  async function measured(flowOf: () => Promise<void>, old?: string): Promise<string[]> {
     await exported();
-    otlp.clear();
+    otlp.clearSpans();
     const before = [...otlp.points];
     await flowOf();
     await exported();
     const seen = exchanges(otlp.spans);
-    const counts = Object.fromEntries([...seen.grpc, ...seen.events].sort());
-    console.log(`exchanged: ${JSON.stringify(counts)}`);
+    console.log(
+      `${old ?? 'this checkout'}: exchanged ${JSON.stringify(Object.fromEntries([...seen.grpc, ...seen.events].sort()))}`,
+    );
+    const skew = (old && KNOWN_SKEW[old]) || { lacks: [], fallbacks: [] };
+    const claimed: Claimed = {
+      grpc: CLAIMED.grpc.filter(([a, b]) => !skew.lacks.includes(`${a}→${b}`)),
+      events: CLAIMED.events,
+    };
     return [
-      ...phaseProblems(CLAIMED, seen, fallbacksBetween(before, otlp.points), expectedFallbacks),
-      ...unclaimed(CLAIMED, EXCUSED, seen).map((k) => `a pair neither claimed nor excused: ${k}`),
+      ...phaseProblems(claimed, seen, fallbacksBetween(before, otlp.points), skew.fallbacks),
+      ...(old ? [] : unclaimed(CLAIMED, EXCUSED, seen).map((k) => `a pair neither claimed nor excused: ${k}`)),
     ];
   }
 
@@ -396,7 +423,7 @@ describe("each service's last two releases beside this checkout", () => {
     const root = old && releaseBuild(old.commit);
     await enter(old && root ? { service: old.service, root } : undefined);
     tenant ??= await tenantWithKey(gw, { scopes: [...SCOPES], rateLimitPerSecond: 10_000 });
-    expect(await measured(() => flow(tenant!))).toEqual([]);
+    expect(await measured(() => flow(tenant!), old && `${old.service} ${old.version}`)).toEqual([]);
     // Each process runs from the build it was meant to (its working folder is that checkout).
     const pids = {
       ...Object.fromEntries(Object.entries(sys.services).map(([n, p]) => [n, p.child.pid])),

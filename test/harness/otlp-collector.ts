@@ -146,8 +146,8 @@ export interface OtlpCollector {
   spans: CollectedSpan[];
   /** Every counter point received, in arrival order (cumulative: the last per series is its total). */
   points: CollectedPoint[];
-  /** Forgets what was received so far. */
-  clear(): void;
+  /** Forgets the spans received so far (counter points are cumulative: a window compares them, see `fallbacksBetween`). */
+  clearSpans(): void;
   stop(): Promise<void>;
 }
 
@@ -156,9 +156,8 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
     endpoint: '',
     spans: [],
     points: [],
-    clear: () => {
+    clearSpans: () => {
       collector.spans.length = 0;
-      collector.points.length = 0;
     },
     stop: () => new Promise((resolve) => server.close(() => resolve())),
   };
