@@ -1,3 +1,4 @@
+// Over 300 lines because the matrix, its claims and known differences stand beside the one flow every phase runs and the canary that must be refused.
 import { randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { loadManifest } from '@voiceapi/local-infra';
