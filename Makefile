@@ -12,7 +12,7 @@ endif
 export PATH := $(NODE_BIN):$(PATH)
 BUF := npx --no-install buf
 
-.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check contracts-check rules rules-check dashboards release charts-check images cluster-test bench sdk clean
+.PHONY: help install build infra run test test-unit test-integration test-e2e typecheck lint format format-check proto proto-check contracts-check changeset-shipped rules rules-check dashboards release charts-check images cluster-test bench sdk clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -58,7 +58,7 @@ proto-check: $(NPM_STAMP) ## buf lint and generated-code drift (breaking changes
 	  if diff -r $$tmp/gen/src gen/src >/dev/null; then echo "generated code is up to date"; \
 	  else echo "proto/gen is stale: run 'make proto' and commit" >&2; diff -r $$tmp/gen/src gen/src | head -20 >&2; exit 1; fi
 
-contracts-check: $(NPM_STAMP) ## today's contracts against the last recorded release: protobuf (buf), the tenant API (oasdiff), chart values; each check's canary must fail it
+contracts-check: build ## today's contracts against the last recorded release: protobuf (buf), the tenant API (oasdiff), chart values; each check's canary must fail it
 	python3 scripts/values-compat.test.py
 	node --import tsx test/tools/contracts.ts
 
@@ -71,8 +71,11 @@ dashboards: $(NPM_STAMP) ## regenerate the Grafana dashboards (test/tools/dashbo
 rules-check: $(NPM_STAMP) ## the SLO rules are what Sloth makes of observability/slos.yaml; promtool check rules and test rules (observability/tests/): every alert fires on its failure and stays quiet when healthy
 	node --import tsx test/tools/observability.ts check
 
-release: contracts-check ## release the deployables named by pending changesets (npx changeset): versions, changelogs, charts, contracts, record (two commits)
+release: build contracts-check ## release the deployables named by pending changesets (npx changeset): versions, changelogs (tenants' notes too), charts, contracts, each released image and chart package built from the release commit, record (two commits; RELEASE_IMAGES=0: no images, a dry run in a scratch clone only)
 	node --import tsx test/tools/release.ts
+
+changeset-shipped: build ## a patch changeset for every deployable whose shipped content changed since its release without one (SUMMARY="…")
+	node --import tsx test/tools/contracts.ts changeset-shipped "$${SUMMARY:-}"
 
 test-unit: build ## unit specs beside the code
 	npx --no-install jest --selectProjects unit
