@@ -10,16 +10,18 @@ import { CONTRACTS, judgedAsTenantsRead, ROOT, type ReleaseRecord } from './cont
 import type { TenantNote } from './release-artifacts';
 import { servedDocument } from './served-document';
 
-const run = (cmd: string, args: string[], opts: { quiet?: boolean } = {}) =>
+/** A command of the release, run at the repository's root (shared with release.ts). */
+export const run = (cmd: string, args: string[], opts: { quiet?: boolean } = {}) =>
   execFileSync(cmd, args, {
     cwd: ROOT,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', opts.quiet ? 'pipe' : 'inherit'],
   }).trim();
-const say = (s: string) => process.stdout.write(`[release] ${s}\n`);
-const bump = (v: string, kind: 'minor' | 'patch') => {
+export const say = (s: string) => process.stdout.write(`[release] ${s}\n`);
+export type Bump = 'major' | 'minor' | 'patch';
+export const bump = (v: string, kind: Bump) => {
   const [ma, mi, pa] = v.split('.').map(Number) as [number, number, number];
-  return kind === 'minor' ? `${ma}.${mi + 1}.0` : `${ma}.${mi}.${pa + 1}`;
+  return kind === 'major' ? `${ma + 1}.0.0` : kind === 'minor' ? `${ma}.${mi + 1}.0` : `${ma}.${mi}.${pa + 1}`;
 };
 
 const API_RELEASE = path.join(ROOT, 'gateway/src/api-release.json');

@@ -21,7 +21,6 @@
  * RELEASE_DATE (YYYY-MM-DD, default today, UTC) dates the record and the changelogs. RELEASE_IMAGES=0
  * builds no image (a dry run in a scratch clone only: the record then names none).
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
@@ -35,26 +34,13 @@ import {
   type ReleaseRecord,
 } from './contracts';
 import { buildImages, exportTree, packageCharts, tenantNotes, type BuiltImage } from './release-artifacts';
-import { tenantApi } from './release-api';
+import { bump, run, say, tenantApi, type Bump } from './release-api';
 
-const run = (cmd: string, args: string[], opts: { quiet?: boolean } = {}) =>
-  execFileSync(cmd, args, {
-    cwd: ROOT,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', opts.quiet ? 'pipe' : 'inherit'],
-  }).trim();
 const git = (...args: string[]) =>
   run('git', ['-c', 'user.name=voiceapi release', '-c', 'user.email=release@voiceapi.invalid', ...args]);
-const say = (s: string) => process.stdout.write(`[release] ${s}\n`);
-
-type Bump = 'major' | 'minor' | 'patch';
 const bumpOf = (from: string, to: string): Bump => {
   const [a, b] = [from, to].map((v) => v.split('.').map(Number)) as [number[], number[]];
   return a[0] !== b[0] ? 'major' : a[1] !== b[1] ? 'minor' : 'patch';
-};
-const bump = (v: string, kind: Bump) => {
-  const [ma, mi, pa] = v.split('.').map(Number) as [number, number, number];
-  return kind === 'major' ? `${ma + 1}.0.0` : kind === 'minor' ? `${ma}.${mi + 1}.0` : `${ma}.${mi}.${pa + 1}`;
 };
 const BUMPS: Bump[] = ['patch', 'minor', 'major'];
 
