@@ -445,18 +445,15 @@ down() {
     find /sys/fs/cgroup/*/"$(node_name "$n")" -depth -type d -exec rmdir {} + 2>/dev/null || true
   done
   [[ -x ${BIN:-}/kube-proxy ]] && "$BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
-  # The bridge plugin's masquerade rules, should a configuration ever turn them on.
-  iptables -t nat -S POSTROUTING 2>/dev/null | grep -- "-j CNI-" | sed 's/^-A/-D/' | while read -r rule; do eval "iptables -t nat $rule" 2>/dev/null || true; done || true
-  iptables -t nat -S 2>/dev/null | awk '/^-N CNI-/{print $2}' | while read -r chain; do iptables -t nat -F "$chain" 2>/dev/null; iptables -t nat -X "$chain" 2>/dev/null || true; done || true
-  # The kubelet's own chains (KUBE-FIREWALL, the canaries, KUBE-MARK-MASQ), which kube-proxy's
-  # cleanup leaves: the jumps to them first, then the chains.
-  local ipt table
-  for ipt in iptables ip6tables; do
-    for table in filter nat mangle; do
-      "$ipt" -t "$table" -S 2>/dev/null | grep -E '^-A .* -j KUBE-' | sed 's/^-A/-D/' | while read -r rule; do eval "$ipt -t $table $rule" 2>/dev/null || true; done || true
-      "$ipt" -t "$table" -S 2>/dev/null | awk '/^-N KUBE-/{print $2}' | while read -r chain; do "$ipt" -t "$table" -F "$chain" 2>/dev/null; "$ipt" -t "$table" -X "$chain" 2>/dev/null || true; done || true
-    done
-  done
+  # The chains our cluster made: the kubelet's own (KUBE-FIREWALL, the canaries, KUBE-MARK-MASQ),
+  # which kube-proxy's cleanup leaves, and the CNI plugins' (portmap's) that were not on the machine
+  # before `up` (podman's CNI-FORWARD and CNI-ADMIN are the machine's): the jumps first, then the chains.
+  local ipt table chain
+  while read -r ipt table chain; do
+    "$ipt" -t "$table" -S 2>/dev/null | grep -E -- "^-A .* -j $chain( |\$)" | sed 's/^-A/-D/' | while read -r rule; do eval "$ipt -t $table $rule" 2>/dev/null || true; done || true
+  done < <(our_chains)
+  while read -r ipt table chain; do "$ipt" -t "$table" -F "$chain" 2>/dev/null || true; done < <(our_chains)
+  while read -r ipt table chain; do "$ipt" -t "$table" -X "$chain" 2>/dev/null || true; done < <(our_chains)
   # Keep containerd's image store (imports are slow); everything else is made afresh by `up`.
   rm -rf "$DIR/run" "$DIR/etcd" "$DIR"/kubelet-* "$DIR"/cni-* "$DIR/pki" "$DIR"/*.kubeconfig
   left_behind || return 1
@@ -474,10 +471,32 @@ left_behind() {
     ip link show "$(bridge "$n")" >/dev/null 2>&1 && left+=("the bridge $(bridge "$n")")
     compgen -G "/sys/fs/cgroup/*/$(node_name "$n")" >/dev/null && left+=("the cgroups of $(node_name "$n")")
   done
-  { iptables-save 2>/dev/null; ip6tables-save 2>/dev/null; } | grep -qE '^:(KUBE|CNI)-' && left+=("iptables chains")
+  local chains; chains=$(our_chains | awk '{print $1 "/" $2 "/" $3}' | tr '\n' ' ')
+  [[ -n $chains ]] && left+=("iptables chains ($chains)")
   ((${#left[@]} == 0)) && return 0
   echo "[cluster] left behind after stopping: ${left[*]}" >&2
   return 1
+}
+
+# "iptables|ip6tables table chain" of every KUBE- or CNI- chain on the machine.
+iptables_chains() {
+  local ipt table
+  for ipt in iptables ip6tables; do
+    for table in filter nat mangle; do
+      "$ipt" -t "$table" -S 2>/dev/null | awk -v ipt="$ipt" -v t="$table" '/^-N (KUBE|CNI)-/{print ipt, t, $2}' || true
+    done
+  done
+}
+
+# The chains our cluster made: every KUBE- chain, and the CNI- chains the machine did not have when
+# `up` last started (recorded in $DIR/iptables-before; none are ours if it never started here).
+our_chains() {
+  local before=$DIR/iptables-before
+  local chains; chains=$(iptables_chains)
+  [[ -n $chains ]] || return 0
+  grep -v ' CNI-' <<<"$chains" || true
+  [[ -f $before ]] && { grep ' CNI-' <<<"$chains" | grep -vxFf "$before" || true; }
+  return 0
 }
 
 stop() {
@@ -495,6 +514,8 @@ up() {
   if [[ -d $DIR/run ]] && running kube-apiserver; then say "already running"; print_usage; return 0; fi
   install_packages
   preflight
+  mkdir -p "$DIR"
+  iptables_chains >"$DIR/iptables-before"
   BIN=$(bash "$ROOT/scripts/cluster-binaries.sh") || fail "the Kubernetes binaries could not be built (scripts/cluster-binaries.sh, output above)"
   local started=$SECONDS
   trap 'status=$?; if ((status)); then say "stopping what started"; down >/dev/null 2>&1 || true; fi' EXIT
