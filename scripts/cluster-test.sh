@@ -2,9 +2,9 @@
 # `make cluster-test`: the platform on a live two-node Kubernetes cluster (issue 31). Builds every
 # image (make images), starts the cluster (scripts/cluster.sh), loads the images into its nodes,
 # runs test/cluster/ (the PrometheusRule CRD applied, helm install with the rules and dashboards, a
-# tenant's flow through the gateway's Service, one service released alone under load, pods lost
-# under load, disruption budgets and drains, helm test, uninstall) and always stops the cluster,
-# leaving nothing running. Needs root (kubelets, containerd).
+# tenant's flow through the gateway's Service, leads rolled from its previous release to this checkout
+# and back under load, pods lost under load, disruption budgets and drains, helm test, uninstall) and
+# always stops the cluster, leaving nothing running. Needs root (kubelets, containerd).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -15,7 +15,16 @@ say() { echo "[cluster-test] $*" >&2; }
 if bash scripts/cluster.sh status | grep -q ': running'; then say "a cluster is running already: stop it with 'scripts/cluster.sh down' (this test starts its own)"; exit 1; fi
 built=$(bash scripts/images.sh) # (a process substitution would hide its failure)
 mapfile -t images <<<"$built"
-say "images ready after $((SECONDS - started)) s"
+read -r PREVIOUS_LEADS_VERSION PREVIOUS_LEADS_COMMIT <<<"$(node -p 'const h = require("./releases/record.json").history.filter((r) => r.released.leads); h.length > 1 ? `${h.at(-2).released.leads} ${h.at(-2).commit}` : ""')"
+[[ -n ${PREVIOUS_LEADS_COMMIT:-} ]] || { say "FAIL: releases/record.json holds no release of leads before its last"; exit 1; }
+PREVIOUS_LEADS_TREE=${VOICEAPI_CACHE:-$HOME/.cache/voiceapi}/release-trees/$PREVIOUS_LEADS_COMMIT
+if [[ ! -d $PREVIOUS_LEADS_TREE ]]; then
+  mkdir -p "$PREVIOUS_LEADS_TREE.part"
+  git archive "$PREVIOUS_LEADS_COMMIT" | tar -x -C "$PREVIOUS_LEADS_TREE.part"
+  mv "$PREVIOUS_LEADS_TREE.part" "$PREVIOUS_LEADS_TREE"
+fi
+images+=("$(CONTEXT=$PREVIOUS_LEADS_TREE IMAGES=leads bash scripts/images.sh)")
+say "images ready after $((SECONDS - started)) s (leads $PREVIOUS_LEADS_VERSION too)"
 HELM=$(bash scripts/helm.sh)
 # The Prometheus operator's PrometheusRule CRD (its Go module, through the Go module proxy): the
 # suite applies it before installing the umbrella, whose rules are a PrometheusRule.
@@ -36,16 +45,14 @@ bash scripts/cluster.sh up
 trap 'bash scripts/cluster.sh down || { say "FAIL: stopping the cluster left something behind (line above)"; exit 1; }' EXIT
 say "cluster up after $((SECONDS - started)) s"
 
-# Every process's image, and leads' again under a new tag: the release of leads alone rolls to it.
-leads=$(printf '%s\n' "${images[@]}" | grep '/leads:')
-ROLLOUT_TAG=${leads##*:}-rollout
-podman tag "$leads" "${leads%:*}:$ROLLOUT_TAG"
-images+=("${leads%:*}:$ROLLOUT_TAG")
+# Every process's image, and leads' previous release (the release before the one this checkout
+# carries, releases/record.json): its image and chart from its release commit's tree, for the rolling
+# update from it to this checkout and the rollback (issue 48).
 loaded=$SECONDS
 bash scripts/cluster.sh load "${images[@]}"
 say "${#images[@]} images loaded into the cluster in $((SECONDS - loaded)) s"
 
 eval "$(bash scripts/cluster.sh env)"
-export HELM CLUSTER_ROLLOUT_TAG=$ROLLOUT_TAG PROMETHEUS_RULE_CRD
+export HELM PROMETHEUS_RULE_CRD CLUSTER_PREVIOUS_LEADS_VERSION=$PREVIOUS_LEADS_VERSION CLUSTER_PREVIOUS_LEADS_TREE=$PREVIOUS_LEADS_TREE
 npx --no-install jest --selectProjects cluster --runInBand
 say "passed in $((SECONDS - started)) s"

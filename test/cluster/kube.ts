@@ -123,3 +123,37 @@ export function followLog(pod: string): { done: Promise<void>; lines: () => stri
   const done = new Promise<void>((resolve) => child.once('close', () => resolve()));
   return { done, lines: () => text.split('\n').filter(Boolean), stop: () => void child.kill() };
 }
+
+/** The versions (image tags) the ready pods under `selector` run, sorted. */
+export const readyVersions = async (selector: string) =>
+  (await pods(selector))
+    .filter(ready)
+    .map((p) => p.spec.containers[0]!.image.split(':').at(-1)!)
+    .sort();
+
+/** Which versions (image tags) a selector's ready pods ran at a moment: when two served side by side. */
+export interface VersionSample {
+  at: number;
+  versions: string[];
+}
+
+/** Samples the ready pods' versions under `selector` once a second until `stop()`, which answers the samples. */
+export function watchVersions(selector: string): { stop: () => Promise<VersionSample[]> } {
+  const samples: VersionSample[] = [];
+  let stopping = false;
+  const loop = (async () => {
+    while (!stopping) {
+      const at = Date.now();
+      const versions = await readyVersions(selector).catch(() => undefined);
+      if (versions) samples.push({ at, versions });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopping = true;
+      await loop;
+      return samples;
+    },
+  };
+}

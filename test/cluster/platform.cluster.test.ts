@@ -21,6 +21,7 @@ import {
   ROOT,
   explained,
   followLog,
+  type VersionSample,
   helm,
   kubectl,
   kubectlJson,
@@ -28,20 +29,26 @@ import {
   pods,
   prometheusRuleCrd,
   ready,
+  readyVersions,
   serviceOf,
   serviceValues,
+  watchVersions,
 } from './kube';
 
 // The platform as an SRE installs it, on the live two-node cluster of scripts/cluster.sh (issue 31):
 // the charts installed with --wait (the umbrella with its Prometheus rules and Grafana dashboards), a
-// tenant's whole flow through the gateway's Service, one service released alone under load, pods lost
-// under load, the disruption budgets, helm test and uninstall.
+// tenant's whole flow through the gateway's Service, leads (a release of its own) rolled from its
+// previous release to this checkout under load and back, pods lost under load, the disruption
+// budgets, helm test and uninstall.
 // The store and Kafka run on the host at the node's address (the charts take them as external
 // servers, as production's managed ones). Run by `make cluster-test` (scripts/cluster-test.sh).
 
 const SERVICES = ['agents', 'billing', 'companies', 'gateway', 'knowledge', 'leads', 'telephony', 'webhooks'];
-/** The tag the leads image is given for the release of leads alone (scripts/cluster-test.sh loads it). */
-const ROLLOUT_TAG = process.env.CLUSTER_ROLLOUT_TAG ?? 'rollout';
+/** leads' previous release (scripts/cluster-test.sh builds its image): its version, and its release commit's tree, whose chart installs it. */
+const PREVIOUS_LEADS = {
+  version: process.env.CLUSTER_PREVIOUS_LEADS_VERSION ?? '',
+  tree: process.env.CLUSTER_PREVIOUS_LEADS_TREE ?? '',
+};
 const LOCAL_VALUES = path.join(ROOT, 'deploy/cluster/values-local.yaml');
 const chart = (name: string) => path.join(ROOT, 'charts', name);
 const RULE_FILES = path.join(ROOT, 'charts/platform/files/prometheus');
@@ -59,6 +66,9 @@ const nodes = async () =>
     .sort();
 const rolledOut = () =>
   Promise.all(SERVICES.map((name) => kubectl(['rollout', 'status', `deployment/${name}`, '--timeout=180s'], 200_000)));
+// Helm's --wait ends when the new pods are ready; the last old one goes a minReadySeconds later.
+const leadsRolledOut = () => kubectl(['rollout', 'status', 'deployment/leads', '--timeout=180s'], 200_000);
+const readyLeadsVersions = () => readyVersions('app.kubernetes.io/name=leads');
 const revision = async (release: string) =>
   (JSON.parse(await helm(['history', release, '-o', 'json'])) as { revision: number }[]).at(-1)!.revision;
 
@@ -93,7 +103,7 @@ describe('the platform on a live Kubernetes cluster', () => {
     console.log(
       `[cluster] ${what}: ${s.accepted}/${s.posts} posts accepted, slowest answer ${s.slowestMs} ms, longest gap without a 202 ${s.longestGapMs} ms`,
     );
-    return s;
+    return { ...s, posts };
   };
 
   beforeAll(async () => {
@@ -121,9 +131,11 @@ describe('the platform on a live Kubernetes cluster', () => {
       ['wait', '--for=condition=Established', '--timeout=60s', 'crd/prometheusrules.monitoring.coreos.com'],
       90_000,
     );
-    // Leads as its own release (a team that releases alone), every other service through the umbrella.
-    await explained('helm install leads', () =>
-      helm(['install', 'leads', chart('leads'), '-f', leadsValues, ...releaseArgs]),
+    // Leads as its own release (a team that releases alone), at its previous release (that release's
+    // chart and image), every other service through the umbrella at this checkout.
+    expect(PREVIOUS_LEADS.tree).not.toBe('');
+    await explained(`helm install leads ${PREVIOUS_LEADS.version}`, () =>
+      helm(['install', 'leads', path.join(PREVIOUS_LEADS.tree, 'charts/leads'), '-f', leadsValues, ...releaseArgs]),
     );
     await explained('helm install platform', () =>
       helm([
@@ -249,32 +261,86 @@ describe('the platform on a live Kubernetes cluster', () => {
     await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
   }, 600_000);
 
-  it('releases leads alone (a new image tag) while leads are posted: no failed request, the other release untouched', async () => {
+  it('rolls leads from its previous release to this checkout under load, both versions serving side by side: no failed request, the ledger balancing, the other release untouched', async () => {
+    const previous = PREVIOUS_LEADS.version;
+    const head = (
+      YAML.parse(fs.readFileSync(path.join(chart('leads'), 'Chart.yaml'), 'utf8')) as { appVersion: string }
+    ).appVersion;
+    expect(head).not.toBe(previous);
+    expect(await readyLeadsVersions()).toEqual([previous, previous]);
     const platformRevision = await revision('platform');
     const before = new Map((await deployments()).map((d) => [d.metadata.name, d.metadata.generation]));
-    const s = await underLoad(
-      'helm upgrade leads',
-      async () =>
-        void (await helm([
-          'upgrade',
-          'leads',
-          chart('leads'),
-          '-f',
-          leadsValues,
-          ...releaseArgs,
-          '--set',
-          `image.tag=${ROLLOUT_TAG}`,
-        ])),
+    // Each new pod serves beside the old one for 20 s before the next is made (the surge is one pod
+    // of two): the window every rolling update has, made long enough to see. Helm's upgrade keeps a
+    // field its chart does not set.
+    await kubectl(['patch', 'deployment', 'leads', '-p', JSON.stringify({ spec: { minReadySeconds: 20 } })]);
+    const watch = watchVersions('app.kubernetes.io/name=leads');
+    let samples: VersionSample[] = [];
+    const s = await underLoad(`helm upgrade leads ${PREVIOUS_LEADS.version} to this checkout`, async () => {
+      try {
+        await helm(['upgrade', 'leads', chart('leads'), '-f', leadsValues, ...releaseArgs]);
+        await leadsRolledOut();
+      } finally {
+        samples = await watch.stop();
+      }
+    });
+    // Both versions ready behind leads' headless Service (the gateway balances over every address it
+    // names) for at least 10 s, with posts accepted meanwhile.
+    const together = samples.filter((x) => x.versions.includes(previous) && x.versions.includes(head));
+    const window = { from: together[0]?.at ?? 0, to: together.at(-1)?.at ?? 0 };
+    const acceptedMeanwhile = s.posts.filter(
+      (p) => p.status === 202 && p.sentAt >= window.from && p.answeredAt <= window.to,
     );
+    console.log(
+      `[cluster] leads ${PREVIOUS_LEADS.version} and this checkout ready together for ${((window.to - window.from) / 1000).toFixed(0)} s, ${acceptedMeanwhile.length} posts accepted meanwhile`,
+    );
+    expect(window.to - window.from).toBeGreaterThanOrEqual(10_000);
+    expect(acceptedMeanwhile.length).toBeGreaterThan(0);
     expect(s.refused).toEqual([]);
-    expect(s.accepted).toBeGreaterThan(0);
-    const leadsPods = (await pods('app.kubernetes.io/name=leads')).filter(ready);
-    expect(leadsPods.map((p) => p.spec.containers[0]!.image.endsWith(`:${ROLLOUT_TAG}`))).toEqual([true, true]);
+    expect(await readyLeadsVersions()).toEqual([head, head]);
     expect(await revision('platform')).toBe(platformRevision);
     const after = new Map((await deployments()).map((d) => [d.metadata.name, d.metadata.generation]));
     for (const name of SERVICES.filter((n) => n !== 'leads'))
       expect({ name, generation: after.get(name) }).toEqual({ name, generation: before.get(name) });
-  }, 600_000);
+    await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
+  }, 900_000);
+
+  it('rolls leads back to its previous release after this checkout wrote data: nothing lost, every read answering; then forward again', async () => {
+    const previous = PREVIOUS_LEADS.version;
+    // What this checkout alone wrote: leads accepted with only its pods serving.
+    const load = pushLeads(gw, tenant, 2, 40);
+    await sleep(5_000);
+    await load.stop();
+    expect(load.posts.filter((p) => p.status !== 202)).toEqual([]);
+    const wroteByHead = load.posts.map((p) => p.contactId!);
+    accepted.push(...wroteByHead);
+    expect(wroteByHead.length).toBeGreaterThan(0);
+    // Revision 1 is the install at the previous release.
+    const s = await underLoad(`helm rollback leads to ${PREVIOUS_LEADS.version}`, async () => {
+      await helm(['rollback', 'leads', '1', '--wait', '--timeout', '6m']);
+      await leadsRolledOut();
+    });
+    expect(s.refused).toEqual([]);
+    expect(await readyLeadsVersions()).toEqual([previous, previous]);
+    // Every read answers from the previous release: each contact this checkout wrote, and the campaign's list.
+    const api = (p: string) => call(`${gw}/api/v1${p}`, { key: tenant.key });
+    for (let i = 0; i < wroteByHead.length; i += 20) {
+      const reads = await Promise.all(wroteByHead.slice(i, i + 20).map((id) => api(`/contacts/${id}`)));
+      expect(reads.map((r) => [r.status, r.body?.contact?.id])).toEqual(
+        wroteByHead.slice(i, i + 20).map((id) => [200, id]),
+      );
+    }
+    const list = await api(`/campaigns/${tenant.campaignId}/contacts?limit=100`);
+    expect(list.status).toBe(200);
+    expect(list.body.pagination.total).toBeGreaterThanOrEqual(accepted.length);
+    // Nothing lost: every lead accepted, under either version, called, charged once, the ledger balancing.
+    await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
+    // Forward again at the chart's own pace, for the cases after this one.
+    await kubectl(['patch', 'deployment', 'leads', '-p', JSON.stringify({ spec: { minReadySeconds: null } })]);
+    await helm(['upgrade', 'leads', chart('leads'), '-f', leadsValues, ...releaseArgs]);
+    await leadsRolledOut();
+    expect((await readyLeadsVersions()).every((version) => version !== previous)).toBe(true);
+  }, 900_000);
 
   it('loses one pod of each service, one after another, under load: no failed request, no call lost or charged twice', async () => {
     // How long each deletion took, against the pod's grace period: a process that ignored SIGTERM
