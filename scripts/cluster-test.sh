@@ -15,7 +15,7 @@ say() { echo "[cluster-test] $*" >&2; }
 if bash scripts/cluster.sh status | grep -q ': running'; then say "a cluster is running already: stop it with 'scripts/cluster.sh down' (this test starts its own)"; exit 1; fi
 built=$(bash scripts/images.sh) # (a process substitution would hide its failure)
 mapfile -t images <<<"$built"
-read -r PREVIOUS_LEADS_VERSION PREVIOUS_LEADS_COMMIT <<<"$(node -p 'const h = require("./releases/record.json").history.filter((r) => r.released.leads); h.length > 1 ? `${h.at(-2).released.leads} ${h.at(-2).commit}` : ""')"
+read -r PREVIOUS_LEADS_VERSION PREVIOUS_LEADS_COMMIT <<<"$(node -p 'const h = require("./releases/record.json").history.filter((r) => r.released.leads); h.length > 1 ? h.at(-2).released.leads + " " + h.at(-2).commit : ""')"
 [[ -n ${PREVIOUS_LEADS_COMMIT:-} ]] || { say "FAIL: releases/record.json holds no release of leads before its last"; exit 1; }
 PREVIOUS_LEADS_TREE=${VOICEAPI_CACHE:-$HOME/.cache/voiceapi}/release-trees/$PREVIOUS_LEADS_COMMIT
 if [[ ! -d $PREVIOUS_LEADS_TREE ]]; then
