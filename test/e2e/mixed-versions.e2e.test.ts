@@ -76,6 +76,15 @@ const EXCUSED = [
 // serving it, so beside it leads' counted fallback announced every status change) left the matrix then.
 const KNOWN_SKEW: Record<string, { lacks: string[]; fallbacks: RegExp[] }> = {};
 
+/** A live call lead with consent, to a number the simulator answers. */
+const liveLead = (campaignId: string) => ({
+  campaignId,
+  phone: `+1415${200 + Math.floor(Math.random() * 700)}${1000 + Math.floor(Math.random() * 8999)}`,
+  name: 'Ada',
+  channel: 'call',
+  consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
+});
+
 /** The skew policy's matrix: each service's previous and last release, the rest at this checkout; this checkout alone first. */
 function phases(record = readRecord()): { name: string; old?: { service: string; version: string; commit: string } }[] {
   const out: { name: string; old?: { service: string; version: string; commit: string } }[] = [
@@ -244,13 +253,7 @@ describe("each service's last two releases beside this checkout", () => {
     await newcomer();
     // An outbound call: lead (gateway → leads → billing), dial (telephony → leads, billing), its
     // charge (billing's events → telephony, webhooks) and the signed webhook at the tenant's server.
-    const lead = await api(t.key, '/leads', {
-      campaignId: p.campaignId,
-      phone: `+1415${200 + Math.floor(Math.random() * 700)}${1000 + Math.floor(Math.random() * 8999)}`,
-      name: 'Ada',
-      channel: 'call',
-      consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
-    });
+    const lead = await api(t.key, '/leads', liveLead(p.campaignId));
     expect(lead.status).toBe(202);
     const contactId = lead.body.contactId as string;
     const outbound = await eventually(
@@ -444,13 +447,7 @@ describe("each service's last two releases beside this checkout", () => {
     await restart('leads', undefined, { WEBHOOKS_GRPC_ADDR: `127.0.0.1:${await freePort()}` });
     const problems = await measured(async () => {
       const p = await furnish(tenant!);
-      const lead = await api(tenant!.key, '/leads', {
-        campaignId: p.campaignId,
-        phone: `+1415${200 + Math.floor(Math.random() * 700)}${1000 + Math.floor(Math.random() * 8999)}`,
-        name: 'Ada',
-        channel: 'call',
-        consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
-      });
+      const lead = await api(tenant!.key, '/leads', liveLead(p.campaignId));
       expect(lead.status).toBe(202);
       await eventually(
         'the contact completed',

@@ -71,72 +71,75 @@ function serviceOf(resource: Uint8Array): string {
   return String(attributes['service.name'] ?? 'unknown');
 }
 
-/** ExportTraceServiceRequest → spans. */
-export function decodeSpans(body: Uint8Array): CollectedSpan[] {
-  const out: CollectedSpan[] = [];
+/**
+ * Each resource's scopes in an export request (traces and metrics share the frame: field 1 a
+ * resource's block, in it 1 the resource and 2 a scope's block), with the resource's service.
+ */
+function eachScope(body: Uint8Array, visit: (service: string, scope: Uint8Array) => void): void {
   read(body, {
     1: (r) => {
       let service = 'unknown';
       const scopes: Uint8Array[] = [];
       read(r.bytes(), { 1: (x) => (service = serviceOf(x.bytes())), 2: (x) => scopes.push(x.bytes()) });
-      for (const scope of scopes)
-        read(scope, {
-          2: (x) => {
-            const span: CollectedSpan = {
-              service,
-              spanId: '',
-              parentSpanId: '',
-              links: [],
-              name: '',
-              kind: 0,
-              attributes: {},
-            };
-            read(x.bytes(), {
-              2: (y) => (span.spanId = hex(y.bytes())),
-              4: (y) => (span.parentSpanId = hex(y.bytes())),
-              5: (y) => (span.name = y.string()),
-              6: (y) => (span.kind = y.int32()),
-              9: keyValues(span.attributes),
-              13: (y) => read(y.bytes(), { 2: (z) => span.links.push(hex(z.bytes())) }),
-            });
-            out.push(span);
-          },
-        });
+      for (const scope of scopes) visit(service, scope);
     },
   });
+}
+
+/** ExportTraceServiceRequest → spans. */
+export function decodeSpans(body: Uint8Array): CollectedSpan[] {
+  const out: CollectedSpan[] = [];
+  eachScope(body, (service, scope) =>
+    read(scope, {
+      2: (x) => {
+        const span: CollectedSpan = {
+          service,
+          spanId: '',
+          parentSpanId: '',
+          links: [],
+          name: '',
+          kind: 0,
+          attributes: {},
+        };
+        read(x.bytes(), {
+          2: (y) => (span.spanId = hex(y.bytes())),
+          4: (y) => (span.parentSpanId = hex(y.bytes())),
+          5: (y) => (span.name = y.string()),
+          6: (y) => (span.kind = y.int32()),
+          9: keyValues(span.attributes),
+          13: (y) => read(y.bytes(), { 2: (z) => span.links.push(hex(z.bytes())) }),
+        });
+        out.push(span);
+      },
+    }),
+  );
   return out;
 }
 
 /** ExportMetricsServiceRequest → the points of its sums (counters); other kinds are skipped. */
 export function decodeCounterPoints(body: Uint8Array): CollectedPoint[] {
   const out: CollectedPoint[] = [];
-  read(body, {
-    1: (r) => {
-      let service = 'unknown';
-      const scopes: Uint8Array[] = [];
-      read(r.bytes(), { 1: (x) => (service = serviceOf(x.bytes())), 2: (x) => scopes.push(x.bytes()) });
-      for (const scope of scopes)
-        read(scope, {
-          2: (x) => {
-            let metric = '';
-            let sum: Uint8Array | undefined;
-            read(x.bytes(), { 1: (y) => (metric = y.string()), 7: (y) => (sum = y.bytes()) });
-            if (!sum) return;
-            read(sum, {
-              1: (y) => {
-                const point: CollectedPoint = { service, metric, attributes: {}, value: 0 };
-                read(y.bytes(), {
-                  4: (z) => (point.value = z.double()),
-                  6: (z) => (point.value = Number(z.sfixed64())),
-                  7: keyValues(point.attributes),
-                });
-                out.push(point);
-              },
+  eachScope(body, (service, scope) =>
+    read(scope, {
+      2: (x) => {
+        let metric = '';
+        let sum: Uint8Array | undefined;
+        read(x.bytes(), { 1: (y) => (metric = y.string()), 7: (y) => (sum = y.bytes()) });
+        if (!sum) return;
+        read(sum, {
+          1: (y) => {
+            const point: CollectedPoint = { service, metric, attributes: {}, value: 0 };
+            read(y.bytes(), {
+              4: (z) => (point.value = z.double()),
+              6: (z) => (point.value = Number(z.sfixed64())),
+              7: keyValues(point.attributes),
             });
+            out.push(point);
           },
         });
-    },
-  });
+      },
+    }),
+  );
   return out;
 }
 

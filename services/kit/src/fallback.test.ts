@@ -36,27 +36,14 @@ describe('orFallback', () => {
 
   it("answers the fallback's answer when the attempt fails, counted by dependency, operation and reason", async () => {
     const unavailable = commonReasons.error('service_unavailable', 'webhooks is away');
-    await expect(
-      orFallback(
-        site,
-        () => Promise.reject(unavailable),
-        () => 'made up',
-      ),
-    ).resolves.toBe('made up');
-    await expect(
-      orFallback(
-        site,
-        () => Promise.reject(unavailable),
-        () => 'made up',
-      ),
-    ).resolves.toBe('made up');
-    await expect(
-      orFallback(
-        site,
-        () => Promise.reject(new TypeError('bad')),
-        () => 'made up',
-      ),
-    ).resolves.toBe('made up');
+    for (const err of [unavailable, unavailable, new TypeError('bad')])
+      await expect(
+        orFallback(
+          site,
+          () => Promise.reject(err),
+          () => 'made up',
+        ),
+      ).resolves.toBe('made up');
     expect(await points()).toEqual(
       expect.arrayContaining([
         { value: 2, dependency: 'webhooks', operation: 'ListSubscribedTypes', reason: 'service_unavailable' },
