@@ -35,6 +35,7 @@ import {
 } from './contracts';
 import { buildImages, exportTree, packageCharts, tenantNotes, type BuiltImage } from './release-artifacts';
 import { bump, run, say, tenantApi, type Bump } from './release-api';
+import { chartChanges, gitTree } from './shipped';
 
 const git = (...args: string[]) =>
   run('git', ['-c', 'user.name=voiceapi release', '-c', 'user.email=release@voiceapi.invalid', ...args]);
@@ -50,22 +51,6 @@ function setChart(chart: string, set: (doc: ReturnType<typeof parseDocument>) =>
   const doc = parseDocument(readFileSync(file, 'utf8'));
   set(doc);
   writeFileSync(file, doc.toString({ lineWidth: 0 }));
-}
-
-/**
- * Whether a chart's content moved since a commit: any file but Chart.yaml byte for byte, Chart.yaml
- * by what it says (helm packages it re-serialised, so its comments do not ship).
- */
-function chartChanged(chart: string, since: string): boolean {
-  return git('diff', '--name-only', since, 'HEAD', '--', `charts/${chart}`)
-    .split('\n')
-    .filter(Boolean)
-    .some(
-      (f) =>
-        !f.endsWith('/Chart.yaml') ||
-        JSON.stringify(parseDocument(git('show', `${since}:${f}`)).toJS()) !==
-          JSON.stringify(parseDocument(readFileSync(path.join(ROOT, f), 'utf8')).toJS()),
-    );
 }
 
 const packageName = (workspace: string) =>
@@ -100,7 +85,7 @@ async function release(date: string): Promise<void> {
   for (const p of processes) {
     const name = packageName(p.workspace);
     const since = prior?.services[p.name]?.commit;
-    if (!(name in pending) && since && chartChanged(p.chart, since)) {
+    if (!(name in pending) && since && chartChanges(gitTree(ROOT), [`charts/${p.chart}`], since).length > 0) {
       throw new Error(
         `charts/${p.chart} changed since ${p.name} ${before[p.name]} was released: release ${p.name} too (a changeset for it)`,
       );
