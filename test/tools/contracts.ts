@@ -95,9 +95,7 @@ export const chartMeta = (chart: string, charts = path.join(ROOT, 'charts')) =>
  */
 export function pendingVersions(): Record<string, string> {
   const out = path.join(mkdtempSync(path.join(tmpdir(), 'changesets-')), 'status.json');
-  // Since HEAD: the plan comes from the changesets alone; `changeset status` also refuses packages
-  // changed since main without one, which on any other branch stopped this (the shipped check judges that).
-  execFileSync(path.join(ROOT, 'node_modules/.bin/changeset'), ['status', '--since=HEAD', '--output', out], {
+  execFileSync(path.join(ROOT, 'node_modules/.bin/changeset'), ['status', '--output', out], {
     cwd: ROOT,
     stdio: 'ignore',
   });
