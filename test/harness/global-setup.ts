@@ -19,9 +19,10 @@ export default async function globalSetup(): Promise<void> {
   globalThis.__voiceapiInfra = infra;
   process.env.MONGO_URL = infra.mongoUrl;
   process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  Object.assign(process.env, infra.objectStoreEnv);
   // A fresh folder each run: findings of an earlier run never count in this one.
   process.env.STORE_QUERY_CHECK_DIR = mkdtempSync(path.join(tmpdir(), 'voiceapi-query-check-'));
   process.stderr.write(
-    `\n[infra] MongoDB ${infra.mongoUrl} and Kafka ${infra.kafkaBrokers} from ${infra.source} (${Date.now() - started} ms)\n`,
+    `\n[infra] MongoDB ${infra.mongoUrl}, Kafka ${infra.kafkaBrokers} and the object store ${infra.objectStoreEnv.OBJECT_STORE_ENDPOINT} from ${infra.source} (${Date.now() - started} ms)\n`,
   );
 }

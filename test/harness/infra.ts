@@ -5,6 +5,8 @@ import path from 'node:path';
 export interface Infra {
   mongoUrl: string;
   kafkaBrokers: string;
+  /** OBJECT_STORE_* settings of the object store (endpoint, keys): every process that keeps objects gets them. */
+  objectStoreEnv: Record<string, string>;
   source: 'environment' | 'testcontainers' | 'local processes';
   /** The embedded store's process, when the harness started it (benchmarks read its CPU). */
   storePid?: number;
@@ -13,20 +15,28 @@ export interface Infra {
   stop(): Promise<void>;
 }
 
+/** The harness's object store settings (OBJECT_STORE_*, set by global-setup.ts), for a process a test starts itself. */
+export const objectStoreSettings = (): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('OBJECT_STORE_') && !!e[1]),
+  );
+
 const dockerAvailable = (): boolean => Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
 
 /**
  * Real servers for integration and end-to-end tests, in this order: addresses given in the
- * environment (MONGO_URL and KAFKA_BROKERS); testcontainers where a Docker engine exists
- * (mongo:7 and Kafka); otherwise the embedded store (SecantusDB) and Kafka started here as local
+ * environment (MONGO_URL, KAFKA_BROKERS and OBJECT_STORE_ENDPOINT with its keys); testcontainers
+ * where a Docker engine exists (mongo:7 and Kafka, the object store a local process); otherwise
+ * the embedded store (SecantusDB), Kafka and the object store (versitygw) started here as local
  * processes.
  * Never an in-memory fake.
  */
 export async function provideInfra(log: (line: string) => void = () => undefined): Promise<Infra> {
-  if (process.env.MONGO_URL && process.env.KAFKA_BROKERS) {
+  if (process.env.MONGO_URL && process.env.KAFKA_BROKERS && process.env.OBJECT_STORE_ENDPOINT) {
     return {
       mongoUrl: process.env.MONGO_URL,
       kafkaBrokers: process.env.KAFKA_BROKERS,
+      objectStoreEnv: objectStoreSettings(),
       source: 'environment',
       stop: async () => undefined,
     };
@@ -50,6 +60,7 @@ export async function provideInfra(log: (line: string) => void = () => undefined
   return {
     mongoUrl: infra.mongoUrl,
     kafkaBrokers: infra.kafkaBrokers.join(','),
+    objectStoreEnv: infra.objectStoreEnv,
     source: 'local processes',
     storePid: infra.store.pid,
     kafkaPid: infra.kafka.pid,
@@ -61,6 +72,8 @@ export async function provideInfra(log: (line: string) => void = () => undefined
 }
 
 async function fromTestcontainers(): Promise<Infra> {
+  const { startObjectStore, objectStoreEnv } = await import('@voiceapi/local-infra');
+  const objects = await startObjectStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'voiceapi-objects-')) });
   // Loaded only where Docker exists; the package is an optional dependency of the test workspace.
   const req = (m: string) => import(m) as Promise<Record<string, new (image: string) => { start(): Promise<any> }>>;
   const { MongoDBContainer } = await req('@testcontainers/mongodb');
@@ -72,9 +85,10 @@ async function fromTestcontainers(): Promise<Infra> {
   return {
     mongoUrl: `${mongo.getConnectionString()}/?directConnection=true`,
     kafkaBrokers: `${kafka.getHost()}:${kafka.getMappedPort(9093)}`,
+    objectStoreEnv: objectStoreEnv(objects),
     source: 'testcontainers',
     stop: async () => {
-      await Promise.all([mongo.stop(), kafka.stop()]);
+      await Promise.all([mongo.stop(), kafka.stop(), objects.stop()]);
     },
   };
 }

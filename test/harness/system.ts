@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { addressSettings, loadManifest, tcpOpen } from '@voiceapi/local-infra';
+import { objectStoreSettings } from './infra';
 import { freePort, startProcess, waitFor, type Proc } from './processes';
 import { readStoreOps, type StoreOpsByProcess } from './store-ops';
 
@@ -38,7 +39,7 @@ export interface System {
   replicaPorts: Record<string, number[]>;
   /** The gateway replicas' MongoDB database (tests may look at what the gateway stored). */
   gatewayDb: string;
-  /** Settings every process gets (MONGO_URL, KAFKA_BROKERS); a suite may add to it before a (re)start. */
+  /** Settings every process gets (MONGO_URL, KAFKA_BROKERS, OBJECT_STORE_*); a suite may add to it before a (re)start. */
   env: Record<string, string>;
   /**
    * The checkout each process is (re)started from, by manifest name (default this one): a suite
@@ -81,7 +82,7 @@ export async function startSystem(
     without?: string[];
     /** e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */ gatewayNodeArgs?: string[];
     /** Servers of the suite's own instead of the harness's (a fault test that stops its store or broker). */
-    servers?: { MONGO_URL?: string; KAFKA_BROKERS?: string };
+    servers?: { MONGO_URL?: string; KAFKA_BROKERS?: string; OBJECT_STORE_ENDPOINT?: string };
     /** The checkout each process starts from, by manifest name (see `System.builds`). */
     builds?: Record<string, string>;
     /** Settings every process starts with, e.g. where to push OTLP metrics. */
@@ -157,7 +158,14 @@ export async function startSystem(
     ports,
     replicaPorts,
     gatewayDb: `${gw.mongoDb}_${suffix}`,
-    env: { MONGO_URL: process.env.MONGO_URL!, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, ...opts.servers, ...opts.env },
+    env: {
+      MONGO_URL: process.env.MONGO_URL!,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
+      // The harness's object store (global-setup.ts): its endpoint and keys; each service names its bucket.
+      ...objectStoreSettings(),
+      ...opts.servers,
+      ...opts.env,
+    } as Record<string, string>,
     builds: { ...opts.builds },
     async startService(name, extra = {}, replica = 0) {
       const port = replicaPorts[name]?.[replica];

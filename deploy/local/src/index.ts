@@ -3,7 +3,8 @@
  *
  *  - the store, SecantusDB's Rust server (MongoDB wire protocol, WiredTiger): store.ts
  *  - Apache Kafka 3.9, single-node KRaft broker: kafka.ts
- *  - both together: infra.ts; building them: install.ts (runs install.sh)
+ *  - Versity's S3 gateway, the object store: object-store.ts
+ *  - all three together: infra.ts; building them: install.ts (runs install.sh)
  *  - child processes that never outlive the parent: children.ts; restarts with backoff: supervisor.ts
  *  - readiness probes (mongodb driver, kafkajs): probes.ts; free ports: ports.ts
  *  - Prometheus taking OTLP metrics, for OBSERVE=1 and the alert tests: prometheus.ts
@@ -17,6 +18,15 @@ export { spawnProcess, runToCompletion, type ManagedProcess, type SpawnOptions }
 export { freePorts, tcpOpen } from './ports';
 export { mongoReady, kafkaReady, waitReady } from './probes';
 export { startStore, storeUrl, type StoreOptions, type StoreHandle } from './store';
+export {
+  startObjectStore,
+  objectStoreBinary,
+  objectStoreEnv,
+  OBJECT_STORE_VERSION,
+  LOCAL_OBJECT_STORE_KEYS,
+  type ObjectStoreOptions,
+  type ObjectStoreHandle,
+} from './object-store';
 export { startKafka, LOCAL_SESSION_TIMEOUT_MS, type KafkaOptions, type KafkaHandle } from './kafka';
 export {
   startPrometheus,

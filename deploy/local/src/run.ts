@@ -1,7 +1,7 @@
 // Over 300 lines because it starts every process of `make run` in the order they depend on and prints how to call them; one script a user can read top to bottom.
 /**
- * `make run`: the whole system on one machine, no Docker. Starts the store and Kafka (or uses
- * MONGO_URL / KAFKA_BROKERS when given), every process of services/manifest.json (the gRPC
+ * `make run`: the whole system on one machine, no Docker. Starts the store, Kafka and the object
+ * store (or uses MONGO_URL / KAFKA_BROKERS / OBJECT_STORE_ENDPOINT when given), every process of services/manifest.json (the gRPC
  * services, then the gateway); creates a demo tenant with a sandbox and a live key; prints how to
  * call it. Like an orchestrator, it restarts any process that exits on its own (backoff 0.5 s
  * doubling to 30 s) while the others keep serving. Ctrl-C or SIGTERM stops everything.
@@ -19,8 +19,10 @@ import {
   infraDirs,
   loadManifest,
   LOCAL_SESSION_TIMEOUT_MS,
+  objectStoreEnv,
   processNodeOptions,
   spawnProcess,
+  startObjectStore,
   startPrometheus,
   startStore,
   storeUrl,
@@ -29,6 +31,7 @@ import {
   tcpOpen,
   waitReady,
   type LogFn,
+  type ObjectStoreHandle,
   type ProcessEntry,
   type Supervisor,
 } from './index';
@@ -123,6 +126,23 @@ function supervisePrometheus(dataDir: string): { sup: Supervisor; url: () => str
 }
 
 /** Kafka under supervision; a restart reuses its ports and data directory. */
+/** The object store (versitygw) under supervision: its objects stay under .data/ across restarts, on the same port. */
+function superviseObjectStore(dataDir: string): { sup: Supervisor; env: () => Record<string, string> } {
+  let handle: ObjectStoreHandle | undefined;
+  const log = fileLog('objects');
+  const sup = supervise({
+    name: 'objects',
+    say,
+    start: async ({ first, signal }) => {
+      const h = await startObjectStore({ dataDir, port: handle?.port, log, signal });
+      handle = h;
+      say(`object store ${first ? 'started' : 'restarted'} (pid ${h.pid}, ${h.endpoint})`);
+      return h;
+    },
+  });
+  return { sup, env: () => objectStoreEnv(handle!) };
+}
+
 function superviseKafka(dataDir: string): { sup: Supervisor; brokers: () => string } {
   let port: number | undefined;
   let controllerPort: number | undefined;
@@ -271,21 +291,33 @@ function onSignal(signal: NodeJS.Signals): void {
   void stopAll(0);
 }
 
-/** MONGO_URL / KAFKA_BROKERS from the environment, else local servers started under supervision. */
-async function infrastructure(): Promise<{ mongoUrl: string; kafkaBrokers: string }> {
-  const given = { mongoUrl: env.MONGO_URL, kafkaBrokers: env.KAFKA_BROKERS };
-  if (given.mongoUrl && given.kafkaBrokers) return { mongoUrl: given.mongoUrl, kafkaBrokers: given.kafkaBrokers };
+/**
+ * MONGO_URL / KAFKA_BROKERS / OBJECT_STORE_ENDPOINT (with its OBJECT_STORE_* keys) from the
+ * environment, else local servers started under supervision.
+ */
+async function infrastructure(): Promise<{ mongoUrl: string; kafkaBrokers: string; objects: Record<string, string> }> {
+  const givenObjects = Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('OBJECT_STORE_') && !!e[1]),
+  );
+  const given = { mongoUrl: env.MONGO_URL, kafkaBrokers: env.KAFKA_BROKERS, objects: env.OBJECT_STORE_ENDPOINT };
+  if (given.mongoUrl && given.kafkaBrokers && given.objects)
+    return { mongoUrl: given.mongoUrl, kafkaBrokers: given.kafkaBrokers, objects: givenObjects };
   await ensureInstalled();
   const dirs = infraDirs(path.join(DATA_DIR, 'infra'));
   say(
-    `starting ${[!given.mongoUrl && 'the store', !given.kafkaBrokers && 'Kafka'].filter(Boolean).join(' and ')} (data in ${path.join(DATA_DIR, 'infra')})…`,
+    `starting ${[!given.mongoUrl && 'the store', !given.kafkaBrokers && 'Kafka', !given.objects && 'the object store'].filter(Boolean).join(', ')} (data in ${path.join(DATA_DIR, 'infra')})…`,
   );
   const store = given.mongoUrl ? undefined : superviseStore(dirs.mongo);
   const kafka = given.kafkaBrokers ? undefined : superviseKafka(dirs.kafka);
-  const infra = [store?.sup, kafka?.sup].filter((s): s is Supervisor => s !== undefined);
+  const objects = given.objects ? undefined : superviseObjectStore(dirs.objects);
+  const infra = [store?.sup, kafka?.sup, objects?.sup].filter((s): s is Supervisor => s !== undefined);
   tiers.push(infra);
   await Promise.all(infra.map((s) => s.started));
-  return { mongoUrl: given.mongoUrl || store!.url(), kafkaBrokers: given.kafkaBrokers || kafka!.brokers() };
+  return {
+    mongoUrl: given.mongoUrl || store!.url(),
+    kafkaBrokers: given.kafkaBrokers || kafka!.brokers(),
+    objects: objects ? objects.env() : givenObjects,
+  };
 }
 
 async function main(): Promise<void> {
@@ -296,7 +328,7 @@ async function main(): Promise<void> {
   const adminToken = persistentSecret('ADMIN_TOKEN', 'admin-token');
   const pepper = persistentSecret('KEY_HASH_PEPPER', 'key-hash-pepper');
 
-  const { mongoUrl, kafkaBrokers } = await infrastructure();
+  const { mongoUrl, kafkaBrokers, objects } = await infrastructure();
   const observe = env.OBSERVE === '1' || env.OBSERVE === 'true';
   const prometheus = observe ? supervisePrometheus(path.join(DATA_DIR, 'prometheus')) : undefined;
   if (prometheus) {
@@ -321,6 +353,7 @@ async function main(): Promise<void> {
   const shared = {
     MONGO_URL: mongoUrl,
     KAFKA_BROKERS: kafkaBrokers,
+    ...objects,
     LOG_LEVEL: env.LOG_LEVEL ?? 'info',
     ...session,
     ...addressSettings(manifest, ports),

@@ -108,3 +108,29 @@ export const previousMasterSecrets = z
       .filter(Boolean),
   )
   .pipe(z.array(masterSecret));
+
+/**
+ * Settings of a process that keeps objects (spread into its schema), its bucket named by default
+ * after what it keeps. Without an endpoint the SDK reaches AWS's S3 for the region; without keys it
+ * takes the pod's identity (the SDK's default chain: web identity, the instance's role).
+ */
+export const objectStoreEnv = (defaultBucket: string) => ({
+  OBJECT_STORE_ENDPOINT: z.string().url().optional(),
+  OBJECT_STORE_REGION: z.string().min(1).default('us-east-1'),
+  OBJECT_STORE_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name')
+    .default(defaultBucket),
+  /** Path-style addresses (`endpoint/bucket/key`): what most S3-compatible servers need. */
+  OBJECT_STORE_FORCE_PATH_STYLE: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  OBJECT_STORE_ACCESS_KEY_ID: z.string().min(1).optional(),
+  OBJECT_STORE_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Create the bucket when it is missing (local servers and tests); production's is provisioned. */
+  OBJECT_STORE_CREATE_BUCKET: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+});

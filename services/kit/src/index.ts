@@ -15,6 +15,8 @@ export * from './grpc/client';
 export * from './mongo/connect';
 export * from './mongo/unavailable';
 export * from './mongo/blob-store';
+export * from './objects/object-store';
+export * from './objects/s3-object-store';
 export * from './mongo/lease';
 export * from './mongo/change-feed';
 export * from './mongo/read-cache';

@@ -1,8 +1,10 @@
-import { commonEnv, grpcAddress, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { commonEnv, grpcAddress, grpcServerEnv, loadConfig, objectStoreEnv } from '@voiceapi/kit';
 import { z } from 'zod';
 
 export const configSchema = z.object({
   ...commonEnv,
+  /** Uploaded documents and their extracted text: the S3 bucket knowledge owns. */
+  ...objectStoreEnv('voiceapi-knowledge'),
   ...grpcServerEnv,
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50065),

@@ -1,4 +1,12 @@
-import { createPromiseClient, openService, runAsMain, serveGrpc, startEvents, Worker } from '@voiceapi/kit';
+import {
+  createPromiseClient,
+  openObjectStore,
+  openService,
+  runAsMain,
+  serveGrpc,
+  startEvents,
+  Worker,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { billingWallet } from './clients/billing';
 import { readConfig } from './config';
@@ -12,7 +20,7 @@ export async function startKnowledge(env: Record<string, string | undefined> = p
   const cfg = readConfig(env);
   const svc = await openService('knowledge', cfg);
   const { log, lifecycle, conn } = svc;
-  const store = new DocumentStore(conn);
+  const store = new DocumentStore(conn, await openObjectStore(cfg, lifecycle));
 
   // Knowledge owns the `knowledge.v1` stream (a deleted document is announced there for agents).
   const { outbox } = await startEvents({

@@ -1,9 +1,11 @@
-import { commonEnv, grpcAddress, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { commonEnv, grpcAddress, grpcServerEnv, loadConfig, objectStoreEnv } from '@voiceapi/kit';
 import { z } from 'zod';
 
 export const configSchema = z.object({
   ...commonEnv,
   ...grpcServerEnv,
+  /** Call recordings: the S3 bucket telephony owns. */
+  ...objectStoreEnv('voiceapi-recordings'),
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50064),
   MONGO_DB: z.string().default('telephony'),

@@ -5,6 +5,7 @@ import {
   EventSubscriber,
   Lease,
   openService,
+  openObjectStore,
   runAsMain,
   serveGrpc,
   serviceMetrics,
@@ -59,7 +60,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const now = () => new Date();
 
   const calls = new CallStore(conn);
-  const recordings = new RecordingStore(conn);
+  const recordings = new RecordingStore(conn, await openObjectStore(cfg, lifecycle));
   const numbers = new NumberStore(conn, { cacheTtlMs: cfg.NUMBER_CACHE_TTL_MS, log });
   numbers.cache.start();
   lifecycle.onStop('number cache', () => numbers.cache.stop());

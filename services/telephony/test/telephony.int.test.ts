@@ -17,6 +17,7 @@ import { startLeads } from '../../leads/src/main';
 import { RecordingTokens } from '../src/domain/recording-token';
 import { startTelephony } from '../src/main';
 import type { Call as CallRow } from '../src/domain/call';
+import { objectStoreSettings } from '../../../test/harness/infra';
 import { eventually, sleep } from '../../../test/harness/wait';
 import { CallStore } from '../src/store/call-store';
 import { LineStore, type Line } from '../src/store/line-store';
@@ -55,6 +56,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
   const base = {
     MONGO_URL: process.env.MONGO_URL,
     KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+    ...objectStoreSettings(),
     GRPC_PORT: '0',
     LOG_LEVEL: 'silent',
   };
@@ -196,9 +198,15 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       'not_found',
     );
     expect((await tel.listCalls({ page: { page: 1, limit: 25 } }, tenant())).calls).toEqual([]);
-    // The call document holds no audio: it is in the recordings store.
+    // The call document holds no audio, only where it is (object storage) and what it is: 42 s of 8 kHz, 16-bit audio.
     const raw = await conn.collection('calls').findOne({ _id: call.id as never });
-    expect(Object.keys(raw!)).not.toContain('recording');
+    expect(raw!.recording).toEqual({
+      key: `${a.tenantId}/${call.id}.wav`,
+      contentType: 'audio/wav',
+      sizeBytes: 44 + 42 * 16_000,
+      durationSeconds: 42,
+    });
+    expect(await conn.collection('recording_parts').countDocuments({})).toBe(0);
   });
 
   it('gives every simulator outcome its billing: completed and voicemail charged, no answer, busy and failed skipped, opt-out listed', async () => {
@@ -465,10 +473,19 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(link.path).toMatch(/^\/api\/v1\/recordings\/[\w-]+\.[\w-]+$/);
     expect(link.expireTime!.getTime() - Date.now()).toBeLessThanOrEqual(15 * 60_000);
     const token = link.path.split('/').pop()!;
-    const audio = await tel.openRecording({ token, offset: 0 }, {});
+    const audio = await tel.openRecording({ token, offset: 0, urlOnly: false }, {});
     expect(audio.contentType).toBe('audio/wav');
     expect(audio.data.length).toBe(audio.sizeBytes);
     expect(Buffer.from(audio.data).toString('ascii', 0, 4)).toBe('RIFF');
+    // A caller that reads the bucket itself gets a presigned address and no bytes: the same audio, and its ranges.
+    const byUrl = await tel.openRecording({ token, offset: 0, urlOnly: true }, {});
+    expect(byUrl.data.length).toBe(0);
+    const whole = await fetch(byUrl.objectUrl);
+    expect(whole.status).toBe(200);
+    expect(Buffer.from(await whole.arrayBuffer()).equals(Buffer.from(audio.data))).toBe(true);
+    const part = await fetch(byUrl.objectUrl, { headers: { Range: 'bytes=100-199' } });
+    expect(part.status).toBe(206);
+    expect(Buffer.from(await part.arrayBuffer()).equals(Buffer.from(audio.data).subarray(100, 200))).toBe(true);
     const flipped = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA');
     for (const bad of [
       flipped,
@@ -480,7 +497,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
         expiresAt: new Date(Date.now() + 60_000),
       }),
     ]) {
-      expect((await rejection(tel.openRecording({ token: bad, offset: 0 }, {}))).reasonCode).toBe(
+      expect((await rejection(tel.openRecording({ token: bad, offset: 0, urlOnly: false }, {}))).reasonCode).toBe(
         'recording_link_invalid',
       );
     }
@@ -489,7 +506,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       callId: call.id,
       expiresAt: new Date(Date.now() - 1_000),
     });
-    expect((await rejection(tel.openRecording({ token: expired, offset: 0 }, {}))).reasonCode).toBe(
+    expect((await rejection(tel.openRecording({ token: expired, offset: 0, urlOnly: false }, {}))).reasonCode).toBe(
       'recording_link_expired',
     );
     // Another tenant cannot get a link to it; a call without audio has none.

@@ -4,7 +4,7 @@ import type { ServiceClients } from '../../clients';
 import { withBodyFields } from '../../http/errors';
 import { Pagination, pagination } from '../../http/pagination';
 import { refusal } from '../../http/refusals';
-import { defineRoute } from '../../http/route';
+import { defineRoute, type BinaryResult } from '../../http/route';
 import type { CallStreams } from './call-stream';
 import { z } from '../../http/zod';
 import { bucketJson, callDetailJson, callJson, numberJson } from './mappers';
@@ -326,22 +326,32 @@ export function recordingRoutes(clients: ServiceClients) {
       operationId: 'getRecording',
       summary: 'A call’s recording, by its signed link',
       description:
-        'No key: the link from `GET /calls/{id}/recording` is the authorisation. The audio is streamed with its content type.',
+        'No key: the link from `GET /calls/{id}/recording` is the authorisation. The audio is streamed with its content type; one byte range (`Range: bytes=…`) is answered 206 with `Content-Range`.',
       params: RecordingToken,
-      responses: { 200: { description: 'The audio', binary: ['audio/wav', 'audio/*'] } },
+      responses: {
+        200: { description: 'The audio', binary: ['audio/wav', 'audio/*'] },
+        206: {
+          description: 'The byte range asked for (`Range`), with `Content-Range`',
+          binary: ['audio/wav', 'audio/*'],
+        },
+      },
       errors: {
         403: 'The link was altered or truncated (`recording_link_invalid`)',
         404: 'The recording is gone (`not_found`)',
         410: 'The link expired (`recording_link_expired`)',
       },
-      handler: async ({ params }, { call }) => {
-        // The first part is read before the status line: a bad token answers the JSON error.
-        const first = await clients.telephony.openRecording({ token: params.token, offset: 0 }, call);
+      headers: RecordingRangeHeader,
+      handler: async ({ params }, { call, headers }) => {
+        // Asked before the status line: a bad token answers the JSON error.
+        const first = await clients.telephony.openRecording({ token: params.token, offset: 0, urlOnly: true }, call);
+        const range = headers?.range && SINGLE_RANGE.test(headers.range) ? headers.range : undefined;
+        if (first.objectUrl) return fromBucket(first.objectUrl, first.contentType, range);
+        // A recording kept in the operational store (before telephony 1.3): read through telephony, whole.
         async function* parts(): AsyncGenerator<Uint8Array> {
           let offset = first.data.length;
           yield first.data;
           while (offset < first.sizeBytes) {
-            const next = await clients.telephony.openRecording({ token: params.token, offset }, call);
+            const next = await clients.telephony.openRecording({ token: params.token, offset, urlOnly: false }, call);
             if (next.data.length === 0) throw new Error('recording ended early');
             offset += next.data.length;
             yield next.data;
@@ -357,4 +367,44 @@ export function recordingRoutes(clients: ServiceClients) {
       },
     }),
   ];
+}
+
+/** One byte range (`bytes=0-99`, `bytes=100-`, `bytes=-500`); any other Range is ignored, as HTTP allows. */
+const SINGLE_RANGE = /^bytes=(\d+-\d*|-\d+)$/;
+const RecordingRangeHeader = z.object({
+  range: z
+    .string()
+    .optional()
+    .describe(
+      'One byte range (`bytes=0-1023`): answered 206 with that part. Any other form is ignored (200, the whole recording).',
+    ),
+});
+
+/**
+ * The audio streamed from object storage by the presigned address telephony gave (valid a minute;
+ * the store's keys never leave telephony), with the tenant's range. A range the recording cannot
+ * satisfy is ignored (HTTP lets a server do so): the whole recording, 200.
+ */
+async function fromBucket(url: string, contentType: string, range: string | undefined): Promise<BinaryResult> {
+  let res = await fetch(url, range ? { headers: { Range: range } } : {});
+  if (res.status === 416) {
+    await res.body?.cancel();
+    res = await fetch(url);
+  }
+  if ((res.status !== 200 && res.status !== 206) || !res.body) {
+    await res.body?.cancel();
+    throw new Error(`the object store answered ${res.status} for a recording`);
+  }
+  const contentRange = res.headers.get('content-range');
+  return {
+    status: res.status,
+    contentType,
+    length: Number(res.headers.get('content-length')),
+    headers: {
+      'Cache-Control': 'private, no-store',
+      'Accept-Ranges': 'bytes',
+      ...(res.status === 206 && contentRange && { 'Content-Range': contentRange }),
+    },
+    stream: res.body as unknown as AsyncIterable<Uint8Array>,
+  };
 }

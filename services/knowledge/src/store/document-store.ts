@@ -1,16 +1,17 @@
 import {
-  BlobStore,
   objectIds,
   scopeOfRecord,
   stringIds,
   TenantCollection,
   type Page,
+  type ObjectStore,
   type QueryShape,
   type ReadBack,
   type TenantScope,
 } from '@voiceapi/kit';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 import type { KnowledgeDocument } from '../domain/document';
+import { DocumentObjects } from './document-objects';
 
 interface DocumentDoc extends Omit<KnowledgeDocument, 'fileId'> {
   _id: Types.ObjectId;
@@ -70,10 +71,10 @@ function toDocument(doc: DocumentDoc): KnowledgeDocument {
 export class DocumentStore {
   private readonly documents: TenantCollection<DocumentDoc>;
   private readonly pending: TenantCollection<PendingDoc, string>;
-  readonly contents: BlobStore;
-  readonly texts: BlobStore;
+  readonly contents: DocumentObjects;
+  readonly texts: DocumentObjects;
 
-  constructor(conn: Connection) {
+  constructor(conn: Connection, objects: ObjectStore) {
     this.documents = new TenantCollection(
       (conn.models.KnowledgeDocument as Model<DocumentDoc> | undefined) ??
         conn.model<DocumentDoc>('KnowledgeDocument', documentSchema),
@@ -86,8 +87,8 @@ export class DocumentStore {
       stringIds,
       pendingQueryShapes,
     );
-    this.contents = new BlobStore(conn, 'document_contents');
-    this.texts = new BlobStore(conn, 'document_texts');
+    this.contents = new DocumentObjects(conn, objects, 'content');
+    this.texts = new DocumentObjects(conn, objects, 'text');
   }
 
   newId(): string {
@@ -105,13 +106,11 @@ export class DocumentStore {
     text: string,
   ): Promise<void> {
     await this.pending.insert(scope, { _id: doc.fileId, mode: scope.mode, createdAt: doc.createdAt });
-    await this.contents.save(scope, doc.fileId, { contentType: doc.contentType, data: content }, doc.createdAt);
-    await this.texts.save(
-      scope,
-      doc.fileId,
-      { contentType: 'text/plain; charset=utf-8', data: Buffer.from(text, 'utf8') },
-      doc.createdAt,
-    );
+    await this.contents.save(scope, doc.fileId, { contentType: doc.contentType, data: content });
+    await this.texts.save(scope, doc.fileId, {
+      contentType: 'text/plain; charset=utf-8',
+      data: Buffer.from(text, 'utf8'),
+    });
     const { fileId, ...fields } = doc;
     await this.documents.insert(scope, { _id: new Types.ObjectId(fileId), ...fields, status: 'pending' });
   }

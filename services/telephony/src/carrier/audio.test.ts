@@ -1,12 +1,20 @@
-import { toneWav } from './audio';
+import { toneWavStream, wavBytes } from './audio';
 
-describe('toneWav', () => {
-  it('holds four tones whose pitches follow the seed, with faded edges, as 16-bit samples', () => {
+async function whole(seed: number, seconds: number): Promise<{ wav: Buffer; chunks: number[] }> {
+  const chunks: Buffer[] = [];
+  for await (const c of toneWavStream(seed, seconds, 8_000)) chunks.push(c as Buffer);
+  return { wav: Buffer.concat(chunks), chunks: chunks.map((c) => c.length) };
+}
+
+describe('toneWavStream', () => {
+  it('holds four tones whose pitches follow the seed, with faded edges, as 16-bit samples', async () => {
     const seed = 0x1234;
-    const wav = toneWav(seed, 2, 8_000);
+    const { wav } = await whole(seed, 2);
     expect(wav.length).toBe(44 + 32_000);
+    expect(wav.length).toBe(wavBytes(2));
     expect(wav.readUInt32LE(24)).toBe(8_000);
     expect(wav.readUInt16LE(34)).toBe(16);
+    expect(wav.readUInt32LE(40)).toBe(32_000);
     // The second tone: 523 Hz plus 5 × the seed's second nibble (3); 4,000 samples each.
     const f = 523 + 3 * 5;
     for (const i of [4_500, 5_001, 6_123, 7_700]) {
@@ -16,6 +24,13 @@ describe('toneWav', () => {
     }
     // The first sample of each tone is silent (the fade), and another seed sounds different.
     expect(wav.readInt16LE(44 + 4_000 * 2)).toBe(0);
-    expect(toneWav(seed + 1).equals(wav)).toBe(false);
+    expect((await whole(seed + 1, 2)).wav.equals(wav)).toBe(false);
+  });
+
+  it('is as long as the call, made in chunks of at most 64 KB: three minutes are 2.88 MB of audio', async () => {
+    const { wav, chunks } = await whole(7, 180);
+    expect(wav.length).toBe(44 + 180 * 8_000 * 2);
+    expect(wav.length).toBe(wavBytes(180));
+    expect(Math.max(...chunks)).toBeLessThanOrEqual(64 * 1024);
   });
 });

@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+
 /**
  * What the platform needs from a telephone carrier. The default adapter is the simulator (no
  * telephone network is reachable from development machines); a real carrier plugs in here.
@@ -17,9 +19,16 @@ export interface CallAnalysis {
   optOut: boolean;
 }
 
+/**
+ * A call's recording as the carrier holds it (a real one keeps it for a while at its own address):
+ * opened as a stream, read as it arrives, never whole in memory; opened again if a store failed.
+ */
 export interface Recording {
   contentType: string;
-  data: Buffer;
+  sizeBytes: number;
+  /** The audio's length: the call's talk time. */
+  durationSeconds: number;
+  open(): Readable;
 }
 
 export interface CarrierCallRequest {

@@ -28,7 +28,12 @@ describe('carrier simulator', () => {
       // Answered calls come with a transcript, an analysis and a real WAV file; others with none.
       expect(Boolean(r.transcript?.length)).toBe(seconds > 0);
       if (seconds > 0) {
-        const wav = r.recording!.data;
+        const chunks: Buffer[] = [];
+        for await (const c of r.recording!.open()) chunks.push(c as Buffer);
+        const wav = Buffer.concat(chunks);
+        // As long as the talk time: 8 kHz, 16-bit.
+        expect(r.recording).toMatchObject({ durationSeconds: seconds, sizeBytes: 44 + seconds * 16_000 });
+        expect(wav.length).toBe(r.recording!.sizeBytes);
         expect(r.recording!.contentType).toBe('audio/wav');
         expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
         expect(wav.toString('ascii', 8, 12)).toBe('WAVE');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { toneWav } from './audio';
+import { toneWavStream, wavBytes } from './audio';
 import type {
   CallAnalysis,
   CallOutcome,
@@ -115,7 +115,13 @@ export class SimulatorCarrier implements CarrierAdapter {
       answeredAt,
       transcript: conversation.transcript,
       analysis: conversation.analysis,
-      recording: { contentType: 'audio/wav', data: toneWav(hash(req.callId)) },
+      // As long as the talk time (compressed here, but its audio is not): 3 minutes are 2.88 MB.
+      recording: {
+        contentType: 'audio/wav',
+        sizeBytes: wavBytes(duration),
+        durationSeconds: duration,
+        open: () => toneWavStream(hash(req.callId), duration),
+      },
     };
   }
 }

@@ -54,11 +54,21 @@ export interface Call {
   hasTranscript: boolean;
   hasAnalysis: boolean;
   hasRecording: boolean;
+  /** Where its audio is (object storage), once stored: `hasRecording` is true only then. */
+  recording?: RecordingRef;
   summary?: string;
   /** The contact was deleted: the call's personal data is gone, and nothing more is stored. */
   erased?: boolean;
   /** Ended without its charge (billing could not be reached): when settling it is tried again. */
   settleDueAt?: Date;
+}
+
+/** A call's recording as object storage holds it: what describes the audio, never the audio. */
+export interface RecordingRef {
+  key: string;
+  contentType: string;
+  sizeBytes: number;
+  durationSeconds: number;
 }
 
 /** A call's charge as billing settled it (billing prices and posts it; telephony carries it). */

@@ -110,7 +110,7 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
         const link = await uc.calls.recordingLink(requireTenant(ctx), req.callId);
         return { path: link.path, expireTime: link.expiresAt };
       },
-      openRecording: async (req) => uc.calls.openRecording(req.token, req.offset),
+      openRecording: async (req) => uc.calls.openRecording(req.token, req.offset, req.urlOnly),
       callAnalytics: async (req, ctx) => {
         const to = req.to ?? uc.now();
         const from = req.from ?? new Date(to.getTime() - 30 * 24 * 3600_000);

@@ -52,6 +52,13 @@ export const callSchema = new Schema<CallDoc>(
     hasTranscript: { type: Boolean, required: true },
     hasAnalysis: { type: Boolean, required: true },
     hasRecording: { type: Boolean, required: true },
+    recording: {
+      type: new Schema(
+        { key: String, contentType: String, sizeBytes: Number, durationSeconds: Number },
+        { _id: false, versionKey: false },
+      ),
+      required: false,
+    },
     summary: String,
     erased: Boolean,
     settleDueAt: Date,
@@ -126,7 +133,9 @@ export type CallEnd = Pick<
   Call,
   'status' | 'outcome' | 'endedAt' | 'durationSeconds' | 'hasTranscript' | 'hasAnalysis' | 'hasRecording'
 > &
-  Partial<Pick<Call, 'summary' | 'endReason' | 'carrierCallId' | 'answeredAt' | 'holdFailed' | 'settleDueAt'>> &
+  Partial<
+    Pick<Call, 'summary' | 'endReason' | 'carrierCallId' | 'answeredAt' | 'holdFailed' | 'settleDueAt' | 'recording'>
+  > &
   // Its charge, when billing settled it as the call ended.
   Partial<BillingFields>;
 
@@ -303,7 +312,7 @@ export class CallStore {
         hasRecording: false,
         erased: true,
       },
-      $unset: { summary: 1 },
+      $unset: { summary: 1, recording: 1 },
     });
     await this.details.deleteById(scope, id);
   }

@@ -1,34 +1,65 @@
-import { BLOB_PART_BYTES, BlobStore, type BlobHeader, type TenantScope } from '@voiceapi/kit';
+import { BLOB_PART_BYTES, BlobStore, type ObjectStore, type TenantScope } from '@voiceapi/kit';
 import type { Connection } from 'mongoose';
 import type { Recording } from '../carrier/carrier';
+import type { RecordingRef } from '../domain/call';
 
-/** The largest part a read returns, and the size audio is stored in. */
+/** The largest part `read` returns (what one OpenRecording answer carries). */
 export const PART_BYTES = BLOB_PART_BYTES;
 
-/** Call audio, never in the call document: the kit's blob store (header + 1 MiB parts by `_id`), keyed by call id. */
+/**
+ * Call audio, in object storage under a key made of the tenant and the call (so erasure finds it
+ * without the row). Streamed from the carrier as it is read, never whole in memory. Recordings
+ * made before 1.3 (telephony 1.2.x kept them in the operational store, `recordings` and
+ * `recording_parts`) stay readable and erasable there: a call with `hasRecording` and no `recording`
+ * reference is one of those (decision 0136).
+ */
 export class RecordingStore {
-  private readonly blobs: BlobStore;
+  private readonly legacy: BlobStore;
 
-  constructor(conn: Connection) {
-    this.blobs = new BlobStore(conn, 'recordings', 'recording_parts');
+  constructor(
+    conn: Connection,
+    private readonly objects: ObjectStore,
+  ) {
+    this.legacy = new BlobStore(conn, 'recordings', 'recording_parts');
   }
 
-  /** Stores the parts, then the header that makes them visible; a replay finds them stored. */
-  save(scope: TenantScope, callId: string, rec: Recording, now: Date): Promise<void> {
-    return this.blobs.save(scope, callId, { contentType: rec.contentType, data: rec.data }, now);
+  static keyOf(scope: TenantScope, callId: string): string {
+    return `${scope.tenantId}/${callId}.wav`;
   }
 
-  header(scope: TenantScope, callId: string): Promise<BlobHeader | null> {
-    return this.blobs.header(scope, callId);
+  /** Streams the carrier's recording into the bucket; answers what the call row keeps of it. */
+  async save(scope: TenantScope, callId: string, rec: Recording): Promise<RecordingRef> {
+    const key = RecordingStore.keyOf(scope, callId);
+    await this.objects.put(key, rec.open(), { contentType: rec.contentType, sizeBytes: rec.sizeBytes });
+    return { key, contentType: rec.contentType, sizeBytes: rec.sizeBytes, durationSeconds: rec.durationSeconds };
   }
 
-  /** Erases a call's audio (a deleted contact's calls). */
-  erase(scope: TenantScope, callId: string): Promise<boolean> {
-    return this.blobs.erase(scope, callId);
+  /** A presigned address of the audio, valid for `seconds`: the gateway reads it (and its ranges) there. */
+  signedUrl(ref: RecordingRef, seconds: number): Promise<string> {
+    return this.objects.signedReadUrl(ref.key, seconds);
   }
 
-  /** Up to one part's bytes from `offset`. */
-  read(scope: TenantScope, callId: string, offset: number): Promise<Buffer> {
-    return this.blobs.read(scope, callId, offset);
+  /** Up to one part's bytes from `offset`: from the bucket, or a pre-1.3 recording's parts. */
+  async read(scope: TenantScope, callId: string, ref: RecordingRef | undefined, offset: number): Promise<Buffer> {
+    if (!ref) return (await this.legacy.read(scope, callId, offset)).subarray(0, PART_BYTES);
+    const read = await this.objects.get(ref.key, {
+      start: offset,
+      end: Math.min(ref.sizeBytes, offset + PART_BYTES) - 1,
+    });
+    if (!read) return Buffer.alloc(0);
+    const chunks: Buffer[] = [];
+    for await (const chunk of read.body) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** A pre-1.3 recording's description (content type and size), or null. */
+  legacyHeader(scope: TenantScope, callId: string): Promise<{ contentType: string; sizeBytes: number } | null> {
+    return this.legacy.header(scope, callId);
+  }
+
+  /** Erases a call's audio wherever it is (a deleted contact's calls); erasing again finds nothing. */
+  async erase(scope: TenantScope, callId: string): Promise<void> {
+    await this.objects.delete(RecordingStore.keyOf(scope, callId));
+    await this.legacy.erase(scope, callId);
   }
 }

@@ -1,6 +1,6 @@
 import { retryTransient, scopeOfRecord, type Logger, type TypedCounter, countFallback } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
-import { billingFields, statusOfOutcome, type Call, type CallCharge } from '../domain/call';
+import { billingFields, statusOfOutcome, type Call, type CallCharge, type RecordingRef } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
 import type { CallEnd, CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
@@ -209,6 +209,20 @@ export class CallRunner {
     return settled.reduce<number>((n, x) => n + x, 0);
   }
 
+  /**
+   * The carrier's recording streamed into object storage; undefined (counted, logged) when the
+   * object store could not take it: the call still ends, is charged and announced, without it.
+   */
+  private async storeRecording(call: Call, r: CarrierCallResult): Promise<RecordingRef | undefined> {
+    try {
+      return await this.d.recordings.save(scopeOfRecord(call.tenantId), call.id, r.recording!);
+    } catch (err) {
+      countFallback({ dependency: 'objects', operation: 'PutRecording' }, err);
+      this.d.log.warn({ err, callId: call.id }, 'the recording could not be stored: the call ends without it');
+      return undefined;
+    }
+  }
+
   /** Ends a call with the carrier's result; null when it had ended already. */
   async finish(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
     const scope = scopeOfRecord(call.tenantId);
@@ -217,7 +231,7 @@ export class CallRunner {
     // A contact deleted mid-call: its conversation is not kept.
     const keep = !latest.erased;
     if (keep && r.transcript) await this.d.calls.saveDetails(scope, call.id, r.transcript, r.analysis);
-    if (keep && r.recording) await this.d.recordings.save(scope, call.id, r.recording, now);
+    const recording = keep && r.recording ? await this.storeRecording(call, r) : undefined;
     const endReason = reason ?? (r.cutAtLimit ? 'max_call_seconds' : call.endReason);
     const holdFailed = latest.holdFailed || call.holdFailed;
     // Settled with billing as it ends; a repeat (recovery) is answered the charge that stands.
@@ -244,7 +258,9 @@ export class CallRunner {
       durationSeconds: r.durationSeconds,
       hasTranscript: keep && (r.transcript?.length ?? 0) > 0,
       hasAnalysis: keep && r.analysis !== undefined,
-      hasRecording: keep && r.recording !== undefined,
+      // Only once the object exists: a failed put leaves a call without a recording, never one pointing at nothing.
+      hasRecording: recording !== undefined,
+      ...(recording && { recording }),
       holdFailed,
       // The answer's own record may have failed while the store was away.
       ...(r.answeredAt && !latest.answeredAt && { answeredAt: r.answeredAt }),

@@ -13,7 +13,9 @@ import type { CallFeedStore } from '../store/call-feed-store';
 import type { CallFilter, CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
 import type { RecordingStore } from '../store/recording-store';
-import { PART_BYTES } from '../store/recording-store';
+
+/** How long the presigned address given to the gateway works: it starts reading at once. */
+const OBJECT_URL_SECONDS = 60;
 
 export interface FeedQuery {
   direction?: string;
@@ -82,8 +84,9 @@ export class Calls {
   async eraseContact(scope: TenantScope, contactId: string): Promise<number> {
     const ids = await this.d.calls.idsOfContact(scope, contactId);
     for (const id of ids) {
-      await this.d.calls.erasePersonalData(scope, id);
+      // The audio first: the object's key is the call's, so a repeat after a crash deletes it still.
       await this.d.recordings.erase(scope, id);
+      await this.d.calls.erasePersonalData(scope, id);
     }
     // The live feed keeps each change's copy of the call for a day: those lose the numbers too.
     await this.d.feed.erase(scope, ids);
@@ -99,11 +102,16 @@ export class Calls {
     return { path: `/api/v1/recordings/${token}`, expiresAt };
   }
 
-  /** A part of the audio behind a token (the token is the only authority). */
+  /**
+   * The audio behind a token (the token is the only authority): its presigned address in object
+   * storage, from which the gateway streams it and its ranges; or, for a caller that reads through
+   * telephony (a gateway before 1.3, a recording made before 1.3), up to 1 MiB from `offset`.
+   */
   async openRecording(
     token: string,
     offset: number,
-  ): Promise<{ contentType: string; sizeBytes: number; data: Buffer }> {
+    urlOnly = false,
+  ): Promise<{ contentType: string; sizeBytes: number; data: Buffer; objectUrl: string }> {
     const check = this.d.tokens.verify(token, this.d.now());
     if (!check.ok) {
       throw check.why === 'expired'
@@ -112,13 +120,20 @@ export class Calls {
     }
     // The signed grant names the tenant that asked for the link.
     const scope = scopeOfRecord(check.grant.tenantId);
-    const header = await this.d.recordings.header(scope, check.grant.callId);
+    const callId = check.grant.callId;
+    const call = await this.d.calls.get(scope, callId);
+    if (!call?.hasRecording) throw notFound('recording');
+    const ref = call.recording;
+    const header = ref ?? (await this.d.recordings.legacyHeader(scope, callId));
     if (!header) throw notFound('recording');
+    const objectUrl = ref ? await this.d.recordings.signedUrl(ref, OBJECT_URL_SECONDS) : '';
+    if (urlOnly && objectUrl)
+      return { contentType: header.contentType, sizeBytes: header.sizeBytes, data: Buffer.alloc(0), objectUrl };
     if (!Number.isInteger(offset) || offset < 0 || offset > header.sizeBytes)
       throw validationError('offset is outside the recording');
     const data =
-      offset === header.sizeBytes ? Buffer.alloc(0) : await this.d.recordings.read(scope, check.grant.callId, offset);
-    return { contentType: header.contentType, sizeBytes: header.sizeBytes, data: data.subarray(0, PART_BYTES) };
+      offset === header.sizeBytes ? Buffer.alloc(0) : await this.d.recordings.read(scope, callId, ref, offset);
+    return { contentType: header.contentType, sizeBytes: header.sizeBytes, data, objectUrl };
   }
 }
 

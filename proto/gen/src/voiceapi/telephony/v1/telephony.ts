@@ -188,13 +188,24 @@ export interface CreateRecordingLinkResponse {
 export interface OpenRecordingRequest {
   token: string;
   offset: number;
+  /**
+   * The caller reads the audio at `object_url`: no `data` is sent (from telephony 1.3; an older one
+   * sends `data` and no `object_url`).
+   */
+  urlOnly: boolean;
 }
 
 export interface OpenRecordingResponse {
   contentType: string;
   sizeBytes: number;
-  /** At most 1 MiB from `offset`. */
+  /** At most 1 MiB from `offset`; none when `url_only` was asked and `object_url` is set. */
   data: Buffer;
+  /**
+   * A presigned GET address of the audio in object storage, valid for a minute, that serves byte
+   * ranges: the bytes need not pass through telephony. Empty for a recording kept in the
+   * operational store (made before telephony 1.3).
+   */
+  objectUrl: string;
 }
 
 export interface CallAnalyticsRequest {
@@ -2743,7 +2754,7 @@ export const CreateRecordingLinkResponse: MessageFns<
 };
 
 function createBaseOpenRecordingRequest(): OpenRecordingRequest {
-  return { token: "", offset: 0 };
+  return { token: "", offset: 0, urlOnly: false };
 }
 
 export const OpenRecordingRequest: MessageFns<OpenRecordingRequest, "voiceapi.telephony.v1.OpenRecordingRequest"> = {
@@ -2755,6 +2766,9 @@ export const OpenRecordingRequest: MessageFns<OpenRecordingRequest, "voiceapi.te
     }
     if (message.offset !== 0) {
       writer.uint32(16).int64(message.offset);
+    }
+    if (message.urlOnly !== false) {
+      writer.uint32(24).bool(message.urlOnly);
     }
     return writer;
   },
@@ -2788,6 +2802,14 @@ export const OpenRecordingRequest: MessageFns<OpenRecordingRequest, "voiceapi.te
             message.offset = longToNumber(reader.int64());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.urlOnly = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2804,6 +2826,11 @@ export const OpenRecordingRequest: MessageFns<OpenRecordingRequest, "voiceapi.te
     return {
       token: isSet(object.token) ? globalThis.String(object.token) : "",
       offset: isSet(object.offset) ? globalThis.Number(object.offset) : 0,
+      urlOnly: isSet(object.urlOnly)
+        ? globalThis.Boolean(object.urlOnly)
+        : isSet(object.url_only)
+        ? globalThis.Boolean(object.url_only)
+        : false,
     };
   },
 
@@ -2815,6 +2842,9 @@ export const OpenRecordingRequest: MessageFns<OpenRecordingRequest, "voiceapi.te
     if (message.offset !== 0) {
       obj.offset = Math.round(message.offset);
     }
+    if (message.urlOnly !== false) {
+      obj.urlOnly = message.urlOnly;
+    }
     return obj;
   },
 
@@ -2825,12 +2855,13 @@ export const OpenRecordingRequest: MessageFns<OpenRecordingRequest, "voiceapi.te
     const message = createBaseOpenRecordingRequest();
     message.token = object.token ?? "";
     message.offset = object.offset ?? 0;
+    message.urlOnly = object.urlOnly ?? false;
     return message;
   },
 };
 
 function createBaseOpenRecordingResponse(): OpenRecordingResponse {
-  return { contentType: "", sizeBytes: 0, data: Buffer.alloc(0) };
+  return { contentType: "", sizeBytes: 0, data: Buffer.alloc(0), objectUrl: "" };
 }
 
 export const OpenRecordingResponse: MessageFns<OpenRecordingResponse, "voiceapi.telephony.v1.OpenRecordingResponse"> = {
@@ -2845,6 +2876,9 @@ export const OpenRecordingResponse: MessageFns<OpenRecordingResponse, "voiceapi.
     }
     if (message.data.length !== 0) {
       writer.uint32(26).bytes(message.data);
+    }
+    if (message.objectUrl !== "") {
+      writer.uint32(34).string(message.objectUrl);
     }
     return writer;
   },
@@ -2886,6 +2920,14 @@ export const OpenRecordingResponse: MessageFns<OpenRecordingResponse, "voiceapi.
             message.data = Buffer.from(reader.bytes());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.objectUrl = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2911,6 +2953,11 @@ export const OpenRecordingResponse: MessageFns<OpenRecordingResponse, "voiceapi.
         ? globalThis.Number(object.size_bytes)
         : 0,
       data: isSet(object.data) ? Buffer.from(bytesFromBase64(object.data)) : Buffer.alloc(0),
+      objectUrl: isSet(object.objectUrl)
+        ? globalThis.String(object.objectUrl)
+        : isSet(object.object_url)
+        ? globalThis.String(object.object_url)
+        : "",
     };
   },
 
@@ -2925,6 +2972,9 @@ export const OpenRecordingResponse: MessageFns<OpenRecordingResponse, "voiceapi.
     if (message.data.length !== 0) {
       obj.data = base64FromBytes(message.data);
     }
+    if (message.objectUrl !== "") {
+      obj.objectUrl = message.objectUrl;
+    }
     return obj;
   },
 
@@ -2936,6 +2986,7 @@ export const OpenRecordingResponse: MessageFns<OpenRecordingResponse, "voiceapi.
     message.contentType = object.contentType ?? "";
     message.sizeBytes = object.sizeBytes ?? 0;
     message.data = object.data ?? Buffer.alloc(0);
+    message.objectUrl = object.objectUrl ?? "";
     return message;
   },
 };
