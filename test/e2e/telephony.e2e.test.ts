@@ -1,5 +1,7 @@
 // Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import { randomBytes } from 'node:crypto';
+import { S3ObjectStore, type S3Settings } from '@voiceapi/kit';
+import { objectStoreSettings } from '../harness/infra';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
 import { eventually } from '../harness/wait';
 
@@ -211,7 +213,15 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
       analysis: contact.body.contact.analysis,
     });
     expect(listed.find((c) => c.id === unanswered)).toMatchObject({ conversation: null, analysis: null });
-    expect((await api(t.key, `/calls/${summary.id}/recording`)).status).toBe(200);
+    const recording = await api(t.key, `/calls/${summary.id}/recording`);
+    expect(recording.status).toBe(200);
+    const recordings = new S3ObjectStore({
+      ...(objectStoreSettings() as unknown as S3Settings),
+      OBJECT_STORE_FORCE_PATH_STYLE: true,
+      OBJECT_STORE_BUCKET: 'voiceapi-recordings',
+    });
+    const key = `${t.tenantId}/${summary.id}.wav`;
+    expect(await recordings.head(key)).toEqual({ contentType: 'audio/wav', sizeBytes: 44 + 42 * 16_000 });
 
     expect((await api(t.key, `/contacts/${contactId}`, undefined, 'DELETE')).status).toBe(204);
     expect((await api(t.key, `/contacts/${contactId}`)).status).toBe(404);
@@ -235,6 +245,10 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
       hasRecording: false,
     });
     expect((await api(t.key, `/calls/${summary.id}/recording`)).status).toBe(404);
+    // The audio itself is gone from the bucket, and the link given before stops working.
+    expect(await recordings.head(key)).toBeNull();
+    recordings.destroy();
+    expect((await call(recording.body.url)).status).toBe(404);
   });
 
   it('filters the feed and refuses bad filters with the error body', async () => {
@@ -297,6 +311,13 @@ describe('calls, recordings, analytics and numbers through the gateway', () => {
     expect(Number(audio.headers.get('content-length'))).toBe(bytes.length);
     expect(bytes.toString('ascii', 0, 4)).toBe('RIFF');
     expect(bytes.toString('ascii', 8, 12)).toBe('WAVE');
+    // As long as the call: 42 s of 8 kHz, 16-bit audio. One byte range is answered 206.
+    expect(bytes.length).toBe(44 + 42 * 16_000);
+    expect(audio.headers.get('accept-ranges')).toBe('bytes');
+    const part = await fetch(link.body.url, { headers: { Range: 'bytes=1000-1999' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 1000-1999/${bytes.length}`);
+    expect(Buffer.from(await part.arrayBuffer()).equals(bytes.subarray(1000, 2000))).toBe(true);
     const token = link.body.url.split('/').pop() as string;
     const flipped = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA');
     for (const bad of [flipped, token.slice(0, 30)]) {

@@ -21,6 +21,13 @@ export const objectStoreSettings = (): Record<string, string> =>
     Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('OBJECT_STORE_') && !!e[1]),
   );
 
+/** Every server setting of the harness's servers (MONGO_URL, KAFKA_BROKERS, OBJECT_STORE_*), for a process a test starts. */
+export const serverSettings = (): Record<string, string> => ({
+  MONGO_URL: process.env.MONGO_URL!,
+  KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
+  ...objectStoreSettings(),
+});
+
 const dockerAvailable = (): boolean => Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
 
 /**

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { addressSettings, loadManifest, tcpOpen } from '@voiceapi/local-infra';
-import { objectStoreSettings } from './infra';
+import { serverSettings } from './infra';
 import { freePort, startProcess, waitFor, type Proc } from './processes';
 import { readStoreOps, type StoreOpsByProcess } from './store-ops';
 
@@ -158,14 +158,7 @@ export async function startSystem(
     ports,
     replicaPorts,
     gatewayDb: `${gw.mongoDb}_${suffix}`,
-    env: {
-      MONGO_URL: process.env.MONGO_URL!,
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS!,
-      // The harness's object store (global-setup.ts): its endpoint and keys; each service names its bucket.
-      ...objectStoreSettings(),
-      ...opts.servers,
-      ...opts.env,
-    } as Record<string, string>,
+    env: { ...serverSettings(), ...opts.servers, ...opts.env },
     builds: { ...opts.builds },
     async startService(name, extra = {}, replica = 0) {
       const port = replicaPorts[name]?.[replica];

@@ -17,7 +17,7 @@ import { startLeads } from '../../leads/src/main';
 import { RecordingTokens } from '../src/domain/recording-token';
 import { startTelephony } from '../src/main';
 import type { Call as CallRow } from '../src/domain/call';
-import { objectStoreSettings } from '../../../test/harness/infra';
+import { serverSettings } from '../../../test/harness/infra';
 import { eventually, sleep } from '../../../test/harness/wait';
 import { CallStore } from '../src/store/call-store';
 import { LineStore, type Line } from '../src/store/line-store';
@@ -54,9 +54,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
   const suffix = randomBytes(4).toString('hex');
   const log = createLogger('telephony-test', 'silent');
   const base = {
-    MONGO_URL: process.env.MONGO_URL,
-    KAFKA_BROKERS: process.env.KAFKA_BROKERS,
-    ...objectStoreSettings(),
+    ...serverSettings(),
     GRPC_PORT: '0',
     LOG_LEVEL: 'silent',
   };

@@ -209,18 +209,13 @@ export class CallRunner {
     return settled.reduce<number>((n, x) => n + x, 0);
   }
 
-  /**
-   * The carrier's recording streamed into object storage; undefined (counted, logged) when the
-   * object store could not take it: the call still ends, is charged and announced, without it.
-   */
+  /** The recording streamed into object storage; undefined (counted) when the store cannot take it: the call ends without. */
   private async storeRecording(call: Call, r: CarrierCallResult): Promise<RecordingRef | undefined> {
-    try {
-      return await this.d.recordings.save(scopeOfRecord(call.tenantId), call.id, r.recording!);
-    } catch (err) {
+    return this.d.recordings.save(scopeOfRecord(call.tenantId), call.id, r.recording!).catch((err: unknown) => {
       countFallback({ dependency: 'objects', operation: 'PutRecording' }, err);
       this.d.log.warn({ err, callId: call.id }, 'the recording could not be stored: the call ends without it');
       return undefined;
-    }
+    });
   }
 
   /** Ends a call with the carrier's result; null when it had ended already. */
