@@ -54,8 +54,11 @@ export const serviceEnv = {
   leads: { CALLING_WINDOW_DEFAULT: 'always' },
 };
 
-/** Ingests LEADS call leads, disrupts the system once some calls ended and some are in progress, and checks the totals after. */
-export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promise<void>): Promise<void> {
+/**
+ * Ingests LEADS call leads, disrupts the system once some calls ended and some are in progress, and
+ * checks the totals after; the tenant the calls were made for.
+ */
+export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promise<void>): Promise<CallContext> {
   const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
   const at = (name: string) => `127.0.0.1:${sys.ports[name]}`;
   const billing = createPromiseClient(voiceapi.billing.v1.BillingServiceService, at('billing'), { timeoutMs: 20_000 });
@@ -198,6 +201,7 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
         detail: async () => ({ contacts: await statuses() }),
       },
     );
+    return ctx;
   } finally {
     billing.close();
     leads.close();

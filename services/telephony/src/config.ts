@@ -29,6 +29,8 @@ export const configSchema = z.object({
   RECORDING_URL_SECRET: z.string().min(32, 'must be at least 32 characters'),
   /** Lifetime of a signed recording URL (at most 15 minutes). */
   RECORDING_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(900).default(600),
+  /** Recordings are removed this many days after they were stored; unset (the default): kept. */
+  RECORDING_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   /** The longest inbound call: its hold covers this, and the call is ended there. */
   INBOUND_MAX_CALL_SECONDS: z.coerce.number().int().min(60).max(14_400).default(3_600),
   /** Calls in progress at once per tenant until the operator sets its package. */

@@ -39,15 +39,10 @@ import { Concurrency } from './usecases/concurrency';
 import { Dialer } from './usecases/dialer';
 import { Inbound } from './usecases/inbound';
 import { Numbers } from './usecases/numbers';
+import { RecordingKeeper } from './usecases/recording-keeper';
 import { Recovery } from './workers/recovery';
+import { backgroundWorkers } from './workers/background';
 import { RollupRecompute } from './workers/rollups';
-
-/** Buckets recomputed in one pass; a full one is followed by another at once. */
-const ROLLUP_BATCH = 200;
-/** Calls settled again per pass at most (those that ended while billing was away). */
-const SETTLE_BATCH = 200;
-/** Old feed changes deleted in one pass; a full one is followed by another at once. */
-const FEED_PRUNE_BATCH = 1_000;
 
 /** Starts the telephony service; returns its lifecycle so tests can stop it in-process. */
 export async function startTelephony(env: Record<string, string | undefined> = process.env) {
@@ -83,9 +78,9 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   // Telephony owns the call streams; it reads what leads asks of it, created here too so it can
   // start before leads (creation is idempotent, with the same settings). Billing answers over gRPC.
   const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent } = voiceapi.events.v1;
-  // One replica dispatches dials, recovers calls, settles what billing could not, recomputes rollups,
-  // prunes the live feed and relays the outbox at a time: six workers on one lease, so an idle
-  // replica renews one lease.
+  // One replica dispatches dials, recovers calls, settles what billing could not, stores recordings
+  // again, recomputes rollups, prunes the live feed and relays the outbox at a time: the workers
+  // share one lease, so an idle replica renews one lease.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({
     service: 'telephony',
@@ -120,9 +115,17 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const carrier = new SimulatorCarrier(cfg.CARRIER_SIMULATOR_SPEEDUP);
   const metrics = serviceMetrics('telephony');
   const events = callEvents(outbox, followers);
-  const runner = new CallRunner({
+  const keeper = new RecordingKeeper({
     calls,
     recordings,
+    carrier,
+    log,
+    now,
+    ...(cfg.RECORDING_RETENTION_DAYS !== undefined && { retentionDays: cfg.RECORDING_RETENTION_DAYS }),
+  });
+  const runner = new CallRunner({
+    calls,
+    recordings: keeper,
     lines,
     rollups,
     carrier,
@@ -196,42 +199,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const recompute = new RollupRecompute({ rollups, calls });
   const workers = [
     dispatching,
-    new Worker({
-      service: 'telephony',
-      job: 'call-recovery',
-      everyMs: cfg.RECOVERY_INTERVAL_MS,
-      lease,
-      log,
-      pass: async () => void (await recovery.runOnce()),
-    }),
-    // Calls that ended while billing was away, settled again until it answers (on recovery's cadence).
-    new Worker({
-      service: 'telephony',
-      job: 'call-settlement',
-      everyMs: cfg.RECOVERY_INTERVAL_MS,
-      lease,
-      log,
-      pass: async () => ((await runner.settlePending(SETTLE_BATCH)) === SETTLE_BATCH ? 'more' : 'done'),
-    }),
-    new Worker({
-      service: 'telephony',
-      job: 'rollups',
-      everyMs: cfg.ROLLUP_INTERVAL_MS,
-      wakeOn: [rollups.changes()],
-      gatherMs: 1_000,
-      lease,
-      log,
-      pass: async () => ((await recompute.runOnce(ROLLUP_BATCH)) === ROLLUP_BATCH ? 'more' : 'done'),
-    }),
-    // The call feed keeps a day (and an hour): a stream resumes from up to a day back.
-    new Worker({
-      service: 'telephony',
-      job: 'call-feed-prune',
-      everyMs: 10 * 60_000,
-      lease,
-      log,
-      pass: () => feed.prune(FEED_PRUNE_BATCH),
-    }),
+    ...backgroundWorkers({ cfg, lease, log, recovery, runner, keeper, recompute, rollups, feed }),
   ];
   for (const w of workers) {
     w.start();

@@ -203,6 +203,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       contentType: 'audio/wav',
       sizeBytes: 44 + 42 * 16_000,
       durationSeconds: 42,
+      storedAt: expect.any(Date),
     });
     expect(await conn.collection('recording_parts').countDocuments({})).toBe(0);
   });

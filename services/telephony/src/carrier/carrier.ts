@@ -71,4 +71,9 @@ export interface CarrierAdapter {
   recover(req: CarrierCallRequest, startedAt: Date, now: Date): CarrierCallResult | undefined;
   /** Wall-clock milliseconds a call of this request can take at most (ringing and the longest talk). */
   longestMs(req: CarrierCallRequest): number;
+  /**
+   * A finished call's recording asked for again (a carrier keeps them for a while at its own
+   * address): when storing it failed as the call ended. Undefined when the carrier has none.
+   */
+  recordingOf(call: { callId: string; carrierCallId: string; durationSeconds: number }): Recording | undefined;
 }

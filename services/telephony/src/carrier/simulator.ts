@@ -8,6 +8,7 @@ import type {
   CarrierCallRequest,
   CarrierCallResult,
   CarrierHooks,
+  Recording,
   TranscriptTurn,
 } from './carrier';
 
@@ -115,13 +116,18 @@ export class SimulatorCarrier implements CarrierAdapter {
       answeredAt,
       transcript: conversation.transcript,
       analysis: conversation.analysis,
-      // As long as the talk time (compressed here, but its audio is not): 3 minutes are 2.88 MB.
-      recording: {
-        contentType: 'audio/wav',
-        sizeBytes: wavBytes(duration),
-        durationSeconds: duration,
-        open: () => toneWavStream(hash(req.callId), duration),
-      },
+      recording: this.recordingOf({ callId: req.callId, durationSeconds: duration }),
+    };
+  }
+
+  /** As long as the talk time (compressed here, but its audio is not): 3 minutes are 2.88 MB; made again alike. */
+  recordingOf(call: { callId: string; durationSeconds: number }): Recording | undefined {
+    if (call.durationSeconds <= 0) return undefined;
+    return {
+      contentType: 'audio/wav',
+      sizeBytes: wavBytes(call.durationSeconds),
+      durationSeconds: call.durationSeconds,
+      open: () => toneWavStream(hash(call.callId), call.durationSeconds),
     };
   }
 }

@@ -61,6 +61,8 @@ export interface Call {
   erased?: boolean;
   /** Ended without its charge (billing could not be reached): when settling it is tried again. */
   settleDueAt?: Date;
+  /** Ended while object storage could not take its recording: when storing it is tried again. */
+  recordingDueAt?: Date;
 }
 
 /** A call's recording as object storage holds it: what describes the audio, never the audio. */
@@ -69,6 +71,8 @@ export interface RecordingRef {
   contentType: string;
   sizeBytes: number;
   durationSeconds: number;
+  /** When the object was written: a retention period counts from here. */
+  storedAt: Date;
 }
 
 /** A call's charge as billing settled it (billing prices and posts it; telephony carries it). */

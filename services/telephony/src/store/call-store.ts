@@ -10,7 +10,14 @@ import {
 } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { CallAnalysis, TranscriptTurn } from '../carrier/carrier';
-import { ACTIVE_STATUSES, type Call, type CallDetails, type CallStatus, type Direction } from '../domain/call';
+import {
+  ACTIVE_STATUSES,
+  type Call,
+  type CallDetails,
+  type CallStatus,
+  type Direction,
+  type RecordingRef,
+} from '../domain/call';
 
 /** The lifecycle moves a row takes once each (ringing, answered, ended). */
 type Move = 'ringing' | 'answered' | 'ended';
@@ -54,7 +61,7 @@ export const callSchema = new Schema<CallDoc>(
     hasRecording: { type: Boolean, required: true },
     recording: {
       type: new Schema(
-        { key: String, contentType: String, sizeBytes: Number, durationSeconds: Number },
+        { key: String, contentType: String, sizeBytes: Number, durationSeconds: Number, storedAt: Date },
         { _id: false, versionKey: false },
       ),
       required: false,
@@ -62,6 +69,7 @@ export const callSchema = new Schema<CallDoc>(
     summary: String,
     erased: Boolean,
     settleDueAt: Date,
+    recordingDueAt: Date,
     moves: { type: { _id: false, ringing: String, answered: String, ended: String }, default: undefined },
   },
   { collection: 'calls', versionKey: false },
@@ -76,6 +84,10 @@ callSchema.index({ tenantId: 1, agentId: 1, startedAt: -1, _id: -1 });
 callSchema.index({ tenantId: 1, contactId: 1, startedAt: -1, _id: -1 });
 // Calls ended without their charge (billing was away), every tenant's: few, and only while billing is.
 callSchema.index({ settleDueAt: 1 }, { sparse: true });
+// Recordings object storage could not take as their calls ended: few, and only while it is away.
+callSchema.index({ recordingDueAt: 1 }, { sparse: true });
+// Recordings by age, for a retention period (only calls with a recording have the field).
+callSchema.index({ 'recording.storedAt': 1 }, { sparse: true });
 const newest = { startedAt: -1, _id: -1 } as const;
 export const callQueryShapes: QueryShape[] = [
   { name: 'feed', equality: ['tenantId'], sort: newest, range: [] },
@@ -88,6 +100,8 @@ export const callQueryShapes: QueryShape[] = [
   // An analytics bucket's calls: the tenant's calls of one direction started in a quarter hour.
   { name: 'bucket', equality: ['tenantId', 'direction'], range: ['startedAt'] },
   { name: 'settlement due', equality: [], range: ['settleDueAt'] },
+  { name: 'recording due', equality: [], range: ['recordingDueAt'] },
+  { name: 'recordings by age', equality: [], range: ['recording.storedAt'] },
 ];
 
 interface DetailsDoc extends CallDetails {
@@ -134,7 +148,17 @@ export type CallEnd = Pick<
   'status' | 'outcome' | 'endedAt' | 'durationSeconds' | 'hasTranscript' | 'hasAnalysis' | 'hasRecording'
 > &
   Partial<
-    Pick<Call, 'summary' | 'endReason' | 'carrierCallId' | 'answeredAt' | 'holdFailed' | 'settleDueAt' | 'recording'>
+    Pick<
+      Call,
+      | 'summary'
+      | 'endReason'
+      | 'carrierCallId'
+      | 'answeredAt'
+      | 'holdFailed'
+      | 'settleDueAt'
+      | 'recording'
+      | 'recordingDueAt'
+    >
   > &
   // Its charge, when billing settled it as the call ended.
   Partial<BillingFields>;
@@ -281,6 +305,48 @@ export class CallStore {
     ).map(toCall);
   }
 
+  /** Calls of every tenant whose recording object storage could not take, due to be stored again. */
+  async dueForRecording(now: Date, limit: number): Promise<Call[]> {
+    return (
+      await this.calls
+        .crossTenant('the recording retry stores the recordings of every tenant object storage could not take')
+        .find({ recordingDueAt: { $lte: now } }, { limit })
+    ).map(toCall);
+  }
+
+  /**
+   * The recording now stored: the call says it has one. False when the contact was erased
+   * meanwhile (the caller removes the object it wrote).
+   */
+  async setRecording(scope: TenantScope, id: string, ref: RecordingRef): Promise<boolean> {
+    const doc = await this.calls.updateById(
+      scope,
+      id,
+      { $set: { recording: ref, hasRecording: true }, $unset: { recordingDueAt: 1 } },
+      { where: { erased: { $ne: true } } },
+    );
+    return doc !== null;
+  }
+
+  /** Storing the recording failed again: tried at `at`, or never again (`undefined`: the call has none). */
+  async deferRecording(scope: TenantScope, id: string, at: Date | undefined): Promise<void> {
+    await this.calls.updateById(scope, id, at ? { $set: { recordingDueAt: at } } : { $unset: { recordingDueAt: 1 } });
+  }
+
+  /** Calls of every tenant with a recording stored before `cutoff` (a retention period's end). */
+  async recordedBefore(cutoff: Date, limit: number): Promise<Call[]> {
+    return (
+      await this.calls
+        .crossTenant('the retention sweep removes recordings of every tenant once their period ends')
+        .find({ 'recording.storedAt': { $lt: cutoff } }, { limit })
+    ).map(toCall);
+  }
+
+  /** The recording removed after its retention period: the call no longer has one. */
+  async forgetRecording(scope: TenantScope, id: string): Promise<void> {
+    await this.calls.updateById(scope, id, { $set: { hasRecording: false }, $unset: { recording: 1 } });
+  }
+
   async saveDetails(
     scope: TenantScope,
     id: string,
@@ -312,7 +378,7 @@ export class CallStore {
         hasRecording: false,
         erased: true,
       },
-      $unset: { summary: 1, recording: 1 },
+      $unset: { summary: 1, recording: 1, recordingDueAt: 1 },
     });
     await this.details.deleteById(scope, id);
   }

@@ -28,10 +28,11 @@ export class RecordingStore {
   }
 
   /** Streams the carrier's recording into the bucket; answers what the call row keeps of it. */
-  async save(scope: TenantScope, callId: string, rec: Recording): Promise<RecordingRef> {
+  async save(scope: TenantScope, callId: string, rec: Recording, now: Date): Promise<RecordingRef> {
     const key = RecordingStore.keyOf(scope, callId);
     await this.objects.put(key, rec.open(), { contentType: rec.contentType, sizeBytes: rec.sizeBytes });
-    return { key, contentType: rec.contentType, sizeBytes: rec.sizeBytes, durationSeconds: rec.durationSeconds };
+    const { contentType, sizeBytes, durationSeconds } = rec;
+    return { key, contentType, sizeBytes, durationSeconds, storedAt: now };
   }
 
   /** A presigned address of the audio, valid for `seconds`: the gateway reads it (and its ranges) there. */

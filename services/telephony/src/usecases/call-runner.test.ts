@@ -119,7 +119,7 @@ describe('CallRunner.run', () => {
     const endEvents: { charge?: CallCharge }[] = [];
     const deps = {
       calls: { setAnswered, finish, byId: async () => null, saveDetails: async () => undefined, ...more },
-      recordings: { save: async () => undefined },
+      recordings: { store: async () => ({ recordingDueAt: at(65) }), discard: async () => undefined },
       lines: { free: async () => undefined },
       rollups: { markDirty: async () => undefined },
       carrier,

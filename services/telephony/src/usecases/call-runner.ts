@@ -1,12 +1,12 @@
-import { retryTransient, scopeOfRecord, type Logger, type TypedCounter, countFallback } from '@voiceapi/kit';
+import { countFallback, retryTransient, scopeOfRecord, type Logger, type TypedCounter } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
-import { billingFields, statusOfOutcome, type Call, type CallCharge, type RecordingRef } from '../domain/call';
+import { billingFields, statusOfOutcome, type Call, type CallCharge } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
 import type { CallEnd, CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';
-import type { RecordingStore } from '../store/recording-store';
 import type { RollupStore } from '../store/rollup-store';
 import type { AgentConversation, AnsweringAgents, CallEvents, Wallet } from './ports';
+import type { RecordingKeeper } from './recording-keeper';
 
 /** How long a call's end is tried again before recovery is left to finish it. */
 const FINISH_RETRY_MS = 60_000;
@@ -19,7 +19,7 @@ export const scopeOfCall = (call: Pick<Call, 'tenantId' | 'sandbox'>) =>
 
 export interface RunnerDeps {
   calls: CallStore;
-  recordings: RecordingStore;
+  recordings: RecordingKeeper;
   lines: LineStore;
   rollups: RollupStore;
   carrier: CarrierAdapter;
@@ -209,15 +209,6 @@ export class CallRunner {
     return settled.reduce<number>((n, x) => n + x, 0);
   }
 
-  /** The recording streamed into object storage; undefined (counted) when the store cannot take it: the call ends without. */
-  private async storeRecording(call: Call, r: CarrierCallResult): Promise<RecordingRef | undefined> {
-    return this.d.recordings.save(scopeOfRecord(call.tenantId), call.id, r.recording!).catch((err: unknown) => {
-      countFallback({ dependency: 'objects', operation: 'PutRecording' }, err);
-      this.d.log.warn({ err, callId: call.id }, 'the recording could not be stored: the call ends without it');
-      return undefined;
-    });
-  }
-
   /** Ends a call with the carrier's result; null when it had ended already. */
   async finish(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
     const scope = scopeOfRecord(call.tenantId);
@@ -226,7 +217,7 @@ export class CallRunner {
     // A contact deleted mid-call: its conversation is not kept.
     const keep = !latest.erased;
     if (keep && r.transcript) await this.d.calls.saveDetails(scope, call.id, r.transcript, r.analysis);
-    const recording = keep && r.recording ? await this.storeRecording(call, r) : undefined;
+    const stored = keep && r.recording ? await this.d.recordings.store(call, r.recording) : undefined;
     const endReason = reason ?? (r.cutAtLimit ? 'max_call_seconds' : call.endReason);
     const holdFailed = latest.holdFailed || call.holdFailed;
     // Settled with billing as it ends; a repeat (recovery) is answered the charge that stands.
@@ -253,9 +244,9 @@ export class CallRunner {
       durationSeconds: r.durationSeconds,
       hasTranscript: keep && (r.transcript?.length ?? 0) > 0,
       hasAnalysis: keep && r.analysis !== undefined,
-      // Only once the object exists: a failed put leaves a call without a recording, never one pointing at nothing.
-      hasRecording: recording !== undefined,
-      ...(recording && { recording }),
+      // Only once the object exists: a failed put leaves the call without one until it is stored again.
+      hasRecording: stored !== undefined && 'recording' in stored,
+      ...stored,
       holdFailed,
       // The answer's own record may have failed while the store was away.
       ...(r.answeredAt && !latest.answeredAt && { answeredAt: r.answeredAt }),
@@ -271,6 +262,8 @@ export class CallRunner {
     const ended = await this.d.calls.finish(call.id, end);
     // Null: the row had ended already (a repeated finish), counted by the finish that ended it.
     if (ended) this.d.metrics?.ended.add(1, { direction: ended.direction });
+    // The contact was erased while its recording was being written: the recording goes too.
+    if (ended?.erased && ended.hasRecording) await this.d.recordings.discard(ended);
     await this.d.lines.free(scope, call.id);
     await this.d.rollups.markDirty(scope, call.direction, call.startedAt, now);
     return ended;
