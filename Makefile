@@ -106,7 +106,7 @@ images: ## every process's image from deploy/Dockerfile with podman, no Docker o
 cluster-test: typecheck infra ## the charts on a live two-node Kubernetes cluster: install, a tenant's flow, a release, pod loss and a drain under load, budgets, helm test, uninstall (root)
 	bash scripts/cluster-test.sh
 
-bench: infra ## store candidates, an idle system, gateway edge cost, billing throughput, lead ingest, batch ingest on the whole system, the call feed and the dialler, the live call stream, uploads and the custom API, webhook deliveries, the store's cost per operation, the whole system as a tenant meets it (CPU per operation of every process), then every target met or not in one table; writes docs/performance.md
+bench: infra ## store candidates, an idle system, gateway edge cost, billing throughput, lead ingest, batch ingest on the whole system, the call feed and the dialler, the live call stream, uploads and the custom API, recordings in object storage (before and after), webhook deliveries, the store's cost per operation, the whole system as a tenant meets it (CPU per operation of every process), then every target met or not in one table; writes docs/performance.md
 	node --import tsx test/bench/stores.ts
 	node --import tsx test/bench/idle.ts
 	node --import tsx test/bench/edge.ts
@@ -116,6 +116,7 @@ bench: infra ## store candidates, an idle system, gateway edge cost, billing thr
 	node --import tsx test/bench/telephony.ts
 	node --import tsx test/bench/stream.ts
 	node --import tsx test/bench/agents.ts
+	node --import tsx test/bench/recordings.ts
 	node --import tsx test/bench/webhooks.ts
 	node --import tsx test/bench/store-cost.ts
 	node --import tsx test/bench/whole-system.ts

@@ -408,6 +408,72 @@ run "platform-dev-secrets has one Secret per service" check_py expect "$LAST_REN
 run "platform-dev-secrets: no plaintext secret in any manifest" \
   absent "dev-password|dev-admin-token|dev-pepper|dev-recording-secret" "$LAST_RENDER"
 
+step "object store: only telephony and knowledge, their keys from a Secret or the pod's identity"
+# Telephony's recordings and knowledge's documents are in object storage (decision 0136): those two
+# get OBJECT_STORE_* (their buckets, global.objectStore's settings), no other service does, and the
+# keys reach a pod only by secretKeyRef; without keys the AWS SDK takes the pod's identity.
+os_keys() { # os_keys SECRET/ID_KEY/SECRET_KEY: the two keys' secretKeyRefs, as JSON fields
+  local name id secret; IFS=/ read -r name id secret <<<"$1"
+  printf ', "OBJECT_STORE_ACCESS_KEY_ID": "secret:%s/%s", "OBJECT_STORE_SECRET_ACCESS_KEY": "secret:%s/%s"' "$name" "$id" "$name" "$secret"
+}
+os_expect() { # os_expect SETTINGS [TELEPHONY_KEYS KNOWLEDGE_KEYS]: both services' OBJECT_STORE_*, as check.py object-store wants
+  local t="" k=""
+  if [[ -n ${2:-} ]]; then t=$(os_keys "$2"); k=$(os_keys "$3"); fi
+  printf '{"telephony": {"OBJECT_STORE_BUCKET": "voiceapi-recordings", %s%s}, "knowledge": {"OBJECT_STORE_BUCKET": "voiceapi-knowledge", %s%s}}' "$1" "$t" "$1" "$k"
+}
+AWS_S3='"OBJECT_STORE_REGION": "us-east-1", "OBJECT_STORE_FORCE_PATH_STYLE": "false", "OBJECT_STORE_CREATE_BUCKET": "false"'
+run "platform-default: AWS S3 by the pods' identity, telephony and knowledge only" \
+  check_py object-store "$PLATFORM_DEFAULT" "$(os_expect "$AWS_S3")"
+run "platform-production: AWS S3 by the pods' identity (no key anywhere)" \
+  check_py object-store "$WORK/render.platform-production.yaml" "$(os_expect "$AWS_S3")"
+for c in telephony knowledge; do
+  run "$c-alone: its bucket, AWS S3 by the pod's identity" check_py object-store "$WORK/render.$c-alone.yaml" \
+    "$(os_expect "$AWS_S3" | "$PY" -c "import json,sys; print(json.dumps({'$c': json.load(sys.stdin)['$c']}))")"
+done
+# Development: a local S3 server, its keys inline (each chart makes its own Secret of them).
+OBJ_DEV=(--set-string global.objectStore.endpoint=http://10.244.0.1:7070 --set global.objectStore.forcePathStyle=true
+         --set global.objectStore.createBucket=true --set-string global.objectStore.accessKeyId=dev-object-key-id
+         --set-string global.objectStore.secretAccessKey=dev-object-secret-0123456789)
+rendered "platform-object-store-dev" "$CHARTS/$UMBRELLA" voiceapi "${OBJ_DEV[@]}"
+run "platform-object-store-dev: a chart-made Secret for telephony and for knowledge" check_py expect "$LAST_RENDER" \
+  "Secret=2,Secret/telephony,Secret/knowledge"
+run "platform-object-store-dev: the endpoint, path-style, bucket creation, keys by secretKeyRef" \
+  check_py object-store "$LAST_RENDER" "$(os_expect '"OBJECT_STORE_REGION": "us-east-1", "OBJECT_STORE_ENDPOINT": "http://10.244.0.1:7070", "OBJECT_STORE_FORCE_PATH_STYLE": "true", "OBJECT_STORE_CREATE_BUCKET": "true"' \
+    telephony/object-store-access-key-id/object-store-secret-access-key knowledge/object-store-access-key-id/object-store-secret-access-key)"
+run "platform-object-store-dev: no plaintext key in any manifest" absent "dev-object-key-id|dev-object-secret" "$LAST_RENDER"
+# Production off AWS: a Secret you manage; a service may have its own (keys that reach only its bucket).
+rendered "platform-object-store-secret" "$CHARTS/$UMBRELLA" voiceapi --set global.objectStore.existingSecret=voiceapi-object-store \
+  --set knowledge.objectStore.existingSecret=voiceapi-knowledge-objects --set knowledge.objectStore.secretAccessKeyKey=secret
+run "platform-object-store-secret: no chart-made Secret" check_py expect "$LAST_RENDER" "!Secret"
+run "platform-object-store-secret: the global Secret, knowledge's own" check_py object-store "$LAST_RENDER" \
+  "$(os_expect "$AWS_S3" voiceapi-object-store/access-key-id/secret-access-key voiceapi-knowledge-objects/access-key-id/secret)"
+render "$WORK/os-companies.yaml" "$CHARTS/$UMBRELLA" voiceapi --set-string companies.env.OBJECT_STORE_BUCKET=x
+must_fail "object store settings on a service that keeps no objects are refused (canary)" "Deployment/companies: OBJECT_STORE_\* is" \
+  check_py object-store "$WORK/os-companies.yaml" "$(os_expect "$AWS_S3")"
+render "$WORK/os-inline-key.yaml" "$CHARTS/telephony" telephony --set-string env.OBJECT_STORE_SECRET_ACCESS_KEY=plain
+must_fail "an object store key written into the pod spec is refused (canary)" "OBJECT_STORE_SECRET_ACCESS_KEY is not read from a Secret" \
+  check_py rules "$WORK/os-inline-key.yaml"
+printf 'global:\n  objectStore:\n    forcePathStyle: "yes"\n' >"$WORK/os-wrong-type.yaml"
+must_fail "object store: a values file with a string for a boolean is refused" "forcePathStyle.*want boolean|forcePathStyle.*boolean" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi -f "$WORK/os-wrong-type.yaml"
+printf 'telephony:\n  objectStore: voiceapi-recordings\n' >"$WORK/os-not-an-object.yaml"
+must_fail "object store: telephony.objectStore that is not an object is refused" "objectStore.*want object|objectStore.*object" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi -f "$WORK/os-not-an-object.yaml"
+must_fail "object store: an empty region is refused" "region.*minLength|region" \
+  render /dev/null "$CHARTS/telephony" telephony --set-string global.objectStore.region=
+must_fail "object store: an endpoint that is not a URL is refused" "endpoint.*pattern|endpoint.*match" \
+  render /dev/null "$CHARTS/knowledge" knowledge --set-string global.objectStore.endpoint=minio:9000
+must_fail "object store: a bucket name S3 refuses is refused" "bucket.*pattern|bucket.*match" \
+  render /dev/null "$CHARTS/telephony" telephony --set-string objectStore.bucket=Recordings_1
+must_fail "object store: telephony without its bucket is refused" "bucket" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set telephony.objectStore.bucket=null
+must_fail "object store: one development key without the other is refused" "accessKeyId|secretAccessKey" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set-string global.objectStore.accessKeyId=dev-object-key-id
+must_fail "object store: a misspelled setting is refused (global.objectStore.bukket)" "bukket|additional properties|additionalProperties" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set-string global.objectStore.bukket=x
+must_fail "object store: a service that keeps no objects refuses objectStore" "/objectStore.*not|objectStore" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set-string companies.objectStore.bucket=voiceapi-companies
+
 step "the image's user is the charts' runAsUser/runAsGroup/fsGroup"
 dockerfile_user() { # dockerfile_user DOCKERFILE
   local user; user=$(grep -E '^USER ' "$1" | tail -n 1 | awk '{print $2}')

@@ -2,9 +2,10 @@
 # `make cluster-test`: the platform on a live two-node Kubernetes cluster (issue 31). Builds every
 # image (make images), starts the cluster (scripts/cluster.sh), loads the images into its nodes,
 # runs test/cluster/ (the PrometheusRule CRD applied, helm install with the rules and dashboards, a
-# tenant's flow through the gateway's Service, leads rolled from its previous release to this checkout
-# and back under load, pods lost under load, disruption budgets and drains, helm test, uninstall) and
-# always stops the cluster, leaving nothing running. Needs root (kubelets, containerd).
+# tenant's flow through the gateway's Service with a call's recording, leads rolled from its previous
+# release to this checkout and back under load, pods lost under load, disruption budgets and drains,
+# helm test, uninstall) and always stops the cluster, leaving nothing running. Needs root (kubelets,
+# containerd).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -26,6 +27,9 @@ fi
 images+=("$(CONTEXT=$PREVIOUS_LEADS_TREE IMAGES=leads bash scripts/images.sh)")
 say "images ready after $((SECONDS - started)) s (leads $PREVIOUS_LEADS_VERSION too)"
 HELM=$(bash scripts/helm.sh)
+# The object store the suite starts on the host beside the store and Kafka (versitygw, built once per
+# machine from the Go module proxy): built before the cluster starts, so that a failed build stops here.
+node -e 'require("./deploy/local/dist/index.js").objectStoreBinary()' >/dev/null
 # The Prometheus operator's PrometheusRule CRD (its Go module, through the Go module proxy): the
 # suite applies it before installing the umbrella, whose rules are a PrometheusRule.
 PROMETHEUS_RULE_CRD=$(bash scripts/prometheus-operator-crd.sh)

@@ -10,6 +10,7 @@ Usage: check.py COMMAND RENDERED_YAML [ARGS...], one of
   manifest PATH MANIFEST_JSON CHARTS_DIR UMBRELLA services/manifest.json against the charts
   same-selectors PATH OTHER_PATH SERVICE          one service's selectors identical in two renders
   observability PATH RULES_DIR DASHBOARDS_DIR LABEL VALUE   the umbrella's rules and dashboards
+  object-store PATH EXPECTED_JSON                 every Deployment's OBJECT_STORE_* env, exactly as expected
 Prints problems indented by four spaces; exit 1 when there are any.
 
 Environment: SKIP_API_GROUPS (comma list), CHECK_KUBE_VERSIONS (space list), CRD_FILES (colon list).
@@ -139,7 +140,7 @@ def validate(path):
     print(f"    {n} objects valid against Kubernetes {', '.join(VERSIONS)}" + (f" ({n_crd} of them against their CRD)" if n_crd else "") if not problems else "")
     return problems
 
-SECRET_ENV = {"MONGO_URL", "ADMIN_TOKEN", "KEY_HASH_PEPPER"}
+SECRET_ENV = {"MONGO_URL", "ADMIN_TOKEN", "KEY_HASH_PEPPER", "OBJECT_STORE_ACCESS_KEY_ID", "OBJECT_STORE_SECRET_ACCESS_KEY"}
 # The callers each internal service admits (chart names, sorted), whether or not their charts exist yet.
 CALLERS = {"companies": ["agents", "gateway"], "knowledge": ["agents", "gateway"], "agents": ["gateway", "telephony"], "webhooks": ["gateway", "leads"], "billing": ["gateway", "knowledge", "leads", "telephony"],
            "leads": ["gateway", "telephony"]}
@@ -237,6 +238,8 @@ def rules(path):
                 if not pr: p.append(f"{ident(d)}: {probe} missing"); continue
                 if "grpc" in ports and "grpc" not in pr: p.append(f"{ident(d)}: {probe} is not a native gRPC probe")
                 if "http" in ports and "httpGet" not in pr: p.append(f"{ident(d)}: {probe} is not httpGet")
+            keys = {e["name"] for e in c.get("env", [])} & {"OBJECT_STORE_ACCESS_KEY_ID", "OBJECT_STORE_SECRET_ACCESS_KEY"}
+            if len(keys) == 1: p.append(f"{ident(d)}: {keys.pop()} alone: the object store's keys go together, or neither (the pod's identity)")
             for e in c.get("env", []):
                 if e["name"] in SECRET_ENV and "secretKeyRef" not in (e.get("valueFrom") or {}):
                     p.append(f"{ident(d)}: {e['name']} is not read from a Secret")
@@ -259,6 +262,33 @@ def rules(path):
             p.append(f"{ident(d)}: {name} must accept only {CALLERS[name]}, got {callers}")
         if not peers and d["spec"].get("ingress") != []:
             p.append(f"{ident(d)}: ingress rule without peers would allow everyone")
+    return p
+
+def object_store(path, expected_json):
+    """Every Deployment's OBJECT_STORE_* variables are exactly EXPECTED_JSON's for it ({} for a
+    Deployment it does not name): {deployment: {NAME: value, or "secret:<Secret>/<key>" for a
+    secretKeyRef}}. Only the services that keep objects get them; keys come from a Secret or not at all."""
+    want, p, seen = json.loads(expected_json), [], {}
+    for d in docs(path):
+        if d["kind"] != "Deployment":
+            continue
+        name = d["metadata"]["name"]
+        got = {}
+        for e in d["spec"]["template"]["spec"]["containers"][0].get("env", []):
+            if not e["name"].startswith("OBJECT_STORE_"):
+                continue
+            ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+            got[e["name"]] = f"secret:{ref['name']}/{ref['key']}" if ref else e.get("value")
+        seen[name] = got
+        if got != want.get(name, {}):
+            p.append(f"{ident(d)}: OBJECT_STORE_* is {json.dumps(got, sort_keys=True)}, expected {json.dumps(want.get(name, {}), sort_keys=True)}")
+    p += [f"Deployment/{n} not rendered" for n in sorted(want.keys() - seen.keys())]
+    if not p:
+        for n in sorted(want):
+            keys = want[n].get("OBJECT_STORE_ACCESS_KEY_ID")
+            source = f"from {keys}" if keys else "none (the pod's identity)"
+            print(f"    {n}: bucket {want[n].get('OBJECT_STORE_BUCKET')}, keys {source}")
+        if seen.keys() - want.keys(): print(f"    no OBJECT_STORE_* on {', '.join(sorted(seen.keys() - want.keys()))}")
     return p
 
 def expect(path, spec):
@@ -422,7 +452,7 @@ cmd, path, *rest = sys.argv[1:]
 problems = {"validate": lambda: validate(path), "rules": lambda: rules(path),
             "expect": lambda: expect(path, rest[0]), "query": lambda: query(path, rest[0]),
             "manifest": lambda: manifest(path, *rest), "same-selectors": lambda: same_selectors(path, *rest),
-            "observability": lambda: observability(path, *rest)}[cmd]()
+            "observability": lambda: observability(path, *rest), "object-store": lambda: object_store(path, *rest)}[cmd]()
 for x in problems:
     print(f"    {x}")
 sys.exit(1 if problems else 0)

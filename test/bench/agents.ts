@@ -11,12 +11,12 @@
  *       and store operations per call.
  * Writes the agents section of docs/performance.md. It reports; it never fails on time.
  */
-import { readFileSync } from 'node:fs';
+import { rssBytes } from './cpu';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import { docxWithParagraphs, pdfWithPages } from '../fixtures/documents';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { writePerformanceSection } from './report';
@@ -32,13 +32,10 @@ const pct = (xs: number[], p: number) => {
 };
 const words = (n: number, seed: number) =>
   Array.from({ length: n }, (_, i) => `word${(i * 7919 + seed) % 10007}`).join(' ');
-const rssBytes = (pid: number) =>
-  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   // The clinic's API, as the decisions file's contract says.
   const customApi = createServer((req, res) => {
     let body = '';

@@ -10,7 +10,7 @@
  */
 import { cpus } from 'node:os';
 import autocannon from 'autocannon';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
 import { cpuWindow, systemPids, type CpuShares } from './cpu';
@@ -48,8 +48,7 @@ function cpuPerLead(s: CpuShares, leads: number): string {
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   const sys = await startSystem({
     gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
     serviceEnv: { telephony: { CARRIER_SIMULATOR_SPEEDUP: SPEEDUP } },

@@ -6,6 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
+/** A process's resident memory now, in bytes (VmRSS). */
+export const rssBytes = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+
 /** CPU seconds (user + system) a process has used so far. */
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')

@@ -7,7 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
 import autocannon from 'autocannon';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { freePort } from '../harness/processes';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { startBaseline } from './bare';
@@ -81,8 +81,7 @@ const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)}%`;
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   const children: ChildProcess[] = [];
   // As in production: no response-schema check (the harness turns it on for tests).
   const sys = await startSystem({

@@ -6,7 +6,7 @@
  * sweeps, relays, leases, polls. Writes its section of docs/performance.md.
  */
 import { cpus } from 'node:os';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { startSystem } from '../harness/system';
 import { storeOpsDelta } from '../harness/store-ops';
 import { PROFILE_DIR } from '../harness/processes';
@@ -20,8 +20,7 @@ const SETTLE_S = Number(process.env.BENCH_IDLE_SETTLE_S ?? 15);
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   const sys = await startSystem({ gatewayEnv: { LOG_LEVEL: 'warn' } });
   let measuredFrom: number | undefined;
   try {

@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import mongoose from 'mongoose';
 import { consumerGroup, createKafka, createLogger, EventPublisher, EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { PROFILE_DIR } from '../harness/processes';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
@@ -41,8 +41,7 @@ const met = (ok: boolean) => (ok ? 'yes' : 'no');
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   const sys = await startSystem({
     without: ['telephony'],
     gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { ROOT } from '../harness/processes';
 import { startSystem, tenantWithKey } from '../harness/system';
 import { summarizeProfiles } from './profiles';
@@ -18,8 +18,7 @@ async function main(): Promise<void> {
   );
   mkdirSync(dir, { recursive: true });
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   const sys = await startSystem({
     gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
     gatewayNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],

@@ -9,7 +9,7 @@
  * ended call beside them. Writes its section of docs/performance.md; never fails on time.
  */
 import { cpus } from 'node:os';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { openSse, type SseClient } from '../harness/sse';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
@@ -41,8 +41,7 @@ interface Round {
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   const sys = await startSystem({
     gatewayEnv: { RATE_LIMIT_PER_SECOND: '1000000000', LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },
     serviceEnv: { telephony: { CARRIER_SIMULATOR_SPEEDUP: SPEEDUP }, leads: { CALLING_WINDOW_DEFAULT: 'always' } },

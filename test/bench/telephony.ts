@@ -16,7 +16,7 @@ import mongoose from 'mongoose';
 import { createPromiseClient, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { Receiver } from '../../services/webhooks/test/receiver';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
 import { cpuLine, cpuWindow, systemPids } from './cpu';
@@ -47,8 +47,7 @@ const percentile = (xs: number[], p: number) => {
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   const receiver = await new Receiver().start();
   const sys = await startSystem({
     // The embedded store sorts in memory (decision 0110): a page over 1,000,000 calls may take

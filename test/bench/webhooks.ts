@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { createKafka, createLogger, createPromiseClient, eventRecord, EventPublisher } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { Receiver } from '../../services/webhooks/test/receiver';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
 import { writePerformanceSection } from './report';
@@ -40,8 +40,7 @@ const waitUntil = async (what: string, done: () => boolean, timeoutMs: number) =
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   const receiver = await new Receiver().start();
   const sys = await startSystem({
     gatewayEnv: { LOG_LEVEL: 'warn', RESPONSE_SCHEMA_CHECK: 'false' },

@@ -24,7 +24,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import mongoose from 'mongoose';
 import { Receiver } from '../../services/webhooks/test/receiver';
-import { provideInfra } from '../harness/infra';
+import { provideInfra, useInfra } from '../harness/infra';
 import { call, startSystem, tenantWithKey } from '../harness/system';
 import { perOperation, storeOpsDelta } from '../harness/store-ops';
 import { bareExpress } from './bare';
@@ -89,8 +89,7 @@ interface IngestRound {
 
 async function main(): Promise<void> {
   const infra = await provideInfra((l) => process.stderr.write(`[infra] ${l}\n`));
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  useInfra(infra);
   const receiver = await new Receiver().start();
   const commit = process.env.BENCH_COMMIT;
   const root = commit ? releaseBuild(commit) : undefined;

@@ -3,7 +3,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import YAML from 'yaml';
-import { startKafka, startStore, type KafkaHandle, type StoreHandle } from '@voiceapi/local-infra';
+import {
+  startKafka,
+  startObjectStore,
+  startStore,
+  type KafkaHandle,
+  type ObjectStoreHandle,
+  type StoreHandle,
+} from '@voiceapi/local-infra';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { ADMIN_TOKEN, call, tenantWithKey } from '../harness/system';
 import { eventually, sleep } from '../harness/wait';
@@ -37,11 +44,11 @@ import {
 
 // The platform as an SRE installs it, on the live two-node cluster of scripts/cluster.sh (issue 31):
 // the charts installed with --wait (the umbrella with its Prometheus rules and Grafana dashboards), a
-// tenant's whole flow through the gateway's Service, leads (a release of its own) rolled from its
-// previous release to this checkout under load and back, pods lost under load, the disruption
-// budgets, helm test and uninstall.
-// The store and Kafka run on the host at the node's address (the charts take them as external
-// servers, as production's managed ones). Run by `make cluster-test` (scripts/cluster-test.sh).
+// tenant's whole flow through the gateway's Service (a call's recording too), leads (a release of
+// its own) rolled from its previous release to this checkout under load and back, pods lost under
+// load, the disruption budgets, helm test and uninstall.
+// The store, Kafka and the object store run on the host at the node's address (the charts take them
+// as external servers, as production's managed ones). Run by `make cluster-test` (scripts/cluster-test.sh).
 
 const SERVICES = ['agents', 'billing', 'companies', 'gateway', 'knowledge', 'leads', 'telephony', 'webhooks'];
 /** leads' previous release (scripts/cluster-test.sh builds its image): its version, and its release commit's tree, whose chart installs it. */
@@ -76,6 +83,7 @@ describe('the platform on a live Kubernetes cluster', () => {
   let dir: string;
   let store: StoreHandle | undefined;
   let kafka: KafkaHandle | undefined;
+  let objects: ObjectStoreHandle | undefined;
   let receiver: Receiver | undefined;
   let releaseArgs: string[];
   let leadsValues: string;
@@ -111,6 +119,7 @@ describe('the platform on a live Kubernetes cluster', () => {
     const host = nodeIp();
     store = await startStore({ dataDir: path.join(dir, 'store'), host });
     kafka = await startKafka({ dataDir: path.join(dir, 'kafka'), host });
+    objects = await startObjectStore({ dataDir: path.join(dir, 'objects'), host });
     receiver = await new Receiver().start(host);
     const values = YAML.parse(fs.readFileSync(LOCAL_VALUES, 'utf8')) as Record<string, unknown>;
     leadsValues = serviceValues(values, 'leads', dir);
@@ -122,6 +131,23 @@ describe('the platform on a live Kubernetes cluster', () => {
       '--wait',
       '--timeout',
       '6m',
+    ];
+    // The object store for telephony and knowledge, development keys inline (the charts make their
+    // Secrets) and buckets made at start. The umbrella's only: leads keeps no objects, and its
+    // previous release's chart refuses a global key it does not know.
+    const objectStoreArgs = [
+      '--set-string',
+      `global.objectStore.endpoint=${objects.endpoint}`,
+      '--set-string',
+      `global.objectStore.region=${objects.region}`,
+      '--set',
+      'global.objectStore.forcePathStyle=true',
+      '--set',
+      'global.objectStore.createBucket=true',
+      '--set-string',
+      `global.objectStore.accessKeyId=${objects.accessKeyId}`,
+      '--set-string',
+      `global.objectStore.secretAccessKey=${objects.secretAccessKey}`,
     ];
     await kubectl(['create', 'namespace', NAMESPACE]);
     // The umbrella ships its rules as a PrometheusRule: its CRD first, as a cluster with the
@@ -155,6 +181,7 @@ describe('the platform on a live Kubernetes cluster', () => {
         `gateway.secretEnv.ADMIN_TOKEN.value=${ADMIN_TOKEN}`,
         '--set-string',
         `webhooks.env.OUTBOUND_ALLOWLIST=${receiver!.hostPort}`,
+        ...objectStoreArgs,
         ...releaseArgs,
       ]),
     );
@@ -173,6 +200,7 @@ describe('the platform on a live Kubernetes cluster', () => {
       150_000,
     ).catch((err: Error) => console.error(err.message));
     await receiver?.stop();
+    await objects?.stop();
     await kafka?.stop();
     await store?.stop();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
@@ -236,7 +264,7 @@ describe('the platform on a live Kubernetes cluster', () => {
       });
   });
 
-  it("serves a tenant's whole flow through the gateway's Service: ping, a company, a top-up, a live lead called, charged and announced", async () => {
+  it("serves a tenant's whole flow through the gateway's Service: ping, a company, a top-up, a live lead called, charged and announced, the call's recording by its signed link", async () => {
     const companyTenant = await tenantWithKey(gw, { scopes: ['companies:read', 'companies:write'] });
     expect((await call(`${gw}/api/v1/ping`, { key: companyTenant.key })).status).toBe(200);
     const company = await call(`${gw}/api/v1/companies`, {
@@ -258,7 +286,44 @@ describe('the platform on a live Kubernetes cluster', () => {
     await load.stop();
     expect(load.posts.map((p) => p.status)).toEqual(load.posts.map(() => 202));
     accepted.push(...load.posts.map((p) => p.contactId!));
-    await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
+    const [first] = await expectCalledAndChargedOnce(storeAccess(), gw, tenant, receiver!, accepted, 0);
+    // The recording, in the object store on the host: telephony presigns it for the gateway, which
+    // streams it behind its own signed link (a path on the gateway), one byte range passed through.
+    const reader = await call(`${gw}/admin/v1/tenants/${tenant.tenantId}/api-keys`, {
+      admin: true,
+      body: { name: 'recordings', mode: 'live', scopes: ['calls:read', 'recordings:read'] },
+    });
+    expect(reader.status).toBe(201);
+    const api = (p: string) => call(`${gw}/api/v1${p}`, { key: reader.body.key });
+    const recorded = await eventually(
+      'the call recorded',
+      async () =>
+        (
+          (await api('/calls?limit=100')).body.calls as { id: string; durationSeconds: number; hasRecording: boolean }[]
+        ).find((c) => c.id === first!.id && c.hasRecording),
+      60_000,
+      { intervalMs: 250, retryErrors: true },
+    );
+    const link = await api(`/calls/${recorded.id}/recording`);
+    expect(link.status).toBe(200);
+    const signed = `${gw}${new URL(link.body.url as string).pathname}`;
+    const audio = await fetch(signed);
+    const bytes = Buffer.from(await audio.arrayBuffer());
+    // 8 kHz, 16-bit mono WAV as long as the call: a 44-byte header and 16,000 bytes a second.
+    expect([audio.status, audio.headers.get('content-type'), bytes.length]).toEqual([
+      200,
+      'audio/wav',
+      44 + recorded.durationSeconds * 16_000,
+    ]);
+    expect(bytes.toString('ascii', 0, 4)).toBe('RIFF');
+    const part = await fetch(signed, { headers: { Range: 'bytes=0-99' } });
+    const partBytes = Buffer.from(await part.arrayBuffer());
+    expect([part.status, part.headers.get('content-range'), partBytes.length]).toEqual([
+      206,
+      `bytes 0-99/${bytes.length}`,
+      100,
+    ]);
+    expect(partBytes.equals(bytes.subarray(0, 100))).toBe(true);
   }, 600_000);
 
   it('rolls leads from its previous release to this checkout under load, both versions serving side by side: no failed request, the ledger balancing, the other release untouched', async () => {

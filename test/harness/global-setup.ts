@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { provideInfra, type Infra } from './infra';
+import { provideInfra, type Infra, useInfra } from './infra';
 
 declare global {
   var __voiceapiInfra: Infra | undefined;
@@ -17,9 +17,7 @@ export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   const infra = await provideInfra((line) => process.stderr.write(`[infra] ${line}\n`));
   globalThis.__voiceapiInfra = infra;
-  process.env.MONGO_URL = infra.mongoUrl;
-  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
-  Object.assign(process.env, infra.objectStoreEnv);
+  useInfra(infra);
   // A fresh folder each run: findings of an earlier run never count in this one.
   process.env.STORE_QUERY_CHECK_DIR = mkdtempSync(path.join(tmpdir(), 'voiceapi-query-check-'));
   process.stderr.write(

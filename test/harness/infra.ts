@@ -15,6 +15,13 @@ export interface Infra {
   stop(): Promise<void>;
 }
 
+/** Makes `infra` the servers of every process this one starts (MONGO_URL, KAFKA_BROKERS, OBJECT_STORE_*). */
+export function useInfra(infra: Infra): void {
+  process.env.MONGO_URL = infra.mongoUrl;
+  process.env.KAFKA_BROKERS = infra.kafkaBrokers;
+  Object.assign(process.env, infra.objectStoreEnv);
+}
+
 /** The harness's object store settings (OBJECT_STORE_*, set by global-setup.ts), for a process a test starts itself. */
 export const objectStoreSettings = (): Record<string, string> =>
   Object.fromEntries(

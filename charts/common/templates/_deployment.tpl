@@ -54,6 +54,20 @@ Secrets are only ever referenced (secretKeyRef), never written into the pod spec
 {{- end }}
 - name: OTEL_RESOURCE_ATTRIBUTES
   value: {{ join "," $attrs | quote }}
+{{- with include "common.objectStore" . | fromYaml }}
+- name: OBJECT_STORE_BUCKET
+  value: {{ .bucket | quote }}
+- name: OBJECT_STORE_REGION
+  value: {{ .region | quote }}
+{{- with .endpoint }}
+- name: OBJECT_STORE_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+- name: OBJECT_STORE_FORCE_PATH_STYLE
+  value: {{ .forcePathStyle | toString | quote }}
+- name: OBJECT_STORE_CREATE_BUCKET
+  value: {{ .createBucket | toString | quote }}
+{{- end }}
 {{- range $env, $v := .Values.env | default dict }}
 - name: {{ $env }}
   value: {{ $v | toString | quote }}

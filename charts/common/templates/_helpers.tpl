@@ -107,7 +107,8 @@ Where each secret-backed variable comes from, as a YAML map
 Sources, per variable: an inline value (development), which this chart turns into its own Secret
 `<fullname>`, else an existing Secret (production; the defaults name one). The service's
 mongo.* wins over global.mongo.*.
-Rendering fails with a clear message when a variable has neither.
+Rendering fails with a clear message when a variable has neither, but for the object store's keys
+(common.objectStoreKeys): without them the pod's identity answers.
 */}}
 {{- define "common.secretRefs" -}}
 {{- $fullname := include "common.fullname" . -}}
@@ -125,6 +126,10 @@ Rendering fails with a clear message when a variable has neither.
 {{- else -}}
 {{- fail (printf "%s: MONGO_URL has no source: set global.mongo.existingSecret (a Secret holding the URL under key %q) or, for development, global.mongo.url" (include "common.name" .) "mongo-url") -}}
 {{- end -}}
+{{- with include "common.objectStoreKeys" . | fromYaml -}}
+{{- $_ := set $refs "OBJECT_STORE_ACCESS_KEY_ID" .id -}}
+{{- $_ := set $refs "OBJECT_STORE_SECRET_ACCESS_KEY" .secret -}}
+{{- end -}}
 {{- range $env, $s := .Values.secretEnv | default dict -}}
 {{- $key := $s.key | default (lower $env | replace "_" "-") -}}
 {{- if $s.value -}}
@@ -136,6 +141,59 @@ Rendering fails with a clear message when a variable has neither.
 {{- end -}}
 {{- end -}}
 {{- toYaml $refs -}}
+{{- end -}}
+
+{{/*
+The object store of a service that keeps objects (its values have objectStore.bucket), as a YAML
+map of bucket, endpoint, region, forcePathStyle, createBucket: each the service's objectStore.*
+when set, else global.objectStore.*. Empty for every other service: it gets no OBJECT_STORE_*.
+*/}}
+{{- define "common.objectStore" -}}
+{{- $s := .Values.objectStore | default dict -}}
+{{- if $s.bucket -}}
+{{- $g := (.Values.global | default dict).objectStore | default dict -}}
+{{- $o := dict "bucket" $s.bucket "endpoint" ($s.endpoint | default $g.endpoint | default "") "region" ($s.region | default $g.region | default "us-east-1") -}}
+{{- range $k := list "forcePathStyle" "createBucket" -}}
+{{- $v := index $s $k -}}
+{{- if not (kindIs "bool" $v) }}{{ $v = index $g $k | default false }}{{ end -}}
+{{- $_ := set $o $k $v -}}
+{{- end -}}
+{{- toYaml $o -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Where the object store's keys come from, as {id: <ref>, secret: <ref>} (refs as in
+common.secretRefs), or empty: no keys, so the AWS SDK's default chain answers with the pod's
+identity (IRSA, EKS Pod Identity, the node's role). The service's objectStore.* wins over
+global.objectStore.*; at each level inline keys (development: the chart's own Secret) before an
+existing Secret.
+*/}}
+{{- define "common.objectStoreKeys" -}}
+{{- $s := .Values.objectStore | default dict -}}
+{{- if $s.bucket -}}
+{{- $g := (.Values.global | default dict).objectStore | default dict -}}
+{{- $fullname := include "common.fullname" . -}}
+{{- $idKey := $s.accessKeyIdKey | default $g.accessKeyIdKey | default "access-key-id" -}}
+{{- $secretKey := $s.secretAccessKeyKey | default $g.secretAccessKeyKey | default "secret-access-key" -}}
+{{- $refs := dict -}}
+{{- range $level := list (list "objectStore" $s) (list "global.objectStore" $g) -}}
+{{- $at := index $level 0 -}}
+{{- $v := index $level 1 -}}
+{{- if $refs -}}
+{{- else if or $v.accessKeyId $v.secretAccessKey -}}
+{{- if not (and $v.accessKeyId $v.secretAccessKey) -}}
+{{- fail (printf "%s: %s.accessKeyId and %s.secretAccessKey go together (development keys); production: %s.existingSecret, or neither for the pod's identity" (include "common.name" $) $at $at $at) -}}
+{{- end -}}
+{{- $_ := set $refs "id" (dict "name" $fullname "key" "object-store-access-key-id" "value" $v.accessKeyId) -}}
+{{- $_ := set $refs "secret" (dict "name" $fullname "key" "object-store-secret-access-key" "value" $v.secretAccessKey) -}}
+{{- else if $v.existingSecret -}}
+{{- $_ := set $refs "id" (dict "name" $v.existingSecret "key" $idKey) -}}
+{{- $_ := set $refs "secret" (dict "name" $v.existingSecret "key" $secretKey) -}}
+{{- end -}}
+{{- end -}}
+{{- if $refs }}{{ toYaml $refs }}{{ end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Kafka bootstrap brokers as the comma list the processes read. */}}

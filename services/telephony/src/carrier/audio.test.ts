@@ -27,6 +27,28 @@ describe('toneWavStream', () => {
     expect((await whole(seed + 1, 2)).wav.equals(wav)).toBe(false);
   });
 
+  it('is, sample for sample, the seed’s four tones with faded edges, whatever the length (chunks across tone edges)', async () => {
+    for (const [seed, seconds] of [
+      [0xbeef, 1],
+      [0x5a5a, 7],
+      [0x0f0f, 61],
+    ] as const) {
+      const { wav } = await whole(seed, seconds);
+      const samples = seconds * 8_000;
+      const perTone = Math.ceil(samples / 4);
+      const tones = [440, 523, 659, 784].map((f, i) => f + ((seed >>> (i * 4)) & 0xf) * 5);
+      let wrong = 0;
+      for (let i = 0; i < samples; i++) {
+        const f = tones[Math.min(3, Math.floor(i / perTone))]!;
+        const pos = i % perTone;
+        const fade = Math.min(1, pos / 200, (perTone - pos) / 200);
+        const want = Math.round(Math.sin((2 * Math.PI * ((f * i) % 8_000)) / 8_000) * 8_000 * fade);
+        if (wav.readInt16LE(44 + i * 2) !== want) wrong++;
+      }
+      expect({ seed, seconds, wrong }).toEqual({ seed, seconds, wrong: 0 });
+    }
+  });
+
   it('is as long as the call, made in chunks of at most 64 KB: three minutes are 2.88 MB of audio', async () => {
     const { wav, chunks } = await whole(7, 180);
     expect(wav.length).toBe(44 + 180 * 8_000 * 2);

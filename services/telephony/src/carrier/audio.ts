@@ -20,12 +20,31 @@ const CHUNK_SAMPLES = 32 * 1024;
 export const wavBytes = (seconds: number, sampleRate = 8_000): number =>
   HEADER_BYTES + Math.round(seconds * sampleRate) * 2;
 
+/** Samples at each tone's edges that fade in or out (so a tone change does not click). */
+const FADE_SAMPLES = 200;
+
+/**
+ * One second of tone `f` at full level, as 16-bit samples. A whole-hertz tone repeats every second,
+ * so a recording is copied out of these, its faded edges alone made sample by sample (decision
+ * 0136: telephony's CPU per 10-minute recording fell from 150 ms to a few, docs/performance.md).
+ */
+const toneSeconds = new Map<string, Buffer>();
+function toneSecond(f: number, sampleRate: number): Buffer {
+  const key = `${sampleRate}:${f}`;
+  let second = toneSeconds.get(key);
+  if (!second) {
+    const sine = sineTable(sampleRate);
+    second = Buffer.alloc(sampleRate * 2);
+    for (let i = 0; i < sampleRate; i++) second.writeInt16LE(Math.round(sine[(f * i) % sampleRate]! * 8_000), i * 2);
+    toneSeconds.set(key, second);
+  }
+  return second;
+}
+
 /**
  * A valid WAV file (RIFF, PCM 16-bit mono, 8 kHz: what telephony records) as long as the call:
  * four tones whose pitches follow a seed, so each call's recording differs and any player opens
- * it. Made as it is read, 64 KB at a time, so an hour's call (58 MB) is never held whole. The
- * sines come from a table (whole-hertz pitches make it exact) instead of a `Math.sin` per sample:
- * that was a tenth of telephony's CPU under load.
+ * it. Made as it is read, 64 KB at a time, so an hour's call (58 MB) is never held whole.
  */
 export function toneWavStream(seed: number, seconds: number, sampleRate = 8_000): Readable {
   return Readable.from(toneWavChunks(seed, seconds, sampleRate), { objectMode: false });
@@ -51,16 +70,34 @@ function* toneWavChunks(seed: number, seconds: number, sampleRate: number): Gene
   const sine = sineTable(sampleRate);
   const tones = [440, 523, 659, 784].map((f, i) => f + ((seed >>> (i * 4)) & 0xf) * 5);
   const perTone = Math.max(1, Math.ceil(samples / tones.length));
+  /** Sample `i` as the tone it is in plays it, faded near the tone's edges. */
+  const sample = (i: number) => {
+    const f = tones[Math.min(tones.length - 1, Math.floor(i / perTone))]!;
+    const pos = i % perTone;
+    const fade = Math.min(1, pos / FADE_SAMPLES, (perTone - pos) / FADE_SAMPLES);
+    return Math.round(sine[(f * i) % sampleRate]! * 8_000 * fade);
+  };
   for (let from = 0; from < samples; from += CHUNK_SAMPLES) {
-    const n = Math.min(CHUNK_SAMPLES, samples - from);
-    const chunk = Buffer.alloc(n * 2);
-    for (let j = 0; j < n; j++) {
-      const i = from + j;
-      const f = tones[Math.min(tones.length - 1, Math.floor(i / perTone))]!;
-      // A short fade at each tone's edges avoids clicks.
-      const pos = i % perTone;
-      const fade = Math.min(1, pos / 200, (perTone - pos) / 200);
-      chunk.writeInt16LE(Math.round(sine[(f * i) % sampleRate]! * 8_000 * fade), j * 2);
+    const to = Math.min(samples, from + CHUNK_SAMPLES);
+    const chunk = Buffer.allocUnsafe((to - from) * 2);
+    // Whole stretches copied from each tone's second, from the phase sample `i` is at.
+    for (let i = from; i < to;) {
+      const t = Math.min(tones.length - 1, Math.floor(i / perTone));
+      const second = toneSecond(tones[t]!, sampleRate);
+      const phase = i % sampleRate;
+      const n = Math.min(to, t === tones.length - 1 ? to : (t + 1) * perTone, i + sampleRate - phase) - i;
+      second.copy(chunk, (i - from) * 2, phase * 2, (phase + n) * 2);
+      i += n;
+    }
+    // Then each tone's faded edges that fall in this chunk, sample by sample.
+    for (let t = 0; t < tones.length; t++) {
+      const start = t * perTone;
+      for (const [a, b] of [
+        [start, start + FADE_SAMPLES],
+        [start + perTone - FADE_SAMPLES, start + perTone],
+      ] as const) {
+        for (let i = Math.max(a, from); i < Math.min(b, to); i++) chunk.writeInt16LE(sample(i), (i - from) * 2);
+      }
     }
     yield chunk;
   }
