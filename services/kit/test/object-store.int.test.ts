@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ObjectRangeError, S3ObjectStore } from '../src';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { DomainError, ObjectRangeError, S3ObjectStore } from '../src';
 import { objectStoreSettings } from '../../../test/harness/infra';
 
 // The S3 adapter against the harness's real S3 server (versitygw, SigV4): put, ranged get, presigned
@@ -89,5 +91,39 @@ describe('S3ObjectStore against a real S3 server', () => {
     expect((await fetch(url.split('?')[0]!)).status).toBe(403);
     await sleep(3_000);
     expect((await fetch(url)).status).toBe(403);
+  });
+
+  it('answers 503 service_unavailable (a domain error) when the store cannot be reached, and its 4xx as they are', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer();
+      srv.listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as AddressInfo;
+        srv.close(() => resolve(port));
+      });
+    });
+    const away = new S3ObjectStore({ ...settings(), OBJECT_STORE_ENDPOINT: `http://127.0.0.1:${port}` });
+    for (const attempt of [
+      () => away.put('k', Buffer.from('x'), { contentType: 'text/plain', sizeBytes: 1 }),
+      () => away.get('k'),
+      () => away.head('k'),
+      () => away.delete('k'),
+    ]) {
+      const err = await attempt().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(DomainError);
+      expect((err as DomainError).reasonCode).toBe('service_unavailable');
+    }
+    away.destroy();
+    // A bucket that does not exist is a fault of the settings, not an outage: not a 503.
+    const wrong = new S3ObjectStore({ ...settings(), OBJECT_STORE_BUCKET: `absent-${randomBytes(4).toString('hex')}` });
+    const err = await wrong.put('k', Buffer.from('x'), { contentType: 'text/plain', sizeBytes: 1 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeDefined();
+    expect(err).not.toBeInstanceOf(DomainError);
+    wrong.destroy();
   });
 });

@@ -1,5 +1,5 @@
 // Over 300 lines because it holds the routes of one area (calls, the live stream, numbers, analytics, recordings), one handler each, as every route area has its own file.
-import { isReason, scopeOfRecord } from '@voiceapi/kit';
+import { isReason, notFound, objectStoreUnavailable, scopeOfRecord } from '@voiceapi/kit';
 import type { ServiceClients } from '../../clients';
 import { withBodyFields } from '../../http/errors';
 import { Pagination, pagination } from '../../http/pagination';
@@ -386,14 +386,24 @@ const RecordingRangeHeader = z.object({
  * satisfy is ignored (HTTP lets a server do so): the whole recording, 200.
  */
 async function fromBucket(url: string, contentType: string, range: string | undefined): Promise<BinaryResult> {
-  let res = await fetch(url, range ? { headers: { Range: range } } : {});
+  const read = (headers: Record<string, string>) =>
+    fetch(url, { headers }).catch((err: unknown) => {
+      throw objectStoreUnavailable(err);
+    });
+  let res = await read(range ? { Range: range } : {});
   if (res.status === 416) {
     await res.body?.cancel();
-    res = await fetch(url);
+    res = await read({});
   }
   if ((res.status !== 200 && res.status !== 206) || !res.body) {
     await res.body?.cancel();
-    throw new Error(`the object store answered ${res.status} for a recording`);
+    // Gone since telephony signed it (the contact erased): as any recording that is gone.
+    if (res.status === 404) throw notFound('recording');
+    throw objectStoreUnavailable(
+      Object.assign(new Error(`the object store answered ${res.status} for a recording`), {
+        $metadata: { httpStatusCode: res.status >= 500 ? res.status : 502 },
+      }),
+    );
   }
   const contentRange = res.headers.get('content-range');
   return {

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { commonReasons, DomainError } from '../errors';
 
 /**
  * Binary content kept out of the operational store (call audio, uploaded files and their text),
@@ -45,4 +46,44 @@ export interface ObjectRead extends ObjectMeta {
   contentLength: number;
   /** `bytes start-end/size` for a ranged read. */
   contentRange?: string;
+}
+
+/** Network failures that say the object store cannot be reached now (as opposed to a fault of ours). */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * The object store could not answer now (unreachable, timing out, or its own 5xx): callers get
+ * 503 `service_unavailable` and try again, as when the operational store is away; anything else
+ * (a bug of ours, a 4xx) is answered as it is. The original stays the error's cause, for logs.
+ */
+export function objectStoreUnavailable(err: unknown): unknown {
+  if (err instanceof DomainError) return err;
+  let away = false;
+  for (
+    let e = err as
+        { code?: unknown; name?: unknown; cause?: unknown; $metadata?: { httpStatusCode?: number } } | undefined,
+      n = 0;
+    e && typeof e === 'object' && n < 5;
+    e = e.cause as typeof e, n++
+  ) {
+    const status = e.$metadata?.httpStatusCode;
+    if (
+      // The SDK's retries ended without any HTTP answer, or with the store's own 5xx.
+      (e.$metadata !== undefined && (status === undefined || status >= 500)) ||
+      (typeof e.code === 'string' && UNREACHABLE.has(e.code)) ||
+      e.name === 'TimeoutError'
+    )
+      away = true;
+  }
+  if (!away) return err;
+  const u = commonReasons.error('service_unavailable', 'the object store is unavailable, retry shortly');
+  return new DomainError(u.reasonCode, u.message, { ...u.opts, cause: err });
 }

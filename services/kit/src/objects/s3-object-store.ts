@@ -12,7 +12,13 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Lifecycle } from '../lifecycle';
-import type { ByteRange, ObjectMeta, ObjectRead, ObjectStore } from './object-store';
+import {
+  objectStoreUnavailable,
+  type ByteRange,
+  type ObjectMeta,
+  type ObjectRead,
+  type ObjectStore,
+} from './object-store';
 
 /** A ranged read that starts past the object's end (HTTP 416). */
 export class ObjectRangeError extends Error {
@@ -62,7 +68,13 @@ export class S3ObjectStore implements ObjectStore {
     });
   }
 
-  async put(key: string, body: Buffer | Readable, meta: ObjectMeta): Promise<void> {
+  put(key: string, body: Buffer | Readable, meta: ObjectMeta): Promise<void> {
+    return this.putObject(key, body, meta).catch((err: unknown) => {
+      throw objectStoreUnavailable(err);
+    });
+  }
+
+  private async putObject(key: string, body: Buffer | Readable, meta: ObjectMeta): Promise<void> {
     const params = { Bucket: this.bucket, Key: key, Body: body, ContentType: meta.contentType };
     if (meta.sizeBytes <= (this.opts.multipartAboveBytes ?? MULTIPART_ABOVE_BYTES)) {
       await this.s3.send(new PutObjectCommand({ ...params, ContentLength: meta.sizeBytes }));
@@ -102,7 +114,7 @@ export class S3ObjectStore implements ObjectStore {
         if (!meta) return null;
         throw new ObjectRangeError(meta.sizeBytes);
       }
-      throw err;
+      throw objectStoreUnavailable(err);
     }
   }
 
@@ -120,13 +132,15 @@ export class S3ObjectStore implements ObjectStore {
       return { contentType: res.ContentType ?? 'application/octet-stream', sizeBytes: res.ContentLength ?? 0 };
     } catch (err) {
       if (status(err) === 404) return null;
-      throw err;
+      throw objectStoreUnavailable(err);
     }
   }
 
   async delete(key: string): Promise<void> {
     // S3 answers 204 whether or not the key existed.
-    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })).catch((err: unknown) => {
+      throw objectStoreUnavailable(err);
+    });
   }
 
   signedReadUrl(key: string, expiresInSeconds: number): Promise<string> {
