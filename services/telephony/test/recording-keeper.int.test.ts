@@ -91,6 +91,14 @@ describe('recording keeper (MongoDB + S3)', () => {
     expect(await keeper(new Date()).storeDue(10)).toBe(0);
   });
 
+  it('stores a call longer than an hour: two hours of audio (115 MB) streamed up in parts', async () => {
+    const { id, key } = await endedCall({ durationSeconds: 7_200 });
+    await keeper(new Date()).storeDue(10);
+    expect((await objects.head(key))?.sizeBytes).toBe(44 + 7_200 * 16_000);
+    expect(await row(id)).toMatchObject({ hasRecording: true, recording: { key, durationSeconds: 7_200 } });
+    await objects.delete(key);
+  });
+
   it('removes what it wrote when the contact was erased while it was written', async () => {
     // Erasure after the retry read the row: the row is erased, the object it had begun to write goes too.
     const { id, key } = await endedCall({ erased: true });

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * A call’s recording, by its signed link
-         * @description No key: the link from `GET /calls/{id}/recording` is the authorisation. The audio is streamed with its content type.
+         * @description No key: the link from `GET /calls/{id}/recording` is the authorisation. The audio is streamed with its content type; one byte range (`Range: bytes=…`) is answered 206 with `Content-Range`.
          *
          *     No key: the signed URL is the authorisation.
          */
@@ -2222,7 +2222,10 @@ export interface operations {
     getRecording: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One byte range (`bytes=0-1023`): answered 206 with that part. Any other form is ignored (200, the whole recording). */
+                range?: string;
+            };
             path: {
                 token: string;
             };
@@ -2232,6 +2235,20 @@ export interface operations {
         responses: {
             /** @description The audio */
             200: {
+                headers: {
+                    /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Always `no-store`: answers are private to their caller */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/wav": string;
+                    "audio/*": string;
+                };
+            };
+            /** @description The byte range asked for (`Range`), with `Content-Range` */
+            206: {
                 headers: {
                     /** @description The request id: the caller's `X-Request-Id` when it is 1–128 characters of `[A-Za-z0-9_.:-]`, otherwise a new UUID */
                     "X-Request-Id"?: string;
