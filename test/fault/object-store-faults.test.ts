@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { S3ObjectStore } from '@voiceapi/kit';
-import { startObjectStore, type ObjectStoreHandle } from '@voiceapi/local-infra';
+import { objectStoreEnv, startObjectStore, type ObjectStoreHandle } from '@voiceapi/local-infra';
+import { s3SettingsFor } from '../harness/infra';
 import { freePort } from '../harness/processes';
 import { startSystem, type System } from '../harness/system';
 import { eventually } from '../harness/wait';
@@ -64,14 +65,7 @@ describe('the object store killed while calls end', () => {
       120_000,
       { intervalMs: 250 },
     );
-    const store = new S3ObjectStore({
-      OBJECT_STORE_ENDPOINT: objects.endpoint,
-      OBJECT_STORE_REGION: objects.region,
-      OBJECT_STORE_BUCKET: 'voiceapi-recordings',
-      OBJECT_STORE_FORCE_PATH_STYLE: true,
-      OBJECT_STORE_ACCESS_KEY_ID: objects.accessKeyId,
-      OBJECT_STORE_SECRET_ACCESS_KEY: objects.secretAccessKey,
-    });
+    const store = new S3ObjectStore(s3SettingsFor('voiceapi-recordings', objectStoreEnv(objects)));
     const rows = await calls.find(answered).toArray();
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) {

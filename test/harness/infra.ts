@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { S3Settings } from '@voiceapi/kit';
 
 export interface Infra {
   mongoUrl: string;
@@ -27,6 +28,16 @@ export const objectStoreSettings = (): Record<string, string> =>
   Object.fromEntries(
     Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('OBJECT_STORE_') && !!e[1]),
   );
+
+/** The S3 adapter's settings for `bucket` on the harness's object store, or on the server whose OBJECT_STORE_* `env` names. */
+export const s3SettingsFor = (bucket: string, env: Record<string, string> = objectStoreSettings()): S3Settings => ({
+  OBJECT_STORE_ENDPOINT: env.OBJECT_STORE_ENDPOINT,
+  OBJECT_STORE_REGION: env.OBJECT_STORE_REGION ?? 'us-east-1',
+  OBJECT_STORE_BUCKET: bucket,
+  OBJECT_STORE_FORCE_PATH_STYLE: true,
+  OBJECT_STORE_ACCESS_KEY_ID: env.OBJECT_STORE_ACCESS_KEY_ID,
+  OBJECT_STORE_SECRET_ACCESS_KEY: env.OBJECT_STORE_SECRET_ACCESS_KEY,
+});
 
 /** Every server setting of the harness's servers (MONGO_URL, KAFKA_BROKERS, OBJECT_STORE_*), for a process a test starts. */
 export const serverSettings = (): Record<string, string> => ({

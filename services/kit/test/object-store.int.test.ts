@@ -4,22 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { DomainError, ObjectRangeError, S3ObjectStore } from '../src';
-import { objectStoreSettings } from '../../../test/harness/infra';
+import { s3SettingsFor } from '../../../test/harness/infra';
 
 // The S3 adapter against the harness's real S3 server (versitygw, SigV4): put, ranged get, presigned
 // expiry, delete, multipart upload.
 
-const settings = () => {
-  const env = objectStoreSettings();
-  return {
-    OBJECT_STORE_ENDPOINT: env.OBJECT_STORE_ENDPOINT,
-    OBJECT_STORE_REGION: env.OBJECT_STORE_REGION ?? 'us-east-1',
-    OBJECT_STORE_BUCKET: `kit-it-${randomBytes(4).toString('hex')}`,
-    OBJECT_STORE_FORCE_PATH_STYLE: true,
-    OBJECT_STORE_ACCESS_KEY_ID: env.OBJECT_STORE_ACCESS_KEY_ID,
-    OBJECT_STORE_SECRET_ACCESS_KEY: env.OBJECT_STORE_SECRET_ACCESS_KEY,
-  };
-};
+const settings = () => s3SettingsFor(`kit-it-${randomBytes(4).toString('hex')}`);
 
 /** A stream of `size` bytes made 64 KB at a time, and the bytes it sends. */
 function made(size: number): { stream: Readable; bytes: Buffer } {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createLogger, ensureIndexes, S3ObjectStore, scopeOfRecord } from '@voiceapi/kit';
 import mongoose from 'mongoose';
-import { objectStoreSettings } from '../../../test/harness/infra';
+import { s3SettingsFor } from '../../../test/harness/infra';
 import { carrierCallId, SimulatorCarrier } from '../src/carrier/simulator';
 import { CallStore } from '../src/store/call-store';
 import { RecordingStore } from '../src/store/recording-store';
@@ -15,15 +15,7 @@ describe('recording keeper (MongoDB + S3)', () => {
   let conn: mongoose.Connection;
   let calls: CallStore;
   let recordings: RecordingStore;
-  const env = objectStoreSettings();
-  const objects = new S3ObjectStore({
-    OBJECT_STORE_ENDPOINT: env.OBJECT_STORE_ENDPOINT,
-    OBJECT_STORE_REGION: env.OBJECT_STORE_REGION ?? 'us-east-1',
-    OBJECT_STORE_BUCKET: `recordings-it-${randomBytes(4).toString('hex')}`,
-    OBJECT_STORE_FORCE_PATH_STYLE: true,
-    OBJECT_STORE_ACCESS_KEY_ID: env.OBJECT_STORE_ACCESS_KEY_ID,
-    OBJECT_STORE_SECRET_ACCESS_KEY: env.OBJECT_STORE_SECRET_ACCESS_KEY,
-  });
+  const objects = new S3ObjectStore(s3SettingsFor(`recordings-it-${randomBytes(4).toString('hex')}`));
   const carrier = new SimulatorCarrier(1);
   const log = createLogger('recording-keeper-test', 'silent');
   const keeper = (now: Date, retentionDays?: number) =>
