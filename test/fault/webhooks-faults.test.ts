@@ -30,8 +30,6 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
   let conn: mongoose.Connection;
   let port: number;
   let proc: Proc | undefined;
-  /** The INSTANCE_ID each started process holds its claims as. */
-  const instanceOf = new Map<Proc, string>();
   // The restart waits out the killed member's Kafka session (30 s) before it gets the partitions.
   jest.setTimeout(240_000);
 
@@ -43,7 +41,7 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       KAFKA_BROKERS: brokers,
       MONGO_DB: db,
       GRPC_PORT: String(at),
-      // A new replica each time: what the dead one held is handed out when its heartbeat lapses.
+      // A new replica each time: what the dead one held is taken by another once its hold lapses.
       INSTANCE_ID: instanceId,
       WEBHOOK_SECRETS_KEY: secretsKey,
       OUTBOUND_ALLOWLIST: receiver.hostPort,
@@ -67,7 +65,6 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       60_000,
       proc,
     );
-    instanceOf.set(proc, instanceId);
   };
   const client = () =>
     createPromiseClient(voiceapi.webhooks.v1.WebhooksServiceService, `127.0.0.1:${port}`, { timeoutMs: 10_000 });
@@ -155,7 +152,7 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       );
       const repeats = expectAllDelivered(ep.path, 300);
       // A delivery sent just before the kill but not recorded is sent again once the dead
-      // replica's claims are handed out (its heartbeat lapses after 10 s), then recorded.
+      // replica's hold on it lapses (twice the attempt timeout and 30 s), then recorded.
       await waitFor(
         'every delivery recorded as succeeded',
         async () =>
@@ -164,11 +161,9 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
         proc,
       );
       await waitFor(
-        'nothing left claimed or queued',
+        'nothing left pending',
         async () =>
-          (await conn.collection('delivery_queue').countDocuments({})) +
-            (await conn.collection('delivery_claims').countDocuments({})) ===
-          0,
+          (await conn.collection('deliveries').countDocuments({ endpointId: ep.id, status: 'pending' })) === 0,
         30_000,
         proc,
       );
@@ -226,35 +221,40 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
     const b = proc!;
     const ctx: CallContext = { tenantId: `t-${randomUUID()}`, keyMode: 'live' };
     const ep = await register(ctx);
-    // Slow answers keep deliveries claimed and in flight for a while.
-    receiver.behave = (p) => (p === ep.path ? { status: 204, delayMs: 300 } : { status: 204 });
+    // Slow answers keep deliveries held and in flight for a while (both replicas take the backlog).
+    receiver.behave = (p) => (p === ep.path ? { status: 204, delayMs: 1_000 } : { status: 204 });
     const publisher = new EventPublisher(
       createKafka({ brokers: process.env.KAFKA_BROKERS!.split(','), clientId: 'webhooks-fault-replicas', log }),
     );
     await publisher.connect();
     try {
       await publisher.send(billed(ctx, 300));
-      // The replica delivering (it consumes the tenant's partition and holds the claims) dies.
-      const owner = async () =>
-        (
-          await conn
-            .collection<{ owner: string }>('delivery_claims')
-            .findOne({ owner: { $in: [instanceOf.get(a)!, instanceOf.get(b)!] } })
-        )?.owner;
-      await waitFor(
-        'deliveries claimed and some delivered',
-        async () => (await owner()) !== undefined && receiver.at(ep.path).length >= 30,
-        60_000,
-        a,
-      );
-      const holder = (await owner()) === instanceOf.get(a) ? a : b;
+      // The replica delivering the most dies (the one consuming the tenant's partition makes the
+      // first attempts, and both take the backlog): the one whose freezing for a moment slows the
+      // deliveries most.
+      await waitFor('some delivered', async () => receiver.at(ep.path).length >= 30, 60_000, a);
+      const consumer = await (async () => {
+        const frozen = async (p: Proc) => {
+          p.child.kill('SIGSTOP');
+          try {
+            await new Promise((r) => setTimeout(r, 1_000));
+            const n = receiver.at(ep.path).length;
+            await new Promise((r) => setTimeout(r, 1_000));
+            return receiver.at(ep.path).length - n;
+          } finally {
+            p.child.kill('SIGCONT');
+          }
+        };
+        return (await frozen(a)) <= (await frozen(b)) ? a : b;
+      })();
+      const holder = consumer;
       const survivor = holder === a ? b : a;
       proc = survivor;
       holder.child.kill('SIGKILL');
       await holder.stop();
       expect(new Set(receiver.at(ep.path).map((r) => r.id)).size).toBeLessThan(300);
       // The survivor takes the partition once the dead member's Kafka session ends, and what the
-      // dead replica had claimed once its heartbeat lapses.
+      // dead replica held once its holds lapse.
       await waitFor(
         'every event delivered',
         async () => new Set(receiver.at(ep.path).map((r) => r.id)).size === 300,
@@ -270,11 +270,9 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
         survivor,
       );
       await waitFor(
-        'nothing left claimed or queued',
+        'nothing left pending',
         async () =>
-          (await conn.collection('delivery_queue').countDocuments({})) +
-            (await conn.collection('delivery_claims').countDocuments({})) ===
-          0,
+          (await conn.collection('deliveries').countDocuments({ endpointId: ep.id, status: 'pending' })) === 0,
         60_000,
         survivor,
       );

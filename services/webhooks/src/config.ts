@@ -52,17 +52,25 @@ export const configSchema = z.object({
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(16),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(1024),
   /**
-   * How often orphaned deliveries (a silent replica's) are looked for; a queued retry wakes the
-   * sweeper at once (a change stream), and it wakes itself when the next one falls due.
+   * How often every replica looks for pending deliveries come due (another replica's retries,
+   * what a dead replica held once its hold lapsed); its own retries wake it at their time.
    */
-  WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
+  WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  /**
+   * How long an event's fan-out waits for a first attempt: done by then, the delivery is stored
+   * once with its outcome; else it is stored pending and its outcome changes it later.
+   */
+  WEBHOOK_FIRST_WAIT_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
   /**
    * How long a tenant's endpoint list (read on every event's fan-out) is kept at most: any
    * replica's change to an endpoint empties the cache at once (a change stream).
    */
   WEBHOOK_ENDPOINT_CACHE_TTL_MS: z.coerce.number().int().min(1_000).default(60_000),
-  /** Fan-out: events of one fetched batch handled at once (deliveries carry no order, so the same tenant's too). */
-  WEBHOOK_FANOUT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
+  /**
+   * Fan-out: events of one fetched batch handled at once (deliveries carry no order, so the same
+   * tenant's too). Each waits for its first attempts (at most WEBHOOK_FIRST_WAIT_MS).
+   */
+  WEBHOOK_FANOUT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(128),
 });
 
 export type Config = z.infer<typeof configSchema>;

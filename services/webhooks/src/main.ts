@@ -2,7 +2,6 @@ import {
   consumerGroup,
   ensureIndexes,
   EventSubscriber,
-  Lease,
   openService,
   OutboundClient,
   OutboundFailed,
@@ -18,8 +17,6 @@ import { deliverDomainEvents } from './events/consume';
 import { webhooksService } from './grpc/webhooks-server';
 import { DeliveryStore } from './store/delivery-store';
 import { EndpointStore } from './store/endpoint-store';
-import { MessageStore } from './store/message-store';
-import { QueueStore } from './store/queue-store';
 import { DeliveryAttempts, ENDPOINT_CACHE_MS } from './usecases/delivery-attempts';
 import type { Sender } from './usecases/ports';
 import { Dispatcher } from './usecases/dispatcher';
@@ -43,8 +40,6 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   endpoints.cache.start();
   lifecycle.onStop('endpoint cache', () => endpoints.cache.stop());
   const deliveries = new DeliveryStore(conn);
-  const messages = new MessageStore(conn);
-  const queue = new QueueStore(conn);
   await ensureIndexes(conn);
 
   const outbound = new OutboundClient({ allow: cfg.OUTBOUND_ALLOWLIST, maxResponseBytes: MAX_ANSWER_BYTES });
@@ -81,7 +76,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   const operator = new Endpoints({
     endpoints,
     deliveries,
-    queue,
+    wake: () => dispatcher.wake(),
     secrets: secretBox,
     checkUrl: (url) => outbound.checkUrl(url),
     rotationOverlapMs: cfg.WEBHOOK_ROTATION_OVERLAP,
@@ -89,9 +84,8 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
     now,
   });
   const attempts = new DeliveryAttempts({
-    deliveries,
-    messages,
     endpoints,
+    legacyBody: (messageId) => deliveries.legacyBody(messageId),
     signingSecrets: (endpoint, at) => operator.signingSecrets(endpoint, at),
     sender,
     log,
@@ -101,21 +95,19 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
     disableAfterMs: cfg.WEBHOOK_DISABLE_AFTER,
   });
   const dispatcher = new Dispatcher({
-    attempt: (endpointId, deliveryId) => attempts.attempt(endpointId, deliveryId),
-    queue,
-    sweepLease: new Lease(conn, 'webhooks-sweeper', cfg.INSTANCE_ID),
-    owner: cfg.INSTANCE_ID,
+    attempt: (delivery) => attempts.attempt(delivery),
+    deliveries,
     log,
     now,
     perEndpoint: cfg.WEBHOOK_ENDPOINT_CONCURRENCY,
     maxInFlight: cfg.WEBHOOK_MAX_IN_FLIGHT,
-    holdMs: 60_000,
+    firstWaitMs: cfg.WEBHOOK_FIRST_WAIT_MS,
+    // What a replica that died held is sent again by another this long after it was taken.
+    holdMs: 2 * cfg.WEBHOOK_TIMEOUT_MS + 30_000,
+    attemptTimeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
     sweepIntervalMs: cfg.WEBHOOK_SWEEP_INTERVAL_MS,
-    // A replica silent for 30 s is presumed dead and what it held handed out again.
-    heartbeatMs: 10_000,
-    aliveMs: 30_000,
   });
-  await dispatcher.start();
+  dispatcher.start();
   lifecycle.onStop('dispatcher', () => dispatcher.stop());
 
   // Webhooks only reads; it creates the streams it reads (idempotent, same settings as their
@@ -146,12 +138,9 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   });
   const fanOut = new FanOut({
     endpoints,
-    messages,
-    deliveries,
-    queue,
-    owner: cfg.INSTANCE_ID,
-    dispatch: (item) => dispatcher.enqueue(item),
-    log,
+    first: (delivery) => dispatcher.first(delivery),
+    insert: (delivery) => deliveries.insert(delivery),
+    stored: (ids) => deliveries.stored(ids),
     now,
   });
   const consumer = deliverDomainEvents(
@@ -180,7 +169,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
     { port: server.port, schedule: cfg.WEBHOOK_RETRY_SCHEDULE, allowListed: cfg.OUTBOUND_ALLOWLIST.length },
     'webhooks listening',
   );
-  return { port: server.port, lifecycle, log, dispatcher, queue, deliveries, endpoints };
+  return { port: server.port, lifecycle, log, dispatcher, deliveries, endpoints };
 }
 
 runAsMain(module, 'webhooks', () => startWebhooks());

@@ -1,10 +1,18 @@
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
+/** One attempt, as kept in its delivery. */
+export interface AttemptRecord {
+  at: Date;
+  statusCode?: number;
+  error?: string;
+  durationMs: number;
+}
+
 /**
- * One message to one endpoint (the message's bytes are in `messages`, the same on every attempt
- * and after a recovery). The history (succeeded and failed deliveries) lives here; each attempt is
- * inserted into `delivery_attempts`; what is still to be sent is also claimed or queued
- * (queue-store). Documents stay small: the delivery is updated once per attempt.
+ * One message to one endpoint, in one document (decision 0138): written once its first attempt is
+ * done, with the message's bytes (the same on every attempt and after a recovery) and its attempts.
+ * A pending delivery's document is its retry schedule: `nextAttemptAt` is when any replica may
+ * take it next (for one a replica holds in memory, the end of that hold).
  */
 export interface Delivery {
   _id: string;
@@ -12,14 +20,21 @@ export interface Delivery {
   endpointId: string;
   messageId: string;
   type: string;
+  /** The message's body (absent on deliveries stored before 1.3, whose bodies are in `messages`). */
+  body?: string;
   status: DeliveryStatus;
   /** Attempts made, ever. */
   attempts: number;
   /** Attempts made in this round (a recovery starts a new round on the schedule). */
   step: number;
+  /** The latest attempts, oldest first (at most `MAX_ATTEMPT_LOG`). */
+  attemptLog?: AttemptRecord[];
   lastStatusCode?: number;
   lastError?: string;
   nextAttemptAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** Attempts kept in a delivery: the schedule's eight and a recovery's round, the oldest dropped past it. */
+export const MAX_ATTEMPT_LOG = 20;

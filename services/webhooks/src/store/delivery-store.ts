@@ -1,40 +1,19 @@
-import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { LRUCache } from 'lru-cache';
+import { Coalescer, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { Delivery, DeliveryStatus } from '../domain/delivery';
+import { MAX_ATTEMPT_LOG, type AttemptRecord, type Delivery, type DeliveryStatus } from '../domain/delivery';
 
 /** A delivery as stored (its `_id` is the public id). */
 export type DeliveryDoc = Delivery;
 
-/** One attempt, as the operator reads it. */
-export interface AttemptRecord {
-  at: Date;
-  statusCode?: number;
-  error?: string;
-  durationMs: number;
-}
-
-/** An attempt, inserted once: `_id` is `<deliveryId>:<attempt number>`. */
-interface AttemptDoc extends AttemptRecord {
-  _id: string;
-  /** The delivery's tenant (absent on attempts recorded before it was kept). */
-  tenantId: string;
-  deliveryId: string;
-}
-const attemptSchema = new Schema<AttemptDoc>(
+const attemptSchema = new Schema<AttemptRecord>(
   {
-    _id: String,
-    tenantId: String,
-    deliveryId: { type: String, required: true },
     at: { type: Date, required: true },
     statusCode: Number,
     error: String,
     durationMs: { type: Number, required: true },
   },
-  { collection: 'delivery_attempts', versionKey: false },
+  { _id: false },
 );
-// The operator's look at one delivery's attempts.
-attemptSchema.index({ deliveryId: 1 });
 
 export const deliverySchema = new Schema<DeliveryDoc>(
   {
@@ -43,9 +22,11 @@ export const deliverySchema = new Schema<DeliveryDoc>(
     endpointId: { type: String, required: true },
     messageId: { type: String, required: true },
     type: { type: String, required: true },
+    body: String,
     status: { type: String, required: true },
     attempts: { type: Number, required: true },
     step: { type: Number, required: true },
+    attemptLog: { type: [attemptSchema], default: undefined },
     lastStatusCode: Number,
     lastError: String,
     nextAttemptAt: Date,
@@ -57,6 +38,9 @@ export const deliverySchema = new Schema<DeliveryDoc>(
 // An endpoint's deliveries, newest first (the operator's list) and by creation window (recovery).
 deliverySchema.index({ endpointId: 1, createdAt: -1 });
 deliverySchema.index({ endpointId: 1, status: 1, createdAt: -1 });
+// The sweep: pending deliveries by when they may be taken, in all and per endpoint.
+deliverySchema.index({ status: 1, nextAttemptAt: 1 });
+deliverySchema.index({ endpointId: 1, status: 1, nextAttemptAt: 1 });
 
 export const deliveryQueryShapes: QueryShape[] = [
   { name: 'an endpoint’s deliveries, newest first', equality: ['endpointId'], sort: { createdAt: -1 } },
@@ -72,143 +56,153 @@ export const deliveryQueryShapes: QueryShape[] = [
     sort: { createdAt: -1 },
     range: ['createdAt'],
   },
+  { name: 'sweep: the endpoints with deliveries due', equality: ['status'], range: ['nextAttemptAt'] },
+  {
+    name: 'sweep: the next delivery to fall due',
+    equality: ['status'],
+    range: ['nextAttemptAt'],
+    sort: { nextAttemptAt: 1 },
+  },
+  {
+    name: 'refill: an endpoint’s deliveries due, earliest first',
+    equality: ['endpointId', 'status'],
+    range: ['nextAttemptAt'],
+    sort: { nextAttemptAt: 1 },
+  },
 ];
 
-export { attemptSchema };
-export const attemptQueryShapes: QueryShape[] = [{ name: 'a delivery’s attempts', equality: ['deliveryId'] }];
-
-/** Deliveries inserted by this process and not yet attempted, kept for their first attempt. */
-const MAX_FRESH = 10_000;
 /** Why an endpoint's deliveries are read across tenants: the endpoint is found first, and its deliveries are its tenant's. */
 const ENDPOINT_OWNS = "an endpoint is found first; its deliveries are read by endpoint id, and are its tenant's";
+/** The dispatcher acts on deliveries of every tenant, each under its own tenant id. */
+const DISPATCH = 'the dispatcher sends and records deliveries of every tenant, each by its id and under its tenant';
 
-interface Recorded {
-  delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>;
+/** A change to a pending delivery: what an attempt (or a hold) makes of it. */
+export interface DeliveryChange {
   set: Partial<DeliveryDoc>;
-  attempt: AttemptRecord | null;
-  unset: (keyof DeliveryDoc)[];
+  unset?: (keyof DeliveryDoc)[];
 }
 
+/** The attempt log after one more attempt: the latest `MAX_ATTEMPT_LOG`. */
+export const withAttempt = (log: readonly AttemptRecord[] | undefined, record: AttemptRecord): AttemptRecord[] =>
+  [...(log ?? []), record].slice(-MAX_ATTEMPT_LOG);
+
 /**
- * Deliveries and their attempts. Inserts of deliveries fanned out together, and the records of
- * attempts that end together, are written in groups (one write per collection for many), and a
- * delivery just inserted here is not read back for its first attempt.
+ * Deliveries, one document each (decision 0138). The documents of deliveries whose first
+ * attempts end together are inserted in one write; later changes are conditional on the hold
+ * (`nextAttemptAt`) the writer holds, so of two replicas acting on one delivery only one records.
  */
 export class DeliveryStore {
   private readonly deliveries: TenantCollection<DeliveryDoc, string>;
-  private readonly attemptLog: TenantCollection<AttemptDoc, string>;
-  /** Inserted here and not attempted yet: nobody else attempts a delivery this replica claimed. */
-  private readonly fresh = new LRUCache<string, DeliveryDoc>({ max: MAX_FRESH });
-  private readonly inserts = new Coalescer<DeliveryDoc, { created: boolean; delivery: DeliveryDoc }>(async (docs) => {
-    const fanOut = this.deliveries.crossTenant(
-      'the deliveries of events of several tenants are inserted in one write, each with its tenant',
-    );
-    const repeats = new Set(await fanOut.insertManyUnordered(docs));
-    const existing =
-      repeats.size === 0 ? [] : await fanOut.find({ _id: { $in: [...repeats].map((i) => docs[i]!._id) } });
-    const byId = new Map(existing.map((d) => [d._id, d]));
-    return docs.map((doc, i) => {
-      if (!repeats.has(i)) return { created: true, delivery: doc };
-      const found = byId.get(doc._id);
-      // The same delivery twice in one batch: the first was inserted now.
-      const first = docs.find((d) => d._id === doc._id);
-      if (found && found.tenantId === doc.tenantId) return { created: false, delivery: found };
-      if (first && first !== doc) return { created: false, delivery: first };
-      throw new Error(`delivery ${doc._id} exists under another tenant`);
-    });
+  private readonly lookups = new Coalescer<string, boolean>(async (ids) => {
+    const found = await this.deliveries
+      .crossTenant('a fan-out looks up the deliveries of the events fanned out together, each under its tenant')
+      .find({ _id: { $in: [...new Set(ids)] } }, {});
+    const stored = new Set(found.map((d) => d._id));
+    return ids.map((id) => stored.has(id));
   });
-  private readonly records = new Coalescer<Recorded, void>(async (batch) => {
-    const attempts = batch.flatMap(({ delivery, set, attempt }) =>
-      attempt && set.attempts !== undefined
-        ? [
-            {
-              _id: `${delivery._id}:${set.attempts}`,
-              tenantId: delivery.tenantId,
-              deliveryId: delivery._id,
-              ...attempt,
-            },
-          ]
-        : [],
-    );
-    // Attempts first: a delivery never says it was attempted more often than its log shows.
-    await this.attemptLog
-      .crossTenant('the attempts of deliveries to several tenants are logged in one write')
-      .insertManyUnordered(attempts);
-    await this.deliveries
-      .crossTenant('the attempts of deliveries to several tenants are recorded in one write, each under its tenant')
-      .updateManyById(
-        batch.map(({ delivery, set, unset }) => ({
-          id: delivery._id,
-          tenantId: delivery.tenantId,
-          update: { $set: set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) },
-        })),
-      );
-    return batch.map(() => undefined);
+  private readonly inserts = new Coalescer<DeliveryDoc, boolean>(async (docs) => {
+    const repeats = new Set(await this.deliveries.crossTenant(DISPATCH).insertManyUnordered(docs));
+    return docs.map((_, i) => !repeats.has(i));
   });
 
-  constructor(conn: Connection) {
+  constructor(private readonly conn: Connection) {
     this.deliveries = new TenantCollection(
       (conn.models.Delivery as Model<DeliveryDoc> | undefined) ?? conn.model<DeliveryDoc>('Delivery', deliverySchema),
       stringIds,
       deliveryQueryShapes,
     );
-    this.attemptLog = new TenantCollection(
-      (conn.models.DeliveryAttempt as Model<AttemptDoc> | undefined) ??
-        conn.model<AttemptDoc>('DeliveryAttempt', attemptSchema),
-      stringIds,
-      attemptQueryShapes,
-    );
   }
 
-  /** Inserts the delivery, or answers the one a previous fan-out of the same message made. */
-  async insertOnce(
-    scope: TenantScope,
-    doc: Omit<DeliveryDoc, 'tenantId'>,
-  ): Promise<{ created: boolean; delivery: DeliveryDoc }> {
-    const result = await this.inserts.run({ ...doc, tenantId: scope.tenantId });
-    if (result.created && result.delivery.status === 'pending') {
-      this.fresh.set(doc._id, result.delivery); // past MAX_FRESH, the oldest is forgotten (read from the store when attempted)
-    }
-    return result;
-  }
-
-  /** The delivery; one inserted here and not attempted yet is answered from memory, once. */
-  async get(id: string): Promise<DeliveryDoc | null> {
-    const fresh = this.fresh.get(id);
-    if (fresh) {
-      this.fresh.delete(id);
-      return fresh;
-    }
-    return this.deliveries.crossTenant('the dispatcher and the operator act on a delivery by its id').findById(id);
+  /** Stores a new delivery; false when one of that id exists (its message was fanned out before). */
+  insert(doc: DeliveryDoc): Promise<boolean> {
+    return this.inserts.run(doc);
   }
 
   /**
-   * Records an attempt (inserted, number `attempts` of the delivery) and the delivery's new state;
-   * the records of attempts ending together are written together.
+   * Applies a change to a pending delivery, only while `heldUntil` is its `nextAttemptAt` (the
+   * hold its writer took): false when another replica took it meanwhile, or it ended.
    */
-  async record(
-    delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>,
-    set: Partial<DeliveryDoc>,
-    attempt: AttemptRecord | null,
-    unset: (keyof DeliveryDoc)[] = [],
-  ): Promise<void> {
-    this.fresh.delete(delivery._id);
-    await this.records.run({ delivery, set, attempt, unset });
+  async change(delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>, heldUntil: Date, c: DeliveryChange): Promise<boolean> {
+    const unset = c.unset ?? [];
+    const updated = await this.deliveries
+      .crossTenant(DISPATCH)
+      .updateById(
+        delivery._id,
+        { $set: c.set, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((k) => [k, 1])) }) },
+        { where: { tenantId: delivery.tenantId, status: 'pending', nextAttemptAt: heldUntil } },
+      );
+    return updated !== null;
   }
 
-  /** A delivery's attempts, oldest first. */
+  /** Takes a due delivery until `until`; false when another replica took it first (or it changed). */
+  take(delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>, seenAt: Date, until: Date): Promise<boolean> {
+    return this.change(delivery, seenAt, { set: { nextAttemptAt: until } });
+  }
+
+  /** The endpoints with pending deliveries due now. */
+  dueEndpoints(now: Date): Promise<string[]> {
+    return this.deliveries
+      .crossTenant('the sweep reads the pending deliveries of every tenant by when they are due')
+      .distinct('endpointId', { status: 'pending', nextAttemptAt: { $lte: now } });
+  }
+
+  /** When the next pending delivery falls due after `now`, if any. */
+  async nextDueAt(now: Date): Promise<Date | undefined> {
+    const [next] = await this.deliveries
+      .crossTenant('the sweep reads the pending deliveries of every tenant by when they are due')
+      .find({ status: 'pending', nextAttemptAt: { $gt: now } }, { sort: { nextAttemptAt: 1 }, limit: 1 });
+    return next?.nextAttemptAt;
+  }
+
+  /** An endpoint's pending deliveries due now, the earliest first (at most `limit`). */
+  due(endpointId: string, now: Date, limit: number): Promise<DeliveryDoc[]> {
+    return this.deliveries
+      .crossTenant(ENDPOINT_OWNS)
+      .find({ endpointId, status: 'pending', nextAttemptAt: { $lte: now } }, { sort: { nextAttemptAt: 1 }, limit });
+  }
+
+  /** Of these ids, those stored already (a message fanned out again); many asked together are read at once. */
+  async stored(ids: readonly string[]): Promise<Set<string>> {
+    const found = await Promise.all(ids.map((id) => this.lookups.run(id)));
+    return new Set(ids.filter((_, i) => found[i]));
+  }
+
+  /** Makes pending deliveries due at the times given (a resume: each at its creation, oldest first). */
+  async dueAt(items: readonly { delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>; at: Date }[]): Promise<void> {
+    await this.deliveries.crossTenant(ENDPOINT_OWNS).updateManyById(
+      items.map(({ delivery, at }) => ({
+        id: delivery._id,
+        tenantId: delivery.tenantId,
+        where: { status: 'pending' },
+        update: { $set: { nextAttemptAt: at } },
+      })),
+    );
+  }
+
+  /** Starts a delivery's schedule again, due now (a recovery; a pending one too). */
+  async restart(delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>, now: Date): Promise<void> {
+    await this.deliveries
+      .crossTenant(ENDPOINT_OWNS)
+      .updateById(
+        delivery._id,
+        { $set: { status: 'pending', step: 0, nextAttemptAt: now, updatedAt: now } },
+        { where: { tenantId: delivery.tenantId } },
+      );
+  }
+
+  /** The body of a delivery stored before 1.3, from the `messages` collection those versions wrote. */
+  async legacyBody(messageId: string): Promise<string | null> {
+    const doc = await this.conn.collection<{ _id: string; body: string }>('messages').findOne({ _id: messageId });
+    return doc?.body ?? null;
+  }
+
+  get(id: string): Promise<DeliveryDoc | null> {
+    return this.deliveries.crossTenant('the operator reads a delivery by its id').findById(id);
+  }
+
+  /** A delivery's attempts, oldest first (the latest `MAX_ATTEMPT_LOG`). */
   async attempts(id: string): Promise<AttemptRecord[]> {
-    const docs = await this.attemptLog
-      .crossTenant("the operator reads any delivery's attempts")
-      .find({ deliveryId: id });
-    return docs
-      .sort((a, b) => a.at.getTime() - b.at.getTime())
-      .map(({ at, statusCode, error, durationMs }) => ({
-        at,
-        durationMs,
-        ...(statusCode !== undefined && { statusCode }),
-        ...(error !== undefined && { error }),
-      }));
+    return (await this.get(id))?.attemptLog ?? [];
   }
 
   list(endpointId: string, limit: number, status?: DeliveryStatus): Promise<DeliveryDoc[]> {
@@ -217,7 +211,7 @@ export class DeliveryStore {
       .find({ endpointId, ...(status && { status }) }, { sort: { createdAt: -1 }, limit });
   }
 
-  /** Deliveries of the window that did not succeed (pending ones included: they are queued already). */
+  /** Deliveries of the window that did not succeed (pending ones included). */
   notSucceeded(endpointId: string, since: Date, until: Date): Promise<DeliveryDoc[]> {
     return this.deliveries
       .crossTenant(ENDPOINT_OWNS)

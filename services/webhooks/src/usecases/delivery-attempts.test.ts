@@ -12,8 +12,8 @@ import type { DeliveryDoc } from '../store/delivery-store';
 import type { EndpointDoc } from '../store/endpoint-store';
 import { DeliveryAttempts, type DeliveryAttemptsDeps } from './delivery-attempts';
 
-// The rules of one attempt, with the stores and the sender faked: what is recorded, what the
-// endpoint becomes, and what the dispatcher is told to do next.
+// The rules of one attempt, with the endpoint store and the sender faked: what the delivery
+// becomes, what the endpoint becomes, and when the next attempt is due.
 const now = new Date('2026-11-25T12:00:00Z');
 const secret = newSecret();
 
@@ -32,6 +32,7 @@ function setup(opts: {
     status: 'pending',
     attempts: 0,
     step: 0,
+    body: opts.body ?? '{"type":"call.outbound.billed"}',
     createdAt: now,
     updatedAt: now,
     ...opts.delivery,
@@ -47,16 +48,10 @@ function setup(opts: {
     updatedAt: now,
     ...opts.endpoint,
   };
-  const recorded: { fields: Partial<DeliveryDoc>; record: unknown; unset: string[] }[] = [];
   const endpointUpdates: Record<string, unknown>[] = [];
   const sent: { url: string; headers: Record<string, string>; body: string }[] = [];
   const deps = {
-    deliveries: {
-      get: async () => delivery,
-      record: async (_id: string, fields: Partial<DeliveryDoc>, record: unknown, unset: string[]) =>
-        void recorded.push({ fields, record, unset }),
-    },
-    messages: { body: async () => opts.body ?? '{"type":"call.outbound.billed"}' },
+    legacyBody: async () => '{"type":"legacy"}',
     endpoints: {
       get: async () => endpoint,
       update: async (_id: string, set: Record<string, unknown>) => void endpointUpdates.push(set),
@@ -74,23 +69,33 @@ function setup(opts: {
     timeoutMs: 15_000,
     disableAfterMs: 5 * 24 * 3600_000,
   } as unknown as DeliveryAttemptsDeps;
-  return { attempts: new DeliveryAttempts(deps), recorded, endpointUpdates, sent };
+  const attempts = new DeliveryAttempts(deps);
+  return { attempt: () => attempts.attempt(delivery), endpointUpdates, sent };
 }
 
 describe('DeliveryAttempts', () => {
   it('sends a pending delivery signed, and records its success', async () => {
-    const { attempts, recorded, sent } = setup({});
-    expect(await attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    const { attempt, sent } = setup({});
+    const result = await attempt();
     expect(sent).toHaveLength(1);
     expect(sent[0]!.headers).toMatchObject({ 'webhook-id': 'msg_1', 'content-type': 'application/json' });
     expect(sent[0]!.headers['webhook-signature']).toMatch(/^v1,/);
-    expect(recorded[0]!.fields).toMatchObject({ status: 'succeeded', attempts: 1, step: 1, lastStatusCode: 204 });
+    expect(result.kind).toBe('ended');
+    expect(result.kind !== 'waiting' && result.change.set).toMatchObject({
+      status: 'succeeded',
+      attempts: 1,
+      step: 1,
+      lastStatusCode: 204,
+      attemptLog: [{ at: now, statusCode: 204, durationMs: expect.any(Number) }],
+    });
+    expect(result.kind !== 'waiting' && result.change.unset).toEqual(['nextAttemptAt', 'lastError']);
   });
 
   it('asks for the next attempt on the schedule after a failure, and starts the endpoint’s failing clock', async () => {
-    const { attempts, recorded, endpointUpdates } = setup({ answer: { statusCode: 500 } });
-    expect(await attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'again', inMs: 5_000 });
-    expect(recorded[0]!.fields).toMatchObject({
+    const { attempt, endpointUpdates } = setup({ answer: { statusCode: 500 } });
+    const result = await attempt();
+    expect(result).toMatchObject({ kind: 'again', nextAttemptAt: new Date(now.getTime() + 5_000) });
+    expect(result.kind === 'again' && result.change.set).toMatchObject({
       attempts: 1,
       step: 1,
       lastStatusCode: 500,
@@ -100,45 +105,64 @@ describe('DeliveryAttempts', () => {
   });
 
   it('honours Retry-After up to the longest delay of the schedule', async () => {
-    const { attempts } = setup({ answer: { statusCode: 429, retryAfter: '60' } });
-    expect(await attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'again', inMs: 60_000 });
+    const { attempt } = setup({ answer: { statusCode: 429, retryAfter: '60' } });
+    expect(await attempt()).toMatchObject({ kind: 'again', nextAttemptAt: new Date(now.getTime() + 60_000) });
   });
 
   it('fails the delivery once the schedule is spent', async () => {
-    const { attempts, recorded } = setup({ answer: { error: 'timeout' }, delivery: { attempts: 2, step: 3 } });
-    expect(await attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
-    expect(recorded[0]!.fields).toMatchObject({ status: 'failed', lastError: 'timeout' });
+    const earlier = Array.from({ length: 20 }, (_, i) => ({ at: new Date(i), error: 'timeout', durationMs: 1 }));
+    const { attempt } = setup({
+      answer: { error: 'timeout' },
+      delivery: { attempts: 20, step: 3, attemptLog: earlier },
+    });
+    const result = await attempt();
+    expect(result.kind).toBe('ended');
+    const set = result.kind === 'ended' ? result.change.set : {};
+    expect(set).toMatchObject({ status: 'failed', lastError: 'timeout', attempts: 21 });
+    // The log keeps the latest 20 attempts.
+    expect(set.attemptLog).toHaveLength(20);
+    expect(set.attemptLog![0]!.at).toEqual(new Date(1));
+    expect(set.attemptLog![19]!.at).toEqual(now);
   });
 
   it('disables an endpoint that answers 410 Gone, or that failed for longer than the limit', async () => {
     const gone = setup({ answer: { statusCode: 410 } });
-    expect(await gone.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    expect(await gone.attempt()).toMatchObject({ kind: 'ended', change: { set: { status: 'failed' } } });
     expect(gone.endpointUpdates[0]).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
     const failing = setup({
       answer: { statusCode: 502 },
       endpoint: { failingSince: new Date(now.getTime() - 6 * 24 * 3600_000) },
     });
-    expect(await failing.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    expect(await failing.attempt()).toMatchObject({
+      kind: 'ended',
+      change: { set: { status: 'failed', lastStatusCode: 502 } },
+    });
     expect(failing.endpointUpdates[0]).toMatchObject({ status: 'disabled', disabledReason: 'failing' });
-    expect(failing.recorded[0]!.fields).toMatchObject({ status: 'failed', lastStatusCode: 502 });
   });
 
   it('sends nothing to a paused endpoint (looked at again later), and fails a delivery to a deleted one', async () => {
     const paused = setup({ endpoint: { status: 'paused' } });
-    expect(await paused.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'again', inMs: 10 * 60_000 });
+    expect(await paused.attempt()).toEqual({ kind: 'waiting', nextAttemptAt: new Date(now.getTime() + 10 * 60_000) });
     expect(paused.sent).toEqual([]);
     const deleted = setup({ endpoint: { status: 'deleted' } });
-    expect(await deleted.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
+    expect(await deleted.attempt()).toMatchObject({
+      kind: 'ended',
+      change: { set: { status: 'failed', lastError: 'endpoint_deleted' } },
+    });
     expect(deleted.sent).toEqual([]);
-    expect(deleted.recorded[0]!.fields).toMatchObject({ status: 'failed', lastError: 'endpoint_deleted' });
   });
 
-  it('sends nothing before the delivery is due, nor for one that has ended', async () => {
+  it('sends nothing before the delivery is due', async () => {
     const early = setup({ delivery: { nextAttemptAt: new Date(now.getTime() + 30_000) } });
-    expect(await early.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'again', inMs: 30_000 });
-    const done = setup({ delivery: { status: 'succeeded' } });
-    expect(await done.attempts.attempt('e-1', 'd-1')).toEqual({ kind: 'ended' });
-    expect([...early.sent, ...done.sent]).toEqual([]);
+    expect(await early.attempt()).toEqual({ kind: 'waiting', nextAttemptAt: new Date(now.getTime() + 30_000) });
+    expect(early.sent).toEqual([]);
+  });
+
+  it('sends a delivery stored before 1.3 with its body from `messages`, and keeps the body in it from then on', async () => {
+    const legacy = setup({ delivery: { body: undefined } });
+    const result = await legacy.attempt();
+    expect(legacy.sent[0]!.body).toBe('{"type":"legacy"}');
+    expect(result.kind !== 'waiting' && result.change.set.body).toBe('{"type":"legacy"}');
   });
 });
 
@@ -162,12 +186,9 @@ describe('DeliveryAttempts metrics', () => {
   });
 
   it("counts attempts by outcome and the endpoint's health before them, and records the delay from the event to a 2xx by event type", async () => {
-    await setup({ body: billed.body }).attempts.attempt('e-1', 'd-1');
-    await setup({ body: billed.body, endpoint: { failingSince: new Date(now.getTime() - 60_000) } }).attempts.attempt(
-      'e-1',
-      'd-1',
-    );
-    await setup({ body: billed.body, answer: { statusCode: 500 } }).attempts.attempt('e-1', 'd-1');
+    await setup({ body: billed.body }).attempt();
+    await setup({ body: billed.body, endpoint: { failingSince: new Date(now.getTime() - 60_000) } }).attempt();
+    await setup({ body: billed.body, answer: { statusCode: 500 } }).attempt();
     expect(await exported('voiceapi.webhooks.delivery.attempts')).toEqual([
       { attributes: { outcome: 'delivered', endpoint_health: 'healthy' }, value: 1 },
       { attributes: { outcome: 'delivered', endpoint_health: 'failing' }, value: 1 },

@@ -3,15 +3,15 @@ import { performance } from 'node:perf_hooks';
 import { occurredAtOf } from '../domain/messages';
 import { nextAttemptAt, outcomeOf, type AttemptOutcome } from '../domain/retry';
 import { signedHeaders } from '../domain/signing';
-import type { AttemptRecord, DeliveryDoc, DeliveryStore } from '../store/delivery-store';
+import type { AttemptRecord } from '../domain/delivery';
+import { withAttempt, type DeliveryChange, type DeliveryDoc } from '../store/delivery-store';
 import type { DisabledReason, EndpointDoc, EndpointStore } from '../store/endpoint-store';
-import type { MessageStore } from '../store/message-store';
 import type { Sender } from './ports';
 
 export interface DeliveryAttemptsDeps {
-  deliveries: DeliveryStore;
-  messages: MessageStore;
   endpoints: EndpointStore;
+  /** The body of a delivery stored before 1.3 (kept then in `messages`). */
+  legacyBody: (messageId: string) => Promise<string | null>;
   /** The secrets that sign for an endpoint now, newest first. */
   signingSecrets: (endpoint: EndpointDoc, now: Date) => string[];
   sender: Sender;
@@ -24,8 +24,14 @@ export interface DeliveryAttemptsDeps {
   disableAfterMs: number;
 }
 
-/** What comes of an attempt: the delivery has ended (succeeded or failed for good), or is tried again in `inMs`. */
-export type AttemptResult = { kind: 'ended' } | { kind: 'again'; inMs: number };
+/**
+ * What comes of an attempt, as the delivery's new state: ended (succeeded, or failed for good),
+ * tried again at `nextAttemptAt`, or left to wait (a paused endpoint, not due yet) with no attempt made.
+ */
+export type AttemptResult =
+  | { kind: 'ended'; change: DeliveryChange }
+  | { kind: 'again'; change: DeliveryChange; nextAttemptAt: Date }
+  | { kind: 'waiting'; nextAttemptAt: Date };
 
 /** How long an endpoint read is used: a pause or deletion waits this long before it answers. */
 export const ENDPOINT_CACHE_MS = 1_000;
@@ -80,27 +86,22 @@ export class DeliveryAttempts {
 
   constructor(private readonly d: DeliveryAttemptsDeps) {}
 
-  async attempt(endpointId: string, deliveryId: string): Promise<AttemptResult> {
-    const delivery = await this.d.deliveries.get(deliveryId);
-    if (!delivery || delivery.status !== 'pending') return { kind: 'ended' };
+  /** One attempt of a pending delivery; records nothing of the delivery (its writer does), only the endpoint's health. */
+  async attempt(delivery: DeliveryDoc): Promise<AttemptResult> {
     const early = (delivery.nextAttemptAt?.getTime() ?? 0) - this.d.now().getTime();
-    if (early > EARLY_MS) return { kind: 'again', inMs: early };
-    let endpoint = await this.endpoint(endpointId);
+    if (early > EARLY_MS) return { kind: 'waiting', nextAttemptAt: delivery.nextAttemptAt! };
+    let endpoint = await this.endpoint(delivery.endpointId);
     // A cached `disabled` or `paused` may be older than a recovery or a resume: ask the store.
-    if (endpoint.doc && endpoint.doc.status !== 'enabled') endpoint = await this.endpoint(endpointId, true);
+    if (endpoint.doc && endpoint.doc.status !== 'enabled') endpoint = await this.endpoint(delivery.endpointId, true);
     if (!endpoint.doc || endpoint.doc.status === 'disabled' || endpoint.doc.status === 'deleted') {
-      await this.end(
-        delivery,
-        'failed',
-        { lastError: endpoint.doc?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted' },
-        null,
-      );
-      return { kind: 'ended' };
+      const lastError = endpoint.doc?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted';
+      return { kind: 'ended', change: this.ended('failed', { lastError }) };
     }
     // It waits; a resume makes it due again at once. This later look covers a resume that raced it.
-    if (endpoint.doc.status === 'paused') return { kind: 'again', inMs: PAUSED_RECHECK_MS };
-    const body = await this.d.messages.body(delivery.messageId);
-    if (body === null) throw new Error(`message ${delivery.messageId} of delivery ${deliveryId} is missing`);
+    if (endpoint.doc.status === 'paused')
+      return { kind: 'waiting', nextAttemptAt: new Date(this.d.now().getTime() + PAUSED_RECHECK_MS) };
+    const body = delivery.body ?? (await this.d.legacyBody(delivery.messageId));
+    if (body === null) throw new Error(`message ${delivery.messageId} of delivery ${delivery._id} is missing`);
     const at = this.d.now();
     const headers = {
       'content-type': 'application/json',
@@ -128,41 +129,37 @@ export class DeliveryAttempts {
       durationMs,
       ...('statusCode' in answer ? { statusCode: answer.statusCode } : { error: answer.error }),
     };
-    const progress = { attempts: delivery.attempts + 1, step: delivery.step + 1 };
-    const last = lastOf(outcome);
+    const progress = {
+      attempts: delivery.attempts + 1,
+      step: delivery.step + 1,
+      attemptLog: withAttempt(delivery.attemptLog, record),
+      ...(delivery.body === undefined && { body }), // a pre-1.3 delivery carries its body from now on
+      ...lastOf(outcome),
+    };
 
     if (outcome.kind === 'delivered') {
-      await this.end(delivery, 'succeeded', { ...progress, ...last }, record);
       await this.noteSuccess(endpoint.doc);
-      return { kind: 'ended' };
+      return { kind: 'ended', change: this.ended('succeeded', progress) };
     }
     if (outcome.kind === 'gone') {
       await this.disable(endpoint.doc, 'gone');
-      await this.end(delivery, 'failed', { ...progress, ...last }, record);
-      return { kind: 'ended' };
+      return { kind: 'ended', change: this.ended('failed', progress) };
     }
     const disabled = await this.noteFailure(endpoint.doc, now);
     const next = disabled ? null : nextAttemptAt(this.d.schedule, progress.step, now, outcome.retryAfterMs);
-    if (!next) {
-      await this.end(delivery, 'failed', { ...progress, ...last }, record);
-      return { kind: 'ended' };
-    }
-    await this.d.deliveries.record(
-      delivery,
-      { ...progress, ...last, nextAttemptAt: next, updatedAt: now },
-      record,
-      'lastStatusCode' in last ? ['lastError'] : ['lastStatusCode'],
-    );
-    return { kind: 'again', inMs: next.getTime() - now.getTime() };
+    if (!next) return { kind: 'ended', change: this.ended('failed', progress) };
+    return {
+      kind: 'again',
+      nextAttemptAt: next,
+      change: {
+        set: { ...progress, nextAttemptAt: next, updatedAt: now },
+        unset: 'lastStatusCode' in progress ? ['lastError'] : ['lastStatusCode'],
+      },
+    };
   }
 
   /** The delivery ends: succeeded, or failed for good. */
-  private async end(
-    delivery: DeliveryDoc,
-    status: 'succeeded' | 'failed',
-    fields: Partial<DeliveryDoc>,
-    record: AttemptRecord | null,
-  ): Promise<void> {
+  private ended(status: 'succeeded' | 'failed', fields: Partial<DeliveryDoc>): DeliveryChange {
     const unset: (keyof DeliveryDoc)[] = [
       'nextAttemptAt',
       ...(fields.lastStatusCode !== undefined
@@ -171,7 +168,7 @@ export class DeliveryAttempts {
           ? (['lastStatusCode'] as const)
           : []),
     ];
-    await this.d.deliveries.record(delivery, { ...fields, status, updatedAt: this.d.now() }, record, unset);
+    return { set: { ...fields, status, updatedAt: this.d.now() }, unset };
   }
 
   private async endpoint(id: string, fresh = false): Promise<CachedEndpoint> {

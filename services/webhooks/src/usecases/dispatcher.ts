@@ -1,136 +1,172 @@
-import { Worker, type Lease, type Logger } from '@voiceapi/kit';
-import type { QueueStore } from '../store/queue-store';
+import { Worker, type Logger } from '@voiceapi/kit';
+import type { DeliveryDoc, DeliveryStore } from '../store/delivery-store';
 import type { AttemptResult } from './delivery-attempts';
 
 export interface DispatcherDeps {
   /** One attempt of a delivery (the rules: `DeliveryAttempts`). */
-  attempt: (endpointId: string, deliveryId: string) => Promise<AttemptResult>;
-  queue: QueueStore;
-  /** One replica at a time hands out due deliveries nobody holds. */
-  sweepLease: Lease;
-  /** This replica. */
-  owner: string;
+  attempt: (delivery: DeliveryDoc) => Promise<AttemptResult>;
+  deliveries: DeliveryStore;
   log: Logger;
   now: () => Date;
   /** Attempts in flight to one endpoint: a slow endpoint holds this many, and no more. */
   perEndpoint: number;
   /** Attempts in flight in all. */
   maxInFlight: number;
-  /** A retry due within this long stays in memory; a later one goes back to the queue for the sweeper. */
+  /** How long a fan-out waits for a first attempt before it stores the delivery pending, held by this replica. */
+  firstWaitMs: number;
+  /** How long a replica holds a delivery it stored or took: past it, any replica may take it. */
   holdMs: number;
-  /** The sweeper's safety net: a queued delivery wakes it at once, and the next due one when it falls due. */
+  /** The longest an attempt takes (the sender's timeout): an attempt starts only with this much hold left. */
+  attemptTimeoutMs: number;
+  /** Every replica looks this often for pending deliveries come due (besides the times it knows of). */
   sweepIntervalMs: number;
-  /** This replica says it is alive this often; a replica silent for `aliveMs` is presumed dead. */
-  heartbeatMs: number;
-  aliveMs: number;
 }
 
-const RETRY_AFTER_STORE_ERROR_MS = 1_000;
-/** The sweeper stops handing out work while this replica holds this many deliveries. */
+/** An attempt starts only with at least this much of its hold left (its timeout and a margin): else the hold is renewed. */
+const HOLD_MARGIN_MS = 5_000;
+/** The sweeper stops taking work while this replica holds this many deliveries. */
 const MAX_HELD = 50_000;
-const SWEEP_BATCH = 500;
 const STOP_WAIT_MS = 2_000;
-/** Ended deliveries leave the claims and the queue together, this often: one delete for many. */
-const FORGET_EVERY_MS = 2_000;
-const FORGET_BATCH = 1_000;
+
+type FirstOutcome = AttemptResult | 'stopped';
+
+/** A delivery this replica holds in memory. */
+interface Held {
+  /** As read (or built, for a first attempt): `nextAttemptAt` is when it fell due. */
+  delivery: DeliveryDoc;
+  /** Its `nextAttemptAt` in the store while this replica holds it; absent while a first attempt is not stored yet. */
+  heldUntil?: Date;
+  /** A first attempt: tells its fan-out the outcome, which the fan-out stores (unless its wait ran out). */
+  tell?: (outcome: FirstOutcome) => void;
+  /** The fan-out's write of it pending, once its wait ran out (false: a delivery of that id existed). */
+  stored?: Promise<boolean>;
+}
 
 /**
  * Runs delivery attempts, each endpoint on its own: attempts to one endpoint never take more than
  * `perEndpoint` of the `maxInFlight` slots, and endpoints take turns, so a slow or dead endpoint
  * (15 s timeouts, a backlog of 10,000) delays only itself.
  *
- * What this replica holds is in memory and claimed in the store; a retry due soon waits here on a
- * timer, a later one goes back to the queue. Three workers keep it going: a heartbeat (this
- * replica is alive), the sweeper (one replica, under a lease: it gives back to the queue what a
- * silent replica had claimed and takes what comes due), and the unclaiming of ended deliveries in
- * batches. Delivery is at least once: a crash between sending and recording sends the same
- * message again, with the same `webhook-id` and body.
+ * A delivery is one document (decision 0138). A fan-out hands its first attempt here and waits
+ * for it: done within `firstWaitMs`, the delivery is stored once, with its outcome; else it is
+ * stored pending and held by this replica until `holdMs` from then, and its outcome changes it
+ * later. A pending delivery's `nextAttemptAt` is its retry schedule: every replica's sweeper reads
+ * what has come due and takes it (a write conditional on that time, so one replica wins), holding
+ * it `holdMs`. Nothing else records who holds what: a replica that dies lets its holds lapse.
+ * Delivery is at least once: a crash between sending and recording sends the same message again,
+ * with the same `webhook-id` and body.
  */
 export class Dispatcher {
-  private readonly waiting = new Map<string, string[]>();
+  private readonly waiting = new Map<string, Held[]>();
   private readonly active = new Map<string, number>();
-  private readonly held = new Set<string>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly held = new Map<string, Held>();
   private readonly running = new Set<Promise<void>>();
+  /** Endpoints with deliveries due in the store that this replica has not taken (it takes them as slots free). */
+  private readonly backlogged = new Set<string>();
+  /** Endpoints whose refill from the store is under way. */
+  private readonly refilling = new Set<string>();
   private inFlight = 0;
-  /** Ended deliveries whose claim (or queue entry) is still to be deleted. */
-  private ended: string[] = [];
   private stopped = true;
-  private readonly heartbeat: Worker;
   private readonly sweeper: Worker;
-  private readonly unclaim: Worker;
 
   constructor(private readonly d: DispatcherDeps) {
-    const { log } = d;
-    this.heartbeat = new Worker({
-      service: 'webhooks',
-      job: 'heartbeat',
-      everyMs: d.heartbeatMs,
-      log,
-      pass: () => d.queue.heartbeat(d.owner, new Date(d.now().getTime() + d.aliveMs)),
-    });
     this.sweeper = new Worker({
       service: 'webhooks',
       job: 'delivery-sweep',
       everyMs: d.sweepIntervalMs,
-      wakeOn: [d.queue.changes()],
-      gatherMs: 100,
-      lease: d.sweepLease,
-      log,
+      log: d.log,
       pass: () => this.sweep(),
     });
-    this.unclaim = new Worker({
-      service: 'webhooks',
-      job: 'unclaim-ended',
-      everyMs: FORGET_EVERY_MS,
-      log,
-      pass: () => this.forget(),
-    });
   }
 
-  async start(): Promise<void> {
-    // What an earlier life of this replica held is nobody's now: the sweeper hands it out again.
-    const released = await this.d.queue.releaseAll(this.d.owner, this.d.now());
-    if (released > 0) this.d.log.info({ released }, 'deliveries held before a restart handed back');
+  start(): void {
     this.stopped = false;
-    // The heartbeat's first pass says at once that this replica is alive.
-    for (const w of [this.heartbeat, this.sweeper, this.unclaim]) w.start();
+    this.sweeper.start();
   }
 
-  /** Stops taking work, waits for attempts in flight, and hands back what it held. */
+  /**
+   * Stops taking work and waits a moment for attempts in flight. First attempts not made are
+   * stored due now; deliveries held and not started are made due now: another replica takes them.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.timers.forEach(clearTimeout);
-    this.timers.clear();
-    this.waiting.clear();
     await this.sweeper.stop();
-    // Attempts in flight get a moment to finish; one that does not is sent again by whoever takes
-    // the delivery over (at least once, same id), rather than holding up the shutdown for 15 s.
+    const unstarted = [...this.waiting.values()].flat();
+    this.waiting.clear();
+    for (const h of unstarted) this.forget(h);
+    for (const h of unstarted) {
+      if (h.tell) h.tell('stopped');
+      else
+        await this.handBack(h).catch((err: unknown) => this.d.log.warn({ err }, 'a held delivery was not handed back'));
+    }
+    // An attempt in flight gets a moment to finish; one that does not is sent again by whoever
+    // takes the delivery once its hold lapses (at least once, same id).
     await Promise.race([
       Promise.allSettled([...this.running]),
       new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref()),
     ]);
-    this.held.clear();
-    await this.unclaim.stop();
-    await this.forget();
-    await this.heartbeat.stop();
-    await this.d.queue.releaseAll(this.d.owner, this.d.now());
-    await this.d.queue.retire(this.d.owner);
   }
 
-  /** A delivery this replica now holds (marked as its own in the queue). */
-  enqueue(item: { deliveryId: string; endpointId: string }): void {
-    if (this.stopped || this.held.has(item.deliveryId)) return;
-    this.held.add(item.deliveryId);
-    const list = this.waiting.get(item.endpointId);
-    if (list) list.push(item.deliveryId);
-    else this.waiting.set(item.endpointId, [item.deliveryId]);
+  /**
+   * A fan-out's delivery: attempted here, and stored once it is durable, with its outcome if the
+   * attempt ends within `firstWaitMs`, else pending and held by this replica.
+   */
+  async first(delivery: DeliveryDoc): Promise<void> {
+    if (this.stopped || this.held.has(delivery._id) || this.busy(delivery.endpointId)) {
+      // Its endpoint is slow or down: the delivery waits its turn in the store, due now, and a
+      // free slot of the endpoint's takes it (so a backlog holds neither memory nor a partition).
+      await this.d.deliveries.insert({ ...delivery, nextAttemptAt: this.d.now() });
+      this.backlogged.add(delivery.endpointId);
+      return;
+    }
+    const h: Held = { delivery };
+    const told = new Promise<FirstOutcome | 'late'>((resolve) => {
+      // Run out, the delivery is stored pending and held here, in the same turn: an attempt ending
+      // after this records its outcome as a change of that document.
+      const wait = setTimeout(() => {
+        delete h.tell;
+        const heldUntil = new Date(this.d.now().getTime() + this.d.holdMs);
+        h.heldUntil = heldUntil;
+        h.stored = this.d.deliveries.insert({ ...delivery, nextAttemptAt: heldUntil, updatedAt: this.d.now() });
+        resolve('late');
+      }, this.d.firstWaitMs);
+      h.tell = (outcome) => {
+        clearTimeout(wait);
+        delete h.tell;
+        resolve(outcome);
+      };
+    });
+    this.enqueue(h);
+    const outcome = await told;
+    if (outcome === 'late') {
+      // A delivery of that id existed (this message was fanned out before): that one stands.
+      if (!(await h.stored!)) this.forget(h);
+      return;
+    }
+    // Settled (or stopped) in time: stored once, with what came of it.
+    await this.d.deliveries.insert(stored(delivery, outcome, this.d.now()));
+  }
+
+  /** Pending deliveries fall due (a resume or a recovery): looked for now. */
+  wake(): void {
+    this.sweeper.wake();
+  }
+
+  /** Deliveries held in memory (waiting, in flight). */
+  get holding(): number {
+    return this.held.size;
+  }
+
+  private enqueue(h: Held): void {
+    this.held.set(h.delivery._id, h);
+    const list = this.waiting.get(h.delivery.endpointId);
+    if (list) list.push(h);
+    else this.waiting.set(h.delivery.endpointId, [h]);
     this.pump();
   }
 
-  /** Deliveries held in memory (waiting, in flight, or on a retry timer). */
-  get holding(): number {
-    return this.held.size;
+  private forget(h: Held): void {
+    if (this.held.get(h.delivery._id) === h) this.held.delete(h.delivery._id);
   }
 
   private pump(): void {
@@ -141,101 +177,131 @@ export class Dispatcher {
       for (const [endpointId, list] of this.waiting) {
         if (this.inFlight >= this.d.maxInFlight) break;
         if ((this.active.get(endpointId) ?? 0) >= this.d.perEndpoint) continue;
-        const deliveryId = list.shift()!;
+        const h = list.shift()!;
         if (list.length === 0) this.waiting.delete(endpointId);
-        this.launch(endpointId, deliveryId);
+        this.launch(h);
         progressed = true;
       }
     }
   }
 
-  private launch(endpointId: string, deliveryId: string): void {
+  private launch(h: Held): void {
+    const { endpointId } = h.delivery;
     this.inFlight++;
     this.active.set(endpointId, (this.active.get(endpointId) ?? 0) + 1);
-    const run = this.attempt(endpointId, deliveryId)
-      .then(
-        (keep) => {
-          if (!keep) this.held.delete(deliveryId);
-        },
-        (err: unknown) => {
-          // The store failed (the attempt may have gone out): try again shortly; it is still ours.
-          this.d.log.warn({ err, deliveryId }, 'delivery attempt could not be recorded; trying again');
-          this.later(endpointId, deliveryId, RETRY_AFTER_STORE_ERROR_MS);
-        },
-      )
+    const run = this.run(h)
+      .catch((err: unknown) => {
+        // The store failed (the attempt may have gone out): once its hold lapses, any replica sends it again.
+        this.d.log.warn({ err, deliveryId: h.delivery._id }, 'delivery attempt could not be recorded');
+        h.tell?.('stopped');
+      })
       .finally(() => {
+        this.forget(h);
         this.inFlight--;
         const n = (this.active.get(endpointId) ?? 1) - 1;
         if (n === 0) this.active.delete(endpointId);
         else this.active.set(endpointId, n);
         this.running.delete(run);
         this.pump();
+        if (this.backlogged.has(endpointId)) this.refill(endpointId);
       });
     this.running.add(run);
   }
 
-  /** One attempt and what follows from it; true while the delivery stays in memory (a retry on a timer). */
-  private async attempt(endpointId: string, deliveryId: string): Promise<boolean> {
-    const result = await this.d.attempt(endpointId, deliveryId);
-    if (result.kind === 'ended') {
-      // Its claim goes with the next batch.
-      this.ended.push(deliveryId);
-      return false;
+  /** One attempt and its record. */
+  private async run(h: Held): Promise<void> {
+    if (h.stored && !(await h.stored)) return;
+    if (h.heldUntil && !(await this.holdLongEnough(h))) return;
+    const result = await this.d.attempt(h.delivery);
+    if (h.tell) {
+      h.tell(result); // the fan-out waiting for it stores it
+      return;
     }
-    if (result.inMs <= this.d.holdMs && !this.stopped) {
-      this.later(endpointId, deliveryId, result.inMs);
-      return true;
-    }
-    await this.d.queue.release({ deliveryId, endpointId }, new Date(this.d.now().getTime() + result.inMs));
-    return false;
+    if (h.stored) await h.stored;
+    const change =
+      result.kind === 'waiting'
+        ? { set: { nextAttemptAt: result.nextAttemptAt, updatedAt: this.d.now() } }
+        : result.change;
+    await this.d.deliveries.change(h.delivery, h.heldUntil!, change);
+    if (result.kind !== 'ended') this.sweeper.wakeIn(result.nextAttemptAt.getTime() - this.d.now().getTime());
   }
 
-  /**
-   * Deletes the claims (and queue entries) of ended deliveries, many at once. A crash before it
-   * leaves them claimed: whoever takes them over reads the delivery first and finds it ended.
-   */
-  private async forget(): Promise<void> {
-    while (this.ended.length > 0) {
-      const batch = this.ended.splice(0, FORGET_BATCH);
-      try {
-        await this.d.queue.unclaimMany(batch);
-      } catch (err) {
-        this.ended.push(...batch);
-        this.d.log.warn({ err }, 'ended deliveries could not be unclaimed yet');
-        return;
-      }
-    }
+  /** An attempt starts with its timeout's worth of hold left, renewing the hold if need be; false when it was lost. */
+  private async holdLongEnough(h: Held): Promise<boolean> {
+    const now = this.d.now().getTime();
+    if (h.heldUntil!.getTime() - now >= this.d.attemptTimeoutMs + HOLD_MARGIN_MS) return true;
+    const until = new Date(now + this.d.holdMs);
+    if (!(await this.d.deliveries.take(h.delivery, h.heldUntil!, until))) return false;
+    h.heldUntil = until;
+    return true;
   }
 
-  private later(endpointId: string, deliveryId: string, ms: number): void {
-    if (this.stopped) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(deliveryId);
-      this.held.delete(deliveryId);
-      this.enqueue({ deliveryId, endpointId });
-    }, ms);
-    timer.unref();
-    this.timers.set(deliveryId, timer);
+  /** A held delivery not started: due now, for any replica. */
+  private async handBack(h: Held): Promise<void> {
+    if (h.stored && !(await h.stored)) return;
+    if (h.heldUntil) await this.d.deliveries.change(h.delivery, h.heldUntil, { set: { nextAttemptAt: this.d.now() } });
   }
 
-  /** The lease holder gives dead replicas' claims back to the queue, then takes what is due. */
+  /** Attempts in flight and waiting here for an endpoint, against twice its slots: beyond, it is busy. */
+  private busy(endpointId: string): boolean {
+    const queued = (this.active.get(endpointId) ?? 0) + (this.waiting.get(endpointId)?.length ?? 0);
+    return queued >= 2 * this.d.perEndpoint;
+  }
+
+  /** Every endpoint with deliveries due gets them taken, as far as its slots go; wakes itself for the next one due. */
   private async sweep(): Promise<void> {
     if (this.stopped) return;
     const now = this.d.now();
-    for (const dead of await this.d.queue.deadOwners(now)) {
-      if (dead === this.d.owner) continue;
-      const released = await this.d.queue.releaseAll(dead, now);
-      await this.d.queue.retire(dead);
-      if (released > 0)
-        this.d.log.info({ replica: dead, released }, 'deliveries held by a silent replica handed out again');
-    }
-    if (this.held.size >= MAX_HELD) return;
-    const { items, nextDueAt } = await this.d.queue.due(now, SWEEP_BATCH);
+    const nextDueAt = await this.d.deliveries.nextDueAt(now);
     if (nextDueAt) this.sweeper.wakeIn(nextDueAt.getTime() - now.getTime());
-    for (const item of items) {
-      if (this.stopped) return;
-      if (this.held.has(item.deliveryId)) continue;
-      if (await this.d.queue.take(item, this.d.owner)) this.enqueue(item);
+    for (const endpointId of await this.d.deliveries.dueEndpoints(now)) {
+      this.backlogged.add(endpointId);
+      await this.refillNow(endpointId);
     }
   }
+
+  private refill(endpointId: string): void {
+    if (this.refilling.has(endpointId) || this.stopped) return;
+    this.refillNow(endpointId).catch((err: unknown) =>
+      this.d.log.warn({ err, endpointId }, 'due deliveries could not be taken; the next sweep tries again'),
+    );
+  }
+
+  /** Takes an endpoint's due deliveries up to its free slots; one that another replica took first is skipped. */
+  private async refillNow(endpointId: string): Promise<void> {
+    if (this.refilling.has(endpointId)) return;
+    this.refilling.add(endpointId);
+    try {
+      for (;;) {
+        const room =
+          2 * this.d.perEndpoint - (this.active.get(endpointId) ?? 0) - (this.waiting.get(endpointId)?.length ?? 0);
+        if (room <= 0 || this.stopped || this.held.size >= MAX_HELD) return;
+        const now = this.d.now();
+        const due = (await this.d.deliveries.due(endpointId, now, room)).filter((d) => !this.held.has(d._id));
+        if (due.length === 0) {
+          this.backlogged.delete(endpointId);
+          return;
+        }
+        let taken = 0;
+        for (const delivery of due) {
+          const heldUntil = new Date(this.d.now().getTime() + this.d.holdMs);
+          if (!(await this.d.deliveries.take(delivery, delivery.nextAttemptAt ?? now, heldUntil))) continue;
+          this.enqueue({ delivery, heldUntil });
+          taken++;
+        }
+        if (taken === 0) return; // others took them: their sweeps go on, this one stops
+      }
+    } finally {
+      this.refilling.delete(endpointId);
+    }
+  }
+}
+
+/** A first attempt's delivery as stored once it is settled: its outcome applied, or due now when it was not made. */
+function stored(delivery: DeliveryDoc, outcome: FirstOutcome, now: Date): DeliveryDoc {
+  if (outcome === 'stopped') return { ...delivery, nextAttemptAt: now };
+  if (outcome.kind === 'waiting') return { ...delivery, nextAttemptAt: outcome.nextAttemptAt };
+  const doc: DeliveryDoc = { ...delivery, ...outcome.change.set };
+  for (const k of outcome.change.unset ?? []) delete doc[k];
+  return doc;
 }

@@ -5,12 +5,12 @@ import { webhooksReasons } from '../reasons';
 import type { DeliveryStatus } from '../domain/delivery';
 import type { DeliveryDoc, DeliveryStore } from '../store/delivery-store';
 import { newEndpointId, type EndpointDoc, type EndpointStore } from '../store/endpoint-store';
-import type { QueueStore } from '../store/queue-store';
 
 export interface EndpointDeps {
   endpoints: EndpointStore;
   deliveries: DeliveryStore;
-  queue: QueueStore;
+  /** Pending deliveries fell due (a resume, a recovery): the dispatcher looks now. */
+  wake: () => void;
   /** Seals signing secrets at rest; a secret is bound to its endpoint. */
   secrets: SecretBox;
   /** The outbound client's check of an address's form (the address itself is checked at every delivery). */
@@ -116,14 +116,10 @@ export class Endpoints {
     )
       await this.settle();
     if (resuming) {
-      const waiting: { item: { deliveryId: string; endpointId: string }; dueAt: Date }[] = [];
-      for await (const page of this.d.deliveries.pending(endpointId)) {
-        for (const delivery of page)
-          waiting.push({ item: { deliveryId: delivery._id, endpointId }, dueAt: delivery.createdAt });
-      }
-      // Oldest first (the pages come newest first): a sweep that runs while they are written
-      // hands out the oldest, never a newer one ahead of them.
-      await this.d.queue.enqueueMany(waiting.reverse());
+      // Each due at its creation: the sweeps hand them out oldest first.
+      for await (const page of this.d.deliveries.pending(endpointId))
+        await this.d.deliveries.dueAt(page.map((delivery) => ({ delivery, at: delivery.createdAt })));
+      this.d.wake();
     }
     return view(updated);
   }
@@ -172,15 +168,11 @@ export class Endpoints {
       ]);
     let queued = 0;
     for (const delivery of await this.d.deliveries.notSucceeded(endpointId, since, end)) {
-      await this.d.deliveries.record(
-        delivery,
-        { status: 'pending', step: 0, nextAttemptAt: now, updatedAt: now },
-        null,
-      );
       // Pending ones too: the next attempt is now (a replica holding it may also try it: at least once, same id).
-      await this.d.queue.enqueue({ deliveryId: delivery._id, endpointId }, now);
+      await this.d.deliveries.restart(delivery, now);
       queued++;
     }
+    this.d.wake();
     return queued;
   }
 

@@ -1,29 +1,24 @@
-import { scopeOfRecord, type Logger } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit';
 import { deliveryId, type WebhookMessage } from '../domain/messages';
-import type { DeliveryStore } from '../store/delivery-store';
+import type { DeliveryDoc } from '../store/delivery-store';
 import type { EndpointStore } from '../store/endpoint-store';
-import type { MessageStore } from '../store/message-store';
-import type { QueueStore } from '../store/queue-store';
-
-/** Hands a queued delivery to this replica's dispatcher. */
-export type LocalDispatch = (item: { deliveryId: string; endpointId: string }) => void;
 
 /**
- * From one message to a delivery per subscribed, enabled endpoint of its tenant. Each delivery is
- * stored, then claimed by this replica, which attempts it at once; both writes are
- * idempotent by the delivery's id, so a message fanned out again (Kafka redelivers after a crash,
- * before the offset was committed) finds what the first pass wrote and adds nothing twice.
+ * From one message to a delivery per subscribed endpoint of its tenant, each handed to the
+ * dispatcher for its first attempt; resolves once every delivery is stored (so the event's offset
+ * is committed only then). A message fanned out again (Kafka redelivers after a crash, before the
+ * offset was committed) makes deliveries of the same ids: those the first pass stored are not sent again.
  */
 export class FanOut {
   constructor(
     private readonly d: {
       endpoints: EndpointStore;
-      messages: MessageStore;
-      deliveries: DeliveryStore;
-      queue: QueueStore;
-      owner: string;
-      dispatch: LocalDispatch;
-      log: Logger;
+      /** The dispatcher's first attempt; resolves once the delivery is stored. */
+      first: (delivery: DeliveryDoc) => Promise<void>;
+      /** Stores a delivery as it is, no attempt made. */
+      insert: (delivery: DeliveryDoc) => Promise<boolean>;
+      /** Of these delivery ids, those stored already. */
+      stored: (ids: readonly string[]) => Promise<Set<string>>;
       now: () => Date;
     },
   ) {}
@@ -37,32 +32,31 @@ export class FanOut {
     const targets = (await this.d.endpoints.list(scope)).filter(
       (e) => e.status !== 'deleted' && (e.events.length === 0 || e.events.includes(message.type)),
     );
-    if (targets.length > 0) await this.d.messages.insertOnce(scope, message, this.d.now());
-    for (const endpoint of targets) {
-      const now = this.d.now();
-      const id = deliveryId(endpoint._id, message.id);
-      const disabled = endpoint.status === 'disabled';
-      const { delivery } = await this.d.deliveries.insertOnce(scope, {
-        _id: id,
-        endpointId: endpoint._id,
-        messageId: message.id,
-        type: message.type,
-        attempts: 0,
-        step: 0,
-        ...(disabled
-          ? { status: 'failed' as const, lastError: 'endpoint_disabled' }
-          : { status: 'pending' as const, nextAttemptAt: now }),
-        createdAt: now,
-        updatedAt: now,
-      });
-      // A repeat finds a pending delivery whose claim may not have been written (a crash in
-      // between); one that ended (or was made failed for a disabled endpoint) is left alone, and
-      // so is one another replica holds.
-      if (delivery.status !== 'pending') continue;
-      const item = { deliveryId: id, endpointId: endpoint._id };
-      // The attempt waits for the delivery's next attempt time, so a repeat never sends early.
-      if (await this.d.queue.claim(item, this.d.owner)) this.d.dispatch(item);
-    }
+    // A message fanned out again finds what the first pass stored, and sends nothing twice.
+    const stored =
+      targets.length === 0 ? new Set() : await this.d.stored(targets.map((e) => deliveryId(e._id, message.id)));
+    await Promise.all(
+      targets.map(async (endpoint) => {
+        if (stored.has(deliveryId(endpoint._id, message.id))) return;
+        const now = this.d.now();
+        const delivery: DeliveryDoc = {
+          _id: deliveryId(endpoint._id, message.id),
+          tenantId: scope.tenantId,
+          endpointId: endpoint._id,
+          messageId: message.id,
+          type: message.type,
+          body: message.body,
+          attempts: 0,
+          step: 0,
+          status: 'pending',
+          createdAt: now,
+          updatedAt: now,
+        };
+        if (endpoint.status === 'disabled')
+          await this.d.insert({ ...delivery, status: 'failed', lastError: 'endpoint_disabled' });
+        else await this.d.first(delivery);
+      }),
+    );
     return targets.length;
   }
 }
