@@ -218,10 +218,9 @@ verifies every signature with the \`standardwebhooks\` library.
 | of which billing's announcement → received (the webhooks service's share) | p50 **${own50} ms**, p99 **${own99} ms** | | |
 
 Store operations per delivery in each burst (every process counted, the background of the same seconds included):
-${bursts.map((b) => b.ops).join('; ')}. What a delivery costs: its share of one insert each of the messages, the
-deliveries and the claims of the events fanned out together, of one insert of the attempts that ended together and
-one write of those deliveries' states, and of the claims deleted in batches; the tenant's endpoints come from a cache,
-and a delivery stored here and its body are not read back for the first attempt. Attempts in flight to one endpoint:
+${bursts.map((b) => b.ops).join('; ')}. What a delivery costs (decision 0138): its share of one read of the delivery ids of
+the events fanned out together (a redelivered event sends nothing twice) and of one insert of the deliveries whose first
+attempts ended together, each stored once with its outcome; the tenant's endpoints come from a cache. Attempts in flight to one endpoint:
 16 (\`WEBHOOK_ENDPOINT_CONCURRENCY\`).`,
     );
   } finally {

@@ -1,4 +1,6 @@
+// Over 300 lines because the slots, the first attempts, the holds and the sweep share one in-memory state of what this replica holds; split, its invariants would be spread over files.
 import { Worker, type Logger } from '@voiceapi/kit';
+import { performance } from 'node:perf_hooks';
 import type { DeliveryDoc, DeliveryStore } from '../store/delivery-store';
 import type { AttemptResult } from './delivery-attempts';
 
@@ -27,6 +29,8 @@ const HOLD_MARGIN_MS = 5_000;
 /** The sweeper stops taking work while this replica holds this many deliveries. */
 const MAX_HELD = 50_000;
 const STOP_WAIT_MS = 2_000;
+/** Deliveries of one endpoint held here at most, however fast it answers. */
+const MAX_WAITING_PER_ENDPOINT = 5_000;
 
 type FirstOutcome = AttemptResult | 'stopped';
 
@@ -65,6 +69,8 @@ export class Dispatcher {
   private readonly backlogged = new Set<string>();
   /** Endpoints whose refill from the store is under way. */
   private readonly refilling = new Set<string>();
+  /** Each endpoint's recent time per attempt, ms. */
+  private readonly pace = new Map<string, number>();
   private inFlight = 0;
   private stopped = true;
   private readonly sweeper: Worker;
@@ -212,7 +218,9 @@ export class Dispatcher {
   private async run(h: Held): Promise<void> {
     if (h.stored && !(await h.stored)) return;
     if (h.heldUntil && !(await this.holdLongEnough(h))) return;
+    const started = performance.now();
     const result = await this.d.attempt(h.delivery);
+    this.paced(h.delivery.endpointId, performance.now() - started);
     if (h.tell) {
       h.tell(result); // the fan-out waiting for it stores it
       return;
@@ -242,10 +250,28 @@ export class Dispatcher {
     if (h.heldUntil) await this.d.deliveries.change(h.delivery, h.heldUntil, { set: { nextAttemptAt: this.d.now() } });
   }
 
-  /** Attempts in flight and waiting here for an endpoint, against twice its slots: beyond, it is busy. */
+  /**
+   * How many deliveries of an endpoint may wait here or be in flight: as many as its slots get
+   * through within a first attempt's wait at its recent pace (twice its slots at least), so one
+   * that waits starts well within its hold; beyond, the endpoint is busy and the rest wait in the store.
+   */
+  private room(endpointId: string): number {
+    const paceMs = Math.max(1, this.pace.get(endpointId) ?? this.d.firstWaitMs);
+    const allowed = Math.min(
+      MAX_WAITING_PER_ENDPOINT,
+      Math.max(2, Math.floor(this.d.firstWaitMs / paceMs)) * this.d.perEndpoint,
+    );
+    return allowed - (this.active.get(endpointId) ?? 0) - (this.waiting.get(endpointId)?.length ?? 0);
+  }
+
   private busy(endpointId: string): boolean {
-    const queued = (this.active.get(endpointId) ?? 0) + (this.waiting.get(endpointId)?.length ?? 0);
-    return queued >= 2 * this.d.perEndpoint;
+    return this.room(endpointId) <= 0;
+  }
+
+  /** An endpoint's recent time per attempt (a moving average). */
+  private paced(endpointId: string, ms: number): void {
+    const before = this.pace.get(endpointId);
+    this.pace.set(endpointId, before === undefined ? ms : before + (ms - before) / 8);
   }
 
   /** Every endpoint with deliveries due gets them taken, as far as its slots go; wakes itself for the next one due. */
@@ -273,8 +299,7 @@ export class Dispatcher {
     this.refilling.add(endpointId);
     try {
       for (;;) {
-        const room =
-          2 * this.d.perEndpoint - (this.active.get(endpointId) ?? 0) - (this.waiting.get(endpointId)?.length ?? 0);
+        const room = this.room(endpointId);
         if (room <= 0 || this.stopped || this.held.size >= MAX_HELD) return;
         const now = this.d.now();
         const due = (await this.d.deliveries.due(endpointId, now, room)).filter((d) => !this.held.has(d._id));
