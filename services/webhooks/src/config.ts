@@ -62,10 +62,10 @@ export const configSchema = z.object({
    */
   WEBHOOK_FIRST_WAIT_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
   /**
-   * How long a tenant's endpoint list (read on every event's fan-out) is kept at most: any
-   * replica's change to an endpoint empties the cache at once (a change stream).
+   * How long a tenant's endpoint list (read on every event's fan-out) is kept: another replica's
+   * change to an endpoint is seen within it (this replica's own at once). No change stream.
    */
-  WEBHOOK_ENDPOINT_CACHE_TTL_MS: z.coerce.number().int().min(1_000).default(60_000),
+  WEBHOOK_ENDPOINT_CACHE_TTL_MS: z.coerce.number().int().min(100).default(1_000),
   /**
    * Fan-out: events of one fetched batch handled at once (deliveries carry no order, so the same
    * tenant's too). Each waits for its first attempts (at most WEBHOOK_FIRST_WAIT_MS).

@@ -36,9 +36,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   const { log, lifecycle, conn } = svc;
   const now = () => new Date();
 
-  const endpoints = new EndpointStore(conn, { cacheTtlMs: cfg.WEBHOOK_ENDPOINT_CACHE_TTL_MS, log });
-  endpoints.cache.start();
-  lifecycle.onStop('endpoint cache', () => endpoints.cache.stop());
+  const endpoints = new EndpointStore(conn, { cacheTtlMs: cfg.WEBHOOK_ENDPOINT_CACHE_TTL_MS });
   const deliveries = new DeliveryStore(conn);
   await ensureIndexes(conn);
 

@@ -1,4 +1,5 @@
-import { ReadCache, stringIds, TenantCollection, type Logger, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection, type Model } from 'mongoose';
 
@@ -63,19 +64,23 @@ export const newEndpointId = (): string => `ep_${randomBytes(12).toString('base6
 /** Endpoints: few per tenant, so a tenant's list is small even where it is scanned. */
 export class EndpointStore {
   private readonly endpoints: TenantCollection<EndpointDoc, string>;
-  /** A tenant's endpoints, read on every event's fan-out; emptied when any replica changes an endpoint. The process starts and stops it. */
-  readonly cache: ReadCache<EndpointDoc[]>;
+  /**
+   * A tenant's endpoints, read on every event's fan-out: kept `cacheTtlMs` (another replica's
+   * change is seen within it), emptied at once by this process's own changes. No change stream.
+   */
+  private readonly cache: LRUCache<string, EndpointDoc[], TenantScope>;
 
-  constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
+  constructor(conn: Connection, opts: { cacheTtlMs: number }) {
     this.endpoints = new TenantCollection(
       (conn.models.Endpoint as Model<EndpointDoc> | undefined) ?? conn.model<EndpointDoc>('Endpoint', endpointSchema),
       stringIds,
       endpointQueryShapes,
     );
-    this.cache = new ReadCache({
-      source: this.endpoints.changes(['insert', 'update', 'replace', 'delete']),
-      ttlMs: opts.cacheTtlMs,
-      log: opts.log,
+    // A read under way when this process changes an endpoint is dropped, not kept (lru-cache aborts it on `clear`).
+    this.cache = new LRUCache({
+      max: 10_000,
+      ttl: opts.cacheTtlMs,
+      fetchMethod: (_tenantId, _stale, { context }) => this.endpoints.find(context, {}, { sort: { createdAt: 1 } }),
     });
   }
 
@@ -86,15 +91,13 @@ export class EndpointStore {
 
   async insert(scope: TenantScope, doc: Omit<EndpointDoc, 'tenantId'>): Promise<EndpointDoc> {
     const inserted = await this.endpoints.insert(scope, doc);
-    this.cache.forgetAll();
+    this.cache.clear();
     return inserted;
   }
 
   /** The tenant's endpoints, oldest first (cached: every event's fan-out asks). */
   async list(scope: TenantScope): Promise<EndpointDoc[]> {
-    return (
-      (await this.cache.get(scope.tenantId, () => this.endpoints.find(scope, {}, { sort: { createdAt: 1 } }))) ?? []
-    );
+    return (await this.cache.fetch(scope.tenantId, { context: scope })) ?? [];
   }
 
   /** The operator acts on an endpoint by id, whatever its tenant; so does the dispatcher. */
@@ -112,8 +115,8 @@ export class EndpointStore {
     const updated = await this.endpoints
       .crossTenant('the operator and the dispatcher change an endpoint by its id')
       .updateById(id, update, where ? { where } : {});
-    // This process reads its own write at once; the change stream tells the other replicas.
-    this.cache.forgetAll();
+    // This process reads its own write at once; the other replicas within their cache's time.
+    this.cache.clear();
     return updated;
   }
 }
