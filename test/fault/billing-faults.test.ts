@@ -106,7 +106,9 @@ describe('billing killed mid-batch', () => {
     const ends = calls.map((callId) => ended(callId, D.CALL_DIRECTION_OUTBOUND, 61));
     // Some (not all) calls are charged, then the process dies without warning; the caller resends
     // what was not answered (and, answered or not, the first 50 once more) to the restarted process.
-    const outcomes = () => conn.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId });
+    // A call's outcome is the entry that posts its reference (decision 0139).
+    const outcomes = () =>
+      conn.collection('wallet_entries').countDocuments({ tenantId: ctx.tenantId, reference: /^call:/ });
     let current = client;
     const settling = settleAll(() => current, ctx, ends);
     await waitFor('some outcomes', async () => (await outcomes()) >= 100, 60_000, proc);
@@ -134,8 +136,8 @@ describe('billing killed mid-batch', () => {
       available: 100_000 - 4 * calls.length,
     });
     const charged = await conn
-      .collection('call_outcomes')
-      .countDocuments({ tenantId: ctx.tenantId, status: 'charged', creditsCharged: 4 });
+      .collection('wallet_entries')
+      .countDocuments({ tenantId: ctx.tenantId, reference: /^call:/, type: 'call_deduction', amount: -4 });
     expect(charged).toBe(calls.length);
     expect(await walletProblems(conn, ctx.tenantId!)).toEqual([]);
   });
@@ -156,7 +158,8 @@ describe('billing killed mid-batch', () => {
       await client.topUp({ amount: 10_000, reference: 'top:k' }, ctx);
       const ends = (from: number, n: number) =>
         Array.from({ length: n }, (_, i) => ended(`${ctx.tenantId}-k${from + i}`, D.CALL_DIRECTION_INBOUND, 30));
-      const outcomes = () => conn.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId });
+      const outcomes = () =>
+        conn.collection('wallet_entries').countDocuments({ tenantId: ctx.tenantId, reference: /^call:/ });
       await settleAll(() => client, ctx, ends(0, 50));
       expect(await outcomes()).toBe(50);
 

@@ -115,7 +115,9 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
       queued: await queue.countDocuments({}),
       outbox: await conn.telephony.collection('outbox').countDocuments({}),
       // Billing's side: outcomes it recorded for this tenant, and announcements it has yet to relay.
-      billed: await conn.billing.collection('call_outcomes').countDocuments({ tenantId: ctx.tenantId }),
+      billed: await conn.billing
+        .collection('wallet_entries')
+        .countDocuments({ tenantId: ctx.tenantId, reference: /^call:/ }),
       billingOutbox: await conn.billing.collection('outbox').countDocuments({}),
       pending: (
         await calls.find({ tenantId: ctx.tenantId, billingStatus: 'pending' }).project({ _id: 1, endedAt: 1 }).toArray()

@@ -350,11 +350,12 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
   });
   const settle = async (ctx: CallContext, calls: voiceapi.billing.v1.EndedCall[]) =>
     (await client.settleCalls({ calls }, ctx)).settlements;
-  const outcomeOf = async (callId: string) =>
-    (await conn.collection('call_outcomes').findOne({ _id: callId as never })) as unknown as {
-      status: string;
-      creditsCharged: number;
-      creditsError?: string;
+  /** The entry that posts the call's reference: its outcome (decision 0139). */
+  const postedFor = async (callId: string) =>
+    (await conn.collection('wallet_entries').findOne({ reference: `call:${callId}` })) as unknown as {
+      kind: string;
+      amount?: number;
+      change?: { reason?: string };
     } | null;
 
   it('charges ended calls per started minute from their hold, once, whatever arrives twice or late', async () => {
@@ -471,27 +472,22 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     // Resent (an answer lost on the way): the outcomes that stand, nothing charged twice.
     expect((await settle()).settlements).toEqual(first.settlements.map((s) => ({ ...s, billTime: expect.any(Date) })));
     expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 96, held: 0, available: 96 });
-    // Another tenant cannot settle (or read the outcome of) this tenant's call; bad input is refused.
-    expect(
-      (
-        await rejection(
-          client.settleCalls(
-            {
-              calls: [
-                {
-                  callId: id('p1'),
-                  direction: D.CALL_DIRECTION_OUTBOUND,
-                  durationSeconds: 61,
-                  holdFailed: false,
-                  endTime,
-                },
-              ],
-            },
-            tenant(),
-          ),
-        )
-      ).reasonCode,
-    ).toBe('validation_error');
+    // Another tenant's settle of the same call id is its own wallet's (decision 0139): it never reads
+    // or changes this tenant's outcome or balance; bad input is refused.
+    const other = tenant();
+    const [theirs] = (
+      await client.settleCalls(
+        {
+          calls: [
+            { callId: id('p1'), direction: D.CALL_DIRECTION_OUTBOUND, durationSeconds: 61, holdFailed: false, endTime },
+          ],
+        },
+        other,
+      )
+    ).settlements;
+    expect(theirs).toMatchObject({ callId: id('p1'), billingStatus: 'failed', creditsCharged: 0 });
+    expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 96, held: 0, available: 96 });
+    expect((await settle()).settlements).toEqual(first.settlements.map((s) => ({ ...s, billTime: expect.any(Date) })));
     expect((await rejection(client.settleCalls({ calls: [] }, a))).reasonCode).toBe('validation_error');
     expect(
       (
@@ -581,7 +577,7 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
     );
     await new Promise((r) => setTimeout(r, 400));
     await svc.sweeper.sweep();
-    expect(await outcomeOf(callId)).toMatchObject({ status: 'failed', creditsError: 'end_not_reported' });
+    expect(await postedFor(callId)).toMatchObject({ kind: 'release', change: { reason: 'end_not_reported' } });
     expect((await client.getBalance({}, a)).balance).toMatchObject({ balance: 30, held: 0 });
     // No end announces it, so billing does (the tenant's billed webhook), once.
     const until = Date.now() + 15_000;

@@ -267,7 +267,8 @@ export function replayResult(
     state,
     row,
     replayed: true,
-    ...(op.kind === 'capture' && { shortfall: 0 }),
+    // A repeat of a capture says what the first fell short by (the row is what it could take).
+    ...(op.kind === 'capture' && { shortfall: Math.max(0, op.amount + row.amount) }),
     ...(op.kind === 'release' && { released: false }),
   };
 }

@@ -29,7 +29,8 @@ export interface CallMetrics {
  * Charges ended calls: exactly one outcome per call, however often and in whatever order the
  * end arrives, and whoever settles it (telephony through SettleCalls, or the sweeper). The wallet decides:
  * the call's reference `call:<id>` is posted once, by its ledger row or by a final release, and
- * every path reads the outcome from what the chain holds.
+ * every path reads the outcome from what the chain holds: that entry is the call's outcome, kept
+ * nowhere else (a repeat is answered from it, the wallet op replayed).
  */
 export class CallCharging {
   constructor(
@@ -44,14 +45,9 @@ export class CallCharging {
   async settle(call: EndedCall): Promise<CallOutcome> {
     try {
       // No outcome read first: the wallet op replays for a call settled before (its reference
-      // is posted), and the outcome insert keeps the first one. A redelivery costs the same.
-      const decided = await this.decide(call);
-      const outcome = await this.calls.settle(decided);
-      if (outcome.tenantId !== call.tenantId) {
-        this.log.error({ callId: call.callId }, 'an ended call names another tenant than its outcome; ignored');
-        return outcome;
-      }
-      if (outcome === decided) {
+      // is posted) and answers the charge that stands. A redelivery costs the same.
+      const { outcome, replayed } = await this.decide(call);
+      if (!replayed) {
         this.metrics?.billed.add(1, { outcome: outcome.status, direction: outcome.direction });
         if (outcome.creditsCharged > 0) this.metrics?.credits.add(outcome.creditsCharged, { type: 'call_deduction' });
         this.metrics?.settleDelay.record(Math.max(0, outcome.billedAt.getTime() - outcome.endedAt.getTime()) / 1000, {
@@ -96,13 +92,10 @@ export class CallCharging {
         : [],
     );
     if (problems.length > 0) throw validationError('invalid ended calls', problems);
-    const outcomes = await Promise.all(
+    // Each in the asking tenant's wallet: another tenant's call of the same id is never answered.
+    return Promise.all(
       calls.map((c) => this.settle({ ...c, tenantId: scope.tenantId, sandbox: scope.mode === 'sandbox', free: false })),
     );
-    // Call ids are telephony's, unique across tenants: another tenant's outcome is never answered.
-    if (outcomes.some((o) => o.tenantId !== scope.tenantId))
-      throw validationError("a call of another tenant's", [{ path: 'calls', message: 'not this tenant’s call' }]);
-    return outcomes;
   }
 
   /** A hold whose call never reported its end: released, and the call settled without a charge. */
@@ -125,7 +118,8 @@ export class CallCharging {
     });
   }
 
-  private async decide(call: EndedCall): Promise<CallOutcome> {
+  /** The call's outcome, from the entry that posts `call:<id>`: made now, or (`replayed`) made before. */
+  private async decide(call: EndedCall): Promise<{ outcome: CallOutcome; replayed: boolean }> {
     const base = {
       callId: call.callId,
       tenantId: call.tenantId,
@@ -156,17 +150,21 @@ export class CallCharging {
         final: true,
         reason: failed ?? 'skipped',
       });
+      const replayed = r.replayed;
       if (r.row)
         return {
-          ...base,
-          status: 'charged',
-          creditsCharged: -r.row.amount,
-          balanceAfter: r.row.balanceAfter,
-          transactionId: r.row.id,
-          ledgerSeq: r.row.seq,
+          replayed,
+          outcome: {
+            ...base,
+            status: 'charged',
+            creditsCharged: -r.row.amount,
+            balanceAfter: r.row.balanceAfter,
+            transactionId: r.row.id,
+            ledgerSeq: r.row.seq,
+          },
         };
-      if (failed) return { ...base, status: 'failed', creditsCharged: 0, creditsError: failed };
-      return { ...base, status: 'skipped', creditsCharged: 0 };
+      if (failed) return { replayed, outcome: { ...base, status: 'failed', creditsCharged: 0, creditsError: failed } };
+      return { replayed, outcome: { ...base, status: 'skipped', creditsCharged: 0 } };
     }
     const minutes = Math.ceil(call.durationSeconds / 60);
     const r = await this.wallets.run(scopeOf(call), {
@@ -176,25 +174,33 @@ export class CallCharging {
       description: `${call.direction === 'outbound' ? 'Outbound' : 'Inbound'} call, ${minutes} min`,
       call: { direction: call.direction, ...facts(call) },
     });
+    const { replayed } = r;
     if (r.row) {
       const short = (r.shortfall ?? 0) > 0;
       return {
-        ...base,
-        status: 'charged',
-        creditsCharged: -r.row.amount,
-        balanceAfter: r.row.balanceAfter,
-        transactionId: r.row.id,
-        ledgerSeq: r.row.seq,
-        ...(short && { creditsError: 'insufficient_credits' }),
+        replayed,
+        outcome: {
+          ...base,
+          status: 'charged',
+          creditsCharged: -r.row.amount,
+          balanceAfter: r.row.balanceAfter,
+          transactionId: r.row.id,
+          ledgerSeq: r.row.seq,
+          ...(short && { creditsError: 'insufficient_credits' }),
+        },
       };
     }
     // Settled before without a charge (its end not reported, or skipped), or nothing to take now.
-    if (r.settledWithoutCharge === 'skipped') return { ...base, status: 'skipped', creditsCharged: 0 };
+    if (r.settledWithoutCharge === 'skipped')
+      return { replayed, outcome: { ...base, status: 'skipped', creditsCharged: 0 } };
     return {
-      ...base,
-      status: 'failed',
-      creditsCharged: 0,
-      creditsError: r.settledWithoutCharge ?? 'insufficient_credits',
+      replayed,
+      outcome: {
+        ...base,
+        status: 'failed',
+        creditsCharged: 0,
+        creditsError: r.settledWithoutCharge ?? 'insufficient_credits',
+      },
     };
   }
 }
