@@ -642,11 +642,15 @@ function consumersRow(s: Service): Row {
   };
 }
 
+/** Those holding a kit `Lease` (its workers, its outbox relay): webhooks' replicas sweep without one (decision 0138). */
+const HOLDS_LEASES: readonly Service[] = SERVICES.filter((s) => s !== 'webhooks');
+
 function storeRow(s: Service): Row {
   const j = job(s);
   const co = [LABELS.collection, LABELS.operation];
+  const leases = HOLDS_LEASES.includes(s);
   return {
-    title: 'Store and leases',
+    title: leases ? 'Store and leases' : 'Store',
     panels: [
       timeseries({
         w: 10,
@@ -658,7 +662,7 @@ function storeRow(s: Service): Row {
         queries: [{ expr: sumRate(co, METRICS.storeOperations, j), legend: legendOf(co) }],
       }),
       timeseries({
-        w: 7,
+        w: leases ? 7 : 14,
         title: 'Slow store commands per second',
         description:
           'Commands at or over STORE_SLOW_COMMAND_MS (100 ms unless set), per collection and operation; those of a second or more are also logged ("a store command was slow").',
@@ -666,15 +670,21 @@ function storeRow(s: Service): Row {
         min: 0,
         queries: [{ expr: orZero(sumRate(co, METRICS.slowCommands, j)), legend: legendOf(co) }],
       }),
-      timeseries({
-        w: 7,
-        title: 'Leases held',
-        description:
-          'Replicas holding each lease (relay, workers): 1 is healthy, 0 means no replica does the work, more than 1 should never last.',
-        unit: 'short',
-        min: 0,
-        queries: [{ expr: `sum by (${LABELS.lease}) (${sel(METRICS.leaseHeld, j)})`, legend: `{{${LABELS.lease}}}` }],
-      }),
+      ...(leases
+        ? [
+            timeseries({
+              w: 7,
+              title: 'Leases held',
+              description:
+                'Replicas holding each lease (relay, workers): 1 is healthy, 0 means no replica does the work, more than 1 should never last.',
+              unit: 'short',
+              min: 0,
+              queries: [
+                { expr: `sum by (${LABELS.lease}) (${sel(METRICS.leaseHeld, j)})`, legend: `{{${LABELS.lease}}}` },
+              ],
+            }),
+          ]
+        : []),
     ],
   };
 }
