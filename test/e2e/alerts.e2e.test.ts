@@ -188,18 +188,27 @@ describe('SLO alerts on a real Prometheus', () => {
     // While it fires: every dashboard panel's query parses and returns data from what the system
     // sent (the firing alerts' panel included). Grafana's rate interval reaches back to before the
     // kill: billing's own panels have no sample since (the alert may take over a minute to fire).
-    const rateInterval = `${Math.max(60, Math.ceil((Date.now() - killed) / 1000) + 30)}s`;
-    const empty: string[] = [];
-    for (const [file, d] of Object.entries(dashboards())) {
-      for (const { panel, expr } of panelQueries(d)) {
-        // Grafana's rate interval, and the SLO windows as these rules name them (divided by the scale).
-        const result = await prom
-          .query(scaledQuery(expr.replaceAll('$__rate_interval', rateInterval), SLO_WINDOW_SCALE))
-          .catch((err: Error) => err);
-        if (result instanceof Error) empty.push(`${file} "${panel}" does not parse: ${result.message}`);
-        else if (result.length === 0) empty.push(`${file} "${panel}" returns no data: ${expr}`);
+    // A panel reading a recording rule has data once the rule's next evaluation has samples in
+    // its (scaled) window: under load that may take an evaluation or two, so the panels are asked
+    // again for a while before one without data is a failure.
+    const emptyPanels = async () => {
+      const rateInterval = `${Math.max(60, Math.ceil((Date.now() - killed) / 1000) + 30)}s`;
+      const empty: string[] = [];
+      for (const [file, d] of Object.entries(dashboards())) {
+        for (const { panel, expr } of panelQueries(d)) {
+          // Grafana's rate interval, and the SLO windows as these rules name them (divided by the scale).
+          const result = await prom
+            .query(scaledQuery(expr.replaceAll('$__rate_interval', rateInterval), SLO_WINDOW_SCALE))
+            .catch((err: Error) => err);
+          if (result instanceof Error) empty.push(`${file} "${panel}" does not parse: ${result.message}`);
+          else if (result.length === 0) empty.push(`${file} "${panel}" returns no data: ${expr}`);
+        }
       }
-    }
+      return empty;
+    };
+    let empty = await emptyPanels();
+    for (const until = Date.now() + 30_000; empty.length > 0 && Date.now() < until; empty = await emptyPanels())
+      await new Promise((r) => setTimeout(r, 2_000));
     expect(empty).toEqual([]);
 
     // Billing back: the queued dials are placed, and the page clears as its short windows recover.
