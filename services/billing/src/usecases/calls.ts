@@ -151,18 +151,7 @@ export class CallCharging {
         reason: failed ?? 'skipped',
       });
       const replayed = r.replayed;
-      if (r.row)
-        return {
-          replayed,
-          outcome: {
-            ...base,
-            status: 'charged',
-            creditsCharged: -r.row.amount,
-            balanceAfter: r.row.balanceAfter,
-            transactionId: r.row.id,
-            ledgerSeq: r.row.seq,
-          },
-        };
+      if (r.row) return { replayed, outcome: { ...base, ...charged(r.row) } };
       if (failed) return { replayed, outcome: { ...base, status: 'failed', creditsCharged: 0, creditsError: failed } };
       return { replayed, outcome: { ...base, status: 'skipped', creditsCharged: 0 } };
     }
@@ -179,15 +168,7 @@ export class CallCharging {
       const short = (r.shortfall ?? 0) > 0;
       return {
         replayed,
-        outcome: {
-          ...base,
-          status: 'charged',
-          creditsCharged: -r.row.amount,
-          balanceAfter: r.row.balanceAfter,
-          transactionId: r.row.id,
-          ledgerSeq: r.row.seq,
-          ...(short && { creditsError: 'insufficient_credits' }),
-        },
+        outcome: { ...base, ...charged(r.row), ...(short && { creditsError: 'insufficient_credits' }) },
       };
     }
     // Settled before without a charge (its end not reported, or skipped), or nothing to take now.
@@ -204,6 +185,15 @@ export class CallCharging {
     };
   }
 }
+
+/** What a call's ledger row says of its outcome: charged, by how much, and where in the chain. */
+const charged = (row: { amount: number; balanceAfter: number; id: string; seq: number }) => ({
+  status: 'charged' as const,
+  creditsCharged: -row.amount,
+  balanceAfter: row.balanceAfter,
+  transactionId: row.id,
+  ledgerSeq: row.seq,
+});
 
 /** The call's contact, campaign and agent, where telephony named them. */
 const facts = (call: EndedCall): Pick<EndedCall, 'contactId' | 'campaignId' | 'agentId'> => ({
