@@ -94,6 +94,32 @@ describe('the platform on a live Kubernetes cluster', () => {
   // The charts name each service's database after the service (values `mongo.database`).
   const storeAccess = (): StoreAccess => ({ url: store!.url, dbName: (service) => service });
 
+  /**
+   * Evidence for a failed case, printed before its assertion fails: when each refusal was sent and
+   * answered, and what every pod still running logged at warn level or above since `from` (the
+   * gateway logs an internal error's cause; a refusal's status says little of why).
+   */
+  const showWhyRefused = async (from: number, refused: Post[]) => {
+    const at = (ms: number) => new Date(ms).toISOString();
+    for (const p of refused)
+      console.log(
+        `[cluster] refused: ${p.status} ${p.reasonCode ?? ''}, sent ${at(p.sentAt)}, answered ${at(p.answeredAt)}`,
+      );
+    for (const pod of await pods()) {
+      const text = await kubectl(['logs', pod.metadata.name, `--since-time=${at(from)}`]).catch(
+        (err: Error) => err.message,
+      );
+      const loud = text.split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+      if (loud.length > 0)
+        console.log(
+          `[cluster] ${pod.metadata.name} logged:\n${loud
+            .slice(-20)
+            .map((l) => l.slice(0, 600))
+            .join('\n')}`,
+        );
+    }
+  };
+
   const underLoad = async (what: string, disrupt: () => Promise<void>) => {
     const from = Date.now();
     const load = pushLeads(gw, tenant, 4, 40);
@@ -111,6 +137,7 @@ describe('the platform on a live Kubernetes cluster', () => {
     console.log(
       `[cluster] ${what}: ${s.accepted}/${s.posts} posts accepted, slowest answer ${s.slowestMs} ms, longest gap without a 202 ${s.longestGapMs} ms`,
     );
+    if (s.refused.length > 0) await showWhyRefused(from, s.refused);
     return { ...s, posts };
   };
 
@@ -422,11 +449,17 @@ describe('the platform on a live Kubernetes cluster', () => {
           seconds: (Date.now() - started) / 1000,
           grace: victim.spec.terminationGracePeriodSeconds!,
         });
+        console.log(
+          `[cluster] ${name}'s pod deleted from ${new Date(started).toISOString()} to ${new Date().toISOString()}`,
+        );
         await Promise.race([log.done, sleep(5_000)]);
         log.stop();
         // A shutdown step that ran out of its time, or failed, says so: shown, not asserted (see docs/performance.md).
         for (const line of log.lines().filter((l) => /shutdown step failed|forcing shutdown|did not finish/.test(l)))
           console.log(`[cluster] ${name} stopping: ${line.slice(0, 400)}`);
+        // Killed at the end of its grace period: the last it said is the step it was in.
+        if (stopped.at(-1)!.seconds >= stopped.at(-1)!.grace)
+          console.log(`[cluster] ${name} was killed; its last lines:\n${log.lines().slice(-15).join('\n')}`);
         await kubectl(['rollout', 'status', `deployment/${name}`, '--timeout=180s'], 200_000);
       }
     });

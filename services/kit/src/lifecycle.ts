@@ -1,10 +1,17 @@
 import type { Logger } from './logger';
 
-type Hook = { name: string; run: () => Promise<void> | void };
+/** A shutdown step; `budgetMs` is the time it has before it is cut short. */
+type Hook = { name: string; run: (budgetMs: number) => Promise<void> | void };
+
+/** What a step still gets once the grace period is spent: enough to close a connection. */
+const LAST_STEP_MS = 1_000;
 
 /**
  * Ordered shutdown. Hooks run in reverse order of registration (stop taking work first, close
- * connections last) when SIGTERM or SIGINT arrives, each bounded by the grace period.
+ * connections last) when SIGTERM or SIGINT arrives, all of them within the grace period: a step
+ * gets what the steps before it left, and once it is spent each remaining step still gets
+ * LAST_STEP_MS (the store's connection closes last). The pod's termination grace period allows
+ * for this (charts: preStop pause + grace + 10 s).
  */
 export class Lifecycle {
   private readonly hooks: Hook[] = [];
@@ -38,11 +45,14 @@ export class Lifecycle {
   }
 
   private async runHooks(): Promise<void> {
+    const deadline = Date.now() + this.graceMs;
     for (const hook of [...this.hooks].reverse()) {
       const started = Date.now();
       try {
-        await withTimeout(Promise.resolve(hook.run()), this.graceMs, hook.name);
-        this.log.debug({ hook: hook.name, ms: Date.now() - started }, 'stopped');
+        const budgetMs = Math.max(deadline - started, LAST_STEP_MS);
+        await withTimeout(Promise.resolve(hook.run(budgetMs)), budgetMs, hook.name);
+        // Said at info: a pod killed at the end of its grace period shows the step it was in.
+        this.log.info({ hook: hook.name, ms: Date.now() - started }, 'stopped');
       } catch (err) {
         this.log.error({ err, hook: hook.name }, 'shutdown step failed');
       }

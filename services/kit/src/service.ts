@@ -77,7 +77,8 @@ export async function serveGrpc(
     maxConnectionAgeMs: cfg.GRPC_MAX_CONNECTION_AGE_MS,
     maxConnectionAgeGraceMs: cfg.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
   });
-  lifecycle.onStop('grpc', () => server.drain(cfg.SHUTDOWN_GRACE_MS));
+  // Forced a little before the step's budget ends, so the step ends by its own hand.
+  lifecycle.onStop('grpc', (budgetMs) => server.drain(Math.max(budgetMs - 250, 0)));
   return server;
 }
 
