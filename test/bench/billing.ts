@@ -7,7 +7,8 @@
  *       bulk insert of as many ledger-sized rows into the same database; three rounds, on a ledger of
  *       10 k, 100 k and 1 M rows (other tenants' rows seeded before each: BENCH_LEDGER_ROWS);
  *   (b) end of call → ledger row latency at a steady 200 calls/s;
- *   (c) debit RPCs per second on one wallet, and across 100 wallets.
+ *   (c) debit RPCs per second on one wallet, and across 100 wallets;
+ *   (d) the largest ledger entry with 10 and with 1,000 calls held at once.
  * Writes its section of docs/performance.md. It reports; it never fails on time.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -122,7 +123,9 @@ async function main(): Promise<void> {
         Array.from({ length: inFlight }, async () => {
           while (next < requests.length) {
             const r = requests[next++]!;
-            settledCount += (await client.settleCalls({ calls: r.calls }, r.t)).settlements.length;
+            // Awaited before the sum: `settledCount += await …` would add to the count read before the wait.
+            const { settlements } = await client.settleCalls({ calls: r.calls }, r.t);
+            settledCount += settlements.length;
           }
         }),
       );
@@ -268,6 +271,37 @@ async function main(): Promise<void> {
     );
     process.stdout.write(`  (c) debits/s: one wallet ${oneWallet.toFixed(0)}, 100 wallets ${hundred.toFixed(0)}\n`);
 
+    // (d) The largest ledger entry with n calls in flight: a wallet's n calls held (as telephony
+    // asks, 500 a request), then all settled; its entries' sizes as the store keeps them (BSON).
+    const largestEntry = async (inFlight: number) => {
+      const t: CallContext = { tenantId: `bench-lines-${randomUUID()}`, keyMode: 'live' };
+      await client.topUp({ amount: 1_000_000_000, reference: 'bench-lines-top-up' }, t);
+      const ids = Array.from({ length: inFlight }, (_, i) => `bench-d-${inFlight}-${i}`);
+      for (let i = 0; i < ids.length; i += SETTLE_BATCH)
+        await client.placeCallHolds(
+          {
+            holds: ids.slice(i, i + SETTLE_BATCH).map((callId) => ({
+              callId,
+              direction: D.CALL_DIRECTION_OUTBOUND,
+              maxCallSeconds: 600,
+              expireTime: new Date(Date.now() + 3_600_000),
+            })),
+          },
+          t,
+        );
+      for (let i = 0; i < ids.length; i += SETTLE_BATCH)
+        await client.settleCalls({ calls: ids.slice(i, i + SETTLE_BATCH).map((id) => ended(id)) }, t);
+      const sizes = (await entries.find({ tenantId: t.tenantId }).toArray()).map((d) =>
+        mongoose.mongo.BSON.calculateObjectSize(d),
+      );
+      return { entries: sizes.length, largestKb: Math.max(...sizes) / 1024 };
+    };
+    const fewLines = await largestEntry(10);
+    const manyLines = await largestEntry(1_000);
+    process.stdout.write(
+      `  (d) largest ledger entry: ${fewLines.largestKb.toFixed(1)} KB with 10 calls in flight (${fewLines.entries} entries), ${manyLines.largestKb.toFixed(1)} KB with 1,000 (${manyLines.entries} entries)\n`,
+    );
+
     const met = (ok: boolean) => (ok ? 'yes' : 'no');
     writePerformanceSection(
       'billing',
@@ -283,12 +317,15 @@ load generator in another, the embedded store (SecantusDB, decision 0110) and Ka
 | (a) store operations per charge, first round | ${opsPerCharge.split(' ')[0]} | | | ≤ 0.2 | ${met(Number(opsPerCharge.split(' ')[0]) <= 0.2)} |
 | (b) end of call → ledger row at a steady 200 calls/s, on the ledger of (a)'s last round | p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms | | | p99 < 500 ms | ${met(pct(lags, 99) < 500)} |
 | (c) debit RPCs per second, 64 in flight | one wallet ${oneWallet.toFixed(0)}/s; 100 wallets ${hundred.toFixed(0)}/s | | | (reported) | |
+| (d) largest ledger entry (BSON) after 1,000 calls held at once and settled (issue 50) | ${manyLines.largestKb.toFixed(1)} KB (${manyLines.entries} entries) | 10 calls at once: ${fewLines.largestKb.toFixed(1)} KB (${fewLines.entries} entries) | ${(manyLines.largestKb / fewLines.largestKb).toFixed(1)} × | < 2 KB, as at 10 | ${met(manyLines.largestKb < 2 && manyLines.largestKb <= fewLines.largestKb * 1.1)} |
 
 Store operations per charge in (a), billing's own (kit \`StoreOpCounter\`), by round: ${rounds.map((r) => r.ops).join('; ')}.
 Where the CPU went in (a)'s first round (/proc; the load generator sends the settlements in the same seconds): ${rounds[0]!.cpu}.
-What a charge costs (decision 0050): its share of one look-up of the batch's references, of the wallet's
-group-committed append and of the outcome insert; the calls of a request (and the requests in flight together) are
-what these group. (b) is a queue building up whenever 200 calls/s is above what (a) sustains; its latency is then
+What a charge costs (decision 0050): its share of one look-up of the batch's references and of the wallet's
+group-committed append (the entry posting \`call:<id>\` is the call's outcome, decision 0139); the calls of a request
+(and the requests in flight together) are what these group. (d) is decision 0050's entry carrying the wallet's open
+holds: each open hold adds about 110 bytes to every entry written while it is open (decision 0137 proposes entries
+of a fixed size). (b) is a queue building up whenever 200 calls/s is above what (a) sustains; its latency is then
 mostly waiting.
 `,
     );

@@ -89,6 +89,8 @@ interface CallsRound {
   kafka: ReturnType<typeof flowPerOperation>;
   /** Webhooks the tenant's endpoint received per call. */
   webhooks: number;
+  /** Cursors open on the store while the calls ran, sampled (each process's change stream is one). */
+  cursors: { median: number; max: number };
 }
 
 interface IngestRound {
@@ -135,6 +137,13 @@ async function main(): Promise<void> {
       updated: metrics?.document?.updated ?? NaN,
       deleted: metrics?.document?.deleted ?? NaN,
     };
+  };
+  /** Cursors open on the store (serverStatus `metrics.cursor.open.total`): change streams, and finds between batches. */
+  const openCursors = async () => {
+    const { metrics } = (await telephonyDb.db!.admin().command({ serverStatus: 1 })) as {
+      metrics?: { cursor?: { open?: { total?: number } } };
+    };
+    return metrics?.cursor?.open?.total ?? NaN;
   };
   const leadsDb = telephonyDb.useDb(sys.gatewayDb.replace(/^gateway_/, 'leads_'));
   /**
@@ -191,8 +200,9 @@ async function main(): Promise<void> {
     // What the system does with nothing to do (workers' passes, heartbeats): taken out of each round.
     await sleep(3_000);
     const idle = await idleRates(storeDocs, pids, IDLE_S);
+    const idleCursors = await openCursors();
     process.stdout.write(
-      `(b) idle, ${IDLE_S} s: ${idle.docsPerSecond.toFixed(1)} documents written/s, CPU ${cpuLine(idle.cpu)}\n`,
+      `(b) idle, ${IDLE_S} s: ${idle.docsPerSecond.toFixed(1)} documents written/s, ${idleCursors} cursors open on the store, CPU ${cpuLine(idle.cpu)}\n`,
     );
     const callRounds: Record<TenantKind, CallsRound[]> = { 'all-events': [], 'billed-only': [] };
     for (const [kind, tenant, hookPath] of [
@@ -209,6 +219,15 @@ async function main(): Promise<void> {
         const t0 = Date.now();
         const profiled = round === 1 && kind === 'all-events';
         if (profiled) profiledFrom = monotonicUs();
+        // The store's open cursors, twice a second while the calls run.
+        const cursorSamples: number[] = [];
+        let sampling = true;
+        const sampler = (async () => {
+          while (sampling) {
+            cursorSamples.push(await openCursors());
+            await sleep(500);
+          }
+        })();
         const { report } = await perfProfile(profiled ? infra.storePid : undefined, 'store-calls', async () => {
           const sent = await call(`${gw}/api/v1/leads/batch`, {
             key: tenant.key,
@@ -222,6 +241,8 @@ async function main(): Promise<void> {
           while (new Set(billedOf(hookPath, seen).map((r) => r.id)).size < CALLS && Date.now() < until)
             await sleep(100);
         });
+        sampling = false;
+        await sampler;
         if (report) process.stdout.write(`  the store's self time during round 1 (perf):\n${report}\n`);
         if (profiled) profiledTo = monotonicUs();
         const received = unique(billedOf(hookPath, seen));
@@ -251,9 +272,10 @@ async function main(): Promise<void> {
           docs,
           kafka,
           webhooks: (receiver.at(hookPath).length - seen) / received.length,
+          cursors: { median: median(cursorSamples), max: Math.max(...cursorSamples) },
         });
         process.stdout.write(
-          `  ${received.length} calls billed and announced in ${seconds.toFixed(1)} s (${(received.length / seconds).toFixed(1)} calls/s), quiet ${quietAfterS.toFixed(0)} s later\n  CPU per call ${cpuPerOperation(shares, received.length)}\n  store operations ${ops}\n  documents written per call ${docsText(docs)}\n  webhooks per call ${callRounds[kind].at(-1)!.webhooks.toFixed(2)}\n  per call: ${kafka.text}\n`,
+          `  ${received.length} calls billed and announced in ${seconds.toFixed(1)} s (${(received.length / seconds).toFixed(1)} calls/s), quiet ${quietAfterS.toFixed(0)} s later\n  CPU per call ${cpuPerOperation(shares, received.length)}\n  store operations ${ops}\n  documents written per call ${docsText(docs)}\n  webhooks per call ${callRounds[kind].at(-1)!.webhooks.toFixed(2)}, cursors open on the store ${callRounds[kind].at(-1)!.cursors.median} (most ${callRounds[kind].at(-1)!.cursors.max})\n  per call: ${kafka.text}\n`,
         );
       }
     }
@@ -261,7 +283,7 @@ async function main(): Promise<void> {
 
     // ---- (c) end of call → billed, at half the rate ----
     if (ONLY_CALLS) {
-      const md = callsTable(callRounds, bare.cpuMsPerRequest);
+      const md = callsTable(callRounds, bare.cpuMsPerRequest, idleCursors);
       process.stdout.write(`${md}\n`);
       if (process.env.BENCH_REPORT) writeFileSync(process.env.BENCH_REPORT, md);
       return;
@@ -437,7 +459,7 @@ The call path (issue 50), per answered call in (b), for a tenant with an endpoin
 and one with an endpoint for \`call.outbound.billed\` only: counted from the batch until the store writes no more than it does idle,
 and what the system writes and spends idle (measured ${IDLE_S} s before) taken out.
 
-${callsTable(callRounds, bare.cpuMsPerRequest)}
+${callsTable(callRounds, bare.cpuMsPerRequest, idleCursors)}
 
 CPU milliseconds per business operation, each process (from /proc over the measured window, idle taken out in (b); the load
 generator holds autocannon and the tenants' webhook endpoint, and is not counted in the totals).
@@ -579,7 +601,7 @@ function withoutIdle(s: CpuShares, idle: CpuShares): CpuShares {
 }
 
 /** Issue 50's table: documents and CPU per call for each tenant, median of the rounds. */
-function callsTable(rounds: Record<TenantKind, CallsRound[]>, bareMsPerRequest: number): string {
+function callsTable(rounds: Record<TenantKind, CallsRound[]>, bareMsPerRequest: number, idleCursors: number): string {
   const row = (kind: TenantKind, docsTarget: number, cpuTarget: number) => {
     const rs = rounds[kind];
     const docs = median(rs.map(docsOf));
@@ -593,13 +615,15 @@ function callsTable(rounds: Record<TenantKind, CallsRound[]>, bareMsPerRequest: 
     rounds[kind]
       .map(
         (r, i) =>
-          `- ${kind}, round ${i + 1}: ${r.calls} calls, ${r.perSecond.toFixed(1)} calls/s, ${r.webhooks.toFixed(2)} webhooks a call; documents ${docsText(r.docs)}; CPU ${cpuPerOperation(r.cpu, r.calls)}; store operations ${r.ops}`,
+          `- ${kind}, round ${i + 1}: ${r.calls} calls, ${r.perSecond.toFixed(1)} calls/s, ${r.webhooks.toFixed(2)} webhooks a call, ${r.cursors.median} cursors open on the store (most ${r.cursors.max}); documents ${docsText(r.docs)}; CPU ${cpuPerOperation(r.cpu, r.calls)}; store operations ${r.ops}`,
       )
       .join('\n');
+  const cursors = median(Object.values(rounds).flatMap((rs) => rs.map((r) => r.cursors.median)));
   return `| per answered outbound call (b: ${CALLS} call leads at once, 100 lines, counted until the store is quiet, idle taken out) | result | target | met |
 |---|---|---|---|
 ${row('all-events', 20, 25)}
 ${row('billed-only', 12, 15)}
+| cursors open on the store while calls run (serverStatus; each process's change stream is one, a find between batches another), median of every round's samples | ${cursors} (most ${Math.max(...Object.values(rounds).flatMap((rs) => rs.map((r) => r.cursors.max)))}; idle ${idleCursors}) | 0 change streams, or each named with its cost | ${met(cursors === 0)} |
 
 ${detail('all-events')}
 ${detail('billed-only')}`;
