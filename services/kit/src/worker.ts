@@ -102,10 +102,7 @@ export class Worker {
     this.running = this.passes().finally(() => (this.running = undefined));
   }
 
-  /**
-   * This process changed what the worker watches (a `WakeSource` that leaves its own writes out of
-   * the stream): a pass once the burst it starts is gathered, as for a change the stream told.
-   */
+  /** This process made work for the worker: a pass once the burst it starts is gathered. */
   changedHere(): void {
     this.changed();
   }

@@ -195,36 +195,44 @@ describe('kit events', () => {
     expect(await relays[0]!.model.countDocuments({})).toBe(0);
   });
 
-  it("wakes its relay in-process for its own writes, and through the change stream only for another replica's", async () => {
+  it("wakes its relay in-process for its own writes, finds another replica's at its next look, and opens no change stream", async () => {
     const dbName = `kit_${suffix}_own_writes`;
     const watched = await mongoose
       .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
       .asPromise();
     const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
     try {
-      // What the relay's change stream brings back: the changes in each getMore's reply.
-      const told: unknown[] = [];
+      // Every command the relay's connection sends: a change stream would be an aggregate with $changeStream.
+      const commands: { name: string; body: string }[] = [];
       watched
         .getClient()
-        .on('commandSucceeded', (e: { commandName: string; reply: { cursor?: { nextBatch?: unknown[] } } }) => {
-          if (e.commandName === 'getMore') told.push(...(e.reply.cursor?.nextBatch ?? []));
-        });
+        .on('commandStarted', (e: { commandName: string; command: unknown }) =>
+          commands.push({ name: e.commandName, body: JSON.stringify(e.command) }),
+        );
       const seen = await subscribe('own-writes');
-      // The timer is far away: only a wake-up publishes within the test.
-      const relay = new Outbox(watched, newPublisher(), log, { instanceId: 'relay-replica', intervalMs: 600_000 });
+      // Its own event: published at once, though the next look is a minute away.
+      const relay = new Outbox(watched, newPublisher(), log, { instanceId: 'relay-replica', intervalMs: 60_000 });
       const writer = new Outbox(other, newPublisher(), log, { instanceId: 'writer-replica', intervalMs: 600_000 });
       relay.start();
       try {
         await until('the relay holds the lease', () => relay.relaying);
-        await new Promise((r) => setTimeout(r, 300)); // the stream is open
         await relay.add(Envelope, 'own', probe('own', 1));
         await until('its own event published', () => seen.some((x) => x.key === 'own'), 10_000);
-        expect(told).toHaveLength(0);
+        // Another replica's event waits for the next look: not published within two seconds.
         await writer.add(Envelope, 'theirs', probe('theirs', 1));
-        await until("the other replica's event published", () => seen.some((x) => x.key === 'theirs'), 10_000);
-        expect(told.length).toBeGreaterThan(0);
+        await new Promise((r) => setTimeout(r, 2_000));
+        expect(seen.some((x) => x.key === 'theirs')).toBe(false);
+        expect(commands.filter((c) => c.body.includes('$changeStream'))).toEqual([]);
       } finally {
         await relay.stop();
+      }
+      // A relay that looks every 200 ms finds it.
+      const looking = new Outbox(watched, newPublisher(), log, { instanceId: 'relay-replica', intervalMs: 200 });
+      looking.start();
+      try {
+        await until("the other replica's event published", () => seen.some((x) => x.key === 'theirs'), 10_000);
+      } finally {
+        await looking.stop();
         await writer.stop();
       }
     } finally {

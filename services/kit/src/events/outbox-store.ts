@@ -38,8 +38,6 @@ const outboxFields = {
   createdAt: { type: Date, required: true },
   availableAt: { type: Date, required: true },
   readBack: { type: String },
-  /** The replica that stored or released it: its own change stream leaves its own writes out (it wakes its relay itself). */
-  writer: { type: String },
 };
 
 export const outboxSchema = new Schema<OutboxDoc>(outboxFields, { versionKey: false, collection: 'outbox' });

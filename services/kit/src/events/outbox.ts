@@ -28,9 +28,9 @@ export interface OutboxOptions {
   /** Names this replica as a relay lease holder (unique per replica). */
   instanceId: string;
   /**
-   * How often the lease holder looks for events besides being woken: stored and released events
-   * wake it through a change stream on the outbox, a held event at the end of its hold, so this is
-   * only the safety net (default 30 s).
+   * How often the lease holder looks for events besides being woken: this replica's stored and
+   * released events wake it at once, a held event at the end of its hold; another replica's are
+   * found by the next look, so this bounds how long they wait (default 250 ms; decision 0141).
    */
   intervalMs?: number;
   /**
@@ -62,6 +62,8 @@ const { EJSON } = mongo.BSON;
 
 /** An event larger than this is refused when it is added, not discovered when it cannot be sent. */
 export const MAX_EVENT_BYTES = 256 * 1024;
+/** How often the relay's lease holder looks for another replica's events (decision 0141). */
+const RELAY_LOOK_MS = 250;
 
 /**
  * Transactional outbox without transactions (decision 0110: a transaction would add round trips
@@ -90,12 +92,11 @@ export class Outbox implements Announcer {
   private readonly releases = new Coalescer<readonly string[], void>(async (batch) => {
     await this.model.updateMany(
       { _id: { $in: batch.flat() } },
-      { $set: { availableAt: new Date(), writer: this.instanceId }, $unset: { readBack: 1 } },
+      { $set: { availableAt: new Date() }, $unset: { readBack: 1 } },
     );
     this.relay.changedHere();
     return batch.map(() => undefined);
   });
-  private readonly instanceId: string;
 
   constructor(
     conn: Connection,
@@ -109,12 +110,10 @@ export class Outbox implements Announcer {
       (conn.models.OutboxParked as Model<ParkedDoc> | undefined) ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
     this.sequence = new OutboxSequence(conn);
     this.holdMs = opts.holdMs ?? 30_000;
-    this.instanceId = opts.instanceId;
     this.lease = opts.lease ?? new Lease(conn, 'outbox-relay', opts.instanceId, opts.leaseMs);
     this.relay = new OutboxRelay(this.model, this.parked, publisher, this.lease, log, {
-      instanceId: opts.instanceId,
       service: opts.service ?? 'outbox',
-      intervalMs: opts.intervalMs ?? 30_000,
+      intervalMs: opts.intervalMs ?? RELAY_LOOK_MS,
       holdMs: this.holdMs,
     });
   }
@@ -283,7 +282,6 @@ export class Outbox implements Announcer {
         createdAt: now,
         availableAt: readBack ? heldUntil : now,
         ...(readBack && { readBack: EJSON.stringify(readBack, { relaxed: false }) }),
-        writer: this.instanceId,
       })),
       true,
     );

@@ -17,12 +17,6 @@ export interface WakeSource {
    */
   fields?: readonly string[];
   seen?: (doc: Record<string, unknown>) => void;
-  /**
-   * Changes this process made are not told: each document this process writes carries `writer` in
-   * `field` (an insert's document, an update's `$set`), and the owner wakes its own workers when it
-   * writes (`Worker.changedHere`). The stream then costs reads only for other replicas' writes.
-   */
-  ownWrites?: { field: string; writer: string };
 }
 
 /**
@@ -69,7 +63,6 @@ export class ChangeFeed {
         collection: source.model.collection.collectionName,
         operations: source.operations,
         fields: source.fields ?? [],
-        ...(source.ownWrites && { ownWrites: source.ownWrites }),
         awaitMs: this.awaitMs,
         changed: (docs) => {
           if (source.seen) for (const doc of docs) source.seen(doc);
@@ -98,8 +91,6 @@ interface Subscription {
   collection: string;
   operations: readonly string[];
   fields: readonly string[];
-  /** This process's own writes, left out of the stream (every subscription of the collection must say the same). */
-  ownWrites?: { field: string; writer: string };
   awaitMs: number;
   /** Changes of this subscription arrived (one call per read of the stream), with their carried fields. */
   changed: (docs: Record<string, unknown>[]) => void;
@@ -184,23 +175,6 @@ class DatabaseChanges {
     for (const s of subs)
       for (const op of s.operations)
         (byCollection.get(s.collection) ?? byCollection.set(s.collection, new Set()).get(s.collection)!).add(op);
-    // A collection's own writes are left out only when every feed on it leaves them out, alike.
-    const ownWritesOf = (coll: string) => {
-      const on = subs.filter((s) => s.collection === coll);
-      const first = on[0]?.ownWrites;
-      return first && on.every((s) => s.ownWrites?.field === first.field && s.ownWrites.writer === first.writer)
-        ? first
-        : undefined;
-    };
-    const notOwn = (coll: string) => {
-      const own = ownWritesOf(coll);
-      return own
-        ? {
-            [`fullDocument.${own.field}`]: { $ne: own.writer },
-            [`updateDescription.updatedFields.${own.field}`]: { $ne: own.writer },
-          }
-        : {};
-    };
     // Only the kind of change, where it happened and the fields asked for travel: the documents
     // themselves stay on the store (a burst of inserts would otherwise come back in full).
     const carried = Object.fromEntries(subs.flatMap((s) => s.fields.map((f) => [`fullDocument.${f}`, 1])));
@@ -208,7 +182,6 @@ class DatabaseChanges {
       $or: [...byCollection].map(([coll, ops]) => ({
         'ns.coll': coll,
         operationType: { $in: [...ops] },
-        ...notOwn(coll),
       })),
     };
     let stream: mongo.ChangeStream;
