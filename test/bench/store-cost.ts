@@ -21,8 +21,8 @@ import { sleep } from '../harness/wait';
 
 const SECONDS = Number(process.env.BENCH_STORE_COST_S ?? 4);
 const IN_FLIGHT = 32;
-/** About as many change streams as the whole system keeps open (the kit's ChangeFeed, one per watched collection and process). */
-const STREAMS = Number(process.env.BENCH_STORE_COST_STREAMS ?? 18);
+/** As many change streams as the whole system keeps open while calls run (decision 0141: one per process that watches). */
+const STREAMS = Number(process.env.BENCH_STORE_COST_STREAMS ?? 5);
 
 interface Measured {
   perSecond: number;
