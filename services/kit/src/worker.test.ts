@@ -186,6 +186,26 @@ describe('Worker', () => {
     }
   });
 
+  it('sets no alarm for a time its timer comes sooner than, however far away (a follow-up months ahead)', async () => {
+    jest.useFakeTimers();
+    try {
+      let passes = 0;
+      const w = new Worker({ service: 'test', job: 'j', everyMs: 1_000, log: log(), pass: async () => void passes++ });
+      w.start();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(passes).toBe(1);
+      // Past setTimeout's range (2^31 - 1 ms), which Node would cut to 1 ms: a pass at once, over and over.
+      w.wakeIn(90 * 24 * 3600_000);
+      await jest.advanceTimersByTimeAsync(999);
+      expect(passes).toBe(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(passes).toBe(2); // the timer's
+      await w.stop();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('looks for work at once when its replica takes the lease over', async () => {
     let passes = 0;
     const lease = fakeLease(false);

@@ -78,7 +78,8 @@ export class Worker {
 
   /** Runs a pass in `ms` (work known to fall due then), unless one is asked for sooner. */
   wakeIn(ms: number): void {
-    if (this.stopped) return;
+    // The timer wakes a pass sooner, and that pass asks again: no alarm (nor one past setTimeout's range).
+    if (this.stopped || ms >= this.spec.everyMs) return;
     const at = Date.now() + Math.max(0, ms);
     if (this.alarm && this.alarm.at <= at) return;
     if (this.alarm) clearTimeout(this.alarm.timer);

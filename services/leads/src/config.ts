@@ -31,7 +31,7 @@ export const configSchema = z.object({
    * The scheduler's safety net: an item scheduled or moved wakes it at once (a change stream),
    * and it wakes itself when the next one falls due.
    */
-  SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
+  SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
   /** Where messages go: `record` keeps the rendered message for the operator, never sends it live. */
   MESSAGE_ADAPTER: z.enum(['record']).default('record'),
 });

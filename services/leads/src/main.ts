@@ -204,14 +204,15 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   sender.start();
   lifecycle.onStop('message sender', () => sender.stop());
 
-  // Due scheduled dials and follow-ups, on one replica at a time: woken when an item is scheduled
-  // or moved (by any replica) and when the next one falls due; a full batch is followed by
-  // another at once, so a window opening for many contacts drains quickly.
+  // Due scheduled dials and follow-ups, on one replica at a time: woken when this replica
+  // schedules or moves an item that falls due, and when the next one it read falls due; another
+  // replica's items are found by its look every SCHEDULER_INTERVAL_MS (no change stream, decision
+  // 0141). A full batch is followed by another at once, so a window opening for many contacts
+  // drains quickly.
   const scheduler: Worker = new Worker({
     service: 'leads',
     job: 'scheduler',
     everyMs: cfg.SCHEDULER_INTERVAL_MS,
-    wakeOn: [schedule.changes()],
     gatherMs: 50,
     lease,
     log,
@@ -221,6 +222,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
       return handled === SCHEDULER_BATCH ? 'more' : 'done';
     },
   });
+  schedule.onScheduled((dueAt) => scheduler.wakeIn(dueAt.getTime() - Date.now()));
   scheduler.start();
   lifecycle.onStop('scheduler', () => scheduler.stop());
 

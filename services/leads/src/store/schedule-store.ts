@@ -43,6 +43,7 @@ export const followupItemId = (contactId: string, followupId: string): string =>
 
 export class ScheduleStore {
   private readonly items: TenantCollection<ScheduleDoc, string>;
+  private readonly listeners: ((dueAt: Date) => void)[] = [];
 
   constructor(conn: Connection) {
     this.items = new TenantCollection(
@@ -56,13 +57,15 @@ export class ScheduleStore {
   async put(scope: TenantScope, item: Omit<ScheduledItem, 'tenantId'>): Promise<void> {
     const { id, ...rest } = item;
     const moved = await this.items.updateById(scope, id, { $set: { dueAt: rest.dueAt } });
-    if (moved) return;
-    try {
-      await this.items.insert(scope, { ...rest, _id: id });
-    } catch (err) {
-      if ((err as { code?: number }).code !== 11000) throw err;
-      await this.items.updateById(scope, id, { $set: { dueAt: rest.dueAt } });
+    if (!moved) {
+      try {
+        await this.items.insert(scope, { ...rest, _id: id });
+      } catch (err) {
+        if ((err as { code?: number }).code !== 11000) throw err;
+        await this.items.updateById(scope, id, { $set: { dueAt: rest.dueAt } });
+      }
     }
+    this.scheduled([rest.dueAt]);
   }
 
   /**
@@ -74,6 +77,7 @@ export class ScheduleStore {
       scope,
       items.map(({ id, ...rest }) => ({ ...rest, _id: id })),
     );
+    this.scheduled(items.map((i) => i.dueAt));
   }
 
   /**
@@ -92,9 +96,18 @@ export class ScheduleStore {
     return { items, ...(next && { nextDueAt: next.dueAt }) };
   }
 
-  /** An item scheduled or moved (on whichever replica): wakes the scheduler. */
-  changes() {
-    return this.items.changes(['insert', 'update']);
+  /**
+   * Calls `listener` with the earliest due time of what this process scheduled or moved (the
+   * scheduler wakes then); another replica's items are found by the scheduler's next look.
+   */
+  onScheduled(listener: (dueAt: Date) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private scheduled(dueTimes: readonly Date[]): void {
+    if (dueTimes.length === 0) return;
+    const earliest = new Date(Math.min(...dueTimes.map((d) => d.getTime())));
+    for (const listener of this.listeners) listener(earliest);
   }
 
   async remove(scope: TenantScope, id: string): Promise<void> {
