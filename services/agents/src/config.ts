@@ -35,10 +35,10 @@ export const configSchema = z.object({
   /** A script request claimed this long ago without an outcome (its replica died) is taken over. */
   SCRIPT_CLAIM_MS: z.coerce.number().int().min(1_000).default(60_000),
   /**
-   * How long an agent read on a call's path is kept at most: any replica's change to an agent
-   * empties the cache at once (a change stream), so this only bounds a change the stream missed.
+   * How long an agent read on a call's path is kept at most: this replica's changes empty the
+   * cache at once, another replica's are seen within this (decision 0141).
    */
-  AGENT_CACHE_TTL_MS: z.coerce.number().int().min(1_000).default(60_000),
+  AGENT_CACHE_TTL_MS: z.coerce.number().int().min(1_000).default(1_000),
   /** The most knowledge documents one agent links. */
   MAX_SELECTED_KNOWLEDGEBASES: z.coerce.number().int().min(1).max(100).default(20),
 });

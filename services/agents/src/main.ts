@@ -98,16 +98,17 @@ export async function startAgents(env: Record<string, string | undefined> = proc
     log,
   });
 
-  // Script requests are durable (script_jobs): any replica writes them, one claim at a time, and a
-  // request whose replica died is taken over when its claim lapses.
+  // Script requests are durable (script_jobs): any replica writes them and its own worker takes
+  // them at once, one claim at a time; a request whose replica died is taken over by the timer
+  // when its claim lapses.
   const scripts = new Worker({
     service: 'agents',
     job: 'script-jobs',
     everyMs: cfg.SCRIPT_WORKER_INTERVAL_MS,
-    wakeOn: [jobs.changes()],
     log,
     pass: async () => ((await useCases.runScriptJobs()) ? 'more' : 'done'),
   });
+  jobs.onRequested(() => scripts.wake());
   scripts.start();
   lifecycle.onStop('script worker', () => scripts.stop());
 

@@ -7,8 +7,6 @@ export const configSchema = z.object({
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50061),
   MONGO_DB: z.string().default('companies'),
-  /** How long a cached profile is kept at most, should a change stream miss a change (decision 0113). */
-  COMPANY_CACHE_TTL_MS: z.coerce.number().int().min(1_000).default(60_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

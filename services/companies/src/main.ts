@@ -12,9 +12,7 @@ export async function startCompanies(env: Record<string, string | undefined> = p
   // Email-server and WhatsApp credentials stored on a company never reach a log line.
   const svc = await openService('companies', cfg, { redact: ['omniChannelSettings', '*.omniChannelSettings'] });
   const { log, lifecycle, conn } = svc;
-  const store = new CompanyStore(conn, { cacheTtlMs: cfg.COMPANY_CACHE_TTL_MS, log });
-  store.cache.start();
-  lifecycle.onStop('company cache', () => store.cache.stop());
+  const store = new CompanyStore(conn);
 
   // Companies owns the `companies.v1` stream (a changed profile is announced there for agents).
   const { outbox } = await startEvents({

@@ -97,8 +97,9 @@ export type StoredFields = Partial<Omit<AgentDoc, '_id' | 'tenantId' | 'createdA
 /**
  * Inbound agents, tenant-scoped by construction. The reads on a call's path (the agents on a
  * number, an agent with its sealed secret: every inbound call and every custom-API call) are
- * answered from a cache that forgets everything when any replica changes an agent (a change
- * stream); the process starts and stops `cache`.
+ * answered from a cache that this process empties when it changes an agent; another replica's
+ * change is seen once the cache's TTL has passed (no change stream, decision 0141). The tenant
+ * API's reads go to the store.
  */
 export class AgentStore {
   private readonly agents: TenantCollection<AgentDoc>;
@@ -110,11 +111,7 @@ export class AgentStore {
       objectIds,
       agentQueryShapes,
     );
-    this.cache = new ReadCache({
-      source: this.agents.changes(['insert', 'update', 'replace', 'delete']),
-      ttlMs: opts.cacheTtlMs,
-      log: opts.log,
-    });
+    this.cache = new ReadCache({ ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 
   /** Every agent of every tenant with a sealed secret, a page at a time (the key rotation's pass). */

@@ -36,6 +36,7 @@ export interface ScriptJob {
 /** Script requests waiting for a worker: a small working set, every write by `_id`. */
 export class ScriptJobStore {
   private readonly jobs: TenantCollection<JobDoc, string>;
+  private readonly listeners: (() => void)[] = [];
 
   constructor(conn: Connection) {
     this.jobs = new TenantCollection(
@@ -45,9 +46,13 @@ export class ScriptJobStore {
     );
   }
 
-  /** A request recorded (on whichever replica): wakes the script workers. */
-  changes() {
-    return this.jobs.changes(['insert']);
+  /**
+   * Calls `listener` when this process records a request: its own worker takes it at once (every
+   * replica runs the worker; no change stream, decision 0141). A request whose replica died is
+   * taken over by any worker's timer once its claim lapses.
+   */
+  onRequested(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   /** Records the request (replacing an older one for the agent: the newest generation wins). */
@@ -60,6 +65,7 @@ export class ScriptJobStore {
       claimedUntil: new Date(0),
       createdAt: now,
     });
+    for (const listener of this.listeners) listener();
   }
 
   /** Claims up to `limit` requests nobody holds; each claim is one conditional write by `_id`. */

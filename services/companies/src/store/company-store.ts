@@ -1,8 +1,6 @@
 import {
   objectIds,
-  ReadCache,
   TenantCollection,
-  type Logger,
   type Page,
   type QueryShape,
   type ReadBack,
@@ -72,37 +70,26 @@ function toDoc<F extends Partial<CompanyFields>>(fields: F): Omit<F, 'businessHo
 
 /** The companies collection, tenant-scoped by construction (see TenantCollection). */
 export class CompanyStore {
+  // No cache (decision 0141): a profile is read by id once per inbound call and per tenant read,
+  // one indexed read each, while keeping a cache fresh across replicas took a change stream that
+  // the store works through on every write of the system.
   private readonly companies: TenantCollection<CompanyDoc>;
-  /**
-   * Profiles read by id (the tenant API's reads, agents' scripts), emptied when any replica changes
-   * the collection (decision 0113): a profile is read far more often than it is written.
-   */
-  readonly cache: ReadCache<Company>;
 
-  constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
+  constructor(conn: Connection) {
     this.companies = new TenantCollection(
       (conn.models.Company as Model<CompanyDoc> | undefined) ?? conn.model<CompanyDoc>('Company', companySchema),
       objectIds,
       companyQueryShapes,
     );
-    this.cache = new ReadCache({
-      source: this.companies.changes(['insert', 'update', 'replace', 'delete']),
-      ttlMs: opts.cacheTtlMs,
-      log: opts.log,
-    });
   }
 
   async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<Company> {
-    const created = toCompany(await this.companies.insert(scope, { ...toDoc(fields), createdAt: now, updatedAt: now }));
-    this.cache.forgetAll();
-    return created;
+    return toCompany(await this.companies.insert(scope, { ...toDoc(fields), createdAt: now, updatedAt: now }));
   }
 
   async get(scope: TenantScope, id: string): Promise<Company | null> {
-    return this.cache.get(`${scope.tenantId}:${id}`, async () => {
-      const doc = await this.companies.findById(scope, id, PUBLIC_PROJECTION);
-      return doc && toCompany(doc);
-    });
+    const doc = await this.companies.findById(scope, id, PUBLIC_PROJECTION);
+    return doc && toCompany(doc);
   }
 
   async latest(scope: TenantScope): Promise<Company | null> {
@@ -131,7 +118,6 @@ export class CompanyStore {
       $set: { ...toDoc(fields), updatedAt: now },
       ...(clear.length > 0 && { $unset: unset }),
     });
-    this.cache.forgetAll();
     return doc && toCompany(doc);
   }
 
@@ -146,8 +132,6 @@ export class CompanyStore {
   }
 
   async delete(scope: TenantScope, id: string): Promise<boolean> {
-    const deleted = await this.companies.deleteById(scope, id);
-    this.cache.forgetAll();
-    return deleted;
+    return this.companies.deleteById(scope, id);
   }
 }

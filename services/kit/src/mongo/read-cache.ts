@@ -3,31 +3,34 @@ import type { Logger } from '../logger';
 import { ChangeFeed, type WakeSource } from './change-feed';
 
 /**
- * A read-through cache of a store's hot reads (an agent on every CRM lookup, a tenant's webhook
- * endpoints on every event): answers from memory, and forgets everything when its collection
- * changes, by any replica (a change stream), so a write is seen as soon as the store announces
- * it. The TTL bounds what a missed change (a stream reopening) could leave stale. Concurrent
+ * A read-through cache of a store's hot reads (an agent on every inbound call, a number's settings
+ * on every dial): answers from memory; its owner forgets what this process changes. With a
+ * `source` it also forgets everything when any replica changes the collection (a change stream,
+ * which the store works through on every write: decision 0141); without one, another replica's
+ * change is seen once the TTL has passed, so the TTL is the staleness a reader accepts. Concurrent
  * misses for one key share one read. Values are kept as the store returned them: a sealed secret
  * stays sealed here.
  */
 export class ReadCache<V extends NonNullable<unknown>> {
   private readonly entries: LRUCache<string, V>;
   private readonly loading = new Map<string, Promise<V | null>>();
-  private readonly feed: ChangeFeed;
+  private readonly feed: ChangeFeed | undefined;
   /** Bumped on every change: a read that started before it must not fill the cache. */
   private generation = 0;
   private readonly listeners: (() => void)[] = [];
 
-  constructor(o: { source: WakeSource; ttlMs: number; max?: number; log: Logger }) {
+  constructor(o: { source?: WakeSource; ttlMs: number; max?: number; log: Logger }) {
     this.entries = new LRUCache<string, V>({ max: o.max ?? 10_000, ttl: o.ttlMs });
-    this.feed = new ChangeFeed(
-      [o.source],
-      () => {
-        this.forgetAll();
-        for (const listener of this.listeners) listener();
-      },
-      o.log,
-    );
+    this.feed =
+      o.source &&
+      new ChangeFeed(
+        [o.source],
+        () => {
+          this.forgetAll();
+          for (const listener of this.listeners) listener();
+        },
+        o.log,
+      );
   }
 
   /**
@@ -39,11 +42,11 @@ export class ReadCache<V extends NonNullable<unknown>> {
   }
 
   start(): void {
-    this.feed.start();
+    this.feed?.start();
   }
 
-  stop(): Promise<void> {
-    return this.feed.stop();
+  async stop(): Promise<void> {
+    await this.feed?.stop();
   }
 
   /** The cached value, or what `load` reads (null: nothing, not cached). */
