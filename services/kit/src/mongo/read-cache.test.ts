@@ -21,6 +21,23 @@ describe('ReadCache', () => {
     await cache.stop();
   });
 
+  it('without a source: keeps a value until this process forgets it or its TTL passes (decision 0141)', async () => {
+    const cache = new ReadCache<string[]>({ ttlMs: 200, log });
+    cache.start();
+    let value = 'v1';
+    const load = jest.fn(async () => [value]);
+    expect(await cache.get('k', load)).toEqual(['v1']);
+    value = 'v2'; // another replica's change: not seen before the TTL
+    expect(await cache.get('k', load)).toEqual(['v1']);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await cache.get('k', load)).toEqual(['v2']);
+    value = 'v3'; // this process's change: forgotten at once
+    cache.forget('k');
+    expect(await cache.get('k', load)).toEqual(['v3']);
+    expect(load).toHaveBeenCalledTimes(3);
+    await cache.stop();
+  });
+
   it('forgets everything when the collection changes, and a read begun before the change is not kept', async () => {
     const w = scriptedCollection(['update']);
     const cache = new ReadCache<string[]>({ source: w.source, ttlMs: 60_000, log });
