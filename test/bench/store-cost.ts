@@ -22,7 +22,7 @@ import { sleep } from '../harness/wait';
 const SECONDS = Number(process.env.BENCH_STORE_COST_S ?? 4);
 const IN_FLIGHT = 32;
 /** As many change streams as the whole system keeps open while calls run (decision 0141: one per process that watches). */
-const STREAMS = Number(process.env.BENCH_STORE_COST_STREAMS ?? 5);
+const STREAMS = Number(process.env.BENCH_STORE_COST_STREAMS ?? 2);
 
 interface Measured {
   perSecond: number;
