@@ -79,6 +79,9 @@ wait_for() {
   done
 }
 
+# Whether a component's log says $3 after its first $2 lines (logs are appended run after run).
+logged_since() { tail -n "+$(($2 + 1))" "$DIR/logs/$1.log" | grep -q "$3"; }
+
 # ------------------------------------------------------------------------------------- preflight
 install_packages() {
   local missing=() tool
@@ -369,7 +372,15 @@ start_nodes() {
   # Host names outside the cluster are not resolved in pods (no upstream DNS is needed here).
   echo "nameserver $NODE_IP" >"$DIR/resolv.conf"
   local n
-  for n in $(seq 1 "$NODES"); do start_kubelet "$n"; done
+  # One at a time: every kubelet binds the same device-plugin socket (/var/lib/kubelet/device-plugins,
+  # not under --root-dir), and two binding at once leave one failed ("address already in use").
+  # The plugin manager starts right after that socket is bound.
+  local lines
+  for n in $(seq 1 "$NODES"); do
+    lines=$( { wc -l <"$DIR/logs/kubelet-$n.log"; } 2>/dev/null || echo 0)
+    start_kubelet "$n"
+    wait_for "kubelet-$n" 60 logged_since "kubelet-$n" "$lines" "Starting Kubelet Plugin Manager"
+  done
 
   cat >"$DIR/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1

@@ -63,6 +63,7 @@ export async function startGateway(env: Record<string, string | undefined> = pro
     settings,
     keys,
     outbox,
+    publisher,
     // Every replica hears every control event: a broadcast group of its own, from now on (it reads
     // the state at start), removed on stop.
     new EventSubscriber(kafka, {

@@ -37,6 +37,9 @@ const ROUNDS = LEDGER_ROWS.length;
 /** The seeded rows belong to this many other tenants (the charged tenants' chains stay their own). */
 const SEEDED_TENANTS = 100;
 const STEADY_S = Number(process.env.BENCH_DURATION_S ?? 10);
+/** How billing writes wallet entries (decision 0137); (d) also measures the other format. */
+const FORMAT = process.env.BENCH_WALLET_ENTRY_FORMAT === 'compat' ? 'compat' : 'fixed';
+const OTHER_FORMAT = FORMAT === 'fixed' ? 'compat' : 'fixed';
 const DEBIT_S = Number(process.env.BENCH_DURATION_S ?? 5);
 
 /** The n-th seeded ledger row: another tenant's call deduction, shaped as billing writes them. */
@@ -70,26 +73,28 @@ async function main(): Promise<void> {
   const db = `billing_bench_${randomBytes(4).toString('hex')}`;
   const port = await freePort();
   const opsFile = path.join(mkdtempSync(path.join(tmpdir(), 'billing-bench-')), 'billing.json');
-  const proc = startProcess('billing', 'services/billing/dist/main.js', {
-    STORE_OPS_FILE: opsFile,
+  const billingEnv = (format: string, grpcPort: number) => ({
     MONGO_URL: infra.mongoUrl,
     KAFKA_BROKERS: infra.kafkaBrokers,
     MONGO_DB: db,
-    GRPC_PORT: String(port),
+    GRPC_PORT: String(grpcPort),
     INSTANCE_ID: `bench-${randomUUID()}`,
     LOG_LEVEL: 'warn',
+    WALLET_ENTRY_FORMAT: format,
   });
+  const proc = startProcess('billing', 'services/billing/dist/main.js', {
+    STORE_OPS_FILE: opsFile,
+    ...billingEnv(FORMAT, port),
+  });
+  const billingClient = (grpcPort: number) =>
+    createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${grpcPort}`, { timeoutMs: 60_000 });
+  /** Until a billing process answers its rate card. */
+  const serving = (name: string, c: ReturnType<typeof billingClient>, p: typeof proc) =>
+    waitFor(name, async () => (await c.getRateCard({}, { tenantId: 'probe', keyMode: 'live' }), true), 60_000, p);
   const conn = await mongoose.createConnection(infra.mongoUrl, { dbName: db }).asPromise();
-  const client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${port}`, {
-    timeoutMs: 60_000,
-  });
+  const client = billingClient(port);
   try {
-    await waitFor(
-      'billing',
-      async () => (await client.getRateCard({}, { tenantId: 'probe', keyMode: 'live' }), true),
-      60_000,
-      proc,
-    );
+    await serving('billing', client, proc);
     const tenants: CallContext[] = Array.from({ length: 10 }, () => ({
       tenantId: `bench-${randomUUID()}`,
       keyMode: 'live',
@@ -273,12 +278,12 @@ async function main(): Promise<void> {
 
     // (d) The largest ledger entry with n calls in flight: a wallet's n calls held (as telephony
     // asks, 500 a request), then all settled; its entries' sizes as the store keeps them (BSON).
-    const largestEntry = async (inFlight: number) => {
+    const largestEntry = async (inFlight: number, via = client) => {
       const t: CallContext = { tenantId: `bench-lines-${randomUUID()}`, keyMode: 'live' };
-      await client.topUp({ amount: 1_000_000_000, reference: 'bench-lines-top-up' }, t);
-      const ids = Array.from({ length: inFlight }, (_, i) => `bench-d-${inFlight}-${i}`);
+      await via.topUp({ amount: 1_000_000_000, reference: 'bench-lines-top-up' }, t);
+      const ids = Array.from({ length: inFlight }, (_, i) => `bench-d-${inFlight}-${randomUUID().slice(0, 8)}-${i}`);
       for (let i = 0; i < ids.length; i += SETTLE_BATCH)
-        await client.placeCallHolds(
+        await via.placeCallHolds(
           {
             holds: ids.slice(i, i + SETTLE_BATCH).map((callId) => ({
               callId,
@@ -290,7 +295,7 @@ async function main(): Promise<void> {
           t,
         );
       for (let i = 0; i < ids.length; i += SETTLE_BATCH)
-        await client.settleCalls({ calls: ids.slice(i, i + SETTLE_BATCH).map((id) => ended(id)) }, t);
+        await via.settleCalls({ calls: ids.slice(i, i + SETTLE_BATCH).map((id) => ended(id)) }, t);
       const sizes = (await entries.find({ tenantId: t.tenantId }).toArray()).map((d) =>
         mongoose.mongo.BSON.calculateObjectSize(d),
       );
@@ -299,8 +304,21 @@ async function main(): Promise<void> {
     const fewLines = await largestEntry(10);
     const manyLines = await largestEntry(1_000);
     process.stdout.write(
-      `  (d) largest ledger entry: ${fewLines.largestKb.toFixed(1)} KB with 10 calls in flight (${fewLines.entries} entries), ${manyLines.largestKb.toFixed(1)} KB with 1,000 (${manyLines.entries} entries)\n`,
+      `  (d) largest ledger entry (${FORMAT}): ${fewLines.largestKb.toFixed(1)} KB with 10 calls in flight (${fewLines.entries} entries), ${manyLines.largestKb.toFixed(1)} KB with 1,000 (${manyLines.entries} entries)\n`,
     );
+    // The other format, by a second billing process on the same store.
+    const otherPort = await freePort();
+    const other = startProcess('billing-other', 'services/billing/dist/main.js', billingEnv(OTHER_FORMAT, otherPort));
+    const otherClient = billingClient(otherPort);
+    let otherLines: { entries: number; largestKb: number };
+    try {
+      await serving('billing-other', otherClient, other);
+      otherLines = await largestEntry(1_000, otherClient);
+    } finally {
+      otherClient.close();
+      await other.stop();
+    }
+    process.stdout.write(`  (d) the same in ${OTHER_FORMAT}: ${otherLines.largestKb.toFixed(1)} KB with 1,000\n`);
 
     const met = (ok: boolean) => (ok ? 'yes' : 'no');
     writePerformanceSection(
@@ -308,7 +326,8 @@ async function main(): Promise<void> {
       `## Billing
 
 Run on ${new Date().toISOString().slice(0, 10)} with \`make bench\` (\`test/bench/billing.ts\`): billing as a real process, the
-load generator in another, the embedded store (SecantusDB, decision 0110) and Kafka on the same ${cpus().length} cores.
+load generator in another, the embedded store (SecantusDB, decision 0110) and Kafka on the same ${cpus().length} cores;
+wallet entries written in the \`${FORMAT}\` format (\`WALLET_ENTRY_FORMAT\`, decision 0137).
 
 | measured | result | baseline | ratio | target | met |
 |---|---|---|---|---|---|
@@ -317,15 +336,16 @@ load generator in another, the embedded store (SecantusDB, decision 0110) and Ka
 | (a) store operations per charge, first round | ${opsPerCharge.split(' ')[0]} | | | ≤ 0.2 | ${met(Number(opsPerCharge.split(' ')[0]) <= 0.2)} |
 | (b) end of call → ledger row at a steady 200 calls/s, on the ledger of (a)'s last round | p50 ${pct(lags, 50)} ms, p99 ${pct(lags, 99)} ms | | | p99 < 500 ms | ${met(pct(lags, 99) < 500)} |
 | (c) debit RPCs per second, 64 in flight | one wallet ${oneWallet.toFixed(0)}/s; 100 wallets ${hundred.toFixed(0)}/s | | | (reported) | |
-| (d) largest ledger entry (BSON) after 1,000 calls held at once and settled (issue 50) | ${manyLines.largestKb.toFixed(1)} KB (${manyLines.entries} entries) | 10 calls at once: ${fewLines.largestKb.toFixed(1)} KB (${fewLines.entries} entries) | ${(manyLines.largestKb / fewLines.largestKb).toFixed(1)} × | < 2 KB, as at 10 | ${met(manyLines.largestKb < 2 && manyLines.largestKb <= fewLines.largestKb * 1.1)} |
+| (d) largest ledger entry (BSON) after 1,000 calls held at once and settled, \`${FORMAT}\` entries (issue 50) | ${manyLines.largestKb.toFixed(1)} KB (${manyLines.entries} entries) | 10 calls at once: ${fewLines.largestKb.toFixed(1)} KB (${fewLines.entries} entries); 1,000 in \`${OTHER_FORMAT}\`: ${otherLines.largestKb.toFixed(1)} KB | ${(manyLines.largestKb / fewLines.largestKb).toFixed(1)} × | < 2 KB, as at 10 | ${met(manyLines.largestKb < 2 && manyLines.largestKb <= fewLines.largestKb * 1.1)} |
 
 Store operations per charge in (a), billing's own (kit \`StoreOpCounter\`), by round: ${rounds.map((r) => r.ops).join('; ')}.
 Where the CPU went in (a)'s first round (/proc; the load generator sends the settlements in the same seconds): ${rounds[0]!.cpu}.
 What a charge costs (decision 0050): its share of one look-up of the batch's references and of the wallet's
 group-committed append (the entry posting \`call:<id>\` is the call's outcome, decision 0139); the calls of a request
-(and the requests in flight together) are what these group. (d) is decision 0050's entry carrying the wallet's open
-holds: each open hold adds about 110 bytes to every entry written while it is open (decision 0137 proposes entries
-of a fixed size). (b) is a queue building up whenever 200 calls/s is above what (a) sustains; its latency is then
+(and the requests in flight together) are what these group. (d): in the \`compat\` format an entry lists the wallet's
+open holds (decision 0050, as billing 1.2 reads it), about 110 bytes for each hold open when it is written; a
+\`fixed\` entry carries its change and the figures after it, and a call's open hold is found by call id in the chain
+(decision 0137). (b) is a queue building up whenever 200 calls/s is above what (a) sustains; its latency is then
 mostly waiting.
 `,
     );

@@ -438,11 +438,14 @@ describe('the platform on a live Kubernetes cluster', () => {
     // How long each deletion took, against the pod's grace period: a process that ignored SIGTERM
     // would be killed only when the period runs out.
     const stopped: { name: string; seconds: number; grace: number }[] = [];
+    // Which service's pod was being replaced when: a refusal names it, since CI keeps only the end of the output.
+    const phases: { name: string; from: number }[] = [];
     const s = await underLoad('one pod of each service deleted', async () => {
       for (const name of SERVICES) {
         const victim = (await pods(`app.kubernetes.io/name=${name}`)).find(ready)!;
         const log = followLog(victim.metadata.name);
         const started = Date.now();
+        phases.push({ name, from: started });
         await kubectl(['delete', 'pod', victim.metadata.name, '--wait=true']);
         stopped.push({
           name,
@@ -466,7 +469,8 @@ describe('the platform on a live Kubernetes cluster', () => {
     console.log(
       `[cluster] pod deletion (preStop pause included), seconds: ${stopped.map((x) => `${x.name} ${x.seconds.toFixed(1)}/${x.grace}`).join(', ')}`,
     );
-    expect(s.refused).toEqual([]);
+    const during = (at: number) => [...phases].reverse().find((p) => p.from <= at)?.name ?? 'before the first deletion';
+    expect(s.refused.map((p) => ({ ...p, during: during(p.sentAt) }))).toEqual([]);
     for (const x of stopped)
       expect({ name: x.name, stoppedBeforeTheGracePeriodEnded: x.seconds < x.grace }).toEqual({
         name: x.name,

@@ -70,7 +70,8 @@ describe('following calls live through the gateway', () => {
     const changes = await changesOf(s, contactId);
     s.close();
     expect(changes.map((e) => e.event)).toEqual(CHANGES);
-    expect(changes.map((e) => e.data.status)).toEqual(['queued', 'ringing', 'in_progress', 'completed', 'completed']);
+    // An outbound call's row is written ringing once its hold is placed (decision 0145), as an inbound call's is.
+    expect(changes.map((e) => e.data.status)).toEqual(['ringing', 'ringing', 'in_progress', 'completed', 'completed']);
     expect(changes.at(-1)!.data).toMatchObject({
       direction: 'outbound',
       billingStatus: 'charged',

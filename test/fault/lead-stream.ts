@@ -41,6 +41,8 @@ export interface Post {
   status: number;
   reasonCode?: string;
   contactId?: string;
+  /** Why no answer came (status 0): the connection error's code and message, e.g. `UND_ERR_SOCKET other side closed`. */
+  failure?: string;
 }
 
 /** A live tenant with credit, room for 100 concurrent calls, a running campaign and a webhook endpoint for billed calls. */
@@ -120,10 +122,13 @@ export function pushLeads(
         consent: { outboundCall: true, capturedAt: new Date(Date.now() - 60_000).toISOString(), source: 'web form' },
       };
       let res: CallResult;
+      let failure: string | undefined;
       try {
         res = await call(`${gw}/api/v1/leads`, { key: tenant.key, body });
-      } catch {
+      } catch (err) {
         res = { status: 0, headers: new Headers(), body: undefined }; // the connection itself failed
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        failure = `${cause?.code ?? ''} ${cause?.message ?? (err as Error).message}`.trim();
       }
       posts.push({
         sentAt,
@@ -131,6 +136,7 @@ export function pushLeads(
         status: res.status,
         reasonCode: res.body?.reasonCode,
         contactId: res.body?.contactId,
+        ...(failure !== undefined && { failure }),
       });
       await sleep(paceMs);
     }

@@ -1,4 +1,12 @@
-import { eventRecord, Worker, type EventMeta, type EventSubscriber, type Logger, type Outbox } from '@voiceapi/kit';
+import {
+  eventRecord,
+  Worker,
+  type EventMeta,
+  type EventPublisher,
+  type EventSubscriber,
+  type Logger,
+  type Outbox,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { KeyCache } from '../auth/key-cache';
 import type { SettingsStore } from '../store/settings';
@@ -23,6 +31,7 @@ export class ControlPlane {
     private readonly settings: SettingsStore,
     private readonly keys: KeyCache,
     private readonly outbox: Outbox,
+    private readonly publisher: EventPublisher,
     private readonly subscriber: EventSubscriber,
     private readonly log: Logger,
     resyncMs: number,
@@ -99,7 +108,11 @@ export class ControlPlane {
         why: 'a control event only makes replicas drop what they cached and read it again',
       },
     });
-    void this.outbox.flush().catch((err: unknown) => this.log.warn({ err, key }, 'control event relay deferred'));
+    // The replica relaying the outbox sends it now; another sends it itself as well, so every
+    // replica hears of the change at once whichever relays, and a relay that holds its lease alone
+    // need not look for it (decision 0141). Heard twice it is read twice: harmless.
+    const sent = this.outbox.relaying ? this.outbox.flush() : this.publisher.send([event]);
+    void sent.catch((err: unknown) => this.log.warn({ err, key }, 'control event deferred to the relay'));
     return result;
   }
 

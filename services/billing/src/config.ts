@@ -33,6 +33,13 @@ export const configSchema = z.object({
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   /** An ended call still unsettled after this long is settled by the sweeper. */
   SETTLE_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
+  /**
+   * How wallet entries are written (decision 0137). `fixed`: the same size whatever the calls in
+   * flight. `compat`: every entry also lists the open holds, as billing 1.2 reads them; keep it
+   * until no 1.2 replica runs, since 1.2 cannot append after a fixed-size entry (nor can a
+   * rollback to it). Either reads both.
+   */
+  WALLET_ENTRY_FORMAT: z.enum(['compat', 'fixed']).default('compat'),
   /** How often the ledger audit checks the wallets changed since its last pass (balance against the sum of the ledger rows). */
   LEDGER_AUDIT_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60_000),
 });

@@ -46,8 +46,11 @@ export async function startBilling(env: Record<string, string | undefined> = pro
 
   const metrics = serviceMetrics('billing');
   const announcements = billingEvents(outbox, store, rates.outboundPerMinute);
-  const wallets = new Wallets(store, log, (scope, entries, before) =>
-    announcements.ledgerEntries(scope, entries, before),
+  const wallets = new Wallets(
+    store,
+    log,
+    (scope, entries, before) => announcements.ledgerEntries(scope, entries, before),
+    cfg.WALLET_ENTRY_FORMAT,
   );
   lifecycle.onStop('wallet head hints', () => wallets.stop());
   const creditsCharged = metrics.counter<{ type: string }>('credits_charged', {

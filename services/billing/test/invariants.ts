@@ -1,5 +1,5 @@
-import type { Connection } from 'mongoose';
-import { stateProblems, type WalletState } from '../src/domain/wallet';
+import { mongo, type Connection } from 'mongoose';
+import { openHoldCount, stateProblems, type EntryChange, type WalletState } from '../src/domain/wallet';
 
 interface RawEntry {
   seq: number;
@@ -7,14 +7,21 @@ interface RawEntry {
   amount?: number;
   balanceAfter?: number;
   callId?: string;
+  released?: number;
   reference?: string;
+  change?: EntryChange;
   state: WalletState;
 }
+
+/** A fixed-size entry's ceiling (decision 0137): the same at 10 calls in flight as at 1,000. */
+export const MAX_FIXED_ENTRY_BYTES = 2_048;
 
 /**
  * Everything that must hold for a tenant's wallet whatever happened before: the chain is
  * contiguous from 1, every state is sound, the rows' balanceAfter form one serial chain, the
- * balance is the sum of the rows, no call and no reference has two rows. Returns the problems.
+ * balance is the sum of the rows, no call and no reference has two rows; each hold is closed at
+ * most once, `held` and the count of open holds are what the holds placed and closed so far
+ * say, in either format, and an entry that lists no holds is under 2 KB. Returns the problems.
  */
 export async function walletProblems(conn: Connection, tenantId: string): Promise<string[]> {
   const entries = (await conn
@@ -26,9 +33,32 @@ export async function walletProblems(conn: Connection, tenantId: string): Promis
   let balance = 0;
   const calls = new Set<string>();
   const refs = new Set<string>();
+  const open = new Map<string, number>();
+  let held = 0;
   entries.forEach((e, i) => {
     if (e.seq !== i + 1) problems.push(`entry ${i + 1} is missing (found ${e.seq})`);
     problems.push(...stateProblems(e.state).map((p) => `after ${e.seq}: ${p}`));
+    if (!e.state.holds && mongo.BSON.calculateObjectSize(e) > MAX_FIXED_ENTRY_BYTES)
+      problems.push(`entry ${e.seq} is ${mongo.BSON.calculateObjectSize(e)} bytes`);
+    const hold = e.change?.kind === 'hold' ? e.change.hold : undefined;
+    const closing = e.kind === 'ledger' ? e.callId : e.change?.kind === 'release' ? e.change.callId : undefined;
+    if (hold) {
+      if (open.has(hold.callId)) problems.push(`entry ${e.seq} holds call ${hold.callId} again while its hold is open`);
+      open.set(hold.callId, hold.amount);
+      held += hold.amount;
+    } else if (closing !== undefined && closing !== null) {
+      const amount = open.get(closing);
+      const said = e.kind === 'ledger' ? e.released : e.change?.kind === 'release' ? e.change.released : undefined;
+      if (said !== undefined && said !== (amount ?? 0))
+        problems.push(`entry ${e.seq} says it released ${said} of call ${closing}, whose hold was ${amount ?? 0}`);
+      if (amount !== undefined) {
+        open.delete(closing);
+        held -= amount;
+      }
+    }
+    if (e.state.held !== held) problems.push(`after ${e.seq}: held ${e.state.held}, the open holds sum to ${held}`);
+    if (openHoldCount(e.state) !== open.size)
+      problems.push(`after ${e.seq}: ${openHoldCount(e.state)} open holds, ${open.size} placed and not closed`);
     if (e.kind !== 'ledger') {
       if (e.state.balance !== balance) problems.push(`entry ${e.seq} (${e.kind}) changed the balance`);
       return;

@@ -34,5 +34,5 @@ export * from './events/announce';
 export * from './events/outbox';
 export * from './events/start';
 export * from './service';
-export { shutdownTelemetry } from './telemetry/sdk';
+export { shutdownTelemetry } from './telemetry/running';
 export * from './telemetry/metrics';

@@ -4,7 +4,7 @@ import { startGrpcServer } from './grpc/server';
 import { Lifecycle } from './lifecycle';
 import { createLogger, type Logger } from './logger';
 import { connectMongo } from './mongo/connect';
-import { shutdownTelemetry } from './telemetry/sdk';
+import { shutdownTelemetry } from './telemetry/running';
 
 /** The settings the starter reads: `commonEnv` and the process's own database. */
 export interface ServiceSettings {

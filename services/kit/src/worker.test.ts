@@ -11,6 +11,8 @@ function fakeLease(held: boolean) {
   const taken: (() => void)[] = [];
   return {
     held,
+    /** Whether another replica contends for it. */
+    shared: false,
     holders: 0,
     async hold() {
       this.holders++;
@@ -200,6 +202,38 @@ describe('Worker', () => {
       expect(passes).toBe(1);
       await jest.advanceTimersByTimeAsync(1);
       expect(passes).toBe(2); // the timer's
+      await w.stop();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('with a look pace: looks at it while another replica contends for the lease, at the safety net alone (decision 0141)', async () => {
+    jest.useFakeTimers();
+    try {
+      let passes = 0;
+      const lease = fakeLease(true);
+      const spec = { service: 'test', job: 'j', everyMs: 30_000, lookMs: 250, lease, log: log() };
+      const w = new Worker({ ...spec, pass: async () => void passes++ });
+      w.start();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(passes).toBe(1);
+      // Alone: no look for 30 s, only what wakes it.
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(passes).toBe(1);
+      w.wake();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(passes).toBe(2);
+      // Another replica contends: a look every 250 ms.
+      lease.shared = true;
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(passes).toBe(6);
+      // Alone again: the safety net, 30 s after the last pass.
+      lease.shared = false;
+      await jest.advanceTimersByTimeAsync(29_000);
+      expect(passes).toBe(6);
+      await jest.advanceTimersByTimeAsync(1_250);
+      expect(passes).toBe(7);
       await w.stop();
     } finally {
       jest.useRealTimers();

@@ -17,6 +17,12 @@ export interface WorkerSpec {
    * changes, only the safety net (what no change announces, a change stream that was down).
    */
   everyMs: number;
+  /**
+   * With a lease: how often the holder looks for work another replica made, while another replica
+   * contends for the lease (`Lease.shared`); a holder alone looks only every `everyMs`, since all
+   * the work there is to find is its own, and that wakes it in-process (decision 0141).
+   */
+  lookMs?: number;
   /** Collections whose changes wake a pass (change streams: written by any replica, found at once). */
   wakeOn?: readonly WakeSource[];
   /**
@@ -25,7 +31,7 @@ export interface WorkerSpec {
    */
   gatherMs?: number;
   /** Only the replica holding this lease runs passes; the worker holds and renews it (several workers may share one). */
-  lease?: Pick<Lease, 'held' | 'hold' | 'letGo' | 'onTaken'>;
+  lease?: Pick<Lease, 'held' | 'shared' | 'hold' | 'letGo' | 'onTaken'>;
   /** At stop, after the last pass and before the lease is let go: waits for work a pass started and left running. */
   drain?: () => Promise<void>;
   log: Logger;
@@ -53,6 +59,8 @@ export class Worker {
   private holding: Promise<void> | undefined;
   /** When the oldest wake-up not yet served arrived. */
   private wokenAt: number | undefined;
+  /** When the last pass began: a holder alone lets its look wait until `everyMs` after it. */
+  private passedAt = 0;
   private readonly lag: TypedHistogram<{ worker: string }>;
 
   constructor(readonly spec: WorkerSpec) {
@@ -70,9 +78,16 @@ export class Worker {
     );
     // A replica that takes the lease over looks at once for what its predecessor left.
     this.spec.lease?.onTaken(() => this.wake());
-    this.timer = setInterval(() => this.wake(), this.spec.everyMs);
+    this.timer = setInterval(() => this.tick(), Math.min(this.spec.lookMs ?? Infinity, this.spec.everyMs));
     this.timer.unref();
     this.feed?.start();
+    this.wake();
+  }
+
+  /** The timer: a look, unless this replica holds the lease alone and looked within `everyMs`. */
+  private tick(): void {
+    const alone = this.spec.lookMs !== undefined && !this.spec.lease?.shared;
+    if (alone && Date.now() - this.passedAt < this.spec.everyMs) return;
     this.wake();
   }
 
@@ -168,6 +183,7 @@ export class Worker {
       }
       const served = this.wokenAt;
       this.wokenAt = undefined;
+      this.passedAt = Date.now();
       let result: PassResult;
       try {
         result = await this.spec.pass();

@@ -397,6 +397,143 @@ describe('kit events', () => {
     await outbox.stop();
   });
 
+  it('releases a held event in memory while relaying (no release write), in the store while not, and in the store for the next relay when it stops (decision 0143)', async () => {
+    const dbName = `kit_${suffix}_released_here`;
+    const counted = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
+      .asPromise();
+    const other = await mongoose.createConnection(process.env.MONGO_URL!, { dbName }).asPromise();
+    try {
+      const updates: string[] = [];
+      counted
+        .getClient()
+        .on(
+          'commandStarted',
+          (e: { commandName: string; command: { update?: string } }) =>
+            void (e.commandName === 'update' && e.command.update === 'outbox' && updates.push(e.commandName)),
+        );
+      const seen = await subscribe('released-here');
+      const delivered = (e: EventRecord) => seen.some((s) => s.meta.eventId === e.eventId);
+      const relay = new Outbox(counted, publisher, log, { instanceId: 'relaying', intervalMs: 60_000, holdMs: 60_000 });
+      const writer = new Outbox(other, publisher, log, { instanceId: 'writing', intervalMs: 60_000, holdMs: 60_000 });
+      relay.start();
+      await until('the relay holds the lease', () => relay.relaying);
+      // The relaying replica's own announced event: published (its hold is a minute), never released by a write.
+      const own = eventRecord(Envelope, 'own', probe('own', 1));
+      await relay.announce([own], () => Promise.resolve(), { readBack: ALWAYS });
+      await until('its own announced event published', () => delivered(own), 10_000);
+      expect(updates).toEqual([]);
+      await until('and removed', async () => (await relay.model.countDocuments({ _id: own.eventId })) === 0);
+      // Another replica's: released in the store, where the relay finds it.
+      const theirs = eventRecord(Envelope, 'theirs', probe('theirs', 1));
+      await writer.announce([theirs], () => Promise.resolve(), { readBack: ALWAYS });
+      const stored = await writer.model.findById(theirs.eventId).lean();
+      expect(stored?.readBack).toBeUndefined();
+      await relay.flush();
+      await until("the other replica's event published", () => delivered(theirs), 10_000);
+      // Released here while Kafka cannot take it, then the relay stops: the release is written, so the
+      // next relay publishes it now rather than when its hold ends.
+      const late = eventRecord(Envelope, 'late', probe('late', 1));
+      const send = jest.spyOn(publisher, 'send').mockRejectedValue(new Error('Kafka away'));
+      try {
+        await relay.announce([late], () => Promise.resolve(), { readBack: ALWAYS });
+        // A retry of the same write that matched nothing: it leaves the first try's event alone.
+        await relay.announce([late], () => Promise.resolve(null), { applied: (r) => r !== null, readBack: ALWAYS });
+        await relay.flush();
+        await relay.stop();
+      } finally {
+        send.mockRestore();
+      }
+      expect(delivered(late)).toBe(false);
+      const left = await relay.model.findById(late.eventId).lean();
+      expect(left?.readBack).toBeUndefined();
+      expect(left!.availableAt.getTime()).toBeLessThanOrEqual(Date.now());
+      writer.start();
+      await until('the next relay holds the lease', () => writer.relaying);
+      await writer.flush();
+      await until('published by the next relay', () => delivered(late), 10_000);
+      await writer.stop();
+    } finally {
+      await counted.close();
+      await other.close();
+    }
+  });
+
+  it('publishes at once while it relays an empty outbox; stores while events wait there or Kafka fails, and relays those in order (decision 0144)', async () => {
+    const dbName = `kit_${suffix}_publish_now`;
+    const counted = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
+      .asPromise();
+    try {
+      let inserts = 0;
+      counted
+        .getClient()
+        .on(
+          'commandStarted',
+          (e: { commandName: string; command: { insert?: string } }) =>
+            void (e.commandName === 'insert' && e.command.insert === 'outbox' && inserts++),
+        );
+      const seen = await subscribe('publish-now');
+      const delivered = (e: EventRecord) => seen.some((x) => x.meta.eventId === e.eventId);
+      const own = newPublisher();
+      const outbox = new Outbox(counted, own, log, { instanceId: 'publish-now', intervalMs: 60_000 });
+      const [first, stuck, behind, after] = [1, 2, 3, 4].map((n) => eventRecord(Envelope, 'pn', probe('pn', n)));
+      // Not relaying yet: stored.
+      await outbox.publishOrAdd([first!]);
+      expect(inserts).toBe(1);
+      outbox.start();
+      try {
+        await until('the relay holds the lease', () => outbox.relaying);
+        await outbox.flush();
+        await until('the stored event published', () => delivered(first!));
+        // Relaying, the outbox empty: sent at once, nothing stored.
+        const direct = eventRecord(Envelope, 'pn', probe('pn', 10));
+        await outbox.publishOrAdd([direct]);
+        await until('sent at once', () => delivered(direct));
+        expect(inserts).toBe(1);
+        // Kafka fails the send: stored; the next event waits behind it in the outbox, not sent past it.
+        const send = jest.spyOn(own, 'send').mockRejectedValue(new Error('Kafka away'));
+        try {
+          await outbox.publishOrAdd([stuck!]);
+          expect(inserts).toBe(2);
+        } finally {
+          send.mockRestore();
+        }
+        await outbox.publishOrAdd([behind!]);
+        expect(inserts).toBe(3);
+        await outbox.flush();
+        await until('both relayed', () => delivered(stuck!) && delivered(behind!));
+        const order = seen.filter((x) => x.key === 'pn').map((x) => x.n);
+        expect(order.indexOf(2)).toBeLessThan(order.indexOf(3));
+        // Drained again: at once.
+        await outbox.flush();
+        await outbox.publishOrAdd([after!]);
+        await until('the last sent', () => delivered(after!));
+        expect(inserts).toBe(3);
+        // A send that fails while the next one waits its turn: the next one is stored behind it, not sent past it.
+        await outbox.flush();
+        const [failing, next] = [5, 6].map((n) => eventRecord(Envelope, 'pn', probe('pn', n)));
+        jest
+          .spyOn(own, 'send')
+          .mockImplementationOnce(
+            () => new Promise((_, reject) => setTimeout(() => reject(new Error('Kafka away')), 100)),
+          );
+        const failingSend = outbox.publishOrAdd([failing!]);
+        await new Promise((r) => setTimeout(r, 30));
+        await Promise.all([failingSend, outbox.publishOrAdd([next!])]);
+        expect(inserts).toBeGreaterThan(3); // both stored (together, or one insert each)
+        await outbox.flush();
+        await until('both relayed in order', () => delivered(failing!) && delivered(next!));
+        const seenOrder = seen.filter((x) => x.key === 'pn').map((x) => x.n);
+        expect(seenOrder.indexOf(5)).toBeLessThan(seenOrder.indexOf(6));
+      } finally {
+        await outbox.stop();
+      }
+    } finally {
+      await counted.close();
+    }
+  });
+
   it('parks an event Kafka refuses for good, and relays the events behind it', async () => {
     const db = freshDb();
     const seen = await subscribe('parked');
@@ -646,5 +783,33 @@ describe('kit events', () => {
     expect(await holder.acquire()).toBe(false);
     await new Promise((r) => setTimeout(r, ttlMs + 100));
     expect(await holder.acquire()).toBe(true);
+  });
+
+  it('tells its holder whether another replica contends for it, and forgets a contender gone quiet (decision 0141)', async () => {
+    const db = freshDb();
+    const ttlMs = 3_000;
+    // A replica name with a dot (a host name) is a field of the lease document all the same.
+    const holder = new Lease(db, 'job', 'host.a-1', ttlMs);
+    const other = new Lease(db, 'job', 'host.b-2', ttlMs);
+    expect(await holder.acquire()).toBe(true);
+    expect(await holder.acquire()).toBe(true);
+    expect(holder.shared).toBe(false);
+    // The other replica tries; the holder learns of it when it renews.
+    expect(await other.acquire()).toBe(false);
+    expect(holder.shared).toBe(false);
+    expect(await holder.acquire()).toBe(true);
+    expect(holder.shared).toBe(true);
+    expect(other.shared).toBe(false);
+    const marks = async () =>
+      Object.keys(
+        ((await db.collection('leases').findOne({ _id: 'job' as never })) as { contenders?: object }).contenders ?? {},
+      );
+    expect(await marks()).toEqual(['host_b-2']);
+    // It stops trying (it stopped or died): once its mark is older than the lease's time, the holder is alone, and the mark goes.
+    await new Promise((r) => setTimeout(r, ttlMs + 100));
+    expect(holder.shared).toBe(false);
+    expect(await holder.acquire()).toBe(true);
+    expect(await holder.acquire()).toBe(true);
+    expect(await marks()).toEqual([]);
   });
 });

@@ -28,10 +28,11 @@ export const configSchema = z.object({
   /** The calling window, in the called party's local time, of campaigns created without one. */
   CALLING_WINDOW_DEFAULT: windowSetting.default(parseWindowSetting('08:00-21:00')),
   /**
-   * The scheduler's safety net: an item scheduled or moved wakes it at once (a change stream),
-   * and it wakes itself when the next one falls due.
+   * How often the scheduler looks while it holds its lease alone (its safety net): an item this
+   * replica schedules or moves wakes it when due, and it wakes itself when the next one it read
+   * falls due. While another replica contends for the lease it looks every second (decision 0141).
    */
-  SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(1_000),
+  SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
   /** Where messages go: `record` keeps the rendered message for the operator, never sends it live. */
   MESSAGE_ADAPTER: z.enum(['record']).default('record'),
 });

@@ -43,6 +43,8 @@ import { Templates } from './usecases/templates';
 
 /** Due dials read in one scheduler pass. */
 const SCHEDULER_BATCH = 200;
+/** How often the scheduler's holder looks for another replica's items while one contends (decision 0141). */
+const SCHEDULER_LOOK_MS = 1_000;
 
 /** Starts the leads service; returns its lifecycle so tests can stop it in-process. */
 export async function startLeads(env: Record<string, string | undefined> = process.env) {
@@ -206,13 +208,14 @@ export async function startLeads(env: Record<string, string | undefined> = proce
 
   // Due scheduled dials and follow-ups, on one replica at a time: woken when this replica
   // schedules or moves an item that falls due, and when the next one it read falls due; another
-  // replica's items are found by its look every SCHEDULER_INTERVAL_MS (no change stream, decision
-  // 0141). A full batch is followed by another at once, so a window opening for many contacts
-  // drains quickly.
+  // replica's items are found by its look every SCHEDULER_LOOK_MS while one contends for the lease
+  // (no change stream, decision 0141). A full batch is followed by another at once, so a window
+  // opening for many contacts drains quickly.
   const scheduler: Worker = new Worker({
     service: 'leads',
     job: 'scheduler',
     everyMs: cfg.SCHEDULER_INTERVAL_MS,
+    lookMs: SCHEDULER_LOOK_MS,
     gatherMs: 50,
     lease,
     log,

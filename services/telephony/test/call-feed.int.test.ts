@@ -181,7 +181,7 @@ describe('the call feed (MongoDB)', () => {
     const t = tenant();
     const added: string[] = [];
     const outbox = {
-      addOnce: async (records: { eventId: string }[]) => void added.push(...records.map((r) => r.eventId)),
+      publishOrAdd: async (records: { eventId: string }[]) => void added.push(...records.map((r) => r.eventId)),
     };
     // Another replica's writer: it learns of the follower from the store only.
     const writer = callEvents(

@@ -9,6 +9,7 @@ import {
   type Direction,
   type Entry,
   type EntryChange,
+  type EntryFormat,
   type Hold,
   type LedgerRow,
   type TransactionType,
@@ -92,26 +93,44 @@ function expectedRow(op: WalletOp): { type: TransactionType; amount?: number } |
 }
 
 /**
+ * What the chain says of a batch's ops, read after the head (decision 0050): where their
+ * references were posted, and the holds open at the head for their calls (decision 0137).
+ */
+export interface ChainFacts {
+  posted: ReadonlyMap<string, number>;
+  open: ReadonlyMap<string, Hold>;
+}
+
+/** The calls a batch's ops need the open holds of. */
+export const callIdOf = (op: WalletOp): string | undefined =>
+  op.kind === 'hold' || op.kind === 'capture' || op.kind === 'release' ? op.callId : undefined;
+
+/**
  * Decides every op in order against the head; the entries to append carry their states.
- * `postedBefore`: the seqs of the ops' references already in the chain (looked up after the head
- * was read); references posted by this plan's own entries are added as it goes.
+ * `chain`: what the chain held up to the head for these ops; what this plan's own entries post,
+ * place and close is added as it goes.
  */
 export function plan(
   head: WalletState,
   ops: readonly WalletOp[],
-  postedBefore: ReadonlyMap<string, number>,
+  chain: ChainFacts,
   at: Date,
+  format: EntryFormat = 'fixed',
 ): { entries: Entry[]; decisions: Decision[] } {
   let state = head;
   const entries: Entry[] = [];
   const postedNow = new Map<string, number>();
+  const open = new Map(chain.open);
   const add = (change: EntryChange): number => {
-    state = apply(state, change, at);
+    state = apply(state, change, at, format);
     entries.push({ change, state });
     const ref = postedReference(change);
     if (ref !== undefined) postedNow.set(ref, state.seq);
+    if (change.kind === 'hold') open.set(change.hold.callId, change.hold);
+    else if (change.callId !== undefined) open.delete(change.callId);
     return entries.length - 1;
   };
+  const postedBefore = chain.posted;
   const posted = (ref: string): number | undefined => postedBefore.get(ref) ?? postedNow.get(ref);
   const insufficient = (need: number) =>
     billingReasons.error(
@@ -151,16 +170,16 @@ export function plan(
           result: { replayed: false },
         };
       case 'hold': {
-        const open = state.holds.find((h) => h.callId === op.callId);
-        if (open) {
-          if (open.amount !== op.amount)
+        const held = open.get(op.callId);
+        if (held) {
+          if (held.amount !== op.amount)
             return {
               error: billingReasons.error(
                 'reference_conflict',
-                `call ${op.callId} already holds ${open.amount} credits`,
+                `call ${op.callId} already holds ${held.amount} credits`,
               ),
             };
-          return { done: { replayed: true, hold: open } };
+          return { done: { replayed: true, hold: held } };
         }
         if (seq !== undefined) return { replaySeq: seq, op };
         if (available(state) < op.amount) return { error: insufficient(op.amount) };
@@ -175,9 +194,10 @@ export function plan(
       }
       case 'capture': {
         if (seq !== undefined) return { replaySeq: seq, op };
-        const open = state.holds.find((h) => h.callId === op.callId);
+        const held = open.get(op.callId);
+        const released = held?.amount ?? 0;
         // Never below zero: the hold first, then what is available; the rest is a shortfall.
-        const charge = Math.min(op.amount, available(state) + (open?.amount ?? 0));
+        const charge = Math.min(op.amount, available(state) + released);
         if (charge <= 0) {
           // Nothing to take: the call is settled for good all the same (its reference posted),
           // so a retry after a top-up cannot charge a call already billed as failed.
@@ -186,10 +206,11 @@ export function plan(
             callId: op.callId,
             reference: ref,
             reason: 'insufficient_credits',
+            ...(held && { released }),
           };
           return {
             entry: add(release),
-            result: { replayed: false, shortfall: op.amount, released: open !== undefined },
+            result: { replayed: false, shortfall: op.amount, released: held !== undefined },
           };
         }
         const change: EntryChange = {
@@ -201,26 +222,31 @@ export function plan(
           description: op.description,
           callId: op.callId,
           ...(op.call && { call: op.call }),
+          ...(held && { released }),
         };
         return {
           entry: add(change),
-          result: { replayed: false, shortfall: op.amount - charge, released: open !== undefined },
+          result: { replayed: false, shortfall: op.amount - charge, released: held !== undefined },
         };
       }
       case 'release': {
         if (seq !== undefined) return { replaySeq: seq, op };
-        const open = state.holds.find((h) => h.callId === op.callId);
+        const held = open.get(op.callId);
         if (op.final) {
           const release: EntryChange = {
             kind: 'release',
             callId: op.callId,
             reference: ref,
             ...(op.reason !== undefined && { reason: op.reason }),
+            ...(held && { released: held.amount }),
           };
-          return { entry: add(release), result: { replayed: false, released: open !== undefined } };
+          return { entry: add(release), result: { replayed: false, released: held !== undefined } };
         }
-        if (!open) return { done: { replayed: false, released: false } };
-        return { entry: add({ kind: 'release', callId: op.callId }), result: { replayed: false, released: true } };
+        if (!held) return { done: { replayed: false, released: false } };
+        return {
+          entry: add({ kind: 'release', callId: op.callId, released: held.amount }),
+          result: { replayed: false, released: true },
+        };
       }
     }
   });

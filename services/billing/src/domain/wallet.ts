@@ -1,10 +1,11 @@
 /**
  * A wallet is a chain of entries (decision 0050). Each entry is one change (a ledger row, or a
- * hold placed or released) together with the whole wallet state after it, and entry n+1 is
- * computed from entry n alone. Appending is one insert whose `_id` is (tenant, n+1): of two
- * writers computing from the same head exactly one can insert, on every supported store, so
- * the state needs no multi-document transaction and is never half-written. This file is the
- * arithmetic; it touches no store.
+ * hold placed or released) together with the wallet's figures after it, and entry n+1 is
+ * computed from entry n and the open holds its change closes (decision 0137: an entry has a
+ * fixed size; open holds are the hold entries no later entry closed, found by call id).
+ * Appending is one insert whose `_id` is (tenant, n+1): of two writers computing from the same
+ * head exactly one can insert, on every supported store, so the state needs no multi-document
+ * transaction and is never half-written. This file is the arithmetic; it touches no store.
  */
 
 export const TRANSACTION_TYPES = [
@@ -25,20 +26,45 @@ export interface Hold {
   expiresAt: Date;
 }
 
-/** The wallet after an entry. `held` is the sum of `holds`; `available` = balance − held ≥ 0. */
+/** The wallet after an entry. `held` is the sum of the open holds; `available` = balance − held ≥ 0. */
 export interface WalletState {
   seq: number;
   balance: number;
   held: number;
-  holds: Hold[];
+  /** How many holds are open (absent, or stale, in entries billing 1.2 wrote: `holds.length`). */
+  openHolds?: number;
+  /**
+   * Every open hold, in entries written by billing 1.2 and by later releases in the `compat`
+   * format (decision 0137): absent in a fixed-size entry.
+   */
+  holds?: Hold[];
+  /**
+   * A fixed-size entry in a chain that once listed `holds`: the seq of the last entry that did.
+   * Its list says which holds were open up to it (billing 1.2 named a hold's call, and a
+   * release's, only inside `change`), so a lookup reads the chain after it only.
+   */
+  listedUpTo?: number;
   /** Ledger rows so far, per type and in all (`all`). */
   counts: Record<string, number>;
   updatedAt?: Date;
 }
 
-export const EMPTY_WALLET: WalletState = { seq: 0, balance: 0, held: 0, holds: [], counts: {} };
+export const EMPTY_WALLET: WalletState = { seq: 0, balance: 0, held: 0, openHolds: 0, counts: {} };
 
 export const available = (s: WalletState): number => s.balance - s.held;
+
+/**
+ * How many holds are open after this entry, in either format. A list wins over the count: billing
+ * 1.2 copies a count it does not know into the states it writes, unchanged.
+ */
+export const openHoldCount = (s: WalletState): number => s.holds?.length ?? s.openHolds ?? 0;
+
+/**
+ * How entries are written (decision 0137). `fixed`: no list of holds, the same size whatever the
+ * calls in flight. `compat`: the list of open holds is kept in every entry, as billing 1.2 reads
+ * it (needed while a 1.2 replica may still append, and to roll back to 1.2).
+ */
+export type EntryFormat = 'fixed' | 'compat';
 
 /** What a call's ledger row says of the call, so a tenant reconciles without another read. */
 export interface CallFacts {
@@ -72,45 +98,56 @@ export type EntryChange =
       description: string;
       callId?: string;
       call?: CallFacts;
+      /** A call's row: the credits of the hold it closed (0 or absent: none was open). */
+      released?: number;
     }
   | { kind: 'hold'; hold: Hold }
-  /** `reference` set: the call is settled for good (its reference is posted, no row). */
-  | { kind: 'release'; callId: string; reference?: string; reason?: string };
+  /**
+   * `reference` set: the call is settled for good (its reference is posted, no row). `released`:
+   * the credits of the hold it closed (absent in entries billing 1.2 wrote: see `holds`).
+   */
+  | { kind: 'release'; callId: string; reference?: string; reason?: string; released?: number };
 
 export interface Entry {
   change: EntryChange;
   state: WalletState;
 }
 
-/** The state after one change. Refusals are decided before (see the use cases); this only adds up. */
-export function apply(prev: WalletState, change: EntryChange, at: Date): WalletState {
+/**
+ * The state after one change. Refusals are decided before (see the use cases); this only adds up.
+ * A closing change names the credits it released; the list of holds is carried on only where the
+ * previous state has one and the format is `compat`.
+ */
+export function apply(prev: WalletState, change: EntryChange, at: Date, format: EntryFormat = 'fixed'): WalletState {
   const seq = prev.seq + 1;
-  switch (change.kind) {
-    case 'ledger': {
-      const releasing = change.callId === undefined ? undefined : prev.holds.find((h) => h.callId === change.callId);
-      const holds = releasing ? prev.holds.filter((h) => h !== releasing) : prev.holds;
-      return {
-        seq,
-        balance: prev.balance + change.amount,
-        held: prev.held - (releasing?.amount ?? 0),
-        holds,
-        counts: { ...prev.counts, [change.type]: (prev.counts[change.type] ?? 0) + 1, all: (prev.counts.all ?? 0) + 1 },
-        updatedAt: at,
-      };
-    }
-    case 'hold':
-      return { ...prev, seq, held: prev.held + change.hold.amount, holds: [...prev.holds, change.hold], updatedAt: at };
-    case 'release': {
-      const h = prev.holds.find((x) => x.callId === change.callId);
-      return {
-        ...prev,
-        seq,
-        held: prev.held - (h?.amount ?? 0),
-        holds: prev.holds.filter((x) => x !== h),
-        updatedAt: at,
-      };
-    }
-  }
+  const closes = change.kind === 'hold' || change.released === undefined ? undefined : change.callId;
+  const released = change.kind === 'hold' ? 0 : (change.released ?? 0);
+  const list = format === 'compat' ? (prev.holds ?? (prev.seq === 0 ? [] : undefined)) : undefined;
+  const holds =
+    list === undefined
+      ? undefined
+      : change.kind === 'hold'
+        ? [...list, change.hold]
+        : closes !== undefined
+          ? list.filter((h) => h.callId !== closes)
+          : list;
+  const opened = change.kind === 'hold' ? 1 : closes !== undefined ? -1 : 0;
+  const next: WalletState = {
+    seq,
+    balance: prev.balance + (change.kind === 'ledger' ? change.amount : 0),
+    held: prev.held + (change.kind === 'hold' ? change.hold.amount : -released),
+    openHolds: openHoldCount(prev) + opened,
+    counts:
+      change.kind === 'ledger'
+        ? { ...prev.counts, [change.type]: (prev.counts[change.type] ?? 0) + 1, all: (prev.counts.all ?? 0) + 1 }
+        : prev.counts,
+    updatedAt: at,
+    ...(holds !== undefined && { holds }),
+  };
+  // A fixed-size entry after one that listed holds names it, and so does every one after it.
+  const listedUpTo = prev.holds !== undefined && prev.seq > 0 ? prev.seq : prev.listedUpTo;
+  if (listedUpTo !== undefined && holds === undefined) next.listedUpTo = listedUpTo;
+  return next;
 }
 
 /** The reference an entry posts, if any: a ledger row's, or a final release's (`call:<id>`). */
@@ -153,8 +190,12 @@ export function longestCallCovered(credit: number, ratePerMinute: number): numbe
 /** Checks the invariants of one state; the tests run it after every scenario. */
 export function stateProblems(s: WalletState): string[] {
   const problems: string[] = [];
-  const held = s.holds.reduce((n, h) => n + h.amount, 0);
-  if (held !== s.held) problems.push(`held ${s.held} is not the sum of the holds (${held})`);
+  if (s.holds !== undefined) {
+    const held = s.holds.reduce((n, h) => n + h.amount, 0);
+    if (held !== s.held) problems.push(`held ${s.held} is not the sum of the holds (${held})`);
+  }
+  if (s.held < 0 || openHoldCount(s) < 0) problems.push(`held ${s.held} in ${openHoldCount(s)} holds is below zero`);
+  if (s.held > 0 !== openHoldCount(s) > 0) problems.push(`held ${s.held} in ${openHoldCount(s)} holds`);
   if (s.balance < 0) problems.push(`balance ${s.balance} is below zero`);
   if (available(s) < 0) problems.push(`available ${available(s)} is below zero`);
   if (!Number.isSafeInteger(s.balance)) problems.push(`balance ${s.balance} is not a whole number`);

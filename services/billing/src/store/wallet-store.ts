@@ -12,11 +12,13 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import type { RowFigures } from '../domain/ledger-audit';
 import {
   EMPTY_WALLET,
+  openHoldCount,
   postedReference,
   rowOf,
   type CallFacts,
   type Entry,
   type EntryChange,
+  type Hold,
   type LedgerRow,
   type TransactionType,
   type WalletState,
@@ -44,10 +46,15 @@ interface EntryDoc {
   type?: TransactionType;
   amount?: number;
   description?: string;
+  /** A call's row, hold or release (holds and releases billing 1.2 wrote name it only in `change`). */
   callId?: string;
   /** A call's row: what it says of the call. */
   call?: CallFacts;
   balanceAfter?: number;
+  /** A call's row: the credits of the hold it closed. */
+  released?: number;
+  /** A hold: when it expires (the sweeper's range; decision 0137). */
+  expiresAt?: Date;
   /** The change itself, for holds and releases. */
   change?: EntryChange;
   state: WalletState;
@@ -70,6 +77,8 @@ const entrySchema = new Schema<EntryDoc>(
     callId: String,
     call: Schema.Types.Mixed,
     balanceAfter: Number,
+    released: Number,
+    expiresAt: Date,
     change: Schema.Types.Mixed,
     state: { type: Schema.Types.Mixed, required: true },
     createdAt: { type: Date, required: true },
@@ -82,11 +91,17 @@ entrySchema.index({ tenantId: 1, kind: 1, seq: -1 });
 entrySchema.index({ tenantId: 1, kind: 1, type: 1, seq: -1 });
 // Serves `posted`: whether (and where) references are in the tenant's chain.
 entrySchema.index({ tenantId: 1, reference: 1 });
+// Serves `callEntries`: the holds of calls and what closed them (decision 0137).
+entrySchema.index({ tenantId: 1, callId: 1, seq: 1 });
+// Serves `holdsExpiring`: the sweeper's holds past their expiry.
+entrySchema.index({ tenantId: 1, kind: 1, expiresAt: 1 });
 const NEWEST_FIRST = { seq: -1 } as const;
 export const entryQueryShapes: QueryShape[] = [
   { name: 'rows', equality: ['tenantId', 'kind'], sort: NEWEST_FIRST, range: [] },
   { name: 'rowsOfType', equality: ['tenantId', 'kind', 'type'], sort: NEWEST_FIRST },
   { name: 'posted', equality: ['tenantId', 'reference'] },
+  { name: 'callEntries', equality: ['tenantId'], range: ['callId', 'seq'] },
+  { name: 'holdsExpiring', equality: ['tenantId', 'kind'], sort: { expiresAt: 1 }, range: ['expiresAt'] },
 ];
 export { entrySchema };
 
@@ -98,10 +113,14 @@ interface HeadDoc {
   announcedSeq: number;
   /** Open holds at the last append (a hint for the sweeper). */
   holds: number;
+  /** Holds expiring up to here have been read by the sweeper (it reads on from a minute before). */
+  holdsSweptTo?: Date;
   updatedAt: Date;
 }
 /** Heads the sweeper reads at once. */
 const HEAD_PAGE = 1_000;
+/** Holds `holdsExpiring` reads at once. */
+const HOLDS_PAGE = 1_000;
 /** Entries whose ledger rows `rowsBetween` reads at once. */
 const ROWS_WINDOW = 5_000;
 export const headSchema = new Schema<HeadDoc>(
@@ -110,6 +129,7 @@ export const headSchema = new Schema<HeadDoc>(
     seq: { type: Number, required: true },
     announcedSeq: { type: Number, default: 0 },
     holds: { type: Number, default: 0 },
+    holdsSweptTo: Date,
     updatedAt: Date,
   },
   { collection: 'wallet_heads', versionKey: false },
@@ -128,6 +148,15 @@ export interface Head {
   seq: number;
   announcedSeq: number;
   holds: number;
+  holdsSweptTo?: Date;
+}
+
+/** An entry of a call as `callEntries` reads it: a hold placed, or a row or release that may close one. */
+export interface CallEntry {
+  seq: number;
+  kind: EntryChange['kind'];
+  callId: string;
+  hold?: Hold;
 }
 
 /** A head hint as the ledger audit reads it: a seq at or behind the wallet's head, and when it was noted. */
@@ -213,8 +242,11 @@ export class WalletStore {
               description: row.description,
               ...(row.callId !== undefined && { callId: row.callId }),
               ...(row.call !== undefined && { call: row.call }),
+              ...(change.kind === 'ledger' && change.released !== undefined && { released: change.released }),
             }
-          : { change }),
+          : change.kind === 'hold'
+            ? { change, callId: change.hold.callId, expiresAt: change.hold.expiresAt }
+            : { change, callId: change.callId }),
         state,
         createdAt: at,
         writer,
@@ -243,8 +275,61 @@ export class WalletStore {
   async noteHead(scope: TenantScope, state: WalletState, announcedSeq?: number): Promise<void> {
     await this.heads.upsert(scope, {
       $max: { seq: state.seq, ...(announcedSeq !== undefined && { announcedSeq }) },
-      $set: { holds: state.holds.length, updatedAt: state.updatedAt ?? new Date() },
+      $set: { holds: openHoldCount(state), updatedAt: state.updatedAt ?? new Date() },
     });
+  }
+
+  /** The sweeper has read the holds expiring up to `to` (it never goes back). */
+  async noteHoldsSwept(scope: TenantScope, to: Date): Promise<void> {
+    await this.heads.update(scope, { $max: { holdsSweptTo: to } });
+  }
+
+  /**
+   * The entries of these calls up to `upTo` in chain order: their holds, and the rows and
+   * releases that may have closed them (one indexed read for all; decision 0137).
+   */
+  async callEntries(scope: TenantScope, callIds: readonly string[], upTo: number): Promise<CallEntry[]> {
+    if (callIds.length === 0) return [];
+    const docs = await this.entries.find(
+      scope,
+      { callId: { $in: [...callIds] }, seq: { $lte: upTo } },
+      { projection: { seq: 1, kind: 1, callId: 1, change: 1 } },
+    );
+    return docs
+      .map((d) => ({
+        seq: d.seq,
+        kind: d.kind,
+        callId: d.callId!,
+        ...(d.kind === 'hold' && d.change?.kind === 'hold' && { hold: d.change.hold }),
+      }))
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  /**
+   * Holds placed after entry `afterSeq` that expire after `after` up to `upTo` (open or not),
+   * earliest first, a page at a time (every hold of a page's last instant comes in one page).
+   */
+  async *holdsExpiring(scope: TenantScope, after: Date, upTo: Date, afterSeq = 0): AsyncGenerator<Hold[]> {
+    const read = (filter: Record<string, unknown>, limit?: number) =>
+      this.entries.find(
+        scope,
+        { kind: 'hold', expiresAt: filter },
+        { sort: { expiresAt: 1 }, ...(limit && { limit }), projection: { seq: 1, expiresAt: 1, change: 1 } },
+      );
+    const holdsOf = (docs: EntryDoc[]) =>
+      docs.flatMap((d) => (d.change?.kind === 'hold' && d.seq > afterSeq ? [d.change.hold] : []));
+    for (let from = after; ;) {
+      const page = await read({ $gt: from, $lte: upTo }, HOLDS_PAGE);
+      if (page.length < HOLDS_PAGE) {
+        yield holdsOf(page);
+        return;
+      }
+      // The page's last instant may go on past it: those holds come whole in the next read.
+      const last = page.at(-1)!.expiresAt!;
+      const before = page.filter((d) => d.expiresAt!.getTime() < last.getTime());
+      yield holdsOf(before.length > 0 ? before : await read({ $gte: last, $lte: last }));
+      from = before.length > 0 ? before.at(-1)!.expiresAt! : last;
+    }
   }
 
   /** Entries after `from` up to `to` are announced, if everything up to `from` was. */
@@ -284,7 +369,13 @@ export class WalletStore {
       HEAD_PAGE,
     )) {
       out.push(
-        ...page.map((d) => ({ tenantId: d._id, seq: d.seq, announcedSeq: d.announcedSeq ?? 0, holds: d.holds ?? 0 })),
+        ...page.map((d) => ({
+          tenantId: d._id,
+          seq: d.seq,
+          announcedSeq: d.announcedSeq ?? 0,
+          holds: d.holds ?? 0,
+          ...(d.holdsSweptTo && { holdsSweptTo: d.holdsSweptTo }),
+        })),
       );
     }
     return out;

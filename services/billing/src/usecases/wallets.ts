@@ -1,7 +1,16 @@
+// Over 300 lines because a batch of one wallet is planned here end to end: its queue, the head, the hints and the lookups of posted references and open holds (decision 0137) share what this process knows of the wallet.
 import { Coalescer, type Logger, type TenantScope } from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
-import { plan, referenceOf, replayResult, withRow, type WalletOp, type WalletResult } from '../domain/wallet-ops';
-import type { Entry, WalletState } from '../domain/wallet';
+import {
+  callIdOf,
+  plan,
+  referenceOf,
+  replayResult,
+  withRow,
+  type WalletOp,
+  type WalletResult,
+} from '../domain/wallet-ops';
+import { openHoldCount, type Entry, type EntryFormat, type Hold, type WalletState } from '../domain/wallet';
 import { billingReasons } from '../reasons';
 import type { WalletStore } from '../store/wallet-store';
 
@@ -50,11 +59,11 @@ const MAX_KNOWN = 10_000;
 
 /**
  * A call with a hold open at the head has not been charged or settled: a capture or a final
- * release removes its hold in the entry that posts its reference, and a hold is never placed
- * for a call whose reference is posted. Such an op needs no look-up (most captures).
+ * release closes its hold in the entry that posts its reference, and a hold is never placed
+ * for a call whose reference is posted. Such an op needs no reference look-up (most captures).
  */
-const heldOpen = (head: WalletState, op: WalletOp): boolean =>
-  (op.kind === 'capture' || op.kind === 'release') && head.holds.some((h) => h.callId === op.callId);
+const heldOpen = (open: ReadonlyMap<string, Hold>, op: WalletOp): boolean =>
+  (op.kind === 'capture' || op.kind === 'release') && open.has(op.callId);
 
 interface Waiting {
   op: WalletOp;
@@ -74,10 +83,15 @@ export class Wallets {
   /** Read with `peek` except in `knownOf`, the one use that counts as using the wallet; a wallet forgotten (evicted or deleted) has its hint timer stopped. */
   private readonly known = new LRUCache<string, Known>({ max: MAX_KNOWN, dispose: (k) => clearTimeout(k.hintTimer) });
 
+  /** The open holds a listing entry names, by `_id` (immutable: a fixed-size entry's `listedUpTo`). */
+  private readonly bases = new LRUCache<string, Hold[]>({ max: 1_000 });
+
   constructor(
     private readonly store: WalletStore,
     private readonly log: Logger,
     private readonly onAppended: AppendedListener = () => Promise.resolve(),
+    /** How entries are written (decision 0137); `compat` until no billing 1.2 replica appends. */
+    private readonly format: EntryFormat = 'fixed',
   ) {}
 
   run(scope: TenantScope, op: WalletOp): Promise<WalletResult> {
@@ -131,7 +145,7 @@ export class Wallets {
     k.hint = undefined;
     try {
       await this.store.noteHead(k.scope, hint.state, hint.announcedSeq);
-      k.hintedHolds = hint.state.holds.length > 0;
+      k.hintedHolds = openHoldCount(hint.state) > 0;
     } catch (err) {
       this.log.warn({ err, tenantId: k.scope.tenantId }, 'could not note the wallet head');
     }
@@ -182,22 +196,17 @@ export class Wallets {
       }
       const head = cached ?? (await this.head(scope));
       // Looked up after the head was appended (or read): every entry up to it is seen, and a
-      // reference another writer posts after it lands at a later seq, so this append conflicts
-      // and the next turn looks again (decision 0050).
-      const unknown = rest
-        .map((w) => w.op)
-        .filter((op) => {
-          const ref = referenceOf(op);
-          return ref !== undefined && !refSeqs.has(ref) && !heldOpen(head, op);
-        });
+      // reference posted or a hold placed or closed by another writer after it lands at a later
+      // seq, so this append conflicts and the next turn looks again (decision 0050).
+      const ops = rest.map((w) => w.op);
+      const open = await this.openHolds(scope, head, ops);
+      const unknown = ops.filter((op) => {
+        const ref = referenceOf(op);
+        return ref !== undefined && !refSeqs.has(ref) && !heldOpen(open, op);
+      });
       for (const [ref, seq] of await this.postedRefs(scope, unknown)) refSeqs.set(ref, seq);
       const at = new Date();
-      const { entries, decisions } = plan(
-        head,
-        rest.map((w) => w.op),
-        refSeqs,
-        at,
-      );
+      const { entries, decisions } = plan(head, ops, { posted: refSeqs, open }, at, this.format);
       if (cached && entries.length === 0 && (await this.head(scope)).seq !== cached.seq) {
         cached = undefined;
         continue;
@@ -230,6 +239,43 @@ export class Wallets {
     }
   }
 
+  /**
+   * The holds open at `head` for these ops' calls: listed in the head (an entry billing 1.2, or
+   * the `compat` format, wrote), or read from the chain: a call's hold is open when no later
+   * entry of the call closed it (decision 0137). A fixed-size head in a chain that once listed
+   * them starts from the last list and reads the chain after it.
+   */
+  async openHolds(scope: TenantScope, head: WalletState, ops: readonly WalletOp[]): Promise<Map<string, Hold>> {
+    const callIds = [...new Set(ops.map(callIdOf).filter((c): c is string => c !== undefined))];
+    const open = new Map<string, Hold>();
+    if (callIds.length === 0 || openHoldCount(head) === 0) return open;
+    const wanted = new Set(callIds);
+    if (head.holds) {
+      for (const h of head.holds) if (wanted.has(h.callId)) open.set(h.callId, h);
+      return open;
+    }
+    const listed = head.listedUpTo;
+    if (listed !== undefined)
+      for (const h of await this.baseHolds(scope, listed)) if (wanted.has(h.callId)) open.set(h.callId, h);
+    for (const e of await this.store.callEntries(scope, callIds, head.seq)) {
+      if (listed !== undefined && e.seq <= listed) continue; // the list at `listed` says what they left open
+      if (e.hold) open.set(e.callId, e.hold);
+      else open.delete(e.callId);
+    }
+    return open;
+  }
+
+  /** The open holds an entry lists (read once: an entry never changes). */
+  async baseHolds(scope: TenantScope, seq: number): Promise<Hold[]> {
+    const key = `${scope.tenantId}:${seq}`;
+    let holds = this.bases.get(key);
+    if (!holds) {
+      holds = (await this.store.entryAt(scope, seq))?.state.holds ?? [];
+      this.bases.set(key, holds);
+    }
+    return holds;
+  }
+
   /** Where the ops' references were posted in the chain, for those that were. */
   private postedRefs(scope: TenantScope, ops: readonly WalletOp[]): Promise<Map<string, number>> {
     return this.store.posted(scope, [...new Set(ops.map(referenceOf).filter((r): r is string => r !== undefined))]);
@@ -254,7 +300,7 @@ export class Wallets {
     const announcedSeq = contiguous ? last.seq : k.hint?.announcedSeq;
     k.hint = { state: last, ...(announcedSeq !== undefined && { announcedSeq }) };
     // A wallet that starts (or stops) holding credit is told to the sweeper at once.
-    if (last.holds.length > 0 !== (k.hintedHolds ?? false)) await this.writeHint(k);
+    if (openHoldCount(last) > 0 !== (k.hintedHolds ?? false)) await this.writeHint(k);
     else if (!scheduled) k.hintTimer = setTimeout(() => void this.writeHint(k), HINT_EVERY_MS);
   }
 

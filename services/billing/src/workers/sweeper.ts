@@ -1,8 +1,17 @@
 import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
+import { openHoldCount, type Hold, type WalletState } from '../domain/wallet';
 import type { CallStore } from '../store/call-store';
-import type { WalletStore } from '../store/wallet-store';
+import type { Head, WalletStore } from '../store/wallet-store';
 import type { CallCharging } from '../usecases/calls';
 import type { Wallets } from '../usecases/wallets';
+
+/**
+ * Holds expiring within this long before the last pass are read again: a hold appended just after
+ * a pass read past its expiry is still seen (a hold is placed well before it expires).
+ */
+const REREAD_MS = 60_000;
+/** A wallet with no hold open moves its cursor on at most this often. */
+const QUIET_CURSOR_MS = 10 * 60_000;
 
 /**
  * Settles what no event settled (its passes run by a worker on one replica at a time):
@@ -51,15 +60,49 @@ export class Sweeper {
         )
           continue;
         const head = await wallets.read(scope);
-        for (const hold of head.holds) {
-          if (new Date(hold.expiresAt).getTime() > now.getTime()) continue;
-          const o = await charging.expire(scope, hold.callId, hold.direction, now);
-          log.warn({ callId: hold.callId, status: o.status }, 'settled a hold whose call never reported its end');
-        }
+        // A hold the list names and the range reads too is expired once.
+        const expiredNow = new Set<string>();
+        for await (const expired of this.expiredHolds(scope, head, hint, now))
+          for (const hold of expired) {
+            if (expiredNow.has(hold.callId)) continue;
+            expiredNow.add(hold.callId);
+            const o = await charging.expire(scope, hold.callId, hold.direction, now);
+            log.warn({ callId: hold.callId, status: o.status }, 'settled a hold whose call never reported its end');
+          }
+        const sweptTo = new Date(now.getTime() - REREAD_MS);
+        // Nothing open, and the cursor recent: nothing to note (a wallet at rest writes nothing).
+        const recent = (hint.holdsSweptTo?.getTime() ?? 0) > sweptTo.getTime() - QUIET_CURSOR_MS;
+        if (!head.holds && (openHoldCount(head) > 0 || !recent)) await store.noteHoldsSwept(scope, sweptTo);
         if (hint.announcedSeq < head.seq) await this.deps.announce(scope, hint.announcedSeq, head.seq);
       } catch (err) {
         log.warn({ err, tenantId: hint.tenantId }, 'could not sweep a wallet yet');
       }
     }
+  }
+
+  /**
+   * The wallet's open holds past their expiry, a page at a time. Listed in the head (an entry in
+   * the `compat` format or by billing 1.2), or (decision 0137) the holds placed after the chain's
+   * last list expiring since the last pass, and those that list names, of which the chain says
+   * which are open.
+   */
+  private async *expiredHolds(scope: TenantScope, head: WalletState, hint: Head, now: Date): AsyncGenerator<Hold[]> {
+    const expired = (h: Hold) => new Date(h.expiresAt).getTime() <= now.getTime();
+    if (head.holds) {
+      yield head.holds.filter(expired);
+      return;
+    }
+    if (openHoldCount(head) === 0) return;
+    const { store, wallets } = this.deps;
+    // A call's open hold may be a later one than the expired hold read (held again after a release).
+    const openOf = async (holds: Hold[]) => {
+      const ops = holds.map((h) => ({ kind: 'release' as const, callId: h.callId }));
+      return [...(await wallets.openHolds(scope, head, ops)).values()].filter(expired);
+    };
+    // Holds up to the chain's last list are in that list; the range reads those placed after it.
+    const listed = head.listedUpTo;
+    if (listed !== undefined) yield await openOf((await wallets.baseHolds(scope, listed)).filter(expired));
+    const after = new Date(Math.min(hint.holdsSweptTo?.getTime() ?? 0, now.getTime() - REREAD_MS));
+    for await (const page of store.holdsExpiring(scope, after, now, listed)) yield await openOf(page);
   }
 }

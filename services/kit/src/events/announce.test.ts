@@ -16,7 +16,11 @@ function heldSpy(opts: { stored?: Set<string>; readFails?: boolean } = {}) {
   const held = new Set<string>();
   const log: string[] = [];
   const store: HeldEvents = {
-    hold: async (events) => void events.forEach((e) => (held.add(e.eventId), log.push(`held ${e.eventId}`))),
+    hold: async (events) => {
+      const before = new Set(events.filter((e) => held.has(e.eventId)).map((e) => e.eventId));
+      events.forEach((e) => (held.add(e.eventId), log.push(`held ${e.eventId}`)));
+      return before;
+    },
     release: async (ids) => void ids.forEach((id) => (held.delete(id), log.push(`released ${id}`))),
     discard: async (ids) => void ids.forEach((id) => (held.delete(id), log.push(`discarded ${id}`))),
     happened: async (rb) => {
@@ -57,6 +61,21 @@ describe('announceWith: a write and the events it announces', () => {
       await announceWith(store, [event('e1')], async () => null, { applied: (r) => r !== null, readBack: there('x') }),
     ).toBeNull();
     expect(log).toEqual(['held e1', 'discarded e1']);
+  });
+
+  it("never discards an event an earlier try stored: that try's write decides it (its writer, or the relay's read-back)", async () => {
+    const { store, held, log } = heldSpy();
+    held.add('e1'); // an earlier try of the same write, its write done or under way
+    await announceWith(store, [event('e1'), event('e2')], async () => null, {
+      applied: (r) => r !== null,
+      readBack: there('x'),
+    });
+    expect(log).toEqual(['held e1', 'held e2', 'discarded e2']);
+    expect(held.has('e1')).toBe(true);
+    await expect(
+      announceWith(store, [event('e1')], async () => Promise.reject(notFound('thing')), { readBack: there('x') }),
+    ).rejects.toMatchObject({ reasonCode: 'not_found' });
+    expect(held.has('e1')).toBe(true);
   });
 
   it('discards the events without reading back when the write refused (a DomainError)', async () => {

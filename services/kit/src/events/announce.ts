@@ -46,8 +46,15 @@ const { EJSON } = mongo.BSON;
 
 /** What `announceWith` does with held events: the outbox's store, or a test's. */
 export interface HeldEvents {
-  /** Stores the events held, each with its read-back. */
-  hold(events: readonly EventRecord[], readBacks: readonly ReadBack[], freshKeys: boolean): Promise<void>;
+  /**
+   * Stores the events held, each with its read-back; answers the ids stored before (an earlier
+   * try's events: that try's write decides them, or the relay's read-back when its hold ends).
+   */
+  hold(
+    events: readonly EventRecord[],
+    readBacks: readonly ReadBack[],
+    freshKeys: boolean,
+  ): Promise<ReadonlySet<string>>;
   release(ids: readonly string[]): Promise<void>;
   discard(ids: readonly string[]): Promise<void>;
   /** Whether the write a read-back describes happened, read from the store. */
@@ -77,27 +84,35 @@ export async function announceWith<R>(
   const { readBack } = opts;
   const readBacks = events.map((e) => (typeof readBack === 'function' ? readBack(e) : readBack));
   const ids = events.map((e) => e.eventId);
-  await held.hold(events, readBacks, opts.freshKeys ?? false);
+  const before = await held.hold(events, readBacks, opts.freshKeys ?? false);
+  // An earlier try's event is never discarded here: this write not applying says nothing of that try's.
+  const discard = (of: readonly string[]) => held.discard(of.filter((id) => !before.has(id)));
   let result: R;
   try {
     result = await write();
   } catch (err) {
-    await (refusedBeforeWriting(err) ? held.discard(ids) : settle(held, ids, readBacks)).catch((settleErr: unknown) =>
-      held.warn(
-        { err: settleErr, events: ids },
-        "a failed write's events are left held; the relay settles them when their hold ends",
-      ),
+    await (refusedBeforeWriting(err) ? discard(ids) : settle(held, ids, readBacks, discard)).catch(
+      (settleErr: unknown) =>
+        held.warn(
+          { err: settleErr, events: ids },
+          "a failed write's events are left held; the relay settles them when their hold ends",
+        ),
     );
     throw err;
   }
-  await ((opts.applied?.(result) ?? true) ? held.release(ids) : held.discard(ids)).catch((err: unknown) =>
+  await ((opts.applied?.(result) ?? true) ? held.release(ids) : discard(ids)).catch((err: unknown) =>
     held.warn({ err, events: ids }, 'events left held after their write; the relay settles them when their hold ends'),
   );
   return result;
 }
 
 /** Reads back whether each event's write happened (once per distinct read-back); releases those whose did, discards the rest. */
-async function settle(held: HeldEvents, ids: readonly string[], readBacks: readonly ReadBack[]): Promise<void> {
+async function settle(
+  held: HeldEvents,
+  ids: readonly string[],
+  readBacks: readonly ReadBack[],
+  discard: (ids: readonly string[]) => Promise<void>,
+): Promise<void> {
   const reads = new Map<string, Promise<boolean>>();
   const applied = await Promise.all(
     readBacks.map((rb) => {
@@ -107,7 +122,7 @@ async function settle(held: HeldEvents, ids: readonly string[], readBacks: reado
     }),
   );
   await held.release(ids.filter((_, i) => applied[i]));
-  await held.discard(ids.filter((_, i) => !applied[i]));
+  await discard(ids.filter((_, i) => !applied[i]));
 }
 
 /**
@@ -120,7 +135,11 @@ export function announcerInMemory(
   const held = new Set<string>();
   const published: string[] = [];
   const store: HeldEvents = {
-    hold: (events) => Promise.resolve(void events.forEach((e) => held.add(e.eventId))),
+    hold: (events) => {
+      const before = new Set(events.filter((e) => held.has(e.eventId)).map((e) => e.eventId));
+      events.forEach((e) => held.add(e.eventId));
+      return Promise.resolve(before);
+    },
     release: (ids) => Promise.resolve(void ids.forEach((id) => held.delete(id) && published.push(id))),
     discard: (ids) => Promise.resolve(void ids.forEach((id) => held.delete(id))),
     happened: (rb) => Promise.resolve(rb.applied === 'always' || happened(rb)),

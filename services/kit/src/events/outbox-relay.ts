@@ -28,19 +28,39 @@ export class OutboxRelay {
     private readonly publisher: EventPublisher,
     private readonly lease: Lease,
     private readonly log: Logger,
-    private readonly o: { service: string; intervalMs: number; holdMs: number },
+    private readonly o: {
+      service: string;
+      intervalMs: number;
+      lookMs: number;
+      holdMs: number;
+      /** Held events this replica's writers released in memory (`Outbox.release`): available, and forgotten once published. */
+      releasedHere: Set<string>;
+      /** Read before a pass reads the outbox; handed back to `emptied`. */
+      mark: () => number;
+      /** How many events a read of the pass found. */
+      found: (n: number) => void;
+      /** A pass published everything it read and read all there was, `mark` as read before it. */
+      emptied: (mark: number) => void;
+      /** A pass ended: whether it published what it read. */
+      passed: (ok: boolean) => void;
+      /** At stop, after the last pass and before the lease is let go. */
+      handOver: () => Promise<void>;
+    },
   ) {
     this.worker = new Worker({
       service: o.service,
       job: 'outbox-relay',
       // This replica's writes wake it in-process (`changedHere`); another replica's are found by the
-      // next look, `intervalMs` later: no change stream (decision 0141: an open stream taxes every
-      // write the store takes, a look at an empty outbox is one indexed read).
+      // next look, `lookMs` later while one contends for the lease: no change stream (decision 0141:
+      // an open stream taxes every write the store takes, a look at an empty outbox is one indexed
+      // read, and a holder alone has nothing to look for).
       everyMs: o.intervalMs,
+      lookMs: o.lookMs,
       gatherMs: 100,
       lease,
       log,
       pass: () => this.relayOnce(),
+      drain: () => o.handOver(),
     });
   }
 
@@ -65,19 +85,32 @@ export class OutboxRelay {
   }
 
   private async relayOnce(): Promise<void> {
+    try {
+      await this.relayAll();
+    } catch (err) {
+      this.o.passed(false);
+      throw err;
+    }
+    this.o.passed(true);
+  }
+
+  private async relayAll(): Promise<void> {
     for (;;) {
       const now = Date.now();
+      const mark = this.o.mark();
       const batch = await this.model.find({}).sort({ seq: 1 }).limit(BATCH).lean<OutboxDoc[]>();
+      this.o.found(batch.length);
       // A held event blocks the later events of its key (not of other keys) until it is released.
       const blocked = new Set<string>();
       const ready: OutboxDoc[] = [];
       let heldUntil = Infinity;
       for (const d of batch) {
         const lane = `${d.topic}\u0000${d.key}`;
-        let availableAt = d.availableAt.getTime();
+        const releasedHere = this.o.releasedHere.has(d._id);
+        let availableAt = releasedHere ? now : d.availableAt.getTime();
         // Its hold ended and its writer never settled it (it died, or could not read back): the
         // relay reads back whether the write happened. An event behind a held one waits its turn.
-        if (availableAt <= now && d.readBack !== undefined && !blocked.has(lane)) {
+        if (availableAt <= now && d.readBack !== undefined && !releasedHere && !blocked.has(lane)) {
           const verdict = await this.settleLate(d);
           if (verdict === 'discarded') continue;
           if (verdict === 'unknown') availableAt = now + this.o.holdMs;
@@ -88,13 +121,19 @@ export class OutboxRelay {
       }
       // A held event is settled when its hold ends.
       if (heldUntil !== Infinity) this.worker.wakeIn(heldUntil - now);
-      if (ready.length === 0) return;
+      if (ready.length === 0) {
+        if (batch.length === 0) this.o.emptied(mark);
+        return;
+      }
       for (const chunk of byBytes(ready)) {
         // A relay whose lease ran out while it waited must not publish behind its successor.
         if (!this.lease.held || this.stopped) return;
         await this.publish(chunk);
       }
-      if (batch.length < BATCH) return;
+      if (batch.length < BATCH) {
+        if (ready.length === batch.length) this.o.emptied(mark);
+        return;
+      }
     }
   }
 
@@ -151,6 +190,7 @@ export class OutboxRelay {
       await this.parked.create({ ...d, error: err instanceof Error ? err.message : String(err), parkedAt: new Date() });
     }
     await this.model.deleteMany({ _id: { $in: chunk.map((d) => d._id) } });
+    for (const d of chunk) this.o.releasedHere.delete(d._id);
   }
 }
 

@@ -75,6 +75,24 @@ describe('gRPC client over a restart', () => {
     }
   });
 
+  it('says service_unavailable when its backend came back too late to answer within the deadline', async () => {
+    const port = await freePort();
+    const client = createPromiseClient(definition, `127.0.0.1:${port}`, { timeoutMs: 400 });
+    try {
+      // The backend is away: the channel is reconnecting when the call begins.
+      await expect(client.getThing({}, ctx)).rejects.toMatchObject({ reasonCode: 'service_unavailable' });
+      const answer = client.getThing({}, ctx, { timeoutMs: 1_200 });
+      await sleep(200);
+      // Back, but slower than what is left of the deadline (a restarted process warming up).
+      servers.push(
+        await serve(port, { getThing: (_call, done) => void setTimeout(() => done(null, { ok: true }), 2_000) }),
+      );
+      await expect(answer).rejects.toMatchObject({ reasonCode: 'service_unavailable' });
+    } finally {
+      client.close();
+    }
+  });
+
   it('says upstream_timeout when a ready backend is too slow', async () => {
     const port = await freePort();
     servers.push(

@@ -69,8 +69,9 @@ export type PromiseClient<D extends UnaryServiceDef> = {
  *
  * Riding over a restart: a call waits for a ready backend up to its deadline (gRPC
  * `waitForReady`: the request is not sent until a connection is up, so this is safe for every
- * method). A deadline that passes while no backend was ready is service_unavailable, not
- * upstream_timeout: the backend is away, not slow. An idempotent call (a read, or a method its
+ * method). A deadline that passes while no backend was ready, or after a try had to wait for
+ * one (it came back too late to answer), is service_unavailable, not upstream_timeout: the
+ * backend is away, not slow. An idempotent call (a read, or a method its
  * contract declares idempotent) whose backend went away with the call in flight is sent again, within the same
  * deadline; any other call reports service_unavailable, since it may have been applied.
  */
@@ -85,7 +86,7 @@ export function createPromiseClient<D extends UnaryServiceDef>(
     'grpc.keepalive_time_ms': 30_000,
     // Reconnect quickly after a service restart instead of backing off for long.
     'grpc.initial_reconnect_backoff_ms': 200,
-    'grpc.max_reconnect_backoff_ms': 1_000,
+    'grpc.max_reconnect_backoff_ms': 500,
     // Spread calls over every address the name resolves to (a headless Service lists each pod).
     'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
     // Ask DNS again at most once a second, not grpc-js's default of every 30 s: a name is resolved
@@ -123,8 +124,13 @@ export function createPromiseClient<D extends UnaryServiceDef>(
       const waitForReady = opts?.waitForReady ?? true;
       // Every try of a write declared idempotent carries one operation id (the server dedupes by it).
       const callCtx = idempotent.has(method) && !ctx.operationId ? { ...ctx, operationId: newOperationId() } : ctx;
+      // Whether a try of this call began while its backend was away (reconnecting after it went;
+      // an idle channel, not yet asked to connect, is not away).
+      let waited = false;
       for (let tries = 1; ; tries++) {
         try {
+          const state = raw.getChannel().getConnectivityState(false);
+          waited ||= state === connectivityState.CONNECTING || state === connectivityState.TRANSIENT_FAILURE;
           return await once(request, callCtx, deadline, waitForReady);
         } catch (err) {
           const code = (err as Partial<ServiceError>).code;
@@ -133,7 +139,8 @@ export function createPromiseClient<D extends UnaryServiceDef>(
           // server shut down under it; this client cancels only an upload whose source failed, above).
           const inFlightLost = (code === status.UNAVAILABLE || code === status.CANCELLED) && waitForReady;
           if (inFlightLost && retryable && tries < MAX_TRIES && deadline.getTime() > Date.now()) continue;
-          if (code === status.DEADLINE_EXCEEDED && notReady()) {
+          // A backend that came back only as the deadline passed is as away as one still gone.
+          if (code === status.DEADLINE_EXCEEDED && (notReady() || waited)) {
             throw commonReasons.error(
               'service_unavailable',
               'a backing service is unavailable (no ready backend before the deadline), retry shortly',

@@ -7,12 +7,22 @@ interface LeaseDoc {
   _id: string;
   holder: string;
   expiresAt: Date;
+  /** The replicas that tried to take it while it was held, each with when it last tried. */
+  contenders?: Record<string, Date>;
 }
 
 const leaseSchema = new Schema<LeaseDoc>(
-  { _id: String, holder: { type: String, required: true }, expiresAt: { type: Date, required: true } },
+  {
+    _id: String,
+    holder: { type: String, required: true },
+    expiresAt: { type: Date, required: true },
+    contenders: { type: Schema.Types.Mixed },
+  },
   { versionKey: false, collection: 'leases' },
 );
+
+/** A replica's name as a field name (no dots, no leading `$`). */
+const fieldOf = (holder: string) => holder.replace(/[.$]/g, '_');
 // No secondary index: one document per lease, always found by _id.
 
 /**
@@ -35,7 +45,14 @@ export class Lease {
   private holders = 0;
   private renewal: NodeJS.Timeout | undefined;
   private readonly takenListeners: (() => void)[] = [];
+  private readonly lostListeners: (() => void)[] = [];
+  /** Whether the last try found this replica holding the lease (what `onLost` compares with). */
+  private holding = false;
   private observed = false;
+  /** Until when another replica is known to contend for the lease (from its marks, read at renewal). */
+  private companyUntil = 0;
+  /** Marks of replicas gone quiet, removed at the next renewal. */
+  private stale: string[] = [];
 
   constructor(
     conn: Connection,
@@ -51,28 +68,57 @@ export class Lease {
     return Date.now() < this.heldUntil;
   }
 
+  /**
+   * True while another replica contends for the lease (it tried to take it within the lease's
+   * time): the holder then has another replica's work to look for (decision 0141). Known to the
+   * holder from its renewals.
+   */
+  get shared(): boolean {
+    return Date.now() < this.companyUntil;
+  }
+
   /** Takes the lease if it is free or expired, or renews it if held; true when held afterwards. */
   async acquire(): Promise<boolean> {
     const now = new Date();
     const expiresAt = new Date(now.getTime() + this.ttlMs);
+    const stale = this.stale;
     try {
       const doc = await this.model
         .findOneAndUpdate(
           { _id: this.name, $or: [{ holder: this.holder }, { expiresAt: { $lte: now } }] },
-          { $set: { holder: this.holder, expiresAt } },
+          {
+            $set: { holder: this.holder, expiresAt },
+            ...(stale.length > 0 && { $unset: Object.fromEntries(stale.map((c) => [`contenders.${c}`, 1])) }),
+          },
           { upsert: true, new: true },
         )
         .lean<LeaseDoc>();
       // Stop trusting the lease a third of its time before it runs out, to allow for clock skew.
       const had = this.held;
       this.heldUntil = doc?.holder === this.holder ? now.getTime() + (this.ttlMs * 2) / 3 : 0;
+      this.readContenders(doc?.contenders, now.getTime());
       if (!had && this.held) for (const l of this.takenListeners) l();
+      this.noteHolding();
     } catch (err) {
       // Someone else holds it: the upsert tried to insert a second document with this _id.
       if (!isDuplicateKeyError(err)) throw err;
       this.heldUntil = 0;
+      this.noteHolding();
+      // This replica says it is here, so the holder knows it has company.
+      await this.model.updateOne(
+        { _id: this.name, holder: { $ne: this.holder } },
+        { $set: { [`contenders.${fieldOf(this.holder)}`]: now } },
+      );
     }
     return this.held;
+  }
+
+  /** Company while a mark is younger than the lease's time; older marks go at the next renewal. */
+  private readContenders(contenders: Record<string, Date> | undefined, now: number): void {
+    const marks = Object.entries(contenders ?? {}).filter(([c]) => c !== fieldOf(this.holder));
+    const latest = Math.max(0, ...marks.map(([, at]) => new Date(at).getTime()));
+    this.companyUntil = latest > 0 ? latest + this.ttlMs : 0;
+    this.stale = marks.filter(([, at]) => now - new Date(at).getTime() > this.ttlMs).map(([c]) => c);
   }
 
   /**
@@ -109,6 +155,17 @@ export class Lease {
     this.takenListeners.push(listener);
   }
 
+  /** Calls `listener` when a try finds this replica no longer holding the lease it held (taken over, or given up). */
+  onLost(listener: () => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  private noteHolding(): void {
+    const holding = this.held;
+    if (this.holding && !holding) for (const l of this.lostListeners) l();
+    this.holding = holding;
+  }
+
   /** One worker fewer; the last one gives the lease up. */
   async letGo(): Promise<void> {
     if (this.holders === 0 || --this.holders > 0) return;
@@ -121,6 +178,7 @@ export class Lease {
   async release(): Promise<void> {
     if (this.heldUntil === 0) return;
     this.heldUntil = 0;
+    this.noteHolding();
     await this.model.deleteOne({ _id: this.name, holder: this.holder });
   }
 }

@@ -17,17 +17,11 @@ import {
 } from '@opentelemetry/resources';
 import { PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { sends, telemetryStarted } from './running';
 
 let sdk: NodeSDK | undefined;
 
-// Traces and metrics may go to different places (metrics straight to Prometheus's OTLP receiver,
-// say), or only one of them anywhere: each is on when an endpoint names it and its exporter is
-// not "none".
-function sends(signal: 'TRACES' | 'METRICS', env = process.env): boolean {
-  if (env.OTEL_SDK_DISABLED === 'true' || env[`OTEL_${signal}_EXPORTER`] === 'none') return false;
-  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]);
-}
-
+/** Starts the SDK with the instrumentations, once, when traces or metrics are sent anywhere. */
 export function startTelemetry(): void {
   const traces = sends('TRACES');
   const metrics = sends('METRICS');
@@ -63,10 +57,5 @@ export function startTelemetry(): void {
     ],
   });
   sdk.start();
-}
-
-/** Flushes spans and metrics on shutdown; a no-op when telemetry is off. */
-export async function shutdownTelemetry(): Promise<void> {
-  await sdk?.shutdown();
-  sdk = undefined;
+  telemetryStarted(sdk);
 }

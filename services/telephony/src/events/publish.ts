@@ -22,18 +22,22 @@ const facts = (call: Call) => ({
 /**
  * A call's start and end (with its charge, or a CallSettled once a late one is known) on `telephony.call.v1`, keyed by call id, and each change a tenant may
  * follow on `telephony.call.feed.v1` (the feed behind `GET /calls/stream`; only while the tenant
- * follows it, `FeedFollowers`), through the outbox. Each has a stable event id (`call-started:<id>`,
- * `call-ended:<id>`), so announcing again (recovery finishing a call, a retried step) stores nothing new.
+ * follows it, `FeedFollowers`): sent at once, or through the outbox while it holds events or Kafka
+ * is slow (`Outbox.publishOrAdd`, decision 0144). The outbox's copy is not what keeps them: an end
+ * or a late charge is announced before the row records it, so a crash announces it again; a start
+ * or a feed change is announced after the row's write, a window the outbox's insert left as well.
+ * Each has a stable event id (`call-started:<id>`, `call-ended:<id>`), so announcing again (recovery
+ * finishing a call, a retried step) sends what consumers skip.
  */
 export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follows'>): CallEvents {
   const announce = (call: Call, at: Date, event: voiceapi.events.v1.TelephonyCallEvent['event'], eventId: string) =>
-    outbox.addOnce([eventRecord(TelephonyCallEvent, call.id, { occurTime: at, event }, eventId)]);
+    outbox.publishOrAdd([eventRecord(TelephonyCallEvent, call.id, { occurTime: at, event }, eventId)]);
   return {
     // Keyed by tenant: one tenant's changes reach the feed's writer in the order stored here.
     changed: async (call: Call, change: CallChangeKind, at: Date) => {
       if (!(await followers.follows(scopeOfRecord(call.tenantId)))) return;
       const callChanged = { tenantId: call.tenantId, change, call: callProto(call) };
-      await outbox.addOnce([
+      await outbox.publishOrAdd([
         eventRecord(
           TelephonyCallFeedEvent,
           call.tenantId,

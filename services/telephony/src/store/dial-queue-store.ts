@@ -94,6 +94,14 @@ export class DialQueueStore {
     return this.queue.deleteMany(scope, { contactId });
   }
 
+  /**
+   * Whether the dial is still queued, as a dial about to ring asks (decision 0145): the reads asked
+   * while one is under way are served by one.
+   */
+  async stillQueued(scope: TenantScope, dialId: string): Promise<boolean> {
+    return (await this.queue.findByIdShared(scope, dialId)) !== null;
+  }
+
   /** Whether the dial is still waiting (not yet rung, dropped or forgotten). */
   async has(scope: TenantScope, dialId: string): Promise<boolean> {
     return (await this.queue.findById(scope, dialId, { _id: 1 })) !== null;

@@ -161,7 +161,7 @@ export class CallRunner {
   }
 
   /** `finish`, tried again while the store or billing is away for a while; after that, recovery finishes the call. */
-  private finishRetrying(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
+  finishRetrying(call: Call, r: CarrierCallResult, reason?: string): Promise<Call | null> {
     return retryTransient(() => this.finish(call, r, reason), {
       deadline: Date.now() + FINISH_RETRY_MS,
       onRetry: (err) => this.d.log.warn({ err, callId: call.id }, "recording a call's end failed; trying again"),

@@ -1,6 +1,6 @@
 // Over 300 lines because the cases of one module share its fixtures.
 import type { Logger } from '@voiceapi/kit';
-import { outboundCallId } from '../domain/call';
+import { outboundCallId, type Call } from '../domain/call';
 import type { QueuedDial } from '../domain/dial';
 import { Dialer, type DialerDeps } from './dialer';
 
@@ -249,6 +249,7 @@ function placingDialer(queued: QueuedDial[], over: Record<string, unknown>): Dia
           queued.findIndex((q) => q.dialId === dialId),
           1,
         ),
+      stillQueued: async (_scope: unknown, dialId: string) => queued.some((q) => q.dialId === dialId),
     },
     lines: {
       held: async () => [],
@@ -280,12 +281,12 @@ describe('Dialer: the dial delay', () => {
       { ...dial('t', 'c4:1', 4), attempt: 1, requestedAt },
     ];
     const delays: number[] = [];
+    // c4's row another try wrote (and carries): this try does not ring it.
+    const carriedElsewhere = outboundCallId('t', 'c4:1');
     const dialer = placingDialer(queued, {
       calls: {
-        create: async () => true,
-        byId: async () => null,
-        setRinging: async (callId: string) =>
-          callId === outboundCallId('t', 'c4:1') ? null : { id: callId, status: 'ringing' },
+        create: async (_scope: unknown, call: Call) => call.id !== carriedElsewhere,
+        byId: async (callId: string) => (callId === carriedElsewhere ? { id: callId, status: 'ringing' } : null),
       },
       now: () => new Date(43_500),
       metrics: { dials: { add: () => undefined }, dialDelay: { record: (s: number) => delays.push(s) } },
@@ -325,5 +326,123 @@ describe("Dialer: a lead that waited for its tenant's lines", () => {
     await dialer.dispatch();
     await dialer.drain();
     expect(recorded).toEqual(['false', 'true']);
+  });
+});
+
+describe('Dialer: a dial that gets its call (decision 0145)', () => {
+  /** What the fakes saw, in order. */
+  const steps: string[] = [];
+  const recording = (rows: Record<string, Call>, hold: 'placed' | 'insufficient') => ({
+    calls: {
+      create: async (_scope: unknown, call: Call) => {
+        if (rows[call.id]) return false;
+        rows[call.id] = call;
+        steps.push(`row ${call.status}`);
+        return true;
+      },
+      byId: async (callId: string) => rows[callId] ?? null,
+      setRinging: async (callId: string) => {
+        steps.push('row queued → ringing');
+        rows[callId] = { ...rows[callId]!, status: 'ringing' };
+        return rows[callId];
+      },
+      erasePersonalData: async (_scope: unknown, callId: string) => void steps.push(`row ${callId} erased`),
+    },
+    runner: {
+      announce: async (call: Call, change: string) => void steps.push(`${change} (${call.status})`),
+      placeHold: async () => (steps.push(`hold ${hold}`), hold),
+      finish: async (_call: Call, _r: unknown, reason: string) => void steps.push(`ended ${reason}`),
+      finishRetrying: async (_call: Call, _r: unknown, reason: string) => void steps.push(`ended ${reason}`),
+      run: async (call: Call) => (steps.push(`carrier asked (${call.status})`), null),
+    },
+  });
+  beforeEach(() => void steps.splice(0));
+
+  it('has its hold placed, then its row written once, ringing, and announced started and ringing', async () => {
+    const queued = [dial('t', 'c1:1', 1)];
+    const dialer = placingDialer(queued, { ...recording({}, 'placed'), now: () => new Date(5_000) });
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(steps).toEqual([
+      'hold placed',
+      'row ringing',
+      'call.started (ringing)',
+      'call.ringing (ringing)',
+      'carrier asked (ringing)',
+    ]);
+    expect(queued).toEqual([]);
+  });
+
+  it('rings a row an earlier release left queued, from queued, as that release did', async () => {
+    const queued = [dial('t', 'c1:1', 1)];
+    const id = outboundCallId('t', 'c1:1');
+    const rows: Record<string, Call> = { [id]: { id, tenantId: 't', status: 'queued' } as Call };
+    const dialer = placingDialer(queued, {
+      ...recording(rows, 'placed'),
+      claims: { claim: async () => ({ allowed: false, refusal: 'already_claimed' }) },
+      now: () => new Date(5_000),
+    });
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(steps).toEqual(['hold placed', 'row queued → ringing', 'call.ringing (ringing)', 'carrier asked (ringing)']);
+  });
+
+  it('without credit for its hold, writes the call queued and ends it insufficient_credits', async () => {
+    const queued = [dial('t', 'c1:1', 1)];
+    const dialer = placingDialer(queued, { ...recording({}, 'insufficient'), now: () => new Date(5_000) });
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(steps).toEqual(['hold insufficient', 'row queued', 'call.started (queued)', 'ended insufficient_credits']);
+    expect(queued).toEqual([]);
+  });
+
+  it('whose contact was erased while its hold was placed: its row loses the numbers and ends not_dialled, never announced or dialled', async () => {
+    const queued = [dial('t', 'c1:1', 1)];
+    const id = outboundCallId('t', 'c1:1');
+    let claims = 0;
+    const dialer = placingDialer(queued, {
+      ...recording({}, 'placed'),
+      // Telephony heard of the erasure while billing answered: the contact's dials are dropped.
+      runner: {
+        ...recording({}, 'placed').runner,
+        placeHold: async () => (steps.push('hold placed'), queued.splice(0), 'placed'),
+      },
+      claims: {
+        claim: async () =>
+          claims++ === 0
+            ? { allowed: true, campaignId: 'k', maxCallSeconds: 60 }
+            : { allowed: false, refusal: 'not_found' },
+      },
+      now: () => new Date(5_000),
+    });
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(steps).toEqual(['hold placed', 'row ringing', `row ${id} erased`, 'ended not_dialled']);
+  });
+
+  it('rings when an announcement fails, and when its insert answered an error but wrote its row', async () => {
+    const queued = [dial('t', 'c1:1', 1)];
+    const rows: Record<string, Call> = {};
+    const r = recording(rows, 'placed');
+    const dialer = placingDialer(queued, {
+      ...r,
+      calls: {
+        ...r.calls,
+        create: async (scope: unknown, call: Call) => {
+          await r.calls.create(scope, call);
+          throw new Error('the store answered with an error after writing');
+        },
+      },
+      runner: {
+        ...r.runner,
+        announce: async () => {
+          throw new Error('the outbox is away');
+        },
+      },
+      now: () => new Date(5_000),
+    });
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(steps).toEqual(['hold placed', 'row ringing', 'carrier asked (ringing)']);
   });
 });

@@ -39,8 +39,8 @@ export interface DialerDeps {
  * Turns dial requests into calls. Requests are queued durably (a redelivery finds itself queued);
  * one replica (a lease) dispatches them to free lines of each tenant's concurrency package. Each
  * dial is claimed with leads first (the checks again: a contact cancelled, opted out or put on a
- * do-not-call list since ingest is never dialled), gets its call row (its id follows from the
- * dial id, so the row's insert admits one try only), then its hold, and only then rings.
+ * do-not-call list since ingest is never dialled), gets its hold, then its call row, written
+ * ringing (its id follows from the dial id, so the row's insert admits one try only), and rings.
  */
 export class Dialer {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -226,13 +226,14 @@ export class Dialer {
       return null;
     }
     if (!call) {
-      // `already_claimed` without a call row: an earlier try of this request died before it
-      // wrote one, so nobody dialled it; the row's insert decides who does now.
+      // No row yet: the first try, or an earlier one that died before writing it (`already_claimed`).
+      // The hold first (idempotent by call id), then the row written ringing: its insert admits one
+      // try only, and one write stands for queued and ringing (decision 0145).
       const fresh: Call = {
         id: callId,
         tenantId: q.tenantId,
         direction: 'outbound',
-        status: 'queued',
+        status: 'ringing',
         dialId: q.dialId,
         contactId: q.contactId,
         campaignId: claim.allowed ? claim.campaignId : q.campaignId,
@@ -251,36 +252,108 @@ export class Dialer {
         hasAnalysis: false,
         hasRecording: false,
       };
-      if (await this.d.calls.create(scope, fresh)) {
-        call = fresh;
-        await this.d.runner.announce(fresh, 'call.started');
-      } else call = await this.d.calls.byId(callId);
+      if ((await this.d.runner.placeHold(fresh)) === 'insufficient')
+        return this.refuseForCredit(scope, q, { ...fresh, status: 'queued' }, waitedForLines, false);
+      if (await this.createOwn(scope, fresh)) return this.rang(scope, q, fresh, waitedForLines, true);
+      call = await this.d.calls.byId(callId);
     }
     if (!call || call.status !== 'queued') {
       await this.drop(scope, q, callId, call);
       return null;
     }
-    if ((await this.d.runner.placeHold(call)) === 'insufficient') {
+    // A row left queued: releases before 0145 wrote the row before its hold.
+    if ((await this.d.runner.placeHold(call)) === 'insufficient')
+      return this.refuseForCredit(scope, q, call, waitedForLines, true);
+    // Queued → ringing once: the last check before the carrier is asked.
+    const ringing = await this.d.calls.setRinging(callId);
+    if (!ringing) {
+      await this.d.queue.remove(scope, q.dialId);
+      return null;
+    }
+    return this.rang(scope, q, ringing, waitedForLines, false);
+  }
+
+  /**
+   * Writes the row; true when this try's insert wrote it. An insert answered with an error may
+   * have been applied: the row is then this try's if it is the one it wrote (its own start time).
+   */
+  private async createOwn(scope: TenantScope, fresh: Call): Promise<boolean> {
+    try {
+      return await this.d.calls.create(scope, fresh);
+    } catch (err) {
+      const row = await this.d.calls.byId(fresh.id);
+      if (row?.status === 'ringing' && row.startedAt.getTime() === fresh.startedAt.getTime()) return true;
+      throw err;
+    }
+  }
+
+  /**
+   * The row says ringing: the last steps before the carrier is asked, none of which may leave it
+   * ringing without a carrier (recovery would finish it as if it had rung). First the check that the
+   * contact was not cancelled or erased since the claim: telephony drops a contact's dials when it
+   * hears of either, then erases its rows, so a dial still queued now (after the row was written)
+   * means any erasure after this reads the row. Then the announcements (`fresh`: `call.started` too,
+   * with the row as it reads, ringing, as an inbound call's) and the dial's removal, each only
+   * logged if it fails.
+   */
+  private async rang(
+    scope: TenantScope,
+    q: QueuedDial,
+    ringing: Call,
+    waitedForLines: boolean,
+    fresh: boolean,
+  ): Promise<Call | null> {
+    // A lead's first attempt rings once: leads allows one dial id per attempt, and counts the attempt when it allows it.
+    this.firstAttemptDecided(q, waitedForLines);
+    if (!(await this.d.queue.stillQueued(scope, q.dialId).catch(() => true))) {
+      // Gone: its contact forgotten since the claim, or another try dropped it on finding this row.
+      const again = await this.d.claims.claim(scope, q.contactId, q.dialId).catch(() => undefined);
+      if (again && !again.allowed && again.refusal !== 'already_claimed') {
+        // Erased since the claim: its erasure may have read before this row was written.
+        if (again.refusal === 'not_found') await this.d.calls.erasePersonalData(scope, ringing.id);
+        this.d.metrics?.dials.add(1, { result: again.refusal });
+        await this.d.runner.finishRetrying(
+          ringing,
+          { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false },
+          'not_dialled',
+        );
+        return null;
+      }
+    }
+    const logged = (what: string) => (err: unknown) =>
+      this.d.log.warn({ err, callId: ringing.id }, `${what} failed; the call rings all the same`);
+    for (const change of fresh ? (['call.started', 'call.ringing'] as const) : (['call.ringing'] as const))
+      await this.d.runner.announce(ringing, change).catch(logged(change));
+    // A dial left queued is dropped by its next try, which finds this row.
+    await this.d.queue.remove(scope, q.dialId).catch(logged("the dial's removal"));
+    this.d.metrics?.dials.add(1, { result: 'dialled' });
+    return ringing;
+  }
+
+  /**
+   * No credit for the call's hold: the call ends failed, so the tenant reads why, and the dial is
+   * done. `written`: the row exists (queued); else it is written queued first, unless another try
+   * wrote one meanwhile (that try carries it, and counts it).
+   */
+  private async refuseForCredit(
+    scope: TenantScope,
+    q: QueuedDial,
+    call: Call,
+    waitedForLines: boolean,
+    written: boolean,
+  ): Promise<null> {
+    if (written || (await this.d.calls.create(scope, call))) {
       this.d.metrics?.dials.add(1, { result: 'insufficient_credits' });
       this.firstAttemptDecided(q, waitedForLines);
+      if (!written) await this.d.runner.announce(call, 'call.started');
       await this.d.runner.finish(
         call,
         { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false },
         'insufficient_credits',
       );
-      await this.d.queue.remove(scope, q.dialId);
-      return null;
-    }
-    // Queued → ringing once: the last check before the carrier is asked.
-    const ringing = await this.d.calls.setRinging(callId);
-    if (ringing) {
-      // A lead's first attempt rings once: leads allows one dial id per attempt, and counts the attempt when it allows it.
-      this.firstAttemptDecided(q, waitedForLines);
-      await this.d.runner.announce(ringing, 'call.ringing');
     }
     await this.d.queue.remove(scope, q.dialId);
-    if (ringing) this.d.metrics?.dials.add(1, { result: 'dialled' });
-    return ringing;
+    return null;
   }
 
   /**

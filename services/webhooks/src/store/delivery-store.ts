@@ -146,6 +146,17 @@ export class DeliveryStore {
       .distinct('endpointId', { status: 'pending', nextAttemptAt: { $lte: now } });
   }
 
+  /**
+   * When the earliest pending delivery falls due (or fell due), if any: an idle sweep's one read
+   * (the busiest idle process's store operations, docs/performance.md "An idle system").
+   */
+  async earliestDueAt(): Promise<Date | undefined> {
+    const [next] = await this.deliveries
+      .crossTenant('the sweep reads the pending deliveries of every tenant by when they are due')
+      .find({ status: 'pending' }, { sort: { nextAttemptAt: 1 }, limit: 1 });
+    return next?.nextAttemptAt;
+  }
+
   /** When the next pending delivery falls due after `now`, if any. */
   async nextDueAt(now: Date): Promise<Date | undefined> {
     const [next] = await this.deliveries

@@ -278,6 +278,13 @@ export class Dispatcher {
   private async sweep(): Promise<void> {
     if (this.stopped) return;
     const now = this.d.now();
+    // Nothing due (an idle system, or only retries to come): one read, and a wake at the first.
+    const earliest = await this.d.deliveries.earliestDueAt();
+    if (!earliest) return;
+    if (earliest > now) {
+      this.sweeper.wakeIn(earliest.getTime() - now.getTime());
+      return;
+    }
     const nextDueAt = await this.d.deliveries.nextDueAt(now);
     if (nextDueAt) this.sweeper.wakeIn(nextDueAt.getTime() - now.getTime());
     for (const endpointId of await this.d.deliveries.dueEndpoints(now)) {
