@@ -358,10 +358,13 @@ oomScoreAdj: 0
 clusterDomain: cluster.local
 clusterDNS: [$NODE_IP]
 resolvConf: $DIR/resolv.conf
-# Nothing can be pulled back here: never collect images, and evict only on a nearly full disk.
+# Nothing can be pulled back here: never collect images, and never evict for disk. The disk is the
+# host's, shared with whatever else runs on it; under disk pressure a kubelet taints its node (no pod
+# schedules) and deletes unused images to reclaim space, the pause image among them (containerd 1.6
+# does not pin it), after which no sandbox starts. "0%" turns a signal off.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-evictionHard: { memory.available: 200Mi, nodefs.available: 2%, imagefs.available: 2% }
+evictionHard: { memory.available: 200Mi, nodefs.available: "0%", imagefs.available: "0%" }
 serializeImagePulls: false
 EOF
   start "kubelet-$n" "$BIN/kubelet" --config "$DIR/kubelet-$n.yaml" --kubeconfig "$DIR/kubelet-$n.kubeconfig" \
