@@ -67,29 +67,14 @@ export async function startLeads(env: Record<string, string | undefined> = proce
 
   // Leads owns its stream; it also creates the call and billing streams, which it reads, so it can
   // start before telephony or billing exists (creation is idempotent, with the same settings).
-  const {
-    LeadsEvent,
-    LeadsDialEvent,
-    LeadsContactEvent,
-    LeadsMessageEvent,
-    TelephonyCallEvent,
-    BillingEvent,
-    BillingCreditEvent,
-  } = voiceapi.events.v1;
+  const { LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent, TelephonyCallEvent, BillingCreditEvent } =
+    voiceapi.events.v1;
   // The scheduler and the outbox relay run on one lease, so an idle replica renews one lease.
   const lease = new Lease(conn, 'leads-scheduler', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({
     service: 'leads',
     settings: cfg,
-    streams: [
-      LeadsEvent,
-      LeadsDialEvent,
-      LeadsContactEvent,
-      LeadsMessageEvent,
-      TelephonyCallEvent,
-      BillingEvent,
-      BillingCreditEvent,
-    ],
+    streams: [LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent, TelephonyCallEvent, BillingCreditEvent],
     log,
     lifecycle,
     outboxOn: conn,

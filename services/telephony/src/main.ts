@@ -77,7 +77,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
 
   // Telephony owns the call streams; it reads what leads asks of it, created here too so it can
   // start before leads (creation is idempotent, with the same settings). Billing answers over gRPC.
-  const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent } = voiceapi.events.v1;
+  const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsDialEvent } = voiceapi.events.v1;
   // One replica dispatches dials, recovers calls, settles what billing could not, stores recordings
   // again, recomputes rollups, prunes the live feed and relays the outbox at a time: the workers
   // share one lease, so an idle replica renews one lease.
@@ -85,7 +85,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const { kafka, publisher, outbox } = await startEvents({
     service: 'telephony',
     settings: cfg,
-    streams: [TelephonyCallEvent, TelephonyCallFeedEvent, LeadsEvent, LeadsDialEvent],
+    streams: [TelephonyCallEvent, TelephonyCallFeedEvent, LeadsDialEvent],
     log,
     lifecycle,
     outboxOn: conn,

@@ -358,7 +358,7 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     };
     await publisher.send([
       eventRecord(
-        voiceapi.events.v1.LeadsEvent,
+        voiceapi.events.v1.LeadsDialEvent,
         contact.id,
         { occurTime: new Date(), event: { $case: 'dialRequested', dialRequested } },
         `dial:${dialRequested.dialId}`,

@@ -110,27 +110,11 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
 
   // Webhooks only reads; it creates the streams it reads (idempotent, same settings as their
   // owners) so it can start before billing, leads or agents. Its producer sends dead letters.
-  const {
-    BillingEvent,
-    BillingCallEvent,
-    BillingUsageEvent,
-    LeadsEvent,
-    LeadsContactEvent,
-    AgentsEvent,
-    TelephonyCallEvent,
-  } = voiceapi.events.v1;
+  const { BillingCallEvent, BillingUsageEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent } = voiceapi.events.v1;
   const { kafka, publisher } = await startEvents({
     service: 'webhooks',
     settings: cfg,
-    streams: [
-      BillingEvent,
-      BillingCallEvent,
-      BillingUsageEvent,
-      LeadsEvent,
-      LeadsContactEvent,
-      AgentsEvent,
-      TelephonyCallEvent,
-    ],
+    streams: [BillingCallEvent, BillingUsageEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent],
     log,
     lifecycle,
   });

@@ -4,7 +4,7 @@ import type { CreditView } from '../usecases/credit-check';
 import type { Dialing } from '../usecases/dialing';
 import type { Messaging } from '../usecases/messaging';
 
-const { TelephonyCallEvent, LeadsEvent, LeadsMessageEvent, BillingEvent, BillingCreditEvent } = voiceapi.events.v1;
+const { TelephonyCallEvent, LeadsMessageEvent, BillingCreditEvent } = voiceapi.events.v1;
 
 /** Follows the outcome of every lead's call telephony reports (inbound calls and others' calls are not ours). */
 export function followCallOutcomes(subscriber: EventSubscriber, dialing: Dialing): EventSubscriber {
@@ -31,34 +31,26 @@ export function followCallOutcomes(subscriber: EventSubscriber, dialing: Dialing
 }
 
 /**
- * Sends the messages requested on `leads.message.v1` (and on `leads.v1`, which carries every kind
- * of leads event, until every leads replica sends them to the former), through the message adapter.
+ * Sends the messages requested on `leads.message.v1` through the message adapter (`leads.v1`,
+ * written before leads 1.2.0, has no reader since 1.3.0 and 1.3.1 write nothing there).
  */
 export function sendRequestedMessages(subscriber: EventSubscriber, messaging: Messaging): EventSubscriber {
-  const send = async (m: voiceapi.events.v1.MessageRequested) => messaging.deliver(m.tenantId, m.messageId);
-  return subscriber
-    .on(LeadsMessageEvent, (event) =>
-      event.event?.$case === 'messageRequested' ? send(event.event.messageRequested) : Promise.resolve(),
-    )
-    .on(LeadsEvent, (event) =>
-      event.event?.$case === 'messageRequested' ? send(event.event.messageRequested) : Promise.resolve(),
-    );
+  return subscriber.on(LeadsMessageEvent, async (event) => {
+    if (event.event?.$case !== 'messageRequested') return;
+    const m = event.event.messageRequested;
+    await messaging.deliver(m.tenantId, m.messageId);
+  });
 }
 
 /**
  * Keeps lead ingest's view of each tenant's credit from what billing announces of it
- * (`billing.credit.v1`, and `billing.v1` until every billing replica sends to the former).
+ * (`billing.credit.v1`; `billing.v1`, written before billing 1.2.0, has no reader since 1.2.0 and
+ * 1.2.1 write nothing there).
  */
 export function followCredit(subscriber: EventSubscriber, view: CreditView): EventSubscriber {
-  const seen = (c: voiceapi.events.v1.CreditsAvailable | undefined) => {
+  return subscriber.on(BillingCreditEvent, (event) => {
+    const c = event.event?.$case === 'creditsAvailable' ? event.event.creditsAvailable : undefined;
     if (c) view.seen(c.tenantId, { seq: c.seq, longestOutboundCallSeconds: c.longestOutboundCallSeconds });
     return Promise.resolve();
-  };
-  return subscriber
-    .on(BillingCreditEvent, (event) =>
-      seen(event.event?.$case === 'creditsAvailable' ? event.event.creditsAvailable : undefined),
-    )
-    .on(BillingEvent, (event) =>
-      seen(event.event?.$case === 'creditsAvailable' ? event.event.creditsAvailable : undefined),
-    );
+  });
 }

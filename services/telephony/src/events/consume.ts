@@ -5,19 +5,17 @@ import type { CallFeed } from '../usecases/call-feed';
 import type { Calls } from '../usecases/calls';
 import type { Dialer } from '../usecases/dialer';
 
-const { LeadsEvent, LeadsDialEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
+const { LeadsDialEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
 
-type DialFact =
-  | NonNullable<voiceapi.events.v1.LeadsDialEvent['event']>
-  | { $case: 'contactStatusChanged'; contactStatusChanged: voiceapi.events.v1.ContactStatusChanged };
+type DialFact = NonNullable<voiceapi.events.v1.LeadsDialEvent['event']>;
 
 /**
  * Follows what leads asks of telephony: queues every dial request (idempotent by dial id: a
  * redelivery is queued once), drops the waiting dials of a contact cancelled or deleted, and
  * erases the calls' personal data of each deleted contact (idempotent too). All are keyed by
  * contact, so a contact's cancellation or deletion comes after its dial requests. Read from
- * `leads.dial.v1` and, until every leads replica sends there, from `leads.v1` (which carries
- * every kind of leads event; this reader acts on the same three).
+ * `leads.dial.v1` (`leads.v1`, which leads wrote before 1.2.0, has no reader since leads' last two
+ * releases, 1.3.0 and 1.3.1, write nothing there: decision 0135).
  */
 export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: Calls): EventSubscriber {
   const act = async (fact: DialFact | undefined, occurTime: Date | undefined) => {
@@ -53,21 +51,11 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
         if (c.tenantId && c.contactId) await dialer.forgetContact(scopeOfRecord(c.tenantId), c.contactId);
         return;
       }
-      case 'contactStatusChanged': {
-        const c = fact.contactStatusChanged;
-        if (c.status === 'cancelled' && c.tenantId && c.contactId)
-          await dialer.forgetContact(scopeOfRecord(c.tenantId), c.contactId);
-        return;
-      }
       default:
         return;
     }
   };
-  return subscriber
-    .on(LeadsDialEvent, (event) => act(event.event, event.occurTime))
-    .on(LeadsEvent, (event) =>
-      event.event?.$case === 'messageRequested' ? Promise.resolve() : act(event.event, event.occurTime),
-    );
+  return subscriber.on(LeadsDialEvent, (event) => act(event.event, event.occurTime));
 }
 
 /**

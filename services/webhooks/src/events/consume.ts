@@ -4,15 +4,7 @@ import type { WebhookMessage } from '../domain/messages';
 import type { FanOut } from '../usecases/fanout';
 import { fromAgents, fromBilling, fromLeads, fromTelephony } from './translate';
 
-const {
-  BillingEvent,
-  BillingCallEvent,
-  BillingUsageEvent,
-  LeadsEvent,
-  LeadsContactEvent,
-  AgentsEvent,
-  TelephonyCallEvent,
-} = voiceapi.events.v1;
+const { BillingCallEvent, BillingUsageEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent } = voiceapi.events.v1;
 
 /**
  * The domain streams webhooks deliver from. No inbox: the fan-out is idempotent by the ids it
@@ -23,15 +15,13 @@ export function deliverDomainEvents(subscriber: EventSubscriber, fanOut: FanOut)
   const publish = async (message: WebhookMessage | null) => {
     if (message) await fanOut.publish(message);
   };
-  // The streams of each kind it delivers, and `billing.v1` and `leads.v1` (every kind together)
-  // until every billing and leads replica sends to those: an event keeps its id on either.
+  // The streams of each kind it delivers (`billing.v1` and `leads.v1`, which carried every kind
+  // together, have no reader since billing's and leads' last two releases write nothing there).
   return (
     subscriber
       .on(BillingCallEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
       .on(BillingUsageEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
       .on(LeadsContactEvent, (event, meta) => publish(fromLeads(event, meta.eventId)))
-      .on(BillingEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
-      .on(LeadsEvent, (event, meta) => publish(fromLeads(event, meta.eventId)))
       .on(AgentsEvent, (event, meta) => publish(fromAgents(event, meta.eventId)))
       // A call's end carries its charge: its billed webhook and its usage, under billing's ids.
       .on(TelephonyCallEvent, async (event) => {

@@ -1,13 +1,12 @@
 import { voiceapi } from '@voiceapi/proto';
 import { webhookMessage, type WebhookMessage } from '../domain/messages';
 
-/** An envelope of billing's that carries call outcomes or credit usage (`billing.v1`, `billing.call.v1`, `billing.usage.v1`): the same events either way. */
+/** An envelope of billing's that carries call outcomes or credit usage (`billing.call.v1`, `billing.usage.v1`). */
 type BillingEvent = Pick<
-  voiceapi.events.v1.BillingEvent | voiceapi.events.v1.BillingCallEvent | voiceapi.events.v1.BillingUsageEvent,
+  voiceapi.events.v1.BillingCallEvent | voiceapi.events.v1.BillingUsageEvent,
   'occurTime' | 'event'
 >;
-/** `leads.v1` or `leads.contact.v1`. */
-type LeadsEvent = Pick<voiceapi.events.v1.LeadsEvent | voiceapi.events.v1.LeadsContactEvent, 'occurTime' | 'event'>;
+type LeadsEvent = voiceapi.events.v1.LeadsContactEvent;
 type AgentsEvent = voiceapi.events.v1.AgentsEvent;
 const { CallDirection } = voiceapi.events.v1;
 
