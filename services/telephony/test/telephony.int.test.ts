@@ -206,6 +206,28 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       storedAt: expect.any(Date),
     });
     expect(await conn.collection('recording_parts').countDocuments({})).toBe(0);
+    // The next release writes the conversation on the row as the call ends (decision 0146): read from there,
+    // one call and several, the feed's pages without it; an erasure removes it with the rest.
+    const kept = await conn.collection('call_details').findOneAndDelete({ _id: call.id as never });
+    await conn
+      .collection('calls')
+      .updateOne(
+        { _id: call.id as never },
+        { $set: { details: { transcript: kept!.transcript, analysis: kept!.analysis } } },
+      );
+    const fromRow = await tel.getCall({ callId: call.id }, a);
+    expect(fromRow.transcript).toEqual(one.transcript);
+    expect(fromRow.analysis).toEqual(one.analysis);
+    const listed = await tel.listConversations({ callIds: [call.id, 'no-such-call'] }, a);
+    expect(listed.conversations).toEqual([{ callId: call.id, transcript: one.transcript, analysis: one.analysis }]);
+    expect((await tel.listConversations({ callIds: [call.id] }, tenant())).conversations).toEqual([]);
+    const calls = new CallStore(conn);
+    const scope = requireTenant(a);
+    expect((await calls.page(scope, {}, 1, 10)).items[0]).not.toHaveProperty('details');
+    await calls.erasePersonalData(scope, call.id);
+    expect((await conn.collection('calls').findOne({ _id: call.id as never }))!.details).toBeUndefined();
+    const erased = await tel.getCall({ callId: call.id }, a);
+    expect(erased.transcript).toEqual([]);
   });
 
   it('gives every simulator outcome its billing: completed and voicemail charged, no answer, busy and failed skipped, opt-out listed', async () => {

@@ -26,7 +26,20 @@ interface CallDoc extends Omit<Call, 'id'> {
   _id: string;
   /** Which write made each move (kit `updateByIdShared`'s marks: how a caller knows its move applied). */
   moves?: Partial<Record<Move, string>>;
+  /**
+   * The transcript and analysis, once a call's end carries them in its own write (decision 0146:
+   * read from this release on, written from the next; older calls keep theirs in `call_details`).
+   */
+  details?: CallDetails;
 }
+
+const detailsFields = {
+  transcript: [{ _id: false, role: String, text: String, at: Date }],
+  analysis: {
+    type: { _id: false, summary: String, sentiment: String, outcome: String, optOut: Boolean },
+    default: undefined,
+  },
+};
 
 export const callSchema = new Schema<CallDoc>(
   {
@@ -71,6 +84,7 @@ export const callSchema = new Schema<CallDoc>(
     settleDueAt: Date,
     recordingDueAt: Date,
     moves: { type: { _id: false, ringing: String, answered: String, ended: String }, default: undefined },
+    details: { type: new Schema(detailsFields, { _id: false, versionKey: false }), required: false },
   },
   { collection: 'calls', versionKey: false },
 );
@@ -113,11 +127,7 @@ export const detailsSchema = new Schema<DetailsDoc>(
   {
     _id: String,
     tenantId: { type: String, required: true },
-    transcript: [{ _id: false, role: String, text: String, at: Date }],
-    analysis: {
-      type: { _id: false, summary: String, sentiment: String, outcome: String, optOut: Boolean },
-      default: undefined,
-    },
+    ...detailsFields,
   },
   { collection: 'call_details', versionKey: false },
 );
@@ -235,7 +245,7 @@ export class CallStore {
       sort: { startedAt: -1, _id: -1 },
       page,
       limit,
-      projection: { maxCallSeconds: 0 },
+      projection: { maxCallSeconds: 0, details: 0 },
     });
     return { ...res, items: res.items.map(toCall) };
   }
@@ -378,23 +388,39 @@ export class CallStore {
         hasRecording: false,
         erased: true,
       },
-      $unset: { summary: 1, recording: 1, recordingDueAt: 1 },
+      $unset: { summary: 1, recording: 1, recordingDueAt: 1, details: 1 },
     });
     await this.details.deleteById(scope, id);
   }
 
-  /** The details of several calls in one read, by call id (the ones that have details). */
+  /**
+   * The details of several calls, by call id (the ones that have details): from `call_details`,
+   * then from the rows of the calls not found there (decision 0146).
+   */
   async detailsOf(scope: TenantScope, ids: readonly string[]): Promise<Map<string, CallDetails>> {
     if (ids.length === 0) return new Map();
     const docs = await this.details.find(scope, { _id: { $in: [...ids] } }, { limit: ids.length });
-    return new Map(
-      docs.map((d) => [d._id, { transcript: d.transcript ?? [], ...(d.analysis && { analysis: d.analysis }) }]),
+    const out = new Map(docs.map((d) => [d._id, detailsOfDoc(d)]));
+    const rest = ids.filter((id) => !out.has(id));
+    if (rest.length === 0) return out;
+    const rows = await this.calls.find(
+      scope,
+      { _id: { $in: rest }, details: { $exists: true } },
+      { limit: rest.length, projection: { details: 1 } },
     );
+    for (const row of rows) if (row.details) out.set(row._id, detailsOfDoc(row.details));
+    return out;
   }
 
-  async getDetails(scope: TenantScope, id: string): Promise<CallDetails | null> {
-    const doc = await this.details.findById(scope, id);
-    return doc ? { transcript: doc.transcript ?? [], ...(doc.analysis && { analysis: doc.analysis }) } : null;
+  /** A call with its transcript and analysis: the row's own (decision 0146), else `call_details`'. */
+  async getWithDetails(scope: TenantScope, id: string): Promise<{ call: Call; details: CallDetails | null } | null> {
+    const doc = await this.calls.findById(scope, id);
+    if (!doc) return null;
+    const call = toCall(doc);
+    if (doc.details) return { call, details: detailsOfDoc(doc.details) };
+    if (!call.hasTranscript && !call.hasAnalysis) return { call, details: null };
+    const kept = await this.details.findById(scope, id);
+    return { call, details: kept ? detailsOfDoc(kept) : null };
   }
 
   /**
@@ -410,6 +436,11 @@ export class CallStore {
 }
 
 function toCall(doc: CallDoc): Call {
-  const { _id, moves: _moves, ...rest } = doc;
+  const { _id, moves: _moves, details: _details, ...rest } = doc;
   return { id: _id, ...rest };
 }
+
+const detailsOfDoc = (d: Partial<CallDetails>): CallDetails => ({
+  transcript: d.transcript ?? [],
+  ...(d.analysis && { analysis: d.analysis }),
+});

@@ -58,10 +58,9 @@ export class Calls {
 
   /** One call with its transcript and analysis; with a contact, only a call of that contact. */
   async get(scope: TenantScope, id: string, contactId?: string): Promise<{ call: Call; details: CallDetails | null }> {
-    const call = await this.d.calls.get(scope, id);
-    if (!call || (contactId !== undefined && call.contactId !== contactId)) throw notFound('call');
-    const details = call.hasTranscript || call.hasAnalysis ? await this.d.calls.getDetails(scope, id) : null;
-    return { call, details };
+    const found = await this.d.calls.getWithDetails(scope, id);
+    if (!found || (contactId !== undefined && found.call.contactId !== contactId)) throw notFound('call');
+    return found;
   }
 
   /** Transcripts and analyses of up to 100 calls of the tenant, in one read. */
