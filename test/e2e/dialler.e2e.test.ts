@@ -9,7 +9,7 @@ import { eventually } from '../harness/wait';
 describe('the dialler, shared by every tenant', () => {
   let sys: System;
   let gw: string;
-  let telephonyDb: mongoose.Connection;
+  let leadsDb: mongoose.Connection;
   const scopes = ['calls:read', 'leads:read', 'leads:write', 'credits:read'];
 
   beforeAll(async () => {
@@ -21,12 +21,12 @@ describe('the dialler, shared by every tenant', () => {
       },
     });
     gw = sys.gateways[0]!.url;
-    telephonyDb = await mongoose
-      .createConnection(sys.env.MONGO_URL!, { dbName: sys.gatewayDb.replace(/^gateway_/, 'telephony_') })
+    leadsDb = await mongoose
+      .createConnection(sys.env.MONGO_URL!, { dbName: sys.gatewayDb.replace(/^gateway_/, 'leads_') })
       .asPromise();
   });
   afterAll(async () => {
-    await telephonyDb?.close();
+    await leadsDb?.close();
     await sys?.stop();
   });
 
@@ -80,15 +80,28 @@ describe('the dialler, shared by every tenant', () => {
     }
     return ids;
   }
-  const queued = (tenantId: string, contactId?: string) =>
-    telephonyDb.collection('dial_queue').countDocuments({ tenantId, ...(contactId && { contactId }) });
+  /** The tenant's contacts whose dial waits (queued: not yet claimed for a line), as the API lists them. */
+  const waiting = async (t: { key: string; campaignId: string }): Promise<string[]> =>
+    (
+      (await api(t.key, `/campaigns/${t.campaignId}/contacts?limit=100`)).body.contacts as {
+        id: string;
+        status: string;
+      }[]
+    )
+      .filter((c) => c.status === 'queued')
+      .map((c) => c.id);
 
   it("dials another tenant's leads at once while one tenant's backlog waits for its single line", async () => {
     const busy = await tenant(1);
     await leads(busy, 1_100);
-    // The busy tenant's backlog is queued in telephony, past the 1,000 a pass once read.
-    await eventually('the backlog queued', () => queued(busy.tenantId), 60_000, {
-      done: (n: number) => n >= 1_050,
+    // The busy tenant's backlog is announced to telephony (nothing of it left in leads' outbox) and
+    // its one line taken: the other tenant's requests come behind the whole backlog.
+    await eventually('the backlog announced', () => leadsDb.collection('outbox').countDocuments({}), 60_000, {
+      done: (n: number) => n === 0,
+      intervalMs: 250,
+    });
+    await eventually("the busy tenant's line taken", () => api(busy.key, '/calls/active'), 60_000, {
+      done: (r: CallResult) => r.status === 200 && r.body.calls.length === 1,
       intervalMs: 250,
     });
 
@@ -124,34 +137,36 @@ describe('the dialler, shared by every tenant', () => {
   it('dials a waiting backlog as soon as its package is raised', async () => {
     const t = await tenant(1);
     await leads(t, 3);
-    await eventually('one lead dialled, two waiting for the line', () => queued(t.tenantId), 20_000, {
-      done: (n: number) => n === 2,
+    await eventually('one lead dialled, two waiting for the line', () => waiting(t), 20_000, {
+      done: (w: string[]) => w.length === 2,
       intervalMs: 250,
     });
     expect((await admin(`/tenants/${t.tenantId}/concurrency`, { maxConcurrentCalls: 3 }, 'PUT')).status).toBe(200);
-    await eventually('the waiting two dialled on the new lines', () => queued(t.tenantId), 10_000, {
-      done: (n: number) => n === 0,
+    await eventually('the waiting two dialled on the new lines', () => waiting(t), 10_000, {
+      done: (w: string[]) => w.length === 0,
       intervalMs: 250,
     });
     expect((await api(t.key, '/calls/active')).body.calls.length).toBe(3);
   }, 60_000);
 
-  it("drops a cancelled contact's waiting dial at once", async () => {
+  it('never dials a contact cancelled while its dial waits for a line', async () => {
     const t = await tenant(1);
-    const both = await leads(t, 2);
+    // Numbers ending 0004 reach voicemail: 20 s each, so the one line frees within the test.
+    const both = await leads(t, 2, ['+14153200004', '+14153210004']);
     // One is dialled onto the tenant's one line; the other waits for it (either may come first).
-    await eventually('one lead dialled, the other waiting for the line', () => queued(t.tenantId), 20_000, {
-      done: (n: number) => n === 1,
+    const [cancelled] = await eventually('one lead dialled, the other waiting for the line', () => waiting(t), 20_000, {
+      done: (w: string[]) => w.length === 1,
       intervalMs: 250,
     });
-    const waiting = (await telephonyDb.collection('dial_queue').findOne({ tenantId: t.tenantId }))!.contactId as string;
-    expect(both).toContain(waiting);
-    expect((await api(t.key, `/contacts/${waiting}/cancel`, undefined, 'POST')).status).toBe(200);
-    await eventually("the cancelled contact's dial dropped", () => queued(t.tenantId, waiting), 10_000, {
-      done: (n: number) => n === 0,
+    expect(both).toContain(cancelled);
+    expect((await api(t.key, `/contacts/${cancelled}/cancel`, undefined, 'POST')).status).toBe(200);
+    // The line frees when the first call ends; a pass then finds nothing of the cancelled contact's to dial.
+    await eventually('the first call ended', () => api(t.key, '/calls/active'), 45_000, {
+      done: (r: CallResult) => r.status === 200 && r.body.calls.length === 0,
       intervalMs: 250,
     });
-    // The other's call goes on; the cancelled contact has none.
-    expect((await api(t.key, `/contacts/${waiting}/calls`)).body.calls).toEqual([]);
-  }, 60_000);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect((await api(t.key, `/contacts/${cancelled}/calls`)).body.calls).toEqual([]);
+    expect((await api(t.key, `/contacts/${cancelled}`)).body.contact.status).toBe('cancelled');
+  }, 90_000);
 });

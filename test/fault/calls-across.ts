@@ -98,8 +98,7 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
 
     const calls = conn.telephony.collection('calls');
     const lines = conn.telephony.collection('lines');
-    const queue = conn.telephony.collection('dial_queue');
-    // What a timeout reports: the calls by status and billing status, the lines held and the queue.
+    // What a timeout reports: the calls by status and billing status, the lines held.
     const state = async () => ({
       calls: Object.fromEntries(
         (
@@ -112,7 +111,6 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
         ).map((g) => [`${g._id.s}/${g._id.b}`, g.n]),
       ),
       lines: await lines.countDocuments({ tenantId: ctx.tenantId }),
-      queued: await queue.countDocuments({}),
       outbox: await conn.telephony.collection('outbox').countDocuments({}),
       // Billing's side: outcomes it recorded for this tenant, and announcements it has yet to relay.
       billed: await conn.billing

@@ -765,6 +765,54 @@ describe('kit events', () => {
     expect(await effects.countDocuments({ _id: { $in: ids } })).toBe(20);
   });
 
+  it('with held commits, gives the next member of the group what a member held and never released, and nothing it released (decision 0147)', async () => {
+    const heldSuffix = `${suffix}held`;
+    const HeldEnvelope = testEnvelope(heldSuffix);
+    await ensureStreams(kafka, [HeldEnvelope], { partitions: 1 }, log);
+    const groupId = group('held-commits');
+    const member = (keep: (n: number) => boolean) => {
+      const got: number[] = [];
+      const releases: (() => void)[] = [];
+      const subscriber = new EventSubscriber(kafka, {
+        group: groupId,
+        log,
+        publisher,
+        fromBeginning: true,
+        concurrency: 4,
+        holdCommits: {},
+      });
+      subscribers.push(subscriber);
+      subscriber.on(HeldEnvelope, async (event, meta) => {
+        const { n } = probeOf(event);
+        got.push(n);
+        const release = meta.hold!();
+        if (keep(n)) releases.push(release);
+        else release();
+      });
+      subscriber.start();
+      return { subscriber, got, releases };
+    };
+    // The first member keeps 3 (its work not done), releases the rest as it handles them.
+    const first = member((n) => n === 3);
+    for (let n = 1; n <= 5; n++) await publisher.publish(HeldEnvelope, `k${n}`, probe(`k${n}`, n));
+    await until('the first member handled all five', () => first.got.length === 5);
+    await first.subscriber.stop();
+    const admin = kafka.admin();
+    await admin.connect();
+    const committed = async () =>
+      Number((await admin.fetchOffsets({ groupId, topics: [streamOf(HeldEnvelope).topic] }))[0]!.partitions[0]!.offset);
+    // Committed up to the event held: 1 and 2 are done.
+    expect(await committed()).toBe(2);
+    // The next member is given 3 again (and what followed it), and releases everything.
+    const second = member(() => false);
+    await until('the held event delivered again', () => second.got.includes(3));
+    expect(second.got).not.toContain(1);
+    expect(second.got).not.toContain(2);
+    await until('everything committed', async () => (await committed()) === 5);
+    await second.subscriber.stop();
+    await admin.disconnect();
+  });
+
   it('lets one holder have a lease at a time and hands it over when released or expired', async () => {
     const db = freshDb();
     // A lease counts as held for two thirds of its TTL from the moment acquire() was sent, so a TTL of

@@ -26,6 +26,8 @@ import { CallFeedStore } from './store/call-feed-store';
 import { FeedFollowerStore } from './store/feed-follower-store';
 import { CallStore } from './store/call-store';
 import { DialQueueStore } from './store/dial-queue-store';
+import { HeldDials } from './usecases/held-dials';
+import { takeOverQueued } from './workers/queue-takeover';
 import { LineStore } from './store/line-store';
 import { NumberStore } from './store/number-store';
 import { RecordingStore } from './store/recording-store';
@@ -60,7 +62,10 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   numbers.cache.start();
   lifecycle.onStop('number cache', () => numbers.cache.stop());
   const lines = new LineStore(conn);
-  const queue = new DialQueueStore(conn);
+  // The dials this replica consumed and holds until placed (decision 0147); and, until every replica
+  // holds its dials so, the queue an older release writes (their leftovers are taken over below).
+  const held = new HeldDials(() => takingOver.wake());
+  const leftovers = new DialQueueStore(conn);
   const settings = new TenantSettingsStore(conn, cfg.DEFAULT_MAX_CONCURRENT_CALLS, log);
   settings.cache.start();
   lifecycle.onStop('package cache', () => settings.cache.stop());
@@ -78,9 +83,9 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   // Telephony owns the call streams; it reads what leads asks of it, created here too so it can
   // start before leads (creation is idempotent, with the same settings). Billing answers over gRPC.
   const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsDialEvent } = voiceapi.events.v1;
-  // One replica dispatches dials, recovers calls, settles what billing could not, stores recordings
-  // again, recomputes rollups, prunes the live feed and relays the outbox at a time: the workers
-  // share one lease, so an idle replica renews one lease.
+  // One replica recovers calls, settles what billing could not, stores recordings again, recomputes
+  // rollups, prunes the live feed and relays the outbox at a time: the workers share one lease, so
+  // an idle replica renews one lease. Every replica dispatches the dials it holds.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({
     service: 'telephony',
@@ -142,7 +147,13 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     },
   });
   const dialer = new Dialer({
-    queue,
+    queue: held,
+    spill: {
+      keep: (dials) => leftovers.keep(dials),
+      kept: () => takingOver.wake(),
+      has: (scope, dialId) => leftovers.has(scope, dialId),
+      removeContact: (scope, contactId) => leftovers.removeContact(scope, contactId),
+    },
     calls,
     lines,
     settings,
@@ -151,6 +162,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     log,
     now,
     platformNumber: cfg.PLATFORM_FROM_NUMBER,
+    wake: () => dispatching.wake(),
     wakeIn: (ms) => dispatching.wakeIn(ms),
     metrics: {
       dials: metrics.counter('dials', {
@@ -169,27 +181,35 @@ export async function startTelephony(env: Record<string, string | undefined> = p
       }),
     },
   });
-  // Woken when a dial is queued, a line freed while dials wait for one, or a package set, by any
-  // replica; the timer is the safety net.
+  // On every replica, for the dials it holds: woken when one comes (in-process), a line is freed
+  // while dials wait for one (by any replica), or a package set; the timer is the safety net.
   const dispatching = new Worker({
     service: 'telephony',
     job: 'dial-dispatch',
     everyMs: cfg.DISPATCH_INTERVAL_MS,
-    wakeOn: [
-      { ...queue.changes((tenantId) => dialer.noteQueued(tenantId)), wakes: () => dialer.takeQueued() },
-      { ...lines.changes(), wakes: () => dialer.waitingForLines },
-    ],
+    wakeOn: [{ ...lines.changes(), wakes: () => dialer.waitingForLines }],
     gatherMs: 50,
-    lease,
     log,
     pass: async () => void (await dialer.dispatch()),
     drain: () => dialer.drain(),
   });
   settings.onChange(() => dispatching.wake());
+  // Dials waiting long, written to the dial queue by any replica (and every dial a replica of a
+  // release before 0147 queued), held here from there until placed, when their document goes.
+  const takingOver = new Worker({
+    service: 'telephony',
+    job: 'dial-queue-takeover',
+    everyMs: cfg.RECOVERY_INTERVAL_MS,
+    // Woken as dials held from the queue are placed: one look a second at most while a backlog drains.
+    gatherMs: 1_000,
+    lease,
+    log,
+    pass: async () => void (await takeOverQueued(leftovers, held, () => dispatching.wake())),
+  });
   const recovery = new Recovery({
     lines,
     calls,
-    queue,
+    waiting: async (scope, dialId) => held.has(scope, dialId) || (await leftovers.has(scope, dialId)),
     runner,
     carrier,
     log,
@@ -199,6 +219,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   const recompute = new RollupRecompute({ rollups, calls });
   const workers = [
     dispatching,
+    takingOver,
     ...backgroundWorkers({ cfg, lease, log, recovery, runner, keeper, recompute, rollups, feed }),
   ];
   for (const w of workers) {
@@ -241,7 +262,14 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   // that member's session (30 s), and reads need not wait for it; both groups wait it out together.
   // No inbox on either consumer: queueing is idempotent by dial id, erasure by contact, the feed by change id.
   const dialRequests = followLeads(
-    new EventSubscriber(kafka, { group: consumerGroup('telephony', 'dial-requests'), log, publisher, concurrency: 16 }),
+    new EventSubscriber(kafka, {
+      group: consumerGroup('telephony', 'dial-requests'),
+      log,
+      publisher,
+      concurrency: 16,
+      // A dial's request stays uncommitted until the dial is placed or dropped (decision 0147).
+      holdCommits: { revoked: (topic, partitions) => void held.revoke(topic, partitions) },
+    }),
     dialer,
     useCases.calls,
   );
@@ -251,7 +279,12 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     feed,
   );
   // Left together: each leaves its group on its own, and one after the other they could outlast the pod's grace period.
-  lifecycle.onStop('consumers', async () => void (await Promise.all([dialRequests.stop(), feedWriter.stop()])));
+  lifecycle.onStop('consumers', async () => {
+    // No dial is started once the group is left: what this replica still holds is its partitions'
+    // next owner's, and what it placed is released (committed) before it leaves.
+    await dispatching.stop();
+    await Promise.all([dialRequests.stop(), feedWriter.stop()]);
+  });
   dialRequests.start();
   feedWriter.start();
 

@@ -110,7 +110,8 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
 
   // Webhooks only reads; it creates the streams it reads (idempotent, same settings as their
   // owners) so it can start before billing, leads or agents. Its producer sends dead letters.
-  const { BillingCallEvent, BillingUsageEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent } = voiceapi.events.v1;
+  const { BillingCallEvent, BillingUsageEvent, LeadsContactEvent, AgentsEvent, TelephonyCallEvent } =
+    voiceapi.events.v1;
   const { kafka, publisher } = await startEvents({
     service: 'webhooks',
     settings: cfg,

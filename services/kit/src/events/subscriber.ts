@@ -4,6 +4,7 @@ import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../logger';
 import { cachedRead, serviceMetrics, type ObservedGauge, type TypedCounter } from '../telemetry/metrics';
 import { groupTiming, header, kafkaRetryDelayMs, headersAsStrings, waitForTopics } from './kafka';
+import { HeldOffsets } from './held-offsets';
 import { LagReader } from './lag';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type EventPublisher } from './publisher';
 import { groupLabel, streamOf, type MessageCodec, type Stream } from './stream';
@@ -17,6 +18,11 @@ export interface EventMeta {
   offset: string;
   /** 1 on the first try of this delivery. */
   attempt: number;
+  /**
+   * With `holdCommits`: keeps the event uncommitted after the handler returns, until the function
+   * given back is called (decision 0147).
+   */
+  hold?: () => () => void;
 }
 
 export type EventHandler<T> = (event: T, meta: EventMeta) => Promise<void>;
@@ -57,6 +63,14 @@ export interface SubscriberOptions {
    * effects do not depend on order (webhook fan-out: deliveries carry no order). Default true.
    */
   keyOrder?: boolean;
+  /**
+   * With `concurrency`: lets a handler keep its event uncommitted past its return (`meta.hold`),
+   * for work it keeps in memory until done. A partition's committed offset stays at its oldest event
+   * still held, so if the replica dies its partitions' next owner is given that work again
+   * (decision 0147). Past `maxHeld` holds (default 50,000) fetching pauses until half are released;
+   * `revoked` hears of the partitions this member lost, whose held events are the next owner's.
+   */
+  holdCommits?: { maxHeld?: number; revoked?: (topic: string, partitions: readonly number[]) => void };
 }
 
 export const DEAD_LETTER_HEADERS = {
@@ -70,6 +84,9 @@ export const DEAD_LETTER_HEADERS = {
 } as const;
 
 const DEFAULT_RETRY: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 5_000 };
+/** Held events released within this long are committed together (decision 0147). */
+const HELD_COMMIT_MS = 200;
+const DEFAULT_MAX_HELD = 50_000;
 
 /** A consumer's lag is read from Kafka at most this often (only when metrics are exported). */
 const LAG_TTL_MS = 10_000;
@@ -121,6 +138,9 @@ export class EventSubscriber {
   private lagGauge: ObservedGauge | undefined;
   private readonly deadLettered: TypedCounter<ConsumerAttributes>;
   private readonly retries: TypedCounter<ConsumerAttributes>;
+  /** With `holdCommits`: what may be committed, the commit waiting to be sent, and whether fetching is paused. */
+  private readonly held: HeldOffsets | undefined;
+  private heldCommit: { timer?: NodeJS.Timeout; sending?: Promise<void>; paused: boolean } = { paused: false };
 
   constructor(
     private readonly kafka: Kafka,
@@ -149,9 +169,13 @@ export class EventSubscriber {
       // consumer ran on past it (a test's teardown saw its heartbeats). Its default retries (5).
       retry: { retries: 5, restartOnFailure: () => Promise.resolve(!this.stopping) },
     });
+    if (opts.holdCommits && (opts.concurrency ?? 1) <= 1)
+      throw new Error('holdCommits needs concurrency above 1 (its batches commit what was released)');
+    this.held = opts.holdCommits ? new HeldOffsets() : undefined;
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
       this.joined = true;
       this.assignment = new Map(Object.entries(payload.memberAssignment));
+      if (this.held) this.heldAssigned();
     });
     // A crash kafkajs will not recover from makes the process unready, so an orchestrator
     // replaces it instead of letting it run deaf to events.
@@ -159,6 +183,8 @@ export class EventSubscriber {
       if (!payload.restart && !this.stopping) {
         this.joined = false;
         this.assignment = new Map();
+        // Its partitions are another member's now, with the events this one held.
+        if (this.held) this.heldAssigned();
         opts.log.error({ err: payload.error, group: opts.group }, 'consumer crashed and will not restart');
       }
     });
@@ -261,17 +287,23 @@ export class EventSubscriber {
       });
       return;
     }
+    const held = this.held;
     await this.consumer.run({
       eachBatchAutoResolve: false,
+      // Held events are committed by this subscriber, up to the oldest still held (`commitHeld`).
+      ...(held && { autoCommit: false }),
       // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
       eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }) => {
         const slots = new Slots(concurrency);
         const byKey = new Map<string, Promise<void>>();
         const handled = batch.messages.map((m) => {
+          const close = held?.open(batch.topic, batch.partition, m.offset);
           // Same key: after the previous event of that key; otherwise as soon as a slot is free.
           const key = (this.opts.keyOrder === false ? undefined : m.key?.toString()) ?? `offset:${m.offset}`;
           const after = byKey.get(key) ?? Promise.resolve();
           const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
+          // Closed once handled, in whatever order; a handler cut short by a stop leaves its event open.
+          if (close) void done.then(close).catch(() => undefined);
           // Only orders the next event of the key; this event's own failure is awaited (and thrown) through `handled` below.
           byKey.set(
             key,
@@ -288,7 +320,10 @@ export class EventSubscriber {
         } finally {
           // Whatever was handled in order stays handled, even when a stop cut the batch short.
           await Promise.allSettled(handled);
-          await commitOffsetsIfNecessary();
+          // Stopping: what this batch released is committed before the group is left.
+          if (held && this.stopping) await this.commitHeld().catch(() => undefined);
+          else if (held) this.heldChanged();
+          else await commitOffsetsIfNecessary();
         }
       },
     });
@@ -306,6 +341,11 @@ export class EventSubscriber {
   /** Leaves the group at once (its partitions go to the other members without a session's wait). */
   async stop(): Promise<void> {
     this.stopping = true;
+    // What was released is committed before the group is left: the next owner starts after it.
+    if (this.held) {
+      clearTimeout(this.heldCommit.timer);
+      await this.commitHeld().catch(() => undefined);
+    }
     await this.consumer.disconnect();
     // A start under way (a join waiting on the group) cannot be cut short: once it ends, a consumer
     // it left running is stopped too (the first disconnect came before it ran).
@@ -338,6 +378,59 @@ export class EventSubscriber {
     }
   }
 
+  /**
+   * Held events were delivered or released: their commit is sent within `HELD_COMMIT_MS` (one for
+   * all that changed meanwhile), and fetching pauses past `maxHeld` holds and resumes under half.
+   */
+  private heldChanged(): void {
+    this.pauseForHeld();
+    this.heldCommit.timer ??= setTimeout(() => {
+      this.heldCommit.timer = undefined;
+      this.commitHeld().catch((err: unknown) => {
+        // A group rebalancing or away: tried again shortly (an idle group has no next change to ask).
+        this.opts.log.debug({ err, group: this.opts.group }, 'held offsets not committed; trying again');
+        if (!this.stopping) this.heldChanged();
+      });
+    }, HELD_COMMIT_MS);
+  }
+
+  /**
+   * Pauses fetching past `maxHeld` holds and resumes under half; asks again after a rejoin (a
+   * restarted consumer forgot its pause). Never throws into a release: a consumer between runs
+   * refuses both, and the next change asks again.
+   */
+  private pauseForHeld(rejoined = false): void {
+    const held = this.held!;
+    const max = this.opts.holdCommits?.maxHeld ?? DEFAULT_MAX_HELD;
+    const topics = [...this.handlers.keys()].map((topic) => ({ topic }));
+    const pause = held.heldCount >= max || (this.heldCommit.paused && held.heldCount >= max / 2);
+    if (pause === this.heldCommit.paused && !(pause && rejoined)) return;
+    try {
+      if (pause) this.consumer.pause(topics);
+      else this.consumer.resume(topics);
+      this.heldCommit.paused = pause;
+    } catch (err) {
+      this.opts.log.debug({ err, group: this.opts.group }, 'held events: fetching not paused or resumed yet');
+    }
+  }
+
+  /** The partitions held changed: those lost are forgotten and reported, the pause asked again. */
+  private heldAssigned(): void {
+    for (const { topic, partitions } of this.held!.keepOnly(this.assignment))
+      this.opts.holdCommits?.revoked?.(topic, partitions);
+    this.pauseForHeld(true);
+  }
+
+  /** Commits each partition up to its oldest event still held, after the commit before it. */
+  private commitHeld(): Promise<void> {
+    const next = (this.heldCommit.sending ?? Promise.resolve()).then(async () => {
+      const offsets = this.held!.committable();
+      if (offsets.length > 0 && this.joined) await this.consumer.commitOffsets(offsets);
+    });
+    this.heldCommit.sending = next.catch(() => undefined);
+    return next;
+  }
+
   private async handle(
     topic: string,
     partition: number,
@@ -347,6 +440,7 @@ export class EventSubscriber {
     const { group, log } = this.opts;
     const entry = this.handlers.get(topic);
     if (!entry) return;
+    const held = this.held;
     const meta: EventMeta = {
       eventId: header(message.headers, EVENT_ID_HEADER) ?? `${topic}/${partition}/${message.offset}`,
       key: message.key?.toString(),
@@ -354,6 +448,15 @@ export class EventSubscriber {
       partition,
       offset: message.offset,
       attempt: 1,
+      ...(held && {
+        hold: () => {
+          const release = held.hold(topic, partition, message.offset);
+          return () => {
+            release();
+            this.heldChanged();
+          };
+        },
+      }),
     };
     const type = header(message.headers, EVENT_TYPE_HEADER);
     let event: unknown;

@@ -1,4 +1,4 @@
-import { scopeOfRecord, type EventSubscriber } from '@voiceapi/kit';
+import { scopeOfRecord, type EventMeta, type EventSubscriber } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { isCallChange, type CallSnapshot } from '../domain/call-feed';
 import type { CallFeed } from '../usecases/call-feed';
@@ -10,32 +10,39 @@ const { LeadsDialEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
 type DialFact = NonNullable<voiceapi.events.v1.LeadsDialEvent['event']>;
 
 /**
- * Follows what leads asks of telephony: queues every dial request (idempotent by dial id: a
- * redelivery is queued once), drops the waiting dials of a contact cancelled or deleted, and
+ * Follows what leads asks of telephony: holds every dial request until it is placed or dropped, its
+ * event uncommitted meanwhile (decision 0147; idempotent by dial id: a redelivery is held once),
+ * drops the waiting dials of a contact cancelled or deleted, and
  * erases the calls' personal data of each deleted contact (idempotent too). All are keyed by
  * contact, so a contact's cancellation or deletion comes after its dial requests. Read from
  * `leads.dial.v1` (`leads.v1`, which leads wrote before 1.2.0, has no reader since leads' last two
  * releases, 1.3.0 and 1.3.1, write nothing there: decision 0135).
  */
 export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: Calls): EventSubscriber {
-  const act = async (fact: DialFact | undefined, occurTime: Date | undefined) => {
+  const act = async (fact: DialFact | undefined, occurTime: Date | undefined, meta: EventMeta) => {
     switch (fact?.$case) {
       case 'dialRequested': {
         const r = fact.dialRequested;
         if (!r.dialId || !r.tenantId || !r.contactId || !r.phone)
           throw new Error(`DialRequested ${r.dialId} lacks a tenant, contact or phone`);
-        await dialer.enqueue(scopeOfRecord(r.tenantId), {
-          dialId: r.dialId,
-          contactId: r.contactId,
-          campaignId: r.campaignId,
-          phone: r.phone,
-          maxCallSeconds: r.maxCallSeconds,
-          ...(r.agentName && { agentName: r.agentName }),
-          ...(r.fromNumber && { fromNumber: r.fromNumber }),
-          // When the lead could be dialled (leads asks at once, or when its scheduled time came), for the dial delay.
-          ...(occurTime && { requestedAt: occurTime }),
-          ...(r.attempt > 0 && { attempt: r.attempt }),
-        });
+        if (!meta.hold) throw new Error('dial requests are held until placed: the subscriber must hold commits');
+        dialer.enqueue(
+          scopeOfRecord(r.tenantId),
+          {
+            dialId: r.dialId,
+            contactId: r.contactId,
+            campaignId: r.campaignId,
+            phone: r.phone,
+            maxCallSeconds: r.maxCallSeconds,
+            ...(r.agentName && { agentName: r.agentName }),
+            ...(r.fromNumber && { fromNumber: r.fromNumber }),
+            // When the lead could be dialled (leads asks at once, or when its scheduled time came), for the dial delay.
+            ...(occurTime && { requestedAt: occurTime }),
+            ...(r.attempt > 0 && { attempt: r.attempt }),
+          },
+          meta.hold(),
+          { topic: meta.topic, partition: meta.partition },
+        );
         return;
       }
       case 'contactDeleted': {
@@ -55,7 +62,7 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
         return;
     }
   };
-  return subscriber.on(LeadsDialEvent, (event) => act(event.event, event.occurTime));
+  return subscriber.on(LeadsDialEvent, (event, meta) => act(event.event, event.occurTime, meta));
 }
 
 /**

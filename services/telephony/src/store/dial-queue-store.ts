@@ -1,4 +1,4 @@
-import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { QueuedDial } from '../domain/dial';
 
@@ -34,25 +34,13 @@ export const queuedQueryShapes: QueryShape[] = [
   { name: "a contact's dials", equality: ['tenantId', 'contactId'] },
 ];
 
+/**
+ * Dials waiting long for their tenant's lines (decision 0147): a replica writes here the dials it
+ * held longer than a while, so their requests' offsets move on, and the lease holder holds them
+ * from here until placed (`workers/queue-takeover.ts`). Releases before 0147 queued every dial here.
+ */
 export class DialQueueStore {
   private readonly queue: TenantCollection<QueuedDoc, string>;
-
-  /**
-   * Dials dispatched together, removed in one delete. A dial id names one dial of one tenant
-   * (leads makes them from the contact's id), so matching the ids under their tenants removes exactly these.
-   * The ids come first in the filter, as everywhere in the kit: the embedded store walks the
-   * tenant's whole index range when the tenant is named first (29 ms at a backlog of 16 k, 0.4 ms
-   * ids first); MongoDB plans both alike.
-   */
-  private readonly removals = new Coalescer<{ tenantId: string; dialId: string }, void>(async (dials) => {
-    await this.queue
-      .crossTenant('dials dispatched together are removed in one write, each under its tenant')
-      .deleteMany({
-        _id: { $in: dials.map((d) => d.dialId) },
-        tenantId: { $in: [...new Set(dials.map((d) => d.tenantId))] },
-      });
-    return dials.map(() => undefined);
-  });
 
   constructor(conn: Connection) {
     this.queue = new TenantCollection(
@@ -62,20 +50,18 @@ export class DialQueueStore {
     );
   }
 
-  /** A dial queued (by whichever replica consumed its request): wakes the dispatcher, told the dial's tenant (`queued`). */
-  changes(queued: (tenantId: string) => void) {
-    return {
-      ...this.queue.changes(['insert']),
-      fields: ['tenantId'],
-      seen: (doc: Record<string, unknown>) => queued(String(doc.tenantId)),
-    };
+  /** Dials written to wait here (a duplicate is here already). */
+  async keep(dials: readonly QueuedDial[]): Promise<void> {
+    await Promise.all(
+      dials.map(({ dialId, tenantId, ...rest }) =>
+        this.queue.insertShared(scopeOfRecord(tenantId), { _id: dialId, ...rest }),
+      ),
+    );
   }
 
-  /** False when the request is queued already (a redelivery). */
-  add(scope: TenantScope, d: Omit<QueuedDial, 'tenantId'>): Promise<boolean> {
-    const { dialId, ...rest } = d;
-    // Dial requests consumed together are queued in one write.
-    return this.queue.insertShared(scope, { _id: dialId, ...rest });
+  /** Drops a contact's waiting dials (cancelled or erased). */
+  async removeContact(scope: TenantScope, contactId: string): Promise<void> {
+    await this.queue.deleteMany(scope, { contactId });
   }
 
   /** The tenants with dials in the queue (due or not). */
@@ -89,29 +75,12 @@ export class DialQueueStore {
     return docs.map(({ _id, ...rest }) => ({ dialId: _id, ...rest }));
   }
 
-  /** Drops a contact's waiting dials (cancelled or erased); the number dropped. */
-  async removeContact(scope: TenantScope, contactId: string): Promise<number> {
-    return this.queue.deleteMany(scope, { contactId });
-  }
-
-  /**
-   * Whether the dial is still queued, as a dial about to ring asks (decision 0145): the reads asked
-   * while one is under way are served by one.
-   */
-  async stillQueued(scope: TenantScope, dialId: string): Promise<boolean> {
-    return (await this.queue.findByIdShared(scope, dialId)) !== null;
-  }
-
   /** Whether the dial is still waiting (not yet rung, dropped or forgotten). */
   async has(scope: TenantScope, dialId: string): Promise<boolean> {
     return (await this.queue.findById(scope, dialId, { _id: 1 })) !== null;
   }
 
-  async postpone(scope: TenantScope, dialId: string, until: Date): Promise<void> {
-    await this.queue.updateById(scope, dialId, { $set: { notBefore: until } });
-  }
-
-  remove(scope: TenantScope, dialId: string): Promise<void> {
-    return this.removals.run({ tenantId: scope.tenantId, dialId });
+  async remove(scope: TenantScope, dialId: string): Promise<void> {
+    await this.queue.deleteById(scope, dialId);
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from '@voiceapi/kit';
 import { outboundCallId, type Call } from '../domain/call';
 import type { QueuedDial } from '../domain/dial';
 import { Dialer, type DialerDeps } from './dialer';
+import { HeldDials } from './held-dials';
 
 const log = { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
 
@@ -18,114 +19,103 @@ const dial = (tenantId: string, dialId: string, i: number): QueuedDial => ({
   notBefore: new Date(0),
 });
 
-/** A dispatcher over fakes: `lines` held per tenant, `due` dials per tenant; no dial is placed (no line is ever free with dials due). */
+/** A tenant's scope, as the dialer is given it. */
+const scope = (tenantId: string) => ({ tenantId }) as never;
+/** A dial request of tenant `t`'s i-th contact, as consumed. */
+const request = (dialId: string, i: number) => {
+  const { tenantId: _t, queuedAt: _q, notBefore: _n, ...req } = dial('t', dialId, i);
+  return req;
+};
+
+/** The dials held, each released into `released` once placed or dropped. */
+function holding(dials: readonly QueuedDial[], released: string[] = []): HeldDials {
+  const held = new HeldDials();
+  for (const d of dials) held.add(d, () => void released.push(d.dialId));
+  return held;
+}
+
+/** A dispatcher over fakes: `lines` held per tenant, `due` dials held per tenant; no line is ever free to take. */
 function dialerWith(
-  state: { limit: number; held: Record<string, number>; due: Record<string, number> },
+  state: { limit: number; held: Record<string, number> },
+  due: Record<string, number>,
   gate: { wait?: Promise<void> } = {},
 ) {
-  const reads = { tenantsWaiting: 0, due: 0 };
+  const wakes = { count: 0 };
+  const queue = holding(
+    Object.entries(due).flatMap(([tenantId, n]) =>
+      Array.from({ length: n }, (_, i) => dial(tenantId, `${tenantId}-${i}`, i)),
+    ),
+  );
   const deps = {
-    queue: {
-      tenantsWaiting: async () => (reads.tenantsWaiting++, Object.keys(state.due)),
-      due: async (scope: { tenantId: string }) => (
-        reads.due++,
-        Array.from({ length: state.due[scope.tenantId] ?? 0 }, (_, i) =>
-          dial(scope.tenantId, `${scope.tenantId}-${i}`, i),
-        )
-      ),
-    },
+    queue,
     lines: {
-      held: async (scope: { tenantId: string }) => {
+      held: async (s: { tenantId: string }) => {
         await gate.wait;
-        return Array.from({ length: state.held[scope.tenantId] ?? 0 }, (_, i) => ({ callId: `held-${i}` }));
+        return Array.from({ length: state.held[s.tenantId] ?? 0 }, (_, i) => ({ callId: `held-${i}` }));
       },
       takeMany: async () => new Set<string>(),
     },
     settings: { maxConcurrentCalls: async () => state.limit },
     log,
     now: () => new Date(1_000),
+    wake: () => void wakes.count++,
     wakeIn: () => undefined,
   } as unknown as DialerDeps;
-  return { dialer: new Dialer(deps), reads };
+  return { dialer: new Dialer(deps), wakes, queue };
 }
 
-describe('Dialer: which queued dials call for a pass', () => {
-  it('a dial queued for a tenant whose lines are all taken, with dials waiting, calls for none (a freed line does)', async () => {
-    const { dialer, reads } = dialerWith({ limit: 2, held: { busy: 2, idle: 0 }, due: { busy: 5 } });
+describe('Dialer: which dials held call for a pass', () => {
+  it("a dial of a tenant whose lines are all taken, with dials waiting, calls for none (a freed line does); another tenant's does", async () => {
+    const { dialer, wakes } = dialerWith({ limit: 2, held: { busy: 2 } }, { busy: 5 });
     await dialer.dispatch();
     expect(dialer.waitingForLines).toBe(true);
-    dialer.noteQueued('busy');
-    expect(dialer.takeQueued()).toBe(false);
-    // The tenants waiting are not read again for it either.
-    const before = reads.tenantsWaiting;
-    await dialer.dispatch();
-    expect(reads.tenantsWaiting).toBe(before);
-    // Another tenant's dial does call for a pass, and the next pass reads who waits.
-    dialer.noteQueued('idle');
-    expect(dialer.takeQueued()).toBe(true);
-    expect(dialer.takeQueued()).toBe(false);
-    await dialer.dispatch();
-    expect(reads.tenantsWaiting).toBe(before + 1);
+    dialer.enqueue({ tenantId: 'busy' } as never, { ...request('busy-new', 9) }, () => undefined);
+    expect(wakes.count).toBe(0);
+    dialer.enqueue({ tenantId: 'idle' } as never, { ...request('idle-1', 1) }, () => undefined);
+    expect(wakes.count).toBe(1);
   });
 
-  it('a tenant with a line free, or no dial waiting, is not saturated', async () => {
-    const state = { limit: 2, held: { t: 2 }, due: { t: 3 } as Record<string, number> };
-    const { dialer } = dialerWith(state);
-    await dialer.dispatch();
-    dialer.noteQueued('t');
-    expect(dialer.takeQueued()).toBe(false);
-    // Its lines freed and its queue served: the next dial of it calls for a pass.
-    state.held.t = 0;
-    state.due = {};
-    await dialer.dispatch();
-    dialer.noteQueued('t');
-    expect(dialer.takeQueued()).toBe(true);
+  it('a redelivered request is held once and calls for no second pass; both deliveries are released with the dial', async () => {
+    const released: string[] = [];
+    const { dialer, wakes, queue } = dialerWith({ limit: 2, held: {} }, {});
+    dialer.enqueue(scope('t'), request('t:1', 1), () => void released.push('first'));
+    dialer.enqueue(scope('t'), request('t:1', 1), () => void released.push('again'));
+    expect(wakes.count).toBe(1);
+    expect(queue.size).toBe(1);
+    queue.remove(scope('t'), 't:1');
+    expect(released).toEqual(['first', 'again']);
   });
 
-  it('a dial queued while a pass is under way calls for another pass (the pass may leave lines free)', async () => {
+  it('a dial held while a pass is under way calls for another pass (the pass may leave lines free)', async () => {
     const gate: { wait?: Promise<void> } = {};
-    const { dialer } = dialerWith({ limit: 1, held: { t: 1 }, due: { t: 2 } }, gate);
+    const { dialer, wakes } = dialerWith({ limit: 1, held: { t: 1 } }, { t: 2 }, gate);
     await dialer.dispatch();
-    dialer.noteQueued('t');
-    expect(dialer.takeQueued()).toBe(false);
     let release!: () => void;
     gate.wait = new Promise<void>((r) => (release = r));
     const pass = dialer.dispatch();
-    dialer.noteQueued('t');
-    expect(dialer.takeQueued()).toBe(true);
+    dialer.enqueue(scope('t'), request('t-late', 7), () => undefined);
+    expect(wakes.count).toBe(1);
     release();
     await pass;
   });
 });
 
-describe('Dialer: a backlog is read ahead', () => {
-  /** A tenant with `backlog` due dials and `limit` lines; every line asked for is taken, and each placed dial is refused by leads (its line freed). */
-  function backlogged(backlog: number, limit: number) {
-    let clock = 1_000;
-    const queued = Array.from({ length: backlog }, (_, i) => dial('t', `d${String(i).padStart(4, '0')}`, i));
-    const reads = { due: 0 };
+describe('Dialer: a backlog', () => {
+  it("goes to freed lines oldest first, each dial released once it is dropped, and a forgotten contact's dials are released unplaced", async () => {
+    const released: string[] = [];
+    const queue = holding(
+      Array.from({ length: 30 }, (_, i) => dial('t', `d${String(i).padStart(4, '0')}`, i)),
+      released,
+    );
     const placed: string[] = [];
-    const deps = {
-      queue: {
-        tenantsWaiting: async () => (queued.length > 0 ? ['t'] : []),
-        due: async (_scope: unknown, _now: Date, size: number) => (reads.due++, queued.slice(0, size)),
-        remove: async (_scope: unknown, dialId: string) =>
-          void queued.splice(
-            queued.findIndex((q) => q.dialId === dialId),
-            1,
-          ),
-        removeContact: async (_scope: unknown, contactId: string) =>
-          queued.splice(
-            queued.findIndex((q) => q.contactId === contactId),
-            1,
-          ).length,
-      },
+    const dialer = new Dialer({
+      queue,
       lines: {
         held: async () => [],
         takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds),
         free: async () => undefined,
       },
-      settings: { maxConcurrentCalls: async () => limit },
+      settings: { maxConcurrentCalls: async () => 10 },
       claims: {
         claim: async (_scope: unknown, _contactId: string, dialId: string) => (
           placed.push(dialId),
@@ -134,104 +124,20 @@ describe('Dialer: a backlog is read ahead', () => {
       },
       calls: { byId: async () => null },
       log,
-      now: () => new Date(clock),
-      wakeIn: () => undefined,
-    } as unknown as DialerDeps;
-    const dialer = new Dialer(deps);
-    return { dialer, reads, placed, advance: (ms: number) => (clock += ms) };
-  }
-
-  it('hands due dials to freed lines from memory, oldest first, and reads again only when the read-ahead is spent', async () => {
-    const { dialer, reads, placed } = backlogged(150, 10);
-    await dialer.dispatch();
-    await dialer.drain();
-    expect(reads.due).toBe(1);
-    expect(placed).toEqual(Array.from({ length: 10 }, (_, i) => `d${String(i).padStart(4, '0')}`));
-    // Ten passes of ten freed lines each: the 110 read are handed out with no other read.
-    for (let i = 0; i < 10; i++) {
-      await dialer.dispatch();
-      await dialer.drain();
-    }
-    expect(reads.due).toBe(1);
-    expect(placed).toHaveLength(110);
-    expect(new Set(placed).size).toBe(110);
-    // Spent: the next pass reads the rest.
-    await dialer.dispatch();
-    await dialer.drain();
-    expect(reads.due).toBe(2);
-    expect(placed.at(-1)).toBe('d0119');
-  });
-
-  it('reads again when the read-ahead is older than it may be served, and leaves out a contact forgotten meanwhile', async () => {
-    const { dialer, reads, placed, advance } = backlogged(50, 5);
-    await dialer.dispatch();
-    await dialer.drain();
-    await dialer.forgetContact({ tenantId: 't' } as never, 'c5');
-    await dialer.dispatch();
-    await dialer.drain();
-    expect(reads.due).toBe(1);
-    expect(placed).not.toContain('d0005');
-    expect(placed.slice(5)).toEqual(['d0006', 'd0007', 'd0008', 'd0009', 'd0010']);
-    advance(6_000);
-    await dialer.dispatch();
-    await dialer.drain();
-    expect(reads.due).toBe(2);
-  });
-});
-
-describe('Dialer: the tenants waiting', () => {
-  it('are read again for a dial of a tenant not among them, not for each dial of one that is', async () => {
-    const gate: { wait?: Promise<void> } = {};
-    const { dialer, reads } = dialerWith({ limit: 2, held: { busy: 1 }, due: { busy: 5 } }, gate);
-    await dialer.dispatch();
-    expect(reads.tenantsWaiting).toBe(1);
-    // Dials of the tenant already waiting, queued while a pass runs: the next passes do not read who waits.
-    let release!: () => void;
-    gate.wait = new Promise<void>((r) => (release = r));
-    const pass = dialer.dispatch();
-    for (let i = 0; i < 50; i++) dialer.noteQueued('busy');
-    release();
-    await pass;
-    gate.wait = undefined;
-    await dialer.dispatch();
-    expect(reads.tenantsWaiting).toBe(1);
-    // Another tenant's dial: read again.
-    dialer.noteQueued('other');
-    await dialer.dispatch();
-    expect(reads.tenantsWaiting).toBe(2);
-  });
-});
-
-describe('Dialer: dials queued while the tenants waiting are read', () => {
-  it('count their tenants among them, without another read', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const reads = { tenantsWaiting: 0 };
-    const seen: string[] = [];
-    const deps = {
-      queue: {
-        // The read began before 'late' queued its first dial.
-        tenantsWaiting: async () => (reads.tenantsWaiting++ === 0 ? (await gate, ['early']) : ['early', 'late']),
-        due: async () => [],
-      },
-      lines: {
-        held: async (scope: { tenantId: string }) => (seen.push(scope.tenantId), [{ callId: 'x' }]),
-        takeMany: async () => new Set<string>(),
-      },
-      settings: { maxConcurrentCalls: async () => 1 },
-      log,
       now: () => new Date(1_000),
+      wake: () => undefined,
       wakeIn: () => undefined,
-    } as unknown as DialerDeps;
-    const dialer = new Dialer(deps);
-    const pass = dialer.dispatch();
-    // Dials queued during the read, for a tenant it may have missed and for one it has.
-    for (let i = 0; i < 20; i++) dialer.noteQueued(i % 2 ? 'late' : 'early');
-    release();
-    await pass;
-    expect(new Set(seen)).toEqual(new Set(['early', 'late']));
+    } as unknown as DialerDeps);
     await dialer.dispatch();
-    expect(reads.tenantsWaiting).toBe(1);
+    await dialer.drain();
+    expect(placed).toEqual(Array.from({ length: 10 }, (_, i) => `d${String(i).padStart(4, '0')}`));
+    await dialer.forgetContact(scope('t'), 'c10');
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(placed).not.toContain('d0010');
+    expect(placed.slice(10)).toEqual(Array.from({ length: 10 }, (_, i) => `d${String(i + 11).padStart(4, '0')}`));
+    expect(released).toHaveLength(21);
+    expect(queue.size).toBe(9);
   });
 });
 
@@ -240,17 +146,11 @@ describe('Dialer: dials queued while the tenants waiting are read', () => {
  * written), removing each from `queued` as it goes; `over` replaces any of its fakes.
  */
 function placingDialer(queued: QueuedDial[], over: Record<string, unknown>): Dialer {
+  // Held as consumed; a dial released (placed or dropped) leaves `queued`.
+  const queue = new HeldDials();
+  for (const q of [...queued]) queue.add(q, () => void queued.splice(queued.indexOf(q) >>> 0, 1));
   return new Dialer({
-    queue: {
-      tenantsWaiting: async () => (queued.length > 0 ? ['t'] : []),
-      due: async () => [...queued],
-      remove: async (_scope: unknown, dialId: string) =>
-        void queued.splice(
-          queued.findIndex((q) => q.dialId === dialId),
-          1,
-        ),
-      stillQueued: async (_scope: unknown, dialId: string) => queued.some((q) => q.dialId === dialId),
-    },
+    queue,
     lines: {
       held: async () => [],
       takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds),
@@ -266,6 +166,7 @@ function placingDialer(queued: QueuedDial[], over: Record<string, unknown>): Dia
     runner: { announce: async () => undefined, placeHold: async () => 'placed', run: async () => null },
     log,
     platformNumber: '+18885550100',
+    wake: () => undefined,
     wakeIn: () => undefined,
     ...over,
   } as unknown as DialerDeps);
@@ -310,7 +211,11 @@ describe("Dialer: a lead that waited for its tenant's lines", () => {
       // One line, free at every pass (the call before ended).
       lines: {
         held: async () => [],
-        takeMany: async (_scope: unknown, callIds: string[]) => new Set(callIds.slice(0, 1)),
+        // As the store's: the lines taken join the tenant's lines as read.
+        takeMany: async (_scope: unknown, callIds: string[], _limit: number, _now: Date, held: unknown[]) => {
+          held.push(...callIds.slice(0, 1).map((callId) => ({ callId })));
+          return new Set(callIds.slice(0, 1));
+        },
         free: async () => undefined,
       },
       settings: { maxConcurrentCalls: async () => 1 },
@@ -405,7 +310,7 @@ describe('Dialer: a dial that gets its call (decision 0145)', () => {
       // Telephony heard of the erasure while billing answered: the contact's dials are dropped.
       runner: {
         ...recording({}, 'placed').runner,
-        placeHold: async () => (steps.push('hold placed'), queued.splice(0), 'placed'),
+        placeHold: async () => (steps.push('hold placed'), dialer.forgetContact(scope('t'), 'c1'), 'placed'),
       },
       claims: {
         claim: async () =>
@@ -444,5 +349,44 @@ describe('Dialer: a dial that gets its call (decision 0145)', () => {
     await dialer.dispatch();
     await dialer.drain();
     expect(steps).toEqual(['hold placed', 'row ringing', 'carrier asked (ringing)']);
+  });
+});
+
+describe('Dialer: a backlog held long (decision 0147)', () => {
+  it("is written to the dial queue and let go, its requests' offsets released; dials held from the queue stay", async () => {
+    const released: string[] = [];
+    const queue = new HeldDials();
+    const source = { topic: 'leads.dial.v1', partition: 0 };
+    queue.add(dial('t', 'old', 1), () => void released.push('old'), source, 1_000);
+    queue.add(dial('t', 'young', 2), () => void released.push('young'), source, 39_000);
+    queue.add(dial('t', 'from-queue', 3), () => void released.push('from-queue'), undefined, 1_000);
+    const kept: string[][] = [];
+    let woken = 0;
+    let now = 40_000;
+    const dialer = new Dialer({
+      queue,
+      spill: {
+        keep: async (dials: QueuedDial[]) => void kept.push(dials.map((d) => d.dialId)),
+        kept: () => void woken++,
+      },
+      lines: { held: async () => [{ callId: 'busy' }], takeMany: async () => new Set<string>() },
+      settings: { maxConcurrentCalls: async () => 1 },
+      log,
+      now: () => new Date(now),
+      wake: () => undefined,
+      wakeIn: () => undefined,
+    } as unknown as DialerDeps);
+    await dialer.dispatch();
+    expect(kept).toEqual([['old']]);
+    expect(released).toEqual(['old']);
+    expect(woken).toBe(1);
+    expect(queue.due(scope('t'), new Date(now), 10).map((d) => d.dialId)).toEqual(['young', 'from-queue']);
+    // Looked for at most every 15 s.
+    now = 50_000;
+    await dialer.dispatch();
+    expect(kept).toHaveLength(1);
+    now = 70_000;
+    await dialer.dispatch();
+    expect(kept).toEqual([['old'], ['young']]);
   });
 });

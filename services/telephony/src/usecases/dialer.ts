@@ -2,19 +2,38 @@
 import { scopeOfRecord, type Logger, type TenantScope, type TypedCounter, type TypedHistogram } from '@voiceapi/kit';
 import { outboundCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
-import type { DialQueueStore } from '../store/dial-queue-store';
 import type { QueuedDial } from '../domain/dial';
 import type { LineStore } from '../store/line-store';
 import type { TenantSettingsStore } from '../store/tenant-settings-store';
 import type { CallRunner } from './call-runner';
-import { LinesFull, PassSignals, READ_AHEAD, ReadAheads, WaitingTenants, type ReadAhead } from './dispatch-memory';
+import { LinesFull, PassSignals } from './dispatch-memory';
+import type { HeldDials } from './held-dials';
 import type { DialClaims } from './ports';
 
 /** How long a dial waits when leads or billing could not answer. */
 const RETRY_MS = 5_000;
+/**
+ * A dial held this long by its request's offset is written to the dial queue instead, so a
+ * backlog does not keep its partitions' commits behind it (decision 0147); looked for at most
+ * twice as often, and this many at a time.
+ */
+const SPILL_AFTER_MS = 30_000;
+const SPILL_BATCH = 1_000;
 
 export interface DialerDeps {
-  queue: DialQueueStore;
+  /** The dials this replica holds (decision 0147). */
+  queue: HeldDials;
+  /**
+   * Where dials waiting long are kept instead of their requests' offsets: the dial queue, whose
+   * dials the lease holder holds (`kept` wakes it when that is this replica).
+   */
+  spill?: {
+    keep(dials: readonly QueuedDial[]): Promise<void>;
+    kept(): void;
+    /** Whether a dial held from the queue is still there (a contact forgotten drops it there). */
+    has(scope: TenantScope, dialId: string): Promise<boolean>;
+    removeContact(scope: TenantScope, contactId: string): Promise<void>;
+  };
   calls: CallStore;
   lines: LineStore;
   settings: TenantSettingsStore;
@@ -24,7 +43,8 @@ export interface DialerDeps {
   now: () => Date;
   /** What a campaign without a number of its own calls from. */
   platformNumber: string;
-  /** Asks for a dispatch pass in `ms` (a postponed dial falls due then). */
+  /** Asks for a dispatch pass now (a dial came), or in `ms` (a postponed dial falls due then). */
+  wake: () => void;
   wakeIn: (ms: number) => void;
   metrics?: {
     dials: TypedCounter<{ result: string }>;
@@ -36,8 +56,9 @@ export interface DialerDeps {
 }
 
 /**
- * Turns dial requests into calls. Requests are queued durably (a redelivery finds itself queued);
- * one replica (a lease) dispatches them to free lines of each tenant's concurrency package. Each
+ * Turns dial requests into calls. Each replica holds the requests it consumed in memory, their
+ * offsets uncommitted until each is placed or dropped (decision 0147; a redelivery finds itself
+ * held), and dispatches them to free lines of each tenant's concurrency package. Each
  * dial is claimed with leads first (the checks again: a contact cancelled, opted out or put on a
  * do-not-call list since ingest is never dialled), gets its hold, then its call row, written
  * ringing (its id follows from the dial id, so the row's insert admits one try only), and rings.
@@ -48,23 +69,32 @@ export class Dialer {
   private turn = 0;
   /** What the dialer remembers between passes (dispatch-memory.ts: each with its invariant). */
   private readonly signals = new PassSignals();
-  private readonly waiting = new WaitingTenants();
-  private readonly ahead = new ReadAheads();
   private readonly linesFull = new LinesFull();
+  private spilledAt = 0;
 
   constructor(private readonly d: DialerDeps) {}
 
   /** Drops the waiting dials of a contact that was cancelled or erased (idempotent). */
   async forgetContact(scope: TenantScope, contactId: string): Promise<void> {
-    const dropped = await this.d.queue.removeContact(scope, contactId);
-    this.ahead.dropContact(scope.tenantId, contactId);
+    const dropped = this.d.queue.removeContact(scope, contactId);
     if (dropped > 0) this.d.metrics?.dials.add(dropped, { result: 'contact_gone' });
+    await this.d.spill?.removeContact(scope, contactId);
   }
 
-  /** Accepts a dial request (idempotent by dial id); the queued dial wakes the dispatcher (a change stream). */
-  async enqueue(scope: TenantScope, req: Omit<QueuedDial, 'tenantId' | 'queuedAt' | 'notBefore'>): Promise<void> {
+  /**
+   * Holds a dial request until it is placed or dropped (idempotent by dial id), `release` called
+   * then, and asks for a pass unless the tenant's lines are all busy with dials waiting.
+   */
+  enqueue(
+    scope: TenantScope,
+    req: Omit<QueuedDial, 'tenantId' | 'queuedAt' | 'notBefore'>,
+    release: () => void,
+    source?: { topic: string; partition: number },
+  ): void {
     const now = this.d.now();
-    await this.d.queue.add(scope, { ...req, queuedAt: now, notBefore: now });
+    if (!this.d.queue.add({ ...req, tenantId: scope.tenantId, queuedAt: now, notBefore: now }, release, source)) return;
+    this.signals.noteQueued(scope.tenantId);
+    if (this.signals.takeQueued()) this.d.wake();
   }
 
   /** Waits for dials being set up (calls already ringing run on; recovery finishes them if this process ends first). */
@@ -86,20 +116,6 @@ export class Dialer {
   }
 
   /**
-   * A dial was queued for this tenant (by any replica). Unless the tenant is waiting for a line
-   * already, the next pass reads the tenants waiting again, and a pass is called for (`takeQueued`).
-   */
-  noteQueued(tenantId: string): void {
-    this.waiting.noteQueued(tenantId);
-    this.signals.noteQueued(tenantId);
-  }
-
-  /** Whether the dials queued since the last call call for a pass. */
-  takeQueued(): boolean {
-    return this.signals.takeQueued();
-  }
-
-  /**
    * One pass: every tenant with waiting dials, in turn, gets its due dials (longest due first)
    * onto its own free lines. A tenant's backlog waits for that tenant's lines only, so it never
    * delays another tenant's calls; dials not yet due are not read at all.
@@ -109,15 +125,35 @@ export class Dialer {
     let outcome: { started: number; leftWaiting: boolean; saturated: Set<string> } | undefined;
     try {
       outcome = await this.dispatchOnce();
-      return outcome.started;
     } finally {
       this.signals.passEnded(outcome);
     }
+    await this.spillWaiting();
+    return outcome.started;
+  }
+
+  /**
+   * Dials held longer than `SPILL_AFTER_MS` by their requests' offsets (a tenant's backlog) are
+   * written to the dial queue and let go here, so their partitions' commits move on; the lease
+   * holder holds them from there. Dials being set up stay.
+   */
+  private async spillWaiting(): Promise<void> {
+    const now = this.d.now().getTime();
+    if (!this.d.spill || now - this.spilledAt < SPILL_AFTER_MS / 2) return;
+    this.spilledAt = now;
+    const waiting = this.d.queue
+      .heldSince(now - SPILL_AFTER_MS, SPILL_BATCH)
+      .filter((q) => !this.inFlight.has(q.dialId));
+    if (waiting.length === 0) return;
+    await this.d.spill.keep(waiting);
+    // One set up meanwhile stays held by its offset; its queued copy is refused once it is placed.
+    for (const q of waiting) if (!this.inFlight.has(q.dialId)) this.d.queue.remove(scopeOfRecord(q.tenantId), q.dialId);
+    this.d.spill.kept();
   }
 
   private async dispatchOnce(): Promise<{ started: number; leftWaiting: boolean; saturated: Set<string> }> {
     const now = this.d.now();
-    const tenants = await this.waiting.read(now.getTime(), () => this.d.queue.tenantsWaiting());
+    const tenants = this.d.queue.tenantsWaiting();
     const start = tenants.length > 0 ? this.turn++ % tenants.length : 0;
     let started = 0;
     let leftWaiting = false;
@@ -137,16 +173,19 @@ export class Dialer {
         this.linesFull.mark(tenantId, now.getTime());
         continue;
       }
-      const ahead = await this.dueAhead(scope, now, limit);
-      const dials = ahead.dials.slice(0, free);
+      // Dials being set up are still held and hold lines: read past them, and one more, to know whether any waits.
+      const due = this.d.queue
+        .due(scope, now, free + this.inFlight.size + 1)
+        .filter((q) => !this.inFlight.has(q.dialId));
+      const dials = due.slice(0, free);
       // Their lines in one write; a dial whose line another replica took waits for the next pass.
       const callIds = dials.map((q) => outboundCallId(tenantId, q.dialId));
       const taken = await this.d.lines.takeMany(scope, callIds, limit, now, held);
-      ahead.dials = ahead.dials.filter((q) => !taken.has(outboundCallId(tenantId, q.dialId)));
-      // Dials read and left without a line, or more due than read.
-      if (ahead.dials.length > 0 || ahead.more) {
+      // Dials due and left without a line.
+      if (due.length > taken.size) {
         leftWaiting = true;
-        if (held.length + taken.size >= limit) {
+        // `held` has gained the lines just taken (and any found taken by another replica).
+        if (held.length >= limit) {
           saturated.add(tenantId);
           this.linesFull.mark(tenantId, now.getTime());
         }
@@ -160,29 +199,9 @@ export class Dialer {
         started++;
       }
     }
-    const waiting = new Set(tenants);
-    this.ahead.keepOnly(waiting);
-    this.linesFull.prune(waiting, now.getTime());
+    this.linesFull.prune(new Set(tenants), now.getTime());
     // Only tenants left waiting are saturated, so a freed line of theirs wakes a pass (`waitingForLines`).
     return { started, leftWaiting, saturated };
-  }
-
-  /** The tenant's read-ahead, read again when spent or stale. */
-  private async dueAhead(scope: TenantScope, now: Date, limit: number): Promise<ReadAhead> {
-    const kept = this.ahead.fresh(scope.tenantId, now.getTime());
-    if (kept) return kept;
-    // Dials being set up hold lines and are still queued (up to `limit` of them): read past them.
-    const size = limit + READ_AHEAD;
-    const due = await this.d.queue.due(scope, now, size);
-    // Nothing due: its dials may be later ones (postponed), or gone; the next pass asks the queue.
-    if (due.length === 0) this.waiting.forget();
-    const read = {
-      dials: due.filter((q) => !this.inFlight.has(q.dialId)),
-      more: due.length >= size,
-      at: now.getTime(),
-    };
-    this.ahead.set(scope.tenantId, read);
-    return read;
   }
 
   private async place(scope: TenantScope, q: QueuedDial, callId: string, waitedForLines: boolean): Promise<void> {
@@ -195,8 +214,11 @@ export class Dialer {
       if (q.attempt === 1 && q.requestedAt) this.d.metrics?.firstDialTriesFailed?.add(1, {});
       // Either may fail too while the store is away: the dial is then still due and taken again
       // on its own line (the same call id), and recovery frees a line left behind.
-      await this.d.lines.free(scope, callId).catch(() => undefined);
-      await this.d.queue.postpone(scope, q.dialId, new Date(this.d.now().getTime() + RETRY_MS)).catch(() => undefined);
+      // Not the line of a call another try of this dial carries (its row ringing or in progress).
+      const row = await this.d.calls.byId(callId).catch(() => null);
+      if (!row || !['ringing', 'in_progress'].includes(row.status))
+        await this.d.lines.free(scope, callId).catch(() => undefined);
+      this.d.queue.postpone(scope, q.dialId, new Date(this.d.now().getTime() + RETRY_MS));
       this.d.wakeIn(RETRY_MS);
       return;
     }
@@ -221,7 +243,8 @@ export class Dialer {
     if (!claim.allowed && !(claim.refusal === 'already_claimed' && (!call || call.status === 'queued'))) {
       // Refused (leads moved the contact on), or claimed and carried by an earlier try.
       this.d.metrics?.dials.add(1, { result: claim.refusal });
-      this.firstAttemptDecided(q, waitedForLines);
+      // A row of its own: an earlier try carried it, and counted its delay (a redelivered request).
+      if (!call) this.firstAttemptDecided(q, waitedForLines);
       await this.drop(scope, q, callId, call);
       return null;
     }
@@ -267,7 +290,7 @@ export class Dialer {
     // Queued → ringing once: the last check before the carrier is asked.
     const ringing = await this.d.calls.setRinging(callId);
     if (!ringing) {
-      await this.d.queue.remove(scope, q.dialId);
+      this.d.queue.remove(scope, q.dialId);
       return null;
     }
     return this.rang(scope, q, ringing, waitedForLines, false);
@@ -305,7 +328,7 @@ export class Dialer {
   ): Promise<Call | null> {
     // A lead's first attempt rings once: leads allows one dial id per attempt, and counts the attempt when it allows it.
     this.firstAttemptDecided(q, waitedForLines);
-    if (!(await this.d.queue.stillQueued(scope, q.dialId).catch(() => true))) {
+    if (!(await this.stillHeld(scope, q.dialId))) {
       // Gone: its contact forgotten since the claim, or another try dropped it on finding this row.
       const again = await this.d.claims.claim(scope, q.contactId, q.dialId).catch(() => undefined);
       if (again && !again.allowed && again.refusal !== 'already_claimed') {
@@ -324,10 +347,16 @@ export class Dialer {
       this.d.log.warn({ err, callId: ringing.id }, `${what} failed; the call rings all the same`);
     for (const change of fresh ? (['call.started', 'call.ringing'] as const) : (['call.ringing'] as const))
       await this.d.runner.announce(ringing, change).catch(logged(change));
-    // A dial left queued is dropped by its next try, which finds this row.
-    await this.d.queue.remove(scope, q.dialId).catch(logged("the dial's removal"));
+    this.d.queue.remove(scope, q.dialId);
     this.d.metrics?.dials.add(1, { result: 'dialled' });
     return ringing;
+  }
+
+  /** Whether the dial is still held: by its offset here, or from the dial queue while it is there. */
+  private async stillHeld(scope: TenantScope, dialId: string): Promise<boolean> {
+    if (!this.d.queue.has(scope, dialId)) return false;
+    if (this.d.queue.byOffset(scope, dialId) || !this.d.spill) return true;
+    return this.d.spill.has(scope, dialId).catch(() => true);
   }
 
   /**
@@ -352,7 +381,7 @@ export class Dialer {
         'insufficient_credits',
       );
     }
-    await this.d.queue.remove(scope, q.dialId);
+    this.d.queue.remove(scope, q.dialId);
     return null;
   }
 
@@ -378,7 +407,7 @@ export class Dialer {
         { carrierCallId: '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false },
         'not_dialled',
       );
-    await this.d.queue.remove(scope, q.dialId);
+    this.d.queue.remove(scope, q.dialId);
     // The line stays with a call another try is carrying.
     if (!call || !['ringing', 'in_progress'].includes(call.status)) await this.d.lines.free(scope, callId);
   }

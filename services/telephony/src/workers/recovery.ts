@@ -1,8 +1,7 @@
-import { scopeOfRecord, type Logger } from '@voiceapi/kit';
+import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
 import type { CarrierAdapter } from '../carrier/carrier';
 import { ACTIVE_STATUSES } from '../domain/call';
 import type { CallStore } from '../store/call-store';
-import type { DialQueueStore } from '../store/dial-queue-store';
 import type { LineStore } from '../store/line-store';
 import { carrierRequest, type CallRunner } from '../usecases/call-runner';
 
@@ -31,7 +30,8 @@ export class Recovery {
     private readonly d: {
       lines: LineStore;
       calls: CallStore;
-      queue: DialQueueStore;
+      /** Whether a dial still waits to be placed (held here, or queued by a replica of an older release). */
+      waiting: (scope: TenantScope, dialId: string) => Promise<boolean>;
       runner: CallRunner;
       carrier: CarrierAdapter;
       log: Logger;
@@ -64,7 +64,7 @@ export class Recovery {
         // Its dial still waits: the line is freed and the dispatcher takes the dial again, with
         // the same call row (its id follows from the dial's), which goes on to ring. Failing it
         // would leave the lead uncalled.
-        if (call.dialId && (await this.d.queue.has(scope, call.dialId))) {
+        if (call.dialId && (await this.d.waiting(scope, call.dialId))) {
           this.d.log.info({ callId: call.id }, 'dialling again a call its replica left queued');
           await this.d.lines.free(scope, line.callId);
           freed++;
