@@ -24,7 +24,7 @@ const ROUNDS = 3;
 const met = (ok: boolean) => (ok ? 'yes' : 'no');
 const CALLS_PER_SECOND = Number(process.env.BENCH_CALLS_PER_SECOND ?? 100);
 const CALL_SECONDS = Number(process.env.BENCH_CALL_SECONDS ?? 20);
-const { BillingEvent, TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
+const { BillingUsageEvent, TelephonyCallEvent, CallDirection } = voiceapi.events.v1;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -75,9 +75,9 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const usage = Array.from({ length: BURST }, (_, i) =>
         eventRecord(
-          BillingEvent,
+          BillingUsageEvent,
           a.tenantId,
-          BillingEvent.fromPartial({
+          BillingUsageEvent.fromPartial({
             occurTime: new Date(),
             event: {
               $case: 'creditsUsage',

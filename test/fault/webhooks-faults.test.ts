@@ -16,7 +16,7 @@ import { voiceapi } from '@voiceapi/proto';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { freePort, startProcess, waitFor, type Proc } from '../harness/processes';
 
-const { BillingEvent, CallDirection } = voiceapi.events.v1;
+const { BillingCallEvent, CallDirection } = voiceapi.events.v1;
 
 // Webhooks as a real process: killed with SIGKILL while deliveries are in flight and started again
 // (as another replica would take over), and running through a Kafka restart. Every event reaches
@@ -72,9 +72,9 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
     Array.from({ length: n }, () => {
       const callId = randomUUID();
       return eventRecord(
-        BillingEvent,
+        BillingCallEvent,
         ctx.tenantId!,
-        BillingEvent.fromPartial({
+        BillingCallEvent.fromPartial({
           occurTime: new Date(),
           event: {
             $case: 'callBilled',

@@ -15,7 +15,7 @@ import { startWebhooks } from '../src/main';
 import { eventually } from '../../../test/harness/wait';
 import { Receiver, type Answer } from './receiver';
 
-const { BillingEvent, LeadsEvent, CallDirection } = voiceapi.events.v1;
+const { BillingCallEvent, LeadsContactEvent, CallDirection } = voiceapi.events.v1;
 
 // The webhooks service in-process against the harness's real MongoDB-compatible server and
 // Kafka; platform events are published to the real topics, and a real local HTTP server receives
@@ -47,9 +47,9 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
   };
   const billed = (ctx: CallContext, callId = randomUUID(), sandbox = false) =>
     eventRecord(
-      BillingEvent,
+      BillingCallEvent,
       ctx.tenantId!,
-      BillingEvent.fromPartial({
+      BillingCallEvent.fromPartial({
         occurTime: new Date(),
         event: {
           $case: 'callBilled',
@@ -71,9 +71,9 @@ describe('webhooks service (gRPC + MongoDB + Kafka + a real receiver)', () => {
     );
   const statusChanged = (ctx: CallContext) =>
     eventRecord(
-      LeadsEvent,
+      LeadsContactEvent,
       randomUUID(),
-      LeadsEvent.fromPartial({
+      LeadsContactEvent.fromPartial({
         occurTime: new Date(),
         event: {
           $case: 'contactStatusChanged',
