@@ -133,7 +133,8 @@ export async function callsAcross(sys: System, conn: Conns, disrupt: () => Promi
       async () => {
         await sample();
         const ended = await calls.countDocuments({ tenantId: ctx.tenantId, endedAt: { $exists: true } });
-        const active = await calls.countDocuments({ tenantId: ctx.tenantId, status: 'in_progress' });
+        // An outbound call in progress reads `ringing` until its end (decision 0148).
+        const active = await calls.countDocuments({ tenantId: ctx.tenantId, status: 'ringing' });
         return ended >= 3 && active >= 3 ? true : undefined;
       },
       120_000,

@@ -150,13 +150,31 @@ describe('CallRunner.run', () => {
     expect(ended).toEqual(['1 outbound']);
   });
 
-  it('records the answer once the store is back, and ends the call as the carrier did', async () => {
+  // An inbound call's row records its answer (its hold's outcome); a sandbox one places no hold.
+  const inbound: Call = { ...call, direction: 'inbound', sandbox: true };
+
+  it("moves no outbound row on the answer: the start and the feed's change carry the call in progress, the end its answer time", async () => {
+    const setAnswered = jest.fn();
+    const { runner, finish, announced } = runnerWith(setAnswered);
+    await runner.run(call);
+    expect(setAnswered).not.toHaveBeenCalled();
+    expect(announced).toEqual([
+      'call-started:call-1',
+      'call.answered:call-1:in_progress',
+      'call-ended:call-1',
+      'call.ended:call-1:completed',
+      'call.billed:call-1:completed',
+    ]);
+    expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', answeredAt, carrierCallId: 'SIM1' });
+  });
+
+  it('records an inbound answer once the store is back, and ends the call as the carrier did', async () => {
     const setAnswered = jest
       .fn()
       .mockRejectedValueOnce(new mongo.MongoNetworkError('connection reset'))
-      .mockImplementation(async () => ({ ...call, status: 'in_progress', answeredAt }));
+      .mockImplementation(async () => ({ ...inbound, status: 'in_progress', answeredAt }));
     const { runner, finish, announced } = runnerWith(setAnswered);
-    await runner.run(call);
+    await runner.run(inbound);
     expect(setAnswered).toHaveBeenCalledTimes(2);
     // The feed's changes carry the call as it is after each: in progress, then completed.
     expect(announced).toEqual([
@@ -172,7 +190,7 @@ describe('CallRunner.run', () => {
   it('never hangs up on a person because the answer could not be recorded: the end carries the answer time', async () => {
     const setAnswered = jest.fn().mockRejectedValue(new Error('the store refused the write'));
     const { runner, finish, announced } = runnerWith(setAnswered);
-    await runner.run(call);
+    await runner.run(inbound);
     expect(announced).toEqual(['call-ended:call-1', 'call.ended:call-1:completed', 'call.billed:call-1:completed']);
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', outcome: 'completed', answeredAt });
     expect(finish.mock.calls[0]![1]).not.toHaveProperty('endReason', 'carrier_error');

@@ -106,11 +106,17 @@ export class CallRunner {
       // cannot cover it (the call is then billed as failed).
       if (call.direction === 'inbound' && !call.sandbox)
         holdFailed = (await retry(() => this.placeHold(call))) === 'insufficient';
-      // An attempt cut by the store's crash may have been applied: the row then says so already.
-      const answered = await retry(
-        async () =>
-          (await this.d.calls.setAnswered(call.id, at, sid, holdFailed)) ?? (await this.d.calls.byId(call.id)),
-      );
+      const answered =
+        call.direction === 'outbound'
+          ? // The row is not moved (decision 0148): the answer joins it with the call's end, and the
+            // feed and webhooks hear it from the events below. Recovery ends a call from its start alone.
+            ({ ...call, status: 'in_progress', answeredAt: at, carrierCallId: sid, holdFailed } as Call)
+          : // An inbound row records its hold's outcome, which recovery's end needs. An attempt cut by
+            // the store's crash may have been applied: the row then says so already.
+            await retry(
+              async () =>
+                (await this.d.calls.setAnswered(call.id, at, sid, holdFailed)) ?? (await this.d.calls.byId(call.id)),
+            );
       if (answered?.status === 'in_progress') {
         await retry(() => this.d.events.started(answered, this.d.now()));
         await retry(() => this.announce(answered, 'call.answered'));
