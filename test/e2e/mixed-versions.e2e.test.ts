@@ -101,6 +101,17 @@ function phases(record = readRecord()): { name: string; old?: { service: string;
   return out;
 }
 
+/**
+ * Billing 1.2 refuses to append after a fixed-size wallet entry (decision 0137), so while it is in the
+ * matrix this checkout's billing writes `compat`, as docs/operations.md tells an operator rolling from
+ * 1.2 straight to it to do; once 1.2 leaves the matrix, the default (`fixed`) runs in every phase.
+ */
+const walletFormat: Record<string, string> = phases().some(
+  (p) => p.old?.service === 'billing' && p.old.version.startsWith('1.2.'),
+)
+  ? { WALLET_ENTRY_FORMAT: 'compat' }
+  : {};
+
 describe("each service's last two releases beside this checkout", () => {
   const receiver = new Receiver();
   let otlp: OtlpCollector;
@@ -128,6 +139,7 @@ describe("each service's last two releases beside this checkout", () => {
           WEBHOOK_SWEEP_INTERVAL_MS: '200',
         },
         agents: { SCRIPT_WORKER_INTERVAL_MS: '200' },
+        billing: walletFormat,
       },
     });
     gw = sys.gateways[0]!.url;

@@ -39,7 +39,7 @@ export const configSchema = z.object({
    * until no 1.2 replica runs, since 1.2 cannot append after a fixed-size entry (nor can a
    * rollback to it). Either reads both.
    */
-  WALLET_ENTRY_FORMAT: z.enum(['compat', 'fixed']).default('compat'),
+  WALLET_ENTRY_FORMAT: z.enum(['compat', 'fixed']).default('fixed'),
   /** How often the ledger audit checks the wallets changed since its last pass (balance against the sum of the ledger rows). */
   LEDGER_AUDIT_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60_000),
 });

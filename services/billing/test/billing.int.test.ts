@@ -59,7 +59,6 @@ describe('billing service (gRPC + MongoDB + Kafka)', () => {
       INSTANCE_ID: 'billing-it',
       SWEEP_INTERVAL_MS: '3600000', // the tests run the sweeper themselves
       SETTLE_AFTER_MS: '0',
-      WALLET_ENTRY_FORMAT: 'fixed', // the e2e stacks run the default (compat); wallet-formats.int.test.ts both
     });
     client = createPromiseClient(voiceapi.billing.v1.BillingServiceService, `127.0.0.1:${svc.port}`, {
       timeoutMs: 20_000,

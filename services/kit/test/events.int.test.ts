@@ -534,6 +534,72 @@ describe('kit events', () => {
     }
   });
 
+  it('sends an `atOnce` event after its write while it relays an empty outbox, nothing stored; reads back a failed write first; holds it otherwise (decision 0149)', async () => {
+    const dbName = `kit_${suffix}_at_once`;
+    const counted = await mongoose
+      .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
+      .asPromise();
+    try {
+      let inserts = 0;
+      counted
+        .getClient()
+        .on(
+          'commandStarted',
+          (e: { commandName: string; command: { insert?: string } }) =>
+            void (e.commandName === 'insert' && e.command.insert === 'outbox' && inserts++),
+        );
+      const seen = await subscribe('at-once');
+      const delivered = (e: EventRecord) => seen.some((x) => x.meta.eventId === e.eventId);
+      const outbox = new Outbox(counted, newPublisher(), log, { instanceId: 'at-once', intervalMs: 60_000 });
+      const things = outbox.model.db.collection<{ _id: string }>('things');
+      const inThings = (id: string): ReadBack => ({ collection: 'things', filter: { _id: id }, applied: 'present' });
+      const atOnce = () => true;
+      const [early, sent, refused, partway, failed] = [1, 2, 3, 4, 5].map((n) =>
+        eventRecord(Envelope, `ao${n}`, probe(`ao${n}`, n)),
+      );
+      // Not relaying: held before the write like any announced event (one insert), released after it.
+      await outbox.announce([early!], () => things.insertOne({ _id: 'e' }), { readBack: inThings('e'), atOnce });
+      expect(inserts).toBe(1);
+      outbox.start();
+      try {
+        await until('the relay holds the lease', () => outbox.relaying);
+        await outbox.flush();
+        await until('the held event published', () => delivered(early!));
+        // Relaying, the outbox empty: sent once the write is done, nothing stored.
+        await outbox.announce([sent!], () => things.insertOne({ _id: 's' }), { readBack: inThings('s'), atOnce });
+        await until('sent after its write', () => delivered(sent!));
+        expect(inserts).toBe(1);
+        // A write that did not apply, or was refused, sends nothing.
+        await outbox.announce([refused!], async () => null, {
+          applied: (r) => r !== null,
+          readBack: inThings('r'),
+          atOnce,
+        });
+        const reset = () => Promise.reject(new Error('connection reset'));
+        await expect(
+          outbox.announce([partway!], () => things.insertOne({ _id: 'p' }).then(reset), {
+            readBack: inThings('p'),
+            atOnce,
+          }),
+        ).rejects.toThrow('connection reset');
+        await expect(outbox.announce([failed!], reset, { readBack: inThings('f'), atOnce })).rejects.toThrow(
+          'connection reset',
+        );
+        // The write that applied before it failed was read back and its event sent; none of these stored.
+        await until('the write applied part-way sent', () => delivered(partway!));
+        expect(inserts).toBe(1);
+        await outbox.flush();
+        const marker = await outbox.add(Envelope, 'ao-marker', probe('ao-marker', 9));
+        await until('a later event delivered', () => seen.some((x) => x.meta.eventId === marker));
+        expect([delivered(refused!), delivered(failed!)]).toEqual([false, false]);
+      } finally {
+        await outbox.stop();
+      }
+    } finally {
+      await counted.close();
+    }
+  });
+
   it('parks an event Kafka refuses for good, and relays the events behind it', async () => {
     const db = freshDb();
     const seen = await subscribe('parked');

@@ -12,6 +12,7 @@ import {
   serviceMetrics,
   startEvents,
   Worker,
+  type Logger,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import { billingHoldQuote } from './clients/billing';
@@ -137,6 +138,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
     dnc,
     checks,
     lifecycle: lifecycleOfContacts,
+    events: announced,
     messageFollowups: new MessageFollowups({ templates, messages, outbox: announced, now }),
     log,
     now,
@@ -213,6 +215,8 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   schedule.onScheduled((dueAt) => scheduler.wakeIn(dueAt.getTime() - Date.now()));
   scheduler.start();
   lifecycle.onStop('scheduler', () => scheduler.stop());
+  const requestAgain = reannounceOnTake(lease, dialing, log);
+  lifecycle.onStop('dial requests again', requestAgain.stop);
 
   const server = await serveGrpc(svc, [leadsService(useCases, log)]);
   log.info({ port: server.port, callingWindowDefault: cfg.CALLING_WINDOW_DEFAULT }, 'leads listening');
@@ -220,3 +224,32 @@ export async function startLeads(env: Record<string, string | undefined> = proce
 }
 
 runAsMain(module, 'leads', () => startLeads());
+
+/** How far back the relay's next holder requests again the dials of queued contacts (decision 0149). */
+const REANNOUNCE_WINDOW_MS = 10 * 60_000;
+/** How long after taking the lease it does, so that a write its predecessor began has landed or failed. */
+const REANNOUNCE_AFTER_MS = 10_000;
+
+/**
+ * Dial requests go out after their contacts' writes (decision 0149): a relay holder that died
+ * between the two lost them, so the replica that takes the lease (or holds it from its start)
+ * requests again the dials of contacts queued lately.
+ */
+function reannounceOnTake(lease: Lease, dialing: Dialing, log: Logger): { stop: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const taken = () => {
+    const since = new Date(Date.now() - REANNOUNCE_WINDOW_MS);
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (!lease.held) return;
+      dialing.reannounceQueued(since).then(
+        (n) =>
+          n > 0 && log.info({ requested: n }, 'dials of queued contacts requested again after the lease was taken'),
+        (err: unknown) => log.warn({ err }, 'dials of queued contacts could not be requested again'),
+      );
+    }, REANNOUNCE_AFTER_MS).unref();
+  };
+  lease.onTaken(taken);
+  if (lease.held) taken();
+  return { stop: () => clearTimeout(timer) };
+}

@@ -47,6 +47,8 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
   /** Contact status changes announced, by contact id. */
   const changes = new Map<string, string[]>();
   const seen = new Set<string>();
+  /** How many times each dial request was received (a request made again keeps its id). */
+  const receipts = new Map<string, number>();
 
   const env = () => ({
     MONGO_URL: process.env.MONGO_URL,
@@ -145,6 +147,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       publisher,
       fromBeginning: true,
     }).on(LeadsDialEvent, async (e, meta) => {
+      receipts.set(meta.eventId, (receipts.get(meta.eventId) ?? 0) + 1);
       if (seen.has(meta.eventId)) return;
       seen.add(meta.eventId);
       if (e.event?.$case === 'contactDeleted') deleted.push(e.event.contactDeleted);
@@ -677,6 +680,25 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(deleted.filter((d) => d.contactId === c.id)).toEqual([{ tenantId: a.tenantId, contactId: c.id }]);
   });
 
+  it('sends a dial request once its contact is stored, no outbox document; asked, requests a queued contact’s dial again under the same id (decision 0149)', async () => {
+    const a = tenant();
+    await fund(a);
+    const id = await campaign(a);
+    // Every event the outbox stores moves its counter by one.
+    const stored = async () =>
+      ((await conn.collection('outbox_sequence').findOne({ _id: 'outbox' as never })) as { value?: number } | null)
+        ?.value ?? 0;
+    await svc.outbox.flush(); // nothing waits in the outbox: the relay may send at once
+    const before = await stored();
+    const c = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550710') }, a)).contact!;
+    expect(await dialsOf(c.id)).toEqual([`${c.id}:1`]);
+    expect(await stored()).toBe(before);
+    // The contact is still queued (no telephony here): its dial is requested again, the same request.
+    expect(await svc.dialing.reannounceQueued(new Date(Date.now() - 60_000))).toBeGreaterThanOrEqual(1);
+    await eventually('requested again', async () => ((receipts.get(`dial:${c.id}:1`) ?? 0) >= 2 ? true : undefined));
+    expect(dials.get(c.id)).toEqual([`${c.id}:1`]);
+  });
+
   it('loses nothing when the process dies between the write and the publish', async () => {
     const a = tenant();
     await fund(a);
@@ -696,5 +718,13 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     await sleep(1000);
     expect(dials.get(c.id)).toEqual([`${c.id}:1`]);
     expect(await conn.collection('outbox').countDocuments({ _id: `dial:${c.id}:1` } as never)).toBe(0);
+    // Taking the lease, it also requests again the dials of contacts queued lately (decision 0149):
+    // what a holder that died between a contact's write and its request's send left unsent.
+    const before = receipts.get(`dial:${c.id}:1`) ?? 0;
+    await eventually(
+      'requested again by the new holder',
+      async () => ((receipts.get(`dial:${c.id}:1`) ?? 0) > before ? true : undefined),
+      30_000,
+    );
   });
 });

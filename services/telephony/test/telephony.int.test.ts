@@ -206,26 +206,33 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       storedAt: expect.any(Date),
     });
     expect(await conn.collection('recording_parts').countDocuments({})).toBe(0);
-    // The next release writes the conversation on the row as the call ends (decision 0146): read from there,
-    // one call and several, the feed's pages without it; an erasure removes it with the rest.
-    const kept = await conn.collection('call_details').findOneAndDelete({ _id: call.id as never });
-    await conn
-      .collection('calls')
-      .updateOne(
-        { _id: call.id as never },
-        { $set: { details: { transcript: kept!.transcript, analysis: kept!.analysis } } },
-      );
-    const fromRow = await tel.getCall({ callId: call.id }, a);
-    expect(fromRow.transcript).toEqual(one.transcript);
-    expect(fromRow.analysis).toEqual(one.analysis);
+    // The conversation is written on the row with the call's end (decision 0146), no document of its own;
+    // the feed's pages carry none of it.
+    expect(raw!.details.transcript).toHaveLength(one.transcript.length);
+    expect(await conn.collection('call_details').countDocuments({ _id: call.id as never })).toBe(0);
     const listed = await tel.listConversations({ callIds: [call.id, 'no-such-call'] }, a);
     expect(listed.conversations).toEqual([{ callId: call.id, transcript: one.transcript, analysis: one.analysis }]);
     expect((await tel.listConversations({ callIds: [call.id] }, tenant())).conversations).toEqual([]);
     const calls = new CallStore(conn);
     const scope = requireTenant(a);
     expect((await calls.page(scope, {}, 1, 10)).items[0]).not.toHaveProperty('details');
+    // A call ended by telephony 1.3.0 or before keeps its conversation in call_details: read from there too.
+    await conn.collection('calls').updateOne({ _id: call.id as never }, { $unset: { details: 1 } });
+    await conn.collection('call_details').insertOne({
+      _id: call.id as never,
+      tenantId: a.tenantId,
+      transcript: raw!.details.transcript,
+      analysis: raw!.details.analysis,
+    });
+    const fromOld = await tel.getCall({ callId: call.id }, a);
+    expect(fromOld.transcript).toEqual(one.transcript);
+    expect(fromOld.analysis).toEqual(one.analysis);
+    expect((await tel.listConversations({ callIds: [call.id] }, a)).conversations).toEqual(listed.conversations);
+    // An erasure removes it wherever it is.
+    await conn.collection('calls').updateOne({ _id: call.id as never }, { $set: { details: raw!.details } });
     await calls.erasePersonalData(scope, call.id);
     expect((await conn.collection('calls').findOne({ _id: call.id as never }))!.details).toBeUndefined();
+    expect(await conn.collection('call_details').countDocuments({ _id: call.id as never })).toBe(0);
     const erased = await tel.getCall({ callId: call.id }, a);
     expect(erased.transcript).toEqual([]);
   });

@@ -24,6 +24,13 @@ export interface AnnounceOptions<R, E = EventRecord> {
   readBack: ReadBack | ((event: E) => ReadBack);
   /** Every event's key is new (see `Outbox.addRecords`). */
   freshKeys?: boolean;
+  /**
+   * Events sent once the write is done instead of stored before it (decision 0149), for events their
+   * service announces again when it takes the relay's lease (a crash of the relay's holder between
+   * the write and the send is what loses one). Only while this replica relays with nothing waiting
+   * in its outbox; otherwise stored like the rest.
+   */
+  atOnce?: (event: E) => boolean;
 }
 
 /**

@@ -7,7 +7,14 @@ import { insertAsBuilt, isDuplicateKeyError } from '../mongo/connect';
 import { withTimeout } from '../lifecycle';
 import { Lease } from '../mongo/lease';
 import { declareQueries } from '../mongo/query-check';
-import { announceWith, type AnnounceOptions, type Announcer, type HeldEvents, type ReadBack } from './announce';
+import {
+  announceWith,
+  refusedBeforeWriting,
+  type AnnounceOptions,
+  type Announcer,
+  type HeldEvents,
+  type ReadBack,
+} from './announce';
 import type { EventRecord } from './kafka';
 import { OutboxRelay, readBackHappened } from './outbox-relay';
 import {
@@ -223,8 +230,39 @@ export class Outbox implements Announcer {
    * retried write whose first try died; its id comes from what it announces) is taken as this
    * write's own.
    */
-  announce<R>(events: readonly EventRecord[], write: () => Promise<R>, opts: AnnounceOptions<R>): Promise<R> {
-    return announceWith(this.held, events, write, opts);
+  async announce<R>(events: readonly EventRecord[], write: () => Promise<R>, opts: AnnounceOptions<R>): Promise<R> {
+    const now = opts.atOnce && this.mayPublishNow() ? events.filter(opts.atOnce) : [];
+    if (now.length === 0) return announceWith(this.held, events, write, opts);
+    const sent = new Set(now);
+    let result: R;
+    try {
+      result = await announceWith(
+        this.held,
+        events.filter((e) => !sent.has(e)),
+        write,
+        opts,
+      );
+    } catch (err) {
+      // The write may have happened all the same: what the read-back finds written goes out.
+      if (!refusedBeforeWriting(err)) await this.publishIfWritten(now, opts);
+      throw err;
+    }
+    // A failure here fails the caller, whose try again announces the same events (their ids follow from the write).
+    if (opts.applied?.(result) ?? true) await this.publishOrAdd(now);
+    return result;
+  }
+
+  /** `atOnce` events of a write that failed: sent if it happened; held for the relay to settle when the read-back fails. */
+  private async publishIfWritten<R>(records: readonly EventRecord[], opts: AnnounceOptions<R>): Promise<void> {
+    const readBacks = records.map((r) => (typeof opts.readBack === 'function' ? opts.readBack(r) : opts.readBack));
+    try {
+      const written = await Promise.all(readBacks.map((rb) => this.happened(rb)));
+      await this.publishOrAdd(records.filter((_, i) => written[i]));
+    } catch (err) {
+      await this.hold(records, readBacks, false).catch((e: unknown) =>
+        this.log.warn({ err: e, cause: err, events: records.length }, "a failed write's events could not be kept"),
+      );
+    }
   }
 
   /** The held events' side of `announce`. */

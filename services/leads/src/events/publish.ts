@@ -33,6 +33,9 @@ export function leadEvents(outbox: Announcer): LeadEvents {
       return outbox.announce(recs, write, {
         ...opts,
         readBack: typeof readBack === 'function' ? (r) => readBack(madeOf.get(r)!) : readBack,
+        // A dial request goes out once its contact is queued; the relay's next holder requests again
+        // what a crash may have lost (decision 0149: `reannounceQueued`).
+        atOnce: (r) => madeOf.get(r)!.event.kind === 'dialRequested',
       });
     },
   };

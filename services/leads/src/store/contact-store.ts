@@ -56,11 +56,14 @@ export const contactSchema = new Schema<ContactDoc>(
 contactSchema.index({ tenantId: 1, campaignId: 1, createdAt: -1, _id: -1 });
 // Serves `campaign-stats` (contacts of some campaigns counted by status).
 contactSchema.index({ tenantId: 1, campaignId: 1, status: 1 });
+// Serves `queued-since` (dials requested again by the relay's next holder, decision 0149); only queued contacts are in it.
+contactSchema.index({ status: 1, updatedAt: 1 }, { partialFilterExpression: { status: 'queued' } });
 
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 export const contactQueryShapes: QueryShape[] = [
   { name: 'campaign-newest', equality: ['tenantId', 'campaignId'], sort: NEWEST_FIRST },
   { name: 'campaign-stats', equality: ['tenantId', 'campaignId', 'status'] },
+  { name: 'queued-since', equality: ['status'], sort: { updatedAt: 1 } },
 ];
 
 function toContact(doc: ContactDoc): Contact {
@@ -140,6 +143,15 @@ export class ContactStore {
   async get(scope: TenantScope, id: string): Promise<Contact | null> {
     const doc = await this.contacts.findByIdShared(scope, id);
     return doc && toContact(doc);
+  }
+
+  /** Live contacts of every tenant queued (or moved while queued) since `since`, oldest first, at most `limit`. */
+  async queuedSince(since: Date, limit: number): Promise<{ tenantId: string; contact: Contact }[]> {
+    const docs = await this.contacts
+      .crossTenant("the relay's next holder requests again the dials of every tenant a crash may have lost")
+      .find({ status: 'queued', updatedAt: { $gte: since } }, { sort: { updatedAt: 1 }, limit });
+    // A sandbox contact never dials (nor waits queued): left out here, not in the index's query.
+    return docs.filter((d) => !d.sandbox).map((d) => ({ tenantId: d.tenantId, contact: toContact(d) }));
   }
 
   async listByCampaign(scope: TenantScope, campaignId: string, page: number, limit: number): Promise<Page<Contact>> {

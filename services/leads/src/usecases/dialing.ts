@@ -1,3 +1,4 @@
+// Over 300 lines because a dial is one story here: its checks, its request (and its request again), its outcome and what follows it.
 import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
 import { windowDecision } from '../domain/calling-window';
 import { dialId, type Campaign, type Contact } from '../domain/contact';
@@ -9,6 +10,10 @@ import { dialItemId, type ScheduledItem, type ScheduleStore } from '../store/sch
 import type { ComplianceChecks } from './compliance';
 import type { ContactLifecycle } from './lifecycle';
 import type { MessageFollowups } from './messaging';
+import type { LeadEvents, MadeEvent } from './ports';
+
+/** Contacts whose dials the relay's next holder requests again in one pass, at most (decision 0149). */
+const REANNOUNCE_LIMIT = 20_000;
 
 export type ClaimRefusal =
   'not_found' | 'sandbox' | 'not_pending' | 'already_claimed' | 'consent_required' | 'do_not_call' | 'outside_window';
@@ -49,6 +54,7 @@ export class Dialing {
       dnc: DoNotCallStore;
       checks: ComplianceChecks;
       lifecycle: ContactLifecycle;
+      events: LeadEvents;
       messageFollowups: MessageFollowups;
       log: Logger;
       now: () => Date;
@@ -197,9 +203,41 @@ export class Dialing {
   }
 
   /** A scheduled dial whose time came: checked again, then requested (its id fixed by the dispatch count). */
+  /**
+   * Requests again the dials of live contacts queued since `since` (decision 0149). A dial request
+   * goes out after its contact's write, so a relay holder that died between the two lost it; the
+   * next holder calls this. A request telephony holds already is held once, one dialled since is
+   * refused at its claim, so a repeat costs a message and no call. The number requested.
+   */
+  async reannounceQueued(since: Date, limit = REANNOUNCE_LIMIT): Promise<number> {
+    return this.requestAgain(await this.d.contacts.queuedSince(since, limit));
+  }
+
+  /** Dial requests of queued contacts announced again, each under its first announcement's id. */
+  private async requestAgain(queued: readonly { tenantId: string; contact: Contact }[]): Promise<number> {
+    const campaigns = new Map<string, Promise<Campaign | null>>();
+    const events: MadeEvent[] = [];
+    for (const { tenantId, contact } of queued) {
+      const scope = scopeOfRecord(tenantId);
+      const key = `${tenantId}/${contact.campaignId}`;
+      if (!campaigns.has(key)) campaigns.set(key, this.d.campaigns.get(scope, contact.campaignId));
+      const campaign = await campaigns.get(key)!;
+      if (!campaign) continue;
+      const at = this.d.now();
+      const dispatch = contact.dispatches;
+      events.push(this.d.events.make({ kind: 'dialRequested', tenantId, contact, campaign, dispatch, at }));
+    }
+    const always = { applied: 'always' as const, why: 'a repeated dial request is refused at its claim if dialled' };
+    await this.d.events.announce(events, () => Promise.resolve(), { readBack: always });
+    return events.length;
+  }
+
   private async dispatchDial(item: ScheduledItem): Promise<void> {
     const scope = scopeOfRecord(item.tenantId);
     const contact = await this.d.contacts.get(scope, item.contactId);
+    // Queued with its entry still here: the move's request failed to go out after it (decision 0149).
+    if (contact?.status === 'queued' && !contact.sandbox)
+      await this.requestAgain([{ tenantId: item.tenantId, contact }]);
     if (!contact || contact.status !== 'scheduled' || contact.sandbox) {
       await this.d.schedule.remove(scope, item.id);
       return;

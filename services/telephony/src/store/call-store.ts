@@ -9,7 +9,6 @@ import {
   type TenantScope,
 } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { CallAnalysis, TranscriptTurn } from '../carrier/carrier';
 import {
   ACTIVE_STATUSES,
   type Call,
@@ -27,8 +26,8 @@ interface CallDoc extends Omit<Call, 'id'> {
   /** Which write made each move (kit `updateByIdShared`'s marks: how a caller knows its move applied). */
   moves?: Partial<Record<Move, string>>;
   /**
-   * The transcript and analysis, once a call's end carries them in its own write (decision 0146:
-   * read from this release on, written from the next; older calls keep theirs in `call_details`).
+   * The transcript and analysis, written with the call's end (decision 0146; calls ended by
+   * telephony 1.2 and 1.3.0 keep theirs in `call_details`).
    */
   details?: CallDetails;
 }
@@ -171,7 +170,10 @@ export type CallEnd = Pick<
     >
   > &
   // Its charge, when billing settled it as the call ended.
-  Partial<BillingFields>;
+  Partial<BillingFields> & {
+    /** The transcript and analysis (decision 0146): the row's own from its end, never in the feed's events. */
+    details?: CallDetails;
+  };
 
 /** Calls (the feed's rows) and their transcripts and analyses (read one call at a time). */
 export class CallStore {
@@ -357,16 +359,6 @@ export class CallStore {
     await this.calls.updateById(scope, id, { $set: { hasRecording: false }, $unset: { recording: 1 } });
   }
 
-  async saveDetails(
-    scope: TenantScope,
-    id: string,
-    transcript: TranscriptTurn[],
-    analysis: CallAnalysis | undefined,
-  ): Promise<void> {
-    // Written before the call says it has them; a replay (recovery) finds the same already there.
-    await this.details.insertShared(scope, { _id: id, transcript, ...(analysis && { analysis }) });
-  }
-
   /** The ids of a contact's calls (all of them: erasure walks every one). */
   async idsOfContact(scope: TenantScope, contactId: string): Promise<string[]> {
     return (
@@ -394,21 +386,22 @@ export class CallStore {
   }
 
   /**
-   * The details of several calls, by call id (the ones that have details): from `call_details`,
-   * then from the rows of the calls not found there (decision 0146).
+   * The details of several calls, by call id (the ones that have details): from their rows, then
+   * from `call_details` for calls ended before their rows carried them (decision 0146).
    */
   async detailsOf(scope: TenantScope, ids: readonly string[]): Promise<Map<string, CallDetails>> {
     if (ids.length === 0) return new Map();
-    const docs = await this.details.find(scope, { _id: { $in: [...ids] } }, { limit: ids.length });
-    const out = new Map(docs.map((d) => [d._id, detailsOfDoc(d)]));
-    const rest = ids.filter((id) => !out.has(id));
-    if (rest.length === 0) return out;
     const rows = await this.calls.find(
       scope,
-      { _id: { $in: rest }, details: { $exists: true } },
-      { limit: rest.length, projection: { details: 1 } },
+      { _id: { $in: [...ids] } },
+      { limit: ids.length, projection: { details: 1, hasTranscript: 1, hasAnalysis: 1 } },
     );
+    const out = new Map<string, CallDetails>();
     for (const row of rows) if (row.details) out.set(row._id, detailsOfDoc(row.details));
+    const rest = rows.filter((r) => !r.details && (r.hasTranscript || r.hasAnalysis)).map((r) => r._id);
+    if (rest.length === 0) return out;
+    const docs = await this.details.find(scope, { _id: { $in: rest } }, { limit: rest.length });
+    for (const d of docs) out.set(d._id, detailsOfDoc(d));
     return out;
   }
 
@@ -427,7 +420,12 @@ export class CallStore {
    * The row after `set`, when this write moved it from one of `from`; null when it did not. Moves
    * asked together (a pass's dials ringing, calls answered or ending at once) are written together.
    */
-  private async move(id: string, move: Move, set: Partial<Call>, from: readonly CallStatus[]): Promise<Call | null> {
+  private async move(
+    id: string,
+    move: Move,
+    set: Partial<Call> & { details?: CallDetails },
+    from: readonly CallStatus[],
+  ): Promise<Call | null> {
     const doc = await this.calls
       .crossTenant('a call is found and moved by its id alone; its row carries its tenant')
       .updateByIdShared(id, { $set: set }, { where: { status: { $in: [...from] } }, mark: `moves.${move}` });

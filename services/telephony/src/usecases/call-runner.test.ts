@@ -118,7 +118,7 @@ describe('CallRunner.run', () => {
     const ended: string[] = [];
     const endEvents: { charge?: CallCharge }[] = [];
     const deps = {
-      calls: { setAnswered, finish, byId: async () => null, saveDetails: async () => undefined, ...more },
+      calls: { setAnswered, finish, byId: async () => null, ...more },
       recordings: { store: async () => ({ recordingDueAt: at(65) }), discard: async () => undefined },
       lines: { free: async () => undefined },
       rollups: { markDirty: async () => undefined },

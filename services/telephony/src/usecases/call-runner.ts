@@ -106,14 +106,12 @@ export class CallRunner {
       // cannot cover it (the call is then billed as failed).
       if (call.direction === 'inbound' && !call.sandbox)
         holdFailed = (await retry(() => this.placeHold(call))) === 'insufficient';
-      const answered =
+      // Only an inbound row records the answer (its hold's outcome, for recovery); an outbound one's
+      // end does (decision 0148). A write cut by the store's crash may have applied: read back.
+      const answered: Call | null =
         call.direction === 'outbound'
-          ? // The row is not moved (decision 0148): the answer joins it with the call's end, and the
-            // feed and webhooks hear it from the events below. Recovery ends a call from its start alone.
-            ({ ...call, status: 'in_progress', answeredAt: at, carrierCallId: sid, holdFailed } as Call)
-          : // An inbound row records its hold's outcome, which recovery's end needs. An attempt cut by
-            // the store's crash may have been applied: the row then says so already.
-            await retry(
+          ? { ...call, status: 'in_progress', answeredAt: at, carrierCallId: sid, holdFailed }
+          : await retry(
               async () =>
                 (await this.d.calls.setAnswered(call.id, at, sid, holdFailed)) ?? (await this.d.calls.byId(call.id)),
             );
@@ -222,7 +220,6 @@ export class CallRunner {
     const latest = (await this.d.calls.byId(call.id)) ?? call;
     // A contact deleted mid-call: its conversation is not kept.
     const keep = !latest.erased;
-    if (keep && r.transcript) await this.d.calls.saveDetails(scope, call.id, r.transcript, r.analysis);
     const stored = keep && r.recording ? await this.d.recordings.store(call, r.recording) : undefined;
     const endReason = reason ?? (r.cutAtLimit ? 'max_call_seconds' : call.endReason);
     const holdFailed = latest.holdFailed || call.holdFailed;
@@ -265,11 +262,15 @@ export class CallRunner {
     // The feed's changes too, before the row (as the call's end above): the call as it will read.
     await this.announce({ ...latest, ...end }, 'call.ended', now);
     if (charge) await this.announce({ ...latest, ...end }, 'call.billed', now);
-    const ended = await this.d.calls.finish(call.id, end);
+    // The conversation joins the end's write (decision 0146), never the feed's events above.
+    const details =
+      keep && r.transcript ? { transcript: r.transcript, ...(r.analysis && { analysis: r.analysis }) } : undefined;
+    const ended = await this.d.calls.finish(call.id, { ...end, ...(details && { details }) });
     // Null: the row had ended already (a repeated finish), counted by the finish that ended it.
     if (ended) this.d.metrics?.ended.add(1, { direction: ended.direction });
-    // The contact was erased while its recording was being written: the recording goes too.
+    // The contact was erased while the call ended: its recording and conversation go too.
     if (ended?.erased && ended.hasRecording) await this.d.recordings.discard(ended);
+    if (ended?.erased && details) await this.d.calls.erasePersonalData(scope, call.id);
     await this.d.lines.free(scope, call.id);
     await this.d.rollups.markDirty(scope, call.direction, call.startedAt, now);
     return ended;
