@@ -7,6 +7,7 @@ import {
   Lease,
   openService,
   removeIdleBroadcastGroups,
+  retryTransient,
   runAsMain,
   serveGrpc,
   serviceMetrics,
@@ -242,10 +243,14 @@ function reannounceOnTake(lease: Lease, dialing: Dialing, log: Logger): { stop: 
     clearTimeout(timer);
     timer = setTimeout(() => {
       if (!lease.held) return;
-      dialing.reannounceQueued(since).then(
+      // Taking over often comes with the store's trouble: tried again while it lasts, for a while.
+      retryTransient(() => dialing.reannounceQueued(since), {
+        deadline: Date.now() + REANNOUNCE_WINDOW_MS,
+        onRetry: (err) => log.warn({ err }, 'requesting again the dials of queued contacts failed; trying again'),
+      }).then(
         (n) =>
           n > 0 && log.info({ requested: n }, 'dials of queued contacts requested again after the lease was taken'),
-        (err: unknown) => log.warn({ err }, 'dials of queued contacts could not be requested again'),
+        (err: unknown) => log.error({ err }, 'dials of queued contacts could not be requested again'),
       );
     }, REANNOUNCE_AFTER_MS).unref();
   };

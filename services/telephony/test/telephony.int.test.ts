@@ -235,6 +235,10 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
     expect(await conn.collection('call_details').countDocuments({ _id: call.id as never })).toBe(0);
     const erased = await tel.getCall({ callId: call.id }, a);
     expect(erased.transcript).toEqual([]);
+    // What an erasure of an older release leaves on the row (it unsets no \`details\`) is never read.
+    await conn.collection('calls').updateOne({ _id: call.id as never }, { $set: { details: raw!.details } });
+    expect((await tel.getCall({ callId: call.id }, a)).transcript).toEqual([]);
+    expect((await tel.listConversations({ callIds: [call.id] }, a)).conversations).toEqual([]);
   });
 
   it('gives every simulator outcome its billing: completed and voicemail charged, no answer, busy and failed skipped, opt-out listed', async () => {

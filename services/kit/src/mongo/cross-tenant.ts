@@ -74,13 +74,6 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     return (await this.model.deleteMany(filter)).deletedCount;
   }
 
-  /** Deletes the document with this id (matching `where`, if given); whether one was. */
-  async deleteById(id: string, opts: { where?: FilterQuery<D> } = {}): Promise<boolean> {
-    const _id = this.ids.parse(id);
-    if (_id === undefined) return false;
-    return (await this.model.deleteOne({ ...opts.where, _id })).deletedCount === 1;
-  }
-
   /** The distinct values of a field among the documents matching `filter`. */
   distinct<K extends keyof D & string>(field: K, filter: FilterQuery<D> = {}): Promise<D[K][]> {
     return this.model.distinct(field, filter).exec() as Promise<D[K][]>;

@@ -26,8 +26,6 @@ export type ContactStatus = (typeof CONTACT_STATUSES)[number];
 
 /** Statuses with work still to do: a dial waiting for its time, its dispatch or its call. */
 export const PENDING: readonly ContactStatus[] = ['scheduled', 'queued', 'dialing', 'in_call'];
-/** Statuses a dial may be claimed from. */
-export const DIALABLE: readonly ContactStatus[] = ['scheduled', 'queued'];
 
 /** A dial request's id: the contact and its dispatch (a contact is dispatched again only after its last dial ended). */
 export const dialId = (contactId: string, dispatch: number): string => `${contactId}:${dispatch}`;

@@ -63,7 +63,7 @@ const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 export const contactQueryShapes: QueryShape[] = [
   { name: 'campaign-newest', equality: ['tenantId', 'campaignId'], sort: NEWEST_FIRST },
   { name: 'campaign-stats', equality: ['tenantId', 'campaignId', 'status'] },
-  { name: 'queued-since', equality: ['status'], sort: { updatedAt: 1 } },
+  { name: 'queued-since', equality: ['status'], sort: { updatedAt: -1 } },
 ];
 
 function toContact(doc: ContactDoc): Contact {
@@ -145,11 +145,11 @@ export class ContactStore {
     return doc && toContact(doc);
   }
 
-  /** Live contacts of every tenant queued (or moved while queued) since `since`, oldest first, at most `limit`. */
+  /** Live contacts of every tenant queued (or moved while queued) since `since`, newest first (a crash loses the latest), at most `limit`. */
   async queuedSince(since: Date, limit: number): Promise<{ tenantId: string; contact: Contact }[]> {
     const docs = await this.contacts
       .crossTenant("the relay's next holder requests again the dials of every tenant a crash may have lost")
-      .find({ status: 'queued', updatedAt: { $gte: since } }, { sort: { updatedAt: 1 }, limit });
+      .find({ status: 'queued', updatedAt: { $gte: since } }, { sort: { updatedAt: -1 }, limit });
     // A sandbox contact never dials (nor waits queued): left out here, not in the index's query.
     return docs.filter((d) => !d.sandbox).map((d) => ({ tenantId: d.tenantId, contact: toContact(d) }));
   }

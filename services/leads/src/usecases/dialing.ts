@@ -286,7 +286,9 @@ export class Dialing {
       await this.d.followups.finish(scope, followup.id, 'done');
     } else if (followup.channel === 'call') {
       if (['queued', 'dialing', 'in_call'].includes(contact.status)) {
-        // A dial is under way already: it is the follow-up.
+        // A dial is under way already: it is the follow-up. Queued with this entry still here, the
+        // request may have failed to go out after the move (decision 0149): requested again.
+        if (contact.status === 'queued') await this.requestAgain([{ tenantId: item.tenantId, contact }]);
         await this.d.followups.finish(scope, followup.id, 'done');
       } else {
         const placed = await this.requestDial(scope, contact, item);

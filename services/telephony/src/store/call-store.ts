@@ -397,8 +397,10 @@ export class CallStore {
       { limit: ids.length, projection: { details: 1, hasTranscript: 1, hasAnalysis: 1 } },
     );
     const out = new Map<string, CallDetails>();
-    for (const row of rows) if (row.details) out.set(row._id, detailsOfDoc(row.details));
-    const rest = rows.filter((r) => !r.details && (r.hasTranscript || r.hasAnalysis)).map((r) => r._id);
+    // An erased call says it has none, whatever a race left on its row.
+    const kept = rows.filter((r) => r.hasTranscript || r.hasAnalysis);
+    for (const row of kept) if (row.details) out.set(row._id, detailsOfDoc(row.details));
+    const rest = kept.filter((r) => !r.details).map((r) => r._id);
     if (rest.length === 0) return out;
     const docs = await this.details.find(scope, { _id: { $in: rest } }, { limit: rest.length });
     for (const d of docs) out.set(d._id, detailsOfDoc(d));
@@ -410,8 +412,9 @@ export class CallStore {
     const doc = await this.calls.findById(scope, id);
     if (!doc) return null;
     const call = toCall(doc);
-    if (doc.details) return { call, details: detailsOfDoc(doc.details) };
+    // An erased call says it has none, whatever a race left on its row.
     if (!call.hasTranscript && !call.hasAnalysis) return { call, details: null };
+    if (doc.details) return { call, details: detailsOfDoc(doc.details) };
     const kept = await this.details.findById(scope, id);
     return { call, details: kept ? detailsOfDoc(kept) : null };
   }

@@ -168,6 +168,25 @@ describe('CallRunner.run', () => {
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', answeredAt, carrierCallId: 'SIM1' });
   });
 
+  it('ends an outbound call the carrier failed after its answer with the answer time and carrier id', async () => {
+    const failing = {
+      ...carrier,
+      async place(_req: { callId: string }, hooks: { answered(at: Date, sid: string): Promise<void> }) {
+        await hooks.answered(answeredAt, 'SIM9');
+        throw new Error('the carrier dropped the call');
+      },
+    };
+    const { runner, finish } = runnerWith(jest.fn());
+    (runner as unknown as { d: { carrier: unknown } }).d.carrier = failing;
+    await runner.run(call);
+    expect(finish.mock.calls[0]![1]).toMatchObject({
+      outcome: 'failed',
+      endReason: 'carrier_error',
+      answeredAt,
+      carrierCallId: 'SIM9',
+    });
+  });
+
   it('records an inbound answer once the store is back, and ends the call as the carrier did', async () => {
     const setAnswered = jest
       .fn()

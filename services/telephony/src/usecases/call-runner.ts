@@ -44,8 +44,8 @@ export const carrierRequest = (call: Call): CarrierCallRequest => ({
 
 /**
  * Carries a call from ringing to its end: answered (inbound: the hold placed then), ended with its
- * outcome, transcript, analysis and recording stored, the end announced (through the outbox), the
- * line freed. Every step is idempotent by call id, so recovery may finish a call whose process died.
+ * outcome, transcript, analysis and recording stored, the end announced, the line freed. Every
+ * step is idempotent by call id, so recovery may finish a call whose process died.
  */
 export class CallRunner {
   /** Calls this process is carrying: recovery leaves them alone. */
@@ -57,6 +57,7 @@ export class CallRunner {
     this.carrying.add(call.id);
     try {
       let answer: Promise<{ holdFailed: boolean }> | undefined;
+      let answered: { answeredAt: Date; carrierCallId: string } | undefined;
       let conversation: Promise<AgentConversation | undefined> | undefined;
       let result: CarrierCallResult;
       try {
@@ -66,6 +67,7 @@ export class CallRunner {
             // Recorded beside the call, never in its way: a person is on the line, and our
             // bookkeeping (the store or billing away for a moment) must not hang up on them.
             answer = this.recordAnswer(call, at, sid);
+            answered = { answeredAt: at, carrierCallId: sid };
             // The agent holds the conversation while the carrier carries the call.
             if (call.agentId) conversation = this.converse(call, call.agentId, at);
           },
@@ -73,11 +75,9 @@ export class CallRunner {
       } catch (err) {
         this.d.log.warn({ err, callId: call.id }, 'the carrier failed a call');
         await answer;
-        return await this.finishRetrying(
-          call,
-          { carrierCallId: call.carrierCallId ?? '', outcome: 'failed', durationSeconds: 0, cutAtLimit: false },
-          'carrier_error',
-        );
+        // An outbound row does not hold its answer (decision 0148): the end carries it.
+        const failed = { carrierCallId: call.carrierCallId ?? '', durationSeconds: 0, cutAtLimit: false, ...answered };
+        return await this.finishRetrying(call, { ...failed, outcome: 'failed' }, 'carrier_error');
       }
       const { holdFailed } = (await answer) ?? { holdFailed: false };
       const held = await conversation;
@@ -268,9 +268,9 @@ export class CallRunner {
     const ended = await this.d.calls.finish(call.id, { ...end, ...(details && { details }) });
     // Null: the row had ended already (a repeated finish), counted by the finish that ended it.
     if (ended) this.d.metrics?.ended.add(1, { direction: ended.direction });
-    // The contact was erased while the call ended: its recording and conversation go too.
+    // Erased while it ended: its recording and conversation go too (again on a repeat: a try may have died first).
     if (ended?.erased && ended.hasRecording) await this.d.recordings.discard(ended);
-    if (ended?.erased && details) await this.d.calls.erasePersonalData(scope, call.id);
+    if ((ended ?? latest).erased && (details || !ended)) await this.d.calls.erasePersonalData(scope, call.id);
     await this.d.lines.free(scope, call.id);
     await this.d.rollups.markDirty(scope, call.direction, call.startedAt, now);
     return ended;

@@ -158,11 +158,6 @@ export class Dispatcher {
     this.sweeper.wake();
   }
 
-  /** Deliveries held in memory (waiting, in flight). */
-  get holding(): number {
-    return this.held.size;
-  }
-
   private enqueue(h: Held): void {
     this.held.set(h.delivery._id, h);
     const list = this.waiting.get(h.delivery.endpointId);
