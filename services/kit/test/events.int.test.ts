@@ -459,20 +459,25 @@ describe('kit events', () => {
     }
   });
 
-  it('publishes at once while it relays an empty outbox; stores while events wait there or Kafka fails, and relays those in order (decision 0144)', async () => {
-    const dbName = `kit_${suffix}_publish_now`;
+  /** A connection to a database of its own that counts the inserts into its outbox. */
+  const countingOutboxInserts = async (name: string) => {
     const counted = await mongoose
-      .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
+      .createConnection(process.env.MONGO_URL!, { dbName: `kit_${suffix}_${name}`, monitorCommands: true })
       .asPromise();
+    let n = 0;
+    counted
+      .getClient()
+      .on(
+        'commandStarted',
+        (e: { commandName: string; command: { insert?: string } }) =>
+          void (e.commandName === 'insert' && e.command.insert === 'outbox' && n++),
+      );
+    return { counted, inserts: () => n };
+  };
+
+  it('publishes at once while it relays an empty outbox; stores while events wait there or Kafka fails, and relays those in order (decision 0144)', async () => {
+    const { counted, inserts } = await countingOutboxInserts('publish_now');
     try {
-      let inserts = 0;
-      counted
-        .getClient()
-        .on(
-          'commandStarted',
-          (e: { commandName: string; command: { insert?: string } }) =>
-            void (e.commandName === 'insert' && e.command.insert === 'outbox' && inserts++),
-        );
       const seen = await subscribe('publish-now');
       const delivered = (e: EventRecord) => seen.some((x) => x.meta.eventId === e.eventId);
       const own = newPublisher();
@@ -480,7 +485,7 @@ describe('kit events', () => {
       const [first, stuck, behind, after] = [1, 2, 3, 4].map((n) => eventRecord(Envelope, 'pn', probe('pn', n)));
       // Not relaying yet: stored.
       await outbox.publishOrAdd([first!]);
-      expect(inserts).toBe(1);
+      expect(inserts()).toBe(1);
       outbox.start();
       try {
         await until('the relay holds the lease', () => outbox.relaying);
@@ -490,17 +495,17 @@ describe('kit events', () => {
         const direct = eventRecord(Envelope, 'pn', probe('pn', 10));
         await outbox.publishOrAdd([direct]);
         await until('sent at once', () => delivered(direct));
-        expect(inserts).toBe(1);
+        expect(inserts()).toBe(1);
         // Kafka fails the send: stored; the next event waits behind it in the outbox, not sent past it.
         const send = jest.spyOn(own, 'send').mockRejectedValue(new Error('Kafka away'));
         try {
           await outbox.publishOrAdd([stuck!]);
-          expect(inserts).toBe(2);
+          expect(inserts()).toBe(2);
         } finally {
           send.mockRestore();
         }
         await outbox.publishOrAdd([behind!]);
-        expect(inserts).toBe(3);
+        expect(inserts()).toBe(3);
         await outbox.flush();
         await until('both relayed', () => delivered(stuck!) && delivered(behind!));
         const order = seen.filter((x) => x.key === 'pn').map((x) => x.n);
@@ -509,7 +514,7 @@ describe('kit events', () => {
         await outbox.flush();
         await outbox.publishOrAdd([after!]);
         await until('the last sent', () => delivered(after!));
-        expect(inserts).toBe(3);
+        expect(inserts()).toBe(3);
         // A send that fails while the next one waits its turn: the next one is stored behind it, not sent past it.
         await outbox.flush();
         const [failing, next] = [5, 6].map((n) => eventRecord(Envelope, 'pn', probe('pn', n)));
@@ -521,7 +526,7 @@ describe('kit events', () => {
         const failingSend = outbox.publishOrAdd([failing!]);
         await new Promise((r) => setTimeout(r, 30));
         await Promise.all([failingSend, outbox.publishOrAdd([next!])]);
-        expect(inserts).toBeGreaterThan(3); // both stored (together, or one insert each)
+        expect(inserts()).toBeGreaterThan(3); // both stored (together, or one insert each)
         await outbox.flush();
         await until('both relayed in order', () => delivered(failing!) && delivered(next!));
         const seenOrder = seen.filter((x) => x.key === 'pn').map((x) => x.n);
@@ -535,19 +540,8 @@ describe('kit events', () => {
   });
 
   it('sends an `atOnce` event after its write while it relays an empty outbox, nothing stored; reads back a failed write first; holds it otherwise (decision 0149)', async () => {
-    const dbName = `kit_${suffix}_at_once`;
-    const counted = await mongoose
-      .createConnection(process.env.MONGO_URL!, { dbName, monitorCommands: true })
-      .asPromise();
+    const { counted, inserts } = await countingOutboxInserts('at_once');
     try {
-      let inserts = 0;
-      counted
-        .getClient()
-        .on(
-          'commandStarted',
-          (e: { commandName: string; command: { insert?: string } }) =>
-            void (e.commandName === 'insert' && e.command.insert === 'outbox' && inserts++),
-        );
       const seen = await subscribe('at-once');
       const delivered = (e: EventRecord) => seen.some((x) => x.meta.eventId === e.eventId);
       const outbox = new Outbox(counted, newPublisher(), log, { instanceId: 'at-once', intervalMs: 60_000 });
@@ -559,7 +553,7 @@ describe('kit events', () => {
       );
       // Not relaying: held before the write like any announced event (one insert), released after it.
       await outbox.announce([early!], () => things.insertOne({ _id: 'e' }), { readBack: inThings('e'), atOnce });
-      expect(inserts).toBe(1);
+      expect(inserts()).toBe(1);
       outbox.start();
       try {
         await until('the relay holds the lease', () => outbox.relaying);
@@ -568,7 +562,7 @@ describe('kit events', () => {
         // Relaying, the outbox empty: sent once the write is done, nothing stored.
         await outbox.announce([sent!], () => things.insertOne({ _id: 's' }), { readBack: inThings('s'), atOnce });
         await until('sent after its write', () => delivered(sent!));
-        expect(inserts).toBe(1);
+        expect(inserts()).toBe(1);
         // A write that did not apply, or was refused, sends nothing.
         await outbox.announce([refused!], async () => null, {
           applied: (r) => r !== null,
@@ -587,7 +581,7 @@ describe('kit events', () => {
         );
         // The write that applied before it failed was read back and its event sent; none of these stored.
         await until('the write applied part-way sent', () => delivered(partway!));
-        expect(inserts).toBe(1);
+        expect(inserts()).toBe(1);
         await outbox.flush();
         const marker = await outbox.add(Envelope, 'ao-marker', probe('ao-marker', 9));
         await until('a later event delivered', () => seen.some((x) => x.meta.eventId === marker));

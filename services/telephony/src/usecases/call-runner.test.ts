@@ -150,6 +150,15 @@ describe('CallRunner.run', () => {
     expect(ended).toEqual(['1 outbound']);
   });
 
+  /** What an answered call that ended completed announces, in order: in progress, then completed. */
+  const ANSWERED_THEN_ENDED = [
+    'call-started:call-1',
+    'call.answered:call-1:in_progress',
+    'call-ended:call-1',
+    'call.ended:call-1:completed',
+    'call.billed:call-1:completed',
+  ];
+
   // An inbound call's row records its answer (its hold's outcome); a sandbox one places no hold.
   const inbound: Call = { ...call, direction: 'inbound', sandbox: true };
 
@@ -158,13 +167,7 @@ describe('CallRunner.run', () => {
     const { runner, finish, announced } = runnerWith(setAnswered);
     await runner.run(call);
     expect(setAnswered).not.toHaveBeenCalled();
-    expect(announced).toEqual([
-      'call-started:call-1',
-      'call.answered:call-1:in_progress',
-      'call-ended:call-1',
-      'call.ended:call-1:completed',
-      'call.billed:call-1:completed',
-    ]);
+    expect(announced).toEqual(ANSWERED_THEN_ENDED);
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', answeredAt, carrierCallId: 'SIM1' });
   });
 
@@ -196,13 +199,7 @@ describe('CallRunner.run', () => {
     await runner.run(inbound);
     expect(setAnswered).toHaveBeenCalledTimes(2);
     // The feed's changes carry the call as it is after each: in progress, then completed.
-    expect(announced).toEqual([
-      'call-started:call-1',
-      'call.answered:call-1:in_progress',
-      'call-ended:call-1',
-      'call.ended:call-1:completed',
-      'call.billed:call-1:completed',
-    ]);
+    expect(announced).toEqual(ANSWERED_THEN_ENDED);
     expect(finish.mock.calls[0]![1]).toMatchObject({ status: 'completed', outcome: 'completed', durationSeconds: 60 });
   });
 
