@@ -36,7 +36,8 @@ export const CallSummary = z
     callSessionId: nullableString('Outbound: the dial request this call placed (`<contactId>:<attempt>`)'),
     callSid: nullableString('The carrier’s id of the call'),
     status: z.enum(CALL_STATUSES).nullable().openapi({
-      description: '`queued`, `ringing`, `in_progress`, then `completed`, `busy`, `no_answer` or `failed`',
+      description:
+        '`queued`, `ringing`, `in_progress` (an inbound call once answered; an outbound call reads `ringing` until it ends, its answer shown on `GET /calls/stream` and in webhooks), then `completed`, `busy`, `no_answer` or `failed`',
     }),
     outcome: mayGrow(
       z.enum(OUTCOMES).nullable(),

@@ -1953,7 +1953,7 @@ export interface components {
             /** @description The carrier’s id of the call */
             callSid: string | null;
             /**
-             * @description `queued`, `ringing`, `in_progress`, then `completed`, `busy`, `no_answer` or `failed`
+             * @description `queued`, `ringing`, `in_progress` (an inbound call once answered; an outbound call reads `ringing` until it ends, its answer shown on `GET /calls/stream` and in webhooks), then `completed`, `busy`, `no_answer` or `failed`
              * @enum {string|null}
              */
             status: "queued" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "failed" | null;
