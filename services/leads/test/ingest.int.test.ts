@@ -47,7 +47,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
   /** Contact status changes announced, by contact id. */
   const changes = new Map<string, string[]>();
   const seen = new Set<string>();
-  /** How many times each dial request was received (a request made again keeps its id). */
+  /** How many times each dial request and status change was received (one announced again keeps its id). */
   const receipts = new Map<string, number>();
 
   const env = () => ({
@@ -157,6 +157,7 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
       dials.set(d.contactId, [...(dials.get(d.contactId) ?? []), d.dialId]);
     });
     listener.on(LeadsContactEvent, async (e, meta) => {
+      receipts.set(meta.eventId, (receipts.get(meta.eventId) ?? 0) + 1);
       if (seen.has(meta.eventId) || e.event?.$case !== 'contactStatusChanged') return;
       seen.add(meta.eventId);
       const c = e.event.contactStatusChanged;
@@ -697,6 +698,73 @@ describe('leads service (gRPC + MongoDB + Kafka, with billing)', () => {
     expect(await svc.dialing.reannounceQueued(new Date(Date.now() - 60_000))).toBeGreaterThanOrEqual(1);
     await eventually('requested again', async () => ((receipts.get(`dial:${c.id}:1`) ?? 0) >= 2 ? true : undefined));
     expect(dials.get(c.id)).toEqual([`${c.id}:1`]);
+  });
+
+  it('sends a call’s status moves once made, no outbox document; a claim tried again and a redelivered call event announce the move again under its id (decision 0150)', async () => {
+    const a = tenant();
+    const webhooksClient = createPromiseClient(
+      voiceapi.webhooks.v1.WebhooksServiceService,
+      `127.0.0.1:${webhooks.port}`,
+      { timeoutMs: 20_000 },
+    );
+    try {
+      await webhooksClient.registerEndpoint({ url: 'http://127.0.0.1:9/crm', events: [] }, a);
+    } finally {
+      webhooksClient.close();
+    }
+    await sleep(400); // leads' cache of who reads status changes
+    await fund(a);
+    const id = await campaign(a);
+    const stored = async () =>
+      ((await conn.collection('outbox_sequence').findOne({ _id: 'outbox' as never })) as { value?: number } | null)
+        ?.value ?? 0;
+    await svc.outbox.flush();
+    const c = (await client.ingestLead({ campaignId: id, lead: callLead('+14155550720') }, a)).contact!;
+    await dialsOf(c.id);
+    const before = await stored();
+    const callId = `call-${randomUUID()}`;
+    const started = () =>
+      publisher.send([
+        eventRecord(TelephonyCallEvent, callId, {
+          occurTime: new Date(),
+          event: {
+            $case: 'callStarted',
+            callStarted: {
+              callId,
+              tenantId: a.tenantId!,
+              direction: ED.CALL_DIRECTION_OUTBOUND,
+              sandbox: false,
+              startTime: new Date(),
+              campaignId: id,
+              contactId: c.id,
+            },
+          },
+        }),
+      ]);
+    const idsOf = (status: string) => [...receipts.keys()].filter((k) => k.startsWith(`status:${c.id}:${status}:`));
+    const receivedTwice = (status: string) =>
+      eventually(`the ${status} move announced again`, async () => {
+        const ids = idsOf(status);
+        return ids.length === 1 && receipts.get(ids[0]!)! >= 2 ? true : undefined;
+      });
+
+    expect((await client.claimDial({ contactId: c.id, dialId: `${c.id}:1` }, a)).allowed).toBe(true);
+    await eventually('the dialing move', async () => (idsOf('dialing').length ? true : undefined));
+    expect(await client.claimDial({ contactId: c.id, dialId: `${c.id}:1` }, a)).toMatchObject({
+      refusal: 'already_claimed',
+    });
+    await receivedTwice('dialing');
+    await started();
+    await eventually('the in_call move', async () => (idsOf('in_call').length ? true : undefined));
+    await started();
+    await receivedTwice('in_call');
+    await ended(a, c.id, callId, 'completed');
+    await eventually('the outcome', async () => (idsOf('completed').length ? true : undefined));
+    await ended(a, c.id, callId, 'completed');
+    await receivedTwice('completed');
+
+    expect(changes.get(c.id)).toEqual(['dialing', 'in_call', 'completed']);
+    expect(await stored()).toBe(before);
   });
 
   it('loses nothing when the process dies between the write and the publish', async () => {

@@ -107,8 +107,17 @@ export interface Contact {
   timeZones?: string[];
   /** The tenant's own id of the lead (batch ingest): the contact's id follows from it. */
   externalId?: string;
+  /** The contact's last status change, as its event announced it: what a repeat of its cause announces again (decision 0150). */
+  lastMove?: LastMove;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** A status change: the status before it, its time (its event's id) and its end reason. */
+export interface LastMove {
+  from: ContactStatus;
+  at: Date;
+  endReason?: string;
 }
 
 /** What a status change of a contact announces of it (see `ContactLifecycle.move`). */

@@ -10,7 +10,8 @@ const { LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent } = voiceapi.events
  * requests and the contacts whose dials are dropped for telephony (`leads.dial.v1`), status
  * changes for webhooks (`leads.contact.v1`), message requests for the sender (`leads.message.v1`).
  * Ids are derived from what they announce, so writing one again (a retried dispatch) stores or
- * publishes the same event, which consumers skip: a dial request's id is its dial id.
+ * publishes the same event, which consumers skip: a dial request's id is its dial id, a status
+ * change's the contact, the status and the move's time.
  */
 export function leadEvents(outbox: Announcer): LeadEvents {
   // Each event's record is made with the event, in its cause's context (the record carries its trace).
@@ -34,8 +35,12 @@ export function leadEvents(outbox: Announcer): LeadEvents {
         ...opts,
         readBack: typeof readBack === 'function' ? (r) => readBack(madeOf.get(r)!) : readBack,
         // A dial request goes out once its contact is queued; the relay's next holder requests again
-        // what a crash may have lost (decision 0149: `reannounceQueued`).
-        atOnce: (r) => madeOf.get(r)!.event.kind === 'dialRequested',
+        // what a crash may have lost (decision 0149: `reannounceQueued`). A call's moves go out once
+        // made; their causes, repeated, announce them again (decision 0150: `announceAgain`).
+        atOnce: (r) => {
+          const { event } = madeOf.get(r)!;
+          return event.kind === 'dialRequested' || (event.kind === 'statusChanged' && event.atOnce === true);
+        },
       });
     },
   };
@@ -114,21 +119,26 @@ function statusChanged(
   now: Date,
   endReason?: string,
 ): EventRecord {
-  return eventRecord(LeadsContactEvent, before.id, {
-    occurTime: now,
-    event: {
-      $case: 'contactStatusChanged',
-      contactStatusChanged: {
-        tenantId,
-        contactId: before.id,
-        campaignId: before.campaignId,
-        status,
-        previousStatus: before.status,
-        sandbox: before.sandbox,
-        ...(endReason !== undefined && { endReason }),
+  return eventRecord(
+    LeadsContactEvent,
+    before.id,
+    {
+      occurTime: now,
+      event: {
+        $case: 'contactStatusChanged',
+        contactStatusChanged: {
+          tenantId,
+          contactId: before.id,
+          campaignId: before.campaignId,
+          status,
+          previousStatus: before.status,
+          sandbox: before.sandbox,
+          ...(endReason !== undefined && { endReason }),
+        },
       },
     },
-  });
+    `status:${before.id}:${status}:${now.getTime()}`,
+  );
 }
 
 /** A contact cancelled: telephony drops its waiting dials. */

@@ -73,14 +73,10 @@ export class Dialing {
     if (contact.sandbox) return { allowed: false, refusal: 'sandbox', contact };
     if (contact.status !== 'queued' || id !== dialId(contact.id, contact.dispatches)) {
       // Cancelled, already dialled, or a stale request for an earlier dispatch.
-      return {
-        allowed: false,
-        refusal:
-          contact.status === 'dialing' && id === dialId(contact.id, contact.dispatches)
-            ? 'already_claimed'
-            : 'not_pending',
-        contact,
-      };
+      const claimed = contact.status === 'dialing' && id === dialId(contact.id, contact.dispatches);
+      // A claim tried again: its move's event may be all a crash took (decision 0150).
+      if (claimed) await this.d.lifecycle.announceAgain(scope, contact, ['queued']);
+      return { allowed: false, refusal: claimed ? 'already_claimed' : 'not_pending', contact };
     }
     const campaign = await this.d.campaigns.get(scope, contact.campaignId);
     if (!campaign) return { allowed: false, refusal: 'not_found', contact };
@@ -90,6 +86,7 @@ export class Dialing {
       set: { attempts: contact.attempts + 1 },
       from: ['queued'],
       where: { dispatches: contact.dispatches },
+      atOnce: true,
     });
     if (!moved) return { allowed: false, refusal: 'already_claimed', contact };
     return { allowed: true, contact: moved, campaign };
@@ -118,14 +115,16 @@ export class Dialing {
     const contact = campaignId
       ? { id: contactId, campaignId, status: 'dialing' as const, sandbox: false }
       : await this.d.contacts.get(scope, contactId);
-    if (contact?.status === 'dialing') await this.d.lifecycle.apply(scope, contact, 'in_call', { from: ['dialing'] });
+    if (contact?.status === 'dialing')
+      await this.d.lifecycle.apply(scope, contact, 'in_call', { from: ['dialing'], atOnce: true });
   }
 
   async onCallEnded(e: CallOutcome): Promise<void> {
     const scope = scopeOfRecord(e.tenantId);
     const contact = await this.d.contacts.get(scope, e.contactId);
-    // Erased meanwhile, or this outcome was followed already (a redelivery).
-    if (!contact || contact.lastCallId === e.callId) return;
+    if (!contact) return; // erased meanwhile
+    // Followed already (a redelivery): the outcome's move may be all a crash left of it (decision 0150).
+    if (contact.lastCallId === e.callId) return this.d.lifecycle.announceAgain(scope, contact, ['dialing', 'in_call']);
     const last = { lastCallId: e.callId, lastOutcome: e.outcome };
     if (e.optOut) {
       // The called party asked not to be called again: at once on the tenant's list, and every
@@ -137,15 +136,16 @@ export class Dialing {
         set: last,
         unset: ['nextAttemptAt'],
         endReason: 'opted_out',
+        atOnce: true,
       });
       return;
     }
     if (contact.status === 'cancelled') {
-      await this.d.lifecycle.apply(scope, contact, 'cancelled', { set: last });
+      await this.d.lifecycle.apply(scope, contact, 'cancelled', { set: last, atOnce: true });
       return;
     }
     if (DONE.has(e.outcome)) {
-      await this.d.lifecycle.apply(scope, contact, 'completed', { set: last, unset: ['nextAttemptAt'] });
+      await this.d.lifecycle.apply(scope, contact, 'completed', { set: last, unset: ['nextAttemptAt'], atOnce: true });
       return;
     }
     const campaign = await this.d.campaigns.get(scope, contact.campaignId);
@@ -154,7 +154,10 @@ export class Dialing {
       const opens = windowDecision(campaign.callingWindow, contact.timeZones ?? ['UTC'], earliest);
       const dueAt = opens.open ? earliest : (opens.nextOpenAt ?? earliest);
       await this.d.schedule.put(scope, { id: dialItemId(contact.id), contactId: contact.id, kind: 'dial', dueAt });
-      await this.d.lifecycle.apply(scope, contact, 'scheduled', { set: { ...last, nextAttemptAt: dueAt } });
+      await this.d.lifecycle.apply(scope, contact, 'scheduled', {
+        set: { ...last, nextAttemptAt: dueAt },
+        atOnce: true,
+      });
       return;
     }
     const endReason = RETRIED.has(e.outcome)
@@ -162,7 +165,12 @@ export class Dialing {
       : e.endReason === 'insufficient_credits'
         ? 'insufficient_credits'
         : 'call_failed';
-    await this.d.lifecycle.apply(scope, contact, 'failed', { set: last, unset: ['nextAttemptAt'], endReason });
+    await this.d.lifecycle.apply(scope, contact, 'failed', {
+      set: last,
+      unset: ['nextAttemptAt'],
+      endReason,
+      atOnce: true,
+    });
   }
 
   /**

@@ -20,6 +20,13 @@ export interface Move {
   endReason?: string;
   /** More events announced by the same change (a dial request). */
   events?: LeadEvent[];
+  /**
+   * Its cause is repeated until it is done (a redelivered call event, a claim tried again), and each
+   * repeat that finds the move made announces it again (`announceAgain`): its event is sent after the
+   * write instead of stored before it (decision 0150). With `from`, a write that finds the move made
+   * announces it again here; without, the caller tells a repeat (a call's outcome already followed).
+   */
+  atOnce?: boolean;
 }
 
 /**
@@ -28,6 +35,8 @@ export interface Move {
  * unannounced after a crash. What is announced is what a reader acts on: the change itself when
  * the tenant has an endpoint for `contact.status_changed` (`StatusChangeReaders`), a cancellation
  * always (telephony drops the contact's waiting dials); a change nobody reads is the write alone.
+ * Every status change is kept on the contact as its `lastMove`, so it can be announced again with
+ * the same event (its id is the contact's and the move's time).
  */
 export class ContactLifecycle {
   constructor(
@@ -53,6 +62,29 @@ export class ContactLifecycle {
     else await this.write(scope, contact.id, status, m, prepared);
   }
 
+  /**
+   * Announces again the contact's last move, when it came from one of `from` (the move a repeated
+   * cause made): a crash between the move's write and its event's send loses the event, never the
+   * repeat (decision 0150). Under the same id, which readers skip or deliver again as they would a
+   * redelivery.
+   */
+  async announceAgain(scope: TenantScope, contact: Contact, from: readonly ContactStatus[]): Promise<void> {
+    const last = contact.lastMove;
+    if (!last || !from.includes(last.from) || !(await this.readers.wanted(scope))) return;
+    const again = this.events.make({
+      kind: 'statusChanged',
+      tenantId: scope.tenantId,
+      before: { ...contact, status: last.from },
+      status: contact.status,
+      at: last.at,
+      ...(last.endReason !== undefined && { endReason: last.endReason }),
+      atOnce: true,
+    });
+    await this.events.announce([again], () => Promise.resolve(), {
+      readBack: { applied: 'always', why: 'the move was read from the contact: it happened' },
+    });
+  }
+
   /** The events that announce the move (those a reader acts on) and the contact's change. */
   private async prepare(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move): Promise<Prepared> {
     const now = this.now();
@@ -68,6 +100,7 @@ export class ContactLifecycle {
               status,
               at: now,
               ...(m.endReason !== undefined && { endReason: m.endReason }),
+              ...(m.atOnce && { atOnce: true }),
             },
           ]
         : []),
@@ -76,23 +109,35 @@ export class ContactLifecycle {
         : []),
       ...(m.events ?? []),
     ];
+    const lastMove = { from: contact.status, at: now, ...(m.endReason !== undefined && { endReason: m.endReason }) };
     const change: ContactChange = {
-      $set: { ...m.set, status, updatedAt: now, ...(m.endReason !== undefined && { endReason: m.endReason }) },
+      $set: {
+        ...m.set,
+        status,
+        updatedAt: now,
+        ...(m.endReason !== undefined && { endReason: m.endReason }),
+        ...(changes && { lastMove }),
+      },
       ...(m.unset?.length && { $unset: Object.fromEntries(m.unset.map((f) => [f, 1])) }),
     };
     return { events: events.map((e) => this.events.make(e)), change, now };
   }
 
-  private write(
+  private async write(
     scope: TenantScope,
     id: string,
     status: ContactStatus,
     m: Move,
     { events, change, now }: Prepared,
   ): Promise<Contact | null> {
-    return this.events.announce(events, () => this.contacts.update(scope, id, change, m.from, m.where), {
+    const moved = await this.events.announce(events, () => this.contacts.update(scope, id, change, m.from, m.where), {
       applied: (updated) => updated !== null,
       readBack: this.contacts.moved(scope, id, status, now),
     });
+    if (moved || !m.atOnce || !m.from) return moved;
+    // Not moved: a repeat of a cause whose move is made may be all that is left of its event.
+    const current = await this.contacts.get(scope, id);
+    if (current?.status === status) await this.announceAgain(scope, current, m.from);
+    return null;
   }
 }

@@ -6,7 +6,16 @@ import type { Message } from '../domain/message';
 export type LeadEvent =
   | { kind: 'dialRequested'; tenantId: string; contact: Contact; campaign: Campaign; dispatch: number; at: Date }
   | { kind: 'messageRequested'; tenantId: string; contactId: string; messageId: string; channel: string; at: Date }
-  | { kind: 'statusChanged'; tenantId: string; before: ContactRef; status: ContactStatus; at: Date; endReason?: string }
+  | {
+      kind: 'statusChanged';
+      tenantId: string;
+      before: ContactRef;
+      status: ContactStatus;
+      at: Date;
+      endReason?: string;
+      /** Sent after its write, not stored before it: its cause, repeated, announces it again (decision 0150). */
+      atOnce?: boolean;
+    }
   | { kind: 'contactCancelled'; tenantId: string; contactId: string; at: Date }
   | { kind: 'contactDeleted'; tenantId: string; contactId: string; at: Date };
 
