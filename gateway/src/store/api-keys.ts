@@ -1,5 +1,13 @@
-import { objectIds, stringIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import {
+  objectIds,
+  stringIds,
+  TenantCollection,
+  type KeyMode,
+  type QueryShape,
+  type TenantScope,
+  modelOf,
+} from '@voiceapi/kit';
+import { Schema, Types, type Connection } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 
 export type KeyStatus = 'pending' | 'active' | 'inactive';
@@ -66,17 +74,8 @@ export class ApiKeyStore {
   private readonly hashes: TenantCollection<KeyHashRecord, string>;
 
   constructor(conn: Connection) {
-    this.keys = new TenantCollection(
-      (conn.models.ApiKey as Model<ApiKeyRecord> | undefined) ?? conn.model<ApiKeyRecord>('ApiKey', apiKeySchema),
-      objectIds,
-      apiKeyQueryShapes,
-    );
-    this.hashes = new TenantCollection(
-      (conn.models.ApiKeyHash as Model<KeyHashRecord> | undefined) ??
-        conn.model<KeyHashRecord>('ApiKeyHash', keyHashSchema),
-      stringIds,
-      [],
-    );
+    this.keys = new TenantCollection(modelOf(conn, 'ApiKey', apiKeySchema), objectIds, apiKeyQueryShapes);
+    this.hashes = new TenantCollection(modelOf(conn, 'ApiKeyHash', keyHashSchema), stringIds, []);
   }
 
   /** The hash entry goes first: a crash in between leaves a pointer to nothing, never a key no hash finds. */

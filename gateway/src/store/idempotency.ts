@@ -7,8 +7,9 @@ import {
   type KeyMode,
   type QueryShape,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
 import type { IdempotencyRecords, StoredResponse } from '../http/idempotency';
 import { gatewayReasons } from '../http/reasons';
 
@@ -75,8 +76,7 @@ export class IdempotencyStore implements IdempotencyRecords {
 
   constructor(conn: Connection) {
     this.records = new TenantCollection(
-      (conn.models.IdempotencyRecord as Model<IdempotencyRecord> | undefined) ??
-        conn.model<IdempotencyRecord>('IdempotencyRecord', idempotencySchema),
+      modelOf(conn, 'IdempotencyRecord', idempotencySchema),
       stringIds,
       idempotencyQueryShapes,
     );

@@ -1,5 +1,5 @@
-import { objectIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model, type Types } from 'mongoose';
+import { objectIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection, type Types } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 
 export type RequestStatus = 'pending' | 'approved' | 'rejected';
@@ -50,8 +50,7 @@ export class KeyRequestStore {
 
   constructor(conn: Connection) {
     this.requests = new TenantCollection(
-      (conn.models.KeyRequest as Model<KeyRequestRecord> | undefined) ??
-        conn.model<KeyRequestRecord>('KeyRequest', keyRequestSchema),
+      modelOf(conn, 'KeyRequest', keyRequestSchema),
       objectIds,
       keyRequestQueryShapes,
     );

@@ -1,4 +1,4 @@
-import { platformModel, type WakeSource } from '@voiceapi/kit';
+import { platformModel, type WakeSource, modelOf } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 interface SettingsRecord {
@@ -19,8 +19,7 @@ export class SettingsStore {
   private readonly model: Model<SettingsRecord>;
   constructor(conn: Connection) {
     this.model = platformModel(
-      (conn.models.PlatformSettings as Model<SettingsRecord> | undefined) ??
-        conn.model<SettingsRecord>('PlatformSettings', settingsSchema),
+      modelOf(conn, 'PlatformSettings', settingsSchema),
       'the kill switch and other platform-wide settings',
     );
   }

@@ -1,5 +1,5 @@
-import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 
 interface LeaseDoc {
   /** The stream's id. */
@@ -38,8 +38,7 @@ export class StreamLeaseStore {
 
   constructor(conn: Connection) {
     this.leases = new TenantCollection(
-      (conn.models.StreamLease as Model<LeaseDoc> | undefined) ??
-        conn.model<LeaseDoc>('StreamLease', streamLeaseSchema),
+      modelOf(conn, 'StreamLease', streamLeaseSchema),
       stringIds,
       streamLeaseQueryShapes,
     );

@@ -1,4 +1,4 @@
-import { isObjectIdHex, platformModel } from '@voiceapi/kit';
+import { isObjectIdHex, platformModel, modelOf } from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 
@@ -23,7 +23,7 @@ export class TenantStore {
 
   constructor(conn: Connection) {
     this.model = platformModel(
-      (conn.models.Tenant as Model<TenantRecord> | undefined) ?? conn.model<TenantRecord>('Tenant', tenantSchema),
+      modelOf(conn, 'Tenant', tenantSchema),
       "the tenant registry: a tenant's own record, read before any scope exists",
     );
   }

@@ -8,8 +8,9 @@ import {
   type QueryShape,
   type ReadBack,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import { Schema, Types, type Connection } from 'mongoose';
 import type { Agent, AgentFields } from '../domain/agent';
 
 /** The stored document: the agent, with its custom-API secret sealed (never in an `Agent`). */
@@ -106,11 +107,7 @@ export class AgentStore {
   readonly cache: ReadCache<AgentDoc[]>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
-    this.agents = new TenantCollection(
-      (conn.models.Agent as Model<AgentDoc> | undefined) ?? conn.model<AgentDoc>('Agent', agentSchema),
-      objectIds,
-      agentQueryShapes,
-    );
+    this.agents = new TenantCollection(modelOf(conn, 'Agent', agentSchema), objectIds, agentQueryShapes);
     this.cache = new ReadCache({ ttlMs: opts.cacheTtlMs, log: opts.log });
   }
 

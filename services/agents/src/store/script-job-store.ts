@@ -1,5 +1,5 @@
-import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 
 /** A script to write: the agent's id is the `_id`, so one agent has at most one request. */
 interface JobDoc {
@@ -39,11 +39,7 @@ export class ScriptJobStore {
   private readonly listeners: (() => void)[] = [];
 
   constructor(conn: Connection) {
-    this.jobs = new TenantCollection(
-      (conn.models.ScriptJob as Model<JobDoc> | undefined) ?? conn.model<JobDoc>('ScriptJob', jobSchema),
-      stringIds,
-      jobQueryShapes,
-    );
+    this.jobs = new TenantCollection(modelOf(conn, 'ScriptJob', jobSchema), stringIds, jobQueryShapes);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { declareQueries, platformModel, upsertManyOnce, type QueryShape } from '@voiceapi/kit';
+import { declareQueries, platformModel, upsertManyOnce, type QueryShape, modelOf } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { AuditMark } from '../domain/ledger-audit';
 
@@ -33,7 +33,7 @@ export class AuditStore {
 
   constructor(conn: Connection) {
     this.audits = platformModel(
-      (conn.models.WalletAudit as Model<AuditDoc> | undefined) ?? conn.model<AuditDoc>('WalletAudit', auditSchema),
+      modelOf(conn, 'WalletAudit', auditSchema),
       "the ledger audit's own bookkeeping across every wallet, never read for a tenant",
     );
     declareQueries(this.audits, auditQueryShapes);

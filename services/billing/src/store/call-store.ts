@@ -1,5 +1,5 @@
-import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { EndedCall } from '../domain/call';
 
 /** Ended calls whose charge failed: the sweeper's small working set (deleted once settled). */
@@ -40,8 +40,7 @@ export class CallStore {
 
   constructor(conn: Connection) {
     this.unsettled = new TenantCollection(
-      (conn.models.UnsettledCall as Model<UnsettledDoc> | undefined) ??
-        conn.model<UnsettledDoc>('UnsettledCall', unsettledSchema),
+      modelOf(conn, 'UnsettledCall', unsettledSchema),
       stringIds,
       unsettledQueryShapes,
     );

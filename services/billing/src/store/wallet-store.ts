@@ -6,9 +6,10 @@ import {
   TenantKeyed,
   type QueryShape,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
 import type { RowFigures } from '../domain/ledger-audit';
 import {
   EMPTY_WALLET,
@@ -171,15 +172,8 @@ export class WalletStore {
   private readonly heads: TenantKeyed<HeadDoc>;
 
   constructor(conn: Connection) {
-    this.entries = new TenantCollection(
-      (conn.models.WalletEntry as Model<EntryDoc> | undefined) ?? conn.model<EntryDoc>('WalletEntry', entrySchema),
-      stringIds,
-      entryQueryShapes,
-    );
-    this.heads = new TenantKeyed(
-      (conn.models.WalletHead as Model<HeadDoc> | undefined) ?? conn.model<HeadDoc>('WalletHead', headSchema),
-      headQueryShapes,
-    );
+    this.entries = new TenantCollection(modelOf(conn, 'WalletEntry', entrySchema), stringIds, entryQueryShapes);
+    this.heads = new TenantKeyed(modelOf(conn, 'WalletHead', headSchema), headQueryShapes);
   }
 
   /**

@@ -5,8 +5,9 @@ import {
   type QueryShape,
   type ReadBack,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
-import { Schema, type Connection, type Model, type Types } from 'mongoose';
+import { Schema, type Connection, type Types } from 'mongoose';
 import type { Company, CompanyFields, ClearableField } from '../domain/company';
 
 /**
@@ -76,11 +77,7 @@ export class CompanyStore {
   private readonly companies: TenantCollection<CompanyDoc>;
 
   constructor(conn: Connection) {
-    this.companies = new TenantCollection(
-      (conn.models.Company as Model<CompanyDoc> | undefined) ?? conn.model<CompanyDoc>('Company', companySchema),
-      objectIds,
-      companyQueryShapes,
-    );
+    this.companies = new TenantCollection(modelOf(conn, 'Company', companySchema), objectIds, companyQueryShapes);
   }
 
   async create(scope: TenantScope, fields: CompanyFields, now: Date): Promise<Company> {

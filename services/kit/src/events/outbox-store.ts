@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { modelOf } from '../mongo/connect';
 import type { QueryShape } from '../mongo/query-shapes';
 
 /*
@@ -80,9 +81,7 @@ export class OutboxSequence {
   private block = { next: 0, end: 0 };
 
   constructor(conn: Connection) {
-    this.sequence =
-      (conn.models.OutboxSequence as Model<SequenceDoc> | undefined) ??
-      conn.model<SequenceDoc>('OutboxSequence', sequenceSchema);
+    this.sequence = modelOf(conn, 'OutboxSequence', sequenceSchema);
   }
 
   /** `count` consecutive numbers for events of new keys, from this process's block (a new block when it runs short). */

@@ -3,7 +3,7 @@ import type { Connection, Model } from 'mongoose';
 import { mongo } from 'mongoose';
 import { Coalescer } from '../coalesce';
 import type { Logger } from '../logger';
-import { insertAsBuilt, isDuplicateKeyError } from '../mongo/connect';
+import { insertAsBuilt, isDuplicateKeyError, modelOf } from '../mongo/connect';
 import { withTimeout } from '../lifecycle';
 import { Lease } from '../mongo/lease';
 import { declareQueries } from '../mongo/query-check';
@@ -167,10 +167,9 @@ export class Outbox implements Announcer {
     private readonly log: Logger,
     opts: OutboxOptions,
   ) {
-    this.model = (conn.models.Outbox as Model<OutboxDoc> | undefined) ?? conn.model<OutboxDoc>('Outbox', outboxSchema);
+    this.model = modelOf(conn, 'Outbox', outboxSchema);
     declareQueries(this.model, outboxQueryShapes);
-    this.parked =
-      (conn.models.OutboxParked as Model<ParkedDoc> | undefined) ?? conn.model<ParkedDoc>('OutboxParked', parkedSchema);
+    this.parked = modelOf(conn, 'OutboxParked', parkedSchema);
     this.sequence = new OutboxSequence(conn);
     this.holdMs = opts.holdMs ?? 30_000;
     this.lease = opts.lease ?? new Lease(conn, 'outbox-relay', opts.instanceId, opts.leaseMs);

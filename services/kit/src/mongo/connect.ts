@@ -1,4 +1,4 @@
-import mongoose, { type Connection, type FilterQuery, type Model, type UpdateQuery } from 'mongoose';
+import mongoose, { type Connection, type FilterQuery, type Model, type Schema, type UpdateQuery } from 'mongoose';
 import type { Logger } from '../logger';
 import { checkQueries } from './query-check';
 import { storeOps, watchSlowCommands } from './store-ops';
@@ -57,6 +57,11 @@ export async function connectMongo(opts: {
   conn.on('reconnected', () => opts.log.info({ db: opts.dbName }, 'MongoDB reconnected'));
   opts.log.info({ db: opts.dbName }, 'MongoDB connected');
   return conn;
+}
+
+/** The connection's model `name`, made from `schema` the first time (every store of one connection shares it). */
+export function modelOf<D>(conn: Connection, name: string, schema: Schema<D>): Model<D> {
+  return (conn.models[name] as Model<D> | undefined) ?? conn.model<D>(name, schema);
 }
 
 /** Builds the indexes the connection's models declare (beside their schemas). Idempotent. */

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { serviceMetrics } from '../telemetry/metrics';
-import { isDuplicateKeyError } from './connect';
+import { isDuplicateKeyError, modelOf } from './connect';
 
 interface LeaseDoc {
   /** The lease's name, e.g. `outbox-relay`. */
@@ -60,7 +60,7 @@ export class Lease {
     readonly holder: string,
     private readonly ttlMs: number = LEASE_TTL_MS,
   ) {
-    this.model = conn.models.Lease ?? conn.model<LeaseDoc>('Lease', leaseSchema);
+    this.model = modelOf(conn, 'Lease', leaseSchema);
   }
 
   /** True while this replica holds the lease (by its own clock, with a safety margin). */

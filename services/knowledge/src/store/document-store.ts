@@ -8,8 +8,9 @@ import {
   type QueryShape,
   type ReadBack,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import { Schema, Types, type Connection } from 'mongoose';
 import type { KnowledgeDocument } from '../domain/document';
 import { DocumentObjects } from './document-objects';
 
@@ -76,17 +77,11 @@ export class DocumentStore {
 
   constructor(conn: Connection, objects: ObjectStore) {
     this.documents = new TenantCollection(
-      (conn.models.KnowledgeDocument as Model<DocumentDoc> | undefined) ??
-        conn.model<DocumentDoc>('KnowledgeDocument', documentSchema),
+      modelOf(conn, 'KnowledgeDocument', documentSchema),
       objectIds,
       documentQueryShapes,
     );
-    this.pending = new TenantCollection(
-      (conn.models.PendingUpload as Model<PendingDoc> | undefined) ??
-        conn.model<PendingDoc>('PendingUpload', pendingSchema),
-      stringIds,
-      pendingQueryShapes,
-    );
+    this.pending = new TenantCollection(modelOf(conn, 'PendingUpload', pendingSchema), stringIds, pendingQueryShapes);
     this.contents = new DocumentObjects(conn, objects, 'content');
     this.texts = new DocumentObjects(conn, objects, 'text');
   }

@@ -1,5 +1,5 @@
-import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model, type Types } from 'mongoose';
+import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection, type Types } from 'mongoose';
 import type { WindowSetting } from '../domain/calling-window';
 import type { Campaign, CampaignStatus } from '../domain/contact';
 
@@ -49,11 +49,7 @@ export class CampaignStore {
   private readonly campaigns: TenantCollection<CampaignDoc>;
 
   constructor(conn: Connection) {
-    this.campaigns = new TenantCollection(
-      (conn.models.Campaign as Model<CampaignDoc> | undefined) ?? conn.model<CampaignDoc>('Campaign', campaignSchema),
-      objectIds,
-      campaignQueryShapes,
-    );
+    this.campaigns = new TenantCollection(modelOf(conn, 'Campaign', campaignSchema), objectIds, campaignQueryShapes);
   }
 
   async create(scope: TenantScope, c: Omit<Campaign, 'id'>): Promise<Campaign> {

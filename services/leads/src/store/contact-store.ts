@@ -6,8 +6,9 @@ import {
   type QueryShape,
   type ReadBack,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model, type UpdateQuery } from 'mongoose';
+import { Schema, Types, type Connection, type UpdateQuery } from 'mongoose';
 import { CONTACT_STATUSES, statsBucket, type CampaignStats, type Contact, type ContactStatus } from '../domain/contact';
 
 /**
@@ -86,11 +87,7 @@ export class ContactStore {
   private readonly contacts: TenantCollection<ContactDoc>;
 
   constructor(conn: Connection) {
-    this.contacts = new TenantCollection(
-      (conn.models.Contact as Model<ContactDoc> | undefined) ?? conn.model<ContactDoc>('Contact', contactSchema),
-      objectIds,
-      contactQueryShapes,
-    );
+    this.contacts = new TenantCollection(modelOf(conn, 'Contact', contactSchema), objectIds, contactQueryShapes);
   }
 
   /** A fresh id, so events about the contact can be stored before the contact itself. */

@@ -5,6 +5,7 @@ import {
   stringIds,
   TenantCollection,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { DoNotCallEntry } from '../domain/do-not-call';
@@ -77,15 +78,9 @@ export class DoNotCallStore {
   });
 
   constructor(conn: Connection) {
-    this.tenant = new TenantCollection(
-      (conn.models.DoNotCallTenant as Model<TenantEntryDoc> | undefined) ??
-        conn.model<TenantEntryDoc>('DoNotCallTenant', tenantSchema),
-      stringIds,
-      [],
-    );
+    this.tenant = new TenantCollection(modelOf(conn, 'DoNotCallTenant', tenantSchema), stringIds, []);
     this.platform = platformModel(
-      (conn.models.DoNotCallPlatform as Model<PlatformEntryDoc> | undefined) ??
-        conn.model<PlatformEntryDoc>('DoNotCallPlatform', platformSchema),
+      modelOf(conn, 'DoNotCallPlatform', platformSchema),
       "the platform's own do-not-call list applies to every tenant",
     );
   }

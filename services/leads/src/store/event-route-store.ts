@@ -1,5 +1,5 @@
-import { TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { EventRoute } from '../domain/event-route';
 
 interface RouteDoc extends EventRoute {
@@ -33,7 +33,7 @@ export class EventRouteStore {
 
   constructor(conn: Connection) {
     this.routes = new TenantCollection(
-      (conn.models.EventRoute as Model<RouteDoc> | undefined) ?? conn.model<RouteDoc>('EventRoute', routeSchema),
+      modelOf(conn, 'EventRoute', routeSchema),
       { parse: (id) => (id.length > 0 && id.length <= 400 ? id : undefined) },
       routeQueryShapes,
     );

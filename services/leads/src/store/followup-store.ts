@@ -1,5 +1,5 @@
-import { objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import { objectIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, Types, type Connection } from 'mongoose';
 import type { FollowupStatus, Followup } from '../domain/followup';
 
 interface FollowupDoc extends Omit<Followup, 'id'> {
@@ -36,11 +36,7 @@ export class FollowupStore {
   private readonly followups: TenantCollection<FollowupDoc>;
 
   constructor(conn: Connection) {
-    this.followups = new TenantCollection(
-      (conn.models.Followup as Model<FollowupDoc> | undefined) ?? conn.model<FollowupDoc>('Followup', followupSchema),
-      objectIds,
-      followupQueryShapes,
-    );
+    this.followups = new TenantCollection(modelOf(conn, 'Followup', followupSchema), objectIds, followupQueryShapes);
   }
 
   newId(): string {

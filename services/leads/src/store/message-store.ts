@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { objectIds, TenantCollection, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
-import { Schema, Types, type Connection, type Model } from 'mongoose';
+import { objectIds, TenantCollection, type QueryShape, type ReadBack, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, Types, type Connection } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Message } from '../domain/message';
 
@@ -46,11 +46,7 @@ export class MessageStore {
   private readonly messages: TenantCollection<MessageDoc>;
 
   constructor(conn: Connection) {
-    this.messages = new TenantCollection(
-      (conn.models.Message as Model<MessageDoc> | undefined) ?? conn.model<MessageDoc>('Message', messageSchema),
-      objectIds,
-      messageQueryShapes,
-    );
+    this.messages = new TenantCollection(modelOf(conn, 'Message', messageSchema), objectIds, messageQueryShapes);
   }
 
   newId(): string {

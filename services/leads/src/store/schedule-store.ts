@@ -1,5 +1,5 @@
-import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 
 /** What is due: a contact's next dial (after the window opens or a retry delay) or a follow-up. */
 export interface ScheduledItem {
@@ -46,11 +46,7 @@ export class ScheduleStore {
   private readonly listeners: ((dueAt: Date) => void)[] = [];
 
   constructor(conn: Connection) {
-    this.items = new TenantCollection(
-      (conn.models.Schedule as Model<ScheduleDoc> | undefined) ?? conn.model<ScheduleDoc>('Schedule', scheduleSchema),
-      stringIds,
-      scheduleQueryShapes,
-    );
+    this.items = new TenantCollection(modelOf(conn, 'Schedule', scheduleSchema), stringIds, scheduleQueryShapes);
   }
 
   /** Schedules the item, or moves it when it exists (one pending dial per contact). */

@@ -1,5 +1,5 @@
-import { objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model, type Types } from 'mongoose';
+import { objectIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection, type Types } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Template } from '../domain/template';
 
@@ -42,8 +42,7 @@ export class TemplateStore {
 
   constructor(conn: Connection) {
     this.templates = new TenantCollection(
-      (conn.models.OmniTemplate as Model<TemplateDoc> | undefined) ??
-        conn.model<TemplateDoc>('OmniTemplate', templateSchema),
+      modelOf(conn, 'OmniTemplate', templateSchema),
       objectIds,
       templateQueryShapes,
     );

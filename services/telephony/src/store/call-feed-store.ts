@@ -1,5 +1,12 @@
-import { isDuplicateKeyError, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import {
+  isDuplicateKeyError,
+  stringIds,
+  TenantCollection,
+  type QueryShape,
+  type TenantScope,
+  modelOf,
+} from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { CallChangeKind, CallSnapshot, FeedEntry } from '../domain/call-feed';
 
 interface FeedDoc {
@@ -54,11 +61,7 @@ export class CallFeedStore {
   private readonly appending = new Map<string, Promise<void>>();
 
   constructor(conn: Connection) {
-    this.entries = new TenantCollection(
-      (conn.models.CallFeedEntry as Model<FeedDoc> | undefined) ?? conn.model<FeedDoc>('CallFeedEntry', feedSchema),
-      stringIds,
-      feedQueryShapes,
-    );
+    this.entries = new TenantCollection(modelOf(conn, 'CallFeedEntry', feedSchema), stringIds, feedQueryShapes);
   }
 
   /** Wakes the readers of the tenant whose change was written (`fields` carries the tenant). */

@@ -7,8 +7,9 @@ import {
   type QueryShape,
   type ScopedFilter,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
 import {
   ACTIVE_STATUSES,
   type Call,
@@ -185,17 +186,8 @@ export class CallStore {
   );
 
   constructor(conn: Connection) {
-    this.calls = new TenantCollection(
-      (conn.models.Call as Model<CallDoc> | undefined) ?? conn.model<CallDoc>('Call', callSchema),
-      stringIds,
-      callQueryShapes,
-    );
-    this.details = new TenantCollection(
-      (conn.models.CallDetails as Model<DetailsDoc> | undefined) ??
-        conn.model<DetailsDoc>('CallDetails', detailsSchema),
-      stringIds,
-      [],
-    );
+    this.calls = new TenantCollection(modelOf(conn, 'Call', callSchema), stringIds, callQueryShapes);
+    this.details = new TenantCollection(modelOf(conn, 'CallDetails', detailsSchema), stringIds, []);
   }
 
   /** True when this insert created the call; false when a call with its id exists already. Calls created together are inserted together. */

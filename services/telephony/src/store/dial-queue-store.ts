@@ -1,5 +1,5 @@
-import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { QueuedDial } from '../domain/dial';
 
 interface QueuedDoc extends Omit<QueuedDial, 'dialId'> {
@@ -43,11 +43,7 @@ export class DialQueueStore {
   private readonly queue: TenantCollection<QueuedDoc, string>;
 
   constructor(conn: Connection) {
-    this.queue = new TenantCollection(
-      (conn.models.QueuedDial as Model<QueuedDoc> | undefined) ?? conn.model<QueuedDoc>('QueuedDial', queuedSchema),
-      stringIds,
-      queuedQueryShapes,
-    );
+    this.queue = new TenantCollection(modelOf(conn, 'QueuedDial', queuedSchema), stringIds, queuedQueryShapes);
   }
 
   /** Dials written to wait here (a duplicate is here already). */

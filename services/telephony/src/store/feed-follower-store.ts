@@ -1,5 +1,5 @@
-import { TenantKeyed, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { TenantKeyed, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 
 interface FollowerDoc {
   /** The tenant id: read by `_id` alone. */
@@ -18,10 +18,7 @@ export class FeedFollowerStore {
   private readonly followers: TenantKeyed<FollowerDoc>;
 
   constructor(conn: Connection) {
-    this.followers = new TenantKeyed(
-      (conn.models.CallFeedFollower as Model<FollowerDoc> | undefined) ??
-        conn.model<FollowerDoc>('CallFeedFollower', followerSchema),
-    );
+    this.followers = new TenantKeyed(modelOf(conn, 'CallFeedFollower', followerSchema));
   }
 
   /** Until when the tenant follows (undefined: it never did); the reads asked at once are served by one. */

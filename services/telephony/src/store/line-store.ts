@@ -5,9 +5,10 @@ import {
   TenantCollection,
   type QueryShape,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
 
 /** A line in use: one per call in progress, numbered below the tenant's concurrency limit. */
 export interface Line {
@@ -74,11 +75,7 @@ export class LineStore {
   });
 
   constructor(conn: Connection) {
-    this.lines = new TenantCollection(
-      (conn.models.Line as Model<LineDoc> | undefined) ?? conn.model<LineDoc>('Line', lineSchema),
-      stringIds,
-      lineQueryShapes,
-    );
+    this.lines = new TenantCollection(modelOf(conn, 'Line', lineSchema), stringIds, lineQueryShapes);
   }
 
   /** A line freed (a call ended, on whichever replica ran it): wakes the dispatcher for the tenant's backlog. */

@@ -9,6 +9,7 @@ import {
   type Page,
   type QueryShape,
   type TenantScope,
+  modelOf,
 } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { PhoneNumber } from '../domain/number';
@@ -77,11 +78,11 @@ export class NumberStore {
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
     this.model = platformModel(
-      (conn.models.PhoneNumber as Model<NumberDoc> | undefined) ?? conn.model<NumberDoc>('PhoneNumber', numberSchema),
+      modelOf(conn, 'PhoneNumber', numberSchema),
       "the number pool is the platform's; a number sold names its tenant, checked on every tenant read",
     );
     this.sales = platformModel(
-      (conn.models.NumberSale as Model<SaleDoc> | undefined) ?? conn.model<SaleDoc>('NumberSale', saleSchema),
+      modelOf(conn, 'NumberSale', saleSchema),
       "a sale is the platform's lock on one number, whoever buys it",
     );
     declareQueries(this.model, numberQueryShapes);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import type { Direction } from '../domain/call';
 import { bucketStart, partStart, type Rollup } from '../domain/rollup';
 
@@ -125,22 +125,9 @@ export class RollupStore {
   });
 
   constructor(conn: Connection) {
-    this.rollups = new TenantCollection(
-      (conn.models.CallRollup as Model<RollupDoc> | undefined) ?? conn.model<RollupDoc>('CallRollup', rollupSchema),
-      stringIds,
-      rollupQueryShapes,
-    );
-    this.parts = new TenantCollection(
-      (conn.models.CallRollupPart as Model<PartDoc> | undefined) ?? conn.model<PartDoc>('CallRollupPart', partSchema),
-      stringIds,
-      partQueryShapes,
-    );
-    this.dirty = new TenantCollection(
-      (conn.models.CallRollupDirty as Model<DirtyDoc> | undefined) ??
-        conn.model<DirtyDoc>('CallRollupDirty', dirtySchema),
-      stringIds,
-      dirtyQueryShapes,
-    );
+    this.rollups = new TenantCollection(modelOf(conn, 'CallRollup', rollupSchema), stringIds, rollupQueryShapes);
+    this.parts = new TenantCollection(modelOf(conn, 'CallRollupPart', partSchema), stringIds, partQueryShapes);
+    this.dirty = new TenantCollection(modelOf(conn, 'CallRollupDirty', dirtySchema), stringIds, dirtyQueryShapes);
   }
 
   /** A bucket marked for recompute: wakes the rollup worker. */

@@ -1,5 +1,5 @@
-import { ReadCache, TenantKeyed, type Logger, type TenantScope } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { ReadCache, TenantKeyed, type Logger, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 
 interface SettingsDoc {
   /** The tenant id: read by `_id` alone. */
@@ -31,10 +31,7 @@ export class TenantSettingsStore {
     private readonly defaultMax: number,
     log: Logger,
   ) {
-    this.settings = new TenantKeyed(
-      (conn.models.TenantSettings as Model<SettingsDoc> | undefined) ??
-        conn.model<SettingsDoc>('TenantSettings', settingsSchema),
-    );
+    this.settings = new TenantKeyed(modelOf(conn, 'TenantSettings', settingsSchema));
     this.cache = new ReadCache({ source: this.settings.changes(['insert', 'update']), ttlMs: CACHE_TTL_MS, log });
   }
 

@@ -1,5 +1,5 @@
-import { Coalescer, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Coalescer, stringIds, TenantCollection, type QueryShape, modelOf } from '@voiceapi/kit';
+import { Schema, type Connection } from 'mongoose';
 import { MAX_ATTEMPT_LOG, type AttemptRecord, type Delivery, type DeliveryStatus } from '../domain/delivery';
 
 /** A delivery as stored (its `_id` is the public id). */
@@ -106,11 +106,7 @@ export class DeliveryStore {
   });
 
   constructor(private readonly conn: Connection) {
-    this.deliveries = new TenantCollection(
-      (conn.models.Delivery as Model<DeliveryDoc> | undefined) ?? conn.model<DeliveryDoc>('Delivery', deliverySchema),
-      stringIds,
-      deliveryQueryShapes,
-    );
+    this.deliveries = new TenantCollection(modelOf(conn, 'Delivery', deliverySchema), stringIds, deliveryQueryShapes);
   }
 
   /** Stores a new delivery; false when one of that id exists (its message was fanned out before). */

@@ -1,7 +1,7 @@
-import { stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
 
 /** A signing secret, sealed (the kit's SecretBox); a rotated-out one signs beside the new one until `retiresAt`. */
 export interface SealedSecret {
@@ -71,11 +71,7 @@ export class EndpointStore {
   private readonly cache: LRUCache<string, EndpointDoc[], TenantScope>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number }) {
-    this.endpoints = new TenantCollection(
-      (conn.models.Endpoint as Model<EndpointDoc> | undefined) ?? conn.model<EndpointDoc>('Endpoint', endpointSchema),
-      stringIds,
-      endpointQueryShapes,
-    );
+    this.endpoints = new TenantCollection(modelOf(conn, 'Endpoint', endpointSchema), stringIds, endpointQueryShapes);
     // A read under way when this process changes an endpoint is dropped, not kept (lru-cache aborts it on `clear`).
     this.cache = new LRUCache({
       max: 10_000,
