@@ -3670,8 +3670,12 @@ export const BillingServiceDefinition = {
       options: { idempotencyLevel: "IDEMPOTENT" },
     },
     /**
+     * Deprecated (no caller since telephony 1.2: `PlaceCallHolds` and `SettleCalls`; deleted in the
+     * release after the one that carries this mark): the three single-call hold RPCs below.
      * Reserves credit for a call (idempotent by call id); `insufficient_credits` when the available
      * balance cannot cover it.
+     *
+     * @deprecated
      */
     placeHold: {
       name: "PlaceHold",
@@ -3684,6 +3688,8 @@ export const BillingServiceDefinition = {
     /**
      * Charges a call from its hold (one `call_deduction` row, reference `call:<call_id>`) and
      * releases the rest. Idempotent by call id.
+     *
+     * @deprecated
      */
     captureHold: {
       name: "CaptureHold",
@@ -3693,7 +3699,11 @@ export const BillingServiceDefinition = {
       responseStream: false,
       options: { idempotencyLevel: "IDEMPOTENT" },
     },
-    /** Releases a call's hold without a charge. Releasing a hold that is not open is a no-op. */
+    /**
+     * Releases a call's hold without a charge. Releasing a hold that is not open is a no-op.
+     *
+     * @deprecated
+     */
     releaseHold: {
       name: "ReleaseHold",
       requestType: ReleaseHoldRequest as typeof ReleaseHoldRequest,
@@ -3810,8 +3820,12 @@ export const BillingServiceService = {
     responseDeserialize: (value: Buffer): DebitResponse => DebitResponse.decode(value),
   },
   /**
+   * Deprecated (no caller since telephony 1.2: `PlaceCallHolds` and `SettleCalls`; deleted in the
+   * release after the one that carries this mark): the three single-call hold RPCs below.
    * Reserves credit for a call (idempotent by call id); `insufficient_credits` when the available
    * balance cannot cover it.
+   *
+   * @deprecated
    */
   placeHold: {
     path: "/voiceapi.billing.v1.BillingService/PlaceHold" as const,
@@ -3825,6 +3839,8 @@ export const BillingServiceService = {
   /**
    * Charges a call from its hold (one `call_deduction` row, reference `call:<call_id>`) and
    * releases the rest. Idempotent by call id.
+   *
+   * @deprecated
    */
   captureHold: {
     path: "/voiceapi.billing.v1.BillingService/CaptureHold" as const,
@@ -3835,7 +3851,11 @@ export const BillingServiceService = {
     responseSerialize: (value: CaptureHoldResponse): Buffer => Buffer.from(CaptureHoldResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CaptureHoldResponse => CaptureHoldResponse.decode(value),
   },
-  /** Releases a call's hold without a charge. Releasing a hold that is not open is a no-op. */
+  /**
+   * Releases a call's hold without a charge. Releasing a hold that is not open is a no-op.
+   *
+   * @deprecated
+   */
   releaseHold: {
     path: "/voiceapi.billing.v1.BillingService/ReleaseHold" as const,
     requestStream: false as const,
@@ -3918,16 +3938,26 @@ export interface BillingServiceServer extends UntypedServiceImplementation {
    */
   debit: handleUnaryCall<DebitRequest, DebitResponse>;
   /**
+   * Deprecated (no caller since telephony 1.2: `PlaceCallHolds` and `SettleCalls`; deleted in the
+   * release after the one that carries this mark): the three single-call hold RPCs below.
    * Reserves credit for a call (idempotent by call id); `insufficient_credits` when the available
    * balance cannot cover it.
+   *
+   * @deprecated
    */
   placeHold: handleUnaryCall<PlaceHoldRequest, PlaceHoldResponse>;
   /**
    * Charges a call from its hold (one `call_deduction` row, reference `call:<call_id>`) and
    * releases the rest. Idempotent by call id.
+   *
+   * @deprecated
    */
   captureHold: handleUnaryCall<CaptureHoldRequest, CaptureHoldResponse>;
-  /** Releases a call's hold without a charge. Releasing a hold that is not open is a no-op. */
+  /**
+   * Releases a call's hold without a charge. Releasing a hold that is not open is a no-op.
+   *
+   * @deprecated
+   */
   releaseHold: handleUnaryCall<ReleaseHoldRequest, ReleaseHoldResponse>;
   /** The rate card in force (credits per started minute, per direction, and the other prices). */
   getRateCard: handleUnaryCall<GetRateCardRequest, GetRateCardResponse>;
@@ -4023,8 +4053,12 @@ export interface BillingServiceClient extends Client {
     callback: (error: ServiceError | null, response: DebitResponse) => void,
   ): ClientUnaryCall;
   /**
+   * Deprecated (no caller since telephony 1.2: `PlaceCallHolds` and `SettleCalls`; deleted in the
+   * release after the one that carries this mark): the three single-call hold RPCs below.
    * Reserves credit for a call (idempotent by call id); `insufficient_credits` when the available
    * balance cannot cover it.
+   *
+   * @deprecated
    */
   placeHold(
     request: PlaceHoldRequest,
@@ -4044,6 +4078,8 @@ export interface BillingServiceClient extends Client {
   /**
    * Charges a call from its hold (one `call_deduction` row, reference `call:<call_id>`) and
    * releases the rest. Idempotent by call id.
+   *
+   * @deprecated
    */
   captureHold(
     request: CaptureHoldRequest,
@@ -4060,7 +4096,11 @@ export interface BillingServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CaptureHoldResponse) => void,
   ): ClientUnaryCall;
-  /** Releases a call's hold without a charge. Releasing a hold that is not open is a no-op. */
+  /**
+   * Releases a call's hold without a charge. Releasing a hold that is not open is a no-op.
+   *
+   * @deprecated
+   */
   releaseHold(
     request: ReleaseHoldRequest,
     callback: (error: ServiceError | null, response: ReleaseHoldResponse) => void,
