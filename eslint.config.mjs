@@ -24,8 +24,8 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        // Each package's tsconfig covers its src/ (unit specs included); test/tsconfig.json covers
-        // test/, gateway/test, services/*/test and the SDK's examples.
+        // Each package's tsconfig covers its src/ (what ships); test/tsconfig.json covers the unit
+        // specs beside it, test/, gateway/test, services/*/test and the SDK's examples.
         project: [
           './services/*/tsconfig.json',
           './gateway/tsconfig.json',

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { reasonCodesOf, unservedShapes, type QueryShape, type ReasonEnum } from '@voiceapi/kit';
+import { reasonCodesOf, type QueryShape, type ReasonEnum } from '@voiceapi/kit';
+import { unservedShapes } from '../../services/kit/test/unserved-shapes';
 import { voiceapi } from '@voiceapi/proto';
 import { CONTRACT_REASONS, gatewayReasons, HTTP_STATUS } from '../../gateway/src/http/reasons';
 import { ROOT, read, sourcesUnder } from './tree';

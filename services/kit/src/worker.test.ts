@@ -1,4 +1,4 @@
-import { scriptedCollection } from './mongo/scripted-stream';
+import { scriptedCollection } from '../test/scripted-stream';
 import type { Logger } from './logger';
 import { Worker, type PassResult } from './worker';
 

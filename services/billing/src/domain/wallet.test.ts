@@ -1,4 +1,5 @@
-import { apply, callCharge, EMPTY_WALLET, longestCallCovered, postedReference, stateProblems } from './wallet';
+import { stateProblems } from '../../test/invariants';
+import { apply, callCharge, EMPTY_WALLET, longestCallCovered, postedReference } from './wallet';
 import { plan, type WalletOp } from './wallet-ops';
 
 const at = new Date('2026-11-22T10:00:00Z');

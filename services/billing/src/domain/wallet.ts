@@ -186,18 +186,3 @@ export function longestCallCovered(credit: number, ratePerMinute: number): numbe
   if (ratePerMinute <= 0) return MAX_CALL_SECONDS;
   return Math.min(MAX_CALL_SECONDS, Math.max(0, Math.floor(credit / ratePerMinute)) * 60);
 }
-
-/** Checks the invariants of one state; the tests run it after every scenario. */
-export function stateProblems(s: WalletState): string[] {
-  const problems: string[] = [];
-  if (s.holds !== undefined) {
-    const held = s.holds.reduce((n, h) => n + h.amount, 0);
-    if (held !== s.held) problems.push(`held ${s.held} is not the sum of the holds (${held})`);
-  }
-  if (s.held < 0 || openHoldCount(s) < 0) problems.push(`held ${s.held} in ${openHoldCount(s)} holds is below zero`);
-  if (s.held > 0 !== openHoldCount(s) > 0) problems.push(`held ${s.held} in ${openHoldCount(s)} holds`);
-  if (s.balance < 0) problems.push(`balance ${s.balance} is below zero`);
-  if (available(s) < 0) problems.push(`available ${available(s)} is below zero`);
-  if (!Number.isSafeInteger(s.balance)) problems.push(`balance ${s.balance} is not a whole number`);
-  return problems;
-}

@@ -1,4 +1,5 @@
-import { announcerInMemory, DomainError, requireTenant, type ReadBack } from '@voiceapi/kit';
+import { announcerInMemory } from '../../../kit/test/announcer-in-memory';
+import { DomainError, requireTenant, type ReadBack } from '@voiceapi/kit';
 import { companyEvents } from '../events/publish';
 import type { CompanyStore } from '../store/company-store';
 import { Companies } from './companies';

@@ -1,4 +1,4 @@
-import { unservedShapes } from '../mongo/query-shapes';
+import { unservedShapes } from '../../test/unserved-shapes';
 import { outboxQueryShapes, outboxSchema } from './outbox';
 
 describe('event stores', () => {

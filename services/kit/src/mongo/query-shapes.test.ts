@@ -1,5 +1,5 @@
 import { Schema } from 'mongoose';
-import { unservedShapes } from './query-shapes';
+import { unservedShapes } from '../../test/unserved-shapes';
 
 const schemaWith = (...indexes: Record<string, 1 | -1>[]) => {
   const s = new Schema({ tenantId: String, status: String, createdAt: Date, campaignId: String });

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger';
 import { ReadCache } from './read-cache';
-import { scriptedCollection } from './scripted-stream';
+import { scriptedCollection } from '../../test/scripted-stream';
 
 const log = { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
 

@@ -1,4 +1,5 @@
-import { announcerInMemory, requireTenant, type Logger, type ReadBack } from '@voiceapi/kit';
+import { announcerInMemory } from '../../../kit/test/announcer-in-memory';
+import { requireTenant, type Logger, type ReadBack } from '@voiceapi/kit';
 import { documentEvents } from '../events/publish';
 import type { DocumentStore } from '../store/document-store';
 import { Documents } from './documents';

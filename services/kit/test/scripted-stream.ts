@@ -1,4 +1,4 @@
-import type { WakeSource } from './change-feed';
+import type { WakeSource } from '../src/mongo/change-feed';
 
 /**
  * For unit tests of what a change feed drives: a collection (in a database of its own) whose change
