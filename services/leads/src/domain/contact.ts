@@ -113,9 +113,10 @@ export interface Contact {
   updatedAt: Date;
 }
 
-/** A status change: the status before it, its time (its event's id) and its end reason. */
+/** A status change: the statuses before and after it, its time (its event's id) and its end reason. */
 export interface LastMove {
   from: ContactStatus;
+  to: ContactStatus;
   at: Date;
   endReason?: string;
 }

@@ -50,7 +50,7 @@ export const contactSchema = new Schema<ContactDoc>(
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     moves: { type: Schema.Types.Mixed, default: undefined },
-    lastMove: { type: { _id: false, from: String, at: Date, endReason: String }, default: undefined },
+    lastMove: { type: { _id: false, from: String, to: String, at: Date, endReason: String }, default: undefined },
   },
   { collection: 'contacts', versionKey: false, minimize: true },
 );

@@ -1,7 +1,7 @@
 // Over 300 lines because a dial is one story here: its checks, its request (and its request again), its outcome and what follows it.
 import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
 import { windowDecision } from '../domain/calling-window';
-import { dialId, type Campaign, type Contact } from '../domain/contact';
+import { dialId, type Campaign, type Contact, type ContactStatus } from '../domain/contact';
 import type { CampaignStore } from '../store/campaign-store';
 import type { ContactStore } from '../store/contact-store';
 import type { DoNotCallStore } from '../store/do-not-call-store';
@@ -37,6 +37,8 @@ export interface CallOutcome {
 
 const RETRIED = new Set(['no_answer', 'busy']);
 const DONE = new Set(['completed', 'voicemail']);
+/** Where a call's outcome moves its contact. */
+const OUTCOME_STATUSES: readonly ContactStatus[] = ['completed', 'scheduled', 'failed', 'cancelled'];
 
 /** Live work runs in the tenant's live mode: only live contacts are ever scheduled or dialled. */
 
@@ -117,6 +119,9 @@ export class Dialing {
       : await this.d.contacts.get(scope, contactId);
     if (contact?.status === 'dialing')
       await this.d.lifecycle.apply(scope, contact, 'in_call', { from: ['dialing'], atOnce: true });
+    // Read (a call that names no campaign) and moved already: a redelivery (decision 0150).
+    else if (contact && 'lastMove' in contact)
+      await this.d.lifecycle.announceAgain(scope, contact, ['dialing'], ['in_call']);
   }
 
   async onCallEnded(e: CallOutcome): Promise<void> {
@@ -124,7 +129,8 @@ export class Dialing {
     const contact = await this.d.contacts.get(scope, e.contactId);
     if (!contact) return; // erased meanwhile
     // Followed already (a redelivery): the outcome's move may be all a crash left of it (decision 0150).
-    if (contact.lastCallId === e.callId) return this.d.lifecycle.announceAgain(scope, contact, ['dialing', 'in_call']);
+    if (contact.lastCallId === e.callId)
+      return this.d.lifecycle.announceAgain(scope, contact, ['dialing', 'in_call'], OUTCOME_STATUSES);
     const last = { lastCallId: e.callId, lastOutcome: e.outcome };
     if (e.optOut) {
       // The called party asked not to be called again: at once on the tenant's list, and every

@@ -63,14 +63,21 @@ export class ContactLifecycle {
   }
 
   /**
-   * Announces again the contact's last move, when it came from one of `from` (the move a repeated
-   * cause made): a crash between the move's write and its event's send loses the event, never the
-   * repeat (decision 0150). Under the same id, which readers skip or deliver again as they would a
-   * redelivery.
+   * Announces again the contact's last move, when it came from one of `from` into one of `to` (the
+   * move a repeated cause made): a crash between the move's write and its event's send loses the
+   * event, never the repeat (decision 0150). Under the same id, which readers skip or deliver again
+   * as they would a redelivery. Whoever reads the tenant's changes now is not asked: a repeat is rare,
+   * and an event nobody reads is dropped by webhooks.
    */
-  async announceAgain(scope: TenantScope, contact: Contact, from: readonly ContactStatus[]): Promise<void> {
+  async announceAgain(
+    scope: TenantScope,
+    contact: Contact,
+    from: readonly ContactStatus[],
+    to: readonly ContactStatus[] = [contact.status],
+  ): Promise<void> {
     const last = contact.lastMove;
-    if (!last || !from.includes(last.from) || !(await this.readers.wanted(scope))) return;
+    // A move a release without `lastMove.to` made since (a rolling update) leaves an older move here.
+    if (!last || last.to !== contact.status || !from.includes(last.from) || !to.includes(last.to)) return;
     const again = this.events.make({
       kind: 'statusChanged',
       tenantId: scope.tenantId,
@@ -109,7 +116,12 @@ export class ContactLifecycle {
         : []),
       ...(m.events ?? []),
     ];
-    const lastMove = { from: contact.status, at: now, ...(m.endReason !== undefined && { endReason: m.endReason }) };
+    const lastMove = {
+      from: contact.status,
+      to: status,
+      at: now,
+      ...(m.endReason !== undefined && { endReason: m.endReason }),
+    };
     const change: ContactChange = {
       $set: {
         ...m.set,
@@ -134,7 +146,7 @@ export class ContactLifecycle {
       applied: (updated) => updated !== null,
       readBack: this.contacts.moved(scope, id, status, now),
     });
-    if (moved || !m.atOnce || !m.from) return moved;
+    if (moved || !m.atOnce || !m.from || events.length === 0) return moved;
     // Not moved: a repeat of a cause whose move is made may be all that is left of its event.
     const current = await this.contacts.get(scope, id);
     if (current?.status === status) await this.announceAgain(scope, current, m.from);
