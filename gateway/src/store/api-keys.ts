@@ -1,11 +1,11 @@
 import {
+  modelOf,
   objectIds,
   stringIds,
   TenantCollection,
   type KeyMode,
   type QueryShape,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { Scope } from '../auth/scopes';

@@ -1,13 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
   isDuplicateKeyError,
+  modelOf,
   scopeOfRecord,
   stringIds,
   TenantCollection,
   type KeyMode,
   type QueryShape,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { IdempotencyRecords, StoredResponse } from '../http/idempotency';

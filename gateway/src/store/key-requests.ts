@@ -1,4 +1,4 @@
-import { objectIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, objectIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 

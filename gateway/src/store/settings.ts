@@ -1,4 +1,4 @@
-import { platformModel, type WakeSource, modelOf } from '@voiceapi/kit';
+import { modelOf, platformModel, type WakeSource } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 interface SettingsRecord {

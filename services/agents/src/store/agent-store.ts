@@ -1,4 +1,5 @@
 import {
+  modelOf,
   objectIds,
   ReadCache,
   scopeOfRecord,
@@ -8,7 +9,6 @@ import {
   type QueryShape,
   type ReadBack,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { Agent, AgentFields } from '../domain/agent';

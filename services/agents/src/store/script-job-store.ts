@@ -1,4 +1,4 @@
-import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 /** A script to write: the agent's id is the `_id`, so one agent has at most one request. */

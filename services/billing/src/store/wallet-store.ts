@@ -1,12 +1,12 @@
 // Over 300 lines because the wallet's ledger entries and their head are written together (one append) and belong to one store.
 import {
   isDuplicateKeyError,
+  modelOf,
   stringIds,
   TenantCollection,
   TenantKeyed,
   type QueryShape,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';

@@ -1,11 +1,11 @@
 import {
+  modelOf,
   objectIds,
   TenantCollection,
   type Page,
   type QueryShape,
   type ReadBack,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { Company, CompanyFields, ClearableField } from '../domain/company';

@@ -1,4 +1,4 @@
-import { objectIds, TenantCollection, type Page, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { WindowSetting } from '../domain/calling-window';
 import type { Campaign, CampaignStatus } from '../domain/contact';

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import {
+  modelOf,
   objectIds,
   TenantCollection,
   type Page,
   type QueryShape,
   type ReadBack,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { Schema, Types, type Connection, type UpdateQuery } from 'mongoose';
 import { CONTACT_STATUSES, statsBucket, type CampaignStats, type Contact, type ContactStatus } from '../domain/contact';

@@ -1,11 +1,11 @@
 import {
   Coalescer,
   isDuplicateKeyError,
+  modelOf,
   platformModel,
   stringIds,
   TenantCollection,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { DoNotCallEntry } from '../domain/do-not-call';

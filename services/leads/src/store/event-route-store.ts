@@ -1,4 +1,4 @@
-import { TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { EventRoute } from '../domain/event-route';
 

@@ -1,4 +1,4 @@
-import { objectIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { FollowupStatus, Followup } from '../domain/followup';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { objectIds, TenantCollection, type QueryShape, type ReadBack, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, objectIds, TenantCollection, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Message } from '../domain/message';

@@ -1,4 +1,4 @@
-import { stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 /** What is due: a contact's next dial (after the window opens or a retry delay) or a follow-up. */

@@ -1,4 +1,4 @@
-import { objectIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Template } from '../domain/template';

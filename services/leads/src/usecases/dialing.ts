@@ -147,7 +147,7 @@ export class Dialing {
       return;
     }
     if (contact.status === 'cancelled') {
-      await this.d.lifecycle.apply(scope, contact, 'cancelled', { set: last, atOnce: true });
+      await this.d.lifecycle.apply(scope, contact, 'cancelled', { set: last });
       return;
     }
     if (DONE.has(e.outcome)) {

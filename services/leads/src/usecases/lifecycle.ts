@@ -149,7 +149,7 @@ export class ContactLifecycle {
     if (moved || !m.atOnce || !m.from || events.length === 0) return moved;
     // Not moved: a repeat of a cause whose move is made may be all that is left of its event.
     const current = await this.contacts.get(scope, id);
-    if (current?.status === status) await this.announceAgain(scope, current, m.from);
+    if (current) await this.announceAgain(scope, current, m.from, [status]);
     return null;
   }
 }

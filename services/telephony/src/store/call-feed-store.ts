@@ -1,10 +1,10 @@
 import {
   isDuplicateKeyError,
+  modelOf,
   stringIds,
   TenantCollection,
   type QueryShape,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { CallChangeKind, CallSnapshot, FeedEntry } from '../domain/call-feed';

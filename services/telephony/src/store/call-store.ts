@@ -1,13 +1,13 @@
 // Over 300 lines because a call's row, its details and its moves are one store: each move's condition is read beside the others.
 import {
   Coalescer,
+  modelOf,
   stringIds,
   TenantCollection,
   type Page,
   type QueryShape,
   type ScopedFilter,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import {

@@ -1,4 +1,4 @@
-import { scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { QueuedDial } from '../domain/dial';
 

@@ -1,4 +1,4 @@
-import { TenantKeyed, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, TenantKeyed, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 interface FollowerDoc {

@@ -1,11 +1,11 @@
 import {
   Coalescer,
   isDuplicateKeyError,
+  modelOf,
   stringIds,
   TenantCollection,
   type QueryShape,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
 import { Schema, type Connection } from 'mongoose';

@@ -1,6 +1,7 @@
 import {
   declareQueries,
   isDuplicateKeyError,
+  modelOf,
   platformModel,
   ReadCache,
   stringIds,
@@ -9,7 +10,6 @@ import {
   type Page,
   type QueryShape,
   type TenantScope,
-  modelOf,
 } from '@voiceapi/kit';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { PhoneNumber } from '../domain/number';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Coalescer, stringIds, TenantCollection, type QueryShape, type TenantScope, modelOf } from '@voiceapi/kit';
+import { Coalescer, modelOf, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { Direction } from '../domain/call';
 import { bucketStart, partStart, type Rollup } from '../domain/rollup';

@@ -1,4 +1,4 @@
-import { ReadCache, TenantKeyed, type Logger, type TenantScope, modelOf } from '@voiceapi/kit';
+import { modelOf, ReadCache, TenantKeyed, type Logger, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 interface SettingsDoc {

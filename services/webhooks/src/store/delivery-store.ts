@@ -1,4 +1,4 @@
-import { Coalescer, stringIds, TenantCollection, type QueryShape, modelOf } from '@voiceapi/kit';
+import { Coalescer, modelOf, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import { MAX_ATTEMPT_LOG, type AttemptRecord, type Delivery, type DeliveryStatus } from '../domain/delivery';
 
