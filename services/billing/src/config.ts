@@ -1,10 +1,7 @@
 import { commonEnv, grpcServerEnv, loadConfig } from '@voiceapi/kit';
 import { z } from 'zod';
 
-/**
- * A rate in whole credits per unit. Unset takes the product default (decisions file); set, it
- * must be a whole number ≥ 0: an empty, negative or fractional rate stops the service at start.
- */
+/** Whole credits per unit, ≥ 0; an empty, negative or fractional rate stops the service at start. */
 const rate = (fallback: number) =>
   z
     .string()
@@ -29,18 +26,12 @@ export const configSchema = z.object({
   RATE_INBOUND_PER_MINUTE: rate(1),
   /** Credits per started 1,000 words of a knowledge upload (at least one unit per upload). */
   RATE_KNOWLEDGE_PER_THOUSAND_WORDS: rate(1),
-  /** How often holds past their expiry and ended calls not yet settled are settled. */
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   /** An ended call still unsettled after this long is settled by the sweeper. */
   SETTLE_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
-  /**
-   * How wallet entries are written (decision 0137). `fixed`: the same size whatever the calls in
-   * flight. `compat`: every entry also lists the open holds, as billing 1.2 reads them; keep it
-   * until no 1.2 replica runs, since 1.2 cannot append after a fixed-size entry (nor can a
-   * rollback to it). Either reads both.
-   */
+  /** Decision 0137: keep `compat` until no billing 1.2 runs: 1.2 (or a rollback to it) can't follow a `fixed` entry. */
   WALLET_ENTRY_FORMAT: z.enum(['compat', 'fixed']).default('fixed'),
-  /** How often the ledger audit checks the wallets changed since its last pass (balance against the sum of the ledger rows). */
+  /** How often the ledger audit checks the wallets changed since its last pass. */
   LEDGER_AUDIT_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60_000),
 });
 

@@ -1,9 +1,6 @@
 /**
- * Writes that arrive while one is under way are done together next: one store round trip for
- * many callers instead of one each. The first waits for the end of the event loop's turn, so
- * the writes asked in the same turn (the handlers of one batch of messages, say) are done
- * together too. `write` gets every waiting item and answers one result per item, in order; if it
- * throws, every caller of that round gets the error.
+ * Writes that arrive during a write, or in the same event-loop turn, share the next round trip.
+ * `write` answers one result per item, in order; if it throws, the whole round gets the error.
  */
 export class Coalescer<I, O> {
   private queued: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];

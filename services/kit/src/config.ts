@@ -3,11 +3,7 @@ import { DEFAULT_SESSION_TIMEOUT_MS } from './events/kafka';
 import { SLOW_COMMAND_COUNT_MS } from './mongo/store-ops';
 import { z } from 'zod';
 
-/**
- * Validates the environment against a schema once at start-up and returns a frozen, typed
- * object. A bad setting stops the process with one line per problem: config fails fast, and
- * nothing else in a process reads `process.env`.
- */
+/** The environment validated once at start-up (one line per problem); nothing else reads `process.env`. */
 export function loadConfig<S extends z.ZodType>(
   schema: S,
   env: Record<string, string | undefined> = process.env,
@@ -44,46 +40,34 @@ export const commonEnv = {
   /** Partitions of the topics this service creates for the streams it owns. */
   KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   /**
-   * Count every command sent to the store by collection and operation (metric
-   * `voiceapi.store.operations`). It turns the driver's command monitoring on, which costs a
-   * little per command (docs/performance.md, "Counting store operations").
+   * Counts store commands (`voiceapi.store.operations`) via the driver's command monitoring, at a small
+   * cost per command (docs/performance.md, "Counting store operations").
    */
   STORE_OPS_COUNTING: z
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
-  /**
-   * A store command this slow or slower (ms) is counted (metric `voiceapi.store.slow_commands`,
-   * by collection and operation; the alert StoreSlowCommands reads it). Needs STORE_OPS_COUNTING
-   * (the driver's command monitoring). Commands of a second or more are logged besides.
-   */
+  /** Commands this slow (ms) are counted (`voiceapi.store.slow_commands`); needs STORE_OPS_COUNTING. */
   STORE_SLOW_COMMAND_MS: z.coerce.number().int().min(1).max(60_000).default(SLOW_COMMAND_COUNT_MS),
   /** Replication factor of those topics; -1 takes the broker's default. */
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(-1).max(10).default(-1),
   /**
-   * How long a consumer that died without leaving holds its partitions (their events wait that
-   * long). The default is every broker's default floor (`group.min.session.timeout.ms`); lower it
-   * only where the brokers allow it (decision 0119).
+   * How long a dead consumer holds its partitions. The default is the brokers' default floor
+   * (`group.min.session.timeout.ms`); lower it only where the brokers allow it (decision 0119).
    */
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(DEFAULT_SESSION_TIMEOUT_MS),
 };
 
 /**
- * Settings of a process that serves gRPC. Clients keep a connection for as long as it works and
- * re-resolve DNS only when it fails, so a scaled-out service would get no traffic from callers
- * already running: the server closes each connection after a maximum age (with a grace period
- * for calls in flight), and callers reconnect to whatever the name resolves to now.
+ * Connections are closed after a maximum age so callers re-resolve DNS and reach new replicas: a client
+ * keeps a working connection forever, and a scaled-out service would get no traffic from it.
  */
 export const grpcServerEnv = {
   GRPC_MAX_CONNECTION_AGE_MS: z.coerce.number().int().min(1_000).default(300_000),
   GRPC_MAX_CONNECTION_AGE_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
 };
 
-/**
- * A gRPC dependency's address: `host:port` (resolved through DNS; a headless Service names every
- * pod), `dns:///host:port`, or a fixed list of backends, `ipv4:127.0.0.1:50062,127.0.0.1:50072`
- * (replicas on one machine). Calls are spread over every backend (round robin, grpc/client.ts).
- */
+/** A gRPC dependency: `host:port` / `dns:///host:port` (a headless Service lists each pod), or `ipv4:a:p,b:p`. */
 export const grpcAddress = z
   .string()
   .regex(
@@ -94,10 +78,7 @@ export const grpcAddress = z
 /** A master secret that seals stored secrets (see `SecretBox`). */
 export const masterSecret = z.string().min(32, 'must be at least 32 characters');
 
-/**
- * Earlier master secrets that still open what they sealed while a key is rotated: comma-separated,
- * each at least 32 characters; empty (the default) when no rotation is under way.
- */
+/** Earlier master secrets, comma-separated, that still open what they sealed during a key rotation. */
 export const previousMasterSecrets = z
   .string()
   .default('')
@@ -109,11 +90,7 @@ export const previousMasterSecrets = z
   )
   .pipe(z.array(masterSecret));
 
-/**
- * Settings of a process that keeps objects (spread into its schema), its bucket named by default
- * after what it keeps. Without an endpoint the SDK reaches AWS's S3 for the region; without keys it
- * takes the pod's identity (the SDK's default chain: web identity, the instance's role).
- */
+/** Object store settings. No endpoint means AWS S3; no keys means the SDK's default chain (the pod's identity). */
 export const objectStoreEnv = (defaultBucket: string) => ({
   OBJECT_STORE_ENDPOINT: z.string().url().optional(),
   OBJECT_STORE_REGION: z.string().min(1).default('us-east-1'),

@@ -11,10 +11,8 @@ export interface CallContext {
   keyMode?: KeyMode;
   requestId?: string;
   /**
-   * The same on every try of one call to a method its client names idempotent (grpc/client.ts):
-   * what the call creates may take its id from it, so a try that follows one lost in flight finds
-   * what the first made instead of making it twice. 24 hex digits shaped like a MongoDB ObjectId
-   * (seconds, then random bytes), so it can be that id itself.
+   * Shared by every try of an idempotent call, so a retry finds what a lost try made instead of making it
+   * twice. Shaped like a MongoDB ObjectId (24 hex digits), so it can be the created record's id.
    */
   operationId?: string;
 }
@@ -61,30 +59,21 @@ export function contextFromMetadata(md: Metadata): CallContext {
 
 declare const tenantBrand: unique symbol;
 
-/**
- * Proof that a call belongs to one tenant. Store methods take a `TenantScope`, and the only way
- * to make one is `requireTenant`, so a query without a tenant id does not compile.
- */
+/** Proof of a tenant: store methods take one and only `requireTenant` makes one, so an unscoped query won't compile. */
 export interface TenantScope {
   readonly tenantId: string;
   readonly mode: KeyMode;
   readonly [tenantBrand]: true;
 }
 
-/**
- * The tenant and key mode a call acts for. Both must be present: a call without a key mode is
- * refused rather than treated as live, since live spends money and dials real numbers.
- */
+/** A call without a key mode is refused, not taken as live: live spends money and dials real numbers. */
 export function requireTenant(ctx: CallContext): TenantScope {
   if (!ctx.tenantId) throw commonReasons.error('unauthorized', 'call carries no tenant');
   if (!ctx.keyMode) throw commonReasons.error('unauthorized', 'call carries no key mode (live or sandbox)');
   return { tenantId: ctx.tenantId, mode: ctx.keyMode } as TenantScope;
 }
 
-/**
- * The scope of work read back from a tenant's own record (a queued dial, a call, a settled
- * charge): the record carries the tenant its writer proved, so background work acts for it.
- */
+/** Background work acts for the tenant its record's writer proved. */
 export function scopeOfRecord(tenantId: string, mode: KeyMode = 'live'): TenantScope {
   return requireTenant({ tenantId, keyMode: mode });
 }

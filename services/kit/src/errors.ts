@@ -6,16 +6,11 @@ import { isStoreUnavailable } from './mongo/unavailable';
 export { status as grpcStatus };
 
 /**
- * Errors that cross process boundaries. Reason codes are defined in the contract, one enum per
- * service in proto/ (`voiceapi/<service>/v1/reasons.proto`, the shared ones in
- * `voiceapi/common/v1/reasons.proto`); a service declares them with the gRPC status each travels
- * under through `contractReasons`. On the wire a failure is the standard rich gRPC error: a `google.rpc.Status`
- * in the `grpc-status-details-bin` trailer holding an `ErrorInfo` (reason, domain) and, for field
- * problems, a `BadRequest`. What a reason means to a tenant (its HTTP status) is decided in one
- * place only: the gateway's table.
+ * Errors that cross process boundaries, their reason codes defined per service in proto/ (`reasons.proto`).
+ * On the wire: the rich gRPC error (`google.rpc.Status` with `ErrorInfo`, and `BadRequest` for fields).
+ * Only the gateway's table maps a reason to an HTTP status.
  */
 
-/** A field problem: `path` names the field, `message` says what is wrong with it. */
 export interface ErrorDetail {
   path: string;
   message: string;
@@ -57,10 +52,8 @@ export interface ReasonCatalogue<R extends string> {
 }
 
 /**
- * Declares reason codes and the gRPC status each one travels under. The domain names the
- * declarer (`<service>.voiceapi`), so a reason is never mistaken for another service's reason of
- * the same name in logs. Services declare theirs from the contract (`contractReasons`); this
- * plain form is for reasons that never leave one process (the gateway's own) and for tests.
+ * Reason codes with their gRPC statuses, under a domain (`<service>.voiceapi`). Services use `contractReasons`;
+ * this form is for reasons that never leave one process (the gateway's own) and for tests.
  */
 export function defineReasons<R extends string>(domain: string, reasons: Record<R, status>): ReasonCatalogue<R> {
   const frozen = Object.freeze({ ...reasons });
@@ -86,7 +79,7 @@ export type ReasonCodeOf<E extends ReasonEnum> = {
       : never;
 }[keyof E & string];
 
-/** The wire codes of a reason enum, at run time (as `ReasonCodeOf` says). */
+/** `ReasonCodeOf` at run time. */
 export function reasonCodesOf(reasonEnum: ReasonEnum): string[] {
   const unspecified = Object.keys(reasonEnum).find((k) => k.endsWith('_UNSPECIFIED'));
   if (!unspecified) throw new Error('a reason enum starts with its <PREFIX>_UNSPECIFIED value');
@@ -97,10 +90,8 @@ export function reasonCodesOf(reasonEnum: ReasonEnum): string[] {
 }
 
 /**
- * Declares a service's reason codes as its `<Service>Reason` enum in proto/ defines them (the
- * contract: one place for what each means), with the gRPC status each travels under. The statuses
- * must name every code of the enum and no other: the compiler says which is missing, and a
- * mismatch at run time (a stale build) fails at start.
+ * A service's reasons as its `<Service>Reason` enum in proto/ defines them, with their gRPC statuses; a
+ * status missing fails to compile, and a mismatch at run time (a stale build) fails at start.
  */
 export function contractReasons<E extends ReasonEnum>(
   domain: string,
@@ -129,7 +120,7 @@ export type CommonReason = keyof typeof commonReasons.reasons;
 
 export const notFound = (what = 'resource'): DomainError => commonReasons.error('not_found', `${what} not found`);
 
-/** Whether a failure is this reason (of any service: reason codes are the contract). */
+/** Whether a failure is this reason, of any service. */
 export const isReason = (err: unknown, reason: string): err is DomainError =>
   err instanceof DomainError && err.reasonCode === reason;
 
@@ -152,10 +143,7 @@ const { Status, ErrorInfo, BadRequest } = google.rpc;
 const ERROR_INFO_URL = TYPE_PREFIX + ErrorInfo.$type;
 const BAD_REQUEST_URL = TYPE_PREFIX + BadRequest.$type;
 
-/**
- * What a failure means to the caller: a domain error as it is; the store being away for now as
- * `service_unavailable` (retry); anything else undefined (an internal error).
- */
+/** A domain error as it is, the store being away as `service_unavailable`; anything else undefined (internal). */
 export function domainErrorOf(err: unknown): DomainError | undefined {
   if (err instanceof DomainError) return err;
   if (isStoreUnavailable(err))
@@ -200,8 +188,7 @@ export function fromGrpcError(err: unknown): DomainError {
     case status.CANCELLED:
       return commonReasons.error('service_unavailable', 'the call to a backing service was cancelled');
     default: {
-      // A failure of the transport itself (a stream reset, an unreadable answer): the caller
-      // hears "internal error"; what grpc-js said stays on the error for the logs.
+      // A transport failure (stream reset, unreadable answer): grpc-js's text stays as the cause, for logs.
       return new DomainError('internal_error', 'internal error', {
         domain: commonReasons.domain,
         grpcCode: status.INTERNAL,

@@ -7,11 +7,8 @@ type Hook = { name: string; run: (budgetMs: number) => Promise<void> | void };
 const LAST_STEP_MS = 1_000;
 
 /**
- * Ordered shutdown. Hooks run in reverse order of registration (stop taking work first, close
- * connections last) when SIGTERM or SIGINT arrives, all of them within the grace period: a step
- * gets what the steps before it left, and once it is spent each remaining step still gets
- * LAST_STEP_MS (the store's connection closes last). The pod's termination grace period allows
- * for this (charts: preStop pause + grace + 10 s).
+ * Shutdown hooks run in reverse order of registration within the grace period; once it is spent each
+ * remaining step still gets LAST_STEP_MS. The charts' termination grace is preStop pause + grace + 10 s.
  */
 export class Lifecycle {
   private readonly hooks: Hook[] = [];
@@ -26,7 +23,6 @@ export class Lifecycle {
     this.hooks.push({ name, run });
   }
 
-  /** Installs the signal handlers; the process exits after the hooks ran. */
   handleSignals(): void {
     const onSignal = (signal: NodeJS.Signals) => {
       this.log.info({ signal }, 'shutting down');

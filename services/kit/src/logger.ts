@@ -10,11 +10,7 @@ const COMMON_REDACT = [
   'headers["x-api-key"]',
 ];
 
-/**
- * Structured JSON logs. With telemetry on, the pino instrumentation adds `trace_id` and
- * `span_id` to every line logged inside a span. Each service names the paths of its own secrets
- * in `redact` (pino path syntax), as a last line of defence; code should not log them at all.
- */
+/** JSON logs; `redact` names a service's own secret paths, a last defence (code should not log them). */
 export function createLogger(service: string, level = 'info', opts: { redact?: readonly string[] } = {}): Logger {
   return pino({
     name: service,

@@ -1,11 +1,7 @@
 /**
- * A one-shot check that a platform process answers, for the charts' tests (`helm test`) and for
- * operators inside the cluster (every image holds it):
- *
- *   node /app/node_modules/@voiceapi/kit/dist/probe.js grpc HOST:PORT   the server's grpc.health.v1 Check is SERVING
- *   node /app/node_modules/@voiceapi/kit/dist/probe.js http URL         the URL answers 2xx
- *
- * Exits 0 when it does, 1 with one line saying what it got otherwise (within PROBE_TIMEOUT_MS, default 5 s).
+ * A one-shot liveness check for `helm test` and operators (in every image):
+ *   node /app/node_modules/@voiceapi/kit/dist/probe.js grpc HOST:PORT | http URL
+ * Exits 0 when SERVING / 2xx, else 1 with one line saying what it got (PROBE_TIMEOUT_MS, default 5 s).
  */
 import { credentials, makeGenericClientConstructor, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';

@@ -34,11 +34,8 @@ export interface OpenedService<C extends ServiceSettings> {
 }
 
 /**
- * The start-up every process shares, in dependency order: its logger (with the paths that must
- * never reach a log line), its lifecycle, whose hooks run in reverse (telemetry is flushed last,
- * the store closed after everything that uses it), and its database. The process then wires its
- * own parts (stores, `startEvents`, workers, clients) and ends with `serveGrpc`, so it stops
- * taking work first, drains its workers, then closes Kafka and the store.
+ * Shared start-up: logger, lifecycle, database. Hooks run in reverse, so a process that ends its wiring
+ * with `serveGrpc` stops taking work first and flushes telemetry last.
  */
 export async function openService<C extends ServiceSettings>(
   name: string,
@@ -59,11 +56,7 @@ export async function openService<C extends ServiceSettings>(
   return { cfg, log, lifecycle, conn };
 }
 
-/**
- * Serves the service's gRPC adapters: the last step of start-up (callers and the readiness probe
- * see the port once everything behind it runs), and the first to stop (health turns NOT_SERVING,
- * calls in flight finish within the grace period).
- */
+/** The last step of start-up (the port is seen once everything behind it runs) and the first to stop. */
 export async function serveGrpc(
   svc: OpenedService<GrpcSettings>,
   services: ServiceRegistration[],
@@ -82,11 +75,7 @@ export async function serveGrpc(
   return server;
 }
 
-/**
- * Runs `start` when `mod` is the process's main module (tests import the start function and run
- * it in-process instead): SIGTERM and SIGINT then stop it in order, and a start that fails (a bad
- * setting, a store that cannot be reached) ends the process with one clear line, not a trace.
- */
+/** Runs `start` when `mod` is the main module (tests run it in-process); a failed start exits with one line. */
 export function runAsMain(mod: NodeModule, name: string, start: () => Promise<{ lifecycle: Lifecycle }>): void {
   if (require.main !== mod) return;
   start().then(

@@ -2,10 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isReason } from './errors';
 import { isStoreUnavailable } from './mongo/unavailable';
 
-/**
- * True when a failure passes by itself: the store away for now, or a backing service unavailable
- * or slow to answer. Asking again later may succeed; any other failure would fail again.
- */
+/** A failure that may pass by itself: the store or a backing service away, or slow. */
 export function isTransient(err: unknown): boolean {
   if (isStoreUnavailable(err)) return true;
   return isReason(err, 'service_unavailable') || isReason(err, 'upstream_timeout');
@@ -16,14 +13,10 @@ export interface TransientRetry {
   deadline: number;
   initialDelayMs?: number;
   maxDelayMs?: number;
-  /** Called before each wait, with the failure that caused it. */
   onRetry?: (err: unknown, attempt: number) => void;
 }
 
-/**
- * Runs `step` until it succeeds; a transient failure is tried again (doubling waits, capped)
- * until the deadline, any other failure is thrown at once. `step` must be safe to repeat.
- */
+/** Retries `step` on transient failures with capped doubling waits until the deadline; `step` must be repeatable. */
 export async function retryTransient<T>(step: () => Promise<T>, opts: TransientRetry): Promise<T> {
   const max = opts.maxDelayMs ?? 2_000;
   let delay = opts.initialDelayMs ?? 100;

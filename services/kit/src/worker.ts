@@ -12,23 +12,16 @@ export interface WorkerSpec {
   job: string;
   /** One pass over the work. It must tolerate running again after a crash (passes are repeated, never resumed). */
   pass: () => Promise<PassResult>;
-  /**
-   * Wakes a pass this often, besides `wake()`, `wakeIn()` and `wakeOn`: for a worker woken by its
-   * changes, only the safety net (what no change announces, a change stream that was down).
-   */
+  /** The timer's period; for a worker woken by its changes, only a safety net (e.g. a change stream that was down). */
   everyMs: number;
   /**
-   * With a lease: how often the holder looks for work another replica made, while another replica
-   * contends for the lease (`Lease.shared`); a holder alone looks only every `everyMs`, since all
-   * the work there is to find is its own, and that wakes it in-process (decision 0141).
+   * How often a lease holder looks for other replicas' work while the lease is `shared`; a holder alone
+   * looks every `everyMs`, its own work waking it in-process (decision 0141).
    */
   lookMs?: number;
   /** Collections whose changes wake a pass (change streams: written by any replica, found at once). */
   wakeOn?: readonly WakeSource[];
-  /**
-   * Changes seen within this long of the first are served by one pass (a burst of writes, one
-   * read of the work): a little latency for far fewer passes under load. Default 0.
-   */
+  /** Changes within this long of the first share one pass: a little latency for far fewer passes. Default 0. */
   gatherMs?: number;
   /** Only the replica holding this lease runs passes; the worker holds and renews it (several workers may share one). */
   lease?: Pick<Lease, 'held' | 'shared' | 'hold' | 'letGo' | 'onTaken'>;
@@ -38,16 +31,12 @@ export interface WorkerSpec {
 }
 
 /**
- * A background job of a service: woken by a change to the collections it watches, by `wake()` (an
- * event came in), at a time it asked for (`wakeIn`), when its replica takes the lease over, and by
- * a timer as the safety net; one pass at a time (a wake-up during a pass runs another after it),
- * on the replica holding its lease if it has one. After each pass it records its lag: how long
- * the oldest wake-up it served waited. A failing pass is logged and the next wake-up tries again.
- * `stop()` waits for the pass under way.
+ * A service's background job: one pass at a time, on the lease holder if it has a lease, woken by changes,
+ * `wake()`, `wakeIn`, a lease takeover or a timer. Records lag: how long the oldest wake-up it served waited.
+ * A failing pass is logged and the next wake-up tries again.
  */
 export class Worker {
   private timer: NodeJS.Timeout | undefined;
-  /** The earliest wake-up asked for by `wakeIn`, and its timer. */
   private alarm: { at: number; timer: NodeJS.Timeout } | undefined;
   private readonly feed: ChangeFeed | undefined;
   /** The pass a change asked for, while its burst is gathered. */
@@ -57,7 +46,6 @@ export class Worker {
   private stopped = false;
   private stopping: Promise<void> | undefined;
   private holding: Promise<void> | undefined;
-  /** When the oldest wake-up not yet served arrived. */
   private wokenAt: number | undefined;
   /** When the last pass began: a holder alone lets its look wait until `everyMs` after it. */
   private passedAt = 0;
@@ -84,7 +72,7 @@ export class Worker {
     this.wake();
   }
 
-  /** The timer: a look, unless this replica holds the lease alone and looked within `everyMs`. */
+  /** A look, unless this replica holds the lease alone and looked within `everyMs`. */
   private tick(): void {
     const alone = this.spec.lookMs !== undefined && !this.spec.lease?.shared;
     if (alone && Date.now() - this.passedAt < this.spec.everyMs) return;
@@ -106,7 +94,6 @@ export class Worker {
     this.alarm = { at, timer };
   }
 
-  /** Runs a pass now, or another one after the pass under way. */
   wake(): void {
     if (this.stopped) return;
     this.wokenAt ??= Date.now();
@@ -135,7 +122,6 @@ export class Worker {
     this.gathering.unref();
   }
 
-  /** Whether this replica runs the passes now (it holds the lease, or the job needs none). */
   get active(): boolean {
     return !this.stopped && (this.spec.lease?.held ?? true);
   }
@@ -145,16 +131,12 @@ export class Worker {
     while (this.running) await this.running;
   }
 
-  /** A pass now (if this replica is the active one), resolved once it has ended. */
   async runNow(): Promise<void> {
     this.wake();
     await this.idle();
   }
 
-  /**
-   * Stops taking work, waits for the pass under way and what it left running, then lets the lease
-   * go. Once: a second call waits for the first (a shared lease is let go once per worker).
-   */
+  /** Waits for the pass under way and what it left, then lets the lease go; once only (a lease may be shared). */
   stop(): Promise<void> {
     this.stopping ??= this.stopOnce();
     return this.stopping;

@@ -22,15 +22,14 @@ export const configSchema = z.object({
   BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
   /** Webhooks: whether a tenant has an endpoint for its contacts' status changes (none: they are not announced). */
   WEBHOOKS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50067'),
-  /** How long that answer is kept: a tenant's new endpoint gets contact status changes from at most this long after it is registered. */
+  /** How long that answer is kept: a new endpoint gets status changes at most this long after it is registered. */
   WEBHOOK_TYPES_CACHE_MS: z.coerce.number().int().min(0).default(5_000),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   /** The calling window, in the called party's local time, of campaigns created without one. */
   CALLING_WINDOW_DEFAULT: windowSetting.default(parseWindowSetting('08:00-21:00')),
   /**
-   * How often the scheduler looks while it holds its lease alone (its safety net): an item this
-   * replica schedules or moves wakes it when due, and it wakes itself when the next one it read
-   * falls due. While another replica contends for the lease it looks every second (decision 0141).
+   * The scheduler's safety-net look while it holds its lease alone (due items wake it anyway); while another
+   * replica contends for the lease it looks every second (decision 0141).
    */
   SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
   /** Where messages go: `record` keeps the rendered message for the operator, never sends it live. */

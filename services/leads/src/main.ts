@@ -43,9 +43,8 @@ import { MessageFollowups, Messaging, RecordingMessageAdapter } from './usecases
 import { leadEvents } from './events/publish';
 import { Templates } from './usecases/templates';
 
-/** Due dials read in one scheduler pass. */
 const SCHEDULER_BATCH = 200;
-/** How often the scheduler's holder looks for another replica's items while one contends (decision 0141). */
+/** The scheduler's look for other replicas' items while one contends (no change stream, decision 0141). */
 const SCHEDULER_LOOK_MS = 1_000;
 
 /** Starts the leads service; returns its lifecycle so tests can stop it in-process. */
@@ -67,8 +66,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   const schedule = new ScheduleStore(conn);
   const followups = new FollowupStore(conn);
 
-  // Leads owns its stream; it also creates the call and billing streams, which it reads, so it can
-  // start before telephony or billing exists (creation is idempotent, with the same settings).
+  // Also creates the call and billing streams it reads, so it can start before telephony or billing.
   const { LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent, TelephonyCallEvent, BillingCreditEvent } =
     voiceapi.events.v1;
   // The scheduler and the outbox relay run on one lease, so an idle replica renews one lease.
@@ -89,8 +87,7 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   });
   lifecycle.onStop('billing client', () => billing.close());
   const credits = new CreditView(billingHoldQuote(billing));
-  // Every replica hears every wallet's credit (any replica may take a tenant's next lead): a
-  // broadcast group of its own, from now on (a tenant it has not heard of is quoted once), removed on stop.
+  // Any replica may take a tenant's next lead, so each hears every wallet's credit in its own broadcast group.
   const creditNews = followCredit(
     new EventSubscriber(kafka, {
       group: broadcastGroup('leads', 'credit-view', cfg.INSTANCE_ID),
@@ -178,9 +175,8 @@ export async function startLeads(env: Record<string, string | undefined> = proce
     dialing,
   };
 
-  // No inbox on either consumer: both are idempotent by the state they change (an outcome is
-  // followed once per call id, a message is sent once and marked sent), and the leads stream they
-  // share carries every dial request, which an inbox would cost two writes each for nothing.
+  // No inbox: both consumers are idempotent by the state they change, and an inbox would cost two writes
+  // per dial request on the stream they share.
   const outcomes = followCallOutcomes(
     new EventSubscriber(kafka, { group: consumerGroup('leads', 'call-outcomes'), log, publisher }),
     dialing,
@@ -194,11 +190,8 @@ export async function startLeads(env: Record<string, string | undefined> = proce
   sender.start();
   lifecycle.onStop('message sender', () => sender.stop());
 
-  // Due scheduled dials and follow-ups, on one replica at a time: woken when this replica
-  // schedules or moves an item that falls due, and when the next one it read falls due; another
-  // replica's items are found by its look every SCHEDULER_LOOK_MS while one contends for the lease
-  // (no change stream, decision 0141). A full batch is followed by another at once, so a window
-  // opening for many contacts drains quickly.
+  // On one replica at a time, woken by its own schedules and the next due item; other replicas' items are
+  // found by its look (no change stream, decision 0141). A full batch is followed by another at once.
   const scheduler: Worker = new Worker({
     service: 'leads',
     job: 'scheduler',
@@ -226,16 +219,12 @@ export async function startLeads(env: Record<string, string | undefined> = proce
 
 runAsMain(module, 'leads', () => startLeads());
 
-/** How far back the relay's next holder requests again the dials of queued contacts (decision 0149). */
+/** How far back the next relay holder re-requests dials (decision 0149). */
 const REANNOUNCE_WINDOW_MS = 10 * 60_000;
-/** How long after taking the lease it does, so that a write its predecessor began has landed or failed. */
+/** Lets a write the previous holder began land or fail first. */
 const REANNOUNCE_AFTER_MS = 10_000;
 
-/**
- * Dial requests go out after their contacts' writes (decision 0149): a relay holder that died
- * between the two lost them, so the replica that takes the lease (or holds it from its start)
- * requests again the dials of contacts queued lately.
- */
+/** A relay holder may die between a contact's write and its dial request (decision 0149); the next re-requests. */
 function reannounceOnTake(lease: Lease, dialing: Dialing, log: Logger): { stop: () => void } {
   let timer: NodeJS.Timeout | undefined;
   const taken = () => {
@@ -243,7 +232,7 @@ function reannounceOnTake(lease: Lease, dialing: Dialing, log: Logger): { stop: 
     clearTimeout(timer);
     timer = setTimeout(() => {
       if (!lease.held) return;
-      // Taking over often comes with the store's trouble: tried again while it lasts, for a while.
+      // A takeover often comes with store trouble: retried for a while.
       retryTransient(() => dialing.reannounceQueued(since), {
         deadline: Date.now() + REANNOUNCE_WINDOW_MS,
         onRetry: (err) => log.warn({ err }, 'requesting again the dials of queued contacts failed; trying again'),

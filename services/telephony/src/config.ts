@@ -35,13 +35,9 @@ export const configSchema = z.object({
   INBOUND_MAX_CALL_SECONDS: z.coerce.number().int().min(60).max(14_400).default(3_600),
   /** Calls in progress at once per tenant until the operator sets its package. */
   DEFAULT_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(1).max(1_000).default(10),
-  /** How long a cached number (inbound calls look theirs up) is kept at most, should a change stream miss a change (decision 0113). */
+  /** Longest a cached number is kept, should a change stream miss a change (decision 0113). */
   NUMBER_CACHE_TTL_MS: z.coerce.number().int().min(1_000).default(60_000),
-  /**
-   * The dispatcher's safety net: a queued dial and a freed line wake it at once (change streams),
-   * a raised package too, a postponed dial when it falls due; this catches what a change stream
-   * that was down missed.
-   */
+  /** Safety net for what a down change stream missed: queued dials, freed lines and packages wake it at once. */
   DISPATCH_INTERVAL_MS: z.coerce.number().int().min(20).default(10_000),
   /** How often calls a crashed replica was carrying are finished, and stray lines freed. */
   RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),

@@ -62,8 +62,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   numbers.cache.start();
   lifecycle.onStop('number cache', () => numbers.cache.stop());
   const lines = new LineStore(conn);
-  // The dials this replica consumed and holds until placed (decision 0147); and, until every replica
-  // holds its dials so, the queue an older release writes (their leftovers are taken over below).
+  // Dials held until placed (decision 0147); `leftovers`: the queue older releases write, taken over below.
   const held = new HeldDials(() => takingOver.wake());
   const leftovers = new DialQueueStore(conn);
   const settings = new TenantSettingsStore(conn, cfg.DEFAULT_MAX_CONCURRENT_CALLS, log);
@@ -71,8 +70,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   lifecycle.onStop('package cache', () => settings.cache.stop());
   const rollups = new RollupStore(conn);
   const feedStore = new CallFeedStore(conn);
-  // Readers of the live call feed wait for their tenant's next change, written by whichever
-  // replica owns the tenant's partition: its change stream names the tenant.
+  // Feed readers wait for their tenant's next change, written by whichever replica owns the tenant's partition.
   const waiters = new FeedWaiters();
   const followers = new FeedFollowers({ store: new FeedFollowerStore(conn), now });
   const feed = new CallFeed({ store: feedStore, followers, waiters, now, log });
@@ -80,12 +78,10 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   feedChanges.start();
   lifecycle.onStop('call feed changes', () => feedChanges.stop());
 
-  // Telephony owns the call streams; it reads what leads asks of it, created here too so it can
-  // start before leads (creation is idempotent, with the same settings). Billing answers over gRPC.
+  // Telephony owns the call streams, and creates leads' dial stream too (idempotent) so it can start before leads.
   const { TelephonyCallEvent, TelephonyCallFeedEvent, LeadsDialEvent } = voiceapi.events.v1;
-  // One replica recovers calls, settles what billing could not, stores recordings again, recomputes
-  // rollups, prunes the live feed and relays the outbox at a time: the workers share one lease, so
-  // an idle replica renews one lease. Every replica dispatches the dials it holds.
+  // The background workers and the outbox run on one replica at a time under one shared lease (an idle replica
+  // renews one lease); every replica dispatches the dials it holds.
   const lease = new Lease(conn, 'telephony-dispatcher', cfg.INSTANCE_ID);
   const { kafka, publisher, outbox } = await startEvents({
     service: 'telephony',
@@ -181,8 +177,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
       }),
     },
   });
-  // On every replica, for the dials it holds: woken when one comes (in-process), a line is freed
-  // while dials wait for one (by any replica), or a package set; the timer is the safety net.
+  // Woken by a new dial, a line freed while dials wait (any replica), or a package set; the timer is a safety net.
   const dispatching = new Worker({
     service: 'telephony',
     job: 'dial-dispatch',
@@ -194,8 +189,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     drain: () => dialer.drain(),
   });
   settings.onChange(() => dispatching.wake());
-  // Dials waiting long, written to the dial queue by any replica (and every dial a replica of a
-  // release before 0147 queued), held here from there until placed, when their document goes.
+  // Holds dials spilled to the dial queue by any replica (or queued by releases before 0147) until placed.
   const takingOver = new Worker({
     service: 'telephony',
     job: 'dial-queue-takeover',
@@ -255,12 +249,10 @@ export async function startTelephony(env: Record<string, string | undefined> = p
     now,
   };
   const server = await serveGrpc(svc, [telephonyService(useCases, log)]);
-  // Stopping: the feed's readers answer at once (before the server drains), so the gateway's
-  // streams read on from another replica instead of waiting out their long poll.
+  // Feed readers answer at once on stop (before the server drains), so gateway streams move on to another replica.
   lifecycle.onStop('call feed readers', () => waiters.stop());
-  // The consumers start after the server listens: joining a group whose last member was killed waits out
-  // that member's session (30 s), and reads need not wait for it; both groups wait it out together.
-  // No inbox on either consumer: queueing is idempotent by dial id, erasure by contact, the feed by change id.
+  // Consumers start after the server listens: joining a group whose last member was killed waits out its session.
+  // No inbox: queueing is idempotent by dial id, erasure by contact, the feed by change id.
   const dialRequests = followLeads(
     new EventSubscriber(kafka, {
       group: consumerGroup('telephony', 'dial-requests'),
@@ -280,8 +272,7 @@ export async function startTelephony(env: Record<string, string | undefined> = p
   );
   // Left together: each leaves its group on its own, and one after the other they could outlast the pod's grace period.
   lifecycle.onStop('consumers', async () => {
-    // No dial is started once the group is left: what this replica still holds is its partitions'
-    // next owner's, and what it placed is released (committed) before it leaves.
+    // No dial starts once the group is left: what is still held goes to the partitions' next owner.
     await dispatching.stop();
     await Promise.all([dialRequests.stop(), feedWriter.stop()]);
   });

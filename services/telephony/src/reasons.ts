@@ -1,11 +1,7 @@
 import { contractReasons, grpcStatus } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 
-/**
- * What the telephony service refuses, beyond the common reasons: the codes and what each means are the contract's
- * (proto/voiceapi/telephony/v1/reasons.proto); here, the gRPC status each travels under. The
- * gateway maps each to HTTP.
- */
+/** Telephony's refusals (contract: proto/voiceapi/telephony/v1/reasons.proto) and the gRPC status of each. */
 export const telephonyReasons = contractReasons('telephony.voiceapi', voiceapi.telephony.v1.TelephonyReason, {
   number_not_found: grpcStatus.FAILED_PRECONDITION,
   number_already_owned: grpcStatus.ALREADY_EXISTS,

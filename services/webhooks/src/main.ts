@@ -137,7 +137,7 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
     fanOut,
   );
   consumer.start();
-  // Stopped before the dispatcher (lifecycle hooks run in reverse): no new deliveries while it hands back what it holds.
+  // Hooks run in reverse: no new deliveries while the dispatcher hands back what it holds.
   lifecycle.onStop('fan-out consumer', () => consumer.stop());
 
   const server = await serveGrpc(svc, [webhooksService(operator, log)]);

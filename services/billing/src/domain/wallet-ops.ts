@@ -16,10 +16,8 @@ import {
   type WalletState,
 } from './wallet';
 
-// The rules of a wallet's changes, pure: what each op decides against a head, and what a
-// replayed op answers. The mechanism that batches, appends and caches is usecases/wallets.ts.
+// What each wallet op decides against a head, pure; batching and appending are in usecases/wallets.ts.
 
-/** One change asked of a wallet. */
 export type WalletOp =
   | { kind: 'topUp'; reference: string; amount: number; description: string }
   | {
@@ -35,9 +33,9 @@ export type WalletOp =
   | { kind: 'release'; callId: string; final?: boolean; reason?: string };
 
 export interface WalletResult {
-  /** The wallet right after this op (or as read, for a replay or a no-op). */
+  /** Right after this op (or as read, for a replay or a no-op). */
   state: WalletState;
-  /** The ledger row written, or the original one for a replay. */
+  /** For a replay, the original row. */
   row?: LedgerRow;
   replayed: boolean;
   hold?: Hold;
@@ -45,20 +43,18 @@ export interface WalletResult {
   released?: boolean;
   /** `capture`: credits the wallet could not cover (0 when fully charged). */
   shortfall?: number;
-  /** The call was settled before without a charge (a final release): why. Nothing was charged now. */
+  /** Why the call was settled before without a charge (a final release); nothing is charged now. */
   settledWithoutCharge?: string;
 }
 
 export const callReference = (callId: string) => `call:${callId}`;
 
-/** What planning decided for one op. */
 export type Decision =
   | { entry: number; result: Omit<WalletResult, 'state'> }
   | { replaySeq: number; op: WalletOp }
   | { done: Omit<WalletResult, 'state'> }
   | { error: Error };
 
-/** The ledger row an appended entry wrote, if it is one. */
 export function withRow(e: Entry, at: Date): { row?: LedgerRow } {
   const row = rowOf(e.change, e.state, at);
   return row ? { row } : {};
@@ -92,24 +88,16 @@ function expectedRow(op: WalletOp): { type: TransactionType; amount?: number } |
   }
 }
 
-/**
- * What the chain says of a batch's ops, read after the head (decision 0050): where their
- * references were posted, and the holds open at the head for their calls (decision 0137).
- */
+/** Read after the head (decision 0050): posted references and the calls' open holds (decision 0137). */
 export interface ChainFacts {
   posted: ReadonlyMap<string, number>;
   open: ReadonlyMap<string, Hold>;
 }
 
-/** The calls a batch's ops need the open holds of. */
 export const callIdOf = (op: WalletOp): string | undefined =>
   op.kind === 'hold' || op.kind === 'capture' || op.kind === 'release' ? op.callId : undefined;
 
-/**
- * Decides every op in order against the head; the entries to append carry their states.
- * `chain`: what the chain held up to the head for these ops; what this plan's own entries post,
- * place and close is added as it goes.
- */
+/** Decides every op in order against the head, adding what this plan's own entries post, place and close. */
 export function plan(
   head: WalletState,
   ops: readonly WalletOp[],
@@ -199,8 +187,7 @@ export function plan(
         // Never below zero: the hold first, then what is available; the rest is a shortfall.
         const charge = Math.min(op.amount, available(state) + released);
         if (charge <= 0) {
-          // Nothing to take: the call is settled for good all the same (its reference posted),
-          // so a retry after a top-up cannot charge a call already billed as failed.
+          // Settled for good anyway, so a retry after a top-up cannot charge a call billed as failed.
           const release: EntryChange = {
             kind: 'release',
             callId: op.callId,
@@ -255,10 +242,7 @@ export function plan(
 
 const newRowId = () => new Types.ObjectId().toHexString();
 
-/**
- * What a replayed op answers, from what its reference posted before: a ledger row (the op must
- * match it), or, for a call settled without a charge by a final release, that release's reason.
- */
+/** A replay's answer from what its reference posted: a ledger row it must match, or a final release's reason. */
 export function replayResult(
   op: WalletOp,
   posted: { row: LedgerRow } | { releaseReason: string },

@@ -1,11 +1,6 @@
 /**
- * A wallet is a chain of entries (decision 0050). Each entry is one change (a ledger row, or a
- * hold placed or released) together with the wallet's figures after it, and entry n+1 is
- * computed from entry n and the open holds its change closes (decision 0137: an entry has a
- * fixed size; open holds are the hold entries no later entry closed, found by call id).
- * Appending is one insert whose `_id` is (tenant, n+1): of two writers computing from the same
- * head exactly one can insert, on every supported store, so the state needs no multi-document
- * transaction and is never half-written. This file is the arithmetic; it touches no store.
+ * A wallet is a chain of entries (decision 0050): one change plus the figures after it. Entries have a fixed size;
+ * open holds are hold entries no later entry closed (decision 0137). Pure arithmetic; no store here.
  */
 
 export const TRANSACTION_TYPES = [
@@ -31,18 +26,11 @@ export interface WalletState {
   seq: number;
   balance: number;
   held: number;
-  /** How many holds are open (absent, or stale, in entries billing 1.2 wrote: `holds.length`). */
+  /** Absent or stale in entries billing 1.2 wrote (use `holds.length`). */
   openHolds?: number;
-  /**
-   * Every open hold, in entries written by billing 1.2 and by later releases in the `compat`
-   * format (decision 0137): absent in a fixed-size entry.
-   */
+  /** Every open hold, written by billing 1.2 and the `compat` format only (decision 0137). */
   holds?: Hold[];
-  /**
-   * A fixed-size entry in a chain that once listed `holds`: the seq of the last entry that did.
-   * Its list says which holds were open up to it (billing 1.2 named a hold's call, and a
-   * release's, only inside `change`), so a lookup reads the chain after it only.
-   */
+  /** The last entry that listed `holds`: look-ups read the chain after it (1.2 named calls only in `change`). */
   listedUpTo?: number;
   /** Ledger rows so far, per type and in all (`all`). */
   counts: Record<string, number>;
@@ -53,17 +41,10 @@ export const EMPTY_WALLET: WalletState = { seq: 0, balance: 0, held: 0, openHold
 
 export const available = (s: WalletState): number => s.balance - s.held;
 
-/**
- * How many holds are open after this entry, in either format. A list wins over the count: billing
- * 1.2 copies a count it does not know into the states it writes, unchanged.
- */
+/** A list wins over the count: billing 1.2 copies the count, which it does not know, unchanged. */
 export const openHoldCount = (s: WalletState): number => s.holds?.length ?? s.openHolds ?? 0;
 
-/**
- * How entries are written (decision 0137). `fixed`: no list of holds, the same size whatever the
- * calls in flight. `compat`: the list of open holds is kept in every entry, as billing 1.2 reads
- * it (needed while a 1.2 replica may still append, and to roll back to 1.2).
- */
+/** Decision 0137: `compat` keeps the open-hold list billing 1.2 reads, while 1.2 may append or be rolled back to. */
 export type EntryFormat = 'fixed' | 'compat';
 
 /** What a call's ledger row says of the call, so a tenant reconciles without another read. */
@@ -102,10 +83,7 @@ export type EntryChange =
       released?: number;
     }
   | { kind: 'hold'; hold: Hold }
-  /**
-   * `reference` set: the call is settled for good (its reference is posted, no row). `released`:
-   * the credits of the hold it closed (absent in entries billing 1.2 wrote: see `holds`).
-   */
+  /** `reference` set: settled for good without a row. `released` is absent in entries billing 1.2 wrote. */
   | { kind: 'release'; callId: string; reference?: string; reason?: string; released?: number };
 
 export interface Entry {
@@ -113,11 +91,7 @@ export interface Entry {
   state: WalletState;
 }
 
-/**
- * The state after one change. Refusals are decided before (see the use cases); this only adds up.
- * A closing change names the credits it released; the list of holds is carried on only where the
- * previous state has one and the format is `compat`.
- */
+/** The state after one change; refusals are decided before. The hold list carries on only in `compat`. */
 export function apply(prev: WalletState, change: EntryChange, at: Date, format: EntryFormat = 'fixed'): WalletState {
   const seq = prev.seq + 1;
   const closes = change.kind === 'hold' || change.released === undefined ? undefined : change.callId;
@@ -155,7 +129,6 @@ export function postedReference(change: EntryChange): string | undefined {
   return change.kind === 'hold' ? undefined : change.reference;
 }
 
-/** The ledger row an entry is, if it is one. */
 export function rowOf(change: EntryChange, state: WalletState, createdAt: Date): LedgerRow | undefined {
   if (change.kind !== 'ledger') return undefined;
   return {
@@ -178,7 +151,6 @@ export function callCharge(durationSeconds: number, ratePerMinute: number): numb
   return Math.ceil(durationSeconds / 60) * ratePerMinute;
 }
 
-/** The longest call allowed (a hold's ceiling). */
 export const MAX_CALL_SECONDS = 86_400;
 
 /** The longest call whose hold (`callCharge` of its length) `credit` covers, in seconds (0: none). */

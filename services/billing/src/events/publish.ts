@@ -8,24 +8,16 @@ import type { BillingEvents } from '../usecases/ports';
 const { BillingCallEvent, BillingUsageEvent, BillingCreditEvent, CallDirection } = voiceapi.events.v1;
 
 /**
- * Billing's events go out through the outbox, each on the stream of its readers (usage for
- * webhooks, credit for lead ingest, a call's outcome that no end announced for webhooks), with ids
- * derived from what they announce (`usage:<tenant>:<seq>`, `credits:<tenant>:<seq>`,
- * `billed:<call>`): announcing the same thing twice (a retry, the sweeper after a crash) stores
- * or publishes the same event id, which consumers skip. A call's charge and its usage are
- * announced by telephony with the call's end, under these same ids. `outboundPerMinute`: outbound
- * calls' rate, to say which calls the credit left covers.
+ * Billing's events via the outbox, with ids derived from what they announce (`usage:<tenant>:<seq>`, ...), so a
+ * repeat (a retry, the sweeper after a crash) has the same id and consumers skip it. Telephony announces a call's
+ * charge with its end, under the same ids.
  */
 export function billingEvents(outbox: Outbox, store: WalletStore, outboundPerMinute: number): BillingEvents {
-  // The outbox stores what is added while a write is under way together (one insert for many).
   const put = (records: EventRecord[]) => (records.length === 0 ? Promise.resolve() : outbox.addOnce(records));
   const events: BillingEvents = {
     /**
-     * CreditsUsage for each debit row appended, and the credit available after the last entry
-     * (CreditsAvailable) when the calls it covers changed since `before` (the wallet before the
-     * entries; unknown: announced). Readers only judge which calls the credit covers, so a change
-     * that leaves that alone (a rich wallet's calls) is not news. The caller notes how far the
-     * chain is announced.
+     * CreditsUsage per debit row, and CreditsAvailable only when the calls the credit covers changed since
+     * `before`: that is all readers judge.
      */
     async ledgerEntries(scope: TenantScope, entries: readonly Entry[], before?: WalletState): Promise<void> {
       if (entries.length === 0) return;
@@ -34,7 +26,7 @@ export function billingEvents(outbox: Outbox, store: WalletStore, outboundPerMin
       const records: EventRecord[] = [];
       for (const e of entries) {
         const row = rowOf(e.change, e.state, e.state.updatedAt ?? at);
-        // A call's charge is announced with the call's end (telephony settles it and carries it).
+        // Telephony announces a call's charge with its end.
         if (!row || row.amount >= 0 || row.type === 'call_deduction') continue;
         const usage = {
           tenantId,
@@ -89,13 +81,13 @@ export function billingEvents(outbox: Outbox, store: WalletStore, outboundPerMin
       await put(records);
     },
 
-    /** Announces entries the live path did not (the sweeper), then moves the cursor past them. */
+    /** For the sweeper: announces entries the live path did not, then moves the cursor. */
     async catchUp(scope: TenantScope, from: number, to: number): Promise<void> {
       await events.ledgerEntries(scope, await store.entriesBetween(scope, from + 1, to));
       await store.noteAnnounced(scope, from, to);
     },
 
-    /** The outcome of a call whose end never came (its hold expired): no end announces it. */
+    /** A call whose end never came: no end announces its outcome. */
     async outcome(o: CallOutcome): Promise<void> {
       const billed = {
         callId: o.callId,

@@ -51,11 +51,7 @@ export class AuditStore {
     );
   }
 
-  /**
-   * Writes these wallets' marks (one write). Each mark is whole in itself (a point of the chain,
-   * what the rows up to it sum to, the balance there), so a mark written over by an older one
-   * (two audits overlapping at a lease's handover) is only checked again from there.
-   */
+  /** Each mark is self-contained, so one overwritten by an older one (a lease handover) is only rechecked. */
   async save(marks: readonly { tenantId: string; mark: AuditMark }[], at: Date): Promise<void> {
     await upsertManyOnce(
       this.audits,

@@ -1,4 +1,4 @@
-// Over 300 lines because the wallet's ledger entries and their head are written together (one append) and belong to one store.
+// Over 300 lines because a wallet's entries and their head are written together (one append), so they share one store.
 import {
   isDuplicateKeyError,
   modelOf,
@@ -26,14 +26,8 @@ import {
 } from '../domain/wallet';
 
 /**
- * The wallet chains (decision 0050). Two collections:
- *  - `wallet_entries`: the chain, the truth. `_id` is `<tenantId>:<seq>`, so appending entry n+1
- *    is one insert that only one writer can win, and finding the head is a walk of `_id` lookups.
- *    An entry that posts a reference (a ledger row, a final release) carries it in `reference`,
- *    indexed per tenant: whether a reference is posted is one indexed read of the chain itself;
- *  - `wallet_heads`: per tenant, a hint of the head's seq (written after each append, may lag:
- *    readers walk forward from it) and how far the chain has been announced on Kafka.
- * Ids embed the tenant, and every operation takes the wallet's `TenantScope`.
+ * The wallet chains (decision 0050). `wallet_entries` is the truth: `_id` is `<tenantId>:<seq>`, so only one
+ * writer can insert entry n+1. `wallet_heads` keeps per tenant a head hint (may lag) and the Kafka cursor.
  */
 interface EntryDoc {
   _id: string;
@@ -49,7 +43,6 @@ interface EntryDoc {
   description?: string;
   /** A call's row, hold or release (holds and releases billing 1.2 wrote name it only in `change`). */
   callId?: string;
-  /** A call's row: what it says of the call. */
   call?: CallFacts;
   balanceAfter?: number;
   /** A call's row: the credits of the hold it closed. */
@@ -87,14 +80,11 @@ const entrySchema = new Schema<EntryDoc>(
   },
   { collection: 'wallet_entries', versionKey: false },
 );
-// Serve `rows` and `rowsOfType`: a tenant's ledger rows, newest first, optionally of one type.
+// One index per query shape below, in the same order (`callEntries`: decision 0137).
 entrySchema.index({ tenantId: 1, kind: 1, seq: -1 });
 entrySchema.index({ tenantId: 1, kind: 1, type: 1, seq: -1 });
-// Serves `posted`: whether (and where) references are in the tenant's chain.
 entrySchema.index({ tenantId: 1, reference: 1 });
-// Serves `callEntries`: the holds of calls and what closed them (decision 0137).
 entrySchema.index({ tenantId: 1, callId: 1, seq: 1 });
-// Serves `holdsExpiring`: the sweeper's holds past their expiry.
 entrySchema.index({ tenantId: 1, kind: 1, expiresAt: 1 });
 const NEWEST_FIRST = { seq: -1 } as const;
 export const entryQueryShapes: QueryShape[] = [
@@ -135,8 +125,7 @@ export const headSchema = new Schema<HeadDoc>(
   },
   { collection: 'wallet_heads', versionKey: false },
 );
-// Read by `_id`, or walked in `_id` order by the sweeper (one small document per tenant).
-// Serves `changed` (the ledger audit: the wallets whose head moved since its last pass).
+// Serves `changed`: the wallets whose head moved since the ledger audit's last pass.
 headSchema.index({ updatedAt: 1 });
 export const headQueryShapes: QueryShape[] = [
   { name: 'changed', equality: [], sort: { updatedAt: 1 }, range: ['updatedAt'] },
@@ -176,10 +165,7 @@ export class WalletStore {
     this.heads = new TenantKeyed(modelOf(conn, 'WalletHead', headSchema), headQueryShapes);
   }
 
-  /**
-   * The wallet's newest state: from `from` (a state this process saw) or the head hint, walking
-   * forward by `_id` until an entry is missing. Exact at the moment of the last read.
-   */
+  /** The newest state: walks forward by `_id` from `from` (or the head hint) until an entry is missing. */
   async head(
     scope: TenantScope,
     from?: WalletState,
@@ -212,10 +198,7 @@ export class WalletStore {
     return this.entries.findById(scope, entryId(scope, seq));
   }
 
-  /**
-   * Appends entries in order; returns how many were inserted. Fewer than given means another
-   * writer took the next place: the caller reads the head again and recomputes the rest.
-   */
+  /** Appends in order; returns how many were inserted. Fewer means another writer won: re-read and recompute. */
   async append(scope: TenantScope, entries: readonly Entry[], at: Date): Promise<number> {
     if (entries.length === 0) return 0;
     const writer = randomUUID();
@@ -262,10 +245,7 @@ export class WalletStore {
     }
   }
 
-  /**
-   * Best effort: the head hint may lag (readers walk forward) and never matters for correctness.
-   * One write by `_id`: `$max` keeps it from going back; `announcedSeq` moves only when given.
-   */
+  /** Best effort: readers walk forward from the hint, so lag is harmless; `$max` keeps it from going back. */
   async noteHead(scope: TenantScope, state: WalletState, announcedSeq?: number): Promise<void> {
     await this.heads.upsert(scope, {
       $max: { seq: state.seq, ...(announcedSeq !== undefined && { announcedSeq }) },
@@ -278,10 +258,7 @@ export class WalletStore {
     await this.heads.update(scope, { $max: { holdsSweptTo: to } });
   }
 
-  /**
-   * The entries of these calls up to `upTo` in chain order: their holds, and the rows and
-   * releases that may have closed them (one indexed read for all; decision 0137).
-   */
+  /** These calls' holds and the rows or releases that may close them, up to `upTo`, chain order (decision 0137). */
   async callEntries(scope: TenantScope, callIds: readonly string[], upTo: number): Promise<CallEntry[]> {
     if (callIds.length === 0) return [];
     const docs = await this.entries.find(
@@ -299,10 +276,7 @@ export class WalletStore {
       .sort((a, b) => a.seq - b.seq);
   }
 
-  /**
-   * Holds placed after entry `afterSeq` that expire after `after` up to `upTo` (open or not),
-   * earliest first, a page at a time (every hold of a page's last instant comes in one page).
-   */
+  /** Holds placed after `afterSeq` expiring in (`after`, `upTo`], earliest first; an instant never spans pages. */
   async *holdsExpiring(scope: TenantScope, after: Date, upTo: Date, afterSeq = 0): AsyncGenerator<Hold[]> {
     const read = (filter: Record<string, unknown>, limit?: number) =>
       this.entries.find(
@@ -375,10 +349,7 @@ export class WalletStore {
     return out;
   }
 
-  /**
-   * Head hints noted at or after `since`, earliest first, at most `limit`: the wallets that
-   * changed since then (a hint is noted within a second of its wallet's appends, stamped with their time).
-   */
+  /** Wallets whose head hint was noted at or after `since`, earliest first (hints follow appends within a second). */
   async headsChangedSince(since: Date, limit: number): Promise<ChangedHead[]> {
     const docs = await this.heads.changedAcrossTenants(
       'the ledger audit checks the wallets that changed since its last pass',
@@ -389,10 +360,7 @@ export class WalletStore {
     return docs.map((d) => ({ tenantId: d._id, seq: d.seq, updatedAt: d.updatedAt }));
   }
 
-  /**
-   * The ledger rows of the entries after `after` up to `upTo`, in chain order, a page at a time
-   * (the rows of `ROWS_WINDOW` entries, read as `rows` reads them): what the ledger audit adds up.
-   */
+  /** The ledger rows of entries in (`after`, `upTo`], chain order, `ROWS_WINDOW` entries a page: the audit's input. */
   async *rowsBetween(scope: TenantScope, after: number, upTo: number): AsyncGenerator<RowFigures[]> {
     for (let from = after; from < upTo; from += ROWS_WINDOW) {
       const docs = await this.entries.find(
@@ -406,10 +374,7 @@ export class WalletStore {
     }
   }
 
-  /**
-   * Where in the chain these references were posted, for those that were (one indexed read for
-   * all). Every entry up to a head the caller read before asking is seen.
-   */
+  /** The seq where each of these references was posted, if it was; sees every entry up to a head read before. */
   async posted(scope: TenantScope, refs: readonly string[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     if (refs.length === 0) return found;

@@ -20,7 +20,6 @@ export const MAX_TOP_UP = 1_000_000_000;
 const MAX_AMOUNT = 1_000_000_000;
 const REFERENCE = /^[\x21-\x7e]{1,300}$/;
 export const CALL_ID = /^[A-Za-z0-9_-]{1,64}$/;
-/** Holds placed in one request at most (a dispatcher's pass). */
 const MAX_HOLDS = 500;
 
 export interface BillingMetrics {
@@ -99,11 +98,7 @@ export class Billing {
     return this.wallets.run(scope, { kind: 'hold', ...req });
   }
 
-  /**
-   * The holds of calls about to be placed, each priced here (`holdFor`), placed together (the
-   * wallet plans them in one append); per call, whether it is held (a call the available credit
-   * cannot cover is not, and the others go on). A call whose hold costs nothing needs none.
-   */
+  /** Prices and places holds together (one append); a call the credit cannot cover is just not placed. */
   async placeCallHolds(
     scope: TenantScope,
     holds: readonly { callId: string; direction: Direction; maxCallSeconds: number; expiresAt: Date }[],
@@ -143,7 +138,7 @@ export class Billing {
     return r;
   }
 
-  /** The hold a call of at most `maxCallSeconds` needs: its longest possible cost (decisions file, "Billing semantics"). */
+  /** The call's longest possible cost (decisions file, "Billing semantics"). */
   holdFor(direction: Direction, maxCallSeconds: number): number {
     if (!Number.isSafeInteger(maxCallSeconds) || maxCallSeconds < 1 || maxCallSeconds > MAX_CALL_SECONDS) {
       throw validationError('max_call_seconds must be a whole number from 1 to 86400', [
@@ -153,10 +148,7 @@ export class Billing {
     return callCharge(maxCallSeconds, this.rateOf(direction));
   }
 
-  /**
-   * The hold a call would need and whether the wallet covers it now (read-only, any key mode),
-   * with the longest call of that direction it covers.
-   */
+  /** Read-only, any key mode. */
   async quoteCallHold(
     scope: TenantScope,
     direction: Direction,
@@ -202,7 +194,6 @@ function checkReference(ref: string): void {
     throw validationError('reference must be 1–300 visible ASCII characters', [
       { path: 'reference', message: 'invalid' },
     ]);
-  // `call:<id>` references belong to calls (their charge or their settlement).
   if (ref.startsWith('call:'))
     throw validationError('references starting with call: are reserved for calls', [
       { path: 'reference', message: 'reserved' },

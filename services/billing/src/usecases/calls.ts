@@ -14,7 +14,6 @@ import type { Wallets } from './wallets';
 import type { OutcomeAnnouncer } from './ports';
 import { CALL_ID } from './billing';
 
-/** Calls settled in one request at most. */
 const MAX_SETTLED = 500;
 
 export interface CallMetrics {
@@ -26,11 +25,8 @@ export interface CallMetrics {
 }
 
 /**
- * Charges ended calls: exactly one outcome per call, however often and in whatever order the
- * end arrives, and whoever settles it (telephony through SettleCalls, or the sweeper). The wallet decides:
- * the call's reference `call:<id>` is posted once, by its ledger row or by a final release, and
- * every path reads the outcome from what the chain holds: that entry is the call's outcome, kept
- * nowhere else (a repeat is answered from it, the wallet op replayed).
+ * Charges ended calls, one outcome per call whatever the order or repeats: `call:<id>` is posted once, by a
+ * ledger row or a final release, and that entry is the outcome, kept nowhere else.
  */
 export class CallCharging {
   constructor(
@@ -44,8 +40,7 @@ export class CallCharging {
 
   async settle(call: EndedCall): Promise<CallOutcome> {
     try {
-      // No outcome read first: the wallet op replays for a call settled before (its reference
-      // is posted) and answers the charge that stands. A redelivery costs the same.
+      // No read first: for a call settled before, the wallet op replays the charge that stands.
       const { outcome, replayed } = await this.decide(call);
       if (!replayed) {
         this.metrics?.billed.add(1, { outcome: outcome.status, direction: outcome.direction });
@@ -54,13 +49,11 @@ export class CallCharging {
           outcome: outcome.status,
         });
       }
-      // The caller announces what it settles (telephony, with the call's end); a call whose end
-      // never came is announced here (again on a repeat, with the same event id: consumers skip it).
+      // Telephony announces what it settles; an end never reported is announced here (repeats share the event id).
       if (call.expired) await this.announce(outcome);
       return outcome;
     } catch (err) {
-      // The caller settles it again (telephony, until billing answers); a failure is also
-      // remembered (when the store takes it), so the sweeper settles the call meanwhile.
+      // Telephony retries; remembered too, so the sweeper settles it meanwhile.
       await this.calls
         .remember(scopeOf(call), call)
         .catch((rememberErr: unknown) =>
@@ -73,10 +66,7 @@ export class CallCharging {
     }
   }
 
-  /**
-   * Calls of one tenant that ended, settled together as their caller asks (telephony, as they
-   * end): each call's outcome, in order. The wallet plans what arrives together in one append.
-   */
+  /** One tenant's ended calls, outcomes in order; the wallet appends them together. */
   async settleEnded(
     scope: TenantScope,
     calls: readonly Omit<EndedCall, 'tenantId' | 'sandbox' | 'free'>[],
@@ -92,13 +82,13 @@ export class CallCharging {
         : [],
     );
     if (problems.length > 0) throw validationError('invalid ended calls', problems);
-    // Each in the asking tenant's wallet: another tenant's call of the same id is never answered.
+    // In the asking tenant's wallet only: another tenant's call of the same id is never answered.
     return Promise.all(
       calls.map((c) => this.settle({ ...c, tenantId: scope.tenantId, sandbox: scope.mode === 'sandbox', free: false })),
     );
   }
 
-  /** A hold whose call never reported its end: released, and the call settled without a charge. */
+  /** A call that never reported its end: its hold released, settled without a charge. */
   async expire(
     scope: TenantScope,
     callId: string,
@@ -137,8 +127,7 @@ export class CallCharging {
     );
     const noCharge = call.expired || call.sandbox || call.free || charge === 0 || call.holdFailed;
     if (noCharge) {
-      // Settles the call for good (a later charge of it is refused), releasing any hold; if it
-      // was charged meanwhile, that charge is the outcome.
+      // Settles for good (a later charge is refused); if charged meanwhile, that charge is the outcome.
       const failed = call.expired
         ? 'end_not_reported'
         : call.holdFailed && !call.sandbox && !call.free && charge > 0
@@ -186,7 +175,6 @@ export class CallCharging {
   }
 }
 
-/** What a call's ledger row says of its outcome: charged, by how much, and where in the chain. */
 const charged = (row: { amount: number; balanceAfter: number; id: string; seq: number }) => ({
   status: 'charged' as const,
   creditsCharged: -row.amount,
@@ -195,12 +183,10 @@ const charged = (row: { amount: number; balanceAfter: number; id: string; seq: n
   ledgerSeq: row.seq,
 });
 
-/** The call's contact, campaign and agent, where telephony named them. */
 const facts = (call: EndedCall): Pick<EndedCall, 'contactId' | 'campaignId' | 'agentId'> => ({
   ...(call.contactId && { contactId: call.contactId }),
   ...(call.campaignId && { campaignId: call.campaignId }),
   ...(call.agentId && { agentId: call.agentId }),
 });
 
-/** The wallet an ended call is charged to: the tenant the call's record names. */
 const scopeOf = (call: EndedCall): TenantScope => scopeOfRecord(call.tenantId, call.sandbox ? 'sandbox' : 'live');

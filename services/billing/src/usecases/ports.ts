@@ -2,15 +2,9 @@ import type { TenantScope } from '@voiceapi/kit';
 import type { CallOutcome } from '../domain/call';
 import type { Entry, WalletState } from '../domain/wallet';
 
-/**
- * What billing announces, through the outbox (`events/publish.ts`): each event's id comes from
- * what it announces, so announcing the same thing again stores and publishes nothing new.
- */
+/** Announced through the outbox (`events/publish.ts`) under ids derived from the content, so repeats are no-ops. */
 export interface BillingEvents {
-  /**
-   * CreditsUsage for each debit entry appended, and CreditsAvailable after the last when the calls
-   * the credit covers changed since `before` (the wallet before the entries; unknown: announced).
-   */
+  /** CreditsUsage per debit, and CreditsAvailable when the calls covered changed since `before` (unknown: always). */
   ledgerEntries(scope: TenantScope, entries: readonly Entry[], before?: WalletState): Promise<void>;
   /** Announces entries the live path did not (the sweeper), then moves the cursor past them. */
   catchUp(scope: TenantScope, from: number, to: number): Promise<void>;

@@ -1,4 +1,4 @@
-// Over 300 lines because a batch of one wallet is planned here end to end: its queue, the head, the hints and the lookups of posted references and open holds (decision 0137) share what this process knows of the wallet.
+// Over 300 lines: one wallet batch is planned here end to end (queue, head, hints, look-ups; decision 0137).
 import { Coalescer, type Logger, type TenantScope } from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
 import {
@@ -17,7 +17,6 @@ import type { WalletStore } from '../store/wallet-store';
 /** Entries appended together, and the wallet before them: their rows are announced from here (see `announce`). */
 export type AppendedListener = (scope: TenantScope, entries: readonly Entry[], before: WalletState) => Promise<void>;
 
-/** Entries per append: one insert of this many instead of one per request. */
 const MAX_BATCH = 256;
 /** Conflicts with other replicas in a row before a request gives up (`wallet_busy`). */
 const MAX_CONFLICTS = 50;
@@ -31,37 +30,24 @@ interface Queue {
 /** What this process knows of a wallet, kept while its queue comes and goes. */
 interface Known {
   scope: TenantScope;
-  /** The head this process last saw (the next append checks only the entry after it). */
+  /** The head last seen here (the next append checks only the entry after it). */
   state?: WalletState;
-  /** The chain is announced up to here (by this process, or as the head hint said). */
   announcedSeq?: number;
   /** A head hint waiting to be written (at most one write a wallet per HINT_EVERY_MS). */
   hint?: { state: WalletState; announcedSeq?: number };
   /** Whether the last hint written said the wallet holds credit (the sweeper looks there). */
   hintedHolds?: boolean;
-  /** Writes `hint` when it is due. */
   hintTimer?: NodeJS.Timeout;
-  /**
-   * Reads of the head asked while one is under way share the next one, begun after they were
-   * asked (a quote for every call being dialled: one read, not one each).
-   */
+  /** Head reads asked during one share the next (a quote per dialled call: one read, not one each). */
   reads?: Coalescer<void, WalletState>;
 }
 
-/**
- * Head hints are written at most this often per wallet: they only speed up cold reads and guide
- * the sweeper, and a lost one costs a walk forward or an announcement repeated (same event ids).
- */
+/** Hints only speed up cold reads and guide the sweeper; a lost one costs a walk forward or a repeated event. */
 const HINT_EVERY_MS = 1_000;
 
-/** Wallets remembered at most (the least recently used are forgotten: a read then finds them). */
 const MAX_KNOWN = 10_000;
 
-/**
- * A call with a hold open at the head has not been charged or settled: a capture or a final
- * release closes its hold in the entry that posts its reference, and a hold is never placed
- * for a call whose reference is posted. Such an op needs no reference look-up (most captures).
- */
+/** A call with an open hold has no posted reference yet, so such an op (most captures) skips the look-up. */
 const heldOpen = (open: ReadonlyMap<string, Hold>, op: WalletOp): boolean =>
   (op.kind === 'capture' || op.kind === 'release') && open.has(op.callId);
 
@@ -72,18 +58,15 @@ interface Waiting {
 }
 
 /**
- * The wallets. Each tenant's requests wait in one queue per process and are planned together
- * against the head: an append carries every entry the batch produced (group commit), so a burst
- * of a thousand debits on one wallet is a handful of inserts. Another replica appending first
- * only costs a re-plan (decision 0050). This is the mechanism (queues, the heads this process
- * knows, head hints, replays); what each op decides is domain/wallet-ops.ts.
+ * The wallets: a tenant's queued requests are planned together and appended in one insert (group commit); another
+ * replica appending first only costs a re-plan (decision 0050). What each op decides is in domain/wallet-ops.ts.
  */
 export class Wallets {
   private readonly queues = new Map<string, Queue>();
-  /** Read with `peek` except in `knownOf`, the one use that counts as using the wallet; a wallet forgotten (evicted or deleted) has its hint timer stopped. */
+  /** Read with `peek` except in `knownOf`, the one use that counts as using the wallet. */
   private readonly known = new LRUCache<string, Known>({ max: MAX_KNOWN, dispose: (k) => clearTimeout(k.hintTimer) });
 
-  /** The open holds a listing entry names, by `_id` (immutable: a fixed-size entry's `listedUpTo`). */
+  /** The open holds a listing entry names, by `_id` (entries never change). */
   private readonly bases = new LRUCache<string, Hold[]>({ max: 1_000 });
 
   constructor(
@@ -113,11 +96,7 @@ export class Wallets {
     return k.reads.run();
   }
 
-  /**
-   * The head, walking forward from what this process last saw (or from the stored hint). While
-   * it walks, this process's own appends move it on at once: only entries of other writers are
-   * read one by one.
-   */
+  /** The head, walked forward from what this process last saw; its own appends meanwhile are skipped over. */
   private async head(scope: TenantScope): Promise<WalletState> {
     const k = this.knownOf(scope);
     if (!k.state) {
@@ -132,7 +111,6 @@ export class Wallets {
     return state;
   }
 
-  /** Writes the hints still waiting (on stop). */
   async stop(): Promise<void> {
     await Promise.all([...this.known.values()].filter((k) => k.hint).map((k) => this.writeHint(k)));
   }
@@ -157,7 +135,7 @@ export class Wallets {
     return k;
   }
 
-  /** Forgets a wallet: its head is read afresh next time, and a hint still waiting is dropped (hints are best effort; `dispose` stops its timer). */
+  /** Its head is read afresh next time; a waiting hint is dropped (best effort). */
   private forget(k: Known): void {
     this.known.delete(k.scope.tenantId);
   }
@@ -184,9 +162,7 @@ export class Wallets {
   private async runBatch(scope: TenantScope, batch: Waiting[]): Promise<void> {
     const refSeqs = new Map<string, number>();
     let rest = batch;
-    // The head this process last saw is used as it is: if another writer appended since, the
-    // insert at the next seq fails and the loop reads the head. Only a batch that appends
-    // nothing (replays, refusals) must first check that the head is still the newest.
+    // The last head seen is trusted: a newer one makes the insert fail. Only a batch appending nothing checks first.
     let cached = this.known.peek(scope.tenantId)?.state;
     for (let conflicts = 0; rest.length > 0; conflicts++) {
       if (conflicts > MAX_CONFLICTS) {
@@ -195,9 +171,7 @@ export class Wallets {
         return;
       }
       const head = cached ?? (await this.head(scope));
-      // Looked up after the head was appended (or read): every entry up to it is seen, and a
-      // reference posted or a hold placed or closed by another writer after it lands at a later
-      // seq, so this append conflicts and the next turn looks again (decision 0050).
+      // Looked up after the head: anything another writer posts later lands past it and conflicts (decision 0050).
       const ops = rest.map((w) => w.op);
       const open = await this.openHolds(scope, head, ops);
       const unknown = ops.filter((op) => {
@@ -217,8 +191,7 @@ export class Wallets {
       const last = inserted > 0 ? entries[inserted - 1]!.state : head;
       // After a conflict the next head read walks forward from what did go in.
       this.knownOf(scope).state = last;
-      // Answer what is settled: ops whose entry went in, and (only once everything went in)
-      // replays, no-ops and refusals, which were decided against a head that was still current.
+      // Replays, no-ops and refusals are answered only once everything went in: their head was current.
       const next: Waiting[] = [];
       await Promise.all(
         rest.map(async (w, i) => {
@@ -240,10 +213,8 @@ export class Wallets {
   }
 
   /**
-   * The holds open at `head` for these ops' calls: listed in the head (an entry billing 1.2, or
-   * the `compat` format, wrote), or read from the chain: a call's hold is open when no later
-   * entry of the call closed it (decision 0137). A fixed-size head in a chain that once listed
-   * them starts from the last list and reads the chain after it.
+   * The holds open at `head` for these ops' calls: listed in the head (billing 1.2 or `compat`), else read from
+   * the chain after the last list: open unless a later entry of the call closed it (decision 0137).
    */
   async openHolds(scope: TenantScope, head: WalletState, ops: readonly WalletOp[]): Promise<Map<string, Hold>> {
     const callIds = [...new Set(ops.map(callIdOf).filter((c): c is string => c !== undefined))];
@@ -276,7 +247,6 @@ export class Wallets {
     return holds;
   }
 
-  /** Where the ops' references were posted in the chain, for those that were. */
   private postedRefs(scope: TenantScope, ops: readonly WalletOp[]): Promise<Map<string, number>> {
     return this.store.posted(scope, [...new Set(ops.map(referenceOf).filter((r): r is string => r !== undefined))]);
   }

@@ -5,11 +5,7 @@ import type { ChangedHead, WalletStore } from '../store/wallet-store';
 
 /** Changed wallets audited in one pass; a full page is followed by another pass at once. */
 const PAGE = 500;
-/**
- * Each sweep looks this far before the moment the last one began: a head hint is noted up to a
- * second after the appends it stamps (their time, by the appending replica's clock, which may be
- * behind this one's). A wallet seen again is skipped for one read (its mark is at its hint).
- */
+/** Overlap with the last sweep: hints are noted up to a second late, stamped by another replica's clock. */
 const LOOK_BACK_MS = 60_000;
 
 export interface LedgerAuditDeps {
@@ -17,29 +13,17 @@ export interface LedgerAuditDeps {
   audits: Pick<AuditStore, 'marks' | 'save'>;
   log: Logger;
   now: () => Date;
-  /** Wallets audited (their new entries checked). */
   audited?: TypedCounter<Record<string, never>>;
 }
 
 /**
- * The ledger audit (its passes run by a worker on one replica at a time, under the sweeper's
- * lease): every wallet whose head moved since the last sweep has its new entries checked: each
- * new ledger row's balance after it against what the rows up to it sum to (the earlier rows'
- * sum kept in the wallet's mark), and the newest checked entry's balance against the sum of all
- * (decision 0050; domain/ledger-audit.ts). The work is the changed wallets' new entries
- * only: a wallet's mark (`wallet_audits`) says how far it was checked. An unbalanced wallet is
- * logged at error level each time it is audited, and counted by the metric
- * `voiceapi.billing.ledger.unbalanced_wallets` (from the marks).
- *
- * Changed wallets are found by their head hints (`wallet_heads.updatedAt`): entries appended
- * after a wallet's last noted hint are checked once a hint notes them (within a second of their
- * append, unless the appending process died first or forgot the wallet: then at its next change).
- * A process's first sweep looks at every wallet's hint.
+ * Checks the new entries of wallets whose head hint moved: each row's balance against the sum of rows up to it
+ * (decision 0050; domain/ledger-audit.ts), resuming from the wallet's mark. An unbalanced wallet is logged as an
+ * error each audit and counted in `voiceapi.billing.ledger.unbalanced_wallets`.
  */
 export class LedgerAudit {
-  /** The sweep under way: the hints noted from `since` on are still to be looked at. */
   private sweep: { since: Date; startedAt: Date; failed: boolean } | undefined;
-  /** Where the next sweep begins (none yet: the first sweep looks at every hint). */
+  /** Unset: the first sweep looks at every hint. */
   private nextSince: Date | undefined;
 
   constructor(private readonly d: LedgerAuditDeps) {}
@@ -56,7 +40,7 @@ export class LedgerAudit {
       try {
         checked.push({ tenantId: head.tenantId, mark: await this.audit(head, mark) });
       } catch (err) {
-        // Looked at again by the next sweep, which begins where this one did.
+        // The next sweep begins where this one did.
         sweep.failed = true;
         this.d.log.warn({ err, tenantId: head.tenantId }, 'could not audit a wallet yet');
       }
@@ -65,7 +49,7 @@ export class LedgerAudit {
     this.d.audited?.add(checked.length, {});
     if (heads.length === PAGE) {
       const last = heads[heads.length - 1]!.updatedAt;
-      // A page all noted at one moment: the next one starts just after it (wallets sharing it beyond the page wait for their next change).
+      // A page all at one moment: move past it (the rest of that moment waits for its next change).
       sweep.since = last.getTime() > sweep.since.getTime() ? last : new Date(sweep.since.getTime() + 1);
       return 'more';
     }
@@ -74,7 +58,7 @@ export class LedgerAudit {
     return 'done';
   }
 
-  /** The wallet's entries after its mark up to its hint, checked: its new mark. */
+  /** Checks entries after the mark up to the hint; returns the new mark. */
   private async audit(head: ChangedHead, mark: AuditMark | undefined): Promise<AuditMark> {
     const scope = scopeOfRecord(head.tenantId);
     const entry = await this.d.store.entryAt(scope, head.seq);

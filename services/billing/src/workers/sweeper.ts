@@ -5,20 +5,12 @@ import type { Head, WalletStore } from '../store/wallet-store';
 import type { CallCharging } from '../usecases/calls';
 import type { Wallets } from '../usecases/wallets';
 
-/**
- * Holds expiring within this long before the last pass are read again: a hold appended just after
- * a pass read past its expiry is still seen (a hold is placed well before it expires).
- */
+/** Re-read before the last pass, so a hold appended just after a pass read past its expiry is still seen. */
 const REREAD_MS = 60_000;
 /** A wallet with no hold open moves its cursor on at most this often. */
 const QUIET_CURSOR_MS = 10 * 60_000;
 
-/**
- * Settles what no event settled (its passes run by a worker on one replica at a time):
- *  - ended calls whose charge failed (remembered by the consumer), after `settleAfterMs`;
- *  - holds past their expiry: a call that never reported its end is settled without a charge;
- *  - chain entries whose events were not announced (a crash between append and announcement).
- */
+/** Settles what no event settled: failed charges, expired holds, and entries a crash left unannounced. */
 export class Sweeper {
   private passes = 0;
 
@@ -34,7 +26,6 @@ export class Sweeper {
     },
   ) {}
 
-  /** One pass (run by a worker on one replica at a time). */
   async sweep(now = new Date()): Promise<void> {
     const { calls, charging, store, wallets, log } = this.deps;
     // Each item on its own: one that keeps failing must not stop the others.
@@ -60,7 +51,7 @@ export class Sweeper {
         )
           continue;
         const head = await wallets.read(scope);
-        // A hold the list names and the range reads too is expired once.
+        // The list and the range may both name a hold.
         const expiredNow = new Set<string>();
         for await (const expired of this.expiredHolds(scope, head, hint, now))
           for (const hold of expired) {
@@ -70,7 +61,7 @@ export class Sweeper {
             log.warn({ callId: hold.callId, status: o.status }, 'settled a hold whose call never reported its end');
           }
         const sweptTo = new Date(now.getTime() - REREAD_MS);
-        // Nothing open, and the cursor recent: nothing to note (a wallet at rest writes nothing).
+        // A wallet at rest writes nothing.
         const recent = (hint.holdsSweptTo?.getTime() ?? 0) > sweptTo.getTime() - QUIET_CURSOR_MS;
         if (!head.holds && (openHoldCount(head) > 0 || !recent)) await store.noteHoldsSwept(scope, sweptTo);
         if (hint.announcedSeq < head.seq) await this.deps.announce(scope, hint.announcedSeq, head.seq);
@@ -80,12 +71,7 @@ export class Sweeper {
     }
   }
 
-  /**
-   * The wallet's open holds past their expiry, a page at a time. Listed in the head (an entry in
-   * the `compat` format or by billing 1.2), or (decision 0137) the holds placed after the chain's
-   * last list expiring since the last pass, and those that list names, of which the chain says
-   * which are open.
-   */
+  /** Open holds past expiry, paged: from the head's list (1.2, `compat`), else from the chain (decision 0137). */
   private async *expiredHolds(scope: TenantScope, head: WalletState, hint: Head, now: Date): AsyncGenerator<Hold[]> {
     const expired = (h: Hold) => new Date(h.expiresAt).getTime() <= now.getTime();
     if (head.holds) {
@@ -94,7 +80,7 @@ export class Sweeper {
     }
     if (openHoldCount(head) === 0) return;
     const { store, wallets } = this.deps;
-    // A call's open hold may be a later one than the expired hold read (held again after a release).
+    // A call may hold again after a release: its open hold may be later than the expired one read.
     const openOf = async (holds: Hold[]) => {
       const ops = holds.map((h) => ({ kind: 'release' as const, callId: h.callId }));
       return [...(await wallets.openHolds(scope, head, ops)).values()].filter(expired);

@@ -4,21 +4,15 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 interface Key {
-  /** Names the key in what it sealed (a fingerprint: it reveals nothing of the key). */
+  /** A fingerprint that reveals nothing of the key. */
   id: string;
   bytes: Buffer;
 }
 
 /**
- * Seals a tenant's secret for storage (a custom-API bearer secret, a webhook signing secret) with
- * AES-256-GCM under a key derived from a configured master secret (HKDF-SHA256, one key per
- * purpose). The record the secret belongs to is bound in as associated data, so a sealed value
- * copied onto another record does not open.
- *
- * A key ring: the first master secret seals, every one opens, so a master secret can be rotated
- * without losing what the old one sealed (`isCurrent` and `reseal` move stored values onto the
- * new one; docs/operations.md has the runbook). Sealed form: `v2.<key id>.<iv>.<tag>.<ciphertext>`
- * (base64url).
+ * Seals a tenant's stored secrets with AES-256-GCM (HKDF key per purpose). The owning record is the
+ * associated data, so a value copied onto another record does not open. A key ring: the first master
+ * secret seals, all open, for rotation (docs/operations.md). Form: `v2.<key id>.<iv>.<tag>.<ciphertext>`.
  */
 export class SecretBox {
   private readonly keys: Key[];
@@ -59,7 +53,6 @@ export class SecretBox {
     return sealed.startsWith(`v2.${this.keys[0]!.id}.`);
   }
 
-  /** The same secret sealed by the current key. */
   reseal(sealed: string, boundTo: string): string {
     return this.seal(this.open(sealed, boundTo), boundTo);
   }

@@ -1,21 +1,12 @@
 /**
- * The offsets a subscriber may commit when its handlers keep events past their return
- * (`SubscriberOptions.holdCommits`, decision 0147). An event is open while a delivery of it is being
- * handled and while any hold taken on it is unreleased; a partition's committable offset is its
- * oldest open event's, or the one after the last delivered when none is open. A redelivery (a
- * rebalance fetches again from the committed offset, a failed batch is fetched again) marks the
- * event as being handled again: a delivery whose handler failed leaves it so until one succeeds.
+ * Committable offsets when handlers keep events past their return (`holdCommits`, decision 0147). An event is open
+ * while being handled or held; a failed delivery leaves it open until a redelivery succeeds.
  */
 export class HeldOffsets {
-  /** By `topic:partition`. */
   private readonly partitions = new Map<string, Partition>();
-  /** Holds not yet released, over every partition. */
   private held = 0;
 
-  /**
-   * Opens a delivered event until its handler succeeds (the function given back: called when the
-   * handler returned, or gave up and dead-lettered it) and each of its holds is released.
-   */
+  /** Opens a delivered event until the function given back is called (handled) and its holds are released. */
   open(topic: string, partition: number, offset: string): () => void {
     const p = this.partitionOf(topic, partition);
     const at = BigInt(offset);
@@ -57,12 +48,11 @@ export class HeldOffsets {
     };
   }
 
-  /** Holds not yet released. */
   get heldCount(): number {
     return this.held;
   }
 
-  /** Forgets the partitions this member no longer holds (their open events are the next owner's now). */
+  /** Forgets the partitions this member lost (their open events are the next owner's). */
   keepOnly(assignment: ReadonlyMap<string, readonly number[]>): { topic: string; partitions: number[] }[] {
     const revoked = new Map<string, number[]>();
     for (const [k, p] of this.partitions) {

@@ -1,4 +1,3 @@
-// Over 300 lines because it holds the Kafka client's settings and the streams' creation, which every process shares.
 import { Kafka, logLevel, type IHeaders } from 'kafkajs';
 import type { Logger } from '../logger';
 import { streamTopics } from './stream';
@@ -13,12 +12,12 @@ export interface KafkaSettings {
 }
 
 /**
- * The broker's default floor for a session (`group.min.session.timeout.ms`): every Kafka accepts it,
- * so it is the default. A cluster whose brokers allow less can set KAFKA_SESSION_TIMEOUT_MS lower.
+ * The broker's default session floor (`group.min.session.timeout.ms`), so every Kafka accepts it. A cluster whose
+ * brokers allow less can set KAFKA_SESSION_TIMEOUT_MS lower.
  */
 export const DEFAULT_SESSION_TIMEOUT_MS = 6_000;
 
-/** Consumer group timing, one set for every consumer of a process (kept beside its Kafka client). */
+/** Consumer group timing, one set per process (kept beside its Kafka client). */
 export interface GroupTiming {
   sessionTimeout: number;
   heartbeatInterval: number;
@@ -31,14 +30,9 @@ const timings = new WeakMap<Kafka, GroupTiming>();
 export const kafkaRetryDelayMs = (attempt: number): number => Math.min(5_000, 250 * 2 ** (attempt - 1));
 
 /**
- * Consumer group timing, chosen for fast recovery (decision 0119). The session is how long a member
- * that died without leaving (SIGKILL, a lost node) holds its partitions: their events wait that long,
- * so it is short. A member is thought dead after missing about three heartbeats, so heartbeats go
- * every third of a session (an idle process sends one per consumer per heartbeat: a few requests a
- * second in all). The rebalance timeout bounds how long a rebalance waits for a live member busy with
- * a batch before it goes on without it: long enough for a batch's handlers, short enough that a
- * replica that joins does not wait a minute (kafkajs's default) for its partitions. A clean stop
- * leaves the group at once (`EventSubscriber.stop`), so no session is waited out.
+ * Consumer group timing for fast recovery (decision 0119): a short session, since a dead member's partitions wait
+ * it out; heartbeats every third of it; a rebalance timeout long enough for a batch, not kafkajs's minute. A clean
+ * stop leaves the group at once (`EventSubscriber.stop`), so no session is waited out.
  */
 export function groupTiming(kafka: Kafka): GroupTiming {
   return timings.get(kafka) ?? timingFor(DEFAULT_SESSION_TIMEOUT_MS);
@@ -60,9 +54,8 @@ const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
 };
 
 /**
- * Error answers kafkajs logs at error level for every response (`Response <API>`), although the
- * client retries them or the caller handles them: expected while a broker settles or when two
- * services create the same topic at once. Logged at debug; every other kafkajs line keeps its level.
+ * Response errors kafkajs logs as errors though they are retried or handled (a broker settling, two services
+ * creating one topic at once): logged at debug.
  */
 const EXPECTED_RESPONSE_ERRORS = new Set([
   'The group coordinator is not available',
@@ -70,7 +63,7 @@ const EXPECTED_RESPONSE_ERRORS = new Set([
   'This is not the correct coordinator for this group',
   'This server does not host this topic-partition',
   'There is no leader for this topic-partition as we are in the middle of a leadership election',
-  'This server is not the leader for that topic-partition', // a topic just created (consumers no longer wait for its owner's start)
+  'This server is not the leader for that topic-partition', // a topic just created
   'Topic creation errors', // TOPIC_ALREADY_EXISTS: ensureStreams takes it as created, and throws on anything else
 ]);
 const levelOf = (level: number, message: string, error: unknown): 'error' | 'warn' | 'info' | 'debug' =>
@@ -78,11 +71,7 @@ const levelOf = (level: number, message: string, error: unknown): 'error' | 'war
     ? 'debug'
     : (LEVELS[level] ?? 'info');
 
-/**
- * A consumer that joins while the broker settles (its group coordinator still loading) crashes and
- * restarts itself, and kafkajs logs both at error level: that crash, and the restart that follows
- * it in the same group, are logged at info. Any other crash keeps its level.
- */
+/** A consumer joining while the broker settles crashes and restarts: both logged at info, not error. */
 export function kafkaLogLevels(): (
   level: number,
   message: string,
@@ -100,10 +89,8 @@ export function kafkaLogLevels(): (
 }
 
 /**
- * kafkajs (no longer released) computes a negative timeout on Node 24 and later, and Node warns
- * (`TimeoutNegativeWarning`, upstream kafkajs issue 1751, open); the timer behaves as 1 ms, which
- * is what kafkajs meant. Exactly that warning, raised from kafkajs, is dropped; every other
- * warning is printed as before.
+ * kafkajs (unmaintained) sets a negative timeout on Node 24+ (upstream issue 1751); it acts as 1 ms, as meant.
+ * Only that `TimeoutNegativeWarning`, raised from kafkajs, is dropped.
  */
 const emitWarning = process.emitWarning.bind(process);
 process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
@@ -159,10 +146,8 @@ export interface StreamTopicSettings {
 }
 
 /**
- * Creates the topics of the streams this service owns (each stream's topic and its dead-letter
- * topic), if missing. Owners call this; consumers wait for the topics instead (`waitForTopics`),
- * except a reader that must run before the owner exists (billing and leads create telephony's call
- * stream), which creates it with the same settings.
+ * Creates the owned streams' topics and dead-letter topics if missing. Consumers wait (`waitForTopics`), except a
+ * reader that must run before the owner exists (billing and leads create telephony's call stream).
  */
 export async function ensureStreams(
   kafka: Kafka,
@@ -174,9 +159,7 @@ export async function ensureStreams(
     const s = streamTopics(e);
     return [s.topic, s.deadLetterTopic];
   });
-  // Two services may create a shared topic at the same moment (billing and leads both create
-  // telephony's): the loser then sees it exist before its partitions have leaders, and Kafka
-  // answers "does not host this topic-partition". That passes in moments: try again.
+  // Two services creating a shared topic at once: the loser may see it before its partitions have leaders.
   for (let attempt = 1; ; attempt++) {
     try {
       await ensureTopics(kafka, wanted, settings, log);
@@ -184,7 +167,7 @@ export async function ensureStreams(
     } catch (err) {
       const e = err as { retriable?: boolean; type?: string };
       if (!(e.retriable || e.type === 'TOPIC_ALREADY_EXISTS') || attempt >= 10) throw err;
-      // Expected while a broker settles: below warning, so a clean start logs no warning.
+      // Info, not warn: a clean start logs no warning.
       log.info({ err, attempt }, 'topics not ready yet; trying again');
       await new Promise((r) => setTimeout(r, 250 * attempt));
     }
@@ -229,7 +212,7 @@ async function ensureTopics(kafka: Kafka, wanted: string[], settings: StreamTopi
   }
 }
 
-/** Resolves once every topic exists (created by its owner), or `stopped()` says to give up; rejects after the timeout. */
+/** Resolves once every topic exists or `stopped()` says to give up; rejects after the timeout. */
 export async function waitForTopics(
   kafka: Kafka,
   topics: string[],
@@ -259,10 +242,7 @@ export async function waitForTopics(
   }
 }
 
-/**
- * Removes broadcast groups (see `broadcastGroup`) with this prefix that no member uses any more:
- * the ones replicas left behind when they died without removing their own.
- */
+/** Removes this prefix's broadcast groups with no member: those left by replicas that died. */
 export async function removeIdleBroadcastGroups(kafka: Kafka, prefix: string, log: Logger): Promise<string[]> {
   const admin = kafka.admin();
   await admin.connect();

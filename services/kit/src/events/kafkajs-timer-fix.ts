@@ -14,13 +14,8 @@ const RECHECK_MS = 10;
 let applied = false;
 
 /**
- * kafkajs 2.2.4 (its last release) re-arms a timer every millisecond, forever, on every broker
- * connection once a response has come back with nothing queued behind it: the throttle deadline
- * it waits for is in the past, and a negative delay runs after 1 ms (Node warns
- * `TimeoutNegativeWarning`). An idle service woke about a thousand times a second per connection,
- * 2–3 % of a core each (profiled in docs/performance.md, "An idle system"). The queue is looked at
- * whenever a request is pushed or answered anyway, so a timer is needed only while requests wait:
- * until a broker's throttle ends, or for kafkajs's 10 ms recheck. Applied once, by `createKafka`.
+ * kafkajs 2.2.4 re-arms a 1 ms timer forever on every idle connection, 2–3 % of a core each (decision 0115). The
+ * queue is checked on every push and answer anyway, so a timer is needed only while requests wait.
  */
 export function fixKafkajsRequestQueueTimer(): void {
   if (applied) return;

@@ -1,6 +1,6 @@
 import type { Admin, Kafka } from 'kafkajs';
 
-/** A topic's partitions a consumer holds, by topic. */
+/** The partitions a consumer holds, by topic. */
 export type Assignment = ReadonlyMap<string, readonly number[]>;
 
 /** A partition's committed offset (`-1`: none committed), as the admin client answers it. */
@@ -16,11 +16,7 @@ export interface PartitionEnds {
   high: string;
 }
 
-/**
- * Messages of `partitions` the group has not committed yet: the sum over them of the high
- * watermark less the committed offset. A partition with no committed offset counts from its first
- * message when the group starts from the beginning, else from its end (it starts there).
- */
+/** Uncommitted messages of `partitions`; one with no committed offset counts from where the group would start. */
 export function lagOf(
   partitions: readonly number[],
   committed: readonly CommittedOffset[],
@@ -38,11 +34,7 @@ export function lagOf(
   return lag;
 }
 
-/**
- * What a process's consumers read their lag with: one admin client per Kafka client, connected at
- * the first read (a process whose metrics are never exported never opens it), closed when the last
- * consumer using it stops.
- */
+/** One admin client per Kafka client for consumers' lag: opened at the first read, closed with the last consumer. */
 export class LagReader {
   private static readonly byKafka = new WeakMap<Kafka, LagReader>();
 
@@ -57,12 +49,10 @@ export class LagReader {
 
   private constructor(private readonly kafka: Kafka) {}
 
-  /** One more consumer reads through this reader (until `release`). */
   use(): void {
     this.users++;
   }
 
-  /** One consumer fewer; the last one closes the admin client, if it was opened. */
   async release(): Promise<void> {
     if (this.users === 0 || --this.users > 0) return;
     const connecting = this.connecting;
@@ -71,7 +61,7 @@ export class LagReader {
     await admin?.disconnect().catch(() => undefined);
   }
 
-  /** Per topic of `assignment`: the messages of its partitions there the group has not committed (0 without partitions). */
+  /** Per topic of `assignment`: the group's uncommitted messages of those partitions (0 without partitions). */
   async lag(group: string, assignment: Assignment, fromBeginning: boolean): Promise<Map<string, number>> {
     const out = new Map([...assignment.keys()].map((topic) => [topic, 0]));
     const topics = [...assignment].filter(([, partitions]) => partitions.length > 0).map(([topic]) => topic);

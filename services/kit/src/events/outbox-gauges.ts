@@ -2,27 +2,16 @@ import type { Model } from 'mongoose';
 import { cachedRead, serviceMetrics, type ObservedGauge } from '../telemetry/metrics';
 import type { OutboxDoc, ParkedDoc } from './outbox-store';
 
-/**
- * The outbox's gauges read the store at most this often (every replica reports its service's
- * outbox: the figures are the store's, not the replica's).
- */
+/** The outbox's gauges read the store at most this often. */
 const FIGURES_TTL_MS = 10_000;
 
-/** What the outbox's gauges report (`voiceapi.outbox.*`). */
 interface OutboxFigures {
-  /** Events stored and not yet published (held ones too). */
   backlog: number;
-  /** When the oldest of them was stored; undefined when none waits. */
   oldestAt?: Date;
-  /** Events Kafka refused, in `outbox_parked`. */
   parked: number;
 }
 
-/**
- * The outbox's gauges (`voiceapi.outbox.*`), read from the store when metrics are exported (never
- * while telemetry is off), at most every `FIGURES_TTL_MS`. Every replica reports the same figures
- * of its service's outbox (whichever replica relays): take the highest (`max by (job)`), not the sum.
- */
+/** `voiceapi.outbox.*`: every replica reports the same store figures, so take `max by (job)`, not the sum. */
 export function outboxGauges(model: Model<OutboxDoc>, parked: Model<ParkedDoc>): ObservedGauge[] {
   const figures = cachedRead(FIGURES_TTL_MS, () => readFigures(model, parked));
   const m = serviceMetrics('outbox');
@@ -48,12 +37,7 @@ export function outboxGauges(model: Model<OutboxDoc>, parked: Model<ParkedDoc>):
   ];
 }
 
-/**
- * Three small reads: the waiting and the parked events counted from the collections' metadata,
- * and the first waiting event in sequence order (the relay's order and index; events of new keys
- * take numbers from a block reserved earlier, so the true oldest may sit a block's hold time
- * behind it).
- */
+/** Counts from metadata, and the first event by `seq` (a new key's reserved number may make it not the oldest). */
 async function readFigures(model: Model<OutboxDoc>, parked: Model<ParkedDoc>): Promise<OutboxFigures> {
   const [backlog, first, parkedCount] = await Promise.all([
     model.estimatedDocumentCount(),

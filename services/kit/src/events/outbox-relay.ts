@@ -14,10 +14,7 @@ const BATCH = 200;
 /** One send stays well below Kafka's default 1 MB per partition batch (`message.max.bytes`). */
 const BATCH_BYTES = 256 * 1024;
 
-/**
- * Publishes the outbox's events in store order while this replica holds the lease, skipping past
- * a held event only for other keys, and removes each once Kafka has it (see `Outbox`).
- */
+/** Publishes the outbox in store order while this replica holds the lease, and removes each event Kafka has. */
 export class OutboxRelay {
   private readonly worker: Worker;
   private stopped = false;
@@ -33,13 +30,13 @@ export class OutboxRelay {
       intervalMs: number;
       lookMs: number;
       holdMs: number;
-      /** Held events this replica's writers released in memory (`Outbox.release`): available, and forgotten once published. */
+      /** Held events released in memory here (`Outbox.release`): available; forgotten once published. */
       releasedHere: Set<string>;
       /** Read before a pass reads the outbox; handed back to `emptied`. */
       mark: () => number;
       /** How many events a read of the pass found. */
       found: (n: number) => void;
-      /** A pass published everything it read and read all there was, `mark` as read before it. */
+      /** A pass read all there was and published it; `mark` as read before it. */
       emptied: (mark: number) => void;
       /** A pass ended: whether it published what it read. */
       passed: (ok: boolean) => void;
@@ -50,10 +47,8 @@ export class OutboxRelay {
     this.worker = new Worker({
       service: o.service,
       job: 'outbox-relay',
-      // This replica's writes wake it in-process (`changedHere`); another replica's are found by the
-      // next look, `lookMs` later while one contends for the lease: no change stream (decision 0141:
-      // an open stream taxes every write the store takes, a look at an empty outbox is one indexed
-      // read, and a holder alone has nothing to look for).
+      // Local writes wake it (`changedHere`); another replica's are found by the next look: no change stream
+      // (decision 0141: an open stream taxes every write, a look at an empty outbox is one indexed read).
       everyMs: o.intervalMs,
       lookMs: o.lookMs,
       gatherMs: 100,
@@ -69,7 +64,7 @@ export class OutboxRelay {
     this.worker.changedHere();
   }
 
-  /** Relays now if this replica holds the lease; concurrent calls coalesce. Never rejects. */
+  /** Relays now if this replica holds the lease; calls coalesce. Never rejects. */
   runNow(): Promise<void> {
     return this.worker.runNow();
   }
@@ -78,7 +73,6 @@ export class OutboxRelay {
     this.worker.start();
   }
 
-  /** The pass under way finishes first, then the lease is given up for the next replica. */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.worker.stop();
@@ -108,8 +102,7 @@ export class OutboxRelay {
         const lane = `${d.topic}\u0000${d.key}`;
         const releasedHere = this.o.releasedHere.has(d._id);
         let availableAt = releasedHere ? now : d.availableAt.getTime();
-        // Its hold ended and its writer never settled it (it died, or could not read back): the
-        // relay reads back whether the write happened. An event behind a held one waits its turn.
+        // Hold ended with no settling by its writer: read back. An event behind a held one waits its turn.
         if (availableAt <= now && d.readBack !== undefined && !releasedHere && !blocked.has(lane)) {
           const verdict = await this.settleLate(d);
           if (verdict === 'discarded') continue;
@@ -119,7 +112,6 @@ export class OutboxRelay {
         if (blocked.has(lane) || availableAt > now) blocked.add(lane);
         else ready.push(d);
       }
-      // A held event is settled when its hold ends.
       if (heldUntil !== Infinity) this.worker.wakeIn(heldUntil - now);
       if (ready.length === 0) {
         if (batch.length === 0) this.o.emptied(mark);
@@ -138,9 +130,8 @@ export class OutboxRelay {
   }
 
   /**
-   * Settles a held event whose hold ended by reading back whether its write happened: released
-   * (and published by this pass) or discarded. While the read fails it stays held, and blocks its
-   * key's later events, for another hold: an event must not go out before its change is known.
+   * Settles a held event whose hold ended by reading back its write. While the read fails it stays held, blocking
+   * its key: an event must not go out before its change is known.
    */
   private async settleLate(d: OutboxDoc): Promise<'released' | 'discarded' | 'unknown'> {
     const held = { _id: d._id, readBack: { $exists: true } };
@@ -168,10 +159,8 @@ export class OutboxRelay {
   }
 
   /**
-   * Sends and deletes a chunk. A failure that is not the broker refusing a record (Kafka away, a
-   * leader moving, a timeout: the producer's retries ran out) leaves the chunk for the next pass,
-   * in order. A record Kafka refuses for good (too large, invalid, not allowed) is found by trying
-   * the events one by one and parked with its error, so it does not hold up every event behind it.
+   * Sends and deletes a chunk; a transient failure leaves it for the next pass. A record Kafka refuses for good is
+   * found by sending one by one and parked, so it does not hold up the events behind it.
    */
   private async publish(chunk: OutboxDoc[]): Promise<void> {
     try {

@@ -2,14 +2,9 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import { modelOf } from '../mongo/connect';
 import type { QueryShape } from '../mongo/query-shapes';
 
-/*
- * The outbox's documents: the events waiting to be published (`outbox`), the counter that gives
- * each its place in the order (`outbox_sequence`), and the events Kafka refused (`outbox_parked`).
- * The outbox (outbox.ts) writes them; its relay (outbox-relay.ts) publishes and removes them.
- */
+// The outbox's documents: waiting events (`outbox`), their order's counter, and events Kafka refused.
 
 export interface OutboxDoc {
-  /** The event id. */
   _id: string;
   /** Store order: the relay publishes in this order, so one key's events keep theirs. */
   seq: number;
@@ -21,10 +16,7 @@ export interface OutboxDoc {
   createdAt: Date;
   /** The relay publishes an event only from this moment on (held events: see `announce`). */
   availableAt: Date;
-  /**
-   * Set while the event is held: how to read back whether its write happened (a `ReadBack` as
-   * extended JSON, so any filter keys can be stored). Gone once the event is released.
-   */
+  /** While held: its `ReadBack` as extended JSON, so any filter keys can be stored. */
   readBack?: string;
 }
 
@@ -42,9 +34,7 @@ const outboxFields = {
 };
 
 export const outboxSchema = new Schema<OutboxDoc>(outboxFields, { versionKey: false, collection: 'outbox' });
-// Serves the relay's scan: every waiting event, oldest first. Published events are deleted at
-// once, so the collection holds only what is still to be sent and the scan stays small.
-// Unique: two writers can never share a place in the order (the add retries with a fresh number).
+// The relay's scan (small: published events are deleted). Unique: a clashing add retries with a fresh number.
 outboxSchema.index({ seq: 1 }, { unique: true });
 export const outboxQueryShapes: QueryShape[] = [{ name: 'relay', equality: [], sort: { seq: 1 } }];
 
@@ -57,7 +47,7 @@ const sequenceSchema = new Schema<SequenceDoc>(
   { versionKey: false, collection: 'outbox_sequence' },
 );
 
-/** Events Kafka refused for good (kept, with the error, for an operator to look at and replay). */
+/** Events Kafka refused for good, kept with the error for an operator to replay. */
 export interface ParkedDoc extends OutboxDoc {
   error: string;
   parkedAt: Date;
@@ -71,20 +61,17 @@ export const parkedSchema = new Schema<ParkedDoc>(
 /** How many numbers this process takes from the counter at once for events of new keys. */
 const FRESH_BLOCK = 1_000;
 
-/**
- * Places in the publishing order: consecutive numbers from the store's counter, or for events of
- * new keys from a block this process took from it earlier (see `Outbox.addRecords`).
- */
+/** Places in the publishing order: from the store's counter, or for new keys from this process's block. */
 export class OutboxSequence {
   private readonly sequence: Model<SequenceDoc>;
-  /** Numbers taken from the counter for events of new keys and not used yet: [next, end). */
+  /** Unused numbers reserved for new keys: [next, end). */
   private block = { next: 0, end: 0 };
 
   constructor(conn: Connection) {
     this.sequence = modelOf(conn, 'OutboxSequence', sequenceSchema);
   }
 
-  /** `count` consecutive numbers for events of new keys, from this process's block (a new block when it runs short). */
+  /** `count` consecutive numbers for new keys, from this process's block (refilled when short). */
   async reserveForFreshKeys(count: number): Promise<number> {
     if (this.block.end - this.block.next < count) {
       const size = Math.max(count, FRESH_BLOCK);
@@ -97,10 +84,8 @@ export class OutboxSequence {
   }
 
   /**
-   * Takes `count` consecutive numbers from the store's counter; returns the first. The counter is
-   * one shared document, so a process's concurrent adds take theirs together (see `Outbox.adds`);
-   * numbers still come from it in time order, so one key's events keep their order across
-   * replicas, and the unique index gives each event its place.
+   * Takes `count` consecutive numbers from the counter; returns the first. It is one shared document, so a process's
+   * concurrent adds take theirs together (`Outbox.adds`); numbers come in time order, keeping each key's order.
    */
   async reserve(count: number): Promise<number> {
     for (let tries = 1; ; tries++) {
@@ -108,9 +93,7 @@ export class OutboxSequence {
         .findOneAndUpdate({ _id: 'outbox' }, { $inc: { value: count } }, { upsert: true, new: true })
         .lean<SequenceDoc>();
       if (doc) return doc.value - count + 1;
-      // An answer without the document (the local store gives one to concurrent upserts, the
-      // increment applied): which numbers were taken is unknown, so new ones are taken and those
-      // stay unused, as a failed batch's do. Never a reason to fail the events' writer.
+      // The local store may answer concurrent upserts without the document (increment applied): take new numbers.
       if (tries >= 3) throw new Error('the store answered the outbox counter without its value three times');
     }
   }

@@ -1,4 +1,4 @@
-// Over 300 lines because it keeps one job, an event's way into the outbox (adds, holds, releases, or at once past it); its documents, relay and gauges have files of their own.
+// Over 300 lines because it keeps one job, an event's way into the outbox; its documents, relay and gauges live apart.
 import type { Connection, Model } from 'mongoose';
 import { mongo } from 'mongoose';
 import { Coalescer } from '../coalesce';
@@ -36,26 +36,20 @@ export interface OutboxOptions {
   /** Names this replica as a relay lease holder (unique per replica). */
   instanceId: string;
   /**
-   * How often the lease holder looks for events besides being woken (this replica's stored and
-   * released events wake it at once, a held event at the end of its hold) while it holds the lease
-   * alone: the safety net, and the retry after a failed publish (default 30 s).
+   * How often a lease holder alone looks without being woken (stores and releases here wake it at once, a held
+   * event at the end of its hold): the safety net and the publish retry (30 s).
    */
   intervalMs?: number;
-  /**
-   * How often it looks while another replica contends for the lease (`Lease.shared`): that
-   * replica's events are found by the next look, so this bounds how long they wait (default
-   * 250 ms; decision 0141).
-   */
+  /** How often it looks while another replica contends for the lease: bounds their wait (250 ms; decision 0141). */
   lookMs?: number;
   /**
-   * How long a held event waits for its writer to settle it; then the relay reads back whether
-   * its write happened (and again this long later while that read fails). Longer than any write.
+   * How long a held event waits for its writer before the relay reads back its write (again this long later while
+   * that read fails). Longer than any write.
    */
   holdMs?: number;
   /**
-   * The lease the relay runs under. A service with singleton jobs of its own passes their lease, so
-   * its replicas renew one lease, not two (and the relay runs where those jobs run). Default: an
-   * `outbox-relay` lease of its own, lasting `leaseMs` (the kit's `LEASE_TTL_MS`) without renewal.
+   * A service with singleton jobs passes their lease, so its replicas renew one lease, not two (and the relay runs
+   * where those jobs run). Default: an `outbox-relay` lease of `leaseMs` (the kit's `LEASE_TTL_MS`).
    */
   lease?: Lease;
   leaseMs?: number;
@@ -80,26 +74,15 @@ export const MAX_EVENT_BYTES = 256 * 1024;
 const RELAY_LOOK_MS = 250;
 /** How often a relay alone on its lease looks all the same. */
 const RELAY_SAFETY_NET_MS = 30_000;
-/**
- * Events released in memory and not yet published, at most (a Kafka outage keeps them waiting);
- * past it, a release is written to the store as before.
- */
+/** At most this many events released in memory and not yet published (Kafka away); past it, releases are written. */
 const MAX_RELEASED_HERE = 10_000;
-/**
- * How long `publishOrAdd` waits for Kafka before it stores the events instead (Kafka slow or away;
- * a healthy broker acknowledges in milliseconds): what a call's step may wait on Kafka at worst.
- */
+/** How long `publishOrAdd` waits for Kafka (healthy: milliseconds) before it stores the events instead. */
 const PUBLISH_NOW_MS = 500;
 
 /**
- * Transactional outbox without transactions (decision 0110: a transaction would add round trips
- * to every business write and order nothing). An event is stored in the
- * service's own database before (`hold`) or together with the state change it announces, and a
- * relay publishes it. Exactly one replica relays at a time (a lease), in store order, skipping
- * past a held event only for other keys, so every key's events reach Kafka in the order they
- * were stored; each is deleted once Kafka has it. A relay that dies between publishing and
- * deleting publishes those events again with the same ids, which consumers skip: delivery is at
- * least once, never lost.
+ * Transactional outbox without transactions (decision 0110): an event is stored before (`hold`) or with the change
+ * it announces; one replica (a lease) relays in store order, so each key's events reach Kafka in order, and deletes
+ * each once Kafka has it. Delivery is at least once, under the same ids.
  */
 export class Outbox implements Announcer {
   readonly model: Model<OutboxDoc>;
@@ -109,37 +92,27 @@ export class Outbox implements Announcer {
   private readonly relay: OutboxRelay;
   private readonly holdMs: number;
   private gauges: ObservedGauge[] = [];
-  /**
-   * Held events whose write happened, released by this replica while it relays: its relay
-   * publishes them without a release written to the store (decision 0143: one document write
-   * fewer an announced change). The relay forgets each once Kafka has it.
-   */
+  /** Held events released here while this replica relays: published with no release written (decision 0143). */
   private readonly releasedHere = new Set<string>();
   private stopping = false;
-  /** Inserts this process began, and those not yet answered: whether a pass that found the outbox empty could have missed one. */
+  /** Inserts begun here, and those unanswered: whether a pass that found the outbox empty could have missed one. */
   private inserts = 0;
   private insertsUnderway = 0;
   /**
-   * This replica's relay found the outbox empty after its last pass, no insert of this process
-   * under way then or begun since: `publishOrAdd` may send at once without overtaking an event
-   * stored before. False again with any insert here, any event a pass finds, a failed send or pass.
+   * The last pass found the outbox empty, no insert here since: `publishOrAdd` may send at once (decision 0144).
+   * False again with any insert here, any event a pass finds, a failed send or pass.
    */
   private drained = false;
-  /** The relay's last pass published what it read (false after one failed: Kafka away); releases stay in memory only then. */
+  /** The relay's last pass published what it read (not while Kafka is away): only then are releases kept in memory. */
   private relayWorks = true;
   /** The releases kept in memory being written to the store (the lease lost, or given up at stop). */
   private handingOver: Promise<void> = Promise.resolve();
-  /**
-   * Adds of this process that arrive while one is being stored are stored together next: one
-   * counter update and one ordered insert for all of them (see `storeTogether`).
-   */
+  /** Adds arriving while one is stored are stored together next: one counter update, one insert (`storeTogether`). */
   private readonly adds = new Coalescer<PendingAdd, { error?: unknown }>((batch) => this.storeTogether(batch));
   /**
-   * `publishOrAdd`'s sends that arrive while one is under way go to Kafka together next: one
-   * produce request for many calls' events, as the relay's pass sends what it gathered. A round
-   * goes out only while the outbox is still drained when its turn comes (a round before it may
-   * have failed and stored its events: those go first); a round that fails (too large for one
-   * request, Kafka away) has its events stored, and the relay sends them in order, in chunks.
+   * `publishOrAdd`'s sends arriving while one is under way go together next, in one produce request. A round goes
+   * out only if the outbox is still drained at its turn (a failed round before it stored its events: those go
+   * first); a failed round's events are stored, and the relay sends them in order.
    */
   private readonly sends = new Coalescer<readonly EventRecord[], void>(async (batch) => {
     if (!this.mayPublishNow()) throw new Error('events wait in the outbox: these go behind them');
@@ -210,24 +183,17 @@ export class Outbox implements Announcer {
   }
 
   /**
-   * Stores events durably, in order, for the relay to publish now: events that need no write of
-   * their own, or that follow one already done. Events announcing a write go through `announce`.
-   *
-   * `freshKeys: true` says every record's key is new: no event of it was stored before, by any
-   * replica, and none can be until this call returns (the key names what this call creates, such
-   * as a new contact's id). Their places in the order then come from a block of numbers this
-   * process took from the counter earlier, without a counter update: any later event of the key
-   * gets a number the counter hands out after that block, so the key's events keep their order.
+   * Stores events, in order, for the relay to publish now; events announcing a write go through `announce`.
+   * `freshKeys`: no event of any record's key is stored before this returns (a new contact's id), so their numbers
+   * come from this process's reserved block, no counter update; the key's later events still number after them.
    */
   async addRecords(records: readonly EventRecord[], opts: { freshKeys?: boolean } = {}): Promise<string[]> {
     return this.store({ records, freshKeys: opts.freshKeys ?? false });
   }
 
   /**
-   * Runs `write` and announces it with `events`: none goes out without its change, and no change
-   * stays without its event (see `announceWith`). An event already stored under the same id (a
-   * retried write whose first try died; its id comes from what it announces) is taken as this
-   * write's own.
+   * Runs `write` and announces it with `events` (see `announceWith`). An event already stored under the same id
+   * (a retried write whose first try died) is taken as this write's own.
    */
   async announce<R>(events: readonly EventRecord[], write: () => Promise<R>, opts: AnnounceOptions<R>): Promise<R> {
     const now = opts.atOnce && this.mayPublishNow() ? events.filter(opts.atOnce) : [];
@@ -246,12 +212,12 @@ export class Outbox implements Announcer {
       if (!refusedBeforeWriting(err)) await this.publishIfWritten(now, opts);
       throw err;
     }
-    // A failure here fails the caller, whose try again announces the same events (their ids follow from the write).
+    // A failure here fails the caller, whose retry announces the same event ids.
     if (opts.applied?.(result) ?? true) await this.publishOrAdd(now);
     return result;
   }
 
-  /** `atOnce` events of a write that failed: sent if it happened; held for the relay to settle when the read-back fails. */
+  /** `atOnce` events of a failed write: sent if it happened; held for the relay when the read-back fails. */
   private async publishIfWritten<R>(records: readonly EventRecord[], opts: AnnounceOptions<R>): Promise<void> {
     const readBacks = records.map((r) => (typeof opts.readBack === 'function' ? opts.readBack(r) : opts.readBack));
     try {
@@ -264,7 +230,6 @@ export class Outbox implements Announcer {
     }
   }
 
-  /** The held events' side of `announce`. */
   private readonly held: HeldEvents = {
     hold: (events, readBacks, freshKeys) => this.hold(events, readBacks, freshKeys),
     release: (ids) => this.release(ids),
@@ -283,20 +248,14 @@ export class Outbox implements Announcer {
     return records.map((r) => r.eventId);
   }
 
-  /**
-   * Stores events that may have been stored before under the same ids (an announcement repeated
-   * by a retry or by recovery: its ids come from what it announces); those are left as they are.
-   */
+  /** Stores events that may be stored already under the same ids (a repeated announcement); those stay as they are. */
   async addOnce(records: readonly EventRecord[]): Promise<void> {
     await this.storeOnce({ records, freshKeys: false });
   }
 
   /**
-   * Events whose caller announces them again until a write of its own says they went (a call's
-   * end, announced before its row ends; decision 0144): sent to Kafka at once while this replica
-   * relays and its outbox is empty, so no event stored before is overtaken; else, or when Kafka
-   * has not taken them within 2 s, stored as `addOnce` stores them. A send that was slow but
-   * landed is then relayed again under the same ids, which consumers skip.
+   * For events their caller announces again until its own write says they went (decision 0144): sent at once while
+   * this replica relays and nothing waits, else (or if Kafka is slow) stored as by `addOnce`; duplicates are skipped.
    */
   async publishOrAdd(records: readonly EventRecord[]): Promise<void> {
     if (records.length === 0) return;
@@ -306,8 +265,7 @@ export class Outbox implements Announcer {
         await withTimeout(this.sends.run(records), PUBLISH_NOW_MS, 'publishing events at once');
         return;
       } catch (err) {
-        // Stored from here on until the relay has published what waits (a round still on its way
-        // may land too: the same ids, which consumers skip).
+        // Stored until the relay has published what waits; a round still on its way may land too (same ids).
         this.drained = false;
         this.log.warn({ err, events: records.length }, 'events could not be published at once; stored in the outbox');
       }
@@ -319,10 +277,7 @@ export class Outbox implements Announcer {
     return this.drained && this.lease.held && !this.stopping;
   }
 
-  /**
-   * Stores the events held; one stored before under its id (an earlier try of the same write) is
-   * kept as it is, and its id answered: that try's write, not this one's, decides whether it goes.
-   */
+  /** Stores held events; one stored before (an earlier try) stays, its id answered: that try's write decides it. */
   private hold(
     records: readonly EventRecord[],
     readBacks: readonly ReadBack[],
@@ -331,7 +286,7 @@ export class Outbox implements Announcer {
     return this.storeOnce({ records, readBacks, freshKeys });
   }
 
-  /** Stores the add; if some of its events were stored before, the rest one by one. The ids stored before. */
+  /** Stores the add (if some were stored before, the rest one by one); answers the ids stored before. */
   private async storeOnce(add: PendingAdd): Promise<Set<string>> {
     const before = new Set<string>();
     try {
@@ -354,16 +309,13 @@ export class Outbox implements Announcer {
     return before;
   }
 
-  /** Whether the write a read-back describes happened, by reading the store. */
   private happened(rb: ReadBack): Promise<boolean> {
     return readBackHappened(this.model, rb);
   }
 
   /**
-   * Stores the adds gathered while the last store was under way, in arrival order, with one
-   * counter update and one insert. A duplicate among them (an event stored before, or a number
-   * another writer also got) undoes this batch's inserts and stores each add on its own, so only
-   * the add that names a stored event fails.
+   * Stores the gathered adds in order with one counter update and one insert. A duplicate undoes the batch and
+   * stores each add alone, so only the add naming a stored event fails.
    */
   private async storeTogether(batch: readonly PendingAdd[]): Promise<{ error?: unknown }[]> {
     const docs = batch.flatMap((a) => a.records.map((record, i) => ({ record, readBack: a.readBacks?.[i] })));
@@ -404,9 +356,7 @@ export class Outbox implements Announcer {
         return;
       } catch (err) {
         if (!isDuplicateKeyError(err) || attempt >= 3) throw err;
-        // Undo what this attempt inserted (its ids at its sequence numbers), then tell apart an
-        // event id stored before (the caller's to handle) from a sequence number another writer
-        // also got (take new ones).
+        // Undo this attempt's inserts; an id stored before is the caller's to handle, a shared number gets new ones.
         await this.model.deleteMany({ _id: { $in: ids }, seq: { $gte: first, $lt: first + records.length } });
         if (await this.model.exists({ _id: { $in: ids } })) throw err;
       }
@@ -448,10 +398,8 @@ export class Outbox implements Announcer {
   }
 
   /**
-   * Makes held events available to the relay (their write happened): in memory when this replica
-   * relays (its relay publishes them next), else by a write the relaying replica finds. Should this
-   * replica lose the lease before its relay published them, they stay held in the store and the
-   * next relay settles them by reading back their write when their hold ends, as for a writer that died.
+   * Makes held events available: in memory while this replica relays (decision 0143), else by a store write. If the
+   * lease is lost first, they stay held in the store and the next relay reads back their write when the hold ends.
    */
   private async release(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
@@ -468,7 +416,7 @@ export class Outbox implements Announcer {
     await this.releases.run(ids);
   }
 
-  /** Drops held events whose write did not happen. An event released already (by an earlier try of the same write) stays. */
+  /** Drops held events whose write did not happen; one released already (by an earlier try) stays. */
   private async discard(ids: readonly string[]): Promise<void> {
     // One released here is still held in the store: released all the same.
     const held = ids.filter((id) => !this.releasedHere.has(id));
@@ -476,8 +424,7 @@ export class Outbox implements Announcer {
   }
 
   /**
-   * Writes the releases kept in memory to the store and forgets them (the lease lost, or about to
-   * be given up at stop), so the next relay publishes them rather than settling them by reading
+   * Writes in-memory releases to the store (lease lost, or stop) so the next relay publishes them rather than reading
    * their writes back when their hold ends. Never rejects.
    */
   private handOver(): Promise<void> {
@@ -495,7 +442,7 @@ export class Outbox implements Announcer {
     return this.handingOver;
   }
 
-  /** Relays waiting events now if this replica holds the lease; concurrent calls coalesce. Never rejects (a failed pass is logged and tried again). */
+  /** Relays waiting events now if this replica holds the lease; calls coalesce. Never rejects (failures are logged). */
   flush(): Promise<void> {
     return this.relay.runNow();
   }
@@ -505,14 +452,10 @@ export class Outbox implements Announcer {
     this.gauges = outboxGauges(this.model, this.parked);
   }
 
-  /**
-   * Stops relaying; the pass under way finishes first, what was released here and not yet
-   * published is released in the store, then the lease is given up for the next replica.
-   */
+  /** Stops relaying: the pass under way finishes, in-memory releases are written, then the lease is given up. */
   async stop(): Promise<void> {
     this.stopping = true;
     for (const g of this.gauges.splice(0)) g.stop();
-    // The relay's last pass, then what it left released here is written (`handOver`), then the lease goes.
     await this.relay.stop();
     await this.handOver();
   }
@@ -523,7 +466,6 @@ export class Outbox implements Announcer {
   }
 }
 
-/** An event larger than `MAX_EVENT_BYTES` is refused when it is added, not discovered when it cannot be sent. */
 function refuseTooLarge(records: readonly EventRecord[]): void {
   const tooLarge = records.find((r) => r.payload.byteLength > MAX_EVENT_BYTES);
   if (tooLarge)

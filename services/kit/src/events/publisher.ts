@@ -7,7 +7,7 @@ import { streamOf, type MessageCodec } from './stream';
 export const EVENT_ID_HEADER = 'event-id';
 export const EVENT_TYPE_HEADER = 'event-type';
 
-/** Encodes one event of a stream into the record that travels (and may wait in an outbox). */
+/** Encodes one event of a stream into the record sent (or kept in an outbox). */
 export function eventRecord<T>(
   envelope: MessageCodec<T>,
   key: string,
@@ -27,11 +27,7 @@ export function eventRecord<T>(
   };
 }
 
-/**
- * Sends events with an idempotent producer: `acks: -1` (every in-sync replica), one request in
- * flight per broker and broker-side de-duplication of retries, so a retried send neither
- * duplicates nor reorders the events of a partition. Stamps event id, type and the trace context the event was made in.
- */
+/** Sends events with an idempotent producer, so a retried send neither duplicates nor reorders a partition's events. */
 export class EventPublisher {
   private producer: Producer;
   private connected: Promise<void> | undefined;
@@ -70,10 +66,7 @@ export class EventPublisher {
     return record.eventId;
   }
 
-  /**
-   * Sends records in the given order; records of one key land in one partition in this order.
-   * `extraHeaders` (per record) ride along, e.g. the error of a dead letter.
-   */
+  /** Sends records in order (one key's land in one partition in this order), with `extraHeaders` per record. */
   async send(
     records: readonly EventRecord[],
     extraHeaders?: (r: EventRecord) => Record<string, string>,
@@ -98,10 +91,8 @@ export class EventPublisher {
         topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
       });
     } catch (err) {
-      // kafkajs advances an idempotent producer's sequence numbers even for a send that failed (a
-      // broker restart, say), and the broker then refuses every later send as out of order. A new
-      // producer (a new producer id, sequences from zero) is the way out; the caller sends again,
-      // and a record the failed send did write arrives twice (consumers are idempotent by event id).
+      // kafkajs advances sequence numbers even for a failed send, so the broker refuses every later one: a new
+      // producer is the way out. A record the failed send did write arrives twice (consumers skip by event id).
       if (producerStateLost(err)) await this.renew();
       throw err;
     }
@@ -111,7 +102,7 @@ export class EventPublisher {
     const old = this.producer;
     this.producer = this.newProducer();
     this.connected = undefined;
-    await old.disconnect().catch(() => undefined); // the old producer lost its state and is replaced: how it closes changes nothing
+    await old.disconnect().catch(() => undefined); // replaced: how it closes changes nothing
   }
 
   async disconnect(): Promise<void> {
@@ -129,7 +120,7 @@ const PRODUCER_STATE_ERRORS = new Set([
 
 const producerStateLost = (err: unknown): boolean => hasKafkaErrorType(err, PRODUCER_STATE_ERRORS);
 
-/** True when the error, or what it wraps (kafkajs nests the last try's error), is a broker answer of one of `types`. */
+/** Whether the error, or one it wraps (kafkajs nests the last try's), is a broker answer of one of `types`. */
 export function hasKafkaErrorType(err: unknown, types: ReadonlySet<string>): boolean {
   for (
     let e = err as { type?: unknown; cause?: unknown; originalError?: unknown } | undefined, depth = 0;

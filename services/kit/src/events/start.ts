@@ -21,24 +21,22 @@ interface EventsOptions {
   /** The process's name: its Kafka client id is `<service>-<INSTANCE_ID>`. */
   service: string;
   settings: EventSettings;
-  /** Streams whose topics this process creates: the ones it owns, and the ones it reads before their owner may exist. */
+  /** Streams whose topics this process creates: its own, and those it reads before their owner may exist. */
   streams: readonly { readonly $type: string }[];
   log: Logger;
   lifecycle: Lifecycle;
 }
 
-/**
- * A process's Kafka side, started in the order every process uses: the client, the topics of its
- * streams and a connected producer (both in the background: a process does not wait for Kafka) and,
- * given its store (`outboxOn`), the outbox relay, once the store's indexes are built (the outbox's among them). Stopped through the lifecycle in reverse:
- * the relay, then the producer.
- */
-/** The outbox's store, and optionally the lease of the service's singleton jobs for its relay to share (OutboxOptions.lease). */
+/** The outbox's store, and optionally the service's singleton-job lease for its relay to share. */
 interface OutboxPlacement {
   outboxOn: Connection;
   outboxLease?: Lease;
 }
 
+/**
+ * A process's Kafka side: the client, its topics and producer (in the background) and, given `outboxOn`, the outbox
+ * relay once the store's indexes are built. Stopped in reverse through the lifecycle.
+ */
 export async function startEvents(
   o: EventsOptions & OutboxPlacement,
 ): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox: Outbox }>;
@@ -54,9 +52,7 @@ export async function startEvents(
     sessionTimeoutMs: settings.KAFKA_SESSION_TIMEOUT_MS,
   });
   const publisher = new EventPublisher(kafka);
-  // Topics and the producer's connection are made in the background, tried again until Kafka
-  // answers: the process serves while Kafka is away (decision 0119). Until then the outbox holds
-  // what is announced and consumers wait for their topics.
+  // In the background until Kafka answers: the process serves while Kafka is away (decision 0119).
   let stopping = false;
   const preparing = (async () => {
     for (let attempt = 1; !stopping; attempt++) {

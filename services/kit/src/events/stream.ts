@@ -1,10 +1,6 @@
 /**
- * Event streams named by their contract. Each stream has one envelope message under
- * `proto/voiceapi/events/v1/` (a `oneof` of the stream's events); the topic is derived from the
- * envelope's full proto name, so no service writes a topic string or a type name by hand:
- *
+ * Event streams named by their contract: each topic is derived from its envelope's proto name, never written by hand:
  *   voiceapi.events.v1.GatewayControlEvent  →  topic `gateway.control.v1`, dead letters `gateway.control.v1.dlq`
- *   voiceapi.events.v1.CallLifecycleEvent   →  topic `call.lifecycle.v1`
  */
 
 /** What ts-proto generates for a message (with `outputTypeAnnotations=static-only`). */
@@ -19,14 +15,12 @@ export interface Stream<T = unknown> {
   /** The envelope's full proto name, sent in the `event-type` header. */
   readonly type: string;
   readonly topic: string;
-  /** Where consumers put events they could not process, with the error. */
   readonly deadLetterTopic: string;
 }
 
 const ENVELOPE_NAME = /^(?<org>[a-z][a-z0-9]*)\.events\.(?<version>v\d+)\.(?<name>[A-Z][A-Za-z0-9]*)Event$/;
 const cache = new WeakMap<object, Stream>();
 
-/** The topics of the stream an envelope (named by its full proto name) stands for. */
 export function streamTopics(envelope: { readonly $type: string }): { topic: string; deadLetterTopic: string } {
   const m = ENVELOPE_NAME.exec(envelope.$type);
   if (!m?.groups) {
@@ -53,10 +47,7 @@ function checkPart(what: string, value: string): string {
   return value;
 }
 
-/**
- * A consumer group shared by every replica of a service: each event is handled by one replica.
- * Named `<service>.<purpose>`, e.g. `billing.charge-calls`.
- */
+/** A group shared by a service's replicas (each event handled once), e.g. `billing.charge-calls`. */
 export function consumerGroup(service: string, purpose: string): string {
   return `${checkPart('service', service)}.${checkPart('purpose', purpose)}`;
 }
@@ -64,20 +55,15 @@ export function consumerGroup(service: string, purpose: string): string {
 const BROADCAST = 'broadcast';
 
 /**
- * A consumer group of one replica, so that every replica hears every event (as the gateway's
- * control plane). Named `<service>.<purpose>.broadcast.<instance>`, so such groups can be told
- * apart from shared ones and the ones left by dead replicas removed.
+ * A group of one replica, so every replica hears every event: `<service>.<purpose>.broadcast.<instance>`, so dead
+ * replicas' groups can be told apart and removed.
  */
 export function broadcastGroup(service: string, purpose: string, instanceId: string): string {
   const instance = instanceId.toLowerCase().replace(/[^a-z0-9-]/g, '-');
   return `${consumerGroup(service, purpose)}.${BROADCAST}.${instance}`;
 }
 
-/**
- * A group as metrics name it: a shared group by its id, a broadcast group without its replica's
- * instance (`<service>.<purpose>.broadcast`), so the names stay a fixed set across restarts (the
- * replica is the metric's `instance` already).
- */
+/** A group as metrics name it: a broadcast group without its instance, so names stay a fixed set across restarts. */
 export const groupLabel = (group: string): string => {
   const at = group.indexOf(`.${BROADCAST}.`);
   return at < 0 ? group : group.slice(0, at + BROADCAST.length + 1);

@@ -1,4 +1,4 @@
-// Over 300 lines because a subscriber's consuming, retries, dead-lettering and lag are one loop per partition; split, the loop's invariants would be spread over files.
+// Over 300 lines because consuming, retries, dead-lettering and lag are one loop per partition with shared invariants.
 import { context, propagation } from '@opentelemetry/api';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../logger';
@@ -18,10 +18,7 @@ export interface EventMeta {
   offset: string;
   /** 1 on the first try of this delivery. */
   attempt: number;
-  /**
-   * With `holdCommits`: keeps the event uncommitted after the handler returns, until the function
-   * given back is called (decision 0147).
-   */
+  /** With `holdCommits`: keeps the event uncommitted until the function given back is called (decision 0147). */
   hold?: () => () => void;
 }
 
@@ -41,34 +38,23 @@ export interface SubscriberOptions {
   /** Sends dead letters. */
   publisher: EventPublisher;
   retry?: RetryPolicy;
-  /**
-   * Where a group with no committed offset starts. Default: the beginning of the topic, so a
-   * new service (or a group whose offsets expired) misses nothing; a broadcast group that
-   * re-reads state at start passes false.
-   */
+  /** Whether a group with no committed offset starts at the topic's beginning (default: misses nothing). */
   fromBeginning?: boolean;
   /** How long to wait for the owning service to create the topics. */
   topicWaitMs?: number;
   /** A broadcast group of this replica alone: removed from the cluster when the subscriber stops. */
   removeGroupOnStop?: boolean;
   /**
-   * Events of one fetched batch handled at once (default 1: one after the other). Events with
-   * the same key still go one after the other, in order; offsets are committed in order, up to
-   * the first event not yet handled. For handlers that are idempotent and order-insensitive
-   * across keys, this turns per-event round trips into throughput.
+   * Events of one fetched batch handled at once (default 1). Same-key events still go in order, and offsets are
+   * committed in order up to the first unhandled event. For idempotent handlers insensitive to order across keys.
    */
   concurrency?: number;
-  /**
-   * With `concurrency`: false lets events of the same key run at once too, for handlers whose
-   * effects do not depend on order (webhook fan-out: deliveries carry no order). Default true.
-   */
+  /** With `concurrency`: false lets same-key events run at once too, for order-free effects (webhook fan-out). */
   keyOrder?: boolean;
   /**
-   * With `concurrency`: lets a handler keep its event uncommitted past its return (`meta.hold`),
-   * for work it keeps in memory until done. A partition's committed offset stays at its oldest event
-   * still held, so if the replica dies its partitions' next owner is given that work again
-   * (decision 0147). Past `maxHeld` holds (default 50,000) fetching pauses until half are released;
-   * `revoked` hears of the partitions this member lost, whose held events are the next owner's.
+   * With `concurrency`: a handler may keep its event uncommitted past its return (`meta.hold`) for in-memory work, so
+   * a dead replica's next partition owner gets that work again (decision 0147). Past `maxHeld` holds (50,000)
+   * fetching pauses until half are released; `revoked` hears of lost partitions, whose held events move on.
    */
   holdCommits?: { maxHeld?: number; revoked?: (topic: string, partitions: readonly number[]) => void };
 }
@@ -88,7 +74,7 @@ const DEFAULT_RETRY: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayM
 const HELD_COMMIT_MS = 200;
 const DEFAULT_MAX_HELD = 50_000;
 
-/** A consumer's lag is read from Kafka at most this often (only when metrics are exported). */
+/** A consumer's lag is read from Kafka at most this often (only while metrics are exported). */
 const LAG_TTL_MS = 10_000;
 
 /** Attributes of the consumer metrics: the group (`groupLabel`) and the topic, both a fixed set. */
@@ -117,13 +103,9 @@ class Slots {
 }
 
 /**
- * Consumes event streams by their envelopes. Each event is decoded with its stream's envelope
- * and handed to the handler inside the producer's trace context. A failing handler is retried
- * with backoff a bounded number of times; then the event goes to the stream's dead-letter topic
- * with the error, and the partition moves on: a poison event never stalls the ones behind it.
- * Offsets are committed after handling, so delivery is at least once: handlers must be
- * idempotent: each keys its effect by what the event names (a dial id, a call id, an event id),
- * so a redelivery after a crash or a replay changes nothing (decision 0011).
+ * Consumes event streams by their envelopes, in the producer's trace context. A failing handler is retried with
+ * backoff, then dead-lettered so a poison event never stalls its partition. Offsets are committed after handling
+ * (at least once), so handlers key their effect by what the event names (decision 0011).
  */
 export class EventSubscriber {
   private readonly consumer: Consumer;
@@ -132,13 +114,13 @@ export class EventSubscriber {
   private joined = false;
   private stopping = false;
   private starting: Promise<void> | undefined;
-  /** The partitions this member holds, by topic, as its last join of the group gave them. */
+  /** The partitions this member holds, by topic, from its last join. */
   private assignment = new Map<string, readonly number[]>();
   private readonly lagReader: LagReader;
   private lagGauge: ObservedGauge | undefined;
   private readonly deadLettered: TypedCounter<ConsumerAttributes>;
   private readonly retries: TypedCounter<ConsumerAttributes>;
-  /** With `holdCommits`: what may be committed, the commit waiting to be sent, and whether fetching is paused. */
+  /** With `holdCommits`: what may be committed, the pending commit, and whether fetching is paused. */
   private readonly held: HeldOffsets | undefined;
   private heldCommit: { timer?: NodeJS.Timeout; sending?: Promise<void>; paused: boolean } = { paused: false };
 
@@ -157,16 +139,11 @@ export class EventSubscriber {
     this.consumer = kafka.consumer({
       groupId: opts.group,
       allowAutoTopicCreation: false,
-      // An idle consumer's fetch waits this long at the broker for data (data ends the wait at
-      // once, so latency does not depend on it), and a stop waits for the fetch in flight: a
-      // longer wait would send fewer idle requests but delay every shutdown by as much per
-      // consumer.
+      // Data ends the broker's wait at once, but a stop waits for the fetch in flight: longer delays every shutdown.
       maxWaitTimeInMs: 1_000,
-      // Session, heartbeat and rebalance timing: one set for every consumer (kafka.ts, groupTiming).
       ...groupTiming(kafka),
-      // kafkajs restarts a crashed consumer after a pause, deciding so after its crash handling
-      // awaited the disconnect: a stop that came meanwhile found no restart to cancel, and the
-      // consumer ran on past it (a test's teardown saw its heartbeats). Its default retries (5).
+      // kafkajs decides to restart a crashed consumer after awaiting its disconnect: without this check a stop
+      // meanwhile found no restart to cancel and the consumer ran on past it. Retries: kafkajs's default.
       retry: { retries: 5, restartOnFailure: () => Promise.resolve(!this.stopping) },
     });
     if (opts.holdCommits && (opts.concurrency ?? 1) <= 1)
@@ -177,8 +154,7 @@ export class EventSubscriber {
       this.assignment = new Map(Object.entries(payload.memberAssignment));
       if (this.held) this.heldAssigned();
     });
-    // A crash kafkajs will not recover from makes the process unready, so an orchestrator
-    // replaces it instead of letting it run deaf to events.
+    // An unrecoverable crash makes the process unready, so the orchestrator replaces it rather than run deaf.
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
       if (!payload.restart && !this.stopping) {
         this.joined = false;
@@ -191,14 +167,9 @@ export class EventSubscriber {
   }
 
   /**
-   * The consumer metrics (`serviceMetrics('events')`, attributes `group` and `topic`):
-   *  - `voiceapi.events.consumer.lag` gauge: messages of the partitions this member holds that the
-   *    group has not committed (high watermark less committed offset, summed), read with the admin
-   *    client when metrics are exported, at most every `LAG_TTL_MS`. Each member reports its own
-   *    partitions, so the sum over a group's replicas is the group's lag (0 for a topic of which
-   *    it holds none);
-   *  - `voiceapi.events.dead_lettered` counter: events moved to a dead-letter topic;
-   *  - `voiceapi.events.retries` counter: handler failures tried again.
+   * `voiceapi.events.consumer.lag`: uncommitted messages of the partitions this member holds, so the sum over a
+   * group's replicas is the group's lag (0 for a topic it holds none of). Read at most every `LAG_TTL_MS`.
+   * Beside it, counters `voiceapi.events.dead_lettered` and `voiceapi.events.retries`.
    */
   private observeLag(): void {
     const label = groupLabel(this.opts.group);
@@ -240,10 +211,8 @@ export class EventSubscriber {
   }
 
   /**
-   * Starts consuming in the background and returns at once: the process serves while its
-   * consumers wait for their topics, connect and join the group (a join can wait out the session
-   * of a member that died without leaving). Until it succeeds, the start is tried again with
-   * backoff (Kafka away, a topic not yet created); `ready` says when the group is joined.
+   * Starts consuming in the background and returns at once, so the process serves while a join waits (possibly
+   * out a dead member's session). Tried again with backoff until it succeeds; `ready` says when joined.
    */
   start(): void {
     if (this.starting) return;
@@ -298,13 +267,12 @@ export class EventSubscriber {
         const byKey = new Map<string, Promise<void>>();
         const handled = batch.messages.map((m) => {
           const close = held?.open(batch.topic, batch.partition, m.offset);
-          // Same key: after the previous event of that key; otherwise as soon as a slot is free.
           const key = (this.opts.keyOrder === false ? undefined : m.key?.toString()) ?? `offset:${m.offset}`;
           const after = byKey.get(key) ?? Promise.resolve();
           const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
           // Closed once handled, in whatever order; a handler cut short by a stop leaves its event open.
           if (close) void done.then(close).catch(() => undefined);
-          // Only orders the next event of the key; this event's own failure is awaited (and thrown) through `handled` below.
+          // Only orders the key's next event; this event's failure is thrown through `handled` below.
           byKey.set(
             key,
             done.catch(() => undefined),
@@ -329,7 +297,6 @@ export class EventSubscriber {
     });
   }
 
-  /** Resolves once the group is joined (or rejects after the timeout). */
   async waitUntilReady(timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
     while (!this.joined) {
@@ -347,8 +314,7 @@ export class EventSubscriber {
       await this.commitHeld().catch(() => undefined);
     }
     await this.consumer.disconnect();
-    // A start under way (a join waiting on the group) cannot be cut short: once it ends, a consumer
-    // it left running is stopped too (the first disconnect came before it ran).
+    // A start under way cannot be cut short: once it ends, a consumer it left running is stopped too.
     if (this.starting) {
       await this.starting;
       await this.consumer.disconnect();
@@ -378,10 +344,7 @@ export class EventSubscriber {
     }
   }
 
-  /**
-   * Held events were delivered or released: their commit is sent within `HELD_COMMIT_MS` (one for
-   * all that changed meanwhile), and fetching pauses past `maxHeld` holds and resumes under half.
-   */
+  /** Held events changed: one commit for them all within `HELD_COMMIT_MS`, and the pause asked again. */
   private heldChanged(): void {
     this.pauseForHeld();
     this.heldCommit.timer ??= setTimeout(() => {
@@ -395,9 +358,8 @@ export class EventSubscriber {
   }
 
   /**
-   * Pauses fetching past `maxHeld` holds and resumes under half; asks again after a rejoin (a
-   * restarted consumer forgot its pause). Never throws into a release: a consumer between runs
-   * refuses both, and the next change asks again.
+   * Pauses fetching past `maxHeld` holds, resumes under half; asked again after a rejoin (a restarted consumer
+   * forgot its pause). Never throws: a consumer between runs refuses both, and the next change asks again.
    */
   private pauseForHeld(rejoined = false): void {
     const held = this.held!;
@@ -483,10 +445,7 @@ export class EventSubscriber {
     }
   }
 
-  /**
-   * Waits between tries; a stop in the meantime leaves the event uncommitted for redelivery. Given
-   * the batch's heartbeat, keeps the membership alive meanwhile (a wait can outlast a session).
-   */
+  /** Waits between tries (a stop leaves the event uncommitted), heartbeating: a wait can outlast a session. */
   private async pause(ms: number, heartbeat?: () => Promise<void>): Promise<void> {
     const until = Date.now() + ms;
     while (Date.now() < until) {
@@ -528,8 +487,7 @@ export class EventSubscriber {
       }),
     );
     this.deadLettered.add(1, { group: groupLabel(group), topic: meta.topic });
-    // Replaying the dead letter later (same event id) reaches the handler again. A redelivery
-    // before the commit dead-letters it once more, which is harmless.
+    // A redelivery before the commit dead-letters it once more, which is harmless.
     log.error(
       { err, topic: meta.topic, eventId: meta.eventId, group, attempts, deadLetterTopic: stream.deadLetterTopic },
       'event moved to the dead-letter topic',

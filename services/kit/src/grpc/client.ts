@@ -14,10 +14,7 @@ import type { RequestArg, ResponseOf, UnaryServiceDef } from './types';
 export interface CallOptions {
   /** Overrides the client's default deadline for this call. */
   timeoutMs?: number;
-  /**
-   * False fails at once while no backend is ready (service_unavailable) instead of waiting for
-   * one up to the deadline: for a caller that has a fallback of its own and must not wait.
-   */
+  /** False fails at once (service_unavailable) while no backend is ready: for a caller with its own fallback. */
   waitForReady?: boolean;
 }
 
@@ -25,21 +22,16 @@ export interface ClientOptions {
   /** The deadline of every call, unless the call gives its own. */
   timeoutMs: number;
   /**
-   * The service's contract as ts-proto's generic definition (`…ServiceDefinition`): a method whose
-   * proto declares `option idempotency_level = IDEMPOTENT` (idempotent by what it carries: a
-   * reference, a call id, or the operation id every try of a call shares, `CallContext.operationId`)
-   * or `NO_SIDE_EFFECTS` is sent again when a try is lost in flight, besides the reads every client
-   * retries by name (`get…`, `list…`, …).
+   * ts-proto's generic `…ServiceDefinition`: methods whose proto declares `idempotency_level` IDEMPOTENT or
+   * NO_SIDE_EFFECTS are sent again when a try is lost in flight, as reads (`get…`, `list…`) always are.
    */
   contract?: ServiceContract;
 }
 
-/** What the client reads of a generic service definition. */
 export interface ServiceContract {
   methods: Record<string, { options: { idempotencyLevel?: string } }>;
 }
 
-/** The methods a contract declares safe to send again. */
 function idempotentMethods(contract: ServiceContract | undefined): Set<string> {
   const levels = new Set(['IDEMPOTENT', 'NO_SIDE_EFFECTS']);
   return new Set(
@@ -49,10 +41,7 @@ function idempotentMethods(contract: ServiceContract | undefined): Set<string> {
   );
 }
 
-/**
- * Standard methods that change nothing (AIP-131/132 and their kin): safe to send again after a
- * backend went away with the call in flight.
- */
+/** Standard methods that change nothing (AIP-131/132 and kin): safe to send again after a lost try. */
 const READ_METHOD = /^(get|list|find|quote|resolve|search)[A-Z]/;
 
 /** Tries of an idempotent call whose backend went away mid-call, within its deadline. */
@@ -63,17 +52,10 @@ export type PromiseClient<D extends UnaryServiceDef> = {
 } & { close(): void };
 
 /**
- * One generic client for every service: each call gets a deadline and the caller's context as
- * metadata, and failures come back as `DomainError`s (UNAVAILABLE → service_unavailable,
- * DEADLINE_EXCEEDED → upstream_timeout), so callers never handle raw gRPC errors.
- *
- * Riding over a restart: a call waits for a ready backend up to its deadline (gRPC
- * `waitForReady`: the request is not sent until a connection is up, so this is safe for every
- * method). A deadline that passes while no backend was ready, or after a try had to wait for
- * one (it came back too late to answer), is service_unavailable, not upstream_timeout: the
- * backend is away, not slow. An idempotent call (a read, or a method its
- * contract declares idempotent) whose backend went away with the call in flight is sent again, within the same
- * deadline; any other call reports service_unavailable, since it may have been applied.
+ * One client for every service: deadline and caller context on each call, failures as `DomainError`s.
+ * Calls wait for a ready backend (`waitForReady`, safe since nothing is sent before a connection is up).
+ * A deadline passed while the backend was away is service_unavailable, not upstream_timeout. Only an
+ * idempotent call lost in flight is sent again; any other may have been applied.
  */
 export function createPromiseClient<D extends UnaryServiceDef>(
   definition: D,
@@ -89,10 +71,8 @@ export function createPromiseClient<D extends UnaryServiceDef>(
     'grpc.max_reconnect_backoff_ms': 500,
     // Spread calls over every address the name resolves to (a headless Service lists each pod).
     'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
-    // Ask DNS again at most once a second, not grpc-js's default of every 30 s: a name is resolved
-    // again when a backend goes away, and in a drain or rollout both pods of a service are replaced
-    // within seconds. With 30 s the second replacement found the client still knowing only the old
-    // pods, and calls failed for ~10 s (the live cluster's drain test, test/cluster/).
+    // Re-resolve at most every 1 s, not grpc-js's 30 s: a rollout replaces both pods within seconds, and
+    // with 30 s the client knew only the old pods (~10 s of failed calls in test/cluster's drain test).
     'grpc.dns_min_time_between_resolutions_ms': 1_000,
   }) as Client & Record<string, (...args: unknown[]) => unknown>;
 
@@ -124,8 +104,7 @@ export function createPromiseClient<D extends UnaryServiceDef>(
       const waitForReady = opts?.waitForReady ?? true;
       // Every try of a write declared idempotent carries one operation id (the server dedupes by it).
       const callCtx = idempotent.has(method) && !ctx.operationId ? { ...ctx, operationId: newOperationId() } : ctx;
-      // Whether a try of this call began while its backend was away (reconnecting after it went;
-      // an idle channel, not yet asked to connect, is not away).
+      // A try began while the backend was away (an idle channel, not yet asked to connect, is not away).
       let waited = false;
       for (let tries = 1; ; tries++) {
         try {
@@ -135,8 +114,8 @@ export function createPromiseClient<D extends UnaryServiceDef>(
         } catch (err) {
           const code = (err as Partial<ServiceError>).code;
           if (code === undefined) throw err; // not the call's failure (an upload's source)
-          // The connection went with the call (a killed backend: UNAVAILABLE, or CANCELLED when its
-          // server shut down under it; this client cancels only an upload whose source failed, above).
+          // A killed backend gives UNAVAILABLE, or CANCELLED when its server shut down under the call
+          // (this client cancels only an upload whose source failed, thrown above).
           const inFlightLost = (code === status.UNAVAILABLE || code === status.CANCELLED) && waitForReady;
           if (inFlightLost && retryable && tries < MAX_TRIES && deadline.getTime() > Date.now()) continue;
           // A backend that came back only as the deadline passed is as away as one still gone.
@@ -154,10 +133,7 @@ export function createPromiseClient<D extends UnaryServiceDef>(
   return client;
 }
 
-/**
- * Writes every message of the source in order, waiting for the stream to drain, then ends it. Stops
- * reading the source once the server has answered (a refusal before the end of an upload).
- */
+/** Writes the source with backpressure; stops once the server has answered (a refusal mid-upload). */
 async function writeAll(
   call: ClientWritableStream<unknown>,
   source: AsyncIterable<unknown>,

@@ -19,10 +19,7 @@ export type AsyncService<D extends UnaryServiceDef> = {
   [M in keyof D]: (request: RequestArg<D[M]>, ctx: CallContext) => Promise<ResponseOf<D[M]>>;
 };
 
-/**
- * RED per method: the RPC semantic conventions' server call duration (seconds), by method and
- * status name. The grpc-js instrumentation traces calls but records no metric.
- */
+/** RED per method (RPC semconv): the grpc-js instrumentation traces calls but records no metric. */
 const callDuration = metrics
   .getMeter('voiceapi.grpc')
   .createHistogram<{ 'rpc.system': string; 'rpc.method': string; 'rpc.response.status_code': string }>(
@@ -41,10 +38,7 @@ export interface ServiceRegistration {
   implementation: UntypedServiceImplementation;
 }
 
-/**
- * Adapts async handlers to grpc-js: reads the call context from metadata, and maps errors once
- * (domain error → status + reason code; anything else → INTERNAL, logged, never a stack trace).
- */
+/** Adapts async handlers to grpc-js; an error that is not a domain error is logged and sent as bare INTERNAL. */
 export function registerService<D extends UnaryServiceDef>(
   name: string,
   definition: D,
@@ -65,7 +59,7 @@ export function registerService<D extends UnaryServiceDef>(
         ? (call as ServerReadableStream<unknown, unknown>)
         : (call as ServerUnaryCall<unknown, unknown>).request;
       const started = Date.now();
-      // An answer after the caller's deadline went to no one: said, so that a stall has a name.
+      // An answer after the caller's deadline went to no one: logged, so a stall has a name.
       const late = () => {
         const deadline = call.getDeadline();
         const at = deadline instanceof Date ? deadline.getTime() : deadline;
@@ -143,8 +137,7 @@ export async function startGrpcServer(opts: {
     drain: (graceMs) =>
       new Promise<void>((resolve) => {
         for (const name of Object.keys(statusMap)) health.setStatus(name, 'NOT_SERVING');
-        // tryShutdown lets in-flight calls finish; only a drain that outlives the grace period
-        // is cut short.
+        // tryShutdown lets in-flight calls finish; only a drain past the grace period is forced.
         const timer = setTimeout(() => {
           opts.log.warn('gRPC drain exceeded grace period, forcing shutdown');
           server.forceShutdown();

@@ -15,7 +15,6 @@ export type UnaryServiceDef = Record<string, MethodDef>;
 export type RequestOf<M> = M extends { requestDeserialize: (value: Buffer) => infer R } ? R : never;
 export type ResponseOf<M> = M extends { responseDeserialize: (value: Buffer) => infer R } ? R : never;
 
-/** A client-streaming method's request side: the messages in order, as they arrive. */
 export type RequestStream<M> = AsyncIterable<RequestOf<M>>;
 /** What a handler or client call takes: one request, or a stream of them for client-streaming methods. */
 export type RequestArg<M> = M extends { requestStream: true } ? RequestStream<M> : RequestOf<M>;

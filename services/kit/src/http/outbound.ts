@@ -3,18 +3,12 @@ import ipaddr from 'ipaddr.js';
 import { Agent, request, type Dispatcher } from 'undici';
 
 /**
- * One outbound HTTP client for addresses a tenant gives us (its custom API, its webhook
- * endpoints): the only way a service reaches a URL it does not control. It refuses what would let
- * a tenant reach inside the platform (SSRF): schemes other than https (http too for the operator's
- * allow-listed `host:port` entries, which are also exempt from the address checks), credentials in the URL, and any host whose resolved addresses include one that is not
- * public unicast: private, loopback, link-local (cloud metadata), unique-local, carrier NAT,
- * multicast, reserved, and IPv4 hidden in IPv6 (mapped, 6to4, Teredo, NAT64). Every address a
- * name resolves to is checked on every request and every redirect, and the connection goes to an
- * address that was checked (no second resolution to rebind). Responses are capped in size, the
- * whole exchange in time.
+ * The only HTTP client for tenant-given URLs (custom API, webhooks). Against SSRF it refuses non-https
+ * (except allow-listed `host:port`s), URL credentials, and hosts resolving to any non-public-unicast address,
+ * checked on every request and redirect and connected to as checked (no rebinding). Size and time capped.
  */
 
-/** Why a URL was refused before anything was sent (a tenant's mistake, or an attempt). */
+/** A URL refused before anything was sent. */
 export class OutboundRefused extends Error {
   constructor(
     readonly reason: 'scheme' | 'credentials' | 'address' | 'malformed' | 'redirects',
@@ -25,7 +19,7 @@ export class OutboundRefused extends Error {
   }
 }
 
-/** Why a permitted exchange failed: the far side's fault or the network's. */
+/** A permitted exchange that failed (the far side or the network). */
 export class OutboundFailed extends Error {
   constructor(
     readonly reason: 'timeout' | 'too_large' | 'unreachable' | 'network',
@@ -37,10 +31,7 @@ export class OutboundFailed extends Error {
 }
 
 export interface OutboundPolicy {
-  /**
-   * `host:port` entries (`127.0.0.1:8443`, `localhost:9000`, `[::1]:9000`) reachable although not
-   * public, over plain http too: the operator's own endpoints and tests (`OUTBOUND_ALLOWLIST`).
-   */
+  /** `host:port`s reachable though not public, over http too: the operator's endpoints, tests (`OUTBOUND_ALLOWLIST`). */
   allow?: readonly string[];
   /** Largest response body read, in bytes (default 1 MiB). */
   maxResponseBytes?: number;
@@ -75,7 +66,6 @@ export class OutboundClient {
   private readonly allow: Set<string>;
   private readonly maxBytes: number;
   private readonly maxRedirects: number;
-  /** Public addresses only, checked at connection; allow-listed targets, unchecked. */
   private readonly agents: { public: Agent; allowListed: Agent };
 
   constructor(policy: OutboundPolicy = {}) {
@@ -86,10 +76,7 @@ export class OutboundClient {
     this.agents = { public: new Agent({ connect: { lookup: checkedLookup } }), allowListed: new Agent() };
   }
 
-  /**
-   * The form of a URL, without resolving it (when a tenant saves one): scheme, credentials, a
-   * literal address. A name is resolved, and its addresses checked, when it is called.
-   */
+  /** Checks a URL's form without resolving it (when a tenant saves one); names are checked when called. */
   checkUrl(raw: string): URL {
     let url: URL;
     try {
@@ -111,10 +98,8 @@ export class OutboundClient {
     return url;
   }
 
-  /** Sends the request, following redirects that pass the same checks; the body read up to the cap. */
   async send(raw: string, req: OutboundRequest): Promise<OutboundResponse> {
-    // A timer cleared at the end, not `AbortSignal.timeout`: that one lives for the whole timeout,
-    // and keeps the exchange's objects alive with it, long after a quick answer.
+    // Not `AbortSignal.timeout`: it would keep the exchange's objects alive for the whole timeout.
     const deadline = new AbortController();
     const timer = setTimeout(
       () => deadline.abort(new DOMException(`no complete answer within ${req.timeoutMs} ms`, 'TimeoutError')),
@@ -150,7 +135,7 @@ export class OutboundClient {
           body: await this.readCapped(res.body, signal, req),
           url: url.toString(),
         };
-      await res.body.dump().catch(() => undefined); // a redirect's body is thrown away: failing to drain it costs only its connection
+      await res.body.dump().catch(() => undefined); // a failed drain costs only the connection
       if (hop >= this.maxRedirects) throw new OutboundRefused('redirects', `more than ${this.maxRedirects} redirects`);
       const next = this.checkUrl(new URL(location, url).toString());
       // Credentials go to the origin they were given for only.
@@ -239,7 +224,7 @@ export class OutboundClient {
   }
 }
 
-/** An allow-list entry in the form URLs are matched in (`host:port`, host as the URL parser writes it). */
+/** An allow-list entry as URLs are matched (`host:port`, host as the URL parser writes it). */
 function allowEntry(entry: string): string {
   // The port is read here: the URL parser drops a scheme's default port (`host:80` → `host`).
   const m = /^(.+):(\d{1,5})$/.exec(entry.trim());
@@ -256,12 +241,12 @@ function allowEntry(entry: string): string {
   return `${host}:${port}`;
 }
 
-/** Public unicast only: not private, loopback, link-local (metadata), unique-local, CGNAT, reserved… */
+/** Public unicast only: not private, loopback, link-local (metadata), CGNAT, reserved, 6to4/Teredo/NAT64… */
 function isPublic(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   return addr.range() === 'unicast';
 }
 
-/** dns.lookup, refusing the name unless every address it resolves to is public. */
+/** dns.lookup, refusing a name unless every address it resolves to is public. */
 function checkedLookup(
   hostname: string,
   options: LookupOptions,

@@ -22,16 +22,11 @@ interface PartDoc {
   data: Buffer;
 }
 
-/**
- * Binary content kept in the store by the releases before the object store (decision 0136): call
- * audio and uploaded files written then are read and erased here; nothing writes them any more. A
- * header and 1 MiB parts, every part found by `_id` alone (`<blobId>:<n>`).
- */
+/** Content stored by releases before the object store (decision 0136): only read and erased now. */
 export class BlobStore {
   private readonly headers: TenantCollection<BlobHeader, string>;
   private readonly parts: TenantCollection<PartDoc, string>;
 
-  /** `collection` names the headers; the parts live in `partsCollection`. */
   constructor(conn: Connection, collection: string, partsCollection = `${collection}_parts`) {
     this.headers = new TenantCollection(model(conn, collection, headerSchema), stringIds, []);
     this.parts = new TenantCollection(model(conn, partsCollection, partSchema), stringIds, []);
@@ -60,7 +55,7 @@ export class BlobStore {
     return bytes.subarray(offset - n * BLOB_PART_BYTES);
   }
 
-  /** The whole content, or null when there is no such blob; for content a caller bounds by size. */
+  /** The whole content, or null; for content a caller bounds by size. */
   async readAll(scope: TenantScope, id: string): Promise<Buffer | null> {
     const header = await this.header(scope, id);
     if (!header) return null;

@@ -5,42 +5,24 @@ import type { Logger } from '../logger';
 export interface WakeSource {
   model: { collection: { collectionName: string }; db: { db?: mongo.Db } };
   operations: readonly ('insert' | 'update' | 'replace' | 'delete')[];
-  /**
-   * Asked as its changes arrive (the owner may take note of them): whether they call for
-   * `onChange` now. Default: they always do.
-   */
+  /** Asked as its changes arrive: whether they call for `onChange` now (default: yes). */
   wakes?: () => boolean;
-  /**
-   * Fields of the changed document to carry (an insert's or a replacement's; an update's only with
-   * `fullDocument` lookups, so not asked for here): each change's are handed to `seen` before
-   * `wakes`. For an owner that wakes only what a change concerns (the waiters of one tenant).
-   */
+  /** Fields of an inserted or replaced document, handed to `seen` before `wakes` (to wake only what it concerns). */
   fields?: readonly string[];
   seen?: (doc: Record<string, unknown>) => void;
 }
 
-/**
- * How long the store holds a change stream's read open when nothing changes: one round trip per
- * this long on an idle database (a MongoDB replica set and the embedded store both wait it out).
- */
+/** How long the store holds a change stream's read open when nothing changes: one round trip per this on idle. */
 const AWAIT_MS = 30_000;
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
-/** Feeds started within this long of each other share the stream's first opening (a process starts its workers together). */
+/** Feeds started within this long of each other share the stream's first opening. */
 const OPEN_GATHER_MS = 20;
 
 /**
- * Calls `onChange` when a watched collection changes, by any replica, so work is found when it is
- * written instead of by polling. Only the fact of a change is used (no resume token): after the
- * stream was away, every feed is told once, and the caller's own timer covers what changed in
- * between.
- *
- * Every feed of a database shares one change stream on it (`DatabaseChanges`): the store works
- * through each write once per open stream, whatever the stream watches, so streams cost every
- * write of the whole store (test/bench/store-cost.ts: 18 streams tripled its CPU per write). One
- * per process instead of one per watched collection.
- * `onChange` is called once per read of the stream that brought the feed's changes; a caller that
- * serves a burst with one pass gathers them itself (a worker's `gatherMs`).
+ * Calls `onChange` (once per stream read) when a watched collection changes, by any replica. No resume token: after
+ * an outage every feed is told once, and the caller's own timer covers the gap. A burst is gathered by the caller (a
+ * worker's `gatherMs`). A database's feeds share one stream, as each open stream taxes every write (decision 0127).
  */
 export class ChangeFeed {
   private readonly subscriptions: { changes: DatabaseChanges; subscription: Subscription }[] = [];
@@ -50,7 +32,7 @@ export class ChangeFeed {
     private readonly sources: readonly WakeSource[],
     private readonly onChange: () => void,
     private readonly log: Logger,
-    /** How long the store holds a read open (shorter only in tests: it must be below the connection's `timeoutMS`). */
+    /** Shorter only in tests; must stay below the connection's `timeoutMS`. */
     private readonly awaitMs = AWAIT_MS,
   ) {}
 
@@ -92,17 +74,15 @@ interface Subscription {
   operations: readonly string[];
   fields: readonly string[];
   awaitMs: number;
-  /** Changes of this subscription arrived (one call per read of the stream), with their carried fields. */
+  /** This subscription's changes of one stream read, with their carried fields. */
   changed: (docs: Record<string, unknown>[]) => void;
   /** The stream was away or reopened: changes may have gone untold. */
   missed: () => void;
 }
 
 /**
- * The one change stream of a database in this process, for every feed that watches a collection of
- * it: it watches what they watch together (their collections and kinds of change, the fields they
- * carry) and tells each feed of its own changes, once per read. A feed that subscribes later opens
- * the stream again with its collection added; the last to leave closes it.
+ * A database's one change stream in this process, watching what its feeds watch together: reopened with a new
+ * feed's collection added, closed when the last feed leaves.
  */
 class DatabaseChanges {
   private static readonly byDb = new WeakMap<mongo.Db, DatabaseChanges>();
@@ -114,7 +94,7 @@ class DatabaseChanges {
   }
 
   private readonly subscriptions = new Set<Subscription>();
-  /** The subscriptions an open stream has served: they may miss changes while it is opened again. */
+  /** Subscriptions an open stream has served: they may miss changes while it reopens. */
   private readonly following = new Set<Subscription>();
   private stream: mongo.ChangeStream | undefined;
   /** The next opening, while feeds that start together are gathered or a failed stream waits. */
@@ -136,8 +116,7 @@ class DatabaseChanges {
   async unsubscribe(subscription: Subscription): Promise<void> {
     if (!this.subscriptions.delete(subscription)) return;
     this.following.delete(subscription);
-    // The others go on on the stream as it is (it watches a collection more than they need; a
-    // process stopping its feeds one by one must not open streams on the way out).
+    // The others keep the stream as it is: a process stopping its feeds must not open streams on the way out.
     if (this.subscriptions.size > 0) return;
     if (this.opening) clearTimeout(this.opening);
     this.opening = undefined;
@@ -175,8 +154,7 @@ class DatabaseChanges {
     for (const s of subs)
       for (const op of s.operations)
         (byCollection.get(s.collection) ?? byCollection.set(s.collection, new Set()).get(s.collection)!).add(op);
-    // Only the kind of change, where it happened and the fields asked for travel: the documents
-    // themselves stay on the store (a burst of inserts would otherwise come back in full).
+    // Only the kind, place and asked-for fields travel: a burst of inserts would otherwise come back in full.
     const carried = Object.fromEntries(subs.flatMap((s) => s.fields.map((f) => [`fullDocument.${f}`, 1])));
     const match = {
       $or: [...byCollection].map(([coll, ops]) => ({
@@ -201,7 +179,7 @@ class DatabaseChanges {
     void this.follow(stream);
   }
 
-  /** Reads the stream until it fails or is closed: each read's changes told to their feeds, once per feed. */
+  /** Reads the stream until it fails or is closed, telling each feed its changes once per read. */
   private async follow(stream: mongo.ChangeStream): Promise<void> {
     try {
       while (this.stream === stream) {
@@ -215,7 +193,7 @@ class DatabaseChanges {
     } catch (err) {
       if (this.stream !== stream) return;
       this.stream = undefined;
-      void stream.close().catch(() => undefined); // the stream already failed (logged and retried below): closing it is only tidying up
+      void stream.close().catch(() => undefined); // already failed and retried below: closing is tidying up
       this.failed(err);
     }
   }
@@ -227,7 +205,7 @@ class DatabaseChanges {
     }
   }
 
-  /** Opens the stream again after a pause (1 s, doubling to 30 s); every feed is told then, as it may have missed changes. */
+  /** Reopens the stream after a backoff (1 s doubling to 30 s); every feed is then told it may have missed changes. */
   private failed(err: unknown): void {
     this.log.debug(
       { err, db: this.db.databaseName, retryMs: this.retryMs },
@@ -249,11 +227,7 @@ interface ChangeDoc {
   fullDocument?: Record<string, unknown>;
 }
 
-/**
- * The stream's next change. A wait longer than the connection's operation timeout (connect.ts: a
- * minute without a change) ends in a timeout after which the driver has resumed the stream from
- * where it was: nothing changed and nothing is lost, so the wait goes on, on the same stream.
- */
+/** The next change. An idle wait past the operation timeout is resumed by the driver, losing nothing: wait on. */
 async function nextChange(stream: mongo.ChangeStream): Promise<unknown> {
   for (;;) {
     try {

@@ -8,18 +8,13 @@ mongoose.set('bufferCommands', false);
 mongoose.set('strictQuery', true);
 // Indexes are declared beside their schemas and built explicitly at start-up (syncIndexes below).
 mongoose.set('autoIndex', false);
-// Mongoose otherwise captures and formats a stack trace on every query it runs, only to name where
-// a query was first run should it be run twice (never done here): 1–2 % of every service's CPU
-// under load in the whole-system bench's profiles.
+// Otherwise mongoose formats a stack trace on every query, only for a rerun query (never done here): 1–2 % CPU.
 mongoose.set('skipOriginalStackTraces', true);
 
 /** See `timeoutMS` below. */
 export const STORE_OP_TIMEOUT_MS = 60_000;
 
-/**
- * Opens this process's own database (one database per service), every command counted by
- * `storeOps` (and, under test, every query shape checked: query-check.ts).
- */
+/** Opens the service's own database, every command counted by `storeOps` (and query-checked under test). */
 export async function connectMongo(opts: {
   url: string;
   dbName: string;
@@ -35,11 +30,9 @@ export async function connectMongo(opts: {
   const conn = mongoose.createConnection(opts.url, {
     dbName: opts.dbName,
     serverSelectionTimeoutMS: 10_000,
-    // Every operation ends within this long (the driver's client-side operation timeout): one whose
-    // answer never comes (a half-open connection to a lost host; a write cut by the store's crash
-    // that the store fault suite saw left waiting for minutes, and every write queued behind it in
-    // a coalescer with it) fails as a timeout, which callers treat as the store away and retry.
-    // Longer than any wait the store is asked for: a change stream's await (change-feed.ts, 30 s).
+    // An answer that never comes (a half-open connection, a write cut by a store crash) fails as a timeout, not a
+    // hang, which callers treat as the store away and retry (decision 0126). Longer than any wait asked of the
+    // store (a change stream's 30 s await).
     timeoutMS: opts.timeoutMS ?? STORE_OP_TIMEOUT_MS,
     maxPoolSize: 20,
     monitorCommands: opts.countOps !== false || checking,
@@ -59,7 +52,7 @@ export async function connectMongo(opts: {
   return conn;
 }
 
-/** The connection's model `name`, made from `schema` the first time (every store of one connection shares it). */
+/** The connection's model `name`, made from `schema` the first time and shared by its stores. */
 export function modelOf<D>(conn: Connection, name: string, schema: Schema<D>): Model<D> {
   return (conn.models[name] as Model<D> | undefined) ?? conn.model<D>(name, schema);
 }
@@ -75,11 +68,7 @@ export const isObjectIdHex = (id: string): boolean => /^[a-f0-9]{24}$/i.test(id)
 export const isDuplicateKeyError = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 
-/**
- * For an unordered insertMany that failed: the positions of the documents refused as duplicates
- * when duplicates are all that went wrong, else undefined (the caller rethrows). Reads the
- * driver's write errors and mongoose's wrapping of them alike.
- */
+/** A failed unordered insert's duplicate positions, or undefined if anything else failed (driver's or mongoose's). */
 export function duplicatePositions(err: unknown): number[] | undefined {
   type WriteError = { index?: number; code?: number; err?: { index?: number; code?: number } };
   const raw = (err as { writeErrors?: WriteError[] | WriteError } | null)?.writeErrors;
@@ -90,10 +79,8 @@ export function duplicatePositions(err: unknown): number[] | undefined {
 }
 
 /**
- * An update with upsert that a concurrent first write cannot fail: when two upserts of a new
- * `_id` race, one inserts and the other's duplicate-key error is answered by applying its update
- * to the document now there. A filter that matches no document even then (an `_id` held under
- * another tenant) keeps the error.
+ * An upsert a racing first write cannot fail: the loser's duplicate-key error is answered by updating the document
+ * now there. A filter that still matches nothing (an `_id` of another tenant) keeps the error.
  */
 export async function upsertOnce<D>(model: Model<D>, filter: FilterQuery<D>, update: UpdateQuery<D>): Promise<void> {
   await model.updateOne(filter, update, { upsert: true }).catch(async (err: unknown) => {
@@ -101,11 +88,7 @@ export async function upsertOnce<D>(model: Model<D>, filter: FilterQuery<D>, upd
   });
 }
 
-/**
- * `upsertOnce` for many documents in one bulk write, ordered or not: a racing first write of one of
- * their ids is answered by applying the whole batch again, so each update must be repeatable (as a
- * `$set` is). Any other failure is thrown.
- */
+/** `upsertOnce` in one bulk write: a race reapplies the whole batch, so each update must be repeatable (a `$set`). */
 export async function upsertManyOnce<D>(
   model: Model<D>,
   upserts: readonly { filter: FilterQuery<D>; update: UpdateQuery<D> }[],
@@ -120,10 +103,7 @@ export async function upsertManyOnce<D>(
   });
 }
 
-/**
- * Runs an unordered insert of many documents and answers the positions refused as duplicates
- * (none when all went in); any other failure, or duplicates it cannot place, is thrown.
- */
+/** Runs an unordered insert and answers the positions refused as duplicates; any other failure is thrown. */
 export async function insertSkippingDuplicates(insert: () => Promise<unknown>): Promise<number[]> {
   try {
     await insert();
@@ -136,10 +116,8 @@ export async function insertSkippingDuplicates(insert: () => Promise<unknown>): 
 }
 
 /**
- * Batch inserts go to the driver as the caller built them (typed by the collection's document
- * type): mongoose's per-document hydration, casting and validation were a third of billing's busy
- * CPU in a burst of charges (docs/performance.md). Fields left undefined are left out, as mongoose
- * would; schema defaults are not applied, so a batch-inserted document carries every field it needs.
+ * Inserts as built, skipping mongoose's hydration and validation (a third of billing's CPU in a burst of charges).
+ * Undefined fields are left out, as mongoose would; schema defaults are not applied, so carry every field needed.
  */
 export function insertAsBuilt<D>(model: Model<D>, docs: readonly unknown[], ordered: boolean): Promise<unknown> {
   return model.collection.insertMany(docs as never[], { ordered, ignoreUndefined: true });

@@ -28,7 +28,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
 
   private sharedReads: Coalescer<{ _id: Id }, D | null> | undefined;
 
-  /** The documents of these ids in one read, each only under the tenant asked for (null: absent, or another tenant's). */
+  /** These ids' documents in one read, each only under the tenant asked for (else null). */
   findManyById(asked: readonly { id: Id; tenantId: string }[]): Promise<(D | null)[]> {
     return readTogether(
       this.model,
@@ -36,7 +36,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     );
   }
 
-  /** `findById`, the reads asked while one is under way served by one read begun after they were asked (as `TenantCollection.findByIdShared`). */
+  /** As `TenantCollection.findByIdShared`. */
   async findByIdShared(id: string): Promise<D | null> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
@@ -46,7 +46,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
 
   private sharedUpdates: Coalescer<SharedUpdate<D, Id>, D | null> | undefined;
 
-  /** `updateById`, the updates asked while one is under way written together (as `TenantCollection.updateByIdShared`). */
+  /** As `TenantCollection.updateByIdShared`. */
   async updateByIdShared(
     id: string,
     update: UpdateQuery<D>,
@@ -59,7 +59,6 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     return this.sharedUpdates.run({ _id, where: opts.where, update, mark: opts.mark, token: randomUUID() });
   }
 
-  /** Updates the document with this id (matching `where`, if given); null when there is none. */
   updateById(id: string, update: UpdateQuery<D>, opts: { where?: FilterQuery<D> } = {}): Promise<D | null> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
@@ -74,25 +73,19 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     return (await this.model.deleteMany(filter)).deletedCount;
   }
 
-  /** The distinct values of a field among the documents matching `filter`. */
   distinct<K extends keyof D & string>(field: K, filter: FilterQuery<D> = {}): Promise<D[K][]> {
     return this.model.distinct(field, filter).exec() as Promise<D[K][]>;
   }
 
-  /**
-   * Inserts documents of several tenants at once (each carries its own), unordered and as built
-   * (see `insertAsBuilt`); the positions refused as duplicates.
-   */
+  /** Inserts several tenants' documents, unordered and as built; answers the positions refused as duplicates. */
   async insertManyUnordered(docs: readonly D[]): Promise<number[]> {
     if (docs.length === 0) return [];
     return insertSkippingDuplicates(() => insertAsBuilt(this.model, docs, false));
   }
 
   /**
-   * Applies each update to its document (by its id and its own tenant), inserting those absent, in
-   * one unordered round trip: the marks of many calls in one write. A racing first write of the
-   * same id is answered by applying the whole batch again, so each update must be repeatable
-   * (`$set`, `$max`, `$addToSet`, not `$inc`).
+   * Upserts each by id and tenant in one unordered write (many calls' marks at once). A race reapplies the whole
+   * batch, so each update must be repeatable (`$set`, `$max`, `$addToSet`, not `$inc`).
    */
   async upsertManyById(updates: readonly { id: Id; tenantId: string; update: UpdateQuery<D> }[]): Promise<void> {
     for (const u of updates) refuseTenantChange(u.update);
@@ -103,11 +96,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     );
   }
 
-  /**
-   * Applies each update to its document (by id, under the tenant the document names when given,
-   * matching `where` when given), in one unordered round trip: the state changes of many attempts
-   * in one write. An id not under that tenant, absent or not matching is left alone.
-   */
+  /** Updates each by id (and tenant, and `where`, when given) in one unordered write; a non-match is left alone. */
   async updateManyById(
     updates: readonly { id: Id; tenantId?: string; where?: FilterQuery<D>; update: UpdateQuery<D> }[],
   ): Promise<void> {
@@ -121,7 +110,7 @@ export class CrossTenantAccess<D extends TenantOwned, Id> {
     );
   }
 
-  /** The documents matching `filter`, a page at a time along the primary key (sweeps). */
+  /** The documents matching `filter`, paged along the primary key (sweeps). */
   pages(filter: FilterQuery<D> = {}, pageSize = 500): AsyncGenerator<D[]> {
     return pagesByPrimaryKey(this.model, filter, pageSize);
   }

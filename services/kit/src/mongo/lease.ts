@@ -7,7 +7,7 @@ interface LeaseDoc {
   _id: string;
   holder: string;
   expiresAt: Date;
-  /** The replicas that tried to take it while it was held, each with when it last tried. */
+  /** Replicas that tried to take it while held, with when each last tried. */
   contenders?: Record<string, Date>;
 }
 
@@ -26,30 +26,27 @@ const fieldOf = (holder: string) => holder.replace(/[.$]/g, '_');
 // No secondary index: one document per lease, always found by _id.
 
 /**
- * How long a lease lasts without renewal, by default: a crashed holder's jobs wait at most this
- * long for another replica (a stopped one hands them over at once). Renewed every third of it, so
- * an idle replica sends 0.15 store operations a second per lease.
+ * Default lease time: a crashed holder's jobs wait at most this long (a stopped one hands them over at once).
+ * Renewed every third of it: 0.15 store operations a second per lease on an idle replica.
  */
 export const LEASE_TTL_MS = 20_000;
 
 /**
- * A time-bound claim on a job that only one replica of a service may run at a time (the outbox
- * relay, a sweeper). The holder renews it while working; if the holder dies, another replica
- * takes over once it expires. A holder that stalls longer than the lease may overlap with its
- * successor for a moment, so the job itself must tolerate a repeat (events carry stable ids).
+ * A time-bound claim on a job only one replica may run at a time. A holder stalled past the lease may briefly
+ * overlap its successor, so the job must tolerate a repeat.
  */
 export class Lease {
   private readonly model: Model<LeaseDoc>;
   private heldUntil = 0;
-  /** Workers running on this lease (several may share one), and the timer that renews it for them. */
+  /** Workers sharing this lease, and the timer that renews it for them. */
   private holders = 0;
   private renewal: NodeJS.Timeout | undefined;
   private readonly takenListeners: (() => void)[] = [];
   private readonly lostListeners: (() => void)[] = [];
-  /** Whether the last try found this replica holding the lease (what `onLost` compares with). */
+  /** Whether the last try found this replica holding the lease (for `onLost`). */
   private holding = false;
   private observed = false;
-  /** Until when another replica is known to contend for the lease (from its marks, read at renewal). */
+  /** Until when another replica is known to contend for the lease (its marks, read at renewal). */
   private companyUntil = 0;
   /** Marks of replicas gone quiet, removed at the next renewal. */
   private stale: string[] = [];
@@ -68,11 +65,7 @@ export class Lease {
     return Date.now() < this.heldUntil;
   }
 
-  /**
-   * True while another replica contends for the lease (it tried to take it within the lease's
-   * time): the holder then has another replica's work to look for (decision 0141). Known to the
-   * holder from its renewals.
-   */
+  /** True while another replica contends for the lease, so the holder looks for its work (decision 0141). */
   get shared(): boolean {
     return Date.now() < this.companyUntil;
   }
@@ -121,10 +114,7 @@ export class Lease {
     this.stale = marks.filter(([, at]) => now - new Date(at).getTime() > this.ttlMs).map(([c]) => c);
   }
 
-  /**
-   * Keeps trying to hold the lease for one more worker: taken or renewed now, then every third
-   * of its time while any worker holds it. Resolves after the first try (held or not).
-   */
+  /** Holds the lease for one more worker, renewing every third of its time; resolves after the first try. */
   async hold(onError: (err: unknown) => void): Promise<void> {
     if (this.holders++ > 0) return;
     this.observe();
@@ -134,12 +124,7 @@ export class Lease {
     await renew();
   }
 
-  /**
-   * The gauge `voiceapi.lease.held` (attribute `lease`, the lease's name): 1 while this replica
-   * holds the lease, else 0, from memory at each export. Observed from the first `hold` on, for as
-   * long as the process lives (after `letGo` it says 0): `max by (lease)` of 0 means no replica
-   * holds it, and its work is not being done.
-   */
+  /** `voiceapi.lease.held` from the first `hold` on: `max by (lease)` of 0 means no replica does its work. */
   private observe(): void {
     if (this.observed) return;
     this.observed = true;
@@ -150,12 +135,12 @@ export class Lease {
     );
   }
 
-  /** Calls `listener` each time this replica comes to hold the lease (first taken, or taken over). */
+  /** Calls `listener` each time this replica comes to hold the lease. */
   onTaken(listener: () => void): void {
     this.takenListeners.push(listener);
   }
 
-  /** Calls `listener` when a try finds this replica no longer holding the lease it held (taken over, or given up). */
+  /** Calls `listener` when a try finds this replica no longer holding the lease it held. */
   onLost(listener: () => void): void {
     this.lostListeners.push(listener);
   }
@@ -171,7 +156,7 @@ export class Lease {
     if (this.holders === 0 || --this.holders > 0) return;
     clearInterval(this.renewal);
     this.renewal = undefined;
-    await this.release().catch(() => undefined); // a lease not given up expires within its TTL, and another replica takes it then
+    await this.release().catch(() => undefined); // not given up, it expires within its TTL
   }
 
   /** Gives the lease up at once (on shutdown), so another replica need not wait for it to expire. */

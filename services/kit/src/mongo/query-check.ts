@@ -6,11 +6,7 @@ import { isStoreUnavailable } from './unavailable';
 
 const { MongoServerError } = mongo;
 
-/**
- * The queries each collection's store declares (beside its indexes), by collection name, so a
- * process can tell a query it sends from one nobody declared. `TenantCollection` declares its
- * own; other stores call `declareQueries` where they make their model.
- */
+/** Declared query shapes by collection, so a query nobody declared can be told apart. */
 const declared = new Map<string, QueryShape[]>();
 
 export function declareQueries(model: Pick<Model<any>, 'collection'>, shapes: readonly QueryShape[]): void {
@@ -68,10 +64,8 @@ export function shapeOf(
 }
 
 /**
- * Whether a declared shape covers what was sent: the declared equality fields were all matched,
- * every field sent is one the shape names (equality, range, sort or `filtered`), and the order
- * asked for is the declared one. A query that bounds `_id` needs no declaration: the primary key
- * serves it (and `explain` still says whether it did).
+ * The declared shape covering what was sent: its equality fields all matched, no field it does not name, its order.
+ * A query bounding `_id` needs none: the primary key serves it.
  */
 export function declaredShapeFor(collection: string, seen: ObservedShape): QueryShape | 'primary key' | undefined {
   if (seen.equality.includes('_id') || seen.range.includes('_id')) return 'primary key';
@@ -189,10 +183,8 @@ const processName = (): string => {
 };
 
 /**
- * Test mode (`STORE_QUERY_CHECK_DIR`, set by the test harness): the first time this process sends
- * a query of a new shape, it checks that a store declared that shape and asks the store to
- * `explain` it; each finding goes to `<dir>/<pid>.jsonl`, which the harness reads at the end and
- * fails on (an undeclared query, or a collection scan). Off in production.
+ * Test only (`STORE_QUERY_CHECK_DIR`): each new query shape is checked against the declarations and explained;
+ * findings (undeclared, collection scan) go to `<dir>/<pid>.jsonl` for the harness to fail on. Off in production.
  */
 export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_QUERY_CHECK_DIR): void {
   if (!dir) return;
@@ -248,12 +240,10 @@ export function checkQueries(client: mongo.MongoClient, dir = process.env.STORE_
       .then(
         (plan) => record(problems(scans(plan))),
         (err: unknown) => {
-          // The store away (a fault test) or the database dropped: the declaration is still
-          // checked, and the plan asked for again the next time this shape is sent.
+          // Store away or database dropped: the declaration is still checked; explained again next time.
           seen.delete(key);
           if (match === undefined) record(problems(false));
-          // Only the store refusing to explain is a finding; the process closing its client at
-          // shutdown, or a dropped namespace, is not.
+          // Only the store refusing to explain is a finding, not a client closing or a dropped namespace.
           else if (
             err instanceof MongoServerError &&
             !isStoreUnavailable(err) &&

@@ -3,13 +3,9 @@ import type { Logger } from '../logger';
 import { ChangeFeed, type WakeSource } from './change-feed';
 
 /**
- * A read-through cache of a store's hot reads (an agent on every inbound call, a number's settings
- * on every dial): answers from memory; its owner forgets what this process changes. With a
- * `source` it also forgets everything when any replica changes the collection (a change stream,
- * which the store works through on every write: decision 0141); without one, another replica's
- * change is seen once the TTL has passed, so the TTL is the staleness a reader accepts. Concurrent
- * misses for one key share one read. Values are kept as the store returned them: a sealed secret
- * stays sealed here.
+ * A read-through cache of hot reads; its owner forgets what this process changes, and concurrent misses of a key
+ * share one read. With a `source` it forgets all when any replica changes the collection (a change stream, which
+ * taxes every write: decision 0141); without, the TTL bounds staleness. Values stay as stored: secrets stay sealed.
  */
 export class ReadCache<V extends NonNullable<unknown>> {
   private readonly entries: LRUCache<string, V>;
@@ -33,10 +29,7 @@ export class ReadCache<V extends NonNullable<unknown>> {
       );
   }
 
-  /**
-   * Calls `listener` on every change the cache learns of, once it has forgotten what it held: a
-   * reader woken by it never gets an answer older than the change from the cache.
-   */
+  /** Calls `listener` on each change after the cache forgot, so a woken reader never reads an older answer. */
   onChange(listener: () => void): void {
     this.listeners.push(listener);
   }
@@ -75,7 +68,6 @@ export class ReadCache<V extends NonNullable<unknown>> {
     this.loading.delete(key);
   }
 
-  /** Forgets everything (a change somewhere in the collection). */
   forgetAll(): void {
     this.generation++;
     this.entries.clear();

@@ -1,12 +1,8 @@
 import type { FilterQuery, Model, UpdateQuery } from 'mongoose';
 import type { TenantOwned } from './tenant-collection';
 
-/*
- * The bulk mechanics behind the collections' "shared" operations (`updateByIdShared`,
- * `findByIdShared`, …): what many callers asked at once, written or read in one round trip.
- */
+// The bulk mechanics of the collections' "shared" operations: what many callers asked, in one round trip.
 
-/** One update asked of `updateByIdShared`. */
 export interface SharedUpdate<D, Id> {
   _id: Id;
   tenantId?: string;
@@ -45,10 +41,7 @@ function valueAt(doc: unknown, path: string): unknown {
     );
 }
 
-/**
- * The documents of the ids asked, in one `$in` read; with a tenant asked for, a document is only
- * answered under that tenant (another tenant's id reads as absent).
- */
+/** The documents asked for in one `$in` read; one under another tenant than asked reads as absent. */
 export async function readTogether<D extends TenantOwned, Id>(
   model: Model<D>,
   asked: readonly { _id: Id; tenantId?: string }[],
@@ -72,7 +65,7 @@ export async function readTogether<D extends TenantOwned, Id>(
   });
 }
 
-/** Refuses an update that names `tenantId` anywhere: as a field, under an operator, or as a rename target. */
+/** Refuses an update that names `tenantId` as a field, under an operator, or as a rename target. */
 export function refuseTenantChange(update: UpdateQuery<unknown>): void {
   if (Array.isArray(update)) throw new Error('pipeline updates are not supported here');
   const u = update as Record<string, unknown>;

@@ -7,15 +7,12 @@ import { serviceMetrics } from '../telemetry/metrics';
 /** Commands that name their collection under another key than the command's own name. */
 const COLLECTION_KEY: Record<string, string> = { getMore: 'collection' };
 
-/** Counts per collection, then per operation (find, insert, update, findAndModify, getMore…). */
+/** Counts per collection, then per operation. */
 export type StoreOpCounts = Record<string, Record<string, number>>;
 
 /**
- * Every command this process sends to its store, counted by collection and operation: the
- * figure that explains a throughput number on any store (store operations per business
- * operation), and what an idle process costs. Exported as the metric
- * `voiceapi.store.operations` (attributes `collection`, `operation`); `make bench` reads the
- * counts through `STORE_OPS_FILE` (below). Driver heartbeats are not commands and are not counted.
+ * Every command sent to the store, by collection and operation (decision 0111): what explains a throughput figure.
+ * Exported as `voiceapi.store.operations`; `make bench` reads them through `STORE_OPS_FILE`.
  */
 export class StoreOpCounter {
   private readonly counts: StoreOpCounts = {};
@@ -31,7 +28,6 @@ export class StoreOpCounter {
     this.metric.add(1, { collection, operation });
   }
 
-  /** Counts the commands of one driver client (a mongoose connection's `getClient()`). */
   watch(client: mongo.MongoClient): void {
     client.on('commandStarted', (e: mongo.CommandStartedEvent) => this.record(e.commandName, collectionOf(e)));
   }
@@ -40,10 +36,7 @@ export class StoreOpCounter {
     return structuredClone(this.counts);
   }
 
-  /**
-   * With `STORE_OPS_FILE` set (benchmarks), SIGUSR2 writes the counts to that file at once, with
-   * a sequence number the reader waits for: a snapshot taken exactly when the bench asks.
-   */
+  /** With `STORE_OPS_FILE` (benchmarks), SIGUSR2 writes the counts there, numbered, when the bench asks. */
   reportOnSignal(file = process.env.STORE_OPS_FILE): void {
     if (!file || this.reporting) return;
     this.reporting = true;
@@ -70,18 +63,14 @@ function collectionOf(e: mongo.CommandStartedEvent): string {
 
 /** A store command slower than this is logged: the store, not the process, kept a caller waiting. */
 export const SLOW_COMMAND_MS = 1_000;
-/** A store command this slow or slower is counted (`STORE_SLOW_COMMAND_MS` in commonEnv sets it). */
+/** A store command this slow or slower is counted (`STORE_SLOW_COMMAND_MS`). */
 export const SLOW_COMMAND_COUNT_MS = 100;
 /** Commands that wait by design (a change stream's or a tailing cursor's await). */
 const WAITING_COMMANDS = new Set(['getMore']);
 
 /**
- * Watches every command of a driver client for its answer time: one that took `countMs` or longer
- * is counted (metric `voiceapi.store.slow_commands`, attributes `collection` and `operation`, as
- * `voiceapi.store.operations`), and one that took `logMs` or longer is also logged with its
- * collection and time: a request that stalled on the store says where (a new replica's first
- * requests waited seconds in a drain on the live cluster, and nothing told which command).
- * A change stream's or a tailing cursor's waiting `getMore` is neither.
+ * Counts commands slower than `countMs` (`voiceapi.store.slow_commands`) and logs those slower than `logMs`, so a
+ * request stalled on the store says where. A waiting `getMore` is neither.
  */
 export function watchSlowCommands(
   client: mongo.MongoClient,
@@ -95,7 +84,7 @@ export function watchSlowCommands(
       'Commands the store took STORE_SLOW_COMMAND_MS (default 100 ms) or longer to answer, by collection and operation',
     unit: '{command}',
   });
-  // The started events in flight; the collection is read from one only when it proved slow.
+  // The collection is read from a started event only once it proved slow.
   const started = new Map<number, mongo.CommandStartedEvent>();
   client.on('commandStarted', (e: mongo.CommandStartedEvent) => {
     if (!WAITING_COMMANDS.has(e.commandName)) started.set(e.requestId, e);

@@ -1,4 +1,4 @@
-// Over 300 lines because it keeps one job, the tenant-scoped operations; cross-tenant access and the shared bulk writes have files of their own.
+// Over 300 lines because it keeps one job, the tenant-scoped operations; cross-tenant and shared writes live apart.
 import { randomUUID } from 'node:crypto';
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import { Coalescer } from '../coalesce';
@@ -22,7 +22,7 @@ export type ScopedFilter<D> = Omit<FilterQuery<D>, 'tenantId'>;
 
 /** How ids of a collection look in URLs and in the store. */
 export interface IdCodec<Id> {
-  /** The stored id for a public id, or undefined when it cannot be one (answered as not found). */
+  /** The stored id for a public id, or undefined (answered as not found). */
   parse(id: string): Id | undefined;
 }
 
@@ -43,18 +43,15 @@ export interface Page<D> {
 }
 
 /**
- * The only way into a tenant-owned collection: every read, insert, update and delete is scoped
- * to the caller's tenant by construction. Point operations go by `_id` and the tenant in one
- * filter (another tenant's id is not found), served by the primary key. Queries that are not
- * point lookups must be declared in `shapes`, beside the indexes that serve them (a unit test
- * checks the indexes; the test harness checks every query sent against them).
+ * The only way into a tenant-owned collection: every operation is scoped to the caller's tenant by construction
+ * (a point lookup filters on `_id` and tenant, so another tenant's id is not found). Other queries are declared in
+ * `shapes`, beside the indexes that serve them.
  */
 export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
   constructor(
     // Private on purpose: a store that could reach the model could write an unscoped query.
     private readonly model: Model<D>,
     private readonly ids: IdCodec<Id>,
-    /** The queries this collection's store runs, for `unservedShapes`. */
     readonly shapes: readonly QueryShape[],
   ) {
     declareQueries(model, shapes);
@@ -66,17 +63,13 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return this.model.findOne({ _id, tenantId: scope.tenantId }, projection).lean<D>();
   }
 
-  /** `updateByIdShared`'s writes: the updates asked while one is under way, written together next. */
   private sharedUpdates: Coalescer<SharedUpdate<D, Id>, D | null> | undefined;
 
   /**
-   * `updateById` for hot paths where many requests change documents at once (calls ringing,
-   * contacts moving on): the updates asked while one is under way are one bulk write and one read
-   * back. Each update also sets a token of its own at `mark` (a field naming the kind of change),
-   * which the read back compares: the caller gets the document after its update when its update
-   * applied, else null. Updates of one `mark` that could both apply must not be asked at once
-   * (their `where` exclude each other, as moves from a state do). The schema must declare `mark`'s
-   * path (mongoose drops paths it does not know, and the update would read as never applied).
+   * `updateById` for hot paths: concurrent updates become one bulk write and one read back, each setting its own
+   * token at `mark` to tell whether it applied. Updates of one `mark` that could both apply must not be asked at
+   * once (their `where` must exclude each other, as moves from a state do). The schema must declare `mark`'s path,
+   * or mongoose drops it and the update reads as never applied.
    */
   async updateByIdShared(
     scope: TenantScope,
@@ -98,14 +91,9 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     });
   }
 
-  /** `applyByIdShared`'s writes: the updates asked while one is under way, written together next. */
   private sharedApplies: Coalescer<Omit<SharedUpdate<D, Id>, 'mark' | 'token'>, undefined> | undefined;
 
-  /**
-   * `updateByIdShared` for a caller that needs nothing back (whether the update applied, or the
-   * document after it): the updates asked while one is under way are one unordered bulk write, and
-   * nothing is read. An id not the tenant's, absent or not matching `where` is left alone.
-   */
+  /** `updateByIdShared` for a caller that needs nothing back: one unordered bulk write, nothing read. */
   async applyByIdShared(
     scope: TenantScope,
     id: string,
@@ -133,14 +121,9 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     });
   }
 
-  /** `findByIdShared`'s reads: the ids asked while one read is under way, read together next. */
   private sharedReads: Coalescer<{ tenantId: string; _id: Id }, D | null> | undefined;
 
-  /**
-   * `findById` for hot paths where many requests read at once (a dial pass's contacts): the reads
-   * asked while one is under way are served by one read of all their ids, begun after they were
-   * asked, so each is as fresh as a read of its own.
-   */
+  /** `findById` for hot paths: concurrent reads share one read, begun after they were asked, so each stays fresh. */
   async findByIdShared(scope: TenantScope, id: string): Promise<D | null> {
     const _id = this.ids.parse(id);
     if (_id === undefined) return null;
@@ -169,10 +152,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return doc ?? null;
   }
 
-  /**
-   * A page of a list, newest first or as sorted. One extra row tells whether more follow; the
-   * count runs only when they do, and stops at `COUNT_CAP` (decision 0012).
-   */
+  /** A page; one extra row tells whether more follow, and only then a count runs, capped (decision 0012). */
   async page(
     scope: TenantScope,
     filter: ScopedFilter<D>,
@@ -194,15 +174,11 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return { items, total: Math.max(await this.count(scope, filter), seen), hasMore };
   }
 
-  /** Matching rows, counted up to `COUNT_CAP`. */
   count(scope: TenantScope, filter: ScopedFilter<D>): Promise<number> {
     return this.model.countDocuments(this.scoped(scope, filter), { limit: COUNT_CAP }).exec();
   }
 
-  /**
-   * Matching rows counted per distinct combination of `fields` (a stats query served by an index
-   * on the tenant, the filter's fields and these), capped per group at `COUNT_CAP`.
-   */
+  /** Matching rows counted per combination of `fields`, capped per group at `COUNT_CAP`. */
   async countBy<K extends string>(
     scope: TenantScope,
     filter: ScopedFilter<D>,
@@ -218,7 +194,6 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return rows.map((r) => ({ key: r._id, count: Math.min(r.count, COUNT_CAP) }));
   }
 
-  /** Deletes the tenant's documents that match; the number deleted. */
   async deleteMany(scope: TenantScope, filter: ScopedFilter<D>): Promise<number> {
     return (await this.model.deleteMany(this.scoped(scope, filter))).deletedCount;
   }
@@ -228,10 +203,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return created.toObject();
   }
 
-  /**
-   * Inserts several documents of the tenant in one round trip (ordered: the first failure stops
-   * it), as built (see `insertAsBuilt`).
-   */
+  /** Inserts in one ordered round trip (the first failure stops it), as built (`insertAsBuilt`). */
   async insertMany(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id?: Id })[]): Promise<void> {
     if (docs.length === 0) return;
     await insertAsBuilt(
@@ -241,18 +213,9 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     );
   }
 
-  /**
-   * Inserts the tenant's documents in one round trip, unordered: those whose id exists already are
-   * skipped, and their positions answered (any other failure throws).
-   */
-  /** `insertShared`'s inserts: the documents asked while one insert is under way, inserted together next. */
   private sharedInserts: Coalescer<D, boolean> | undefined;
 
-  /**
-   * Inserts the tenant's document with its own id, the inserts asked while one is under way going
-   * in one unordered write (as built, see `insertAsBuilt`): true when this insert created it, false
-   * when a document with its id exists already (a replay; a duplicate is refused alone).
-   */
+  /** Inserts with its own id, concurrent inserts in one unordered write: false when the id exists (a replay). */
   insertShared(scope: TenantScope, doc: Omit<D, 'tenantId' | '_id'> & { _id: Id }): Promise<boolean> {
     this.sharedInserts ??= new Coalescer(async (docs) => {
       const refused = new Set(await insertSkippingDuplicates(() => insertAsBuilt(this.model, docs, false)));
@@ -261,6 +224,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return this.sharedInserts.run({ ...doc, tenantId: scope.tenantId } as unknown as D);
   }
 
+  /** Inserts in one unordered round trip; answers the positions skipped because their id exists. */
   async insertNew(scope: TenantScope, docs: readonly (Omit<D, 'tenantId' | '_id'> & { _id: Id })[]): Promise<number[]> {
     if (docs.length === 0) return [];
     return insertSkippingDuplicates(() =>
@@ -272,10 +236,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     );
   }
 
-  /**
-   * Applies the update to the tenant's document; null when it is not the tenant's, is absent, or
-   * does not match `where` (a condition checked atomically with the write, e.g. a state).
-   */
+  /** Null when the document is not the tenant's, is absent, or fails `where` (checked atomically with the write). */
   async updateById(
     scope: TenantScope,
     id: string,
@@ -296,10 +257,7 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     return (await this.model.deleteOne({ ...opts.where, _id, tenantId: scope.tenantId })).deletedCount === 1;
   }
 
-  /**
-   * Applies the update to the tenant's document with this id, inserting it (with the tenant) when
-   * there is none. For ids the tenant's own key makes (`<tenant>:<n>`, `<tenant>|<day>`).
-   */
+  /** Updates or inserts, for ids the tenant's own key makes (`<tenant>:<n>`, `<tenant>|<day>`). */
   async upsertById(scope: TenantScope, id: string, update: UpdateQuery<D>): Promise<void> {
     refuseTenantChange(update);
     const _id = this.ids.parse(id);
@@ -308,17 +266,12 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     await upsertOnce(this.model, { _id, tenantId: scope.tenantId }, update);
   }
 
-  /** Applies the update to every document of the tenant that matches; the number changed. */
   async updateMany(scope: TenantScope, filter: ScopedFilter<D>, update: UpdateQuery<D>): Promise<number> {
     refuseTenantChange(update);
     return (await this.model.updateMany(this.scoped(scope, filter), update)).modifiedCount;
   }
 
-  /**
-   * How to read back whether a write to the tenant's document `id` happened, for the events that
-   * announce it (`Announcer.announce`): once it did, the document is `present` (matching `where`
-   * too: a field only this write sets, such as its time) or `absent`.
-   */
+  /** How an announced write to `id` is read back: `present` (matching `where`, e.g. its time) or `absent`. */
   readBack(scope: TenantScope, id: string, applied: 'present' | 'absent', where?: ScopedFilter<D>): ReadBack {
     // An id that cannot be one matches nothing, as its write did.
     return {
@@ -328,20 +281,15 @@ export class TenantCollection<D extends TenantOwned, Id = Types.ObjectId> {
     };
   }
 
-  /** This collection's changes of these kinds, to wake a worker (`WorkerSpec.wakeOn`); no document is read through it. */
+  /** This collection's changes of these kinds, to wake a worker (`WorkerSpec.wakeOn`); no document is read. */
   changes(operations: WakeSource['operations']): WakeSource {
     return { model: this.model, operations };
   }
 
-  /**
-   * The escape hatch for the rare lookup that cannot know the tenant yet: a signed recording URL,
-   * an inbound call routed by the number it dialled, a sweeper working across tenants. `why`
-   * says which, at the call site, where a reviewer sees it.
-   */
+  /** For a lookup that cannot know the tenant yet (an inbound call by number); `why` says which, for reviewers. */
   crossTenant(why: string): CrossTenantAccess<D, Id> {
     if (why.trim().length < 10) throw new Error('say why this lookup cannot be scoped to a tenant');
-    // One handle per reason: its shared reads and writes coalesce across the calls that give it
-    // (reasons are string literals at their call sites, test/conformance checks it, so few).
+    // One handle per reason (few: literals, checked by test/conformance), so its shared operations coalesce.
     let handle = this.crossTenantHandles.get(why);
     if (!handle) this.crossTenantHandles.set(why, (handle = new CrossTenantAccess(this.model, this.ids)));
     return handle;

@@ -8,11 +8,8 @@ import type { QueryShape } from './query-shapes';
 import { pagesByPrimaryKey } from './walk';
 
 /**
- * The scoped form of a tenant-owned collection whose `_id` is the tenant's own id: one document
- * per tenant (its wallet head, its settings). The id is made from the `TenantScope`, so every
- * operation is scoped by construction and served by the primary key, and the documents need no
- * tenant field. (Ids that embed the tenant with more after it, `<tenant>:<n>`, carry their
- * tenant in a field too and use `TenantCollection`.)
+ * A tenant-owned collection whose `_id` is the tenant's id (one document per tenant: its wallet head, its settings),
+ * so every operation is scoped by construction. Ids like `<tenant>:<n>` use `TenantCollection`.
  */
 export class TenantKeyed<D extends { _id: string }> {
   private sharedReads: Coalescer<string, D | null> | undefined;
@@ -20,7 +17,7 @@ export class TenantKeyed<D extends { _id: string }> {
   constructor(
     // Private on purpose, as in TenantCollection: no unscoped query can be written through it.
     private readonly model: Model<D>,
-    /** The queries beyond `_id` its store runs (`changedAcrossTenants`), for `unservedShapes`. */
+    /** The queries beyond `_id` its store runs (`changedAcrossTenants`). */
     readonly shapes: readonly QueryShape[] = [],
   ) {
     declareQueries(model, shapes);
@@ -30,11 +27,7 @@ export class TenantKeyed<D extends { _id: string }> {
     return this.model.findOne(this.own(scope), projection).lean<D>().exec();
   }
 
-  /**
-   * `get` for hot paths where many ask at once: the reads asked while one is under way are served
-   * by one read of all their tenants' documents, begun after they were asked, so each is as fresh
-   * as a read of its own.
-   */
+  /** `get` for hot paths: concurrent reads share one read, begun after they were asked, so each stays fresh. */
   getShared(scope: TenantScope): Promise<D | null> {
     this.sharedReads ??= new Coalescer(async (tenants) => {
       const docs = await this.model
@@ -47,12 +40,11 @@ export class TenantKeyed<D extends { _id: string }> {
     return this.sharedReads.run(scope.tenantId);
   }
 
-  /** Applies the update to the tenant's document, inserting it when there is none. */
   async upsert(scope: TenantScope, update: UpdateQuery<D>): Promise<void> {
     await upsertOnce(this.model, this.own(scope), update);
   }
 
-  /** Applies the update when the tenant's document matches `where` (checked atomically); whether it did. */
+  /** Whether the tenant's document matched `where` (checked atomically) and was updated. */
   async update(scope: TenantScope, update: UpdateQuery<D>, where: FilterQuery<D> = {}): Promise<boolean> {
     return (await this.model.updateOne({ ...where, ...this.own(scope) }, update)).matchedCount === 1;
   }
@@ -62,17 +54,13 @@ export class TenantKeyed<D extends { _id: string }> {
     return { model: this.model, operations };
   }
 
-  /** Every tenant's document, a page at a time along the primary key: for sweeps across tenants. `why` says which. */
+  /** Every tenant's document, paged along the primary key, for sweeps; `why` says which. */
   pagesAcrossTenants(why: string, pageSize = 500): AsyncGenerator<D[]> {
     if (why.trim().length < 10) throw new Error('say why this read cannot be scoped to a tenant');
     return pagesByPrimaryKey(this.model, {}, pageSize);
   }
 
-  /**
-   * Tenants' documents whose `field` (a time the writer sets on every change) is at or after
-   * `since`, earliest first, at most `limit`: for a sweep of what changed since its last pass
-   * (its store indexes the field and declares the query). `why` says which.
-   */
+  /** Documents whose `field` (set on every change) is at or after `since`, earliest first; `why` says which sweep. */
   changedAcrossTenants(why: string, field: keyof D & string, since: Date, limit: number): Promise<D[]> {
     if (why.trim().length < 10) throw new Error('say why this read cannot be scoped to a tenant');
     return this.model
@@ -89,10 +77,8 @@ export class TenantKeyed<D extends { _id: string }> {
 }
 
 /**
- * A collection the platform owns rather than any tenant (the number pool, the platform's
- * do-not-call list, a delivery queue's claims): used as a plain model, and `why` says at its
- * declaration why no tenant owns it. The conformance test accepts a store's model only through
- * this, `TenantCollection` or `TenantKeyed`.
+ * A collection no tenant owns (the number pool), used as a plain model; `why` says why for reviewers. The
+ * conformance test accepts a store's model only through this, `TenantCollection` or `TenantKeyed`.
  */
 export function platformModel<D>(model: Model<D>, why: string): Model<D> {
   if (why.trim().length < 10) throw new Error('say why no tenant owns this collection');

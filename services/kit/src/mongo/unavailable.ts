@@ -9,20 +9,12 @@ const UNREACHABLE: readonly (abstract new (...args: never[]) => Error)[] = [
   mongo.MongoTopologyClosedError,
   mongo.MongoOperationTimeoutError, // the client-side operation timeout (connect.ts): no answer in time
 ];
-/**
- * A connection broken under the driver, passed on as the socket's own error: a write to a
- * connection the store has just closed fails EPIPE before the driver can wrap it.
- */
+/** Socket errors: a write to a connection the store just closed fails EPIPE before the driver wraps it. */
 const BROKEN_CONNECTION = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT']);
 /** Server answers of a store shutting down or a replica set changing its primary. */
 const STEPPING_DOWN = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
 
-/**
- * True when a failure means the store is away for now (down, restarting, unreachable, electing
- * a primary): the caller should hear "unavailable, retry", not "internal error". A write that
- * failed this way may or may not have been applied; the client's retry (with its idempotency
- * key) settles it.
- */
+/** The store is away for now: answered "unavailable, retry"; the client's idempotent retry settles the write. */
 export function isStoreUnavailable(err: unknown): boolean {
   type Err = {
     name?: unknown;
@@ -31,8 +23,7 @@ export function isStoreUnavailable(err: unknown): boolean {
     errorResponse?: unknown;
     hasErrorLabel?: (l: string) => boolean;
   };
-  // A bulk write (insertMany, bulkWrite) cut by a lost connection throws a MongoBulkWriteError
-  // that carries the network error as its `errorResponse`, not as its `cause`: both are followed.
+  // A cut bulk write carries the network error as its `errorResponse`, not its `cause`: both are followed.
   const seen = new Set<unknown>();
   const pending: unknown[] = [err];
   while (pending.length > 0 && seen.size < 10) {

@@ -1,9 +1,6 @@
 import { mongo, type FilterQuery, type Model } from 'mongoose';
 
-/**
- * A collection's documents matching `filter`, a page at a time along the primary key (each page an
- * index walk from where the last one ended): for sweeps that must see a whole collection.
- */
+/** The documents matching `filter`, a page at a time along the primary key: for sweeps of a whole collection. */
 export async function* pagesByPrimaryKey<D extends { _id: unknown }>(
   model: Model<D>,
   filter: FilterQuery<D> = {},

@@ -61,8 +61,7 @@ export class S3ObjectStore implements ObjectStore {
       ...(settings.OBJECT_STORE_ENDPOINT && { endpoint: settings.OBJECT_STORE_ENDPOINT }),
       forcePathStyle: settings.OBJECT_STORE_FORCE_PATH_STYLE,
       ...(keys && { credentials: keys }),
-      // Checksums only where S3 requires them: a streamed body is then sent as it is read (its
-      // length known), with no trailing checksum that every S3-compatible server would need to know.
+      // Else a streamed body gets a trailing checksum that not every S3-compatible server knows.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
@@ -80,7 +79,7 @@ export class S3ObjectStore implements ObjectStore {
       await this.s3.send(new PutObjectCommand({ ...params, ContentLength: meta.sizeBytes }));
       return;
     }
-    // One part read and sent at a time: memory stays at a part or two, whatever the object's size.
+    // One part at a time: memory stays at a part or two, whatever the object's size.
     await new Upload({
       client: this.s3,
       params,
@@ -173,7 +172,7 @@ export class S3ObjectStore implements ObjectStore {
 const status = (err: unknown): number | undefined =>
   (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 
-/** A process's object store from its settings: its bucket checked (or made) before it serves, the client closed at stop. */
+/** The bucket is checked (or made) before the process serves. */
 export async function openObjectStore(
   settings: S3Settings & { OBJECT_STORE_CREATE_BUCKET: boolean },
   lifecycle: Lifecycle,

@@ -10,18 +10,10 @@ import {
 } from '@opentelemetry/api';
 
 /**
- * Business metrics, one convention for every service (billing is the first user):
- *
- *  - names are `voiceapi.<service>.<thing>` in dotted lower case, counters named for what they
- *    count (`voiceapi.billing.charges`), histograms for what they measure, with a UCUM unit
- *    (`{credit}`, `s`, `ms`, `By`);
- *  - attributes are few and bounded (`mode`: live|sandbox, `outcome`, `reason`): never a tenant,
- *    contact, call or key id (unbounded cardinality, and personal data stays out of telemetry);
- *  - gauges are observed: their `observe` runs when the metrics are exported (each export
- *    interval), never otherwise, so what it reads is read only while telemetry is on. It must be
- *    cheap: memory first; a store or Kafka read is cached (`cachedRead`) for at least a few seconds.
- *
- * Without the telemetry SDK (no OTLP endpoint) the instruments are no-ops and cost nothing.
+ * Business metrics, named `voiceapi.<service>.<thing>` with a UCUM unit. Attributes are few and bounded:
+ * never a tenant, contact, call or key id (cardinality, and personal data stays out of telemetry).
+ * A gauge's `observe` runs only at export, so it must be cheap (store or Kafka reads via `cachedRead`).
+ * Without the telemetry SDK (no OTLP endpoint) the instruments are no-ops.
  */
 export interface ServiceMetrics {
   counter<A extends Attributes>(thing: string, opts: { description: string; unit?: string }): TypedCounter<A>;
@@ -30,12 +22,8 @@ export interface ServiceMetrics {
     opts: { description: string; unit: string; buckets?: number[] },
   ): TypedHistogram<A>;
   /**
-   * An observable gauge: `observe` gives its values, one per attribute set, each time metrics are
-   * exported. A failing `observe` (thrown or rejected) observes nothing that time and never fails
-   * the export. `stop()` on the answer stops observing. Once an attribute set was observed, the
-   * SDK exports its last value until the process ends (cumulative temporality), even when it is no
-   * longer observed: a gauge keeps giving a value for every attribute set it ever gave (0, not
-   * silence, for "none now"), and is stopped only when its process stops.
+   * An observable gauge; a failing `observe` skips that export. The SDK keeps exporting the last value of
+   * every attribute set ever observed (cumulative), so give 0 for "none now", and stop only with the process.
    */
   gauge<A extends Attributes>(
     thing: string,
@@ -44,11 +32,9 @@ export interface ServiceMetrics {
   ): ObservedGauge;
 }
 
-/** What a gauge's `observe` gives: a value per attribute set. */
 export type Observations<A extends Attributes> = Iterable<{ value: number; attributes: A }>;
 
 export interface ObservedGauge {
-  /** Stops observing: the gauge's callback is removed. */
   stop(): void;
 }
 
@@ -103,9 +89,8 @@ export function serviceMetrics(service: string): ServiceMetrics {
       const callback: ObservableCallback<A> = async (result) => {
         let timer: NodeJS.Timeout | undefined;
         try {
-          // What observing reads (the store, Kafka) is not traced: it is the export's own work.
-          // Bounded: a read that waits (a store connection closing at shutdown buffers commands)
-          // must not hold up the export, or the process's last flush of every other metric.
+          // Untraced (the export's own work), and bounded: a store closing at shutdown buffers commands,
+          // which must not hold up the last flush of every other metric.
           const values = await Promise.race([
             context.with(withoutTracing(context.active()), observe),
             new Promise<never>((_, reject) => {
@@ -128,19 +113,11 @@ export function serviceMetrics(service: string): ServiceMetrics {
   };
 }
 
-/**
- * The context key the OpenTelemetry SDK reads to suppress tracing (`suppressTracing` of
- * `@opentelemetry/core`): context keys are `Symbol.for(description)`, so this is the same key.
- */
+/** `@opentelemetry/core`'s suppress-tracing key: context keys are `Symbol.for(description)`, so this is it. */
 const SUPPRESS_TRACING = createContextKey('OpenTelemetry SDK Context Key SUPPRESS_TRACING');
 const withoutTracing = (ctx: ReturnType<typeof context.active>) => ctx.setValue(SUPPRESS_TRACING, true);
 
-/**
- * A read for a gauge, made at most once per `ttlMs`: within that time its last answer is given
- * again, and reads asked while one is under way share it. A failed read is not kept (the next ask
- * reads again). For gauges whose value comes from the store or Kafka: several gauges fed by one
- * read, and every export of several readers, cost one read per `ttlMs`.
- */
+/** A gauge's read made at most once per `ttlMs`, shared by concurrent asks; a failed read is not kept. */
 export function cachedRead<T>(ttlMs: number, read: () => Promise<T>, now: () => number = Date.now): () => Promise<T> {
   let last: { at: number; value: T } | undefined;
   let pending: Promise<T> | undefined;

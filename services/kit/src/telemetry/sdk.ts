@@ -38,8 +38,7 @@ export function startTelemetry(): void {
           }),
         ]
       : [],
-    // Who sent it: OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES (the charts set the pod and
-    // namespace there), the host, the OS, the process and a per-process instance id.
+    // The charts set the pod and namespace in OTEL_RESOURCE_ATTRIBUTES.
     resourceDetectors: [envDetector, hostDetector, osDetector, processDetector, serviceInstanceIdDetector],
     instrumentations: [
       // Probes and the docs page are noise in traces.

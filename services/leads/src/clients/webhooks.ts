@@ -13,11 +13,8 @@ const ASK_TIMEOUT_MS = 500;
 const MAX_TENANTS = 100_000;
 
 /**
- * Whether each tenant has an endpoint for `contact.status_changed`, asked of the webhooks service
- * (`ListSubscribedTypes`) and remembered for `ttlMs`: an endpoint registered or changed reaches
- * the contacts' moves within that long. Moves of one tenant asked at once share one question. The
- * webhooks service away (or one that does not know the call yet, during an upgrade): announced, and
- * the fallback counted (`voiceapi.fallbacks`).
+ * Whether each tenant has an endpoint for `contact.status_changed` (`ListSubscribedTypes`), cached for `ttlMs`.
+ * Webhooks away, or too old to know the call during an upgrade: announced, and counted in `voiceapi.fallbacks`.
  */
 export function webhookReaders(webhooks: WebhooksClient, ttlMs: number): StatusChangeReaders {
   // A time of 0 asks every time (lru-cache reads a ttl of 0 as "never expires").

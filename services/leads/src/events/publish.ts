@@ -6,15 +6,11 @@ import type { LeadEvent, LeadEvents, MadeEvent } from '../usecases/ports';
 const { LeadsDialEvent, LeadsContactEvent, LeadsMessageEvent } = voiceapi.events.v1;
 
 /**
- * The leads service's events, keyed by contact id, each on the stream of its readers: dial
- * requests and the contacts whose dials are dropped for telephony (`leads.dial.v1`), status
- * changes for webhooks (`leads.contact.v1`), message requests for the sender (`leads.message.v1`).
- * Ids are derived from what they announce, so writing one again (a retried dispatch) stores or
- * publishes the same event, which consumers skip: a dial request's id is its dial id, a status
- * change's the contact, the status and the move's time.
+ * Leads events, keyed by contact id, each on its readers' stream. Ids derive from what they announce, so a
+ * retried write yields the same event, which consumers skip.
  */
 export function leadEvents(outbox: Announcer): LeadEvents {
-  // Each event's record is made with the event, in its cause's context (the record carries its trace).
+  // Made with the event, in its cause's context, so the record carries its trace.
   const records = new WeakMap<MadeEvent, EventRecord>();
   const recordOfMade = (m: MadeEvent) => {
     const r = records.get(m);
@@ -34,9 +30,8 @@ export function leadEvents(outbox: Announcer): LeadEvents {
       return outbox.announce(recs, write, {
         ...opts,
         readBack: typeof readBack === 'function' ? (r) => readBack(madeOf.get(r)!) : readBack,
-        // A dial request goes out once its contact is queued; the relay's next holder requests again
-        // what a crash may have lost (decision 0149: `reannounceQueued`). A call's moves go out once
-        // made; their causes, repeated, announce them again (decision 0150: `announceAgain`).
+        // Sent after the write: lost dial requests are re-requested (decision 0149: `reannounceQueued`),
+        // lost call moves re-announced by their repeated causes (decision 0150: `announceAgain`).
         atOnce: (r) => {
           const { event } = madeOf.get(r)!;
           return event.kind === 'dialRequested' || (event.kind === 'statusChanged' && event.atOnce === true);
@@ -111,7 +106,6 @@ function messageRequested(
   );
 }
 
-/** A contact's status change, for the tenant's webhooks. */
 function statusChanged(
   tenantId: string,
   before: ContactRef,

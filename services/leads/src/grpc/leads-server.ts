@@ -1,4 +1,4 @@
-// Over 300 lines because it maps every RPC of the leads contract to its use case, one handler each, as every service's server does.
+// Over 300 lines because it maps every RPC of the leads contract to its use case, one handler each.
 import { registerService, requireTenant, type Logger, type ServiceRegistration } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Weekday, WindowSetting } from '../domain/calling-window';

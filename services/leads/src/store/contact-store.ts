@@ -11,10 +11,7 @@ import {
 import { Schema, Types, type Connection, type UpdateQuery } from 'mongoose';
 import { CONTACT_STATUSES, statsBucket, type CampaignStats, type Contact, type ContactStatus } from '../domain/contact';
 
-/**
- * The stored contact. Template values are kept as JSON text: tenants choose their keys, and
- * documents cannot hold every key portably (`$`-prefixed and dotted keys).
- */
+/** Template values are JSON text: tenants' keys may be `$`-prefixed or dotted, which documents cannot hold portably. */
 interface ContactDoc extends Omit<Contact, 'id' | 'messageInputs'> {
   _id: Types.ObjectId;
   tenantId: string;
@@ -54,11 +51,9 @@ export const contactSchema = new Schema<ContactDoc>(
   },
   { collection: 'contacts', versionKey: false, minimize: true },
 );
-// Serves `campaign-newest` (a campaign's contacts, newest first).
+// One index per query shape below; `queued-since` serves the relay's re-requests (decision 0149).
 contactSchema.index({ tenantId: 1, campaignId: 1, createdAt: -1, _id: -1 });
-// Serves `campaign-stats` (contacts of some campaigns counted by status).
 contactSchema.index({ tenantId: 1, campaignId: 1, status: 1 });
-// Serves `queued-since` (dials requested again by the relay's next holder, decision 0149); only queued contacts are in it.
 contactSchema.index({ status: 1, updatedAt: 1 }, { partialFilterExpression: { status: 'queued' } });
 
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
@@ -95,18 +90,12 @@ export class ContactStore {
     return new Types.ObjectId().toString();
   }
 
-  /**
-   * The id of a contact named by a key that is the same on every try of its ingest (an external
-   * id, a batch's key and index): a lead sent again finds the contact its first try stored.
-   */
+  /** An id from a key stable across tries (external id, batch key and index): a resent lead finds its contact. */
   idFor(key: string): string {
     return createHash('sha256').update(key).digest('hex').slice(0, 24);
   }
 
-  /**
-   * A new contact, the creations asked at once written together; one stored before under its id
-   * (an ingest sent again, see `createMany`) is answered as it was stored, with `storedBefore`.
-   */
+  /** Concurrent creations are written together; one stored before under its id is answered as stored. */
   async create(scope: TenantScope, c: Contact): Promise<{ contact: Contact; storedBefore: boolean }> {
     const { id, messageInputs, ...rest } = c;
     const created = await this.contacts.insertShared(scope, {
@@ -120,11 +109,7 @@ export class ContactStore {
     return { contact: stored, storedBefore: true };
   }
 
-  /**
-   * Several new contacts of one tenant in one round trip: the ids of those stored before (an ingest
-   * sent again after its first try was lost in flight takes its id from the call's operation id) are
-   * answered, and those contacts left as they are.
-   */
+  /** One tenant's new contacts in one round trip; returns the ids stored before (left as they are). */
   async createMany(scope: TenantScope, contacts: readonly Contact[]): Promise<string[]> {
     const refused = await this.contacts.insertNew(
       scope,
@@ -143,12 +128,12 @@ export class ContactStore {
     return doc && toContact(doc);
   }
 
-  /** Live contacts of every tenant queued (or moved while queued) since `since`, newest first (a crash loses the latest), at most `limit`. */
+  /** Live contacts of every tenant queued since `since`, newest first (a crash loses the latest). */
   async queuedSince(since: Date, limit: number): Promise<{ tenantId: string; contact: Contact }[]> {
     const docs = await this.contacts
       .crossTenant("the relay's next holder requests again the dials of every tenant a crash may have lost")
       .find({ status: 'queued', updatedAt: { $gte: since } }, { sort: { updatedAt: -1 }, limit });
-    // A sandbox contact never dials (nor waits queued): left out here, not in the index's query.
+    // Sandbox contacts never wait queued: filtered here, not in the index's query.
     return docs.filter((d) => !d.sandbox).map((d) => ({ tenantId: d.tenantId, contact: toContact(d) }));
   }
 
@@ -157,11 +142,7 @@ export class ContactStore {
     return { ...res, items: res.items.map(toContact) };
   }
 
-  /**
-   * Applies a change; with `from`, only while the contact is in one of those statuses and matches
-   * `where` (null when it does not). Moves from a status asked at once (a dial pass's claims) are
-   * written together.
-   */
+  /** With `from`, applies only in those statuses and matching `where` (else null); concurrent moves share a write. */
   async update(
     scope: TenantScope,
     id: string,
@@ -178,7 +159,7 @@ export class ContactStore {
     return doc && toContact(doc);
   }
 
-  /** `update` for a caller that needs nothing back: changes asked at once are one write, and nothing is read. */
+  /** `update` without reading back: concurrent changes are one write. */
   async apply(
     scope: TenantScope,
     id: string,
@@ -194,12 +175,10 @@ export class ContactStore {
     return this.contacts.readBack(scope, id, 'present', { status, updatedAt: now });
   }
 
-  /** A contact's creation happened when it is there. */
   stored(scope: TenantScope, id: string): ReadBack {
     return this.contacts.readBack(scope, id, 'present');
   }
 
-  /** A contact's erasure happened when it is gone. */
   erased(scope: TenantScope, id: string): ReadBack {
     return this.contacts.readBack(scope, id, 'absent');
   }
@@ -208,7 +187,7 @@ export class ContactStore {
     return this.contacts.deleteById(scope, id);
   }
 
-  /** Stats of each campaign, in one grouped count. */
+  /** One grouped count for all campaigns. */
   async stats(scope: TenantScope, campaignIds: readonly string[]): Promise<Map<string, CampaignStats>> {
     const out = new Map<string, CampaignStats>(
       campaignIds.map((id) => [id, { contacts: 0, queued: 0, completed: 0, failed: 0 }]),

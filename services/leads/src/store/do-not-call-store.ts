@@ -53,11 +53,7 @@ interface Listed {
 export class DoNotCallStore {
   private readonly tenant: TenantCollection<TenantEntryDoc, string>;
   private readonly platform: Model<PlatformEntryDoc>;
-  /**
-   * Checks asked while a read is under way are answered by the next read, one per list for all
-   * of them. Each check's read starts after it was asked, so it sees every entry acknowledged
-   * before it: batching never makes the decision older.
-   */
+  /** Checks asked during a read share the next one, which starts after they were asked: never an older answer. */
   private readonly checks = new Coalescer<{ scope: TenantScope; phone: string }, Listed>(async (asked) => {
     const keys = [...new Set(asked.map((a) => tenantKey(a.scope.tenantId, a.phone)))];
     const phones = [...new Set(asked.map((a) => a.phone))];

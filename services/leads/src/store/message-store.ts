@@ -61,7 +61,7 @@ export class MessageStore {
     return contactId.slice(0, 8) + createHash('sha256').update(`${contactId}:${channel}`).digest('hex').slice(0, 16);
   }
 
-  /** New messages of one tenant in one round trip; those stored before under their ids (an ingest sent again) are left as they are. */
+  /** One tenant's new messages in one round trip; any stored before (a retried ingest) are left as they are. */
   async createMany(scope: TenantScope, messages: readonly Message[]): Promise<void> {
     await this.messages.insertNew(
       scope,

@@ -1,7 +1,6 @@
 import { modelOf, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
-/** What is due: a contact's next dial (after the window opens or a retry delay) or a follow-up. */
 export interface ScheduledItem {
   /** `<contactId>:dial` (one pending dial per contact) or `<contactId>:followup:<followupId>`. */
   id: string;
@@ -27,10 +26,8 @@ export const scheduleSchema = new Schema<ScheduleDoc>(
   },
   { collection: 'schedule', versionKey: false },
 );
-// Serves `due` (the scheduler's read across tenants, earliest first). Entries are deleted once
-// dispatched, so the collection holds only pending work.
+// One index per query shape; entries are deleted once dispatched, so only pending work is indexed.
 scheduleSchema.index({ dueAt: 1 });
-// Serves `contact` (dropping a contact's pending work).
 scheduleSchema.index({ tenantId: 1, contactId: 1 });
 export const scheduleQueryShapes: QueryShape[] = [
   // The earliest items, due or not (the first not due says when to look again).
@@ -64,10 +61,7 @@ export class ScheduleStore {
     this.scheduled([rest.dueAt]);
   }
 
-  /**
-   * New contacts' first items, in one round trip. An item whose id exists already belongs to a
-   * try of the same ingest sent again, which scheduled it: it is left as it is.
-   */
+  /** New contacts' first items in one round trip; an existing id (a retried ingest) is left as it is. */
   async addNew(scope: TenantScope, items: readonly Omit<ScheduledItem, 'tenantId'>[]): Promise<void> {
     await this.items.insertNew(
       scope,
@@ -76,10 +70,7 @@ export class ScheduleStore {
     this.scheduled(items.map((i) => i.dueAt));
   }
 
-  /**
-   * Due items of every tenant, oldest first, and when the next one falls due: one read of the
-   * earliest `limit + 1` items, due or not.
-   */
+  /** Due items of every tenant, oldest first, and when the next falls due: one read of `limit + 1`. */
   async due(now: Date, limit: number): Promise<{ items: ScheduledItem[]; nextDueAt?: Date }> {
     const docs = await this.items
       .crossTenant('the scheduler dispatches due work of every tenant')
@@ -92,10 +83,7 @@ export class ScheduleStore {
     return { items, ...(next && { nextDueAt: next.dueAt }) };
   }
 
-  /**
-   * Calls `listener` with the earliest due time of what this process scheduled or moved (the
-   * scheduler wakes then); another replica's items are found by the scheduler's next look.
-   */
+  /** The earliest due time of what this process scheduled; other replicas' items are found by the next look. */
   onScheduled(listener: (dueAt: Date) => void): void {
     this.listeners.push(listener);
   }

@@ -8,7 +8,6 @@ import type { LeadEvent, LeadEvents, MadeEvent } from './ports';
 
 const STORED_BEFORE = Symbol('stored before');
 
-/** A live contact ready to be stored, with what it asks of others. */
 export interface Acceptance {
   scope: TenantScope;
   contact: Contact;
@@ -16,20 +15,14 @@ export interface Acceptance {
   events: LeadEvent[];
 }
 
-/** An acceptance waiting in a batch: its events made already, in its own request's context. */
+/** Its events made already, in its own request's context. */
 type Queued = Omit<Acceptance, 'events'> & { events: MadeEvent[] };
 
 /**
- * Stores accepted live contacts so that nothing is lost and nothing announced early: their
- * messages, scheduled dials and the contacts are written with their events (`LeadEvents.announce`),
- * each contact's events going out only if that contact was stored.
- *
- * Leads that arrive together are written together (group commit): three round trips for a batch
- * instead of three per lead. If a batch fails, each of its leads is tried on its own, so one bad
- * lead fails alone.
+ * Stores accepted live contacts with their events, each contact's events going out only if it was stored.
+ * Concurrent leads are written together (group commit); a failed batch is retried lead by lead.
  */
 export class AcceptWriter {
-  /** Each lead's outcome: its contact stored now, `stored before` (an ingest sent again), or its failure. */
   private readonly batches: Coalescer<Queued, Contact | typeof STORED_BEFORE | Error>;
 
   constructor(
@@ -60,7 +53,7 @@ export class AcceptWriter {
     });
   }
 
-  /** The contact stored; `storedBefore` when a try of the same ingest stored it first (it is answered as stored then). */
+  /** `storedBefore`: an earlier try of the same ingest stored it, and it is answered as stored. */
   async accept(a: Acceptance): Promise<{ contact: Contact; storedBefore: boolean }> {
     // Made here, not when the batch is written: each event carries its own lead's trace.
     const out = await this.batches.run({ ...a, events: a.events.map((e) => this.d.outbox.make(e)) });
@@ -71,14 +64,13 @@ export class AcceptWriter {
     return { contact: stored, storedBefore: true };
   }
 
-  /** Writes the batch; answers the ids of the contacts stored before (see `ContactStore.createMany`). */
+  /** Returns the ids of contacts stored before (see `ContactStore.createMany`). */
   private async write(items: Queued[]): Promise<Set<string>> {
     // A batch may be written part-way: each contact's events are read back by that contact.
     const readBacks = new Map<MadeEvent, ReadBack>(
       items.flatMap((a) => a.events.map((e) => [e, this.d.contacts.stored(a.scope, a.contact.id)] as const)),
     );
-    // The events are keyed by the new contacts' ids: no other write can have stored an event of
-    // one of them (a try of the same ingest sent again stores the same events, taken as its own).
+    // Keyed by the new contacts' ids: only a retry of the same ingest can have stored them.
     return this.d.outbox.announce(
       items.flatMap((a) => a.events),
       () => this.writeAll(items),
@@ -86,7 +78,7 @@ export class AcceptWriter {
     );
   }
 
-  /** Messages and scheduled dials first, the contacts last: a contact stored has all it needs. */
+  /** Contacts last: a stored contact has all it needs. */
   private async writeAll(items: Queued[]): Promise<Set<string>> {
     const before = new Set<string>();
     for (const [tenantId, group] of byTenant(items)) {

@@ -43,15 +43,12 @@ export class Contacts {
   }
 
   /**
-   * Erases the contact's personal data everywhere this service holds it: the contact (phone,
-   * name, email, conversation, template values), its messages, follow-ups and scheduled work;
-   * and announces it (`ContactDeleted`), so telephony erases its calls' numbers,
-   * transcripts, analyses and recordings. Do-not-call entries stay: an opt-out must outlive the contact.
+   * Erases the contact's personal data here and announces `ContactDeleted`, so telephony erases its calls' data.
+   * Do-not-call entries stay: an opt-out must outlive the contact.
    */
   async delete(scope: TenantScope, id: string): Promise<void> {
     await this.get(scope, id);
-    // Announced once the contact is gone (a repeated delete, after a failure part-way, announces
-    // the same event: its id is the contact's).
+    // A repeated delete after a partial failure announces the same event (its id is the contact's).
     const deleted = await this.d.outbox.announce(
       [this.d.outbox.make({ kind: 'contactDeleted', tenantId: scope.tenantId, contactId: id, at: this.d.now() })],
       () => this.erase(scope, id),
@@ -101,8 +98,7 @@ export class Contacts {
       status: 'scheduled',
       createdAt: now,
     };
-    // The schedule entry first: a follow-up is never stored without the work that carries it out
-    // (an entry whose follow-up is missing is dropped when due).
+    // Schedule entry first: a follow-up never lacks its work (an entry without its follow-up is dropped when due).
     await this.d.schedule.put(scope, {
       id: followupItemId(id, followup.id),
       contactId: id,

@@ -1,4 +1,4 @@
-// Over 300 lines because a dial is one story here: its checks, its request (and its request again), its outcome and what follows it.
+// Over 300 lines because a dial is one story here: checks, request (and re-request), outcome and what follows.
 import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
 import { windowDecision } from '../domain/calling-window';
 import { dialId, type Campaign, type Contact, type ContactStatus } from '../domain/contact';
@@ -22,7 +22,6 @@ export type ClaimResult =
   | { allowed: true; contact: Contact; campaign: Campaign }
   | { allowed: false; refusal: ClaimRefusal; nextAttemptAt?: Date; contact?: Contact };
 
-/** What telephony reports when a lead's call ends. */
 export interface CallOutcome {
   tenantId: string;
   contactId: string;
@@ -37,15 +36,9 @@ export interface CallOutcome {
 
 const RETRIED = new Set(['no_answer', 'busy']);
 const DONE = new Set(['completed', 'voicemail']);
-/** Where a call's outcome moves its contact. */
 const OUTCOME_STATUSES: readonly ContactStatus[] = ['completed', 'scheduled', 'failed', 'cancelled'];
 
-/** Live work runs in the tenant's live mode: only live contacts are ever scheduled or dialled. */
-
-/**
- * Everything between an accepted lead and its calls: dispatching scheduled dials and follow-ups,
- * the checks again when telephony claims a dial, and following call outcomes (retries, opt-outs).
- */
+/** From accepted lead to calls: scheduled dials and follow-ups, claim-time checks, call outcomes. */
 export class Dialing {
   constructor(
     private readonly d: {
@@ -64,17 +57,14 @@ export class Dialing {
   ) {}
 
   /**
-   * The checks at the moment of dialling, then the claim: a dial id is allowed once, so a
-   * redelivered dial request dials nobody twice, and a contact cancelled, opted out or put on a
-   * do-not-call list after ingest is never dialled. The claim is the contact's own move from
-   * `queued` at this dispatch to `dialing`: of claims of one dial id, only the first matches.
+   * Checks again, then claims: the move `queued` -> `dialing` at this dispatch matches once per dial id, so a
+   * redelivered request dials nobody twice.
    */
   async claim(scope: TenantScope, contactId: string, id: string): Promise<ClaimResult> {
     const contact = await this.d.contacts.get(scope, contactId);
     if (!contact) return { allowed: false, refusal: 'not_found' };
     if (contact.sandbox) return { allowed: false, refusal: 'sandbox', contact };
     if (contact.status !== 'queued' || id !== dialId(contact.id, contact.dispatches)) {
-      // Cancelled, already dialled, or a stale request for an earlier dispatch.
       const claimed = contact.status === 'dialing' && id === dialId(contact.id, contact.dispatches);
       // A claim tried again: its move's event may be all a crash took (decision 0150).
       if (claimed) await this.d.lifecycle.announceAgain(scope, contact, ['queued']);
@@ -94,7 +84,7 @@ export class Dialing {
     return { allowed: true, contact: moved, campaign };
   }
 
-  /** Dispatches what is due; how many items were handled, and when the next one falls due. */
+  /** Dispatches what is due; returns how many items, and when the next falls due. */
   async dispatchDue(limit = 200): Promise<{ handled: number; nextDueAt?: Date }> {
     const { items, nextDueAt } = await this.d.schedule.due(this.d.now(), limit);
     for (const item of items) {
@@ -102,18 +92,16 @@ export class Dialing {
         if (item.kind === 'dial') await this.dispatchDial(item);
         else await this.dispatchFollowup(item);
       } catch (err) {
-        // One item's failure never holds up the others; it stays due and is tried next time.
+        // A failed item stays due and is tried next time.
         this.d.log.warn({ err, item: item.id }, 'scheduled item failed; will retry');
       }
     }
     return { handled: items.length, ...(nextDueAt && { nextDueAt }) };
   }
 
-  /** The called party picked up: a contact being dialled is now in a call. */
   async onCallStarted(tenantId: string, contactId: string, campaignId?: string): Promise<void> {
     const scope = scopeOfRecord(tenantId);
-    // The call names the contact's campaign, all the move announces besides: only a contact still
-    // being dialled moves, so it needs no read of its own.
+    // With the campaign named, no read is needed: only a contact still dialling moves.
     const contact = campaignId
       ? { id: contactId, campaignId, status: 'dialing' as const, sandbox: false }
       : await this.d.contacts.get(scope, contactId);
@@ -133,8 +121,6 @@ export class Dialing {
       return this.d.lifecycle.announceAgain(scope, contact, ['dialing', 'in_call'], OUTCOME_STATUSES);
     const last = { lastCallId: e.callId, lastOutcome: e.outcome };
     if (e.optOut) {
-      // The called party asked not to be called again: at once on the tenant's list, and every
-      // pending dial and follow-up dropped.
       await this.d.dnc.addTenant(scope, contact.phone, 'opted_out', this.d.now());
       await this.dropPending(scope, contact.id);
       const status = contact.status === 'cancelled' ? 'cancelled' : 'completed';
@@ -179,10 +165,7 @@ export class Dialing {
     });
   }
 
-  /**
-   * The checks that can change after ingest, for a dial about to be requested or placed: a
-   * refusal (the contact failed for do-not-call, or moved to when the window opens), or undefined.
-   */
+  /** The checks that can change after ingest: a refusal (the contact moved accordingly), or undefined. */
   private async gate(scope: TenantScope, contact: Contact, campaign: Campaign): Promise<ClaimResult | undefined> {
     if (contact.consent?.outboundCall !== true) {
       await this.stop(scope, contact, 'consent_required');
@@ -216,18 +199,15 @@ export class Dialing {
     await this.d.followups.cancelPending(scope, contactId);
   }
 
-  /** A scheduled dial whose time came: checked again, then requested (its id fixed by the dispatch count). */
   /**
-   * Requests again the dials of live contacts queued since `since` (decision 0149). A dial request
-   * goes out after its contact's write, so a relay holder that died between the two lost it; the
-   * next holder calls this. A request telephony holds already is held once, one dialled since is
-   * refused at its claim, so a repeat costs a message and no call. The number requested.
+   * Re-requests dials of contacts queued since `since`: a relay holder may have died between the write and the
+   * request (decision 0149). A repeat costs a message, never a call (refused at its claim).
    */
   async reannounceQueued(since: Date, limit = REANNOUNCE_LIMIT): Promise<number> {
     return this.requestAgain(await this.d.contacts.queuedSince(since, limit));
   }
 
-  /** Dial requests of queued contacts announced again, each under its first announcement's id. */
+  /** Each under its first announcement's id. */
   private async requestAgain(queued: readonly { tenantId: string; contact: Contact }[]): Promise<number> {
     const campaigns = new Map<string, Promise<Campaign | null>>();
     const events: MadeEvent[] = [];
@@ -246,6 +226,7 @@ export class Dialing {
     return events.length;
   }
 
+  /** Checked again, then requested (its id fixed by the dispatch count). */
   private async dispatchDial(item: ScheduledItem): Promise<void> {
     const scope = scopeOfRecord(item.tenantId);
     const contact = await this.d.contacts.get(scope, item.contactId);
@@ -267,13 +248,13 @@ export class Dialing {
     }
     const gate = await this.gate(scope, contact, campaign);
     if (gate) {
-      // Refused for good, or moved to the window's opening (the same entry, due later).
+      // Outside the window, the same entry stays, due later.
       if (gate.allowed === false && gate.refusal !== 'outside_window') await this.d.schedule.remove(scope, item.id);
       return false;
     }
     const dispatch = contact.dispatches + 1;
     const now = this.d.now();
-    // Announced with the move (an earlier try of this dispatch that died stored the same event).
+    // An earlier try of this dispatch that died stored the same event.
     const event = { kind: 'dialRequested' as const, tenantId: scope.tenantId, contact, campaign, dispatch, at: now };
     const moved = await this.d.lifecycle.move(scope, contact, 'queued', {
       set: { dispatches: dispatch },
@@ -296,18 +277,15 @@ export class Dialing {
     if (contact.status === 'cancelled') {
       await this.d.followups.finish(scope, followup.id, 'cancelled');
     } else if (contact.sandbox) {
-      // A sandbox contact's follow-up is recorded and done; nothing leaves the platform.
       await this.d.followups.finish(scope, followup.id, 'done');
     } else if (followup.channel === 'call') {
       if (['queued', 'dialing', 'in_call'].includes(contact.status)) {
-        // A dial is under way already: it is the follow-up. Queued with this entry still here, the
-        // request may have failed to go out after the move (decision 0149): requested again.
+        // The dial under way is the follow-up; if queued, its request may have been lost (decision 0149).
         if (contact.status === 'queued') await this.requestAgain([{ tenantId: item.tenantId, contact }]);
         await this.d.followups.finish(scope, followup.id, 'done');
       } else {
         const placed = await this.requestDial(scope, contact, item);
-        // Not placed: either scheduled for the window's opening (the follow-up's dial is then
-        // that scheduled dial) or refused by the checks (the contact says why).
+        // Not placed: scheduled for the window (that dial is the follow-up) or refused (the contact says why).
         const after = placed ? undefined : await this.d.contacts.get(scope, contact.id);
         if (placed || after?.status === 'scheduled') await this.d.followups.finish(scope, followup.id, 'done');
         else await this.d.followups.finish(scope, followup.id, 'refused', after?.endReason ?? 'refused');

@@ -1,4 +1,4 @@
-// Over 300 lines because lead ingest applies the documented rules in their order, each with its error; split, that order would be spread over files.
+// Over 300 lines because ingest applies the documented rules in order, each with its error; split, the order scatters.
 import { DomainError, validationError, type ErrorDetail, type TenantScope, type TypedCounter } from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
 import { parsePhone, type ParsedPhone } from '../domain/phone';
@@ -39,7 +39,6 @@ export interface LeadInput {
   emailTemplateId?: string;
 }
 
-/** How long a running campaign is remembered (see `runningCampaign`). */
 const RUNNING_CAMPAIGN_MS = 5_000;
 
 /** How far in the future a consent's capture time may lie (clock skew between CRM and us). */
@@ -52,7 +51,7 @@ export interface IngestResult {
   storedBefore: boolean;
 }
 
-/** One lead of a batch (`POST /leads/batch`), at its place in the tenant's request. */
+/** One lead of `POST /leads/batch`. */
 export interface BatchLead {
   index: number;
   campaignId: string;
@@ -65,19 +64,14 @@ export type BatchOutcome =
   | { index: number; status: 'accepted' | 'scheduled' | 'sandbox_accepted'; contact: Contact; duplicate: boolean }
   | { index: number; status: 'refused'; reasonCode: string; error: string; details?: ErrorDetail[] };
 
-/** What the leads of one batch share: one credit question per call length, one read per campaign. */
 interface Shared {
   credits: CreditCheck;
   campaign?: (id: string) => Promise<Campaign | null>;
 }
 
-/**
- * Lead ingest (`POST /leads`, `POST /events`): the rules in the order the API documents them,
- * each with its own error, then the contact with its compliance evidence and, for live keys,
- * its dial request and messages through the outbox.
- */
+/** Lead ingest (`POST /leads`, `POST /events`): the documented rules in order, then the contact via the outbox. */
 export class LeadIngest {
-  /** At most 10,000, the least recently stored forgotten first; read with `peek`, so a read does not keep a campaign (see `runningCampaign`). */
+  /** Read with `peek`, so a read does not keep a campaign (see `runningCampaign`). */
   private readonly running = new LRUCache<string, { campaign: Campaign; until: number }>({ max: 10_000 });
 
   constructor(
@@ -91,7 +85,6 @@ export class LeadIngest {
       credits: CreditCheck;
       writer: AcceptWriter;
       now: () => Date;
-      /** Leads by outcome: `queued`, `scheduled`, `sandbox_accepted`, or the reason refused. */
       metrics?: { leads: TypedCounter<{ outcome: string }> };
     },
   ) {}
@@ -111,11 +104,7 @@ export class LeadIngest {
     return this.ingest(scope, route.campaignId, lead, operationId);
   }
 
-  /**
-   * `operationId` (the call's, the same on every try of it) becomes the new contact's id: a try
-   * sent again after the first was lost in flight stores nothing twice and answers the contact
-   * the first one stored (its messages' ids and its events' ids follow from the contact's).
-   */
+  /** `operationId` (the same on every try) becomes the contact id, so a retried ingest stores nothing twice. */
   async ingest(scope: TenantScope, campaignId: string, lead: LeadInput, operationId?: string): Promise<IngestResult> {
     return this.counted(() =>
       this.decide(scope, campaignId, lead, operationId ?? this.d.contacts.newId(), { credits: this.d.credits }),
@@ -123,12 +112,8 @@ export class LeadIngest {
   }
 
   /**
-   * Many leads, each decided on its own by `ingest`'s rules, all at once: their reads (campaigns,
-   * do-not-call lists, templates, credit) and their writes (contacts, messages, dials, events) go
-   * to the store together, not lead by lead. A lead's contact id follows from its external id, or
-   * else from `batchKey` (the same on every try of one request) and its index, so a batch sent
-   * again after a failure part-way stores no lead twice. A lead whose external id was accepted
-   * before is not decided again: its result repeats the first one's, marked `duplicate`.
+   * Many leads by `ingest`'s rules, their reads and writes sent together. Contact ids follow from the external id
+   * or `batchKey` and index, so a retried batch stores no lead twice; a known external id repeats as `duplicate`.
    */
   async ingestBatch(scope: TenantScope, batchKey: string, leads: readonly BatchLead[]): Promise<BatchOutcome[]> {
     const idOf = (l: BatchLead) =>
@@ -144,7 +129,6 @@ export class LeadIngest {
       if (first === undefined) firstWithId.set(l.externalId, l.index);
       return first;
     });
-    // Leads accepted before under their external ids: read together, answered as stored.
     const before = await Promise.all(
       leads.map((l, i) =>
         l.externalId !== undefined && repeated[i] === undefined
@@ -172,12 +156,10 @@ export class LeadIngest {
         if (stored) return acceptedOutcome(l.index, stored, true);
         const externalId = l.externalId;
         const r = await this.counted(() => this.decide(scope, l.campaignId, l.lead, idOf(l), shared, externalId));
-        // Stored before under an external id: another request with the same lead got there first.
         return acceptedOutcome(l.index, r.contact, r.storedBefore && externalId !== undefined);
       }),
     );
-    // A failure that is not the lead's own refusal (the store away) fails the whole request: the
-    // caller sends it again, and every lead accepted now is answered as stored, once (ids above).
+    // A non-refusal failure (store away) fails the request; the retry answers accepted leads as stored.
     const failed = settled.find(
       (s): s is PromiseRejectedResult => s.status === 'rejected' && !(s.reason instanceof DomainError),
     );
@@ -270,17 +252,13 @@ export class LeadIngest {
       updatedAt: now,
     };
     if (!live) {
-      // Sandbox: recorded, checked like a live lead, and nothing leaves the platform.
+      // Sandbox: checked like a live lead, but nothing leaves the platform.
       return { status: 'sandbox_accepted', ...(await this.d.contacts.create(scope, contact)) };
     }
     return { status: 'accepted', ...(await this.accept(scope, contact, campaign, rendered, now)) };
   }
 
-  /**
-   * The campaign, from memory for a few seconds once seen running: every lead of a burst would
-   * read it otherwise. Only running campaigns are remembered, so a campaign just started is seen
-   * at once; one stopped (the dashboard's) is seen within `RUNNING_CAMPAIGN_MS`.
-   */
+  /** Running campaigns are cached briefly for bursts; a start is seen at once, a stop within `RUNNING_CAMPAIGN_MS`. */
   private async runningCampaign(scope: TenantScope, id: string): Promise<Campaign | null> {
     const key = `${scope.tenantId}:${id}`;
     const known = this.running.peek(key);
@@ -292,7 +270,7 @@ export class LeadIngest {
     return campaign;
   }
 
-  /** A live contact, its messages and its events, stored outbox-first (see AcceptWriter). */
+  /** Stored outbox-first (see AcceptWriter). */
   private async accept(
     scope: TenantScope,
     contact: Contact,
@@ -453,7 +431,7 @@ function messageInputs(lead: LeadInput): MessageInputs {
   };
 }
 
-/** The credit check asked once per call length for all the leads of a batch (they share one wallet). */
+/** One credit check per call length for a whole batch (its leads share one wallet). */
 function onceEachCallLength(credits: CreditCheck): CreditCheck {
   const asked = new Map<number, Promise<boolean>>();
   return {

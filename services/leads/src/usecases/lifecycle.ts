@@ -10,33 +10,26 @@ interface Prepared {
 }
 
 export interface Move {
-  /** Fields set with the status. */
   set?: Record<string, unknown>;
   unset?: string[];
   /** Only from these statuses (the move is skipped otherwise). */
   from?: readonly ContactStatus[];
-  /** Only while the contact also matches these fields (with `from`; ignored without it). */
+  /** Only while the contact also matches these fields (ignored without `from`). */
   where?: Record<string, unknown>;
   endReason?: string;
   /** More events announced by the same change (a dial request). */
   events?: LeadEvent[];
   /**
-   * Its cause is repeated until it is done (a redelivered call event, a claim tried again), and each
-   * repeat that finds the move made announces it again (`announceAgain`): its event is sent after the
-   * write instead of stored before it (decision 0150). With `from`, a write that finds the move made
-   * announces it again here; without, the caller tells a repeat (a call's outcome already followed).
+   * The cause repeats until done, and a repeat finding the move made announces it again, so the event is sent
+   * after the write instead of stored before it (decision 0150). Without `from`, the caller spots repeats.
    */
   atOnce?: boolean;
 }
 
 /**
- * Every status change of a contact after ingest goes through here, announced with the write
- * (`LeadEvents.announce`): no consumer hears of a change that did not happen, and no change goes
- * unannounced after a crash. What is announced is what a reader acts on: the change itself when
- * the tenant has an endpoint for `contact.status_changed` (`StatusChangeReaders`), a cancellation
- * always (telephony drops the contact's waiting dials); a change nobody reads is the write alone.
- * Every status change is kept on the contact as its `lastMove`, so it can be announced again with
- * the same event (its id is the contact's and the move's time).
+ * Every status change after ingest, announced with its write. Only what a reader acts on is announced: the change
+ * if the tenant reads `contact.status_changed`, a cancellation always (telephony drops waiting dials). `lastMove`
+ * keeps the change so it can be announced again under the same event id.
  */
 export class ContactLifecycle {
   constructor(
@@ -52,10 +45,7 @@ export class ContactLifecycle {
     return this.write(scope, contact.id, status, m, prepared);
   }
 
-  /**
-   * The move, for a caller that needs nothing back (a call's progress and outcome): one that
-   * announces nothing is then written with the moves asked at once, and nothing is read.
-   */
+  /** `move` without reading back: one that announces nothing shares a write with concurrent moves. */
   async apply(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move = {}): Promise<void> {
     const prepared = await this.prepare(scope, contact, status, m);
     if (prepared.events.length === 0) await this.contacts.apply(scope, contact.id, prepared.change, m.from, m.where);
@@ -63,11 +53,8 @@ export class ContactLifecycle {
   }
 
   /**
-   * Announces again the contact's last move, when it came from one of `from` into one of `to` (the
-   * move a repeated cause made): a crash between the move's write and its event's send loses the
-   * event, never the repeat (decision 0150). Under the same id, which readers skip or deliver again
-   * as they would a redelivery. Whoever reads the tenant's changes now is not asked: a repeat is rare,
-   * and an event nobody reads is dropped by webhooks.
+   * Re-announces the last move if it went from `from` into `to`, under the same id: a crash between write and
+   * send loses the event, never the repeat (decision 0150). Readers are not asked: webhooks drops unread events.
    */
   async announceAgain(
     scope: TenantScope,
@@ -92,7 +79,6 @@ export class ContactLifecycle {
     });
   }
 
-  /** The events that announce the move (those a reader acts on) and the contact's change. */
   private async prepare(scope: TenantScope, contact: ContactRef, status: ContactStatus, m: Move): Promise<Prepared> {
     const now = this.now();
     const changes = status !== contact.status;
@@ -147,7 +133,7 @@ export class ContactLifecycle {
       readBack: this.contacts.moved(scope, id, status, now),
     });
     if (moved || !m.atOnce || !m.from || events.length === 0) return moved;
-    // Not moved: a repeat of a cause whose move is made may be all that is left of its event.
+    // Not moved: this repeat may be all that is left of the move's event.
     const current = await this.contacts.get(scope, id);
     if (current) await this.announceAgain(scope, current, m.from, [status]);
     return null;

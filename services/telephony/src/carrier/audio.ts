@@ -24,9 +24,8 @@ export const wavBytes = (seconds: number, sampleRate = 8_000): number =>
 const FADE_SAMPLES = 200;
 
 /**
- * One second of tone `f` at full level, as 16-bit samples. A whole-hertz tone repeats every second,
- * so a recording is copied out of these, its faded edges alone made sample by sample (decision
- * 0136: telephony's CPU per 10-minute recording fell from 150 ms to a few, docs/performance.md).
+ * One second of tone `f` as 16-bit samples: a whole-hertz tone repeats every second, so recordings are copied from
+ * these, only faded edges made per sample (decision 0136: CPU per 10-minute recording from 150 ms to a few).
  */
 const toneSeconds = new Map<string, Buffer>();
 function toneSecond(f: number, sampleRate: number): Buffer {
@@ -41,11 +40,7 @@ function toneSecond(f: number, sampleRate: number): Buffer {
   return second;
 }
 
-/**
- * A valid WAV file (RIFF, PCM 16-bit mono, 8 kHz: what telephony records) as long as the call:
- * four tones whose pitches follow a seed, so each call's recording differs and any player opens
- * it. Made as it is read, 64 KB at a time, so an hour's call (58 MB) is never held whole.
- */
+/** A valid 8 kHz PCM WAV as long as the call, of four seeded tones; made as read, 64 KB at a time, never held whole. */
 export function toneWavStream(seed: number, seconds: number, sampleRate = 8_000): Readable {
   return Readable.from(toneWavChunks(seed, seconds, sampleRate), { objectMode: false });
 }

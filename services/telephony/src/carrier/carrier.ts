@@ -1,9 +1,6 @@
 import type { Readable } from 'node:stream';
 
-/**
- * What the platform needs from a telephone carrier. The default adapter is the simulator (no
- * telephone network is reachable from development machines); a real carrier plugs in here.
- */
+/** What the platform needs from a carrier; the simulator is the default (dev machines reach no phone network). */
 export type CallOutcome = 'completed' | 'no_answer' | 'busy' | 'failed' | 'voicemail';
 
 export interface TranscriptTurn {
@@ -19,10 +16,7 @@ export interface CallAnalysis {
   optOut: boolean;
 }
 
-/**
- * A call's recording as the carrier holds it (a real one keeps it for a while at its own address):
- * opened as a stream, read as it arrives, never whole in memory; opened again if a store failed.
- */
+/** A recording the carrier holds, streamed as it arrives (never whole in memory); opened again if storing failed. */
 export interface Recording {
   contentType: string;
   sizeBytes: number;
@@ -47,7 +41,6 @@ export interface CarrierCallResult {
   carrierCallId: string;
   outcome: CallOutcome;
   durationSeconds: number;
-  /** Cut at `maxCallSeconds`. */
   cutAtLimit: boolean;
   answeredAt?: Date;
   transcript?: TranscriptTurn[];
@@ -64,16 +57,10 @@ export interface CarrierAdapter {
   readonly name: string;
   /** Places (outbound) or answers (inbound) a call; resolves when it has ended. */
   place(req: CarrierCallRequest, hooks: CarrierHooks): Promise<CarrierCallResult>;
-  /**
-   * The end of a call this adapter was carrying when its process died, once that end is due
-   * (undefined while the call would still be running).
-   */
+  /** The end of a call whose process died, once due (undefined while the call would still be running). */
   recover(req: CarrierCallRequest, startedAt: Date, now: Date): CarrierCallResult | undefined;
   /** Wall-clock milliseconds a call of this request can take at most (ringing and the longest talk). */
   longestMs(req: CarrierCallRequest): number;
-  /**
-   * A finished call's recording asked for again (a carrier keeps them for a while at its own
-   * address): when storing it failed as the call ended. Undefined when the carrier has none.
-   */
+  /** A finished call's recording again, when storing it failed; undefined when the carrier no longer has it. */
   recordingOf(call: { callId: string; carrierCallId: string; durationSeconds: number }): Recording | undefined;
 }

@@ -24,10 +24,7 @@ interface Script {
 
 const hash = (s: string): number => createHash('sha256').update(s).digest().readUInt32BE(0);
 
-/**
- * The scenario of a number, by its last digits (the operator API's table), so tests can ask for
- * each case; any other number completes after 15–180 s chosen by a hash of the number.
- */
+/** A number's scenario by its last digits (the operator API's table); any other completes after a hashed 15–180 s. */
 export function scenarioOf(req: Pick<CarrierCallRequest, 'direction' | 'to' | 'from' | 'talkSeconds'>): Script {
   if (req.direction === 'inbound') {
     // The caller stays as long as the operator said, or as a hash of their number says.
@@ -56,9 +53,8 @@ export function scenarioOf(req: Pick<CarrierCallRequest, 'direction' | 'to' | 'f
 }
 
 /**
- * The default carrier: plays each call's scenario in compressed time (`speedup` times faster than
- * real time). Durations, and so charges, are the simulated ones, never wall time. Every result is
- * a pure function of the request, so a call whose process died is finished the same way later.
+ * The default carrier: plays scenarios `speedup` times faster than real time, charging simulated durations. Results
+ * are pure functions of the request, so a call whose process died is finished the same way later.
  */
 export class SimulatorCarrier implements CarrierAdapter {
   readonly name = 'simulator';

@@ -14,8 +14,7 @@ const BATCH = 500;
 
 /** The wallet telephony needs, over billing's gRPC API: billing owns the arithmetic and the refusals. */
 export function billingWallet(billing: BillingClient): Wallet {
-  // Calls that end while a settlement is under way are settled together next: one request per
-  // tenant (its wallet plans them in one append), whatever the number of calls.
+  // Calls ending during a settlement are settled together next: one request per tenant (one wallet append).
   const settlements = inBatches<voiceapi.billing.v1.EndedCall, voiceapi.billing.v1.CallSettlement>(
     async (scope, asked) => (await billing.settleCalls({ calls: asked }, contextOf(scope))).settlements,
     'settlement',
@@ -63,7 +62,6 @@ export function billingWallet(billing: BillingClient): Wallet {
   };
 }
 
-/** What billing is told of an ended call. */
 function endedCall(call: Call): voiceapi.billing.v1.EndedCall {
   return {
     callId: call.id,
@@ -95,11 +93,7 @@ function charge(s: voiceapi.billing.v1.CallSettlement): CallCharge {
   };
 }
 
-/**
- * Requests for calls (each named by its `callId`) asked while one is under way go together next:
- * one request per tenant and key mode, at most BATCH calls each; per call its own answer, or the
- * request's failure.
- */
+/** Per-call requests asked while one is under way go together next: one per tenant and key mode, ≤ BATCH calls. */
 function inBatches<Q extends { callId: string }, A extends { callId: string }>(
   send: (scope: TenantScope, asked: Q[]) => Promise<A[]>,
   what: string,

@@ -3,11 +3,7 @@ export const CALL_CHANGES = ['call.started', 'call.ringing', 'call.answered', 'c
 export type CallChangeKind = (typeof CALL_CHANGES)[number];
 export const isCallChange = (v: string): v is CallChangeKind => (CALL_CHANGES as readonly string[]).includes(v);
 
-/**
- * The call right after a change, as `GET /calls` shows it: the gRPC `Call` message telephony
- * announced, kept as it was sent (the feed answers it again as is). Only the fields the filters
- * and the erasure read are named here.
- */
+/** The call after a change: the gRPC `Call` as announced; only the fields filters and erasure read are typed. */
 export interface CallSnapshot {
   id: string;
   direction: string;
@@ -27,11 +23,7 @@ export interface FeedEntry {
 /** How long the feed keeps changes: a stream resumes from up to this far back. */
 export const FEED_KEPT_MS = 24 * 3600_000;
 
-/**
- * A stream's position: the place of the last change it was given, and when that change happened
- * (so a cursor older than the feed keeps is told apart from one that is not there yet). Written
- * `<seq>-<ms in base 36>`; opaque to tenants.
- */
+/** A stream's position, `<seq>-<ms in base 36>`: its time tells a cursor too old from one not written yet. */
 export interface FeedCursor {
   seq: number;
   atMs: number;

@@ -87,7 +87,6 @@ export interface CallCharge {
   billedAt: Date;
 }
 
-/** The call's fields a charge sets. */
 export const billingFields = (
   c: CallCharge,
 ): Pick<Call, 'billingStatus' | 'creditsCharged'> & Partial<Pick<Call, 'creditsError' | 'balanceAfter'>> => ({
@@ -102,10 +101,7 @@ export interface CallDetails {
   analysis?: CallAnalysis;
 }
 
-/**
- * An outbound call's id follows from its dial request, so every try of one request names the same
- * call and the call's insert (unique `_id`) lets exactly one of them dial.
- */
+/** Follows from the dial request, so every try names the same call and the unique insert lets exactly one dial. */
 export const outboundCallId = (tenantId: string, dialId: string): string => `call_${sha(`${tenantId}|${dialId}`)}`;
 
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex').slice(0, 24);

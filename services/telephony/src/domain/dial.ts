@@ -13,11 +13,7 @@ export interface QueuedDial {
   queuedAt: Date;
   /** Not tried again before this (the wallet or a service said "later"). */
   notBefore: Date;
-  /**
-   * When leads asked for the dial (its event's time): the moment the lead could be dialled, at
-   * its acceptance or when its scheduled time (a calling window's opening, a retry) came.
-   * Absent on dials queued before it was kept.
-   */
+  /** When the lead could be dialled (its request's time: acceptance or a scheduled time); absent on older dials. */
   requestedAt?: Date;
   /** The lead's call attempt this dial is (1: its first); absent on dials queued before it was kept. */
   attempt?: number;

@@ -10,11 +10,7 @@ export type TokenCheck = { ok: true; grant: RecordingGrant } | { ok: false; why:
 
 const b64 = (b: Buffer | string): string => Buffer.from(b).toString('base64url');
 
-/**
- * Signed, short-lived recording tokens: `<payload>.<signature>`, the payload base64url JSON of
- * tenant, call and expiry, the signature HMAC-SHA256 over the payload with a secret that never
- * leaves telephony. Any change to either part fails the check; so does a token past its expiry.
- */
+/** Short-lived tokens `<payload>.<HMAC-SHA256>`: base64url JSON of tenant, call and expiry; the secret stays here. */
 export class RecordingTokens {
   constructor(private readonly secret: string) {}
 

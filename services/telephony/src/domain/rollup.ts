@@ -1,11 +1,7 @@
 import { DateTime } from 'luxon';
 import type { Call, Direction } from './call';
 
-/**
- * Rollups are kept per tenant, direction and quarter hour: fine enough that days in any time zone
- * (offsets of 30 and 45 minutes included) are sums of whole buckets, coarse enough that a month
- * of one tenant's analytics reads at most 2,976 small documents per direction.
- */
+/** Quarter hours: days in any zone (30/45-minute offsets too) are whole buckets; a month is ≤ 2,976 per direction. */
 export const BUCKET_MS = 15 * 60_000;
 
 export interface Totals {
@@ -34,9 +30,8 @@ export interface Bucket extends Totals {
 export const bucketStart = (at: Date): Date => new Date(Math.floor(at.getTime() / BUCKET_MS) * BUCKET_MS);
 
 /**
- * A bucket is kept as the sum of its minutes (parts), each recomputed from its own calls: a call's
- * change costs a read of the calls of its minute, not of its quarter hour (a tenant at 50 calls a
- * second has 45,000 calls in a bucket by its end, and the whole bucket's read took 0.7 s here).
+ * A bucket is the sum of its minutes (parts), each recomputed from its own calls: a change reads one minute's calls,
+ * not the quarter hour's (45,000 at 50 calls a second, a 0.7 s read).
  */
 export const PART_MS = 60_000;
 export const partStart = (at: Date): Date => new Date(Math.floor(at.getTime() / PART_MS) * PART_MS);

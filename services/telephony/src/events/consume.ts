@@ -10,13 +10,9 @@ const { LeadsDialEvent, TelephonyCallFeedEvent } = voiceapi.events.v1;
 type DialFact = NonNullable<voiceapi.events.v1.LeadsDialEvent['event']>;
 
 /**
- * Follows what leads asks of telephony: holds every dial request until it is placed or dropped, its
- * event uncommitted meanwhile (decision 0147; idempotent by dial id: a redelivery is held once),
- * drops the waiting dials of a contact cancelled or deleted, and
- * erases the calls' personal data of each deleted contact (idempotent too). All are keyed by
- * contact, so a contact's cancellation or deletion comes after its dial requests. Read from
- * `leads.dial.v1` (`leads.v1`, which leads wrote before 1.2.0, has no reader since leads' last two
- * releases, 1.3.0 and 1.3.1, write nothing there: decision 0135).
+ * Follows `leads.dial.v1`: holds each dial request until placed or dropped, uncommitted meanwhile (decision 0147);
+ * drops a cancelled or deleted contact's dials and erases its calls' personal data. Keyed by contact, so these come
+ * after its dial requests. `leads.v1` has no reader: leads 1.3.0 and 1.3.1 write nothing there (decision 0135).
  */
 export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: Calls): EventSubscriber {
   const act = async (fact: DialFact | undefined, occurTime: Date | undefined, meta: EventMeta) => {
@@ -65,11 +61,7 @@ export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: 
   return subscriber.on(LeadsDialEvent, (event, meta) => act(event.event, event.occurTime, meta));
 }
 
-/**
- * Writes the call feed from its own stream (`telephony.call.feed.v1`, keyed by tenant): the owner
- * of a tenant's partition writes its changes one after the other, in the order they were stored,
- * so each tenant's feed has one order without gaps. A redelivered change is in the feed already.
- */
+/** Writes the call feed from `telephony.call.feed.v1`, keyed by tenant, so each tenant's feed has one gapless order. */
 export function followCallFeed(subscriber: EventSubscriber, feed: CallFeed): EventSubscriber {
   return subscriber.on(TelephonyCallFeedEvent, async (event, meta) => {
     if (event.event?.$case !== 'callChanged') return;

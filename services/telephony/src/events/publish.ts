@@ -20,14 +20,9 @@ const facts = (call: Call) => ({
 });
 
 /**
- * A call's start and end (with its charge, or a CallSettled once a late one is known) on `telephony.call.v1`, keyed by call id, and each change a tenant may
- * follow on `telephony.call.feed.v1` (the feed behind `GET /calls/stream`; only while the tenant
- * follows it, `FeedFollowers`): sent at once, or through the outbox while it holds events or Kafka
- * is slow (`Outbox.publishOrAdd`, decision 0144). The outbox's copy is not what keeps them: an end
- * or a late charge is announced before the row records it, so a crash announces it again; a start
- * or a feed change is announced after the row's write, a window the outbox's insert left as well.
- * Each has a stable event id (`call-started:<id>`, `call-ended:<id>`), so announcing again (recovery
- * finishing a call, a retried step) sends what consumers skip.
+ * A call's start, end and late charge on `telephony.call.v1`, and its changes on `telephony.call.feed.v1` while the
+ * tenant follows: sent at once, or via the outbox while it holds events or Kafka is slow (decision 0144). An end is
+ * announced before its row records it, so a crash announces it again; stable event ids let consumers skip repeats.
  */
 export function callEvents(outbox: Outbox, followers: Pick<FeedFollowers, 'follows'>): CallEvents {
   const announce = (call: Call, at: Date, event: voiceapi.events.v1.TelephonyCallEvent['event'], eventId: string) =>
@@ -124,8 +119,7 @@ function callEnded(
     outcome: end.outcome,
     optOut: end.analysis?.optOut ?? false,
     ...(call.agentName && { agentName: call.agentName }),
-    // A call row dropped before it was dialled is not news for leads (the claim was
-    // refused, and leads moved the contact on itself).
+    // A call dropped before it was dialled is not news for leads (it refused the claim and moved the contact on).
     ...(call.contactId && end.endReason !== 'not_dialled' && { contactId: call.contactId }),
     ...(end.endReason && { endReason: end.endReason }),
     ...(end.analysis && { analysis: end.analysis }),

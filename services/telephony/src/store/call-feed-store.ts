@@ -32,8 +32,7 @@ export const feedSchema = new Schema<FeedDoc>(
   },
   { collection: 'call_feed', versionKey: false, minimize: false },
 );
-// Serves `a tenant's changes after a cursor` and `a tenant's last change` (its head); unique: one
-// change per place in a tenant's order, whichever writer got there.
+// Serves `a tenant's changes after a cursor` and its last change; unique: one change per place in a tenant's order.
 feedSchema.index({ tenantId: 1, seq: 1 }, { unique: true });
 // Serves `older than kept`: the sweep deletes a bounded batch per pass.
 feedSchema.index({ at: 1 });
@@ -48,11 +47,7 @@ export const feedQueryShapes: QueryShape[] = [
 
 const toEntry = (d: FeedDoc): FeedEntry => ({ seq: d.seq, change: d.change, call: d.call, at: d.at });
 
-/**
- * The call feed: each tenant's call changes in one order without gaps (`seq`), written by the one
- * writer of the tenant's changes at a time (the partition owner of `telephony.call.feed.v1`, whose
- * events are keyed by tenant), read after a cursor by the streams of `GET /calls/stream`.
- */
+/** Each tenant's call changes in a gapless order (`seq`), written by one writer at a time (its partition's owner). */
 export class CallFeedStore {
   private readonly entries: TenantCollection<FeedDoc, string>;
   /** The last place written per tenant, as this writer knows it (dropped when another writer was found). */
@@ -73,11 +68,7 @@ export class CallFeedStore {
     };
   }
 
-  /**
-   * Appends a change at the tenant's next place; false when the change is in the feed already (a
-   * redelivery). Another writer's entry at that place (a partition that moved between replicas)
-   * sends this one to the place after it.
-   */
+  /** Appends at the tenant's next place (past another writer's entry there); false for a redelivery. */
   append(
     scope: TenantScope,
     change: { id: string; change: CallChangeKind; call: CallSnapshot; at: Date },
@@ -120,8 +111,7 @@ export class CallFeedStore {
         this.heads.delete(scope.tenantId);
         if (await this.entries.findById(scope, change.id)) return false;
         if (attempt >= 30) throw err;
-        // The other writer may take several places in a row; a random pause lets this one in between
-        // (ten tries without it were sometimes all lost on a loaded machine).
+        // A random pause lets this writer in between another's run of places (ten tries without it could all lose).
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(attempt, 10)));
       }
     }

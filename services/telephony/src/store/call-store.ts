@@ -1,4 +1,4 @@
-// Over 300 lines because a call's row, its details and its moves are one store: each move's condition is read beside the others.
+// Over 300 lines because a call's row, details and moves are one store, each move's condition read beside the others.
 import {
   Coalescer,
   modelOf,
@@ -26,10 +26,7 @@ interface CallDoc extends Omit<Call, 'id'> {
   _id: string;
   /** Which write made each move (kit `updateByIdShared`'s marks: how a caller knows its move applied). */
   moves?: Partial<Record<Move, string>>;
-  /**
-   * The transcript and analysis, written with the call's end (decision 0146; calls ended by
-   * telephony 1.2 and 1.3.0 keep theirs in `call_details`).
-   */
+  /** Written with the call's end (decision 0146); calls ended by telephony 1.2/1.3.0 keep theirs in `call_details`. */
   details?: CallDetails;
 }
 
@@ -88,8 +85,7 @@ export const callSchema = new Schema<CallDoc>(
   },
   { collection: 'calls', versionKey: false },
 );
-// The feed, newest first, unfiltered and with each single filter of the API; `_id` breaks ties so
-// pages never skip or repeat a call. A combination of filters uses one of these and filters the rest.
+// The feed per API filter, newest first (combined filters use one); `_id` breaks ties so pages never skip or repeat.
 callSchema.index({ tenantId: 1, startedAt: -1, _id: -1 });
 callSchema.index({ tenantId: 1, direction: 1, startedAt: -1, _id: -1 });
 callSchema.index({ tenantId: 1, status: 1, startedAt: -1, _id: -1 });
@@ -170,7 +166,6 @@ export type CallEnd = Pick<
       | 'recordingDueAt'
     >
   > &
-  // Its charge, when billing settled it as the call ended.
   Partial<BillingFields> & {
     /** The transcript and analysis (decision 0146): the row's own from its end, never in the feed's events. */
     details?: CallDetails;
@@ -190,10 +185,10 @@ export class CallStore {
     this.details = new TenantCollection(modelOf(conn, 'CallDetails', detailsSchema), stringIds, []);
   }
 
-  /** True when this insert created the call; false when a call with its id exists already. Calls created together are inserted together. */
+  /** True when this insert created the call, false when its id exists; calls created together are inserted together. */
   create(scope: TenantScope, call: Call): Promise<boolean> {
     const { id, tenantId: _t, ...rest } = call;
-    // Inserted as built (no schema defaults applied): the numbers are stored as null when absent, as the schema says.
+    // Inserted as built (no schema defaults): absent numbers are stored as null, as the schema says.
     return this.calls.insertShared(scope, {
       _id: id,
       ...rest,
@@ -283,11 +278,7 @@ export class CallStore {
     return this.move(id, 'ended', end, ACTIVE_STATUSES);
   }
 
-  /**
-   * Billing's outcome of the call (billing announces exactly one; a redelivery sets the same); the
-   * call as it is then, or null when the tenant has no such call. Outcomes handled together are
-   * written together.
-   */
+  /** Billing's one outcome of the call (a redelivery sets the same); null when the tenant has no such call. Batched. */
   setBilling(id: string, tenantId: string, b: BillingFields): Promise<Call | null> {
     return this.billingWrites.run({ id, tenantId, fields: b });
   }
@@ -318,10 +309,7 @@ export class CallStore {
     ).map(toCall);
   }
 
-  /**
-   * The recording now stored: the call says it has one. False when the contact was erased
-   * meanwhile (the caller removes the object it wrote).
-   */
+  /** Marks the recording stored; false when the contact was erased meanwhile (the caller removes its object). */
   async setRecording(scope: TenantScope, id: string, ref: RecordingRef): Promise<boolean> {
     const doc = await this.calls.updateById(
       scope,
@@ -358,10 +346,7 @@ export class CallStore {
     ).map((d) => d._id);
   }
 
-  /**
-   * Erases a call's personal data: the numbers and summary on the row, then its transcript and
-   * analysis. The row keeps what billing and analytics need (outcome, duration, charge).
-   */
+  /** Erases a call's personal data; the row keeps what billing and analytics need (outcome, duration, charge). */
   async erasePersonalData(scope: TenantScope, id: string): Promise<void> {
     await this.calls.updateById(scope, id, {
       $set: {
@@ -377,10 +362,7 @@ export class CallStore {
     await this.details.deleteById(scope, id);
   }
 
-  /**
-   * The details of several calls, by call id (the ones that have details): from their rows, then
-   * from `call_details` for calls ended before their rows carried them (decision 0146).
-   */
+  /** Details by call id: from the rows, else `call_details` (calls ended before rows carried them, decision 0146). */
   async detailsOf(scope: TenantScope, ids: readonly string[]): Promise<Map<string, CallDetails>> {
     if (ids.length === 0) return new Map();
     const rows = await this.calls.find(
@@ -404,17 +386,13 @@ export class CallStore {
     const doc = await this.calls.findById(scope, id);
     if (!doc) return null;
     const call = toCall(doc);
-    // An erased call says it has none, whatever a race left on its row.
     if (!call.hasTranscript && !call.hasAnalysis) return { call, details: null };
     if (doc.details) return { call, details: detailsOfDoc(doc.details) };
     const kept = await this.details.findById(scope, id);
     return { call, details: kept ? detailsOfDoc(kept) : null };
   }
 
-  /**
-   * The row after `set`, when this write moved it from one of `from`; null when it did not. Moves
-   * asked together (a pass's dials ringing, calls answered or ending at once) are written together.
-   */
+  /** The row after `set` if this write moved it from one of `from`, else null; moves asked together are batched. */
   private async move(
     id: string,
     move: Move,

@@ -23,8 +23,7 @@ export const queuedSchema = new Schema<QueuedDoc>(
   },
   { collection: 'dial_queue', versionKey: false },
 );
-// Serves `a tenant's due dials` (oldest due first) and `tenants waiting` (a distinct scan of its
-// prefix). Dispatched requests are deleted, so the queue holds only waiting work.
+// Serves `a tenant's due dials` and `tenants waiting` (a distinct scan of its prefix); placed dials are deleted.
 queuedSchema.index({ tenantId: 1, notBefore: 1 });
 // Serves `a contact's dials` (dropped when the contact is cancelled or erased).
 queuedSchema.index({ tenantId: 1, contactId: 1 });
@@ -34,11 +33,7 @@ export const queuedQueryShapes: QueryShape[] = [
   { name: "a contact's dials", equality: ['tenantId', 'contactId'] },
 ];
 
-/**
- * Dials waiting long for their tenant's lines (decision 0147): a replica writes here the dials it
- * held longer than a while, so their requests' offsets move on, and the lease holder holds them
- * from here until placed (`workers/queue-takeover.ts`). Releases before 0147 queued every dial here.
- */
+/** Dials spilled after a long wait (decision 0147), held by the lease holder until placed (before 0147: every dial). */
 export class DialQueueStore {
   private readonly queue: TenantCollection<QueuedDoc, string>;
 
@@ -55,7 +50,6 @@ export class DialQueueStore {
     );
   }
 
-  /** Drops a contact's waiting dials (cancelled or erased). */
   async removeContact(scope: TenantScope, contactId: string): Promise<void> {
     await this.queue.deleteMany(scope, { contactId });
   }

@@ -20,7 +20,6 @@ export interface Line {
 }
 
 interface LineDoc extends Omit<Line, 'id'> {
-  /** `<tenantId>:<n>`. */
   _id: string;
 }
 
@@ -41,29 +40,19 @@ export const lineQueryShapes: QueryShape[] = [
 ];
 /** Lines the recovery reads at once (walking the primary key). */
 const LINE_PAGE = 500;
-/** Tenants whose lines this process remembers (past it, it forgets the least recently used one, whose lines a take reads again). */
+/** Tenants whose lines this process remembers (past it, the least recently used is forgotten). */
 const MAX_KNOWN_TENANTS = 10_000;
 
 /**
- * The tenant's concurrency package as lines. Taking a line is an insert of `<tenant>:<n>` with
- * n below the limit, the one write every store makes atomic, so however many replicas dial or
- * answer at once, no more calls are in progress than the limit. Only calls in progress hold a
- * line, so the collection stays small.
+ * The tenant's concurrency package as lines: taking one is an atomic insert of `<tenant>:<n>`, n below the limit,
+ * so however many replicas dial or answer at once, no more calls are in progress than the limit.
  */
 export class LineStore {
   private readonly lines: TenantCollection<LineDoc, string>;
-  /**
-   * The lines this process last knew a tenant to hold, so a take (an inbound call ringing) need
-   * not read them first. Only a hint: the insert decides, a line another replica took is learnt
-   * from its collision, and a tenant that looks full is read again before anyone hears busy.
-   */
-  // LRU, not the clear-all it replaced: the lists are only hints, so forgetting one tenant rather than all only saves re-reads.
+  /** Each tenant's lines as last known, so a take need not read them first; only a hint (the insert decides). */
   private readonly known = new LRUCache<string, Line[]>({ max: MAX_KNOWN_TENANTS });
 
-  /**
-   * The lines of calls ending together, freed in one delete. A call id names one call of one
-   * tenant (telephony makes them), so matching the ids under their tenants frees exactly these.
-   */
+  /** Lines of calls ending together, freed in one delete (a call id names one call of one tenant). */
   private readonly frees = new Coalescer<{ tenantId: string; callId: string }, void>(async (lines) => {
     await this.lines
       .crossTenant('the lines of calls ending together are freed in one write, each under its tenant')
@@ -98,12 +87,7 @@ export class LineStore {
     return out;
   }
 
-  /**
-   * Takes a free line below `limit` for the call; false when all are busy. `held` is the
-   * tenant's lines as the caller last read them (what this process last knew when not given),
-   * and gains the line taken: it may be stale, since the insert of a line decides, whoever took
-   * it meanwhile. A take that finds no free line in a remembered list reads the lines again.
-   */
+  /** Takes a free line below `limit`, false if all are busy; `held` (else remembered lines) may be stale. */
   async take(scope: TenantScope, callId: string, limit: number, now: Date, held?: Line[]): Promise<boolean> {
     if (held) return this.takeFrom(scope, held, callId, limit, now);
     const remembered = this.known.get(scope.tenantId);
@@ -113,11 +97,7 @@ export class LineStore {
     return this.takeFrom(scope, fresh, callId, limit, now);
   }
 
-  /**
-   * Takes free lines below `limit` for several calls in one write (the dispatcher's pass): the
-   * calls that got one. `held` as for `take`, and gains the lines taken. Lines other replicas took
-   * meanwhile are refused by their inserts; those calls try the lines still free once more.
-   */
+  /** `take` for several calls in one write (a dispatch pass): the calls that got a line; refused ones try once more. */
   async takeMany(
     scope: TenantScope,
     callIds: readonly string[],
@@ -157,11 +137,9 @@ export class LineStore {
     now: Date,
   ): Promise<boolean> {
     if (lines.some((l) => l.callId === callId)) return true;
-    // Lines above a lowered limit still count until their calls end.
     if (lines.length >= limit) return false;
     const busy = new Set(lines.map((l) => l.id));
-    // Takes at once (a burst of inbound calls) start at different lines, so they seldom try the
-    // same insert; a collision only moves on to the next free line.
+    // Takes at once start at random lines, so they seldom collide; a collision moves on to the next free line.
     const first = Math.floor(Math.random() * limit);
     for (let i = 0; i < limit; i++) {
       const id = `${scope.tenantId}:${(first + i) % limit}`;

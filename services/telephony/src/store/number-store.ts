@@ -70,10 +70,7 @@ export class NumberStore {
   private readonly model: Model<NumberDoc>;
   private readonly sales: Model<SaleDoc>;
 
-  /**
-   * Numbers by phone number, as every inbound call looks its number up: emptied when any replica
-   * changes the pool (a number sold or added), decision 0113.
-   */
+  /** Numbers by phone number for inbound lookups; emptied when any replica changes the pool (decision 0113). */
   readonly cache: ReadCache<NumberDoc>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number; log: Logger }) {
@@ -137,11 +134,7 @@ export class NumberStore {
     return docs.map(toNumber);
   }
 
-  /**
-   * Claims the number for the tenant: exactly one tenant's claim of a number succeeds, however
-   * many buy at once. A claim of the same tenant left pending (its process died mid-purchase)
-   * is answered as its own, so the buyer's retry finishes it.
-   */
+  /** Claims the number: one tenant wins however many buy at once; its own pending claim resumes (a retry). */
   async claimSale(tenantId: string, phoneNumber: string, now: Date): Promise<'claimed' | 'resumed' | 'taken'> {
     try {
       await this.sales.create({ _id: phoneNumber, tenantId, state: 'pending', createdAt: now });
@@ -158,7 +151,6 @@ export class NumberStore {
     await this.sales.deleteOne({ _id: phoneNumber, tenantId, state: 'pending' });
   }
 
-  /** The sold number becomes the tenant's. */
   async completeSale(tenantId: string, phoneNumber: string, now: Date): Promise<PhoneNumber | null> {
     const doc = await this.model
       .findOneAndUpdate({ _id: phoneNumber }, { $set: { tenantId, status: 'active', purchasedAt: now } }, { new: true })

@@ -7,11 +7,8 @@ import type { RecordingRef } from '../domain/call';
 export const PART_BYTES = BLOB_PART_BYTES;
 
 /**
- * Call audio, in object storage under a key made of the tenant and the call (so erasure finds it
- * without the row). Streamed from the carrier as it is read, never whole in memory. Recordings
- * made before 1.3 (telephony 1.2.x kept them in the operational store, `recordings` and
- * `recording_parts`) stay readable and erasable there: a call with `hasRecording` and no `recording`
- * reference is one of those (decision 0136).
+ * Call audio in object storage, keyed by tenant and call (so erasure needs no row), streamed, never whole in memory.
+ * Pre-1.3 recordings (`hasRecording` without `recording`) stay readable and erasable in the store (decision 0136).
  */
 export class RecordingStore {
   private readonly legacy: BlobStore;

@@ -13,7 +13,6 @@ interface RollupDoc extends Rollup {
 interface PartDoc extends Rollup {
   /** `<tenant>|<direction>|<minute start ISO>`. */
   _id: string;
-  /** The start of the bucket it belongs to. */
   bucket: Date;
 }
 
@@ -51,15 +50,11 @@ export interface DirtyDoc {
   _id: string;
   tenantId: string;
   direction: Direction;
-  /** The bucket's start. */
   start: Date;
   markedAt: Date;
   /** The parts (minute starts) whose calls changed. */
   minutes: Date[];
-  /**
-   * New at every write of the mark: the recompute forgets the mark only if no write came after its
-   * read (two calls ending in the same millisecond set the same `markedAt` and the same minute).
-   */
+  /** New at every write, so the recompute forgets a mark only if unwritten since its read (`markedAt` may repeat). */
   rev: string;
 }
 
@@ -81,23 +76,18 @@ export const dirtyQueryShapes: QueryShape[] = [{ name: 'oldest marks', equality:
 
 export const rollupId = (tenantId: string, direction: Direction, start: Date): string =>
   `${tenantId}|${direction}|${start.toISOString()}`;
-/** The id of a bucket's mark: its rollup id followed by `|minutes`. */
 const markId = (tenantId: string, direction: Direction, start: Date): string =>
   `${rollupId(tenantId, direction, start)}|minutes`;
 
 /**
- * Analytics rollups, their parts, and the buckets whose calls changed since they were computed. A
- * part is recomputed from its calls rather than incremented, so a replayed event or a crash between
- * two writes can neither count a call twice nor lose it; a bucket is the sum of its parts.
+ * Analytics rollups, their parts, and dirty marks. A part is recomputed from its calls, not incremented, so a replay
+ * or a crash can neither count a call twice nor lose it; a bucket is the sum of its parts.
  */
 export class RollupStore {
   private readonly rollups: TenantCollection<RollupDoc, string>;
   private readonly parts: TenantCollection<PartDoc, string>;
   private readonly dirty: TenantCollection<DirtyDoc, string>;
-  /**
-   * Marks asked while one write is under way are written together next, one per bucket with the
-   * minutes they name: a burst of calls ending in the same minute costs one write, not one per call.
-   */
+  /** Marks asked during a write are merged per bucket and written next: a burst of ending calls costs one write. */
   private readonly marks = new Coalescer<Omit<DirtyDoc, 'rev'>, void>(async (marks) => {
     const latest = new Map<string, Omit<DirtyDoc, 'rev'>>();
     for (const m of marks) {
@@ -175,7 +165,6 @@ export class RollupStore {
     return this.parts.find(scope, { direction, bucket });
   }
 
-  /** Stores a bucket as the sum of its parts. */
   async put(scope: TenantScope, r: Rollup): Promise<void> {
     const { tenantId: _owner, ...bucket } = r;
     await this.rollups.upsertById(scope, rollupId(scope.tenantId, r.direction, r.start), { $set: bucket });

@@ -17,10 +17,8 @@ export const settingsSchema = new Schema<SettingsDoc>(
 const CACHE_TTL_MS = 60_000;
 
 /**
- * Each tenant's concurrency package; tenants without one get the default. Read by every dispatch
- * pass and every inbound call, so answered from a cache that forgets everything when any replica
- * sets a package (a change stream); the lines still enforce whatever limit was read (a line is an
- * insert below it). The process starts and stops `cache`.
+ * Each tenant's concurrency package (else the default), cached as every pass and inbound call reads it; any
+ * replica's change empties the cache, and lines enforce whatever limit was read. The process starts and stops `cache`.
  */
 export class TenantSettingsStore {
   private readonly settings: TenantKeyed<SettingsDoc>;
@@ -35,15 +33,11 @@ export class TenantSettingsStore {
     this.cache = new ReadCache({ source: this.settings.changes(['insert', 'update']), ttlMs: CACHE_TTL_MS, log });
   }
 
-  /**
-   * A package set (raised, maybe) by any replica, told once the cache has forgotten the old one:
-   * the dispatcher, woken by it, reads the new package.
-   */
+  /** Told once the cache has forgotten a package any replica set, so the woken dispatcher reads the new one. */
   onChange(listener: () => void): void {
     this.cache.onChange(listener);
   }
 
-  /** The package, from memory when it is there. */
   async maxConcurrentCalls(scope: TenantScope): Promise<number> {
     // A tenant without a package is cached too (as the default): most tenants have none.
     return (

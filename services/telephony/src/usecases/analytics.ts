@@ -15,10 +15,7 @@ export interface AnalyticsQuery {
   timeZone?: string;
 }
 
-/**
- * Call aggregates read from rollups (per tenant, direction and quarter hour), never by scanning
- * calls. Calls count in the bucket of their start; `from` and `to` apply at that granularity.
- */
+/** Call aggregates from quarter-hour rollups, never a scan of calls; `from` and `to` apply at bucket granularity. */
 export class Analytics {
   constructor(private readonly rollups: RollupStore) {}
 

@@ -12,28 +12,23 @@ import {
 import type { CallFeedStore } from '../store/call-feed-store';
 import type { FeedFollowerStore } from '../store/feed-follower-store';
 
-/** A cursor's change not in the feed this long after later ones are: taken as gone (its writer will not write it). */
+/** A cursor's change still missing this long after later ones appear is taken as gone. */
 const GAP_GIVE_UP_MS = 5_000;
 /** A clock this far ahead of ours still makes a cursor (clock skew between replicas). */
 const FUTURE_SKEW_MS = 60_000;
-/** Changes are kept this long past the day a stream may resume from: a cursor near the limit still finds what follows it. */
+/** Changes are kept this long past the resumable day, so a cursor near the limit still finds what follows it. */
 const PRUNE_MARGIN_MS = 3600_000;
 
 /**
- * Which tenants' changes are written to the feed: those that read their stream within the last day
- * and an hour. A tenant that did not can resume from no cursor (a cursor is a day old at most, and
- * a stream without one starts at now), so its changes would buy nothing: five outbox rows, Kafka
- * messages and feed inserts per call. A read marks its tenant before it takes its starting place,
- * and writers ask before each change without remembering a "no": every change made after a
- * stream's first read is written.
+ * Tenants whose changes are written to the feed: those that read their stream in the last day and an hour (no other
+ * can resume from a cursor). A read marks its tenant first and writers ask per change, so no change is missed.
  */
 export class FeedFollowers {
-  /** Until when each tenant known to follow does (it stays a follower until then, whatever happens). */
+  /** Until when each known tenant follows. */
   private readonly known = new Map<string, number>();
 
   constructor(private readonly d: { store: FeedFollowerStore; now: () => Date }) {}
 
-  /** Whether the tenant's changes are written to its feed now. */
   async follows(scope: TenantScope): Promise<boolean> {
     const now = this.d.now().getTime();
     if ((this.known.get(scope.tenantId) ?? 0) > now) return true;
@@ -62,15 +57,12 @@ export interface FeedRead {
   reset: boolean;
 }
 
-/**
- * Readers waiting for a tenant's next change, woken when one is written by any replica (the
- * feed's change stream names the tenant) or when the service stops.
- */
+/** Readers waiting for a tenant's next change, woken when any replica writes one or the service stops. */
 export class FeedWaiters {
   private readonly waiting = new Map<string, Set<() => void>>();
   private stopped = false;
 
-  /** A wait for the tenant's next change, up to `ms`; `cancel` ends it early. Begin it before reading, so a change written meanwhile is not missed. */
+  /** Waits up to `ms` for the tenant's next change; begun before reading, it misses no change written meanwhile. */
   wait(tenantId: string, ms: number): { done: Promise<void>; cancel: () => void } {
     let finish = () => undefined as void;
     const done = new Promise<void>((resolve) => (finish = resolve));
@@ -103,11 +95,7 @@ export class FeedWaiters {
   }
 }
 
-/**
- * The feed of each tenant's call changes behind `GET /calls/stream`: written in the tenant's order
- * by the owner of its partition of `telephony.call.feed.v1`, read after a cursor by long polls (an
- * answer as soon as there is a change, or after the wait with none).
- */
+/** Each tenant's call changes behind `GET /calls/stream`: written by its partition's owner, read by long polls. */
 export class CallFeed {
   constructor(
     private readonly d: {
@@ -134,11 +122,7 @@ export class CallFeed {
     return pruned === batch ? 'more' : 'done';
   }
 
-  /**
-   * Changes after `after` (none: from now on), up to `limit`, as soon as there is one, or none
-   * after `waitMs`. Only changes that follow the cursor without a gap are answered: a reader never
-   * skips a change still being written by another writer.
-   */
+  /** Changes after `after` (none: from now), up to `limit`, or none after `waitMs`; never past a gap being written. */
   async read(
     scope: TenantScope,
     after: string | undefined,
@@ -183,9 +167,8 @@ export class CallFeed {
         };
       }
       if (entries.length > 0) {
-        // A later change is there and this one is not: this read overtook the write of it (the index
-        // was read past its place before it was written), so the next read finds it. Only a change
-        // pruned away (a cursor at the edge of the day) stays missing: the stream goes on past it.
+        // A later change is there and this one is not: this read overtook its write, so a later read finds it.
+        // Only a change pruned away stays missing; the stream then goes on past it.
         gapSince ??= Date.now();
         if (Date.now() >= until) {
           wait.cancel();

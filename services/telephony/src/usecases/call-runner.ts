@@ -32,7 +32,6 @@ export interface RunnerDeps {
   metrics?: { ended: TypedCounter<{ direction: 'inbound' | 'outbound' }> };
 }
 
-/** What the carrier is asked for a call. */
 export const carrierRequest = (call: Call): CarrierCallRequest => ({
   callId: call.id,
   direction: call.direction,
@@ -42,11 +41,7 @@ export const carrierRequest = (call: Call): CarrierCallRequest => ({
   ...(call.talkSeconds !== undefined && { talkSeconds: call.talkSeconds }),
 });
 
-/**
- * Carries a call from ringing to its end: answered (inbound: the hold placed then), ended with its
- * outcome, transcript, analysis and recording stored, the end announced, the line freed. Every
- * step is idempotent by call id, so recovery may finish a call whose process died.
- */
+/** Carries a call from ringing to its end; each step is idempotent by call id, so recovery can finish it. */
 export class CallRunner {
   /** Calls this process is carrying: recovery leaves them alone. */
   readonly carrying = new Set<string>();
@@ -64,11 +59,9 @@ export class CallRunner {
         result = await this.d.carrier.place(carrierRequest(call), {
           // eslint-disable-next-line @typescript-eslint/require-await -- the carrier awaits this hook; a throw stays a rejection, never in the call's way
           answered: async (at, sid) => {
-            // Recorded beside the call, never in its way: a person is on the line, and our
-            // bookkeeping (the store or billing away for a moment) must not hang up on them.
+            // Beside the call, never in its way: the store or billing being away must not hang up on a person.
             answer = this.recordAnswer(call, at, sid);
             answered = { answeredAt: at, carrierCallId: sid };
-            // The agent holds the conversation while the carrier carries the call.
             if (call.agentId) conversation = this.converse(call, call.agentId, at);
           },
         });
@@ -88,11 +81,7 @@ export class CallRunner {
     }
   }
 
-  /**
-   * The answer's bookkeeping: the inbound hold, the call in progress, its start announced. Each
-   * step is repeatable and tried again while the store or billing is away, as long as the call may
-   * last; what still fails is logged and the call's end is recorded all the same.
-   */
+  /** The answer's bookkeeping, retried as long as the call may last; what still fails is only logged. */
   private async recordAnswer(call: Call, at: Date, sid: string): Promise<{ holdFailed: boolean }> {
     const deadline = Date.now() + this.d.carrier.longestMs(carrierRequest(call));
     const retry = <T>(step: () => Promise<T>) =>
@@ -102,12 +91,10 @@ export class CallRunner {
       });
     let holdFailed = false;
     try {
-      // Inbound holds are placed on answer; a patient reaches the clinic even when the wallet
-      // cannot cover it (the call is then billed as failed).
+      // Inbound holds are placed on answer; a patient reaches the clinic even without credit (billed as failed).
       if (call.direction === 'inbound' && !call.sandbox)
         holdFailed = (await retry(() => this.placeHold(call))) === 'insufficient';
-      // Only an inbound row records the answer (its hold's outcome, for recovery); an outbound one's
-      // end does (decision 0148). A write cut by the store's crash may have applied: read back.
+      // Only inbound rows record the answer, for recovery (decision 0148). A write cut by a crash may apply: read back.
       const answered: Call | null =
         call.direction === 'outbound'
           ? { ...call, status: 'in_progress', answeredAt: at, carrierCallId: sid, holdFailed }
@@ -172,7 +159,7 @@ export class CallRunner {
     });
   }
 
-  /** The call's charge, settled with billing; undefined when billing cannot answer now (the call is settled again later). */
+  /** The call's charge from billing; undefined when billing cannot answer now (the call is settled again later). */
   private async settle(call: Call): Promise<CallCharge | undefined> {
     // With the facts its end announces: a call never dialled names no contact.
     const facts = { ...call };
@@ -189,18 +176,14 @@ export class CallRunner {
     }
   }
 
-  /**
-   * Settles calls that ended without their charge (billing was away then): each charge written
-   * to its call and announced (CallSettled: the billed webhook, the feed's `call.billed`). Tried
-   * again on the next pass while billing stays away. The number settled.
-   */
+  /** Settles calls that ended without their charge, each announced (CallSettled); returns the number settled. */
   async settlePending(limit: number): Promise<number> {
     const due = await this.d.calls.dueForSettlement(this.d.now(), limit);
     const settled = await Promise.all(
       due.map(async (call) => {
         const charge = await this.settle(call);
         if (!charge) return 0;
-        // Announced before the row says it is settled: a crash in between settles it again (the same charge, the same event id).
+        // Announced before the row says settled: a crash in between settles it again (same charge, same event id).
         await this.d.events.settled(call, charge);
         const billed = await this.d.calls.setBilling(call.id, call.tenantId, billingFields(charge));
         if (billed) {
@@ -231,8 +214,7 @@ export class CallRunner {
       holdFailed,
       ...(endReason && { endReason }),
     });
-    // Announced before the row says it ended: a crash in between leaves the call active, recovery
-    // finishes it again, and the same event is stored once.
+    // Announced before the row says it ended: after a crash, recovery finishes it again and the event is stored once.
     await this.d.events.ended(call, {
       at: now,
       result: r,
@@ -277,10 +259,7 @@ export class CallRunner {
   }
 }
 
-/**
- * The carrier's result with the agent's conversation as its transcript (spread over the talk
- * time) and the agent's summary as its analysis. A call that ended unanswered keeps its own.
- */
+/** The carrier's result with the agent's conversation as transcript and analysis (unanswered calls keep theirs). */
 export function withConversation(result: CarrierCallResult, c: AgentConversation): CarrierCallResult {
   if (!result.answeredAt || !result.transcript) return result;
   const start = result.answeredAt.getTime();

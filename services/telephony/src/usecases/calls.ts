@@ -76,10 +76,7 @@ export class Calls {
     return this.d.calls.page(scope, { contactId }, page, limit);
   }
 
-  /**
-   * Erases the personal data of every call of a contact (numbers, summary, transcript, analysis,
-   * recording) when the contact is deleted; the calls stay in the feed for billing and analytics.
-   */
+  /** Erases the personal data of a deleted contact's calls; the calls stay in the feed for billing and analytics. */
   async eraseContact(scope: TenantScope, contactId: string): Promise<number> {
     const ids = await this.d.calls.idsOfContact(scope, contactId);
     for (const id of ids) {
@@ -102,9 +99,8 @@ export class Calls {
   }
 
   /**
-   * The audio behind a token (the token is the only authority): its presigned address in object
-   * storage, from which the gateway streams it and its ranges; or, for a caller that reads through
-   * telephony (a gateway before 1.3, a recording made before 1.3), up to 1 MiB from `offset`.
+   * The audio behind a token (its only authority): a presigned object address for the gateway, or up to 1 MiB from
+   * `offset` for callers reading through telephony (a gateway or a recording before 1.3).
    */
   async openRecording(
     token: string,

@@ -1,7 +1,6 @@
 import { validationError, type TenantScope } from '@voiceapi/kit';
 import type { TenantSettingsStore } from '../store/tenant-settings-store';
 
-/** The most lines an operator may give one tenant. */
 export const MAX_LINES = 1_000;
 
 /** A tenant's concurrency package (operator): how many calls it may have at once, in and out. */

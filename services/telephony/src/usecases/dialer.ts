@@ -1,4 +1,4 @@
-// Over 300 lines because it keeps the dispatch pass and the placing of a dial together (what is remembered between passes is in dispatch-memory.ts).
+// Over 300 lines because the dispatch pass and placing a dial stay together (memory across passes: dispatch-memory.ts).
 import { scopeOfRecord, type Logger, type TenantScope, type TypedCounter, type TypedHistogram } from '@voiceapi/kit';
 import { outboundCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
@@ -12,21 +12,14 @@ import type { DialClaims } from './ports';
 
 /** How long a dial waits when leads or billing could not answer. */
 const RETRY_MS = 5_000;
-/**
- * A dial held this long by its request's offset is written to the dial queue instead, so a
- * backlog does not keep its partitions' commits behind it (decision 0147); looked for at most
- * twice as often, and this many at a time.
- */
+/** A dial held this long by its offset moves to the dial queue: a backlog holds back no commits (decision 0147). */
 const SPILL_AFTER_MS = 30_000;
 const SPILL_BATCH = 1_000;
 
 export interface DialerDeps {
   /** The dials this replica holds (decision 0147). */
   queue: HeldDials;
-  /**
-   * Where dials waiting long are kept instead of their requests' offsets: the dial queue, whose
-   * dials the lease holder holds (`kept` wakes it when that is this replica).
-   */
+  /** The dial queue, for dials waiting long; its lease holder holds them (`kept` wakes it if that is this replica). */
   spill?: {
     keep(dials: readonly QueuedDial[]): Promise<void>;
     kept(): void;
@@ -50,24 +43,19 @@ export interface DialerDeps {
     dials: TypedCounter<{ result: string }>;
     /** From the moment a lead could be dialled (its dial requested) to its first call ringing, in seconds. */
     dialDelay?: TypedHistogram<{ waited_for_lines: 'true' | 'false' }>;
-    /** Tries to place a lead's first attempt that failed on the platform's side (leads or billing unreachable; tried again). */
+    /** Failed tries to place a lead's first attempt on the platform's side (leads or billing unreachable; retried). */
     firstDialTriesFailed?: TypedCounter<Record<string, never>>;
   };
 }
 
 /**
- * Turns dial requests into calls. Each replica holds the requests it consumed in memory, their
- * offsets uncommitted until each is placed or dropped (decision 0147; a redelivery finds itself
- * held), and dispatches them to free lines of each tenant's concurrency package. Each
- * dial is claimed with leads first (the checks again: a contact cancelled, opted out or put on a
- * do-not-call list since ingest is never dialled), gets its hold, then its call row, written
- * ringing (its id follows from the dial id, so the row's insert admits one try only), and rings.
+ * Turns dial requests into calls: held in memory until placed or dropped (decision 0147), claimed with leads (a
+ * contact cancelled or opted out is never dialled), given a hold, written ringing (one try only inserts it), rung.
  */
 export class Dialer {
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Where the next pass starts in the list of tenants, so none is always served first. */
   private turn = 0;
-  /** What the dialer remembers between passes (dispatch-memory.ts: each with its invariant). */
   private readonly signals = new PassSignals();
   private readonly linesFull = new LinesFull();
   private spilledAt = 0;
@@ -81,10 +69,7 @@ export class Dialer {
     await this.d.spill?.removeContact(scope, contactId);
   }
 
-  /**
-   * Holds a dial request until it is placed or dropped (idempotent by dial id), `release` called
-   * then, and asks for a pass unless the tenant's lines are all busy with dials waiting.
-   */
+  /** Holds a dial until it is placed or dropped (idempotent by dial id; `release` then), and asks for a pass. */
   enqueue(
     scope: TenantScope,
     req: Omit<QueuedDial, 'tenantId' | 'queuedAt' | 'notBefore'>,
@@ -106,20 +91,12 @@ export class Dialer {
     return this.inFlight.has(dialId);
   }
 
-  /**
-   * Whether a line freed now could start a waiting dial: the last pass left a tenant with dials
-   * and no free line (or may have), or a pass is under way and may yet. When not, the queue is
-   * served to the end and a freed line is no reason for a pass (a queued dial is).
-   */
+  /** Whether a freed line could start a waiting dial; when not, a freed line is no reason for a pass. */
   get waitingForLines(): boolean {
     return this.signals.waitingForLines;
   }
 
-  /**
-   * One pass: every tenant with waiting dials, in turn, gets its due dials (longest due first)
-   * onto its own free lines. A tenant's backlog waits for that tenant's lines only, so it never
-   * delays another tenant's calls; dials not yet due are not read at all.
-   */
+  /** One pass: each waiting tenant in turn gets its due dials onto its own free lines, so no backlog delays another. */
   async dispatch(): Promise<number> {
     this.signals.passStarted();
     let outcome: { started: number; leftWaiting: boolean; saturated: Set<string> } | undefined;
@@ -132,11 +109,7 @@ export class Dialer {
     return outcome.started;
   }
 
-  /**
-   * Dials held longer than `SPILL_AFTER_MS` by their requests' offsets (a tenant's backlog) are
-   * written to the dial queue and let go here, so their partitions' commits move on; the lease
-   * holder holds them from there. Dials being set up stay.
-   */
+  /** Moves dials held past `SPILL_AFTER_MS` (not being set up) to the dial queue, so their offsets can commit. */
   private async spillWaiting(): Promise<void> {
     const now = this.d.now().getTime();
     if (!this.d.spill || now - this.spilledAt < SPILL_AFTER_MS / 2) return;
@@ -181,7 +154,6 @@ export class Dialer {
       // Their lines in one write; a dial whose line another replica took waits for the next pass.
       const callIds = dials.map((q) => outboundCallId(tenantId, q.dialId));
       const taken = await this.d.lines.takeMany(scope, callIds, limit, now, held);
-      // Dials due and left without a line.
       if (due.length > taken.size) {
         leftWaiting = true;
         // `held` has gained the lines just taken (and any found taken by another replica).
@@ -212,9 +184,8 @@ export class Dialer {
       // Leads or billing could not answer: the request waits and is tried again.
       this.d.log.warn({ err, dialId: q.dialId }, 'dial could not be prepared; retrying later');
       if (q.attempt === 1 && q.requestedAt) this.d.metrics?.firstDialTriesFailed?.add(1, {});
-      // Either may fail too while the store is away: the dial is then still due and taken again
-      // on its own line (the same call id), and recovery frees a line left behind.
-      // Not the line of a call another try of this dial carries (its row ringing or in progress).
+      // If the store is away these fail too: the dial stays due on the same call id; recovery frees a stray line.
+      // A line whose call another try carries (ringing or in progress) stays.
       const row = await this.d.calls.byId(callId).catch(() => null);
       if (!row || !['ringing', 'in_progress'].includes(row.status))
         await this.d.lines.free(scope, callId).catch(() => undefined);
@@ -223,7 +194,6 @@ export class Dialer {
       return;
     }
     if (!ringing) return;
-    // The call runs on its own; the dispatcher is done with this request.
     void this.d.runner
       .run(ringing)
       .catch((err: unknown) => this.d.log.error({ err, callId }, 'call could not be finished; recovery will'));
@@ -237,8 +207,7 @@ export class Dialer {
     waitedForLines: boolean,
   ): Promise<Call | null> {
     const claim = await this.d.claims.claim(scope, q.contactId, q.dialId);
-    // Leads allows a dial id once: a try that is allowed is the first to get this far, so no
-    // earlier try wrote its row (rows are written only after a claim). Only a repeat reads it.
+    // Leads allows a dial id once and rows follow a claim: only a repeat can find a row.
     let call = claim.allowed ? null : await this.d.calls.byId(callId);
     if (!claim.allowed && !(claim.refusal === 'already_claimed' && (!call || call.status === 'queued'))) {
       // Refused (leads moved the contact on), or claimed and carried by an earlier try.
@@ -249,9 +218,8 @@ export class Dialer {
       return null;
     }
     if (!call) {
-      // No row yet: the first try, or an earlier one that died before writing it (`already_claimed`).
-      // The hold first (idempotent by call id), then the row written ringing: its insert admits one
-      // try only, and one write stands for queued and ringing (decision 0145).
+      // No row yet (or a try died before writing it): the hold, then the row written ringing, whose insert
+      // admits one try only (decision 0145).
       const fresh: Call = {
         id: callId,
         tenantId: q.tenantId,
@@ -296,10 +264,7 @@ export class Dialer {
     return this.rang(scope, q, ringing, waitedForLines, false);
   }
 
-  /**
-   * Writes the row; true when this try's insert wrote it. An insert answered with an error may
-   * have been applied: the row is then this try's if it is the one it wrote (its own start time).
-   */
+  /** True when this try wrote the row; an insert that errored may have applied (then the row has our start time). */
   private async createOwn(scope: TenantScope, fresh: Call): Promise<boolean> {
     try {
       return await this.d.calls.create(scope, fresh);
@@ -311,13 +276,8 @@ export class Dialer {
   }
 
   /**
-   * The row says ringing: the last steps before the carrier is asked, none of which may leave it
-   * ringing without a carrier (recovery would finish it as if it had rung). First the check that the
-   * contact was not cancelled or erased since the claim: telephony drops a contact's dials when it
-   * hears of either, then erases its rows, so a dial still queued now (after the row was written)
-   * means any erasure after this reads the row. Then the announcements (`fresh`: `call.started` too,
-   * with the row as it reads, ringing, as an inbound call's) and the dial's removal, each only
-   * logged if it fails.
+   * Last steps before the carrier; none may leave the row ringing without one (recovery would take it as rung).
+   * Dials are dropped before rows are erased, so a dial still held now means any later erasure reads this row.
    */
   private async rang(
     scope: TenantScope,
@@ -326,7 +286,7 @@ export class Dialer {
     waitedForLines: boolean,
     fresh: boolean,
   ): Promise<Call | null> {
-    // A lead's first attempt rings once: leads allows one dial id per attempt, and counts the attempt when it allows it.
+    // A lead's first attempt rings once: leads allows one dial id per attempt and counts it when allowed.
     this.firstAttemptDecided(q, waitedForLines);
     if (!(await this.stillHeld(scope, q.dialId))) {
       // Gone: its contact forgotten since the claim, or another try dropped it on finding this row.
@@ -359,11 +319,7 @@ export class Dialer {
     return this.d.spill.has(scope, dialId).catch(() => true);
   }
 
-  /**
-   * No credit for the call's hold: the call ends failed, so the tenant reads why, and the dial is
-   * done. `written`: the row exists (queued); else it is written queued first, unless another try
-   * wrote one meanwhile (that try carries it, and counts it).
-   */
+  /** No credit: the call ends failed so the tenant reads why; unless `written`, its row is first written queued. */
   private async refuseForCredit(
     scope: TenantScope,
     q: QueuedDial,
@@ -385,12 +341,7 @@ export class Dialer {
     return null;
   }
 
-  /**
-   * A lead's first attempt is decided: it rings, or it ends for the tenant's reasons (the contact
-   * moved on, no credit). The delay since the lead could be dialled is the lead-to-dial SLO's;
-   * `waitedForLines`: an earlier pass found every line of the tenant's package busy after the lead
-   * could be dialled (the SLO does not count such a lead late).
-   */
+  /** Records a lead's first-attempt delay for its SLO; `waitedForLines` (all lines busy) is not counted late. */
   private firstAttemptDecided(q: QueuedDial, waitedForLines: boolean): void {
     if (q.attempt !== 1 || !q.requestedAt) return;
     this.d.metrics?.dialDelay?.record(Math.max(0, this.d.now().getTime() - q.requestedAt.getTime()) / 1000, {
@@ -399,8 +350,7 @@ export class Dialer {
   }
 
   private async drop(scope: TenantScope, q: QueuedDial, callId: string, call: Call | null): Promise<void> {
-    // A row an earlier try wrote is ended, so the feed never shows a call queued for ever (and
-    // billing releases any hold that try placed).
+    // An earlier try's queued row is ended, so the feed never shows it queued for ever (and its hold is released).
     if (call?.status === 'queued')
       await this.d.runner.finish(
         call,

@@ -1,16 +1,11 @@
-/*
- * What the dialer remembers between dispatch passes besides the dials it holds: when each tenant's
- * lines were last full, and whether a dial held or a line freed calls for a pass.
- */
+// What the dialer remembers between passes: when tenants' lines were last full, and whether a pass is called for.
 
 /** How long a tenant's full lines are remembered once its queue is empty (for its last dials still being placed). */
 const LINES_FULL_MEMORY_MS = 10 * 60_000;
 
 /**
- * When each tenant last had due dials and every line of its concurrency package busy. A lead that
- * waited for the tenant's own lines is not late by the platform's doing: the lead-to-dial SLO
- * leaves those out (`waited_for_lines`). Kept `LINES_FULL_MEMORY_MS` after the tenant's queue
- * empties, for the dials it took last that are still being placed.
+ * When each tenant last had due dials and every line busy: the lead-to-dial SLO leaves out leads that waited for
+ * their tenant's own lines (`waited_for_lines`).
  */
 export class LinesFull {
   private readonly at = new Map<string, number>();
@@ -31,10 +26,8 @@ export class LinesFull {
 }
 
 /**
- * Whether a dial queued or a line freed calls for a pass. Invariants: `saturated` holds only the
- * tenants the last pass left with dials waiting and every line taken, so a dial queued for one of
- * them calls for no pass (a freed line does); while a pass runs, or after one that may have left
- * dials waiting, a freed line calls for one (`waitingForLines`).
+ * Whether a queued dial or a freed line calls for a pass. `saturated`: tenants the last pass left with dials and no
+ * free line (a dial queued for one calls for no pass); a freed line does while a pass runs or may have left dials.
  */
 export class PassSignals {
   private passing = false;

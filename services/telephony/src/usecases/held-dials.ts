@@ -13,11 +13,8 @@ interface Held {
 }
 
 /**
- * The dial requests this replica consumed and has not yet placed or dropped, in memory (decision
- * 0147). They are not written anywhere: the request's offset stays uncommitted until the dial is
- * released, so a replica that dies leaves them to its partitions' next owner, which reads them
- * again. Per tenant, in the order they came (a Map keeps it), which is the order they fall due
- * but for the few postponed.
+ * Dial requests this replica consumed and has not placed or dropped, in memory only (decision 0147): offsets stay
+ * uncommitted until release, so a dead replica's dials are read again by the next owner. Per tenant, in arrival order.
  */
 export class HeldDials {
   private readonly byTenant = new Map<string, Map<string, Held>>();
@@ -30,10 +27,7 @@ export class HeldDials {
     return this.count;
   }
 
-  /**
-   * Holds a dial; false when it is held already (a redelivery: its release waits for the dial too).
-   * `release` is called once the dial is placed, dropped or forgotten.
-   */
+  /** Holds a dial until placed, dropped or forgotten (`release` then); false when held already (a redelivery). */
   add(d: QueuedDial, release: Release, source?: Held['source'], nowMs = Date.now()): boolean {
     let dials = this.byTenant.get(d.tenantId);
     if (!dials) {
@@ -90,10 +84,7 @@ export class HeldDials {
       }
   }
 
-  /**
-   * Dials held by their request's offset since before `beforeMs` (a backlog's), at most `limit`. A
-   * tenant's dials are held in the order they came, so each tenant's walk stops at its first younger one.
-   */
+  /** Up to `limit` dials held by their offset since before `beforeMs`; each tenant's walk stops at a younger one. */
   heldSince(beforeMs: number, limit: number): QueuedDial[] {
     const out: QueuedDial[] = [];
     for (const dials of this.byTenant.values())
@@ -126,10 +117,7 @@ export class HeldDials {
     return ids.length;
   }
 
-  /**
-   * Lets go of the dials whose requests came from partitions this replica no longer owns, without
-   * releasing them: their next owner reads them again from the uncommitted offsets.
-   */
+  /** Lets go, unreleased, of dials from partitions no longer owned: their next owner reads the offsets again. */
   revoke(topic: string, partitions: readonly number[]): number {
     let dropped = 0;
     for (const [tenantId, dials] of this.byTenant)

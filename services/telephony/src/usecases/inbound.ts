@@ -8,10 +8,7 @@ import type { CallRunner } from './call-runner';
 import type { AnsweringAgents } from './ports';
 import { E164 } from './numbers';
 
-/**
- * Inbound calls: delivered to the number's active agent, or to the platform's default answering
- * when it has none (`agentId` null); recorded in the same feed and billed at the inbound rate.
- */
+/** Inbound calls: answered by the number's agent or the default answering; same feed, billed at the inbound rate. */
 export class Inbound {
   constructor(
     private readonly d: {

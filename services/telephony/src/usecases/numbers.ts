@@ -44,11 +44,7 @@ export class Numbers {
     return this.d.numbers.available(countryIso, contains, Math.min(Math.max(limit || 50, 1), 100));
   }
 
-  /**
-   * Buys a pool number: the sale is claimed first (one tenant wins, however many buy at once),
-   * then billing debits its monthly credits (reference `number:<number>`, so a retry charges once).
-   * A refused debit gives the claim up; a sandbox key changes nothing.
-   */
+  /** Buys a pool number: the sale is claimed (one tenant wins), then debited by reference, so a retry charges once. */
   async purchase(scope: TenantScope, phoneNumber: string): Promise<Purchase> {
     if (!E164.test(phoneNumber))
       throw validationError('invalid number', [
@@ -64,8 +60,7 @@ export class Numbers {
     if (claim === 'taken') throw telephonyReasons.error('number_already_owned', `${phoneNumber} is already owned`);
     let charged = { creditsCharged: 0, balanceAfter: 0 };
     if (offered.monthlyCredits > 0) {
-      // A failure here leaves the outcome unknown (billing down or slow): the claim stays this
-      // tenant's, and a retry resumes it, charged once by the reference.
+      // A failure leaves the outcome unknown: the claim stays this tenant's and a retry resumes it, charged once.
       const debit = await this.d.wallet.debitNumber(
         scope,
         `number:${phoneNumber}`,

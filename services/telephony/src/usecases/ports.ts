@@ -13,11 +13,7 @@ export interface Wallet {
     maxCallSeconds: number,
     expiresAt: Date,
   ): Promise<'placed' | 'insufficient'>;
-  /**
-   * Settles an ended call with billing (calls ending together go in one request): its charge as
-   * billing decided it. Idempotent by call id (a repeat answers the charge that stands); throws
-   * when billing cannot answer.
-   */
+  /** Settles an ended call (batched); idempotent by call id; throws when billing cannot answer. */
   settle(scope: TenantScope, call: Call): Promise<CallCharge>;
   /** A number purchase: idempotent by reference; `insufficient` when the wallet cannot cover it. */
   debitNumber(
@@ -56,9 +52,9 @@ export interface AnsweringAgents {
   ): Promise<AgentConversation>;
 }
 
-/** What telephony announces of a call (the `telephony.call.v1` stream, through the outbox); each once per call, a repeat stores nothing new. */
+/** What telephony announces of a call (`telephony.call.v1`, through the outbox); a repeat stores nothing new. */
 export interface CallEvents {
-  /** A change a tenant may follow live (`GET /calls/stream`), with the call as it is after it; once per call and change. */
+  /** A change a tenant may follow live (`GET /calls/stream`), with the call after it; once per call and change. */
   changed(call: Call, change: CallChangeKind, at: Date): Promise<void>;
   started(call: Call, at: Date): Promise<void>;
   /** The call's end, with its charge when billing settled it then. */

@@ -24,11 +24,7 @@ export interface RecordingKeeperDeps {
 /** What a call that ended with a recording keeps: where it is, or when storing it is tried again. */
 export type StoredOrDue = { recording: RecordingRef } | { recordingDueAt: Date };
 
-/**
- * A call's recording from the carrier into object storage, and its life there: stored as the call
- * ends, or again while the store was away (the call says `hasRecording: false` until the object
- * exists, never pointing at nothing); removed when its retention period ends.
- */
+/** Recordings from the carrier into object storage (retried while it is away), removed when retention ends. */
 export class RecordingKeeper {
   constructor(private readonly d: RecordingKeeperDeps) {}
 

@@ -67,8 +67,7 @@ export function backgroundWorkers({
       log,
       pass: async () => ((await keeper.storeDue(RECORDING_BATCH)) === RECORDING_BATCH ? 'more' : 'done'),
     }),
-    // A retention period, when one is set: recordings removed once it ends (object storage's own
-    // lifecycle rules are not assumed; this works on any S3).
+    // Retention, when set: recordings removed as it ends (object storage lifecycle rules are not assumed: any S3).
     ...(cfg.RECORDING_RETENTION_DAYS === undefined
       ? []
       : [

@@ -6,10 +6,8 @@ import type { HeldDials } from '../usecases/held-dials';
 const FROM_QUEUE = 500;
 
 /**
- * Holds, on the lease holder, the dials waiting in `dial_queue` (decision 0147): a backlog's, which
- * any replica writes there once they waited long, and any a replica of a release before 0147
- * queued. Each is held like a consumed request, its document deleted once it is placed or dropped;
- * a dial held already is left alone. Per tenant, up to `FROM_QUEUE` at a time, due ones oldest first.
+ * On the lease holder, holds the dials in `dial_queue` (decision 0147: spilled, or queued by releases before 0147)
+ * like consumed requests, each document deleted once placed or dropped; up to `FROM_QUEUE` per tenant.
  */
 export async function takeOverQueued(store: DialQueueStore, held: HeldDials, wake: () => void): Promise<number> {
   let taken = 0;

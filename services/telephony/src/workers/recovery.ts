@@ -10,20 +10,14 @@ const GRACE_MS = 30_000;
 /** A line or queued call row this old with nothing behind it was left by a crash. */
 const STALE_MS = 120_000;
 /**
- * A call row still `queued` this long, whose dial this replica (the dispatcher) is not setting up,
- * was left by a replica that died or lost the lease while setting it up: longer than a claim and a
- * hold take with their deadlines, so a live try is never overtaken (and if one were, queued → ringing
- * happens once).
+ * A row `queued` this long and not being set up here was left by a replica that died or lost the lease: longer
+ * than a claim and a hold take, so a live try is never overtaken (and queued → ringing happens once anyway).
  */
 const QUEUED_STALE_MS = 15_000;
 
 /**
- * Finishes what a crashed replica was carrying, from the lines in use (only calls in progress
- * hold one, so the poll stays small): a call past its due end is ended as the carrier reports it
- * (the simulator's result is a function of the call), a call that never rang is ended `failed`,
- * a call left queued whose dial still waits is given back to the dispatcher (its line
- * freed), and a line whose call ended or never existed is freed. One replica runs the passes (a worker
- * on the dispatcher's lease).
+ * Finishes what a crashed replica was carrying, from the lines in use: calls past their due end are ended as the
+ * carrier reports, unrung ones failed, queued ones whose dial still waits handed back, orphan lines freed.
  */
 export class Recovery {
   constructor(
@@ -61,9 +55,8 @@ export class Recovery {
           (call.dialId && this.d.isDispatching(call.dialId))
         )
           continue;
-        // Its dial still waits: the line is freed and the dispatcher takes the dial again, with
-        // the same call row (its id follows from the dial's), which goes on to ring. Failing it
-        // would leave the lead uncalled.
+        // Its dial still waits: the line is freed and the dispatcher dials again with the same row
+        // (failing it would leave the lead uncalled).
         if (call.dialId && (await this.d.waiting(scope, call.dialId))) {
           this.d.log.info({ callId: call.id }, 'dialling again a call its replica left queued');
           await this.d.lines.free(scope, line.callId);

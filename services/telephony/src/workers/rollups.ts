@@ -3,10 +3,7 @@ import { PART_MS, rollUp, sumRollups, type Rollup } from '../domain/rollup';
 import type { CallStore } from '../store/call-store';
 import type { RollupStore } from '../store/rollup-store';
 
-/**
- * Recomputes the buckets whose calls changed (one replica runs the passes: a worker on a lease):
- * the parts (minutes) named by their marks, each from its own calls, then the bucket as their sum.
- */
+/** Recomputes marked buckets: each marked minute from its own calls, then the bucket as their sum. */
 export class RollupRecompute {
   constructor(private readonly d: { rollups: RollupStore; calls: CallStore }) {}
 

@@ -9,10 +9,8 @@ export interface AttemptRecord {
 }
 
 /**
- * One message to one endpoint, in one document (decision 0138): written once its first attempt is
- * done, with the message's bytes (the same on every attempt and after a recovery) and its attempts.
- * A pending delivery's document is its retry schedule: `nextAttemptAt` is when any replica may
- * take it next (for one a replica holds in memory, the end of that hold).
+ * One message to one endpoint, in one document with its bytes and attempts (decision 0138). While pending,
+ * `nextAttemptAt` is when any replica may take it next (the end of a replica's hold, if one holds it).
  */
 export interface Delivery {
   _id: string;
@@ -20,7 +18,7 @@ export interface Delivery {
   endpointId: string;
   messageId: string;
   type: string;
-  /** The message's body (absent on deliveries stored before 1.3, whose bodies are in `messages`). */
+  /** Absent before 1.3, whose bodies are in `messages`. */
   body?: string;
   status: DeliveryStatus;
   /** Attempts made, ever. */

@@ -13,10 +13,8 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const isEventType = (t: string): t is WebhookEventType => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t);
 
 /**
- * One thing that happened, as tenants receive it. Built from the platform event that announced it,
- * deterministically: the same platform event always gives the same id and the same body (a
- * redelivery from Kafka, a second endpoint, a recovery), so receivers can de-duplicate by
- * `webhook-id`.
+ * One thing that happened, as tenants receive it. The same platform event always gives the same id and body
+ * (a Kafka redelivery, a second endpoint, a recovery), so receivers can de-duplicate by `webhook-id`.
  */
 export interface WebhookMessage {
   /** `msg_…`, derived from the platform event id. */
@@ -42,10 +40,7 @@ export function webhookMessage(
   };
 }
 
-/**
- * When the message's event happened: the body's `timestamp`, read from where `webhookMessage`
- * writes it (right after the type) without parsing the body; undefined if it is not there.
- */
+/** The body's `timestamp`, found where `webhookMessage` writes it, without parsing the body. */
 export function occurredAtOf(body: string): Date | undefined {
   const key = '"timestamp":"';
   const from = body.indexOf(key);

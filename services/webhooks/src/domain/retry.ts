@@ -1,9 +1,6 @@
 /**
- * When to try a delivery again. The schedule is the delay before each attempt (the first is
- * normally immediate), like Svix's: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. A 2xx
- * ends it; 410 Gone disables the endpoint; everything else (network errors, timeouts, 3xx, 429,
- * 4xx, 5xx) is retried until the schedule runs out. `Retry-After` (on 429 and 503) can push an
- * attempt later than the schedule, never sooner, and never past the schedule's longest step.
+ * Retries, scheduled like Svix's. 2xx ends; 410 disables the endpoint; anything else is retried until the
+ * schedule runs out. `Retry-After` (429, 503) can delay an attempt, never sooner, never past the longest step.
  */
 
 const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -31,7 +28,6 @@ export type AttemptOutcome =
   | { kind: 'gone'; statusCode: 410 }
   | { kind: 'failed'; statusCode?: number; error?: string; retryAfterMs?: number };
 
-/** What an answer (or its absence) means for the delivery. */
 export function outcomeOf(
   answer: { statusCode: number; retryAfter?: string } | { error: string },
   now: Date,
@@ -44,10 +40,7 @@ export function outcomeOf(
   return { kind: 'failed', statusCode, ...(retryAfterMs !== undefined && { retryAfterMs }) };
 }
 
-/**
- * When the attempt after `step` (the number of attempts made in this round) is due, or null when
- * the schedule is spent and the delivery has failed for good.
- */
+/** When the attempt after `step` attempts is due; null once the schedule is spent. */
 export function nextAttemptAt(
   schedule: readonly number[],
   step: number,

@@ -1,7 +1,7 @@
 import { voiceapi } from '@voiceapi/proto';
 import { webhookMessage, type WebhookMessage } from '../domain/messages';
 
-/** An envelope of billing's that carries call outcomes or credit usage (`billing.call.v1`, `billing.usage.v1`). */
+/** `billing.call.v1` or `billing.usage.v1`. */
 type BillingEvent = Pick<
   voiceapi.events.v1.BillingCallEvent | voiceapi.events.v1.BillingUsageEvent,
   'occurTime' | 'event'
@@ -10,11 +10,7 @@ type LeadsEvent = voiceapi.events.v1.LeadsContactEvent;
 type AgentsEvent = voiceapi.events.v1.AgentsEvent;
 const { CallDirection } = voiceapi.events.v1;
 
-/**
- * Platform events → what tenants receive. `data` carries the ids a tenant can look up through the
- * API and `sandbox` (true when a sandbox key caused it). Pure: the same event always gives the same
- * message, which is what makes a redelivered event the same webhook.
- */
+/** Platform events → what tenants receive. Pure, so a redelivered event is the same webhook. */
 export function fromBilling(event: BillingEvent, eventId: string): WebhookMessage | null {
   const at = event.occurTime ?? new Date(0);
   if (event.event?.$case === 'callBilled') {
@@ -69,10 +65,8 @@ export function fromBilling(event: BillingEvent, eventId: string): WebhookMessag
 }
 
 /**
- * A call's end (or its late settlement) with its charge → `call.*.billed` and, for a charge with
- * a ledger row, the row's `credits.usage`: built as billing's own events of them would be, with
- * their ids (`billed:<call>`, `usage:<tenant>:<seq>`), so a call announced both ways (billing of
- * release 1.1 still announces them) is one message each.
+ * A call's end with its charge → `call.*.billed` and `credits.usage`, under billing's own ids, so a call
+ * billing 1.1 still announces too is one message each.
  */
 export function fromTelephony(
   event: Pick<voiceapi.events.v1.TelephonyCallEvent, 'occurTime' | 'event'>,
@@ -110,7 +104,7 @@ export function fromTelephony(
           ...(ended.endTime && { endTime: ended.endTime }),
           durationSeconds: ended.durationSeconds,
           ...facts,
-          // Billing names the number only of an outbound call (an inbound caller's number is theirs).
+          // Only an outbound call's number: an inbound caller's number is theirs.
           ...(direction === CallDirection.CALL_DIRECTION_OUTBOUND &&
             ended.fromNumber !== undefined && { fromNumber: ended.fromNumber }),
         },

@@ -2,7 +2,7 @@ import { Coalescer, modelOf, stringIds, TenantCollection, type QueryShape } from
 import { Schema, type Connection } from 'mongoose';
 import { MAX_ATTEMPT_LOG, type AttemptRecord, type Delivery, type DeliveryStatus } from '../domain/delivery';
 
-/** A delivery as stored (its `_id` is the public id). */
+/** Its `_id` is the public id. */
 export type DeliveryDoc = Delivery;
 
 const attemptSchema = new Schema<AttemptRecord>(
@@ -71,25 +71,21 @@ export const deliveryQueryShapes: QueryShape[] = [
   },
 ];
 
-/** Why an endpoint's deliveries are read across tenants: the endpoint is found first, and its deliveries are its tenant's. */
 const ENDPOINT_OWNS = "an endpoint is found first; its deliveries are read by endpoint id, and are its tenant's";
-/** The dispatcher acts on deliveries of every tenant, each under its own tenant id. */
 const DISPATCH = 'the dispatcher sends and records deliveries of every tenant, each by its id and under its tenant';
 
-/** A change to a pending delivery: what an attempt (or a hold) makes of it. */
 export interface DeliveryChange {
   set: Partial<DeliveryDoc>;
   unset?: (keyof DeliveryDoc)[];
 }
 
-/** The attempt log after one more attempt: the latest `MAX_ATTEMPT_LOG`. */
+/** Keeps the latest `MAX_ATTEMPT_LOG`. */
 export const withAttempt = (log: readonly AttemptRecord[] | undefined, record: AttemptRecord): AttemptRecord[] =>
   [...(log ?? []), record].slice(-MAX_ATTEMPT_LOG);
 
 /**
- * Deliveries, one document each (decision 0138). The documents of deliveries whose first
- * attempts end together are inserted in one write; later changes are conditional on the hold
- * (`nextAttemptAt`) the writer holds, so of two replicas acting on one delivery only one records.
+ * One document per delivery (decision 0138). Changes are conditional on the writer's hold (`nextAttemptAt`),
+ * so of two replicas acting on one delivery only one records.
  */
 export class DeliveryStore {
   private readonly deliveries: TenantCollection<DeliveryDoc, string>;
@@ -114,10 +110,7 @@ export class DeliveryStore {
     return this.inserts.run(doc);
   }
 
-  /**
-   * Applies a change to a pending delivery, only while `heldUntil` is its `nextAttemptAt` (the
-   * hold its writer took): false when another replica took it meanwhile, or it ended.
-   */
+  /** Applies only while `heldUntil` is its `nextAttemptAt`: false when another replica took it, or it ended. */
   async change(delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>, heldUntil: Date, c: DeliveryChange): Promise<boolean> {
     const unset = c.unset ?? [];
     const updated = await this.deliveries
@@ -135,17 +128,13 @@ export class DeliveryStore {
     return this.change(delivery, seenAt, { set: { nextAttemptAt: until } });
   }
 
-  /** The endpoints with pending deliveries due now. */
   dueEndpoints(now: Date): Promise<string[]> {
     return this.deliveries
       .crossTenant('the sweep reads the pending deliveries of every tenant by when they are due')
       .distinct('endpointId', { status: 'pending', nextAttemptAt: { $lte: now } });
   }
 
-  /**
-   * When the earliest pending delivery falls due (or fell due), if any: an idle sweep's one read
-   * (the busiest idle process's store operations, docs/performance.md "An idle system").
-   */
+  /** An idle sweep's one read (docs/performance.md "An idle system"). */
   async earliestDueAt(): Promise<Date | undefined> {
     const [next] = await this.deliveries
       .crossTenant('the sweep reads the pending deliveries of every tenant by when they are due')
@@ -153,7 +142,6 @@ export class DeliveryStore {
     return next?.nextAttemptAt;
   }
 
-  /** When the next pending delivery falls due after `now`, if any. */
   async nextDueAt(now: Date): Promise<Date | undefined> {
     const [next] = await this.deliveries
       .crossTenant('the sweep reads the pending deliveries of every tenant by when they are due')
@@ -161,20 +149,19 @@ export class DeliveryStore {
     return next?.nextAttemptAt;
   }
 
-  /** An endpoint's pending deliveries due now, the earliest first (at most `limit`). */
   due(endpointId: string, now: Date, limit: number): Promise<DeliveryDoc[]> {
     return this.deliveries
       .crossTenant(ENDPOINT_OWNS)
       .find({ endpointId, status: 'pending', nextAttemptAt: { $lte: now } }, { sort: { nextAttemptAt: 1 }, limit });
   }
 
-  /** Of these ids, those stored already (a message fanned out again); many asked together are read at once. */
+  /** Of these ids, those stored already (a message fanned out again); concurrent asks share one read. */
   async stored(ids: readonly string[]): Promise<Set<string>> {
     const found = await Promise.all(ids.map((id) => this.lookups.run(id)));
     return new Set(ids.filter((_, i) => found[i]));
   }
 
-  /** Makes pending deliveries due at the times given (a resume: each at its creation, oldest first). */
+  /** A resume: each due at its creation, so they go out oldest first. */
   async dueAt(items: readonly { delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>; at: Date }[]): Promise<void> {
     await this.deliveries.crossTenant(ENDPOINT_OWNS).updateManyById(
       items.map(({ delivery, at }) => ({
@@ -186,7 +173,7 @@ export class DeliveryStore {
     );
   }
 
-  /** Starts a delivery's schedule again, due now (a recovery; a pending one too). */
+  /** A recovery: the schedule starts again, due now (pending ones too). */
   async restart(delivery: Pick<DeliveryDoc, '_id' | 'tenantId'>, now: Date): Promise<void> {
     await this.deliveries
       .crossTenant(ENDPOINT_OWNS)
@@ -207,7 +194,6 @@ export class DeliveryStore {
     return this.deliveries.crossTenant('the operator reads a delivery by its id').findById(id);
   }
 
-  /** A delivery's attempts, oldest first (the latest `MAX_ATTEMPT_LOG`). */
   async attempts(id: string): Promise<AttemptRecord[]> {
     return (await this.get(id))?.attemptLog ?? [];
   }
@@ -218,14 +204,12 @@ export class DeliveryStore {
       .find({ endpointId, ...(status && { status }) }, { sort: { createdAt: -1 }, limit });
   }
 
-  /** Deliveries of the window that did not succeed (pending ones included). */
   notSucceeded(endpointId: string, since: Date, until: Date): Promise<DeliveryDoc[]> {
     return this.deliveries
       .crossTenant(ENDPOINT_OWNS)
       .find({ endpointId, createdAt: { $gte: since, $lt: until }, status: { $ne: 'succeeded' } }, {});
   }
 
-  /** An endpoint's pending deliveries, newest first, a page at a time. */
   async *pending(endpointId: string, pageSize = 1_000): AsyncGenerator<DeliveryDoc[]> {
     let before: Date | undefined;
     let boundary = new Set<string>();
@@ -240,7 +224,7 @@ export class DeliveryStore {
       if (fresh.length === 0) return;
       yield fresh;
       before = page.at(-1)!.createdAt;
-      // Deliveries of the same instant as the page's last are read again: skip the ones seen.
+      // The page's last instant is read again: skip the ones seen.
       boundary = new Set(page.filter((d) => d.createdAt.getTime() === before!.getTime()).map((d) => d._id));
     }
   }

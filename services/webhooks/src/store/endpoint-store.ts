@@ -3,14 +3,14 @@ import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
 
-/** A signing secret, sealed (the kit's SecretBox); a rotated-out one signs beside the new one until `retiresAt`. */
+/** Sealed by the kit's SecretBox; a rotated-out one signs beside the new one until `retiresAt`. */
 export interface SealedSecret {
   sealed: string;
   createdAt: Date;
   retiresAt?: Date;
 }
 
-/** `paused` by the operator (deliveries wait), `disabled` by failures, `deleted` by the operator (kept for its delivery log). */
+/** `paused`: deliveries wait; `disabled`: by failures; `deleted`: kept for its delivery log. */
 export type EndpointStatus = 'enabled' | 'paused' | 'disabled' | 'deleted';
 export type DisabledReason = 'gone' | 'failing';
 
@@ -24,7 +24,7 @@ export interface EndpointDoc {
   disabledReason?: DisabledReason;
   /** Newest first. */
   secrets: SealedSecret[];
-  /** The first failure since the last success; unset while the endpoint succeeds. */
+  /** The first failure since the last success. */
   failingSince?: Date;
   deletedAt?: Date;
   createdAt: Date;
@@ -52,7 +52,6 @@ export const endpointSchema = new Schema<EndpointDoc>(
   },
   { collection: 'endpoints', versionKey: false },
 );
-// A tenant's endpoints: the operator's list and each event's fan-out.
 endpointSchema.index({ tenantId: 1, createdAt: 1 });
 
 export const endpointQueryShapes: QueryShape[] = [
@@ -61,18 +60,15 @@ export const endpointQueryShapes: QueryShape[] = [
 
 export const newEndpointId = (): string => `ep_${randomBytes(12).toString('base64url')}`;
 
-/** Endpoints: few per tenant, so a tenant's list is small even where it is scanned. */
+/** Few per tenant, so scanning a tenant's list is cheap. */
 export class EndpointStore {
   private readonly endpoints: TenantCollection<EndpointDoc, string>;
-  /**
-   * A tenant's endpoints, read on every event's fan-out: kept `cacheTtlMs` (another replica's
-   * change is seen within it), emptied at once by this process's own changes. No change stream.
-   */
+  /** Read on every fan-out; own changes clear it, other replicas' show within `cacheTtlMs` (no change stream). */
   private readonly cache: LRUCache<string, EndpointDoc[], TenantScope>;
 
   constructor(conn: Connection, opts: { cacheTtlMs: number }) {
     this.endpoints = new TenantCollection(modelOf(conn, 'Endpoint', endpointSchema), stringIds, endpointQueryShapes);
-    // A read under way when this process changes an endpoint is dropped, not kept (lru-cache aborts it on `clear`).
+    // lru-cache aborts a read under way on `clear`, so a change is never hidden by an older read.
     this.cache = new LRUCache({
       max: 10_000,
       ttl: opts.cacheTtlMs,
@@ -80,7 +76,6 @@ export class EndpointStore {
     });
   }
 
-  /** Every endpoint of every tenant, a page at a time (the key rotation's pass). */
   all(): AsyncGenerator<EndpointDoc[]> {
     return this.endpoints.crossTenant('the key rotation re-seals the secrets of every tenant').pages();
   }
@@ -91,12 +86,11 @@ export class EndpointStore {
     return inserted;
   }
 
-  /** The tenant's endpoints, oldest first (cached: every event's fan-out asks). */
+  /** Oldest first, cached. */
   async list(scope: TenantScope): Promise<EndpointDoc[]> {
     return (await this.cache.fetch(scope.tenantId, { context: scope })) ?? [];
   }
 
-  /** The operator acts on an endpoint by id, whatever its tenant; so does the dispatcher. */
   get(id: string): Promise<EndpointDoc | null> {
     return this.endpoints.crossTenant('the operator and the dispatcher act on an endpoint by its id').findById(id);
   }
@@ -111,7 +105,6 @@ export class EndpointStore {
     const updated = await this.endpoints
       .crossTenant('the operator and the dispatcher change an endpoint by its id')
       .updateById(id, update, where ? { where } : {});
-    // This process reads its own write at once; the other replicas within their cache's time.
     this.cache.clear();
     return updated;
   }

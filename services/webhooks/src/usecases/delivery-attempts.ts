@@ -10,9 +10,8 @@ import type { Sender } from './ports';
 
 export interface DeliveryAttemptsDeps {
   endpoints: EndpointStore;
-  /** The body of a delivery stored before 1.3 (kept then in `messages`). */
+  /** Before 1.3, bodies were kept in `messages`. */
   legacyBody: (messageId: string) => Promise<string | null>;
-  /** The secrets that sign for an endpoint now, newest first. */
   signingSecrets: (endpoint: EndpointDoc, now: Date) => string[];
   sender: Sender;
   log: Logger;
@@ -20,31 +19,23 @@ export interface DeliveryAttemptsDeps {
   /** Delay before each attempt, in ms. */
   schedule: readonly number[];
   timeoutMs: number;
-  /** An endpoint with no success for this long is disabled. */
   disableAfterMs: number;
 }
 
-/**
- * What comes of an attempt, as the delivery's new state: ended (succeeded, or failed for good),
- * tried again at `nextAttemptAt`, or left to wait (a paused endpoint, not due yet) with no attempt made.
- */
+/** `waiting`: no attempt was made (a paused endpoint, or not due yet). */
 export type AttemptResult =
   | { kind: 'ended'; change: DeliveryChange }
   | { kind: 'again'; change: DeliveryChange; nextAttemptAt: Date }
   | { kind: 'waiting'; nextAttemptAt: Date };
 
-/** How long an endpoint read is used: a pause or deletion waits this long before it answers. */
+/** How long an endpoint read is cached: a pause or deletion waits this long to answer. */
 export const ENDPOINT_CACHE_MS = 1_000;
-/** A delivery to a paused endpoint is looked at again after this (a resume does not wait for it). */
+/** A paused endpoint's delivery is looked at again after this; a resume does not wait for it. */
 const PAUSED_RECHECK_MS = 10 * 60_000;
-/** Not sent before its time by more than this (a replica handing back its retries, a repeated fan-out). */
+/** Tolerance for early sends (a replica handing back its retries, a repeated fan-out). */
 const EARLY_MS = 50;
 
-/**
- * An endpoint's health as its attempts' metrics say it: `failing` when its previous attempt failed
- * (`failingSince` is set by a failure and cleared by a success), else `healthy` (its previous
- * attempt succeeded, or it has had none). Read from the endpoint as this process holds it.
- */
+/** For metrics: `failing` when its previous attempt failed (`failingSince` is set). */
 type EndpointHealth = 'healthy' | 'failing';
 const healthOf = (endpoint: EndpointDoc): EndpointHealth => (endpoint.failingSince ? 'failing' : 'healthy');
 
@@ -55,11 +46,8 @@ interface CachedEndpoint {
 }
 
 /**
- * The rules of one delivery attempt: only a pending delivery, not before its time, only to an
- * enabled endpoint (a paused one waits, a disabled or deleted one fails the delivery), signed per
- * Standard Webhooks with every current secret; the answer decides success, a retry on the
- * schedule (or as `Retry-After` says), or the end. An endpoint failing for `disableAfterMs` with
- * no success, or answering 410, is disabled. When and how many attempts run is the dispatcher's.
+ * The rules of one attempt, signed per Standard Webhooks with every current secret. An endpoint failing for
+ * `disableAfterMs`, or answering 410, is disabled. When and how many attempts run is the dispatcher's.
  */
 export class DeliveryAttempts {
   private readonly cache = new Map<string, CachedEndpoint>();
@@ -86,7 +74,7 @@ export class DeliveryAttempts {
 
   constructor(private readonly d: DeliveryAttemptsDeps) {}
 
-  /** One attempt of a pending delivery; records nothing of the delivery (its writer does), only the endpoint's health. */
+  /** Records only the endpoint's health; the delivery's writer records the rest. */
   async attempt(delivery: DeliveryDoc): Promise<AttemptResult> {
     const early = (delivery.nextAttemptAt?.getTime() ?? 0) - this.d.now().getTime();
     if (early > EARLY_MS) return { kind: 'waiting', nextAttemptAt: delivery.nextAttemptAt! };
@@ -97,7 +85,7 @@ export class DeliveryAttempts {
       const lastError = endpoint.doc?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted';
       return { kind: 'ended', change: this.ended('failed', { lastError }) };
     }
-    // It waits; a resume makes it due again at once. This later look covers a resume that raced it.
+    // A resume makes it due at once; this later look covers a resume that raced it.
     if (endpoint.doc.status === 'paused')
       return { kind: 'waiting', nextAttemptAt: new Date(this.d.now().getTime() + PAUSED_RECHECK_MS) };
     const body = delivery.body ?? (await this.d.legacyBody(delivery.messageId));
@@ -158,7 +146,6 @@ export class DeliveryAttempts {
     };
   }
 
-  /** The delivery ends: succeeded, or failed for good. */
   private ended(status: 'succeeded' | 'failed', fields: Partial<DeliveryDoc>): DeliveryChange {
     const unset: (keyof DeliveryDoc)[] = [
       'nextAttemptAt',
@@ -181,7 +168,7 @@ export class DeliveryAttempts {
     return read;
   }
 
-  /** The first failure after a success starts the clock; past the limit the endpoint is disabled. True when disabled. */
+  /** The first failure after a success starts the clock; true when it disabled the endpoint. */
   private async noteFailure(endpoint: EndpointDoc, now: Date): Promise<boolean> {
     if (!endpoint.failingSince) {
       endpoint.failingSince = now;

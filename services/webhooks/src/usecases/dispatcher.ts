@@ -1,30 +1,27 @@
-// Over 300 lines because the slots, the first attempts, the holds and the sweep share one in-memory state of what this replica holds; split, its invariants would be spread over files.
+// Over 300 lines because slots, first attempts, holds and sweep share one in-memory state: split, invariants scatter.
 import { Worker, type Logger } from '@voiceapi/kit';
 import { performance } from 'node:perf_hooks';
 import type { DeliveryDoc, DeliveryStore } from '../store/delivery-store';
 import type { AttemptResult } from './delivery-attempts';
 
 export interface DispatcherDeps {
-  /** One attempt of a delivery (the rules: `DeliveryAttempts`). */
   attempt: (delivery: DeliveryDoc) => Promise<AttemptResult>;
   deliveries: DeliveryStore;
   log: Logger;
   now: () => Date;
   /** Attempts in flight to one endpoint: a slow endpoint holds this many, and no more. */
   perEndpoint: number;
-  /** Attempts in flight in all. */
   maxInFlight: number;
-  /** How long a fan-out waits for a first attempt before it stores the delivery pending, held by this replica. */
+  /** How long a fan-out waits for a first attempt before storing the delivery pending, held here. */
   firstWaitMs: number;
-  /** How long a replica holds a delivery it stored or took: past it, any replica may take it. */
+  /** Past this, any replica may take a delivery this one stored or took. */
   holdMs: number;
-  /** The longest an attempt takes (the sender's timeout): an attempt starts only with this much hold left. */
+  /** The sender's timeout: an attempt starts only with this much hold left. */
   attemptTimeoutMs: number;
-  /** Every replica looks this often for pending deliveries come due (besides the times it knows of). */
   sweepIntervalMs: number;
 }
 
-/** An attempt starts only with at least this much of its hold left (its timeout and a margin): else the hold is renewed. */
+/** Hold left beyond the attempt timeout for an attempt to start; else the hold is renewed. */
 const HOLD_MARGIN_MS = 5_000;
 /** The sweeper stops taking work while this replica holds this many deliveries. */
 const MAX_HELD = 50_000;
@@ -34,11 +31,9 @@ const MAX_WAITING_PER_ENDPOINT = 5_000;
 
 type FirstOutcome = AttemptResult | 'stopped';
 
-/** A delivery this replica holds in memory. */
 interface Held {
-  /** As read (or built, for a first attempt): `nextAttemptAt` is when it fell due. */
   delivery: DeliveryDoc;
-  /** Its `nextAttemptAt` in the store while this replica holds it; absent while a first attempt is not stored yet. */
+  /** Its stored `nextAttemptAt` while held; absent while a first attempt is not stored yet. */
   heldUntil?: Date;
   /** A first attempt: tells its fan-out the outcome, which the fan-out stores (unless its wait ran out). */
   tell?: (outcome: FirstOutcome) => void;
@@ -47,27 +42,18 @@ interface Held {
 }
 
 /**
- * Runs delivery attempts, each endpoint on its own: attempts to one endpoint never take more than
- * `perEndpoint` of the `maxInFlight` slots, and endpoints take turns, so a slow or dead endpoint
- * (15 s timeouts, a backlog of 10,000) delays only itself.
- *
- * A delivery is one document (decision 0138). A fan-out hands its first attempt here and waits
- * for it: done within `firstWaitMs`, the delivery is stored once, with its outcome; else it is
- * stored pending and held by this replica until `holdMs` from then, and its outcome changes it
- * later. A pending delivery's `nextAttemptAt` is its retry schedule: every replica's sweeper reads
- * what has come due and takes it (a write conditional on that time, so one replica wins), holding
- * it `holdMs`. Nothing else records who holds what: a replica that dies lets its holds lapse.
- * Delivery is at least once: a crash between sending and recording sends the same message again,
- * with the same `webhook-id` and body.
+ * Runs delivery attempts with `perEndpoint` slots per endpoint, endpoints taking turns, so a slow or dead endpoint
+ * delays only itself. A delivery is one document (decision 0138); its `nextAttemptAt` is both its retry time and
+ * this replica's hold, taken by a conditional write, so a dead replica's holds just lapse. At least once: a crash
+ * between sending and recording resends with the same `webhook-id` and body.
  */
 export class Dispatcher {
   private readonly waiting = new Map<string, Held[]>();
   private readonly active = new Map<string, number>();
   private readonly held = new Map<string, Held>();
   private readonly running = new Set<Promise<void>>();
-  /** Endpoints with deliveries due in the store that this replica has not taken (it takes them as slots free). */
+  /** Endpoints with due deliveries in the store not yet taken here (taken as slots free). */
   private readonly backlogged = new Set<string>();
-  /** Endpoints whose refill from the store is under way. */
   private readonly refilling = new Set<string>();
   /** Each endpoint's recent time per attempt, ms. */
   private readonly pace = new Map<string, number>();
@@ -90,10 +76,7 @@ export class Dispatcher {
     this.sweeper.start();
   }
 
-  /**
-   * Stops taking work and waits a moment for attempts in flight. First attempts not made are
-   * stored due now; deliveries held and not started are made due now: another replica takes them.
-   */
+  /** Waits a moment for attempts in flight; unstarted deliveries are made due now for another replica. */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.sweeper.stop();
@@ -105,30 +88,24 @@ export class Dispatcher {
       else
         await this.handBack(h).catch((err: unknown) => this.d.log.warn({ err }, 'a held delivery was not handed back'));
     }
-    // An attempt in flight gets a moment to finish; one that does not is sent again by whoever
-    // takes the delivery once its hold lapses (at least once, same id).
+    // An unfinished attempt is resent by whoever takes the delivery once its hold lapses.
     await Promise.race([
       Promise.allSettled([...this.running]),
       new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref()),
     ]);
   }
 
-  /**
-   * A fan-out's delivery: attempted here, and stored once it is durable, with its outcome if the
-   * attempt ends within `firstWaitMs`, else pending and held by this replica.
-   */
+  /** A fan-out's delivery: stored with its outcome if the attempt ends within `firstWaitMs`, else pending and held. */
   async first(delivery: DeliveryDoc): Promise<void> {
     if (this.stopped || this.held.has(delivery._id) || this.busy(delivery.endpointId)) {
-      // Its endpoint is slow or down: the delivery waits its turn in the store, due now, and a
-      // free slot of the endpoint's takes it (so a backlog holds neither memory nor a partition).
+      // Endpoint slow or down: wait in the store, due now, so a backlog holds neither memory nor a partition.
       await this.d.deliveries.insert({ ...delivery, nextAttemptAt: this.d.now() });
       this.backlogged.add(delivery.endpointId);
       return;
     }
     const h: Held = { delivery };
     const told = new Promise<FirstOutcome | 'late'>((resolve) => {
-      // Run out, the delivery is stored pending and held here, in the same turn: an attempt ending
-      // after this records its outcome as a change of that document.
+      // Stored pending in the same turn, so an attempt ending later records its outcome as a change.
       const wait = setTimeout(() => {
         delete h.tell;
         const heldUntil = new Date(this.d.now().getTime() + this.d.holdMs);
@@ -149,7 +126,6 @@ export class Dispatcher {
       if (!(await h.stored!)) this.forget(h);
       return;
     }
-    // Settled (or stopped) in time: stored once, with what came of it.
     await this.d.deliveries.insert(stored(delivery, outcome, this.d.now()));
   }
 
@@ -209,7 +185,6 @@ export class Dispatcher {
     this.running.add(run);
   }
 
-  /** One attempt and its record. */
   private async run(h: Held): Promise<void> {
     if (h.stored && !(await h.stored)) return;
     if (h.heldUntil && !(await this.holdLongEnough(h))) return;
@@ -229,7 +204,7 @@ export class Dispatcher {
     if (result.kind !== 'ended') this.sweeper.wakeIn(result.nextAttemptAt.getTime() - this.d.now().getTime());
   }
 
-  /** An attempt starts with its timeout's worth of hold left, renewing the hold if need be; false when it was lost. */
+  /** Renews the hold if less than a timeout's worth is left; false when it was lost. */
   private async holdLongEnough(h: Held): Promise<boolean> {
     const now = this.d.now().getTime();
     if (h.heldUntil!.getTime() - now >= this.d.attemptTimeoutMs + HOLD_MARGIN_MS) return true;
@@ -245,11 +220,7 @@ export class Dispatcher {
     if (h.heldUntil) await this.d.deliveries.change(h.delivery, h.heldUntil, { set: { nextAttemptAt: this.d.now() } });
   }
 
-  /**
-   * How many deliveries of an endpoint may wait here or be in flight: as many as its slots get
-   * through within a first attempt's wait at its recent pace (twice its slots at least), so one
-   * that waits starts well within its hold; beyond, the endpoint is busy and the rest wait in the store.
-   */
+  /** Room here: what its slots clear in `firstWaitMs` at its pace (at least twice); the rest wait in the store. */
   private room(endpointId: string): number {
     const paceMs = Math.max(1, this.pace.get(endpointId) ?? this.d.firstWaitMs);
     const allowed = Math.min(
@@ -263,17 +234,16 @@ export class Dispatcher {
     return this.room(endpointId) <= 0;
   }
 
-  /** An endpoint's recent time per attempt (a moving average). */
   private paced(endpointId: string, ms: number): void {
     const before = this.pace.get(endpointId);
     this.pace.set(endpointId, before === undefined ? ms : before + (ms - before) / 8);
   }
 
-  /** Every endpoint with deliveries due gets them taken, as far as its slots go; wakes itself for the next one due. */
+  /** Takes due deliveries as far as slots go; wakes itself for the next one due. */
   private async sweep(): Promise<void> {
     if (this.stopped) return;
     const now = this.d.now();
-    // Nothing due (an idle system, or only retries to come): one read, and a wake at the first.
+    // Idle or only future retries: one read, and a wake at the first.
     const earliest = await this.d.deliveries.earliestDueAt();
     if (!earliest) return;
     if (earliest > now) {
@@ -295,7 +265,7 @@ export class Dispatcher {
     );
   }
 
-  /** Takes an endpoint's due deliveries up to its free slots; one that another replica took first is skipped. */
+  /** Takes an endpoint's due deliveries up to its free room, skipping any another replica took first. */
   private async refillNow(endpointId: string): Promise<void> {
     if (this.refilling.has(endpointId)) return;
     this.refilling.add(endpointId);
@@ -324,7 +294,7 @@ export class Dispatcher {
   }
 }
 
-/** A first attempt's delivery as stored once it is settled: its outcome applied, or due now when it was not made. */
+/** A first attempt's delivery with its outcome applied, or due now when it was not made. */
 function stored(delivery: DeliveryDoc, outcome: FirstOutcome, now: Date): DeliveryDoc {
   if (outcome === 'stopped') return { ...delivery, nextAttemptAt: now };
   if (outcome.kind === 'waiting') return { ...delivery, nextAttemptAt: outcome.nextAttemptAt };

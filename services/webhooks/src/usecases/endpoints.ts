@@ -13,14 +13,10 @@ export interface EndpointDeps {
   wake: () => void;
   /** Seals signing secrets at rest; a secret is bound to its endpoint. */
   secrets: SecretBox;
-  /** The outbound client's check of an address's form (the address itself is checked at every delivery). */
+  /** Checks the address's form only; the address itself is checked at every delivery. */
   checkUrl: (url: string) => URL;
-  /** How long a rotated-out secret keeps signing beside the new one. */
   rotationOverlapMs: number;
-  /**
-   * How long a dispatcher may act on an endpoint as it read it (its cache): a pause or a deletion
-   * is answered after this, so no attempt starts after the answer on what it replaced.
-   */
+  /** A dispatcher's cache age: pauses and deletions answer after it, so no attempt follows the answer. */
   settleMs: number;
   now: () => Date;
 }
@@ -46,7 +42,7 @@ export interface EndpointView {
 
 const MAX_URL_LENGTH = 2048;
 
-/** The operator's side of webhooks: register, list, change, pause, delete, read deliveries, recover, rotate. */
+/** The operator's side of webhooks. */
 export class Endpoints {
   constructor(private readonly d: EndpointDeps) {}
 
@@ -76,20 +72,13 @@ export class Endpoints {
     return (await this.d.endpoints.list(scope)).filter((e) => e.status !== 'deleted').map(view);
   }
 
-  /**
-   * The event types the fan-out would hand some endpoint of the tenant (as `FanOut.publish` picks
-   * its targets: every endpoint not deleted, paused and disabled ones included), from the cache.
-   */
+  /** Event types some endpoint would get, picked as `FanOut.publish` does (paused and disabled included). */
   async receivedTypes(scope: TenantScope): Promise<string[]> {
     const endpoints = (await this.d.endpoints.list(scope)).filter((e) => e.status !== 'deleted');
     return [...new Set(endpoints.flatMap((e) => subscribedTypes(e.events)))].sort();
   }
 
-  /**
-   * Changes the address or the events, pauses or resumes. Resuming (or enabling a disabled
-   * endpoint) sends what waited, oldest first: each pending delivery is due again at its creation
-   * time, and the sweeper hands due deliveries out in that order.
-   */
+  /** Changes the address or events, pauses or resumes; resuming sends what waited, oldest first. */
   async update(endpointId: string, change: EndpointChange): Promise<EndpointView> {
     const endpoint = await this.existing(endpointId);
     const now = this.d.now();
@@ -116,7 +105,6 @@ export class Endpoints {
     )
       await this.settle();
     if (resuming) {
-      // Each due at its creation: the sweeps hand them out oldest first.
       for await (const page of this.d.deliveries.pending(endpointId))
         await this.d.deliveries.dueAt(page.map((delivery) => ({ delivery, at: delivery.createdAt })));
       this.d.wake();
@@ -124,7 +112,7 @@ export class Endpoints {
     return view(updated);
   }
 
-  /** Deleted for deliveries at once (answered once no dispatcher can still act on it); its log stays readable. */
+  /** Stops deliveries (answered once no dispatcher can act on it); its log stays readable. */
   async remove(endpointId: string): Promise<void> {
     await this.existing(endpointId);
     const now = this.d.now();
@@ -151,10 +139,7 @@ export class Endpoints {
     );
   }
 
-  /**
-   * Sends again every delivery of the window that did not succeed, from the start of the schedule,
-   * and enables the endpoint if it was disabled (the operator asks for deliveries to it).
-   */
+  /** Restarts the window's unsucceeded deliveries, enabling a disabled endpoint (the operator asks for them). */
   async recover(endpointId: string, since: Date, until?: Date): Promise<number> {
     const endpoint = await this.existing(endpointId);
     const now = this.d.now();
@@ -168,7 +153,7 @@ export class Endpoints {
       ]);
     let queued = 0;
     for (const delivery of await this.d.deliveries.notSucceeded(endpointId, since, end)) {
-      // Pending ones too: the next attempt is now (a replica holding it may also try it: at least once, same id).
+      // Pending ones too; a replica holding one may also try it (at least once, same id).
       await this.d.deliveries.restart(delivery, now);
       queued++;
     }
@@ -176,13 +161,12 @@ export class Endpoints {
     return queued;
   }
 
-  /** A new secret signs from now on; the previous one keeps signing beside it for the overlap. */
   async rotate(endpointId: string): Promise<{ endpoint: EndpointView; secret: string }> {
     const endpoint = await this.existing(endpointId);
     const now = this.d.now();
     const secret = newSecret();
     const retiresAt = new Date(now.getTime() + this.d.rotationOverlapMs);
-    // The newest secret before this one stays for the overlap; older ones (already overlapping) go.
+    // Only the newest previous secret overlaps; older ones go.
     const previous = endpoint.secrets[0] && { ...endpoint.secrets[0], retiresAt };
     const secrets = [
       { sealed: this.d.secrets.seal(secret, endpointId), createdAt: now },
@@ -194,9 +178,8 @@ export class Endpoints {
   }
 
   /**
-   * The key rotation's pass (docs/operations.md): every signing secret not sealed by the current
-   * WEBHOOK_SECRETS_KEY is sealed again by it. An endpoint changed meanwhile (a rotation of its
-   * secret) is left for the next pass. `unreadable`: sealed by no key of the ring.
+   * Key rotation (docs/operations.md): reseals secrets with the current WEBHOOK_SECRETS_KEY; an endpoint changed
+   * meanwhile waits for the next pass. `unreadable`: sealed by no key of the ring.
    */
   async resealSecrets(): Promise<{ moved: number; unreadable: number }> {
     let moved = 0;
@@ -236,7 +219,7 @@ export class Endpoints {
     }
   }
 
-  /** The endpoint; a deleted one only within `deletedFor` of its deletion (its log), else not found. */
+  /** A deleted endpoint is found only within `deletedFor` of its deletion (its log). */
   private async existing(endpointId: string, opts: { deletedFor?: number } = {}): Promise<EndpointDoc> {
     const endpoint = await this.d.endpoints.get(endpointId);
     if (!endpoint) throw notFound('webhook');
