@@ -1,4 +1,12 @@
-import { commonEnv, grpcAddress, grpcServerEnv, loadConfig, masterSecret, previousMasterSecrets } from '@voiceapi/kit';
+import {
+  commaList,
+  commonEnv,
+  grpcAddress,
+  grpcServerEnv,
+  loadConfig,
+  masterSecret,
+  previousMasterSecrets,
+} from '@voiceapi/kit';
 import { z } from 'zod';
 
 export const configSchema = z.object({
@@ -19,15 +27,7 @@ export const configSchema = z.object({
   /** While AGENT_SECRETS_KEY is rotated: the earlier keys, which still open what they sealed (docs/operations.md). */
   AGENT_SECRETS_PREVIOUS_KEYS: previousMasterSecrets,
   /** `host:port` entries the custom-API client may reach although private or loopback, over http too. */
-  OUTBOUND_ALLOWLIST: z
-    .string()
-    .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((e) => e.trim())
-        .filter(Boolean),
-    ),
+  OUTBOUND_ALLOWLIST: commaList,
   /** The script generator: `local` (deterministic, no model, no network). */
   SCRIPT_GENERATOR: z.enum(['local']).default('local'),
   /** The safety net: a recorded request wakes the workers at once (a change stream); a lapsed claim is taken over at the next pass. */

@@ -20,19 +20,34 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+const splitList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+
+/** A comma-separated list (blanks dropped), empty when unset. */
+export const commaList = z.string().default('').transform(splitList);
+
+/** A setting read by `parse`: what it throws becomes the setting's error, and the process does not start. */
+export const parsedSetting = <T>(fallback: string, parse: (text: string) => T) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx): T => {
+      try {
+        return parse(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+        return z.NEVER;
+      }
+    });
+
 /** Settings every process shares. Spread into a process's own schema. */
 export const commonEnv = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL'),
-  KAFKA_BROKERS: z
-    .string()
-    .min(1)
-    .transform((s) =>
-      s
-        .split(',')
-        .map((b) => b.trim())
-        .filter(Boolean),
-    ),
+  KAFKA_BROKERS: z.string().min(1).transform(splitList),
   /** How long a SIGTERM drain may take before remaining work is abandoned. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
   /** Unique per replica (the pod name in Kubernetes): names its broadcast groups and leases. */
@@ -79,16 +94,7 @@ export const grpcAddress = z
 export const masterSecret = z.string().min(32, 'must be at least 32 characters');
 
 /** Earlier master secrets, comma-separated, that still open what they sealed during a key rotation. */
-export const previousMasterSecrets = z
-  .string()
-  .default('')
-  .transform((s) =>
-    s
-      .split(',')
-      .map((k) => k.trim())
-      .filter(Boolean),
-  )
-  .pipe(z.array(masterSecret));
+export const previousMasterSecrets = commaList.pipe(z.array(masterSecret));
 
 /** Object store settings. No endpoint means AWS S3; no keys means the SDK's default chain (the pod's identity). */
 export const objectStoreEnv = (defaultBucket: string) => ({

@@ -1,16 +1,6 @@
-import { commonEnv, grpcAddress, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { commonEnv, grpcAddress, grpcServerEnv, loadConfig, parsedSetting } from '@voiceapi/kit';
 import { z } from 'zod';
-import { parseWindowSetting, type WindowSetting } from './domain/calling-window';
-
-/** `HH:MM-HH:MM` or `always`; anything else stops the service at start with one line naming it. */
-const windowSetting = z.string().transform((v, ctx): WindowSetting => {
-  try {
-    return parseWindowSetting(v);
-  } catch (err) {
-    ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
-    return z.NEVER;
-  }
-});
+import { parseWindowSetting } from './domain/calling-window';
 
 export const configSchema = z.object({
   ...commonEnv,
@@ -25,8 +15,8 @@ export const configSchema = z.object({
   /** How long that answer is kept: a new endpoint gets status changes at most this long after it is registered. */
   WEBHOOK_TYPES_CACHE_MS: z.coerce.number().int().min(0).default(5_000),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
-  /** The calling window, in the called party's local time, of campaigns created without one. */
-  CALLING_WINDOW_DEFAULT: windowSetting.default(parseWindowSetting('08:00-21:00')),
+  /** Campaigns' calling window when they set none (called party's time): `HH:MM-HH:MM` or `always`. */
+  CALLING_WINDOW_DEFAULT: parsedSetting('08:00-21:00', parseWindowSetting),
   /**
    * The scheduler's safety-net look while it holds its lease alone (due items wake it anyway); while another
    * replica contends for the lease it looks every second (decision 0141).

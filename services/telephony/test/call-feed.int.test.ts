@@ -6,7 +6,7 @@ import type { Call } from '../src/domain/call';
 import { callEvents } from '../src/events/publish';
 import { CallFeedStore } from '../src/store/call-feed-store';
 import { FeedFollowerStore } from '../src/store/feed-follower-store';
-import { CallFeed, FeedFollowers, FeedWaiters } from '../src/usecases/call-feed';
+import { CallFeed, FeedFollowers, FeedWaiters, NOT_FOLLOWING_KEPT_MS } from '../src/usecases/call-feed';
 
 // The call feed behind GET /calls/stream, on the harness's store: one order without gaps per tenant
 // whichever writers append, reads that never pass a change not yet visible, resume, reset and refusal
@@ -184,10 +184,8 @@ describe('the call feed (MongoDB)', () => {
       publishOrAdd: async (records: { eventId: string }[]) => void added.push(...records.map((r) => r.eventId)),
     };
     // Another replica's writer: it learns of the follower from the store only.
-    const writer = callEvents(
-      outbox as never,
-      new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }),
-    );
+    const writerStore = new FeedFollowerStore(conn);
+    const writer = callEvents(outbox as never, new FeedFollowers({ store: writerStore, now: () => now }));
     const aCall = (id: string) =>
       ({
         id,
@@ -197,10 +195,17 @@ describe('the call feed (MongoDB)', () => {
         startedAt: now,
         durationSeconds: 0,
       }) as unknown as Call;
+    const asked = jest.spyOn(writerStore, 'until');
     await writer.changed(aCall('n1'), 'call.started', now);
+    await writer.changed(aCall('n1'), 'call.ringing', now);
     expect(added).toEqual([]);
-    // A stream opens (no cursor): the changes after it are written, by any replica.
+    // Not following: taken as such for a while, without asking again.
+    expect(asked).toHaveBeenCalledTimes(1);
+    // A stream opens (no cursor): its first read waits until no writer takes the tenant as not following, so the
+    // changes after it are written, by any replica.
+    const opening = performance.now();
     await feed.read(t, undefined, {}, 100, 0);
+    expect(performance.now() - opening).toBeGreaterThanOrEqual(NOT_FOLLOWING_KEPT_MS - 5);
     await writer.changed(aCall('n1'), 'call.ringing', now);
     expect(added).toEqual(['feed:n1:call.ringing']);
     // A day later it still follows (a cursor is good for a day); a day and two hours after its last read it does not.

@@ -1,21 +1,16 @@
-import { commonEnv, grpcServerEnv, loadConfig, masterSecret, previousMasterSecrets } from '@voiceapi/kit';
+import {
+  commaList,
+  commonEnv,
+  grpcServerEnv,
+  loadConfig,
+  masterSecret,
+  parsedSetting,
+  previousMasterSecrets,
+} from '@voiceapi/kit';
 import { z } from 'zod';
 import { parseDuration, parseSchedule } from './domain/retry';
 
-/** `parse`'s error message becomes the setting's error. */
-const parsedText = <T>(fallback: string, parse: (text: string) => T) =>
-  z
-    .string()
-    .default(fallback)
-    .transform((v, ctx) => {
-      try {
-        return parse(v);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-        return z.NEVER;
-      }
-    });
-const duration = (fallback: string) => parsedText(fallback, parseDuration);
+const duration = (fallback: string) => parsedSetting(fallback, parseDuration);
 
 export const configSchema = z.object({
   ...commonEnv,
@@ -28,17 +23,9 @@ export const configSchema = z.object({
   /** Earlier keys, kept during a WEBHOOK_SECRETS_KEY rotation to open what they sealed (docs/operations.md). */
   WEBHOOK_SECRETS_PREVIOUS_KEYS: previousMasterSecrets,
   /** `host:port` entries deliveries may reach although private or loopback, over http too. */
-  OUTBOUND_ALLOWLIST: z
-    .string()
-    .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((e) => e.trim())
-        .filter(Boolean),
-    ),
+  OUTBOUND_ALLOWLIST: commaList,
   /** Delay before the first attempt, then each retry; after the last, the delivery has failed. */
-  WEBHOOK_RETRY_SCHEDULE: parsedText('0,5s,5m,30m,2h,5h,10h,10h', parseSchedule),
+  WEBHOOK_RETRY_SCHEDULE: parsedSetting('0,5s,5m,30m,2h,5h,10h,10h', parseSchedule),
   /** One attempt, connection to last byte read. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** An endpoint with no success for this long is disabled. */

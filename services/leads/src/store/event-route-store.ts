@@ -1,4 +1,4 @@
-import { modelOf, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { isDuplicateKeyError, modelOf, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 import type { EventRoute } from '../domain/event-route';
 
@@ -61,7 +61,7 @@ export class EventRouteStore {
         await this.routes.insert(scope, { _id: key(scope, eventType), eventType, campaignId, createdAt: now }),
       );
     } catch (err) {
-      if ((err as { code?: number }).code !== 11000) throw err;
+      if (!isDuplicateKeyError(err)) throw err;
       const again = await this.routes.updateById(scope, key(scope, eventType), { $set: { campaignId } });
       if (!again) throw err;
       return toRoute(again);

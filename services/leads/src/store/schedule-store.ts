@@ -1,4 +1,11 @@
-import { modelOf, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import {
+  isDuplicateKeyError,
+  modelOf,
+  stringIds,
+  TenantCollection,
+  type QueryShape,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { Schema, type Connection } from 'mongoose';
 
 export interface ScheduledItem {
@@ -54,7 +61,7 @@ export class ScheduleStore {
       try {
         await this.items.insert(scope, { ...rest, _id: id });
       } catch (err) {
-        if ((err as { code?: number }).code !== 11000) throw err;
+        if (!isDuplicateKeyError(err)) throw err;
         await this.items.updateById(scope, id, { $set: { dueAt: rest.dueAt } });
       }
     }

@@ -1,12 +1,4 @@
-import {
-  Coalescer,
-  isDuplicateKeyError,
-  modelOf,
-  stringIds,
-  TenantCollection,
-  type QueryShape,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { Coalescer, modelOf, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
 import { LRUCache } from 'lru-cache';
 import { Schema, type Connection } from 'mongoose';
 
@@ -97,7 +89,7 @@ export class LineStore {
     return this.takeFrom(scope, fresh, callId, limit, now);
   }
 
-  /** `take` for several calls in one write (a dispatch pass): the calls that got a line; refused ones try once more. */
+  /** `take` for several calls in one write (a dispatch pass): the calls that got a line; refused ones try again. */
   async takeMany(
     scope: TenantScope,
     callIds: readonly string[],
@@ -107,7 +99,8 @@ export class LineStore {
   ): Promise<Set<string>> {
     const taken = new Set(callIds.filter((c) => held.some((l) => l.callId === c)));
     let waiting = callIds.filter((c) => !taken.has(c));
-    for (let round = 0; round < 2 && waiting.length > 0 && held.length < limit; round++) {
+    // Each round counts its refused lines as busy, so the rounds end by the time every line is.
+    while (waiting.length > 0 && held.length < limit) {
       const busy = new Set(held.map((l) => l.id));
       const first = Math.floor(Math.random() * limit);
       const free: string[] = [];
@@ -117,6 +110,7 @@ export class LineStore {
         const id = `${scope.tenantId}:${(first + i) % limit}`;
         if (!busy.has(id)) free.push(id);
       }
+      if (free.length === 0) break;
       const tries = free.map((id, i) => ({ _id: id, callId: waiting[i]!, takenAt: now }));
       const refused = new Set(await this.lines.insertNew(scope, tries));
       tries.forEach((t, i) => {
@@ -129,33 +123,9 @@ export class LineStore {
     return taken;
   }
 
-  private async takeFrom(
-    scope: TenantScope,
-    lines: Line[],
-    callId: string,
-    limit: number,
-    now: Date,
-  ): Promise<boolean> {
-    if (lines.some((l) => l.callId === callId)) return true;
-    if (lines.length >= limit) return false;
-    const busy = new Set(lines.map((l) => l.id));
-    // Takes at once start at random lines, so they seldom collide; a collision moves on to the next free line.
-    const first = Math.floor(Math.random() * limit);
-    for (let i = 0; i < limit; i++) {
-      const id = `${scope.tenantId}:${(first + i) % limit}`;
-      if (busy.has(id)) continue;
-      try {
-        await this.lines.insert(scope, { _id: id, callId, takenAt: now });
-        lines.push({ id, tenantId: scope.tenantId, callId, takenAt: now });
-        return true;
-      } catch (err) {
-        if (!isDuplicateKeyError(err)) throw err;
-        // Taken by a call this list did not know of (its id is what matters here).
-        lines.push({ id, tenantId: scope.tenantId, callId: '', takenAt: now });
-        busy.add(id);
-      }
-    }
-    return false;
+  /** Takes start at random lines, so they seldom collide; a collision moves on to the next free line. */
+  private async takeFrom(scope: TenantScope, lines: Line[], callId: string, limit: number, now: Date) {
+    return (await this.takeMany(scope, [callId], limit, now, lines)).has(callId);
   }
 
   async free(scope: TenantScope, callId: string): Promise<void> {

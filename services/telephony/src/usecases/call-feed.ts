@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { validationError, type Logger, type TenantScope } from '@voiceapi/kit';
 import {
   FEED_KEPT_MS,
@@ -19,13 +20,19 @@ const FUTURE_SKEW_MS = 60_000;
 /** Changes are kept this long past the resumable day, so a cursor near the limit still finds what follows it. */
 const PRUNE_MARGIN_MS = 3600_000;
 
+/** A tenant found not following is taken as such this long before its writers ask again (decision 0153). */
+export const NOT_FOLLOWING_KEPT_MS = 1_000;
+
 /**
  * Tenants whose changes are written to the feed: those that read their stream in the last day and an hour (no other
- * can resume from a cursor). A read marks its tenant first and writers ask per change, so no change is missed.
+ * can resume from a cursor). A read marks its tenant before its starting place is taken; a tenant that starts to
+ * follow has its first read wait until no writer can still take it as not following (decision 0153).
  */
 export class FeedFollowers {
   /** Until when each known tenant follows. */
   private readonly known = new Map<string, number>();
+  /** Until when (on the monotonic clock) each tenant found not following is taken as such. */
+  private readonly notFollowing = new Map<string, number>();
 
   constructor(private readonly d: { store: FeedFollowerStore; now: () => Date }) {}
 
@@ -33,8 +40,15 @@ export class FeedFollowers {
     const now = this.d.now().getTime();
     if ((this.known.get(scope.tenantId) ?? 0) > now) return true;
     this.known.delete(scope.tenantId);
+    const asked = performance.now();
+    if ((this.notFollowing.get(scope.tenantId) ?? 0) > asked) return false;
     const until = (await this.d.store.until(scope))?.getTime() ?? 0;
-    if (until <= now) return false;
+    if (until <= now) {
+      // Counted from before the read: what it found may be that old.
+      this.notFollowing.set(scope.tenantId, asked + NOT_FOLLOWING_KEPT_MS);
+      return false;
+    }
+    this.notFollowing.delete(scope.tenantId);
     this.known.set(scope.tenantId, until);
     return true;
   }
@@ -43,9 +57,13 @@ export class FeedFollowers {
   async reading(scope: TenantScope): Promise<void> {
     const now = this.d.now().getTime();
     if ((this.known.get(scope.tenantId) ?? 0) >= now + FEED_KEPT_MS) return;
+    const followed =
+      (this.known.get(scope.tenantId) ?? 0) > now || ((await this.d.store.until(scope))?.getTime() ?? 0) > now;
     const until = now + FEED_KEPT_MS + PRUNE_MARGIN_MS;
     await this.d.store.extend(scope, new Date(until));
+    this.notFollowing.delete(scope.tenantId);
     this.known.set(scope.tenantId, Math.max(until, this.known.get(scope.tenantId) ?? 0));
+    if (!followed) await sleep(NOT_FOLLOWING_KEPT_MS);
   }
 }
 
