@@ -46,7 +46,8 @@ export interface SubscriberOptions {
   removeGroupOnStop?: boolean;
   /**
    * Events of one fetched batch handled at once (default 1). Same-key events still go in order, and offsets are
-   * committed in order up to the first unhandled event. For idempotent handlers insensitive to order across keys.
+   * committed up to the first unhandled event, at most every `COMMIT_EVERY_MS` (decision 0154). For idempotent
+   * handlers insensitive to order across keys.
    */
   concurrency?: number;
   /** With `concurrency`: false lets same-key events run at once too, for order-free effects (webhook fan-out). */
@@ -71,7 +72,8 @@ export const DEAD_LETTER_HEADERS = {
 
 const DEFAULT_RETRY: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 5_000 };
 /** Held events released within this long are committed together (decision 0147). */
-const HELD_COMMIT_MS = 200;
+/** With `concurrency`, handled offsets are committed together this often at most (decision 0154). */
+const COMMIT_EVERY_MS = 200;
 const DEFAULT_MAX_HELD = 50_000;
 
 /** A consumer's lag is read from Kafka at most this often (only while metrics are exported). */
@@ -120,7 +122,7 @@ export class EventSubscriber {
   private lagGauge: ObservedGauge | undefined;
   private readonly deadLettered: TypedCounter<ConsumerAttributes>;
   private readonly retries: TypedCounter<ConsumerAttributes>;
-  /** With `holdCommits`: what may be committed, the pending commit, and whether fetching is paused. */
+  /** With `concurrency`: what may be committed, the pending commit, and whether fetching is paused. */
   private readonly held: HeldOffsets | undefined;
   private heldCommit: { timer?: NodeJS.Timeout; sending?: Promise<void>; paused: boolean } = { paused: false };
 
@@ -148,7 +150,7 @@ export class EventSubscriber {
     });
     if (opts.holdCommits && (opts.concurrency ?? 1) <= 1)
       throw new Error('holdCommits needs concurrency above 1 (its batches commit what was released)');
-    this.held = opts.holdCommits ? new HeldOffsets() : undefined;
+    this.held = (opts.concurrency ?? 1) > 1 ? new HeldOffsets() : undefined;
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
       this.joined = true;
       this.assignment = new Map(Object.entries(payload.memberAssignment));
@@ -256,22 +258,23 @@ export class EventSubscriber {
       });
       return;
     }
-    const held = this.held;
+    const held = this.held!;
     await this.consumer.run({
       eachBatchAutoResolve: false,
-      // Held events are committed by this subscriber, up to the oldest still held (`commitHeld`).
-      ...(held && { autoCommit: false }),
+      // Not kafkajs's commit after every batch: this subscriber commits up to the oldest event still open, at most
+      // every COMMIT_EVERY_MS (`commitHeld`, decision 0154).
+      autoCommit: false,
       // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
-      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }) => {
+      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
         const slots = new Slots(concurrency);
         const byKey = new Map<string, Promise<void>>();
         const handled = batch.messages.map((m) => {
-          const close = held?.open(batch.topic, batch.partition, m.offset);
+          const close = held.open(batch.topic, batch.partition, m.offset);
           const key = (this.opts.keyOrder === false ? undefined : m.key?.toString()) ?? `offset:${m.offset}`;
           const after = byKey.get(key) ?? Promise.resolve();
           const done = after.then(() => slots.run(() => this.handle(batch.topic, batch.partition, m, heartbeat)));
           // Closed once handled, in whatever order; a handler cut short by a stop leaves its event open.
-          if (close) void done.then(close).catch(() => undefined);
+          void done.then(close).catch(() => undefined);
           // Only orders the key's next event; this event's failure is thrown through `handled` below.
           byKey.set(
             key,
@@ -289,9 +292,8 @@ export class EventSubscriber {
           // Whatever was handled in order stays handled, even when a stop cut the batch short.
           await Promise.allSettled(handled);
           // Stopping: what this batch released is committed before the group is left.
-          if (held && this.stopping) await this.commitHeld().catch(() => undefined);
-          else if (held) this.heldChanged();
-          else await commitOffsetsIfNecessary();
+          if (this.stopping) await this.commitHeld().catch(() => undefined);
+          else this.heldChanged();
         }
       },
     });
@@ -344,7 +346,7 @@ export class EventSubscriber {
     }
   }
 
-  /** Held events changed: one commit for them all within `HELD_COMMIT_MS`, and the pause asked again. */
+  /** Held events changed: one commit for them all within `COMMIT_EVERY_MS`, and the pause asked again. */
   private heldChanged(): void {
     this.pauseForHeld();
     this.heldCommit.timer ??= setTimeout(() => {
@@ -354,7 +356,7 @@ export class EventSubscriber {
         this.opts.log.debug({ err, group: this.opts.group }, 'held offsets not committed; trying again');
         if (!this.stopping) this.heldChanged();
       });
-    }, HELD_COMMIT_MS);
+    }, COMMIT_EVERY_MS);
   }
 
   /**
@@ -410,15 +412,16 @@ export class EventSubscriber {
       partition,
       offset: message.offset,
       attempt: 1,
-      ...(held && {
-        hold: () => {
-          const release = held.hold(topic, partition, message.offset);
-          return () => {
-            release();
-            this.heldChanged();
-          };
-        },
-      }),
+      ...(held &&
+        this.opts.holdCommits && {
+          hold: () => {
+            const release = held.hold(topic, partition, message.offset);
+            return () => {
+              release();
+              this.heldChanged();
+            };
+          },
+        }),
     };
     const type = header(message.headers, EVENT_TYPE_HEADER);
     let event: unknown;
