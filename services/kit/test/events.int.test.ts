@@ -762,6 +762,40 @@ describe('kit events', () => {
     expect(most).toBeGreaterThan(1);
   });
 
+  it('commits what a batch handled when a stop came while its handlers ran (decision 0154)', async () => {
+    const stopSuffix = `${suffix}stop`;
+    const StopEnvelope = testEnvelope(stopSuffix);
+    await ensureStreams(kafka, [StopEnvelope], { partitions: 1 }, log);
+    const groupId = group('stop-mid-batch');
+    const subscriber = new EventSubscriber(kafka, {
+      group: groupId,
+      log,
+      publisher,
+      fromBeginning: true,
+      concurrency: 4,
+    });
+    let started = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    subscriber.on(StopEnvelope, async () => {
+      started++;
+      await gate;
+    });
+    // In the log before the group joins: its first fetch is one batch of the three.
+    for (let n = 1; n <= 3; n++) await publisher.publish(StopEnvelope, `k${n}`, probe(`k${n}`, n));
+    subscriber.start();
+    await subscriber.waitUntilReady(30_000);
+    await until('the batch handled at once', () => started === 3);
+    const stopped = subscriber.stop();
+    setTimeout(open, 200);
+    await stopped;
+    const admin = kafka.admin();
+    await admin.connect();
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [streamOf(StopEnvelope).topic] });
+    await admin.disconnect();
+    expect(committed!.partitions[0]!.offset).toBe('3');
+  });
+
   it('redelivers the batch of a consumer killed in the middle of it (an idempotent handler applies each event once)', async () => {
     const db = freshDb();
     const groupId = group('crash');

@@ -226,6 +226,27 @@ describe('the call feed (MongoDB)', () => {
     now = new Date();
   });
 
+  it('takes a first starting place only once no writer can take the tenant as not following, on any replica', async () => {
+    const t = tenant();
+    const other = new CallFeed({
+      store,
+      followers: new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }),
+      waiters: new FeedWaiters(),
+      now: () => now,
+      log,
+    });
+    const began = performance.now();
+    const took = (read: Promise<unknown>) => read.then(() => performance.now() - began);
+    const first = took(feed.read(t, undefined, {}, 100, 0));
+    await new Promise((r) => setTimeout(r, 100));
+    // While the first waits: another stream on the same replica, and one on another (a retry, another client).
+    const sameReplica = took(feed.read(t, undefined, {}, 100, 0));
+    const otherReplica = took(other.read(t, undefined, {}, 100, 0));
+    const [a, b, c] = await Promise.all([first, sameReplica, otherReplica]);
+    expect(Math.min(a, b)).toBeGreaterThanOrEqual(NOT_FOLLOWING_KEPT_MS - 5);
+    expect(c).toBeGreaterThanOrEqual(100 + NOT_FOLLOWING_KEPT_MS - 5);
+  });
+
   it('renews a mark once less than a day is left, however often its stream reads meanwhile', async () => {
     const t = tenant();
     const reader = new FeedFollowers({ store: followerStore, now: () => now });

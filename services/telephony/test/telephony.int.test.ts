@@ -311,6 +311,13 @@ describe('telephony service (gRPC + MongoDB + Kafka, with leads and billing)', (
       // Lowered to 2 with 5 held: none until calls end.
       expect((await lines.takeMany(scope, ['i'], 2, new Date(), await lines.held(scope))).size).toBe(0);
       expect(await lines.held(scope)).toHaveLength(5);
+      // A list shared by takes under way can name one line twice (two met on it): the other lines stay takeable.
+      const other = requireTenant({ tenantId: 't-lines-shared', keyMode: 'live' });
+      expect(await lines.take(other, 'j', 2, new Date(), [])).toBe(true);
+      const [line] = await lines.held(other);
+      const shared: Line[] = [line!, { ...line!, callId: '' }];
+      expect(await lines.take(other, 'k', 2, new Date(), shared)).toBe(true);
+      expect(await lines.held(other)).toHaveLength(2);
     } finally {
       await own.close();
     }

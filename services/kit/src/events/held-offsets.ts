@@ -1,6 +1,6 @@
 /**
- * Committable offsets when handlers keep events past their return (`holdCommits`, decision 0147). An event is open
- * while being handled or held; a failed delivery leaves it open until a redelivery succeeds.
+ * Committable offsets of a subscriber with `concurrency` (decision 0154). An event is open while being handled or held
+ * (`holdCommits`, decision 0147); a failed delivery leaves it open until a redelivery succeeds.
  */
 export class HeldOffsets {
   private readonly partitions = new Map<string, Partition>();

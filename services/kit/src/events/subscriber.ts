@@ -1,6 +1,6 @@
 // Over 300 lines because consuming, retries, dead-lettering and lag are one loop per partition with shared invariants.
 import { context, propagation } from '@opentelemetry/api';
-import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, Kafka, KafkaMessage, Offsets } from 'kafkajs';
 import type { Logger } from '../logger';
 import { cachedRead, serviceMetrics, type ObservedGauge, type TypedCounter } from '../telemetry/metrics';
 import { groupTiming, header, kafkaRetryDelayMs, headersAsStrings, waitForTopics } from './kafka';
@@ -71,8 +71,7 @@ export const DEAD_LETTER_HEADERS = {
 } as const;
 
 const DEFAULT_RETRY: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 5_000 };
-/** Held events released within this long are committed together (decision 0147). */
-/** With `concurrency`, handled offsets are committed together this often at most (decision 0154). */
+/** With `concurrency`, handled and released offsets are committed together this often at most (0147, 0154). */
 const COMMIT_EVERY_MS = 200;
 const DEFAULT_MAX_HELD = 50_000;
 
@@ -265,7 +264,7 @@ export class EventSubscriber {
       // every COMMIT_EVERY_MS (`commitHeld`, decision 0154).
       autoCommit: false,
       // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, destructured as its docs do
-      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }) => {
         const slots = new Slots(concurrency);
         const byKey = new Map<string, Promise<void>>();
         const handled = batch.messages.map((m) => {
@@ -292,7 +291,8 @@ export class EventSubscriber {
           // Whatever was handled in order stays handled, even when a stop cut the batch short.
           await Promise.allSettled(handled);
           // Stopping: what this batch released is committed before the group is left.
-          if (this.stopping) await this.commitHeld().catch(() => undefined);
+          // (Through the batch's own commit: the consumer's refuses once a stop began.)
+          if (this.stopping) await this.commitHeld(commitOffsetsIfNecessary).catch(() => undefined);
           else this.heldChanged();
         }
       },
@@ -386,10 +386,14 @@ export class EventSubscriber {
   }
 
   /** Commits each partition up to its oldest event still held, after the commit before it. */
-  private commitHeld(): Promise<void> {
+  private commitHeld(inBatch?: (offsets: Offsets) => Promise<void>): Promise<void> {
     const next = (this.heldCommit.sending ?? Promise.resolve()).then(async () => {
       const offsets = this.held!.committable();
-      if (offsets.length > 0 && this.joined) await this.consumer.commitOffsets(offsets);
+      if (offsets.length === 0 || !this.joined) return;
+      if (!inBatch) return this.consumer.commitOffsets(offsets);
+      const topics = new Map<string, { partition: number; offset: string }[]>();
+      for (const o of offsets) topics.set(o.topic, [...(topics.get(o.topic) ?? []), o]);
+      await inBatch({ topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })) });
     });
     this.heldCommit.sending = next.catch(() => undefined);
     return next;

@@ -99,13 +99,15 @@ export class LineStore {
   ): Promise<Set<string>> {
     const taken = new Set(callIds.filter((c) => held.some((l) => l.callId === c)));
     let waiting = callIds.filter((c) => !taken.has(c));
-    // Each round counts its refused lines as busy, so the rounds end by the time every line is.
-    while (waiting.length > 0 && held.length < limit) {
+    // Each round counts its refused lines as busy, so the rounds end by the time every line is. Distinct lines count:
+    // a remembered list is shared by the takes under way, and two may have met the same line.
+    for (;;) {
       const busy = new Set(held.map((l) => l.id));
+      if (waiting.length === 0 || busy.size >= limit) break;
       const first = Math.floor(Math.random() * limit);
       const free: string[] = [];
       // Lines above a lowered limit still count until their calls end.
-      const room = Math.min(waiting.length, limit - held.length);
+      const room = Math.min(waiting.length, limit - busy.size);
       for (let i = 0; i < limit && free.length < room; i++) {
         const id = `${scope.tenantId}:${(first + i) % limit}`;
         if (!busy.has(id)) free.push(id);

@@ -25,20 +25,21 @@ export const NOT_FOLLOWING_KEPT_MS = 1_000;
 
 /**
  * Tenants whose changes are written to the feed: those that read their stream in the last day and an hour (no other
- * can resume from a cursor). A read marks its tenant before its starting place is taken; a tenant that starts to
- * follow has its first read wait until no writer can still take it as not following (decision 0153).
+ * can resume from a cursor). A read marks its tenant before its starting place is taken. A writer that finds a tenant
+ * not following takes it as such for a second, so a replica's first read of a tenant waits a second after its mark:
+ * by then no writer on any replica takes the tenant as not following (decision 0153).
  */
 export class FeedFollowers {
-  /** Until when each known tenant follows. */
-  private readonly known = new Map<string, number>();
-  /** Until when (on the monotonic clock) each tenant found not following is taken as such. */
+  /** Tenants known to follow: until when, and when (monotonic clock) their mark is surely a second old. */
+  private readonly known = new Map<string, { until: number; settledAt: number }>();
+  /** Until when (monotonic clock) each tenant found not following is taken as such. */
   private readonly notFollowing = new Map<string, number>();
 
   constructor(private readonly d: { store: FeedFollowerStore; now: () => Date }) {}
 
   async follows(scope: TenantScope): Promise<boolean> {
     const now = this.d.now().getTime();
-    if ((this.known.get(scope.tenantId) ?? 0) > now) return true;
+    if ((this.known.get(scope.tenantId)?.until ?? 0) > now) return true;
     this.known.delete(scope.tenantId);
     const asked = performance.now();
     if ((this.notFollowing.get(scope.tenantId) ?? 0) > asked) return false;
@@ -49,21 +50,27 @@ export class FeedFollowers {
       return false;
     }
     this.notFollowing.delete(scope.tenantId);
-    this.known.set(scope.tenantId, until);
+    // The mark may be new: a read here takes its starting place once it is surely a second old.
+    this.known.set(scope.tenantId, { until, settledAt: performance.now() + NOT_FOLLOWING_KEPT_MS });
     return true;
   }
 
   /** The tenant reads its stream: it follows for the next day and an hour (stored when less than a day is left). */
   async reading(scope: TenantScope): Promise<void> {
     const now = this.d.now().getTime();
-    if ((this.known.get(scope.tenantId) ?? 0) >= now + FEED_KEPT_MS) return;
-    const followed =
-      (this.known.get(scope.tenantId) ?? 0) > now || ((await this.d.store.until(scope))?.getTime() ?? 0) > now;
-    const until = now + FEED_KEPT_MS + PRUNE_MARGIN_MS;
-    await this.d.store.extend(scope, new Date(until));
-    this.notFollowing.delete(scope.tenantId);
-    this.known.set(scope.tenantId, Math.max(until, this.known.get(scope.tenantId) ?? 0));
-    if (!followed) await sleep(NOT_FOLLOWING_KEPT_MS);
+    const known = this.known.get(scope.tenantId);
+    if (!known || known.until < now + FEED_KEPT_MS) {
+      const until = now + FEED_KEPT_MS + PRUNE_MARGIN_MS;
+      await this.d.store.extend(scope, new Date(until));
+      this.notFollowing.delete(scope.tenantId);
+      const followed = known !== undefined && known.until > now;
+      this.known.set(scope.tenantId, {
+        until: Math.max(until, this.known.get(scope.tenantId)?.until ?? 0),
+        settledAt: followed ? known.settledAt : performance.now() + NOT_FOLLOWING_KEPT_MS,
+      });
+    }
+    const settledAt = this.known.get(scope.tenantId)!.settledAt;
+    for (let left = settledAt - performance.now(); left > 0; left = settledAt - performance.now()) await sleep(left);
   }
 }
 
