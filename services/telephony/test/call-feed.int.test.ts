@@ -6,7 +6,7 @@ import type { Call } from '../src/domain/call';
 import { callEvents } from '../src/events/publish';
 import { CallFeedStore } from '../src/store/call-feed-store';
 import { FeedFollowerStore } from '../src/store/feed-follower-store';
-import { CallFeed, FeedFollowers, FeedWaiters, NOT_FOLLOWING_KEPT_MS } from '../src/usecases/call-feed';
+import { CallFeed, FeedFollowers, FeedWaiters } from '../src/usecases/call-feed';
 
 // The call feed behind GET /calls/stream, on the harness's store: one order without gaps per tenant
 // whichever writers append, reads that never pass a change not yet visible, resume, reset and refusal
@@ -184,8 +184,10 @@ describe('the call feed (MongoDB)', () => {
       publishOrAdd: async (records: { eventId: string }[]) => void added.push(...records.map((r) => r.eventId)),
     };
     // Another replica's writer: it learns of the follower from the store only.
-    const writerStore = new FeedFollowerStore(conn);
-    const writer = callEvents(outbox as never, new FeedFollowers({ store: writerStore, now: () => now }));
+    const writer = callEvents(
+      outbox as never,
+      new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }),
+    );
     const aCall = (id: string) =>
       ({
         id,
@@ -195,17 +197,10 @@ describe('the call feed (MongoDB)', () => {
         startedAt: now,
         durationSeconds: 0,
       }) as unknown as Call;
-    const asked = jest.spyOn(writerStore, 'until');
     await writer.changed(aCall('n1'), 'call.started', now);
-    await writer.changed(aCall('n1'), 'call.ringing', now);
     expect(added).toEqual([]);
-    // Not following: taken as such for a while, without asking again.
-    expect(asked).toHaveBeenCalledTimes(1);
-    // A stream opens (no cursor): its first read waits until no writer takes the tenant as not following, so the
-    // changes after it are written, by any replica.
-    const opening = performance.now();
+    // A stream opens (no cursor): the changes after it are written, by any replica.
     await feed.read(t, undefined, {}, 100, 0);
-    expect(performance.now() - opening).toBeGreaterThanOrEqual(NOT_FOLLOWING_KEPT_MS - 5);
     await writer.changed(aCall('n1'), 'call.ringing', now);
     expect(added).toEqual(['feed:n1:call.ringing']);
     // A day later it still follows (a cursor is good for a day); a day and two hours after its last read it does not.
@@ -224,27 +219,6 @@ describe('the call feed (MongoDB)', () => {
     await writer.changed({ ...aCall('o1'), tenantId: tenant().tenantId }, 'call.started', now);
     expect(added).toHaveLength(3);
     now = new Date();
-  });
-
-  it('takes a first starting place only once no writer can take the tenant as not following, on any replica', async () => {
-    const t = tenant();
-    const other = new CallFeed({
-      store,
-      followers: new FeedFollowers({ store: new FeedFollowerStore(conn), now: () => now }),
-      waiters: new FeedWaiters(),
-      now: () => now,
-      log,
-    });
-    const began = performance.now();
-    const took = (read: Promise<unknown>) => read.then(() => performance.now() - began);
-    const first = took(feed.read(t, undefined, {}, 100, 0));
-    await new Promise((r) => setTimeout(r, 100));
-    // While the first waits: another stream on the same replica, and one on another (a retry, another client).
-    const sameReplica = took(feed.read(t, undefined, {}, 100, 0));
-    const otherReplica = took(other.read(t, undefined, {}, 100, 0));
-    const [a, b, c] = await Promise.all([first, sameReplica, otherReplica]);
-    expect(Math.min(a, b)).toBeGreaterThanOrEqual(NOT_FOLLOWING_KEPT_MS - 5);
-    expect(c).toBeGreaterThanOrEqual(100 + NOT_FOLLOWING_KEPT_MS - 5);
   });
 
   it('renews a mark once less than a day is left, however often its stream reads meanwhile', async () => {

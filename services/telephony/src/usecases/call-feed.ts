@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { validationError, type Logger, type TenantScope } from '@voiceapi/kit';
 import {
   FEED_KEPT_MS,
@@ -20,57 +19,33 @@ const FUTURE_SKEW_MS = 60_000;
 /** Changes are kept this long past the resumable day, so a cursor near the limit still finds what follows it. */
 const PRUNE_MARGIN_MS = 3600_000;
 
-/** A tenant found not following is taken as such this long before its writers ask again (decision 0153). */
-export const NOT_FOLLOWING_KEPT_MS = 1_000;
-
 /**
  * Tenants whose changes are written to the feed: those that read their stream in the last day and an hour (no other
- * can resume from a cursor). A read marks its tenant before its starting place is taken. A writer that finds a tenant
- * not following takes it as such for a second, so a replica's first read of a tenant waits a second after its mark:
- * by then no writer on any replica takes the tenant as not following (decision 0153).
+ * can resume from a cursor). A read marks its tenant first and writers ask per change, so no change is missed.
  */
 export class FeedFollowers {
-  /** Tenants known to follow: until when, and when (monotonic clock) their mark is surely a second old. */
-  private readonly known = new Map<string, { until: number; settledAt: number }>();
-  /** Until when (monotonic clock) each tenant found not following is taken as such. */
-  private readonly notFollowing = new Map<string, number>();
+  /** Until when each known tenant follows. */
+  private readonly known = new Map<string, number>();
 
   constructor(private readonly d: { store: FeedFollowerStore; now: () => Date }) {}
 
   async follows(scope: TenantScope): Promise<boolean> {
     const now = this.d.now().getTime();
-    if ((this.known.get(scope.tenantId)?.until ?? 0) > now) return true;
+    if ((this.known.get(scope.tenantId) ?? 0) > now) return true;
     this.known.delete(scope.tenantId);
-    const asked = performance.now();
-    if ((this.notFollowing.get(scope.tenantId) ?? 0) > asked) return false;
     const until = (await this.d.store.until(scope))?.getTime() ?? 0;
-    if (until <= now) {
-      // Counted from before the read: what it found may be that old.
-      this.notFollowing.set(scope.tenantId, asked + NOT_FOLLOWING_KEPT_MS);
-      return false;
-    }
-    this.notFollowing.delete(scope.tenantId);
-    // The mark may be new: a read here takes its starting place once it is surely a second old.
-    this.known.set(scope.tenantId, { until, settledAt: performance.now() + NOT_FOLLOWING_KEPT_MS });
+    if (until <= now) return false;
+    this.known.set(scope.tenantId, until);
     return true;
   }
 
   /** The tenant reads its stream: it follows for the next day and an hour (stored when less than a day is left). */
   async reading(scope: TenantScope): Promise<void> {
     const now = this.d.now().getTime();
-    const known = this.known.get(scope.tenantId);
-    if (!known || known.until < now + FEED_KEPT_MS) {
-      const until = now + FEED_KEPT_MS + PRUNE_MARGIN_MS;
-      await this.d.store.extend(scope, new Date(until));
-      this.notFollowing.delete(scope.tenantId);
-      const followed = known !== undefined && known.until > now;
-      this.known.set(scope.tenantId, {
-        until: Math.max(until, this.known.get(scope.tenantId)?.until ?? 0),
-        settledAt: followed ? known.settledAt : performance.now() + NOT_FOLLOWING_KEPT_MS,
-      });
-    }
-    const settledAt = this.known.get(scope.tenantId)!.settledAt;
-    for (let left = settledAt - performance.now(); left > 0; left = settledAt - performance.now()) await sleep(left);
+    if ((this.known.get(scope.tenantId) ?? 0) >= now + FEED_KEPT_MS) return;
+    const until = now + FEED_KEPT_MS + PRUNE_MARGIN_MS;
+    await this.d.store.extend(scope, new Date(until));
+    this.known.set(scope.tenantId, Math.max(until, this.known.get(scope.tenantId) ?? 0));
   }
 }
 
