@@ -68,7 +68,7 @@ rules: $(NPM_STAMP) ## regenerate the SLO recording rules and burn-rate alerts f
 dashboards: $(NPM_STAMP) ## regenerate the Grafana dashboards (test/tools/dashboards.ts) into charts/platform/files/dashboards/
 	node --import tsx test/tools/dashboards.ts
 
-rules-check: $(NPM_STAMP) ## the SLO rules are what Sloth makes of observability/slos.yaml; promtool check rules and test rules (observability/tests/): every alert fires on its failure and stays quiet when healthy
+rules-check: build ## the SLO rules are what Sloth makes of observability/slos.yaml; promtool check rules and test rules (observability/tests/): every alert fires on its failure and stays quiet when healthy
 	node --import tsx test/tools/observability.ts check
 
 release: build contracts-check ## release the deployables named by pending changesets (npx changeset): versions, changelogs (tenants' notes too), charts, contracts, each released image and chart package built from the release commit, record (two commits; RELEASE_IMAGES=0: no images, a dry run in a scratch clone only)

@@ -453,6 +453,14 @@
     );
   }
 
+  function renderWatchdog(firing) {
+    const w = $('watchdog');
+    w.dataset.firing = String(firing);
+    w.textContent = firing
+      ? 'Alerting pipeline: the Watchdog fires, so the rules are evaluated and alerts are sent on to Alertmanager.'
+      : 'The Watchdog is not firing: the cause rules are not loaded or not evaluated, and no alert of theirs can fire.';
+  }
+
   function renderRefreshed(now) {
     const r = $('last-refresh');
     r.dataset.refreshedAt = String(now.getTime());
@@ -484,9 +492,16 @@
         query('{__name__=~"slo:.+|sloth_slo_info"}'),
         api('/api/v1/alerts').then((d) => d.alerts || []),
       ]);
-      const m = model(rules, samples, alerts);
+      // The Watchdog always fires (it proves the pipeline alive): shown on its own line, not as an alert.
+      const watchdog = alerts.some((a) => a.labels && a.labels.alertname === 'Watchdog' && a.state === 'firing');
+      const m = model(
+        rules,
+        samples,
+        alerts.filter((a) => !(a.labels && a.labels.alertname === 'Watchdog')),
+      );
       renderSlos(m);
       renderAlerts(m.alerts);
+      renderWatchdog(watchdog);
       lastGood = now;
       renderRefreshed(now);
       $('error-banner').hidden = true;

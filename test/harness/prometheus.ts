@@ -34,6 +34,8 @@ export async function startPrometheus(opts: {
   userAssets?: string;
   evaluationIntervalS?: number;
   features?: string[];
+  /** Alertmanagers (host:port) its alerts are sent to. */
+  alertmanagers?: string[];
 }): Promise<Prometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'voiceapi-prometheus-'));
   let out = '';
@@ -43,6 +45,7 @@ export async function startPrometheus(opts: {
     ...(opts.userAssets && { userAssets: opts.userAssets }),
     evaluationIntervalS: opts.evaluationIntervalS ?? 1,
     ...(opts.features && { features: opts.features }),
+    ...(opts.alertmanagers && { alertmanagers: opts.alertmanagers }),
     log: (line) => void (out = `${out}${line}\n`.slice(-20_000)),
   });
   const api = async <T>(p: string): Promise<T> => {

@@ -8,6 +8,7 @@
  *  - child processes that never outlive the parent: children.ts; restarts with backoff: supervisor.ts
  *  - readiness probes (mongodb driver, kafkajs): probes.ts; free ports: ports.ts
  *  - Prometheus taking OTLP metrics, for OBSERVE=1 and the alert tests: prometheus.ts
+ *  - Alertmanager with the shipped configuration, receivers' URLs set: alertmanager.ts
  *  - the service manifest (services/manifest.json): manifest.ts
  *
  * Servers listen on 127.0.0.1 only and keep their data in the given directory across restarts.
@@ -35,6 +36,15 @@ export {
   type PrometheusOptions,
   type PrometheusHandle,
 } from './prometheus';
+export {
+  startAlertmanager,
+  alertmanagerBinary,
+  alertmanagerConfig,
+  ALERTMANAGER_CONFIG,
+  type AlertReceivers,
+  type AlertmanagerOptions,
+  type AlertmanagerHandle,
+} from './alertmanager';
 export { startLocalInfra, infraDirs, type LocalInfraOptions, type LocalInfra } from './infra';
 export {
   supervise,

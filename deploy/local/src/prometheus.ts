@@ -43,6 +43,8 @@ export interface PrometheusOptions {
   port?: number;
   /** Rule evaluation, in seconds (default 15, Prometheus's own; tests use 1). */
   evaluationIntervalS?: number;
+  /** Alertmanagers (host:port) its alerts are sent to; none: alerts stay in Prometheus. */
+  alertmanagers?: string[];
   /** More of Prometheus's feature flags (--enable-feature), e.g. promql-extended-range-selectors. */
   features?: string[];
   log?: LogFn;
@@ -74,6 +76,9 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<Promethe
     JSON.stringify({
       global: { evaluation_interval: interval, scrape_interval: interval },
       rule_files: opts.ruleFiles.map((f) => path.resolve(f)),
+      ...(opts.alertmanagers?.length && {
+        alerting: { alertmanagers: [{ static_configs: [{ targets: opts.alertmanagers }] }] },
+      }),
       otlp: { promote_resource_attributes: ['service.version', 'deployment.environment.name'] },
       // Pushes from many processes arrive a little out of order (the Prometheus OTLP guide's setting).
       storage: { tsdb: { out_of_order_time_window: '30m' } },

@@ -22,6 +22,7 @@ import {
   objectStoreEnv,
   processNodeOptions,
   spawnProcess,
+  startAlertmanager,
   startObjectStore,
   startPrometheus,
   startStore,
@@ -78,11 +79,48 @@ function superviseStore(dataDir: string): { sup: Supervisor; url: () => string }
 }
 
 /**
+ * OBSERVE=1: Alertmanager under supervision, with the configuration the chart ships, posting pages
+ * and tickets to ALERTS_WEBHOOK_URL and the Watchdog to ALERTS_WATCHDOG_URL (either unset: kept in
+ * Alertmanager, sent nowhere); SLO_WINDOW_SCALE divides its waits and repeats as it does the windows.
+ */
+function superviseAlertmanager(dataDir: string): { sup: Supervisor; url: () => string; target: () => string } {
+  let port = env.ALERTMANAGER_PORT ? Number(env.ALERTMANAGER_PORT) : undefined;
+  const log = fileLog('alertmanager');
+  let h: { url: string; target: string } | undefined;
+  const sup = supervise({
+    name: 'alertmanager',
+    say,
+    start: async ({ first, signal }) => {
+      const started = await startAlertmanager({
+        dataDir,
+        port,
+        webhookUrl: env.ALERTS_WEBHOOK_URL || undefined,
+        watchdogUrl: env.ALERTS_WATCHDOG_URL || undefined,
+        timeScale: Number(env.SLO_WINDOW_SCALE ?? 1),
+        log,
+        signal,
+      });
+      port = started.port;
+      h = started;
+      say(
+        `alertmanager ${first ? 'started' : 'restarted'} (pid ${started.pid}, ${started.url}, pages and tickets to ${env.ALERTS_WEBHOOK_URL || 'no receiver: set ALERTS_WEBHOOK_URL'})`,
+      );
+      return started;
+    },
+  });
+  return { sup, url: () => h!.url, target: () => h!.target };
+}
+
+/**
  * OBSERVE=1: Prometheus under supervision, evaluating the platform's rules as the umbrella chart
  * ships them (SLO_WINDOW_SCALE=N divides every SLO window by N, to watch a burn in minutes), taking
- * every process's OTLP metrics; serves the SLO page at /user/index.html.
+ * every process's OTLP metrics and sending its alerts to `alertmanager`; serves the SLO page at
+ * /user/index.html.
  */
-function supervisePrometheus(dataDir: string): { sup: Supervisor; url: () => string; otlp: () => string } {
+function supervisePrometheus(
+  dataDir: string,
+  alertmanager: string,
+): { sup: Supervisor; url: () => string; otlp: () => string } {
   let port = env.PROMETHEUS_PORT ? Number(env.PROMETHEUS_PORT) : undefined;
   const scale = Number(env.SLO_WINDOW_SCALE ?? 1);
   const shipped = path.join(ROOT, 'charts/platform/files/prometheus');
@@ -109,6 +147,7 @@ function supervisePrometheus(dataDir: string): { sup: Supervisor; url: () => str
         dataDir,
         port,
         ruleFiles,
+        alertmanagers: [alertmanager],
         userAssets: path.join(ROOT, 'observability/page'),
         evaluationIntervalS: scale === 1 ? 15 : 1,
         log,
@@ -330,7 +369,14 @@ async function main(): Promise<void> {
 
   const { mongoUrl, kafkaBrokers, objects } = await infrastructure();
   const observe = env.OBSERVE === '1' || env.OBSERVE === 'true';
-  const prometheus = observe ? supervisePrometheus(path.join(DATA_DIR, 'prometheus')) : undefined;
+  const alertmanager = observe ? superviseAlertmanager(path.join(DATA_DIR, 'alertmanager')) : undefined;
+  if (alertmanager) {
+    tiers.push([alertmanager.sup]);
+    await alertmanager.sup.started;
+  }
+  const prometheus = alertmanager
+    ? supervisePrometheus(path.join(DATA_DIR, 'prometheus'), alertmanager.target())
+    : undefined;
   if (prometheus) {
     tiers.push([prometheus.sup]);
     await prometheus.sup.started;
@@ -400,7 +446,8 @@ async function main(): Promise<void> {
     prometheus
       ? `
   Prometheus     ${prometheus.url()}   (its API; rules: charts/platform/files/prometheus)
-  SLO page       ${prometheus.url()}/user/`
+  SLO page       ${prometheus.url()}/user/
+  Alertmanager   ${alertmanager!.url()}   (its API, /api/v2/alerts; pages and tickets to ${env.ALERTS_WEBHOOK_URL || 'nowhere: set ALERTS_WEBHOOK_URL'})`
       : ''
   }
 
