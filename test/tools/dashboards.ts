@@ -34,7 +34,7 @@ export const METRICS = {
   outboxBacklog: 'voiceapi_outbox_backlog', // voiceapi.outbox.backlog ({event} gauge)
   outboxOldestAge: 'voiceapi_outbox_oldest_age_seconds', // voiceapi.outbox.oldest_age (s gauge)
   outboxParked: 'voiceapi_outbox_parked', // voiceapi.outbox.parked ({event} gauge)
-  consumerLag: 'voiceapi_events_consumer_lag', // voiceapi.events.consumer.lag ({message} gauge)
+  groupLag: 'voiceapi_events_group_lag', // voiceapi.events.group.lag ({message} gauge; every member reports its group's)
   deadLettered: 'voiceapi_events_dead_lettered_total', // voiceapi.events.dead_lettered ({event} counter)
   retries: 'voiceapi_events_retries_total', // voiceapi.events.retries ({event} counter)
   storeOperations: 'voiceapi_store_operations_total', // voiceapi.store.operations (counter)
@@ -617,10 +617,11 @@ function consumersRow(s: Service): Row {
       timeseries({
         w: 8,
         title: 'Lag',
-        description: 'Messages on the topic not yet handled by the group, summed over its replicas.',
+        description:
+          "Messages on the topic the group has not committed, from the broker (each replica reports the group's figure).",
         unit: 'short',
         min: 0,
-        queries: [{ expr: `sum${by(gt)} (${sel(METRICS.consumerLag, j)})`, legend: legendOf(gt) }],
+        queries: [{ expr: `max${by(gt)} (${sel(METRICS.groupLag, j)})`, legend: legendOf(gt) }],
       }),
       timeseries({
         w: 8,
@@ -1010,7 +1011,7 @@ function overview(): GrafanaDashboard {
             min: 0,
             queries: [
               {
-                expr: `sum by (job, ${LABELS.group}) (${sel(METRICS.consumerLag, all)})`,
+                expr: `sum by (job, ${LABELS.group}) (max by (job, ${LABELS.group}, topic) (${sel(METRICS.groupLag, all)}))`,
                 legend: `{{job}} {{${LABELS.group}}}`,
               },
             ],

@@ -1,8 +1,5 @@
 import type { Admin, Kafka } from 'kafkajs';
 
-/** The partitions a consumer holds, by topic. */
-export type Assignment = ReadonlyMap<string, readonly number[]>;
-
 /** A partition's committed offset (`-1`: none committed), as the admin client answers it. */
 export interface CommittedOffset {
   partition: number;
@@ -16,17 +13,17 @@ export interface PartitionEnds {
   high: string;
 }
 
-/** Uncommitted messages of `partitions`; one with no committed offset counts from where the group would start. */
+/**
+ * A group's uncommitted messages of a topic, over every partition of it (whoever holds them, or nobody);
+ * one with no committed offset counts from where the group would start.
+ */
 export function lagOf(
-  partitions: readonly number[],
   committed: readonly CommittedOffset[],
   ends: readonly PartitionEnds[],
   fromBeginning: boolean,
 ): number {
-  const mine = new Set(partitions);
   let lag = 0;
   for (const end of ends) {
-    if (!mine.has(end.partition)) continue;
     const at = Number(committed.find((c) => c.partition === end.partition)?.offset ?? -1);
     const from = at >= 0 ? at : fromBeginning ? Number(end.low) : Number(end.high);
     lag += Math.max(0, Number(end.high) - from);
@@ -61,20 +58,19 @@ export class LagReader {
     await admin?.disconnect().catch(() => undefined);
   }
 
-  /** Per topic of `assignment`: the group's uncommitted messages of those partitions (0 without partitions). */
-  async lag(group: string, assignment: Assignment, fromBeginning: boolean): Promise<Map<string, number>> {
-    const out = new Map([...assignment.keys()].map((topic) => [topic, 0]));
-    const topics = [...assignment].filter(([, partitions]) => partitions.length > 0).map(([topic]) => topic);
+  /**
+   * Per topic: the group's uncommitted messages, committed offsets against the log end as the broker has them.
+   * Whatever this member holds, so a group whose members crashed, or never joined, shows its lag growing.
+   */
+  async lag(group: string, topics: readonly string[], fromBeginning: boolean): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
     if (topics.length === 0) return out;
     if (this.users === 0) throw new Error('no consumer reads its lag here any more');
     const admin = await this.admin();
-    const committed = await admin.fetchOffsets({ groupId: group, topics });
+    const committed = await admin.fetchOffsets({ groupId: group, topics: [...topics] });
     for (const topic of topics) {
       const ends = await admin.fetchTopicOffsets(topic);
-      out.set(
-        topic,
-        lagOf(assignment.get(topic)!, committed.find((c) => c.topic === topic)?.partitions ?? [], ends, fromBeginning),
-      );
+      out.set(topic, lagOf(committed.find((c) => c.topic === topic)?.partitions ?? [], ends, fromBeginning));
     }
     return out;
   }

@@ -168,19 +168,21 @@ export class EventSubscriber {
   }
 
   /**
-   * `voiceapi.events.consumer.lag`: uncommitted messages of the partitions this member holds, so the sum over a
-   * group's replicas is the group's lag (0 for a topic it holds none of). Read at most every `LAG_TTL_MS`.
+   * `voiceapi.events.group.lag`: the group's uncommitted messages of each subscribed topic, read from the broker
+   * (every partition, held by this member or not): every member reports the same figure, and a group that stopped
+   * consuming shows it growing. Read at most every `LAG_TTL_MS`.
    * Beside it, counters `voiceapi.events.dead_lettered` and `voiceapi.events.retries`.
    */
   private observeLag(): void {
     const label = groupLabel(this.opts.group);
     const read = cachedRead(LAG_TTL_MS, () =>
-      this.lagReader.lag(this.opts.group, this.subscribedAssignment(), this.opts.fromBeginning ?? true),
+      this.lagReader.lag(this.opts.group, [...this.handlers.keys()], this.opts.fromBeginning ?? true),
     );
     this.lagGauge = serviceMetrics('events').gauge<ConsumerAttributes>(
-      'consumer.lag',
+      'group.lag',
       {
-        description: 'Messages of the partitions this consumer holds that its group has not committed yet',
+        description:
+          "Messages of a subscribed topic the consumer's group has not committed, committed offsets against the log end (every member reports the group's figure)",
         unit: '{message}',
       },
       async () => {
@@ -192,11 +194,6 @@ export class EventSubscriber {
         }
       },
     );
-  }
-
-  /** Every subscribed topic, with the partitions of it this member holds (none before it joined). */
-  private subscribedAssignment(): Map<string, readonly number[]> {
-    return new Map([...this.handlers.keys()].map((topic) => [topic, this.assignment.get(topic) ?? []]));
   }
 
   /** Handles the events of the envelope's stream. Call before `start`. */

@@ -53,7 +53,7 @@ describe('serviceMetrics', () => {
     let lag = 7;
     const traced: boolean[] = [];
     const gauge = serviceMetrics('events').gauge<{ group: string; topic: string }>(
-      'consumer.lag',
+      'group.lag',
       { description: 'lag', unit: '{message}' },
       () => {
         traced.push(!isTracingSuppressed(context.active()));
@@ -63,7 +63,7 @@ describe('serviceMetrics', () => {
         ];
       },
     );
-    const first = await exported('voiceapi.events.consumer.lag');
+    const first = await exported('voiceapi.events.group.lag');
     expect(first?.descriptor).toMatchObject({ unit: '{message}', type: 'OBSERVABLE_GAUGE' });
     expect(first?.dataPoints.map((p) => [p.attributes.group, p.value])).toEqual([
       ['billing.call-charging', 7],
@@ -71,14 +71,14 @@ describe('serviceMetrics', () => {
     ]);
     lag = 3;
     expect(
-      (await exported('voiceapi.events.consumer.lag'))?.dataPoints.find(
+      (await exported('voiceapi.events.group.lag'))?.dataPoints.find(
         (p) => p.attributes.group === 'billing.call-charging',
       )?.value,
     ).toBe(3);
     expect(traced).toEqual([false, false]);
     gauge.stop();
     // Not observed any more; the SDK repeats the last values (cumulative temporality).
-    expect((await exported('voiceapi.events.consumer.lag'))?.dataPoints.map((p) => p.value)).toEqual([3, 0]);
+    expect((await exported('voiceapi.events.group.lag'))?.dataPoints.map((p) => p.value)).toEqual([3, 0]);
     expect(traced).toHaveLength(2);
   });
 
