@@ -29,11 +29,7 @@ export interface SliFigure {
 const DELAYS = [
   { name: 'lead accepted → first dial', metric: 'voiceapi_telephony_lead_dial_delay_seconds' },
   { name: 'end of call → billing outcome', metric: 'voiceapi_billing_call_settle_delay_seconds' },
-  {
-    name: 'event → webhook received (healthy endpoints)',
-    metric: 'voiceapi_webhooks_delivery_delay_seconds',
-    match: 'endpoint_health="healthy"',
-  },
+  { name: 'event → webhook received (2xx)', metric: 'voiceapi_webhooks_delivery_delay_seconds' },
 ];
 
 const scalar = async (prom: Prometheus, expr: string) => {
@@ -71,10 +67,7 @@ export async function delayP99s(prom: Prometheus, windowS: number): Promise<{ na
   return Promise.all(
     DELAYS.map(async (d) => ({
       name: d.name,
-      p99s: await scalar(
-        prom,
-        `histogram_quantile(0.99, sum by (le) (rate(${d.metric}_bucket${d.match ? `{${d.match}}` : ''}[${w}])))`,
-      ),
+      p99s: await scalar(prom, `histogram_quantile(0.99, sum by (le) (rate(${d.metric}_bucket[${w}])))`),
     })),
   );
 }

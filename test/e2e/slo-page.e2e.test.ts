@@ -11,9 +11,9 @@ import { writeRules } from '../tools/observability';
 // The SLO page (observability/page, served by Prometheus itself at /user/) as a person sees it in
 // a browser: a real Prometheus evaluates the real generated rules, windows divided by 60 so a
 // burn shows within seconds, and metrics arrive over OTLP as the processes send them (OpenTelemetry's
-// SDK in a process of its own, test/fixtures/slo-burn-metrics.ts). Telephony ends calls while
-// billing settles none: call-charge burns and pages; leads are dialled within a second of becoming
-// dialable: lead-to-dial is OK.
+// SDK in a process of its own, test/fixtures/slo-burn-metrics.ts). Telephony ends calls and
+// charges none within its minute: call-charge burns and pages; leads' first attempts are decided in
+// time: lead-to-dial is OK.
 
 const WINDOW_SCALE = 60;
 const PAGE = 'observability/page';

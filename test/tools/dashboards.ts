@@ -43,6 +43,9 @@ export const METRICS = {
   leads: 'voiceapi_leads_leads_total', // voiceapi.leads.leads (counter)
   dials: 'voiceapi_telephony_dials_total', // voiceapi.telephony.dials (counter)
   callsEnded: 'voiceapi_telephony_calls_ended_total', // voiceapi.telephony.calls.ended ({call} counter)
+  callsCharged: 'voiceapi_telephony_calls_charged_total', // voiceapi.telephony.calls.charged ({call} counter, late)
+  firstDials: 'voiceapi_telephony_lead_first_dials_total', // voiceapi.telephony.lead.first_dials ({lead} counter, late)
+  firstAttempts: 'voiceapi_webhooks_delivery_first_attempts_total', // voiceapi.webhooks.delivery.first_attempts (late)
   dialDelay: 'voiceapi_telephony_lead_dial_delay_seconds', // voiceapi.telephony.lead.dial_delay (s histogram)
   callsBilled: 'voiceapi_billing_calls_billed_total', // voiceapi.billing.calls_billed (counter)
   settleDelay: 'voiceapi_billing_call_settle_delay_seconds', // voiceapi.billing.call.settle_delay (s histogram)
@@ -78,7 +81,8 @@ export const LABELS = {
   outcome: 'outcome',
   result: 'result',
   direction: 'direction',
-  endpointHealth: 'endpoint_health',
+  fault: 'fault',
+  late: 'late',
   eventType: 'event_type',
 } as const;
 
@@ -750,6 +754,18 @@ function businessRow(s: Service): Row | undefined {
             [LABELS.result],
           ),
           perSecond('Calls ended per second', 'By direction.', METRICS.callsEnded, [LABELS.direction]),
+          perSecond(
+            'Calls charged per second, in time and late',
+            'Each ended call once: late "true" when charged over 60 s after its end, counted as the minute passes (SLO call-charge).',
+            METRICS.callsCharged,
+            [LABELS.late],
+          ),
+          perSecond(
+            'First attempts per second, in time and late',
+            'Each lead once: late "true" when undecided 60 s after becoming dialable, counted as the minute passes (SLO lead-to-dial).',
+            METRICS.firstDials,
+            [LABELS.late],
+          ),
           latency(
             'Lead to first dial',
             'From the moment a lead may be dialled to its first dial, p50 and p99 (SLO lead-to-dial: 99 % within 60 s).',
@@ -786,16 +802,22 @@ function businessRow(s: Service): Row | undefined {
         panels: [
           perSecond(
             'Delivery attempts per second',
-            'By outcome (delivered, failed, gone) and the endpoint’s health.',
+            'By outcome (delivered, failed, gone) and whose failure it was (endpoint: the tenant’s; platform: ours, SLO webhook-delivery).',
             METRICS.webhookAttempts,
-            [LABELS.outcome, LABELS.endpointHealth],
+            [LABELS.outcome, LABELS.fault],
+          ),
+          perSecond(
+            'First attempts per second, in time and late',
+            'Each event’s first attempt to an endpoint: late "true" when unsent 60 s after the event (SLO billed-webhook, for call.outbound.billed).',
+            METRICS.firstAttempts,
+            [LABELS.eventType, LABELS.late],
           ),
           latency(
             'Event to delivery',
-            'From the event to its delivery, p50 and p99 per event type and the endpoint’s health (an unhealthy endpoint waits for its retries by design).',
+            'From the event to its delivery (2xx), p50 and p99 per event type (an endpoint that fails waits for its retries by design).',
             's',
             METRICS.webhookDelay,
-            [LABELS.eventType, LABELS.endpointHealth],
+            [LABELS.eventType],
             j,
           ),
         ],

@@ -36,3 +36,4 @@ export * from './events/start';
 export * from './service';
 export { shutdownTelemetry } from './telemetry/running';
 export * from './telemetry/metrics';
+export * from './telemetry/deadlines';

@@ -140,6 +140,10 @@ export async function startTelephony(env: Record<string, string | undefined> = p
         description: 'Calls ended, each counted once where its end is written, by direction',
         unit: '{call}',
       }),
+      charged: metrics.counter('calls.charged', {
+        description: 'Ended calls charged, each once: late "true" when not within 60 s of its end (call-charge SLO)',
+        unit: '{call}',
+      }),
     },
   });
   const dialer = new Dialer({
@@ -169,6 +173,11 @@ export async function startTelephony(env: Record<string, string | undefined> = p
           "From the moment a lead could first be dialled (accepted, or its scheduled time come) to its first attempt decided: ringing, or ended for the tenant's reasons (contact moved on, no credit)",
         unit: 's',
         buckets: [1, 5, 10, 30, 60, 120, 300, 900, 3600],
+      }),
+      firstDials: metrics.counter('lead.first_dials', {
+        description:
+          'Leads\' first attempts, each counted once: late "false" decided within 60 s of the lead becoming dialable (or after waiting for the tenant\'s own busy lines), late "true" counted the moment 60 s pass undecided (the lead-to-dial SLO)',
+        unit: '{lead}',
       }),
       firstDialTriesFailed: metrics.counter('lead.first_dial_tries_failed', {
         description:

@@ -59,9 +59,9 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
           ...(res.headers['retry-after'] !== undefined && { retryAfter: res.headers['retry-after'] }),
         };
       } catch (err) {
-        if (err instanceof OutboundRefused) return { error: 'refused' };
-        if (err instanceof OutboundFailed) return { error: err.reason };
-        return { error: 'network' };
+        if (err instanceof OutboundRefused) return { error: 'refused' }; // the tenant's URL
+        if (err instanceof OutboundFailed) return { error: err.reason, ...(err.side === 'near' && { ours: true }) };
+        return { error: 'network', ours: true }; // not the exchange's failure: ours
       }
     },
   };

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OutboundClient, OutboundFailed, OutboundRefused } from './outbound';
+import { failureOf, OutboundClient, OutboundFailed, OutboundRefused } from './outbound';
 
 // A real local server stands in for a tenant's API; loopback is refused unless allow-listed, so
 // the suite allow-lists it where it must reach it and leaves it out where it must be refused.
@@ -84,10 +84,35 @@ describe('outbound client', () => {
     expect((await refusal(strict.send(`https://localhost:${port}/`, { timeoutMs: 2000 }))).reason).toBe('address');
   });
 
-  it('fails an unresolvable name as unreachable', async () => {
-    expect((await failure(strict.send('https://unresolvable.invalid/', { timeoutMs: 5000 }))).reason).toBe(
-      'unreachable',
-    );
+  it('fails an unresolvable name as unreachable, on the far side (the name does not exist)', async () => {
+    const failed = await failure(strict.send('https://unresolvable.invalid/', { timeoutMs: 5000 }));
+    expect([failed.reason, failed.side]).toEqual(['unreachable', 'far']);
+  });
+
+  it("says whose a failure was: near when this host could not send at all, far when the destination's", () => {
+    const sideOf = (code: string) => {
+      const f = failureOf(Object.assign(new Error(code), { code }), 1000) as OutboundFailed;
+      return `${f.reason}/${f.side}`;
+    };
+    // Our resolver not answering, no route out, no sockets left: the sender's own.
+    expect(['EAI_AGAIN', 'ENETUNREACH', 'EMFILE', 'EADDRNOTAVAIL'].map(sideOf)).toEqual([
+      'unreachable/near',
+      'unreachable/near',
+      'network/near',
+      'network/near',
+    ]);
+    // A name that does not exist, a host that refuses, resets or is unreachable: the destination's.
+    expect(['ENOTFOUND', 'ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH'].map(sideOf)).toEqual([
+      'unreachable/far',
+      'unreachable/far',
+      'network/far',
+      'unreachable/far',
+    ]);
+    // The cause's code counts (undici wraps the socket's error); a timeout is the destination's.
+    const wrapped = failureOf(Object.assign(new Error('fetch failed'), { cause: { code: 'EAI_AGAIN' } }), 1000);
+    expect((wrapped as OutboundFailed).side).toBe('near');
+    const timedOut = failureOf(new DOMException('late', 'TimeoutError'), 300) as OutboundFailed;
+    expect([timedOut.reason, timedOut.side]).toEqual(['timeout', 'far']);
   });
 
   it('reaches an allow-listed host over http, by address and by name, with method, headers and body', async () => {

@@ -19,11 +19,17 @@ export class OutboundRefused extends Error {
   }
 }
 
-/** A permitted exchange that failed (the far side or the network). */
+/**
+ * A permitted exchange that failed. `side`, as far as the error tells: `near` when this host could not send at all
+ * (its resolver did not answer, it has no route out, it ran out of sockets or buffers), the sender's own failure;
+ * `far` otherwise (the name does not exist, the host refused, reset or did not answer in time, the answer was too
+ * large), the destination's.
+ */
 export class OutboundFailed extends Error {
   constructor(
     readonly reason: 'timeout' | 'too_large' | 'unreachable' | 'network',
     message: string,
+    readonly side: 'near' | 'far' = 'far',
   ) {
     super(message);
     this.name = 'OutboundFailed';
@@ -60,6 +66,14 @@ export interface OutboundResponse {
 }
 
 const DEFAULT_MAX_BYTES = 1024 * 1024;
+/**
+ * System errors that say this host could not send, whatever the destination: its resolver did not answer
+ * (`EAI_AGAIN`, `EAI_FAIL`; a name that does not exist is `ENOTFOUND`, the destination's), no route out, no local
+ * address, no sockets or buffers left.
+ */
+const NEAR_SIDE_CODES = new Set('EAI_AGAIN EAI_FAIL ENETUNREACH EADDRNOTAVAIL EMFILE ENFILE ENOBUFS ENOMEM'.split(' '));
+/** Codes of a host that could not be reached (whichever side's the failure was). */
+const UNREACHABLE_CODES = new Set('ENOTFOUND EAI_AGAIN ECONNREFUSED EHOSTUNREACH ENETUNREACH'.split(' '));
 const DEFAULT_MAX_REDIRECTS = 3;
 
 export class OutboundClient {
@@ -167,7 +181,7 @@ export class OutboundClient {
       const dispatcher = this.allowListed(url) ? this.agents.allowListed : this.agents.public;
       return await request(url, { dispatcher, method: r.method, headers: r.headers, body: r.body, signal: r.signal });
     } catch (err) {
-      throw this.failure(err, r.timeoutMs);
+      throw failureOf(err, r.timeoutMs);
     }
   }
 
@@ -193,35 +207,30 @@ export class OutboundClient {
         chunks.push(chunk as Buffer);
       }
     } catch (err) {
-      throw this.failure(err, timeoutMs);
+      throw failureOf(err, timeoutMs);
     }
     if (signal.aborted) throw new OutboundFailed('timeout', `no complete answer within ${timeoutMs} ms`);
     return Buffer.concat(chunks);
   }
 
-  private failure(err: unknown, timeoutMs: number): Error {
-    if (err instanceof OutboundRefused || err instanceof OutboundFailed) return err;
-    const cause = (err as { cause?: unknown })?.cause;
-    if (cause instanceof OutboundRefused) return cause;
-    const name = (err as { name?: string })?.name;
-    if (name === 'TimeoutError' || name === 'AbortError')
-      return new OutboundFailed('timeout', `no complete answer within ${timeoutMs} ms`);
-    const code = (err as { code?: string })?.code ?? (cause as { code?: string } | undefined)?.code;
-    if (
-      code === 'ENOTFOUND' ||
-      code === 'EAI_AGAIN' ||
-      code === 'ECONNREFUSED' ||
-      code === 'EHOSTUNREACH' ||
-      code === 'ENETUNREACH'
-    ) {
-      return new OutboundFailed('unreachable', `the host could not be reached (${code})`);
-    }
-    return new OutboundFailed('network', `the exchange failed (${code ?? name ?? 'error'})`);
-  }
-
   private allowListed(url: URL): boolean {
     return this.allow.has(`${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`);
   }
+}
+
+/** What a failed exchange (undici's error, or one of ours) tells: refused, or failed with a reason and a side. */
+export function failureOf(err: unknown, timeoutMs: number): Error {
+  if (err instanceof OutboundRefused || err instanceof OutboundFailed) return err;
+  const cause = (err as { cause?: unknown })?.cause;
+  if (cause instanceof OutboundRefused) return cause;
+  const name = (err as { name?: string })?.name;
+  if (name === 'TimeoutError' || name === 'AbortError')
+    return new OutboundFailed('timeout', `no complete answer within ${timeoutMs} ms`);
+  const code = (err as { code?: string })?.code ?? (cause as { code?: string } | undefined)?.code;
+  const side = code !== undefined && NEAR_SIDE_CODES.has(code) ? 'near' : 'far';
+  if (code !== undefined && UNREACHABLE_CODES.has(code))
+    return new OutboundFailed('unreachable', `the host could not be reached (${code})`, side);
+  return new OutboundFailed('network', `the exchange failed (${code ?? name ?? 'error'})`, side);
 }
 
 /** An allow-list entry as URLs are matched (`host:port`, host as the URL parser writes it). */

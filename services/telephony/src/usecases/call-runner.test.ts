@@ -1,3 +1,4 @@
+// Over 300 lines because the cases of one module share its fixtures.
 import { mongo } from 'mongoose';
 import type { CarrierCallResult } from '../carrier/carrier';
 import type { Call, CallCharge } from '../domain/call';
@@ -113,6 +114,7 @@ describe('CallRunner.run', () => {
     finish = finishing(),
     settle = settling(),
     more: Record<string, unknown> = {},
+    overrides: Record<string, unknown> = {},
   ) {
     const announced: string[] = [];
     const ended: string[] = [];
@@ -135,6 +137,7 @@ describe('CallRunner.run', () => {
       log: { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() },
       now: () => at(60),
       metrics: { ended: { add: (n: number, a: { direction: string }) => ended.push(`${n} ${a.direction}`) } },
+      ...overrides,
     } as unknown as RunnerDeps;
     return { runner: new CallRunner(deps), finish, announced, ended, endEvents, settle };
   }
@@ -280,5 +283,48 @@ describe('CallRunner.run', () => {
     expect(await runner.settlePending(200)).toBe(0);
     expect(setBilling).not.toHaveBeenCalled();
     expect(announced).toEqual([]);
+  });
+
+  it('counts each ended call charged once: in time as it ends, late when its minute passes unsettled, not again once settled', async () => {
+    let nowS = 60;
+    const counted: Record<string, number> = {};
+    const count = { add: (n: number, a: { late: string }) => void (counted[a.late] = (counted[a.late] ?? 0) + n) };
+    const ended: Call = { ...call, status: 'completed', outcome: 'completed', endedAt: at(60), settleDueAt: at(65) };
+    const settle = settling();
+    const { runner } = runnerWith(
+      jest.fn(),
+      finishing(),
+      settle,
+      {
+        setBilling: async (_id: string, _t: string, fields: Partial<Call>) => ({ ...ended, ...fields }),
+        dueForSettlement: async () => [ended],
+      },
+      { now: () => at(nowS), metrics: { ended: { add: () => undefined }, charged: count } },
+    );
+    expect(counted).toEqual({ false: 0, true: 0 }); // both series from the start
+    // Charged as it ended: in time.
+    await runner.finish(
+      { ...call, status: 'in_progress' },
+      { carrierCallId: 'c', outcome: 'completed', durationSeconds: 30, cutAtLimit: false },
+    );
+    expect(counted).toEqual({ false: 1, true: 0 });
+    // Billing away for two minutes: the pass leaves it pending; a minute after its end it counts late, once.
+    settle.mockRejectedValue(new Error('billing unavailable'));
+    nowS = 70;
+    expect(await runner.settlePending(10)).toBe(0);
+    nowS = 121;
+    await new Promise((r) => setTimeout(r, 1_300)); // the count's own sweep, every second
+    expect(counted).toEqual({ false: 1, true: 1 });
+    nowS = 180;
+    settle.mockImplementation(async () => ({
+      billingStatus: 'charged',
+      creditsCharged: 10,
+      transactionId: 'txn_2',
+      ledgerSeq: 8,
+      balanceAfter: 980,
+      billedAt: at(180),
+    }));
+    expect(await runner.settlePending(10)).toBe(1);
+    expect(counted).toEqual({ false: 1, true: 1 });
   });
 });

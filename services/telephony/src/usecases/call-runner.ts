@@ -1,4 +1,5 @@
-import { countFallback, retryTransient, scopeOfRecord, type Logger, type TypedCounter } from '@voiceapi/kit';
+import { countFallback, DeadlineCounter, retryTransient, scopeOfRecord } from '@voiceapi/kit';
+import type { LateAttributes, Logger, NoAttributes, TypedCounter } from '@voiceapi/kit';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
 import { billingFields, statusOfOutcome, type Call, type CallCharge } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';
@@ -12,6 +13,8 @@ import type { RecordingKeeper } from './recording-keeper';
 const FINISH_RETRY_MS = 60_000;
 /** A call that ended without its charge (billing away) is settled again from this long after its end. */
 export const SETTLE_AGAIN_AFTER_MS = 5_000;
+/** The call-charge SLO's threshold (observability/slos.yaml): a call charged later than this after its end is late. */
+const CHARGE_DEADLINE_MS = 60_000;
 
 /** The wallet a call is settled in: its tenant's, in the key mode it was made with. */
 export const scopeOfCall = (call: Pick<Call, 'tenantId' | 'sandbox'>) =>
@@ -28,8 +31,11 @@ export interface RunnerDeps {
   events: CallEvents;
   log: Logger;
   now: () => Date;
-  /** `ended`: calls ended, counted once each (where the end is written), by direction. */
-  metrics?: { ended: TypedCounter<{ direction: 'inbound' | 'outbound' }> };
+  /** Calls ended, counted once each where the end is written; and charged in time or late (the call-charge SLO). */
+  metrics?: {
+    ended: TypedCounter<{ direction: Call['direction'] }>;
+    charged?: TypedCounter<LateAttributes<NoAttributes>>;
+  };
 }
 
 export const carrierRequest = (call: Call): CarrierCallRequest => ({
@@ -45,8 +51,12 @@ export const carrierRequest = (call: Call): CarrierCallRequest => ({
 export class CallRunner {
   /** Calls this process is carrying: recovery leaves them alone. */
   readonly carrying = new Set<string>();
+  private readonly charged?: DeadlineCounter<NoAttributes>;
 
-  constructor(private readonly d: RunnerDeps) {}
+  constructor(private readonly d: RunnerDeps) {
+    if (d.metrics?.charged)
+      this.charged = new DeadlineCounter(d.metrics.charged, CHARGE_DEADLINE_MS, { initial: [{}], now: () => +d.now() });
+  }
 
   async run(call: Call): Promise<Call | null> {
     this.carrying.add(call.id);
@@ -182,11 +192,14 @@ export class CallRunner {
     const settled = await Promise.all(
       due.map(async (call) => {
         const charge = await this.settle(call);
+        // Still unsettled: counted late once its minute passes, whenever billing answers.
+        if (!charge) this.charged?.wait(call.id, call.endedAt ?? call.startedAt, {});
         if (!charge) return 0;
         // Announced before the row says settled: a crash in between settles it again (same charge, same event id).
         await this.d.events.settled(call, charge);
         const billed = await this.d.calls.setBilling(call.id, call.tenantId, billingFields(charge));
         if (billed) {
+          this.charged?.done(call.id, call.endedAt ?? call.startedAt, this.d.now(), {});
           await this.d.rollups.markDirty(scopeOfRecord(call.tenantId), call.direction, call.startedAt, this.d.now());
           await this.announce(billed, 'call.billed');
         }
@@ -250,6 +263,8 @@ export class CallRunner {
     const ended = await this.d.calls.finish(call.id, { ...end, ...(details && { details }) });
     // Null: the row had ended already (a repeated finish), counted by the finish that ended it.
     if (ended) this.d.metrics?.ended.add(1, { direction: ended.direction });
+    // Charged as it ended: in time. Without its charge, the settling pass counts it.
+    if (ended && charge) this.charged?.done(call.id, now, now, {});
     // Erased while it ended: its recording and conversation go too (again on a repeat: a try may have died first).
     if (ended?.erased && ended.hasRecording) await this.d.recordings.discard(ended);
     if ((ended ?? latest).erased && (details || !ended)) await this.d.calls.erasePersonalData(scope, call.id);

@@ -198,6 +198,52 @@ describe('Dialer: the dial delay', () => {
   });
 });
 
+describe("Dialer: leads' first attempts, in time or late (the lead-to-dial SLO)", () => {
+  it('counts a first attempt late the moment its minute passes while billing is away, once, and one placed at once in time', async () => {
+    let now = 2_000;
+    const queued: QueuedDial[] = [
+      { ...dial('t', 'c1:1', 1), attempt: 1, requestedAt: new Date(1_000) },
+      { ...dial('t', 'c2:1', 2), attempt: 1, requestedAt: new Date(1_000) },
+    ];
+    const counted: Record<string, number> = {};
+    let billingAway = false;
+    const dialer = placingDialer(queued, {
+      runner: {
+        announce: async () => undefined,
+        // Billing away: no hold can be placed, every try fails and is retried.
+        placeHold: async (call: Call) => {
+          if (billingAway && call.id === outboundCallId('t', 'c2:1')) throw new Error('billing unavailable');
+          return 'placed';
+        },
+        run: async () => null,
+      },
+      now: () => new Date(now),
+      metrics: {
+        dials: { add: () => undefined },
+        firstDials: { add: (n: number, a: { late: string }) => void (counted[a.late] = (counted[a.late] ?? 0) + n) },
+      },
+    });
+    expect(counted).toEqual({ false: 0, true: 0 }); // both series from the start
+    billingAway = true;
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(counted).toEqual({ false: 1, true: 0 }); // c1 rang; c2 waits to be tried again
+    now = 61_000; // c2's minute is not past yet
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(counted.true).toBe(0);
+    now = 61_002;
+    await new Promise((r) => setTimeout(r, 1_200)); // the count's own sweep
+    expect(counted).toEqual({ false: 1, true: 1 });
+    // Billing back: c2 rings, and is not counted again.
+    billingAway = false;
+    now = 90_000;
+    await dialer.dispatch();
+    await dialer.drain();
+    expect(queued).toEqual([]);
+    expect(counted).toEqual({ false: 1, true: 1 });
+  });
+});
+
 describe("Dialer: a lead that waited for its tenant's lines", () => {
   it('is recorded waited_for_lines once a pass found every line busy after it could be dialled; the dial that took the last line is not', async () => {
     const requestedAt = new Date(1_000);

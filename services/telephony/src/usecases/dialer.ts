@@ -1,5 +1,14 @@
 // Over 300 lines because the dispatch pass and placing a dial stay together (memory across passes: dispatch-memory.ts).
-import { scopeOfRecord, type Logger, type TenantScope, type TypedCounter, type TypedHistogram } from '@voiceapi/kit';
+import {
+  DeadlineCounter,
+  scopeOfRecord,
+  type LateAttributes,
+  type NoAttributes,
+  type Logger,
+  type TenantScope,
+  type TypedCounter,
+  type TypedHistogram,
+} from '@voiceapi/kit';
 import { outboundCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
 import type { QueuedDial } from '../domain/dial';
@@ -15,6 +24,8 @@ const RETRY_MS = 5_000;
 /** A dial held this long by its offset moves to the dial queue: a backlog holds back no commits (decision 0147). */
 const SPILL_AFTER_MS = 30_000;
 const SPILL_BATCH = 1_000;
+/** The lead-to-dial SLO's threshold (observability/slos.yaml): a first attempt decided later than this is late. */
+export const LEAD_TO_DIAL_DEADLINE_MS = 60_000;
 
 export interface DialerDeps {
   /** The dials this replica holds (decision 0147). */
@@ -45,6 +56,11 @@ export interface DialerDeps {
     dialDelay?: TypedHistogram<{ waited_for_lines: 'true' | 'false' }>;
     /** Failed tries to place a lead's first attempt on the platform's side (leads or billing unreachable; retried). */
     firstDialTriesFailed?: TypedCounter<Record<string, never>>;
+    /**
+     * Leads' first attempts, each counted once: in time, or late the moment `LEAD_TO_DIAL_DEADLINE_MS` passes
+     * undecided (the lead-to-dial SLO); a wait for the tenant's own busy lines is never late.
+     */
+    firstDials?: TypedCounter<LateAttributes<NoAttributes>>;
   };
 }
 
@@ -59,8 +75,26 @@ export class Dialer {
   private readonly signals = new PassSignals();
   private readonly linesFull = new LinesFull();
   private spilledAt = 0;
+  private readonly firstDials?: DeadlineCounter<NoAttributes>;
 
-  constructor(private readonly d: DialerDeps) {}
+  constructor(private readonly d: DialerDeps) {
+    if (d.metrics?.firstDials)
+      this.firstDials = new DeadlineCounter(d.metrics.firstDials, LEAD_TO_DIAL_DEADLINE_MS, {
+        initial: [{}],
+        excused: (key, sinceMs) => this.linesFull.lastAt(key.split(' ')[0]!) >= sinceMs,
+        // Spilled to the dial queue or handed to another replica: counted by whoever holds it next.
+        held: (key) => {
+          const [tenantId, dialId] = key.split(' ') as [string, string];
+          return this.inFlight.has(dialId) || this.d.queue.has(scopeOfRecord(tenantId), dialId);
+        },
+        now: () => this.d.now().getTime(),
+      });
+  }
+
+  /** A lead's first attempt waits from its request (idempotent): counted late if undecided past the deadline. */
+  private waitsForFirstDial(q: Pick<QueuedDial, 'tenantId' | 'dialId' | 'attempt' | 'requestedAt'>): void {
+    if (q.attempt === 1 && q.requestedAt) this.firstDials?.wait(`${q.tenantId} ${q.dialId}`, q.requestedAt, {});
+  }
 
   /** Drops the waiting dials of a contact that was cancelled or erased (idempotent). */
   async forgetContact(scope: TenantScope, contactId: string): Promise<void> {
@@ -78,6 +112,7 @@ export class Dialer {
   ): void {
     const now = this.d.now();
     if (!this.d.queue.add({ ...req, tenantId: scope.tenantId, queuedAt: now, notBefore: now }, release, source)) return;
+    this.waitsForFirstDial({ ...req, tenantId: scope.tenantId });
     this.signals.noteQueued(scope.tenantId);
     if (this.signals.takeQueued()) this.d.wake();
   }
@@ -150,6 +185,8 @@ export class Dialer {
       const due = this.d.queue
         .due(scope, now, free + this.inFlight.size + 1)
         .filter((q) => !this.inFlight.has(q.dialId));
+      // Dials taken over from the dial queue were never seen here before: their waits count from now on.
+      for (const q of due) this.waitsForFirstDial(q);
       const dials = due.slice(0, free);
       // Their lines in one write; a dial whose line another replica took waits for the next pass.
       const callIds = dials.map((q) => outboundCallId(tenantId, q.dialId));
@@ -344,9 +381,11 @@ export class Dialer {
   /** Records a lead's first-attempt delay for its SLO; `waitedForLines` (all lines busy) is not counted late. */
   private firstAttemptDecided(q: QueuedDial, waitedForLines: boolean): void {
     if (q.attempt !== 1 || !q.requestedAt) return;
-    this.d.metrics?.dialDelay?.record(Math.max(0, this.d.now().getTime() - q.requestedAt.getTime()) / 1000, {
+    const now = this.d.now();
+    this.d.metrics?.dialDelay?.record(Math.max(0, now.getTime() - q.requestedAt.getTime()) / 1000, {
       waited_for_lines: waitedForLines ? 'true' : 'false',
     });
+    this.firstDials?.done(`${q.tenantId} ${q.dialId}`, q.requestedAt, now, {}, waitedForLines);
   }
 
   private async drop(scope: TenantScope, q: QueuedDial, callId: string, call: Call | null): Promise<void> {

@@ -18,8 +18,12 @@ const now = new Date('2026-11-25T12:00:00Z');
 const secret = newSecret();
 
 function setup(opts: {
-  answer?: { statusCode: number; retryAfter?: string } | { error: string };
+  answer?: { statusCode: number; retryAfter?: string } | { error: string; ours?: boolean };
   endpoint?: Partial<EndpointDoc>;
+  /** The endpoint store fails while `away` is set. */
+  store?: { away: boolean };
+  /** The real clock instead of the fixed `now`. */
+  realClock?: boolean;
   delivery?: Partial<DeliveryDoc>;
   body?: string;
 }) {
@@ -53,7 +57,10 @@ function setup(opts: {
   const deps = {
     legacyBody: async () => '{"type":"legacy"}',
     endpoints: {
-      get: async () => endpoint,
+      get: async () => {
+        if (opts.store?.away) throw new Error('store away');
+        return endpoint;
+      },
       update: async (_id: string, set: Record<string, unknown>) => void endpointUpdates.push(set),
     },
     signingSecrets: () => [secret],
@@ -64,7 +71,7 @@ function setup(opts: {
       ),
     },
     log: { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger,
-    now: () => now,
+    now: () => (opts.realClock ? new Date() : now),
     schedule: [0, 5_000, 300_000],
     timeoutMs: 15_000,
     disableAfterMs: 5 * 24 * 3600_000,
@@ -185,20 +192,49 @@ describe('DeliveryAttempts metrics', () => {
     callId: 'call-1',
   });
 
-  it("counts attempts by outcome and the endpoint's health before them, and records the delay from the event to a 2xx by event type", async () => {
+  it('counts attempts by outcome and whose failure it was, first attempts sent in time, and the delay to a 2xx, by event type', async () => {
+    // Delivered; the tenant's endpoint answering 500, refusing, not answering in time; our side unable to send.
     await setup({ body: billed.body }).attempt();
     await setup({ body: billed.body, endpoint: { failingSince: new Date(now.getTime() - 60_000) } }).attempt();
     await setup({ body: billed.body, answer: { statusCode: 500 } }).attempt();
+    await setup({ body: billed.body, answer: { error: 'unreachable' } }).attempt();
+    await setup({ body: billed.body, answer: { error: 'timeout' } }).attempt();
+    await setup({ body: billed.body, answer: { error: 'unreachable', ours: true } }).attempt();
+    // A retry: no first-attempt delay again.
+    await setup({ body: billed.body, delivery: { attempts: 1, step: 1 } }).attempt();
     expect(await exported('voiceapi.webhooks.delivery.attempts')).toEqual([
-      { attributes: { outcome: 'delivered', endpoint_health: 'healthy' }, value: 1 },
-      { attributes: { outcome: 'delivered', endpoint_health: 'failing' }, value: 1 },
-      { attributes: { outcome: 'failed', endpoint_health: 'healthy' }, value: 1 },
+      // Both series of the SLO exist from the start (0 before any attempt).
+      { attributes: { outcome: 'delivered', fault: 'none' }, value: 3 },
+      { attributes: { outcome: 'failed', fault: 'platform' }, value: 1 },
+      { attributes: { outcome: 'failed', fault: 'endpoint' }, value: 3 },
+    ]);
+    // Six first attempts sent 42.5 s after the event, in time; the retry is no first attempt.
+    expect(await exported('voiceapi.webhooks.delivery.first_attempts')).toEqual([
+      { attributes: { event_type: 'call.outbound.billed', late: 'false' }, value: 6 },
+      { attributes: { event_type: 'call.outbound.billed', late: 'true' }, value: 0 },
     ]);
     const delay = await exported('voiceapi.webhooks.delivery.delay');
-    expect(delay.map((d) => d.attributes)).toEqual([
-      { event_type: 'call.outbound.billed', endpoint_health: 'healthy' },
-      { event_type: 'call.outbound.billed', endpoint_health: 'failing' },
-    ]);
-    expect(delay[0]!.value).toMatchObject({ count: 1, sum: 42.5 });
+    expect(delay.map((d) => d.attributes)).toEqual([{ event_type: 'call.outbound.billed' }]);
+    expect(delay[0]!.value).toMatchObject({ count: 3, sum: 3 * 42.5 });
+  });
+
+  it('counts a first attempt that cannot be made late once its event is a minute old, while it keeps failing', async () => {
+    // Billed 59 s ago (real time: the count's own clock), and the endpoint store away.
+    const old = webhookMessage('billed:call-2', 't-1', 'call.outbound.billed', new Date(Date.now() - 59_000), {
+      callId: 'call-2',
+    });
+    const store = { away: true };
+    const attempts = setup({ body: old.body, delivery: { _id: 'd-2' }, store, realClock: true });
+    await expect(attempts.attempt()).rejects.toThrow('store away');
+    const late = async () =>
+      (await exported('voiceapi.webhooks.delivery.first_attempts')).find((p) => p.attributes.late === 'true')?.value;
+    const before = await late();
+    await new Promise((r) => setTimeout(r, 2_500)); // past the minute, and a sweep of the count
+    expect(await late()).toBe(Number(before) + 1);
+    // Tried again once the store is back, and sent: not counted a second time.
+    store.away = false;
+    expect((await attempts.attempt()).kind).toBe('ended');
+    expect(attempts.sent).toHaveLength(1);
+    expect(await late()).toBe(Number(before) + 1);
   });
 });

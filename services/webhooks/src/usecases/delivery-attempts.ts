@@ -1,4 +1,4 @@
-import { serviceMetrics, type Logger } from '@voiceapi/kit';
+import { DeadlineCounter, serviceMetrics, type Logger } from '@voiceapi/kit';
 import { performance } from 'node:perf_hooks';
 import { occurredAtOf } from '../domain/messages';
 import { nextAttemptAt, outcomeOf, type AttemptOutcome } from '../domain/retry';
@@ -32,12 +32,24 @@ export type AttemptResult =
 export const ENDPOINT_CACHE_MS = 1_000;
 /** A paused endpoint's delivery is looked at again after this; a resume does not wait for it. */
 const PAUSED_RECHECK_MS = 10 * 60_000;
+/** The billed-webhook SLO's threshold (observability/slos.yaml): a first attempt sent later than this is late. */
+export const FIRST_ATTEMPT_DEADLINE_MS = 60_000;
+/** Seconds, for the delays from an event: 60 s (the webhook SLO's threshold) is a boundary. */
+const DELAY_BUCKETS_S = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
 /** Tolerance for early sends (a replica handing back its retries, a repeated fan-out). */
 const EARLY_MS = 50;
 
-/** For metrics: `failing` when its previous attempt failed (`failingSince` is set). */
-type EndpointHealth = 'healthy' | 'failing';
-const healthOf = (endpoint: EndpointDoc): EndpointHealth => (endpoint.failingSince ? 'failing' : 'healthy');
+/**
+ * Whose an attempt's failure was, for the delivery SLO: `platform` when this side could not send (the sender says
+ * so: our resolver, no route out, our own error); `endpoint` when the tenant's endpoint answered other than 2xx,
+ * refused, was not found or did not answer in time; `none` when delivered.
+ */
+export type Fault = 'none' | 'endpoint' | 'platform';
+
+export function faultOf(answer: { statusCode: number } | { error: string; ours?: boolean }, delivered: boolean): Fault {
+  if (delivered) return 'none';
+  return 'error' in answer && answer.ours ? 'platform' : 'endpoint';
+}
 
 interface CachedEndpoint {
   doc: EndpointDoc | null;
@@ -51,31 +63,50 @@ interface CachedEndpoint {
  */
 export class DeliveryAttempts {
   private readonly cache = new Map<string, CachedEndpoint>();
-  private readonly attempts = serviceMetrics('webhooks').counter<{ outcome: string; endpoint_health: EndpointHealth }>(
+  private readonly attempts = serviceMetrics('webhooks').counter<{ outcome: string; fault: Fault }>(
     'delivery.attempts',
     {
       description:
-        "Delivery attempts by outcome (delivered, failed, gone) and the endpoint's health before it (failing: its previous attempt failed)",
+        "Delivery attempts by outcome (delivered, failed, gone) and whose failure it was (none, endpoint: the tenant's, platform: ours)",
     },
   );
   private readonly latency = serviceMetrics('webhooks').histogram<{ outcome: string }>('delivery.duration', {
     description: 'Time from sending an attempt to its answer',
     unit: 'ms',
   });
-  private readonly delay = serviceMetrics('webhooks').histogram<{
-    event_type: string;
-    endpoint_health: EndpointHealth;
-  }>('delivery.delay', {
-    description:
-      "From the event's occurrence to the endpoint answering 2xx, by event type and the endpoint's health before the successful attempt",
+  private readonly delay = serviceMetrics('webhooks').histogram<{ event_type: string }>('delivery.delay', {
+    description: "From the event's occurrence to the endpoint answering 2xx, by event type",
     unit: 's',
-    buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
+    buckets: DELAY_BUCKETS_S,
   });
+  /** Each event's first attempt to an endpoint sent in time or late, whatever the endpoint answers (the billed-webhook SLO). */
+  private readonly firstAttempts = new DeadlineCounter<{ event_type: string }>(
+    serviceMetrics('webhooks').counter('delivery.first_attempts', {
+      description:
+        'First attempts to send an event to an endpoint, each counted once: late "false" sent within 60 s of the event, late "true" counted the moment 60 s pass unsent (sending on time is ours; the endpoint\'s answer is the tenant\'s)',
+      unit: '{attempt}',
+    }),
+    FIRST_ATTEMPT_DEADLINE_MS,
+    { initial: [{ event_type: 'call.outbound.billed' }] },
+  );
 
-  constructor(private readonly d: DeliveryAttemptsDeps) {}
+  constructor(private readonly d: DeliveryAttemptsDeps) {
+    // The SLO's good and bad series exist from the start: an outage of ours from the first attempt still shows.
+    this.attempts.add(0, { outcome: 'delivered', fault: 'none' });
+    this.attempts.add(0, { outcome: 'failed', fault: 'platform' });
+  }
 
-  /** Records only the endpoint's health; the delivery's writer records the rest. */
   async attempt(delivery: DeliveryDoc): Promise<AttemptResult> {
+    // A first attempt waits from its event: late once the deadline passes unsent, even while this keeps failing.
+    const eventAt = delivery.attempts === 0 && delivery.body !== undefined ? occurredAtOf(delivery.body) : undefined;
+    if (eventAt) this.firstAttempts.wait(delivery._id, eventAt, { event_type: delivery.type });
+    const result = await this.send(delivery, eventAt);
+    // Sent: counted as it went. Not sent (a paused, disabled or deleted endpoint: the tenant's doing): no wait of ours.
+    if (eventAt) this.firstAttempts.drop(delivery._id);
+    return result;
+  }
+
+  private async send(delivery: DeliveryDoc, eventAt: Date | undefined): Promise<AttemptResult> {
     const early = (delivery.nextAttemptAt?.getTime() ?? 0) - this.d.now().getTime();
     if (early > EARLY_MS) return { kind: 'waiting', nextAttemptAt: delivery.nextAttemptAt! };
     let endpoint = await this.endpoint(delivery.endpointId);
@@ -96,22 +127,17 @@ export class DeliveryAttempts {
       'user-agent': 'voiceapi-webhooks/1',
       ...signedHeaders(delivery.messageId, at, body, endpoint.secrets),
     };
-    const health = healthOf(endpoint.doc);
+    if (eventAt) this.firstAttempts.done(delivery._id, eventAt, at, { event_type: delivery.type });
     const started = performance.now();
     const answer = await this.d.sender.post(endpoint.doc.url, headers, body, this.d.timeoutMs);
     const durationMs = Math.round(performance.now() - started);
     const now = this.d.now();
     const outcome = outcomeOf(answer, now);
-    this.attempts.add(1, { outcome: outcome.kind, endpoint_health: health });
+    this.attempts.add(1, { outcome: outcome.kind, fault: faultOf(answer, outcome.kind === 'delivered') });
     this.latency.record(durationMs, { outcome: outcome.kind });
-    if (outcome.kind === 'delivered') {
-      const occurredAt = occurredAtOf(body);
-      if (occurredAt)
-        this.delay.record(Math.max(0, now.getTime() - occurredAt.getTime()) / 1000, {
-          event_type: delivery.type,
-          endpoint_health: health,
-        });
-    }
+    const occurredAt = eventAt ?? occurredAtOf(body);
+    if (outcome.kind === 'delivered' && occurredAt)
+      this.delay.record(Math.max(0, now.getTime() - occurredAt.getTime()) / 1000, { event_type: delivery.type });
     const record: AttemptRecord = {
       at,
       durationMs,
