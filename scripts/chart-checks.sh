@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Over 300 lines because it runs the chart checks in order, each a function; the Python checker is in scripts/chart_checks/.
 # Offline checks of every Helm chart under charts/: lint, dependency build, render and validate the
-# rendered objects against the Kubernetes schemas (the umbrella's PrometheusRule against the
-# Prometheus operator's CRD), plus the platform's own rules (hardened pods, secrets only by
-# reference, NetworkPolicies, labels), the umbrella's rules and dashboards, and that the generated
-# dashboards are current. Needs no cluster and no network beyond the first run, which builds helm
-# and fetches the CRD from the Go module proxy and installs the validator from PyPI into .tools/
-# (repo-local, git-ignored); the dashboards check needs the npm dependencies (make install).
+# rendered objects against the Kubernetes schemas (the umbrella's PrometheusRule and
+# AlertmanagerConfig against the Prometheus operator's CRDs), plus the platform's own rules (hardened
+# pods, secrets only by reference, NetworkPolicies, labels), the umbrella's rules, dashboards and
+# Alertmanager routes, and that the generated dashboards are current. Needs no cluster and no network
+# beyond the first run, which builds helm and fetches the CRDs from the Go module proxy and installs
+# the validator from PyPI into .tools/ (repo-local, git-ignored); the dashboards check needs the npm
+# dependencies (make install).
 #
 #   scripts/chart-checks.sh                  run every check; exit 1 if any failed
 #   scripts/chart-checks.sh --sync-schemas   first copy charts/common/schema/service-defs.json into
@@ -17,7 +18,8 @@
 #   KV_VERSION        PyPI kubernetes-validate version (default 1.37.0; ships the schemas)
 #   KUBE_VERSIONS     Kubernetes versions to validate against (default "1.31.0 1.37.0")
 #   HELM              use this helm binary instead of building one
-#   PROMETHEUS_OPERATOR_VERSION / PROMETHEUS_RULE_CRD   see scripts/prometheus-operator-crd.sh
+#   PROMETHEUS_OPERATOR_VERSION / PROMETHEUS_RULE_CRD / ALERTMANAGER_CONFIG_CRD
+#                     see scripts/prometheus-operator-crd.sh
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,14 +29,14 @@ KV_VERSION=${KV_VERSION:-1.37.0}
 read -r -a KUBE_VERSIONS <<<"${KUBE_VERSIONS:-1.31.0 1.37.0}"
 RENDER_KUBE_VERSION=${KUBE_VERSIONS[0]}
 # API groups of CRD kinds (comma list) validated against no schema: reported as SKIP, never silently.
-# None today: the only CRD kind rendered (the umbrella's PrometheusRule) is validated against its CRD
-# (CRD_FILES below).
+# None today: the only CRD kinds rendered (the umbrella's PrometheusRule and AlertmanagerConfig) are
+# validated against their CRDs (CRD_FILES below).
 SKIP_API_GROUPS=${SKIP_API_GROUPS:-}
 SYNC_SCHEMAS=0
 for arg in "$@"; do
   case $arg in
     --sync-schemas) SYNC_SCHEMAS=1 ;;
-    -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '3,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -64,10 +66,13 @@ install_validator() {
   echo "installed in $(( $(date +%s) - t0 ))s"
 }
 
-# The PrometheusRule CRD as the operator ships it (its Go module, through the Go module proxy).
+# The PrometheusRule and AlertmanagerConfig CRDs as the operator ships them (its Go module, through
+# the Go module proxy).
 install_crds() {
-  PROMETHEUS_RULE_CRD=$(bash "$ROOT/scripts/prometheus-operator-crd.sh")
+  PROMETHEUS_RULE_CRD=$(bash "$ROOT/scripts/prometheus-operator-crd.sh" prometheusrules)
   echo "PrometheusRule CRD: $PROMETHEUS_RULE_CRD"
+  ALERTMANAGER_CONFIG_CRD=$(bash "$ROOT/scripts/prometheus-operator-crd.sh" alertmanagerconfigs)
+  echo "AlertmanagerConfig CRD: $ALERTMANAGER_CONFIG_CRD"
 }
 
 # Node.js for the dashboards generator (test/tools/dashboards.ts, through tsx).
@@ -90,10 +95,16 @@ export HELM_CONFIG_HOME=$WORK/helm/config HELM_CACHE_HOME=$WORK/helm/cache HELM_
 export HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 NO_PROXY='' https_proxy=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 no_proxy=''
 export KUBECONFIG=$WORK/kubeconfig-none
 
+# The AlertmanagerConfig CRD lists matchType's values with a bare `=`, which YAML 1.1 (PyYAML, the
+# checker's parser) takes for its "value" type and refuses to load; the checker reads a copy with
+# that value quoted, nothing else changed (Kubernetes reads both alike).
+ALERTMANAGER_CONFIG_CRD_COPY=$WORK/monitoring.coreos.com_alertmanagerconfigs.yaml
+sed -E "s/^( *- )=$/\1'='/" "$ALERTMANAGER_CONFIG_CRD" >"$ALERTMANAGER_CONFIG_CRD_COPY"
+
 # The checker itself (scripts/chart_checks/check.py): validates rendered manifests and asserts the
 # platform's rules. Python from the validator's venv; sockets are disabled before kubernetes_validate
 # is imported, so a schema fetched at run time would fail the check instead of passing quietly.
-export SKIP_API_GROUPS CHECK_KUBE_VERSIONS="${KUBE_VERSIONS[*]}" CRD_FILES=$PROMETHEUS_RULE_CRD
+export SKIP_API_GROUPS CHECK_KUBE_VERSIONS="${KUBE_VERSIONS[*]}" CRD_FILES=$PROMETHEUS_RULE_CRD:$ALERTMANAGER_CONFIG_CRD_COPY
 check_py() { "$PY" "$ROOT/scripts/chart_checks/check.py" "$@"; }
 
 # ---------------------------------------------------------------------------------------- checks
@@ -214,7 +225,7 @@ run "lint $UMBRELLA (values-production.yaml with the release's image digests)" "
 step "umbrella: default values"
 rendered "platform-default" "$CHARTS/$UMBRELLA" voiceapi
 run "platform-default has every service" check_py expect "$LAST_RENDER" \
-  "Deployment=${#SERVICES[@]},Service=${#SERVICES[@]},NetworkPolicy=${#SERVICES[@]},PodDisruptionBudget=${#SERVICES[@]},!Secret,!Ingress,!HorizontalPodAutoscaler,!PrometheusRule,!ConfigMap"
+  "Deployment=${#SERVICES[@]},Service=${#SERVICES[@]},NetworkPolicy=${#SERVICES[@]},PodDisruptionBudget=${#SERVICES[@]},!Secret,!Ingress,!HorizontalPodAutoscaler,!PrometheusRule,!AlertmanagerConfig,!ConfigMap"
 
 step "service manifest: every process has a chart, an umbrella entry and (gRPC) its address in the gateway and in its callers"
 # services/manifest.json is also read by make run, the test harness and the image build: adding a
@@ -245,7 +256,7 @@ render "$WORK/wrong-callee-port.yaml" "$CHARTS/$UMBRELLA" voiceapi --set leads.g
 must_fail "manifest: a service given another service's address on the wrong port is refused (canary)" "Deployment/leads sets BILLING_GRPC_ADDR='billing:50099'" \
   check_py manifest "$WORK/wrong-callee-port.yaml" "$MANIFEST" "$CHARTS" "$UMBRELLA"
 
-step "umbrella: Prometheus rules and Grafana dashboards (observability.rules, observability.dashboards)"
+step "umbrella: Prometheus rules, Grafana dashboards and Alertmanager routes (observability.rules, .dashboards, .alerting)"
 # The PrometheusRule is validated against the operator's CRD (render's validate step), holds every
 # group of files/prometheus/*.rules.yaml as written there; one ConfigMap per dashboard, its JSON
 # parsed; the committed dashboards are what test/tools/dashboards.ts writes (decision 0129).
@@ -273,7 +284,7 @@ run "platform-observability: dashboards in the folder observability.dashboards.f
 run "platform-observability: every rule group of files/prometheus, every dashboard's JSON" \
   check_py observability "$LAST_RENDER" "$RULES_DIR" "$DASH_DIR" grafana_dashboard 1
 run "platform-observability: only one switched on renders only it (rules)" check_py expect \
-  <(render /dev/stdout "$CHARTS/$UMBRELLA" voiceapi --set observability.rules.enabled=true) "PrometheusRule=1,!ConfigMap"
+  <(render /dev/stdout "$CHARTS/$UMBRELLA" voiceapi --set observability.rules.enabled=true) "PrometheusRule=1,!ConfigMap,!AlertmanagerConfig"
 runbooks_absolute() { # runbooks_absolute RENDER BASE: every alert's runbook_url is under BASE
   local all abs
   all=$(grep -c 'runbook_url:' "$1") abs=$(grep -c "runbook_url: $2/docs/operations.md#" "$1")
@@ -332,12 +343,131 @@ render "$WORK/other-label.yaml" "$CHARTS/$UMBRELLA" voiceapi "${OBS[@]}" --set o
 must_fail "dashboards under another label than the sidecar's are refused (canary)" "no ConfigMap labelled grafana_dashboard=1" \
   check_py observability "$WORK/other-label.yaml" "$RULES_DIR" "$DASH_DIR" grafana_dashboard 1
 
+# The Alertmanager routes (observability.alerting): one AlertmanagerConfig, validated against the
+# operator's CRD (render's validate step), holding the route, receivers and inhibition rules of
+# files/alertmanager/alertmanager.yaml (read back and compared: the CRD leaves child routes
+# unchecked), every URL from the Secret by reference; every alert of the PrometheusRule labelled with
+# the release namespace, the matcher the operator adds to the config's route and inhibition rules.
+AM_FILE=$CHARTS/$UMBRELLA/files/alertmanager/alertmanager.yaml
+ALERTING=("${OBS[@]}" --set observability.alerting.enabled=true --set observability.alerting.receiversSecret=alert-receivers
+  --set observability.alerting.watchdogUrlKey=watchdog-url --set observability.alerting.labels.release=kube-prometheus-stack)
+expected_rules() { # expected_rules DIR RUNBOOK_BASE NAMESPACE: files/prometheus/*.rules.yaml as the chart renders them
+  # with those values (each relative runbook_url under RUNBOOK_BASE; each alert labelled
+  # namespace=NAMESPACE; empty: left as written), for check.py observability to compare with
+  mkdir -p "$1"
+  "$PY" - "$RULES_DIR" "$@" <<'PY'
+import glob, os, re, sys, yaml
+src, out, base, ns = sys.argv[1:]
+for f in sorted(glob.glob(f"{src}/*.rules.yaml")):
+    doc = yaml.safe_load(open(f))
+    for r in (r for g in doc.get("groups") or [] for r in g.get("rules") or [] if "alert" in r):
+        a = r.get("annotations") or {}
+        if base and a.get("runbook_url") and not re.match(r"^[a-z]+://", a["runbook_url"]):
+            a["runbook_url"] = f"{base.rstrip('/')}/{a['runbook_url']}"
+        if ns: r["labels"] = {**(r.get("labels") or {}), "namespace": ns}
+    yaml.safe_dump(doc, open(f"{out}/{os.path.basename(f)}", "w"))
+PY
+}
+alerts_labelled() { # alerts_labelled RENDER NAMESPACE: every alerting rule of the PrometheusRule has namespace=NAMESPACE
+  "$PY" - "$@" <<'PY'
+import sys, yaml
+render, ns = sys.argv[1:]
+rules = [r for d in yaml.safe_load_all(open(render)) if d and d["kind"] == "PrometheusRule"
+         for g in d["spec"]["groups"] for r in g["rules"] if "alert" in r]
+bad = [r["alert"] for r in rules if (r.get("labels") or {}).get("namespace") != ns]
+print(f"    {len(rules) - len(bad)} of {len(rules)} alerts labelled namespace={ns}" + (f"; not: {', '.join(bad[:5])}" if bad else ""))
+sys.exit(1 if bad or not rules else 0)
+PY
+}
+alerting_is_source() { # alerting_is_source RENDER FILE SECRET WEBHOOK_KEY WATCHDOG_KEY: the AlertmanagerConfig, read
+  # back, is FILE's route, receivers and inhibition rules; page and ticket post to SECRET's
+  # WEBHOOK_KEY, the watchdog to its WATCHDOG_KEY (empty: no webhook); no URL in the manifest
+  "$PY" - "$@" <<'PY'
+import json, re, sys, yaml
+render, src, secret, hook_key, dog_key = sys.argv[1:]
+amc = [d for d in yaml.safe_load_all(open(render)) if d and d["kind"] == "AlertmanagerConfig"]
+if len(amc) != 1: print(f"    {len(amc)} AlertmanagerConfig objects rendered, 1 expected"); sys.exit(1)
+spec, am, p = amc[0]["spec"], yaml.safe_load(open(src)), []
+M = re.compile(r'^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*$')
+def parsed(ms):  # Alertmanager's string form, as [name, matchType, value]
+    return [[x[1], x[2], json.loads(f'"{x[3]}"')] if x else ["unparsed", m] for m, x in ((m, M.match(m)) for m in ms or [])]
+def crd(ms): return [[m.get("name"), m.get("matchType"), m.get("value")] for m in ms or []]
+KEYS = {"receiver": "receiver", "group_by": "groupBy", "group_wait": "groupWait", "group_interval": "groupInterval",
+        "repeat_interval": "repeatInterval", "continue": "continue"}
+def route_src(r):
+    return {k: v for k, v in [(k, r.get(k)) for k in KEYS] + [("matchers", parsed(r.get("matchers"))),
+            ("routes", [route_src(c) for c in r.get("routes") or []])] if v not in (None, [])}
+def route_amc(r, where):
+    back = {v: k for k, v in KEYS.items()}
+    p.extend(f"{where}.{k}: not a field of the CRD's Route" for k in sorted(r.keys() - back.keys() - {"matchers", "routes"}))
+    return {k: v for k, v in [(back[k], r[k]) for k in back if k in r] + [("matchers", crd(r.get("matchers"))),
+            ("routes", [route_amc(c, f"{where}.routes.{i}") for i, c in enumerate(r.get("routes") or [])])] if v not in (None, [])}
+url_key = {"page": hook_key, "ticket": hook_key, "watchdog": dog_key}
+def receiver_src(r):
+    hooks = [{"urlSecret": {"name": secret, "key": url_key[r["name"]]}, "sendResolved": w.get("send_resolved")}
+             for w in r.get("webhook_configs") or []] if url_key.get(r["name"]) else []
+    return dict(name=r["name"], **({"webhookConfigs": hooks} if hooks else {}))
+def receiver_amc(r):
+    hooks = [{"urlSecret": w.get("urlSecret"), "sendResolved": w.get("sendResolved"),
+              **({"url": "<written in the manifest>"} if "url" in w else {})} for w in r.get("webhookConfigs") or []]
+    return dict(name=r.get("name"), **({"webhookConfigs": hooks} if hooks else {}))
+def inhibit_src(r): return {"sourceMatch": parsed(r.get("source_matchers")), "targetMatch": parsed(r.get("target_matchers")), "equal": r.get("equal") or []}
+def inhibit_amc(r): return {"sourceMatch": crd(r.get("sourceMatch")), "targetMatch": crd(r.get("targetMatch")), "equal": r.get("equal") or []}
+def diff(want, got, where):
+    if want == got: return []
+    if isinstance(want, dict) and isinstance(got, dict):
+        return [x for k in sorted(want.keys() | got.keys()) for x in diff(want.get(k), got.get(k), f"{where}.{k}")]
+    if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        return [x for i, (a, b) in enumerate(zip(want, got)) for x in diff(a, b, f"{where}.{i}")]
+    return [f"{where}: the file has {json.dumps(want)}, the AlertmanagerConfig {json.dumps(got)}"]
+p += diff(route_src(am["route"]), route_amc(spec.get("route") or {}, "route"), "route")
+p += diff([receiver_src(r) for r in am["receivers"]], [receiver_amc(r) for r in spec.get("receivers") or []], "receivers")
+p += diff([inhibit_src(r) for r in am.get("inhibit_rules") or []], [inhibit_amc(r) for r in spec.get("inhibitRules") or []], "inhibit_rules")
+for x in p: print(f"    {x}")
+if not p:
+    print(f"    route ({len(am['route'].get('routes') or [])} child routes), {len(am['receivers'])} receivers and"
+          f" {len(am.get('inhibit_rules') or [])} inhibition rules as in {src.rsplit('/', 1)[-1]}; URLs from Secret {secret}"
+          f" ({hook_key}{', ' + dog_key if dog_key else ''})")
+sys.exit(1 if p else 0)
+PY
+}
+rendered "platform-alerting" "$CHARTS/$UMBRELLA" voiceapi "${ALERTING[@]}"
+PLATFORM_ALERTING=$LAST_RENDER
+run "platform-alerting has one AlertmanagerConfig, and no Secret (the receivers' URLs are the user's)" check_py expect "$LAST_RENDER" \
+  "AlertmanagerConfig/voiceapi=1,PrometheusRule/voiceapi=1,!Secret"
+run "platform-alerting: the AlertmanagerConfig carries observability.alerting.labels (the operator's alertmanagerConfigSelector)" \
+  value_is "$LAST_RENDER" AlertmanagerConfig/voiceapi:metadata.labels.release '"kube-prometheus-stack"'
+run "platform-alerting: pages post to the URL under receiversSecret's webhookUrlKey" \
+  value_is "$LAST_RENDER" AlertmanagerConfig/voiceapi:spec.receivers.1 '{"name": "page", "webhookConfigs": [{"sendResolved": true, "urlSecret": {"key": "webhook-url", "name": "alert-receivers"}}]}'
+run "platform-alerting: route, receivers and inhibition rules are those of files/alertmanager/alertmanager.yaml" \
+  alerting_is_source "$LAST_RENDER" "$AM_FILE" alert-receivers webhook-url watchdog-url
+run "platform-alerting: every alert carries namespace=voiceapi (the operator's matcher)" alerts_labelled "$LAST_RENDER" voiceapi
+expected_rules "$WORK/rules-alerting" "" voiceapi
+run "platform-alerting: rules and dashboards as the files have them, alerts labelled namespace=voiceapi" \
+  check_py observability "$LAST_RENDER" "$WORK/rules-alerting" "$DASH_DIR" grafana_dashboard 1
+must_fail "platform-observability: without alerting, alerts carry no namespace label (canary)" "0 of [0-9]+ alerts labelled" \
+  alerts_labelled "$PLATFORM_OBS" voiceapi
+sed 's/severity="ticket"/severity="tickets"/' "$AM_FILE" >"$WORK/alertmanager-edited.yaml"
+must_fail "an AlertmanagerConfig that is not the file's routes is refused (canary: a matcher changed in the file)" 'route\.routes\.2\.matchers\.0\.2: the file has "tickets"' \
+  alerting_is_source "$PLATFORM_ALERTING" "$WORK/alertmanager-edited.yaml" alert-receivers webhook-url watchdog-url
+must_fail "alerting switched on without receiversSecret is refused at render (canary)" "needs observability.alerting.receiversSecret" \
+  render /dev/null "$CHARTS/$UMBRELLA" voiceapi "${OBS[@]}" --set observability.alerting.enabled=true
+c=$(canary_umbrella alerting-match)
+sed -i 's/^  group_wait: 30s$/  group_wait: 30s\n  match: {team: voiceapi}/' "$c/files/alertmanager/alertmanager.yaml"
+must_fail "a key of alertmanager.yaml the chart does not convert is refused at render (canary)" "route.match is not converted" \
+  render /dev/null "$c" voiceapi "${ALERTING[@]}"
+
 step "umbrella: values-production.yaml"
 rendered "platform-production" "$CHARTS/$UMBRELLA" voiceapi "${PROD[@]}"
-run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret, rules and dashboards)" check_py expect "$LAST_RENDER" \
-  "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,HorizontalPodAutoscaler/billing,HorizontalPodAutoscaler/leads,PodDisruptionBudget/leads,!Secret,PrometheusRule/voiceapi,ConfigMap=${#DASHBOARDS[@]}"
-run "platform-production: rules and dashboards as the files have them" \
-  check_py observability "$LAST_RENDER" "$RULES_DIR" "$DASH_DIR" grafana_dashboard 1
+run "platform-production shape (HPA, PDB, TLS ingress, no chart-made Secret, rules, dashboards and Alertmanager routes)" check_py expect "$LAST_RENDER" \
+  "HorizontalPodAutoscaler/gateway,PodDisruptionBudget/gateway,Ingress/gateway,HorizontalPodAutoscaler/companies,HorizontalPodAutoscaler/billing,HorizontalPodAutoscaler/leads,PodDisruptionBudget/leads,!Secret,PrometheusRule/voiceapi,AlertmanagerConfig/voiceapi,ConfigMap=${#DASHBOARDS[@]}"
+expected_rules "$WORK/rules-production" "$RUNBOOKS" voiceapi
+run "platform-production: rules (runbook links absolute, alerts labelled namespace=voiceapi) and dashboards as the files have them" \
+  check_py observability "$LAST_RENDER" "$WORK/rules-production" "$DASH_DIR" grafana_dashboard 1
+run "platform-production: every runbook link opens from an alert (observability.rules.runbookBaseUrl)" \
+  runbooks_absolute "$LAST_RENDER" "$RUNBOOKS"
+run "platform-production: Alertmanager routes as alertmanager.yaml has them, URLs from Secret voiceapi-alert-receivers (the Watchdog: none)" \
+  alerting_is_source "$LAST_RENDER" "$AM_FILE" voiceapi-alert-receivers webhook-url ""
 run "platform-production gateway scales from 3 replicas" \
   value_is "$LAST_RENDER" HorizontalPodAutoscaler/gateway:spec.minReplicas 3
 run "platform-production images are registry.example.com/voiceapi/<service>@<digest> (no doubled segment)" \

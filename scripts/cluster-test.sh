@@ -30,9 +30,11 @@ HELM=$(bash scripts/helm.sh)
 # The object store the suite starts on the host beside the store and Kafka (versitygw, built once per
 # machine from the Go module proxy): built before the cluster starts, so that a failed build stops here.
 node -e 'require("./deploy/local/dist/index.js").objectStoreBinary()' >/dev/null
-# The Prometheus operator's PrometheusRule CRD (its Go module, through the Go module proxy): the
-# suite applies it before installing the umbrella, whose rules are a PrometheusRule.
+# The Prometheus operator's PrometheusRule and AlertmanagerConfig CRDs (its Go module, through the Go
+# module proxy): the suite applies them before installing the umbrella, whose rules are a
+# PrometheusRule and whose Alertmanager routes an AlertmanagerConfig.
 PROMETHEUS_RULE_CRD=$(bash scripts/prometheus-operator-crd.sh)
+ALERTMANAGER_CONFIG_CRD=$(bash scripts/prometheus-operator-crd.sh alertmanagerconfigs)
 
 # A cluster that cannot start says why in one line and leaves nothing behind: its apiserver's port
 # taken by another process.
@@ -57,6 +59,6 @@ bash scripts/cluster.sh load "${images[@]}"
 say "${#images[@]} images loaded into the cluster in $((SECONDS - loaded)) s"
 
 eval "$(bash scripts/cluster.sh env)"
-export HELM PROMETHEUS_RULE_CRD CLUSTER_PREVIOUS_LEADS_VERSION=$PREVIOUS_LEADS_VERSION CLUSTER_PREVIOUS_LEADS_TREE=$PREVIOUS_LEADS_TREE
+export HELM PROMETHEUS_RULE_CRD ALERTMANAGER_CONFIG_CRD CLUSTER_PREVIOUS_LEADS_VERSION=$PREVIOUS_LEADS_VERSION CLUSTER_PREVIOUS_LEADS_TREE=$PREVIOUS_LEADS_TREE
 npx --no-install jest --selectProjects cluster --runInBand
 say "passed in $((SECONDS - started)) s"

@@ -20,6 +20,8 @@ function need(name: string): string {
 export const nodeIp = () => need('CLUSTER_NODE_IP');
 /** The Prometheus operator's PrometheusRule CRD (scripts/prometheus-operator-crd.sh), applied before the umbrella is installed. */
 export const prometheusRuleCrd = () => need('PROMETHEUS_RULE_CRD');
+/** Its AlertmanagerConfig CRD, likewise. */
+export const alertmanagerConfigCrd = () => need('ALERTMANAGER_CONFIG_CRD');
 
 async function tool(bin: string, args: string[], timeoutMs: number): Promise<string> {
   try {

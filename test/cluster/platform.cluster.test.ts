@@ -35,6 +35,7 @@ import {
   nodeIp,
   pods,
   prometheusRuleCrd,
+  alertmanagerConfigCrd,
   ready,
   readyVersions,
   serviceOf,
@@ -60,6 +61,9 @@ const LOCAL_VALUES = path.join(ROOT, 'deploy/cluster/values-local.yaml');
 const chart = (name: string) => path.join(ROOT, 'charts', name);
 const RULE_FILES = path.join(ROOT, 'charts/platform/files/prometheus');
 const DASHBOARD_FILES = path.join(ROOT, 'charts/platform/files/dashboards');
+const ALERTMANAGER_FILE = path.join(ROOT, 'charts/platform/files/alertmanager/alertmanager.yaml');
+/** The operator's user's Secret holding the alert receivers' URLs (observability.alerting.receiversSecret). */
+const ALERT_RECEIVERS = 'alert-receivers';
 
 interface Deployment {
   metadata: { name: string; generation: number };
@@ -177,13 +181,26 @@ describe('the platform on a live Kubernetes cluster', () => {
       `global.objectStore.secretAccessKey=${objects.secretAccessKey}`,
     ];
     await kubectl(['create', 'namespace', NAMESPACE]);
-    // The umbrella ships its rules as a PrometheusRule: its CRD first, as a cluster with the
-    // Prometheus operator has it (the operator itself is not needed to store the object).
-    await kubectl(['apply', '--server-side', '-f', prometheusRuleCrd()]);
-    await kubectl(
-      ['wait', '--for=condition=Established', '--timeout=60s', 'crd/prometheusrules.monitoring.coreos.com'],
-      90_000,
-    );
+    // The umbrella ships its rules as a PrometheusRule and its routes as an AlertmanagerConfig: their
+    // CRDs first, as a cluster with the Prometheus operator has them (the operator itself is not
+    // needed to store the objects); the receivers' URLs in a Secret of the operator's user.
+    for (const [crd, name] of [
+      [prometheusRuleCrd(), 'prometheusrules'],
+      [alertmanagerConfigCrd(), 'alertmanagerconfigs'],
+    ]) {
+      await kubectl(['apply', '--server-side', '-f', crd!]);
+      await kubectl(
+        ['wait', '--for=condition=Established', '--timeout=60s', `crd/${name}.monitoring.coreos.com`],
+        90_000,
+      );
+    }
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      ALERT_RECEIVERS,
+      `--from-literal=webhook-url=${receiver.base}/alerts`,
+    ]);
     // Leads as its own release (a team that releases alone), at its previous release (that release's
     // chart and image), every other service through the umbrella at this checkout.
     expect(PREVIOUS_LEADS.tree).not.toBe('');
@@ -199,11 +216,15 @@ describe('the platform on a live Kubernetes cluster', () => {
         LOCAL_VALUES,
         '--set',
         'leads.enabled=false',
-        // As values-production.yaml: the rules for the operator, the dashboards for Grafana's sidecar.
+        // As values-production.yaml: the rules and routes for the operator, the dashboards for Grafana's sidecar.
         '--set',
         'observability.rules.enabled=true',
         '--set',
         'observability.dashboards.enabled=true',
+        '--set',
+        'observability.alerting.enabled=true',
+        '--set',
+        `observability.alerting.receiversSecret=${ALERT_RECEIVERS}`,
         '--set-string',
         `gateway.secretEnv.ADMIN_TOKEN.value=${ADMIN_TOKEN}`,
         '--set-string',
@@ -260,6 +281,29 @@ describe('the platform on a live Kubernetes cluster', () => {
       "const fs=require('fs');let ro;try{fs.writeFileSync('/app-probe','x');ro=false}catch{ro=true}console.log(process.getuid(),process.getgid(),ro)",
     ]);
     expect(whoami.trim()).toBe('10001 10001 true');
+  });
+
+  it("ships the routes: one AlertmanagerConfig with the shipped file's receivers and inhibition, URLs from the Secret", async () => {
+    const am = await kubectlJson<{
+      spec: {
+        route: { receiver: string; routes: { receiver: string }[] };
+        receivers: { name: string; webhookConfigs?: { urlSecret: { name: string; key: string } }[] }[];
+        inhibitRules: unknown[];
+      };
+    }>(['get', 'alertmanagerconfig', 'voiceapi']);
+    const file = YAML.parse(fs.readFileSync(ALERTMANAGER_FILE, 'utf8')) as {
+      route: { receiver: string; routes: { receiver: string }[] };
+      receivers: { name: string }[];
+      inhibit_rules: unknown[];
+    };
+    expect(am.spec.route.receiver).toBe(file.route.receiver);
+    expect(am.spec.route.routes.map((r) => r.receiver)).toEqual(file.route.routes.map((r) => r.receiver));
+    expect(am.spec.receivers.map((r) => r.name)).toEqual(file.receivers.map((r) => r.name));
+    expect(am.spec.inhibitRules).toHaveLength(file.inhibit_rules.length);
+    expect(am.spec.receivers.find((r) => r.name === 'page')?.webhookConfigs?.[0]?.urlSecret).toEqual({
+      name: ALERT_RECEIVERS,
+      key: 'webhook-url',
+    });
   });
 
   it('ships the rules and dashboards: one PrometheusRule holding every group of the rule files, one ConfigMap per dashboard for the sidecar', async () => {
@@ -570,12 +614,14 @@ describe('the platform on a live Kubernetes cluster', () => {
     expect(passed.sort()).toEqual(SERVICES);
     await helm(['uninstall', 'platform', '--wait', '--timeout', '3m']);
     await helm(['uninstall', 'leads', '--wait', '--timeout', '3m']);
+    // Not the charts': the receivers' Secret this suite made as an operator would.
+    await kubectl(['delete', 'secret', ALERT_RECEIVERS]);
     await eventually(
       'the namespace empty',
       async () => {
         const left = await kubectl([
           'get',
-          'all,configmaps,secrets,serviceaccounts,poddisruptionbudgets,networkpolicies,roles,rolebindings,ingresses,horizontalpodautoscalers,prometheusrules',
+          'all,configmaps,secrets,serviceaccounts,poddisruptionbudgets,networkpolicies,roles,rolebindings,ingresses,horizontalpodautoscalers,prometheusrules,alertmanagerconfigs',
           '-o',
           'name',
         ]);
