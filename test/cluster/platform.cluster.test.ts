@@ -189,9 +189,16 @@ describe('the platform on a live Kubernetes cluster', () => {
       [alertmanagerConfigCrd(), 'alertmanagerconfigs'],
     ]) {
       await kubectl(['apply', '--server-side', '-f', crd!]);
-      await kubectl(
-        ['wait', '--for=condition=Established', '--timeout=60s', `crd/${name}.monitoring.coreos.com`],
-        90_000,
+      // Until the apiserver has given it conditions, `kubectl wait` refuses instead of waiting.
+      await eventually(
+        `${name} established`,
+        () =>
+          kubectl(
+            ['wait', '--for=condition=Established', '--timeout=60s', `crd/${name}.monitoring.coreos.com`],
+            90_000,
+          ),
+        120_000,
+        { intervalMs: 1_000, retryErrors: true },
       );
     }
     await kubectl([

@@ -173,7 +173,7 @@ function check(): void {
     }
   }
   const alerts = ruleAlerts(ruleFiles);
-  failures.push(...unitTestedAlerts(alerts, tests), ...everyDeployableWatched(alerts), ...alertmanagerChecks(alerts));
+  failures.push(...unitTestedAlerts(alerts, tests), ...everyDeployableWatched(alerts), ...everySliWatched(alerts), ...alertmanagerChecks(alerts));
   if (failures.length) {
     console.error(failures.join('\n\n'));
     process.exit(1);
@@ -213,6 +213,17 @@ function everyDeployableWatched(alerts: Map<string, AlertRule>): string[] {
   return named.join() === want.join()
     ? []
     : [`ServiceSilent names ${named.join(', ') || 'no job'}; the manifest's deployables are ${want.join(', ')}`];
+}
+
+/** SLIMetricAbsent names every metric observability/slos.yaml reads (a histogram by its count), and no other. */
+function everySliWatched(alerts: Map<string, AlertRule>): string[] {
+  const series = (text: string) =>
+    new Set([...text.matchAll(/\b((?:voiceapi|http)_[a-z0-9_]+?)(?:_bucket|_count)?(?=[{[\s])/g)].map((m) => m[1]!));
+  const read = [...series(readFileSync(SLO_SPEC, 'utf8'))].sort();
+  const watched = [...series(alerts.get('SLIMetricAbsent')?.expr ?? '')].sort();
+  return read.join() === watched.join()
+    ? []
+    : [`SLIMetricAbsent watches ${watched.join(', ') || 'nothing'}; observability/slos.yaml reads ${read.join(', ')}`];
 }
 
 /** The one alert that fires always, by design (it proves the pipeline alive): never tested quiet. */
