@@ -173,7 +173,12 @@ function check(): void {
     }
   }
   const alerts = ruleAlerts(ruleFiles);
-  failures.push(...unitTestedAlerts(alerts, tests), ...everyDeployableWatched(alerts), ...everySliWatched(alerts), ...alertmanagerChecks(alerts));
+  failures.push(
+    ...unitTestedAlerts(alerts, tests),
+    ...everyDeployableWatched(alerts),
+    ...everySliWatched(alerts),
+    ...alertmanagerChecks(alerts),
+  );
   if (failures.length) {
     console.error(failures.join('\n\n'));
     process.exit(1);
