@@ -244,6 +244,47 @@ describe("Dialer: leads' first attempts, in time or late (the lead-to-dial SLO)"
   });
 });
 
+describe('Dialer: lines filled by tries of ours that fail', () => {
+  it("never excuse a first attempt as waiting for the tenant's lines: both leads count late", async () => {
+    let now = 2_000;
+    const queued: QueuedDial[] = [
+      { ...dial('t', 'c1:1', 1), attempt: 1, requestedAt: new Date(1_000) },
+      { ...dial('t', 'c2:1', 2), attempt: 1, requestedAt: new Date(1_000) },
+    ];
+    const counted: Record<string, number> = {};
+    const dialer = placingDialer(queued, {
+      // One line; each failing try frees it again.
+      lines: {
+        held: async () => [],
+        takeMany: async (_scope: unknown, callIds: string[], _limit: number, _now: Date, held: unknown[]) => {
+          held.push(...callIds.slice(0, 1).map((callId) => ({ callId })));
+          return new Set(callIds.slice(0, 1));
+        },
+        free: async () => undefined,
+      },
+      settings: { maxConcurrentCalls: async () => 1 },
+      runner: {
+        announce: async () => undefined,
+        placeHold: async () => Promise.reject(new Error('billing unavailable')),
+        run: async () => null,
+      },
+      now: () => new Date(now),
+      metrics: {
+        dials: { add: () => undefined },
+        firstDials: { add: (n: number, a: { late: string }) => void (counted[a.late] = (counted[a.late] ?? 0) + n) },
+      },
+    });
+    await dialer.dispatch(); // c1 takes the only line (c2 left waiting: the lines look full) and fails
+    await dialer.drain();
+    now = 3_000;
+    await dialer.dispatch(); // c2 tries and fails
+    await dialer.drain();
+    now = 61_002;
+    await new Promise((r) => setTimeout(r, 1_200)); // the count's own sweep
+    expect(counted).toEqual({ false: 0, true: 2 });
+  });
+});
+
 describe("Dialer: a lead that waited for its tenant's lines", () => {
   it('is recorded waited_for_lines once a pass found every line busy after it could be dialled; the dial that took the last line is not', async () => {
     const requestedAt = new Date(1_000);

@@ -76,12 +76,16 @@ export class Dialer {
   private readonly linesFull = new LinesFull();
   private spilledAt = 0;
   private readonly firstDials?: DeadlineCounter<NoAttributes>;
+  /** First attempts a try of ours failed to place (leads or billing away): never excused as waiting for lines. */
+  private readonly triedAndFailed = new Set<string>();
 
   constructor(private readonly d: DialerDeps) {
     if (d.metrics?.firstDials)
       this.firstDials = new DeadlineCounter(d.metrics.firstDials, LEAD_TO_DIAL_DEADLINE_MS, {
         initial: [{}],
-        excused: (key, sinceMs) => this.linesFull.lastAt(key.split(' ')[0]!) >= sinceMs,
+        // Waited for the tenant's own busy lines, unless a try of ours failed meanwhile (failing tries fill lines too).
+        excused: (key, sinceMs) =>
+          !this.triedAndFailed.has(key) && this.linesFull.lastAt(key.split(' ')[0]!) >= sinceMs,
         // Spilled to the dial queue or handed to another replica: counted by whoever holds it next.
         held: (key) => {
           const [tenantId, dialId] = key.split(' ') as [string, string];
@@ -220,7 +224,11 @@ export class Dialer {
     } catch (err) {
       // Leads or billing could not answer: the request waits and is tried again.
       this.d.log.warn({ err, dialId: q.dialId }, 'dial could not be prepared; retrying later');
-      if (q.attempt === 1 && q.requestedAt) this.d.metrics?.firstDialTriesFailed?.add(1, {});
+      if (q.attempt === 1 && q.requestedAt) {
+        this.d.metrics?.firstDialTriesFailed?.add(1, {});
+        if (this.triedAndFailed.size >= 100_000) this.triedAndFailed.clear(); // dials dropped undecided leave keys
+        this.triedAndFailed.add(`${q.tenantId} ${q.dialId}`);
+      }
       // If the store is away these fail too: the dial stays due on the same call id; recovery frees a stray line.
       // A line whose call another try carries (ringing or in progress) stays.
       const row = await this.d.calls.byId(callId).catch(() => null);
@@ -385,7 +393,8 @@ export class Dialer {
     this.d.metrics?.dialDelay?.record(Math.max(0, now.getTime() - q.requestedAt.getTime()) / 1000, {
       waited_for_lines: waitedForLines ? 'true' : 'false',
     });
-    this.firstDials?.done(`${q.tenantId} ${q.dialId}`, q.requestedAt, now, {}, waitedForLines);
+    const key = `${q.tenantId} ${q.dialId}`;
+    this.firstDials?.done(key, q.requestedAt, now, {}, waitedForLines && !this.triedAndFailed.delete(key));
   }
 
   private async drop(scope: TenantScope, q: QueuedDial, callId: string, call: Call | null): Promise<void> {
