@@ -244,6 +244,19 @@ describe("Dialer: leads' first attempts, in time or late (the lead-to-dial SLO)"
   });
 });
 
+/** A tenant of one line, free at every pass; as the store's, the lines a pass takes join the lines it read. */
+const oneLine = {
+  lines: {
+    held: async () => [],
+    takeMany: async (_scope: unknown, callIds: string[], _limit: number, _now: Date, held: unknown[]) => {
+      held.push(...callIds.slice(0, 1).map((callId) => ({ callId })));
+      return new Set(callIds.slice(0, 1));
+    },
+    free: async () => undefined,
+  },
+  settings: { maxConcurrentCalls: async () => 1 },
+};
+
 describe('Dialer: lines filled by tries of ours that fail', () => {
   it("never excuse a first attempt as waiting for the tenant's lines: both leads count late", async () => {
     let now = 2_000;
@@ -254,15 +267,7 @@ describe('Dialer: lines filled by tries of ours that fail', () => {
     const counted: Record<string, number> = {};
     const dialer = placingDialer(queued, {
       // One line; each failing try frees it again.
-      lines: {
-        held: async () => [],
-        takeMany: async (_scope: unknown, callIds: string[], _limit: number, _now: Date, held: unknown[]) => {
-          held.push(...callIds.slice(0, 1).map((callId) => ({ callId })));
-          return new Set(callIds.slice(0, 1));
-        },
-        free: async () => undefined,
-      },
-      settings: { maxConcurrentCalls: async () => 1 },
+      ...oneLine,
       runner: {
         announce: async () => undefined,
         placeHold: async () => Promise.reject(new Error('billing unavailable')),
@@ -296,16 +301,7 @@ describe("Dialer: a lead that waited for its tenant's lines", () => {
     let now = 2_000;
     const dialer = placingDialer(queued, {
       // One line, free at every pass (the call before ended).
-      lines: {
-        held: async () => [],
-        // As the store's: the lines taken join the tenant's lines as read.
-        takeMany: async (_scope: unknown, callIds: string[], _limit: number, _now: Date, held: unknown[]) => {
-          held.push(...callIds.slice(0, 1).map((callId) => ({ callId })));
-          return new Set(callIds.slice(0, 1));
-        },
-        free: async () => undefined,
-      },
-      settings: { maxConcurrentCalls: async () => 1 },
+      ...oneLine,
       now: () => new Date(now),
       metrics: {
         dials: { add: () => undefined },
