@@ -272,6 +272,9 @@ run "dashboards: charts/platform/files/dashboards is what test/tools/dashboards.
 cp -R "$SRC_CHARTS/$UMBRELLA/files/dashboards" "$WORK/dashboards-edited"
 sed -i 's/"title": "Heap used"/"title": "Heap used (edited by hand)"/' "$WORK/dashboards-edited/voiceapi-billing.json"
 must_fail "dashboards: a dashboard edited by hand is refused (canary)" "voiceapi-billing.json: differs" dashboards_check "$WORK/dashboards-edited"
+cp -R "$SRC_CHARTS/$UMBRELLA/files/dashboards" "$WORK/dashboards-padded"
+sed -i '0,/"expr": "\(.*\)"/s//"expr": "\1 or on() vector(0)"/' "$WORK/dashboards-padded/voiceapi-webhooks.json"
+must_fail "dashboards: a query padded so it cannot come back empty is refused (canary)" "voiceapi-webhooks.json: pads a query" dashboards_check "$WORK/dashboards-padded"
 run "lint $UMBRELLA (rules and dashboards on)" "$HELM" lint --strict "$CHARTS/$UMBRELLA" --kube-version "$RENDER_KUBE_VERSION" "${OBS[@]}"
 rendered "platform-observability" "$CHARTS/$UMBRELLA" voiceapi "${OBS[@]}" --set observability.dashboards.folder=voiceapi
 PLATFORM_OBS=$LAST_RENDER

@@ -216,6 +216,13 @@ export class EventSubscriber {
     if (this.starting) return;
     this.lagReader.use();
     this.observeLag();
+    // Each subscribed topic's series exist at 0 from the start: a failure is then a rise, and a renamed instrument
+    // shows as missing rather than as quiet.
+    const group = groupLabel(this.opts.group);
+    for (const topic of this.handlers.keys()) {
+      this.retries.add(0, { group, topic });
+      this.deadLettered.add(0, { group, topic });
+    }
     this.starting = this.startUntilRunning();
   }
 

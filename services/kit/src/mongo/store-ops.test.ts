@@ -8,7 +8,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import type { mongo } from 'mongoose';
 import type { Logger } from '../logger';
-import { watchSlowCommands } from './store-ops';
+import { StoreOpCounter, watchSlowCommands } from './store-ops';
 
 describe('watchSlowCommands', () => {
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
@@ -56,5 +56,38 @@ describe('watchSlowCommands', () => {
       'contacts update': 1,
       'campaigns find': 1,
     });
+  });
+
+  it('gives each collection and operation its slow-command series at 0 from its first command, so a panel or alert reading it has data before anything was slow', async () => {
+    const client = new EventEmitter();
+    const counter = new StoreOpCounter();
+    counter.watch(client as unknown as mongo.MongoClient);
+    for (const requestId of [1, 2])
+      client.emit('commandStarted', {
+        requestId,
+        commandName: 'find',
+        command: { find: 'numbers' },
+        databaseName: 'x',
+      });
+    client.emit('commandStarted', {
+      requestId: 3,
+      commandName: 'insert',
+      command: { insert: 'numbers' },
+      databaseName: 'x',
+    });
+    await reader.forceFlush();
+    const points = (name: string) =>
+      Object.fromEntries(
+        exporter
+          .getMetrics()
+          .at(-1)!
+          .scopeMetrics.flatMap((s) => s.metrics)
+          .filter((m) => m.descriptor.name === name)
+          .flatMap((m) => m.dataPoints)
+          .filter((p) => p.attributes.collection === 'numbers')
+          .map((p) => [String(p.attributes.operation), p.value]),
+      );
+    expect(points('voiceapi.store.operations')).toEqual({ find: 2, insert: 1 });
+    expect(points('voiceapi.store.slow_commands')).toEqual({ find: 0, insert: 0 });
   });
 });

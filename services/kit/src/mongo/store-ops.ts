@@ -24,8 +24,12 @@ export class StoreOpCounter {
 
   record(operation: string, collection: string): void {
     const byOp = (this.counts[collection] ??= {});
-    byOp[operation] = (byOp[operation] ?? 0) + 1;
+    const seen = byOp[operation];
+    byOp[operation] = (seen ?? 0) + 1;
     this.metric.add(1, { collection, operation });
+    // Its slow-command series exists at 0 from the first command on: a dashboard or alert reading it has data, and
+    // an instrument renamed shows as missing rather than as quiet.
+    if (seen === undefined) slowCommands().add(0, { collection, operation });
   }
 
   watch(client: mongo.MongoClient): void {
@@ -68,6 +72,16 @@ export const SLOW_COMMAND_COUNT_MS = 100;
 /** Commands that wait by design (a change stream's or a tailing cursor's await). */
 const WAITING_COMMANDS = new Set(['getMore']);
 
+let slowCommandsCounter: ReturnType<typeof createSlowCommands> | undefined;
+const createSlowCommands = () =>
+  serviceMetrics('store').counter<{ collection: string; operation: string }>('slow_commands', {
+    description:
+      'Commands the store took STORE_SLOW_COMMAND_MS (default 100 ms) or longer to answer, by collection and operation',
+    unit: '{command}',
+  });
+/** `voiceapi.store.slow_commands`, one instrument for the process (created when first needed). */
+const slowCommands = () => (slowCommandsCounter ??= createSlowCommands());
+
 /**
  * Counts commands slower than `countMs` (`voiceapi.store.slow_commands`) and logs those slower than `logMs`, so a
  * request stalled on the store says where. A waiting `getMore` is neither.
@@ -79,11 +93,7 @@ export function watchSlowCommands(
 ): void {
   const logMs = opts.logMs ?? SLOW_COMMAND_MS;
   const countMs = opts.countMs ?? SLOW_COMMAND_COUNT_MS;
-  const slow = serviceMetrics('store').counter<{ collection: string; operation: string }>('slow_commands', {
-    description:
-      'Commands the store took STORE_SLOW_COMMAND_MS (default 100 ms) or longer to answer, by collection and operation',
-    unit: '{command}',
-  });
+  const slow = slowCommands();
   // The collection is read from a started event only once it proved slow.
   const started = new Map<number, mongo.CommandStartedEvent>();
   client.on('commandStarted', (e: mongo.CommandStartedEvent) => {
