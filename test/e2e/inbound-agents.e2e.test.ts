@@ -1,6 +1,6 @@
 // Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -36,6 +36,8 @@ describe('inbound agents and knowledge documents through the gateway', () => {
   let customApi: Server;
   let apiBase: string;
   const seenAuth: (string | undefined)[] = [];
+  /** Folders a test made for files it sends (curl has exited when the test ends). */
+  const tempDirs: string[] = [];
 
   beforeAll(async () => {
     customApi = createServer((req, res) => tenantApi(req, res));
@@ -52,6 +54,7 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     gw = sys.gateways[0]!.url;
   });
   afterAll(async () => {
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
     await sys.stop();
     customApi.closeAllConnections();
     await new Promise((r) => customApi.close(r));
@@ -619,6 +622,7 @@ describe('inbound agents and knowledge documents through the gateway', () => {
     }
     expect(await chunkedUpload(t.key, 40 * 1024 * 1024)).toBe(413);
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'upload-')), 'big.txt');
+    tempDirs.push(path.dirname(file));
     writeFileSync(file, Buffer.alloc(60 * 1024 * 1024, 0x62));
     const curl = spawnSync(
       'curl',

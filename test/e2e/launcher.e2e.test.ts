@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, ROOT } from '../harness/processes';
@@ -18,6 +18,19 @@ describe('make run launcher', () => {
     waitFor(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   }
 
+  // Each test's DATA_DIR (the launcher's logs and keys; with servers of its own, their data too:
+  // hundreds of MB), with the launchers started on it. A launcher writes there until it has stopped
+  // its processes and exited, so a folder is removed once all its launchers have exited (each test
+  // stops its own).
+  const dataDirs = new Map<string, ChildProcess[]>();
+  afterEach(() => {
+    for (const [dir, launched] of dataDirs)
+      if (launched.every((c) => c.exitCode !== null || c.signalCode !== null)) {
+        rmSync(dir, { recursive: true, force: true });
+        dataDirs.delete(dir);
+      }
+  });
+
   function launch(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Launched {
     const child = spawn(process.execPath, [path.join(ROOT, 'deploy/local/dist/run.js')], {
       cwd: ROOT,
@@ -26,6 +39,7 @@ describe('make run launcher', () => {
       // A process group of its own, as in a terminal: Ctrl-C (see stop) reaches the whole group.
       detached: true,
     });
+    dataDirs.set(dataDir, [...(dataDirs.get(dataDir) ?? []), child]);
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import { createPromiseClient, type CallContext } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startKafka } from '@voiceapi/local-infra';
@@ -195,6 +195,7 @@ describe('billing killed mid-batch', () => {
       await proc?.stop();
       proc = undefined;
       await broker.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

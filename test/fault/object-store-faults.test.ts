@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { S3ObjectStore } from '@voiceapi/kit';
@@ -16,12 +16,13 @@ describe('the object store killed while calls end', () => {
   let sys: System;
   let conn: Conns;
   let objects: ObjectStoreHandle;
+  let dataDir: string;
   let restart: () => Promise<ObjectStoreHandle>;
   jest.setTimeout(360_000);
 
   beforeAll(async () => {
     // A server of this suite's own, so killing it disturbs no other suite.
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'telephony-objects-'));
+    dataDir = mkdtempSync(path.join(tmpdir(), 'telephony-objects-'));
     const port = await freePort();
     restart = () => startObjectStore({ dataDir, port });
     objects = await restart();
@@ -33,6 +34,7 @@ describe('the object store killed while calls end', () => {
     await conn?.billing.close();
     await sys?.stop();
     await objects?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('ends, charges and announces every call, and stores the recordings missed once the store is back', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mongo } from 'mongoose';
@@ -27,7 +27,10 @@ describe('the store killed with SIGKILL under load', () => {
     port = await freePort();
     await restart();
   });
-  afterAll(() => store?.stop());
+  afterAll(async () => {
+    await store?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
 
   it('keeps every acknowledged insert of 32 concurrent writers', async () => {
     // A write in flight at the kill fails (the store's URL turns retryable writes off; see the next

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startKafka, type KafkaHandle } from '@voiceapi/local-infra';
@@ -37,13 +37,14 @@ describe('Kafka restarted mid-stream', () => {
   let sys: System;
   let conn: Conns;
   let broker: KafkaHandle;
+  let dataDir: string;
   let restart: () => Promise<KafkaHandle>;
   jest.setTimeout(360_000);
 
   beforeAll(async () => {
     // A broker of this suite's own, so stopping it disturbs no other suite; the system is started
     // against it.
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'telephony-kafka-'));
+    dataDir = mkdtempSync(path.join(tmpdir(), 'telephony-kafka-'));
     const [port, controllerPort] = [await freePort(), await freePort()];
     restart = () => startKafka({ dataDir, port, controllerPort });
     broker = await restart();
@@ -55,6 +56,7 @@ describe('Kafka restarted mid-stream', () => {
     await conn?.billing.close();
     await sys?.stop();
     await broker?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('dials each lead once and charges each call once across a Kafka restart', async () => {

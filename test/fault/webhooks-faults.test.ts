@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
@@ -210,6 +210,7 @@ describe('webhooks killed mid-delivery, and across a Kafka restart', () => {
       await proc?.stop();
       proc = undefined;
       await broker.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { addressSettings, loadManifest, tcpOpen } from '@voiceapi/local-infra';
@@ -214,6 +214,7 @@ export async function startSystem(
     storeOps: () => readStoreOps([...opsFiles].map(([name, { proc, file }]) => ({ name, pid: proc.child.pid, file }))),
     async stop() {
       await Promise.all(procs.map((p) => p.stop()));
+      rmSync(opsDir, { recursive: true, force: true });
     },
   };
   try {
