@@ -1,8 +1,11 @@
 // Over 300 lines because the SLO page is one self-contained script served to the browser without a build step.
 // The SLO page: reads the HTTP API of the Prometheus that serves it (--web.user-assets, same
 // origin) and shows every SLO of the Sloth recording rules, its burn rate per window and the
-// alerts firing or pending, again every few seconds. Plain script, no build step, nothing loaded
-// from elsewhere. `?refresh=N` sets the period in seconds (default 5).
+// alerts firing or pending; then the API of each Alertmanager that Prometheus sends to (as
+// /api/v1/alertmanagers lists them; another origin, so Alertmanager must allow this page's with
+// --web.cors.origin) and shows the routed alerts: the receiver of each, or what keeps it quiet.
+// Again every few seconds. Plain script, no build step, no code loaded from elsewhere.
+// `?refresh=N` sets the period in seconds (default 5).
 'use strict';
 
 (function () {
@@ -29,38 +32,80 @@
   const $ = (id) => document.getElementById(id);
   let lastGood = null; // Date of the last refresh that read everything
   let headKey = null;
+  const amLastGood = new Map(); // Alertmanager base URL -> { alerts, silences, at } of its last good read
+  let lastAm = null; // the Watchdog as Alertmanager held it at the last refresh (null: not read yet)
 
-  // ---------- reading Prometheus ----------
+  // ---------- reading Prometheus and Alertmanager ----------
 
-  async function api(path) {
+  /**
+   * GET `url` within TIMEOUT_MS: the response and its JSON body (undefined when it is not JSON);
+   * `unreachable(err)` says why when no response could be read at all.
+   */
+  async function getJson(url, unreachable) {
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
     try {
       let res;
       try {
-        res = await fetch(BASE + path, {
-          signal: ctl.signal,
-          cache: 'no-store',
-          headers: { accept: 'application/json' },
-        });
+        res = await fetch(url, { signal: ctl.signal, cache: 'no-store', headers: { accept: 'application/json' } });
       } catch (err) {
-        throw new Error(
-          ctl.signal.aborted
-            ? `no answer within ${TIMEOUT_MS / 1000} s`
-            : `no connection to ${location.origin} (${err.message})`,
-        );
+        throw new Error(ctl.signal.aborted ? `no answer within ${TIMEOUT_MS / 1000} s` : unreachable(err));
       }
       let body;
       try {
         body = await res.json();
       } catch {
-        throw new Error(`HTTP ${res.status} for ${path.split('?')[0]}`);
+        body = undefined;
       }
-      if (body.status !== 'success') throw new Error(`${path.split('?')[0]}: ${body.error || `HTTP ${res.status}`}`);
-      return body.data;
+      return { res, body };
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  async function api(path) {
+    const { res, body } = await getJson(BASE + path, (err) => `no connection to ${location.origin} (${err.message})`);
+    if (body === undefined) throw new Error(`HTTP ${res.status} for ${path.split('?')[0]}`);
+    if (body.status !== 'success') throw new Error(`${path.split('?')[0]}: ${body.error || `HTTP ${res.status}`}`);
+    return body.data;
+  }
+
+  /** A list from Alertmanager's API v2 (`path` under its base URL). */
+  async function amApi(base, path) {
+    const { res, body } = await getJson(
+      base + path,
+      // The browser tells a refused connection and a refused CORS read apart to no script.
+      () => `no answer this page may read (it is down, or does not allow ${location.origin} by --web.cors.origin)`,
+    );
+    if (!res.ok) throw new Error(`HTTP ${res.status} for ${path}`);
+    if (!Array.isArray(body)) throw new Error(`${path} did not answer a list`);
+    return body;
+  }
+
+  /** The Alertmanagers Prometheus sends to: the base URL of each (its alerts are at /api/v2/alerts). */
+  function alertmanagersOf(data) {
+    const bases = [];
+    for (const am of (data && data.activeAlertmanagers) || []) {
+      let u;
+      try {
+        u = new URL(am.url);
+      } catch {
+        continue;
+      }
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') continue;
+      const base = `${u.origin}${u.pathname.replace(/\/api\/v2\/alerts\/?$/, '')}`;
+      if (!bases.includes(base)) bases.push(base);
+    }
+    return bases;
+  }
+
+  /** What one Alertmanager holds (the same path Prometheus posts to), and its silences when one mutes an alert. */
+  async function readAlertmanager(base) {
+    const alerts = await amApi(base, '/api/v2/alerts');
+    const silenced = alerts.some((a) => a.status && (a.status.silencedBy || []).length > 0);
+    // Who set a silence and why; without them the silence's id is still said.
+    const silences = silenced ? await amApi(base, '/api/v2/silences').catch(() => []) : [];
+    return { alerts, silences };
   }
 
   const query = (expr) => api(`/api/v1/query?query=${encodeURIComponent(expr)}`).then((d) => d.result || []);
@@ -453,12 +498,258 @@
     );
   }
 
-  function renderWatchdog(firing) {
+  const isWatchdog = (a) => Boolean(a.labels && a.labels.alertname === 'Watchdog');
+
+  /**
+   * The Watchdog as Prometheus and Alertmanager see it. `am.state`: 'none' (Prometheus sends to no
+   * Alertmanager), 'unknown' (none could be read), else whether one holds it ('true', 'false'),
+   * with its receivers; `am` null: Alertmanager not read yet.
+   */
+  function renderWatchdog(firing, am) {
     const w = $('watchdog');
     w.dataset.firing = String(firing);
-    w.textContent = firing
-      ? 'Alerting pipeline: the Watchdog fires, so the rules are evaluated and alerts are sent on to Alertmanager.'
-      : 'The Watchdog is not firing: the cause rules are not loaded or not evaluated, and no alert of theirs can fire.';
+    if (am) w.dataset.alertmanager = am.state;
+    else delete w.dataset.alertmanager;
+    const to = am && am.receivers.length > 0 ? ` (routed to ${am.receivers.join(', ')})` : '';
+    let text;
+    if (!firing) {
+      text =
+        'The Watchdog is not firing: the cause rules are not loaded or not evaluated, and no alert of theirs can fire.';
+      if (am && am.state === 'true') text += ` Alertmanager still holds one${to}, until it expires.`;
+    } else if (!am)
+      text =
+        'Alerting pipeline: the Watchdog fires, so the rules are evaluated and alerts are sent on to Alertmanager.';
+    else if (am.state === 'true')
+      text = `Alerting pipeline: the Watchdog fires, so the rules are evaluated, and Alertmanager holds it${to}, so alerts reach Alertmanager and are routed.`;
+    else if (am.state === 'false')
+      text =
+        'The Watchdog fires in Prometheus but Alertmanager does not hold it: alerts are not reaching Alertmanager.';
+    else if (am.state === 'none')
+      text = 'The Watchdog fires, so the rules are evaluated, but Prometheus sends alerts to no Alertmanager.';
+    else
+      text =
+        'The Watchdog fires, so the rules are evaluated; whether alerts reach Alertmanager is unknown: it could not be read.';
+    w.textContent = text;
+  }
+
+  // ---------- the routed alerts (Alertmanager's view) ----------
+
+  const whereOf = (l) => (l.sloth_slo ? `${l.sloth_service ? `${l.sloth_service}/` : ''}${l.sloth_slo}` : l.job || '');
+  /** An alert as a person names it: "CallChargeSLOBurn page (voiceapi/call-charge)". */
+  function alertTitle(a) {
+    const l = a.labels || {};
+    const sev = severityOf(a);
+    const where = whereOf(l);
+    return `${l.alertname || '(unnamed)'}${sev ? ` ${sev}` : ''}${where ? ` (${where})` : ''}`;
+  }
+
+  /** Each alert Alertmanager holds (the Watchdog aside): where it goes, or what keeps it quiet. */
+  function routedRows(alerts, silences) {
+    const byFingerprint = new Map(alerts.map((a) => [a.fingerprint, a]));
+    const silenceById = new Map(silences.map((x) => [x.id, x]));
+    const rank = { active: 0, unprocessed: 1, inhibited: 2, silenced: 3, muted: 4, suppressed: 5 };
+    return alerts
+      .filter((a) => !isWatchdog(a))
+      .map((a) => {
+        const st = a.status || {};
+        const inhibitedBy = (st.inhibitedBy || []).map((fp) => byFingerprint.get(fp) || { fingerprint: fp });
+        const silencedBy = (st.silencedBy || []).map((id) => silenceById.get(id) || { id });
+        const mutedBy = st.mutedBy || [];
+        let state = 'unprocessed';
+        if (st.state === 'active') state = 'active';
+        else if (st.state === 'suppressed')
+          state =
+            inhibitedBy.length > 0
+              ? 'inhibited'
+              : silencedBy.length > 0
+                ? 'silenced'
+                : mutedBy.length > 0
+                  ? 'muted'
+                  : 'suppressed';
+        const receivers = (a.receivers || []).map((r) => String(r.name));
+        return { a, state, receivers, inhibitedBy, silencedBy, mutedBy };
+      })
+      .sort(
+        (x, y) =>
+          rank[x.state] - rank[y.state] ||
+          (SEVERITY_RANK[severityOf(x.a)] ?? 9) - (SEVERITY_RANK[severityOf(y.a)] ?? 9) ||
+          String(x.a.labels && x.a.labels.alertname).localeCompare(String(y.a.labels && y.a.labels.alertname)),
+      );
+  }
+
+  /** Why an alert is quiet, in words: which alert inhibits it, which silence, which time interval. */
+  function quietText(r) {
+    const parts = [];
+    if (r.inhibitedBy.length > 0)
+      parts.push(
+        `Inhibited by ${r.inhibitedBy
+          .map((src) => (src.labels ? alertTitle(src) : `an alert no longer held (${src.fingerprint})`))
+          .join(', ')}`,
+      );
+    if (r.silencedBy.length > 0)
+      parts.push(
+        `Silenced by ${r.silencedBy
+          .map((x) =>
+            x.createdBy !== undefined
+              ? `${x.createdBy || 'someone'}${x.comment ? `: ${x.comment}` : ''}${x.endsAt ? ` (until ${clock(new Date(x.endsAt))})` : ''}`
+              : `silence ${x.id}`,
+          )
+          .join('; ')}`,
+      );
+    if (r.mutedBy.length > 0) parts.push(`Muted by time interval ${r.mutedBy.join(', ')}`);
+    return parts.join('; ') || 'Suppressed';
+  }
+
+  const ROUTED_STATE = {
+    active: { symbol: '● ', text: (r) => `Notifying ${r.receivers.join(' and ') || 'no receiver'}` },
+    unprocessed: { symbol: '… ', text: () => 'Not processed yet: Alertmanager has just received it' },
+  };
+
+  function routedRow(r) {
+    const l = r.a.labels || {};
+    const s = ROUTED_STATE[r.state] || { symbol: '○ ', text: quietText };
+    const since = r.a.startsAt ? new Date(r.a.startsAt) : null;
+    return el(
+      'tr',
+      {
+        'data-testid': 'routed-row',
+        'data-alert': l.alertname || '',
+        'data-severity': severityOf(r.a),
+        'data-slo': l.sloth_slo || '',
+        'data-state': r.state,
+        'data-receiver': r.receivers.join(' '),
+        'data-inhibited-by': r.inhibitedBy.map((src) => (src.labels && src.labels.alertname) || '').join(' '),
+        class: r.state,
+      },
+      el('th', { scope: 'row', 'data-testid': 'routed-name', text: l.alertname || '(unnamed)' }),
+      el('td', { 'data-testid': 'routed-severity', text: severityOf(r.a) || '—' }),
+      el('td', { 'data-testid': 'routed-slo', text: whereOf(l) || '—' }),
+      el('td', { 'data-testid': 'routed-receiver', text: r.receivers.join(', ') || '—' }),
+      el(
+        'td',
+        { 'data-testid': 'routed-state', class: `state ${r.state}` },
+        el('span', { 'aria-hidden': 'true', text: s.symbol }),
+        s.text(r),
+      ),
+      el(
+        'td',
+        { 'data-testid': 'routed-since' },
+        since && !Number.isNaN(since.getTime()) ? timeEl(since, `${clock(since)} (${ago(since)})`) : '—',
+      ),
+    );
+  }
+
+  function countsText(rows) {
+    const n = {};
+    for (const r of rows) n[r.state] = (n[r.state] || 0) + 1;
+    const words = {
+      active: 'notifying a receiver',
+      inhibited: 'inhibited',
+      silenced: 'silenced',
+      muted: 'muted',
+      suppressed: 'suppressed',
+      unprocessed: 'not processed yet',
+    };
+    return Object.keys(words)
+      .filter((k) => n[k])
+      .map((k) => `${n[k]} ${words[k]}`)
+      .join(', ');
+  }
+
+  /** One Alertmanager: what it holds (or held at its last good read) and, when it could not be read, why. */
+  function alertmanagerBlock(read, now) {
+    const held = read.alerts ? routedRows(read.alerts, read.silences) : null;
+    const watchdogOnly = read.alerts && read.alerts.length > 0 && held.length === 0;
+    const verb = read.error ? 'Held, at the last good read,' : 'Holds';
+    let summary;
+    if (!held) summary = 'Not read yet.';
+    else if (held.length === 0) summary = `${verb} no alert${watchdogOnly ? ' but the Watchdog' : ''}.`;
+    else summary = `${verb} ${held.length} alert${held.length === 1 ? '' : 's'}: ${countsText(held)}.`;
+    return el(
+      'div',
+      { 'data-testid': 'alertmanager', 'data-url': read.base, 'data-stale': read.error ? 'true' : null },
+      el('h3', { text: `Alertmanager ${read.base}` }),
+      el('p', { 'data-testid': 'alertmanager-summary', text: summary }),
+      read.error
+        ? el(
+            'p',
+            { class: 'banner', 'data-testid': 'routed-error', role: 'alert' },
+            el('strong', { text: `Alertmanager at ${read.base} could not be read: ` }),
+            `${read.error.message}. Tried at `,
+            timeEl(now),
+            `; trying again every ${REFRESH_S} s. `,
+            read.at
+              ? el('span', null, 'The routed alerts below are from the last good read at ', timeEl(read.at), '.')
+              : 'Nothing has been read from it yet.',
+          )
+        : null,
+      held && held.length > 0
+        ? el(
+            'table',
+            { 'data-testid': 'routed-table' },
+            el('caption', {
+              text: `The alerts Alertmanager ${read.base} holds, those notifying a receiver first: the receiver each goes to, or what keeps it quiet.`,
+            }),
+            el(
+              'thead',
+              null,
+              el(
+                'tr',
+                null,
+                ...['Alert', 'Severity', 'SLO or job', 'Receiver', 'State', 'Active since'].map((h) =>
+                  el('th', { scope: 'col', text: h }),
+                ),
+              ),
+            ),
+            el('tbody', null, ...held.map(routedRow)),
+          )
+        : null,
+    );
+  }
+
+  /**
+   * Reads every Alertmanager Prometheus sends to, each on its own (one not answering hides none of
+   * the others, nor Prometheus's figures), and shows them; the Watchdog as Alertmanager holds it.
+   */
+  async function refreshRouted(bases, now) {
+    const reads = await Promise.all(
+      bases.map(async (base) => {
+        try {
+          const got = await readAlertmanager(base);
+          amLastGood.set(base, { ...got, at: now });
+          return { base, ...got, at: now, error: null };
+        } catch (err) {
+          const last = amLastGood.get(base);
+          return {
+            base,
+            alerts: last ? last.alerts : null,
+            silences: last ? last.silences : [],
+            at: last ? last.at : null,
+            error: err instanceof Error ? err : new Error(String(err)),
+          };
+        }
+      }),
+    );
+    for (const base of [...amLastGood.keys()]) if (!bases.includes(base)) amLastGood.delete(base);
+    const section = $('routed');
+    if (bases.length === 0)
+      section.replaceChildren(
+        el('p', {
+          'data-testid': 'routed-none',
+          class: 'warn',
+          text: 'No Alertmanager configured: alerts are not routed to anyone.',
+        }),
+      );
+    else section.replaceChildren(...reads.map((r) => alertmanagerBlock(r, now)));
+
+    const fresh = reads.filter((r) => !r.error);
+    const watchdogs = fresh.flatMap((r) => r.alerts.filter(isWatchdog));
+    const receivers = [...new Set(watchdogs.flatMap((a) => (a.receivers || []).map((x) => String(x.name))))];
+    let state = 'unknown';
+    if (bases.length === 0) state = 'none';
+    else if (watchdogs.length > 0) state = 'true';
+    else if (fresh.length > 0) state = 'false';
+    return { state, receivers };
   }
 
   function renderRefreshed(now) {
@@ -486,22 +777,26 @@
 
   async function refresh() {
     const now = new Date();
+    let watchdog;
+    let alertmanagers;
     try {
-      const [rules, samples, alerts] = await Promise.all([
+      const [rules, samples, alerts, ams] = await Promise.all([
         api('/api/v1/rules?type=record'),
         query('{__name__=~"slo:.+|sloth_slo_info"}'),
         api('/api/v1/alerts').then((d) => d.alerts || []),
+        api('/api/v1/alertmanagers'),
       ]);
       // The Watchdog always fires (it proves the pipeline alive): shown on its own line, not as an alert.
-      const watchdog = alerts.some((a) => a.labels && a.labels.alertname === 'Watchdog' && a.state === 'firing');
+      watchdog = alerts.some((a) => isWatchdog(a) && a.state === 'firing');
+      alertmanagers = alertmanagersOf(ams);
       const m = model(
         rules,
         samples,
-        alerts.filter((a) => !(a.labels && a.labels.alertname === 'Watchdog')),
+        alerts.filter((a) => !isWatchdog(a)),
       );
       renderSlos(m);
       renderAlerts(m.alerts);
-      renderWatchdog(watchdog);
+      renderWatchdog(watchdog, lastAm);
       lastGood = now;
       renderRefreshed(now);
       $('error-banner').hidden = true;
@@ -511,7 +806,18 @@
     } catch (err) {
       renderError(err instanceof Error ? err : new Error(String(err)), now);
       document.title = '⚠ Prometheus not answering · voiceapi SLOs';
+      return;
     }
+    // Alertmanager after Prometheus has been shown: its answer, or its silence, never holds those figures up.
+    try {
+      lastAm = await refreshRouted(alertmanagers, now);
+    } catch (err) {
+      lastAm = { state: 'unknown', receivers: [] };
+      $('routed').replaceChildren(
+        el('p', { class: 'banner', 'data-testid': 'routed-error', role: 'alert', text: `Routed alerts: ${err}` }),
+      );
+    }
+    renderWatchdog(watchdog, lastAm);
   }
 
   async function loop() {

@@ -1,11 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePorts } from '@voiceapi/local-infra';
 import type { Page } from 'playwright-core';
 import { parse } from 'yaml';
+import { Receiver } from '../../services/webhooks/test/receiver';
+import { startAlertmanager, type Alertmanager, type Notification } from '../harness/alertmanager';
 import { launchBrowser, type Browser } from '../harness/browser';
 import { ROOT, startProcess, waitFor, type Proc } from '../harness/processes';
 import { startPrometheus, type Prometheus } from '../harness/prometheus';
+import { eventually } from '../harness/wait';
 import { writeRules } from '../tools/observability';
 
 // The SLO page (observability/page, served by Prometheus itself at /user/) as a person sees it in
@@ -13,7 +17,9 @@ import { writeRules } from '../tools/observability';
 // burn shows within seconds, and metrics arrive over OTLP as the processes send them (OpenTelemetry's
 // SDK in a process of its own, test/fixtures/slo-burn-metrics.ts). Telephony ends calls and
 // charges none within its minute: call-charge burns and pages; leads' first attempts are decided in
-// time: lead-to-dial is OK.
+// time: lead-to-dial is OK. Prometheus sends its alerts to a real Alertmanager loaded with the shipped
+// configuration (waits divided alike), whose receivers a recorder stands for; the page reads what
+// Alertmanager holds from the browser (Alertmanager allows Prometheus's origin: CORS).
 
 const WINDOW_SCALE = 60;
 const PAGE = 'observability/page';
@@ -42,6 +48,13 @@ function declared(files: string[]) {
 }
 
 const sloRow = (page: Page, slo: string) => page.locator(`tr[data-testid="slo-row"][data-slo="${slo}"]`);
+/** A row of the routed alerts: what Alertmanager does with an alert of this name and severity. */
+const routedRow = (page: Page, alert: string, severity: string, state: string) =>
+  page.locator(
+    `tr[data-testid="routed-row"][data-alert="${alert}"][data-severity="${severity}"][data-state="${state}"]`,
+  );
+/** Label text a browser must show as text: were it markup, the image's error handler would run. */
+const INJECTED = '<img src=x onerror="window.__injected=1">';
 /** The figure a cell shows first ("200×", "0.00×", "-19900%"). */
 const figure = (text: string | null) => Number.parseFloat(/-?\d+(\.\d+)?/.exec(text ?? '')?.[0] ?? 'NaN');
 
@@ -49,6 +62,8 @@ describe('SLO page', () => {
   let rulesDir: string;
   let rules: ReturnType<typeof declared>;
   let prom: Prometheus;
+  let alertmanager: Alertmanager;
+  let recorder: Receiver;
   let browser: Browser;
   let page: Page;
   const pageErrors: string[] = [];
@@ -64,7 +79,22 @@ describe('SLO page', () => {
     // of the platform, none of which runs here.
     const ruleFiles = writeRules(rulesDir, { windowScale: WINDOW_SCALE }).filter((f) => f.endsWith('slos.rules.yaml'));
     rules = declared(ruleFiles);
-    prom = await startPrometheus({ ruleFiles, userAssets: path.join(ROOT, PAGE), evaluationIntervalS: 1 });
+    recorder = await new Receiver().start();
+    // Alertmanager's port first: Prometheus sends to it, and it lets the page Prometheus serves read it.
+    const [amPort] = await freePorts(1);
+    prom = await startPrometheus({
+      ruleFiles,
+      userAssets: path.join(ROOT, PAGE),
+      evaluationIntervalS: 1,
+      alertmanagers: [`127.0.0.1:${amPort}`],
+    });
+    alertmanager = await startAlertmanager({
+      port: amPort,
+      corsOrigins: [prom.url],
+      webhookUrl: `${recorder.base}/alerts`,
+      watchdogUrl: `${recorder.base}/watchdog`,
+      timeScale: WINDOW_SCALE,
+    });
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.on('pageerror', (err) => pageErrors.push(String(err)));
@@ -75,6 +105,8 @@ describe('SLO page', () => {
     await stopPushing();
     await browser?.close();
     await prom?.stop();
+    await alertmanager?.stop();
+    await recorder?.stop();
     if (rulesDir) rmSync(rulesDir, { recursive: true, force: true });
   });
 
@@ -104,7 +136,76 @@ describe('SLO page', () => {
     expect(await page.getByTestId('watchdog').getAttribute('data-firing')).toBe('false');
     expect(await page.getByTestId('error-banner').isVisible()).toBe(false);
     expect(await page.getByTestId('last-refresh').innerText()).toMatch(/^Last refreshed \d\d:\d\d:\d\d · every 1 s$/);
+
+    // Routed alerts: Prometheus sends to the one Alertmanager, which holds nothing yet.
+    const am = page.locator(`[data-testid="alertmanager"][data-url="${alertmanager.url}"]`);
+    await am.getByTestId('alertmanager-summary').filter({ hasText: 'Holds no alert.' }).waitFor({ timeout: 30_000 });
+    expect(await am.getByTestId('alertmanager-summary').innerText()).toBe('Holds no alert.');
+    expect(await am.getByRole('heading').innerText()).toBe(`Alertmanager ${alertmanager.url}`);
+    expect(await page.getByTestId('alertmanager').count()).toBe(1);
+    expect(await page.getByTestId('routed-none').count()).toBe(0);
+    expect(await page.getByTestId('routed-error').count()).toBe(0);
+    await page.locator('[data-testid="watchdog"][data-alertmanager="false"]').waitFor({ timeout: 10_000 });
   });
+
+  it("shows what only Alertmanager knows: an alert's receiver, its silence, the Watchdog, label text as text", async () => {
+    // Posted straight to Alertmanager, as Prometheus posts (Prometheus knows neither): gone in two minutes.
+    const endsAt = new Date(Date.now() + 120_000).toISOString();
+    await alertmanager.post([
+      { labels: { alertname: INJECTED, job: '<b>bold</b>' }, annotations: { summary: INJECTED }, endsAt },
+      { labels: { alertname: 'Watchdog', severity: 'none' }, endsAt },
+    ]);
+    const injected = page.locator('tr[data-testid="routed-row"]').filter({ hasText: 'onerror' });
+    await injected.waitFor({ timeout: 15_000 });
+    expect(await injected.getByTestId('routed-name').innerText()).toBe(INJECTED);
+    expect(await injected.getAttribute('data-alert')).toBe(INJECTED);
+    expect(await injected.getByTestId('routed-slo').innerText()).toBe('<b>bold</b>');
+    // No severity: the shipped routes leave it with the receiver that notifies no one.
+    expect(await injected.getAttribute('data-receiver')).toBe('null');
+    expect(await injected.getAttribute('data-state')).toBe('active');
+    expect(await injected.getByTestId('routed-state').innerText()).toBe('● Notifying null');
+
+    // The Watchdog on its own line (Alertmanager holds it, though Prometheus here evaluates none), not in the table.
+    const watchdog = page.locator('[data-testid="watchdog"][data-alertmanager="true"]');
+    await watchdog.waitFor({ timeout: 15_000 });
+    expect(await watchdog.getAttribute('data-firing')).toBe('false');
+    expect(await watchdog.innerText()).toMatch(
+      /Alertmanager still holds one \(routed to watchdog\), until it expires\.$/,
+    );
+    expect(await page.locator('tr[data-testid="routed-row"][data-alert="Watchdog"]').count()).toBe(0);
+    await eventually(
+      'the Watchdog at the watchdog URL',
+      () =>
+        recorder
+          .at('/watchdog')
+          .some((r) => (JSON.parse(r.body) as Notification).alerts.some((a) => a.labels.alertname === 'Watchdog')),
+      15_000,
+    );
+
+    // Silenced: who set the silence and why, as text too.
+    const silence = await fetch(`${alertmanager.url}/api/v2/silences`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        matchers: [{ name: 'alertname', value: INJECTED, isRegex: false, isEqual: true }],
+        startsAt: new Date().toISOString(),
+        endsAt: new Date(Date.now() + 3_600_000).toISOString(),
+        createdBy: 'slo-page test',
+        comment: '<i>maintenance</i>',
+      }),
+    });
+    expect(silence.status).toBe(200);
+    const silenced = page.locator('tr[data-testid="routed-row"][data-state="silenced"]').filter({ hasText: 'onerror' });
+    await silenced.waitFor({ timeout: 15_000 });
+    expect(await silenced.getByTestId('routed-state').innerText()).toMatch(
+      /^○ Silenced by slo-page test: <i>maintenance<\/i> \(until \d\d:\d\d:\d\d\)$/,
+    );
+    expect(await silenced.getAttribute('data-receiver')).toBe('null');
+
+    // Nothing of the labels became markup.
+    expect(await page.locator('[data-testid="routed"] :is(img, b, i)').count()).toBe(0);
+    expect(await page.evaluate('window.__injected')).toBeUndefined();
+  }, 60_000);
 
   it('shows call-charge burning, its page alert firing with summary and runbook, and lead-to-dial OK', async () => {
     metrics = startProcess(
@@ -182,6 +283,44 @@ describe('SLO page', () => {
     expect(await dial.getByTestId('slo-budget').innerText()).toBe('100%');
     expect(await dial.getByTestId('slo-alerts').innerText()).toBe('none');
 
+    // Alertmanager's view, read by the page from Alertmanager itself. The shipped routes send each
+    // severity to its receiver; its first inhibit rule has the page quiet the ticket of the same
+    // alert and SLO (both fire here: the whole budget burns in every window).
+    const [ticketRule] = rules.alert('CallChargeSLOBurn').filter((r) => r.labels?.severity === 'ticket');
+    expect(ticketRule).toBeDefined();
+    await routedRow(page, 'CallChargeSLOBurn', 'page', 'active').waitFor({ timeout: 60_000 });
+    await routedRow(page, 'CallChargeSLOBurn', 'ticket', 'inhibited').waitFor({ timeout: 60_000 });
+    const paged = routedRow(page, 'CallChargeSLOBurn', 'page', 'active');
+    expect(await paged.getAttribute('data-receiver')).toBe('page');
+    expect(await paged.getByTestId('routed-receiver').innerText()).toBe('page');
+    expect(await paged.getByTestId('routed-state').innerText()).toBe('● Notifying page');
+    expect(await paged.getByTestId('routed-slo').innerText()).toBe('voiceapi/call-charge');
+    const quiet = routedRow(page, 'CallChargeSLOBurn', 'ticket', 'inhibited');
+    expect(await quiet.getAttribute('data-receiver')).toBe('ticket');
+    expect(await quiet.getAttribute('data-inhibited-by')).toBe('CallChargeSLOBurn');
+    expect(await quiet.getByTestId('routed-state').innerText()).toBe(
+      '○ Inhibited by CallChargeSLOBurn page (voiceapi/call-charge)',
+    );
+    await page
+      .getByTestId('alertmanager-summary')
+      .filter({ hasText: /^Holds \d+ alerts: \d+ notifying a receiver, \d+ inhibited/ })
+      .waitFor({ timeout: 10_000 });
+    // What the page says is what the page receiver hears.
+    await eventually(
+      'the call-charge page at the alerts URL',
+      () =>
+        recorder
+          .at('/alerts')
+          .map((r) => JSON.parse(r.body) as Notification)
+          .some(
+            (n) =>
+              n.receiver === 'page' &&
+              n.status === 'firing' &&
+              n.alerts.some((a) => a.labels.alertname === 'CallChargeSLOBurn'),
+          ),
+      30_000,
+    );
+
     // The page keeps refreshing by itself.
     const at = Number(await page.getByTestId('last-refresh').getAttribute('data-refreshed-at'));
     await page.waitForFunction(
@@ -189,7 +328,7 @@ describe('SLO page', () => {
       undefined,
       { timeout: 10_000 },
     );
-  }, 180_000);
+  }, 300_000);
 
   it("opens the alert's runbook section from its link", async () => {
     const link = page
@@ -202,6 +341,34 @@ describe('SLO page', () => {
     expect(await page.getByTestId('runbook-error').isVisible()).toBe(false);
     await page.goBack();
     await page.locator('tr[data-testid="slo-row"][data-slo="call-charge"][data-status="burning"]').waitFor();
+  });
+
+  it('says so when Alertmanager stops answering, keeps its last routed alerts on show, and the rest refreshing', async () => {
+    const routedCharge = page.locator('tr[data-testid="routed-row"][data-alert="CallChargeSLOBurn"]');
+    await routedCharge.first().waitFor();
+    await alertmanager.stop();
+    const error = page.getByTestId('routed-error');
+    await error.waitFor({ state: 'visible', timeout: 15_000 });
+    expect(await error.innerText()).toMatch(
+      new RegExp(
+        `^Alertmanager at ${alertmanager.url.replace(/\./g, '\\.')} could not be read: .+\\. Tried at \\d\\d:\\d\\d:\\d\\d; trying again every 1 s\\. The routed alerts below are from the last good read at \\d\\d:\\d\\d:\\d\\d\\.$`,
+        's',
+      ),
+    );
+    expect(
+      await page.locator(`[data-testid="alertmanager"][data-url="${alertmanager.url}"]`).getAttribute('data-stale'),
+    ).toBe('true');
+    expect(await routedCharge.count()).toBeGreaterThan(0);
+    await page.locator('[data-testid="watchdog"][data-alertmanager="unknown"]').waitFor({ timeout: 10_000 });
+    // Prometheus's part is untouched: no banner, still refreshing.
+    expect(await page.getByTestId('error-banner').isVisible()).toBe(false);
+    const at = Number(await page.getByTestId('last-refresh').getAttribute('data-refreshed-at'));
+    await page.waitForFunction(
+      `Number(document.getElementById('last-refresh').dataset.refreshedAt) > ${at}`,
+      undefined,
+      { timeout: 10_000 },
+    );
+    expect(await sloRow(page, 'call-charge').getByTestId('slo-status-text').innerText()).toBe('▲ Burning');
   });
 
   it('says so when Prometheus stops answering, and keeps the last figures on show', async () => {

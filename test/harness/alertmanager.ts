@@ -16,17 +16,22 @@ export interface Alertmanager {
   url: string;
   /** host:port, for Prometheus's alerting section. */
   target: string;
-  /** Posts alerts as Prometheus does (API v2), firing from now. */
-  post(alerts: { labels: Record<string, string>; annotations?: Record<string, string> }[]): Promise<void>;
+  /** Posts alerts as Prometheus does (API v2), firing from now (until `endsAt`, when given). */
+  post(
+    alerts: { labels: Record<string, string>; annotations?: Record<string, string>; endsAt?: string }[],
+  ): Promise<void>;
   output(): string;
   stop(): Promise<void>;
 }
 
 /**
  * local-infra's Alertmanager (as `OBSERVE=1 make run` starts it) with a throwaway state directory:
- * the shipped configuration with these receivers, or `config` as given.
+ * the shipped configuration with these receivers, or `config` as given; on `port` (default: a free
+ * one), its API readable from the pages of `corsOrigins` (the SLO page's Prometheus).
  */
-export async function startAlertmanager(opts: AlertReceivers & { config?: string }): Promise<Alertmanager> {
+export async function startAlertmanager(
+  opts: AlertReceivers & { config?: string; port?: number; corsOrigins?: string[] },
+): Promise<Alertmanager> {
   const dir = mkdtempSync(path.join(tmpdir(), 'voiceapi-alertmanager-'));
   let out = '';
   const server = await startServer({

@@ -95,6 +95,12 @@ export interface AlertmanagerOptions extends AlertReceivers {
   config?: string;
   /** 0 or undefined: a free port. */
   port?: number;
+  /**
+   * Origins (scheme://host:port) whose pages a browser lets read its API (`--web.cors.origin`):
+   * the Prometheus serving the SLO page, which reads the routed alerts from here. None: no CORS
+   * headers, so only same-origin pages and clients outside a browser read it.
+   */
+  corsOrigins?: string[];
   log?: LogFn;
   signal?: AbortSignal;
 }
@@ -107,6 +113,17 @@ export interface AlertmanagerHandle {
   pid: number;
   exited: Promise<string>;
   stop(): Promise<void>;
+}
+
+/** `--web.cors.origin`'s value (a regex Alertmanager anchors at both ends) allowing exactly these origins. */
+function corsOriginPattern(origins: string[]): string {
+  return origins
+    .map((o) => {
+      const origin = new URL(o).origin;
+      if (origin === 'null') throw new Error(`not an http(s) origin: ${o}`);
+      return origin.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('|');
 }
 
 export async function startAlertmanager(opts: AlertmanagerOptions): Promise<AlertmanagerHandle> {
@@ -132,6 +149,7 @@ export async function startAlertmanager(opts: AlertmanagerOptions): Promise<Aler
       // One instance: no gossip port to open.
       '--cluster.listen-address=',
       '--log.level=warn',
+      ...(opts.corsOrigins?.length ? [`--web.cors.origin=${corsOriginPattern(opts.corsOrigins)}`] : []),
     ],
     { log: opts.log, cwd: dataDir },
   );

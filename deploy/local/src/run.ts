@@ -82,8 +82,12 @@ function superviseStore(dataDir: string): { sup: Supervisor; url: () => string }
  * OBSERVE=1: Alertmanager under supervision, with the configuration the chart ships, posting pages
  * and tickets to ALERTS_WEBHOOK_URL and the Watchdog to ALERTS_WATCHDOG_URL (either unset: kept in
  * Alertmanager, sent nowhere); SLO_WINDOW_SCALE divides its waits and repeats as it does the windows.
+ * The SLO page, served by Prometheus on `prometheusPort`, may read its API from the browser (CORS).
  */
-function superviseAlertmanager(dataDir: string): { sup: Supervisor; url: () => string; target: () => string } {
+function superviseAlertmanager(
+  dataDir: string,
+  prometheusPort: number,
+): { sup: Supervisor; url: () => string; target: () => string } {
   let port = env.ALERTMANAGER_PORT ? Number(env.ALERTMANAGER_PORT) : undefined;
   const log = fileLog('alertmanager');
   let h: { url: string; target: string } | undefined;
@@ -97,6 +101,7 @@ function superviseAlertmanager(dataDir: string): { sup: Supervisor; url: () => s
         webhookUrl: env.ALERTS_WEBHOOK_URL || undefined,
         watchdogUrl: env.ALERTS_WATCHDOG_URL || undefined,
         timeScale: Number(env.SLO_WINDOW_SCALE ?? 1),
+        corsOrigins: [`http://127.0.0.1:${prometheusPort}`, `http://localhost:${prometheusPort}`],
         log,
         signal,
       });
@@ -120,8 +125,8 @@ function superviseAlertmanager(dataDir: string): { sup: Supervisor; url: () => s
 function supervisePrometheus(
   dataDir: string,
   alertmanager: string,
+  port: number,
 ): { sup: Supervisor; url: () => string; otlp: () => string } {
-  let port = env.PROMETHEUS_PORT ? Number(env.PROMETHEUS_PORT) : undefined;
   const scale = Number(env.SLO_WINDOW_SCALE ?? 1);
   const shipped = path.join(ROOT, 'charts/platform/files/prometheus');
   const rulesDir = scale === 1 ? shipped : path.join(dataDir, `rules-scaled-${scale}`);
@@ -153,7 +158,6 @@ function supervisePrometheus(
         log,
         signal,
       });
-      port = started.port;
       h = started;
       say(
         `prometheus ${first ? 'started' : 'restarted'} (pid ${started.pid}, ${started.url}, ${ruleFiles.length} rule files${scale === 1 ? '' : `, SLO windows ÷ ${scale}`})`,
@@ -369,13 +373,15 @@ async function main(): Promise<void> {
 
   const { mongoUrl, kafkaBrokers, objects } = await infrastructure();
   const observe = env.OBSERVE === '1' || env.OBSERVE === 'true';
-  const alertmanager = observe ? superviseAlertmanager(path.join(DATA_DIR, 'alertmanager')) : undefined;
+  // Prometheus's port is chosen first: Alertmanager, started before it, lets the SLO page it serves read its API.
+  const prometheusPort = observe ? Number(env.PROMETHEUS_PORT) || (await freePorts(1))[0]! : 0;
+  const alertmanager = observe ? superviseAlertmanager(path.join(DATA_DIR, 'alertmanager'), prometheusPort) : undefined;
   if (alertmanager) {
     tiers.push([alertmanager.sup]);
     await alertmanager.sup.started;
   }
   const prometheus = alertmanager
-    ? supervisePrometheus(path.join(DATA_DIR, 'prometheus'), alertmanager.target())
+    ? supervisePrometheus(path.join(DATA_DIR, 'prometheus'), alertmanager.target(), prometheusPort)
     : undefined;
   if (prometheus) {
     tiers.push([prometheus.sup]);
