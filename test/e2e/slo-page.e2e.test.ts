@@ -1,3 +1,4 @@
+// Over 300 lines because the SLO page is one screen read by one browser session: its SLO table, alerts, routed alerts and failure displays are checked in order against the same Prometheus and Alertmanager.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
