@@ -607,6 +607,28 @@ must_fail "object store: a misspelled setting is refused (global.objectStore.buk
 must_fail "object store: a service that keeps no objects refuses objectStore" "/objectStore.*not|objectStore" \
   render /dev/null "$CHARTS/$UMBRELLA" voiceapi --set-string companies.objectStore.bucket=voiceapi-companies
 
+step "outbound proxy: OUTBOUND_PROXY on webhooks and agents when set, on no pod when not"
+# Deliveries and custom-API calls go through an egress proxy only when the operator names one
+# (decision 0157): the variable is rendered only when set, on the pods it is set for.
+EGRESS_PROXY=http://smokescreen.egress:4750
+run "platform-default: no OUTBOUND_PROXY on any pod (direct)" check_py env "$PLATFORM_DEFAULT" OUTBOUND_PROXY '{}'
+run "platform-production: no OUTBOUND_PROXY on any pod (direct)" check_py env "$WORK/render.platform-production.yaml" OUTBOUND_PROXY '{}'
+rendered "platform-outbound-proxy" "$CHARTS/$UMBRELLA" voiceapi \
+  --set-string "webhooks.env.OUTBOUND_PROXY=$EGRESS_PROXY" --set-string "agents.env.OUTBOUND_PROXY=$EGRESS_PROXY"
+run "platform-outbound-proxy: webhooks and agents get it, no other pod" check_py env "$LAST_RENDER" OUTBOUND_PROXY \
+  "{\"webhooks\": \"$EGRESS_PROXY\", \"agents\": \"$EGRESS_PROXY\"}"
+must_fail "an OUTBOUND_PROXY expected absent and set is refused (canary)" "Deployment/webhooks: OUTBOUND_PROXY is set" \
+  check_py env "$LAST_RENDER" OUTBOUND_PROXY '{}'
+must_fail "an OUTBOUND_PROXY expected and absent is refused (canary)" "Deployment/webhooks: OUTBOUND_PROXY is absent" \
+  check_py env "$PLATFORM_DEFAULT" OUTBOUND_PROXY "{\"webhooks\": \"$EGRESS_PROXY\"}"
+run "render webhooks-outbound-proxy" render "$WORK/webhooks-outbound-proxy.yaml" "$CHARTS/webhooks" webhooks --set-string "env.OUTBOUND_PROXY=$EGRESS_PROXY"
+run "webhooks-alone with env.OUTBOUND_PROXY: its pod gets it" check_py env "$WORK/webhooks-outbound-proxy.yaml" OUTBOUND_PROXY \
+  "{\"webhooks\": \"$EGRESS_PROXY\"}"
+for p in https://smokescreen.egress:4750 smokescreen.egress:4750 http://user:secret@smokescreen.egress:4750 http://smokescreen.egress:4750/egress; do
+  must_fail "OUTBOUND_PROXY '$p' is refused (not http://host:port)" "OUTBOUND_PROXY.*does not match pattern" \
+    render /dev/null "$CHARTS/agents" agents --set-string "env.OUTBOUND_PROXY=$p"
+done
+
 step "the image's user is the charts' runAsUser/runAsGroup/fsGroup"
 dockerfile_user() { # dockerfile_user DOCKERFILE
   local user; user=$(grep -E '^USER ' "$1" | tail -n 1 | awk '{print $2}')

@@ -11,6 +11,7 @@ Usage: check.py COMMAND RENDERED_YAML [ARGS...], one of
   same-selectors PATH OTHER_PATH SERVICE          one service's selectors identical in two renders
   observability PATH RULES_DIR DASHBOARDS_DIR LABEL VALUE   the umbrella's rules and dashboards
   object-store PATH EXPECTED_JSON                 every Deployment's OBJECT_STORE_* env, exactly as expected
+  env PATH NAME EXPECTED_JSON                     every Deployment's variable NAME as expected, absent elsewhere
 Prints problems indented by four spaces; exit 1 when there are any.
 
 Environment: SKIP_API_GROUPS (comma list), CHECK_KUBE_VERSIONS (space list), CRD_FILES (colon list).
@@ -291,6 +292,26 @@ def object_store(path, expected_json):
         if seen.keys() - want.keys(): print(f"    no OBJECT_STORE_* on {', '.join(sorted(seen.keys() - want.keys()))}")
     return p
 
+def env(path, name, expected_json):
+    """Every Deployment's plain variable NAME is EXPECTED_JSON's value for it ({deployment: value}),
+    and absent from every Deployment it does not name."""
+    want, p, seen = json.loads(expected_json), [], set()
+    for d in docs(path):
+        if d["kind"] != "Deployment":
+            continue
+        dep = d["metadata"]["name"]
+        seen.add(dep)
+        got = [e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0].get("env", []) if e["name"] == name]
+        if dep in want and got != [want[dep]]:
+            p.append(f"{ident(d)}: {name} is {json.dumps(got[0]) if got else 'absent'}, expected {json.dumps(want[dep])}")
+        elif dep not in want and got:
+            p.append(f"{ident(d)}: {name} is set ({json.dumps(got[0])}), expected absent")
+    p += [f"Deployment/{n} not rendered" for n in sorted(want.keys() - seen)]
+    if not p:
+        print(f"    {name}: " + (", ".join(f"{n} {json.dumps(want[n])}" for n in sorted(want)) or "on none")
+              + (f"; absent from {', '.join(sorted(seen - want.keys()))}" if seen - want.keys() else ""))
+    return p
+
 def expect(path, spec):
     """spec: comma list of Kind[/name][=count] that must (or, with !, must not) be present."""
     objs = docs(path)
@@ -452,7 +473,8 @@ cmd, path, *rest = sys.argv[1:]
 problems = {"validate": lambda: validate(path), "rules": lambda: rules(path),
             "expect": lambda: expect(path, rest[0]), "query": lambda: query(path, rest[0]),
             "manifest": lambda: manifest(path, *rest), "same-selectors": lambda: same_selectors(path, *rest),
-            "observability": lambda: observability(path, *rest), "object-store": lambda: object_store(path, *rest)}[cmd]()
+            "observability": lambda: observability(path, *rest), "object-store": lambda: object_store(path, *rest),
+            "env": lambda: env(path, *rest)}[cmd]()
 for x in problems:
     print(f"    {x}")
 sys.exit(1 if problems else 0)

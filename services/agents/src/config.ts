@@ -28,6 +28,8 @@ export const configSchema = z.object({
   AGENT_SECRETS_PREVIOUS_KEYS: previousMasterSecrets,
   /** `host:port` entries the custom-API client may reach although private or loopback, over http too. */
   OUTBOUND_ALLOWLIST: commaList,
+  /** An HTTP CONNECT proxy (`http://host:port`, e.g. Smokescreen) every custom-API call goes through; empty: direct. */
+  OUTBOUND_PROXY: z.string().trim().default(''),
   /** The script generator: `local` (deterministic, no model, no network). */
   SCRIPT_GENERATOR: z.enum(['local']).default('local'),
   /** The safety net: a recorded request wakes the workers at once (a change stream); a lapsed claim is taken over at the next pass. */

@@ -75,7 +75,7 @@ export async function startAgents(env: Record<string, string | undefined> = proc
   const companies = companyProfiles(companiesClient);
   const knowledge = knowledgeDocuments(knowledgeClient);
 
-  const outbound = new OutboundClient({ allow: cfg.OUTBOUND_ALLOWLIST });
+  const outbound = new OutboundClient({ allow: cfg.OUTBOUND_ALLOWLIST, proxy: cfg.OUTBOUND_PROXY });
   lifecycle.onStop('outbound client', () => outbound.close());
   const customApi = new CustomApi(outbound);
   // A key ring: the current key seals, earlier ones (while a rotation is under way) still open.
@@ -130,7 +130,12 @@ export async function startAgents(env: Record<string, string | undefined> = proc
       .catch((err: unknown) => log.warn({ err }, 'the re-seal pass failed; it runs again at the next start'));
   }
   log.info(
-    { port: server.port, scriptGenerator: cfg.SCRIPT_GENERATOR, allowListed: cfg.OUTBOUND_ALLOWLIST.length },
+    {
+      port: server.port,
+      scriptGenerator: cfg.SCRIPT_GENERATOR,
+      allowListed: cfg.OUTBOUND_ALLOWLIST.length,
+      proxied: cfg.OUTBOUND_PROXY !== '',
+    },
     'agents listening',
   );
   return { port: server.port, lifecycle, log, useCases };

@@ -24,6 +24,8 @@ export const configSchema = z.object({
   WEBHOOK_SECRETS_PREVIOUS_KEYS: previousMasterSecrets,
   /** `host:port` entries deliveries may reach although private or loopback, over http too. */
   OUTBOUND_ALLOWLIST: commaList,
+  /** An HTTP CONNECT proxy (`http://host:port`, e.g. Smokescreen) every delivery goes through; empty: direct. */
+  OUTBOUND_PROXY: z.string().trim().default(''),
   /** Delay before the first attempt, then each retry; after the last, the delivery has failed. */
   WEBHOOK_RETRY_SCHEDULE: parsedSetting('0,5s,5m,30m,2h,5h,10h,10h', parseSchedule),
   /** One attempt, connection to last byte read. */

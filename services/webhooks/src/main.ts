@@ -40,7 +40,11 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
   const deliveries = new DeliveryStore(conn);
   await ensureIndexes(conn);
 
-  const outbound = new OutboundClient({ allow: cfg.OUTBOUND_ALLOWLIST, maxResponseBytes: MAX_ANSWER_BYTES });
+  const outbound = new OutboundClient({
+    allow: cfg.OUTBOUND_ALLOWLIST,
+    proxy: cfg.OUTBOUND_PROXY,
+    maxResponseBytes: MAX_ANSWER_BYTES,
+  });
   lifecycle.onStop('outbound client', () => outbound.close());
   const sender: Sender = {
     async post(url, headers, body, timeoutMs) {
@@ -149,7 +153,12 @@ export async function startWebhooks(env: Record<string, string | undefined> = pr
       .catch((err: unknown) => log.warn({ err }, 'the re-seal pass failed; it runs again at the next start'));
   }
   log.info(
-    { port: server.port, schedule: cfg.WEBHOOK_RETRY_SCHEDULE, allowListed: cfg.OUTBOUND_ALLOWLIST.length },
+    {
+      port: server.port,
+      schedule: cfg.WEBHOOK_RETRY_SCHEDULE,
+      allowListed: cfg.OUTBOUND_ALLOWLIST.length,
+      proxied: cfg.OUTBOUND_PROXY !== '',
+    },
     'webhooks listening',
   );
   return { port: server.port, lifecycle, log, dispatcher, deliveries, endpoints };

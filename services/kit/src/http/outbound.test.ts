@@ -1,5 +1,6 @@
+// Over 300 lines because the direct and the proxied client share the refusals, the loopback servers and the helpers.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { failureOf, OutboundClient, OutboundFailed, OutboundRefused } from './outbound';
 
 // A real local server stands in for a tenant's API; loopback is refused unless allow-listed, so
@@ -257,5 +258,167 @@ describe('outbound client', () => {
     expect(c.checkUrl('http://localhost/').hostname).toBe('localhost');
     expect(c.checkUrl('http://[::1]:9000/x').hostname).toBe('[::1]');
     expect(() => c.checkUrl('http://[::1]:9001/')).toThrow(OutboundRefused);
+  });
+});
+
+// A real HTTP CONNECT proxy on loopback, as platforms run one (Smokescreen): every exchange goes through it,
+// tunnelled. What it answers decides whose a failure is: the proxy's own failures are ours (near), its 502/503/504
+// (it could not reach the destination) the destination's.
+describe('outbound client through an egress proxy', () => {
+  let target: Server;
+  let proxy: Server;
+  let targetHost: string;
+  let proxyUrl: string;
+  /** How the proxy answers the next CONNECT: opens the tunnel, answers this status, closes, or never answers. */
+  let answer: 'tunnel' | number | 'close' | 'silence' = 'tunnel';
+  const connects: string[] = [];
+  const received: { method?: string; url?: string; body: string }[] = [];
+  const proxySockets = new Set<Socket>();
+  const clients: OutboundClient[] = [];
+  const through = (proxySetting = proxyUrl) => {
+    const c = new OutboundClient({ allow: [targetHost], proxy: proxySetting });
+    clients.push(c);
+    return c;
+  };
+  const listen = async (s: Server) => {
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    return (s.address() as AddressInfo).port;
+  };
+  const failure = async (p: Promise<unknown>) => {
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(OutboundFailed);
+    return err as OutboundFailed;
+  };
+
+  beforeAll(async () => {
+    target = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push({ method: req.method, url: req.url, body });
+        res.end('through');
+      });
+    });
+    targetHost = `127.0.0.1:${await listen(target)}`;
+    // Plain requests (a forward, not a tunnel) are refused, so only a CONNECT reaches the target.
+    proxy = createServer((_req, res) => res.writeHead(405).end('CONNECT only'));
+    proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+      connects.push(req.url ?? '');
+      proxySockets.add(client);
+      client.on('error', () => undefined);
+      if (typeof answer === 'number') return client.end(`HTTP/1.1 ${answer} Proxy Says So\r\n\r\n`);
+      if (answer === 'close') return client.end();
+      if (answer === 'silence') return;
+      const [host, port] = (req.url ?? '').split(':');
+      const upstream = connect(Number(port), host ?? '', () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client).pipe(upstream);
+      });
+      upstream.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'));
+      client.on('close', () => upstream.destroy());
+    });
+    proxyUrl = `http://127.0.0.1:${await listen(proxy)}`;
+  });
+  afterEach(async () => {
+    // A silent proxy's CONNECTs are still open; ending them lets the clients close.
+    for (const s of proxySockets) s.destroy();
+    proxySockets.clear();
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    connects.length = 0;
+    received.length = 0;
+    answer = 'tunnel';
+  });
+  afterAll(async () => {
+    target.closeAllConnections();
+    await new Promise((r) => target.close(r));
+    await new Promise((r) => proxy.close(r));
+  });
+
+  it('reaches an allow-listed host through a CONNECT tunnel, and the host sees the request as sent', async () => {
+    const r = await through().send(`http://${targetHost}/hook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"event":"call.outbound.billed"}',
+      timeoutMs: 2000,
+    });
+    expect({ status: r.status, body: r.body.toString() }).toEqual({ status: 200, body: 'through' });
+    expect(connects).toEqual([targetHost]);
+    expect(received).toEqual([{ method: 'POST', url: '/hook', body: '{"event":"call.outbound.billed"}' }]);
+  });
+
+  it('checks as before: a public name is resolved and refused here, before any CONNECT', async () => {
+    const port = targetHost.split(':')[1];
+    const refused = await through()
+      .send(`https://localhost:${port}/`, { timeoutMs: 2000 })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OutboundRefused);
+    expect((refused as OutboundRefused).reason).toBe('address');
+    const missing = await failure(through().send('https://unresolvable.invalid/', { timeoutMs: 5000 }));
+    expect([missing.reason, missing.side]).toEqual(['unreachable', 'far']);
+    expect(() => through().checkUrl('http://127.0.0.1:1/')).toThrow(OutboundRefused);
+    expect(connects).toEqual([]);
+  });
+
+  it('fails on our side when the proxy is down', async () => {
+    const gone = createServer();
+    const port = await listen(gone);
+    await new Promise((r) => gone.close(r));
+    const failed = await failure(
+      through(`http://127.0.0.1:${port}`).send(`http://${targetHost}/`, { timeoutMs: 2000 }),
+    );
+    expect([failed.reason, failed.side, failed.message]).toEqual([
+      'unreachable',
+      'near',
+      'the egress proxy could not be reached (ECONNREFUSED)',
+    ]);
+  });
+
+  it.each([
+    [502, 'unreachable', 'far'],
+    [503, 'unreachable', 'far'],
+    [504, 'unreachable', 'far'],
+    [407, 'network', 'near'],
+    [500, 'network', 'near'],
+  ])('tells a CONNECT answered %s as %s on the %s side', async (status, reason, side) => {
+    answer = status;
+    const failed = await failure(through().send(`http://${targetHost}/`, { timeoutMs: 2000 }));
+    expect([failed.reason, failed.side]).toEqual([reason, side]);
+    expect(connects).toEqual([targetHost]);
+    expect(received).toEqual([]);
+  });
+
+  it('fails on our side when the proxy closes the connection without answering the CONNECT', async () => {
+    answer = 'close';
+    const failed = await failure(through().send(`http://${targetHost}/`, { timeoutMs: 2000 }));
+    expect([failed.reason, failed.side]).toEqual(['network', 'near']);
+  });
+
+  it('keeps the deadline when the proxy never answers the CONNECT (a timeout, as any)', async () => {
+    answer = 'silence';
+    const t0 = Date.now();
+    const failed = await failure(through().send(`http://${targetHost}/`, { timeoutMs: 300 }));
+    expect([failed.reason, failed.side]).toEqual(['timeout', 'far']);
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+
+  it.each([
+    'proxy.internal:4750',
+    'https://proxy.internal:4750',
+    'socks5://proxy.internal:1080',
+    'http://user:secret@proxy.internal:4750',
+    'http://proxy.internal:4750/egress',
+  ])('refuses the proxy setting %s at construction, naming the setting', (setting) => {
+    expect(() => new OutboundClient({ proxy: setting })).toThrow(/^the outbound proxy \(OUTBOUND_PROXY\) "/);
+  });
+
+  it('takes an empty proxy setting for none (direct)', async () => {
+    const direct = new OutboundClient({ allow: [targetHost], proxy: '' });
+    clients.push(direct);
+    expect((await direct.send(`http://${targetHost}/`, { timeoutMs: 2000 })).status).toBe(200);
+    expect(connects).toEqual([]);
   });
 });
