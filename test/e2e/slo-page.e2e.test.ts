@@ -88,6 +88,8 @@ describe('SLO page', () => {
       userAssets: path.join(ROOT, PAGE),
       evaluationIntervalS: 1,
       alertmanagers: [`127.0.0.1:${amPort}`],
+      // Alertmanager starts after it: what it sends before then goes again within seconds.
+      alertResendDelayS: 5,
     });
     alertmanager = await startAlertmanager({
       port: amPort,

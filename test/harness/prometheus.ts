@@ -36,6 +36,8 @@ export async function startPrometheus(opts: {
   features?: string[];
   /** Alertmanagers (host:port) its alerts are sent to. */
   alertmanagers?: string[];
+  /** Seconds before a firing alert is sent again (Prometheus's default 60). */
+  alertResendDelayS?: number;
 }): Promise<Prometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'voiceapi-prometheus-'));
   let out = '';
@@ -46,6 +48,7 @@ export async function startPrometheus(opts: {
     evaluationIntervalS: opts.evaluationIntervalS ?? 1,
     ...(opts.features && { features: opts.features }),
     ...(opts.alertmanagers && { alertmanagers: opts.alertmanagers }),
+    ...(opts.alertResendDelayS && { alertResendDelayS: opts.alertResendDelayS }),
     log: (line) => void (out = `${out}${line}\n`.slice(-20_000)),
   });
   const api = async <T>(p: string): Promise<T> => {

@@ -1102,7 +1102,9 @@ export function stale(dir = DASHBOARD_DIR): string[] {
   // read as quiet. Series a panel reads exist from their process's start instead (at 0).
   for (const f of have)
     if (/\bvector\s*\(/.test(readFileSync(path.join(dir, f), 'utf8')))
-      problems.push(`${path.relative(ROOT, path.join(dir, f))}: pads a query with vector(…): it can never come back empty`);
+      problems.push(
+        `${path.relative(ROOT, path.join(dir, f))}: pads a query with vector(…): it can never come back empty`,
+      );
   return problems;
 }
 

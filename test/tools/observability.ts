@@ -1,3 +1,4 @@
+// Over 300 lines because the rules are generated, scaled for tests and checked in one place: the check reads what the generator and the scaling write.
 /**
  * The SLO rules, generated and checked (`make rules`, `make rules-check`).
  *
@@ -9,7 +10,8 @@
  *
  * Sloth, promtool and Prometheus come from the Go module proxy (scripts/go-tool.sh, like helm).
  * `writeRules(dir, { windowScale })` is what the end-to-end tests load: the same SLOs with every
- * window divided by windowScale (SLO_WINDOW_SCALE), and the cause alerts as shipped.
+ * window divided by windowScale (SLO_WINDOW_SCALE), and the cause alerts as shipped but for the
+ * clocks of those that measure time (`scaleCauseRules`).
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -132,14 +134,48 @@ export function generateSloRules(windowScale = 1): string {
   }
 }
 
-/** Every rule file a Prometheus of this platform loads, SLO windows divided by `windowScale`. */
+/**
+ * Cause alerts that say how long something has been missing or stuck (a silent service, an absent SLI metric, an
+ * unpublished event's age): with scaled windows their clock is scaled too, so a fault shows in seconds. Those that
+ * read load over a window (rates, saturation, lag) keep their windows: shorter, they would read noise, not a faster
+ * clock.
+ */
+const CLOCKED_CAUSES = new Set(['ServiceSilent', 'SLIMetricAbsent', 'OutboxStuck']);
+/** No scaled cause duration under this: twenty pushes at the 1 s export interval of scaled runs, so a busy process is not silent. */
+const CAUSE_FLOOR_S = 20;
+
+interface RuleGroups {
+  groups: { name: string; rules: { alert?: string; expr: string; for?: string }[] }[];
+}
+
+/** The cause rules with the clocks of CLOCKED_CAUSES divided by `scale` (ranges, `for`, age thresholds in seconds). */
+export function scaleCauseRules(yaml: string, scale: number): string {
+  const scaled = (seconds: number) => Math.max(CAUSE_FLOOR_S, Math.round(seconds / scale));
+  const duration = (d: string) => `${scaled(Number(scaleDuration(d, 1).slice(0, -1)))}s`;
+  const rules = parse(yaml) as RuleGroups;
+  for (const rule of rules.groups.flatMap((g) => g.rules)) {
+    if (!rule.alert || !CLOCKED_CAUSES.has(rule.alert)) continue;
+    if (rule.for) rule.for = duration(rule.for);
+    rule.expr = rule.expr
+      .replace(/\[(\d+[smhdw])\]/g, (_, d: string) => `[${duration(d)}]`)
+      .replace(/(_seconds\)*\s*>\s*)(\d+)\b/g, (_, lhs: string, n: string) => `${lhs}${scaled(Number(n))}`);
+  }
+  return stringify(rules);
+}
+
+/**
+ * Every rule file a Prometheus of this platform loads, SLO windows divided by `windowScale`, and the clocks of the
+ * cause alerts that measure time (CLOCKED_CAUSES) likewise.
+ */
 export function writeRules(dir: string, opts: { windowScale: number }): string[] {
   mkdirSync(dir, { recursive: true });
   const files: string[] = [];
   for (const f of readdirSync(RULES_DIR).filter((n) => n.endsWith('.rules.yaml'))) {
+    const from = path.join(RULES_DIR, f);
     const to = path.join(dir, f);
-    if (path.join(RULES_DIR, f) === SLO_RULES) writeFileSync(to, generateSloRules(opts.windowScale));
-    else copyFileSync(path.join(RULES_DIR, f), to);
+    if (from === SLO_RULES) writeFileSync(to, generateSloRules(opts.windowScale));
+    else if (opts.windowScale !== 1) writeFileSync(to, scaleCauseRules(readFileSync(from, 'utf8'), opts.windowScale));
+    else copyFileSync(from, to);
     files.push(to);
   }
   return files;

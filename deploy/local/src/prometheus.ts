@@ -45,6 +45,11 @@ export interface PrometheusOptions {
   evaluationIntervalS?: number;
   /** Alertmanagers (host:port) its alerts are sent to; none: alerts stay in Prometheus. */
   alertmanagers?: string[];
+  /**
+   * How often a firing alert is sent again (default 60, Prometheus's own). An alert sent before any
+   * Alertmanager was known is sent again only then: scaled windows (tests, SLO_WINDOW_SCALE) want seconds.
+   */
+  alertResendDelayS?: number;
   /** More of Prometheus's feature flags (--enable-feature), e.g. promql-extended-range-selectors. */
   features?: string[];
   log?: LogFn;
@@ -97,6 +102,7 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<Promethe
       // count in rate(), and an SLO's two counters born a moment apart do not read as errors.
       `--enable-feature=${['created-timestamp-zero-ingestion', ...(opts.features ?? [])].join(',')}`,
       '--log.level=warn',
+      ...(opts.alertResendDelayS ? [`--rules.alert.resend-delay=${opts.alertResendDelayS}s`] : []),
       ...(opts.userAssets ? [`--web.user-assets=${path.resolve(opts.userAssets)}`] : []),
     ],
     { log: opts.log, cwd: dataDir },

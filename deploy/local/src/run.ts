@@ -155,6 +155,8 @@ function supervisePrometheus(
         alertmanagers: [alertmanager],
         userAssets: path.join(ROOT, 'observability/page'),
         evaluationIntervalS: scale === 1 ? 15 : 1,
+        // Scaled: a firing alert sent before Alertmanager was known goes again within seconds, not a minute.
+        ...(scale !== 1 && { alertResendDelayS: 5 }),
         log,
         signal,
       });

@@ -83,7 +83,7 @@ describe('watchSlowCommands', () => {
           .at(-1)!
           .scopeMetrics.flatMap((s) => s.metrics)
           .filter((m) => m.descriptor.name === name)
-          .flatMap((m) => m.dataPoints)
+          .flatMap((m): { attributes: Record<string, unknown>; value: unknown }[] => m.dataPoints)
           .filter((p) => p.attributes.collection === 'numbers')
           .map((p) => [String(p.attributes.operation), p.value]),
       );
