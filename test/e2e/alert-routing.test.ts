@@ -59,18 +59,20 @@ describe('Alertmanager as shipped: routes, inhibition, the Watchdog', () => {
       // One SLO burning fast and slow: the page alone should be heard.
       slo('ApiLatencySLOBurn', 'api-latency', 'page', { route_group: 'calls' }),
       slo('ApiLatencySLOBurn', 'api-latency', 'ticket', { route_group: 'calls' }),
-      // Another route group's slow burn has no page above it: its ticket is delivered.
-      slo('ApiLatencySLOBurn', 'api-latency', 'ticket', { route_group: 'leads' }),
+      // Another route group's slow burn has no page above it, and billing does not explain it: its ticket is delivered.
+      slo('ApiLatencySLOBurn', 'api-latency', 'ticket', { route_group: 'companies' }),
       // Billing silent: its page is heard, the call-charge burn it explains is not.
       { labels: { alertname: 'ServiceSilent', job: 'voiceapi/billing', severity: 'page' } },
       slo('CallChargeSLOBurn', 'call-charge', 'page'),
+      // Nor the API routes that ask billing (a lead is taken only if a live wallet covers a call).
+      slo('ApiAvailabilitySLOBurn', 'api-availability', 'page', { route_group: 'leads' }),
       // Webhook delivery does not depend on billing: still heard.
       slo('WebhookDeliverySLOBurn', 'webhook-delivery', 'page'),
     ];
     await Promise.all([shipped.post(alerts), withoutInhibition.post(alerts)]);
 
     await eventually(
-      'the leads ticket delivered (tickets wait 5 s)',
+      'the companies ticket delivered (tickets wait 5 s)',
       () => firing('/shipped/alerts').includes('ticket:ApiLatencySLOBurn'),
       30_000,
       { detail: () => [firing('/shipped/alerts'), shipped.output()] },
@@ -79,7 +81,11 @@ describe('Alertmanager as shipped: routes, inhibition, the Watchdog', () => {
       'what the rules keep quiet, delivered without them',
       () => {
         const f = firing('/canary/alerts');
-        return f.includes('page:CallChargeSLOBurn') && f.filter((x) => x === 'ticket:ApiLatencySLOBurn').length === 2;
+        return (
+          f.includes('page:CallChargeSLOBurn') &&
+          f.includes('page:ApiAvailabilitySLOBurn') &&
+          f.filter((x) => x === 'ticket:ApiLatencySLOBurn').length === 2
+        );
       },
       30_000,
       { detail: () => [firing('/canary/alerts'), withoutInhibition.output()] },
@@ -87,7 +93,7 @@ describe('Alertmanager as shipped: routes, inhibition, the Watchdog', () => {
     // Past the tickets' wait again, so a ticket the rules failed to quiet would have come.
     await sleep(6_000);
     const heard = got('/shipped/alerts');
-    // Heard: each page but call-charge's (billing's silence explains it), and one ticket.
+    // Heard: each page but call-charge's and the leads routes' (billing's silence explains them), and one ticket.
     expect(firing('/shipped/alerts').sort()).toEqual(
       [
         'page:ApiLatencySLOBurn',
@@ -97,10 +103,11 @@ describe('Alertmanager as shipped: routes, inhibition, the Watchdog', () => {
       ].sort(),
     );
     const ticket = heard.find((n) => n.receiver === 'ticket')!;
-    expect(ticket.alerts.map((a) => a.labels.route_group)).toEqual(['leads']);
+    expect(ticket.alerts.map((a) => a.labels.route_group)).toEqual(['companies']);
     // Without the rules the same alerts reach further: the quiet above is theirs.
     expect(firing('/canary/alerts').sort()).toEqual(
       [
+        'page:ApiAvailabilitySLOBurn',
         'page:ApiLatencySLOBurn',
         'page:CallChargeSLOBurn',
         'page:ServiceSilent',
