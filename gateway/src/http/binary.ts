@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Logger } from '@voiceapi/kit';
 import type { Response } from 'express';
 import { errorResult, send } from './errors';
-import type { BinaryResult } from './route';
+import type { BinaryResult } from './result';
 
 /**
  * Streams a binary answer. The first chunk is read before the status line is written, so a source

@@ -10,14 +10,13 @@ import { responseProblem } from './response-check';
 import {
   bodyKind,
   deprecationHeaders,
-  isBinary,
   type AnyRoute,
   type AnyZod,
   type MultipartSpec,
   type RouteContext,
-  type RouteResult,
   type Surface,
 } from './route';
+import { isBinary, type RouteResult } from './result';
 
 /**
  * Execution of one route: scope → rate limit → body (415/413/400) → validation (400 with details)

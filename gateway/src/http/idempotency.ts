@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KeyMode, Logger } from '@voiceapi/kit';
 import { errorResult, type HttpResult } from './errors';
-import { isBinary, type RouteResult } from './route';
+import { isBinary, type RouteResult } from './result';
 
 /** The Idempotency-Key protocol of decision 0007: claim, replay, 409 while running, 422 on another body. */
 

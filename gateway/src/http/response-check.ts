@@ -1,5 +1,6 @@
 import { ErrorBody } from './errors';
-import { contentTypeMatches, isBinary, type AnyRoute, type AnyZod, type RouteResult } from './route';
+import { isBinary, type RouteResult } from './result';
+import { contentTypeMatches, type AnyRoute, type AnyZod } from './route';
 
 /**
  * Test-time check that a handler's answer is what the route documents (RESPONSE_SCHEMA_CHECK):

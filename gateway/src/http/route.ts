@@ -6,8 +6,8 @@ import type { CallContext, Logger } from '@voiceapi/kit';
 import type { AuthenticatedKey } from '../auth/key-cache';
 import { CHANGELOG_PATH } from './api-release';
 import type { Scope } from '../auth/scopes';
-import type { HttpResult } from './errors';
 import type { IdempotencyRecords } from './idempotency';
+import type { RouteResult } from './result';
 import type { RateLimiter } from './rate-limit';
 import type { z } from './zod';
 
@@ -111,22 +111,6 @@ export interface MultipartInput<F> {
 type Infer<S> = S extends AnyZod ? z.infer<S> : undefined;
 type InferBody<B> =
   B extends MultipartSpec<infer F> ? MultipartInput<z.infer<F>> : B extends AnyZod ? z.infer<B> : undefined;
-
-/** A streamed answer (a recording, say) instead of JSON. */
-export interface BinaryResult {
-  status: number;
-  stream: Readable | AsyncIterable<Uint8Array>;
-  contentType: string;
-  /** Sent as Content-Length when known; otherwise the answer is chunked. */
-  length?: number;
-  /** Offered as the download's file name (Content-Disposition: attachment). */
-  filename?: string;
-  headers?: Record<string, string>;
-}
-
-export type RouteResult = HttpResult | BinaryResult;
-
-export const isBinary = (r: RouteResult): r is BinaryResult => (r as BinaryResult).stream !== undefined;
 
 export interface ResponseSpec {
   description: string;

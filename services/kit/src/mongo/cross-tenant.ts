@@ -3,7 +3,7 @@ import type { FilterQuery, Model, ProjectionType, UpdateQuery } from 'mongoose';
 import { Coalescer } from '../coalesce';
 import { insertAsBuilt, insertSkippingDuplicates, upsertManyOnce } from './connect';
 import { readTogether, refuseTenantChange, updateTogether, type SharedUpdate } from './shared-writes';
-import type { IdCodec, TenantOwned } from './tenant-collection';
+import type { IdCodec, TenantOwned } from './tenant-owned';
 import { pagesByPrimaryKey } from './walk';
 
 /** Reads and deletes across tenants; made only by `TenantCollection.crossTenant(why)`. */

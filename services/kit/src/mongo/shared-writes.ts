@@ -1,5 +1,5 @@
 import type { FilterQuery, Model, UpdateQuery } from 'mongoose';
-import type { TenantOwned } from './tenant-collection';
+import type { TenantOwned } from './tenant-owned';
 
 // The bulk mechanics of the collections' "shared" operations: what many callers asked, in one round trip.
 

@@ -1,4 +1,3 @@
-// Over 300 lines because it keeps one job, the tenant-scoped operations; cross-tenant and shared writes live apart.
 import { randomUUID } from 'node:crypto';
 import { Types, type FilterQuery, type Model, type ProjectionType, type UpdateQuery } from 'mongoose';
 import { Coalescer } from '../coalesce';
@@ -10,21 +9,12 @@ import { declareQueries } from './query-check';
 import type { WakeSource } from './change-feed';
 import type { ReadBack } from '../events/announce';
 import type { QueryShape } from './query-shapes';
+import type { IdCodec, TenantOwned } from './tenant-owned';
 
-/** A document owned by one tenant. Its tenant never changes once written. */
-export interface TenantOwned {
-  _id: unknown;
-  tenantId: string;
-}
+export type { IdCodec, TenantOwned } from './tenant-owned';
 
 /** A filter without the tenant: the collection adds it, so no caller can leave it out. */
 export type ScopedFilter<D> = Omit<FilterQuery<D>, 'tenantId'>;
-
-/** How ids of a collection look in URLs and in the store. */
-export interface IdCodec<Id> {
-  /** The stored id for a public id, or undefined (answered as not found). */
-  parse(id: string): Id | undefined;
-}
 
 export const objectIds: IdCodec<Types.ObjectId> = {
   parse: (id) => (isObjectIdHex(id) ? new Types.ObjectId(id) : undefined),
