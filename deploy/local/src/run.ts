@@ -465,7 +465,7 @@ async function main(): Promise<void> {
     curl -s ${base}/admin/v1/tenants/${demo.tenantId}/credits -H "Authorization: Bearer ${adminToken}" -H "Content-Type: application/json" -d '{"amount":500,"note":"Welcome credit"}'
     curl -s ${base}/api/v1/credits/transactions -H "X-API-Key: ${demo.liveKey}"
 
-  Outbound (a campaign from the dashboard, then a lead with consent; see README "The CRM pattern"):
+  Outbound (a campaign from the dashboard, then a lead with consent; see docs/guides/crm-pattern.md):
     curl -s ${base}/admin/v1/tenants/${demo.tenantId}/campaigns -H "Authorization: Bearer ${adminToken}" -H "Content-Type: application/json" -d '{"name":"Spring follow-up"}'
     curl -s -X POST ${base}/admin/v1/tenants/${demo.tenantId}/campaigns/<campaignId>/start -H "Authorization: Bearer ${adminToken}"
     curl -s ${base}/api/v1/leads -H "X-API-Key: ${demo.sandboxKey}" -H "Content-Type: application/json" -d '{"campaignId":"<campaignId>","phone":"+14155550123","channel":"call","consent":{"outboundCall":true,"capturedAt":"2026-11-20T14:03:00Z","source":"web form"}}'
