@@ -7,6 +7,16 @@ import { failureOf, OutboundClient, OutboundFailed, OutboundRefused } from './ou
 // the suite allow-lists it where it must reach it and leaves it out where it must be refused.
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
+/** What `p` was rejected with, asserted to be a `kind`. */
+async function rejectedWith<E extends Error>(p: Promise<unknown>, kind: new (...args: never[]) => E): Promise<E> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(kind);
+  return err as E;
+}
+
 describe('outbound client', () => {
   let server: Server;
   let base: string;
@@ -32,22 +42,8 @@ describe('outbound client', () => {
     await strict.close();
   });
 
-  const refusal = async (p: Promise<unknown>) => {
-    const err = await p.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(OutboundRefused);
-    return err as OutboundRefused;
-  };
-  const failure = async (p: Promise<unknown>) => {
-    const err = await p.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(OutboundFailed);
-    return err as OutboundFailed;
-  };
+  const refusal = (p: Promise<unknown>) => rejectedWith(p, OutboundRefused);
+  const failure = (p: Promise<unknown>) => rejectedWith(p, OutboundFailed);
 
   it.each([
     ['http://169.254.169.254/latest/meta-data', 'address'],
@@ -284,14 +280,7 @@ describe('outbound client through an egress proxy', () => {
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     return (s.address() as AddressInfo).port;
   };
-  const failure = async (p: Promise<unknown>) => {
-    const err = await p.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(OutboundFailed);
-    return err as OutboundFailed;
-  };
+  const failure = (p: Promise<unknown>) => rejectedWith(p, OutboundFailed);
 
   beforeAll(async () => {
     target = createServer((req, res) => {
