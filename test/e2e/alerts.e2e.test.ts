@@ -123,6 +123,16 @@ describe('SLO alerts on a real Prometheus', () => {
   // Prometheus may not answer yet: a failed query counts as not yet; a timeout shows its output.
   const promPoll = { intervalMs: 500, retryErrors: true, detail: () => prom.output() };
   const amPoll = { intervalMs: 500, detail: () => [delivered(), alertmanager.output()] };
+  /** Waits until Alertmanager delivered `alertname` as a page; its firing alert as Prometheus holds it. */
+  const paged = async (alertname: string, timeoutMs: number) => {
+    await eventually(
+      `${alertname} delivered as a page`,
+      () => delivered().includes(`page:${alertname}`),
+      timeoutMs,
+      amPoll,
+    );
+    return (await prom.alerts()).find((a) => a.labels.alertname === alertname && a.state === 'firing');
+  };
   const since = (t: number) => `${((Date.now() - t) / 1000).toFixed(0)} s`;
   const errorRatio = async (slo: string, window: string) =>
     Number((await prom.query(`slo:sli_error:ratio_rate${window}{sloth_slo="${slo}"}`))[0]?.value[1] ?? NaN);
@@ -270,13 +280,7 @@ describe('SLO alerts on a real Prometheus', () => {
     sys.services.billing!.child.kill('SIGKILL');
     const killed = Date.now();
     try {
-      await eventually(
-        'ServiceSilent for billing delivered as a page',
-        () => delivered().includes('page:ServiceSilent'),
-        120_000,
-        amPoll,
-      );
-      const silent = (await prom.alerts()).find((a) => a.labels.alertname === 'ServiceSilent' && a.state === 'firing')!;
+      const silent = (await paged('ServiceSilent', 120_000))!;
       expect(silent.labels.job).toBe('voiceapi/billing');
       expect(silent.annotations.runbook_url).toBe('docs/operations.md#servicesilent');
       process.stdout.write(`ServiceSilent paged ${since(killed)} after billing was killed\n`);
@@ -379,7 +383,7 @@ describe('SLO alerts on a real Prometheus', () => {
     expect(pagesBefore).toBe(0);
     await egress.stop();
     const down = Date.now();
-    await eventually(`${ALERT}'s page delivered`, () => delivered().includes(`page:${ALERT}`), 150_000, amPoll);
+    await paged(ALERT, 150_000);
     process.stdout.write(`${ALERT} paged ${since(down)} after the egress proxy went down\n`);
     await egress.start();
     const up = Date.now();
@@ -395,13 +399,7 @@ describe('SLO alerts on a real Prometheus', () => {
   it('Kafka stopped: the outbox alert pages', async () => {
     await kafka!.stop();
     const stopped = Date.now();
-    await eventually(
-      'OutboxStuck delivered as a page',
-      () => delivered().includes('page:OutboxStuck'),
-      180_000,
-      amPoll,
-    );
-    const stuck = (await prom.alerts()).find((a) => a.labels.alertname === 'OutboxStuck' && a.state === 'firing')!;
+    const stuck = (await paged('OutboxStuck', 180_000))!;
     expect(stuck.annotations.runbook_url).toBe('docs/operations.md#outboxstuck');
     process.stdout.write(`OutboxStuck (${stuck.labels.job}) paged ${since(stopped)} after Kafka was stopped\n`);
     // Kafka back before the system stops, so its processes stop as they would.
