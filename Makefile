@@ -17,7 +17,7 @@ BUF := npx --no-install buf
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
-$(NPM_STAMP): scripts/node-lts.sh package.json package-lock.json */package.json services/*/package.json sdk/*/package.json proto/gen/package.json deploy/local/package.json
+$(NPM_STAMP): scripts/node-lts.sh package.json package-lock.json */package.json libs/*/package.json services/*/package.json sdk/*/package.json proto/gen/package.json deploy/local/package.json
 	@echo "==> installing npm dependencies (from package-lock.json)…"
 	@# npm install, not npm ci: npm 11 leaves other platforms' optional binaries (buf, swc) out of
 	@# the lock file and then refuses `npm ci`; install still honours every locked version.
@@ -60,22 +60,22 @@ proto-check: $(NPM_STAMP) ## buf lint and generated-code drift (breaking changes
 
 contracts-check: build ## today's contracts against the last recorded release: protobuf (buf), the tenant API (oasdiff), chart values; each check's canary must fail it
 	python3 scripts/values-compat.test.py
-	node --import tsx test/tools/contracts.ts
+	node --import tsx tools/contracts.ts
 
 rules: $(NPM_STAMP) ## regenerate the SLO recording rules and burn-rate alerts from observability/slos.yaml (Sloth) into charts/platform/files/prometheus/
-	node --import tsx test/tools/observability.ts generate
+	node --import tsx tools/observability.ts generate
 
-dashboards: $(NPM_STAMP) ## regenerate the Grafana dashboards (test/tools/dashboards.ts) into charts/platform/files/dashboards/
-	node --import tsx test/tools/dashboards.ts
+dashboards: $(NPM_STAMP) ## regenerate the Grafana dashboards (tools/dashboards.ts) into charts/platform/files/dashboards/
+	node --import tsx tools/dashboards.ts
 
 rules-check: build ## the SLO rules are what Sloth makes of observability/slos.yaml; promtool check rules and test rules (observability/tests/): every alert fires on its failure and stays quiet when healthy
-	node --import tsx test/tools/observability.ts check
+	node --import tsx tools/observability.ts check
 
 release: build contracts-check ## release the deployables named by pending changesets (npx changeset): versions, changelogs (tenants' notes too), charts, contracts, each released image and chart package built from the release commit, record (two commits; RELEASE_IMAGES=0: no images, a dry run in a scratch clone only)
-	node --import tsx test/tools/release.ts
+	node --import tsx tools/release.ts
 
 changeset-shipped: build ## a patch changeset for every deployable whose shipped content changed since its release without one (SUMMARY="…")
-	node --import tsx test/tools/contracts.ts changeset-shipped "$${SUMMARY:-}"
+	node --import tsx tools/contracts.ts changeset-shipped "$${SUMMARY:-}"
 
 test-unit: build ## unit specs beside the code
 	npx --no-install jest --selectProjects unit
@@ -95,12 +95,12 @@ test: typecheck lint format-check proto-check contracts-check rules-check infra 
 	bash scripts/chart-checks.sh
 
 sdk: build ## regenerate the TypeScript SDK's copy of the OpenAPI document and its types from the gateway's routes (sdk/typescript)
-	node --import tsx test/tools/sdk-generate.ts
+	node --import tsx tools/sdk-generate.ts
 
 charts-check: $(NPM_STAMP) ## helm lint, render and validate every chart offline
 	bash scripts/chart-checks.sh
 
-images: ## every process's image from deploy/Dockerfile with podman, no Docker or registry needed (IMAGE_TAG, IMAGES)
+images: ## every process's image from deploy/images/Dockerfile with podman, no Docker or registry needed (IMAGE_TAG, IMAGES)
 	bash scripts/images.sh
 
 cluster-test: typecheck infra ## the charts on a live two-node Kubernetes cluster: install, a tenant's flow, a release, pod loss and a drain under load, budgets, helm test, uninstall (root)

@@ -22,12 +22,12 @@ module.exports = {
       ...teardown,
       displayName: 'unit',
       testMatch: [
-        '<rootDir>/{gateway,services/*,deploy/local}/src/**/*.test.ts',
+        '<rootDir>/{libs/*,services/*,deploy/local}/src/**/*.test.ts',
         '<rootDir>/sdk/*/test/**/*.test.ts',
         '<rootDir>/test/conformance/**/*.test.ts',
       ],
     },
-    { ...withInfra, displayName: 'integration', testMatch: ['<rootDir>/{gateway,services/*}/test/**/*.int.test.ts'] },
+    { ...withInfra, displayName: 'integration', testMatch: ['<rootDir>/{libs/*,services/*}/test/**/*.int.test.ts'] },
     { ...withInfra, displayName: 'e2e', testMatch: ['<rootDir>/test/{e2e,fault}/**/*.test.ts'] },
     // On the live cluster of scripts/cluster.sh, through `make cluster-test` only (not in `make test`).
     { ...common, ...teardown, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.cluster.test.ts'] },

@@ -75,7 +75,7 @@ install_crds() {
   echo "AlertmanagerConfig CRD: $ALERTMANAGER_CONFIG_CRD"
 }
 
-# Node.js for the dashboards generator (test/tools/dashboards.ts, through tsx).
+# Node.js for the dashboards generator (tools/dashboards.ts, through tsx).
 install_node() {
   PATH=$(bash "$ROOT/scripts/node-lts.sh"):$PATH
   echo "node: $(command -v node) ($(node --version))"
@@ -259,16 +259,16 @@ must_fail "manifest: a service given another service's address on the wrong port
 step "umbrella: Prometheus rules, Grafana dashboards and Alertmanager routes (observability.rules, .dashboards, .alerting)"
 # The PrometheusRule is validated against the operator's CRD (render's validate step), holds every
 # group of files/prometheus/*.rules.yaml as written there; one ConfigMap per dashboard, its JSON
-# parsed; the committed dashboards are what test/tools/dashboards.ts writes (decision 0129).
+# parsed; the committed dashboards are what tools/dashboards.ts writes (decision 0129).
 RULES_DIR=$CHARTS/$UMBRELLA/files/prometheus DASH_DIR=$CHARTS/$UMBRELLA/files/dashboards
 DASHBOARDS=("$DASH_DIR"/*.json)
 OBS=(--set observability.rules.enabled=true --set observability.dashboards.enabled=true --set observability.rules.labels.release=kube-prometheus-stack)
 dashboards_check() { # dashboards_check DIR: the generator's --check against DIR
   [[ -e $ROOT/node_modules/tsx/package.json ]] || { echo "    no node_modules/tsx: install the npm dependencies first (make install)"; return 1; }
-  (cd "$ROOT" && node --import tsx test/tools/dashboards.ts --check --dir "$1") | sed 's/^/    /'
+  (cd "$ROOT" && node --import tsx tools/dashboards.ts --check --dir "$1") | sed 's/^/    /'
   return "${PIPESTATUS[0]}"
 }
-run "dashboards: charts/platform/files/dashboards is what test/tools/dashboards.ts writes" dashboards_check "$SRC_CHARTS/$UMBRELLA/files/dashboards"
+run "dashboards: charts/platform/files/dashboards is what tools/dashboards.ts writes" dashboards_check "$SRC_CHARTS/$UMBRELLA/files/dashboards"
 cp -R "$SRC_CHARTS/$UMBRELLA/files/dashboards" "$WORK/dashboards-edited"
 sed -i 's/"title": "Heap used"/"title": "Heap used (edited by hand)"/' "$WORK/dashboards-edited/voiceapi-billing.json"
 must_fail "dashboards: a dashboard edited by hand is refused (canary)" "voiceapi-billing.json: differs" dashboards_check "$WORK/dashboards-edited"
@@ -635,12 +635,12 @@ dockerfile_user() { # dockerfile_user DOCKERFILE
   for c in "${SERVICES[@]}"; do
     local want; want=$(check_py query "$WORK/render.$c-alone.yaml" "Deployment/$c:spec.template.spec.securityContext" |
       "$PY" -c 'import json,sys; s=json.load(sys.stdin); print("%s:%s %s" % (s["runAsUser"], s["runAsGroup"], s["fsGroup"]))')
-    echo "    deploy/Dockerfile USER $user; $c runs as ${want% *} with fsGroup ${want#* }"
+    echo "    deploy/images/Dockerfile USER $user; $c runs as ${want% *} with fsGroup ${want#* }"
     [[ $user == "${want% *}" && $user == "${want#* }:${want#* }" ]] || { echo "    $c: differs from USER $user"; return 1; }
   done
 }
-run "deploy/Dockerfile USER matches every chart's pod security context" dockerfile_user "$ROOT/deploy/Dockerfile"
-sed -E 's/^USER .*/USER 1000:1000/' "$ROOT/deploy/Dockerfile" >"$WORK/Dockerfile.uid1000"
+run "deploy/images/Dockerfile USER matches every chart's pod security context" dockerfile_user "$ROOT/deploy/images/Dockerfile"
+sed -E 's/^USER .*/USER 1000:1000/' "$ROOT/deploy/images/Dockerfile" >"$WORK/Dockerfile.uid1000"
 must_fail "a Dockerfile user other than the charts' is refused (canary)" "differs from USER 1000:1000" \
   dockerfile_user "$WORK/Dockerfile.uid1000"
 
@@ -654,8 +654,8 @@ dockerfile_node() { # dockerfile_node DOCKERFILE
     [[ $img =~ ^node:${want//./\\.}-[a-z-]+@sha256:[0-9a-f]{64}$ ]] || { echo "    $arg is not node:$want-<variant>@sha256:<digest>"; return 1; }
   done
 }
-run "deploy/Dockerfile's Node images are scripts/node-lts.sh's version, by digest" dockerfile_node "$ROOT/deploy/Dockerfile"
-sed -E 's/^ARG NODE_RUNTIME_IMAGE=.*/ARG NODE_RUNTIME_IMAGE=node:26-bookworm-slim/' "$ROOT/deploy/Dockerfile" >"$WORK/Dockerfile.unpinned"
+run "deploy/images/Dockerfile's Node images are scripts/node-lts.sh's version, by digest" dockerfile_node "$ROOT/deploy/images/Dockerfile"
+sed -E 's/^ARG NODE_RUNTIME_IMAGE=.*/ARG NODE_RUNTIME_IMAGE=node:26-bookworm-slim/' "$ROOT/deploy/images/Dockerfile" >"$WORK/Dockerfile.unpinned"
 must_fail "a base image by tag alone is refused (canary)" "NODE_RUNTIME_IMAGE is not node:" dockerfile_node "$WORK/Dockerfile.unpinned"
 
 step "what the charts must refuse"

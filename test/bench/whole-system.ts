@@ -35,7 +35,7 @@ import { monotonicUs, perfProfile, summarizeProfiles } from './profiles';
 import { writePerformanceSection } from './report';
 import { BENCH_PROMETHEUS_FEATURES, delayP99s, sliFigures, sliTable } from './slis';
 import { startPrometheus, type Prometheus } from '../harness/prometheus';
-import { writeRules } from '../tools/observability';
+import { writeRules } from '../../tools/observability';
 import { flowPerOperation, kafkaFlowMeter } from './kafka-flow';
 import { releaseBuild } from '../harness/release-build';
 import { sleep } from '../harness/wait';

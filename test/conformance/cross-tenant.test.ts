@@ -10,15 +10,17 @@ import { ROOT, read, sourcesUnder } from './tree';
 const REGISTRY = 'docs/cross-tenant.md';
 /** Where the escape is defined, not used. */
 const DEFINITIONS = new Set([
-  'services/kit/src/mongo/tenant-collection.ts',
-  'services/kit/src/mongo/cross-tenant.ts',
-  'services/kit/src/mongo/tenant-keyed.ts',
+  'libs/kit/src/mongo/tenant-collection.ts',
+  'libs/kit/src/mongo/cross-tenant.ts',
+  'libs/kit/src/mongo/tenant-keyed.ts',
 ]);
 
 const serviceDirs = readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => `services/${d.name}/src`);
-const files = ['gateway/src', ...serviceDirs].flatMap((d) => sourcesUnder(d)).filter((f) => !DEFINITIONS.has(f));
+const files = ['services/gateway/src', ...serviceDirs]
+  .flatMap((d) => sourcesUnder(d))
+  .filter((f) => !DEFINITIONS.has(f));
 
 interface Reach {
   file: string;

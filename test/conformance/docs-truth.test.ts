@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { streamTopics } from '../../services/kit/src/events/stream';
+import { streamTopics } from '../../libs/kit/src/events/stream';
 import { ROOT, read, sourcesUnder } from './tree';
 
 // docs/architecture.md against the code, both ways: what the page lists between its
@@ -12,9 +12,14 @@ const dirsIn = (dir: string) =>
   readdirSync(path.join(ROOT, dir), { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name);
-const SERVICES = dirsIn('services').filter((s) => s !== 'kit');
+/** The gRPC services, as the manifest lists them (the gateway is the http process). */
+const SERVICES = (
+  JSON.parse(read('services/manifest.json')) as { processes: { name: string; protocol: string }[] }
+).processes
+  .filter((p) => p.protocol === 'grpc')
+  .map((p) => p.name);
 const PROCESSES = ['gateway', ...SERVICES];
-const srcOf = (process: string) => (process === 'gateway' ? 'gateway/src' : `services/${process}/src`);
+const srcOf = (process: string) => (process === 'gateway' ? 'services/gateway/src' : `services/${process}/src`);
 
 const DOC = read(DOC_PATH);
 /** The text between a check's markers. */
@@ -84,9 +89,9 @@ describe(`${DOC_PATH} says what the code has`, () => {
     expectSame('gRPC calls', inCode, drawn);
   });
 
-  it('lists every gateway route folder (gateway/src/routes/<area>) in the request path, and no other', () => {
+  it('lists every gateway route folder (services/gateway/src/routes/<area>) in the request path, and no other', () => {
     const listed = [...block('route-areas').matchAll(/^- `([\w-]+)\/`/gm)].map((m) => m[1]!);
-    expectSame('route areas', dirsIn('gateway/src/routes'), listed);
+    expectSame('route areas', dirsIn('services/gateway/src/routes'), listed);
   });
 
   it('lists every Kafka topic the code uses in the events table, and no other', () => {
@@ -113,7 +118,7 @@ describe(`${DOC_PATH} says what the code has`, () => {
   it('lists every worker the processes start (kit `Worker`) in the workers table, and no other', () => {
     // In the code: each `new Worker({ … job: '<job>' … })`, by the process (or the kit) whose sources hold it.
     const inCode = [...PROCESSES, 'kit'].flatMap((p) =>
-      sourcesUnder(p === 'kit' ? 'services/kit/src' : srcOf(p)).flatMap((f) => {
+      sourcesUnder(p === 'kit' ? 'libs/kit/src' : srcOf(p)).flatMap((f) => {
         const src = read(f);
         return [...src.matchAll(/new Worker\(/g)].map(
           (m) =>

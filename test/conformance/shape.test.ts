@@ -1,9 +1,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { reasonCodesOf, type QueryShape, type ReasonEnum } from '@voiceapi/kit';
-import { unservedShapes } from '../../services/kit/test/unserved-shapes';
+import { unservedShapes } from '../../libs/kit/test/unserved-shapes';
 import { voiceapi } from '@voiceapi/proto';
-import { CONTRACT_REASONS, gatewayReasons, HTTP_STATUS } from '../../gateway/src/http/reasons';
+import { CONTRACT_REASONS, gatewayReasons, HTTP_STATUS } from '../../services/gateway/src/http/reasons';
 import { ROOT, read, sourcesUnder } from './tree';
 
 // What the architecture document promises of every service, checked on the code itself (issue 22
@@ -11,9 +11,12 @@ import { ROOT, read, sourcesUnder } from './tree';
 // reason code of the contract has its HTTP status in the gateway's one table (so none reaches a
 // tenant as an unexplained 500), and every store's declared queries have indexes.
 
-const SERVICES = readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
-  .filter((d) => d.isDirectory() && d.name !== 'kit')
-  .map((d) => d.name);
+/** The gRPC services, as the manifest lists them (the gateway is the http process). */
+const SERVICES = (
+  JSON.parse(read('services/manifest.json')) as { processes: { name: string; protocol: string }[] }
+).processes
+  .filter((p) => p.protocol === 'grpc')
+  .map((p) => p.name);
 
 describe('the architecture document', () => {
   it('names only files that exist', () => {
@@ -27,9 +30,9 @@ describe('the architecture document', () => {
     ].filter((p) => !p.includes('<'));
     const bases = [
       '.',
-      'services/kit/src',
-      'gateway/src',
-      'gateway/src/routes',
+      'libs/kit/src',
+      'services/gateway/src',
+      'services/gateway/src/routes',
       ...SERVICES.flatMap((s) => [`services/${s}`, `services/${s}/src`]),
     ];
     const missing = named.filter((p) => !bases.some((b) => existsSync(path.join(ROOT, b, p))));
@@ -76,7 +79,7 @@ describe('stores', () => {
   // Every store module of the gateway and the services: each `<name>QueryShapes` it exports is
   // checked against the indexes of the `<name>Schema` beside it (the runtime query check under
   // test catches a query sent without a declaration; this catches a declaration without an index).
-  const storeFiles = ['gateway/src/store', ...SERVICES.map((s) => `services/${s}/src/store`)]
+  const storeFiles = ['services/gateway/src/store', ...SERVICES.map((s) => `services/${s}/src/store`)]
     .filter((d) => existsSync(path.join(ROOT, d)))
     .flatMap((d) =>
       readdirSync(path.join(ROOT, d))
@@ -97,7 +100,7 @@ describe('stores', () => {
 });
 
 describe('tenant isolation in the stores', () => {
-  const storeFiles = ['gateway/src/store', ...SERVICES.map((s) => `services/${s}/src/store`)]
+  const storeFiles = ['services/gateway/src/store', ...SERVICES.map((s) => `services/${s}/src/store`)]
     .filter((d) => existsSync(path.join(ROOT, d)))
     .flatMap((d) =>
       readdirSync(path.join(ROOT, d))
@@ -123,7 +126,7 @@ describe('announced writes', () => {
   // The gateway has no use cases of its own, but the same rule: events held by hand only in the kit.
   it('the gateway holds, releases and discards no event by hand', () => {
     expect(
-      sourcesUnder('gateway/src', { tests: true }).filter((f) =>
+      sourcesUnder('services/gateway/src', { tests: true }).filter((f) =>
         /\bhold:\s*true\b|\boutbox\.(release|discard)\(/.test(read(f)),
       ),
     ).toEqual([]);
@@ -162,10 +165,10 @@ describe('background work', () => {
   // loop written by hand in a service or the gateway fails here. In-memory housekeeping that
   // touches no store is the one exception, each named with its reason.
   const IN_MEMORY_ONLY: Record<string, string> = {
-    'gateway/src/http/rate-limit.ts': 'drops expired rate-limit windows from a map',
+    'services/gateway/src/http/rate-limit.ts': 'drops expired rate-limit windows from a map',
   };
   it('no service or the gateway runs a timer loop of its own', () => {
-    const files = ['gateway/src', ...SERVICES.map((s) => `services/${s}/src`)].flatMap((d) => sourcesUnder(d));
+    const files = ['services/gateway/src', ...SERVICES.map((s) => `services/${s}/src`)].flatMap((d) => sourcesUnder(d));
     expect(files.length).toBeGreaterThan(100);
     const loops = files.filter((f) => /\bsetInterval\s*\(/.test(read(f)) && !Object.hasOwn(IN_MEMORY_ONLY, f));
     expect(loops).toEqual([]);

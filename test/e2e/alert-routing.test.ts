@@ -5,7 +5,7 @@ import { Receiver } from '../../services/webhooks/test/receiver';
 import { startAlertmanager, type Alertmanager, type Notification } from '../harness/alertmanager';
 import { startPrometheus, type Prometheus } from '../harness/prometheus';
 import { eventually, sleep } from '../harness/wait';
-import { RULES_DIR } from '../tools/observability';
+import { RULES_DIR } from '../../tools/observability';
 
 /**
  * What reaches a person: the shipped Alertmanager configuration on a real Alertmanager, alerts

@@ -11,8 +11,8 @@ import { freePort } from '../harness/processes';
 import { startPrometheus, type Prometheus } from '../harness/prometheus';
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
 import { eventually } from '../harness/wait';
-import { dashboards, panelQueries } from '../tools/dashboards';
-import { scaledQuery, writeRules } from '../tools/observability';
+import { dashboards, panelQueries } from '../../tools/dashboards';
+import { scaledQuery, writeRules } from '../../tools/observability';
 
 /**
  * The alerts on the real thing: every process pushes its real OTLP metrics to a real Prometheus

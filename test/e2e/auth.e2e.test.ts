@@ -1,5 +1,5 @@
-import apiRelease from '../../gateway/src/api-release.json';
-import { generateKey } from '../../gateway/src/auth/key-format';
+import apiRelease from '../../services/gateway/src/api-release.json';
+import { generateKey } from '../../services/gateway/src/auth/key-format';
 import { ADMIN_TOKEN, call, startSystem, tenantWithKey, type System } from '../harness/system';
 
 // Through the real gateway process: kill switch → key → scope → rate limit → validation.

@@ -11,7 +11,7 @@ import { launchBrowser, type Browser } from '../harness/browser';
 import { ROOT, startProcess, waitFor, type Proc } from '../harness/processes';
 import { startPrometheus, type Prometheus } from '../harness/prometheus';
 import { eventually } from '../harness/wait';
-import { writeRules } from '../tools/observability';
+import { writeRules } from '../../tools/observability';
 
 // The SLO page (observability/page, served by Prometheus itself at /user/) as a person sees it in
 // a browser: a real Prometheus evaluates the real generated rules, windows divided by 60 so a

@@ -25,7 +25,7 @@ const answers = (address: string) =>
   new Promise<string>((resolve) =>
     execFile(
       process.execPath,
-      [path.resolve(__dirname, '../../services/kit/dist/probe.js'), 'grpc', address],
+      [path.resolve(__dirname, '../../libs/kit/dist/probe.js'), 'grpc', address],
       { env: { ...process.env, PROBE_TIMEOUT_MS: '2000' } },
       (err, out, errOut) => resolve((err ? errOut : out).trim()),
     ),

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 
 // The waits of every test and bench: integration tests (services/*/test), e2e, fault, cluster and
-// bench code import these; a kit unit spec (services/kit/src, outside test/tsconfig) uses
+// bench code import these; a kit unit spec (libs/kit/src, outside test/tsconfig) uses
 // node:timers/promises' setTimeout instead.
 
 /** Resolves after `ms` milliseconds. */

@@ -17,8 +17,8 @@ const companies = {
 const gateway = {
   name: 'gateway',
   package: '@voiceapi/gateway',
-  workspace: 'gateway',
-  entry: 'gateway/dist/main.js',
+  workspace: 'services/gateway',
+  entry: 'services/gateway/dist/main.js',
   protocol: 'http',
   portEnv: 'PORT',
   port: 8080,
@@ -88,7 +88,7 @@ describe('service manifest', () => {
   });
 
   it('runs every process with the same Node settings locally and in the image; the environment may add its own', () => {
-    const dockerfile = fs.readFileSync(path.resolve(__dirname, '../../Dockerfile'), 'utf8');
+    const dockerfile = fs.readFileSync(path.resolve(__dirname, '../../images/Dockerfile'), 'utf8');
     expect(dockerfile).toContain(`NODE_OPTIONS=${PROCESS_NODE_OPTIONS} `);
     expect(processNodeOptions({})).toBe(PROCESS_NODE_OPTIONS);
     expect(processNodeOptions({ NODE_OPTIONS: '--max-semi-space-size=16' })).toBe(

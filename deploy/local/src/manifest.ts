@@ -46,7 +46,7 @@ export interface Manifest {
 
 /**
  * Node settings every process of the manifest runs with: `make run` and the test harness pass them
- * as NODE_OPTIONS, the image sets the same (deploy/Dockerfile; a unit test keeps the two equal).
+ * as NODE_OPTIONS, the image sets the same (deploy/images/Dockerfile; a unit test keeps the two equal).
  * Young-generation semi-spaces of 8 MB: with V8's default each scavenge held a request up for
  * 6–10 ms, which was most of the CRM lookup's p99; at 8 MB a scavenge takes about 2 ms, at no cost
  * to throughput that the benches could see (decision 0116).

@@ -131,10 +131,10 @@ function supervisePrometheus(
   const shipped = path.join(ROOT, 'charts/platform/files/prometheus');
   const rulesDir = scale === 1 ? shipped : path.join(dataDir, `rules-scaled-${scale}`);
   if (scale !== 1) {
-    // The same generator the tests use (Sloth, test/tools/observability.ts), windows divided.
+    // The same generator the tests use (Sloth, tools/observability.ts), windows divided.
     execFileSync(
       process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'test/tools/observability.ts'), 'write', rulesDir, String(scale)],
+      ['--import', 'tsx', path.join(ROOT, 'tools/observability.ts'), 'write', rulesDir, String(scale)],
       { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
     );
   }

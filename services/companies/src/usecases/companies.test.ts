@@ -1,4 +1,4 @@
-import { announcerInMemory } from '../../../kit/test/announcer-in-memory';
+import { announcerInMemory } from '../../../../libs/kit/test/announcer-in-memory';
 import { DomainError, requireTenant, type ReadBack } from '@voiceapi/kit';
 import { companyEvents } from '../events/publish';
 import type { CompanyStore } from '../store/company-store';

@@ -1,4 +1,4 @@
-import { announcerInMemory } from '../../../kit/test/announcer-in-memory';
+import { announcerInMemory } from '../../../../libs/kit/test/announcer-in-memory';
 import { requireTenant, type Logger, type ReadBack } from '@voiceapi/kit';
 import { documentEvents } from '../events/publish';
 import type { DocumentStore } from '../store/document-store';

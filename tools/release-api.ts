@@ -1,6 +1,6 @@
 /**
  * `make release`'s step 3 (release.ts): the tenant API as the release serves it. Its version and the
- * tenants' changelog are gateway/src/api-release.json, which the gateway compiles in: the document's
+ * tenants' changelog are services/gateway/src/api-release.json, which the gateway compiles in: the document's
  * info.version and /docs/changelog (read once when the gateway starts).
  */
 import { execFileSync } from 'node:child_process';
@@ -24,7 +24,7 @@ export const bump = (v: string, kind: Bump) => {
   return kind === 'major' ? `${ma + 1}.0.0` : kind === 'minor' ? `${ma}.${mi + 1}.0` : `${ma}.${mi}.${pa + 1}`;
 };
 
-const API_RELEASE = path.join(ROOT, 'gateway/src/api-release.json');
+const API_RELEASE = path.join(ROOT, 'services/gateway/src/api-release.json');
 
 /** What tenants use instead of each operation deprecated since the last release (the route's `deprecated.use`). */
 function newlyDeprecated(released: Record<string, any>, current: Record<string, any>): string[] {
@@ -93,5 +93,5 @@ export async function tenantApi(record: ReleaseRecord, date: string, notes: Tena
   record.api = { version: api.version, date };
   // The SDK carries the document as served (test/e2e/sdk.e2e.test.ts checks it), in a process that
   // loads the routes with the new version.
-  run(process.execPath, ['--import', 'tsx', 'test/tools/sdk-generate.ts']);
+  run(process.execPath, ['--import', 'tsx', 'tools/sdk-generate.ts']);
 }

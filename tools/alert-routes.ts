@@ -1,6 +1,6 @@
 /**
  * Alertmanager's shipped configuration, checked with amtool (part of `make rules-check`, called by
- * test/tools/observability.ts): what routes where. What keeps quiet (inhibition) is tested on a real
+ * tools/observability.ts): what routes where. What keeps quiet (inhibition) is tested on a real
  * Alertmanager, test/e2e/alert-routing.test.ts.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ALERTMANAGER_CONFIG } from '@voiceapi/local-infra';
 import { parse } from 'yaml';
 
-const ROOT = path.resolve(__dirname, '../..');
+const ROOT = path.resolve(__dirname, '..');
 const ROUTE_TESTS = path.join(ROOT, 'observability/tests/alert-routes.yaml');
 
 /**

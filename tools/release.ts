@@ -161,7 +161,7 @@ async function release(date: string): Promise<void> {
     run(process.execPath, [
       '--import',
       'tsx',
-      'test/tools/contracts.ts',
+      'tools/contracts.ts',
       'snapshot',
       withGateway ? 'api' : 'no-api',
       ...charts,
@@ -223,7 +223,7 @@ async function release(date: string): Promise<void> {
     ...(withGateway && { api: record.api.version }),
   });
   record['//'] = [
-    'The releases of the platform (make release, test/tools/release.ts). services: each deployable as last released, built from `commit`;',
+    'The releases of the platform (make release, tools/release.ts). services: each deployable as last released, built from `commit`;',
     "its image: built from that commit by scripts/images.sh, `digest` podman's manifest digest of it as built, `id` its config digest (a push keeps it).",
     'charts: each chart as last released; `package` made by helm package from that commit, `digest` the sha256 of that file (decision 0134).',
     'contracts: sha256 of releases/contracts/*, the contracts as last released, which make contracts-check compares today against.',

@@ -4,12 +4,12 @@
  * deployable ships while no pending changeset names it, so its next image cannot carry its last
  * release's version with other content.
  *
- * What a deployable ships is what deploy/Dockerfile builds its image from and what its chart packages:
+ * What a deployable ships is what deploy/images/Dockerfile builds its image from and what its chart packages:
  * - its workspace and, through `dependencies`, every workspace it links (the kit, the generated
  *   contracts), tests and Markdown aside (the image keeps only compiled `dist/`, tests removed);
  * - the production dependencies package-lock.json resolves for it (versions and integrity), not the
  *   lock file as a whole: a test tool's upgrade ships in no image;
- * - tsconfig.base.json, deploy/Dockerfile, and its own entry of services/manifest.json;
+ * - tsconfig.base.json, deploy/images/Dockerfile, and its own entry of services/manifest.json;
  * - its chart (Chart.yaml by what it says: its comments are not packaged) and the library chart
  *   every service chart vendors (charts/common).
  * The umbrella chart (charts/platform) is released with every release: a change to it needs a pending
@@ -148,7 +148,7 @@ const entryOf = (manifest: string | undefined, name: string) =>
 /** What a deployable ships that differs from the tree of `commit` (its release), each said in a few words. */
 export function shippedChanges(tree: Tree, d: Deployable, commit: string): string[] {
   const changes: string[] = [];
-  const sources = [...linkedWorkspaces(tree, d.workspace), 'tsconfig.base.json', 'deploy/Dockerfile'];
+  const sources = [...linkedWorkspaces(tree, d.workspace), 'tsconfig.base.json', 'deploy/images/Dockerfile'];
   changes.push(
     ...tree.changed(commit, sources).filter((f) => !NOT_SHIPPED.test(f) && !f.endsWith('package-lock.json')),
   );

@@ -34,7 +34,7 @@ import { parse as parseYaml } from 'yaml';
 import { servedDocument } from './served-document';
 import { gitTree, unreleasedCheck, writeShippedChangeset, type Tree } from './shipped';
 
-export const ROOT = path.resolve(__dirname, '../..');
+export const ROOT = path.resolve(__dirname, '..');
 export const RELEASES = path.join(ROOT, 'releases');
 export const CONTRACTS = path.join(RELEASES, 'contracts');
 const RECORD = path.join(RELEASES, 'record.json');
@@ -340,7 +340,7 @@ export function apiCheck(released: Doc, current: Doc, today = new Date().toISOSt
     const oasdiff = execFileSync('bash', [path.join(ROOT, 'scripts/oasdiff.sh')], { encoding: 'utf8' }).trim();
     const r = spawnSync(
       oasdiff,
-      // Stricter than oasdiff's defaults where the product's rules are (test/tools/oasdiff-levels.txt says which);
+      // Stricter than oasdiff's defaults where the product's rules are (tools/oasdiff-levels.txt says which);
       // a newly deprecated operation must give at least 90 days (the spec's promise).
       [
         'breaking',
@@ -695,12 +695,12 @@ function shippedCanaries(): Canary[] {
   return [
     {
       name: 'shipped: a kit source file changed with no changeset for its dependents',
-      run: () => judge(plantedTree(['services/kit/src/worker.ts'])),
-      expect: /companies .*no pending changeset for @voiceapi\/companies: services\/kit\/src\/worker\.ts/,
+      run: () => judge(plantedTree(['libs/kit/src/worker.ts'])),
+      expect: /companies .*no pending changeset for @voiceapi\/companies: libs\/kit\/src\/worker\.ts/,
     },
     {
       name: 'shipped: the same kit change with a pending changeset for every dependent (control)',
-      run: () => judge(plantedTree(['services/kit/src/worker.ts']), every),
+      run: () => judge(plantedTree(['libs/kit/src/worker.ts']), every),
     },
     {
       name: 'shipped: generated contracts changed (proto/gen) with no changeset',
@@ -732,9 +732,9 @@ function shippedCanaries(): Canary[] {
       run: () =>
         judge(
           plantedTree([
-            'services/kit/src/worker.test.ts',
+            'libs/kit/src/worker.test.ts',
             'services/leads/test/fixtures.ts',
-            'services/kit/README.md',
+            'libs/kit/README.md',
             'services/leads/CHANGELOG.md',
           ]),
         ),

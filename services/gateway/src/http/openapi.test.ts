@@ -351,7 +351,7 @@ interface LintReport {
 
 /** `redocly lint --extends recommended`, with telemetry and the update check off: no network. */
 function redoclyLint(file: string): Promise<LintReport> {
-  const bin = path.join(__dirname, '../../../node_modules/.bin/redocly');
+  const bin = path.join(__dirname, '../../../../node_modules/.bin/redocly');
   return new Promise((resolve, reject) => {
     execFile(
       bin,

@@ -175,7 +175,7 @@ function readOf(
 
 const scans = (plan: unknown): boolean => JSON.stringify(plan).includes('"COLLSCAN"');
 
-/** The service a process runs (`services/<name>/dist/main.js`, `gateway/dist/main.js`), else its script's name. */
+/** The service a process runs (`services/<name>/dist/main.js`, `services/gateway/dist/main.js`), else its script's name. */
 const processName = (): string => {
   const parts = (process.argv[1] ?? '').split(path.sep);
   const dist = parts.lastIndexOf('dist');

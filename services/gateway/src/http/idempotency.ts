@@ -13,7 +13,7 @@ export type StoredResponse = { status: number; body: unknown };
 export type IdempotencyClaim = { kind: 'claimed'; id: unknown } | { kind: 'replay'; response: StoredResponse };
 
 /**
- * What the protocol needs from the records (gateway/src/store/idempotency.ts is the real one).
+ * What the protocol needs from the records (services/gateway/src/store/idempotency.ts is the real one).
  * `claim` throws DomainError `idempotency_in_progress` while another request holds the key and
  * `idempotency_key_reused` for another request hash.
  */

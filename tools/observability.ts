@@ -20,7 +20,7 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { alertmanagerChecks } from './alert-routes';
 
-const ROOT = path.resolve(__dirname, '../..');
+const ROOT = path.resolve(__dirname, '..');
 export const SLO_SPEC = path.join(ROOT, 'observability/slos.yaml');
 const WINDOWS_DIR = path.join(ROOT, 'observability/windows');
 export const RULES_DIR = path.join(ROOT, 'charts/platform/files/prometheus');

@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@voiceapi/kit';
-import { buildApp, type AppDeps } from '../../gateway/src/app';
+import { buildApp, type AppDeps } from '../services/gateway/src/app';
 
 /** Only what building the routes touches; every handler would need the real ones, and none runs here. */
 const noBackends = {} as never;

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { servedDocument } from './served-document';
 
-const ROOT = path.resolve(__dirname, '../..');
+const ROOT = path.resolve(__dirname, '..');
 const SDK = path.join(ROOT, 'sdk/typescript');
 
 async function main(): Promise<void> {
