@@ -2,6 +2,7 @@
  * Readiness probes, with the same clients the services use: a server is ready when the MongoDB
  * driver gets an answer to `ping`, and when kafkajs sees a broker and a controller.
  */
+import { fixKafkajsRequestQueueTimer } from '@voiceapi/kit/events';
 import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
 import type { ManagedProcess } from './children';
@@ -29,6 +30,7 @@ export async function mongoReady(url: string, timeoutMs = 2000): Promise<boolean
  * unfenced and serving requests. Asks for no topic, so nothing is auto-created.
  */
 export async function kafkaReady(brokers: string[], timeoutMs = 2000): Promise<boolean> {
+  fixKafkajsRequestQueueTimer(); // else kafkajs 2.2.4 prints TimeoutNegativeWarning on the launcher's screen (decision 0115)
   const admin = new Kafka({
     clientId: 'local-infra-probe',
     brokers,

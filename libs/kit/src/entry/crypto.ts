@@ -1,0 +1,2 @@
+/** Secrets at rest: the secret box. */
+export * from '../crypto/secret-box';
