@@ -3,3 +3,4 @@ export * from '../grpc/types';
 export * from '../grpc/server';
 export * from '../grpc/client';
 export * from '../context';
+export * from '../grpc/paging';

@@ -1,4 +1,11 @@
-import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import {
+  registerService,
+  requireTenant,
+  validationError,
+  type Logger,
+  type ServiceRegistration,
+  pageAsked,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Agent, AgentFields, AppointmentScope, ClearableField, ScriptStatus } from '../domain/agent';
 import type { Agents } from '../usecases/agents';
@@ -13,7 +20,7 @@ export function agentsService(uc: Agents, answering: Answering, log: Logger): Se
     pb.AgentsServiceService,
     {
       listAgents: async (req, ctx) => {
-        const res = await uc.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.list(requireTenant(ctx), pageAsked(req.page));
         return {
           agents: res.items.map(toProto),
           page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore },

@@ -1,6 +1,14 @@
 // Over 300 lines because the agents service's use cases share the agent's validation and its knowledge and company look-ups.
 import { randomUUID } from 'node:crypto';
-import { notFound, validationError, type Logger, type Page, type SecretBox, type TenantScope } from '@voiceapi/kit';
+import {
+  notFound,
+  validationError,
+  type Logger,
+  type Page,
+  type PageAsked,
+  type SecretBox,
+  type TenantScope,
+} from '@voiceapi/kit';
 import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
 import {
   checkOneScopePerNumber,
@@ -22,7 +30,6 @@ import type { ScriptJob, ScriptJobStore } from '../store/script-job-store';
 import { customApiTarget, secretBinding } from './custom-api-target';
 import type { AgentEvents, Companies, Knowledge, OwnedNumbers } from './ports';
 
-const MAX_LIMIT = 100;
 /** Characters of a document's text read for a script. */
 const SCRIPT_TEXT_CHARS = 20_000;
 
@@ -54,10 +61,8 @@ export class Agents {
     return this.d.now?.() ?? new Date();
   }
 
-  async list(scope: TenantScope, page: number, limit: number): Promise<Page<Agent> & { page: number; limit: number }> {
-    const safePage = Math.max(1, page || 1);
-    const safeLimit = Math.min(MAX_LIMIT, Math.max(1, limit || 25));
-    return { ...(await this.d.agents.list(scope, safePage, safeLimit)), page: safePage, limit: safeLimit };
+  async list(scope: TenantScope, asked: PageAsked): Promise<Page<Agent> & PageAsked> {
+    return { ...(await this.d.agents.list(scope, asked.page, asked.limit)), ...asked };
   }
 
   async get(scope: TenantScope, id: string): Promise<Agent> {

@@ -1,4 +1,11 @@
-import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import {
+  registerService,
+  requireTenant,
+  validationError,
+  type Logger,
+  type ServiceRegistration,
+  pageAsked,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import {
   available,
@@ -32,10 +39,7 @@ export function billingService(uc: Billing, charging: CallCharging, log: Logger)
     {
       getBalance: async (_req, ctx) => ({ balance: balance(await uc.balance(requireTenant(ctx))) }),
       listTransactions: async (req, ctx) => {
-        const page = req.page?.page ?? 1;
-        const limit = req.page?.limit ?? 25;
-        if (page < 1 || limit < 1 || limit > 100)
-          throw validationError('page ≥ 1 and 1 ≤ limit ≤ 100', [{ path: 'page', message: 'out of range' }]);
+        const { page, limit } = pageAsked(req.page);
         const type = req.type === T.TRANSACTION_TYPE_UNSPECIFIED ? undefined : typeOf(req.type, 'type');
         const res = await uc.transactions(requireTenant(ctx), { page, limit, ...(type && { type }) });
         return {

@@ -1,4 +1,11 @@
-import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import {
+  registerService,
+  requireTenant,
+  validationError,
+  type Logger,
+  type ServiceRegistration,
+  pageAsked,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { ClearableField, Company, CompanyFields } from '../domain/company';
 import type { Companies } from '../usecases/companies';
@@ -13,7 +20,7 @@ export function companiesService(uc: Companies, log: Logger): ServiceRegistratio
     voiceapi.companies.v1.CompaniesServiceService,
     {
       listCompanies: async (req, ctx) => {
-        const res = await uc.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.list(requireTenant(ctx), pageAsked(req.page));
         return {
           companies: res.items.map(toProto),
           page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore },

@@ -69,11 +69,11 @@ describe('Companies', () => {
     expect(calls).toHaveLength(0);
   });
 
-  it('clamps paging defensively and says which page it answered', async () => {
+  it('lists the page it was asked for (checked by the adapter, kit pageAsked) and says which page it answered', async () => {
     const { store, calls } = storeSpy();
-    const res = await new Companies(store, eventsSpy().events).list(scope, 0, 1_000);
-    expect(calls[0]!.args.slice(1)).toEqual([1, 100]);
-    expect(res).toMatchObject({ page: 1, limit: 100 });
+    const res = await new Companies(store, eventsSpy().events).list(scope, { page: 3, limit: 100 });
+    expect(calls[0]!.args.slice(1)).toEqual([3, 100]);
+    expect(res).toMatchObject({ page: 3, limit: 100 });
   });
 
   it('reports absent companies as not_found, and announces no change that did not happen', async () => {

@@ -1,9 +1,7 @@
-import { notFound, validationError, type Page, type TenantScope } from '@voiceapi/kit';
+import { type PageAsked, notFound, validationError, type Page, type TenantScope } from '@voiceapi/kit';
 import type { CompanyStore } from '../store/company-store';
 import type { ClearableField, Company, CompanyFields } from '../domain/company';
 import type { CompanyEvents } from './ports';
-
-const MAX_LIMIT = 100;
 
 /** The companies use cases: tenant-scoped CRUD on domain objects, for the tenant the gRPC adapter proved
  * (`TenantScope`). Shapes are validated at the gateway; this layer re-checks what the data's integrity
@@ -15,14 +13,8 @@ export class Companies {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async list(
-    scope: TenantScope,
-    page: number,
-    limit: number,
-  ): Promise<Page<Company> & { page: number; limit: number }> {
-    const safePage = Math.max(1, page || 1);
-    const safeLimit = Math.min(MAX_LIMIT, Math.max(1, limit || 25));
-    return { ...(await this.store.list(scope, safePage, safeLimit)), page: safePage, limit: safeLimit };
+  async list(scope: TenantScope, asked: PageAsked): Promise<Page<Company> & PageAsked> {
+    return { ...(await this.store.list(scope, asked.page, asked.limit)), ...asked };
   }
 
   async create(scope: TenantScope, fields: Partial<CompanyFields>): Promise<Company> {

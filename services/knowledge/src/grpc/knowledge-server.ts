@@ -1,4 +1,11 @@
-import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import {
+  registerService,
+  requireTenant,
+  validationError,
+  type Logger,
+  type ServiceRegistration,
+  pageAsked,
+} from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { KnowledgeDocument } from '../domain/document';
 import type { Documents, UploadHeader } from '../usecases/documents';
@@ -16,7 +23,7 @@ export function knowledgeService(uc: Documents, log: Logger): ServiceRegistratio
         return { document: toProto(await uc.upload(requireTenant(ctx), header, chunks)) };
       },
       listDocuments: async (req, ctx) => {
-        const res = await uc.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.list(requireTenant(ctx), pageAsked(req.page));
         return {
           documents: res.items.map(toProto),
           page: { page: res.page, limit: res.limit, total: res.total, hasMore: res.hasMore },

@@ -1,12 +1,19 @@
 import { createHash } from 'node:crypto';
-import { commonReasons, notFound, validationError, type Logger, type Page, type TenantScope } from '@voiceapi/kit';
+import {
+  commonReasons,
+  notFound,
+  validationError,
+  type Logger,
+  type Page,
+  type PageAsked,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { ALLOWED_CONTENT_TYPES, declaredKind, extractText, ExtractionRefused } from '../extract';
 import { knowledgeReasons } from '../reasons';
 import type { DocumentStore } from '../store/document-store';
 import type { KnowledgeDocument } from '../domain/document';
 import type { Wallet, DocumentEvents } from './ports';
 
-const MAX_LIMIT = 100;
 const MAX_FILE_NAME = 255;
 const MAX_TITLE = 300;
 /** The most documents one resolve call takes (an agent links far fewer; see agents' limit). */
@@ -132,14 +139,8 @@ export class Documents {
     return done;
   }
 
-  async list(
-    scope: TenantScope,
-    page: number,
-    limit: number,
-  ): Promise<Page<KnowledgeDocument> & { page: number; limit: number }> {
-    const safePage = Math.max(1, page || 1);
-    const safeLimit = Math.min(MAX_LIMIT, Math.max(1, limit || 25));
-    return { ...(await this.d.store.list(scope, safePage, safeLimit)), page: safePage, limit: safeLimit };
+  async list(scope: TenantScope, asked: PageAsked): Promise<Page<KnowledgeDocument> & PageAsked> {
+    return { ...(await this.d.store.list(scope, asked.page, asked.limit)), ...asked };
   }
 
   async get(scope: TenantScope, fileId: string): Promise<KnowledgeDocument> {

@@ -1,5 +1,5 @@
 // Over 300 lines because it maps every RPC of the leads contract to its use case, one handler each.
-import { registerService, requireTenant, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { registerService, requireTenant, type Logger, type ServiceRegistration, pageAsked } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Weekday, WindowSetting } from '../domain/calling-window';
 import type { Compliance, Consent, Contact } from '../domain/contact';
@@ -45,19 +45,14 @@ export function leadsService(uc: LeadsUseCases, log: Logger): ServiceRegistratio
     voiceapi.leads.v1.LeadsServiceService,
     {
       listCampaigns: async (req, ctx) => {
-        const res = await uc.campaigns.list(requireTenant(ctx), req.page?.page ?? 1, req.page?.limit ?? 25);
+        const res = await uc.campaigns.list(requireTenant(ctx), pageAsked(req.page));
         return { campaigns: res.items.map(campaignProto), page: page(res) };
       },
       getCampaign: async (req, ctx) => ({
         campaign: campaignProto(await uc.campaigns.get(requireTenant(ctx), req.id)),
       }),
       listCampaignContacts: async (req, ctx) => {
-        const res = await uc.campaigns.contactsOf(
-          requireTenant(ctx),
-          req.campaignId,
-          req.page?.page ?? 1,
-          req.page?.limit ?? 25,
-        );
+        const res = await uc.campaigns.contactsOf(requireTenant(ctx), req.campaignId, pageAsked(req.page));
         return { contacts: res.items.map(contactProto), page: page(res) };
       },
       createCampaign: async (req, ctx) => ({

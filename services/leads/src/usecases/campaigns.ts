@@ -1,4 +1,12 @@
-import { commonReasons, notFound, validationError, type ErrorDetail, type Page, type TenantScope } from '@voiceapi/kit';
+import {
+  type PageAsked,
+  commonReasons,
+  notFound,
+  validationError,
+  type ErrorDetail,
+  type Page,
+  type TenantScope,
+} from '@voiceapi/kit';
 import { windowProblems, type WindowSetting } from '../domain/calling-window';
 import { CHANNELS, isChannel, type Campaign, type CampaignStats, type Channel, type Contact } from '../domain/contact';
 import type { CampaignStore } from '../store/campaign-store';
@@ -26,12 +34,6 @@ export interface NewCampaign {
 
 export type CampaignWithStats = Campaign & { stats: CampaignStats };
 
-const MAX_LIMIT = 100;
-const clampPage = (page: number, limit: number) => ({
-  page: Math.max(1, page || 1),
-  limit: Math.min(MAX_LIMIT, Math.max(1, limit || 25)),
-});
-
 /** Campaigns: read-only for tenants; created and started by the operator (the dashboard). */
 export class Campaigns {
   constructor(
@@ -41,18 +43,13 @@ export class Campaigns {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async list(
-    scope: TenantScope,
-    page: number,
-    limit: number,
-  ): Promise<Page<CampaignWithStats> & { page: number; limit: number }> {
-    const p = clampPage(page, limit);
-    const res = await this.campaigns.list(scope, p.page, p.limit);
+  async list(scope: TenantScope, asked: PageAsked): Promise<Page<CampaignWithStats> & PageAsked> {
+    const res = await this.campaigns.list(scope, asked.page, asked.limit);
     const stats = await this.contacts.stats(
       scope,
       res.items.map((c) => c.id),
     );
-    return { ...res, ...p, items: res.items.map((c) => ({ ...c, stats: stats.get(c.id)! })) };
+    return { ...res, ...asked, items: res.items.map((c) => ({ ...c, stats: stats.get(c.id)! })) };
   }
 
   async get(scope: TenantScope, id: string): Promise<CampaignWithStats> {
@@ -62,15 +59,9 @@ export class Campaigns {
     return { ...c, stats: stats.get(c.id)! };
   }
 
-  async contactsOf(
-    scope: TenantScope,
-    id: string,
-    page: number,
-    limit: number,
-  ): Promise<Page<Contact> & { page: number; limit: number }> {
+  async contactsOf(scope: TenantScope, id: string, asked: PageAsked): Promise<Page<Contact> & PageAsked> {
     if (!(await this.campaigns.get(scope, id))) throw notFound('campaign');
-    const p = clampPage(page, limit);
-    return { ...(await this.contacts.listByCampaign(scope, id, p.page, p.limit)), ...p };
+    return { ...(await this.contacts.listByCampaign(scope, id, asked.page, asked.limit)), ...asked };
   }
 
   async create(scope: TenantScope, input: NewCampaign): Promise<CampaignWithStats> {

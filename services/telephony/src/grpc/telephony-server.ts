@@ -5,6 +5,7 @@ import {
   type Logger,
   type Page,
   type ServiceRegistration,
+  pageAsked,
 } from '@voiceapi/kit';
 import { voiceapi } from '@voiceapi/proto';
 import type { Call, CallDetails } from '../domain/call';
@@ -34,11 +35,6 @@ const page = <T>(p: Page<T>, req: { page: number; limit: number }) => ({
   total: p.total,
   hasMore: p.hasMore,
 });
-const paging = (p: { page: number; limit: number } | undefined) => {
-  const r = { page: p?.page || 1, limit: p?.limit || 25 };
-  if (r.page < 1 || r.limit < 1 || r.limit > 100) throw validationError('page must be ≥ 1 and limit 1–100');
-  return r;
-};
 
 /** gRPC adapter: maps messages to use-case calls and domain objects back, nothing more. */
 export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceRegistration {
@@ -47,7 +43,7 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
     voiceapi.telephony.v1.TelephonyServiceService,
     {
       listCalls: async (req, ctx) => {
-        const p = paging(req.page);
+        const p = pageAsked(req.page);
         const res = await uc.calls.list(
           requireTenant(ctx),
           {
@@ -102,7 +98,7 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
         return { conversations: [...found].map(([callId, d]) => ({ callId, ...detailsProto(d) })) };
       },
       listContactCalls: async (req, ctx) => {
-        const p = paging(req.page);
+        const p = pageAsked(req.page);
         const res = await uc.calls.ofContact(requireTenant(ctx), req.contactId, p.page, p.limit);
         return { calls: res.items.map(callProto), page: page(res, p) };
       },
@@ -124,7 +120,7 @@ export function telephonyService(uc: TelephonyUseCases, log: Logger): ServiceReg
         return { buckets: buckets.map(bucketProto) };
       },
       listNumbers: async (req, ctx) => {
-        const p = paging(req.page);
+        const p = pageAsked(req.page);
         const res = await uc.numbers.list(requireTenant(ctx), p.page, p.limit);
         return { numbers: res.items.map(numberProto), page: page(res, p) };
       },
