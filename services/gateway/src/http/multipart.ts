@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Busboy, type BusboyInstance } from '@fastify/busboy';
+import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
 import type { DomainError } from '@voiceapi/kit';
 import type { Request } from 'express';
 import { refusal } from './refusals';
@@ -41,13 +41,59 @@ const DRAIN_BYTES = 256 * 1024 * 1024;
 const DRAIN_MS = 60_000;
 
 export function readMultipart(req: Request, spec: MultipartSpec): MultipartReader {
+  const read = startRead(req, spec, openParser(req, spec));
+  listen(read);
+  return {
+    head: read.head,
+    lateFields: read.lateFields,
+    files: { [Symbol.asyncIterator]: () => iterateFiles(read) },
+    finish: () => finishBody(read),
+    get error() {
+      return read.error;
+    },
+    drain() {
+      req.unpipe(read.parser);
+      return drainRequest(req);
+    },
+    get ended() {
+      return read.ended;
+    },
+  };
+}
+
+type Head = { fields: Record<string, string>; first: FilePart | undefined };
+
+/** One body being read: what the parser's events and the reader handed out share. */
+interface BodyRead {
+  readonly req: Request;
+  readonly spec: MultipartSpec;
+  readonly parser: BusboyInstance;
+  readonly fields: Record<string, string>; // the text fields before the first file part
+  readonly lateFields: Record<string, string>; // the text fields after it
+  readonly counts: Map<string, number>; // the file parts seen per field, refused ones included
+  readonly queue: FilePart[]; // file parts that arrived and were not handed out yet
+  current: Readable | undefined; // the file part handed out last
+  error: DomainError | undefined;
+  ended: boolean;
+  seenFile: boolean;
+  readonly head: Promise<Head>;
+  headSettled: boolean;
+  resolveHead: (h: Head) => void;
+  rejectHead: (e: DomainError) => void;
+  waiters: (() => void)[]; // whoever waits for the next part or for the end (the handler's loop, then finish())
+}
+
+/**
+ * The parser, with the limits of this body: refuses at once a body whose declared length is over
+ * the limit (413), or one that is not multipart with a boundary (415).
+ */
+function openParser(req: Request, spec: MultipartSpec): BusboyInstance {
   const declared = Number(req.get('content-length'));
   if (declared > spec.maxBytes) throw tooLarge(spec.maxBytes);
 
   const maxFiles = Object.values(spec.files).reduce((n, f) => n + (f.maxCount ?? 1), 0);
-  let parser: BusboyInstance;
   try {
-    parser = Busboy({
+    return Busboy({
       headers: req.headers as never,
       // The file name as sent: a name with a path in it is refused by the owning service, not quietly shortened.
       preservePath: true,
@@ -62,157 +108,166 @@ export function readMultipart(req: Request, spec: MultipartSpec): MultipartReade
   } catch {
     throw refusal('unsupported_media_type', 'request body must be multipart/form-data with a boundary');
   }
+}
 
-  const fields: Record<string, string> = {};
-  const lateFields: Record<string, string> = {};
-  const counts = new Map<string, number>();
-  const queue: FilePart[] = [];
-  let current: Readable | undefined;
-  let error: DomainError | undefined;
-  let ended = false;
-  let seenFile = false;
-  // Whoever waits for the next part or for the end (the handler's loop, then finish()).
-  let waiters: (() => void)[] = [];
-  const notify = () => {
-    const ws = waiters;
-    waiters = [];
-    for (const w of ws) w();
-  };
-
-  let resolveHead!: (h: { fields: Record<string, string>; first: FilePart | undefined }) => void;
+function startRead(req: Request, spec: MultipartSpec, parser: BusboyInstance): BodyRead {
+  let resolveHead!: (h: Head) => void;
   let rejectHead!: (e: DomainError) => void;
-  const head = new Promise<{ fields: Record<string, string>; first: FilePart | undefined }>((res, rej) => {
+  const head = new Promise<Head>((res, rej) => {
     resolveHead = res;
     rejectHead = rej;
   });
   head.catch(() => undefined); // read through `error` too; never an unhandled rejection
-  let headSettled = false;
-
-  const stop = (e: DomainError) => {
-    if (error) return;
-    error = e;
-    // Parsing stops here; what comes after is only drained (see drain()).
-    req.unpipe(parser);
-    req.pause();
-    if (current && !current.readableEnded) current.destroy(e);
-    for (const part of queue) part.stream.destroy(e);
-    if (!headSettled) {
-      headSettled = true;
-      rejectHead(e);
-    }
-    notify();
+  return {
+    req,
+    spec,
+    parser,
+    fields: {},
+    lateFields: {},
+    counts: new Map(),
+    queue: [],
+    current: undefined,
+    error: undefined,
+    ended: false,
+    seenFile: false,
+    head,
+    headSettled: false,
+    resolveHead,
+    rejectHead,
+    waiters: [],
   };
+}
 
-  parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
-    if (valueTruncated) return stop(refusal('payload_too_large', `field ${name} is over ${MAX_FIELD_BYTES} bytes`));
-    if (Object.hasOwn(fields, name) || Object.hasOwn(lateFields, name))
-      return stop(invalid(`body.${name}`, 'given more than once'));
-    (seenFile ? lateFields : fields)[name] = value;
-  });
-  parser.on('file', (field, stream, filename, _encoding, mimeType) => {
-    const fileSpec = Object.hasOwn(spec.files, field) ? spec.files[field] : undefined;
-    const count = (counts.get(field) ?? 0) + 1;
-    counts.set(field, count);
-    if (error) return void stream.resume();
-    if (!fileSpec) {
-      stream.resume();
-      return stop(invalid(`body.${field}`, 'unknown file field'));
-    }
-    if (count > (fileSpec.maxCount ?? 1)) {
-      stream.resume();
-      return stop(invalid(`body.${field}`, `at most ${fileSpec.maxCount ?? 1} file(s)`));
-    }
-    if (fileSpec.contentTypes && !contentTypeMatches(mimeType, fileSpec.contentTypes)) {
-      stream.resume();
-      return stop(
-        refusal(
-          'unsupported_media_type',
-          `file ${field}: content type ${mimeType} is not accepted; accepted: ${fileSpec.contentTypes.join(', ')}`,
-        ),
-      );
-    }
-    stream.once('limit', () => stop(tooLarge(spec.maxBytes)));
-    // The failure reaches the reader of the stream, and the answer through `error`; not the process.
-    stream.on('error', () => undefined);
-    const part: FilePart = { field, filename, contentType: mimeType, stream };
-    seenFile = true;
-    if (!headSettled) {
-      headSettled = true;
-      current = stream;
-      resolveHead({ fields: { ...fields }, first: part });
-      return;
-    }
-    queue.push(part);
-    notify();
-  });
+/** Follows the body: the parser's events, the raw bytes against the limit, the client going away. */
+function listen(read: BodyRead): void {
+  const { req, spec, parser } = read;
+  parser.on('field', (name, value, _nameTruncated, valueTruncated) => onField(read, name, value, valueTruncated));
+  parser.on('file', (field, stream, filename, _encoding, mimeType) => onFile(read, field, stream, filename, mimeType));
   for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
-    parser.on(limit, () => stop(invalid('body', 'too many parts')));
+    parser.on(limit, () => stop(read, invalid('body', 'too many parts')));
   }
-  parser.on('error', () => stop(refusal('validation_error', 'malformed multipart body')));
-  parser.on('finish', () => {
-    ended = true;
-    for (const [field, f] of Object.entries(spec.files)) {
-      if (f.required && !counts.get(field)) return stop(invalid(`body.${field}`, 'required'));
-    }
-    if (!headSettled) {
-      headSettled = true;
-      resolveHead({ fields: { ...fields }, first: undefined });
-    }
-    notify();
-  });
+  parser.on('error', () => stop(read, refusal('validation_error', 'malformed multipart body')));
+  parser.on('finish', () => onFinish(read));
   let received = 0;
   req.on('data', (chunk: Buffer) => {
     received += chunk.length;
-    if (received > spec.maxBytes) stop(tooLarge(spec.maxBytes));
+    if (received > spec.maxBytes) stop(read, tooLarge(spec.maxBytes));
   });
   req.once('close', () => {
-    if (!req.complete) stop(refusal('validation_error', 'the upload was aborted by the client'));
+    if (!req.complete) stop(read, refusal('validation_error', 'the upload was aborted by the client'));
   });
   req.pipe(parser);
+}
 
-  const waitForChange = () => new Promise<void>((resolve) => waiters.push(resolve));
+function onField(read: BodyRead, name: string, value: string, valueTruncated: boolean): void {
+  if (valueTruncated) return stop(read, refusal('payload_too_large', `field ${name} is over ${MAX_FIELD_BYTES} bytes`));
+  if (Object.hasOwn(read.fields, name) || Object.hasOwn(read.lateFields, name))
+    return stop(read, invalid(`body.${name}`, 'given more than once'));
+  (read.seenFile ? read.lateFields : read.fields)[name] = value;
+}
 
-  async function* iterate(): AsyncGenerator<FilePart> {
-    const h = await head;
-    if (h.first) yield h.first;
-    for (;;) {
-      // The parser reaches the next part only once this one is read: discard what was left.
-      if (current && !current.readableEnded && !current.destroyed) current.resume();
-      if (error) throw error;
-      const next = queue.shift();
-      if (next) {
-        current = next.stream;
-        yield next;
-        continue;
-      }
-      if (ended) return;
-      await waitForChange();
-    }
+/** A file part: refused (its bytes skipped), handed out as the head's `first`, or queued for the files' loop. */
+function onFile(read: BodyRead, field: string, stream: BusboyFileStream, filename: string, mimeType: string): void {
+  const count = (read.counts.get(field) ?? 0) + 1;
+  read.counts.set(field, count);
+  if (read.error) return void stream.resume();
+  const refused = fileRefusal(read.spec, field, count, mimeType);
+  if (refused) {
+    stream.resume();
+    return stop(read, refused);
   }
+  stream.once('limit', () => stop(read, tooLarge(read.spec.maxBytes)));
+  // The failure reaches the reader of the stream, and the answer through `error`; not the process.
+  stream.on('error', () => undefined);
+  const part: FilePart = { field, filename, contentType: mimeType, stream };
+  read.seenFile = true;
+  if (!read.headSettled) {
+    read.headSettled = true;
+    read.current = stream;
+    read.resolveHead({ fields: { ...read.fields }, first: part });
+    return;
+  }
+  read.queue.push(part);
+  notify(read);
+}
 
-  return {
-    head,
-    lateFields,
-    files: { [Symbol.asyncIterator]: iterate },
-    async finish() {
-      for (;;) {
-        if (error || ended) return;
-        if (current && !current.readableEnded && !current.destroyed) current.resume();
-        for (const part of queue.splice(0)) part.stream.resume();
-        await waitForChange();
-      }
-    },
-    get error() {
-      return error;
-    },
-    drain() {
-      req.unpipe(parser);
-      return drainRequest(req);
-    },
-    get ended() {
-      return ended;
-    },
-  };
+/** Why the `count`th file part of `field` is refused: a field the spec does not name, one too many, a type not accepted. */
+function fileRefusal(spec: MultipartSpec, field: string, count: number, mimeType: string): DomainError | undefined {
+  const fileSpec = Object.hasOwn(spec.files, field) ? spec.files[field] : undefined;
+  if (!fileSpec) return invalid(`body.${field}`, 'unknown file field');
+  if (count > (fileSpec.maxCount ?? 1)) return invalid(`body.${field}`, `at most ${fileSpec.maxCount ?? 1} file(s)`);
+  if (fileSpec.contentTypes && !contentTypeMatches(mimeType, fileSpec.contentTypes)) {
+    return refusal(
+      'unsupported_media_type',
+      `file ${field}: content type ${mimeType} is not accepted; accepted: ${fileSpec.contentTypes.join(', ')}`,
+    );
+  }
+  return undefined;
+}
+
+/** The body's end: a required file field that never came fails it; a body without files settles the head. */
+function onFinish(read: BodyRead): void {
+  read.ended = true;
+  for (const [field, f] of Object.entries(read.spec.files)) {
+    if (f.required && !read.counts.get(field)) return stop(read, invalid(`body.${field}`, 'required'));
+  }
+  if (!read.headSettled) {
+    read.headSettled = true;
+    read.resolveHead({ fields: { ...read.fields }, first: undefined });
+  }
+  notify(read);
+}
+
+/** The body's failure: parsing stops, the parts not read fail with it, and every waiter wakes. */
+function stop(read: BodyRead, e: DomainError): void {
+  if (read.error) return;
+  read.error = e;
+  // Parsing stops here; what comes after is only drained (see drain()).
+  read.req.unpipe(read.parser);
+  read.req.pause();
+  if (read.current && !read.current.readableEnded) read.current.destroy(e);
+  for (const part of read.queue) part.stream.destroy(e);
+  if (!read.headSettled) {
+    read.headSettled = true;
+    read.rejectHead(e);
+  }
+  notify(read);
+}
+
+function notify(read: BodyRead): void {
+  const ws = read.waiters;
+  read.waiters = [];
+  for (const w of ws) w();
+}
+
+const waitForChange = (read: BodyRead) => new Promise<void>((resolve) => read.waiters.push(resolve));
+
+async function* iterateFiles(read: BodyRead): AsyncGenerator<FilePart> {
+  const h = await read.head;
+  if (h.first) yield h.first;
+  for (;;) {
+    // The parser reaches the next part only once this one is read: discard what was left.
+    if (read.current && !read.current.readableEnded && !read.current.destroyed) read.current.resume();
+    if (read.error) throw read.error;
+    const next = read.queue.shift();
+    if (next) {
+      read.current = next.stream;
+      yield next;
+      continue;
+    }
+    if (read.ended) return;
+    await waitForChange(read);
+  }
+}
+
+/** Reads the body to its end (or its failure), discarding the file parts nobody read. */
+async function finishBody(read: BodyRead): Promise<void> {
+  for (;;) {
+    if (read.error || read.ended) return;
+    if (read.current && !read.current.readableEnded && !read.current.destroyed) read.current.resume();
+    for (const part of read.queue.splice(0)) part.stream.resume();
+    await waitForChange(read);
+  }
 }
 
 /**
