@@ -62,8 +62,8 @@ export function fallbacksBetween(before: CollectedPoint[], after: CollectedPoint
 /**
  * What a phase failed to show: a claimed pair that exchanged nothing, a fallback not expected. An
  * event pair is its producer and consumer: an older release may carry the same events on the topic
- * it had then (billing before 1.2.0 wrote `billing.v1`, read by today's consumers until the skew
- * policy lets them go).
+ * it had then (billing before 1.2.0 wrote `billing.v1`; its readers went in leads 1.3.2 and
+ * webhooks 1.3.0, docs/operations.md "Scheduled removals").
  */
 export function phaseProblems(
   claimed: Claimed,

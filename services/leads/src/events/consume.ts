@@ -31,8 +31,8 @@ export function followCallOutcomes(subscriber: EventSubscriber, dialing: Dialing
 }
 
 /**
- * Sends the messages requested on `leads.message.v1` through the message adapter (`leads.v1`,
- * written before leads 1.2.0, has no reader since 1.3.0 and 1.3.1 write nothing there).
+ * Sends the messages requested on `leads.message.v1` through the message adapter (`leads.v1`, written
+ * before leads 1.2.0, is read no more since leads 1.3.2: 1.2.0, 1.3.0 and 1.3.1 shipped without writing it).
  */
 export function sendRequestedMessages(subscriber: EventSubscriber, messaging: Messaging): EventSubscriber {
   return subscriber.on(LeadsMessageEvent, async (event) => {
@@ -44,8 +44,8 @@ export function sendRequestedMessages(subscriber: EventSubscriber, messaging: Me
 
 /**
  * Keeps lead ingest's view of each tenant's credit from what billing announces of it
- * (`billing.credit.v1`; `billing.v1`, written before billing 1.2.0, has no reader since 1.2.0 and
- * 1.2.1 write nothing there).
+ * (`billing.credit.v1`; `billing.v1`, written before billing 1.2.0, is read no more since leads 1.3.2:
+ * billing 1.2.0 and 1.2.1 shipped without writing it).
  */
 export function followCredit(subscriber: EventSubscriber, view: CreditView): EventSubscriber {
   return subscriber.on(BillingCreditEvent, (event) => {

@@ -12,7 +12,8 @@ type DialFact = NonNullable<voiceapi.events.v1.LeadsDialEvent['event']>;
 /**
  * Follows `leads.dial.v1`: holds each dial request until placed or dropped, uncommitted meanwhile (decision 0147);
  * drops a cancelled or deleted contact's dials and erases its calls' personal data. Keyed by contact, so these come
- * after its dial requests. `leads.v1` has no reader: leads 1.3.0 and 1.3.1 write nothing there (decision 0135).
+ * after its dial requests. `leads.v1` is read no more since telephony 1.3.0: leads 1.2.0, 1.3.0 and 1.3.1 shipped
+ * without writing it (decision 0135).
  */
 export function followLeads(subscriber: EventSubscriber, dialer: Dialer, calls: Calls): EventSubscriber {
   const act = async (fact: DialFact | undefined, occurTime: Date | undefined, meta: EventMeta) => {

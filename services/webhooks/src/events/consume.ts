@@ -15,8 +15,8 @@ export function deliverDomainEvents(subscriber: EventSubscriber, fanOut: FanOut)
   const publish = async (message: WebhookMessage | null) => {
     if (message) await fanOut.publish(message);
   };
-  // The streams of each kind it delivers (`billing.v1` and `leads.v1`, which carried every kind
-  // together, have no reader since billing's and leads' last two releases write nothing there).
+  // The streams of each kind it delivers. `billing.v1` and `leads.v1` (every kind together) are read no more since
+  // webhooks 1.3.0: billing 1.2.0 and 1.2.1, and leads 1.2.0 to 1.3.1, shipped without writing them (decision 0135).
   return (
     subscriber
       .on(BillingCallEvent, (event, meta) => publish(fromBilling(event, meta.eventId)))
