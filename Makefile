@@ -49,12 +49,13 @@ format: $(NPM_STAMP) ## rewrite every file in the project's format (prettier, .p
 format-check: $(NPM_STAMP) ## fail when a file is not in the project's format (`make format` fixes it)
 	npx --no-install prettier --check --log-level warn .
 
-proto: $(NPM_STAMP) ## regenerate TypeScript from proto/ (ts-proto)
+proto: $(NPM_STAMP) ## regenerate TypeScript from proto/ (ts-proto), then the gRPC callees list from services/manifest.json
 	cd proto && $(BUF) generate
+	node --import tsx tools/grpc-callees.ts
 
 proto-check: $(NPM_STAMP) ## buf lint and generated-code drift (breaking changes: make contracts-check)
 	cd proto && $(BUF) lint
-	@tmp=$$(mktemp -d); cd proto && $(BUF) generate -o $$tmp && \
+	@tmp=$$(mktemp -d); cd proto && $(BUF) generate -o $$tmp && node --import tsx ../tools/grpc-callees.ts --out $$tmp/gen/src && \
 	  if diff -r $$tmp/gen/src gen/src >/dev/null; then echo "generated code is up to date"; \
 	  else echo "proto/gen is stale: run 'make proto' and commit" >&2; diff -r $$tmp/gen/src gen/src | head -20 >&2; exit 1; fi
 

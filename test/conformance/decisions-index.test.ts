@@ -108,11 +108,14 @@ const RECORDS: Decision[] = FILES.map((file) => {
 const byNumber = new Map(RECORDS.map((r) => [r.number, r]));
 const linked = (r: Decision, relation: Relation): string[] => r.status?.links.get(relation) ?? [];
 
+/** An index row as read: its cells, or only its line when it is not in the form. */
+type Row = { number: string; file: string; title: string; status: string; line: string } | { line: string };
+
 /** The index's rows: `| [NNNN](file) | title | status |`. */
 const ROWS = read(INDEX)
   .split('\n')
   .filter((l) => /^\|\s*\[/.test(l))
-  .map((l) => {
+  .map((l): Row => {
     const cells = /^\| \[(\d{4})\]\(([^)]+)\) \| (.+) \| (.+) \|$/.exec(l);
     return cells ? { number: cells[1]!, file: cells[2]!, title: cells[3]!, status: cells[4]!, line: l } : { line: l };
   });

@@ -75,12 +75,14 @@ describe(`${DOC_PATH} says what the code has`, () => {
   });
 
   it("draws every process's gRPC clients as gRPC edges of its flowchart, and no other", () => {
-    // In the code: `createPromiseClient(voiceapi.<service>.v1.…)` in a process's sources.
-    const inCode = PROCESSES.flatMap((from) =>
-      sourcesUnder(srcOf(from)).flatMap((f) =>
-        [...read(f).matchAll(/createPromiseClient\(\s*voiceapi\.(\w+)\.v1\./g)].map((m) => `${from} → ${m[1]}`),
-      ),
-    );
+    // In the code: the callees a process's config declares (`callees`, a selection of @voiceapi/proto's grpcCallees).
+    const inCode = PROCESSES.flatMap((from) => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- each process's config module, by path
+      const { callees } = require(path.join(ROOT, srcOf(from), 'config.ts')) as {
+        callees?: Record<string, { name: string }>;
+      };
+      return Object.values(callees ?? {}).map((c) => `${from} → ${c.name}`);
+    });
     // In the flowchart: `a -- "… gRPC …" --> b` (or `a -- gRPC --> b`), node `gw` being the gateway.
     const node = (id: string) => (id === 'gw' ? 'gateway' : id);
     const drawn = [...FLOWCHART.matchAll(/^\s*(\w+)(?:\[[^\]\n]*\])?\s+--\s+(?:"([^"\n]*)"|(\S+))\s+-->\s+(\w+)/gm)]

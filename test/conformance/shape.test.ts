@@ -242,15 +242,23 @@ describe('the shape of every service (services/companies is the model)', () => {
   );
 
   it.each(SERVICES)(
-    '%s: talks to other services only through clients/ (main.ts makes the gRPC clients and hands them over)',
+    '%s: talks to other services only through clients/ (wiring/clients.ts makes the gRPC clients and hands them over)',
     (service) => {
-      // main.ts calling a method of a gRPC client it made is an adapter written inline.
-      const main = read(`services/${service}/src/main.ts`);
-      const clients = [...main.matchAll(/const (\w+) = createPromiseClient\(/g)].map((m) => m[1]!);
-      const inline = clients.filter((c) => new RegExp(`\\b${c}\\.(?!close\\b)\\w+\\(`).test(main));
+      // The wiring calling a method of a gRPC client it made is an adapter written inline.
+      const wiring = ['main.ts', 'wiring/clients.ts']
+        .map((f) => `services/${service}/src/${f}`)
+        .filter((f) => existsSync(path.join(ROOT, f)))
+        .map(read)
+        .join('\n');
+      const made = [...wiring.matchAll(/const (\w+) = connectCallees\(/g)].map((m) => m[1]!);
+      const inline = made.filter((c) => new RegExp(`\\b${c}\\.\\w+\\.(?!close\\b)\\w+\\(`).test(wiring));
       // Elsewhere, a call made as the tenant (contextOf) outside clients/ is one too.
       const elsewhere = sourcesOf(service).filter(
-        (f) => !f.includes('/clients/') && !f.endsWith('/main.ts') && /\bcontextOf\(/.test(read(f)),
+        (f) =>
+          !f.includes('/clients/') &&
+          !f.includes('/wiring/') &&
+          !f.endsWith('/main.ts') &&
+          /\bcontextOf\(/.test(read(f)),
       );
       expect({ inline, elsewhere }).toEqual({ inline: [], elsewhere: [] });
     },

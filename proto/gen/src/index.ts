@@ -7,3 +7,4 @@
 
 export * as google from "./index.google";
 export * as voiceapi from "./index.voiceapi";
+export * from "./callees";

@@ -1,13 +1,24 @@
 import {
   commaList,
   commonEnv,
-  grpcAddress,
   grpcServerEnv,
   loadConfig,
   masterSecret,
   previousMasterSecrets,
-} from '@voiceapi/kit';
+} from '@voiceapi/kit/config';
+import { calleeAddresses } from '@voiceapi/kit/grpc';
+import { grpcCallees } from '@voiceapi/proto';
 import { z } from 'zod';
+
+/** The services agents calls; their address settings and defaults come from services/manifest.json. */
+export const callees = {
+  /** Companies: the agent's company profile (checked, the latest by default, read for scripts). */
+  companies: grpcCallees.companies,
+  /** Telephony: the agent's number must be one the tenant owns. */
+  telephony: grpcCallees.telephony,
+  /** Knowledge: linked documents resolved, and their text read for scripts. */
+  knowledge: grpcCallees.knowledge,
+};
 
 export const configSchema = z.object({
   ...commonEnv,
@@ -15,12 +26,7 @@ export const configSchema = z.object({
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50066),
   MONGO_DB: z.string().default('agents'),
-  /** Companies: the agent's company profile (checked, the latest by default, read for scripts). */
-  COMPANIES_GRPC_ADDR: grpcAddress.default('127.0.0.1:50061'),
-  /** Telephony: the agent's number must be one the tenant owns. */
-  TELEPHONY_GRPC_ADDR: grpcAddress.default('127.0.0.1:50064'),
-  /** Knowledge: linked documents resolved, and their text read for scripts. */
-  KNOWLEDGE_GRPC_ADDR: grpcAddress.default('127.0.0.1:50065'),
+  ...calleeAddresses(callees),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   /** Seals tenants' custom-API secrets at rest (AES-256-GCM, key derived per purpose). Never leaves this service. */
   AGENT_SECRETS_KEY: masterSecret,

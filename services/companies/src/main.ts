@@ -1,10 +1,10 @@
-import { openService, runAsMain, serveGrpc, startEvents } from '@voiceapi/kit';
+import { startEvents } from '@voiceapi/kit/events';
+import { openService, runAsMain, serveGrpc } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import { readConfig } from './config';
-import { companyEvents } from './events/publish';
 import { companiesService } from './grpc/companies-server';
-import { CompanyStore } from './store/company-store';
-import { Companies } from './usecases/companies';
+import { openStores } from './wiring/stores';
+import { buildUseCases } from './wiring/usecases';
 
 /** Starts the companies service; returns its lifecycle so tests can stop it in-process. */
 export async function startCompanies(env: Record<string, string | undefined> = process.env) {
@@ -12,7 +12,7 @@ export async function startCompanies(env: Record<string, string | undefined> = p
   // Email-server and WhatsApp credentials stored on a company never reach a log line.
   const svc = await openService('companies', cfg, { redact: ['omniChannelSettings', '*.omniChannelSettings'] });
   const { log, lifecycle, conn } = svc;
-  const store = new CompanyStore(conn);
+  const stores = openStores(svc);
 
   // Companies owns the `companies.v1` stream (a changed profile is announced there for agents).
   const { outbox } = await startEvents({
@@ -23,7 +23,7 @@ export async function startCompanies(env: Record<string, string | undefined> = p
     lifecycle,
     outboxOn: conn,
   });
-  const useCases = new Companies(store, companyEvents(outbox));
+  const useCases = buildUseCases(stores, outbox);
   const server = await serveGrpc(svc, [companiesService(useCases, log)]);
   return { port: server.port, lifecycle, log };
 }

@@ -1,5 +1,10 @@
-import { commonEnv, grpcAddress, loadConfig } from '@voiceapi/kit';
+import { commonEnv, loadConfig } from '@voiceapi/kit/config';
+import { calleeAddresses } from '@voiceapi/kit/grpc';
+import { grpcCallees } from '@voiceapi/proto';
 import { z } from 'zod';
+
+/** The gateway calls every gRPC service of the manifest; their address settings and defaults come from there. */
+export const callees = grpcCallees;
 
 export const configSchema = z.object({
   ...commonEnv,
@@ -36,13 +41,7 @@ export const configSchema = z.object({
     .positive()
     .default(100 * 1024),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
-  COMPANIES_GRPC_ADDR: grpcAddress.default('127.0.0.1:50061'),
-  BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
-  LEADS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50063'),
-  TELEPHONY_GRPC_ADDR: grpcAddress.default('127.0.0.1:50064'),
-  KNOWLEDGE_GRPC_ADDR: grpcAddress.default('127.0.0.1:50065'),
-  AGENTS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50066'),
-  WEBHOOKS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50067'),
+  ...calleeAddresses(callees),
   /** Backstop re-read of the kill switch in case a control event was missed. */
   CONTROL_RESYNC_MS: z.coerce.number().int().positive().default(30_000),
   /** Backstop lifetime of a cached key; deactivation normally evicts at once via Kafka. */

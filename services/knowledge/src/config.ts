@@ -1,5 +1,13 @@
-import { commonEnv, grpcAddress, grpcServerEnv, loadConfig, objectStoreEnv } from '@voiceapi/kit';
+import { commonEnv, grpcServerEnv, loadConfig, objectStoreEnv } from '@voiceapi/kit/config';
+import { calleeAddresses } from '@voiceapi/kit/grpc';
+import { grpcCallees } from '@voiceapi/proto';
 import { z } from 'zod';
+
+/** The services knowledge calls; their address settings and defaults come from services/manifest.json. */
+export const callees = {
+  /** Billing: the rate card, the balance, and the debit of each live upload. */
+  billing: grpcCallees.billing,
+};
 
 export const configSchema = z.object({
   ...commonEnv,
@@ -9,8 +17,7 @@ export const configSchema = z.object({
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50065),
   MONGO_DB: z.string().default('knowledge'),
-  /** Billing: the rate card, the balance, and the debit of each live upload. */
-  BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
+  ...calleeAddresses(callees),
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
   /** The largest document accepted, in bytes (the gateway refuses larger bodies before they arrive). */
   KNOWLEDGE_MAX_FILE_BYTES: z.coerce

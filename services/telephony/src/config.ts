@@ -1,5 +1,17 @@
-import { commonEnv, grpcAddress, grpcServerEnv, loadConfig, objectStoreEnv } from '@voiceapi/kit';
+import { commonEnv, grpcServerEnv, loadConfig, objectStoreEnv } from '@voiceapi/kit/config';
+import { calleeAddresses } from '@voiceapi/kit/grpc';
+import { grpcCallees } from '@voiceapi/proto';
 import { z } from 'zod';
+
+/** The services telephony calls; their address settings and defaults come from services/manifest.json. */
+export const callees = {
+  /** Billing: holds before a dial or on answer, number purchases. */
+  billing: grpcCallees.billing,
+  /** Leads: a dial request is claimed (the checks again) before it is dialled; contact checks. */
+  leads: grpcCallees.leads,
+  /** Agents: who answers an inbound call, and the conversation it holds (custom API included). */
+  agents: grpcCallees.agents,
+};
 
 export const configSchema = z.object({
   ...commonEnv,
@@ -9,12 +21,7 @@ export const configSchema = z.object({
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50064),
   MONGO_DB: z.string().default('telephony'),
-  /** Billing: holds before a dial or on answer, number purchases. */
-  BILLING_GRPC_ADDR: grpcAddress.default('127.0.0.1:50062'),
-  /** Leads: a dial request is claimed (the checks again) before it is dialled; contact checks. */
-  LEADS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50063'),
-  /** Agents: who answers an inbound call, and the conversation it holds (custom API included). */
-  AGENTS_GRPC_ADDR: grpcAddress.default('127.0.0.1:50066'),
+  ...calleeAddresses(callees),
   /** The platform's number outbound calls are placed from when their campaign has none of its own. */
   PLATFORM_FROM_NUMBER: z
     .string()

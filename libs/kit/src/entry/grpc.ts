@@ -4,3 +4,4 @@ export * from '../grpc/server';
 export * from '../grpc/client';
 export * from '../context';
 export * from '../grpc/paging';
+export * from '../grpc/callees';

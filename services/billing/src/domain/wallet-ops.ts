@@ -105,139 +105,154 @@ export function plan(
   at: Date,
   format: EntryFormat = 'fixed',
 ): { entries: Entry[]; decisions: Decision[] } {
-  let state = head;
-  const entries: Entry[] = [];
-  const postedNow = new Map<string, number>();
-  const open = new Map(chain.open);
-  const add = (change: EntryChange): number => {
-    state = apply(state, change, at, format);
-    entries.push({ change, state });
-    const ref = postedReference(change);
-    if (ref !== undefined) postedNow.set(ref, state.seq);
-    if (change.kind === 'hold') open.set(change.hold.callId, change.hold);
-    else if (change.callId !== undefined) open.delete(change.callId);
-    return entries.length - 1;
-  };
-  const postedBefore = chain.posted;
-  const posted = (ref: string): number | undefined => postedBefore.get(ref) ?? postedNow.get(ref);
-  const insufficient = (need: number) =>
-    billingReasons.error(
-      'insufficient_credits',
-      `the available balance (${available(state)} credits) cannot cover ${need} credits`,
-    );
+  const draft = new Draft(head, chain, at, format);
+  const decisions = ops.map((op) => decide(draft, op));
+  return { entries: draft.entries, decisions };
+}
 
-  const decisions = ops.map((op): Decision => {
-    const ref = referenceOf(op);
-    const seq = ref === undefined ? undefined : posted(ref);
-    switch (op.kind) {
-      case 'topUp':
-        if (seq !== undefined) return { replaySeq: seq, op };
-        return {
-          entry: add({
-            kind: 'ledger',
-            rowId: newRowId(),
-            type: 'top_up',
-            amount: op.amount,
-            reference: op.reference,
-            description: op.description,
-          }),
-          result: { replayed: false },
-        };
-      case 'debit':
-        if (seq !== undefined) return { replaySeq: seq, op };
-        if (available(state) < op.amount) return { error: insufficient(op.amount) };
-        return {
-          entry: add({
-            kind: 'ledger',
-            rowId: newRowId(),
-            type: op.type,
-            amount: -op.amount,
-            reference: op.reference,
-            description: op.description,
-          }),
-          result: { replayed: false },
-        };
-      case 'hold': {
-        const held = open.get(op.callId);
-        if (held) {
-          if (held.amount !== op.amount)
-            return {
-              error: billingReasons.error(
-                'reference_conflict',
-                `call ${op.callId} already holds ${held.amount} credits`,
-              ),
-            };
-          return { done: { replayed: true, hold: held } };
-        }
-        if (seq !== undefined) return { replaySeq: seq, op };
-        if (available(state) < op.amount) return { error: insufficient(op.amount) };
-        const hold: Hold = {
-          callId: op.callId,
-          amount: op.amount,
-          direction: op.direction,
-          createdAt: at,
-          expiresAt: op.expiresAt,
-        };
-        return { entry: add({ kind: 'hold', hold }), result: { replayed: false, hold } };
-      }
-      case 'capture': {
-        if (seq !== undefined) return { replaySeq: seq, op };
-        const held = open.get(op.callId);
-        const released = held?.amount ?? 0;
-        // Never below zero: the hold first, then what is available; the rest is a shortfall.
-        const charge = Math.min(op.amount, available(state) + released);
-        if (charge <= 0) {
-          // Settled for good anyway, so a retry after a top-up cannot charge a call billed as failed.
-          const release: EntryChange = {
-            kind: 'release',
-            callId: op.callId,
-            reference: ref,
-            reason: 'insufficient_credits',
-            ...(held && { released }),
-          };
-          return {
-            entry: add(release),
-            result: { replayed: false, shortfall: op.amount, released: held !== undefined },
-          };
-        }
-        const change: EntryChange = {
-          kind: 'ledger',
-          rowId: newRowId(),
-          type: 'call_deduction',
-          amount: -charge,
-          reference: callReference(op.callId),
-          description: op.description,
-          callId: op.callId,
-          ...(op.call && { call: op.call }),
-          ...(held && { released }),
-        };
-        return {
-          entry: add(change),
-          result: { replayed: false, shortfall: op.amount - charge, released: held !== undefined },
-        };
-      }
-      case 'release': {
-        if (seq !== undefined) return { replaySeq: seq, op };
-        const held = open.get(op.callId);
-        if (op.final) {
-          const release: EntryChange = {
-            kind: 'release',
-            callId: op.callId,
-            reference: ref,
-            ...(op.reason !== undefined && { reason: op.reason }),
-            ...(held && { released: held.amount }),
-          };
-          return { entry: add(release), result: { replayed: false, released: held !== undefined } };
-        }
-        if (!held) return { done: { replayed: false, released: false } };
-        return {
-          entry: add({ kind: 'release', callId: op.callId, released: held.amount }),
-          result: { replayed: false, released: true },
-        };
-      }
-    }
-  });
-  return { entries, decisions };
+/** A plan being made: the wallet as its entries so far leave it, what they posted, and the holds left open. */
+class Draft {
+  readonly entries: Entry[] = [];
+  readonly open: Map<string, Hold>;
+  private readonly postedNow = new Map<string, number>();
+
+  constructor(
+    public state: WalletState,
+    private readonly chain: ChainFacts,
+    readonly at: Date,
+    private readonly format: EntryFormat,
+  ) {
+    this.open = new Map(chain.open);
+  }
+
+  /** Appends an entry; its index. */
+  add(change: EntryChange): number {
+    this.state = apply(this.state, change, this.at, this.format);
+    this.entries.push({ change, state: this.state });
+    const ref = postedReference(change);
+    if (ref !== undefined) this.postedNow.set(ref, this.state.seq);
+    if (change.kind === 'hold') this.open.set(change.hold.callId, change.hold);
+    else if (change.callId !== undefined) this.open.delete(change.callId);
+    return this.entries.length - 1;
+  }
+
+  /** The seq that posted a reference: before this plan, or by one of its entries. */
+  posted(ref: string): number | undefined {
+    return this.chain.posted.get(ref) ?? this.postedNow.get(ref);
+  }
+
+  insufficient(need: number): Error {
+    return billingReasons.error(
+      'insufficient_credits',
+      `the available balance (${available(this.state)} credits) cannot cover ${need} credits`,
+    );
+  }
+}
+
+/** One op against the draft: a repeat of a posted reference is a replay, but a hold's own repeat is its open hold. */
+function decide(draft: Draft, op: WalletOp): Decision {
+  const ref = referenceOf(op);
+  const seq = ref === undefined ? undefined : draft.posted(ref);
+  if (op.kind === 'hold') return hold(draft, op, seq);
+  if (seq !== undefined) return { replaySeq: seq, op };
+  switch (op.kind) {
+    case 'topUp':
+    case 'debit':
+      return post(draft, op);
+    case 'capture':
+      return capture(draft, op);
+    case 'release':
+      return release(draft, op);
+  }
+}
+
+/** A top-up, or a debit the available balance covers: one ledger row. */
+function post(draft: Draft, op: Extract<WalletOp, { kind: 'topUp' | 'debit' }>): Decision {
+  if (op.kind === 'debit' && available(draft.state) < op.amount) return { error: draft.insufficient(op.amount) };
+  return {
+    entry: draft.add({
+      kind: 'ledger',
+      rowId: newRowId(),
+      type: op.kind === 'topUp' ? 'top_up' : op.type,
+      amount: op.kind === 'topUp' ? op.amount : -op.amount,
+      reference: op.reference,
+      description: op.description,
+    }),
+    result: { replayed: false },
+  };
+}
+
+/** The call's open hold answers a repeat (of the same amount); else a new hold, if the balance covers it. */
+function hold(draft: Draft, op: Extract<WalletOp, { kind: 'hold' }>, seq: number | undefined): Decision {
+  const held = draft.open.get(op.callId);
+  if (held) {
+    if (held.amount !== op.amount)
+      return {
+        error: billingReasons.error('reference_conflict', `call ${op.callId} already holds ${held.amount} credits`),
+      };
+    return { done: { replayed: true, hold: held } };
+  }
+  if (seq !== undefined) return { replaySeq: seq, op };
+  if (available(draft.state) < op.amount) return { error: draft.insufficient(op.amount) };
+  const { callId, amount, direction, expiresAt } = op;
+  const placed: Hold = { callId, amount, direction, createdAt: draft.at, expiresAt };
+  return { entry: draft.add({ kind: 'hold', hold: placed }), result: { replayed: false, hold: placed } };
+}
+
+function capture(draft: Draft, op: Extract<WalletOp, { kind: 'capture' }>): Decision {
+  const held = draft.open.get(op.callId);
+  const released = held?.amount ?? 0;
+  // Never below zero: the hold first, then what is available; the rest is a shortfall.
+  const charge = Math.min(op.amount, available(draft.state) + released);
+  if (charge <= 0) {
+    // Settled for good anyway, so a retry after a top-up cannot charge a call billed as failed.
+    const settled: EntryChange = {
+      kind: 'release',
+      callId: op.callId,
+      reference: callReference(op.callId),
+      reason: 'insufficient_credits',
+      ...(held && { released }),
+    };
+    return {
+      entry: draft.add(settled),
+      result: { replayed: false, shortfall: op.amount, released: held !== undefined },
+    };
+  }
+  const change: EntryChange = {
+    kind: 'ledger',
+    rowId: newRowId(),
+    type: 'call_deduction',
+    amount: -charge,
+    reference: callReference(op.callId),
+    description: op.description,
+    callId: op.callId,
+    ...(op.call && { call: op.call }),
+    ...(held && { released }),
+  };
+  return {
+    entry: draft.add(change),
+    result: { replayed: false, shortfall: op.amount - charge, released: held !== undefined },
+  };
+}
+
+/** A final release settles the call (posting its reference); another lets go of its hold, if it has one. */
+function release(draft: Draft, op: Extract<WalletOp, { kind: 'release' }>): Decision {
+  const held = draft.open.get(op.callId);
+  if (op.final) {
+    const settled: EntryChange = {
+      kind: 'release',
+      callId: op.callId,
+      reference: callReference(op.callId),
+      ...(op.reason !== undefined && { reason: op.reason }),
+      ...(held && { released: held.amount }),
+    };
+    return { entry: draft.add(settled), result: { replayed: false, released: held !== undefined } };
+  }
+  if (!held) return { done: { replayed: false, released: false } };
+  return {
+    entry: draft.add({ kind: 'release', callId: op.callId, released: held.amount }),
+    result: { replayed: false, released: true },
+  };
 }
 
 const newRowId = () => new Types.ObjectId().toHexString();
