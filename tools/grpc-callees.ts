@@ -82,7 +82,7 @@ export function renderCallees(services: readonly ProcessEntry[], packages: Gener
     '/**',
     ' * Every gRPC service of services/manifest.json, in its order, as a caller needs it: the setting that holds its',
     ' * address, the address it has when that is unset (its manifest port on this machine), and the ts-proto',
-    " * definitions a client is made from (`contract`: which methods are idempotent). The kit's calleeAddresses and",
+    " * definitions a client is made from (`contract`: which methods are idempotent). The kit's calleeSettings and",
     ' * connectCallees take a selection of these.',
     ' */',
     'export const grpcCallees = {',

@@ -45,32 +45,69 @@ export const parsedSetting = <T>(fallback: string, parse: (text: string) => T) =
 
 /** Settings every process shares. Spread into a process's own schema. */
 export const commonEnv = {
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL'),
-  KAFKA_BROKERS: z.string().min(1).transform(splitList),
-  /** How long a SIGTERM drain may take before remaining work is abandoned. */
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
-  /** Unique per replica (the pod name in Kubernetes): names its broadcast groups and leases. */
-  INSTANCE_ID: z.string().min(1).default(`${hostname()}-${process.pid}`),
-  /** Partitions of the topics this service creates for the streams it owns. */
-  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
-  /**
-   * Counts store commands (`voiceapi.store.operations`) via the driver's command monitoring, at a small
-   * cost per command (docs/performance.md, "Counting store operations").
-   */
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('`fatal` … `trace`, `silent`'),
+  MONGO_URL: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL')
+    .describe('the store, a `mongodb://` or `mongodb+srv://` URL'),
+  KAFKA_BROKERS: z.string().min(1).transform(splitList).describe('the Kafka brokers, comma-separated `host:port`'),
+  SHUTDOWN_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10_000)
+    .describe('how long a SIGTERM drain may take, every step of it together, before what remains is abandoned'),
+  INSTANCE_ID: z
+    .string()
+    .min(1)
+    .default(`${hostname()}-${process.pid}`)
+    .describe('unique per replica (the pod name in Kubernetes): names its broadcast groups and leases'),
+  KAFKA_TOPIC_PARTITIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(6)
+    .describe('partitions of the topics the process creates for the streams it owns'),
+  /** Command monitoring costs a little per command (docs/performance.md, "Counting store operations"). */
   STORE_OPS_COUNTING: z
     .enum(['true', 'false'])
     .default('true')
-    .transform((v) => v === 'true'),
-  /** Commands this slow (ms) are counted (`voiceapi.store.slow_commands`); needs STORE_OPS_COUNTING. */
-  STORE_SLOW_COMMAND_MS: z.coerce.number().int().min(1).max(60_000).default(SLOW_COMMAND_COUNT_MS),
-  /** Replication factor of those topics; -1 takes the broker's default. */
-  KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(-1).max(10).default(-1),
-  /**
-   * How long a dead consumer holds its partitions. The default is the brokers' default floor
-   * (`group.min.session.timeout.ms`); lower it only where the brokers allow it (decision 0119).
-   */
-  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(DEFAULT_SESSION_TIMEOUT_MS),
+    .transform((v) => v === 'true')
+    .describe(
+      'counts the commands sent to the store, by collection and operation (metric `voiceapi.store.operations`); ' +
+        "`false` turns the driver's command monitoring off",
+    ),
+  STORE_SLOW_COMMAND_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(60_000)
+    .default(SLOW_COMMAND_COUNT_MS)
+    .describe(
+      'store commands that took this long or longer are counted, by collection and operation (metric ' +
+        '`voiceapi.store.slow_commands`; needs `STORE_OPS_COUNTING`)',
+    ),
+  KAFKA_REPLICATION_FACTOR: z.coerce
+    .number()
+    .int()
+    .min(-1)
+    .max(10)
+    .default(-1)
+    .describe("replication factor of those topics; `-1`: the broker's default"),
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(300_000)
+    .default(DEFAULT_SESSION_TIMEOUT_MS)
+    .describe(
+      "how long a consumer that died without leaving holds its partitions; the default is the brokers' floor " +
+        '(`group.min.session.timeout.ms`): lower it only where the brokers allow it (decision 0119)',
+    ),
 };
 
 /**
@@ -78,11 +115,26 @@ export const commonEnv = {
  * keeps a working connection forever, and a scaled-out service would get no traffic from it.
  */
 export const grpcServerEnv = {
-  GRPC_MAX_CONNECTION_AGE_MS: z.coerce.number().int().min(1_000).default(300_000),
-  GRPC_MAX_CONNECTION_AGE_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  GRPC_MAX_CONNECTION_AGE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(300_000)
+    .describe('connections are closed at this age so callers spread over new replicas'),
+  GRPC_MAX_CONNECTION_AGE_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(30_000)
+    .describe('how long a connection closed for its age may finish the calls it carries'),
 };
 
 /** A gRPC dependency: `host:port` / `dns:///host:port` (a headless Service lists each pod), or `ipv4:a:p,b:p`. */
+/** The database a process owns in the store, `name` unless set. */
+export const ownDatabase = (name: string) => ({
+  MONGO_DB: z.string().default(name).describe('the database the process owns in the store'),
+});
+
 export const grpcAddress = z
   .string()
   .regex(
@@ -96,24 +148,35 @@ export const masterSecret = z.string().min(32, 'must be at least 32 characters')
 /** Earlier master secrets, comma-separated, that still open what they sealed during a key rotation. */
 export const previousMasterSecrets = commaList.pipe(z.array(masterSecret));
 
-/** Object store settings. No endpoint means AWS S3; no keys means the SDK's default chain (the pod's identity). */
+/**
+ * The object store's settings (telephony's recordings, knowledge's documents), the bucket defaulting to
+ * `defaultBucket`.
+ */
 export const objectStoreEnv = (defaultBucket: string) => ({
-  OBJECT_STORE_ENDPOINT: z.string().url().optional(),
-  OBJECT_STORE_REGION: z.string().min(1).default('us-east-1'),
+  OBJECT_STORE_ENDPOINT: z.string().url().optional().describe('the S3 API endpoint; unset: AWS S3'),
+  OBJECT_STORE_REGION: z.string().min(1).default('us-east-1').describe("the object store's region"),
   OBJECT_STORE_BUCKET: z
     .string()
     .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name')
-    .default(defaultBucket),
-  /** Path-style addresses (`endpoint/bucket/key`): what most S3-compatible servers need. */
+    .default(defaultBucket)
+    .describe('the bucket the service owns'),
   OBJECT_STORE_FORCE_PATH_STYLE: z
     .enum(['true', 'false'])
     .default('false')
-    .transform((v) => v === 'true'),
-  OBJECT_STORE_ACCESS_KEY_ID: z.string().min(1).optional(),
-  OBJECT_STORE_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  /** Create the bucket when it is missing (local servers and tests); production's is provisioned. */
+    .transform((v) => v === 'true')
+    .describe('path-style addresses (`endpoint/bucket/key`): `true` for most S3-compatible servers'),
+  OBJECT_STORE_ACCESS_KEY_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "the object store's access key; unset (with the secret): the AWS SDK's default chain, e.g. the pod's identity",
+    ),
+  OBJECT_STORE_SECRET_ACCESS_KEY: z.string().min(1).optional().describe('the secret of that access key'),
+  /** Production's bucket is provisioned. */
   OBJECT_STORE_CREATE_BUCKET: z
     .enum(['true', 'false'])
     .default('false')
-    .transform((v) => v === 'true'),
+    .transform((v) => v === 'true')
+    .describe('create the bucket when it is missing (local servers and tests); `false`: the bucket must exist'),
 });

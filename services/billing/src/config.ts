@@ -1,4 +1,6 @@
-import { commonEnv, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { commonEnv, loadConfig, ownDatabase } from '@voiceapi/kit/config';
+import { grpcServiceEnv } from '@voiceapi/kit/grpc';
+import { grpcCallees } from '@voiceapi/proto';
 import { z } from 'zod';
 
 /** Whole credits per unit, ≥ 0; an empty, negative or fractional rate stops the service at start. */
@@ -16,23 +18,45 @@ const rate = (fallback: number) =>
 
 export const configSchema = z.object({
   ...commonEnv,
-  ...grpcServerEnv,
-  GRPC_HOST: z.string().default('127.0.0.1'),
-  GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50062),
-  MONGO_DB: z.string().default('billing'),
-  /** Credits per started minute of an outbound call. */
-  RATE_OUTBOUND_PER_MINUTE: rate(2),
-  /** Credits per started minute of an inbound call. */
-  RATE_INBOUND_PER_MINUTE: rate(1),
-  /** Credits per started 1,000 words of a knowledge upload (at least one unit per upload). */
-  RATE_KNOWLEDGE_PER_THOUSAND_WORDS: rate(1),
-  SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
-  /** An ended call still unsettled after this long is settled by the sweeper. */
-  SETTLE_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
-  /** Decision 0137: keep `compat` until no billing 1.2 runs: 1.2 (or a rollback to it) can't follow a `fixed` entry. */
-  WALLET_ENTRY_FORMAT: z.enum(['compat', 'fixed']).default('fixed'),
-  /** How often the ledger audit checks the wallets changed since its last pass. */
-  LEDGER_AUDIT_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60_000),
+  ...grpcServiceEnv(grpcCallees.billing),
+  ...ownDatabase('billing'),
+  RATE_OUTBOUND_PER_MINUTE: rate(2).describe(
+    'credits per started minute of an outbound call (whole credits; an empty, negative or fractional rate stops ' +
+      'the service at start)',
+  ),
+  RATE_INBOUND_PER_MINUTE: rate(1).describe('credits per started minute of an inbound call (whole credits)'),
+  RATE_KNOWLEDGE_PER_THOUSAND_WORDS: rate(1).describe(
+    'credits per started 1,000 words of a knowledge upload (whole credits; at least one unit per upload)',
+  ),
+  SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe(
+      'how often the sweeper settles what no event settled: failed charges, expired holds, entries a crash left ' +
+        'unannounced',
+    ),
+  SETTLE_AFTER_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(60_000)
+    .describe('an ended call whose charge failed is settled by the sweeper after this'),
+  /** A billing 1.2 replica (or a rollback to 1.2) can't follow a `fixed` entry. */
+  WALLET_ENTRY_FORMAT: z
+    .enum(['compat', 'fixed'])
+    .default('fixed')
+    .describe(
+      '`fixed`: entries of one size whatever the calls in flight; `compat`: every entry also lists the open holds, ' +
+        'as billing 1.2 reads them, only while 1.2 replicas may run (decision 0137)',
+    ),
+  LEDGER_AUDIT_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(60_000)
+    .describe('how often the ledger audit checks the wallets changed since its last pass'),
 });
 
 export type Config = z.infer<typeof configSchema>;

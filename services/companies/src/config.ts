@@ -1,12 +1,12 @@
-import { commonEnv, grpcServerEnv, loadConfig } from '@voiceapi/kit';
+import { commonEnv, loadConfig, ownDatabase } from '@voiceapi/kit/config';
+import { grpcServiceEnv } from '@voiceapi/kit/grpc';
+import { grpcCallees } from '@voiceapi/proto';
 import { z } from 'zod';
 
 export const configSchema = z.object({
   ...commonEnv,
-  ...grpcServerEnv,
-  GRPC_HOST: z.string().default('127.0.0.1'),
-  GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50061),
-  MONGO_DB: z.string().default('companies'),
+  ...grpcServiceEnv(grpcCallees.companies),
+  ...ownDatabase('companies'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,11 +1,13 @@
-import { commonEnv, grpcServerEnv, loadConfig, objectStoreEnv } from '@voiceapi/kit/config';
-import { calleeAddresses } from '@voiceapi/kit/grpc';
+import { commonEnv, loadConfig, objectStoreEnv, ownDatabase } from '@voiceapi/kit/config';
+import { calleeSettings, grpcServiceEnv } from '@voiceapi/kit/grpc';
 import { grpcCallees } from '@voiceapi/proto';
 import { z } from 'zod';
 
-/** The services knowledge calls; their address settings and defaults come from services/manifest.json. */
+/**
+ * The services knowledge calls; their address settings and defaults come from services/manifest.json, what knowledge
+ * calls each for is their settings' description (below).
+ */
 export const callees = {
-  /** Billing: the rate card, the balance, and the debit of each live upload. */
   billing: grpcCallees.billing,
 };
 
@@ -13,23 +15,30 @@ export const configSchema = z.object({
   ...commonEnv,
   /** Uploaded documents and their extracted text: the S3 bucket knowledge owns. */
   ...objectStoreEnv('voiceapi-knowledge'),
-  ...grpcServerEnv,
-  GRPC_HOST: z.string().default('127.0.0.1'),
-  GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50065),
-  MONGO_DB: z.string().default('knowledge'),
-  ...calleeAddresses(callees),
-  GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(5_000),
-  /** The largest document accepted, in bytes (the gateway refuses larger bodies before they arrive). */
+  ...grpcServiceEnv(grpcCallees.knowledge),
+  ...ownDatabase('knowledge'),
+  ...calleeSettings(callees, {
+    billing: "the rate card, the balance, and each live upload's debit",
+  }),
   KNOWLEDGE_MAX_FILE_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
     .max(100 * 1024 * 1024)
-    .default(20 * 1024 * 1024),
-  /** How often uploads a crashed replica left between storing and charging are finished or undone. */
-  RECOVERY_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
-  /** An upload still pending after this long is taken over by recovery. */
-  PENDING_UPLOAD_GRACE_MS: z.coerce.number().int().min(0).default(60_000),
+    .default(20 * 1024 * 1024)
+    .describe('the largest document accepted (the gateway refuses larger bodies before they arrive)'),
+  RECOVERY_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe('how often uploads a crashed replica left between storing and charging are finished or undone'),
+  PENDING_UPLOAD_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(60_000)
+    .describe('an upload still pending after this long is taken over by recovery'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,5 +1,5 @@
-import type { z } from 'zod';
-import { grpcAddress } from '../config';
+import { z } from 'zod';
+import { grpcAddress, grpcServerEnv } from '../config';
 import type { Lifecycle } from '../lifecycle';
 import { createPromiseClient, type ClientOptions, type PromiseClient, type ServiceContract } from './client';
 import type { UnaryServiceDef } from './types';
@@ -35,13 +35,50 @@ export interface CalleeOptions extends Omit<ClientOptions, 'contract'> {
   closeAs?: string;
 }
 
-/** The config fields of the callees' address settings, each defaulting to its callee's address: spread into a schema. */
-export function calleeAddresses<C extends Callees>(
+/** `companies` → `companies'`, `billing` → `billing's`. */
+const possessive = (name: string) => (name.endsWith('s') ? `${name}'` : `${name}'s`);
+
+/**
+ * The config fields of a process that calls `callees`, spread into its schema: each callee's address setting,
+ * defaulting to its address in services/manifest.json and described as `<callee>'s gRPC address`, followed by
+ * `: <purpose>` when `purposes` (by the callees' keys) says what the process calls it for; and the calls' deadline.
+ */
+export function calleeSettings<C extends Callees>(
   callees: C,
-): { [K in keyof C as C[K]['addressEnv']]: z.ZodDefault<typeof grpcAddress> } {
-  return Object.fromEntries(
-    Object.values(callees).map((c) => [c.addressEnv, grpcAddress.default(c.defaultAddress)]),
-  ) as never;
+  purposes: { readonly [K in keyof C]?: string } = {},
+): { [K in keyof C as C[K]['addressEnv']]: z.ZodDefault<typeof grpcAddress> } & typeof callerEnv {
+  return {
+    ...Object.fromEntries(
+      Object.entries(callees).map(([key, c]) => {
+        const purpose = (purposes as Readonly<Record<string, string | undefined>>)[key];
+        const description = `${possessive(c.name)} gRPC address${purpose ? `: ${purpose}` : ''}`;
+        return [c.addressEnv, grpcAddress.default(c.defaultAddress).describe(description)];
+      }),
+    ),
+    ...callerEnv,
+  } as never;
+}
+
+const callerEnv = {
+  GRPC_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5_000)
+    .describe("each call's deadline to the services it calls"),
+};
+
+/**
+ * The config fields of the gRPC service `self` is (its entry of @voiceapi/proto's grpcCallees): where it listens, on
+ * the port services/manifest.json gives it, and its connections' age (`grpcServerEnv`).
+ */
+export function grpcServiceEnv(self: Callee) {
+  const port = Number(self.defaultAddress.slice(self.defaultAddress.lastIndexOf(':') + 1));
+  return {
+    ...grpcServerEnv,
+    GRPC_HOST: z.string().default('127.0.0.1').describe('the address the gRPC server listens on'),
+    GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(port).describe("the gRPC server's port"),
+  };
 }
 
 /** A client of each callee at the address its setting holds; each carries its callee's contract. */
