@@ -5,7 +5,7 @@
  * serves the same.
  */
 import type { AddressInfo } from 'node:net';
-import { createLogger } from '@voiceapi/kit';
+import { createLogger } from '@voiceapi/kit/service';
 import { buildApp, type AppDeps } from '../services/gateway/src/app';
 
 /** Only what building the routes touches; every handler would need the real ones, and none runs here. */

@@ -6,7 +6,7 @@
  * Usage: tsx test/bench/baselines.ts <mode> <port> [grpc-target]
  */
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import { createPromiseClient } from '@voiceapi/kit';
+import { createPromiseClient } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import express from 'express';
 

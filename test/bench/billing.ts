@@ -16,7 +16,7 @@ import { mkdtempSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
-import { createPromiseClient, type CallContext } from '@voiceapi/kit';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { provideInfra } from '../harness/infra';
 import { freePort, PROFILE_DIR, startProcess, waitFor } from '../harness/processes';

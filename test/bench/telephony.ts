@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import mongoose from 'mongoose';
-import { createPromiseClient, type CallContext } from '@voiceapi/kit';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { provideInfra, useInfra } from '../harness/infra';

@@ -11,7 +11,9 @@
  * Writes the webhooks section of docs/performance.md. It reports; it never fails on time.
  */
 import { randomUUID } from 'node:crypto';
-import { createKafka, createLogger, createPromiseClient, eventRecord, EventPublisher } from '@voiceapi/kit';
+import { createKafka, eventRecord, EventPublisher } from '@voiceapi/kit/events';
+import { createPromiseClient } from '@voiceapi/kit/grpc';
+import { createLogger } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import { Receiver } from '../../services/webhooks/test/receiver';
 import { provideInfra, useInfra } from '../harness/infra';

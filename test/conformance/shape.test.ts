@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { reasonCodesOf, type QueryShape, type ReasonEnum } from '@voiceapi/kit';
+import { reasonCodesOf, type ReasonEnum } from '@voiceapi/kit/errors';
+import { type QueryShape } from '@voiceapi/kit/mongo';
 import { unservedShapes } from '../../libs/kit/test/unserved-shapes';
 import { voiceapi } from '@voiceapi/proto';
 import { CONTRACT_REASONS, gatewayReasons, HTTP_STATUS } from '../../services/gateway/src/http/reasons';

@@ -1,7 +1,7 @@
 // Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPromiseClient } from '@voiceapi/kit';
+import { createPromiseClient } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { call, startSystem, tenantWithKey, type System } from '../harness/system';
 import { eventually } from '../harness/wait';

@@ -1,6 +1,6 @@
 // Over 300 lines because its cases share one started system (a few seconds to start per file); split by area only where that cost pays.
 import { randomBytes } from 'node:crypto';
-import { S3ObjectStore, type S3Settings } from '@voiceapi/kit';
+import { S3ObjectStore, type S3Settings } from '@voiceapi/kit/objects';
 import { objectStoreSettings } from '../harness/infra';
 import { call, startSystem, tenantWithKey, type CallResult, type System } from '../harness/system';
 import { eventually } from '../harness/wait';

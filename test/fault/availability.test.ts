@@ -1,4 +1,4 @@
-import { createPromiseClient } from '@voiceapi/kit';
+import { createPromiseClient } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { freePort } from '../harness/processes';
 import type { System } from '../harness/system';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import { createPromiseClient, type CallContext } from '@voiceapi/kit';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import mongoose from 'mongoose';
-import { createPromiseClient, type CallContext } from '@voiceapi/kit';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { walletProblems } from '../../services/billing/test/invariants';
 import { scenarioOf } from '../../services/telephony/src/carrier/simulator';

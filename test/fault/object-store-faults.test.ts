@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { S3ObjectStore } from '@voiceapi/kit';
+import { S3ObjectStore } from '@voiceapi/kit/objects';
 import { objectStoreEnv, startObjectStore, type ObjectStoreHandle } from '@voiceapi/local-infra';
 import { s3SettingsFor } from '../harness/infra';
 import { freePort } from '../harness/processes';

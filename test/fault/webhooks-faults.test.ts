@@ -3,14 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
-import {
-  createKafka,
-  createLogger,
-  createPromiseClient,
-  eventRecord,
-  EventPublisher,
-  type CallContext,
-} from '@voiceapi/kit';
+import { createKafka, eventRecord, EventPublisher } from '@voiceapi/kit/events';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit/grpc';
+import { createLogger } from '@voiceapi/kit/service';
 import { startKafka } from '@voiceapi/local-infra';
 import { voiceapi } from '@voiceapi/proto';
 import { Receiver } from '../../services/webhooks/test/receiver';

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { S3Settings } from '@voiceapi/kit';
+import type { S3Settings } from '@voiceapi/kit/objects';
 
 export interface Infra {
   mongoUrl: string;

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import type { StoreOpCounts } from '@voiceapi/kit';
+import type { StoreOpCounts } from '@voiceapi/kit/mongo';
 
 export type StoreOpsByProcess = Record<string, StoreOpCounts>;
 

@@ -1,4 +1,4 @@
-import { contractReasons, grpcStatus } from '@voiceapi/kit';
+import { contractReasons, grpcStatus } from '@voiceapi/kit/errors';
 import { voiceapi } from '@voiceapi/proto';
 
 /**

@@ -1,17 +1,10 @@
 // Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import {
-  consumerGroup,
-  createKafka,
-  createLogger,
-  createPromiseClient,
-  DomainError,
-  requireTenant,
-  EventPublisher,
-  EventSubscriber,
-  type CallContext,
-} from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { consumerGroup, createKafka, EventPublisher, EventSubscriber } from '@voiceapi/kit/events';
+import { createPromiseClient, requireTenant, type CallContext } from '@voiceapi/kit/grpc';
+import { createLogger } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../src/main';
 import { WalletStore } from '../src/store/wallet-store';

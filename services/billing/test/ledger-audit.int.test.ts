@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import { createPromiseClient, type CallContext } from '@voiceapi/kit';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../src/main';
 import { AuditStore } from '../src/store/audit-store';

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import { createLogger, scopeOfRecord, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { createLogger } from '@voiceapi/kit/service';
 import { startBilling } from '../src/main';
 import { WalletStore } from '../src/store/wallet-store';
 import { Wallets } from '../src/usecases/wallets';

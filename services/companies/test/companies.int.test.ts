@@ -1,6 +1,7 @@
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { createPromiseClient, DomainError, type CallContext } from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';

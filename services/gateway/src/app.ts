@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '@voiceapi/kit';
+import type { Logger } from '@voiceapi/kit/service';
 import express, { type Express, type RequestHandler } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { KeyCache, AuthenticatedKey } from './auth/key-cache';

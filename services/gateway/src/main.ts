@@ -3,12 +3,11 @@ import {
   broadcastGroup,
   broadcastGroupPrefix,
   EventSubscriber,
-  openService,
   removeIdleBroadcastGroups,
-  runAsMain,
   startEvents,
-  Worker,
-} from '@voiceapi/kit';
+} from '@voiceapi/kit/events';
+import { openService, runAsMain } from '@voiceapi/kit/service';
+import { Worker } from '@voiceapi/kit/work';
 import { voiceapi } from '@voiceapi/proto';
 import { ConnectionStates } from 'mongoose';
 import { buildApp, createHttpServer } from './app';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { requireTenant } from '@voiceapi/kit';
+import { requireTenant } from '@voiceapi/kit/grpc';
 import mongoose, { type Connection } from 'mongoose';
 import { ApiKeyStore, type NewApiKey } from '../src/store/api-keys';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DomainError } from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
 import mongoose, { type Connection } from 'mongoose';
 import { IdempotencyStore } from '../src/store/idempotency';
 

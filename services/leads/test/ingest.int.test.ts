@@ -1,18 +1,10 @@
 // Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import {
-  consumerGroup,
-  createKafka,
-  createLogger,
-  createPromiseClient,
-  DomainError,
-  eventRecord,
-  EventPublisher,
-  EventSubscriber,
-  newOperationId,
-  type CallContext,
-} from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { consumerGroup, createKafka, eventRecord, EventPublisher, EventSubscriber } from '@voiceapi/kit/events';
+import { createPromiseClient, newOperationId, type CallContext } from '@voiceapi/kit/grpc';
+import { createLogger } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import { startBilling } from '../../billing/src/main';
 import { startWebhooks } from '../../webhooks/src/main';

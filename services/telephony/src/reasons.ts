@@ -1,4 +1,4 @@
-import { contractReasons, grpcStatus } from '@voiceapi/kit';
+import { contractReasons, grpcStatus } from '@voiceapi/kit/errors';
 import { voiceapi } from '@voiceapi/proto';
 
 /** Telephony's refusals (contract: proto/voiceapi/telephony/v1/reasons.proto) and the gRPC status of each. */

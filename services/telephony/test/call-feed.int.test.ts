@@ -1,5 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createLogger, DomainError, ensureIndexes, scopeOfRecord } from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
+import { ensureIndexes } from '@voiceapi/kit/mongo';
+import { createLogger } from '@voiceapi/kit/service';
 import mongoose from 'mongoose';
 import { formatCursor, type CallChangeKind, type CallSnapshot } from '../src/domain/call-feed';
 import type { Call } from '../src/domain/call';

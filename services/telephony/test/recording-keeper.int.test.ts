@@ -1,5 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createLogger, ensureIndexes, S3ObjectStore, scopeOfRecord } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
+import { ensureIndexes } from '@voiceapi/kit/mongo';
+import { S3ObjectStore } from '@voiceapi/kit/objects';
+import { createLogger } from '@voiceapi/kit/service';
 import mongoose from 'mongoose';
 import { s3SettingsFor } from '../../../test/harness/infra';
 import { carrierCallId, SimulatorCarrier } from '../src/carrier/simulator';

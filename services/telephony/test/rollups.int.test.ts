@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ensureIndexes, scopeOfRecord } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
+import { ensureIndexes } from '@voiceapi/kit/mongo';
 import mongoose from 'mongoose';
 import { bucketStart } from '../src/domain/rollup';
 import { CallStore } from '../src/store/call-store';

@@ -1,15 +1,9 @@
 // Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  createLogger,
-  createPromiseClient,
-  DomainError,
-  eventRecord,
-  EventPublisher,
-  createKafka,
-  requireTenant,
-  type CallContext,
-} from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { eventRecord, EventPublisher, createKafka } from '@voiceapi/kit/events';
+import { createPromiseClient, requireTenant, type CallContext } from '@voiceapi/kit/grpc';
+import { createLogger } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import mongoose from 'mongoose';
 import { startBilling } from '../../billing/src/main';

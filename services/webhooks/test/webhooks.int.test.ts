@@ -1,15 +1,10 @@
 // Over 300 lines because one service's integration cases share its started store, Kafka and service per file.
 import { randomBytes, randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import {
-  createKafka,
-  createLogger,
-  createPromiseClient,
-  DomainError,
-  eventRecord,
-  EventPublisher,
-  type CallContext,
-} from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { createKafka, eventRecord, EventPublisher } from '@voiceapi/kit/events';
+import { createPromiseClient, type CallContext } from '@voiceapi/kit/grpc';
+import { createLogger } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import { startWebhooks } from '../src/main';
 import { eventually } from '../../../test/harness/wait';

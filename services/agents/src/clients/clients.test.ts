@@ -1,4 +1,5 @@
-import { commonReasons, requireTenant } from '@voiceapi/kit';
+import { commonReasons } from '@voiceapi/kit/errors';
+import { requireTenant } from '@voiceapi/kit/grpc';
 import { companyProfiles } from './companies';
 import { knowledgeDocuments } from './knowledge';
 import { ownedNumbers } from './telephony';

@@ -1,4 +1,5 @@
-import { contextOf, nullIfNotFound, type PromiseClient } from '@voiceapi/kit';
+import { nullIfNotFound } from '@voiceapi/kit/errors';
+import { contextOf, type PromiseClient } from '@voiceapi/kit/grpc';
 import type { voiceapi } from '@voiceapi/proto';
 import type { Companies } from '../usecases/ports';
 

@@ -1,4 +1,4 @@
-import { OutboundFailed, OutboundRefused, type OutboundClient } from '@voiceapi/kit';
+import { OutboundFailed, OutboundRefused, type OutboundClient } from '@voiceapi/kit/http';
 import { z } from 'zod';
 import type { Doctor } from '../domain/agent';
 import { agentsReasons } from '../reasons';

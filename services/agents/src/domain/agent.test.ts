@@ -1,4 +1,4 @@
-import { DomainError } from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
 import { checkOneScopePerNumber, checkScope, checkTimeout, nextStatus } from './agent';
 
 const reason = (f: () => unknown) => {

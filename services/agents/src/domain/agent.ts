@@ -1,4 +1,4 @@
-import { validationError } from '@voiceapi/kit';
+import { validationError } from '@voiceapi/kit/errors';
 import { agentsReasons } from '../reasons';
 
 export type AgentStatus = 'inactive' | 'active';

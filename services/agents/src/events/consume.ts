@@ -1,4 +1,5 @@
-import { scopeOfRecord, type EventSubscriber } from '@voiceapi/kit';
+import { type EventSubscriber } from '@voiceapi/kit/events';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import type { Agents } from '../usecases/agents';
 

@@ -1,4 +1,4 @@
-import { eventRecord, type Announcer } from '@voiceapi/kit';
+import { eventRecord, type Announcer } from '@voiceapi/kit/events';
 import { voiceapi } from '@voiceapi/proto';
 import type { AgentEvents } from '../usecases/ports';
 

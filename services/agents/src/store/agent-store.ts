@@ -1,15 +1,7 @@
-import {
-  modelOf,
-  objectIds,
-  ReadCache,
-  scopeOfRecord,
-  TenantCollection,
-  type Logger,
-  type Page,
-  type QueryShape,
-  type ReadBack,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { type ReadBack } from '@voiceapi/kit/events';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, ReadCache, TenantCollection, type Page, type QueryShape } from '@voiceapi/kit/mongo';
+import { type Logger } from '@voiceapi/kit/service';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { Agent, AgentFields } from '../domain/agent';
 

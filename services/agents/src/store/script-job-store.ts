@@ -1,4 +1,5 @@
-import { modelOf, scopeOfRecord, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, type Connection } from 'mongoose';
 
 /** A script to write: the agent's id is the `_id`, so one agent has at most one request. */

@@ -1,14 +1,10 @@
 // Over 300 lines because the agents service's use cases share the agent's validation and its knowledge and company look-ups.
 import { randomUUID } from 'node:crypto';
-import {
-  notFound,
-  validationError,
-  type Logger,
-  type Page,
-  type PageAsked,
-  type SecretBox,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { type SecretBox } from '@voiceapi/kit/crypto';
+import { notFound, validationError } from '@voiceapi/kit/errors';
+import { type PageAsked, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Page } from '@voiceapi/kit/mongo';
+import { type Logger } from '@voiceapi/kit/service';
 import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
 import {
   checkOneScopePerNumber,

@@ -1,4 +1,5 @@
-import { requireTenant, SecretBox } from '@voiceapi/kit';
+import { SecretBox } from '@voiceapi/kit/crypto';
+import { requireTenant } from '@voiceapi/kit/grpc';
 import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
 import type { Agent } from '../domain/agent';
 import { agentsReasons } from '../reasons';

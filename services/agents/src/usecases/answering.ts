@@ -1,4 +1,6 @@
-import { DomainError, notFound, type SecretBox, type TenantScope, orFallback } from '@voiceapi/kit';
+import { type SecretBox } from '@voiceapi/kit/crypto';
+import { DomainError, notFound, orFallback } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import type { CustomApi, CustomApiTarget } from '../custom-api/custom-api';
 import type { Agent } from '../domain/agent';
 import { openingLine } from '../script/generator';

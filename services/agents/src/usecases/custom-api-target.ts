@@ -1,4 +1,5 @@
-import type { SecretBox, TenantScope } from '@voiceapi/kit';
+import type { SecretBox } from '@voiceapi/kit/crypto';
+import type { TenantScope } from '@voiceapi/kit/grpc';
 import type { CustomApiTarget } from '../custom-api/custom-api';
 import type { Agent } from '../domain/agent';
 

@@ -1,4 +1,5 @@
-import { eventRecord, type EventRecord, type Outbox, type TenantScope } from '@voiceapi/kit';
+import { eventRecord, type EventRecord, type Outbox } from '@voiceapi/kit/events';
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { available, longestCallCovered, rowOf, type Entry, type WalletState } from '../domain/wallet';
 import type { CallOutcome } from '../domain/call';

@@ -1,4 +1,4 @@
-import { declareQueries, modelOf, platformModel, upsertManyOnce, type QueryShape } from '@voiceapi/kit';
+import { declareQueries, modelOf, platformModel, upsertManyOnce, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { AuditMark } from '../domain/ledger-audit';
 

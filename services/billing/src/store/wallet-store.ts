@@ -1,4 +1,5 @@
 // Over 300 lines because a wallet's entries and their head are written together (one append), so they share one store.
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import {
   isDuplicateKeyError,
   modelOf,
@@ -6,8 +7,7 @@ import {
   TenantCollection,
   TenantKeyed,
   type QueryShape,
-  type TenantScope,
-} from '@voiceapi/kit';
+} from '@voiceapi/kit/mongo';
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';
 import type { RowFigures } from '../domain/ledger-audit';

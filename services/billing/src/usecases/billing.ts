@@ -1,4 +1,6 @@
-import { isReason, validationError, type TenantScope, type TypedCounter } from '@voiceapi/kit';
+import { isReason, validationError } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { type TypedCounter } from '@voiceapi/kit/metrics';
 import type { RateCard } from '../config';
 import {
   available,

@@ -1,11 +1,7 @@
-import {
-  scopeOfRecord,
-  validationError,
-  type Logger,
-  type TenantScope,
-  type TypedCounter,
-  type TypedHistogram,
-} from '@voiceapi/kit';
+import { validationError } from '@voiceapi/kit/errors';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { type TypedCounter, type TypedHistogram } from '@voiceapi/kit/metrics';
+import { type Logger } from '@voiceapi/kit/service';
 import type { RateCard } from '../config';
 import { callCharge } from '../domain/wallet';
 import type { CallStore } from '../store/call-store';

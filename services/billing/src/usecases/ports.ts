@@ -1,4 +1,4 @@
-import type { TenantScope } from '@voiceapi/kit';
+import type { TenantScope } from '@voiceapi/kit/grpc';
 import type { CallOutcome } from '../domain/call';
 import type { Entry, WalletState } from '../domain/wallet';
 

@@ -1,5 +1,7 @@
 // Over 300 lines: one wallet batch is planned here end to end (queue, head, hints, look-ups; decision 0137).
-import { Coalescer, type Logger, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
+import { Coalescer } from '@voiceapi/kit/work';
 import { LRUCache } from 'lru-cache';
 import {
   callIdOf,

@@ -1,4 +1,5 @@
-import type { Logger, TenantScope } from '@voiceapi/kit';
+import type { TenantScope } from '@voiceapi/kit/grpc';
+import type { Logger } from '@voiceapi/kit/service';
 import { markOf, tally, tallyOf, type AuditMark } from '../domain/ledger-audit';
 import { apply, EMPTY_WALLET, type EntryChange, type WalletState } from '../domain/wallet';
 import { LedgerAudit, type LedgerAuditDeps } from './ledger-audit';

@@ -1,4 +1,7 @@
-import { scopeOfRecord, type Logger, type PassResult, type TypedCounter } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
+import { type TypedCounter } from '@voiceapi/kit/metrics';
+import { type Logger } from '@voiceapi/kit/service';
+import { type PassResult } from '@voiceapi/kit/work';
 import { markOf, tally, tallyOf, type AuditMark } from '../domain/ledger-audit';
 import type { AuditStore } from '../store/audit-store';
 import type { ChangedHead, WalletStore } from '../store/wallet-store';

@@ -1,4 +1,5 @@
-import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import { openHoldCount, type Hold, type WalletState } from '../domain/wallet';
 import type { CallStore } from '../store/call-store';
 import type { Head, WalletStore } from '../store/wallet-store';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { eventRecord, type Announcer } from '@voiceapi/kit';
+import { eventRecord, type Announcer } from '@voiceapi/kit/events';
 import { voiceapi } from '@voiceapi/proto';
 import type { CompanyEvents } from '../usecases/ports';
 

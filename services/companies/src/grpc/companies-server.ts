@@ -1,11 +1,6 @@
-import {
-  registerService,
-  requireTenant,
-  validationError,
-  type Logger,
-  type ServiceRegistration,
-  pageAsked,
-} from '@voiceapi/kit';
+import { validationError } from '@voiceapi/kit/errors';
+import { registerService, requireTenant, type ServiceRegistration, pageAsked } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import type { ClearableField, Company, CompanyFields } from '../domain/company';
 import type { Companies } from '../usecases/companies';

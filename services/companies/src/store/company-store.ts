@@ -1,12 +1,6 @@
-import {
-  modelOf,
-  objectIds,
-  TenantCollection,
-  type Page,
-  type QueryShape,
-  type ReadBack,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { type ReadBack } from '@voiceapi/kit/events';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, TenantCollection, type Page, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { Company, CompanyFields, ClearableField } from '../domain/company';
 

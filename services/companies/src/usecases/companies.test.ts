@@ -1,5 +1,7 @@
 import { announcerInMemory } from '../../../../libs/kit/test/announcer-in-memory';
-import { DomainError, requireTenant, type ReadBack } from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { type ReadBack } from '@voiceapi/kit/events';
+import { requireTenant } from '@voiceapi/kit/grpc';
 import { companyEvents } from '../events/publish';
 import type { CompanyStore } from '../store/company-store';
 import { Companies } from './companies';

@@ -1,4 +1,6 @@
-import { type PageAsked, notFound, validationError, type Page, type TenantScope } from '@voiceapi/kit';
+import { notFound, validationError } from '@voiceapi/kit/errors';
+import { type PageAsked, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Page } from '@voiceapi/kit/mongo';
 import type { CompanyStore } from '../store/company-store';
 import type { ClearableField, Company, CompanyFields } from '../domain/company';
 import type { CompanyEvents } from './ports';

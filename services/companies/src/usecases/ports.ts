@@ -1,4 +1,5 @@
-import type { ReadBack, TenantScope } from '@voiceapi/kit';
+import type { ReadBack } from '@voiceapi/kit/events';
+import type { TenantScope } from '@voiceapi/kit/grpc';
 
 /**
  * What companies announce (the `companies.v1` stream): agents write scripts from company profiles.

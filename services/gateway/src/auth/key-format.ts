@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import type { KeyMode } from '@voiceapi/kit';
+import type { KeyMode } from '@voiceapi/kit/grpc';
 
 /**
  * API key format: `sk_<mode>_<secret><checksum>`.

@@ -1,12 +1,12 @@
 import {
   eventRecord,
-  Worker,
   type EventMeta,
   type EventPublisher,
   type EventSubscriber,
-  type Logger,
   type Outbox,
-} from '@voiceapi/kit';
+} from '@voiceapi/kit/events';
+import { type Logger } from '@voiceapi/kit/service';
+import { Worker } from '@voiceapi/kit/work';
 import { voiceapi } from '@voiceapi/proto';
 import type { KeyCache } from '../auth/key-cache';
 import type { SettingsStore } from '../store/settings';

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Logger } from '@voiceapi/kit';
+import type { Logger } from '@voiceapi/kit/service';
 import type { Response } from 'express';
 import { errorResult, send } from './errors';
 import type { BinaryResult } from './result';

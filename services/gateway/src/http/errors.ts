@@ -1,4 +1,5 @@
-import { DomainError, domainErrorOf, type ErrorDetail, type Logger } from '@voiceapi/kit';
+import { DomainError, domainErrorOf, type ErrorDetail } from '@voiceapi/kit/errors';
+import { type Logger } from '@voiceapi/kit/service';
 import type { ErrorRequestHandler, Response } from 'express';
 import { HTTP_STATUS, httpStatusOf, RETRY_AFTER_SECONDS, type HttpReason } from './reasons';
 import { z } from './zod';

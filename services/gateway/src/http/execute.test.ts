@@ -1,5 +1,5 @@
 // Over 300 lines because the cases of one module share its fixtures.
-import { notFound } from '@voiceapi/kit';
+import { notFound } from '@voiceapi/kit/errors';
 import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import express from 'express';
 import { mountRoutes } from './mount';

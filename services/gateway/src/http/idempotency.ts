@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { KeyMode, Logger } from '@voiceapi/kit';
+import type { KeyMode } from '@voiceapi/kit/grpc';
+import type { Logger } from '@voiceapi/kit/service';
 import { errorResult, type HttpResult } from './errors';
 import { isBinary, type RouteResult } from './result';
 

@@ -1,7 +1,7 @@
 // Over 300 lines because the cases of one module share its fixtures.
 import { createHash } from 'node:crypto';
 import { request, type ClientRequest } from 'node:http';
-import { notFound } from '@voiceapi/kit';
+import { notFound } from '@voiceapi/kit/errors';
 import { defineRoute, multipart, noBody, type FilePart } from './route';
 import { json, serve, type Served } from './route-test-kit';
 import { z } from './zod';

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
-import type { DomainError } from '@voiceapi/kit';
+import type { DomainError } from '@voiceapi/kit/errors';
 import type { Request } from 'express';
 import { refusal } from './refusals';
 import { contentTypeMatches, type FilePart, type MultipartSpec } from './route';

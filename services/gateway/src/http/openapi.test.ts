@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Logger } from '@voiceapi/kit';
+import type { Logger } from '@voiceapi/kit/service';
 import express from 'express';
 import type { ServiceClients } from '../clients';
 import type { CallStreams } from '../routes/telephony/call-stream';

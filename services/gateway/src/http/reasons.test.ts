@@ -1,4 +1,5 @@
-import { commonReasons, defineReasons, fromGrpcError, grpcStatus, toGrpcError, type Logger } from '@voiceapi/kit';
+import { commonReasons, defineReasons, fromGrpcError, grpcStatus, toGrpcError } from '@voiceapi/kit/errors';
+import { type Logger } from '@voiceapi/kit/service';
 import { errorResult } from './errors';
 
 function recordingLog() {

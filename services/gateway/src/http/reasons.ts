@@ -1,4 +1,4 @@
-import { defineReasons, grpcStatus, type ReasonCodeOf } from '@voiceapi/kit';
+import { defineReasons, grpcStatus, type ReasonCodeOf } from '@voiceapi/kit/errors';
 import { voiceapi } from '@voiceapi/proto';
 
 /** The reason enums of the contract (proto/voiceapi/<service>/v1/reasons.proto): every code a backing service may answer with. */

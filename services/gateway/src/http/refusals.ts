@@ -1,4 +1,4 @@
-import { validationError, type DomainError, type ErrorDetail } from '@voiceapi/kit';
+import { validationError, type DomainError, type ErrorDetail } from '@voiceapi/kit/errors';
 import { gatewayReasons } from './reasons';
 
 /** Reasons the route layer raises itself, about a request's body or its Idempotency-Key. */

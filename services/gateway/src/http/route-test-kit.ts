@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import type { Logger } from '@voiceapi/kit';
+import type { Logger } from '@voiceapi/kit/service';
 import express from 'express';
 import type { AuthenticatedKey } from '../auth/key-cache';
 import { errorHandler, fail } from './errors';

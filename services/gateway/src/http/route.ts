@@ -2,7 +2,8 @@
 import type { Readable } from 'node:stream';
 import type { RequestHandler } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import type { CallContext, Logger } from '@voiceapi/kit';
+import type { CallContext } from '@voiceapi/kit/grpc';
+import type { Logger } from '@voiceapi/kit/service';
 import type { AuthenticatedKey } from '../auth/key-cache';
 import { CHANGELOG_PATH } from './api-release';
 import type { Scope } from '../auth/scopes';

@@ -1,4 +1,5 @@
-import { commonReasons, notFound, requireTenant, type KeyMode, type TenantScope } from '@voiceapi/kit';
+import { commonReasons, notFound } from '@voiceapi/kit/errors';
+import { requireTenant, type KeyMode, type TenantScope } from '@voiceapi/kit/grpc';
 import { Types } from 'mongoose';
 import { generateKey, hashKey, keyHint } from '../auth/key-format';
 import { DEFAULT_SCOPES, type Scope } from '../auth/scopes';

@@ -1,12 +1,5 @@
-import {
-  modelOf,
-  objectIds,
-  stringIds,
-  TenantCollection,
-  type KeyMode,
-  type QueryShape,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { type KeyMode, type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 

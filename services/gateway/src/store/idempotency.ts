@@ -1,14 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  isDuplicateKeyError,
-  modelOf,
-  scopeOfRecord,
-  stringIds,
-  TenantCollection,
-  type KeyMode,
-  type QueryShape,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { scopeOfRecord, type KeyMode, type TenantScope } from '@voiceapi/kit/grpc';
+import { isDuplicateKeyError, modelOf, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { IdempotencyRecords, StoredResponse } from '../http/idempotency';
 import { gatewayReasons } from '../http/reasons';

@@ -1,4 +1,5 @@
-import { modelOf, objectIds, TenantCollection, type KeyMode, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { type KeyMode, type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { Scope } from '../auth/scopes';
 

@@ -1,4 +1,4 @@
-import { modelOf, platformModel, type WakeSource } from '@voiceapi/kit';
+import { modelOf, platformModel, type WakeSource } from '@voiceapi/kit/mongo';
 import { Schema, type Connection, type Model } from 'mongoose';
 
 interface SettingsRecord {

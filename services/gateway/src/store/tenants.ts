@@ -1,4 +1,4 @@
-import { isObjectIdHex, modelOf, platformModel } from '@voiceapi/kit';
+import { isObjectIdHex, modelOf, platformModel } from '@voiceapi/kit/mongo';
 import { LRUCache } from 'lru-cache';
 import { Schema, Types, type Connection, type Model } from 'mongoose';
 

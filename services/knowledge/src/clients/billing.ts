@@ -1,4 +1,5 @@
-import { contextOf, isReason, type PromiseClient } from '@voiceapi/kit';
+import { isReason } from '@voiceapi/kit/errors';
+import { contextOf, type PromiseClient } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import type { Wallet } from '../usecases/ports';
 

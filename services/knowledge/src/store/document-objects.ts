@@ -1,4 +1,6 @@
-import { BlobStore, type ObjectStore, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { BlobStore } from '@voiceapi/kit/mongo';
+import { type ObjectStore } from '@voiceapi/kit/objects';
 import type { Connection } from 'mongoose';
 
 /**

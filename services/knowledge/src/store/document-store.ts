@@ -1,15 +1,7 @@
-import {
-  modelOf,
-  objectIds,
-  scopeOfRecord,
-  stringIds,
-  TenantCollection,
-  type Page,
-  type ObjectStore,
-  type QueryShape,
-  type ReadBack,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { type ReadBack } from '@voiceapi/kit/events';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, stringIds, TenantCollection, type Page, type QueryShape } from '@voiceapi/kit/mongo';
+import { type ObjectStore } from '@voiceapi/kit/objects';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { KnowledgeDocument } from '../domain/document';
 import { DocumentObjects } from './document-objects';

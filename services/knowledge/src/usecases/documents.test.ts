@@ -1,5 +1,7 @@
 import { announcerInMemory } from '../../../../libs/kit/test/announcer-in-memory';
-import { requireTenant, type Logger, type ReadBack } from '@voiceapi/kit';
+import { type ReadBack } from '@voiceapi/kit/events';
+import { requireTenant } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import { documentEvents } from '../events/publish';
 import type { DocumentStore } from '../store/document-store';
 import { Documents } from './documents';

@@ -1,13 +1,8 @@
 import { createHash } from 'node:crypto';
-import {
-  commonReasons,
-  notFound,
-  validationError,
-  type Logger,
-  type Page,
-  type PageAsked,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { commonReasons, notFound, validationError } from '@voiceapi/kit/errors';
+import { type PageAsked, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Page } from '@voiceapi/kit/mongo';
+import { type Logger } from '@voiceapi/kit/service';
 import { ALLOWED_CONTENT_TYPES, declaredKind, extractText, ExtractionRefused } from '../extract';
 import { knowledgeReasons } from '../reasons';
 import type { DocumentStore } from '../store/document-store';

@@ -1,4 +1,5 @@
-import type { ReadBack, TenantScope } from '@voiceapi/kit';
+import type { ReadBack } from '@voiceapi/kit/events';
+import type { TenantScope } from '@voiceapi/kit/grpc';
 
 /** Billing, as uploads need it. */
 export interface Wallet {

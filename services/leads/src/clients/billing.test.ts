@@ -1,4 +1,4 @@
-import { contextOf, requireTenant } from '@voiceapi/kit';
+import { contextOf, requireTenant } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { billingHoldQuote } from './billing';
 

@@ -1,4 +1,4 @@
-import { contextOf, requireTenant } from '@voiceapi/kit';
+import { contextOf, requireTenant } from '@voiceapi/kit/grpc';
 import { webhookReaders } from './webhooks';
 
 describe("leads' webhooks client", () => {

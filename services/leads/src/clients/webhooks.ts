@@ -1,4 +1,5 @@
-import { contextOf, orFallback, type PromiseClient, type TenantScope } from '@voiceapi/kit';
+import { orFallback } from '@voiceapi/kit/errors';
+import { contextOf, type PromiseClient, type TenantScope } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { LRUCache } from 'lru-cache';
 import type { StatusChangeReaders } from '../usecases/ports';

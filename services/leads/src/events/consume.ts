@@ -1,4 +1,4 @@
-import type { EventSubscriber } from '@voiceapi/kit';
+import type { EventSubscriber } from '@voiceapi/kit/events';
 import { voiceapi } from '@voiceapi/proto';
 import type { CreditView } from '../usecases/credit-check';
 import type { Dialing } from '../usecases/dialing';

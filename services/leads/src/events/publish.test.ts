@@ -1,7 +1,7 @@
 import { context, propagation, trace, TraceFlags, type Context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { Announcer, EventRecord } from '@voiceapi/kit';
+import type { Announcer, EventRecord } from '@voiceapi/kit/events';
 import type { Campaign, Contact } from '../domain/contact';
 import { leadEvents } from './publish';
 

@@ -1,4 +1,4 @@
-import { eventRecord, type Announcer, type EventRecord } from '@voiceapi/kit';
+import { eventRecord, type Announcer, type EventRecord } from '@voiceapi/kit/events';
 import { voiceapi } from '@voiceapi/proto';
 import { dialId, type Campaign, type Contact, type ContactRef, type ContactStatus } from '../domain/contact';
 import type { LeadEvent, LeadEvents, MadeEvent } from '../usecases/ports';

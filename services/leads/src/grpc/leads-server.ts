@@ -1,5 +1,6 @@
 // Over 300 lines because it maps every RPC of the leads contract to its use case, one handler each.
-import { registerService, requireTenant, type Logger, type ServiceRegistration, pageAsked } from '@voiceapi/kit';
+import { registerService, requireTenant, type ServiceRegistration, pageAsked } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import type { Weekday, WindowSetting } from '../domain/calling-window';
 import type { Compliance, Consent, Contact } from '../domain/contact';

@@ -1,4 +1,5 @@
-import { modelOf, objectIds, TenantCollection, type Page, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, TenantCollection, type Page, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { WindowSetting } from '../domain/calling-window';
 import type { Campaign, CampaignStatus } from '../domain/contact';

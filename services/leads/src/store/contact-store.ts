@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
-import {
-  modelOf,
-  objectIds,
-  TenantCollection,
-  type Page,
-  type QueryShape,
-  type ReadBack,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { type ReadBack } from '@voiceapi/kit/events';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, TenantCollection, type Page, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, Types, type Connection, type UpdateQuery } from 'mongoose';
 import { CONTACT_STATUSES, statsBucket, type CampaignStats, type Contact, type ContactStatus } from '../domain/contact';
 

@@ -1,12 +1,6 @@
-import {
-  Coalescer,
-  isDuplicateKeyError,
-  modelOf,
-  platformModel,
-  stringIds,
-  TenantCollection,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { isDuplicateKeyError, modelOf, platformModel, stringIds, TenantCollection } from '@voiceapi/kit/mongo';
+import { Coalescer } from '@voiceapi/kit/work';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { DoNotCallEntry } from '../domain/do-not-call';
 

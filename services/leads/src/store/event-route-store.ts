@@ -1,4 +1,5 @@
-import { isDuplicateKeyError, modelOf, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { isDuplicateKeyError, modelOf, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { EventRoute } from '../domain/event-route';
 

@@ -1,4 +1,5 @@
-import { modelOf, objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { FollowupStatus, Followup } from '../domain/followup';
 

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { modelOf, objectIds, TenantCollection, type QueryShape, type ReadBack, type TenantScope } from '@voiceapi/kit';
+import { type ReadBack } from '@voiceapi/kit/events';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, Types, type Connection } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Message } from '../domain/message';

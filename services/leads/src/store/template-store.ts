@@ -1,4 +1,5 @@
-import { modelOf, objectIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, objectIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, type Connection, type Types } from 'mongoose';
 import type { MessageChannel } from '../domain/contact';
 import type { Template } from '../domain/template';

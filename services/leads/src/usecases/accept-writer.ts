@@ -1,4 +1,7 @@
-import { Coalescer, scopeOfRecord, type Logger, type ReadBack, type TenantScope } from '@voiceapi/kit';
+import { type ReadBack } from '@voiceapi/kit/events';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
+import { Coalescer } from '@voiceapi/kit/work';
 import type { Contact } from '../domain/contact';
 import type { ContactStore } from '../store/contact-store';
 import type { MessageStore } from '../store/message-store';

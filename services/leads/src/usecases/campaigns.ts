@@ -1,12 +1,6 @@
-import {
-  type PageAsked,
-  commonReasons,
-  notFound,
-  validationError,
-  type ErrorDetail,
-  type Page,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { commonReasons, notFound, validationError, type ErrorDetail } from '@voiceapi/kit/errors';
+import { type PageAsked, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Page } from '@voiceapi/kit/mongo';
 import { windowProblems, type WindowSetting } from '../domain/calling-window';
 import { CHANNELS, isChannel, type Campaign, type CampaignStats, type Channel, type Contact } from '../domain/contact';
 import type { CampaignStore } from '../store/campaign-store';

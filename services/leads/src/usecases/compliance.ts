@@ -1,4 +1,4 @@
-import type { TenantScope } from '@voiceapi/kit';
+import type { TenantScope } from '@voiceapi/kit/grpc';
 import { windowDecision, type WindowSetting } from '../domain/calling-window';
 import type { WindowCheck } from '../domain/contact';
 import type { DoNotCallStore } from '../store/do-not-call-store';

@@ -1,4 +1,5 @@
-import { commonReasons, notFound, validationError, type TenantScope } from '@voiceapi/kit';
+import { commonReasons, notFound, validationError } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import { isChannel, type Contact } from '../domain/contact';
 import type { ContactStore } from '../store/contact-store';
 import type { FollowupStore } from '../store/followup-store';

@@ -1,4 +1,5 @@
-import { isTransient, type TenantScope } from '@voiceapi/kit';
+import { isTransient } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import { LRUCache } from 'lru-cache';
 import type { CreditCheck, CreditState, HoldQuote } from './ports';
 

@@ -1,5 +1,6 @@
 // Over 300 lines because a dial is one story here: checks, request (and re-request), outcome and what follows.
-import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import { windowDecision } from '../domain/calling-window';
 import { dialId, type Campaign, type Contact, type ContactStatus } from '../domain/contact';
 import type { CampaignStore } from '../store/campaign-store';

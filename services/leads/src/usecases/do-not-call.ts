@@ -1,4 +1,5 @@
-import { validationError, type TenantScope } from '@voiceapi/kit';
+import { validationError } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import { parsePhone } from '../domain/phone';
 import type { DoNotCallStore } from '../store/do-not-call-store';
 import type { DoNotCallEntry } from '../domain/do-not-call';

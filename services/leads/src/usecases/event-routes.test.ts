@@ -1,4 +1,5 @@
-import { DomainError, requireTenant } from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { requireTenant } from '@voiceapi/kit/grpc';
 import type { CampaignStore } from '../store/campaign-store';
 import { MAX_ROUTES, type EventRouteStore } from '../store/event-route-store';
 import { EventRoutes } from './event-routes';

@@ -1,4 +1,5 @@
-import { notFound, validationError, type TenantScope } from '@voiceapi/kit';
+import { notFound, validationError } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import { leadsReasons } from '../reasons';
 import type { CampaignStore } from '../store/campaign-store';
 import { MAX_ROUTES, type EventRouteStore } from '../store/event-route-store';

@@ -1,5 +1,7 @@
 // Over 300 lines because ingest applies the documented rules in order, each with its error; split, the order scatters.
-import { DomainError, validationError, type ErrorDetail, type TenantScope, type TypedCounter } from '@voiceapi/kit';
+import { DomainError, validationError, type ErrorDetail } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { type TypedCounter } from '@voiceapi/kit/metrics';
 import { LRUCache } from 'lru-cache';
 import { parsePhone, type ParsedPhone } from '../domain/phone';
 import { render, whatsappValues } from '../domain/templates';

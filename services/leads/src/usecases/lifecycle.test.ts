@@ -1,4 +1,4 @@
-import { scopeOfRecord } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
 import type { Contact, ContactStatus } from '../domain/contact';
 import type { ContactStore } from '../store/contact-store';
 import { ContactLifecycle } from './lifecycle';

@@ -1,4 +1,4 @@
-import type { TenantScope } from '@voiceapi/kit';
+import type { TenantScope } from '@voiceapi/kit/grpc';
 import type { Contact, ContactRef, ContactStatus } from '../domain/contact';
 import type { ContactChange, ContactStore } from '../store/contact-store';
 import type { LeadEvent, LeadEvents, MadeEvent, StatusChangeReaders } from './ports';

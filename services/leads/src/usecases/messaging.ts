@@ -1,4 +1,5 @@
-import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import type { Contact, MessageChannel } from '../domain/contact';
 import type { ContactStore } from '../store/contact-store';
 import type { MessageStore } from '../store/message-store';

@@ -1,4 +1,5 @@
-import type { AnnounceOptions, TenantScope } from '@voiceapi/kit';
+import type { AnnounceOptions } from '@voiceapi/kit/events';
+import type { TenantScope } from '@voiceapi/kit/grpc';
 import type { Campaign, Contact, ContactRef, ContactStatus } from '../domain/contact';
 import type { Message } from '../domain/message';
 

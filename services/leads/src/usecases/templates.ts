@@ -1,4 +1,5 @@
-import { validationError, type ErrorDetail, type TenantScope } from '@voiceapi/kit';
+import { validationError, type ErrorDetail } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import { MESSAGE_CHANNELS, type MessageChannel } from '../domain/contact';
 import { placeholdersOf } from '../domain/templates';
 import type { TemplateStore } from '../store/template-store';

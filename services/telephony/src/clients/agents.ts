@@ -1,4 +1,4 @@
-import { contextOf, type PromiseClient } from '@voiceapi/kit';
+import { contextOf, type PromiseClient } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import type { AnsweringAgents } from '../usecases/ports';
 

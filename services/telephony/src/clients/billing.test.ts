@@ -1,4 +1,5 @@
-import { commonReasons, defineReasons, grpcStatus, requireTenant } from '@voiceapi/kit';
+import { commonReasons, defineReasons, grpcStatus } from '@voiceapi/kit/errors';
+import { requireTenant } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import type { Call } from '../domain/call';
 import { billingWallet } from './billing';

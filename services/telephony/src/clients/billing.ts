@@ -1,4 +1,6 @@
-import { Coalescer, contextOf, isReason, type PromiseClient, type TenantScope } from '@voiceapi/kit';
+import { isReason } from '@voiceapi/kit/errors';
+import { contextOf, type PromiseClient, type TenantScope } from '@voiceapi/kit/grpc';
+import { Coalescer } from '@voiceapi/kit/work';
 import { voiceapi } from '@voiceapi/proto';
 import type { Call, CallCharge } from '../domain/call';
 import type { Wallet } from '../usecases/ports';

@@ -1,4 +1,4 @@
-import { contextOf, type PromiseClient } from '@voiceapi/kit';
+import { contextOf, type PromiseClient } from '@voiceapi/kit/grpc';
 import type { voiceapi } from '@voiceapi/proto';
 import type { DialClaims } from '../usecases/ports';
 

@@ -1,4 +1,5 @@
-import { scopeOfRecord, type EventMeta, type EventSubscriber } from '@voiceapi/kit';
+import { type EventMeta, type EventSubscriber } from '@voiceapi/kit/events';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import { isCallChange, type CallSnapshot } from '../domain/call-feed';
 import type { CallFeed } from '../usecases/call-feed';

@@ -1,4 +1,5 @@
-import { eventRecord, scopeOfRecord, type Outbox } from '@voiceapi/kit';
+import { eventRecord, type Outbox } from '@voiceapi/kit/events';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import type { Call, CallCharge } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';

@@ -1,12 +1,7 @@
-import {
-  registerService,
-  requireTenant,
-  validationError,
-  type Logger,
-  type Page,
-  type ServiceRegistration,
-  pageAsked,
-} from '@voiceapi/kit';
+import { validationError } from '@voiceapi/kit/errors';
+import { registerService, requireTenant, type ServiceRegistration, pageAsked } from '@voiceapi/kit/grpc';
+import { type Page } from '@voiceapi/kit/mongo';
+import { type Logger } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import type { Call, CallDetails } from '../domain/call';
 import type { Bucket } from '../domain/rollup';

@@ -1,11 +1,5 @@
-import {
-  isDuplicateKeyError,
-  modelOf,
-  stringIds,
-  TenantCollection,
-  type QueryShape,
-  type TenantScope,
-} from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { isDuplicateKeyError, modelOf, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { CallChangeKind, CallSnapshot, FeedEntry } from '../domain/call-feed';
 

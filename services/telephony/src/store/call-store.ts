@@ -1,14 +1,14 @@
 // Over 300 lines because a call's row, details and moves are one store, each move's condition read beside the others.
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import {
-  Coalescer,
   modelOf,
   stringIds,
   TenantCollection,
   type Page,
   type QueryShape,
   type ScopedFilter,
-  type TenantScope,
-} from '@voiceapi/kit';
+} from '@voiceapi/kit/mongo';
+import { Coalescer } from '@voiceapi/kit/work';
 import { Schema, type Connection } from 'mongoose';
 import {
   ACTIVE_STATUSES,

@@ -1,4 +1,5 @@
-import { modelOf, TenantKeyed, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, TenantKeyed } from '@voiceapi/kit/mongo';
 import { Schema, type Connection } from 'mongoose';
 
 interface FollowerDoc {

@@ -1,4 +1,6 @@
-import { Coalescer, modelOf, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
+import { Coalescer } from '@voiceapi/kit/work';
 import { LRUCache } from 'lru-cache';
 import { Schema, type Connection } from 'mongoose';
 

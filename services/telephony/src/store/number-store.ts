@@ -1,3 +1,4 @@
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import {
   declareQueries,
   isDuplicateKeyError,
@@ -6,11 +7,10 @@ import {
   ReadCache,
   stringIds,
   TenantCollection,
-  type Logger,
   type Page,
   type QueryShape,
-  type TenantScope,
-} from '@voiceapi/kit';
+} from '@voiceapi/kit/mongo';
+import { type Logger } from '@voiceapi/kit/service';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { PhoneNumber } from '../domain/number';
 

@@ -1,4 +1,6 @@
-import { BLOB_PART_BYTES, BlobStore, type ObjectStore, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { BLOB_PART_BYTES, BlobStore } from '@voiceapi/kit/mongo';
+import { type ObjectStore } from '@voiceapi/kit/objects';
 import type { Connection } from 'mongoose';
 import type { Recording } from '../carrier/carrier';
 import type { RecordingRef } from '../domain/call';

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Coalescer, modelOf, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
+import { Coalescer } from '@voiceapi/kit/work';
 import { Schema, type Connection } from 'mongoose';
 import type { Direction } from '../domain/call';
 import { bucketStart, partStart, type Rollup } from '../domain/rollup';

@@ -1,4 +1,6 @@
-import { modelOf, ReadCache, TenantKeyed, type Logger, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, ReadCache, TenantKeyed } from '@voiceapi/kit/mongo';
+import { type Logger } from '@voiceapi/kit/service';
 import { Schema, type Connection } from 'mongoose';
 
 interface SettingsDoc {

@@ -1,4 +1,5 @@
-import { DomainError, requireTenant } from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { requireTenant } from '@voiceapi/kit/grpc';
 import type { Rollup } from '../domain/rollup';
 import type { RollupStore } from '../store/rollup-store';
 import { Analytics } from './analytics';

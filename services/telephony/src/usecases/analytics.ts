@@ -1,4 +1,5 @@
-import { validationError, type TenantScope } from '@voiceapi/kit';
+import { validationError } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import { IANAZone } from 'luxon';
 import { DIRECTIONS, type Direction } from '../domain/call';
 import { bucketStart, group, type Bucket, type GroupBy } from '../domain/rollup';

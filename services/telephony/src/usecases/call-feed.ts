@@ -1,4 +1,6 @@
-import { validationError, type Logger, type TenantScope } from '@voiceapi/kit';
+import { validationError } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import {
   FEED_KEPT_MS,
   formatCursor,

@@ -1,5 +1,8 @@
-import { countFallback, DeadlineCounter, retryTransient, scopeOfRecord } from '@voiceapi/kit';
-import type { LateAttributes, Logger, NoAttributes, TypedCounter } from '@voiceapi/kit';
+import { countFallback, retryTransient } from '@voiceapi/kit/errors';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
+import { DeadlineCounter } from '@voiceapi/kit/metrics';
+import type { LateAttributes, NoAttributes, TypedCounter } from '@voiceapi/kit/metrics';
+import type { Logger } from '@voiceapi/kit/service';
 import type { CarrierAdapter, CarrierCallRequest, CarrierCallResult } from '../carrier/carrier';
 import { billingFields, statusOfOutcome, type Call, type CallCharge } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';

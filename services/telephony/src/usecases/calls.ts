@@ -1,4 +1,6 @@
-import { notFound, scopeOfRecord, validationError, type Page, type TenantScope } from '@voiceapi/kit';
+import { notFound, validationError } from '@voiceapi/kit/errors';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Page } from '@voiceapi/kit/mongo';
 import {
   CALL_STATUSES,
   DIRECTIONS,

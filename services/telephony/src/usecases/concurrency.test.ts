@@ -1,4 +1,5 @@
-import { DomainError, requireTenant } from '@voiceapi/kit';
+import { DomainError } from '@voiceapi/kit/errors';
+import { requireTenant } from '@voiceapi/kit/grpc';
 import type { TenantSettingsStore } from '../store/tenant-settings-store';
 import { Concurrency, MAX_LINES } from './concurrency';
 

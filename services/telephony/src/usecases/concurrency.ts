@@ -1,4 +1,5 @@
-import { validationError, type TenantScope } from '@voiceapi/kit';
+import { validationError } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
 import type { TenantSettingsStore } from '../store/tenant-settings-store';
 
 export const MAX_LINES = 1_000;

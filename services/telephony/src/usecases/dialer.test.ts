@@ -1,5 +1,5 @@
 // Over 300 lines because the cases of one module share its fixtures.
-import type { Logger } from '@voiceapi/kit';
+import type { Logger } from '@voiceapi/kit/service';
 import { outboundCallId, type Call } from '../domain/call';
 import type { QueuedDial } from '../domain/dial';
 import { Dialer, type DialerDeps } from './dialer';

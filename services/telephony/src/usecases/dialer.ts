@@ -1,14 +1,13 @@
 // Over 300 lines because the dispatch pass and placing a dial stay together (memory across passes: dispatch-memory.ts).
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
 import {
   DeadlineCounter,
-  scopeOfRecord,
   type LateAttributes,
   type NoAttributes,
-  type Logger,
-  type TenantScope,
   type TypedCounter,
   type TypedHistogram,
-} from '@voiceapi/kit';
+} from '@voiceapi/kit/metrics';
+import { type Logger } from '@voiceapi/kit/service';
 import { outboundCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
 import type { QueuedDial } from '../domain/dial';

@@ -1,4 +1,4 @@
-import type { TenantScope } from '@voiceapi/kit';
+import type { TenantScope } from '@voiceapi/kit/grpc';
 import type { QueuedDial } from '../domain/dial';
 
 /** What a held dial is released by: the offsets of its requests (and the queue document of an older release). */

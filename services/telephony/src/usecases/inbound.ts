@@ -1,4 +1,6 @@
-import { notFound, validationError, type Logger, type TenantScope, countFallback } from '@voiceapi/kit';
+import { notFound, validationError, countFallback } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import { newCallId, type Call } from '../domain/call';
 import type { CallStore } from '../store/call-store';
 import type { LineStore } from '../store/line-store';

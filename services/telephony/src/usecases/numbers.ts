@@ -1,4 +1,6 @@
-import { commonReasons, notFound, validationError, type Page, type TenantScope } from '@voiceapi/kit';
+import { commonReasons, notFound, validationError } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { type Page } from '@voiceapi/kit/mongo';
 import { randomUUID } from 'node:crypto';
 import { telephonyReasons } from '../reasons';
 import type { NumberStore } from '../store/number-store';

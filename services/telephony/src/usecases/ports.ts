@@ -1,4 +1,4 @@
-import type { TenantScope } from '@voiceapi/kit';
+import type { TenantScope } from '@voiceapi/kit/grpc';
 import type { CarrierCallResult, TranscriptTurn } from '../carrier/carrier';
 import type { Call, CallCharge, Direction } from '../domain/call';
 import type { CallChangeKind } from '../domain/call-feed';

@@ -1,4 +1,6 @@
-import { countFallback, scopeOfRecord, type Logger } from '@voiceapi/kit';
+import { countFallback } from '@voiceapi/kit/errors';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import type { CarrierAdapter, Recording } from '../carrier/carrier';
 import type { Call, RecordingRef } from '../domain/call';
 import type { CallStore } from '../store/call-store';

@@ -1,4 +1,6 @@
-import { Worker, type Lease, type Logger } from '@voiceapi/kit';
+import { type Lease } from '@voiceapi/kit/mongo';
+import { type Logger } from '@voiceapi/kit/service';
+import { Worker } from '@voiceapi/kit/work';
 import type { Config } from '../config';
 import type { RollupStore } from '../store/rollup-store';
 import type { CallFeed } from '../usecases/call-feed';

@@ -1,4 +1,4 @@
-import { scopeOfRecord } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
 import type { DialQueueStore } from '../store/dial-queue-store';
 import type { HeldDials } from '../usecases/held-dials';
 

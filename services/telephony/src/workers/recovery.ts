@@ -1,4 +1,5 @@
-import { scopeOfRecord, type Logger, type TenantScope } from '@voiceapi/kit';
+import { scopeOfRecord, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import type { CarrierAdapter } from '../carrier/carrier';
 import { ACTIVE_STATUSES } from '../domain/call';
 import type { CallStore } from '../store/call-store';

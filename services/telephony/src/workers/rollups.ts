@@ -1,4 +1,4 @@
-import { scopeOfRecord } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
 import { PART_MS, rollUp, sumRollups, type Rollup } from '../domain/rollup';
 import type { CallStore } from '../store/call-store';
 import type { RollupStore } from '../store/rollup-store';

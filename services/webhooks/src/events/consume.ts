@@ -1,4 +1,4 @@
-import type { EventSubscriber } from '@voiceapi/kit';
+import type { EventSubscriber } from '@voiceapi/kit/events';
 import { voiceapi } from '@voiceapi/proto';
 import type { WebhookMessage } from '../domain/messages';
 import type { FanOut } from '../usecases/fanout';

@@ -1,4 +1,6 @@
-import { registerService, requireTenant, validationError, type Logger, type ServiceRegistration } from '@voiceapi/kit';
+import { validationError } from '@voiceapi/kit/errors';
+import { registerService, requireTenant, type ServiceRegistration } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import { voiceapi } from '@voiceapi/proto';
 import type { Delivery } from '../domain/delivery';
 import type { Endpoints, EndpointView } from '../usecases/endpoints';

@@ -1,4 +1,5 @@
-import { Coalescer, modelOf, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit';
+import { modelOf, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
+import { Coalescer } from '@voiceapi/kit/work';
 import { Schema, type Connection } from 'mongoose';
 import { MAX_ATTEMPT_LOG, type AttemptRecord, type Delivery, type DeliveryStatus } from '../domain/delivery';
 

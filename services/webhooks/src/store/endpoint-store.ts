@@ -1,4 +1,5 @@
-import { modelOf, stringIds, TenantCollection, type QueryShape, type TenantScope } from '@voiceapi/kit';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { modelOf, stringIds, TenantCollection, type QueryShape } from '@voiceapi/kit/mongo';
 import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import { Schema, type Connection } from 'mongoose';

@@ -5,7 +5,7 @@ import {
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
-import type { Logger } from '@voiceapi/kit';
+import type { Logger } from '@voiceapi/kit/service';
 import { webhookMessage } from '../domain/messages';
 import { newSecret } from '../domain/signing';
 import type { DeliveryDoc } from '../store/delivery-store';

@@ -1,4 +1,5 @@
-import { DeadlineCounter, serviceMetrics, type Logger } from '@voiceapi/kit';
+import { DeadlineCounter, serviceMetrics } from '@voiceapi/kit/metrics';
+import { type Logger } from '@voiceapi/kit/service';
 import { performance } from 'node:perf_hooks';
 import { occurredAtOf } from '../domain/messages';
 import { nextAttemptAt, outcomeOf, type AttemptOutcome } from '../domain/retry';

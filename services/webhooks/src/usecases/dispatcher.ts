@@ -1,5 +1,6 @@
 // Over 300 lines because slots, first attempts, holds and sweep share one in-memory state: split, invariants scatter.
-import { Worker, type Logger } from '@voiceapi/kit';
+import { type Logger } from '@voiceapi/kit/service';
+import { Worker } from '@voiceapi/kit/work';
 import { performance } from 'node:perf_hooks';
 import type { DeliveryDoc, DeliveryStore } from '../store/delivery-store';
 import type { AttemptResult } from './delivery-attempts';

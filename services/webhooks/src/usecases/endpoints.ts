@@ -1,4 +1,7 @@
-import { notFound, OutboundRefused, validationError, type SecretBox, type TenantScope } from '@voiceapi/kit';
+import { type SecretBox } from '@voiceapi/kit/crypto';
+import { notFound, validationError } from '@voiceapi/kit/errors';
+import { type TenantScope } from '@voiceapi/kit/grpc';
+import { OutboundRefused } from '@voiceapi/kit/http';
 import { isEventType, WEBHOOK_EVENT_TYPES } from '../domain/messages';
 import { newSecret } from '../domain/signing';
 import { webhooksReasons } from '../reasons';

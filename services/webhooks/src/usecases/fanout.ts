@@ -1,4 +1,4 @@
-import { scopeOfRecord } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
 import { deliveryId, type WebhookMessage } from '../domain/messages';
 import type { DeliveryDoc } from '../store/delivery-store';
 import type { EndpointStore } from '../store/endpoint-store';

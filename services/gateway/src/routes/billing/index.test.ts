@@ -1,5 +1,6 @@
 // Over 300 lines because the cases of one module share its fixtures.
-import { defineReasons, fromGrpcError, grpcStatus, toGrpcError, type CallContext } from '@voiceapi/kit';
+import { defineReasons, fromGrpcError, grpcStatus, toGrpcError } from '@voiceapi/kit/errors';
+import { type CallContext } from '@voiceapi/kit/grpc';
 import { voiceapi } from '@voiceapi/proto';
 import type { BillingClient, ServiceClients } from '../../clients';
 import { json, serve, testKey, type Served } from '../../http/route-test-kit';

@@ -1,5 +1,6 @@
 // The operator's campaign routes: `POST /tenants/{tenantId}/campaigns` and `POST /tenants/{tenantId}/campaigns/{campaignId}/start`.
-import { nullIfNotFound, type CallContext } from '@voiceapi/kit';
+import { nullIfNotFound } from '@voiceapi/kit/errors';
+import { type CallContext } from '@voiceapi/kit/grpc';
 import type { ServiceClients } from '../../clients';
 import { withBodyFields } from '../../http/errors';
 import { IdParam } from '../../http/pagination';

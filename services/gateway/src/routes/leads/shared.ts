@@ -1,6 +1,7 @@
 // Helpers of the leads area's route groups: the ingest rules that `POST /leads` and `POST /events`
 // document, and the last conversations (from telephony) that the campaign and contact routes show.
-import { nullIfNotFound, type CallContext } from '@voiceapi/kit';
+import { nullIfNotFound } from '@voiceapi/kit/errors';
+import { type CallContext } from '@voiceapi/kit/grpc';
 import type { voiceapi } from '@voiceapi/proto';
 import type { ServiceClients } from '../../clients';
 import { conversationJson } from '../telephony/mappers';

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import { scopeOfRecord, type Logger } from '@voiceapi/kit';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import type { voiceapi } from '@voiceapi/proto';
 import type { StreamLeaseStore } from '../../store/stream-leases';
 import { CallStreams, type CallStreamSettings } from './call-stream';

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { commonReasons, type CallContext, type Logger, type TenantScope } from '@voiceapi/kit';
+import { commonReasons } from '@voiceapi/kit/errors';
+import { type CallContext, type TenantScope } from '@voiceapi/kit/grpc';
+import { type Logger } from '@voiceapi/kit/service';
 import type { voiceapi } from '@voiceapi/proto';
 import { refusal } from '../../http/refusals';
 import type { StreamLeaseStore } from '../../store/stream-leases';

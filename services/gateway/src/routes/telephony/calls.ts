@@ -1,5 +1,6 @@
 // The call feed routes: `GET /calls`, `GET /calls/active` and `GET /calls/stream` (server-sent events).
-import { isReason, scopeOfRecord } from '@voiceapi/kit';
+import { isReason } from '@voiceapi/kit/errors';
+import { scopeOfRecord } from '@voiceapi/kit/grpc';
 import type { ServiceClients } from '../../clients';
 import { Pagination } from '../../http/pagination';
 import { refusal } from '../../http/refusals';

@@ -1,6 +1,7 @@
 // The recording routes: `GET /calls/{id}/recording` (a signed link, with a key) and `GET /recordings/{token}`
 // (the audio by that link, without a key).
-import { notFound, objectStoreUnavailable } from '@voiceapi/kit';
+import { notFound } from '@voiceapi/kit/errors';
+import { objectStoreUnavailable } from '@voiceapi/kit/objects';
 import type { ServiceClients } from '../../clients';
 import type { BinaryResult } from '../../http/result';
 import { defineRoute } from '../../http/route';
