@@ -85,6 +85,13 @@ describe("the kit's entry points (decision 0160)", () => {
     }
   });
 
+  it('is imported by job everywhere outside the kit (the index is for nothing else)', () => {
+    const byIndex = tracked.filter(
+      (f) => f.endsWith('.ts') && !f.startsWith('libs/kit/') && /from '@voiceapi\/kit'/.test(read(f)),
+    );
+    expect(byIndex).toEqual([]);
+  });
+
   it('re-exports every entry from the index, and names each in the primer', () => {
     const index = read('libs/kit/src/index.ts');
     expect(entryFiles.filter((job) => !index.includes(`export * from './entry/${job}';`))).toEqual([]);

@@ -1,5 +1,5 @@
-// Everything the kit offers, for code that needs many jobs at once. New code imports by job instead:
-// `@voiceapi/kit/<job>` (package.json "exports"), one entry point per file of src/entry/.
+// Everything the kit offers, in one list. Code outside the kit imports by job instead, `@voiceapi/kit/<job>`
+// (package.json "exports", one per file of src/entry/), and test/conformance/layout.test.ts keeps it so.
 export * from './entry/service';
 export * from './entry/config';
 export * from './entry/errors';
