@@ -26,19 +26,21 @@ export const Pagination = z
   })
   .openapi('Pagination');
 
-/** The pagination object from what the service answered (`hasMore` is exact even when `total` is capped). */
-export function pagination(info: {
-  page: number;
-  limit: number;
-  total: number;
-  hasMore: boolean;
-}): z.infer<typeof Pagination> {
+/**
+ * The pagination object of a list's answer: the page the tenant asked for and what the service answered of it
+ * (`hasMore` is exact even when `total` is capped; a service that answered no page info counts as an empty page).
+ */
+export function pagination(
+  asked: { page: number; limit: number },
+  answered: { total?: number; hasMore?: boolean } | undefined,
+): z.infer<typeof Pagination> {
+  const total = answered?.total ?? 0;
   return {
-    page: info.page,
-    limit: info.limit,
-    total: info.total,
-    totalPages: Math.ceil(info.total / info.limit),
-    hasMore: info.hasMore,
+    page: asked.page,
+    limit: asked.limit,
+    total,
+    totalPages: Math.ceil(total / asked.limit),
+    hasMore: answered?.hasMore ?? false,
   };
 }
 

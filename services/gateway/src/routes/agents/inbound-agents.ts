@@ -32,12 +32,7 @@ export function inboundAgentRoutes(clients: ServiceClients) {
           status: 200,
           body: {
             agents: res.agents.map(agentJson),
-            pagination: pagination({
-              page: query.page,
-              limit: query.limit,
-              total: res.page?.total ?? 0,
-              hasMore: res.page?.hasMore ?? false,
-            }),
+            pagination: pagination(query, res.page),
           },
         };
       },

@@ -44,12 +44,7 @@ export function creditRoutes(clients: ServiceClients) {
           status: 200,
           body: {
             transactions: res.transactions.map(transactionJson),
-            pagination: pagination({
-              page: query.page,
-              limit: query.limit,
-              total: res.page?.total ?? 0,
-              hasMore: res.page?.hasMore ?? false,
-            }),
+            pagination: pagination(query, res.page),
           },
         };
       },

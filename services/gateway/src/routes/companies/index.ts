@@ -30,12 +30,7 @@ export function companyRoutes(clients: ServiceClients) {
           status: 200,
           body: {
             companies: res.companies.map(companyJson),
-            pagination: pagination({
-              page: query.page,
-              limit: query.limit,
-              total: res.page?.total ?? 0,
-              hasMore: res.page?.hasMore ?? false,
-            }),
+            pagination: pagination(query, res.page),
           },
         };
       },

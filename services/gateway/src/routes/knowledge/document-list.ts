@@ -30,12 +30,7 @@ export function documentListRoutes(clients: ServiceClients) {
           status: 200,
           body: {
             documents: res.documents.map(documentJson),
-            pagination: pagination({
-              page: query.page,
-              limit: query.limit,
-              total: res.page?.total ?? 0,
-              hasMore: res.page?.hasMore ?? false,
-            }),
+            pagination: pagination(query, res.page),
           },
         };
       },

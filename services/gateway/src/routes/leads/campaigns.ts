@@ -32,12 +32,7 @@ export function campaignRoutes(clients: ServiceClients) {
           status: 200,
           body: {
             campaigns: res.campaigns.map(campaignJson),
-            pagination: pagination({
-              page: query.page,
-              limit: query.limit,
-              total: res.page?.total ?? 0,
-              hasMore: res.page?.hasMore ?? false,
-            }),
+            pagination: pagination(query, res.page),
           },
         };
       },
@@ -83,12 +78,7 @@ export function campaignRoutes(clients: ServiceClients) {
           status: 200,
           body: {
             contacts: res.contacts.map((c) => contactJson(c, c.lastCallId ? last.get(c.lastCallId) : undefined)),
-            pagination: pagination({
-              page: query.page,
-              limit: query.limit,
-              total: res.page?.total ?? 0,
-              hasMore: res.page?.hasMore ?? false,
-            }),
+            pagination: pagination(query, res.page),
           },
         };
       },

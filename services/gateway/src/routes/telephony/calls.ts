@@ -2,14 +2,13 @@
 import { isReason } from '@voiceapi/kit/errors';
 import { scopeOfRecord } from '@voiceapi/kit/grpc';
 import type { ServiceClients } from '../../clients';
-import { Pagination } from '../../http/pagination';
+import { Pagination, pagination } from '../../http/pagination';
 import { refusal } from '../../http/refusals';
 import { defineRoute } from '../../http/route';
 import { z } from '../../http/zod';
 import type { CallStreams } from './call-stream';
 import { callJson } from './mappers';
 import { CallsQuery, CallStreamHeaders, CallStreamQuery, CallSummary } from './schemas';
-import { page } from './shared';
 
 /** The unified inbound and outbound call feed: a page of it, the active calls, and the live stream. */
 export function callRoutes(clients: ServiceClients, streams: CallStreams) {
@@ -45,7 +44,7 @@ export function callRoutes(clients: ServiceClients, streams: CallStreams) {
           },
           call,
         );
-        return { status: 200, body: { calls: res.calls.map(callJson), pagination: page(query, res.page) } };
+        return { status: 200, body: { calls: res.calls.map(callJson), pagination: pagination(query, res.page) } };
       },
     }),
     defineRoute({

@@ -1,11 +1,10 @@
 // The routes of a contact's calls: `GET /contacts/{id}/calls` and `GET /contacts/{id}/calls/{callId}`.
 import type { ServiceClients } from '../../clients';
-import { Pagination } from '../../http/pagination';
+import { Pagination, pagination } from '../../http/pagination';
 import { defineRoute } from '../../http/route';
 import { z } from '../../http/zod';
 import { callDetailJson, callJson } from './mappers';
 import { CallDetail, CallSummary, ContactCallParams, ContactCallsQuery } from './schemas';
-import { page } from './shared';
 
 /** A contact’s calls (the contact checked with leads first), and one of them with its transcript and analysis. */
 export function contactCallRoutes(clients: ServiceClients) {
@@ -32,7 +31,7 @@ export function contactCallRoutes(clients: ServiceClients) {
           { contactId: params.id, page: { page: query.page, limit: query.limit } },
           call,
         );
-        return { status: 200, body: { calls: res.calls.map(callJson), pagination: page(query, res.page) } };
+        return { status: 200, body: { calls: res.calls.map(callJson), pagination: pagination(query, res.page) } };
       },
     }),
     defineRoute({

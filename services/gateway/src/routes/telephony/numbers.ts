@@ -1,12 +1,11 @@
 // The number routes: `GET /numbers`, `GET /numbers/available` and `POST /numbers/purchase`.
 import type { ServiceClients } from '../../clients';
 import { withBodyFields } from '../../http/errors';
-import { Pagination } from '../../http/pagination';
+import { Pagination, pagination } from '../../http/pagination';
 import { defineRoute } from '../../http/route';
 import { z } from '../../http/zod';
 import { numberJson } from './mappers';
 import { AvailableQuery, ContactCallsQuery, PhoneNumber, Purchase, Purchased, SandboxAccepted } from './schemas';
-import { page } from './shared';
 
 /** The tenant’s phone numbers, the pool’s numbers for sale, and buying one. */
 export function numberRoutes(clients: ServiceClients) {
@@ -26,7 +25,7 @@ export function numberRoutes(clients: ServiceClients) {
       },
       handler: async ({ query }, { call }) => {
         const res = await clients.telephony.listNumbers({ page: { page: query.page, limit: query.limit } }, call);
-        return { status: 200, body: { numbers: res.numbers.map(numberJson), pagination: page(query, res.page) } };
+        return { status: 200, body: { numbers: res.numbers.map(numberJson), pagination: pagination(query, res.page) } };
       },
     }),
     defineRoute({
