@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { loadManifest } from '@voiceapi/local-infra';
 import { ROOT } from './processes';
 
 /**
@@ -32,4 +33,13 @@ export function releaseBuild(commit: string): string {
   rmSync(dir, { recursive: true, force: true });
   renameSync(part, dir);
   return dir;
+}
+
+/** A process's entry file in the build it runs from (undefined: this checkout): a release's own manifest says where it
+ * was then, since a layout may have moved since (decision 0159). */
+export function entryIn(name: string, root: string | undefined): string {
+  const built = loadManifest(root ? path.join(root, 'services/manifest.json') : undefined);
+  const p = built.processes.find((x) => x.name === name);
+  if (!p) throw new Error(`${name} is not a process of ${root ?? 'this checkout'}'s services/manifest.json`);
+  return p.entry;
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { addressSettings, loadManifest, tcpOpen } from '@voiceapi/local-infra';
 import { serverSettings } from './infra';
+import { entryIn } from './release-build';
 import { freePort, startProcess, waitFor, type Proc } from './processes';
 import { readStoreOps, type StoreOpsByProcess } from './store-ops';
 
@@ -32,10 +33,8 @@ export interface System {
   services: Record<string, Proc>;
   /** Each service's port, fixed for the suite so a restarted service is found at the same address. */
   ports: Record<string, number>;
-  /**
-   * The ports of a service started as several replicas (`replicas`), the first being `ports[name]`:
-   * every caller is given all of them as one address (`ipv4:…,…`), as a headless Service lists its pods.
-   */
+  /** The ports of a service started as several replicas (`replicas`), the first being `ports[name]`: every caller
+   * is given all of them as one address (`ipv4:…,…`), as a headless Service lists its pods. */
   replicaPorts: Record<string, number[]>;
   /** The gateway replicas' MongoDB database (tests may look at what the gateway stored). */
   gatewayDb: string;
@@ -125,7 +124,7 @@ export async function startSystem(
     const instanceId = extra.INSTANCE_ID ?? serviceEnv[name]?.INSTANCE_ID ?? `${name}-${suffix}-${++started}`;
     const proc = startProcess(
       name,
-      s.entry,
+      entryIn(name, system.builds[name]),
       {
         // What the charts set: metrics and traces say which service sent them (Prometheus's job
         // label is then voiceapi/<service>).
@@ -183,7 +182,7 @@ export async function startSystem(
       const port = at ?? (await freePort());
       const proc = startProcess(
         gw.name,
-        gw.entry,
+        entryIn(gw.name, system.builds[gw.name]),
         {
           OTEL_SERVICE_NAME: gw.name,
           OTEL_RESOURCE_ATTRIBUTES: 'service.namespace=voiceapi',
