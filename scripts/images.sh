@@ -75,13 +75,16 @@ fi
 # 4. Every process's image. The build stages reach the npm registry; the host's CA bundle is lent to
 # them as a build secret (never a layer of the image).
 cd "$CONTEXT"
+# The tree's own Dockerfile: one from before the layout moved (decision 0159) has it at deploy/Dockerfile.
+DOCKERFILE=deploy/images/Dockerfile
+[[ -f $DOCKERFILE ]] || DOCKERFILE=deploy/Dockerfile
 names=${IMAGES:-$(node -e 'console.log(require("./services/manifest.json").processes.map((p) => p.name).join(" "))')}
 for name in $names; do
   tag=${IMAGE_TAG:-$(node -p "require('./' + require('./services/manifest.json').processes.find((p) => p.name === '$name').workspace + '/package.json').version")}
   image=docker.io/voiceapi/$name:$tag
   started=$(date +%s)
   say "building $image"
-  if ! podman build --quiet --pull=never --network=host -f deploy/images/Dockerfile \
+  if ! podman build --quiet --pull=never --network=host -f "$DOCKERFILE" \
     --build-arg "SERVICE=$name" --build-arg "NODE_BUILD_IMAGE=$NODE_BUILD" --build-arg "NODE_RUNTIME_IMAGE=$NODE_RUNTIME" \
     --secret id=npm-ca,src=/etc/ssl/certs/ca-certificates.crt \
     -t "$image" . >"$CACHE/build-$name.log" 2>&1; then
