@@ -35,10 +35,14 @@ export function releaseBuild(commit: string): string {
   return dir;
 }
 
+const manifests = new Map<string, ReturnType<typeof loadManifest>>();
+
 /** A process's entry file in the build it runs from (undefined: this checkout): a release's own manifest says where it
  * was then, since a layout may have moved since (decision 0159). */
 export function entryIn(name: string, root: string | undefined): string {
-  const built = loadManifest(root ? path.join(root, 'services/manifest.json') : undefined);
+  const key = root ?? ROOT;
+  const built = manifests.get(key) ?? loadManifest(path.join(key, 'services/manifest.json'));
+  manifests.set(key, built);
   const p = built.processes.find((x) => x.name === name);
   if (!p) throw new Error(`${name} is not a process of ${root ?? 'this checkout'}'s services/manifest.json`);
   return p.entry;

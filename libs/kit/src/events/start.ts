@@ -33,17 +33,21 @@ interface OutboxPlacement {
   outboxLease?: Lease;
 }
 
+/** What `startEvents` gives: the Kafka client (consumers join with it), the producer, and the outbox when asked. */
+export interface StartedEvents {
+  kafka: Kafka;
+  publisher: EventPublisher;
+}
+
 /**
  * A process's Kafka side: the client, its topics and producer (in the background) and, given `outboxOn`, the outbox
  * relay once the store's indexes are built. Stopped in reverse through the lifecycle.
  */
-export async function startEvents(
-  o: EventsOptions & OutboxPlacement,
-): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox: Outbox }>;
-export async function startEvents(o: EventsOptions): Promise<{ kafka: Kafka; publisher: EventPublisher }>;
+export async function startEvents(o: EventsOptions & OutboxPlacement): Promise<StartedEvents & { outbox: Outbox }>;
+export async function startEvents(o: EventsOptions): Promise<StartedEvents>;
 export async function startEvents(
   o: EventsOptions & Partial<OutboxPlacement>,
-): Promise<{ kafka: Kafka; publisher: EventPublisher; outbox?: Outbox }> {
+): Promise<StartedEvents & { outbox?: Outbox }> {
   const { settings, log, lifecycle } = o;
   const kafka = createKafka({
     brokers: settings.KAFKA_BROKERS,

@@ -1,13 +1,10 @@
-import { consumerGroup, EventSubscriber, type startEvents } from '@voiceapi/kit/events';
+import { consumerGroup, EventSubscriber, type StartedEvents } from '@voiceapi/kit/events';
 import type { OpenedService } from '@voiceapi/kit/service';
 import { Worker } from '@voiceapi/kit/work';
 import type { Config } from '../config';
 import { followScriptInputs } from '../events/consume';
 import type { Agents } from '../usecases/agents';
 import type { Stores } from './stores';
-
-/** What startEvents gave: the Kafka client consumers join with, and the producer of their dead letters. */
-type Events = Awaited<ReturnType<typeof startEvents>>;
 
 export function startWorkers({ cfg, log, lifecycle }: OpenedService<Config>, { jobs }: Stores, agents: Agents): void {
   // Script requests are durable (script_jobs): any replica writes them and its own worker takes
@@ -27,7 +24,7 @@ export function startWorkers({ cfg, log, lifecycle }: OpenedService<Config>, { j
 
 export function startConsumers(
   { log, lifecycle }: OpenedService<Config>,
-  { kafka, publisher }: Events,
+  { kafka, publisher }: StartedEvents,
   agents: Agents,
 ): void {
   // No inbox: a redelivery drops a document no agent links any more, or asks for a script again.

@@ -3,7 +3,7 @@ import {
   broadcastGroupPrefix,
   EventSubscriber,
   removeIdleBroadcastGroups,
-  type EventPublisher,
+  type StartedEvents,
   type Outbox,
 } from '@voiceapi/kit/events';
 import type { OpenedService } from '@voiceapi/kit/service';
@@ -12,18 +12,11 @@ import type { Config } from '../config';
 import { ControlPlane } from '../control/control-plane';
 import type { Stores } from './stores';
 
-/** What `startEvents` gives a process whose outbox it relays. */
-interface Events {
-  kafka: Parameters<typeof removeIdleBroadcastGroups>[0];
-  publisher: EventPublisher;
-  outbox: Outbox;
-}
-
 /** The key cache and the control plane (kill switch, key changes) every replica follows, started; stopped on stop. */
 export async function startControl(
   { cfg, log, lifecycle }: OpenedService<Config>,
   { apiKeys, settings }: Stores,
-  { kafka, publisher, outbox }: Events,
+  { kafka, publisher, outbox }: StartedEvents & { outbox: Outbox },
 ) {
   const keys = new KeyCache(
     async (hash) => {

@@ -5,7 +5,7 @@ import {
   consumerGroup,
   EventSubscriber,
   removeIdleBroadcastGroups,
-  type startEvents,
+  type StartedEvents,
 } from '@voiceapi/kit/events';
 import type { Lease } from '@voiceapi/kit/mongo';
 import type { Logger, OpenedService } from '@voiceapi/kit/service';
@@ -15,9 +15,6 @@ import { followCallOutcomes, followCredit, sendRequestedMessages } from '../even
 import type { Dialing } from '../usecases/dialing';
 import type { Stores } from './stores';
 import type { UseCases } from './usecases';
-
-/** What startEvents gave: the Kafka client consumers join with, and the producer of their dead letters. */
-type Events = Awaited<ReturnType<typeof startEvents>>;
 
 const SCHEDULER_BATCH = 200;
 /** The scheduler's look for other replicas' items while one contends (no change stream, decision 0141). */
@@ -29,7 +26,7 @@ const REANNOUNCE_AFTER_MS = 10_000;
 
 export function startConsumers(
   { cfg, log, lifecycle }: OpenedService<Config>,
-  { kafka, publisher }: Events,
+  { kafka, publisher }: StartedEvents,
   { credits, api }: UseCases,
 ): void {
   // Any replica may take a tenant's next lead, so each hears every wallet's credit in its own broadcast group.

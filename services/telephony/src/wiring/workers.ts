@@ -1,4 +1,4 @@
-import { consumerGroup, EventSubscriber, type startEvents } from '@voiceapi/kit/events';
+import { consumerGroup, EventSubscriber, type StartedEvents } from '@voiceapi/kit/events';
 import type { Lease } from '@voiceapi/kit/mongo';
 import type { OpenedService } from '@voiceapi/kit/service';
 import { Worker } from '@voiceapi/kit/work';
@@ -10,9 +10,6 @@ import { Recovery } from '../workers/recovery';
 import { RollupRecompute } from '../workers/rollups';
 import type { Stores } from './stores';
 import type { UseCases } from './usecases';
-
-/** What startEvents gave: the Kafka client consumers join with, and the producer of their dead letters. */
-type Events = Awaited<ReturnType<typeof startEvents>>;
 
 /** The dial workers' wakes, for the dialer and the held dials, which are made before them (and which they run). */
 export class DialWakes {
@@ -95,7 +92,7 @@ export function startWorkers(
 /** Started once the server listens: joining a group whose last member was killed waits out its session. */
 export function startConsumers(
   { log, lifecycle }: OpenedService<Config>,
-  { kafka, publisher }: Events,
+  { kafka, publisher }: StartedEvents,
   { held, dialer, feed, api }: UseCases,
   dispatching: Worker,
 ): void {

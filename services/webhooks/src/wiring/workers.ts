@@ -1,11 +1,8 @@
-import { consumerGroup, EventSubscriber, type startEvents } from '@voiceapi/kit/events';
+import { consumerGroup, EventSubscriber, type StartedEvents } from '@voiceapi/kit/events';
 import type { OpenedService } from '@voiceapi/kit/service';
 import type { Config } from '../config';
 import { deliverDomainEvents } from '../events/consume';
 import type { UseCases } from './usecases';
-
-/** What startEvents gave: the Kafka client consumers join with, and the producer of their dead letters. */
-type Events = Awaited<ReturnType<typeof startEvents>>;
 
 /** The dispatcher: first attempts, retries when due, and what other replicas left (its own sweep worker). */
 export function startWorkers({ lifecycle }: OpenedService<Config>, { dispatcher }: UseCases): void {
@@ -15,7 +12,7 @@ export function startWorkers({ lifecycle }: OpenedService<Config>, { dispatcher 
 
 export function startConsumers(
   { cfg, log, lifecycle }: OpenedService<Config>,
-  { kafka, publisher }: Events,
+  { kafka, publisher }: StartedEvents,
   { fanOut }: UseCases,
 ): void {
   const consumer = deliverDomainEvents(
